@@ -1,0 +1,127 @@
+"""The ``provbench`` command. Heavy modules are imported inside commands so --help stays fast."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+class ProvbenchGroup(click.Group):
+    """Turns provbench's own user-facing errors into one clear line and exit code 2."""
+
+    def invoke(self, ctx: click.Context):  # noqa: D401
+        from .errors import UserError
+
+        try:
+            return super().invoke(ctx)
+        except UserError as exc:
+            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+            sys.exit(2)
+
+
+@click.group(cls=ProvbenchGroup)
+@click.version_option(package_name="provbench")
+def main() -> None:
+    """provbench: evaluate what GraphRAG answers depend on."""
+
+
+@main.command("plugins")
+def plugins_cmd() -> None:
+    """List every registered plugin with its kind and where it came from."""
+    from .plugins import default_registry
+
+    table = Table(title="provbench plugins")
+    for column in ("kind", "name", "source", "description"):
+        table.add_column(column)
+    for reg in default_registry().all():
+        table.add_row(reg.kind, reg.name, reg.source, reg.description)
+    console.print(table)
+
+
+@main.group("kb")
+def kb_group() -> None:
+    """Build and describe knowledge bases."""
+
+
+@kb_group.command("build")
+@click.argument("suite", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--model", default=None, help="LLM for extraction and summaries (default: the suite's).")
+@click.option("--limit", type=int, default=None, help="Use at most N questions.")
+def kb_build_cmd(suite: Path, model: str | None, limit: int | None) -> None:
+    """Build (or reuse) the knowledge base a SUITE declares."""
+    from .runner import build_suite_kb
+
+    kb_dir, stats, reused = build_suite_kb(suite, model=model, limit=limit, console=console)
+    verb = "reused" if reused else "built"
+    console.print(f"knowledge base {verb}: {kb_dir}")
+    _print_stats(stats)
+
+
+@kb_group.command("info")
+@click.argument("kb_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def kb_info_cmd(kb_dir: Path) -> None:
+    """Describe the knowledge base at KB_DIR (paragraphs, text units, entities, ...)."""
+    from .kb import KnowledgeBase
+
+    kb = KnowledgeBase.open(kb_dir, read_only=True)
+    try:
+        _print_stats(kb.stats(), kb.build_info)
+    finally:
+        kb.close()
+
+
+def _print_stats(stats, build_info: dict | None = None) -> None:
+    table = Table(title="knowledge base")
+    table.add_column("item")
+    table.add_column("count", justify="right")
+    for name in ("documents", "text_units", "entities", "relations", "communities"):
+        label = "paragraphs (documents)" if name == "documents" else name.replace("_", " ")
+        table.add_row(label, str(getattr(stats, name)))
+    console.print(table)
+    for key, value in (build_info or {}).items():
+        console.print(f"  {key}: {value}", highlight=False)
+
+
+@main.command("run")
+@click.argument("suite", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--model", default=None, help="Override the suite's model (a litellm id or 'embedded').")
+@click.option("--limit", type=int, default=None, help="Run at most N questions.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Run directory (default: reports/<suite name>). An existing one is resumed.")
+def run_cmd(suite: Path, model: str | None, limit: int | None, out: Path | None) -> None:
+    """Run SUITE, resuming its run directory if it exists, and write the HTML report."""
+    from .runner import run_suite
+
+    run_dir = run_suite(suite, model=model, limit=limit, out=out, console=console)
+    console.print(f"report: {run_dir / 'report.html'}")
+
+
+@main.command("report")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def report_cmd(run_dir: Path) -> None:
+    """(Re)write the HTML report of RUN_DIR."""
+    from .report import write_report
+
+    console.print(f"report: {write_report(run_dir)}")
+
+
+@main.command("compare")
+@click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+def compare_cmd(run_a: Path, run_b: Path, out: Path | None) -> None:
+    """Report two runs side by side."""
+    from .report import write_comparison
+
+    console.print(f"comparison: {write_comparison(run_a, run_b, out)}")
+
+
+if __name__ == "__main__":
+    main()

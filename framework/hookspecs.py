@@ -1,0 +1,61 @@
+"""The hooks a provbench plugin may implement.
+
+Registration hooks return a mapping of ``name -> factory``: a class or callable that the
+runner calls with the options a suite gives. Built-in plugins (``provbench_plugins``) use
+exactly these hooks; a third-party package declares an entry point in the ``provbench``
+group pointing at a module that implements some of them with ``@provbench.hookimpl``.
+
+Lifecycle hooks let reporters watch a run without the runner knowing about them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import pluggy
+
+PROJECT = "provbench"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+Factory = Callable[..., Any]
+
+
+@hookspec
+def provbench_register_systems() -> Mapping[str, Factory]:
+    """Systems: factories returning a :class:`provbench.plugin_api.System`."""
+
+
+@hookspec
+def provbench_register_interventions() -> Mapping[str, Factory]:
+    """Interventions: factories returning a :class:`provbench.plugin_api.Intervention`."""
+
+
+@hookspec
+def provbench_register_metrics() -> Mapping[str, Factory]:
+    """Metrics: factories returning a :class:`provbench.plugin_api.Metric`."""
+
+
+@hookspec
+def provbench_register_dataset_loaders() -> Mapping[str, Factory]:
+    """Dataset loaders: factories returning a :class:`provbench.plugin_api.DatasetLoader`."""
+
+
+@hookspec
+def provbench_register_kb_builders() -> Mapping[str, Factory]:
+    """Knowledge-base builders: factories returning a :class:`provbench.plugin_api.KBBuilder`."""
+
+
+@hookspec
+def provbench_run_started(manifest: Any, run_dir: Any) -> None:
+    """A run has started (or resumed); ``manifest`` is its RunManifest."""
+
+
+@hookspec
+def provbench_record_written(record: Any, run_dir: Any) -> None:
+    """A RunRecord has been durably written to the run directory."""
+
+
+@hookspec
+def provbench_run_finished(manifest: Any, run_dir: Any) -> None:
+    """Every unit of the run has a record; reports may be written now."""

@@ -1,0 +1,190 @@
+"""The data model shared by every part of provbench.
+
+A system run produces a :class:`Trace`; the runner wraps it in a :class:`RunRecord` (one per
+question x system x condition x repeat); a run directory holds those records and a
+:class:`RunManifest`. Interventions and metrics read traces and records, nothing else.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class Question(BaseModel):
+    """One benchmark item, whatever the dataset."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    question: str
+    answer: str
+    aliases: list[str] = Field(default_factory=list, description="other accepted answers")
+    choices: list[str] | None = Field(default=None, description="options of a multiple-choice item")
+    dataset: str = ""
+    type: str = Field(default="", description="dataset's own question type, e.g. 'compositional'")
+    category: str = Field(default="", description="provbench's category, e.g. 'local-path'")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class LLMCall(BaseModel):
+    """Accounting for one chat completion as seen by a system."""
+
+    model: str
+    purpose: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+    attempts: int = 1
+    error: str | None = None
+
+
+EvidenceKind = Literal["entity", "relationship", "text_unit", "community"]
+
+
+class RetrievedItem(BaseModel):
+    kind: EvidenceKind
+    id: str
+    score: float | None = None
+
+
+class Citations(BaseModel):
+    entities: list[str] = Field(default_factory=list)
+    relationships: list[str] = Field(default_factory=list)
+    text_units: list[str] = Field(default_factory=list)
+    communities: list[str] = Field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not (self.entities or self.relationships or self.text_units or self.communities)
+
+
+class Step(BaseModel):
+    """One step of a trajectory: a tool call, a retrieval, or a rejected model output."""
+
+    index: int
+    kind: Literal["tool_call", "retrieval", "generation", "rejection", "error"]
+    tool: str | None = None
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    result: Any = None
+    error: str | None = None
+    thought: str | None = None
+
+
+Outcome = Literal["answered", "abstained", "budget_exhausted", "failed"]
+
+
+class Trace(BaseModel):
+    """Everything a system did for one question.
+
+    ``visited_entities``: entities whose details or neighbourhood reached the model.
+    ``read_text_units``: text units whose text reached the model (Table 1's "retrieved TUs").
+    ``artifacts``: system-specific intermediate state (e.g. a retrieved path) that
+    context-level interventions perturb before the later stages re-run.
+    """
+
+    question_id: str
+    system: str
+    steps: list[Step] = Field(default_factory=list)
+    visited_entities: list[str] = Field(default_factory=list)
+    read_text_units: list[str] = Field(default_factory=list)
+    read_communities: list[str] = Field(default_factory=list)
+    retrieved: list[RetrievedItem] = Field(default_factory=list)
+    citations: Citations = Field(default_factory=Citations)
+    answer: str | None = None
+    confidence: float | None = None
+    outcome: Outcome = "answered"
+    error: str | None = None
+    llm_calls: list[LLMCall] = Field(default_factory=list)
+    artifacts: dict[str, Any] = Field(default_factory=dict)
+
+    # -- recording helpers: keep order, never duplicate -------------------------------------
+    def add_step(self, kind: str, **fields: Any) -> Step:
+        step = Step(index=len(self.steps), kind=kind, **fields)
+        self.steps.append(step)
+        return step
+
+    def visit(self, *entity_ids: str) -> None:
+        _extend_unique(self.visited_entities, entity_ids)
+
+    def read_text_unit(self, *text_unit_ids: str) -> None:
+        _extend_unique(self.read_text_units, text_unit_ids)
+
+    def read_community(self, *community_ids: str) -> None:
+        _extend_unique(self.read_communities, community_ids)
+
+    def footprint(self) -> dict[str, int]:
+        """Table 1 of paper 000: retrieved/cited text units, visited/cited entities."""
+        return {
+            "retrieved_text_units": len(self.read_text_units),
+            "cited_text_units": len(set(self.citations.text_units)),
+            "visited_entities": len(self.visited_entities),
+            "cited_entities": len(set(self.citations.entities)),
+        }
+
+    @property
+    def tokens(self) -> int:
+        return sum(c.prompt_tokens + c.completion_tokens for c in self.llm_calls)
+
+
+def _extend_unique(target: list[str], items: Any) -> None:
+    seen = set(target)
+    for item in items:
+        if item not in seen:
+            target.append(item)
+            seen.add(item)
+
+
+BASELINE = "baseline"
+
+
+class UnitKey(BaseModel):
+    """Identity of one unit of work; a run directory holds at most one record per key."""
+
+    model_config = ConfigDict(frozen=True)
+
+    question_id: str
+    system: str
+    condition: str = BASELINE
+    repeat: int = 0
+
+    def as_str(self) -> str:
+        return f"{self.system}|{self.condition}|{self.repeat}|{self.question_id}"
+
+
+class RunRecord(BaseModel):
+    """One row of results: a question answered by a system under a condition."""
+
+    key: UnitKey
+    status: Literal["ok", "failed"] = "ok"
+    error: str | None = None
+    gold: str = ""
+    trace: Trace | None = None
+    scores: dict[str, float | None] = Field(default_factory=dict)
+    score_notes: dict[str, str] = Field(default_factory=dict, description="why a score is missing")
+    seed: int | None = None
+    started_at: str = Field(default_factory=utc_now)
+    finished_at: str | None = None
+
+
+class RunManifest(BaseModel):
+    """What a run was: suite, models, seeds, versions. Never holds secrets."""
+
+    run_id: str
+    suite_name: str
+    suite_path: str | None = None
+    suite: dict[str, Any] = Field(default_factory=dict)
+    suite_sha256: str = ""
+    models: dict[str, str] = Field(default_factory=dict)
+    seeds: list[int] = Field(default_factory=list)
+    versions: dict[str, str] = Field(default_factory=dict)
+    git_revision: str | None = None
+    plugins: dict[str, str] = Field(default_factory=dict)
+    created_at: str = Field(default_factory=utc_now)
+    finished_at: str | None = None

