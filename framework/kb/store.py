@@ -1,0 +1,565 @@
+"""The knowledge base: a LlamaIndex property graph on embedded Kùzu, plus embedding indices.
+
+Layout of a knowledge-base directory::
+
+    graph.kuzu          the Kùzu database (schema of KuzuPropertyGraphStore, extended below)
+    vectors/            normalised float32 embeddings (numpy) and their ids, one pair per index
+    build_info.json     what the builder says about the build
+    COMPLETE            written last by ``finalize``: a finished knowledge base is reusable
+
+How each kind is stored (the store's own tables, so LlamaIndex's ``PropertyGraphIndex`` and the
+store's ``get`` / ``get_triplets`` read the same graph):
+
+* entity      ``Entity`` node: ``id`` (the KB's entity id), ``name``, ``label`` (semantic type),
+              ``description`` (a column this module adds)
+* text unit   ``Chunk`` node: ``id``, ``text``, ``ref_doc_id`` (document id), label ``text_chunk``
+* relation    ``LINKS`` edge Entity->Entity: ``label``, ``triplet_source_id`` (the source text
+              unit, as the store names it) and ``id`` (a column this module adds)
+* mention     ``MENTIONS`` edge Chunk->Entity (label ``MENTIONS``): the text unit <-> entity link.
+              A relation's source text unit mentions both of its entities, as in LlamaIndex.
+* community   ``Community`` node (``id``, ``title``, ``summary``, ``level``, ``entity_ids``), a table
+              this module adds; each entity lists its communities in a ``community_ids``
+              column. Membership is not an edge, so LlamaIndex's triplet and relation-map
+              queries see only the entity relations, and both directions are key lookups.
+
+Writes do not use the store's ``upsert_relations``: it merges edges by label (two relations with
+one label between the same entities would collapse into one, and there is no relation id) and
+sends one query per row. Nodes are written with parameterised ``UNWIND`` batches (one node per
+pattern, which Kùzu joins in one pass); edges are staged as Parquet files in the knowledge-base
+directory and loaded with ``COPY FROM`` (Kùzu plans a two-node ``UNWIND ... MATCH`` as a
+cross product, minutes for a few thousand edges). Neither path puts a value into query text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+
+from ..errors import UserError
+from .types import Community, Entity, KBStats, Relation, TextUnit
+
+if TYPE_CHECKING:
+    import kuzu
+
+    from .view import GraphView
+
+DB_NAME = "graph.kuzu"
+VECTORS_DIR = "vectors"
+STAGING_DIR = ".staging"
+BUILD_INFO = "build_info.json"
+COMPLETE_MARKER = "COMPLETE"
+FORMAT_VERSION = 1
+BATCH = 2000
+
+# Vector indices saved by finalize (entities twice: full text, and name only for hidden metadata).
+INDEX_TEXT_UNITS = "text_units"
+INDEX_ENTITIES = "entities"
+INDEX_ENTITY_NAMES = "entity_names"
+INDEX_COMMUNITIES = "communities"
+ALL_INDICES = (INDEX_TEXT_UNITS, INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_COMMUNITIES)
+
+_SCHEMA_EXTENSIONS = (
+    "ALTER TABLE Entity ADD IF NOT EXISTS description STRING DEFAULT ''",
+    "ALTER TABLE LINKS ADD IF NOT EXISTS id STRING",
+    "ALTER TABLE Entity ADD IF NOT EXISTS community_ids STRING[]",
+    "CREATE NODE TABLE IF NOT EXISTS Community("
+    "id STRING, title STRING, summary STRING, level INT64, entity_ids STRING[], PRIMARY KEY(id))",
+)
+
+
+class KBError(UserError):
+    """A knowledge-base problem the user can act on (bad path, bad records, wrong mode)."""
+
+
+def natural_key(text: str) -> tuple:
+    """Sort key that puts "tu:2" before "tu:10"."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text))
+
+
+def entity_text(name: str, label: str, description: str) -> str:
+    """What an entity's full embedding is computed from."""
+    head = f"{name} ({label})" if label else name
+    return f"{head}: {description}" if description else head
+
+
+# -----------------------------------------------------------------------------------------------
+# Kùzu access shared by a knowledge base and all its views
+
+
+class GraphStore:
+    """One open Kùzu database: the LlamaIndex store, per-thread connections, and the vectors."""
+
+    def __init__(self, path: Path, read_only: bool):
+        import kuzu
+
+        self.path = path
+        self.read_only = read_only
+        self.db = kuzu.Database(str(path / DB_NAME), read_only=read_only)
+        self.pg_store = _make_pg_store(self.db, read_only)
+        self._local = threading.local()
+        self._connections: list[kuzu.Connection] = []
+        self._lock = threading.Lock()
+        self._vectors: dict[str, Any] = {}
+        self.closed = False
+
+    # -- queries
+
+    def connection(self) -> "kuzu.Connection":
+        """This thread's connection (Kùzu connections are not shared between threads here)."""
+        if self.closed:
+            raise KBError(f"knowledge base at {self.path} is closed")
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            import kuzu
+
+            conn = kuzu.Connection(self.db)
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    def rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        """Run one parameterised Cypher query and return its rows."""
+        return self.connection().execute(query, parameters=params or {}).get_all()
+
+    def scalar(self, query: str, params: dict[str, Any] | None = None) -> Any:
+        rows = self.rows(query, params)
+        return rows[0][0] if rows else None
+
+    # -- vectors
+
+    def vectors(self, name: str):
+        """A saved vector index, loaded on first use and kept for the process."""
+        from .embeddings import VectorIndex
+
+        index = self._vectors.get(name)
+        if index is None:
+            directory = self.path / VECTORS_DIR
+            if not VectorIndex.exists(directory, name):
+                raise KBError(f"knowledge base at {self.path} has no {name!r} embeddings: was it finalized?")
+            with self._lock:
+                index = self._vectors.setdefault(name, VectorIndex.load(directory, name))
+        return index
+
+    def forget_vectors(self) -> None:
+        self._vectors.clear()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        with self._lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+        self.pg_store.connection.close()
+        self.db.close()
+
+
+def _make_pg_store(db: "kuzu.Database", read_only: bool):
+    """The LlamaIndex Kùzu store; read-only opens skip its schema DDL (Kùzu refuses writes)."""
+    from llama_index.graph_stores.kuzu import KuzuPropertyGraphStore
+
+    class _Store(KuzuPropertyGraphStore):
+        def init_schema(self) -> None:
+            if not read_only:
+                super().init_schema()
+
+    return _Store(db, use_vector_index=False)
+
+
+# -----------------------------------------------------------------------------------------------
+# the knowledge base
+
+
+class KnowledgeBase:
+    """A knowledge base on disk. Build it with ``create`` + ``add_*`` + ``finalize``; read it via ``view()``."""
+
+    def __init__(self, path: Path, store: GraphStore):
+        self.path = path
+        self._store = store
+        self._pending_mentions: set[tuple[str, str]] = set()  # (text unit, entity not yet added)
+        self._relation_ids: set[str] | None = None
+        self._index = None
+
+    # -- opening
+
+    @classmethod
+    def create(cls, path: str | Path) -> "KnowledgeBase":
+        """A new, empty knowledge base in ``path`` (which must not exist or be empty)."""
+        path = Path(path)
+        if path.exists() and (not path.is_dir() or any(path.iterdir())):
+            raise KBError(f"cannot create a knowledge base at {path}: it exists and is not an empty directory")
+        path.mkdir(parents=True, exist_ok=True)
+        store = GraphStore(path, read_only=False)
+        for statement in _SCHEMA_EXTENSIONS:
+            store.rows(statement)
+        (path / "kb.json").write_text(json.dumps({"format": FORMAT_VERSION, "created": time.time()}))
+        return cls(path, store)
+
+    @classmethod
+    def open(cls, path: str | Path, read_only: bool = False, allow_incomplete: bool = False) -> "KnowledgeBase":
+        """Reopen a knowledge base without rebuilding it (the embedding model is not loaded).
+
+        ``read_only=True`` lets several processes open it at once; Kùzu allows only one
+        read-write opener per database. An unfinished build is refused unless ``allow_incomplete``.
+        """
+        path = Path(path)
+        if not (path / DB_NAME).exists():
+            raise KBError(f"no knowledge base at {path} (no {DB_NAME} there)")
+        if not allow_incomplete and not cls.is_complete(path):
+            raise KBError(f"knowledge base at {path} is not finished (no {COMPLETE_MARKER} marker): build it again")
+        try:
+            store = GraphStore(path, read_only=read_only)
+        except RuntimeError as exc:
+            raise KBError(f"cannot open the knowledge base at {path}: {exc}") from exc
+        return cls(path, store)
+
+    @staticmethod
+    def is_complete(path: str | Path) -> bool:
+        """True when a finished build (marker, database and every vector index) is at ``path``."""
+        from .embeddings import VectorIndex
+
+        path = Path(path)
+        return ((path / COMPLETE_MARKER).is_file() and (path / DB_NAME).exists()
+                and (path / BUILD_INFO).is_file()
+                and all(VectorIndex.exists(path / VECTORS_DIR, name) for name in ALL_INDICES))
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> "KnowledgeBase":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading
+
+    @property
+    def store(self) -> GraphStore:
+        return self._store
+
+    @property
+    def property_graph_store(self):
+        """The LlamaIndex ``KuzuPropertyGraphStore`` over this knowledge base."""
+        return self._store.pg_store
+
+    @property
+    def index(self):
+        """A LlamaIndex ``PropertyGraphIndex`` over the store (built on first use, loads the embedding model)."""
+        if self._index is None:
+            from llama_index.core import PropertyGraphIndex
+            from llama_index.core.indices.property_graph import ImplicitPathExtractor
+            from llama_index.core.llms import MockLLM
+
+            from .embeddings import embedding_model
+
+            self._index = PropertyGraphIndex.from_existing(
+                property_graph_store=self._store.pg_store, llm=MockLLM(),
+                kg_extractors=[ImplicitPathExtractor()], embed_model=embedding_model(), embed_kg_nodes=False)
+        return self._index
+
+    @property
+    def build_info(self) -> dict:
+        """The dict handed to ``finalize`` ({} before that)."""
+        path = self.path / BUILD_INFO
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+    @property
+    def complete(self) -> bool:
+        return self.is_complete(self.path)
+
+    def stats(self) -> KBStats:
+        s = self._store
+        return KBStats(
+            documents=s.scalar("MATCH (c:Chunk) RETURN count(DISTINCT c.ref_doc_id)"),
+            text_units=s.scalar("MATCH (c:Chunk) RETURN count(c)"),
+            entities=s.scalar("MATCH (e:Entity) RETURN count(e)"),
+            relations=s.scalar("MATCH (:Entity)-[r:LINKS]->(:Entity) RETURN count(r)"),
+            communities=s.scalar("MATCH (m:Community) RETURN count(m)"),
+        )
+
+    def view(self) -> "GraphView":
+        """A view that hides nothing; narrow it with ``view.hide(...)``."""
+        from .view import GraphView
+
+        return GraphView(self._store)
+
+    # -- writing
+
+    def _writable(self, action: str) -> GraphStore:
+        if self._store.read_only:
+            raise KBError(f"cannot {action}: knowledge base at {self.path} is open read-only")
+        if (self.path / COMPLETE_MARKER).exists():
+            raise KBError(f"cannot {action}: knowledge base at {self.path} is finalized; build a new one")
+        return self._store
+
+    def add_text_units(self, units: Sequence[TextUnit]) -> None:
+        """Insert or update text units; their ``entity_ids`` are linked now or when those entities arrive."""
+        store = self._writable("add text units")
+        units = _checked(units, TextUnit, "text unit")
+        for batch in _batches(units):
+            store.rows("UNWIND $rows AS row MERGE (c:Chunk {id: row.id}) "
+                       "SET c.text = row.text, c.ref_doc_id = row.doc, c.label = 'text_chunk'",
+                       {"rows": [{"id": u.id, "text": u.text, "doc": u.document_id} for u in batch]})
+        wanted = {(u.id, e) for u in units for e in u.entity_ids}
+        known = self._existing("Entity", {e for _, e in wanted})
+        self._link_mentions([pair for pair in wanted if pair[1] in known])
+        self._pending_mentions |= {pair for pair in wanted if pair[1] not in known}
+
+    def add_entities(self, entities: Sequence[Entity]) -> None:
+        """Insert or update entities; each ``text_unit_ids`` entry must name a text unit already added."""
+        store = self._writable("add entities")
+        entities = _checked(entities, Entity, "entity")
+        links = [(t, e.id) for e in entities for t in e.text_unit_ids]
+        missing = {t for t, _ in links} - self._existing("Chunk", {t for t, _ in links})
+        if missing:
+            bad = sorted({f"{e_id} -> {t}" for t, e_id in links if t in missing})
+            raise KBError(f"entities link to text units that were never added: {', '.join(bad[:5])}")
+        for batch in _batches(entities):
+            store.rows("UNWIND $rows AS row MERGE (e:Entity {id: row.id}) "
+                       "SET e.name = row.name, e.label = row.label, e.description = row.description",
+                       {"rows": [{"id": e.id, "name": e.name, "label": e.label, "description": e.description}
+                                 for e in batch]})
+        added = {e.id for e in entities}
+        ready = {pair for pair in self._pending_mentions if pair[1] in added}
+        self._pending_mentions -= ready
+        self._link_mentions(links + sorted(ready))
+
+    def add_relations(self, relations: Sequence[Relation]) -> None:
+        """Add relations (ids must be new); both entities and the source text unit must exist."""
+        self._writable("add relations")
+        relations = _checked(relations, Relation, "relation")
+        self._check_new_relation_ids(relations)
+        endpoints = {r.source for r in relations} | {r.target for r in relations}
+        missing = endpoints - self._existing("Entity", endpoints)
+        if missing:
+            bad = [f"{r.id} ({r.source} -> {r.target})" for r in relations if {r.source, r.target} & missing]
+            raise KBError(f"relations name entities that were never added ({', '.join(sorted(missing)[:5])}): "
+                          f"{', '.join(bad[:5])}")
+        sources = {r.text_unit_id for r in relations if r.text_unit_id}
+        missing_units = sources - self._existing("Chunk", sources)
+        if missing_units:
+            bad = [r.id for r in relations if r.text_unit_id in missing_units]
+            raise KBError(f"relations {', '.join(bad[:5])} cite text units that were never added: "
+                          f"{', '.join(sorted(missing_units)[:5])}")
+        self._copy_relations(relations)
+        self._relation_ids |= {r.id for r in relations}
+        self._link_mentions([(r.text_unit_id, end) for r in relations if r.text_unit_id
+                             for end in (r.source, r.target)])
+
+    def _check_new_relation_ids(self, relations: list[Relation]) -> None:
+        if self._relation_ids is None:  # loaded once per writer; views never need it
+            self._relation_ids = {row[0] for row in self._store.rows("MATCH ()-[r:LINKS]->() RETURN r.id")}
+        seen: set[str] = set()
+        for r in relations:
+            if r.id in self._relation_ids or r.id in seen:
+                raise KBError(f"relation id {r.id!r} is used twice; relation ids must be unique")
+            seen.add(r.id)
+
+    def _existing(self, table: str, ids: set[str]) -> set[str]:
+        """Which of ``ids`` exist as nodes of ``table`` (a primary-key lookup per id)."""
+        found: set[str] = set()
+        for batch in _batches(sorted(ids)):
+            found |= {row[0] for row in self._store.rows(
+                f"UNWIND $ids AS i MATCH (n:{table} {{id: i}}) RETURN n.id", {"ids": batch})}
+        return found
+
+    def _link_mentions(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Add text unit -> entity mentions that are not there yet (both ends must exist)."""
+        wanted = set(pairs)
+        units = sorted({t for t, _ in wanted})
+        for batch in _batches(units):
+            wanted -= {(t, e) for t, e in self._store.rows(
+                "UNWIND $ids AS i MATCH (c:Chunk {id: i})-[:MENTIONS]->(e:Entity) RETURN c.id, e.id", {"ids": batch})}
+        self._copy_mentions(sorted(wanted))
+
+    def _copy_relations(self, relations: Sequence[Relation]) -> None:
+        columns = {"from": [r.source for r in relations], "to": [r.target for r in relations],
+                   "label": [r.label for r in relations], "triplet_source_id": [r.text_unit_id for r in relations],
+                   "id": [r.id for r in relations]}
+        self._copy("LINKS", "LINKS(label, triplet_source_id, id)", columns, "")
+
+    def _copy_mentions(self, pairs: Sequence[tuple[str, str]]) -> None:
+        columns = {"from": [t for t, _ in pairs], "to": [e for _, e in pairs], "label": ["MENTIONS"] * len(pairs)}
+        # MENTIONS has several FROM/TO pairs in the store's schema: name the one meant
+        self._copy("MENTIONS", "MENTIONS(label)", columns, " (from='Chunk', to='Entity')")
+
+    def _copy(self, name: str, target: str, columns: dict[str, list], options: str) -> None:
+        """Stage ``columns`` as a Parquet file and COPY it into ``target``.
+
+        Only the staging file's path enters the statement (Kùzu takes no parameter there); it
+        is built from this knowledge base's directory and a fixed name, never from record values.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if not next(iter(columns.values())):
+            return
+        staging = self.path / STAGING_DIR
+        staging.mkdir(exist_ok=True)
+        file = staging / f"{name}.parquet"
+        pq.write_table(pa.table({k: pa.array(v, type=pa.string()) for k, v in columns.items()}), file)
+        try:
+            self._store.rows(f"COPY {target} FROM '{_cypher_path(file)}'{options}")
+        except RuntimeError as exc:
+            raise KBError(f"loading {len(next(iter(columns.values())))} rows into {name} failed: {exc}") from exc
+        finally:
+            file.unlink(missing_ok=True)
+
+    # -- communities
+
+    def detect_communities(self, seed: int = 0, resolution: float = 1.0) -> list[Community]:
+        """Leiden over the entity graph; replaces earlier communities. Summaries start empty."""
+        from .communities import leiden_communities
+
+        store = self._writable("detect communities")
+        edges = store.rows("MATCH (a:Entity)-[:LINKS]->(b:Entity) RETURN a.id, b.id")
+        groups = leiden_communities(((a, b) for a, b in edges), seed=seed, resolution=resolution)
+        communities = [Community(id=f"com:{i}", entity_ids=tuple(members)) for i, members in enumerate(groups)]
+        store.rows("MATCH (m:Community) DELETE m")
+        store.rows("MATCH (e:Entity) WHERE e.community_ids IS NOT NULL SET e.community_ids = NULL")
+        for batch in _batches(communities):
+            store.rows("UNWIND $rows AS row CREATE (:Community {id: row.id, title: '', summary: '', level: 0, "
+                       "entity_ids: row.members})",
+                       {"rows": [{"id": c.id, "members": list(c.entity_ids)} for c in batch]})
+        members = [{"entity": e, "communities": [c.id]} for c in communities for e in c.entity_ids]
+        for batch in _batches(members):
+            store.rows("UNWIND $rows AS row MATCH (e:Entity {id: row.entity}) SET e.community_ids = row.communities",
+                       {"rows": batch})
+        return communities
+
+    def set_community_summaries(self, summaries: dict[str, tuple[str, str]]) -> None:
+        """Give communities their title and summary: ``{community_id: (title, summary)}``."""
+        store = self._writable("set community summaries")
+        missing = set(summaries) - self._existing("Community", set(summaries))
+        if missing:
+            raise KBError(f"summaries for unknown communities: {', '.join(sorted(missing, key=natural_key)[:5])}")
+        rows = []
+        for cid, pair in summaries.items():
+            if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+                raise KBError(f"summary of community {cid!r} must be a (title, summary) pair of strings, got {pair!r}")
+            rows.append({"id": cid, "title": pair[0], "summary": pair[1]})
+        for batch in _batches(rows):
+            store.rows("UNWIND $rows AS row MATCH (m:Community {id: row.id}) "
+                       "SET m.title = row.title, m.summary = row.summary", {"rows": batch})
+
+    # -- finishing
+
+    def finalize(self, build_info: dict, embed: bool = True) -> None:
+        """Build the embedding indices, save ``build_info`` and write the completion marker (last).
+
+        ``embed=False`` stores random unit vectors instead of model embeddings: only for
+        benchmarks that measure graph access, never for a knowledge base a system reads.
+        """
+        store = self._writable("finalize")
+        if self._pending_mentions:
+            sample = ", ".join(f"{t} -> {e}" for t, e in sorted(self._pending_mentions)[:5])
+            raise KBError(f"text units link to entities that were never added: {sample}")
+        try:
+            info_text = json.dumps(build_info, indent=2, sort_keys=True, default=str)
+        except (TypeError, ValueError) as exc:
+            raise KBError(f"build_info must be JSON-serialisable: {exc}") from exc
+        self._write_vectors(embed)
+        store.rows("CHECKPOINT")
+        _atomic_write(self.path / BUILD_INFO, info_text)
+        _atomic_write(self.path / COMPLETE_MARKER, json.dumps({"format": FORMAT_VERSION, "finished": time.time(),
+                                                               "embedded": embed}))
+
+    def _write_vectors(self, embed: bool) -> None:
+        from .embeddings import VectorIndex
+
+        s = self._store
+        units = s.rows("MATCH (c:Chunk) RETURN c.id, c.text ORDER BY c.id")
+        entities = s.rows("MATCH (e:Entity) RETURN e.id, e.name, e.label, e.description ORDER BY e.id")
+        communities = s.rows("MATCH (m:Community) RETURN m.id, m.title, m.summary ORDER BY m.id")
+        texts = {
+            INDEX_TEXT_UNITS: [(i, text or "") for i, text in units],
+            INDEX_ENTITIES: [(i, entity_text(n or "", lab or "", d or "")) for i, n, lab, d in entities],
+            INDEX_ENTITY_NAMES: [(i, n or "") for i, n, _, _ in entities],
+            INDEX_COMMUNITIES: [(i, f"{t}: {summ}" if t else (summ or "")) for i, t, summ in communities],
+        }
+        directory = self.path / VECTORS_DIR
+        for name, pairs in texts.items():
+            vectors = _vectors_for([text for _, text in pairs], embed)
+            VectorIndex(ids=tuple(i for i, _ in pairs), vectors=vectors).save(directory, name)
+        s.forget_vectors()
+
+    # -- bulk loading (benchmarks, very large graphs)
+
+    def bulk_load(self, text_units: Sequence[TextUnit] = (), entities: Sequence[Entity] = (),
+                  relations: Sequence[Relation] = ()) -> None:
+        """Insert many new records fast with ``COPY FROM`` (benchmarks, very large graphs).
+
+        Unlike the ``add_*`` methods there is no upsert and no reference check: ids must be new
+        and every reference valid (Kùzu rejects an edge to a missing node and aborts the COPY).
+        Mentions come from ``Entity.text_unit_ids``, ``TextUnit.entity_ids`` and relation
+        source text units, as with the ``add_*`` methods.
+        """
+        self._writable("bulk load")
+        units, entities, relations = (_checked(text_units, TextUnit, "text unit"),
+                                      _checked(entities, Entity, "entity"), _checked(relations, Relation, "relation"))
+        self._copy("Chunk", "Chunk(id, text, ref_doc_id, label)",
+                   {"id": [u.id for u in units], "text": [u.text for u in units],
+                    "ref_doc_id": [u.document_id for u in units], "label": ["text_chunk"] * len(units)}, "")
+        self._copy("Entity", "Entity(id, name, label, description)",
+                   {"id": [e.id for e in entities], "name": [e.name for e in entities],
+                    "label": [e.label for e in entities], "description": [e.description for e in entities]}, "")
+        self._copy_relations(relations)
+        mentions = ({(t, e.id) for e in entities for t in e.text_unit_ids}
+                    | {(u.id, e) for u in units for e in u.entity_ids}
+                    | {(r.text_unit_id, end) for r in relations if r.text_unit_id for end in (r.source, r.target)})
+        self._copy_mentions(sorted(mentions))
+        self._relation_ids = None
+
+
+# -----------------------------------------------------------------------------------------------
+# helpers
+
+
+def _checked(records: Sequence[Any], kind: type, what: str) -> list:
+    if isinstance(records, (str, bytes)) or not isinstance(records, Iterable):
+        raise KBError(f"expected a list of {kind.__name__} records, got {type(records).__name__}")
+    records = list(records)
+    for position, record in enumerate(records):
+        if not isinstance(record, kind):
+            raise KBError(f"{what} #{position} is a {type(record).__name__}, not a {kind.__name__}")
+        if not record.id:
+            raise KBError(f"{what} #{position} has an empty id")
+    return records
+
+
+def _batches(items: Sequence[Any], size: int = BATCH) -> Iterator[Sequence[Any]]:
+    items = list(items)
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _vectors_for(texts: list[str], embed: bool):
+    import numpy as np
+
+    from .embeddings import EMBEDDING_DIM, embed_texts, normalise
+
+    if embed:
+        return embed_texts(texts)
+    rng = np.random.default_rng(0)
+    return normalise(rng.standard_normal((len(texts), EMBEDDING_DIM)).astype(np.float32))
+
+
+def _cypher_path(path: Path) -> str:
+    text = str(path.resolve())
+    if "'" in text or "\\" in text:
+        raise KBError(f"knowledge-base path {path} contains a quote or backslash; Kùzu's COPY cannot load from it")
+    return text
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

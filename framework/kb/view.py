@@ -1,0 +1,385 @@
+"""Graph views: every read a system makes goes through one, so an ablation cannot leak.
+
+A view is a shared store plus a :class:`ViewFilter` (frozensets of ids). Creating or narrowing a
+view costs only the size of those sets; nothing is copied or scanned. Each query asks Kùzu for
+its answer and drops what the filter hides as the rows come back, so its cost follows the size
+of the result.
+
+What the filter hides
+    ``entities``          the entity everywhere: search, lookups, neighbours (both directions),
+                          text-unit and community member lists, paths, subgraphs; and every
+                          relation that touches it
+    ``relations``         those relations (neighbours, paths, ``relation()``, subgraphs)
+    ``text_units``        those text units (search, ``text_unit()``, ``text_units_of()``)
+    ``block_text_of``     the text units linked to these entities cannot be read ("text-only
+                          isolation"); the entities themselves stay visible with their metadata
+    ``hide_metadata_of``  these entities show a blank label and description; entity search
+                          scores them by their name alone, so the hidden description cannot
+                          steer the ranking
+Hiding an entity does not hide its text units: say so with ``text_units`` or ``block_text_of``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
+
+from .store import (INDEX_COMMUNITIES, INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, KBError,
+                    natural_key)
+from .types import Community, Entity, Hit, KBStats, Neighbor, Path, Relation, TextUnit
+
+if TYPE_CHECKING:
+    import networkx
+
+    from .store import GraphStore
+
+MAX_PATH_HOPS = 10
+_SIDE_PATTERNS = {"out": "(a:Entity {id: $id})-[r:LINKS]->(b:Entity)",
+                  "in": "(a:Entity {id: $id})<-[r:LINKS]-(b:Entity)"}
+
+
+@dataclass(frozen=True)
+class ViewFilter:
+    """The ids a view hides (see the module docstring for what each set means)."""
+
+    entities: frozenset[str] = frozenset()
+    relations: frozenset[str] = frozenset()
+    text_units: frozenset[str] = frozenset()
+    block_text_of: frozenset[str] = frozenset()
+    hide_metadata_of: frozenset[str] = frozenset()
+
+    def union(self, other: "ViewFilter") -> "ViewFilter":
+        return ViewFilter(**{f.name: getattr(self, f.name) | getattr(other, f.name) for f in fields(self)})
+
+    @property
+    def empty(self) -> bool:
+        return not any(getattr(self, f.name) for f in fields(self))
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {f.name: sorted(getattr(self, f.name), key=natural_key) for f in fields(self)}
+
+
+def _id_set(ids: Iterable[str], argument: str) -> frozenset[str]:
+    if isinstance(ids, (str, bytes)):
+        raise TypeError(f"hide({argument}=...) takes a collection of ids, not one string: {ids!r}")
+    result = frozenset(ids)
+    bad = [i for i in result if not isinstance(i, str)]
+    if bad:
+        raise TypeError(f"hide({argument}=...) ids must be strings, got {bad[:3]!r}")
+    return result
+
+
+class GraphView:
+    """Read access to a knowledge base through a filter. Safe to share between threads."""
+
+    def __init__(self, store: "GraphStore", hidden: ViewFilter | None = None):
+        self._store = store
+        self._hidden = hidden or ViewFilter()
+        self._unreadable: frozenset[str] | None = None  # computed on first need, then kept
+
+    # -- filter
+
+    @property
+    def hidden(self) -> ViewFilter:
+        return self._hidden
+
+    def hide(self, entities: Iterable[str] = (), relations: Iterable[str] = (), text_units: Iterable[str] = (),
+             block_text_of: Iterable[str] = (), hide_metadata_of: Iterable[str] = ()) -> "GraphView":
+        """A new view over the same store hiding these ids as well as what this one hides."""
+        extra = ViewFilter(entities=_id_set(entities, "entities"), relations=_id_set(relations, "relations"),
+                           text_units=_id_set(text_units, "text_units"),
+                           block_text_of=_id_set(block_text_of, "block_text_of"),
+                           hide_metadata_of=_id_set(hide_metadata_of, "hide_metadata_of"))
+        return GraphView(self._store, self._hidden.union(extra))
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{k}={len(v)}" for k, v in self._hidden.as_dict().items() if v)
+        return f"GraphView({self._store.path}{', hiding ' + counts if counts else ''})"
+
+    def entity_visible(self, entity_id: str) -> bool:
+        return entity_id not in self._hidden.entities
+
+    def text_unit_readable(self, text_unit_id: str) -> bool:
+        return text_unit_id not in self._unreadable_text_units()
+
+    def _relation_visible(self, relation_id: str, source: str, target: str) -> bool:
+        h = self._hidden
+        return relation_id not in h.relations and source not in h.entities and target not in h.entities
+
+    def _unreadable_text_units(self) -> frozenset[str]:
+        """Hidden text units plus those of ``block_text_of`` entities (cost: those entities' links)."""
+        if self._unreadable is None:
+            linked = {t for eid in self._hidden.block_text_of for t in self._mentions_of(eid)}
+            self._unreadable = self._hidden.text_units | linked
+        return self._unreadable
+
+    # One anchored query per id: a primary-key lookup and its adjacency, whatever the graph's size.
+
+    def _mentions_of(self, entity_id: str) -> list[str]:
+        """All text units linked to the entity (unfiltered)."""
+        return [row[0] for row in self._store.rows(
+            "MATCH (e:Entity {id: $id})<-[:MENTIONS]-(c:Chunk) RETURN c.id", {"id": entity_id})]
+
+    def _value(self, query: str, item_id: str) -> Any:
+        rows = self._store.rows(query, {"id": item_id})
+        return rows[0][0] if rows else None
+
+    # -- similarity search
+
+    def search_entities(self, query: str, k: int = 5) -> list[Hit]:
+        """Entities most similar to ``query`` (cosine over name, label and description)."""
+        from .embeddings import embed_query
+
+        _check_k(k)
+        if k == 0:
+            return []
+        index = self._store.vectors(INDEX_ENTITIES)
+        q = embed_query(query)
+        scores = index.scores(q)
+        masked = sorted(self._hidden.hide_metadata_of - self._hidden.entities)
+        if masked:  # their descriptions are hidden: score them by name only
+            names = self._store.vectors(INDEX_ENTITY_NAMES)
+            for eid in masked:
+                row, name_row = index.position.get(eid), names.position.get(eid)
+                if row is not None and name_row is not None:
+                    scores[row] = float(names.vectors[name_row] @ q)
+        hits = index.top_visible(scores, k, self.entity_visible, hidden_hint=len(self._hidden.entities))
+        names_by_id = self._entity_names([eid for eid, _ in hits])
+        return [Hit(kind="entity", id=eid, name=names_by_id.get(eid, eid), score=score) for eid, score in hits]
+
+    def search_text_units(self, query: str, k: int = 5) -> list[Hit]:
+        """Readable text units most similar to ``query``; ``name`` is the document id."""
+        from .embeddings import embed_query
+
+        _check_k(k)
+        if k == 0:
+            return []
+        index = self._store.vectors(INDEX_TEXT_UNITS)
+        unreadable = self._unreadable_text_units()
+        hits = index.top_visible(index.scores(embed_query(query)), k, lambda t: t not in unreadable,
+                                 hidden_hint=len(unreadable))
+        return [Hit(kind="text_unit", id=t, score=score,
+                    name=self._value("MATCH (c:Chunk {id: $id}) RETURN c.ref_doc_id", t) or t) for t, score in hits]
+
+    def search_communities(self, query: str, k: int = 3) -> list[Hit]:
+        """Communities whose title and summary are most similar to ``query``; ``name`` is the title."""
+        from .embeddings import embed_query
+
+        _check_k(k)
+        if k == 0:
+            return []
+        index = self._store.vectors(INDEX_COMMUNITIES)
+        hits = index.top_visible(index.scores(embed_query(query)), k, lambda _: True)
+        return [Hit(kind="community", id=c, score=score,
+                    name=self._value("MATCH (m:Community {id: $id}) RETURN m.title", c) or c) for c, score in hits]
+
+    # -- entities
+
+    def entity(self, entity_id: str) -> Entity | None:
+        """The entity with its readable text units and its communities; None if hidden or unknown."""
+        found = self._entities([entity_id])
+        return found[0] if found else None
+
+    def find_entity(self, name: str) -> Entity | None:
+        """A visible entity named exactly ``name``, else one whose name matches ignoring case."""
+        if not isinstance(name, str) or not name.strip():
+            return None
+        for query in ("MATCH (e:Entity) WHERE e.name = $name RETURN e.id ORDER BY e.id",
+                      "MATCH (e:Entity) WHERE lower(e.name) = lower($name) RETURN e.id ORDER BY e.id"):
+            ids = [row[0] for row in self._store.rows(query, {"name": name.strip()})]
+            visible = [i for i in ids if self.entity_visible(i)]
+            if visible:
+                return self.entity(visible[0])
+        return None
+
+    def entity_ids(self) -> Iterator[str]:
+        """Every visible entity id (a full scan: for tests, statistics and sampling)."""
+        for (eid,) in self._store.rows("MATCH (e:Entity) RETURN e.id ORDER BY e.id"):
+            if self.entity_visible(eid):
+                yield eid
+
+    def _entity_names(self, ids: list[str]) -> dict[str, str]:
+        names = ((i, self._value("MATCH (e:Entity {id: $id}) RETURN e.name", i)) for i in ids)
+        return {i: name for i, name in names if name is not None}
+
+    def _entities(self, ids: Iterable[str]) -> list[Entity]:
+        """Visible entities among ``ids`` (order kept, unknown ids dropped), with the view applied."""
+        found = []
+        for eid in dict.fromkeys(i for i in ids if isinstance(i, str) and self.entity_visible(i)):
+            rows = self._store.rows("MATCH (e:Entity {id: $id}) RETURN e.name, e.label, e.description, "
+                                    "e.community_ids", {"id": eid})
+            if rows:
+                found.append(self._entity(eid, *rows[0], self._mentions_of(eid)))
+        return found
+
+    def _entity(self, eid: str, name: str | None, label: str | None, description: str | None,
+                communities: list[str] | None, linked: Iterable[str]) -> Entity:
+        masked = eid in self._hidden.hide_metadata_of
+        readable = () if eid in self._hidden.block_text_of else tuple(
+            sorted({t for t in linked if self.text_unit_readable(t)}, key=natural_key))
+        return Entity(id=eid, name=name or "", label="" if masked else (label or ""),
+                      description="" if masked else (description or ""),
+                      text_unit_ids=readable, community_ids=tuple(communities or ()))
+
+    # -- relations and neighbours
+
+    def relation(self, relation_id: str) -> Relation | None:
+        """The relation, or None if it, or one of its entities, is hidden (or it does not exist)."""
+        if relation_id in self._hidden.relations:
+            return None
+        rows = self._store.rows("MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE r.id = $id "
+                                "RETURN r.id, a.id, b.id, r.label, r.triplet_source_id", {"id": relation_id})
+        relations = [_relation(*row) for row in rows]
+        return next((r for r in relations if self._relation_visible(r.id, r.source, r.target)), None)
+
+    def neighbors(self, entity_id: str, direction: Literal["both", "out", "in"] = "both",
+                  limit: int | None = None) -> list[Neighbor]:
+        """Visible relations of a visible entity and the entity at their other end (outgoing first)."""
+        if direction not in ("both", "out", "in"):
+            raise ValueError(f"neighbors(direction=...) must be 'both', 'out' or 'in', got {direction!r}")
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+            raise ValueError(f"neighbors(limit=...) must be None or a non-negative int, got {limit!r}")
+        if not self.entity_visible(entity_id) or limit == 0:
+            return []
+        # enough rows that ``limit`` visible ones survive the filter
+        fetch = -1 if limit is None else limit + len(self._hidden.entities) + len(self._hidden.relations)
+        found: list[Neighbor] = []
+        for side in (("out", "in") if direction == "both" else (direction,)):
+            rows = [row for row in self._edge_rows(entity_id, side, fetch)
+                    if self._relation_visible(row[0], *((entity_id, row[3]) if side == "out" else (row[3], entity_id)))]
+            units = self._neighbour_units(entity_id, side) if rows else {}
+            for rid, label, tu, other, *entity_row in rows:
+                source, target = (entity_id, other) if side == "out" else (other, entity_id)
+                found.append(Neighbor(relation=_relation(rid, source, target, label, tu), direction=side,
+                                      entity=self._entity(other, *entity_row, units.get(other, ()))))
+        return found if limit is None else found[:limit]
+
+    def _edge_rows(self, entity_id: str, side: str, fetch: int) -> list[list[Any]]:
+        """Edges on one side with the entity at the other end (Kùzu's grammar fixes the arrow)."""
+        pattern = _SIDE_PATTERNS[side]
+        query = (f"MATCH {pattern} RETURN r.id, r.label, r.triplet_source_id, "
+                 "b.id, b.name, b.label, b.description, b.community_ids ORDER BY r.id")
+        params: dict[str, Any] = {"id": entity_id}
+        if fetch >= 0:
+            query += " LIMIT $fetch"
+            params["fetch"] = fetch
+        return self._store.rows(query, params)
+
+    def _neighbour_units(self, entity_id: str, side: str) -> dict[str, list[str]]:
+        """Text units of the entities on one side, in one anchored two-hop query."""
+        grouped: dict[str, list[str]] = {}
+        query = f"MATCH {_SIDE_PATTERNS[side]}<-[:MENTIONS]-(c:Chunk) RETURN b.id, c.id"
+        for other, unit in self._store.rows(query, {"id": entity_id}):
+            grouped.setdefault(other, []).append(unit)
+        return grouped
+
+    def shortest_paths(self, source_id: str, target_id: str, max_hops: int = 4, limit: int = 5) -> list[Path]:
+        """Shortest paths (edges in either direction) between two visible entities through visible ones."""
+        if not isinstance(max_hops, int) or isinstance(max_hops, bool) or not 1 <= max_hops <= MAX_PATH_HOPS:
+            raise ValueError(f"shortest_paths(max_hops=...) must be an int in 1..{MAX_PATH_HOPS}, got {max_hops!r}")
+        if not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"shortest_paths(limit=...) must be a positive int, got {limit!r}")
+        if not (self.entity_visible(source_id) and self.entity_visible(target_id)):
+            return []
+        if source_id == target_id:
+            return [Path(entities=(source_id,))] if self._entity_names([source_id]) else []
+        # Kùzu's grammar takes the hop bound only as a literal: it is a validated int here.
+        query = (f"MATCH p = (a:Entity {{id: $source}})-[r:LINKS* ALL SHORTEST 1..{max_hops} "
+                 "(r, n | WHERE NOT n.id IN $hidden_entities AND NOT r.id IN $hidden_relations)]-"
+                 "(b:Entity {id: $target}) RETURN nodes(p), rels(p) LIMIT $limit")
+        rows = self._store.rows(query, {"source": source_id, "target": target_id, "limit": limit,
+                                        "hidden_entities": sorted(self._hidden.entities),
+                                        "hidden_relations": sorted(self._hidden.relations)})
+        paths = [_path(nodes, rels) for nodes, rels in rows]
+        return sorted(paths, key=lambda p: [natural_key(r.id) for r in p.relations])
+
+    # -- text units and communities
+
+    def text_units_of(self, entity_id: str) -> list[str]:
+        """Ids of the entity's text units that this view lets a system read."""
+        found = self._entities([entity_id])
+        return list(found[0].text_unit_ids) if found else []
+
+    def text_unit(self, text_unit_id: str) -> TextUnit | None:
+        """The text unit with its visible entities; None if hidden, blocked or unknown."""
+        if not isinstance(text_unit_id, str) or not self.text_unit_readable(text_unit_id):
+            return None
+        rows = self._store.rows("MATCH (c:Chunk {id: $id}) RETURN c.text, c.ref_doc_id", {"id": text_unit_id})
+        if not rows:
+            return None
+        linked = self._store.rows("MATCH (c:Chunk {id: $id})-[:MENTIONS]->(e:Entity) RETURN e.id", {"id": text_unit_id})
+        entity_ids = tuple(sorted({e for (e,) in linked if self.entity_visible(e)}, key=natural_key))
+        text, document = rows[0]
+        return TextUnit(id=text_unit_id, text=text or "", document_id=document or "", entity_ids=entity_ids)
+
+    def community(self, community_id: str) -> Community | None:
+        """The community report with its visible member entities; None if unknown."""
+        rows = self._store.rows("MATCH (m:Community {id: $id}) RETURN m.title, m.summary, m.level, m.entity_ids",
+                                {"id": community_id})
+        if not rows:
+            return None
+        title, summary, level, members = rows[0]
+        return Community(id=community_id, title=title or "", summary=summary or "", level=level or 0,
+                         entity_ids=tuple(e for e in members or () if self.entity_visible(e)))
+
+    def communities_of(self, entity_id: str) -> list[str]:
+        found = self._entities([entity_id])
+        return list(found[0].community_ids) if found else []
+
+    # -- graphs and statistics
+
+    def subgraph(self, entity_ids: Iterable[str]) -> "networkx.MultiDiGraph":
+        """The visible entities among ``entity_ids`` and the visible relations between them.
+
+        Node attributes ``name`` and ``label``; edges keyed by relation id with ``id`` and ``label``.
+        """
+        import networkx as nx
+
+        graph = nx.MultiDiGraph()
+        entities = self._entities(list(entity_ids))
+        for e in entities:
+            graph.add_node(e.id, name=e.name, label=e.label)
+        for e in entities:  # each entity's outgoing edges: cost follows their degrees
+            for rid, label, _, target, *_ in self._edge_rows(e.id, "out", -1):
+                if target in graph and self._relation_visible(rid, e.id, target):
+                    graph.add_edge(e.id, target, key=rid, id=rid, label=label)
+        return graph
+
+    def stats(self) -> KBStats:
+        """Counts of what this view shows (a scan of the store: not for hot paths)."""
+        s, h = self._store, self._hidden
+        hidden_entities = sorted(h.entities)
+        unreadable = sorted(self._unreadable_text_units())
+        return KBStats(
+            documents=s.scalar("MATCH (c:Chunk) WHERE NOT c.id IN $ids RETURN count(DISTINCT c.ref_doc_id)",
+                               {"ids": unreadable}),
+            text_units=s.scalar("MATCH (c:Chunk) WHERE NOT c.id IN $ids RETURN count(c)", {"ids": unreadable}),
+            entities=s.scalar("MATCH (e:Entity) WHERE NOT e.id IN $ids RETURN count(e)", {"ids": hidden_entities}),
+            relations=s.scalar("MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE NOT a.id IN $e AND NOT b.id IN $e "
+                               "AND NOT r.id IN $r RETURN count(r)", {"e": hidden_entities, "r": sorted(h.relations)}),
+            communities=s.scalar("MATCH (m:Community) RETURN count(m)"),
+        )
+
+
+def _check_k(k: int) -> None:
+    if not isinstance(k, int) or isinstance(k, bool) or k < 0:
+        raise ValueError(f"search k must be a non-negative int, got {k!r}")
+
+
+def _relation(rid: str, source: str, target: str, label: str | None, text_unit_id: str | None) -> Relation:
+    return Relation(id=rid, source=source, target=target, label=label or "", text_unit_id=text_unit_id or None)
+
+
+def _path(nodes: list[dict], rels: list[dict]) -> Path:
+    """Turn Kùzu path nodes/rels (with internal ids) into a Path keeping each relation's direction."""
+    by_internal = {(n["_id"]["table"], n["_id"]["offset"]): n["id"] for n in nodes}
+
+    def entity_of(ref: dict) -> str:
+        return by_internal[(ref["table"], ref["offset"])]
+
+    relations = tuple(_relation(r["id"], entity_of(r["_src"]), entity_of(r["_dst"]), r.get("label"),
+                                r.get("triplet_source_id")) for r in rels)
+    return Path(entities=tuple(n["id"] for n in nodes), relations=relations)
+
+
+__all__ = ["GraphView", "ViewFilter", "KBError"]
