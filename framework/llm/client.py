@@ -1,0 +1,252 @@
+"""LLMClient: the one door every LLM call goes through.
+
+It adds, around any backend: the on-disk response cache, retries with exponential backoff for
+transient faults (tenacity), a concurrency limit, token/call/latency accounting, JSON parsing of
+schema-constrained replies, and an :class:`~provbench.model.LLMCall` on the caller's trace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from ..errors import UserError
+from ..model import LLMCall, Trace
+from .backends import make_backend
+from .cache import ResponseCache, cache_key
+from .errors import LLMError, describe, is_transient
+
+GENERATION_DEFAULTS: dict[str, Any] = {"max_tokens": 512, "temperature": 0.0, "logprobs": False,
+                                       "top_logprobs": 0, "seed": None}
+
+
+@dataclass
+class ChatResponse:
+    text: str
+    data: Any = None  # parsed JSON when a schema was given; None when the text is not valid JSON
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+    logprobs: list[dict[str, Any]] | None = None
+    attempts: int = 1
+    model: str = ""
+
+
+@dataclass
+class LLMStats:
+    """What a client did: backend calls, cache hits, tokens, latency, failures (thread-safe)."""
+
+    calls: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    failures: int = 0
+    retries: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, **amounts: float) -> None:
+        with self._lock:
+            for name, amount in amounts.items():
+                setattr(self, name, getattr(self, name) + amount)
+
+    def as_dict(self) -> dict[str, Any]:
+        with self._lock:
+            data = {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}
+        return {**data, "tokens": data["prompt_tokens"] + data["completion_tokens"]}
+
+
+class LLMClient:
+    """Chat completions through ``backend`` with caching, retries, accounting and a concurrency cap.
+
+    ``max_attempts`` counts the first try; waits grow as ``backoff_s * 2**n`` up to ``max_backoff_s``.
+    ``default_params`` fill chat() arguments the caller leaves out (e.g. temperature, max_tokens).
+    """
+
+    def __init__(self, backend: Any, *, cache_dir: Path | str | None = None, max_concurrency: int = 2,
+                 max_attempts: int = 4, backoff_s: float = 1.0, max_backoff_s: float = 30.0,
+                 **default_params: Any) -> None:
+        if max_concurrency < 1 or max_attempts < 1:
+            raise UserError(f"max_concurrency and max_attempts must be >= 1 "
+                            f"(got {max_concurrency}, {max_attempts})")
+        self.backend = backend
+        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+        self.max_concurrency = max_concurrency
+        self.max_attempts = max_attempts
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.default_params = {**GENERATION_DEFAULTS, **default_params}
+        self.stats = LLMStats()
+        self._slots = threading.BoundedSemaphore(max_concurrency)
+
+    @property
+    def model_id(self) -> str:
+        return self.backend.model_id
+
+    def __repr__(self) -> str:  # never shows backend params (they may hold an api_key)
+        cache = str(self.cache.directory) if self.cache else None
+        return f"LLMClient(model={self.model_id!r}, cache_dir={cache!r}, max_concurrency={self.max_concurrency})"
+
+    # -- public API --------------------------------------------------------------------------------
+    def chat(self, messages: list[dict[str, Any]], *, schema: dict | None = None, max_tokens: int | None = None,
+             temperature: float | None = None, logprobs: bool | None = None, top_logprobs: int | None = None,
+             seed: int | None = None, purpose: str = "", trace: Trace | None = None, **extra: Any) -> ChatResponse:
+        """One chat completion; arguments left as None take the client's defaults. ``extra``:
+        backend-specific parameters (they join the cache key). Raises LLMError when it fails for good."""
+        params = {"max_tokens": max_tokens, "temperature": temperature, "logprobs": logprobs,
+                  "top_logprobs": top_logprobs, "seed": seed, **extra}
+        request = self._request(messages, schema, params)
+        try:
+            resp = self._cached_or_fresh(request)
+        except LLMError as err:
+            self.stats.add(failures=1)
+            self._record(trace, purpose, error=str(err), attempts=getattr(err, "attempts", 1))
+            raise
+        self._record(trace, purpose, resp=resp)
+        return resp
+
+    async def achat(self, messages: list[dict[str, Any]], **kwargs: Any) -> ChatResponse:
+        """Async twin of :meth:`chat` (runs it in a worker thread; the concurrency cap still holds)."""
+        return await asyncio.to_thread(self.chat, messages, **kwargs)
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+
+    # -- internals ---------------------------------------------------------------------------------
+    def _request(self, messages: Any, schema: dict | None, params: dict[str, Any]) -> dict[str, Any]:
+        check_messages(messages)
+        if schema is not None and not isinstance(schema, dict):
+            raise TypeError(f"schema must be a JSON schema dict, got {type(schema).__name__}")
+        merged = {**self.default_params, **{k: v for k, v in params.items() if v is not None}}
+        return {"messages": [dict(m) for m in messages], "schema": schema, **merged}
+
+    def _cached_or_fresh(self, request: dict[str, Any]) -> ChatResponse:
+        key = None
+        if self.cache is not None:
+            started = time.perf_counter()
+            key = cache_key(self.model_id, request["messages"],
+                            {**{k: v for k, v in request.items() if k != "messages"},
+                             "backend": self.backend.config()})
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.add(cached=1)
+                return self._response(hit, request, latency=time.perf_counter() - started, cached=True)
+        started = time.perf_counter()
+        reply, attempts = self._call_with_retries(request)
+        latency = time.perf_counter() - started  # as the caller waited: retries and backoff included
+        if key is not None:
+            self.cache.put(key, reply)
+        return self._response(reply, request, latency=latency, cached=False, attempts=attempts)
+
+    def _call_with_retries(self, request: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        retrying = Retrying(stop=stop_after_attempt(self.max_attempts), reraise=False,
+                            wait=wait_exponential(multiplier=self.backoff_s, max=self.max_backoff_s),
+                            retry=retry_if_exception(is_transient))
+        attempts = 0
+        try:
+            for attempt in retrying:
+                with attempt:
+                    attempts += 1
+                    if attempts > 1:
+                        self.stats.add(retries=1)
+                    return self._call_backend(request), attempts
+        except RetryError as err:  # every attempt failed with a transient fault
+            cause = err.last_attempt.exception()
+            raise self._failure(cause, attempts) from cause
+        except Exception as exc:  # a final fault: no retry
+            raise self._failure(exc, attempts) from exc
+        raise AssertionError("unreachable")
+
+    def _call_backend(self, request: dict[str, Any]) -> dict[str, Any]:
+        with self._slots:
+            self.stats.add(calls=1)  # counts every request sent, answered or not
+            started = time.perf_counter()
+            try:
+                reply = self.backend.complete({**request, "messages": [dict(m) for m in request["messages"]]})
+            finally:
+                self.stats.add(latency_s=time.perf_counter() - started)
+        self.stats.add(prompt_tokens=reply["prompt_tokens"], completion_tokens=reply["completion_tokens"])
+        return reply
+
+    def _failure(self, cause: BaseException, attempts: int) -> LLMError:
+        plural = "attempt" if attempts == 1 else "attempts"
+        err = LLMError(f"model {self.model_id!r} failed after {attempts} {plural}: {describe(cause)}")
+        err.attempts = attempts
+        return err
+
+    def _response(self, reply: dict[str, Any], request: dict[str, Any], *, latency: float, cached: bool,
+                  attempts: int = 1) -> ChatResponse:
+        text = reply["text"]
+        return ChatResponse(text=text, data=parse_json(text) if request.get("schema") is not None else None,
+                            prompt_tokens=reply["prompt_tokens"], completion_tokens=reply["completion_tokens"],
+                            latency_s=latency, cached=cached, logprobs=reply.get("logprobs"),
+                            attempts=attempts, model=self.model_id)
+
+    def _record(self, trace: Trace | None, purpose: str, *, resp: ChatResponse | None = None,
+                error: str | None = None, attempts: int = 1) -> None:
+        if trace is None:
+            return
+        if resp is None:
+            trace.llm_calls.append(LLMCall(model=self.model_id, purpose=purpose, attempts=attempts, error=error))
+            return
+        trace.llm_calls.append(LLMCall(model=self.model_id, purpose=purpose, prompt_tokens=resp.prompt_tokens,
+                                       completion_tokens=resp.completion_tokens, latency_s=resp.latency_s,
+                                       cached=resp.cached, attempts=resp.attempts))
+
+
+def parse_json(text: str) -> Any:
+    """The JSON value in ``text`` (surrounding whitespace or a ``` fence allowed); None if invalid."""
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.strip("`").removeprefix("json").strip()
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        return None
+
+
+def check_messages(messages: Any) -> None:
+    if not isinstance(messages, list) or not messages:
+        raise TypeError(f"messages must be a non-empty list of {{role, content}} dicts, got {messages!r:.200}")
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str) \
+                or not isinstance(message.get("content"), str):
+            raise TypeError(f"messages[{i}] must be a dict with str 'role' and 'content', got {message!r:.200}")
+
+
+BACKEND_PARAMS = {"llama-cpp": {"n_ctx", "n_threads", "logprobs_n_ctx"}}
+CLIENT_PARAMS = {"max_attempts", "backoff_s", "max_backoff_s"}
+
+
+def make_llm(model_id: str, cache_dir: Path | str | None = None, max_concurrency: int = 2,
+             **params: Any) -> LLMClient:
+    """An LLMClient for ``embedded`` | ``llama-cpp:<path.gguf>`` | ``scripted`` | any litellm id.
+
+    ``params``: generation defaults (max_tokens, temperature, seed, ...), client settings
+    (max_attempts, backoff_s, max_backoff_s), ``replies`` for scripted, llama.cpp settings
+    (n_ctx, n_threads, logprobs_n_ctx), or anything else litellm accepts (api_base, timeout, ...).
+    """
+    client = {k: params.pop(k) for k in list(params) if k in CLIENT_PARAMS}
+    generation = {k: params.pop(k) for k in list(params) if k in GENERATION_DEFAULTS}
+    is_llama = model_id == "embedded" or str(model_id).startswith("llama-cpp:")
+    if is_llama and set(params) - BACKEND_PARAMS["llama-cpp"]:
+        raise UserError(f"model {model_id!r}: unknown parameters {sorted(set(params) - BACKEND_PARAMS['llama-cpp'])} "
+                        f"(llama.cpp accepts {sorted(BACKEND_PARAMS['llama-cpp'])} and generation defaults "
+                        f"{sorted(GENERATION_DEFAULTS)})")
+    if model_id == "scripted" and set(params) - {"replies"}:
+        raise UserError(f"model 'scripted' accepts only replies=..., got {sorted(params)}")
+    backend = make_backend(model_id, **params)
+    return LLMClient(backend, cache_dir=cache_dir, max_concurrency=max_concurrency, **client, **generation)
