@@ -1,0 +1,272 @@
+"""The "2wiki" dataset loader: 2WikiMultiHopQA in its official formats.
+
+Sources it reads:
+  - a local ``.json`` file: the plain dev.json release or the "data_ids" release (which adds
+    entity_ids, evidences_id and answer_id, and stores the list fields as Python-literal text);
+  - a local ``.jsonl`` file (one record a line) or ``.parquet`` file;
+  - a Hugging Face hub id such as ``xanhho/2WikiMultihopQA`` (or a local directory laid out like
+    a hub dataset) through the ``datasets`` library (``pip install provbench[hub]``); option
+    ``split`` (default "dev").
+
+Every record is validated; a bad one raises a UserError naming the file, the record id and
+the field. Options: ``select`` applies paper 000's selection (see twowiki_selection), with
+``quotas`` per category (default 12/12/6); ``limit`` and seeded ``sample`` apply after it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+from pathlib import Path
+from typing import Any, Iterator
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from provbench import hookimpl
+from provbench.errors import UserError
+from provbench.model import Question
+from provbench.plugin_api import DatasetLoader
+
+from . import twowiki_scoring as scoring
+from . import twowiki_selection as selection
+
+LOADER_NAME = "2wiki"
+DEFAULT_HUB_SPLIT = "dev"
+LIST_FIELDS = ("context", "supporting_facts", "evidences", "evidences_id")
+
+
+class TwoWikiRecord(BaseModel):
+    """One 2WikiMultiHopQA record after its list fields are decoded."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    id: str = Field(alias="_id", min_length=1)
+    type: str
+    question: str = Field(min_length=1)
+    answer: str
+    context: list[tuple[str, list[str]]] = Field(min_length=1)
+    supporting_facts: list[tuple[str, int]]
+    evidences: list[tuple[str, str, str]] = Field(default_factory=list)
+    entity_ids: str | None = None
+    evidences_id: list[tuple[str, str, str]] | None = None
+    answer_id: str | None = None
+
+    @field_validator("supporting_facts")
+    @classmethod
+    def _facts_name_context(cls, facts: list[tuple[str, int]], info: Any) -> list[tuple[str, int]]:
+        titles = {title for title, _ in info.data.get("context", [])}
+        missing = [title for title, _ in facts if titles and title not in titles]
+        if missing:
+            raise ValueError(f"names paragraphs not in context: {missing[:3]}")
+        return facts
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type, "answer": self.answer,
+            "context": [[t, list(s)] for t, s in self.context],
+            "supporting_facts": [list(f) for f in self.supporting_facts],
+            "evidences": [list(e) for e in self.evidences],
+        }
+
+
+# --- decoding the shapes the releases and mirrors use ---------------------------------------
+
+
+def _decode_text(value: str) -> Any:
+    """Mirrors store list fields as JSON text, the data_ids release as Python literals."""
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return value  # left for validation to reject with the field's name
+
+
+def _columns_to_rows(value: dict[str, Any], keys: tuple[str, ...]) -> list[list[Any]]:
+    """Hub parquet stores a list of tuples as a struct of parallel lists."""
+    return [list(row) for row in zip(*(value[k] for k in keys))]
+
+
+_STRUCT_COLUMNS = {
+    "context": ("title", "sentences"),
+    "supporting_facts": ("title", "sent_id"),
+    "evidences": ("fact", "relation", "entity"),
+    "evidences_id": ("fact", "relation", "entity"),
+}
+
+
+def _decode_field(name: str, value: Any) -> Any:
+    if isinstance(value, str):
+        value = _decode_text(value)
+    if isinstance(value, dict) and all(k in value for k in _STRUCT_COLUMNS[name]):
+        value = _columns_to_rows(value, _STRUCT_COLUMNS[name])
+    if hasattr(value, "tolist"):  # numpy arrays from parquet
+        value = value.tolist()
+    if isinstance(value, list):
+        value = [_plain(item) for item in value]
+    return value
+
+
+def _plain(item: Any) -> Any:
+    if hasattr(item, "tolist"):
+        item = item.tolist()
+    if isinstance(item, (list, tuple)):
+        return [_plain(x) for x in item]
+    return item
+
+
+def decode_record(raw: dict[str, Any]) -> dict[str, Any]:
+    record = dict(raw)
+    for name in LIST_FIELDS:
+        if name in record and record[name] is not None:
+            record[name] = _decode_field(name, record[name])
+    if record.get("answer_id") is not None:
+        record["answer_id"] = str(record["answer_id"])
+    return record
+
+
+def validate_record(raw: Any, where: str, index: int) -> TwoWikiRecord:
+    """A validated record, or a UserError naming file, record and field."""
+    if not isinstance(raw, dict):
+        raise UserError(f"{where}: record #{index} is {type(raw).__name__}, not an object")
+    record_id = raw.get("_id") or f"#{index}"
+    try:
+        return TwoWikiRecord.model_validate(decode_record(raw))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"]) or "(record)"
+        raise UserError(f"{where}: record {record_id!r}: field {field}: {error['msg']}") from None
+
+
+# --- reading sources ------------------------------------------------------------------------
+
+
+def _read_json(path: Path) -> Iterator[Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
+    if isinstance(data, dict) and "data" in data:
+        data = data["data"]
+    if not isinstance(data, list):
+        raise UserError(f"{path}: expected a JSON list of 2Wiki records, got {type(data).__name__}")
+    yield from data
+
+
+def _read_jsonl(path: Path) -> Iterator[Any]:
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise UserError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
+
+
+def _read_parquet(path: Path) -> Iterator[Any]:
+    import pyarrow.parquet as pq
+
+    yield from pq.read_table(path).to_pylist()
+
+
+def _read_hub(source: str, split: str) -> Iterator[Any]:
+    try:
+        import datasets
+    except ImportError:
+        raise UserError(f"reading {source!r} from the Hugging Face hub needs: pip install 'provbench[hub]'") from None
+    try:
+        rows = datasets.load_dataset(source, split=split)
+    except Exception as exc:  # network, missing split, unknown repo: all user-facing
+        raise UserError(f"could not load {source!r} (split {split!r}) with datasets: {exc}") from None
+    yield from rows
+
+
+READERS = {".json": _read_json, ".jsonl": _read_jsonl, ".parquet": _read_parquet}
+
+
+def read_records(source: str | Path, split: str = DEFAULT_HUB_SPLIT) -> list[TwoWikiRecord]:
+    path = Path(source)
+    if path.is_file():
+        reader = READERS.get(path.suffix.lower())
+        if reader is None:
+            raise UserError(f"{path}: unknown 2Wiki file type {path.suffix!r} (use .json, .jsonl or .parquet)")
+        raw_records, where = reader(path), str(path)
+    elif path.is_dir() or _looks_like_hub_id(str(source)):
+        raw_records, where = _read_hub(str(source), split), f"{source} [{split}]"
+    else:
+        raise UserError(f"2Wiki dataset not found: {source} (a file path or a hub id like xanhho/2WikiMultihopQA)")
+    return [validate_record(raw, where, i) for i, raw in enumerate(raw_records)]
+
+
+def _looks_like_hub_id(source: str) -> bool:
+    parts = source.split("/")
+    return len(parts) == 2 and all(parts) and not source.endswith((".json", ".jsonl", ".parquet"))
+
+
+# --- the loader -----------------------------------------------------------------------------
+
+
+def to_question(record: TwoWikiRecord, category: str) -> Question:
+    metadata: dict[str, Any] = {
+        "context": [{"title": t, "sentences": list(s)} for t, s in record.context],
+        "supporting_facts": [list(f) for f in record.supporting_facts],
+        "evidences": [list(e) for e in record.evidences],
+    }
+    for name in ("entity_ids", "evidences_id", "answer_id"):
+        value = getattr(record, name)
+        if value is not None:
+            metadata[name] = [list(e) for e in value] if name == "evidences_id" else value
+    return Question(id=record.id, question=record.question, answer=record.answer, dataset=LOADER_NAME,
+                    type=record.type, category=category, metadata=metadata)
+
+
+class TwoWikiLoader(DatasetLoader):
+    name = LOADER_NAME
+
+    def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False,
+             select: bool = False, quotas: dict[str, int] | None = None, split: str = DEFAULT_HUB_SPLIT,
+             **options: Any) -> list[Question]:
+        if options:
+            raise UserError(f"2wiki loader: unknown option(s) {sorted(options)}; "
+                            "known: select, quotas, split")
+        records = read_records(source, split)
+        chosen = self._choose(records, select, quotas)
+        if sample:
+            random.Random(seed).shuffle(chosen)
+        if limit is not None:
+            chosen = chosen[:limit]
+        return [to_question(record, cat) for record, cat in chosen]
+
+    @staticmethod
+    def _choose(records: list[TwoWikiRecord], select: bool, quotas: dict[str, int] | None):
+        if quotas is not None:
+            unknown = set(quotas) - set(selection.CATEGORIES)
+            if unknown:
+                raise UserError(f"2wiki loader: unknown categories in quotas {sorted(unknown)}; "
+                                f"known: {list(selection.CATEGORIES)}")
+            select = True
+        by_dict = [(r, r.as_dict()) for r in records]
+        if not select:
+            return [(r, _category_or_blank(d)) for r, d in by_dict]
+        picked = selection.select([d for _, d in by_dict], quotas or selection.PAPER_QUOTAS)
+        index = {id(d): r for r, d in by_dict}
+        return [(index[id(d)], cat) for d, cat in picked]
+
+    def normalize(self, text: str) -> str:
+        return scoring.normalize_answer(text)
+
+    def score_answer(self, question: Question, prediction: str | None) -> dict[str, float]:
+        return scoring.score(prediction, [question.answer, *question.aliases])
+
+
+def _category_or_blank(record: dict[str, Any]) -> str:
+    """Unselected loads still label eligible questions, so reports can group by category."""
+    return selection.category(record) if selection.ineligible_reason(record) is None else ""
+
+
+@hookimpl
+def provbench_register_dataset_loaders():
+    return {LOADER_NAME: TwoWikiLoader}
