@@ -1,0 +1,319 @@
+"""The six graph ablations of paper 000 (section 2.3) as graph-level interventions.
+
+Every intervention starts from one question's baseline trace and labels each entity
+``cited``, ``visited-uncited`` or ``not-visited`` (:func:`label_entities`). From those labels
+it builds a :class:`HidePlan` (sets of ids to hide) and applies it with ``view.hide(...)``:
+the result is a new view over the same store, so nothing is copied and a fresh system run
+against it cannot see what the plan hides.
+
+Decisions (see docs/provenance.md for the full rationale)
+    * Removing an entity also hides its *orphaned* text units: those whose every linked
+      entity is removed. A text unit still linked to a visible entity stays, and so do the
+      baseline's cited text units (except under cited removal, whose point is to take the
+      cited evidence away). ``hide_orphan_text_units=False`` turns this off.
+    * "Text of an entity may not be read" hides the entity's text units, except those a
+      protected entity (a cited one) also links to, and the cited text units themselves:
+      cited evidence must stay readable under text-only isolation and entity text mask.
+    * Cited ids the knowledge base does not know (hallucinated citations) are ignored and
+      counted in the plan's notes; random removal matches the size of the *known* cited set.
+    * Communities are not entities: their summaries stay readable in every condition.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Literal
+
+from provbench import hookimpl
+from provbench.errors import UserError
+from provbench.model import Question, Trace
+from provbench.plugin_api import Intervention
+
+if TYPE_CHECKING:
+    from provbench.kb import GraphView
+
+EntityLabel = Literal["cited", "visited-uncited", "not-visited"]
+
+
+# -- labelling ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EntityLabels:
+    """Paper 000's three groups for one question. ``cited`` wins over ``visited``."""
+
+    cited: frozenset[str]
+    visited: frozenset[str]
+
+    @property
+    def visited_uncited(self) -> frozenset[str]:
+        return self.visited - self.cited
+
+    @property
+    def cited_unvisited(self) -> frozenset[str]:
+        return self.cited - self.visited
+
+    def label(self, entity_id: str) -> EntityLabel:
+        if entity_id in self.cited:
+            return "cited"
+        if entity_id in self.visited:
+            return "visited-uncited"
+        return "not-visited"
+
+
+def label_entities(trace: Trace) -> EntityLabels:
+    """Label the entities of one baseline trace (cited, visited-but-uncited, the rest)."""
+    return EntityLabels(cited=frozenset(trace.citations.entities),
+                        visited=frozenset(trace.visited_entities))
+
+
+# -- what to hide ------------------------------------------------------------------------------
+
+@dataclass
+class HidePlan:
+    """The id sets handed to ``view.hide``, plus notes on what the plan had to decide."""
+
+    entities: frozenset[str] = frozenset()
+    text_units: frozenset[str] = frozenset()
+    hide_metadata_of: frozenset[str] = frozenset()
+    notes: list[str] = field(default_factory=list)
+
+    def as_kwargs(self) -> dict[str, frozenset[str]]:
+        return {"entities": self.entities, "text_units": self.text_units,
+                "hide_metadata_of": self.hide_metadata_of}
+
+    def summary(self) -> dict[str, Any]:
+        return {"entities": len(self.entities), "text_units": len(self.text_units),
+                "hide_metadata_of": len(self.hide_metadata_of), "notes": list(self.notes)}
+
+
+class _Lookup:
+    """Memoised reads of the unmodified view: entity -> text units, text unit -> entities.
+
+    One per view object (:func:`lookup_for`), shared by every question: the isolation ablations
+    read every entity once for the first question and from memory afterwards.
+    """
+
+    def __init__(self, view: "GraphView") -> None:
+        self.view = view
+        self._entity_tus: dict[str, tuple[str, ...] | None] = {}
+        self._tu_entities: dict[str, tuple[str, ...]] = {}
+
+    def exists(self, entity_id: str) -> bool:
+        return self.text_units_of(entity_id) is not None
+
+    def text_units_of(self, entity_id: str) -> tuple[str, ...] | None:
+        if entity_id not in self._entity_tus:
+            entity = self.view.entity(entity_id)
+            self._entity_tus[entity_id] = None if entity is None else tuple(entity.text_unit_ids)
+        return self._entity_tus[entity_id]
+
+    def entities_of(self, tu_id: str) -> tuple[str, ...]:
+        if tu_id not in self._tu_entities:
+            unit = self.view.text_unit(tu_id)
+            self._tu_entities[tu_id] = () if unit is None else tuple(unit.entity_ids)
+        return self._tu_entities[tu_id]
+
+    def text_units_of_all(self, entity_ids: Iterable[str]) -> set[str]:
+        units: set[str] = set()
+        for entity_id in entity_ids:
+            units.update(self.text_units_of(entity_id) or ())
+        return units
+
+
+_LOOKUPS: "weakref.WeakKeyDictionary[Any, dict[Any, _Lookup]]" = weakref.WeakKeyDictionary()
+_LOOKUPS_LOCK = threading.Lock()
+
+
+def lookup_for(view: "GraphView") -> _Lookup:
+    """The memo for this view's store and filter: views created apart over one store share it."""
+    store = getattr(view, "_store", view)
+    with _LOOKUPS_LOCK:
+        per_filter = _LOOKUPS.setdefault(store, {})
+        return per_filter.setdefault(view.hidden, _Lookup(view))
+
+
+def orphaned_text_units(lookup: _Lookup, removed: frozenset[str], keep: Iterable[str] = ()) -> frozenset[str]:
+    """Text units all of whose linked entities are in ``removed`` (minus ``keep``)."""
+    keep = set(keep)
+    orphans = {tu for tu in lookup.text_units_of_all(removed)
+               if tu not in keep and set(lookup.entities_of(tu)) <= removed}
+    return frozenset(orphans)
+
+
+def blocked_text_units(lookup: _Lookup, targets: Iterable[str], protected_entities: Iterable[str],
+                       protected_units: Iterable[str]) -> frozenset[str]:
+    """Text units of ``targets`` that no protected entity links to and that are not protected."""
+    readable = lookup.text_units_of_all(protected_entities) | set(protected_units)
+    return frozenset(lookup.text_units_of_all(targets) - readable)
+
+
+def known(lookup: _Lookup, entity_ids: Iterable[str]) -> tuple[frozenset[str], int]:
+    """The ids the view knows, and how many it did not."""
+    ids = set(entity_ids)
+    present = frozenset(e for e in ids if lookup.exists(e))
+    return present, len(ids) - len(present)
+
+
+# -- option checking ---------------------------------------------------------------------------
+
+def _check_int(owner: str, option: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"between {low} and {high}"
+        raise UserError(f"intervention {owner!r}: option {option!r} must be an integer {bound}, got {value!r}")
+    return value
+
+
+def _check_bool(owner: str, option: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise UserError(f"intervention {owner!r}: option {option!r} must be true or false, got {value!r}")
+    return value
+
+
+# -- the six ablations -------------------------------------------------------------------------
+
+class GraphAblation(Intervention):
+    """Base: subclasses implement :meth:`plan`; :meth:`make_view` applies it."""
+
+    level = "graph"
+
+    def make_view(self, view: "GraphView", question: Question, baseline: Trace,
+                  rng: random.Random) -> "GraphView":
+        return view.hide(**self.plan(view, question, baseline, rng).as_kwargs())
+
+    def plan(self, view: "GraphView", question: Question, baseline: Trace,
+             rng: random.Random) -> HidePlan:
+        raise NotImplementedError
+
+
+class Removal(GraphAblation):
+    """Base of the ablations that remove entities (and, by default, their orphaned text units)."""
+
+    def __init__(self, hide_orphan_text_units: bool = True) -> None:
+        self.hide_orphan_text_units = _check_bool(self.name, "hide_orphan_text_units", hide_orphan_text_units)
+
+    def removal_plan(self, lookup: _Lookup, removed: frozenset[str], keep_units: Iterable[str],
+                     notes: list[str]) -> HidePlan:
+        units = orphaned_text_units(lookup, removed, keep_units) if self.hide_orphan_text_units else frozenset()
+        return HidePlan(entities=removed, text_units=units, notes=notes)
+
+
+def _unknown_note(count: int) -> list[str]:
+    return [f"{count} cited entity id(s) not in the knowledge base were ignored"] if count else []
+
+
+class FullIsolation(Removal):
+    """Study 1: every entity except the baseline's cited ones is removed."""
+
+    name = "full-isolation"
+
+    def plan(self, view, question, baseline, rng) -> HidePlan:
+        lookup = lookup_for(view)
+        cited, unknown = known(lookup, label_entities(baseline).cited)
+        removed = frozenset(e for e in view.entity_ids() if e not in cited)  # O(graph): once per question
+        notes = _unknown_note(unknown) + ([] if cited else ["baseline cited no known entity: every entity removed"])
+        return self.removal_plan(lookup, removed, baseline.citations.text_units, notes)
+
+
+class TextOnlyIsolation(GraphAblation):
+    """Study 1: nothing removed; text units of non-cited entities unreadable, metadata visible."""
+
+    name = "text-only-isolation"
+
+    def plan(self, view, question, baseline, rng) -> HidePlan:
+        lookup = lookup_for(view)
+        cited, unknown = known(lookup, label_entities(baseline).cited)
+        others = [e for e in view.entity_ids() if e not in cited]
+        units = blocked_text_units(lookup, others, cited, baseline.citations.text_units)
+        return HidePlan(text_units=units, notes=_unknown_note(unknown))
+
+
+class CitedRemoval(Removal):
+    """Study 2: every entity the baseline cited is removed (with its orphaned text units)."""
+
+    name = "cited-removal"
+
+    def plan(self, view, question, baseline, rng) -> HidePlan:
+        lookup = lookup_for(view)
+        cited, unknown = known(lookup, label_entities(baseline).cited)
+        notes = _unknown_note(unknown) + ([] if cited else ["baseline cited no known entity: nothing removed"])
+        return self.removal_plan(lookup, cited, (), notes)
+
+
+class RandomRemoval(Removal):
+    """Study 2 control: as many non-cited, plausibly retrievable entities as were cited, at random.
+
+    Plausibly retrievable: within ``hops`` hops of an entity the baseline visited or cited, or
+    among the top ``search_k`` entity hits for the question text. If that pool is smaller than
+    the cited set, the rest is drawn from the remaining non-cited entities (noted in the plan).
+    """
+
+    name = "random-removal"
+
+    def __init__(self, repeats: int = 3, hops: int = 2, search_k: int = 20,
+                 hide_orphan_text_units: bool = True) -> None:
+        super().__init__(hide_orphan_text_units)
+        self.repeats = _check_int(self.name, "repeats", repeats, 1, 100)
+        self.hops = _check_int(self.name, "hops", hops, 0, 4)
+        self.search_k = _check_int(self.name, "search_k", search_k, 0, 1000)
+
+    def plan(self, view, question, baseline, rng) -> HidePlan:
+        lookup = lookup_for(view)
+        labels = label_entities(baseline)
+        cited, unknown = known(lookup, labels.cited)
+        notes = _unknown_note(unknown)
+        pool = sorted(self.candidate_pool(view, lookup, question, labels) - cited)
+        chosen = rng.sample(pool, min(len(cited), len(pool)))
+        if len(chosen) < len(cited):
+            rest = sorted(set(view.entity_ids()) - cited - set(pool))
+            extra = rng.sample(rest, min(len(cited) - len(chosen), len(rest)))
+            notes.append(f"pool of plausibly retrievable entities had {len(pool)}; "
+                         f"{len(extra)} drawn from the rest of the graph")
+            chosen += extra
+        return self.removal_plan(lookup, frozenset(chosen), baseline.citations.text_units, notes)
+
+    def candidate_pool(self, view: "GraphView", lookup: _Lookup, question: Question,
+                       labels: EntityLabels) -> set[str]:
+        """Entities near the baseline's trajectory or similar to the question."""
+        frontier = {e for e in labels.visited | labels.cited if lookup.exists(e)}
+        pool = set(frontier)
+        for _ in range(self.hops):
+            frontier = {n.entity.id for e in frontier for n in view.neighbors(e)} - pool
+            pool |= frontier
+        if self.search_k:
+            pool.update(hit.id for hit in view.search_entities(question.question, k=self.search_k))
+        return pool
+
+
+class EntityRemoval(Removal):
+    """Study 3: visited-but-uncited entities are removed."""
+
+    name = "entity-removal"
+
+    def plan(self, view, question, baseline, rng) -> HidePlan:
+        lookup = lookup_for(view)
+        removed, _ = known(lookup, label_entities(baseline).visited_uncited)
+        return self.removal_plan(lookup, removed, baseline.citations.text_units, [])
+
+
+class EntityTextMask(GraphAblation):
+    """Study 3: visited-but-uncited entities stay, but their text units and metadata are hidden."""
+
+    name = "entity-text-mask"
+
+    def plan(self, view, question, baseline, rng) -> HidePlan:
+        lookup = lookup_for(view)
+        labels = label_entities(baseline)
+        masked, _ = known(lookup, labels.visited_uncited)
+        units = blocked_text_units(lookup, masked, labels.cited, baseline.citations.text_units)
+        return HidePlan(text_units=units, hide_metadata_of=masked)
+
+
+ABLATIONS = (FullIsolation, TextOnlyIsolation, CitedRemoval, RandomRemoval, EntityRemoval, EntityTextMask)
+
+
+@hookimpl
+def provbench_register_interventions():
+    return {cls.name: cls for cls in ABLATIONS}

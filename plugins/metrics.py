@@ -1,0 +1,348 @@
+"""Paper 000's outcome metrics (Tables 1 and 2), the exclusion step, and the shared record analysis.
+
+Reading records
+    * A record's correctness is ``scores["accuracy"]`` (set by the runner from the dataset
+      loader's ``score_answer``). A question is *correct* when that score is 1.
+    * Records with ``status == "failed"`` (the runner could not produce a trace) count as wrong
+      (0) for accuracy and are reported in ``detail["failed"]``. They cannot be compared with a
+      baseline answer, so "output changed" and "stayed correct" leave them out of the
+      denominator and report them (``detail["failed"]``).
+    * A question with no record for a condition is ``missing``; one whose records carry no
+      accuracy score is ``unscored``. Both are left out of the denominator and reported.
+    * Repeats of a condition (random removal) are averaged per question first, so counts may be
+      fractional (16.3/20 in the paper).
+    * Intervention conditions are analysed over the questions not in ``results.excluded``.
+      Accuracy of the baseline is reported over the same analysed set (Table 2) and, in
+      ``detail["all_questions"]``, over every question (Table 1).
+    * "Changed" compares answers after the dataset loader's ``normalize`` (``results.loader``);
+      without a loader, the base :class:`DatasetLoader` normalisation (case and whitespace).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from statistics import fmean
+from typing import Any, Callable, Iterable, Mapping
+
+from provbench import hookimpl
+from provbench.errors import UserError
+from provbench.model import BASELINE, RunRecord
+from provbench.plugin_api import DatasetLoader, Metric, MetricValue, Results
+
+CORRECT = 1.0  # an accuracy score at or above this means "answered correctly"
+FOOTPRINT_FIELDS = ("retrieved_text_units", "cited_text_units", "visited_entities", "cited_entities")
+
+
+# -- the exclusion step ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ExclusionRule:
+    """Leave out of intervention analysis the questions a reference system answers correctly
+    at baseline (paper 000 drops the 5 the LLM-only baseline got right: 30 -> 25)."""
+
+    enabled: bool = True
+    reference_system: str = "llm-only"
+
+    @classmethod
+    def from_options(cls, value: Any) -> "ExclusionRule":
+        """Suite forms: absent/None/true (default rule), false (off), "<system>", or
+        ``{enabled: bool, reference_system: str}``."""
+        if value is None or value is True:
+            return cls()
+        if value is False:
+            return cls(enabled=False)
+        if isinstance(value, str) and value:
+            return cls(reference_system=value)
+        if isinstance(value, Mapping) and set(value) <= {"enabled", "reference_system"}:
+            enabled = value.get("enabled", True)
+            reference = value.get("reference_system", "llm-only")
+            if isinstance(enabled, bool) and isinstance(reference, str) and reference:
+                return cls(enabled=enabled, reference_system=reference)
+        raise UserError(
+            "exclusion option must be true, false, a system name, or a mapping with "
+            f"'enabled' (bool) and 'reference_system' (system name); got {value!r}")
+
+    def check_systems(self, systems: Iterable[str]) -> None:
+        """Call when a suite is loaded: the reference system must be one the suite runs."""
+        systems = list(systems)
+        if self.enabled and self.reference_system not in systems:
+            raise UserError(
+                f"exclusion step needs reference system {self.reference_system!r}, which the suite "
+                f"does not run (systems: {', '.join(systems) or 'none'}); add it or set the "
+                "exclusion option to false")
+
+    def apply(self, records: Iterable[RunRecord]) -> set[str]:
+        if not self.enabled:
+            return set()
+        return answered_by_reference(records, self.reference_system)
+
+
+def answered_by_reference(records: Iterable[RunRecord], reference_system: str = "llm-only") -> set[str]:
+    """Ids of questions the reference system's baseline answered correctly (failed runs: not)."""
+    return {r.key.question_id for r in records
+            if r.key.system == reference_system and r.key.condition == BASELINE and correctness(r) == 1.0}
+
+
+# -- reading records ---------------------------------------------------------------------------
+
+def correctness(record: RunRecord) -> float | None:
+    """1.0 correct, 0.0 wrong or failed, None when the record has no accuracy score."""
+    if record.status == "failed":
+        return 0.0
+    value = record.scores.get("accuracy")
+    if value is None:
+        return None
+    return 1.0 if value >= CORRECT else 0.0
+
+
+class _PlainLoader(DatasetLoader):
+    """Only for its base ``normalize`` (case and whitespace) when a run has no loader."""
+
+    name = "plain"
+
+    def load(self, source, **options):
+        raise NotImplementedError("_PlainLoader only normalises answers")
+
+
+def loader_normalizer(results: Results) -> Callable[[str], str]:
+    return (results.loader or _PlainLoader()).normalize
+
+
+def answer_of(record: RunRecord) -> str:
+    return (record.trace.answer if record.trace and record.trace.answer is not None else "")
+
+
+def analysed_questions(results: Results) -> list[str]:
+    """Questions in the intervention analysis: all known questions minus the excluded ones."""
+    ids = list(results.questions) or list(dict.fromkeys(r.key.question_id for r in results.records))
+    return [q for q in ids if q not in results.excluded]
+
+
+def all_questions(results: Results) -> list[str]:
+    return list(results.questions) or list(dict.fromkeys(r.key.question_id for r in results.records))
+
+
+def by_question(records: Iterable[RunRecord]) -> dict[str, list[RunRecord]]:
+    grouped: dict[str, list[RunRecord]] = defaultdict(list)
+    for record in records:
+        grouped[record.key.question_id].append(record)
+    return grouped
+
+
+def baseline_records(results: Results, system: str) -> dict[str, RunRecord]:
+    """The baseline record of each question (lowest repeat if a baseline was repeated)."""
+    chosen: dict[str, RunRecord] = {}
+    for record in sorted(results.select(system, BASELINE), key=lambda r: r.key.repeat):
+        chosen.setdefault(record.key.question_id, record)
+    return chosen
+
+
+@dataclass
+class Tally:
+    """Counts behind one reported share; ``value`` is numerator / denominator."""
+
+    numerator: float = 0.0
+    denominator: int = 0
+    failed: int = 0
+    missing: int = 0
+    unscored: int = 0
+
+    @property
+    def value(self) -> float | None:
+        return self.numerator / self.denominator if self.denominator else None
+
+    def counts(self) -> dict[str, Any]:
+        return {"numerator": _round(self.numerator), "denominator": self.denominator,
+                "failed": self.failed, "missing": self.missing, "unscored": self.unscored}
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def per_question_correctness(results: Results, system: str, condition: str,
+                             questions: Iterable[str]) -> tuple[dict[str, float], Tally]:
+    """Mean correctness over repeats for each question that has a usable record."""
+    grouped = by_question(results.select(system, condition))
+    values: dict[str, float] = {}
+    tally = Tally()
+    for qid in questions:
+        records = grouped.get(qid, [])
+        tally.failed += sum(r.status == "failed" for r in records)
+        scored = [c for c in map(correctness, records) if c is not None]
+        if not records:
+            tally.missing += 1
+        elif not scored:
+            tally.unscored += 1
+        else:
+            values[qid] = fmean(scored)
+    tally.numerator = sum(values.values())
+    tally.denominator = len(values)
+    return values, tally
+
+
+@dataclass
+class ChangeOutcome:
+    """One question under one condition, compared with its baseline (repeats averaged)."""
+
+    changed: float
+    stayed_correct: float | None  # None unless the baseline answer was correct
+
+
+def per_question_changes(results: Results, system: str, condition: str, questions: Iterable[str]
+                         ) -> tuple[dict[str, ChangeOutcome], Tally]:
+    """Answer changes against the baseline; ``Tally.failed`` counts failed records on either side."""
+    normalize = loader_normalizer(results)
+    baselines = baseline_records(results, system)
+    grouped = by_question(results.select(system, condition))
+    outcomes: dict[str, ChangeOutcome] = {}
+    tally = Tally()
+    for qid in questions:
+        base, records = baselines.get(qid), grouped.get(qid, [])
+        if base is None or not records:
+            tally.missing += 1
+            continue
+        usable = [r for r in records if r.status == "ok"]
+        tally.failed += (len(records) - len(usable)) + (base.status == "failed")
+        if base.status == "failed" or not usable:
+            continue
+        outcomes[qid] = compare(base, usable, normalize)
+    tally.numerator = sum(o.changed for o in outcomes.values())
+    tally.denominator = len(outcomes)
+    return outcomes, tally
+
+
+def compare(base: RunRecord, records: list[RunRecord], normalize: Callable[[str], str]) -> ChangeOutcome:
+    reference = normalize(answer_of(base))
+    changed = fmean(float(normalize(answer_of(r)) != reference) for r in records)
+    if correctness(base) != 1.0:
+        return ChangeOutcome(changed, None)
+    return ChangeOutcome(changed, fmean(float(correctness(r) == 1.0) for r in records))
+
+
+def stayed_correct_tally(outcomes: Mapping[str, ChangeOutcome]) -> Tally:
+    kept = [o.stayed_correct for o in outcomes.values() if o.stayed_correct is not None]
+    return Tally(numerator=sum(kept), denominator=len(kept))
+
+
+def intervention_conditions(results: Results, system: str) -> list[str]:
+    return [c for c in results.conditions if c != BASELINE and results.select(system, c)]
+
+
+def arrow(delta: float) -> str:
+    if abs(delta) < 1e-9:
+        return "→"
+    return "↑" if delta > 0 else "↓"
+
+
+# -- metrics -----------------------------------------------------------------------------------
+
+class Accuracy(Metric):
+    """Accuracy per system and condition over the analysed questions, with counts."""
+
+    name = "accuracy"
+
+    def aggregate(self, results: Results) -> list[MetricValue]:
+        values = []
+        analysed = analysed_questions(results)
+        for system in results.systems:
+            for condition in results.conditions:
+                if not results.select(system, condition):
+                    continue
+                _, tally = per_question_correctness(results, system, condition, analysed)
+                detail: dict[str, Any] = tally.counts()
+                if condition == BASELINE:
+                    _, everything = per_question_correctness(results, system, condition, all_questions(results))
+                    detail["all_questions"] = everything.counts() | {"value": _round(everything.value)}
+                values.append(MetricValue(metric=self.name, system=system, condition=condition,
+                                          value=tally.value, numerator=_round(tally.numerator),
+                                          denominator=tally.denominator, detail=detail))
+        return values
+
+
+class OutputChanged(Metric):
+    """Share of analysed answers that differ from the baseline answer after an intervention,
+    with originally-correct answers that stayed correct (Table 2's parentheses)."""
+
+    name = "output-changed"
+
+    def aggregate(self, results: Results) -> list[MetricValue]:
+        values = []
+        analysed = analysed_questions(results)
+        for system in results.systems:
+            for condition in intervention_conditions(results, system):
+                outcomes, tally = per_question_changes(results, system, condition, analysed)
+                kept = stayed_correct_tally(outcomes)
+                detail = tally.counts() | {"stayed_correct": _round(kept.numerator),
+                                           "originally_correct": kept.denominator}
+                values.append(MetricValue(metric=self.name, system=system, condition=condition,
+                                          value=tally.value, numerator=_round(tally.numerator),
+                                          denominator=tally.denominator, detail=detail))
+                values.append(MetricValue(metric="stayed-correct", system=system, condition=condition,
+                                          value=kept.value, numerator=_round(kept.numerator),
+                                          denominator=kept.denominator,
+                                          detail={"failed": tally.failed, "missing": tally.missing}))
+        return values
+
+
+class AccuracyDelta(Metric):
+    """Accuracy after intervention minus baseline accuracy, on the questions both have."""
+
+    name = "accuracy-delta"
+
+    def aggregate(self, results: Results) -> list[MetricValue]:
+        values = []
+        analysed = analysed_questions(results)
+        for system in results.systems:
+            base, _ = per_question_correctness(results, system, BASELINE, analysed)
+            for condition in intervention_conditions(results, system):
+                after, tally = per_question_correctness(results, system, condition, analysed)
+                paired = [q for q in analysed if q in base and q in after]
+                values.append(delta_value(self.name, system, condition, base, after, paired, tally))
+        return values
+
+
+def delta_value(metric: str, system: str, condition: str, base: Mapping[str, float],
+                after: Mapping[str, float], paired: list[str], tally: Tally) -> MetricValue:
+    before_sum = sum(base[q] for q in paired)
+    after_sum = sum(after[q] for q in paired)
+    n = len(paired)
+    delta = (after_sum - before_sum) / n if n else None
+    detail = {"baseline_correct": _round(before_sum), "condition_correct": _round(after_sum),
+              "questions": n, "arrow": arrow(delta) if delta is not None else "",
+              "failed": tally.failed, "missing": tally.missing, "unscored": tally.unscored}
+    return MetricValue(metric=metric, system=system, condition=condition, value=delta,
+                       numerator=_round(after_sum - before_sum), denominator=n, detail=detail)
+
+
+class Footprint(Metric):
+    """Table 1: mean retrieved/cited text units and visited/cited entities per answer."""
+
+    name = "footprint"
+
+    def aggregate(self, results: Results) -> list[MetricValue]:
+        values = []
+        for system in results.systems:
+            for condition in results.conditions:
+                records = results.select(system, condition)
+                traced = [r.trace.footprint() for r in records if r.status == "ok" and r.trace is not None]
+                if not records:
+                    continue
+                for field_name in FOOTPRINT_FIELDS:
+                    total = sum(fp[field_name] for fp in traced)
+                    values.append(MetricValue(
+                        metric=f"{self.name}.{field_name}", system=system, condition=condition,
+                        value=total / len(traced) if traced else None, numerator=total,
+                        denominator=len(traced),
+                        detail={"field": field_name, "failed": len(records) - len(traced)}))
+        return values
+
+
+@hookimpl
+def provbench_register_metrics():
+    from .provenance import ProvenanceMetric
+    from .ragas_faithfulness import RagasFaithfulness
+
+    return {cls.name: cls for cls in (Accuracy, OutputChanged, AccuracyDelta, Footprint,
+                                      ProvenanceMetric, RagasFaithfulness)}
