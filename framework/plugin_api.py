@@ -86,6 +86,7 @@ class Results:
     records: list[RunRecord]
     questions: dict[str, Question]
     excluded: set[str] = field(default_factory=set)  # question ids left out of intervention analysis
+    loader: "DatasetLoader | None" = None  # its normalize() compares answers ("output changed")
 
     def select(self, system: str, condition: str = BASELINE) -> list[RunRecord]:
         return [r for r in self.records if r.key.system == system and r.key.condition == condition]

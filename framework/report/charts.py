@@ -1,0 +1,127 @@
+"""Inline SVG charts (matplotlib, Agg backend): nothing external, text kept as SVG text.
+
+matplotlib escapes the text it writes into SVG, so labels taken from a dataset or a model
+cannot inject markup.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import threading
+from typing import Any, Iterable, Sequence
+
+CITED, VISITED, NOT_VISITED = "#2e9d4f", "#3b73c4", "#d1495b"
+PALETTE = ("#3b73c4", "#e08a2c", "#2e9d4f", "#8e5cc4", "#d1495b", "#5b8c8c", "#8c6d46")
+_LOCK = threading.Lock()  # pyplot's state is global
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"svg.fonttype": "none", "font.family": "sans-serif", "font.size": 10,
+                         "axes.spines.top": False, "axes.spines.right": False, "svg.hashsalt": "provbench"})
+    return plt
+
+
+def to_svg(fig: Any) -> str:
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    svg = buffer.getvalue()
+    return svg[svg.index("<svg"):]  # drop the XML prolog and doctype: the SVG is inlined in HTML
+
+
+def accuracy_chart(systems: Sequence[str], values: Sequence[float | None],
+                   intervals: Sequence[tuple[float | None, float | None]], title: str) -> str:
+    """Accuracy per system with bootstrap-interval error bars."""
+    with _LOCK:
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(systems) + 1.5), 3.2))
+        heights = [100 * (v or 0.0) for v in values]
+        lower = [100 * ((v or 0) - lo) if lo is not None else 0 for v, (lo, _) in zip(values, intervals)]
+        upper = [100 * (hi - (v or 0)) if hi is not None else 0 for v, (_, hi) in zip(values, intervals)]
+        ax.bar(range(len(systems)), heights, color=PALETTE[0], width=0.6,
+               yerr=[lower, upper], capsize=4, ecolor="#333333")
+        ax.set_xticks(range(len(systems)), [plain(s) for s in systems], rotation=20, ha="right")
+        ax.set_ylim(0, 105)
+        ax.set_ylabel("accuracy (%)")
+        ax.set_title(title, fontsize=11)
+        ax.grid(axis="y", alpha=0.3)
+        svg = to_svg(fig)
+        plt.close(fig)
+    return svg
+
+
+def grouped_chart(groups: Sequence[str], series: dict[str, Sequence[float | None]], ylabel: str, title: str) -> str:
+    """Bars per group (e.g. intervention) and series (e.g. system), values as shares 0..1."""
+    with _LOCK:
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(max(5.0, 1.4 * len(groups) + 2), 3.4))
+        width = 0.8 / max(1, len(series))
+        for i, (name, values) in enumerate(series.items()):
+            xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
+            ax.bar(xs, [100 * (v or 0.0) for v in values], width=width, label=plain(name), color=PALETTE[i % len(PALETTE)])
+        ax.set_xticks(range(len(groups)), [plain(g) for g in groups], rotation=20, ha="right")
+        ax.set_ylim(0, 105)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=11)
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8, frameon=False, ncols=min(3, len(series)))
+        svg = to_svg(fig)
+        plt.close(fig)
+    return svg
+
+
+def subgraph_picture(view: Any, visited: Iterable[str], cited: Iterable[str], max_unvisited: int = 15) -> str | None:
+    """Paper 000 Figure 2 for one trace: cited (green), visited but not cited (blue), and
+    never-visited neighbours of visited entities (red)."""
+    import networkx as nx
+
+    visited, cited = list(dict.fromkeys(visited)), set(cited)
+    shown = set(visited) | cited
+    unvisited: list[str] = []
+    for entity_id in visited:
+        for neighbour in view.neighbors(entity_id, limit=20):
+            other = neighbour.entity.id
+            if other not in shown and other not in unvisited and len(unvisited) < max_unvisited:
+                unvisited.append(other)
+    graph = view.subgraph(list(shown) + unvisited)
+    if graph.number_of_nodes() == 0:
+        return None
+    simple = nx.Graph(graph)
+    positions = nx.spring_layout(simple, seed=0, k=1.2 / max(1, simple.number_of_nodes()) ** 0.5)
+    colours = [CITED if n in cited else VISITED if n in shown else NOT_VISITED for n in simple.nodes]
+    labels = {n: _short(graph.nodes[n].get("name") or n) for n in simple.nodes}
+    with _LOCK:
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(6.4, 4.6))
+        nx.draw_networkx_edges(simple, positions, ax=ax, edge_color="#b8b8b8", width=1.0)
+        nx.draw_networkx_nodes(simple, positions, ax=ax, node_color=colours, node_size=320, linewidths=0.5,
+                               edgecolors="#ffffff")
+        nx.draw_networkx_labels(simple, positions, labels=labels, ax=ax, font_size=9, verticalalignment="bottom")
+        ax.set_axis_off()
+        ax.legend(handles=_legend(plt), loc="lower center", bbox_to_anchor=(0.5, -0.1), ncols=3, fontsize=8,
+                  frameon=False)
+        svg = to_svg(fig)
+        plt.close(fig)
+    return svg
+
+
+def _legend(plt: Any) -> list:
+    from matplotlib.lines import Line2D
+
+    return [Line2D([0], [0], marker="o", color="w", markerfacecolor=c, markersize=9, label=t)
+            for c, t in ((CITED, "cited"), (VISITED, "visited, not cited"), (NOT_VISITED, "not visited"))]
+
+
+def _short(text: str, limit: int = 28) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return plain(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def plain(text: str) -> str:
+    """Keep matplotlib from reading ``$...$`` in a label as mathtext."""
+    return text.replace("$", r"\$")

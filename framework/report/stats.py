@@ -1,0 +1,131 @@
+"""The numbers a report shows, computed from run records.
+
+* Correctness of a record: ``scores["accuracy"] >= 1``; a failed record counts as wrong.
+  Repeats of a condition are averaged per question, so counts may be fractional (paper 000's
+  16.3/20).
+* Confidence intervals: percentile bootstrap over questions (numpy, seeded).
+* Paired tests: exact McNemar test on the discordant pairs of a condition against the baseline
+  (two-sided binomial test with p = 1/2, scipy.stats.binomtest). For repeated conditions a
+  question counts as correct when it is correct in at least half of its repeats.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from statistics import fmean
+from typing import Iterable
+
+import numpy as np
+
+from ..model import BASELINE, RunRecord
+
+MCNEMAR_NOTE = ("exact McNemar test (two-sided binomial test on the discordant question pairs, "
+                "scipy.stats.binomtest) of each condition against the same system's baseline")
+
+
+def correct(record: RunRecord) -> float | None:
+    if record.status == "failed":
+        return 0.0
+    value = record.scores.get("accuracy")
+    return None if value is None else float(value >= 1.0)
+
+
+def per_question(records: Iterable[RunRecord], score: str = "accuracy") -> dict[str, float]:
+    """Mean score per question over repeats (accuracy via :func:`correct`)."""
+    grouped: dict[str, list[float]] = defaultdict(list)
+    for r in records:
+        value = correct(r) if score == "accuracy" else r.scores.get(score)
+        if value is not None:
+            grouped[r.key.question_id].append(float(value))
+    return {q: fmean(v) for q, v in grouped.items()}
+
+
+@dataclass
+class Share:
+    """A share with its counts and a bootstrap confidence interval."""
+
+    numerator: float
+    denominator: int
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def value(self) -> float | None:
+        return self.numerator / self.denominator if self.denominator else None
+
+    def percent(self) -> str:
+        return "–" if self.value is None else f"{100 * self.value:.1f}%"
+
+    def counts(self) -> str:
+        if not self.denominator:
+            return ""
+        num = f"{self.numerator:.1f}" if abs(self.numerator - round(self.numerator)) > 1e-9 else f"{self.numerator:.0f}"
+        return f"({num}/{self.denominator})"
+
+    def interval(self) -> str:
+        if self.low is None or self.high is None:
+            return ""
+        return f"[{100 * self.low:.0f}, {100 * self.high:.0f}]"
+
+
+def share(values: dict[str, float], questions: Iterable[str] | None = None, *, resamples: int = 2000,
+          confidence: float = 0.95, seed: int = 0) -> Share:
+    chosen = [values[q] for q in (questions if questions is not None else values) if q in values]
+    low, high = bootstrap_ci(chosen, resamples=resamples, confidence=confidence, seed=seed)
+    return Share(sum(chosen), len(chosen), low, high)
+
+
+def bootstrap_ci(values: list[float], *, resamples: int = 2000, confidence: float = 0.95,
+                 seed: int = 0) -> tuple[float | None, float | None]:
+    """Percentile bootstrap interval of the mean; None for fewer than two values."""
+    if len(values) < 2:
+        return None, None
+    data = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, len(data), size=(resamples, len(data)))].mean(axis=1)
+    alpha = (1 - confidence) / 2
+    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+
+@dataclass
+class PairedTest:
+    baseline_only: int  # correct at baseline, wrong after
+    condition_only: int  # wrong at baseline, correct after
+    pairs: int
+    p_value: float | None
+
+    def describe(self) -> str:
+        if self.p_value is None:
+            return "no discordant pairs" if self.pairs else "no paired questions"
+        return f"p = {self.p_value:.3g} (b={self.baseline_only}, c={self.condition_only}, n={self.pairs})"
+
+
+def mcnemar(before: dict[str, float], after: dict[str, float], questions: Iterable[str] | None = None) -> PairedTest:
+    """Exact McNemar on paired correctness (values >= 0.5 count as correct)."""
+    from scipy.stats import binomtest
+
+    shared = [q for q in (questions if questions is not None else before) if q in before and q in after]
+    b = sum(1 for q in shared if before[q] >= 0.5 and after[q] < 0.5)
+    c = sum(1 for q in shared if before[q] < 0.5 and after[q] >= 0.5)
+    if b + c == 0:
+        return PairedTest(b, c, len(shared), None)
+    return PairedTest(b, c, len(shared), float(binomtest(b, b + c, 0.5).pvalue))
+
+
+def arrow(before: float | None, after: float | None) -> str:
+    if before is None or after is None:
+        return ""
+    if abs(after - before) < 1e-9:
+        return "→"
+    return "↑" if after > before else "↓"
+
+
+def select(records: Iterable[RunRecord], system: str, condition: str = BASELINE) -> list[RunRecord]:
+    return [r for r in records if r.key.system == system and r.key.condition == condition]
+
+
+def mean_footprint(records: Iterable[RunRecord]) -> dict[str, float | None]:
+    prints = [r.trace.footprint() for r in records if r.status == "ok" and r.trace is not None]
+    fields = ("retrieved_text_units", "cited_text_units", "visited_entities", "cited_entities")
+    return {f: (fmean(p[f] for p in prints) if prints else None) for f in fields}

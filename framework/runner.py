@@ -1,0 +1,429 @@
+"""Run a suite: knowledge base, baselines, the exclusion step, interventions, scores, report.
+
+A *unit* is one question x system x condition x repeat (:class:`provbench.model.UnitKey`).
+It depends only on its inputs (the question, the plugin references, the baseline trace for an
+intervention, a seed derived from the suite seed and the key) and on the LLM cache, so any
+executor could run it; here a ThreadPoolExecutor runs up to ``suite.concurrency`` at once.
+Each finished unit is scored and appended to ``records.jsonl`` straight away; a re-run skips
+every unit already recorded, so an interrupted run resumes and a finished one makes no LLM call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import logging
+import platform
+import random
+import subprocess
+import uuid
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from .errors import UserError
+from .model import BASELINE, Question, RunManifest, RunRecord, Trace, UnitKey, utc_now
+from .plugin_api import Environment, Intervention, MetricContext, Results
+from .store import RunStore, export_csv
+from .suite import LoadedSuite, PluginRef, Suite, load_suite
+
+if TYPE_CHECKING:
+    import pluggy
+    from rich.console import Console
+
+    from .kb.types import KBStats
+    from .plugins import Registry
+
+log = logging.getLogger(__name__)
+
+KEY_PACKAGES = ("pydantic", "pluggy", "kuzu", "llama-index-core", "litellm", "ragas", "llama-cpp-python",
+                "sentence-transformers", "networkx", "numpy", "scipy", "matplotlib", "jinja2")
+
+
+# -- the context shared by every unit ------------------------------------------------------------
+
+@dataclass
+class RunContext:
+    loaded: LoadedSuite
+    registry: "Registry"
+    questions: dict[str, Question]
+    loader: Any
+    llm: Any
+    view: Any  # GraphView or None (a suite without a knowledge base)
+    metrics: list[tuple[str, Any]] = field(default_factory=list)
+
+    @property
+    def suite(self) -> Suite:
+        return self.loaded.suite
+
+
+@dataclass(frozen=True)
+class Unit:
+    key: UnitKey
+    system: PluginRef
+    intervention: PluginRef | None = None
+    seed: int = 0
+
+
+def unit_seed(base: int, key: UnitKey) -> int:
+    """A stable seed per unit: the same key always gets the same seed, whatever the order."""
+    digest = hashlib.sha256(f"{base}|{key.as_str()}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+# -- public entry points ---------------------------------------------------------------------------
+
+def run_suite(suite_path: str | Path, model: str | None = None, limit: int | None = None,
+              out: str | Path | None = None, console: "Console | None" = None, *,
+              pm: "pluggy.PluginManager | None" = None, llm: Any = None, write_report: bool = True) -> Path:
+    """Run (or resume) a suite; returns the run directory. ``pm``/``llm`` let tests inject plugins and a scripted LLM."""
+    pm, registry = _plugins(pm)
+    loaded = _load(suite_path, registry, model, limit)
+    suite = loaded.suite
+    store = RunStore(Path(out) if out else Path("reports") / suite.name)
+    store.create()
+    _check_same_model(store, suite)
+    done = store.load_records()
+    llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
+    loader = registry.create("dataset_loader", suite.dataset.loader)
+    questions = _load_questions(loaded, loader)
+    kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), llm, console, store.run_dir.parent)
+    try:
+        manifest = _manifest(store, loaded, llm, kb_dir, pm, console)
+        store.write_questions(questions.values())
+        pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
+        ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None)
+        ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
+        _execute(ctx, store, done, pm, console)
+        _finish(ctx, store, manifest, done, pm)
+        if console is not None:
+            failed = sum(r.status == "failed" for r in done.values())
+            console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""))
+    finally:
+        if kb is not None:
+            kb.close()
+    if write_report:
+        from .report import write_report as render
+
+        render(store.run_dir)
+    return store.run_dir
+
+
+def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int | None = None,
+                   console: "Console | None" = None, *, pm: "pluggy.PluginManager | None" = None,
+                   llm: Any = None) -> tuple[Path, "KBStats", bool]:
+    """Build (or reuse) the knowledge base a suite declares: (directory, stats, reused)."""
+    from .kb import KnowledgeBase
+
+    _, registry = _plugins(pm)
+    loaded = _load(suite_path, registry, model, limit)
+    if loaded.suite.knowledge_base is None:
+        raise UserError(f"{loaded.path}: the suite declares no knowledge_base")
+    kb_dir = default_kb_dir(loaded, Path("reports"))
+    reused = KnowledgeBase.is_complete(kb_dir)
+    llm = llm if llm is not None else _make_llm(loaded.suite, kb_dir.parent / (kb_dir.name + "-llm-cache"))
+    loader = registry.create("dataset_loader", loaded.suite.dataset.loader)
+    questions = list(_load_questions(loaded, loader).values())
+    _, kb = _knowledge_base(loaded, registry, questions, llm, console, Path("reports"))
+    try:
+        return kb_dir, kb.stats(), reused
+    finally:
+        kb.close()
+
+
+# -- setup ------------------------------------------------------------------------------------------
+
+def _plugins(pm: "pluggy.PluginManager | None") -> tuple["pluggy.PluginManager", "Registry"]:
+    from .plugins import build_registry, default_plugin_manager, default_registry
+
+    if pm is None:
+        return default_plugin_manager(), default_registry()
+    return pm, build_registry(pm)
+
+
+def _load(suite_path: str | Path, registry: "Registry", model: str | None, limit: int | None) -> LoadedSuite:
+    loaded = load_suite(suite_path, registry)
+    if model:
+        loaded.suite.model.id = model
+    if limit is not None:
+        if limit < 1:
+            raise UserError(f"--limit must be at least 1, got {limit}")
+        loaded.suite.dataset.limit = limit
+    return loaded
+
+
+def _check_same_model(store: RunStore, suite: Suite) -> None:
+    """Resuming with another model would mix two models' answers in one run: refuse."""
+    previous = store.read_manifest()
+    used = previous.models.get("suite_model") if previous else None
+    if used and used != suite.model.id:
+        raise UserError(f"{store.run_dir} holds a run with model {used!r}, not {suite.model.id!r}; "
+                        "pass --out with a new directory to run another model")
+
+
+def _make_llm(suite: Suite, cache_dir: Path) -> Any:
+    from .llm import make_llm
+
+    return make_llm(suite.model.id, cache_dir=cache_dir, max_concurrency=suite.concurrency, **suite.model.params)
+
+
+def _load_questions(loaded: LoadedSuite, loader: Any) -> dict[str, Question]:
+    spec = loaded.suite.dataset
+    questions = loader.load(loaded.dataset_source(), limit=spec.limit, seed=spec.seed, sample=spec.sample,
+                            **spec.options)
+    if not questions:
+        raise UserError(f"{loaded.path}: dataset {spec.path!r} gave no questions")
+    by_id: dict[str, Question] = {}
+    for q in questions:
+        if q.id in by_id:
+            raise UserError(f"{loaded.path}: dataset {spec.path!r} has question id {q.id!r} twice")
+        by_id[q.id] = q
+    return by_id
+
+
+def default_kb_dir(loaded: LoadedSuite, runs_root: Path) -> Path:
+    """The suite's KB directory, or a cache dir keyed by dataset + builder + options + model."""
+    spec = loaded.suite.knowledge_base
+    assert spec is not None
+    if spec.directory:
+        return (loaded.base_dir / spec.directory).resolve()
+    d = loaded.suite.dataset
+    inputs = {"dataset": d.path, "dataset_sha": _file_sha(loaded.dataset_source()), "loader": d.loader, "options": d.options,
+              "limit": d.limit, "seed": d.seed, "sample": d.sample, "builder": spec.builder,
+              "builder_options": spec.options, "model": loaded.suite.model.id}
+    digest = hashlib.sha256(repr(sorted(inputs.items())).encode()).hexdigest()[:16]
+    return (runs_root / ".kb-cache" / f"{spec.builder}-{digest}").resolve()
+
+
+def _file_sha(source: str) -> str:
+    path = Path(source)
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+
+
+def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Question], llm: Any,
+                    console: "Console | None", runs_root: Path) -> tuple[Path | None, Any]:
+    spec = loaded.suite.knowledge_base
+    if spec is None:
+        return None, None
+    kb_dir = default_kb_dir(loaded, runs_root)
+    kb_dir.parent.mkdir(parents=True, exist_ok=True)
+    builder = registry.create("kb_builder", spec.builder, **spec.options)
+    if console is not None:
+        console.print(f"knowledge base: {kb_dir}")
+    with _status(console, "building or reusing the knowledge base"):
+        kb = builder.build(questions, kb_dir, llm)
+    return kb_dir, kb
+
+
+def _manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path | None,
+              pm: "pluggy.PluginManager", console: "Console | None" = None) -> RunManifest:
+    from .plugins import plugin_source
+
+    previous = store.read_manifest()
+    if previous is not None and previous.suite_sha256 != loaded.sha256:
+        log.warning("%s changed since run %s started; its recorded units are kept", loaded.path, previous.run_id)
+        if console is not None:
+            console.print(f"[yellow]note:[/] {loaded.path} changed since this run started; recorded units are kept")
+    suite = loaded.suite
+    suite_dump = suite.model_dump(mode="json")
+    if kb_dir is not None:
+        suite_dump["knowledge_base"]["directory"] = str(kb_dir)
+    manifest = RunManifest(
+        run_id=previous.run_id if previous else uuid.uuid4().hex[:12],
+        suite_name=suite.name, suite_path=str(loaded.path), suite=suite_dump, suite_sha256=loaded.sha256,
+        models={"llm": str(getattr(llm, "model_id", suite.model.id)), "suite_model": suite.model.id},
+        seeds=[suite.seed, suite.dataset.seed], versions=_versions(), git_revision=_git_revision(loaded.path),
+        plugins={name: plugin_source(pm, plugin) for name, plugin in pm.list_name_plugin()},
+        created_at=previous.created_at if previous else utc_now())
+    store.write_manifest(manifest)
+    return manifest
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for package in ("provbench",) + KEY_PACKAGES:
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def _git_revision(near: Path) -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=near.parent, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+# -- planning ---------------------------------------------------------------------------------------
+
+def baseline_units(suite: Suite, questions: Iterable[str]) -> list[Unit]:
+    units = []
+    for ref in suite.systems:
+        for qid in questions:
+            key = UnitKey(question_id=qid, system=ref.key)
+            units.append(Unit(key, ref, seed=unit_seed(suite.seed, key)))
+    return units
+
+
+def excluded_questions(suite: Suite, records: dict[str, RunRecord]) -> set[str]:
+    """Paper 000's exclusion step: questions the reference system's baseline answered correctly."""
+    rule = suite.exclusion
+    if not rule.enabled:
+        return set()
+    return {r.key.question_id for r in records.values()
+            if r.key.system == rule.reference_system and r.key.condition == BASELINE and r.status == "ok"
+            and (r.scores.get("accuracy") or 0.0) >= 1.0}
+
+
+def intervention_units(ctx: RunContext, questions: Iterable[str]) -> list[Unit]:
+    suite, units = ctx.suite, []
+    targets = [ref for ref in suite.systems if ref.key in suite.targets_of_interventions()]
+    for iref in suite.interventions:
+        probe = ctx.registry.create("intervention", iref.name, **iref.options)
+        repeats = suite.repeats if suite.repeats and probe.repeats > 1 else probe.repeats
+        for sref in targets:
+            if probe.level == "context" and not getattr(ctx.registry.create("system", sref.name, **sref.options),
+                                                        "supports_resume", False):
+                log.warning("skipping %s x %s: the system cannot resume from a perturbed context", iref.key, sref.key)
+                continue
+            for qid in questions:
+                for repeat in range(repeats):
+                    key = UnitKey(question_id=qid, system=sref.key, condition=iref.key, repeat=repeat)
+                    units.append(Unit(key, sref, iref, seed=unit_seed(suite.seed, key)))
+    return units
+
+
+# -- execution ---------------------------------------------------------------------------------------
+
+def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: Any, console: Any) -> None:
+    qids = list(ctx.questions)
+    _run_phase("baselines", baseline_units(ctx.suite, qids), ctx, store, done, pm, console)
+    if ctx.suite.interventions:
+        excluded = excluded_questions(ctx.suite, done)
+        if console is not None and ctx.suite.exclusion.enabled:
+            console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "
+                          f"{ctx.suite.exclusion.reference_system!r} left out of the interventions")
+        kept = [q for q in qids if q not in excluded]
+        _run_phase("interventions", intervention_units(ctx, kept), ctx, store, done, pm, console)
+
+
+def _run_phase(label: str, units: list[Unit], ctx: RunContext, store: RunStore, done: dict[str, RunRecord],
+               pm: Any, console: Any) -> None:
+    todo = [u for u in units if u.key.as_str() not in done]
+    with _progress(console) as progress:
+        task = progress.add_task(label, total=len(units), completed=len(units) - len(todo))
+        pool = ThreadPoolExecutor(max_workers=ctx.suite.concurrency, thread_name_prefix="unit")
+        try:
+            futures = [pool.submit(run_unit, ctx, unit, _baseline_of(unit, done)) for unit in todo]
+            for future in as_completed(futures):
+                record = future.result()  # run_unit never raises for a unit's own failure
+                store.append(record)
+                done[record.key.as_str()] = record
+                pm.hook.provbench_record_written(record=record, run_dir=store.run_dir)
+                progress.advance(task)
+        finally:  # on Ctrl-C, drop queued units instead of waiting for them; recorded ones stay
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _baseline_of(unit: Unit, done: dict[str, RunRecord]) -> RunRecord | None:
+    if unit.intervention is None:
+        return None
+    return done.get(UnitKey(question_id=unit.key.question_id, system=unit.key.system).as_str())
+
+
+def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> RunRecord:
+    """One unit, scored. A system or LLM failure becomes a ``failed`` record, never an exception."""
+    question = ctx.questions[unit.key.question_id]
+    record = RunRecord(key=unit.key, gold=question.answer, seed=unit.seed)
+    try:
+        trace = _produce_trace(ctx, unit, question, baseline)
+    except Exception as exc:  # noqa: BLE001 - a unit's failure is data, not a crash
+        log.debug("unit %s failed", unit.key.as_str(), exc_info=True)
+        record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"[:2000]
+    else:
+        record.trace = trace
+        if trace.outcome == "failed":
+            record.status, record.error = "failed", trace.error or "the system reported a failure"
+    _score(ctx, record, question, baseline)
+    record.finished_at = utc_now()
+    return record
+
+
+def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: RunRecord | None) -> Trace:
+    system = ctx.registry.create("system", unit.system.name, **unit.system.options)
+    env = Environment(view=ctx.view, llm=ctx.llm, seed=unit.seed, options=dict(unit.system.options))
+    if unit.intervention is None:
+        return system.run(question, env)
+    if baseline is None or baseline.status != "ok" or baseline.trace is None:
+        raise RuntimeError("no usable baseline trace for this question and system; the intervention cannot apply")
+    intervention: Intervention = ctx.registry.create("intervention", unit.intervention.name, **unit.intervention.options)
+    rng = random.Random(unit.seed)
+    if intervention.level == "context":
+        perturbed = intervention.perturb(question, baseline.trace.model_copy(deep=True), rng)
+        return system.resume(question, env, perturbed)
+    env.view = intervention.make_view(ctx.view, question, baseline.trace, rng)
+    return system.run(question, env)
+
+
+def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: RunRecord | None) -> None:
+    """Dataset correctness, "output changed" against the baseline, then per-record metrics."""
+    answer = record.trace.answer if record.status == "ok" and record.trace else None
+    try:
+        record.scores.update(ctx.loader.score_answer(question, answer))
+    except Exception as exc:  # noqa: BLE001
+        record.score_notes["accuracy"] = f"scoring failed: {type(exc).__name__}: {exc}"[:500]
+    if baseline is not None and baseline.trace is not None and record.status == "ok":
+        before, after = baseline.trace.answer or "", answer or ""
+        record.scores["output_changed"] = float(ctx.loader.normalize(before) != ctx.loader.normalize(after))
+    metric_ctx = MetricContext(llm=ctx.llm, view=ctx.view, loader=ctx.loader)
+    for name, metric in ctx.metrics:
+        try:
+            record.scores.update(metric.score(record, question, metric_ctx) or {})
+        except Exception as exc:  # noqa: BLE001 - a judge failure leaves a note, never a crash
+            record.score_notes[name] = f"{type(exc).__name__}: {exc}"[:500]
+
+
+# -- finishing ---------------------------------------------------------------------------------------
+
+def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[str, RunRecord], pm: Any) -> None:
+    wanted = set(ctx.questions)
+    records = [r for r in done.values() if r.key.question_id in wanted and r.key.system in ctx.suite.system_names]
+    excluded = excluded_questions(ctx.suite, done) & wanted
+    results = Results(records=records, questions=ctx.questions, excluded=excluded, loader=ctx.loader)
+    values, errors = [], {}
+    for name, metric in ctx.metrics:
+        try:
+            values += [v.model_dump(mode="json") for v in metric.aggregate(results)]
+        except Exception as exc:  # noqa: BLE001
+            errors[name] = f"{type(exc).__name__}: {exc}"[:1000]
+    store.write_metrics({"values": values, "errors": errors, "excluded": sorted(excluded),
+                         "exclusion": ctx.suite.exclusion.model_dump(), "written_at": utc_now()})
+    manifest.finished_at = utc_now()
+    store.write_manifest(manifest)
+    export_csv(store.run_dir)
+    pm.hook.provbench_run_finished(manifest=manifest, run_dir=store.run_dir)
+
+
+# -- console helpers ----------------------------------------------------------------------------------
+
+def _progress(console: Any):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, disable=console is None, transient=False)
+
+
+class _status:
+    def __init__(self, console: Any, message: str):
+        self._inner = console.status(message) if console is not None else None
+
+    def __enter__(self):
+        return self._inner.__enter__() if self._inner else None
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._inner:
+            self._inner.__exit__(*exc)

@@ -1,0 +1,178 @@
+"""The run store: one directory per run.
+
+    manifest.json    RunManifest (suite, models, seeds, versions, git revision; never secrets)
+    questions.jsonl  the questions the run used (so a report needs nothing but the directory)
+    records.jsonl    one RunRecord per unit, appended, flushed and fsynced one by one
+    metrics.json     run-level MetricValues, the excluded questions, metric errors
+    cache/           the LLM response cache
+    report.html, records.csv, pages/   written by the report
+
+A run killed at any moment (kill -9 included) leaves at most one truncated last line in
+records.jsonl; :meth:`RunStore.load_records` drops it (and cuts it from the file) so the
+resumed run re-does that unit and appends cleanly.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import ValidationError
+
+from .errors import UserError
+from .model import Question, RunManifest, RunRecord
+
+MANIFEST = "manifest.json"
+QUESTIONS = "questions.jsonl"
+RECORDS = "records.jsonl"
+METRICS = "metrics.json"
+CSV_EXPORT = "records.csv"
+
+
+class RunStore:
+    def __init__(self, run_dir: str | Path):
+        self.run_dir = Path(run_dir)
+        self._lock = threading.Lock()
+
+    # -- paths -----------------------------------------------------------------------------
+    @property
+    def records_path(self) -> Path:
+        return self.run_dir / RECORDS
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.run_dir / MANIFEST
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.run_dir / "cache"
+
+    def create(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+
+    # -- records ---------------------------------------------------------------------------
+    def load_records(self) -> dict[str, RunRecord]:
+        """Records by unit key. A truncated last line (a killed writer) is cut off the file;
+        a corrupt line elsewhere is an error naming it."""
+        if not self.records_path.exists():
+            return {}
+        data = self.records_path.read_bytes()
+        records: dict[str, RunRecord] = {}
+        offset = 0
+        lines = data.split(b"\n")
+        for number, line in enumerate(lines, start=1):
+            is_last = number == len(lines)
+            if not line.strip():
+                offset += len(line) + 1
+                continue
+            try:
+                record = RunRecord.model_validate_json(line)
+            except ValidationError as exc:
+                if is_last:  # written partly when the process died: forget it
+                    self._truncate(offset)
+                    break
+                raise UserError(f"{self.records_path}, line {number}: corrupt record: {exc.errors()[0]['msg']}") from None
+            records[record.key.as_str()] = record  # a duplicate (should not happen) keeps the last
+            offset += len(line) + 1
+            if is_last:  # complete JSON but no newline yet: finish the line
+                with self.records_path.open("ab") as fh:
+                    fh.write(b"\n")
+        return records
+
+    def _truncate(self, size: int) -> None:
+        with self.records_path.open("r+b") as fh:
+            fh.truncate(size)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def append(self, record: RunRecord) -> None:
+        """Durably add one record: the line is on disk before this returns."""
+        line = record.model_dump_json() + "\n"
+        with self._lock, self.records_path.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    # -- manifest, questions, metrics ------------------------------------------------------
+    def read_manifest(self) -> RunManifest | None:
+        if not self.manifest_path.exists():
+            return None
+        return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
+
+    def write_manifest(self, manifest: RunManifest) -> None:
+        _atomic_write(self.manifest_path, manifest.model_dump_json(indent=2))
+
+    def write_questions(self, questions: Iterable[Question]) -> None:
+        _atomic_write(self.run_dir / QUESTIONS, "".join(q.model_dump_json() + "\n" for q in questions))
+
+    def read_questions(self) -> list[Question]:
+        path = self.run_dir / QUESTIONS
+        if not path.exists():
+            return []
+        return [Question.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+    def write_metrics(self, payload: dict[str, Any]) -> None:
+        _atomic_write(self.run_dir / METRICS, json.dumps(payload, indent=2, ensure_ascii=False))
+
+    def read_metrics(self) -> dict[str, Any]:
+        path = self.run_dir / METRICS
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# -- export -----------------------------------------------------------------------------------
+
+def flat_row(record: RunRecord) -> dict[str, Any]:
+    """One record as a flat row: key, status, answer, footprint, cost, every score."""
+    trace = record.trace
+    row: dict[str, Any] = {
+        "question_id": record.key.question_id, "system": record.key.system,
+        "condition": record.key.condition, "repeat": record.key.repeat,
+        "status": record.status, "error": record.error or "", "gold": record.gold,
+        "answer": trace.answer if trace and trace.answer is not None else "",
+        "outcome": trace.outcome if trace else "", "seed": record.seed,
+        "steps": len(trace.steps) if trace else 0,
+        "llm_calls": len(trace.llm_calls) if trace else 0,
+        "tokens": trace.tokens if trace else 0,
+    }
+    if trace is not None:
+        row.update(trace.footprint())
+    row.update({f"score.{name}": value for name, value in sorted(record.scores.items())})
+    return row
+
+
+def export_csv(run_dir: str | Path, path: str | Path | None = None) -> Path:
+    """Write every record as one CSV row (stdlib csv); returns the file."""
+    run_dir = Path(run_dir)
+    rows = [flat_row(r) for r in sorted(RunStore(run_dir).load_records().values(), key=_sort_key)]
+    columns = list(dict.fromkeys(c for row in rows for c in row))
+    target = Path(path) if path else run_dir / CSV_EXPORT
+    with target.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+    return target
+
+
+def records_dataframe(run_dir: str | Path):
+    """The records of a run as a pandas DataFrame (pandas must be installed)."""
+    try:
+        import pandas as pd
+    except ImportError as exc:  # pragma: no cover - pandas ships with the stack
+        raise UserError("records_dataframe needs pandas; use export_csv instead") from exc
+    records = sorted(RunStore(run_dir).load_records().values(), key=_sort_key)
+    return pd.DataFrame([flat_row(r) for r in records])
+
+
+def _sort_key(record: RunRecord) -> tuple:
+    k = record.key
+    return (k.system, k.condition, k.repeat, k.question_id)

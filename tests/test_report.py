@@ -1,0 +1,107 @@
+"""The HTML report: tables laid out as paper 000's, statistics, charts, pages, escaping, compare."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from runner_helpers import run_toy, write_toy_suite  # noqa: E402
+
+from provbench.report import write_comparison, write_report  # noqa: E402
+from provbench.report import charts  # noqa: E402
+from provbench.report.stats import arrow, bootstrap_ci, mcnemar, share  # noqa: E402
+
+UNESCAPED = re.compile(r"<\s*script|<[^>]*\bonerror\s*=", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("report")
+    return run_toy(write_toy_suite(folder / "suite", kb=False), folder / "run")
+
+
+def html_files(run_dir: Path) -> list[Path]:
+    return [run_dir / "report.html", *sorted((run_dir / "pages").glob("*.html"))]
+
+
+def test_no_dataset_or_model_string_reaches_html_unescaped(run_dir):
+    files = html_files(run_dir)
+    assert len(files) == 1 + 7
+    for path in files:
+        text = path.read_text()
+        assert not UNESCAPED.search(text), f"unescaped markup in {path.name}: {UNESCAPED.search(text).group(0)}"
+    report = (run_dir / "report.html").read_text()
+    assert "Who directed &lt;script&gt;window.__pwned=1" in report  # shown as text, not dropped
+    page = next(p for p in files if p.name.startswith("q5-")).read_text()
+    assert "&lt;img src=x onerror=&#34;window.__pwned=3&#34;&gt;" in page  # the model's answer
+    assert "Orin &lt;b&gt;Vale&lt;/b&gt;" in page  # the gold answer
+
+
+def test_report_is_self_contained(run_dir):
+    text = (run_dir / "report.html").read_text()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
+    assert "<link" not in text and "@import" not in text
+    assert text.count("<svg") >= 2  # accuracy and output-changed charts, inline
+
+
+def test_table1_and_table2_follow_the_paper(run_dir):
+    text = (run_dir / "report.html").read_text()
+    table1 = text[text.index('class="table1"'):text.index("</table>", text.index('class="table1"'))]
+    # toy-graph answers q1, q3, q4 correctly out of 7 (q5 wrong, q2 reached, q6/q7 failed)
+    assert "57.1%" in table1 and "(4/7)" in table1 and "95% CI" in table1
+    table2 = text[text.index('class="table2"'):text.index("</table>", text.index('class="table2"'))]
+    for label in ("Baseline experiment", "Output changed", "Acc.", "toy-hide-cited", "toy-hide-random"):
+        assert label in table2
+    assert "(3/6)" in table2  # baseline accuracy over the 6 analysed questions
+    assert "→" in table2 and "McNemar" in text and "binomtest" in text  # no KB: the toy views hide nothing
+
+
+def test_question_pages_show_traces(run_dir):
+    page = next(p for p in (run_dir / "pages").glob("q1-*.html")).read_text()
+    assert 'id="toy-graph"' in page and "submit_answer" in page and "get_entity" in page
+    assert "toy-hide-random" in page and "back to the report" in page
+
+
+def test_rerender_from_the_run_directory_alone(run_dir):
+    (run_dir / "report.html").unlink()
+    assert write_report(run_dir) == run_dir / "report.html" and (run_dir / "report.html").is_file()
+
+
+def test_compare_two_runs(run_dir, tmp_path):
+    other = run_toy(write_toy_suite(tmp_path / "suite", kb=False), tmp_path / "other")
+    out = write_comparison(run_dir, other, tmp_path / "cmp.html")
+    text = out.read_text()
+    assert "toy-graph" in text and "+0.0 pts" in text and "Paired test" in text
+    assert not UNESCAPED.search(text)
+
+
+def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
+    values = [1.0] * 6 + [0.0] * 4
+    low, high = bootstrap_ci(values, seed=3)
+    assert (low, high) == bootstrap_ci(values, seed=3)
+    assert low < 0.6 < high and 0.0 <= low and high <= 1.0
+    assert bootstrap_ci([1.0]) == (None, None)
+    s = share({"a": 1.0, "b": 0.5}, ["a", "b", "missing"])
+    assert (s.numerator, s.denominator, s.counts()) == (1.5, 2, "(1.5/2)")
+
+
+def test_exact_mcnemar():
+    before = {f"q{i}": 1.0 for i in range(8)}
+    after = {**before, **{f"q{i}": 0.0 for i in range(5)}}
+    test = mcnemar(before, after)
+    assert (test.baseline_only, test.condition_only) == (5, 0)
+    assert test.p_value == pytest.approx(0.0625)  # 2 * 0.5**5
+    assert mcnemar(before, before).p_value is None
+    assert (arrow(0.5, 0.4), arrow(0.5, 0.5), arrow(0.4, 0.5)) == ("↓", "→", "↑")
+
+
+def test_chart_labels_are_escaped_in_svg():
+    svg = charts.grouped_chart(["<script>alert(1)</script>", "$x$"], {"<img src=x onerror=alert(1)>": [0.5, 0.2]},
+                               "y", "<b>t</b>")
+    assert svg.startswith("<svg") and not UNESCAPED.search(svg)
+    assert "&lt;script&gt;" in svg

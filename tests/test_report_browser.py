@@ -1,0 +1,88 @@
+"""A generated report in real headless Chromium: tables, charts and a question page render, and
+markup planted in a question, an answer and a tool result executes nothing."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from runner_helpers import run_toy, write_toy_suite  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    playwright_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("browser")
+    return run_toy(write_toy_suite(folder / "suite", kb=True), folder / "run")
+
+
+def open_page(browser, path: Path):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    return page, dialogs
+
+
+def assert_nothing_ran(page, dialogs) -> None:
+    assert page.evaluate("() => typeof window.__pwned") == "undefined"
+    assert page.title() != "pwned"
+    assert dialogs == []
+
+
+def test_report_renders_and_runs_no_payload(browser, run_dir, artifacts_dir):
+    page, dialogs = open_page(browser, run_dir / "report.html")
+    assert page.locator("table.table1 tbody tr").count() == 2
+    assert page.locator("table.table2 tr.group").count() >= 2
+    assert page.locator("figure svg").count() >= 2
+    box = page.locator("figure svg").first.bounding_box()
+    assert box and box["width"] > 200 and box["height"] > 100  # the chart is drawn, not an empty box
+    link = page.locator("table.questions a", has_text="Who directed <script>")
+    assert link.count() == 1  # the payload is shown as text
+    page.screenshot(path=str(artifacts_dir / "report.png"), full_page=True)
+    assert_nothing_ran(page, dialogs)
+
+    link.click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith(".html") and "/pages/" in page.url
+    assert "<script>" in page.locator("h1").inner_text()
+    assert page.locator("text=<img src=x onerror=").count() >= 1
+    assert_nothing_ran(page, dialogs)
+    page.close()
+
+
+def test_question_page_shows_trace_and_subgraph(browser, run_dir, artifacts_dir):
+    q1 = next((run_dir / "pages").glob("q1-*.html"))
+    page, dialogs = open_page(browser, q1)
+    section = page.locator("section#toy-graph")
+    baseline_steps = section.locator("table.steps").first
+    assert baseline_steps.is_visible() and baseline_steps.locator("tbody tr").count() == 4  # 3 get_entity + answer
+    picture = section.locator("figure svg")
+    assert picture.count() == 1 and picture.bounding_box()["height"] > 100
+    assert "Orin Vale" in picture.text_content()
+    page.screenshot(path=str(artifacts_dir / "report-question.png"), full_page=True)
+    assert_nothing_ran(page, dialogs)
+    page.close()
+    shutil.copy(q1, artifacts_dir / "report-question.html")
