@@ -51,17 +51,42 @@ def kb_group() -> None:
 
 
 @kb_group.command("build")
-@click.argument("suite", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--model", default=None, help="LLM for extraction and summaries (default: the suite's).")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--model", default=None, help="LLM for extraction and summaries (default: the suite's, or embedded).")
 @click.option("--limit", type=int, default=None, help="Use at most N questions.")
-def kb_build_cmd(suite: Path, model: str | None, limit: int | None) -> None:
-    """Build (or reuse) the knowledge base a SUITE declares."""
-    from .runner import build_suite_kb
+@click.option("--loader", default="2wiki", show_default=True, help="Dataset loader, when SOURCE is a dataset file.")
+@click.option("--builder", default="2wiki-paper000", show_default=True, help="KB builder, when SOURCE is a dataset file.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Builder option (repeatable).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="KB directory for a dataset file (default: reports/kb/<file name>).")
+def kb_build_cmd(source: Path, model: str | None, limit: int | None, loader: str, builder: str,
+                 options: tuple[str, ...], out: Path | None) -> None:
+    """Build (or reuse) a knowledge base from SOURCE: a suite file or a dataset file."""
+    from . import runner
 
-    kb_dir, stats, reused = build_suite_kb(suite, model=model, limit=limit, console=console)
-    verb = "reused" if reused else "built"
-    console.print(f"knowledge base {verb}: {kb_dir}")
+    if source.suffix in {".yaml", ".yml"}:
+        kb_dir, stats, reused = runner.build_suite_kb(source, model=model, limit=limit, console=console)
+    else:
+        kb_dir, stats, reused = runner.build_dataset_kb(
+            source, out or Path("reports/kb") / source.stem, loader=loader, builder=builder,
+            model=model or "embedded", limit=limit, options=_parse_options(options), console=console)
+    console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}")
     _print_stats(stats)
+
+
+def _parse_options(pairs: tuple[str, ...]) -> dict:
+    """KEY=VALUE pairs, values read as YAML scalars (8 -> int, true -> bool)."""
+    from ruamel.yaml import YAML
+
+    from .errors import UserError
+
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UserError(f"--option {pair!r}: expected KEY=VALUE")
+        options[key] = YAML(typ="safe").load(value)
+    return options
 
 
 @kb_group.command("info")

@@ -132,6 +132,28 @@ def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int 
         kb.close()
 
 
+def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str, builder: str, model: str = "embedded",
+                     limit: int | None = None, options: dict[str, Any] | None = None,
+                     console: "Console | None" = None, llm: Any = None) -> tuple[Path, "KBStats", bool]:
+    """Build (or reuse) a knowledge base straight from a dataset file: (directory, stats, reused)."""
+    from .kb import KnowledgeBase
+    from .llm import make_llm
+
+    _, registry = _plugins(None)
+    kb_dir = Path(out).resolve()
+    reused = KnowledgeBase.is_complete(kb_dir)
+    questions = registry.create("dataset_loader", loader).load(dataset, limit=limit)
+    if llm is None:
+        llm = make_llm(model, cache_dir=kb_dir.parent / (kb_dir.name + "-llm-cache"))
+    kb_dir.parent.mkdir(parents=True, exist_ok=True)
+    with _status(console, "building or reusing the knowledge base"):
+        kb = registry.create("kb_builder", builder, **(options or {})).build(questions, kb_dir, llm)
+    try:
+        return kb_dir, kb.stats(), reused
+    finally:
+        kb.close()
+
+
 # -- setup ------------------------------------------------------------------------------------------
 
 def _plugins(pm: "pluggy.PluginManager | None") -> tuple["pluggy.PluginManager", "Registry"]:
