@@ -15,7 +15,7 @@ import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Iterable, Literal
 
 from pydantic import BaseModel, Field
 
@@ -77,6 +77,14 @@ class MetricValue(BaseModel):
     denominator: float | None = None
     detail: dict[str, Any] = Field(default_factory=dict)
     note: str = ""
+
+
+def answered_by_reference(records: "Iterable[RunRecord]", reference_system: str = "llm-only") -> set[str]:
+    """Paper 000's exclusion step: ids of questions the reference system's baseline answered
+    correctly (accuracy 1.0); a failed run never counts as correct."""
+    return {r.key.question_id for r in records
+            if r.key.system == reference_system and r.key.condition == BASELINE and r.status != "failed"
+            and (r.scores.get("accuracy") or 0.0) >= 1.0}
 
 
 @dataclass

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .errors import UserError
-from .model import BASELINE, Question, RunManifest, RunRecord, Trace, UnitKey, utc_now
-from .plugin_api import Environment, Intervention, MetricContext, Results
+from .model import Question, RunManifest, RunRecord, Trace, UnitKey, utc_now
+from .plugin_api import Environment, Intervention, MetricContext, Results, answered_by_reference
 from .store import RunStore, export_csv
 from .suite import LoadedSuite, PluginRef, Suite, load_suite
 
@@ -292,13 +292,10 @@ def baseline_units(suite: Suite, questions: Iterable[str]) -> list[Unit]:
 
 
 def excluded_questions(suite: Suite, records: dict[str, RunRecord]) -> set[str]:
-    """Paper 000's exclusion step: questions the reference system's baseline answered correctly."""
-    rule = suite.exclusion
-    if not rule.enabled:
+    """The suite's exclusion step over the baseline records so far."""
+    if not suite.exclusion.enabled:
         return set()
-    return {r.key.question_id for r in records.values()
-            if r.key.system == rule.reference_system and r.key.condition == BASELINE and r.status == "ok"
-            and (r.scores.get("accuracy") or 0.0) >= 1.0}
+    return answered_by_reference(records.values(), suite.exclusion.reference_system)
 
 
 def intervention_units(ctx: RunContext, questions: Iterable[str]) -> list[Unit]:

@@ -1,4 +1,4 @@
-"""Paper 000's outcome metrics (Tables 1 and 2), the exclusion step, and the shared record analysis.
+"""Paper 000's outcome metrics (Tables 1 and 2) and the shared record analysis.
 
 Reading records
     * A record's correctness is ``scores["accuracy"]`` (set by the runner from the dataset
@@ -26,62 +26,11 @@ from statistics import fmean
 from typing import Any, Callable, Iterable, Mapping
 
 from provbench import hookimpl
-from provbench.errors import UserError
 from provbench.model import BASELINE, RunRecord
 from provbench.plugin_api import DatasetLoader, Metric, MetricValue, Results
 
 CORRECT = 1.0  # an accuracy score at or above this means "answered correctly"
 FOOTPRINT_FIELDS = ("retrieved_text_units", "cited_text_units", "visited_entities", "cited_entities")
-
-
-# -- the exclusion step ------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ExclusionRule:
-    """Leave out of intervention analysis the questions a reference system answers correctly
-    at baseline (paper 000 drops the 5 the LLM-only baseline got right: 30 -> 25)."""
-
-    enabled: bool = True
-    reference_system: str = "llm-only"
-
-    @classmethod
-    def from_options(cls, value: Any) -> "ExclusionRule":
-        """Suite forms: absent/None/true (default rule), false (off), "<system>", or
-        ``{enabled: bool, reference_system: str}``."""
-        if value is None or value is True:
-            return cls()
-        if value is False:
-            return cls(enabled=False)
-        if isinstance(value, str) and value:
-            return cls(reference_system=value)
-        if isinstance(value, Mapping) and set(value) <= {"enabled", "reference_system"}:
-            enabled = value.get("enabled", True)
-            reference = value.get("reference_system", "llm-only")
-            if isinstance(enabled, bool) and isinstance(reference, str) and reference:
-                return cls(enabled=enabled, reference_system=reference)
-        raise UserError(
-            "exclusion option must be true, false, a system name, or a mapping with "
-            f"'enabled' (bool) and 'reference_system' (system name); got {value!r}")
-
-    def check_systems(self, systems: Iterable[str]) -> None:
-        """Call when a suite is loaded: the reference system must be one the suite runs."""
-        systems = list(systems)
-        if self.enabled and self.reference_system not in systems:
-            raise UserError(
-                f"exclusion step needs reference system {self.reference_system!r}, which the suite "
-                f"does not run (systems: {', '.join(systems) or 'none'}); add it or set the "
-                "exclusion option to false")
-
-    def apply(self, records: Iterable[RunRecord]) -> set[str]:
-        if not self.enabled:
-            return set()
-        return answered_by_reference(records, self.reference_system)
-
-
-def answered_by_reference(records: Iterable[RunRecord], reference_system: str = "llm-only") -> set[str]:
-    """Ids of questions the reference system's baseline answered correctly (failed runs: not)."""
-    return {r.key.question_id for r in records
-            if r.key.system == reference_system and r.key.condition == BASELINE and correctness(r) == 1.0}
 
 
 # -- reading records ---------------------------------------------------------------------------

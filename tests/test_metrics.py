@@ -11,15 +11,13 @@ import pytest
 
 from provbench.errors import UserError
 from provbench.model import BASELINE, Citations, Question, RunRecord, Trace, UnitKey
-from provbench.plugin_api import DatasetLoader, Results
+from provbench.plugin_api import DatasetLoader, Results, answered_by_reference
 from provbench.plugins import build_registry
 from provbench_plugins.metrics import (
     Accuracy,
     AccuracyDelta,
-    ExclusionRule,
     Footprint,
     OutputChanged,
-    answered_by_reference,
 )
 from provbench_plugins.provenance import ProvenanceMetric, citation_coverage, cited_unvisited_share
 
@@ -86,7 +84,7 @@ def run_records() -> list[RunRecord]:
 def results() -> Results:
     records = run_records()
     questions = {q: Question(id=q, question=f"question {q}", answer="?") for q in ("q1", "q2", "q3", "q4", "q5")}
-    return Results(records=records, questions=questions, excluded=ExclusionRule().apply(records))
+    return Results(records=records, questions=questions, excluded=answered_by_reference(records))
 
 
 def pick(values, metric: str, condition: str = BASELINE, system: str = SYSTEM):
@@ -100,36 +98,12 @@ def pick(values, metric: str, condition: str = BASELINE, system: str = SYSTEM):
 def test_exclusion_drops_what_the_reference_answered(results):
     assert results.excluded == {"q1"}
     assert answered_by_reference(run_records(), "agentic") == {"q1", "q2", "q3"}
-    assert ExclusionRule(enabled=False).apply(run_records()) == set()
 
 
 def test_a_failed_reference_record_is_not_excluded():
     records = [rec(BASELINE, "q1", None, None, system="llm-only", status="failed"),
                rec(BASELINE, "q2", "x", 1.0, system="llm-only")]
     assert answered_by_reference(records) == {"q2"}
-
-
-@pytest.mark.parametrize("option, expected", [
-    (None, ExclusionRule()), (True, ExclusionRule()), (False, ExclusionRule(enabled=False)),
-    ("rag", ExclusionRule(reference_system="rag")),
-    ({"enabled": False}, ExclusionRule(enabled=False)),
-    ({"reference_system": "rag"}, ExclusionRule(reference_system="rag")),
-])
-def test_exclusion_options(option, expected):
-    assert ExclusionRule.from_options(option) == expected
-
-
-@pytest.mark.parametrize("option", [3, "", {"reference": "rag"}, {"enabled": "yes"}])
-def test_bad_exclusion_options_are_named(option):
-    with pytest.raises(UserError, match="exclusion option"):
-        ExclusionRule.from_options(option)
-
-
-def test_exclusion_reference_must_be_in_the_suite():
-    ExclusionRule().check_systems(["llm-only", "rag"])
-    ExclusionRule(enabled=False).check_systems(["rag"])
-    with pytest.raises(UserError, match="reference system 'llm-only'.*systems: rag"):
-        ExclusionRule().check_systems(["rag"])
 
 
 # -- accuracy, changed, delta, footprint ---------------------------------------------------------
