@@ -55,6 +55,7 @@ from provbench.model import Question
 from provbench.plugin_api import KBBuilder
 
 from . import prompts_kb as P
+from .twowiki_selection import mention_pattern
 
 if TYPE_CHECKING:
     from provbench.kb import KnowledgeBase
@@ -186,11 +187,6 @@ def slug(text: str) -> str:
 
 def entity_id(name: str) -> str:
     return f"ent:{slug(name)}"
-
-
-def mention_pattern(name: str) -> re.Pattern[str]:
-    """``name`` as a whole word or phrase, case-insensitive."""
-    return re.compile(r"(?<!\w)" + re.escape(" ".join(name.split())).replace(r"\ ", r"\s+") + r"(?!\w)", re.I)
 
 
 # ---------------------------------------------------------------------------------------------

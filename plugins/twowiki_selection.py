@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import random
 import re
+from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 BRIDGE_TYPES = frozenset({"compositional", "inference"})
@@ -47,9 +48,14 @@ def base_title(title: str) -> str:
     return " ".join(_QUALIFIER.sub("", title).split()).lower()
 
 
-def _mentions(text: str, name: str) -> bool:
-    pattern = r"(?<!\w)" + re.escape(" ".join(name.split())).replace(r"\ ", r"\s+") + r"(?!\w)"
-    return re.search(pattern, text, flags=re.I) is not None
+@lru_cache(maxsize=65536)
+def mention_pattern(name: str) -> re.Pattern[str]:
+    """``name`` as a whole word or phrase, case-insensitive, any white space between words."""
+    return re.compile(r"(?<!\w)" + re.escape(" ".join(name.split())).replace(r"\ ", r"\s+") + r"(?!\w)", re.I)
+
+
+def mentions(text: str, name: str) -> bool:
+    return mention_pattern(name).search(text) is not None
 
 
 def ineligible_reason(record: dict[str, Any]) -> str | None:
@@ -87,7 +93,7 @@ def category(record: dict[str, Any]) -> str:
         if base_title(title) in gold_names:
             return "distractor-path"
         text = " ".join(sentences)
-        if any(_mentions(text, e) for e in hops):
+        if any(mentions(text, e) for e in hops):
             return "distractor-path"
     return "local-path"
 
