@@ -15,16 +15,33 @@ import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Literal
+from typing import TYPE_CHECKING, Any, Iterable, Literal, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from .errors import UserError
 from .model import BASELINE, Question, RunRecord, Trace
 
 if TYPE_CHECKING:  # heavy modules stay lazy
     from .kb.store import KnowledgeBase
     from .kb.view import GraphView
     from .llm import LLMClient
+
+
+OptionsT = TypeVar("OptionsT", bound=BaseModel)
+
+
+def parse_options(model: type[OptionsT], options: dict[str, Any], owner: str,
+                  error: type[Exception] = UserError) -> OptionsT:
+    """A plugin's options validated by its pydantic ``model``; ``owner`` names the plugin in the
+    error, e.g. "system 'rag'", which lists every bad option and the known ones."""
+    try:
+        return model(**options)
+    except ValidationError as err:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'options'}={e.get('input')!r}: {e['msg']}" for e in err.errors())
+        known = ", ".join(model.model_fields)
+        raise error(f"{owner}: bad options: {problems} (known options: {known})") from None
 
 
 @dataclass

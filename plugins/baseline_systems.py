@@ -19,15 +19,15 @@ with ``outcome="failed"``. An empty answer is recorded as ``outcome="abstained"`
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from provbench.kb.types import Entity
+from provbench.llm.client import parse_json
 from provbench.model import Citations, Question, RetrievedItem, Trace
-from provbench.plugin_api import Environment, System
+from provbench.plugin_api import Environment, System, parse_options as plugin_options
 from provbench.plugins import PluginError
 
 from . import prompts_000 as P
@@ -50,14 +50,7 @@ class SystemOptions(BaseModel):
 
 
 def parse_options(system_name: str, options_model: type[SystemOptions], options: dict[str, Any]) -> SystemOptions:
-    try:
-        return options_model(**options)
-    except ValidationError as err:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'options'}={e.get('input')!r}: {e['msg']}" for e in err.errors()
-        )
-        known = ", ".join(options_model.model_fields)
-        raise SystemOptionError(f"system {system_name!r}: bad options: {problems} (known options: {known})") from None
+    return plugin_options(options_model, options, f"system {system_name!r}", SystemOptionError)
 
 
 class PaperSystem(System):
@@ -109,10 +102,7 @@ def reply_object(resp: Any) -> dict | None:
     match = re.search(r"\{.*\}", text, flags=re.DOTALL)
     if not match:
         return None
-    try:
-        value = json.loads(match.group(0))
-    except json.JSONDecodeError:
-        return None
+    value = parse_json(match.group(0))
     return value if isinstance(value, dict) else None
 
 
@@ -153,10 +143,17 @@ def split_citations(reply: dict, shown: dict[str, set[str]]) -> tuple[Citations,
     return Citations(**kept), dropped
 
 
+MAX_ANSWER_CHARS = 200
+MAX_CITATIONS = 8
+MAX_CITATION_CHARS = 48
+
+
 def answer_schema(*citation_keys: str) -> dict:
-    properties: dict[str, Any] = {"answer": {"type": "string"}}
+    """Bounded lengths, so a grammar-constrained reply closes its JSON before max_tokens cuts it."""
+    properties: dict[str, Any] = {"answer": {"type": "string", "maxLength": MAX_ANSWER_CHARS}}
     for key in citation_keys:
-        properties[key] = {"type": "array", "items": {"type": "string"}}
+        properties[key] = {"type": "array", "maxItems": MAX_CITATIONS,
+                           "items": {"type": "string", "maxLength": MAX_CITATION_CHARS}}
     return {"type": "object", "properties": properties, "required": list(properties),
             "additionalProperties": False}
 

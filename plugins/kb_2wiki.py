@@ -52,7 +52,7 @@ from provbench import hookimpl
 from provbench.errors import UserError
 from provbench.kb.types import Entity, Relation, TextUnit
 from provbench.model import Question
-from provbench.plugin_api import KBBuilder
+from provbench.plugin_api import KBBuilder, parse_options as plugin_options
 
 from . import prompts_kb as P
 from .twowiki_selection import mention_pattern
@@ -156,14 +156,7 @@ class BuildOptions(BaseModel):
 
 
 def parse_options(options: dict[str, Any]) -> BuildOptions:
-    try:
-        return BuildOptions(**options)
-    except ValidationError as err:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'options'}={e.get('input')!r}: {e['msg']}" for e in err.errors()
-        )
-        known = ", ".join(BuildOptions.model_fields)
-        raise UserError(f"kb builder {BUILDER_NAME!r}: bad options: {problems} (known options: {known})") from None
+    return plugin_options(BuildOptions, options, f"kb builder {BUILDER_NAME!r}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -306,3 +306,12 @@ def test_logprobs_are_normalised_from_openai_shape():
     assert normalise_logprobs(raw) == [{"token": "Or", "logprob": -0.1, "top_logprobs": [
         {"token": "Or", "logprob": -0.1}, {"token": "An", "logprob": -2.5}]}]
     assert normalise_logprobs(None) is None
+
+
+def test_parse_json_accepts_raw_newlines_in_strings_and_fences():
+    """llama.cpp's grammar lets a small model put raw newlines inside a JSON string."""
+    from provbench.llm import parse_json
+
+    assert parse_json('{ "thought": "a\n\n" ,"tool": "x"}') == {"thought": "a\n\n", "tool": "x"}
+    assert parse_json('```json\n{"a": 1}\n```') == {"a": 1}
+    assert parse_json('{"a": "cut') is None

@@ -213,7 +213,9 @@ def parse_json(text: str) -> Any:
     if stripped.startswith("```"):
         stripped = stripped.strip("`").removeprefix("json").strip()
     try:
-        return json.loads(stripped)
+        # strict=False accepts raw newlines inside strings: llama.cpp's grammar lets small models
+        # emit them, and rejecting an otherwise well-formed reply for it helps nobody.
+        return json.loads(stripped, strict=False)
     except ValueError:
         return None
 
