@@ -45,7 +45,8 @@ class SystemOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    max_tokens: int = Field(256, ge=16, le=8192, description="cap on each generated reply")
+    # 512 fits the longest reply answer_schema allows (~450 tokens), so the cap never cuts its JSON.
+    max_tokens: int = Field(512, ge=16, le=8192, description="cap on each generated reply")
     temperature: float = Field(0.0, ge=0.0, le=2.0)
 
 
@@ -144,8 +145,8 @@ def split_citations(reply: dict, shown: dict[str, set[str]]) -> tuple[Citations,
 
 
 MAX_ANSWER_CHARS = 200
-MAX_CITATIONS = 8
-MAX_CITATION_CHARS = 48
+MAX_CITATIONS = 5
+MAX_CITATION_CHARS = 64
 
 
 def answer_schema(*citation_keys: str) -> dict:
