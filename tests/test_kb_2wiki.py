@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -368,3 +369,27 @@ def test_registered_and_reads_the_2wiki_loader_output(tmp_path):
     assert len(corpus.documents) == TINY_UNIQUE_PARAGRAPHS
     ours = [K.read_question(q) for q in tiny_questions()]
     assert K.fingerprint(data, K.BuildOptions(), "m")["content"] == K.fingerprint(ours, K.BuildOptions(), "m")["content"]
+
+
+def test_cli_builds_from_a_dataset_file_then_reuses_and_describes_it(tmp_path):
+    """`provbench kb build DATASET` twice (the second reuses), then `kb info`; no LLM is needed
+    with extraction and summaries off, so the scripted model is never called."""
+    from click.testing import CliRunner
+
+    from provbench.cli import main
+
+    data = write_tiny_2wiki(tmp_path / "dev.json")
+    args = ["kb", "build", str(data), "--out", str(tmp_path / "kb"), "--model", "scripted",
+            "--option", "extract=false", "--option", "summarize=false"]
+    first = CliRunner().invoke(main, args)
+    assert first.exit_code == 0, first.output
+    assert "knowledge base built" in first.output
+    second = CliRunner().invoke(main, args)
+    assert second.exit_code == 0 and "knowledge base reused" in second.output, second.output
+    info = CliRunner().invoke(main, ["kb", "info", str(tmp_path / "kb")])
+    assert info.exit_code == 0, info.output
+    assert re.search(rf"paragraphs \(documents\)\s*│\s*{TINY_UNIQUE_PARAGRAPHS}\b", info.output), info.output
+    for row in ("text units", "entities", "relations", "communities"):
+        assert row in info.output
+    bad = CliRunner().invoke(main, ["kb", "build", str(data), "--option", "extract"])
+    assert bad.exit_code == 2 and "expected KEY=VALUE" in bad.output
