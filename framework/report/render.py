@@ -180,7 +180,7 @@ def _condition_rows(run: RunData, condition: str, systems: list[str], baseline: 
         originally = [q for q in analysed if baseline[system].get(q, 0) >= 1.0 and q in after]
         kept = Share(sum(after[q] for q in originally), len(originally))
         changed_cells.append(Cell(changed.percent(), kept.counts(), "",
-                                  f"changed {changed.counts()}; stayed correct {kept.counts()}", changed.interval()))
+                                  f"changed {changed.counts()}; stayed correct {kept.counts() or '(none originally correct)'}", changed.interval()))
         acc = share(after, analysed, **opts)
         before = share(baseline[system], analysed, **opts)
         test = mcnemar(baseline[system], after, analysed)
