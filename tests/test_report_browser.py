@@ -64,11 +64,20 @@ def test_report_renders_and_runs_no_payload(browser, run_dir, artifacts_dir):
     page.screenshot(path=str(artifacts_dir / "report.png"), full_page=True)
     assert_nothing_ran(page, dialogs)
 
+    # the question's page is embedded: hidden until its link targets it, then shown in place
+    target = page.locator("section.qpage").filter(has_text="Who directed <script>")
+    assert target.count() == 1 and not target.is_visible()
     link.click()
-    page.wait_for_load_state("load")
-    assert page.url.endswith(".html") and "/pages/" in page.url
-    assert "<script>" in page.locator("h1").inner_text()
-    assert page.locator("text=<img src=x onerror=").count() >= 1
+    assert "#q-" in page.url and target.is_visible()
+    assert "<script>" in target.locator("h1").inner_text()
+    assert target.locator("text=<img src=x onerror=").count() >= 1
+    assert page.locator("section.qpage:visible").count() == 1
+    page.screenshot(path=str(artifacts_dir / "report-embedded-question.png"), full_page=False)
+    mark = page.locator("table.questions td.num a").first  # a system's mark targets its section
+    mark.click()
+    system_id = mark.get_attribute("href").removeprefix("#")
+    assert page.locator(f"section.system[id='{system_id}']").is_visible()
+    assert page.locator("section.qpage:visible").count() == 1
     assert_nothing_ran(page, dialogs)
     page.close()
 

@@ -389,24 +389,28 @@ def write_report(run_dir: str | Path) -> Path:
                "failures": [r for r in run.records if r.status == "failed"],
                "per_question": bool(run.report_option("per_question_pages", True)), "csv": "records.csv"}
     export_csv(run.run_dir)
-    if context["per_question"]:
-        _write_pages(run, env)
+    context["question_pages"], context["kb_note"] = _write_pages(run, env) if context["per_question"] else ([], "")
     target = run.run_dir / "report.html"
     target.write_text(env.get_template("report.html.j2").render(**context), encoding="utf-8")
     return target
 
 
-def _write_pages(run: RunData, env: Any) -> None:
+def _write_pages(run: RunData, env: Any) -> tuple[list[dict[str, Any]], str]:
+    """Write pages/<question>.html and return the pages, which report.html also embeds (so the
+    report stays one self-contained file), with the note on why pictures may be missing."""
     pages = run.run_dir / "pages"
     pages.mkdir(exist_ok=True)
     template = env.get_template("question.html.j2")
     kb = _KBHandle(run)
+    embedded = []
     try:
         view = kb.view
         for qid in run.question_ids:
-            page = question_page(run, qid, view)
-            (pages / page_name(qid)).write_text(template.render(h=header(run), p=page, kb_note=kb.reason),
-                                                encoding="utf-8")
+            page, name = question_page(run, qid, view), page_name(qid)
+            (pages / name).write_text(template.render(h=header(run), p=page, kb_note=kb.reason, prefix="",
+                                                      back="../report.html#questions"), encoding="utf-8")
+            embedded.append({"key": name.removesuffix(".html"), "page": page})
+        return embedded, kb.reason
     finally:
         kb.close()
 
