@@ -385,7 +385,10 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: Ru
         perturbed = intervention.perturb(question, baseline.trace.model_copy(deep=True), rng)
         return system.resume(question, env, perturbed)
     env.view = intervention.make_view(ctx.view, question, baseline.trace, rng)
-    return system.run(question, env)
+    trace = system.run(question, env)
+    if env.view is not None:  # record what this run could not see
+        trace.artifacts["hidden_by_intervention"] = env.view.hidden.summary()
+    return trace
 
 
 def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: RunRecord | None) -> None:

@@ -65,6 +65,8 @@ def test_question_pages_show_traces(run_dir):
     page = next(p for p in (run_dir / "pages").glob("q1-*.html")).read_text()
     assert 'id="toy-graph"' in page and "submit_answer" in page and "get_entity" in page
     assert "toy-hide-random" in page and "back to the report" in page
+    report = (run_dir / "report.html").read_text()  # the same page, embedded with prefixed ids
+    assert 'id="q-q1-' in report and 'id="q1-' in report and "toy-hide-random #1: details" in report
 
 
 def test_rerender_from_the_run_directory_alone(run_dir):

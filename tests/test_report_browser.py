@@ -91,6 +91,9 @@ def test_question_page_shows_trace_and_subgraph(browser, run_dir, artifacts_dir)
     picture = section.locator("figure svg")
     assert picture.count() == 1 and picture.bounding_box()["height"] > 100
     assert "Orin Vale" in picture.text_content()
+    details = section.locator("details", has=page.locator("summary", has_text="toy-hide-cited #0"))
+    details.locator("summary").first.click()  # what the ablation hid is in its details
+    assert details.get_by_text("entities (1): ent:orin-vale").is_visible()
     page.screenshot(path=str(artifacts_dir / "report-question.png"), full_page=True)
     assert_nothing_ran(page, dialogs)
     page.close()

@@ -58,6 +58,10 @@ class ViewFilter:
     def as_dict(self) -> dict[str, list[str]]:
         return {f.name: sorted(getattr(self, f.name), key=natural_key) for f in fields(self)}
 
+    def summary(self, max_ids: int = 100) -> dict[str, Any]:
+        """Counts and (up to ``max_ids``) ids per non-empty set: what an intervention hid, for a trace."""
+        return {name: {"count": len(ids), "ids": ids[:max_ids]} for name, ids in self.as_dict().items() if ids}
+
 
 def _id_set(ids: Iterable[str], argument: str) -> frozenset[str]:
     if isinstance(ids, (str, bytes)):

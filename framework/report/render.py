@@ -296,6 +296,7 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False) -> d
                     "citations": trace.citations.model_dump(), "visited": trace.visited_entities,
                     "read_text_units": trace.read_text_units, "footprint": trace.footprint(),
                     "llm_calls": len(trace.llm_calls), "tokens": trace.tokens,
+                    "hidden": trace.artifacts.get("hidden_by_intervention") or {},
                     "steps": [_step_view(s) for s in trace.steps]}
     if picture and view is not None and (trace.visited_entities or trace.citations.entities):
         try:
