@@ -122,7 +122,7 @@ def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int 
         raise UserError(f"{loaded.path}: the suite declares no knowledge_base")
     kb_dir = default_kb_dir(loaded, Path("reports"))
     reused = KnowledgeBase.is_complete(kb_dir)
-    llm = llm if llm is not None else _make_llm(loaded.suite, kb_dir.parent / (kb_dir.name + "-llm-cache"))
+    llm = llm if llm is not None else _make_llm(loaded.suite, kb_llm_cache_dir(kb_dir))
     loader = registry.create("dataset_loader", loaded.suite.dataset.loader)
     questions = list(_load_questions(loaded, loader).values())
     _, kb = _knowledge_base(loaded, registry, questions, llm, console, Path("reports"))
@@ -130,6 +130,11 @@ def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int 
         return kb_dir, kb.stats(), reused
     finally:
         kb.close()
+
+
+def kb_llm_cache_dir(kb_dir: Path) -> Path:
+    """The builder's LLM cache sits beside the KB, so rebuilding a KB re-asks nothing."""
+    return kb_dir.parent / (kb_dir.name + "-llm-cache")
 
 
 def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str, builder: str, model: str = "embedded",
@@ -144,7 +149,7 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str, builder: st
     reused = KnowledgeBase.is_complete(kb_dir)
     questions = registry.create("dataset_loader", loader).load(dataset, limit=limit)
     if llm is None:
-        llm = make_llm(model, cache_dir=kb_dir.parent / (kb_dir.name + "-llm-cache"))
+        llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir))
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
     with _status(console, "building or reusing the knowledge base"):
         kb = registry.create("kb_builder", builder, **(options or {})).build(questions, kb_dir, llm)

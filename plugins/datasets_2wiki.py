@@ -103,14 +103,11 @@ def _decode_field(name: str, value: Any) -> Any:
         value = _decode_text(value)
     if isinstance(value, dict) and all(k in value for k in _STRUCT_COLUMNS[name]):
         value = _columns_to_rows(value, _STRUCT_COLUMNS[name])
-    if hasattr(value, "tolist"):  # numpy arrays from parquet
-        value = value.tolist()
-    if isinstance(value, list):
-        value = [_plain(item) for item in value]
-    return value
+    return _plain(value)
 
 
 def _plain(item: Any) -> Any:
+    """Nested lists of plain values (parquet may hand back numpy arrays and tuples)."""
     if hasattr(item, "tolist"):
         item = item.tolist()
     if isinstance(item, (list, tuple)):
@@ -233,9 +230,9 @@ class TwoWikiLoader(DatasetLoader):
             raise UserError(f"2wiki loader: unknown option(s) {sorted(options)}; "
                             "known: select, quotas, split")
         records = read_records(source, split)
+        if sample:  # before selection, so quotas fill in the seeded order
+            random.Random(seed).shuffle(records)
         chosen = self._choose(records, select, quotas)
-        if sample:
-            random.Random(seed).shuffle(chosen)
         if limit is not None:
             chosen = chosen[:limit]
         return [to_question(record, cat) for record, cat in chosen]

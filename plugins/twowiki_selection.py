@@ -22,16 +22,15 @@ Category, first rule that applies:
     evidence entity other than the answer (a plausible wrong hop);
   - local-path: otherwise (the answer follows the gold evidence chain alone).
 
-Quotas take the first eligible questions of each category in file order (or in seeded order
+Quotas take the first eligible questions of each category in file order (in seeded order
 when sampling), so the same file and seed always give the same selection.
 """
 
 from __future__ import annotations
 
-import random
 import re
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 BRIDGE_TYPES = frozenset({"compositional", "inference"})
 COMPARISON_TYPES = frozenset({"comparison", "bridge_comparison"})
@@ -99,22 +98,13 @@ def category(record: dict[str, Any]) -> str:
 
 
 def select(
-    records: Sequence[dict[str, Any]],
-    quotas: dict[str, int] | None = None,
-    *,
-    seed: int | None = None,
+    records: Sequence[dict[str, Any]], quotas: dict[str, int] | None = None
 ) -> list[tuple[dict[str, Any], str]]:
-    """Eligible records with their category, up to ``quotas`` per category (None: all).
-
-    With ``seed``, candidates are visited in a seeded shuffle instead of file order.
-    """
-    order: Iterable[dict[str, Any]] = records
-    if seed is not None:
-        order = list(records)
-        random.Random(seed).shuffle(order)
+    """Eligible records in the given order with their category, up to ``quotas`` per category
+    (None: all). Callers that sample shuffle ``records`` first."""
     taken = {c: 0 for c in CATEGORIES}
     chosen: list[tuple[dict[str, Any], str]] = []
-    for record in order:
+    for record in records:
         if ineligible_reason(record) is not None:
             continue
         cat = category(record)

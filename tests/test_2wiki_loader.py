@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import random
 import json
 from pathlib import Path
 
@@ -195,3 +196,12 @@ def test_selection_rule_cases():
     assert "longer than" in selection.ineligible_reason({**record, "answer": "a b c d e f"})
     few = {**record, "context": record["context"][:2]}
     assert "distractor paragraphs" in selection.ineligible_reason(few)
+
+
+def test_sampling_with_selection_fills_quotas_in_seeded_order(tmp_path):
+    path = write(tmp_path / "dev.json", many_records(30))  # q000, q003, ... are distractor-path
+    shuffled = [f"q{i:03d}" for i in range(30)]
+    random.Random(3).shuffle(shuffled)
+    expected = [q for q in shuffled if int(q[1:]) % 3 == 0][:2]
+    chosen = loader.load(path, quotas={"distractor-path": 2}, sample=True, seed=3)
+    assert [q.id for q in chosen] == expected and expected != ["q000", "q003"]
