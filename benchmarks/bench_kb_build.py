@@ -1,6 +1,6 @@
 """Benchmark: how the 2Wiki knowledge-base build scales with the number of questions.
 
-Writes invented worlds of increasing size with the seeded generator (plugins/world_2wiki.py),
+Writes invented worlds of increasing size with the seeded generator (tools/provbench_tools/world_2wiki.py),
 loads them with the "2wiki" loader and builds each knowledge base with the paper-000 builder on
 real Kùzu and the real MiniLM embedder. LLM extraction and community summaries are off, so the
 figures measure provbench's own work (merging paragraphs, chunking, the gold graph, mention
@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 from provbench.llm import make_llm
-from provbench_plugins.datasets_2wiki import TwoWikiLoader
-from provbench_plugins.kb_2wiki import TwoWikiKBBuilder
-from provbench_plugins.world_2wiki import write_world
+from provbench_plugins.datasets.twowiki.loader import TwoWikiLoader
+from provbench_plugins.kb_builders.twowiki.builder import TwoWikiKBBuilder
+from provbench_tools.world_2wiki import write_world
 
 
 def build_once(n_questions: int, workdir: Path) -> dict[str, float]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from provbench.model import Question
-from provbench_plugins import prompts_kb as P
+from provbench_plugins.kb_builders.twowiki import prompts as P
 
 GLASS_HARBOR_FILM = ["Glass Harbor (film)", [
     "Glass Harbor is a 1987 drama film set in the port town of Dunmere.",

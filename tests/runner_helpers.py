@@ -216,7 +216,7 @@ def toy_plugin_manager(*extra: object) -> pluggy.PluginManager:
 
 
 def toy_registry():
-    from provbench.plugins import build_registry
+    from provbench.registry import build_registry
 
     return build_registry(toy_plugin_manager())
 
@@ -350,12 +350,11 @@ def builtin_reply(messages: list[dict]) -> dict:
 
 
 def builtin_plugin_manager() -> pluggy.PluginManager:
-    import provbench_plugins.interventions
     import provbench_plugins.metrics
-    import provbench_plugins.systems
+    import provbench_plugins.papers.p000_neighborhoods
 
     pm = toy_plugin_manager()
-    for module in (provbench_plugins.systems, provbench_plugins.interventions, provbench_plugins.metrics):
+    for module in (provbench_plugins.papers.p000_neighborhoods, provbench_plugins.metrics):
         pm.register(module, name=module.__name__)
     return pm
 

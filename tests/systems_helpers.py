@@ -36,11 +36,11 @@ class KBFacts:
 def systems_plugin_manager() -> pluggy.PluginManager:
     """A fresh plugin manager holding only the built-in systems plugin (as the default one names it),
     so these tests do not depend on the other built-in plugins."""
-    import provbench_plugins.systems
+    import provbench_plugins.papers.p000_neighborhoods as p000
 
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
-    pm.register(provbench_plugins.systems, name="provbench_plugins.systems")
+    pm.register(p000, name="provbench_plugins.papers.p000_neighborhoods")
     return pm
 
 

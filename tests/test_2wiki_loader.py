@@ -12,9 +12,9 @@ import pytest
 from conftest import shared_dir
 from kb_2wiki_helpers import TINY_RECORDS, write_tiny_2wiki
 from provbench.errors import UserError
-from provbench.plugins import default_registry
-from provbench_plugins import twowiki_selection as selection
-from provbench_plugins.datasets_2wiki import TwoWikiLoader
+from provbench.registry import default_registry
+from provbench_plugins.datasets.twowiki import selection
+from provbench_plugins.datasets.twowiki.loader import TwoWikiLoader
 
 loader = TwoWikiLoader()
 

@@ -9,8 +9,8 @@ from systems_helpers import (  # noqa: F401
 )
 
 from provbench import hookimpl
-from provbench.plugins import build_registry
-from provbench_plugins.agentic import (
+from provbench.registry import build_registry
+from provbench_plugins.papers.p000_neighborhoods.agentic import (
     AgenticEvidenceFirst, AgenticGraphRAG, AgenticVisitedOnly, CitationProblem, Tool, ToolResult,
 )
 

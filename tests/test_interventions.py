@@ -12,7 +12,7 @@ from interventions_helpers import (  # noqa: F401 (fixtures)
 )
 from provbench.errors import UserError
 from provbench.model import Question
-from provbench_plugins.interventions import (
+from provbench_plugins.papers.p000_neighborhoods.interventions import (
     ABLATIONS,
     CitedRemoval,
     EntityRemoval,
@@ -147,7 +147,7 @@ def test_random_removal_tops_up_a_small_pool(view):
 def test_random_removal_pool_includes_question_hits(view):
     ablation = RandomRemoval(search_k=3, hops=0)
     labels = label_entities(baseline_trace())
-    from provbench_plugins.interventions import lookup_for
+    from provbench_plugins.papers.p000_neighborhoods.interventions import lookup_for
 
     pool = ablation.candidate_pool(view, lookup_for(view), Question(id="q", question="Gale Park oak trees",
                                                                      answer="x"), labels)
@@ -171,7 +171,7 @@ def test_text_ablations_take_no_options():
 
 
 def test_registration_and_repeats():
-    from provbench_plugins.interventions import provbench_register_interventions
+    from provbench_plugins.papers.p000_neighborhoods import provbench_register_interventions
 
     registered = provbench_register_interventions()
     assert set(registered) == {"full-isolation", "text-only-isolation", "cited-removal", "random-removal",

@@ -12,7 +12,7 @@ from kb_2wiki_helpers import (
     tiny_questions, write_tiny_2wiki,
 )
 from provbench.errors import UserError
-from provbench_plugins import kb_2wiki as K
+from provbench_plugins.kb_builders.twowiki import builder as K
 
 # ---------------------------------------------------------------------------------------------
 # corpus and gold graph (no knowledge base needed)
@@ -356,7 +356,7 @@ def test_a_model_that_always_fails_does_not_leave_a_finished_kb(tmp_path):
 
 
 def test_registered_and_reads_the_2wiki_loader_output(tmp_path):
-    from provbench.plugins import default_registry
+    from provbench.registry import default_registry
 
     registry = default_registry()
     assert isinstance(registry.create("kb_builder", "2wiki-paper000"), K.TwoWikiKBBuilder)

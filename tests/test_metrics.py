@@ -12,14 +12,14 @@ import pytest
 from provbench.errors import UserError
 from provbench.model import BASELINE, Citations, Question, RunRecord, Trace, UnitKey
 from provbench.plugin_api import DatasetLoader, Results, answered_by_reference
-from provbench.plugins import build_registry
-from provbench_plugins.metrics import (
+from provbench.registry import build_registry
+from provbench_plugins.metrics.outcomes import (
     Accuracy,
     AccuracyDelta,
     Footprint,
     OutputChanged,
 )
-from provbench_plugins.provenance import ProvenanceMetric, citation_coverage, cited_unvisited_share
+from provbench_plugins.metrics.provenance import ProvenanceMetric, citation_coverage, cited_unvisited_share
 
 SYSTEM = "agentic"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from provbench import hookimpl
-from provbench.plugins import BUILTIN_PLUGINS, PluginError, build_registry, make_plugin_manager
+from provbench.registry import BUILTIN_PLUGINS, PluginError, build_registry, make_plugin_manager
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "provbench-hello"
@@ -43,7 +43,7 @@ def test_duplicate_name_names_both_sources():
         build_registry(pm)
     message = str(err.value)
     assert "duplicate system name 'rag'" in message
-    assert "builtin (provbench_plugins.systems)" in message and "intruder_plugin" in message
+    assert "builtin (provbench_plugins.papers.p000_neighborhoods)" in message and "intruder_plugin" in message
 
 
 def test_unknown_name_suggests_the_nearest():
@@ -73,7 +73,7 @@ def test_separately_installed_package_is_discovered_through_its_entry_point(tmp_
     hello_rows = [line for line in listing.splitlines() if "nearest-entity" in line or "answer-length" in line]
     assert len(hello_rows) == 2, listing
     assert all("provbench-hello 0.1.0" in row for row in hello_rows), listing
-    assert "builtin (provbench_plugins.systems)" in listing
+    assert "builtin (provbench_plugins.papers.p000_neighborhoods)" in listing
 
 
 def test_cli_help_does_not_import_the_heavy_stack():

@@ -13,7 +13,7 @@ from provbench.errors import UserError
 from provbench.llm import LLMClient, ScriptedBackend
 from provbench.model import BASELINE, Citations, Question, RunRecord, Trace, UnitKey
 from provbench.plugin_api import MetricContext, Results
-from provbench_plugins.ragas_faithfulness import (
+from provbench_plugins.metrics.ragas_faithfulness import (
     RagasFaithfulness,
     cited_items,
     evidence_texts,

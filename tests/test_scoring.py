@@ -2,7 +2,7 @@
 
 import pytest
 
-from provbench_plugins import twowiki_scoring as S
+from provbench_plugins.datasets.twowiki import scoring as S
 
 
 @pytest.mark.parametrize("raw, normal", [

@@ -10,8 +10,8 @@ from systems_helpers import (  # noqa: F401
 
 from provbench.model import Trace
 from provbench.plugin_api import System
-from provbench.plugins import PluginError, build_registry
-from provbench_plugins.baseline_systems import RAG, GraphRAG, LLMOnly, SystemOptionError
+from provbench.registry import PluginError, build_registry
+from provbench_plugins.papers.p000_neighborhoods.systems import RAG, GraphRAG, LLMOnly, SystemOptionError
 
 SIX = ["llm-only", "rag", "graphrag", "agentic-graphrag", "agentic-visited-only", "agentic-evidence-first"]
 
@@ -22,7 +22,7 @@ def test_the_six_systems_are_registered_by_the_builtin_plugin():
     registry = build_registry(systems_plugin_manager())
     for name in SIX:
         registration = registry.get("system", name)
-        assert registration.source == "builtin (provbench_plugins.systems)"
+        assert registration.source == "builtin (provbench_plugins.papers.p000_neighborhoods)"
         system = registration.factory()
         assert isinstance(system, System) and system.name == name
     assert registry.get("system", "graphrag").factory.supports_resume is True

@@ -10,7 +10,7 @@ import pytest
 from systems_helpers import facts, question, systems_kb, view  # noqa: F401
 
 from provbench.plugin_api import Environment
-from provbench_plugins.agentic import AgenticGraphRAG
+from provbench_plugins.papers.p000_neighborhoods.agentic import AgenticGraphRAG
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ import pytest
 
 from provbench.model import Citations, Question, Trace
 from provbench.plugin_api import Environment
-from provbench_plugins.interventions import (
+from provbench_plugins.papers.p000_neighborhoods.interventions import (
     CitedRemoval,
     EntityRemoval,
     FullIsolation,
@@ -96,7 +96,7 @@ def act(tool: str, **arguments) -> dict:
 def probe_with_every_tool(view, community: str):
     """Run the agent on ``view`` with a script that tries every tool on or around HIDDEN."""
     from provbench.llm import LLMClient, ScriptedBackend
-    from provbench_plugins.agentic import AgenticGraphRAG
+    from provbench_plugins.papers.p000_neighborhoods.agentic import AgenticGraphRAG
 
     cite = {"cited_relationships": [], "cited_textunits": [], "cited_communities": []}
     replies = [

@@ -7,9 +7,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from provbench_plugins import twowiki_selection as selection
-from provbench_plugins import world_2wiki as world
-from provbench_plugins.datasets_2wiki import TwoWikiLoader
+from provbench_plugins.datasets.twowiki import selection
+from provbench_tools import world_2wiki as world
+from provbench_plugins.datasets.twowiki.loader import TwoWikiLoader
 
 MINI = Path(__file__).resolve().parents[1] / "datasets" / "2wiki-mini" / "dev.json"
 TYPES = {"compositional", "inference", "comparison", "bridge_comparison"}

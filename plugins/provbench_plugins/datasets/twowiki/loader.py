@@ -28,8 +28,8 @@ from provbench.errors import UserError
 from provbench.model import Question
 from provbench.plugin_api import DatasetLoader
 
-from . import twowiki_scoring as scoring
-from . import twowiki_selection as selection
+from . import scoring
+from . import selection
 
 LOADER_NAME = "2wiki"
 DEFAULT_HUB_SPLIT = "dev"

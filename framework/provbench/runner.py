@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from .kb.types import KBStats
-    from .plugins import Registry
+    from .registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +162,7 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str, builder: st
 # -- setup ------------------------------------------------------------------------------------------
 
 def _plugins(pm: "pluggy.PluginManager | None") -> tuple["pluggy.PluginManager", "Registry"]:
-    from .plugins import build_registry, default_plugin_manager, default_registry
+    from .registry import build_registry, default_plugin_manager, default_registry
 
     if pm is None:
         return default_plugin_manager(), default_registry()
@@ -245,7 +245,7 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
 
 def _manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path | None,
               pm: "pluggy.PluginManager", console: "Console | None" = None) -> RunManifest:
-    from .plugins import plugin_source
+    from .registry import plugin_source
 
     previous = store.read_manifest()
     if previous is not None and previous.suite_sha256 != loaded.sha256:

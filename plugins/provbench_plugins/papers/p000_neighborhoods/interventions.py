@@ -27,7 +27,6 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Literal
 
-from provbench import hookimpl
 from provbench.errors import UserError
 from provbench.model import Question, Trace
 from provbench.plugin_api import Intervention
@@ -312,8 +311,3 @@ class EntityTextMask(GraphAblation):
 
 
 ABLATIONS = (FullIsolation, TextOnlyIsolation, CitedRemoval, RandomRemoval, EntityRemoval, EntityTextMask)
-
-
-@hookimpl
-def provbench_register_interventions():
-    return {cls.name: cls for cls in ABLATIONS}

@@ -1,4 +1,4 @@
-"""Paper 000's outcome metrics (Tables 1 and 2) and the shared record analysis.
+"""Reading run records: correctness, per-question values and answer changes, with the counts behind them.
 
 Reading records
     * A record's correctness is ``scores["accuracy"]`` (set by the runner from the dataset
@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any, Callable, Iterable, Mapping
 
-from provbench import hookimpl
 from provbench.model import BASELINE, RunRecord
-from provbench.plugin_api import DatasetLoader, Metric, MetricValue, Results
+from provbench.plugin_api import DatasetLoader, Results
 
 CORRECT = 1.0  # an accuracy score at or above this means "answered correctly"
 FOOTPRINT_FIELDS = ("retrieved_text_units", "cited_text_units", "visited_entities", "cited_entities")
@@ -102,11 +101,11 @@ class Tally:
         return self.numerator / self.denominator if self.denominator else None
 
     def counts(self) -> dict[str, Any]:
-        return {"numerator": _round(self.numerator), "denominator": self.denominator,
+        return {"numerator": round6(self.numerator), "denominator": self.denominator,
                 "failed": self.failed, "missing": self.missing, "unscored": self.unscored}
 
 
-def _round(x: float | None) -> float | None:
+def round6(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
@@ -183,115 +182,3 @@ def arrow(delta: float) -> str:
     if abs(delta) < 1e-9:
         return "→"
     return "↑" if delta > 0 else "↓"
-
-
-# -- metrics -----------------------------------------------------------------------------------
-
-class Accuracy(Metric):
-    """Accuracy per system and condition over the analysed questions, with counts."""
-
-    name = "accuracy"
-
-    def aggregate(self, results: Results) -> list[MetricValue]:
-        values = []
-        analysed = analysed_questions(results)
-        for system in results.systems:
-            for condition in results.conditions:
-                if not results.select(system, condition):
-                    continue
-                _, tally = per_question_correctness(results, system, condition, analysed)
-                detail: dict[str, Any] = tally.counts()
-                if condition == BASELINE:
-                    _, everything = per_question_correctness(results, system, condition, all_questions(results))
-                    detail["all_questions"] = everything.counts() | {"value": _round(everything.value)}
-                values.append(MetricValue(metric=self.name, system=system, condition=condition,
-                                          value=tally.value, numerator=_round(tally.numerator),
-                                          denominator=tally.denominator, detail=detail))
-        return values
-
-
-class OutputChanged(Metric):
-    """Share of analysed answers that differ from the baseline answer after an intervention,
-    with originally-correct answers that stayed correct (Table 2's parentheses)."""
-
-    name = "output-changed"
-
-    def aggregate(self, results: Results) -> list[MetricValue]:
-        values = []
-        analysed = analysed_questions(results)
-        for system in results.systems:
-            for condition in intervention_conditions(results, system):
-                outcomes, tally = per_question_changes(results, system, condition, analysed)
-                kept = stayed_correct_tally(outcomes)
-                detail = tally.counts() | {"stayed_correct": _round(kept.numerator),
-                                           "originally_correct": kept.denominator}
-                values.append(MetricValue(metric=self.name, system=system, condition=condition,
-                                          value=tally.value, numerator=_round(tally.numerator),
-                                          denominator=tally.denominator, detail=detail))
-                values.append(MetricValue(metric="stayed-correct", system=system, condition=condition,
-                                          value=kept.value, numerator=_round(kept.numerator),
-                                          denominator=kept.denominator,
-                                          detail={"failed": tally.failed, "missing": tally.missing}))
-        return values
-
-
-class AccuracyDelta(Metric):
-    """Accuracy after intervention minus baseline accuracy, on the questions both have."""
-
-    name = "accuracy-delta"
-
-    def aggregate(self, results: Results) -> list[MetricValue]:
-        values = []
-        analysed = analysed_questions(results)
-        for system in results.systems:
-            base, _ = per_question_correctness(results, system, BASELINE, analysed)
-            for condition in intervention_conditions(results, system):
-                after, tally = per_question_correctness(results, system, condition, analysed)
-                paired = [q for q in analysed if q in base and q in after]
-                values.append(delta_value(self.name, system, condition, base, after, paired, tally))
-        return values
-
-
-def delta_value(metric: str, system: str, condition: str, base: Mapping[str, float],
-                after: Mapping[str, float], paired: list[str], tally: Tally) -> MetricValue:
-    before_sum = sum(base[q] for q in paired)
-    after_sum = sum(after[q] for q in paired)
-    n = len(paired)
-    delta = (after_sum - before_sum) / n if n else None
-    detail = {"baseline_correct": _round(before_sum), "condition_correct": _round(after_sum),
-              "questions": n, "arrow": arrow(delta) if delta is not None else "",
-              "failed": tally.failed, "missing": tally.missing, "unscored": tally.unscored}
-    return MetricValue(metric=metric, system=system, condition=condition, value=delta,
-                       numerator=_round(after_sum - before_sum), denominator=n, detail=detail)
-
-
-class Footprint(Metric):
-    """Table 1: mean retrieved/cited text units and visited/cited entities per answer."""
-
-    name = "footprint"
-
-    def aggregate(self, results: Results) -> list[MetricValue]:
-        values = []
-        for system in results.systems:
-            for condition in results.conditions:
-                records = results.select(system, condition)
-                traced = [r.trace.footprint() for r in records if r.status == "ok" and r.trace is not None]
-                if not records:
-                    continue
-                for field_name in FOOTPRINT_FIELDS:
-                    total = sum(fp[field_name] for fp in traced)
-                    values.append(MetricValue(
-                        metric=f"{self.name}.{field_name}", system=system, condition=condition,
-                        value=total / len(traced) if traced else None, numerator=total,
-                        denominator=len(traced),
-                        detail={"field": field_name, "failed": len(records) - len(traced)}))
-        return values
-
-
-@hookimpl
-def provbench_register_metrics():
-    from .provenance import ProvenanceMetric
-    from .ragas_faithfulness import RagasFaithfulness
-
-    return {cls.name: cls for cls in (Accuracy, OutputChanged, AccuracyDelta, Footprint,
-                                      ProvenanceMetric, RagasFaithfulness)}

@@ -54,8 +54,8 @@ from provbench.kb.types import Entity, Relation, TextUnit
 from provbench.model import Question
 from provbench.plugin_api import KBBuilder, parse_options as plugin_options
 
-from . import prompts_kb as P
-from .twowiki_selection import mention_pattern
+from . import prompts as P
+from provbench_plugins.datasets.twowiki.selection import mention_pattern
 
 if TYPE_CHECKING:
     from provbench.kb import KnowledgeBase

@@ -56,8 +56,8 @@ from pydantic import Field
 from provbench.model import Citations, Question, Trace
 from provbench.plugin_api import Environment
 
-from . import prompts_000 as P
-from .baseline_systems import (
+from . import prompts as P
+from .systems import (
     CITATION_FIELDS,
     PaperSystem,
     SystemOptions,

@@ -15,9 +15,9 @@ from provbench.errors import UserError
 from provbench.model import BASELINE, RunRecord, Trace
 from provbench.plugin_api import Metric, MetricValue, Results
 
-from .metrics import (
+from .records import (
     ChangeOutcome,
-    _round,
+    round6,
     analysed_questions,
     per_question_changes,
     per_question_correctness,
@@ -94,7 +94,7 @@ class _SystemScores:
     def value(self, score: str, value: float | None, numerator: float | None, denominator: int | None,
               condition: str = BASELINE, note: str = "", **detail: Any) -> MetricValue:
         return MetricValue(metric=f"provenance.{score}", system=self.system, condition=condition,
-                           value=value, numerator=_round(numerator), denominator=denominator,
+                           value=value, numerator=round6(numerator), denominator=denominator,
                            detail=detail, note=note)
 
     def versus(self, *roles: str) -> str:
@@ -121,7 +121,7 @@ class _SystemScores:
         a, b = sum(first[q] for q in paired), sum(second[q] for q in paired)
         n = len(paired)
         return self.value(score, (a - b) / n if n else None, a - b, n, condition,
-                          **{first_name: _round(a), second_name: _round(b), "questions": n})
+                          **{first_name: round6(a), second_name: round6(b), "questions": n})
 
     # scores ------------------------------------------------------------------------------
     def coverage(self) -> list[MetricValue]:
@@ -166,9 +166,9 @@ class _SystemScores:
         condition = self.versus("full_isolation")
         return [
             self.value("citation_sufficiency", sum(kept) / len(kept) if kept else None, sum(kept), len(kept),
-                       condition, stayed_correct=_round(sum(kept)), originally_correct=len(kept)),
+                       condition, stayed_correct=round6(sum(kept)), originally_correct=len(kept)),
             self.value("citation_sufficiency_unchanged", unchanged / len(outcomes) if outcomes else None,
-                       unchanged, len(outcomes), condition, unchanged=_round(unchanged), compared=len(outcomes)),
+                       unchanged, len(outcomes), condition, unchanged=round6(unchanged), compared=len(outcomes)),
         ]
 
     def structure(self) -> list[MetricValue]:
@@ -202,7 +202,7 @@ class _SystemScores:
             changed = sum(o.changed for o in outcomes.values())
             values.append(self.value(
                 score, changed / len(outcomes) if outcomes else None, changed, len(outcomes),
-                self.versus(role), changed=_round(changed), compared=len(outcomes),
-                accuracy_drop=_round(drop / len(paired)) if paired else None,
-                accuracy_drop_numerator=_round(drop), accuracy_drop_questions=len(paired)))
+                self.versus(role), changed=round6(changed), compared=len(outcomes),
+                accuracy_drop=round6(drop / len(paired)) if paired else None,
+                accuracy_drop_numerator=round6(drop), accuracy_drop_questions=len(paired)))
         return values

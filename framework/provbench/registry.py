@@ -16,11 +16,10 @@ from .errors import UserError
 
 # Built-in plugins are ordinary plugin modules (datasette's DEFAULT_PLUGINS pattern).
 BUILTIN_PLUGINS = (
-    "provbench_plugins.datasets_2wiki",
-    "provbench_plugins.kb_2wiki",
-    "provbench_plugins.systems",
-    "provbench_plugins.interventions",
+    "provbench_plugins.datasets.twowiki.loader",
+    "provbench_plugins.kb_builders.twowiki.builder",
     "provbench_plugins.metrics",
+    "provbench_plugins.papers.p000_neighborhoods",
 )
 
 KINDS = {

@@ -27,7 +27,7 @@ with ``category`` and ``ineligible_reason`` before it is kept, so the requested 
 and every record is eligible.
 
 Pure Python and linear in the number of questions: one family (some 9 paragraphs, 12 entities) per
-question. ``python -m provbench_plugins.world_2wiki OUT [--questions N] [--seed S]`` writes a
+question. ``python -m provbench_tools.world_2wiki OUT [--questions N] [--seed S]`` writes a
 world; with no options it rewrites the bundled datasets/2wiki-mini/dev.json.
 """
 
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import twowiki_selection as selection
+from provbench_plugins.datasets.twowiki import selection
 
 MINI_SEED = 0
 MINI_SIZE = 30
@@ -734,7 +734,7 @@ def write_world(path: str | Path, n_questions: int = MINI_SIZE, seed: int = MINI
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m provbench_plugins.world_2wiki",
+        prog="python -m provbench_tools.world_2wiki",
         description="Write an invented world as 2WikiMultiHopQA questions (plain dev.json format). "
                     "Defaults reproduce datasets/2wiki-mini/dev.json.")
     parser.add_argument("out", type=Path, help="output .json file")

@@ -35,7 +35,7 @@ def main() -> None:
 @main.command("plugins")
 def plugins_cmd() -> None:
     """List every registered plugin with its kind and where it came from."""
-    from .plugins import default_registry
+    from .registry import default_registry
 
     table = Table(title="provbench plugins")
     for column in ("kind", "name", "source", "description"):

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import UserError
-from .plugins import unknown_name_message
+from .registry import unknown_name_message
 
 if TYPE_CHECKING:
-    from .plugins import Registry
+    from .registry import Registry
 
 
 class SuiteError(UserError):
@@ -176,7 +176,7 @@ def load_suite(path: str | Path, registry: "Registry | None" = None) -> LoadedSu
     _check_dataset_file(path, tree, loaded)
     _check_references(path, tree, suite)
     if registry is None:
-        from .plugins import default_registry
+        from .registry import default_registry
 
         registry = default_registry()
     check_plugins(path, tree, suite, registry)
@@ -329,7 +329,7 @@ def _check_references(path: Path, tree: Any, suite: Suite) -> None:
 
 def check_plugins(path: Path, tree: Any, suite: Suite, registry: "Registry") -> None:
     """Every named plugin exists, and its factory accepts the options given."""
-    from .plugins import PluginError
+    from .registry import PluginError
 
     def check(kind: str, name: str, options: dict, loc: tuple) -> None:
         if name not in registry.names(kind):

@@ -28,9 +28,9 @@ from provbench.kb.types import Entity
 from provbench.llm.client import parse_json
 from provbench.model import Citations, Question, RetrievedItem, Trace
 from provbench.plugin_api import Environment, System, parse_options as plugin_options
-from provbench.plugins import PluginError
+from provbench.registry import PluginError
 
-from . import prompts_000 as P
+from . import prompts as P
 
 # ---------------------------------------------------------------------------------------------
 # shared by every paper-000 system

@@ -1,0 +1,1 @@
+"""Dataset loaders, one sub-package per benchmark (loader, scoring, selection)."""

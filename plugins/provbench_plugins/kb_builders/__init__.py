@@ -1,0 +1,1 @@
+"""Knowledge-base builders: shared building blocks and one sub-package per source."""

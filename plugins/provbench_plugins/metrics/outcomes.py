@@ -1,0 +1,119 @@
+"""Outcome metrics every run can report: accuracy, answer changes under interventions, accuracy
+deltas and the trajectory footprint (paper 000's Tables 1 and 2 are built from these).
+
+How records are read (correctness, failed and missing records, repeats) is in :mod:`.records`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from provbench.model import BASELINE
+from provbench.plugin_api import Metric, MetricValue, Results
+
+from .records import (FOOTPRINT_FIELDS, Tally, round6, all_questions, analysed_questions, arrow,
+                      intervention_conditions, per_question_changes, per_question_correctness,
+                      stayed_correct_tally)
+
+
+# -- metrics -----------------------------------------------------------------------------------
+
+class Accuracy(Metric):
+    """Accuracy per system and condition over the analysed questions, with counts."""
+
+    name = "accuracy"
+
+    def aggregate(self, results: Results) -> list[MetricValue]:
+        values = []
+        analysed = analysed_questions(results)
+        for system in results.systems:
+            for condition in results.conditions:
+                if not results.select(system, condition):
+                    continue
+                _, tally = per_question_correctness(results, system, condition, analysed)
+                detail: dict[str, Any] = tally.counts()
+                if condition == BASELINE:
+                    _, everything = per_question_correctness(results, system, condition, all_questions(results))
+                    detail["all_questions"] = everything.counts() | {"value": round6(everything.value)}
+                values.append(MetricValue(metric=self.name, system=system, condition=condition,
+                                          value=tally.value, numerator=round6(tally.numerator),
+                                          denominator=tally.denominator, detail=detail))
+        return values
+
+
+class OutputChanged(Metric):
+    """Share of analysed answers that differ from the baseline answer after an intervention,
+    with originally-correct answers that stayed correct (Table 2's parentheses)."""
+
+    name = "output-changed"
+
+    def aggregate(self, results: Results) -> list[MetricValue]:
+        values = []
+        analysed = analysed_questions(results)
+        for system in results.systems:
+            for condition in intervention_conditions(results, system):
+                outcomes, tally = per_question_changes(results, system, condition, analysed)
+                kept = stayed_correct_tally(outcomes)
+                detail = tally.counts() | {"stayed_correct": round6(kept.numerator),
+                                           "originally_correct": kept.denominator}
+                values.append(MetricValue(metric=self.name, system=system, condition=condition,
+                                          value=tally.value, numerator=round6(tally.numerator),
+                                          denominator=tally.denominator, detail=detail))
+                values.append(MetricValue(metric="stayed-correct", system=system, condition=condition,
+                                          value=kept.value, numerator=round6(kept.numerator),
+                                          denominator=kept.denominator,
+                                          detail={"failed": tally.failed, "missing": tally.missing}))
+        return values
+
+
+class AccuracyDelta(Metric):
+    """Accuracy after intervention minus baseline accuracy, on the questions both have."""
+
+    name = "accuracy-delta"
+
+    def aggregate(self, results: Results) -> list[MetricValue]:
+        values = []
+        analysed = analysed_questions(results)
+        for system in results.systems:
+            base, _ = per_question_correctness(results, system, BASELINE, analysed)
+            for condition in intervention_conditions(results, system):
+                after, tally = per_question_correctness(results, system, condition, analysed)
+                paired = [q for q in analysed if q in base and q in after]
+                values.append(delta_value(self.name, system, condition, base, after, paired, tally))
+        return values
+
+
+def delta_value(metric: str, system: str, condition: str, base: Mapping[str, float],
+                after: Mapping[str, float], paired: list[str], tally: Tally) -> MetricValue:
+    before_sum = sum(base[q] for q in paired)
+    after_sum = sum(after[q] for q in paired)
+    n = len(paired)
+    delta = (after_sum - before_sum) / n if n else None
+    detail = {"baseline_correct": round6(before_sum), "condition_correct": round6(after_sum),
+              "questions": n, "arrow": arrow(delta) if delta is not None else "",
+              "failed": tally.failed, "missing": tally.missing, "unscored": tally.unscored}
+    return MetricValue(metric=metric, system=system, condition=condition, value=delta,
+                       numerator=round6(after_sum - before_sum), denominator=n, detail=detail)
+
+
+class Footprint(Metric):
+    """Table 1: mean retrieved/cited text units and visited/cited entities per answer."""
+
+    name = "footprint"
+
+    def aggregate(self, results: Results) -> list[MetricValue]:
+        values = []
+        for system in results.systems:
+            for condition in results.conditions:
+                records = results.select(system, condition)
+                traced = [r.trace.footprint() for r in records if r.status == "ok" and r.trace is not None]
+                if not records:
+                    continue
+                for field_name in FOOTPRINT_FIELDS:
+                    total = sum(fp[field_name] for fp in traced)
+                    values.append(MetricValue(
+                        metric=f"{self.name}.{field_name}", system=system, condition=condition,
+                        value=total / len(traced) if traced else None, numerator=total,
+                        denominator=len(traced),
+                        detail={"field": field_name, "failed": len(records) - len(traced)}))
+        return values

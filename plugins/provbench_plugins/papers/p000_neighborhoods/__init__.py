@@ -1,0 +1,27 @@
+"""Paper 000, *Why Neighborhoods Matter: Traversal Context and Provenance in Agentic GraphRAG*
+(Terrenzi, von Zastrow, Ayvaz, 2026), as one plugin: its six systems (section 2.2), its six graph
+ablations and the report sections of its Tables 1 and 2.
+
+Systems: :mod:`.systems` (llm-only, rag, one-shot graphrag) and :mod:`.agentic` (the agent and
+its visited-only and evidence-first variants); prompts in :mod:`.prompts`; ablations in
+:mod:`.interventions`.
+"""
+
+from __future__ import annotations
+
+from provbench import hookimpl
+
+from .interventions import ABLATIONS
+
+
+@hookimpl
+def provbench_register_systems():
+    from .agentic import AgenticEvidenceFirst, AgenticGraphRAG, AgenticVisitedOnly
+    from .systems import RAG, GraphRAG, LLMOnly
+
+    return {s.name: s for s in (LLMOnly, RAG, GraphRAG, AgenticGraphRAG, AgenticVisitedOnly, AgenticEvidenceFirst)}
+
+
+@hookimpl
+def provbench_register_interventions():
+    return {cls.name: cls for cls in ABLATIONS}
