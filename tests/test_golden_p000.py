@@ -1,0 +1,60 @@
+"""Paper 000's suite gives the same records as a stored reference run (the schema-following LLM).
+
+The reference (tests/golden/p000-records.json) was written by this file's ``--write`` mode before
+the framework-v2 restructuring; any change to what paper 000's systems, ablations or metrics
+record shows up here as a diff. Regenerate it only for an intended change of behaviour:
+
+    .venv/bin/python tests/test_golden_p000.py --write
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+GOLDEN = REPO / "tests" / "golden" / "p000-records.json"
+SUITE = REPO / "suites" / "2wiki-provenance.yaml"
+LIMIT = 4
+VOLATILE_CALL_FIELDS = ("latency_s", "cached")
+
+
+def projected_records(out: Path) -> dict[str, Any]:
+    """The suite's records with timing and run ids dropped, keyed by unit."""
+    from provbench.runner import run_suite
+    from provbench.store import RunStore
+    from provbench.testing import schema_following_llm
+
+    run_dir = run_suite(SUITE, limit=LIMIT, out=out, llm=schema_following_llm(cache_dir=out / "llm"),
+                        write_report=False)
+    projected = {}
+    for record in RunStore(run_dir).load_records().values():
+        data = record.model_dump(mode="json", exclude={"started_at", "finished_at"})
+        trace = data.get("trace") or {}
+        trace.pop("wall_time_s", None)
+        for call in trace.get("llm_calls", []):
+            for name in VOLATILE_CALL_FIELDS:
+                call.pop(name, None)
+        projected[record.key.as_str()] = data
+    return dict(sorted(projected.items()))
+
+
+def test_paper000_records_unchanged(tmp_path):
+    expected = json.loads(GOLDEN.read_text())
+    actual = json.loads(json.dumps(projected_records(tmp_path / "run")))
+    assert sorted(actual) == sorted(expected)
+    changed = [key for key in expected if actual[key] != expected[key]]
+    assert not changed, f"{len(changed)} record(s) differ, first: {changed[0]}\n" \
+                        f"expected {expected[changed[0]]}\nactual   {actual[changed[0]]}"
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        records = projected_records(Path(tmp) / "run")
+    lines = (f"{json.dumps(k)}: {json.dumps(v, sort_keys=True)}" for k, v in records.items())
+    GOLDEN.write_text("{\n" + ",\n".join(lines) + "\n}\n")  # one record a line: diffs stay readable
+    print(f"wrote {len(records)} records to {GOLDEN}")
