@@ -194,6 +194,20 @@ class DatasetLoader(Plugin, ABC):
              sample: bool = False, **options: Any) -> list[Question]:
         """Read and validate questions. ``sample`` draws ``limit`` at random with ``seed``."""
 
+    def claims(self, source: str | Path) -> bool:
+        """True if ``source`` looks like this loader's format (lets ``provbench kb build`` and
+        ``provbench data info`` pick the loader when only one claims a file). Default: never."""
+        return False
+
+    def problems(self, source: str | Path, limit: int = 10, **options: Any) -> list[str]:
+        """Up to ``limit`` problems of ``source``, each naming file, record and field. Default:
+        the first error :meth:`load` raises; a loader can override it to report more."""
+        try:
+            self.load(source, **options)
+        except UserError as err:
+            return [str(err)]
+        return []
+
     def normalize(self, text: str) -> str:
         return " ".join(text.lower().split())
 

@@ -137,7 +137,7 @@ def kb_llm_cache_dir(kb_dir: Path) -> Path:
     return kb_dir.parent / (kb_dir.name + "-llm-cache")
 
 
-def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str, builder: str, model: str = "embedded",
+def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, builder: str, model: str = "embedded",
                      limit: int | None = None, options: dict[str, Any] | None = None,
                      console: "Console | None" = None, llm: Any = None) -> tuple[Path, "KBStats", bool]:
     """Build (or reuse) a knowledge base straight from a dataset file: (directory, stats, reused)."""
@@ -147,7 +147,9 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str, builder: st
     _, registry = _plugins(None)
     kb_dir = Path(out).resolve()
     reused = KnowledgeBase.is_complete(kb_dir)
-    questions = registry.create("dataset_loader", loader).load(dataset, limit=limit)
+    from .datainfo import resolve_loader
+
+    questions = resolve_loader(registry, dataset, loader).load(dataset, limit=limit)
     if llm is None:
         llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir))
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
