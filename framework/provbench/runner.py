@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from .errors import UserError
 from .model import Question, RunManifest, RunRecord, Trace, UnitKey, utc_now
 from .plugin_api import Environment, Intervention, MetricContext, Results, answered_by_reference
-from .store import RunStore, export_csv
+from .store import RunMetrics, RunStore, export_csv
 from .suite import LoadedSuite, PluginRef, Suite, load_suite
 
 if TYPE_CHECKING:
@@ -247,7 +247,7 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
 
 def _manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path | None,
               pm: "pluggy.PluginManager", console: "Console | None" = None) -> RunManifest:
-    from .registry import plugin_source
+    from .registry import build_registry, plugin_source
 
     previous = store.read_manifest()
     if previous is not None and previous.suite_sha256 != loaded.sha256:
@@ -264,6 +264,7 @@ def _manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path | Non
         models={"llm": str(getattr(llm, "model_id", suite.model.id)), "suite_model": suite.model.id},
         seeds=[suite.seed, suite.dataset.seed], versions=_versions(), git_revision=_git_revision(loaded.path),
         plugins={name: plugin_source(pm, plugin) for name, plugin in pm.list_name_plugin()},
+        plugin_versions=build_registry(pm).versions(),
         created_at=previous.created_at if previous else utc_now())
     store.write_manifest(manifest)
     return manifest
@@ -426,11 +427,11 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
     values, errors = [], {}
     for name, metric in ctx.metrics:
         try:
-            values += [v.model_dump(mode="json") for v in metric.aggregate(results)]
+            values += list(metric.aggregate(results))
         except Exception as exc:  # noqa: BLE001
             errors[name] = f"{type(exc).__name__}: {exc}"[:1000]
-    store.write_metrics({"values": values, "errors": errors, "excluded": sorted(excluded),
-                         "exclusion": ctx.suite.exclusion.model_dump(), "written_at": utc_now()})
+    store.write_metrics(RunMetrics(values=values, errors=errors, excluded=sorted(excluded),
+                                   exclusion=ctx.suite.exclusion.model_dump()))
     manifest.finished_at = utc_now()
     store.write_manifest(manifest)
     export_csv(store.run_dir)
