@@ -15,14 +15,13 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
-from runner_helpers import (LifecycleRecorder, QUESTIONS, run_toy, scripted_llm, toy_plugin_manager,  # noqa: E402
+from runner_helpers import (LifecycleRecorder, QUESTIONS, run_toy, scripted_llm, toy_plugin_manager,
                             write_toy_suite)
 
-from provbench.runner import run_suite, unit_seed  # noqa: E402
-from provbench.model import UnitKey  # noqa: E402
-from provbench.store import RunStore  # noqa: E402
+from provbench.runner import run_suite, unit_seed
+from provbench.model import UnitKey
+from provbench.store import RunStore
 
 N_QUESTIONS = len(QUESTIONS)
 SYSTEMS = 2

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from runner_helpers import toy_registry, write_toy_suite  # noqa: E402
+from runner_helpers import toy_registry, write_toy_suite
 
-from provbench.errors import UserError  # noqa: E402
-from provbench.suite import SuiteError, line_of, load_suite  # noqa: E402
+from provbench.errors import UserError
+from provbench.suite import SuiteError, line_of, load_suite
 
 REPO = Path(__file__).resolve().parents[1]
 
