@@ -180,8 +180,10 @@ def test_builtin_systems_interventions_and_metrics_through_the_runner(tmp_path):
                     and r["key"]["condition"] == "baseline")
     assert graphrag["status"] == "ok", graphrag["error"]
     metrics = json.loads((run / "metrics.json").read_text())
-    assert not metrics["errors"]
+    assert not metrics["errors"] and metrics["format_version"] == 1
     names = {v["metric"] for v in metrics["values"]}
+    versions = RunStore(run).read_manifest().plugin_versions
+    assert versions["system:p000/graphrag"] == versions["metric:provenance"] != ""  # built-ins: provbench's version
     assert {"accuracy", "output-changed", "footprint.visited_entities"} <= names
     assert any(n.startswith("provenance.") for n in names)
     assert (run / "report.html").is_file()

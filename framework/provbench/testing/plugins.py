@@ -108,7 +108,7 @@ class TopEntitySystem(System):
 
 def toy_plugin(namespace: str | None = "toy") -> types.ModuleType:
     """The toys above as one plugin module (``toy/top-entity``, ``toy/questions-json``, ``toy/tiny-kb``)."""
-    module = types.ModuleType("provbench_testing_toys")
+    module = types.ModuleType(f"provbench_testing_toys_{namespace or ''}".rstrip("_"))
     if namespace:
         module.PROVBENCH_NAMESPACE = namespace
     module.provbench_register_systems = hookimpl(lambda: {"top-entity": TopEntitySystem})
