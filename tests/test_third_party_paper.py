@@ -82,6 +82,8 @@ def test_section_is_rendered_and_escaped(run_dir):
     html = (run_dir / "report.html").read_text()
     assert 'id="toy-influence"' in html and "remove node 2 (Corvo)" in html
     assert "&lt;b&gt;(escaped)&lt;/b&gt;" in html and "<b>(escaped)</b>" not in html
+    page = next((run_dir / "pages").glob("a-*.html")).read_text()
+    assert "remove node 2 (Corvo)" in page and "path:0: Abel -&gt; Brin -&gt; Corvo" in page
 
 
 @pytest.mark.browser
