@@ -22,7 +22,7 @@ import pluggy
 
 from provbench import hookimpl, hookspecs
 from provbench.model import Question, Trace
-from provbench.plugin_api import Intervention, Metric, MetricValue, Results, System
+from provbench.plugin_api import Intervention, Metric, MetricContext, MetricValue, Results, System
 from provbench.testing import QuestionsJsonLoader, TinyKBBuilder
 
 HERE = Path(__file__).resolve().parent
@@ -136,7 +136,7 @@ class ToyLength(Metric):
     def score(self, record, question, context):
         return {"answer_length": float(len(record.trace.answer or "")) if record.trace else None}
 
-    def aggregate(self, results: Results) -> list[MetricValue]:
+    def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         out = []
         for system in results.systems:
             for condition in results.conditions:
@@ -174,6 +174,13 @@ class ToyPlugin:
     @hookimpl
     def provbench_register_kb_builders(self):
         return {"toy-tiny": ToyKB}
+
+    @hookimpl
+    def provbench_report_sections(self, run):
+        """Paper 000's Tables 1 and 2 laid out over the toy systems and interventions."""
+        from provbench_plugins.papers.p000_neighborhoods.report import table1_section, table2_section
+
+        return [s for s in (table1_section(run), table2_section(run)) if s is not None]
 
 
 class LifecycleRecorder:

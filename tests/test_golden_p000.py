@@ -22,7 +22,7 @@ VOLATILE_CALL_FIELDS = ("latency_s", "cached")
 
 
 def projected_records(out: Path) -> dict[str, Any]:
-    """The suite's records with timing and run ids dropped, keyed by unit."""
+    """The suite's records with timing dropped, keyed by unit."""
     from provbench.runner import run_suite
     from provbench.store import RunStore
     from provbench.testing import schema_following_llm
@@ -31,7 +31,8 @@ def projected_records(out: Path) -> dict[str, Any]:
                         write_report=False)
     projected = {}
     for record in RunStore(run_dir).load_records().values():
-        data = record.model_dump(mode="json", exclude={"started_at", "finished_at"})
+        # exclude_defaults: fields added later with a default do not count as a change
+        data = record.model_dump(mode="json", exclude={"started_at", "finished_at"}, exclude_defaults=True)
         trace = data.get("trace") or {}
         trace.pop("wall_time_s", None)
         for call in trace.get("llm_calls", []):

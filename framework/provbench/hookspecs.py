@@ -69,3 +69,10 @@ def provbench_record_written(record: Any, run_dir: Any) -> None:
 @hookspec
 def provbench_run_finished(manifest: Any, run_dir: Any) -> None:
     """Every unit of the run has a record; reports may be written now."""
+
+
+@hookspec
+def provbench_report_sections(run: Any) -> list[Any]:
+    """Sections for a run's HTML report: a list of :class:`provbench.report.sections.Section`
+    built from ``run`` (:class:`provbench.report.data.RunData`); [] when the run is not yours.
+    Sections are placed by their ``order`` and rendered (escaped) by the core."""

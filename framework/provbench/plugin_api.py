@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Literal, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from .errors import UserError
-from .model import BASELINE, Question, RunRecord, Trace
+from .model import BASELINE, Question, RunRecord, Trace, VariantInfo
 
 if TYPE_CHECKING:  # heavy modules stay lazy
     from .kb.store import KnowledgeBase
@@ -87,19 +87,38 @@ class System(Plugin, ABC):
         raise NotImplementedError(f"system {self.name!r} does not support context-level interventions")
 
 
+class Variant(VariantInfo):
+    """One variant of an enumerated intervention: ``id`` is stable for a given baseline trace
+    (e.g. "node:2"), ``description`` says in words what it changes, ``data`` is for the plugin."""
+
+
 class Intervention(Plugin, ABC):
+    """Changes what a system sees, at graph or context level.
+
+    Three shapes: a single intervention (``repeats == 1``), a randomised one re-drawn ``repeats``
+    times (results are averaged over repeats), and an *enumerated* one whose :meth:`variants`
+    lists, from the baseline trace, every variant to run (e.g. "remove node k of the path"): each
+    variant is its own unit and record, and the chosen one is passed as ``variant=``.
+    """
+
     kind = "intervention"
     level: Literal["graph", "context"] = "graph"
-    repeats: int = 1  # > 1 for randomised interventions; results are averaged over repeats
+    repeats: int = 1
 
-    def make_view(
-        self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random
-    ) -> "GraphView":
-        """Graph level: a question-specific view derived from the baseline trace."""
+    def variants(self, question: Question, baseline: Trace, rng: random.Random) -> list[Variant] | None:
+        """The variants to run for this question, or None when the intervention is not enumerated.
+        An empty list means there is nothing to perturb for this question (no unit runs)."""
+        return None
+
+    def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
+                  **kwargs: Any) -> "GraphView":
+        """Graph level: a question-specific view derived from the baseline trace
+        (``kwargs`` holds ``variant`` for an enumerated intervention)."""
         raise NotImplementedError
 
-    def perturb(self, question: Question, baseline: Trace, rng: random.Random) -> Trace:
-        """Context level: a copy of ``baseline`` whose artifacts are perturbed."""
+    def perturb(self, question: Question, baseline: Trace, rng: random.Random, **kwargs: Any) -> Trace:
+        """Context level: a copy of ``baseline`` whose artifacts are perturbed
+        (``kwargs`` holds ``variant`` for an enumerated intervention)."""
         raise NotImplementedError
 
 
@@ -116,12 +135,30 @@ class MetricValue(BaseModel):
     note: str = ""
 
 
+CORRECT = 1.0  # a graded accuracy at or above this counts as "answered correctly"
+
+
+def correctness(record: RunRecord) -> float | None:
+    """The one definition of how right a record is: its graded ``scores["accuracy"]`` in [0, 1]
+    (a dataset may give partial credit, e.g. 0.3 for an honest "I don't know"); a failed run
+    scores 0; None when the record carries no accuracy score."""
+    if record.status == "failed":
+        return 0.0
+    value = record.scores.get("accuracy")
+    return None if value is None else min(1.0, max(0.0, float(value)))
+
+
+def is_correct(record: RunRecord) -> bool:
+    """Answered correctly: full credit (:func:`correctness` >= 1)."""
+    value = correctness(record)
+    return value is not None and value >= CORRECT
+
+
 def answered_by_reference(records: "Iterable[RunRecord]", reference_system: str) -> set[str]:
     """Paper 000's exclusion step: ids of questions the reference system's baseline answered
     correctly (accuracy 1.0); a failed run never counts as correct."""
     return {r.key.question_id for r in records
-            if r.key.system == reference_system and r.key.condition == BASELINE and r.status != "failed"
-            and (r.scores.get("accuracy") or 0.0) >= 1.0}
+            if r.key.system == reference_system and r.key.condition == BASELINE and is_correct(r)}
 
 
 @dataclass
@@ -159,8 +196,8 @@ class Metric(Plugin, ABC):
         """Per-record scores, stored in ``record.scores``. Default: none."""
         return {}
 
-    def aggregate(self, results: Results) -> list[MetricValue]:
-        """Run-level values. Default: none."""
+    def aggregate(self, results: Results, context: "MetricContext") -> list[MetricValue]:
+        """Run-level values, with the same context :meth:`score` gets. Default: none."""
         return []
 
 

@@ -16,6 +16,7 @@ import logging
 import platform
 import random
 import subprocess
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from .errors import UserError
 from .model import Question, RunManifest, RunRecord, Trace, UnitKey, utc_now
-from .plugin_api import Environment, Intervention, MetricContext, Results, answered_by_reference
+from .plugin_api import Environment, Intervention, MetricContext, Results, Variant, answered_by_reference
 from .store import RunMetrics, RunStore, export_csv
 from .suite import LoadedSuite, PluginRef, Suite, load_suite
 
@@ -64,6 +65,7 @@ class Unit:
     system: PluginRef
     intervention: PluginRef | None = None
     seed: int = 0
+    variant: Variant | None = None  # the variant of an enumerated intervention this unit runs
 
 
 def unit_seed(base: int, key: UnitKey) -> int:
@@ -106,7 +108,7 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
     if write_report:
         from .report import write_report as render
 
-        render(store.run_dir)
+        render(store.run_dir, pm)
     return store.run_dir
 
 
@@ -306,8 +308,11 @@ def excluded_questions(suite: Suite, records: dict[str, RunRecord]) -> set[str]:
     return answered_by_reference(records.values(), suite.exclusion.reference_system)
 
 
-def intervention_units(ctx: RunContext, questions: Iterable[str]) -> list[Unit]:
-    suite, units = ctx.suite, []
+def intervention_units(ctx: RunContext, questions: Iterable[str],
+                       done: dict[str, RunRecord] | None = None) -> list[Unit]:
+    """Units of every intervention x target system x question: ``repeats`` of each, or, for an
+    enumerated intervention, one per variant it lists from the baseline trace in ``done``."""
+    suite, units, done = ctx.suite, [], done or {}
     targets = [ref for ref in suite.systems if ref.key in suite.targets_of_interventions()]
     for iref in suite.interventions:
         probe = ctx.registry.create("intervention", iref.name, **iref.options)
@@ -318,10 +323,37 @@ def intervention_units(ctx: RunContext, questions: Iterable[str]) -> list[Unit]:
                 log.warning("skipping %s x %s: the system cannot resume from a perturbed context", iref.key, sref.key)
                 continue
             for qid in questions:
+                variants = _variants(ctx, probe, qid, sref.key, iref.key, done)
+                if variants is not None:
+                    units += [_variant_unit(suite, qid, sref, iref, v) for v in variants]
+                    continue
                 for repeat in range(repeats):
                     key = UnitKey(question_id=qid, system=sref.key, condition=iref.key, repeat=repeat)
                     units.append(Unit(key, sref, iref, seed=unit_seed(suite.seed, key)))
     return units
+
+
+def _variants(ctx: RunContext, intervention: Intervention, qid: str, system: str, condition: str,
+              done: dict[str, RunRecord]) -> list[Variant] | None:
+    """The variants an enumerated intervention lists for one baseline trace (None: not enumerated,
+    or no usable baseline, in which case one unit is planned and records why it could not run)."""
+    baseline = done.get(UnitKey(question_id=qid, system=system).as_str())
+    if baseline is None or baseline.status != "ok" or baseline.trace is None:
+        return None
+    rng = random.Random(unit_seed(ctx.suite.seed, UnitKey(question_id=qid, system=system, condition=condition)))
+    variants = intervention.variants(ctx.questions[qid], baseline.trace.model_copy(deep=True), rng)
+    if variants is None:
+        return None
+    ids = [v.id for v in variants]
+    if len(set(ids)) != len(ids) or not all(ids):
+        raise UserError(f"intervention {condition!r} listed variant ids that are empty or repeated for "
+                        f"question {qid!r}: {ids}")
+    return variants
+
+
+def _variant_unit(suite: Suite, qid: str, sref: PluginRef, iref: PluginRef, variant: Variant) -> Unit:
+    key = UnitKey(question_id=qid, system=sref.key, condition=iref.key, variant=variant.id)
+    return Unit(key, sref, iref, seed=unit_seed(suite.seed, key), variant=variant)
 
 
 # -- execution ---------------------------------------------------------------------------------------
@@ -335,7 +367,7 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
             console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "
                           f"{ctx.suite.exclusion.reference_system!r} left out of the interventions")
         kept = [q for q in qids if q not in excluded]
-        _run_phase("interventions", intervention_units(ctx, kept), ctx, store, done, pm, console)
+        _run_phase("interventions", intervention_units(ctx, kept, done), ctx, store, done, pm, console)
 
 
 def _run_phase(label: str, units: list[Unit], ctx: RunContext, store: RunStore, done: dict[str, RunRecord],
@@ -365,9 +397,11 @@ def _baseline_of(unit: Unit, done: dict[str, RunRecord]) -> RunRecord | None:
 def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> RunRecord:
     """One unit, scored. A system or LLM failure becomes a ``failed`` record, never an exception."""
     question = ctx.questions[unit.key.question_id]
-    record = RunRecord(key=unit.key, gold=question.answer, seed=unit.seed)
+    record = RunRecord(key=unit.key, gold=question.answer, seed=unit.seed, variant=unit.variant)
+    started = time.perf_counter()
     try:
         trace = _produce_trace(ctx, unit, question, baseline)
+        trace.wall_time_s = round(time.perf_counter() - started, 4)
     except Exception as exc:  # noqa: BLE001 - a unit's failure is data, not a crash
         log.debug("unit %s failed", unit.key.as_str(), exc_info=True)
         record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"[:2000]
@@ -389,10 +423,11 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: Ru
         raise RuntimeError("no usable baseline trace for this question and system; the intervention cannot apply")
     intervention: Intervention = ctx.registry.create("intervention", unit.intervention.name, **unit.intervention.options)
     rng = random.Random(unit.seed)
+    chosen = {"variant": unit.variant} if unit.variant is not None else {}
     if intervention.level == "context":
-        perturbed = intervention.perturb(question, baseline.trace.model_copy(deep=True), rng)
+        perturbed = intervention.perturb(question, baseline.trace.model_copy(deep=True), rng, **chosen)
         return system.resume(question, env, perturbed)
-    env.view = intervention.make_view(ctx.view, question, baseline.trace, rng)
+    env.view = intervention.make_view(ctx.view, question, baseline.trace, rng, **chosen)
     trace = system.run(question, env)
     if env.view is not None:  # record what this run could not see
         trace.artifacts["hidden_by_intervention"] = env.view.hidden.summary()
@@ -409,12 +444,16 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
     if baseline is not None and baseline.trace is not None and record.status == "ok":
         before, after = baseline.trace.answer or "", answer or ""
         record.scores["output_changed"] = float(ctx.loader.normalize(before) != ctx.loader.normalize(after))
-    metric_ctx = MetricContext(llm=ctx.llm, view=ctx.view, loader=ctx.loader)
+    metric_ctx = metric_context(ctx)
     for name, metric in ctx.metrics:
         try:
             record.scores.update(metric.score(record, question, metric_ctx) or {})
         except Exception as exc:  # noqa: BLE001 - a judge failure leaves a note, never a crash
             record.score_notes[name] = f"{type(exc).__name__}: {exc}"[:500]
+
+
+def metric_context(ctx: RunContext) -> MetricContext:
+    return MetricContext(llm=ctx.llm, view=ctx.view, loader=ctx.loader)
 
 
 # -- finishing ---------------------------------------------------------------------------------------
@@ -427,7 +466,7 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
     values, errors = [], {}
     for name, metric in ctx.metrics:
         try:
-            values += list(metric.aggregate(results))
+            values += list(metric.aggregate(results, metric_context(ctx)))
         except Exception as exc:  # noqa: BLE001
             errors[name] = f"{type(exc).__name__}: {exc}"[:1000]
     store.write_metrics(RunMetrics(values=values, errors=errors, excluded=sorted(excluded),

@@ -28,7 +28,7 @@ class NearestEntity(System):
 class AnswerLength(Metric):
     """Mean answer length in words per system and condition."""
 
-    def aggregate(self, results: Results):
+    def aggregate(self, results: Results, context=None):
         values = []
         for system in results.systems:
             for condition in results.conditions:

@@ -13,3 +13,10 @@ def provbench_register_metrics():
 
     return {cls.name: cls for cls in (Accuracy, OutputChanged, AccuracyDelta, Footprint,
                                       ProvenanceMetric, RagasFaithfulness)}
+
+
+@hookimpl
+def provbench_report_sections(run):
+    from .report import faithfulness_section
+
+    return faithfulness_section(run)

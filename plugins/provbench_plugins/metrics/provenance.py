@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from provbench.model import BASELINE, RunRecord, Trace
-from provbench.plugin_api import Metric, MetricValue, Results
+from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
 
 from .records import (
     ChangeOutcome,
@@ -85,7 +85,7 @@ class ProvenanceMetric(Metric):
         return {"citation_coverage": citation_coverage(record.trace),
                 "cited_unvisited": cited_unvisited_share(record.trace)}
 
-    def aggregate(self, results: Results) -> list[MetricValue]:
+    def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         values: list[MetricValue] = []
         for system in results.systems:
             scorer = _SystemScores(results, system, self.roles)

@@ -279,7 +279,7 @@ class RagasFaithfulness(Metric):
                 return kept, True
         return kept, False
 
-    def aggregate(self, results: Results) -> list[MetricValue]:
+    def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         values = []
         for system in results.systems:
             for condition in results.conditions:

@@ -27,3 +27,10 @@ def provbench_register_systems():
 @hookimpl
 def provbench_register_interventions():
     return {cls.name: cls for cls in ABLATIONS}
+
+
+@hookimpl
+def provbench_report_sections(run):
+    from .report import sections
+
+    return sections(run)
