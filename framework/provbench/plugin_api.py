@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .errors import UserError
+from .errors import PluginError, UserError
 from .model import BASELINE, Question, RunRecord, Trace, VariantInfo
 
 if TYPE_CHECKING:  # heavy modules stay lazy
@@ -59,9 +59,9 @@ class Plugin:
     def __init__(self, **options: Any) -> None:
         owner = f"{self.kind} {self.name or type(self).__name__!r}"
         if self.Options is not None:
-            self.options = parse_options(self.Options, options, owner)
+            self.options = parse_options(self.Options, options, owner, PluginError)
         elif options:
-            raise UserError(f"{owner}: bad options: takes no options, got {', '.join(sorted(options))}")
+            raise PluginError(f"{owner}: bad options: takes no options, got {', '.join(sorted(options))}")
 
 
 @dataclass

@@ -22,7 +22,7 @@ import pluggy
 from pydantic import BaseModel
 
 from . import hookspecs
-from .errors import UserError
+from .errors import PluginError, UserError  # noqa: F401 (PluginError is re-exported)
 from .plugin_api import DatasetLoader, Intervention, KBBuilder, Metric, Plugin, System, parse_options
 
 # Built-in plugins are ordinary plugin modules (datasette's DEFAULT_PLUGINS pattern).
@@ -54,10 +54,6 @@ KINDS: dict[str, Kind] = {
     "kb_builder": Kind("provbench_register_kb_builders", KBBuilder),
     "llm_backend": Kind("provbench_register_llm_backends", None, _is_llm_backend),
 }
-
-
-class PluginError(UserError):
-    """A plugin could not be registered, looked up or created."""
 
 
 @dataclass(frozen=True)
