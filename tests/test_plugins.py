@@ -188,3 +188,18 @@ def test_cli_help_does_not_import_the_heavy_stack():
             "if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_plugins_command_lists_every_builtin_with_namespace_version_and_source():
+    from click.testing import CliRunner
+
+    from provbench.cli import main
+    from provbench.registry import default_registry
+
+    listing = CliRunner().invoke(main, ["plugins"], env={"COLUMNS": "400"}).output
+    rows = {line.split("│")[2].strip(): line for line in listing.splitlines() if line.count("│") > 4}
+    for reg in default_registry().all():
+        if reg.source.startswith("builtin"):
+            assert reg.name in rows and reg.version in rows[reg.name] and reg.source in rows[reg.name], reg.name
+    assert "p000/llm-only" in rows and "p000/cited-removal" in rows and "llama-cpp" in rows
+    assert "report_sections" in rows["p000"] and "Why Neighborhoods Matter" in rows["p000"]

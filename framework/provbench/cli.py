@@ -35,12 +35,12 @@ def main() -> None:
 @main.command("plugins")
 def plugins_cmd() -> None:
     """List every registered plugin: kind, full name, version, source."""
-    from .registry import default_registry
+    from .registry import default_plugin_manager, default_registry, section_providers
 
     table = Table(title="provbench plugins")
     for column in ("kind", "name", "version", "source", "description"):
         table.add_column(column, overflow="fold")
-    for reg in default_registry().all():
+    for reg in default_registry().all() + section_providers(default_plugin_manager()):
         table.add_row(reg.kind, reg.name, reg.version, reg.source, reg.description)
     console.print(table)
 

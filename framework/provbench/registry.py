@@ -248,6 +248,18 @@ def plugin_source(pm: pluggy.PluginManager, plugin: object) -> str:
     return plugin_origin(pm, plugin).source
 
 
+def section_providers(pm: pluggy.PluginManager) -> list[Registration]:
+    """Plugins that contribute report sections, as rows for ``provbench plugins`` (they register
+    no named factory: the hook is called for every run)."""
+    rows = []
+    for impl in reversed(pm.hook.provbench_report_sections.get_hookimpls()):
+        origin = plugin_origin(pm, impl.plugin)
+        name = origin.namespace or (pm.get_name(impl.plugin) or "").rpartition(".")[2]
+        described = impl.function if (impl.function.__doc__ or "").strip() else impl.plugin
+        rows.append(Registration("report_sections", name, described, origin.source, origin.version))
+    return rows
+
+
 def build_registry(pm: pluggy.PluginManager) -> Registry:
     registry = Registry()
     for kind_name, kind in KINDS.items():

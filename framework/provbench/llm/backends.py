@@ -252,10 +252,12 @@ DEFAULT_BACKEND = "litellm"  # serves every id no other prefix claims
 
 
 def _embedded(model_id: str, **params: Any) -> LlamaCppBackend:
+    """SmolLM2-135M-Instruct through llama.cpp, bundled (model id `embedded`)."""
     return LlamaCppBackend(EMBEDDED_NAME, **params)
 
 
 def _llama_cpp(model_id: str, **params: Any) -> LlamaCppBackend:
+    """A local GGUF file through llama.cpp (`llama-cpp:<name or path.gguf>`)."""
     name = model_id.removeprefix("llama-cpp:")
     if not name or name == "llama-cpp":
         raise UserError("model id 'llama-cpp:' needs a model name or a .gguf path after the colon")
@@ -263,10 +265,12 @@ def _llama_cpp(model_id: str, **params: Any) -> LlamaCppBackend:
 
 
 def _scripted(model_id: str, **params: Any) -> ScriptedBackend:
+    """Replies written in advance, for tests (`scripted`, params: replies)."""
     return ScriptedBackend(**params)
 
 
 def _litellm(model_id: str, **params: Any) -> LiteLLMBackend:
+    """Any litellm model id (API models, OpenAI-compatible servers); ids no other prefix claims."""
     return LiteLLMBackend(model_id.removeprefix("litellm:"), **params)
 
 
