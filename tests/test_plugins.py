@@ -203,3 +203,10 @@ def test_plugins_command_lists_every_builtin_with_namespace_version_and_source()
             assert reg.name in rows and reg.version in rows[reg.name] and reg.source in rows[reg.name], reg.name
     assert "p000/llm-only" in rows and "p000/cited-removal" in rows and "llama-cpp" in rows
     assert "report_sections" in rows["p000"] and "Why Neighborhoods Matter" in rows["p000"]
+
+
+def test_dataset_loader_options_belong_to_load():
+    registry = build_registry(make_plugin_manager(load_entry_points=False))
+    with pytest.raises(PluginError, match=r"dataset_loader '2wiki': options go to load\(\).*: select"):
+        registry.create("dataset_loader", "2wiki", select=True)
+    assert registry.check_options("dataset_loader", "2wiki", {"select": True}).select is True

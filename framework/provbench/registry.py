@@ -137,6 +137,9 @@ class Registry:
         """Instantiate a plugin after validating its options; its type is checked."""
         reg = self.get(kind, name)
         if kind == "dataset_loader":  # loaders take their options in load(), validated by the suite
+            if options:
+                raise PluginError(f"dataset_loader {reg.name!r}: options go to load() (a suite's "
+                                  f"dataset.options), not to the loader: {', '.join(sorted(options))}")
             obj = reg.factory()
         else:
             self.check_options(kind, name, options)
