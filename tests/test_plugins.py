@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -179,6 +180,30 @@ def test_separately_installed_package_is_discovered_through_its_entry_point(tmp_
     assert len(hello_rows) == 2, listing
     assert all("provbench-hello 0.1.0" in row and "hello/" in row for row in hello_rows), listing
     assert "p000/agentic-graphrag" in listing and "builtin (provbench_plugins.papers.p000_neighborhoods)" in listing
+
+    # and it runs: a suite names it (short name) beside a built-in, through the CLI
+    mini = REPO / "datasets" / "2wiki-mini" / "dev.json"
+    (tmp_path / "suite.yaml").write_text(HELLO_SUITE.format(dataset=mini))
+    subprocess.run([sys.executable, "-m", "provbench.cli", "run", str(tmp_path / "suite.yaml"), "--out",
+                    str(tmp_path / "run")], env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+    records = [json.loads(line) for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
+    assert {r["key"]["system"] for r in records} == {"nearest-entity"} and len(records) == 2
+    assert all(r["status"] == "ok" and r["trace"]["answer"] and r["trace"]["citations"]["entities"] for r in records)
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert [v["metric"] for v in metrics["values"]] == ["answer-length"]
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["plugin_versions"]["system:hello/nearest-entity"] == "0.1.0"
+
+
+HELLO_SUITE = """\
+name: hello
+dataset: {{loader: 2wiki, path: "{dataset}", limit: 2}}
+knowledge_base: {{builder: 2wiki-paper000, options: {{extract: false, summarize: false}}, directory: kb}}
+model: {{id: scripted}}
+systems: [{{name: nearest-entity, options: {{k: 2}}}}]
+metrics: [answer-length]
+report: {{bootstrap_resamples: 100}}
+"""
 
 
 def test_cli_help_does_not_import_the_heavy_stack():
