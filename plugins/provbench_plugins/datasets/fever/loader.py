@@ -102,3 +102,10 @@ def _pages_for(claims_path: Path, pages: Any) -> str | None:
 @hookimpl
 def provbench_register_dataset_loaders():
     return {LOADER_NAME: FeverLoader}
+
+
+@hookimpl
+def provbench_register_metrics():
+    from .metric import FeverMetric
+
+    return {FeverMetric.name: FeverMetric}

@@ -47,6 +47,19 @@ def bare_title(page_id: str) -> str:
     return re.sub(r"\s*\([^)]*\)\s*$", "", title_of(page_id)).lower().strip()
 
 
+def sentence_id(page_id: str, line: int) -> str:
+    """A sentence's text unit id in a fever-wiki KB: ``s:<page id>:<line>``."""
+    return f"s:{page_id}:{line}"
+
+
+def evidence_of(text_unit_id: str) -> tuple[str, int] | None:
+    """The FEVER evidence pair (page, line) of a sentence text unit id; None for other ids."""
+    if not text_unit_id.startswith("s:"):
+        return None
+    page, _, line = text_unit_id[2:].rpartition(":")
+    return (page, int(line)) if page and line.isdigit() else None
+
+
 @dataclass(frozen=True)
 class Sentence:
     line: int

@@ -5,8 +5,8 @@
   parenthesised disambiguation) occurs word for word in a claim, plus (``link_hops: 1``) the
   pages those link to. ``scope: all`` indexes the whole dump. The dump is streamed: only the
   chosen pages are parsed and held.
-- **Text units** are sentences, id ``s:<page id>:<sentence number>`` (:func:`sentence_id`,
-  :func:`evidence_of`), so a cited unit is a FEVER evidence pair ``[page, line]``.
+- **Text units** are sentences, id ``s:<page id>:<sentence number>`` (``pages.sentence_id`` and
+  ``pages.evidence_of``), so a cited unit is a FEVER evidence pair ``[page, line]``.
 - **Entities**: one per page, id ``p:<page id>``, named by its readable title, described by its
   first sentence, linked to its sentences. **Relations**: one per hyperlink from a sentence to
   another indexed page (label "links to", source text unit = the sentence); anchors are kept
@@ -35,7 +35,7 @@ from provbench.kb.types import Entity, Relation, TextUnit
 from provbench.model import Question
 from provbench.plugin_api import KBBuilder, parse_options
 
-from provbench_plugins.datasets.fever.pages import Page, page_id_of, read_pages, title_matcher
+from provbench_plugins.datasets.fever.pages import Page, page_id_of, read_pages, sentence_id, title_matcher
 
 if TYPE_CHECKING:
     from provbench.kb import KnowledgeBase
@@ -58,20 +58,8 @@ class FeverWikiOptions(BaseModel):
     overwrite: bool = False
 
 
-def sentence_id(page_id: str, line: int) -> str:
-    return f"s:{page_id}:{line}"
-
-
 def entity_id(page_id: str) -> str:
     return f"p:{page_id}"
-
-
-def evidence_of(text_unit_id: str) -> tuple[str, int] | None:
-    """The FEVER evidence pair [page, line] of a sentence text unit id (None for other ids)."""
-    if not text_unit_id.startswith("s:"):
-        return None
-    page, _, line = text_unit_id[2:].rpartition(":")
-    return (page, int(line)) if page and line.isdigit() else None
 
 
 def page_of_entity(entity: str) -> str | None:
