@@ -8,9 +8,9 @@
 - **Text units** are sentences, id ``s:<page id>:<sentence number>`` (``pages.sentence_id`` and
   ``pages.evidence_of``), so a cited unit is a FEVER evidence pair ``[page, line]``.
 - **Entities**: one per page, id ``p:<page id>``, named by its readable title, described by its
-  first sentence, linked to its sentences. **Relations**: one per hyperlink from a sentence to
-  another indexed page (label "links to", source text unit = the sentence); anchors are kept
-  in the relation id's record of the build (``links`` in build_info counts them).
+  first sentence, linked to its own sentences only. **Relations**: one per linked page pair
+  (id ``l:<page>-><target>``, label "links to") when a sentence's hyperlink targets another
+  indexed page; ``links`` in build_info counts them.
 - **Triples** (``triples: true`` with an LLM): paper 003's per-document extraction, one call
   per page, kept as citable facts (subject, relation, object, confidence, source = the page's
   sentences) in ``facts.jsonl`` next to the database; build cost per page in build_info.
@@ -95,8 +95,10 @@ def graph_records(pages: dict[str, Page]) -> tuple[list[TextUnit], list[Entity],
                 rid = f"l:{page.id}->{target_id}"
                 if target_id in pages and target_id != page.id and rid not in seen:
                     seen.add(rid)
+                    # no source text unit: it would link the sentence to the target page too, and then
+                    # removing a page (paper 000's ablations) would not hide its own sentences
                     relations.append(Relation(id=rid, source=entity_id(page.id), target=entity_id(target_id),
-                                              label="links to", text_unit_id=sentence_id(page.id, s.line)))
+                                              label="links to"))
     return units, entities, relations
 
 
