@@ -153,3 +153,21 @@ def test_grounding_is_ragas_faithfulness_of_the_explanation():
     llm = scripted_llm([statements, verdicts])
     scores = TableOne(judge=False).score(record_with(graph_trace()), claim(), MetricContext(llm=llm))
     assert scores["factual_grounding"] == 0.5 and scores["hallucination_rate"] == 0.5
+
+
+@pytest.mark.parametrize("name", ["fever-garag.yaml", "fever-garag-sweep.yaml"])
+def test_suites_validate_with_every_option(name):
+    from provbench.suite import load_suite
+
+    loaded = load_suite(REPO / "suites" / name)
+    assert "p003/ga-rag" in {s.name for s in loaded.suite.systems}
+
+
+def test_bad_system_option_is_named(tmp_path):
+    from provbench.suite import SuiteError, load_suite
+
+    text = (REPO / "suites" / "fever-garag.yaml").read_text().replace("gamma: 0.0", "gamma: 1.5")
+    path = tmp_path / "bad.yaml"
+    path.write_text(text.replace("../datasets", str(REPO / "datasets")))
+    with pytest.raises(SuiteError, match=r"gamma"):
+        load_suite(path)
