@@ -137,3 +137,12 @@ def test_read_pages_streams_only_what_is_asked(tmp_path):
     assert sorted(got) == ["Page_3", "Page_7"]  # by id, and by a title the claim names
     with pytest.raises(UserError, match=r"wiki-001.jsonl, line 11: not valid JSON"):
         read_pages(path)
+
+
+def test_problems_lists_every_bad_line(tmp_path):
+    good = {"id": 1, "claim": "fine", "label": "NOT ENOUGH INFO", "evidence": [[[1, None, None, None]]]}
+    path = write(tmp_path, [good, "{bad", good, {"id": 3, "claim": ""}, {"id": 4, "claim": "c", "label": "X"}])
+    problems = FeverLoader().problems(path, limit=2)
+    assert len(problems) == 2
+    assert "line 2: not valid JSON" in problems[0] and "line 4 (claim id 3): field claim" in problems[1]
+    assert len(FeverLoader().problems(path)) == 3

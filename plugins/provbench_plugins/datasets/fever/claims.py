@@ -59,22 +59,41 @@ def located_error(where: str, err: ValidationError) -> UserError:
     return UserError(f"{where}: {problems}")
 
 
+def parse_line(path: Path, number: int, line: str) -> ClaimRecord:
+    where = f"{path}, line {number}"
+    try:
+        raw = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise UserError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
+    if not isinstance(raw, dict):
+        raise UserError(f"{where}: a claim must be a JSON object, got {type(raw).__name__}")
+    try:
+        return ClaimRecord.model_validate(raw)
+    except ValidationError as err:
+        raise located_error(f"{where} (claim id {raw.get('id')!r})", err) from None
+
+
 def read_jsonl(path: Path) -> Iterator[ClaimRecord]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if line.strip():
+                yield parse_line(path, number, line)
+
+
+def jsonl_problems(path: Path, limit: int) -> list[str]:
+    """Every located problem of a claims file, up to ``limit`` (not just the first)."""
+    problems: list[str] = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
-            where = f"{path}, line {number}"
             try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise UserError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
-            if not isinstance(raw, dict):
-                raise UserError(f"{where}: a claim must be a JSON object, got {type(raw).__name__}")
-            try:
-                yield ClaimRecord.model_validate(raw)
-            except ValidationError as err:
-                raise located_error(f"{where} (claim id {raw.get('id')!r})", err) from None
+                parse_line(path, number, line)
+            except UserError as err:
+                problems.append(str(err))
+                if len(problems) >= limit:
+                    break
+    return problems
 
 
 def regroup_hub_rows(rows: Iterable[dict], source: str) -> list[ClaimRecord]:

@@ -23,7 +23,7 @@ from provbench.errors import UserError
 from provbench.model import Question
 from provbench.plugin_api import DatasetLoader
 
-from .claims import ClaimRecord, read_hub, read_jsonl, stratified_sample, to_question
+from .claims import ClaimRecord, jsonl_problems, read_hub, read_jsonl, stratified_sample, to_question
 from .scoring import LABELS, graded_accuracy, normalize_label
 
 LOADER_NAME = "fever"
@@ -73,6 +73,17 @@ class FeverLoader(DatasetLoader):
         if path.suffix in {".jsonl", ".json"} or path.exists():
             raise UserError(f"{source}: no such claims file")
         return read_hub(source, options.get("split", DEFAULT_HUB_SPLIT)), options.get("pages")
+
+    def problems(self, source: str | Path, limit: int = 10, **options: Any) -> list[str]:
+        """Up to ``limit`` located problems of a claims file (``provbench data info`` lists them)."""
+        path = Path(source)
+        if path.is_file():
+            return jsonl_problems(path, limit)
+        try:
+            self.load(source, **options)
+        except UserError as err:
+            return [str(err)]
+        return []
 
     def normalize(self, text: str) -> str:
         return normalize_label(text) or " ".join(text.lower().split())
