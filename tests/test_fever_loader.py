@@ -127,6 +127,8 @@ def test_titles_lines_and_ids():
     assert sentences[0].links == (("First", "First Page"),)
     assert evidence_of(sentence_id("A_-LRB-b-RRB-", 12)) == ("A_-LRB-b-RRB-", 12)
     assert evidence_of("p:A") is None
+    names = title_matcher(["The film Soul Food is by Fox 2000 Pictures."])
+    assert names("Soul_Food_-LRB-film-RRB-") and names("Fox_2000_Pictures") and not names("The")
 
 
 def test_read_pages_streams_only_what_is_asked(tmp_path):

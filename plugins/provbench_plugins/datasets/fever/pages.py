@@ -175,13 +175,19 @@ def read_pages(source: str | Path, ids: Iterable[str] | None = None,
     return {p.id: p for p in iter_pages(source, wanted)}
 
 
+STOPWORDS = frozenset("a an and are as at be by for from has had have he her his in is it its of on or she "
+                      "that the their there they this to was were which who with".split())
+
+
 def title_matcher(claims: Iterable[str], max_words: int = 8) -> Callable[[str], bool]:
     """Accepts a page whose bare title occurs as a word n-gram of some claim (FEVER's usual
-    candidate-document step, by exact title match): the retrieval candidates of a claim set."""
+    candidate-document step, by exact title match): the retrieval candidates of a claim set.
+    One-word n-grams that are stopwords (pages "The", "Is") are left out."""
     grams: set[str] = set()
     for claim in claims:
         words = re.findall(r"[\w'&.-]+", claim.lower())
         words = [w.rstrip(".") for w in words]
         for n in range(1, max_words + 1):
             grams.update(" ".join(words[i:i + n]) for i in range(len(words) - n + 1))
+    grams -= STOPWORDS
     return lambda page_id: bare_title(page_id) in grams
