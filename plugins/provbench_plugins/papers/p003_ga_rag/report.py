@@ -104,7 +104,7 @@ def fever_section(run: RunData, systems: list[str]) -> Section:
         rows.append(Row(cells=[s, *(format_metric_value(found[n]) if n in found else "–" for n in names),
                                *cost(run.select(s))]))
     blocks.append(Table(columns=["System", "Label accuracy", "Macro-F1", "FEVER score", "Evidence P", "Evidence R",
-                                 "Evidence F1", "LLM calls / claim", "Tokens / claim"], rows=rows,
+                                 "Evidence F1", "LLM calls / claim", "from cache", "Tokens / claim"], rows=rows,
                         caption="FEVER's measures as the official scorer defines them (first 5 predicted sentences)."))
     for s in systems:
         matrix = next((v["detail"]["matrix"] for v in run.metric_values("fever.confusion")
@@ -122,5 +122,6 @@ def fever_section(run: RunData, systems: list[str]) -> Section:
 def cost(records: list[RunRecord]) -> list[str]:
     traces = [r.trace for r in records if r.trace is not None]
     if not traces:
-        return ["–", "–"]
-    return [f"{fmean(len(t.llm_calls) for t in traces):.1f}", f"{fmean(t.tokens for t in traces):.0f}"]
+        return ["–", "–", "–"]
+    return [f"{fmean(len(t.llm_calls) for t in traces):.1f}",
+            f"{fmean(sum(c.cached for c in t.llm_calls) for t in traces):.1f}", f"{fmean(t.tokens for t in traces):.0f}"]
