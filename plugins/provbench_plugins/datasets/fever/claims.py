@@ -120,15 +120,14 @@ def regroup_hub_rows(rows: Iterable[dict], source: str) -> list[ClaimRecord]:
     return records
 
 
-def read_hub(source: str, split: str) -> list[ClaimRecord]:
+def read_hub(source: str, split: str, config: str | None = "v1.0") -> list[ClaimRecord]:
     try:
         import datasets
     except ImportError:
         raise UserError(f"{source}: reading FEVER from the hub needs the 'datasets' package "
                         "(pip install provbench[hub])") from None
     try:
-        table = datasets.load_dataset(source, "v1.0", split=split) if source == "fever" else \
-            datasets.load_dataset(source, split=split)
+        table = datasets.load_dataset(source, config, split=split) if config else datasets.load_dataset(source, split=split)
     except Exception as err:  # noqa: BLE001 - the hub's errors are many; name the source
         raise UserError(f"{source}: could not load split {split!r} from the hub: {err}") from None
     return regroup_hub_rows(table, f"{source}[{split}]")

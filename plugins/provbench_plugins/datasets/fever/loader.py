@@ -1,8 +1,8 @@
 """The "fever" dataset loader (FEVER 1.0 claims; the pages a KB needs come from
 :mod:`.pages`).
 
-Sources: a local claims ``.jsonl`` (official or shared-task test form), or a hub id
-(``fever`` reads config ``v1.0``; option ``split``, default ``paper_dev``).
+Sources: a local claims ``.jsonl`` (official or shared-task test form), or a hub id such as
+``fever`` (options ``config``, default ``v1.0``, null for none, and ``split``, default ``paper_dev``).
 Options:
   ``pages``: the Wikipedia pages (a ``wiki-pages/`` directory, one ``.jsonl`` dump file or a
   BEIR ``corpus.jsonl``), relative to the claims file; default: a ``wiki-pages`` directory next
@@ -28,7 +28,7 @@ from .scoring import LABELS, graded_accuracy, normalize_label
 
 LOADER_NAME = "fever"
 DEFAULT_HUB_SPLIT = "paper_dev"
-KNOWN_OPTIONS = {"pages", "labels", "idk_credit", "split"}
+KNOWN_OPTIONS = {"pages", "labels", "idk_credit", "split", "config"}
 
 
 class FeverLoader(DatasetLoader):
@@ -72,7 +72,8 @@ class FeverLoader(DatasetLoader):
             return list(read_jsonl(path)), _pages_for(path, options.get("pages"))
         if path.suffix in {".jsonl", ".json"} or path.exists():
             raise UserError(f"{source}: no such claims file")
-        return read_hub(source, options.get("split", DEFAULT_HUB_SPLIT)), options.get("pages")
+        hub = read_hub(source, options.get("split", DEFAULT_HUB_SPLIT), options.get("config", "v1.0"))
+        return hub, options.get("pages")
 
     def problems(self, source: str | Path, limit: int = 10, **options: Any) -> list[str]:
         """Up to ``limit`` located problems of a claims file (``provbench data info`` lists them)."""
