@@ -32,6 +32,9 @@ BUILTIN_PLUGINS = (
     "provbench_plugins.kb_builders.twowiki.builder",
     "provbench_plugins.metrics",
     "provbench_plugins.papers.p000_neighborhoods",
+    "provbench_plugins.datasets.fever.loader",
+    "provbench_plugins.kb_builders.fever.builder",
+    "provbench_plugins.papers.p003_ga_rag",
 )
 
 
