@@ -17,9 +17,13 @@ from .errors import UserError
 # Built-in plugins are ordinary plugin modules (datasette's DEFAULT_PLUGINS pattern).
 BUILTIN_PLUGINS = (
     "provbench_plugins.datasets.twowiki.loader",
+    "provbench_plugins.datasets.curriculum.loader",
     "provbench_plugins.kb_builders.twowiki.builder",
+    "provbench_plugins.kb_builders.concepts.builder",
     "provbench_plugins.metrics",
+    "provbench_plugins.interventions",
     "provbench_plugins.papers.p000_neighborhoods",
+    "provbench_plugins.papers.p002_planning",
 )
 
 KINDS = {
