@@ -15,7 +15,7 @@ import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -132,6 +132,17 @@ def is_correct(record: RunRecord) -> bool:
     """Answered correctly: full credit (:func:`correctness` >= 1)."""
     value = correctness(record)
     return value is not None and value >= CORRECT
+
+
+def compared_output(trace: Trace | None, normalize: "Callable[[str], str]") -> tuple[str, str]:
+    """What "output changed" compares: ``("abstained", "")`` for a deliberate abstention, else
+    ``("answer", normalized answer)`` (``""`` when there is none). An abstention is therefore not
+    an empty answer: abstaining where the baseline answered (or the reverse) is a change, two
+    abstentions are not, and an empty or missing answer of a run that did not abstain (a failed
+    or exhausted run) compares as the empty answer."""
+    if trace is not None and trace.outcome == "abstained":
+        return ("abstained", "")
+    return ("answer", normalize(trace.answer) if trace is not None and trace.answer is not None else normalize(""))
 
 
 def answered_by_reference(records: "Iterable[RunRecord]", reference_system: str = "llm-only") -> set[str]:
