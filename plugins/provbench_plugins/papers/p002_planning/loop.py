@@ -5,7 +5,8 @@ edges used), the last stated confidence. Seeds: up to ``max_seeds`` concepts nam
 question, most specific first (:mod:`.seeds`). Each round, at most ``max_rounds``:
 
 1. **expand**: follow the active edges (both directions; invalidated edges are never returned by
-   the view) of the concepts to expand, restricted to the relation types the last round chose,
+   the view) of the concepts to expand, restricted to the relation types the last round chose
+   (from those on the edges of the concepts to expand next, which the prompt lists),
    collecting concepts never visited until the round's frontier holds ``frontier_cap`` concepts
    (round 1's frontier counts the seeds). Edges to concepts already in the evidence are recorded
    too. Visited concepts are never re-added, so at most ``max_rounds x frontier_cap`` concepts are
@@ -30,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from provbench.kb.types import Entity, Relation
+from provbench.kb.types import Entity, Neighbor, Relation
 from provbench.llm.client import parse_json
 from provbench.model import Question, RetrievedItem, Trace
 from provbench.plugin_api import Environment, System, parse_options
@@ -63,7 +64,8 @@ class LoopState:
     visited: dict[str, Entity] = field(default_factory=dict)  # also the evidence concepts, in order
     edges: dict[str, Relation] = field(default_factory=dict)  # evidence edges, in order
     texts: dict[str, str] = field(default_factory=dict)  # text units shown
-    relation_vocab: list[str] = field(default_factory=list)
+    relation_vocab: list[str] = field(default_factory=list)  # types on the next frontier's edges
+    neighbours: dict[str, list[Neighbor]] = field(default_factory=dict)  # per concept, fetched once
     frontier: list[str] = field(default_factory=list)  # the concepts the next expansion starts from
     frontier_before: list[str] = field(default_factory=list)  # what the current round expanded
     focus: str = ""
@@ -133,6 +135,8 @@ class PlanningLoop(System):
             expansion = self.collect(env, trace, state, budget, None)
             expansion.widened = True
         state.frontier = expansion.added
+        state.relation_vocab = list(dict.fromkeys(nb.relation.label for concept in state.frontier
+                                                  for nb in self.neighbours(env, state, concept) if nb.relation.label))
         trace.add_step("retrieval", tool="expand",
                        arguments={"expand": list(state.frontier_before), "relation_types": types},
                        result={"added": expansion.added, "edges": expansion.edges, "widened": expansion.widened,
@@ -144,8 +148,9 @@ class PlanningLoop(System):
         expansion = Expansion(added=[], edges=[], followed=types)
         state.frontier_before = list(state.frontier)
         for concept in state.frontier:
-            for nb in env.view.neighbors(concept, relation_types=types):
-                _add_unique(state.relation_vocab, nb.relation.label)
+            for nb in self.neighbours(env, state, concept):
+                if types is not None and nb.relation.label not in types:
+                    continue
                 other = nb.entity
                 if other.id not in state.visited:
                     if len(expansion.added) >= budget:
@@ -158,6 +163,12 @@ class PlanningLoop(System):
                     expansion.edges.append(nb.relation.id)
                     trace.retrieved.append(RetrievedItem(kind="relationship", id=nb.relation.id))
         return expansion
+
+    def neighbours(self, env: Environment, state: LoopState, concept: str) -> list[Neighbor]:
+        """The concept's active edges, both directions (the view never returns invalidated ones)."""
+        if concept not in state.neighbours:
+            state.neighbours[concept] = env.view.neighbors(concept)
+        return state.neighbours[concept]
 
     def examine(self, trace: Trace, state: LoopState, entity: Entity, env: Environment | None = None) -> None:
         """A concept enters the evidence (and is never re-added)."""
@@ -244,11 +255,6 @@ class PlanningLoop(System):
             trace.citations.entities = list(state.visited)
             trace.citations.relationships = list(state.edges)
             trace.citations.text_units = list(state.texts)
-
-
-def _add_unique(items: list[str], item: str) -> None:
-    if item and item not in items:
-        items.append(item)
 
 
 def _text(value: Any) -> str:
