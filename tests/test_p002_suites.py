@@ -61,3 +61,19 @@ def test_sweep_suite_declares_the_grid_and_reports_the_tradeoff(tmp_path):
 def test_planning_loop_joins_the_2wiki_suite(suite):
     names = [s.name for s in load_suite(SUITES / suite).suite.systems]
     assert "planning-loop" in names
+
+
+@pytest.mark.parametrize("outcome,answer,expected", [("abstained", None, 1.0), ("budget_exhausted", None, 0.0),
+                                                     ("failed", None, 0.0), ("answered", "Calibration", 0.0)])
+def test_only_a_deliberate_abstention_is_right_on_an_unanswerable_question(outcome, answer, expected):
+    from types import SimpleNamespace
+
+    from provbench.model import Question, RunRecord, Trace, UnitKey
+    from provbench.runner import _score
+    from provbench_plugins.datasets.curriculum.loader import CurriculumLoader
+
+    question = Question(id="q", question="?", answer="", metadata={"answerable": False})
+    record = RunRecord(key=UnitKey(question_id="q", system="s"),
+                       trace=Trace(question_id="q", system="s", outcome=outcome, answer=answer))
+    _score(SimpleNamespace(loader=CurriculumLoader(), metrics=[], llm=None, view=None), record, question, None)
+    assert record.scores["accuracy"] == expected

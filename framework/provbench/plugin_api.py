@@ -213,7 +213,8 @@ class DatasetLoader(ABC):
         return " ".join(text.lower().split())
 
     def score_answer(self, question: Question, prediction: str | None) -> dict[str, float]:
-        """Dataset-specific correctness scores; must include ``accuracy``."""
+        """Dataset-specific correctness scores; must include ``accuracy``. ``prediction`` is None
+        when the system abstained, and "" when a run ended without an answer (failed, exhausted)."""
         ok = prediction is not None and self.normalize(prediction) == self.normalize(question.answer)
         return {"accuracy": float(ok)}
 

@@ -435,8 +435,12 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: Ru
 def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: RunRecord | None) -> None:
     """Dataset correctness, "output changed" against the baseline, then per-record metrics."""
     answer = record.trace.answer if record.status == "ok" and record.trace else None
+    # the loader sees None only for a deliberate abstention (which may be the right reply to an
+    # unanswerable question); a run that ended with no answer otherwise is scored as an empty one
+    abstained = record.status == "ok" and record.trace is not None and record.trace.outcome == "abstained"
+    prediction = answer if answer is not None or abstained else ""
     try:
-        record.scores.update(ctx.loader.score_answer(question, answer))
+        record.scores.update(ctx.loader.score_answer(question, prediction))
     except Exception as exc:  # noqa: BLE001
         record.score_notes["accuracy"] = f"scoring failed: {type(exc).__name__}: {exc}"[:500]
     if baseline is not None and baseline.trace is not None and record.status == "ok":
