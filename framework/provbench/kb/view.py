@@ -20,6 +20,9 @@ What the filter hides
                           relations stored with ``invalidated_at`` set, they are inactive, and no
                           query returns them (neighbours, paths, ``relation()``, subgraphs)
 Hiding an entity does not hide its text units: say so with ``text_units`` or ``block_text_of``.
+
+Longer than 400 lines because every graph read of every system goes through this one class:
+keeping it whole keeps the one place to audit for leaks in one file.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any
 
-from provbench.errors import UserError
+from pydantic import BaseModel, ConfigDict, Field
+
 from provbench.model import Question, Trace
 from provbench.plugin_api import Intervention
 
@@ -51,16 +52,23 @@ class InvalidateUsedEdges(Intervention):
         return view.invalidate(known_used_relations(view, baseline))
 
 
+class RandomEdgesOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    repeats: int = Field(3, ge=1, le=100, description="random draws per question, averaged")
+
+
 class InvalidateRandomEdges(Intervention):
     """Invalidate as many random edges as the baseline used, drawn from the edges it did not use."""
 
     name = "invalidate-random-edges"
     level = "graph"
 
-    def __init__(self, repeats: int = 3) -> None:
-        if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
-            raise UserError(f"intervention {self.name!r}: repeats must be a positive integer, got {repeats!r}")
-        self.repeats = repeats
+    Options = RandomEdgesOptions
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.repeats = self.options.repeats  # the runner plans this many units per question
 
     def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
                   **kwargs: Any) -> "GraphView":

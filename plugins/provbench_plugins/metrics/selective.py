@@ -34,6 +34,8 @@ from __future__ import annotations
 from statistics import fmean
 from typing import Any, Iterable
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from provbench.model import BASELINE, Question, RunRecord
 from provbench.plugin_api import Metric, MetricContext, MetricValue, Results, correctness
 
@@ -163,15 +165,21 @@ class Abstention(Metric):
         return values + [correct_abstention]
 
 
+class CalibrationOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    bins: int = Field(10, ge=1, le=1000, description="equal-width confidence bins of the ECE")
+
+
 class Calibration(Metric):
     """Expected calibration error (with its bin count) and AURC from stated confidences."""
 
     name = "calibration"
+    Options = CalibrationOptions
 
-    def __init__(self, bins: int = 10) -> None:
-        if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
-            raise ValueError(f"metric 'calibration': bins must be a positive integer, got {bins!r}")
-        self.bins = bins
+    @property
+    def bins(self) -> int:
+        return self.options.bins
 
     def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         values = []

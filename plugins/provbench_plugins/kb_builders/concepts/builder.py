@@ -29,7 +29,7 @@ from provbench import hookimpl
 from provbench.errors import UserError
 from provbench.kb.types import Entity, Relation, TextUnit
 from provbench.model import Question
-from provbench.plugin_api import KBBuilder, parse_options
+from provbench.plugin_api import KBBuilder
 
 from .files import Concept, ConceptEdge, read_concepts, read_edges
 
@@ -51,9 +51,7 @@ class ConceptGraphBuilder(KBBuilder):
     """Knowledge base from concept and edge files (CSV or JSON lines, optional edge validity)."""
 
     name = BUILDER_NAME
-
-    def __init__(self, **options: Any) -> None:
-        self.options = parse_options(ConceptGraphOptions, options, f"kb builder {BUILDER_NAME!r}")
+    Options = ConceptGraphOptions
 
     def build(self, questions: list[Question], kb_dir: Path, llm: Any = None, **options: Any):
         from provbench.kb import KnowledgeBase

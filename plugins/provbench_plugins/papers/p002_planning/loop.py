@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from provbench.kb.types import Entity, Neighbor, Relation
 from provbench.llm.client import parse_json
 from provbench.model import Question, RetrievedItem, Trace
-from provbench.plugin_api import Environment, System, parse_options
+from provbench.plugin_api import Environment, System
 
 from . import prompts as P
 from .seeds import select_seeds
@@ -87,9 +87,7 @@ class PlanningLoop(System):
     """Paper 002: a bounded frontier expanded round by round; answers at a confidence bar, else abstains."""
 
     name = "planning-loop"
-
-    def __init__(self, **options: Any) -> None:
-        self.options = parse_options(PlanningOptions, options, f"system {self.name!r}")
+    Options = PlanningOptions
 
     def run(self, question: Question, env: Environment) -> Trace:
         trace = Trace(question_id=question.id, system=self.name)
