@@ -20,6 +20,9 @@ BUILTIN_PLUGINS = (
     "provbench_plugins.kb_builders.twowiki.builder",
     "provbench_plugins.metrics",
     "provbench_plugins.papers.p000_neighborhoods",
+    "provbench_plugins.datasets.medmcqa.loader",
+    "provbench_plugins.kb_builders.medical.builder",
+    "provbench_plugins.papers.p001_kgrag_ex",
 )
 
 KINDS = {

@@ -1,5 +1,6 @@
 """Generator of ``datasets/medical-mini/``: an invented medical world, a StatPearls-like corpus
-written from it, the knowledge graph as triples, and MedMCQA-form questions needing 2-3 hops.
+written from it, the knowledge graph as triples, and MedMCQA-form questions needing 2-3 hops
+(``dev.jsonl``, and ``mirage-benchmark.json`` in MIRAGE's form with a "medmcqa" and an "mmlu" part).
 
 The diseases, drugs and tests are invented (so a model cannot answer from memory and must follow
 the graph). Each disease gets, by a seeded draw, a risk factor, a hallmark symptom, an affected
@@ -135,9 +136,22 @@ def write(out: Path, seed: int) -> None:
         for c in corpus:
             for head, hl, rel, tail, tl in c["triples"]:
                 writer.writerow([head, hl, rel, tail, tl, c["source"], c["id"]])
+    items = questions(world, seed)
     with (out / "dev.jsonl").open("w", encoding="utf-8") as f:
-        for q in questions(world, seed):
+        for q in items:
             f.write(json.dumps(q) + "\n")
+    (out / "mirage-benchmark.json").write_text(json.dumps(mirage(items), indent=1) + "\n", encoding="utf-8")
+
+
+def mirage(items: list[dict]) -> dict:
+    """The same questions as MIRAGE's benchmark.json holds them: a "medmcqa" part, and the
+    single-choice ones again as an "mmlu" part (MMLU-medical's form), letters for answers."""
+    def entry(q: dict) -> dict:
+        options = {letter: q["op" + letter.lower()] for letter in "ABCD"}
+        return {"question": q["question"], "options": options, "answer": "ABCD"[q["cop"] - 1]}
+
+    return {"medmcqa": {q["id"]: entry(q) for q in items},
+            "mmlu": {q["id"].replace("mm-", "mmlu-"): entry(q) for q in items if q["choice_type"] == "single"}}
 
 
 def main() -> None:
