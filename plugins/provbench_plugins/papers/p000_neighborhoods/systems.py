@@ -27,17 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from provbench.kb.types import Entity
 from provbench.llm.client import parse_json
 from provbench.model import Citations, Question, RetrievedItem, Trace
-from provbench.plugin_api import Environment, System, parse_options as plugin_options
-from provbench.registry import PluginError
+from provbench.plugin_api import Environment, System
 
 from . import prompts as P
 
 # ---------------------------------------------------------------------------------------------
 # shared by every paper-000 system
-
-
-class SystemOptionError(PluginError, ValueError):
-    """A suite gave a system an unknown or invalid option (the message names the system)."""
 
 
 class SystemOptions(BaseModel):
@@ -50,17 +45,10 @@ class SystemOptions(BaseModel):
     temperature: float = Field(0.0, ge=0.0, le=2.0)
 
 
-def parse_options(system_name: str, options_model: type[SystemOptions], options: dict[str, Any]) -> SystemOptions:
-    return plugin_options(options_model, options, f"system {system_name!r}", SystemOptionError)
-
-
 class PaperSystem(System):
     """Base of the six systems: validated options, one guarded LLM call, answer parsing."""
 
-    Options: ClassVar[type[SystemOptions]] = SystemOptions
-
-    def __init__(self, **options: Any) -> None:
-        self.options = parse_options(self.name, self.Options, options)
+    Options: ClassVar[type[SystemOptions]] = SystemOptions  # self.options: validated by System's __init__
 
     def new_trace(self, question: Question) -> Trace:
         return Trace(question_id=question.id, system=self.name)
