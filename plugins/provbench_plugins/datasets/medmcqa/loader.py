@@ -17,11 +17,14 @@ seeded order, each subject shuffled with the seed), so a small sample still cove
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from provbench import hookimpl
 from provbench.errors import UserError
@@ -97,23 +100,32 @@ def option_letter(prediction: str | None, question: Question | None = None) -> s
     return None
 
 
+class LoadOptions(BaseModel):
+    """A suite's ``dataset.options`` for the medmcqa / mmlu-medical loaders."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subset: str | None = Field(None, description='part of a MIRAGE benchmark.json ("medmcqa" or "mmlu")')
+    split: str = Field(DEFAULT_HUB_SPLIT, description="split of a hub dataset")
+
+
 class MedMCQALoader(DatasetLoader):
     """MedMCQA (raw jsonl, hub, MIRAGE) with option-letter scoring and per-subject sampling."""
 
     name = "medmcqa"
+    Options = LoadOptions
     default_subset = "medmcqa"
-    facets = ("subject", "choice_type")
+    facets = ("subject", "choice_type", "dataset")
 
     def __init__(self) -> None:
         self.skipped_unlabelled = 0
 
     def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False,
-             subset: str | None = None, split: str = DEFAULT_HUB_SPLIT, **options: Any) -> list[Question]:
-        if options:
-            raise UserError(f"{self.name} loader: unknown option(s) {sorted(options)}; known: subset, split")
-        subset = subset or self.default_subset
+             **options: Any) -> list[Question]:
+        opts = self.load_options(options)
+        subset = opts.subset or self.default_subset
         questions, self.skipped_unlabelled = [], 0
-        for mcq in read_questions(source, subset=subset, split=split):
+        for mcq in read_questions(source, subset=subset, split=opts.split):
             if mcq.answer is None:
                 self.skipped_unlabelled += 1
                 continue
@@ -121,6 +133,31 @@ class MedMCQALoader(DatasetLoader):
         if sample:
             return sample_by_subject(questions, limit, seed)
         return questions[:limit] if limit is not None else questions
+
+    def claims(self, source: str | Path) -> bool:
+        """A jsonl whose first record has MedMCQA's option fields, or a MIRAGE json with our part."""
+        path = Path(source)
+        try:
+            if path.suffix.lower() == ".jsonl" and path.is_file():
+                with path.open(encoding="utf-8") as lines:
+                    first = json.loads(next((line for line in lines if line.strip()), "{}"))
+                return self.default_subset == "medmcqa" and {"opa", "cop", "question"} <= set(first)
+            if path.suffix.lower() == ".json" and path.is_file():
+                return isinstance(json.loads(path.read_text(encoding="utf-8")).get(self.default_subset), dict)
+        except (OSError, ValueError, AttributeError):
+            return False
+        return False
+
+    def problems(self, source: str | Path, limit: int = 10, **options: Any) -> list[str]:
+        """Every record of a raw jsonl file is checked (not only up to the first bad one)."""
+        path = Path(source)
+        if not (path.is_file() and path.suffix.lower() == ".jsonl"):
+            return super().problems(source, limit, **options)
+        found: list[str] = []
+        for _ in read_jsonl(path, found):
+            if len(found) >= limit:
+                break
+        return found[:limit]
 
     def normalize(self, text: str) -> str:
         letter = option_letter(text)

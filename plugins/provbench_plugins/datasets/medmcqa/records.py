@@ -31,7 +31,7 @@ class MCQ(BaseModel):
     answer: Literal["A", "B", "C", "D"] | None
     subject: str = ""
     topic: str = ""
-    choice_type: str = "single"
+    choice_type: str = ""  # MedMCQA's "single"/"multi"; MIRAGE's form does not say
     explanation: str = ""
 
 
@@ -110,16 +110,23 @@ def validate_raw(raw: Any, where: str, index: int, zero_based: bool) -> MCQ:
 
 # -- sources ---------------------------------------------------------------------------------------
 
-def read_jsonl(path: Path) -> Iterator[MCQ]:
+def read_jsonl(path: Path, problems: list[str] | None = None) -> Iterator[MCQ]:
+    """Records of a raw jsonl file; with a ``problems`` list, bad records are noted there and
+    skipped instead of raising (how ``provbench data info`` lists several)."""
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
-            yield validate_raw(raw, f"{path}:{number}", number, zero_based=False)
+                try:
+                    raw = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise UserError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
+                yield validate_raw(raw, f"{path}:{number}", number, zero_based=False)
+            except UserError as err:
+                if problems is None:
+                    raise
+                problems.append(str(err))
 
 
 def read_mirage(path: Path, subset: str) -> Iterator[MCQ]:
@@ -136,7 +143,7 @@ def read_mirage(path: Path, subset: str) -> Iterator[MCQ]:
         except ValidationError as exc:
             raise located(f"{path} [{subset}]", repr(record_id), exc) from None
         yield MCQ(id=str(record_id), question=record.question,
-                  options=tuple(record.options[k] for k in LETTERS), answer=record.answer, subject=subset)
+                  options=tuple(record.options[k] for k in LETTERS), answer=record.answer)
 
 
 def read_hub(source: str, split: str) -> Iterator[MCQ]:

@@ -4,7 +4,9 @@ Input: a corpus (option ``corpus``: chunk jsonl as MedRAG ships StatPearls, a te
 folder of text files; see :mod:`.corpus`). For each chunk the LLM extracts (entity, relation,
 entity) triples and labels every entity with one of the paper's labels (:data:`.prompts.LABELS`).
 Alternatively ``triples`` names a ready-made triple list (the CSV form the paper's authors
-publish their graph in), and no LLM is called. Relative paths are read from the working directory.
+publish their graph in), and no LLM is called. A relative path is read from the working
+directory, else from provbench's bundled files (so a built-in suite's ``datasets/...`` works
+from anywhere, installed or in a checkout).
 
 The KB: chunks are text units (document = source file); entities (id ``ent:<name>``) carry the
 most frequent label they were given; every triple is a relation whose label is the relation text
@@ -57,6 +59,17 @@ class MedicalKGOptions(BaseModel):
     seed: int = 0
     max_tokens: int = Field(512, ge=64)
     overwrite: bool = False
+
+
+def resolve(path: str) -> Path:
+    """``path`` as given when it exists, else under the bundled suites/datasets root."""
+    from provbench.bundled import bundled_root
+
+    given = Path(path)
+    root = bundled_root()
+    if given.exists() or given.is_absolute() or root is None or not (root / given).exists():
+        return given
+    return root / given
 
 
 def entity_id(name: str) -> str:
@@ -159,6 +172,8 @@ def _reuse(kb_dir: Path, fingerprint: str, overwrite: bool) -> "KnowledgeBase | 
 def build(kb_dir: Path, llm: "LLMClient", opts: MedicalKGOptions) -> "KnowledgeBase":
     from provbench.kb import KnowledgeBase
 
+    opts = opts.model_copy(update={"corpus": str(resolve(opts.corpus)),
+                                   "triples": str(resolve(opts.triples)) if opts.triples else None})
     fingerprint = _fingerprint(opts, llm.model_id if not opts.triples else "-")
     existing = _reuse(kb_dir, fingerprint, opts.overwrite)
     if existing is not None:
@@ -191,12 +206,11 @@ class MedicalKGBuilder(KBBuilder):
     """Paper 001's labelled medical KG: LLM triples with node labels, edges keep chunk and file."""
 
     name = BUILDER_NAME
-
-    def __init__(self, **options: Any):
-        self.options = options
+    Options = MedicalKGOptions
 
     def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":
-        opts = parse_options(MedicalKGOptions, {**self.options, **options}, f"kb builder {BUILDER_NAME!r}")
+        opts = parse_options(MedicalKGOptions, {**self.options.model_dump(exclude_unset=True), **options},
+                             f"kb_builder {BUILDER_NAME!r}")
         return build(Path(kb_dir), llm, opts)
 
 

@@ -28,17 +28,13 @@ class PathElementRemoval(Intervention):
     """Remove one element of the retrieved KG path per variant (paper 001, section 4)."""
 
     level = "context"
-    kind = ""
-
-    def __init__(self, **options: Any) -> None:
-        if options:
-            raise TypeError(f"takes no options, got {sorted(options)}")
+    element = ""  # "node", "edge" or "subpath"
 
     def variants(self, question: Question, baseline: Trace, rng: random.Random) -> list[Variant]:
         paths = kg_paths(baseline)
         if not paths:
             return []
-        return [Variant(**v) for v in enumerate_variants(paths, self.kind)]
+        return [Variant(**v) for v in enumerate_variants(paths, self.element)]
 
     def perturb(self, question: Question, baseline: Trace, rng: random.Random, **kwargs: Any) -> Trace:
         variant: Variant | None = kwargs.get("variant")
@@ -47,7 +43,7 @@ class PathElementRemoval(Intervention):
             raise ValueError(f"{self.name}: needs a variant and a KGRAG-Ex baseline trace")
         perturbed = baseline.model_copy(deep=True)
         perturbed.artifacts["kgrag"] = {**perturbed.artifacts["kgrag"], "paths": apply_variant(paths, variant.data)}
-        perturbed.artifacts["perturbation"] = {"kind": self.kind, "variant": variant.id}
+        perturbed.artifacts["perturbation"] = {"kind": self.element, "variant": variant.id}
         return perturbed
 
 
@@ -55,21 +51,21 @@ class NodeRemoval(PathElementRemoval):
     """Remove one node of the retrieved path (its name becomes "__"); one variant per node."""
 
     name = "kg-node-removal"
-    kind = "node"
+    element = "node"
 
 
 class EdgeRemoval(PathElementRemoval):
     """Remove one edge's relation from the retrieved path; one variant per edge."""
 
     name = "kg-edge-removal"
-    kind = "edge"
+    element = "edge"
 
 
 class SubpathRemoval(PathElementRemoval):
     """Remove one sub-path (node, edge, node triplet) from the retrieved path; one variant each."""
 
     name = "kg-subpath-removal"
-    kind = "subpath"
+    element = "subpath"
 
 
 KG_INTERVENTIONS = (NodeRemoval, EdgeRemoval, SubpathRemoval)

@@ -16,6 +16,8 @@ import random
 import re
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from provbench.model import Question, Trace
 from provbench.plugin_api import Environment, Intervention, Variant
 from provbench_plugins.papers.p000_neighborhoods import prompts as P000
@@ -56,23 +58,31 @@ def words_of(passages: list[dict]) -> list[tuple[int, str]]:
     return [(i, w) for i, p in enumerate(passages) for w in WORD.findall(p["text"])]
 
 
+class RagExOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    window: int = Field(5, ge=1, description="words removed per variant (RAG-Ex: 5)")
+    stride: int = Field(1, ge=1, description="words between window starts (authors' code: 1)")
+    max_variants: int | None = Field(None, ge=1, description="cap on variants per question (None: all)")
+
+
 class RagExWindow(Intervention):
     """RAG-Ex: remove a window of words from the retrieved text; one variant per window position."""
 
     name = "ragex-window"
+    Options = RagExOptions
     level = "context"
 
-    def __init__(self, window: int = 5, stride: int = 1, max_variants: int | None = None) -> None:
-        if window < 1 or stride < 1 or (max_variants is not None and max_variants < 1):
-            raise TypeError("window, stride and max_variants must be positive")
-        self.window, self.stride, self.max_variants = window, stride, max_variants
+    @property
+    def window(self) -> int:
+        return self.options.window
 
     def variants(self, question: Question, baseline: Trace, rng: random.Random) -> list[Variant]:
         passages = baseline.artifacts.get("passages")
         if not isinstance(passages, list) or not passages:
             return []
         words = words_of(passages)
-        starts = list(range(0, max(1, len(words) - self.window + 1), self.stride))[: self.max_variants]
+        starts = list(range(0, max(1, len(words) - self.window + 1), self.options.stride))[: self.options.max_variants]
         last = max(1, len(starts) - 1)
         return [Variant(id=f"window:{s}", description=f"remove words {s + 1}-{s + self.window}: "
                         + " ".join(w for _, w in words[s:s + self.window]),

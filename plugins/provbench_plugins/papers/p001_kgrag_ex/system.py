@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from provbench.model import EvidencePath, Question, RetrievedItem, Trace
-from provbench.plugin_api import Environment, System, parse_options
+from provbench.plugin_api import Environment, System
 
 from . import prompts as P
 from .paths import make_path, path_text, triplet_lines
@@ -49,10 +49,8 @@ class KGRAGEx(System):
     """KGRAG-Ex: shortest KG paths as pseudo-paragraphs guide retrieval; answers an option letter."""
 
     name = "kgrag-ex"
+    Options = KGRAGExOptions
     supports_resume = True
-
-    def __init__(self, **options: Any) -> None:
-        self.options = parse_options(KGRAGExOptions, options, f"system {self.name!r}")
 
     # -- entry points ------------------------------------------------------------------------------
     def run(self, question: Question, env: Environment) -> Trace:
