@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from provbench.model import EvidencePath, Question, RetrievedItem, Trace
 from provbench.plugin_api import Environment, System
+from provbench_plugins.papers.p000_neighborhoods.systems import clip
 
 from . import prompts as P
 from .paths import make_path, path_text, triplet_lines
@@ -209,7 +210,7 @@ class KGRAGEx(System):
                 continue
             trace.read_text_unit(unit.id)
             trace.retrieved.append(RetrievedItem(kind="text_unit", id=unit.id, score=hit.score))
-            passages.append(P.PASSAGE.format(id=unit.id, text=_clip(unit.text, self.options.text_chars)))
+            passages.append(P.PASSAGE.format(id=unit.id, text=clip(unit.text, self.options.text_chars)))
         trace.add_step("retrieval", tool="fallback_search" if fallback else "pseudo_document_search",
                        arguments={"k": self.options.top_k}, result=[{"id": h.id, "score": h.score} for h in hits])
         return passages
@@ -245,7 +246,3 @@ def _sentence(line: str) -> str:
     head, relation, tail = match.groups()
     return P.TEMPLATE_SENTENCE.format(head=head, relation=relation.lower(), tail=tail)
 
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
