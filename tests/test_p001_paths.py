@@ -141,3 +141,18 @@ def test_table4_explanation_and_rank_histograms():
     assert A.rank_histogram(groups, metrics, "degree") == [1, 0, 0, 0, 0]
     # eq. 1: r0 -> 0.2/6, r1 -> 0.9/7: the changed sub-paths rank 1 and 0
     assert A.rank_histogram(groups, metrics, "eq1") == [1, 0, 0, 0, 1]
+
+
+def test_ragex_windows_cover_the_retrieved_words():
+    from provbench_plugins.papers.p001_kgrag_ex.ragex import RagExWindow
+
+    passages = [{"id": "tu:1", "text": "One two, three four five."}, {"id": "tu:2", "text": "six seven"}]
+    trace = Trace(question_id="q", system="vector-rag", artifacts={"passages": passages})
+    question = Question(id="q", question="?", answer="A")
+    every = RagExWindow().variants(question, trace, random.Random(0))
+    assert [v.id for v in every] == ["window:0", "window:1", "window:2"]  # 7 words, windows of 5, stride 1
+    strided = RagExWindow(window=2, stride=3).variants(question, trace, random.Random(0))
+    assert [v.data["start"] for v in strided] == [0, 3]
+    perturbed = RagExWindow().perturb(question, trace, random.Random(0), variant=every[2])
+    assert perturbed.artifacts["passages"] == [{"id": "tu:1", "text": "One two"}, {"id": "tu:2", "text": ""}]
+    assert RagExWindow().variants(question, Trace(question_id="q", system="kgrag-ex"), random.Random(0)) == []
