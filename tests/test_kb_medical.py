@@ -49,6 +49,9 @@ def test_triples_file_graph_statistics(tmp_path):
         assert (graph["nodes"], graph["edges"]) == (7, 7)
         assert graph["mean_total_degree"] == pytest.approx(2.0, abs=1e-3)
         assert graph["label_shares_percent"]["Diseases"] == pytest.approx(100 * 3 / 7, abs=0.01)
+        table3 = kb.build_info["table3 (this KB / paper 001)"]
+        assert table3["nodes"] == "7 / 53,411" and table3["Diseases %"] == "42.86 / 30.73"
+        assert table3["Medications %"] == "0.00 / 6.83" and table3["mean_in_degree"] == "1.000 / 2.495"
     finally:
         kb.close()
     with pytest.raises(UserError, match="other inputs"):

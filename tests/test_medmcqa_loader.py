@@ -79,7 +79,7 @@ def test_sampling_spreads_over_subjects_with_the_seed(tmp_path):
 def test_facets_count_subjects_and_choice_types(tmp_path):
     records = [RAW, {**RAW, "id": "q2", "choice_type": "multi"}, {**RAW, "id": "q3", "subject_name": "ENT"}]
     questions = MedMCQALoader().load(write_jsonl(tmp_path / "d.jsonl", records))
-    assert MedMCQALoader.facets == ("subject", "choice_type")
+    assert MedMCQALoader.facets == ("subject", "choice_type", "dataset")
     assert facet_counts(questions, "subject") == {"Anatomy": 2, "ENT": 1}
     assert facet_counts(questions, "choice_type") == {"single": 2, "multi": 1}
 

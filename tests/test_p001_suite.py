@@ -14,7 +14,7 @@ SUITE = REPO / "suites" / "medmcqa-kgragex.yaml"
 
 
 def test_suite_runs_end_to_end_and_reruns_from_cache(tmp_path, monkeypatch):
-    monkeypatch.chdir(REPO)  # the builder's corpus paths are read from the project root
+    monkeypatch.chdir(tmp_path)  # the builder finds the bundled corpus from any folder
     out = tmp_path / "run"
     llm = schema_following_llm(cache_dir=out / "llm")
     run_dir = run_suite(SUITE, out=out, llm=llm)

@@ -197,6 +197,8 @@ def build(kb_dir: Path, llm: "LLMClient", opts: MedicalKGOptions) -> "KnowledgeB
             "chunks": len(chunks), "source_files": len({c.source for c in chunks}),
             "extraction": extraction, "graph": graph_metrics.summary(metrics, len(relations)),
             "paper_001_graph": {**P.PAPER_GRAPH, "label_shares_percent": P.PAPER_LABEL_SHARES},
+            "table3 (this KB / paper 001)": graph_metrics.side_by_side(
+                graph_metrics.summary(metrics, len(relations)), P.PAPER_GRAPH, P.PAPER_LABEL_SHARES),
             "duration_s": round(time.monotonic() - started, 2)}
     kb.finalize(json.loads(json.dumps(info)))
     return kb

@@ -51,6 +51,17 @@ def summary(metrics: dict[str, Any], relation_count: int) -> dict[str, Any]:
             "label_shares_percent": {label: round(100 * n / nodes, 2) for label, n in shares.most_common()}}
 
 
+def side_by_side(ours: dict[str, Any], paper: dict[str, Any], paper_shares: dict[str, float]) -> dict[str, str]:
+    """Table 3's rows as "this KB / paper" strings, so ``kb info`` shows them next to each other."""
+    rows = {name: f"{ours[name]:,} / {paper[name]:,}" for name in ("nodes", "edges")}
+    for name in ("mean_in_degree", "mean_out_degree", "mean_total_degree"):
+        rows[name] = f"{ours[name]:.3f} / {paper[name]:.3f}"
+    shares = ours["label_shares_percent"]
+    for label in dict.fromkeys([*paper_shares, *shares]):
+        rows[f"{label} %"] = f"{shares.get(label, 0.0):.2f} / {paper_shares.get(label, 0.0):.2f}"
+    return rows
+
+
 def save(kb_dir: Path, metrics: dict[str, Any]) -> None:
     (Path(kb_dir) / METRICS_FILE).write_text(json.dumps(metrics, sort_keys=True), encoding="utf-8")
 
