@@ -25,9 +25,9 @@ RELATION_LINE = "[{id}] {source} -[{label}]-> {target}"
 TEXT_LINE = "[{id}] {text}"
 NONE = "(none)"
 
-MAX_ANSWER_CHARS = 200
-MAX_FOCUS_CHARS = 200
-MAX_RELATION_TYPES = 5
+MAX_ANSWER_CHARS = 100
+MAX_FOCUS_CHARS = 100
+MAX_RELATION_TYPES = 3
 
 
 def reply_schema(relation_types: list[str]) -> dict:
