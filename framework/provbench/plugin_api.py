@@ -7,6 +7,11 @@
 - :class:`Metric` scores records one by one and/or aggregates a whole result set.
 - :class:`DatasetLoader` reads a benchmark into Questions and scores answers the dataset's way.
 - :class:`KBBuilder` builds a persisted knowledge base from Questions.
+
+All derive from :class:`Plugin`: a class may declare ``Options`` (a pydantic model) and gets
+``self.options``; the registry validates a suite's options against it (:func:`parse_options` is
+the one path, so every bad option is reported the same way). docs/plugins.md has an example
+of each kind.
 """
 
 from __future__ import annotations

@@ -36,6 +36,9 @@ BUILTIN_PLUGINS = (
     "provbench_plugins.interventions",
     "provbench_plugins.papers.p000_neighborhoods",
     "provbench_plugins.papers.p002_planning",
+    "provbench_plugins.datasets.fever.loader",
+    "provbench_plugins.kb_builders.fever.builder",
+    "provbench_plugins.papers.p003_ga_rag",
 )
 
 
