@@ -20,6 +20,7 @@ SYNTHESIZE_USER = (
     "## Relations\n{relations}\n\n"
     "Relation types you can follow next: {relation_types}"
 )
+CHOICES = "\nOptions (answer with one of them): {choices}"
 CONCEPT_LINE = "[{id}] {name} ({label}): {description}"
 RELATION_LINE = "[{id}] {source} -[{label}]-> {target}"
 TEXT_LINE = "[{id}] {text}"
