@@ -15,16 +15,19 @@ import importlib.metadata
 import logging
 import platform
 import random
+import shutil
 import subprocess
 import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .errors import UserError
 from .model import Question, RunManifest, RunRecord, Trace, UnitKey, utc_now
 from .plugin_api import Environment, Intervention, MetricContext, Results, answered_by_reference
+from .secrets import RedactingFilter, Redactor
 from .store import RunStore, export_csv
 from .suite import LoadedSuite, PluginRef, Suite, load_suite
 
@@ -52,6 +55,7 @@ class RunContext:
     llm: Any
     view: Any  # GraphView or None (a suite without a knowledge base)
     metrics: list[tuple[str, Any]] = field(default_factory=list)
+    retry: set[str] = field(default_factory=set)  # recorded units to run again (failed before)
 
     @property
     def suite(self) -> Suite:
@@ -76,38 +80,90 @@ def unit_seed(base: int, key: UnitKey) -> int:
 
 def run_suite(suite_path: str | Path, model: str | None = None, limit: int | None = None,
               out: str | Path | None = None, console: "Console | None" = None, *,
-              pm: "pluggy.PluginManager | None" = None, llm: Any = None, write_report: bool = True) -> Path:
-    """Run (or resume) a suite; returns the run directory. ``pm``/``llm`` let tests inject plugins and a scripted LLM."""
+              pm: "pluggy.PluginManager | None" = None, llm: Any = None, write_report: bool = True,
+              retry_failed: bool = True) -> Path:
+    """Run (or resume) a suite; returns the run directory. ``pm``/``llm`` let tests inject plugins and a scripted LLM.
+    On resume, units recorded as failed run again unless ``retry_failed`` is False."""
     pm, registry = _plugins(pm)
     loaded = _load(suite_path, registry, model, limit)
     suite = loaded.suite
-    store = RunStore(Path(out) if out else Path("reports") / suite.name)
-    store.create()
-    _check_same_model(store, suite)
-    done = store.load_records()
-    llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
+    redactor = Redactor.for_run(suite.model_dump(mode="json"))
+    store = RunStore(Path(out) if out else Path("reports") / suite.name, redactor)
     loader = registry.create("dataset_loader", suite.dataset.loader)
-    questions = _load_questions(loaded, loader)
-    kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), llm, console, store.run_dir.parent)
-    try:
-        manifest = _manifest(store, loaded, llm, kb_dir, pm, console)
-        store.write_questions(questions.values())
-        pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
-        ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None)
-        ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
-        _execute(ctx, store, done, pm, console)
-        _finish(ctx, store, manifest, done, pm)
-        if console is not None:
-            failed = sum(r.status == "failed" for r in done.values())
-            console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""))
-    finally:
-        if kb is not None:
-            kb.close()
-    if write_report:
-        from .report import write_report as render
+    questions = _load_questions(loaded, loader)  # validated before the run directory exists
+    _check_same_model(store, suite)
+    with _claimed(store), _redacted_logs(redactor):
+        done = store.load_records()
+        llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
+        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), llm, console, store.run_dir.parent)
+        try:
+            manifest = _manifest(store, loaded, llm, kb_dir, pm, console)
+            store.write_questions(questions.values())
+            pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
+            ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None)
+            ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
+            ctx.retry = _failed_to_retry(done, questions, console) if retry_failed else set()
+            _execute(ctx, store, done, pm, console)
+            if ctx.retry:
+                store.compact(done)  # one line per unit again
+            _finish(ctx, store, manifest, done, pm)
+            if console is not None:
+                failed = sum(r.status == "failed" for r in done.values())
+                console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""))
+        finally:
+            if kb is not None:
+                kb.close()
+        if write_report:
+            from .report import write_report as render
 
-        render(store.run_dir)
+            render(store.run_dir)
     return store.run_dir
+
+
+@contextmanager
+def _claimed(store: RunStore) -> Iterator[None]:
+    """Create and lock the run directory for this process; a new directory that setup rejects
+    (a UserError before any record) is removed again, so a mistake leaves no empty run behind."""
+    created = not store.run_dir.exists()
+    store.create()
+    lock = store.lock()
+    lock.acquire()
+    try:
+        yield
+    except UserError:
+        if created and not store.records_path.exists():
+            lock.release()
+            shutil.rmtree(store.run_dir, ignore_errors=True)
+        raise
+    finally:
+        lock.release()
+
+
+@contextmanager
+def _redacted_logs(redactor: Redactor) -> Iterator[None]:
+    """Redact every log message while the run lasts, whichever handler writes it."""
+    handlers = [*logging.getLogger().handlers, logging.lastResort]
+    flt = RedactingFilter(redactor)
+    for handler in handlers:
+        if handler is not None:
+            handler.addFilter(flt)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            if handler is not None:
+                handler.removeFilter(flt)
+
+
+def _failed_to_retry(done: dict[str, RunRecord], questions: dict[str, Question], console: "Console | None") -> set[str]:
+    """Keys of this run's failed units: they run again (a fault may have healed since)."""
+    failed = {key for key, record in done.items() if record.status == "failed" and record.key.question_id in questions}
+    if failed:
+        message = f"retrying {len(failed)} unit(s) that failed before (--no-retry-failed keeps them)"
+        log.info(message)
+        if console is not None:
+            console.print(message)
+    return failed
 
 
 def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int | None = None,
@@ -145,6 +201,7 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str, builder: st
     from .llm import make_llm
 
     _, registry = _plugins(None)
+    _check_limit(limit)
     kb_dir = Path(out).resolve()
     reused = KnowledgeBase.is_complete(kb_dir)
     questions = registry.create("dataset_loader", loader).load(dataset, limit=limit)
@@ -174,10 +231,14 @@ def _load(suite_path: str | Path, registry: "Registry", model: str | None, limit
     if model:
         loaded.suite.model.id = model
     if limit is not None:
-        if limit < 1:
-            raise UserError(f"--limit must be at least 1, got {limit}")
+        _check_limit(limit)
         loaded.suite.dataset.limit = limit
     return loaded
+
+
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and limit < 1:
+        raise UserError(f"--limit must be at least 1, got {limit}")
 
 
 def _check_same_model(store: RunStore, suite: Suite) -> None:
@@ -337,7 +398,7 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
 
 def _run_phase(label: str, units: list[Unit], ctx: RunContext, store: RunStore, done: dict[str, RunRecord],
                pm: Any, console: Any) -> None:
-    todo = [u for u in units if u.key.as_str() not in done]
+    todo = [u for u in units if u.key.as_str() not in done or u.key.as_str() in ctx.retry]
     with _progress(console) as progress:
         task = progress.add_task(label, total=len(units), completed=len(units) - len(todo))
         pool = ThreadPoolExecutor(max_workers=ctx.suite.concurrency, thread_name_prefix="unit")
