@@ -103,8 +103,10 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
             ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None)
             ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
             ctx.retry = _failed_to_retry(done, questions, console) if retry_failed else set()
+            retried = bool(ctx.retry)
             _execute(ctx, store, done, pm, console)
-            if ctx.retry:
+            if retried:
+                _drop_unplanned(ctx, done)
                 store.compact(done)  # one line per unit again
             _finish(ctx, store, manifest, done, pm)
             if console is not None:
@@ -164,6 +166,15 @@ def _failed_to_retry(done: dict[str, RunRecord], questions: dict[str, Question],
         if console is not None:
             console.print(message)
     return failed
+
+
+def _drop_unplanned(ctx: RunContext, done: dict[str, RunRecord]) -> None:
+    """Failed intervention units of a question the exclusion step now leaves out (its baseline
+    healed and answered correctly) are no longer part of the run: forget their old records."""
+    excluded = excluded_questions(ctx.suite, done)
+    for key in ctx.retry:
+        if key in done and done[key].key.condition != "baseline" and done[key].key.question_id in excluded:
+            del done[key]
 
 
 def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int | None = None,
@@ -412,6 +423,7 @@ def _run_phase(label: str, units: list[Unit], ctx: RunContext, store: RunStore, 
                 progress.advance(task)
         finally:  # on Ctrl-C, drop queued units instead of waiting for them; recorded ones stay
             pool.shutdown(wait=True, cancel_futures=True)
+    ctx.retry -= {u.key.as_str() for u in todo}  # what is left was not planned this time
 
 
 def _baseline_of(unit: Unit, done: dict[str, RunRecord]) -> RunRecord | None:
