@@ -159,8 +159,7 @@ def test_scripted_callable_replies_see_the_messages():
 # -- schema, trace, stats ------------------------------------------------------------------------
 
 def test_schema_replies_are_parsed_and_invalid_json_gives_data_none():
-    llm, _ = scripted([{"answer": "Orin Vale"}, '{"answer": "Orin', "```json\n{\"answer\": \"X\"}\n```", '{"a": 1}'],
-                      json_retries=0)  # parsing only: re-asking is tested in test_reliability.py
+    llm, _ = scripted([{"answer": "Orin Vale"}, '{"answer": "Orin', "```json\n{\"answer\": \"X\"}\n```", '{"a": 1}'])
     assert llm.chat(ASK, schema=SCHEMA).data == {"answer": "Orin Vale"}
     broken = llm.chat(ASK, schema=SCHEMA)
     assert broken.data is None and broken.text == '{"answer": "Orin'

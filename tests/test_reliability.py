@@ -35,7 +35,7 @@ def records(run: Path) -> list[dict]:
 
 def test_invalid_json_is_reasked_with_the_parse_error_and_never_cached(tmp_path):
     backend = ScriptedBackend(replies=['{"answer": "Orin', {"answer": "Orin Vale"}])
-    llm = LLMClient(backend, cache_dir=tmp_path, backoff_s=0)
+    llm = LLMClient(backend, cache_dir=tmp_path, backoff_s=0, json_retries=1)
     resp = llm.chat(ASK, schema=SCHEMA)
     assert resp.data == {"answer": "Orin Vale"} and resp.attempts == 2
     reask = backend.calls[1]["messages"]
@@ -47,7 +47,8 @@ def test_invalid_json_is_reasked_with_the_parse_error_and_never_cached(tmp_path)
 
 
 def test_a_reply_that_stays_invalid_is_returned_but_not_cached(tmp_path):
-    llm = LLMClient(ScriptedBackend(replies=["not json", "still not json"]), cache_dir=tmp_path, backoff_s=0)
+    llm = LLMClient(ScriptedBackend(replies=["not json", "still not json"]), cache_dir=tmp_path, backoff_s=0,
+                    json_retries=1)
     assert llm.chat(ASK, schema=SCHEMA).data is None
     healed = LLMClient(ScriptedBackend(replies=[{"answer": "X"}]), cache_dir=tmp_path)
     assert healed.chat(ASK, schema=SCHEMA).data == {"answer": "X"}  # asked again, not served from the cache
@@ -81,7 +82,7 @@ def test_litellm_gets_a_default_request_timeout_that_stays_out_of_the_cache_key(
 
     litellm.suppress_debug_info = False
     llm = make_llm("openai/toy", api_base="http://127.0.0.1:9/v1", api_key="x", deadline_s=30)
-    assert llm.backend.params["timeout"] == 60.0 and llm.deadline_s == 30
+    assert llm.backend.params["timeout"] == 60.0 and llm.deadline_s == 30 and llm.json_retries == 1
     assert "timeout" not in llm.backend.config()
     assert litellm.suppress_debug_info is True  # no "Give Feedback / Get Help" banners on stdout
     custom = make_llm("openai/toy", api_base="http://127.0.0.1:9/v1", timeout=2)
@@ -198,7 +199,7 @@ def test_a_second_process_on_a_run_directory_gets_an_error_naming_the_holder(tmp
         holder.kill()
         holder.wait()
     run_toy(suite, out, write_report=False)  # the lock died with its holder: no stale lock remains
-    assert len(records(out)) == 2
+    assert len(records(out)) == 8  # 2 baselines, 6 intervention units
 
 
 def test_a_stale_holder_note_does_not_block(tmp_path):

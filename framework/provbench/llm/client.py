@@ -78,14 +78,15 @@ class LLMClient:
 
     ``max_attempts`` counts the first try; waits grow as ``backoff_s * 2**n`` up to ``max_backoff_s``;
     no retry starts after ``deadline_s`` (the whole call's budget). A reply that is not valid JSON
-    when a schema was asked is re-asked with the parse error (``json_retries`` times, within
-    ``max_attempts``) and never cached. ``default_params`` fill chat() arguments the caller leaves
+    when a schema was asked is never cached, and is re-asked with the parse error ``json_retries``
+    times within ``max_attempts`` (:func:`make_llm`, which runs use, sets 1; plugins that handle
+    malformed replies themselves see them unchanged with 0). ``default_params`` fill chat() arguments the caller leaves
     out; ``pinned_params`` (names) win over the caller's values.
     """
 
     def __init__(self, backend: Any, *, cache_dir: Path | str | None = None, max_concurrency: int = 2,
                  max_attempts: int = 4, backoff_s: float = 1.0, max_backoff_s: float = 30.0,
-                 deadline_s: float = DEFAULT_DEADLINE_S, json_retries: int = 1,
+                 deadline_s: float = DEFAULT_DEADLINE_S, json_retries: int = 0,
                  pinned_params: tuple[str, ...] = (), **default_params: Any) -> None:
         if max_concurrency < 1 or max_attempts < 1:
             raise UserError(f"max_concurrency and max_attempts must be >= 1 "
@@ -290,7 +291,7 @@ def make_llm(model_id: str, cache_dir: Path | str | None = None, max_concurrency
     (api_base, timeout: seconds per request, ...). A temperature given here wins over the one a
     plugin passes to chat().
     """
-    client = {k: params.pop(k) for k in list(params) if k in CLIENT_PARAMS}
+    client = {"json_retries": 1, **{k: params.pop(k) for k in list(params) if k in CLIENT_PARAMS}}
     generation = {k: params.pop(k) for k in list(params) if k in GENERATION_DEFAULTS}
     is_llama = model_id == "embedded" or str(model_id).startswith("llama-cpp:")
     if is_llama and set(params) - BACKEND_PARAMS["llama-cpp"]:
