@@ -61,7 +61,7 @@ model:
            backoff_s: 0.05, max_backoff_s: 0.2, deadline_s: {deadline}}}
 systems: [toy-json, toy-plain]
 interventions: [toy-hide-random]
-exclusion: {{enabled: true, reference_system: toy-plain}}
+exclusion: {{enabled: false}}
 metrics: [toy-length]
 concurrency: {concurrency}
 """
@@ -107,3 +107,38 @@ def nan_metrics(run: Path) -> list[str]:
     values = json.loads((run / "metrics.json").read_text())["values"]
     return [f'{v["metric"]}/{v["system"]}/{v["condition"]}' for v in values
             if isinstance(v.get("value"), float) and math.isnan(v["value"])]
+
+
+def _build_tiny_kb_slowly(kb_dir: Path, delay: float) -> None:
+    import time
+
+    from kb_2wiki_helpers import scripted_kb_reply, tiny_questions
+
+    from provbench.llm import LLMClient, ScriptedBackend
+    from provbench_plugins.kb_builders.twowiki.builder import TwoWikiKBBuilder
+
+    answer = scripted_kb_reply()
+
+    def slow(messages):
+        time.sleep(delay)
+        return answer(messages)
+
+    llm = LLMClient(ScriptedBackend(replies=[slow] * 500))
+    print("building", flush=True)
+    TwoWikiKBBuilder().build(tiny_questions(), kb_dir, llm).close()
+
+
+if __name__ == "__main__":  # child processes of test_faults.py (kill -9, two processes)
+    import sys
+
+    from provbench.errors import UserError
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    try:
+        if sys.argv[1] == "run":
+            run_faults(Path(sys.argv[2]), Path(sys.argv[3]))
+        else:
+            _build_tiny_kb_slowly(Path(sys.argv[2]), float(sys.argv[3]))
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
