@@ -70,7 +70,8 @@ concurrency: {concurrency}
 def questions(n: int) -> list[dict[str, Any]]:
     """``n`` answerable toy questions (the five of runner_helpers.py, repeated under new ids)."""
     base = QUESTIONS[:5]
-    return [{**base[i % 5], "id": f"{base[i % 5]['id']}-{i}"} for i in range(n)]
+    return [{**base[i % 5], "id": f"{base[i % 5]['id']}-{i}", "question": f"({i}) {base[i % 5]['question']}"}
+            for i in range(n)]
 
 
 def write_fault_suite(folder: Path, api_base: str, *, n_questions: int = 5, timeout: float = 0.5,
