@@ -274,7 +274,7 @@ def test_a_run_that_fails_validation_leaves_no_run_directory(tmp_path):
     bad_params.write_text(bad_params.read_text().replace("  id: scripted\n", "  id: scripted\n  params: {nope: 1}\n"))
     from provbench.runner import run_suite
 
-    with pytest.raises(UserError, match="accepts only replies"):
+    with pytest.raises(UserError, match="unknown or missing parameters"):
         run_suite(bad_params, out=tmp_path / "run-params", pm=toy_plugin_manager(), write_report=False)
     assert not (tmp_path / "run-params").exists()
 

@@ -13,7 +13,8 @@ import json
 import logging
 import os
 import re
-from typing import Any, Iterable, Mapping
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Mapping
 
 REDACTED = "[REDACTED]"
 # words that mark a name as a credential; "tokens" (max_tokens) is a count, not a credential
@@ -123,3 +124,17 @@ class RedactingFilter(logging.Filter):
         if record.exc_info and record.exc_info[1] is not None and self.redactor.needed(str(record.exc_info[1])):
             record.exc_info, record.exc_text = None, None  # a traceback quoting a key is dropped
         return True
+
+
+@contextmanager
+def redacted_logs(redactor: Redactor) -> Iterator[None]:
+    """Redact every log message while the block runs, whichever root handler writes it."""
+    handlers = [h for h in [*logging.getLogger().handlers, logging.lastResort] if h is not None]
+    flt = RedactingFilter(redactor)
+    for handler in handlers:
+        handler.addFilter(flt)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(flt)

@@ -3,7 +3,7 @@
     manifest.json    RunManifest (suite, models, seeds, versions, git revision; never secrets)
     questions.jsonl  the questions the run used (so a report needs nothing but the directory)
     records.jsonl    one RunRecord per unit, appended, flushed and fsynced one by one
-    metrics.json     run-level MetricValues, the excluded questions, metric errors
+    metrics.json     RunMetrics: format version, run-level MetricValues, excluded questions, metric errors
     cache/           the LLM response cache
     report.html, records.csv, pages/   written by the report
 
@@ -22,15 +22,18 @@ import csv
 import json
 import logging
 import os
+import shutil
 import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import UserError
 from .locks import DirLock
-from .model import Question, RunManifest, RunRecord
+from .model import Question, RunManifest, RunRecord, utc_now
+from .plugin_api import MetricValue
 from .secrets import Redactor
 
 log = logging.getLogger(__name__)
@@ -52,6 +55,24 @@ class RunStore:
     def lock(self) -> DirLock:
         """The inter-process lock on this run directory (acquire it, or use it as a context)."""
         return DirLock(self.run_dir / LOCK, f"run directory {self.run_dir}")
+
+    @contextmanager
+    def claim(self) -> Iterator[None]:
+        """Create and lock the run directory for this process. A new directory that setup rejects
+        (a UserError before any record) is removed again: a mistake leaves no empty run behind."""
+        created = not self.run_dir.exists()
+        self.create()
+        lock = self.lock()
+        lock.acquire()
+        try:
+            yield
+        except UserError:
+            if created and not self.records_path.exists():
+                lock.release()
+                shutil.rmtree(self.run_dir, ignore_errors=True)
+            raise
+        finally:
+            lock.release()
 
     # -- paths -----------------------------------------------------------------------------
     @property
@@ -140,13 +161,51 @@ class RunStore:
             return []
         return [Question.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
-    def write_metrics(self, payload: dict[str, Any]) -> None:
-        _atomic_write(self.run_dir / METRICS, json.dumps(self.redactor.data(payload, by_name=False), indent=2,
-                                                         ensure_ascii=False))
+    def write_metrics(self, metrics: "RunMetrics") -> None:
+        text = metrics.model_dump_json(indent=2)
+        if self.redactor.needed(text):
+            text = json.dumps(self.redactor.data(json.loads(text), by_name=False), indent=2, ensure_ascii=False)
+        _atomic_write(self.run_dir / METRICS, text)
+
+    def read_run_metrics(self) -> "RunMetrics | None":
+        path = self.run_dir / METRICS
+        if not path.exists():
+            return None
+        try:
+            return RunMetrics.model_validate_json(path.read_text(encoding="utf-8"))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            raise UserError(f"{path}: field {'.'.join(map(str, error['loc']))}: {error['msg']}") from None
 
     def read_metrics(self) -> dict[str, Any]:
-        path = self.run_dir / METRICS
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        """metrics.json as plain JSON data (validated), {} before a run has finished."""
+        metrics = self.read_run_metrics()
+        return metrics.model_dump(mode="json") if metrics is not None else {}
+
+
+METRICS_FORMAT_VERSION = 1
+
+
+class RunMetrics(BaseModel):
+    """metrics.json: run-level metric values, metric errors and the exclusion step's result.
+    ``format_version`` says how to read it; files written before it existed are version 1."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format_version: int = METRICS_FORMAT_VERSION
+    values: list[MetricValue] = Field(default_factory=list)
+    errors: dict[str, str] = Field(default_factory=dict, description="metric key -> why aggregate failed")
+    excluded: list[str] = Field(default_factory=list, description="question ids left out of intervention analysis")
+    exclusion: dict[str, Any] = Field(default_factory=dict, description="the suite's exclusion settings")
+    written_at: str = Field(default_factory=utc_now)
+
+    @field_validator("format_version")
+    @classmethod
+    def _readable(cls, version: int) -> int:
+        if version > METRICS_FORMAT_VERSION:
+            raise ValueError(f"format_version {version} is newer than this provbench reads "
+                             f"({METRICS_FORMAT_VERSION}); upgrade provbench")
+        return version
 
 
 def _atomic_write(path: Path, text: str) -> None:
