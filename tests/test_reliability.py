@@ -287,3 +287,25 @@ def test_yaml_errors_name_the_line_of_the_unclosed_bracket(tmp_path):
     with pytest.raises(SuiteError, match=r"line 4, column 8: .*opened at line 2, column 10"):
         load_suite(path)
 
+
+
+def test_the_kb_lock_is_reentrant_in_a_thread_and_exclusive_across_threads(tmp_path):
+    import threading
+
+    kb_dir = tmp_path / "kb"
+    with kb_build_lock(kb_dir) as outer:
+        with kb_build_lock(kb_dir, wait_s=0) as inner:  # the runner's lock, then the builder's
+            assert outer is not None and inner is None
+        result = []
+        worker = threading.Thread(target=lambda: result.append(_try_lock(kb_dir)))
+        worker.start()
+        worker.join()
+        assert result == ["held elsewhere"]
+
+
+def _try_lock(kb_dir):
+    try:
+        with kb_build_lock(kb_dir, wait_s=0):
+            return "got it"
+    except LockHeld:
+        return "held elsewhere"

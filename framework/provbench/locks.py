@@ -13,6 +13,7 @@ import logging
 import os
 import socket
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -106,15 +107,26 @@ def kb_lock_path(kb_dir: Path | str) -> Path:
     return kb_dir.parent / f".{kb_dir.name}.lock"
 
 
+_HELD: set[tuple[str, int]] = set()  # (lock path, thread id) this process holds: re-entry is free
+
+
 @contextmanager
-def kb_build_lock(kb_dir: Path | str, wait_s: float | None = None) -> Iterator[DirLock]:
+def kb_build_lock(kb_dir: Path | str, wait_s: float | None = None) -> Iterator[DirLock | None]:
     """Hold while deciding to reuse or (re)build the KB at ``kb_dir``: a second process waits for
-    the first one's build to finish, then finds it complete and reuses it."""
-    lock = DirLock(kb_lock_path(kb_dir), f"knowledge base {Path(kb_dir)}")
+    the first one's build to finish, then finds it complete and reuses it. Re-entrant within a
+    thread (the runner takes it around every builder; a builder may take it again)."""
+    path = kb_lock_path(kb_dir).resolve()
+    token = (str(path), threading.get_ident())
+    if token in _HELD:
+        yield None
+        return
     if wait_s is None:
         wait_s = float(os.environ.get("PROVBENCH_KB_LOCK_WAIT_S", KB_WAIT_S))
+    lock = DirLock(path, f"knowledge base {Path(kb_dir)}")
     lock.acquire(wait_s=wait_s)
+    _HELD.add(token)
     try:
         yield lock
     finally:
+        _HELD.discard(token)
         lock.release()

@@ -27,6 +27,7 @@ from .errors import UserError
 from .model import Question, RunManifest, RunRecord, Trace, UnitKey, utc_now
 from .plugin_api import (Environment, Intervention, MetricContext, Results, Variant, answered_by_reference,
                          compared_output)
+from .locks import kb_build_lock
 from .secrets import Redactor, redacted_logs
 from .store import RunMetrics, RunStore, export_csv
 from .suite import LoadedSuite, PluginRef, Suite, load_suite
@@ -187,7 +188,7 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
     if llm is None:
         llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir))
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
-    with _status(console, "building or reusing the knowledge base"):
+    with _status(console, "building or reusing the knowledge base"), kb_build_lock(kb_dir):
         kb = registry.create("kb_builder", builder, **(options or {})).build(questions, kb_dir, llm)
     try:
         return kb_dir, kb.stats(), reused
@@ -278,7 +279,7 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
     builder = registry.create("kb_builder", spec.builder, **spec.options)
     if console is not None:
         console.print(f"knowledge base: {kb_dir}")
-    with _status(console, "building or reusing the knowledge base"):
+    with _status(console, "building or reusing the knowledge base"), kb_build_lock(kb_dir):
         kb = builder.build(questions, kb_dir, llm)
     return kb_dir, kb
 
