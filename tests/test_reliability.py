@@ -50,7 +50,7 @@ def test_a_reply_that_stays_invalid_is_returned_but_not_cached(tmp_path):
     llm = LLMClient(ScriptedBackend(replies=["not json", "still not json"]), cache_dir=tmp_path, backoff_s=0,
                     json_retries=1)
     assert llm.chat(ASK, schema=SCHEMA).data is None
-    healed = LLMClient(ScriptedBackend(replies=[{"answer": "X"}]), cache_dir=tmp_path)
+    healed = LLMClient(ScriptedBackend(replies=[{"answer": "X"}]), cache_dir=tmp_path, json_retries=1)
     assert healed.chat(ASK, schema=SCHEMA).data == {"answer": "X"}  # asked again, not served from the cache
 
 
