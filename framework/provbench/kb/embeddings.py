@@ -47,7 +47,7 @@ def embedding_model():
             hf_logging.disable_progress_bar()  # no "Loading weights" bar in every run's output
             try:
                 _model = HuggingFaceEmbedding(model_name=str(get_model_path()), device="cpu",
-                                              normalize=True, embed_batch_size=32)
+                                              normalize=True, embed_batch_size=64)
             finally:
                 if bars:
                     hf_logging.enable_progress_bar()

@@ -30,7 +30,7 @@ PURPOSE = "kb-community-summary"
 @dataclass(frozen=True)
 class CommunitySettings:
     hierarchical: bool = True
-    resolution: float = 1.0
+    resolution: float = 0.2
     max_cluster_size: int = 10
     levels: int = 1
     scope: str = "largest-component"
