@@ -31,19 +31,15 @@ def _fold(ch: str) -> str:
     return low if len(low) == 1 else ch  # keep offsets: a character never becomes two
 
 
+_SPACES = re.compile(r"\s+")
+
+
 def fold_text(text: str) -> str:
     """Lower-cased (character for character) with every run of white space as one space."""
-    out: list[str] = []
-    in_space = False
-    for ch in text:
-        if ch.isspace():
-            if not in_space:
-                out.append(" ")
-            in_space = True
-        else:
-            out.append(_fold(ch))
-            in_space = False
-    return "".join(out)
+    spaced = _SPACES.sub(" ", text)
+    if spaced.isascii():  # the common case: str.lower keeps every offset
+        return spaced.lower()
+    return "".join(_fold(ch) for ch in spaced)
 
 
 def name_key(name: str) -> str:
