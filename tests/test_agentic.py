@@ -44,7 +44,7 @@ def test_agent_explores_then_answers_with_a_complete_trace(view, question, facts
     assert trace.visited_entities == [e, *[n for n in dict.fromkeys(facts.neighbour_ids) if n != e]]
     assert trace.read_text_units == [t] and trace.read_communities == [c]
     assert trace.citations.model_dump() == {"entities": [e], "relationships": [r], "text_units": [t],
-                                            "communities": [c]}
+                                            "communities": [c], "paths": [], "facts": []}
     assert trace.footprint() == {"retrieved_text_units": 1, "cited_text_units": 1,
                                  "visited_entities": len(trace.visited_entities), "cited_entities": 1}
     hits = view.search_entities(facts.entity.name, k=5)
@@ -282,7 +282,7 @@ def test_evidence_first_orders_evidence_before_answer(view, question, facts):
     assert "Evidence accepted" in scripted.last_user_message(6)
     assert trace.outcome == "answered" and trace.answer == "C"
     assert trace.citations.model_dump() == {"entities": [e], "relationships": [r], "text_units": [t],
-                                            "communities": []}
+                                            "communities": [], "paths": [], "facts": []}
     assert trace.artifacts["evidence_rejections"] == 1
 
 

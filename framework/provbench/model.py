@@ -46,7 +46,33 @@ class LLMCall(BaseModel):
     error: str | None = None
 
 
-EvidenceKind = Literal["entity", "relationship", "text_unit", "community"]
+EvidenceKind = Literal["entity", "relationship", "text_unit", "community", "path", "fact"]
+
+
+class Fact(BaseModel):
+    """A (subject, relation, object) statement a system derived or was shown, with its confidence.
+
+    ``source_ids``: the text units, documents or relations it came from, so hiding those can hide it.
+    """
+
+    id: str
+    subject: str
+    relation: str
+    object: str
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    source_ids: list[str] = Field(default_factory=list)
+
+
+class EvidencePath(BaseModel):
+    """An ordered path through the graph: entities[i] -relations[i]- entities[i+1].
+
+    ``relations`` holds relation ids (or labels when the path was built outside the KB).
+    """
+
+    id: str
+    entities: list[str]
+    relations: list[str] = Field(default_factory=list)
+    description: str = ""
 
 
 class RetrievedItem(BaseModel):
@@ -60,9 +86,11 @@ class Citations(BaseModel):
     relationships: list[str] = Field(default_factory=list)
     text_units: list[str] = Field(default_factory=list)
     communities: list[str] = Field(default_factory=list)
+    paths: list[str] = Field(default_factory=list)
+    facts: list[str] = Field(default_factory=list)
 
     def is_empty(self) -> bool:
-        return not (self.entities or self.relationships or self.text_units or self.communities)
+        return not any(getattr(self, name) for name in type(self).model_fields)
 
 
 class Step(BaseModel):
@@ -85,8 +113,11 @@ class Trace(BaseModel):
 
     ``visited_entities``: entities whose details or neighbourhood reached the model.
     ``read_text_units``: text units whose text reached the model (Table 1's "retrieved TUs").
+    ``paths`` / ``facts``: path and fact evidence the system built or was shown (citable by id).
     ``artifacts``: system-specific intermediate state (e.g. a retrieved path) that
     context-level interventions perturb before the later stages re-run.
+    ``outcome == "abstained"`` is a deliberate abstention (``answer`` is None), which metrics see
+    as such; it is never an empty answer.
     """
 
     question_id: str
@@ -97,11 +128,14 @@ class Trace(BaseModel):
     read_communities: list[str] = Field(default_factory=list)
     retrieved: list[RetrievedItem] = Field(default_factory=list)
     citations: Citations = Field(default_factory=Citations)
+    paths: list[EvidencePath] = Field(default_factory=list)
+    facts: list[Fact] = Field(default_factory=list)
     answer: str | None = None
     confidence: float | None = None
     outcome: Outcome = "answered"
     error: str | None = None
     llm_calls: list[LLMCall] = Field(default_factory=list)
+    wall_time_s: float | None = Field(default=None, description="the system's own run time, set by the runner")
     artifacts: dict[str, Any] = Field(default_factory=dict)
 
     # -- recording helpers: keep order, never duplicate -------------------------------------
@@ -132,6 +166,16 @@ class Trace(BaseModel):
     def tokens(self) -> int:
         return sum(c.prompt_tokens + c.completion_tokens for c in self.llm_calls)
 
+    @property
+    def abstained(self) -> bool:
+        return self.outcome == "abstained"
+
+    def path(self, path_id: str) -> EvidencePath | None:
+        return next((p for p in self.paths if p.id == path_id), None)
+
+    def fact(self, fact_id: str) -> Fact | None:
+        return next((f for f in self.facts if f.id == fact_id), None)
+
 
 def _extend_unique(target: list[str], items: Any) -> None:
     seen = set(target)
@@ -145,7 +189,10 @@ BASELINE = "baseline"
 
 
 class UnitKey(BaseModel):
-    """Identity of one unit of work; a run directory holds at most one record per key."""
+    """Identity of one unit of work; a run directory holds at most one record per key.
+
+    ``variant`` names one variant of an enumerated intervention (e.g. "node:2"); "" otherwise.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -153,9 +200,19 @@ class UnitKey(BaseModel):
     system: str
     condition: str = BASELINE
     repeat: int = 0
+    variant: str = ""
 
     def as_str(self) -> str:
-        return f"{self.system}|{self.condition}|{self.repeat}|{self.question_id}"
+        base = f"{self.system}|{self.condition}|{self.repeat}|{self.question_id}"
+        return f"{base}|{self.variant}" if self.variant else base
+
+
+class VariantInfo(BaseModel):
+    """Which variant of an enumerated intervention a record ran, in words a reader can follow."""
+
+    id: str
+    description: str = ""
+    data: dict[str, Any] = Field(default_factory=dict)
 
 
 class RunRecord(BaseModel):
@@ -169,6 +226,7 @@ class RunRecord(BaseModel):
     scores: dict[str, float | None] = Field(default_factory=dict)
     score_notes: dict[str, str] = Field(default_factory=dict, description="why a score is missing")
     seed: int | None = None
+    variant: VariantInfo | None = None
     started_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None
 
@@ -186,5 +244,6 @@ class RunManifest(BaseModel):
     versions: dict[str, str] = Field(default_factory=dict)
     git_revision: str | None = None
     plugins: dict[str, str] = Field(default_factory=dict)
+    plugin_versions: dict[str, str] = Field(default_factory=dict, description="kind:name -> version")
     created_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None

@@ -125,3 +125,25 @@ def _short(text: str, limit: int = 28) -> str:
 def plain(text: str) -> str:
     """Keep matplotlib from reading ``$...$`` in a label as mathtext."""
     return text.replace("$", r"\$")
+
+
+def line_chart(series: dict[str, Sequence[tuple[float, float]]], xlabel: str, ylabel: str, title: str,
+               diagonal: bool = False) -> str:
+    """Lines through (x, y) points per series; ``diagonal`` adds y = x (perfect calibration)."""
+    with _LOCK:
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(5.0, 3.6))
+        if diagonal:
+            ax.plot([0, 1], [0, 1], linestyle="--", color="#999999", linewidth=1)
+        for i, (name, points) in enumerate(series.items()):
+            xs, ys = [p[0] for p in points], [p[1] for p in points]
+            ax.plot(xs, ys, marker="o", markersize=3, label=plain(name), color=PALETTE[i % len(PALETTE)])
+        ax.set_xlabel(plain(xlabel))
+        ax.set_ylabel(plain(ylabel))
+        ax.set_title(plain(title), fontsize=11)
+        ax.grid(alpha=0.3)
+        if series:
+            ax.legend(fontsize=8, frameon=False)
+        svg = to_svg(fig)
+        plt.close(fig)
+    return svg

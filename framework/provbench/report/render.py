@@ -16,234 +16,130 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
-from ..model import BASELINE, Question, RunManifest, RunRecord
-from ..store import RunStore, export_csv
+from ..model import BASELINE, RunRecord
+from ..store import export_csv
 from . import charts
-from .stats import (MCNEMAR_NOTE, Share, arrow, mcnemar, mean_footprint, per_question, select, share)
+from .data import RunData, load_run
+from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
+from .stats import MCNEMAR_NOTE, Share, mcnemar, per_question, select, share
 
 log = logging.getLogger(__name__)
 
-# Paper 000 groups its ablations into studies (Table 2's row groups).
-STUDIES = (
-    ("Cited entities ablation", ("cited-removal", "random-removal")),
-    ("Isolation", ("full-isolation", "text-only-isolation")),
-    ("Visited-but-uncited entities ablation", ("entity-removal", "entity-text-mask")),
-)
-CONDITION_TITLES = {
-    "cited-removal": "Cited ablation", "random-removal": "Random ablation", "full-isolation": "Full isolation",
-    "text-only-isolation": "Text-only isolation", "entity-removal": "Entity removal",
-    "entity-text-mask": "Entity text mask",
-}
 MAX_RESULT_CHARS = 1500
 
 
-# -- loading a run ----------------------------------------------------------------------------------
+# -- what every run has: the systems overview and the knowledge base -----------------------------------
 
-@dataclass
-class RunData:
-    run_dir: Path
-    manifest: RunManifest
-    questions: dict[str, Question]
-    records: list[RunRecord]
-    metrics: dict[str, Any]
-
-    @property
-    def suite(self) -> dict[str, Any]:
-        return self.manifest.suite
-
-    @property
-    def systems(self) -> list[str]:
-        declared = [_ref_key(s) for s in self.suite.get("systems", [])]
-        seen = list(dict.fromkeys(r.key.system for r in self.records))
-        return [s for s in declared if s in seen] + [s for s in seen if s not in declared]
-
-    @property
-    def conditions(self) -> list[str]:
-        declared = [_ref_key(i) for i in self.suite.get("interventions", [])]
-        seen = [c for c in dict.fromkeys(r.key.condition for r in self.records) if c != BASELINE]
-        return [c for c in declared if c in seen] + [c for c in seen if c not in declared]
-
-    @property
-    def excluded(self) -> set[str]:
-        return set(self.metrics.get("excluded", []))
-
-    @property
-    def analysed(self) -> list[str]:
-        return [q for q in self.question_ids if q not in self.excluded]
-
-    @property
-    def question_ids(self) -> list[str]:
-        return list(self.questions) or list(dict.fromkeys(r.key.question_id for r in self.records))
-
-    def report_option(self, name: str, default: Any) -> Any:
-        return (self.suite.get("report") or {}).get(name, default)
+def share_cell(s: Share, note: str = "") -> Cell:
+    return Cell(text=s.percent(), counts=s.counts(), note=note, interval=s.interval())
 
 
-def _ref_key(ref: Any) -> str:
-    if isinstance(ref, str):
-        return ref
-    return ref.get("label") or ref["name"]
-
-
-def load_run(run_dir: str | Path) -> RunData:
-    run_dir = Path(run_dir)
-    store = RunStore(run_dir)
-    manifest = store.read_manifest()
-    if manifest is None:
-        raise UserError(f"{run_dir}: not a run directory (no manifest.json)")
-    questions = {q.id: q for q in store.read_questions()}
-    records = sorted(store.load_records().values(),
-                     key=lambda r: (r.key.system, r.key.condition, r.key.question_id, r.key.repeat))
-    return RunData(run_dir, manifest, questions, records, store.read_metrics())
-
-
-# -- tables -----------------------------------------------------------------------------------------
-
-@dataclass
-class Cell:
-    text: str = "–"
-    counts: str = ""
-    arrow: str = ""
-    note: str = ""
-    interval: str = ""
-
-
-def _share_cell(s: Share, note: str = "", arrow_text: str = "") -> Cell:
-    return Cell(s.percent(), s.counts(), arrow_text, note, s.interval())
-
-
-def _stats_options(run: RunData) -> dict[str, Any]:
-    return {"resamples": int(run.report_option("bootstrap_resamples", 2000)),
-            "confidence": float(run.report_option("confidence", 0.95)), "seed": int(run.report_option("seed", 0))}
-
-
-def table1(run: RunData) -> list[dict[str, Any]]:
-    """Accuracy (all questions, bootstrap CI) and mean footprint per system at baseline."""
+def overview_section(run: RunData) -> Section:
+    """Per system at baseline: accuracy (the accuracy metric's value when the run has it), outcomes,
+    and what the answers cost (LLM calls, tokens, the systems' own wall time)."""
     rows = []
     for system in run.systems:
-        records = select(run.records, system)
-        acc = share(per_question(records), run.question_ids, **_stats_options(run))
-        fp = mean_footprint(records)
-        rows.append({"system": system, "accuracy": _share_cell(acc), "failed": sum(r.status == "failed" for r in records),
-                     "footprint": {k: ("–" if v is None else f"{v:.1f}") for k, v in fp.items()},
-                     "share": acc})
-    return rows
+        records = run.select(system)
+        traces = [r.trace for r in records if r.trace is not None]
+        acc = share(per_question(records), run.question_ids, **run.stats_options())
+        rows.append(Row(cells=[
+            system, share_cell(acc, _accuracy_note(run, system)),
+            str(sum(t.outcome == "answered" for t in traces)), str(sum(t.abstained for t in traces)),
+            str(sum(r.status == "failed" for r in records)), str(sum(len(t.llm_calls) for t in traces)),
+            f"{sum(t.tokens for t in traces):,}", f"{sum(t.wall_time_s or 0.0 for t in traces):.1f}"]))
+    table = Table(columns=["System", "Accuracy", "Answered", "Abstained", "Failed", "LLM calls", "Tokens",
+                           "Wall time (s)"], rows=rows, css_class="overview", caption=(
+        f"Baseline runs over all {len(run.question_ids)} questions. Accuracy is the mean graded correctness "
+        "(failed runs score 0) with a percentile-bootstrap confidence interval (questions resampled). Abstained: "
+        "the system declined to answer. Calls, tokens and wall time are summed over the system's baseline runs."))
+    return Section(id="systems", title="Systems", blocks=[table], order=10)
 
 
-def intervention_systems(run: RunData) -> list[str]:
-    """Systems with intervention records, in the suite's ``intervention_systems`` order (Table 2's columns)."""
-    declared = run.suite.get("intervention_systems") or []
-    ordered = [s for s in declared if s in run.systems] + [s for s in run.systems if s not in declared]
-    return [s for s in ordered if any(r.key.system == s and r.key.condition != BASELINE for r in run.records)]
+def _accuracy_note(run: RunData, system: str) -> str:
+    for v in run.metric_values("accuracy"):
+        if v["system"] == system and v["condition"] == BASELINE:
+            everything = (v.get("detail") or {}).get("all_questions") or v
+            return f"accuracy metric: {everything.get('numerator')}/{everything.get('denominator')}"
+    return ""
 
 
-def table2(run: RunData) -> dict[str, Any]:
-    """Paper 000's Table 2: conditions as row groups, systems as columns, over the analysed questions."""
-    systems, analysed, opts = intervention_systems(run), run.analysed, _stats_options(run)
-    baseline = {s: per_question(select(run.records, s)) for s in systems}
-    groups = [{"title": "Baseline experiment", "rows": [{
-        "condition": "Baseline", "outcome": "Acc.",
-        "cells": [_share_cell(share(baseline[s], analysed, **opts)) for s in systems]}]}]
-    for title, conditions in _study_groups(run.conditions):
-        rows = []
-        for condition in conditions:
-            rows += _condition_rows(run, condition, systems, baseline, analysed, opts)
-        groups.append({"title": title, "rows": rows})
-    return {"systems": systems, "groups": groups, "analysed": len(analysed), "excluded": sorted(run.excluded)}
+def knowledge_base_section(run: RunData) -> Section | None:
+    """What the knowledge base's builder reported: counts, failures, fallbacks, LLM calls."""
+    directory = (run.suite.get("knowledge_base") or {}).get("directory")
+    info_file = Path(directory) / "build_info.json" if directory else None
+    if info_file is None or not info_file.is_file():
+        return None
+    try:
+        info = json.loads(info_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return Section(id="knowledge-base", title="Knowledge base", order=15,
+                       blocks=[Text(text=f"build_info.json could not be read: {exc}")])
+    rows = [Row(cells=[key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)])
+            for key, value in _flatten(info)]
+    return Section(id="knowledge-base", title="Knowledge base", order=15, blocks=[Table(
+        columns=["Item", "Value"], rows=rows, numeric_from=2, css_class="kb",
+        caption=f"From {info_file}: what the builder recorded while building this knowledge base.")])
 
 
-def _study_groups(conditions: list[str]) -> list[tuple[str, list[str]]]:
-    groups, placed = [], set()
-    for title, members in STUDIES:
-        present = [c for c in members if c in conditions]
-        if present:
-            groups.append((title, present))
-            placed.update(present)
-    others = [c for c in conditions if c not in placed]
-    if others:
-        groups.append(("Other interventions", others))
-    return groups
+def _flatten(info: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    items = []
+    for key, value in info.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value and all(not isinstance(v, (dict, list)) for v in value.values()):
+            items += [(f"{name}.{k}", v) for k, v in value.items()]
+        else:
+            items.append((name, value))
+    return items
 
 
-def _condition_rows(run: RunData, condition: str, systems: list[str], baseline: dict[str, dict[str, float]],
-                    analysed: list[str], opts: dict[str, Any]) -> list[dict[str, Any]]:
-    changed_cells, acc_cells = [], []
-    for system in systems:
-        records = select(run.records, system, condition)
-        if not records:
-            changed_cells.append(Cell())
-            acc_cells.append(Cell())
-            continue
-        after = per_question(records)
-        changed = share(per_question(records, "output_changed"), analysed, **opts)
-        originally = [q for q in analysed if baseline[system].get(q, 0) >= 1.0 and q in after]
-        kept = Share(sum(after[q] for q in originally), len(originally))
-        changed_cells.append(Cell(changed.percent(), kept.counts(), "",
-                                  f"changed {changed.counts()}; stayed correct {kept.counts() or '(none originally correct)'}", changed.interval()))
-        acc = share(after, analysed, **opts)
-        before = share(baseline[system], analysed, **opts)
-        test = mcnemar(baseline[system], after, analysed)
-        acc_cells.append(_share_cell(acc, test.describe(), arrow(before.value, acc.value)))
-    title = CONDITION_TITLES.get(condition, condition)
-    return [{"condition": title, "outcome": "Output changed", "cells": changed_cells},
-            {"condition": "", "outcome": "Acc.", "cells": acc_cells}]
+def plugin_sections(run: RunData, pm: Any = None) -> list[Section]:
+    """Sections every plugin contributes for this run; one that fails becomes a note, not a crash."""
+    from ..registry import default_plugin_manager
+
+    pm = pm or default_plugin_manager()
+    found: list[Section] = []
+    for impl in pm.hook.provbench_report_sections.get_hookimpls():
+        name = pm.get_name(impl.plugin) or str(impl.plugin)
+        try:
+            contributed = impl.function(run=run) or []
+            bad = [s for s in contributed if not isinstance(s, Section)]
+            if bad:
+                raise TypeError(f"expected provbench.report.sections.Section objects, got {type(bad[0]).__name__}")
+            found += contributed
+        except Exception as exc:  # noqa: BLE001 - one plugin's section must not sink the report
+            log.warning("report section of %s failed: %s", name, exc)
+            found.append(Section(id=f"failed-{anchor(name)}", title=f"Section from {name} failed", order=990,
+                                 blocks=[Text(text=f"{type(exc).__name__}: {exc}")]))
+    return found
 
 
-def metric_tables(run: RunData) -> dict[str, Any]:
-    """RAGAS faithfulness next to the provenance scores, and every metric value."""
-    values = run.metrics.get("values", [])
-    systems = run.systems
-    wanted = [v for v in values if v["metric"].startswith(("ragas-faithfulness.", "provenance."))]
-    rows: dict[tuple[str, str], dict[str, str]] = {}
-    for v in wanted:
-        rows.setdefault((v["metric"], v["condition"]), {})[v["system"]] = {
-            "text": _format_value(v, with_note=False), "note": v.get("note", "")}
-    ordered = sorted(rows, key=lambda k: (not k[0].startswith("ragas"), k[0], k[1]))
-    blank = {"text": "–", "note": "no value for this system"}
-    faithfulness = [{"metric": m, "condition": c, "cells": [rows[(m, c)].get(s, blank) for s in systems]}
-                    for m, c in ordered]
-    shown = [row for row in faithfulness if any(cell["text"] != "–" for cell in row["cells"])]
-    everything = [{**v, "shown": _format_value(v)} for v in values]
-    return {"faithfulness": shown, "hidden": len(faithfulness) - len(shown), "all": everything, "errors": run.metrics.get("errors", {})}
+def section_view(section: Section) -> dict[str, Any]:
+    """A section for the template: charts drawn to inline SVG, everything else as data."""
+    blocks = []
+    for block in section.blocks:
+        view = block.model_dump()
+        if isinstance(block, BarChart):
+            view["svg"] = charts.grouped_chart(block.categories, block.series, block.ylabel, block.title)
+        elif isinstance(block, LineChart):
+            view["svg"] = charts.line_chart(block.series, block.xlabel, block.ylabel, block.title, block.diagonal)
+        blocks.append(view)
+    return {"id": section.id, "title": section.title, "intro": section.intro, "blocks": blocks}
 
 
-def _format_value(v: dict[str, Any], with_note: bool = True) -> str:
-    value = v.get("value")
-    if value is None:
-        return "–" + (f" ({v['note']})" if with_note and v.get("note") else "")
-    text = f"{value:.3f}"
-    if v.get("denominator"):
-        num = v.get("numerator")
-        num_text = f"{num:g}" if isinstance(num, (int, float)) else str(num)
-        den = v["denominator"]
-        text += f" ({num_text}/{den:g})" if isinstance(den, (int, float)) else f" ({num_text}/{den})"
-    return text
+def accuracy_chart(run: RunData) -> dict[str, str] | None:
+    if not run.systems:
+        return None
+    shares = [share(per_question(run.select(s)), run.question_ids, **run.stats_options()) for s in run.systems]
+    return {"title": "Baseline accuracy per system (error bars: bootstrap CI)", "svg": charts.accuracy_chart(
+        run.systems, [s.value for s in shares], [(s.low, s.high) for s in shares], "Baseline accuracy (all questions)")}
 
 
-# -- charts -----------------------------------------------------------------------------------------
+def metric_listing(run: RunData) -> dict[str, Any]:
+    """Every value in metrics.json, formatted, and the metrics that failed."""
+    from .data import format_metric_value
 
-def chart_svgs(run: RunData, t1: list[dict[str, Any]], t2: dict[str, Any]) -> list[dict[str, str]]:
-    out = []
-    if t1:
-        out.append({"title": "Baseline accuracy per system (error bars: bootstrap CI)", "svg": charts.accuracy_chart(
-            [r["system"] for r in t1], [r["share"].value for r in t1],
-            [(r["share"].low, r["share"].high) for r in t1], "Baseline accuracy (all questions)")})
-    conditions, systems = run.conditions, t2["systems"]
-    if conditions and systems:
-        changed = {s: [per_question_share(run, s, c, "output_changed") for c in conditions] for s in systems}
-        out.append({"title": "Output changed per intervention", "svg": charts.grouped_chart(
-            [CONDITION_TITLES.get(c, c) for c in conditions], changed, "output changed (%)",
-            "Answers changed by each intervention (analysed questions)")})
-        accuracy = {s: [per_question_share(run, s, c, "accuracy") for c in [BASELINE] + conditions] for s in systems}
-        out.append({"title": "Accuracy per condition", "svg": charts.grouped_chart(
-            ["Baseline"] + [CONDITION_TITLES.get(c, c) for c in conditions], accuracy, "accuracy (%)",
-            "Accuracy under each condition (analysed questions)")})
-    return out
-
-
-def per_question_share(run: RunData, system: str, condition: str, score: str) -> float | None:
-    return share(per_question(select(run.records, system, condition), score), run.analysed, resamples=100).value
+    return {"all": [{**v, "shown": format_metric_value(v)} for v in run.metric_values()],
+            "errors": run.metrics.get("errors", {})}
 
 
 # -- per-question pages -----------------------------------------------------------------------------
@@ -286,7 +182,8 @@ def _json(value: Any, limit: int | None = None) -> str:
 
 def record_view(record: RunRecord, view: Any = None, picture: bool = False) -> dict[str, Any]:
     trace = record.trace
-    out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "",
+    variant = record.variant.description or record.variant.id if record.variant else ""
+    out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "", "variant": variant,
                            "scores": {k: ("–" if v is None else f"{v:.3g}") for k, v in record.scores.items()},
                            "notes": record.score_notes, "trace": None, "svg": None}
     if trace is None:
@@ -295,7 +192,8 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False) -> d
                     "confidence": trace.confidence, "error": trace.error or "",
                     "citations": trace.citations.model_dump(), "visited": trace.visited_entities,
                     "read_text_units": trace.read_text_units, "footprint": trace.footprint(),
-                    "llm_calls": len(trace.llm_calls), "tokens": trace.tokens,
+                    "llm_calls": len(trace.llm_calls), "tokens": trace.tokens, "wall_time_s": trace.wall_time_s,
+                    "paths": [p.model_dump() for p in trace.paths], "facts": [f.model_dump() for f in trace.facts],
                     "hidden": trace.artifacts.get("hidden_by_intervention") or {},
                     "steps": [_step_view(s) for s in trace.steps]}
     if picture and view is not None and (trace.visited_entities or trace.citations.entities):
@@ -320,7 +218,8 @@ def question_page(run: RunData, qid: str, view: Any) -> dict[str, Any]:
                          "baseline": [record_view(r, view, pictures) for r in base],
                          "interventions": [record_view(r) for r in sorted(
                              others, key=lambda r: (run.conditions.index(r.key.condition)
-                                                    if r.key.condition in run.conditions else 99, r.key.repeat))]})
+                                                    if r.key.condition in run.conditions else 99, r.key.repeat,
+                                                    r.key.variant))]})
     return {"question": q, "qid": qid, "excluded": qid in run.excluded, "sections": sections}
 
 
@@ -379,14 +278,17 @@ def header(run: RunData) -> dict[str, Any]:
             "exclusion": run.metrics.get("exclusion") or run.suite.get("exclusion", {})}
 
 
-def write_report(run_dir: str | Path) -> Path:
-    """Render ``report.html`` (+ pages/ and records.csv) for a run directory; returns the report path."""
+def write_report(run_dir: str | Path, pm: Any = None) -> Path:
+    """Render ``report.html`` (+ pages/ and records.csv) for a run directory; returns the report path.
+    ``pm``: the plugin manager whose report sections to include (default: every installed plugin)."""
     run = load_run(run_dir)
     env = environment()
     env.globals["ci_label"] = f"{100 * float(run.report_option('confidence', 0.95)):g}% CI"
-    t1, t2 = table1(run), table2(run)
-    context = {"h": header(run), "table1": t1, "table2": t2, "metrics": metric_tables(run),
-               "charts": chart_svgs(run, t1, t2), "questions": question_rows(run), "mcnemar_note": MCNEMAR_NOTE,
+    sections = [overview_section(run), knowledge_base_section(run), *plugin_sections(run, pm)]
+    sections = sorted((s for s in sections if s is not None), key=lambda s: s.order)
+    chart = accuracy_chart(run)
+    context = {"h": header(run), "systems": run.systems, "sections": [section_view(s) for s in sections],
+               "metrics": metric_listing(run), "charts": [chart] if chart else [], "questions": question_rows(run),
                "failures": [r for r in run.records if r.status == "failed"],
                "per_question": bool(run.report_option("per_question_pages", True)), "csv": "records.csv"}
     export_csv(run.run_dir)
@@ -425,9 +327,9 @@ def write_comparison(run_a: str | Path, run_b: str | Path, out: str | Path | Non
     rows = []
     for system in systems:
         pa, pb = per_question(select(a.records, system)), per_question(select(b.records, system))
-        sa, sb = share(pa, **_stats_options(a)), share(pb, **_stats_options(b))
+        sa, sb = share(pa, **a.stats_options()), share(pb, **b.stats_options())
         shared = [q for q in pa if q in pb]
-        rows.append({"system": system, "a": _share_cell(sa), "b": _share_cell(sb),
+        rows.append({"system": system, "a": share_cell(sa), "b": share_cell(sb),
                      "delta": "–" if sa.value is None or sb.value is None else f"{100 * (sb.value - sa.value):+.1f} pts",
                      "test": mcnemar(pa, pb, shared).describe() if shared else "no shared questions"})
     conditions = list(dict.fromkeys(a.conditions + b.conditions))
@@ -437,11 +339,11 @@ def write_comparison(run_a: str | Path, run_b: str | Path, out: str | Path | Non
             ra, rb = select(a.records, system, condition), select(b.records, system, condition)
             if not (ra or rb):
                 continue
-            cond_rows.append({"condition": CONDITION_TITLES.get(condition, condition), "system": system,
-                              "changed_a": _share_cell(share(per_question(ra, "output_changed"), a.analysed)),
-                              "changed_b": _share_cell(share(per_question(rb, "output_changed"), b.analysed)),
-                              "acc_a": _share_cell(share(per_question(ra), a.analysed)),
-                              "acc_b": _share_cell(share(per_question(rb), b.analysed))})
+            cond_rows.append({"condition": condition, "system": system,
+                              "changed_a": share_cell(share(per_question(ra, "output_changed"), a.analysed)),
+                              "changed_b": share_cell(share(per_question(rb, "output_changed"), b.analysed)),
+                              "acc_a": share_cell(share(per_question(ra), a.analysed)),
+                              "acc_b": share_cell(share(per_question(rb), b.analysed))})
     target = Path(out) if out else a.run_dir.parent / f"compare-{a.run_dir.name}-vs-{b.run_dir.name}.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     env = environment()

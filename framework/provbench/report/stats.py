@@ -1,6 +1,7 @@
 """The numbers a report shows, computed from run records.
 
-* Correctness of a record: ``scores["accuracy"] >= 1``; a failed record counts as wrong.
+* Correctness of a record: :func:`provbench.plugin_api.correctness` (graded, in [0, 1]); a
+  failed record scores 0.
   Repeats of a condition are averaged per question, so counts may be fractional (paper 000's
   16.3/20).
 * Confidence intervals: percentile bootstrap over questions (numpy, seeded).
@@ -19,23 +20,17 @@ from typing import Iterable
 import numpy as np
 
 from ..model import BASELINE, RunRecord
+from ..plugin_api import correctness
 
 MCNEMAR_NOTE = ("exact McNemar test (two-sided binomial test on the discordant question pairs, "
                 "scipy.stats.binomtest) of each condition against the same system's baseline")
 
 
-def correct(record: RunRecord) -> float | None:
-    if record.status == "failed":
-        return 0.0
-    value = record.scores.get("accuracy")
-    return None if value is None else float(value >= 1.0)
-
-
 def per_question(records: Iterable[RunRecord], score: str = "accuracy") -> dict[str, float]:
-    """Mean score per question over repeats (accuracy via :func:`correct`)."""
+    """Mean score per question over repeats (accuracy: :func:`provbench.plugin_api.correctness`)."""
     grouped: dict[str, list[float]] = defaultdict(list)
     for r in records:
-        value = correct(r) if score == "accuracy" else r.scores.get(score)
+        value = correctness(r) if score == "accuracy" else r.scores.get(score)
         if value is not None:
             grouped[r.key.question_id].append(float(value))
     return {q: fmean(v) for q, v in grouped.items()}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from provbench.model import BASELINE
-from provbench.plugin_api import Metric, MetricValue, Results
+from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
 
 from .records import (FOOTPRINT_FIELDS, Tally, round6, all_questions, analysed_questions, arrow,
                       intervention_conditions, per_question_changes, per_question_correctness,
@@ -23,7 +23,7 @@ class Accuracy(Metric):
 
     name = "accuracy"
 
-    def aggregate(self, results: Results) -> list[MetricValue]:
+    def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         values = []
         analysed = analysed_questions(results)
         for system in results.systems:
@@ -47,7 +47,7 @@ class OutputChanged(Metric):
 
     name = "output-changed"
 
-    def aggregate(self, results: Results) -> list[MetricValue]:
+    def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         values = []
         analysed = analysed_questions(results)
         for system in results.systems:
@@ -71,7 +71,7 @@ class AccuracyDelta(Metric):
 
     name = "accuracy-delta"
 
-    def aggregate(self, results: Results) -> list[MetricValue]:
+    def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         values = []
         analysed = analysed_questions(results)
         for system in results.systems:
@@ -101,7 +101,7 @@ class Footprint(Metric):
 
     name = "footprint"
 
-    def aggregate(self, results: Results) -> list[MetricValue]:
+    def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         values = []
         for system in results.systems:
             for condition in results.conditions:

@@ -1,8 +1,9 @@
 """Reading run records: correctness, per-question values and answer changes, with the counts behind them.
 
 Reading records
-    * A record's correctness is ``scores["accuracy"]`` (set by the runner from the dataset
-      loader's ``score_answer``). A question is *correct* when that score is 1.
+    * A record's correctness is :func:`provbench.plugin_api.correctness`: the graded
+      ``scores["accuracy"]`` in [0, 1] set by the runner from the dataset loader's
+      ``score_answer``; accuracy is its mean. A question is *correct* when that score is 1.
     * Records with ``status == "failed"`` (the runner could not produce a trace) count as wrong
       (0) for accuracy and are reported in ``detail["failed"]``. They cannot be compared with a
       baseline answer, so "output changed" and "stayed correct" leave them out of the
@@ -16,6 +17,9 @@ Reading records
       ``detail["all_questions"]``, over every question (Table 1).
     * "Changed" compares answers after the dataset loader's ``normalize`` (``results.loader``);
       without a loader, the base :class:`DatasetLoader` normalisation (case and whitespace).
+      An abstention is an output of its own, not an empty answer
+      (:func:`provbench.plugin_api.compared_output`): answering where the baseline abstained, or
+      abstaining where it answered, is a change; two abstentions are not.
 """
 
 from __future__ import annotations
@@ -26,23 +30,12 @@ from statistics import fmean
 from typing import Any, Callable, Iterable, Mapping
 
 from provbench.model import BASELINE, RunRecord
-from provbench.plugin_api import DatasetLoader, Results
+from provbench.plugin_api import DatasetLoader, Results, compared_output, correctness, is_correct
 
-CORRECT = 1.0  # an accuracy score at or above this means "answered correctly"
 FOOTPRINT_FIELDS = ("retrieved_text_units", "cited_text_units", "visited_entities", "cited_entities")
 
 
 # -- reading records ---------------------------------------------------------------------------
-
-def correctness(record: RunRecord) -> float | None:
-    """1.0 correct, 0.0 wrong or failed, None when the record has no accuracy score."""
-    if record.status == "failed":
-        return 0.0
-    value = record.scores.get("accuracy")
-    if value is None:
-        return None
-    return 1.0 if value >= CORRECT else 0.0
-
 
 class _PlainLoader(DatasetLoader):
     """Only for its base ``normalize`` (case and whitespace) when a run has no loader."""
@@ -162,11 +155,11 @@ def per_question_changes(results: Results, system: str, condition: str, question
 
 
 def compare(base: RunRecord, records: list[RunRecord], normalize: Callable[[str], str]) -> ChangeOutcome:
-    reference = normalize(answer_of(base))
-    changed = fmean(float(normalize(answer_of(r)) != reference) for r in records)
-    if correctness(base) != 1.0:
+    reference = compared_output(base.trace, normalize)
+    changed = fmean(float(compared_output(r.trace, normalize) != reference) for r in records)
+    if not is_correct(base):
         return ChangeOutcome(changed, None)
-    return ChangeOutcome(changed, fmean(float(correctness(r) == 1.0) for r in records))
+    return ChangeOutcome(changed, fmean(float(is_correct(r)) for r in records))
 
 
 def stayed_correct_tally(outcomes: Mapping[str, ChangeOutcome]) -> Tally:

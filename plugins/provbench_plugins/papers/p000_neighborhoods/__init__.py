@@ -13,6 +13,8 @@ from provbench import hookimpl
 
 from .interventions import ABLATIONS
 
+PROVBENCH_NAMESPACE = "p000"  # registered as p000/llm-only, p000/cited-removal, ...
+
 
 @hookimpl
 def provbench_register_systems():
@@ -25,3 +27,10 @@ def provbench_register_systems():
 @hookimpl
 def provbench_register_interventions():
     return {cls.name: cls for cls in ABLATIONS}
+
+
+@hookimpl
+def provbench_report_sections(run):
+    from .report import sections
+
+    return sections(run)

@@ -1,0 +1,112 @@
+"""A run directory as the report sees it: manifest, questions, records and metric values.
+
+:class:`RunData` is what report-section plugins receive, so it offers the look-ups they need
+(records by system and condition, metric values, the suite's options) without file access.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..errors import UserError
+from ..model import BASELINE, Question, RunManifest, RunRecord
+from ..store import RunStore
+
+
+@dataclass
+class RunData:
+    run_dir: Path
+    manifest: RunManifest
+    questions: dict[str, Question]
+    records: list[RunRecord]
+    metrics: dict[str, Any]
+
+    @property
+    def suite(self) -> dict[str, Any]:
+        return self.manifest.suite
+
+    @property
+    def systems(self) -> list[str]:
+        declared = [ref_key(s) for s in self.suite.get("systems", [])]
+        seen = list(dict.fromkeys(r.key.system for r in self.records))
+        return [s for s in declared if s in seen] + [s for s in seen if s not in declared]
+
+    @property
+    def conditions(self) -> list[str]:
+        declared = [ref_key(i) for i in self.suite.get("interventions", [])]
+        seen = [c for c in dict.fromkeys(r.key.condition for r in self.records) if c != BASELINE]
+        return [c for c in declared if c in seen] + [c for c in seen if c not in declared]
+
+    @property
+    def excluded(self) -> set[str]:
+        return set(self.metrics.get("excluded", []))
+
+    @property
+    def analysed(self) -> list[str]:
+        return [q for q in self.question_ids if q not in self.excluded]
+
+    @property
+    def question_ids(self) -> list[str]:
+        return list(self.questions) or list(dict.fromkeys(r.key.question_id for r in self.records))
+
+    def report_option(self, name: str, default: Any) -> Any:
+        return (self.suite.get("report") or {}).get(name, default)
+
+    def stats_options(self) -> dict[str, Any]:
+        """Bootstrap settings the suite asked for (resamples, confidence, seed)."""
+        return {"resamples": int(self.report_option("bootstrap_resamples", 2000)),
+                "confidence": float(self.report_option("confidence", 0.95)), "seed": int(self.report_option("seed", 0))}
+
+    def select(self, system: str, condition: str = BASELINE) -> list[RunRecord]:
+        return [r for r in self.records if r.key.system == system and r.key.condition == condition]
+
+    def plugin_names(self, section: str) -> dict[str, str]:
+        """The suite's ``systems`` / ``interventions`` / ``metrics``: record key -> plugin name."""
+        return {ref_key(ref): ref if isinstance(ref, str) else ref["name"] for ref in self.suite.get(section, [])}
+
+    def uses(self, section: str, names: Iterable[str]) -> list[str]:
+        """Record keys of the suite's plugins in ``section`` whose plugin name is one of ``names``
+        (full ``ns/name`` or short); how a paper's report section finds its own systems."""
+        wanted = set(names)
+        return [key for key, name in self.plugin_names(section).items()
+                if name in wanted or name.rsplit("/", 1)[-1] in wanted]
+
+    def metric_values(self, metric: str | None = None, *, prefix: str | None = None) -> list[dict[str, Any]]:
+        """Values from metrics.json, by exact metric name or name prefix."""
+        values = self.metrics.get("values", [])
+        return [v for v in values if (metric is None or v["metric"] == metric)
+                and (prefix is None or v["metric"].startswith(prefix))]
+
+
+def format_metric_value(v: dict[str, Any], with_note: bool = True) -> str:
+    """A metrics.json value as "0.500 (3/6)", or "–" (with its note) when it has none."""
+    value = v.get("value")
+    if value is None:
+        return "–" + (f" ({v['note']})" if with_note and v.get("note") else "")
+    text = f"{value:.3f}"
+    if v.get("denominator"):
+        num = v.get("numerator")
+        num_text = f"{num:g}" if isinstance(num, (int, float)) else str(num)
+        den = v["denominator"]
+        text += f" ({num_text}/{den:g})" if isinstance(den, (int, float)) else f" ({num_text}/{den})"
+    return text
+
+
+def ref_key(ref: Any) -> str:
+    if isinstance(ref, str):
+        return ref
+    return ref.get("label") or ref["name"]
+
+
+def load_run(run_dir: str | Path) -> RunData:
+    run_dir = Path(run_dir)
+    store = RunStore(run_dir)
+    manifest = store.read_manifest()
+    if manifest is None:
+        raise UserError(f"{run_dir}: not a run directory (no manifest.json)")
+    questions = {q.id: q for q in store.read_questions()}
+    records = sorted(store.load_records().values(),
+                     key=lambda r: (r.key.system, r.key.condition, r.key.question_id, r.key.repeat, r.key.variant))
+    return RunData(run_dir, manifest, questions, records, store.read_metrics())

@@ -1,0 +1,156 @@
+"""Paper 000's report sections: Table 1 (baseline accuracy and evidence footprint) and Table 2
+(the six graph ablations grouped into the paper's three studies), with their charts.
+
+Both tables read records through :mod:`provbench.report.stats` (correctness from
+:func:`provbench.plugin_api.correctness`; bootstrap intervals; exact McNemar tests).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from provbench.model import BASELINE
+from provbench.report.data import RunData
+from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
+from provbench.report.stats import MCNEMAR_NOTE, Share, arrow, mcnemar, mean_footprint, per_question, share
+
+# The paper groups its ablations into studies (Table 2's row groups).
+STUDIES = (
+    ("Cited entities ablation", ("cited-removal", "random-removal")),
+    ("Isolation", ("full-isolation", "text-only-isolation")),
+    ("Visited-but-uncited entities ablation", ("entity-removal", "entity-text-mask")),
+)
+CONDITION_TITLES = {
+    "cited-removal": "Cited ablation", "random-removal": "Random ablation", "full-isolation": "Full isolation",
+    "text-only-isolation": "Text-only isolation", "entity-removal": "Entity removal",
+    "entity-text-mask": "Entity text mask",
+}
+SYSTEM_NAMES = ("llm-only", "rag", "graphrag", "agentic-graphrag", "agentic-visited-only", "agentic-evidence-first")
+
+
+def sections(run: RunData) -> list[Section]:
+    """Tables 1 and 2 when the run used any of paper 000's systems or ablations."""
+    if not (run.uses("systems", SYSTEM_NAMES) or run.uses("interventions", CONDITION_TITLES)):
+        return []
+    found = [table1_section(run)]
+    t2 = table2_section(run)
+    if t2 is not None:
+        found.append(t2)
+    return found
+
+
+def share_cell(s: Share, note: str = "", arrow_text: str = "") -> Cell:
+    return Cell(text=s.percent(), counts=s.counts(), arrow=arrow_text, note=note, interval=s.interval())
+
+
+def title_of(condition: str) -> str:
+    return CONDITION_TITLES.get(condition, condition)
+
+
+# -- Table 1 ------------------------------------------------------------------------------------------
+
+def table1_section(run: RunData) -> Section:
+    """Accuracy (all questions, bootstrap CI) and mean footprint per system at baseline."""
+    rows = []
+    for system in run.systems:
+        records = run.select(system)
+        acc = share(per_question(records), run.question_ids, **run.stats_options())
+        footprint = [("–" if v is None else f"{v:.1f}") for v in mean_footprint(records).values()]
+        rows.append(Row(cells=[system, share_cell(acc), *footprint, str(sum(r.status == "failed" for r in records))]))
+    table = Table(columns=["System", "Accuracy", "Retrieved TUs", "Cited TUs", "Visited entities", "Cited entities",
+                           "Failed"], rows=rows, css_class="table1", caption=(
+        f"Accuracy over all {len(run.question_ids)} questions with a percentile-bootstrap confidence interval "
+        "(questions resampled); footprint columns are means per answer. TUs stands for text units. Failed runs "
+        "count as wrong."))
+    return Section(id="table1", title="Table 1: baseline accuracy and evidence footprint", blocks=[table], order=30)
+
+
+# -- Table 2 ------------------------------------------------------------------------------------------
+
+def intervention_systems(run: RunData) -> list[str]:
+    """Systems with intervention records, in the suite's ``intervention_systems`` order (Table 2's columns)."""
+    declared = run.suite.get("intervention_systems") or []
+    ordered = [s for s in declared if s in run.systems] + [s for s in run.systems if s not in declared]
+    return [s for s in ordered if any(r.key.system == s and r.key.condition != BASELINE for r in run.records)]
+
+
+def table2_section(run: RunData) -> Section | None:
+    """Conditions as row groups, systems as columns, over the analysed questions."""
+    systems, analysed, opts = intervention_systems(run), run.analysed, run.stats_options()
+    if not systems:
+        return None
+    baseline = {s: per_question(run.select(s)) for s in systems}
+    rows = [Row(group="Baseline experiment"),
+            Row(cells=["Baseline", "Acc.", *(share_cell(share(baseline[s], analysed, **opts)) for s in systems)])]
+    for title, conditions in study_groups(run.conditions):
+        rows.append(Row(group=title))
+        for condition in conditions:
+            rows += condition_rows(run, condition, systems, baseline, analysed, opts)
+    exclusion = run.metrics.get("exclusion") or run.suite.get("exclusion") or {}
+    excluded = (f", after excluding the {len(run.excluded)} answered correctly by the "
+                f"{exclusion.get('reference_system')} baseline") if exclusion.get("enabled") else ""
+    caption = (f"Over the {len(analysed)} analysed questions{excluded}. “Output changed” is the share of answers that "
+               "differ from the baseline answer; its parentheses give originally correct answers that stayed correct "
+               "out of originally correct answers. “Acc.” is post-intervention accuracy with correct/total in "
+               "parentheses; arrows give the direction of the change from baseline. Randomised interventions are "
+               f"averaged over repeats, so counts may be fractional. Significance: {MCNEMAR_NOTE}.")
+    table = Table(columns=["Condition", "Outcome", *systems], rows=rows, numeric_from=2, css_class="table2",
+                  caption=caption)
+    return Section(id="table2", title="Table 2: interventions", blocks=[table, *charts(run, systems)], order=31)
+
+
+def study_groups(conditions: list[str]) -> list[tuple[str, list[str]]]:
+    groups, placed = [], set()
+    for title, members in STUDIES:
+        present = [c for c in members if c in conditions]
+        if present:
+            groups.append((title, present))
+            placed.update(present)
+    others = [c for c in conditions if c not in placed]
+    if others:
+        groups.append(("Other interventions", others))
+    return groups
+
+
+def condition_rows(run: RunData, condition: str, systems: list[str], baseline: dict[str, dict[str, float]],
+                   analysed: list[str], opts: dict[str, Any]) -> list[Row]:
+    changed_cells, acc_cells = [], []
+    for system in systems:
+        records = run.select(system, condition)
+        if not records:
+            changed_cells.append(Cell())
+            acc_cells.append(Cell())
+            continue
+        after = per_question(records)
+        changed = share(per_question(records, "output_changed"), analysed, **opts)
+        originally = [q for q in analysed if baseline[system].get(q, 0) >= 1.0 and q in after]
+        kept = Share(sum(after[q] for q in originally), len(originally))
+        changed_cells.append(Cell(text=changed.percent(), counts=kept.counts(), interval=changed.interval(),
+                                  note=f"changed {changed.counts()}; stayed correct "
+                                       f"{kept.counts() or '(none originally correct)'}"))
+        acc = share(after, analysed, **opts)
+        before = share(baseline[system], analysed, **opts)
+        test = mcnemar(baseline[system], after, analysed)
+        acc_cells.append(share_cell(acc, test.describe(), arrow(before.value, acc.value)))
+    return [Row(cells=[title_of(condition), "Output changed", *changed_cells]),
+            Row(cells=["", "Acc.", *acc_cells])]
+
+
+def charts(run: RunData, systems: list[str]) -> list[Any]:
+    conditions = run.conditions
+    if not conditions:
+        return []
+    changed = {s: [_share_value(run, s, c, "output_changed") for c in conditions] for s in systems}
+    accuracy = {s: [_share_value(run, s, c, "accuracy") for c in [BASELINE, *conditions]] for s in systems}
+    return [
+        BarChart(title="Answers changed by each intervention (analysed questions)", ylabel="output changed (%)",
+                 categories=[title_of(c) for c in conditions], series=changed, caption="Output changed per intervention"),
+        BarChart(title="Accuracy under each condition (analysed questions)", ylabel="accuracy (%)",
+                 categories=["Baseline", *(title_of(c) for c in conditions)], series=accuracy,
+                 caption="Accuracy per condition"),
+        Text(text="Bars are shares of the analysed questions; repeats of a randomised condition are averaged."),
+    ]
+
+
+def _share_value(run: RunData, system: str, condition: str, score: str) -> float | None:
+    return share(per_question(run.select(system, condition), score), run.analysed, resamples=100).value
