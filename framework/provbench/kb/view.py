@@ -155,15 +155,15 @@ class GraphView:
             return []
         index = self._store.vectors(INDEX_ENTITIES)
         q = embed_query(query)
-        scores = index.scores(q)
         masked = sorted(self._hidden.hide_metadata_of - self._hidden.entities)
+        by_name: dict[str, float] = {}
         if masked:  # their descriptions are hidden: score them by name only
             names = self._store.vectors(INDEX_ENTITY_NAMES)
             for eid in masked:
                 row, name_row = index.position.get(eid), names.position.get(eid)
                 if row is not None and name_row is not None:
-                    scores[row] = float(names.vectors[name_row] @ q)
-        hits = index.top_visible(scores, k, self.entity_visible, hidden_hint=len(self._hidden.entities))
+                    by_name[eid] = float(names.vectors[name_row] @ q)
+        hits = index.search(q, k, self.entity_visible, hidden_hint=len(self._hidden.entities), overrides=by_name)
         names_by_id = self._entity_names([eid for eid, _ in hits])
         return [Hit(kind="entity", id=eid, name=names_by_id.get(eid, eid), score=score) for eid, score in hits]
 
@@ -176,8 +176,7 @@ class GraphView:
             return []
         index = self._store.vectors(INDEX_TEXT_UNITS)
         unreadable = self._unreadable_text_units()
-        hits = index.top_visible(index.scores(embed_query(query)), k, lambda t: t not in unreadable,
-                                 hidden_hint=len(unreadable))
+        hits = index.search(embed_query(query), k, lambda t: t not in unreadable, hidden_hint=len(unreadable))
         return [Hit(kind="text_unit", id=t, score=score,
                     name=self._value("MATCH (c:Chunk {id: $id}) RETURN c.ref_doc_id", t) or t) for t, score in hits]
 
@@ -189,7 +188,7 @@ class GraphView:
         if k == 0:
             return []
         index = self._store.vectors(INDEX_COMMUNITIES)
-        hits = index.top_visible(index.scores(embed_query(query)), k, lambda _: True)
+        hits = index.search(embed_query(query), k, lambda _: True)
         return [Hit(kind="community", id=c, score=score,
                     name=self._value("MATCH (m:Community {id: $id}) RETURN m.title", c) or c) for c, score in hits]
 
