@@ -296,3 +296,20 @@ def test_table2_and_the_metrics_apply_one_rule_to_failed_units():
     assert (read.text, read.counts) == (computed.text, computed.counts)
     tampered = [v.model_dump(mode="json") | ({"numerator": 0.0} if v.metric == "output-changed" else {}) for v in values]
     assert cited_cell({"values": tampered}).text == "0.0%"  # the report shows the metric's value
+
+
+def test_paper000_report_notes_a_selection_shortfall():
+    from pathlib import Path
+
+    from provbench.model import RunManifest
+    from provbench.report.data import RunData
+    from provbench_plugins.papers.p000_neighborhoods.report import sections
+
+    short = {"local-path": {"quota": 12, "selected": 3}}
+    questions = {"q1": Question(id="q1", question="?", answer="x", metadata={"selection_shortfall": short})}
+    manifest = RunManifest(run_id="r", suite_name="s", suite={"systems": ["graphrag"]})
+    found = sections(RunData(Path("."), manifest, questions, [rec(BASELINE, "q1", "x", 1.0, system="graphrag")], {}))
+    assert "Selection shortfall" in found[0].blocks[0].text and "local-path: 3 of 12" in found[0].blocks[0].text
+    questions["q1"] = Question(id="q1", question="?", answer="x")
+    found = sections(RunData(Path("."), manifest, questions, [rec(BASELINE, "q1", "x", 1.0, system="graphrag")], {}))
+    assert not any("shortfall" in getattr(b, "text", "") for b in found[0].blocks)

@@ -38,6 +38,9 @@ def sections(run: RunData) -> list[Section]:
     if not (run.uses("systems", SYSTEM_NAMES) or run.uses("interventions", CONDITION_TITLES)):
         return []
     found = [table1_section(run)]
+    shortfall = selection_note(run)
+    if shortfall is not None:
+        found[0].blocks.insert(0, shortfall)
     t2 = table2_section(run)
     if t2 is not None:
         found.append(t2)
@@ -50,6 +53,18 @@ def share_cell(s: Share, note: str = "", arrow_text: str = "") -> Cell:
 
 def title_of(condition: str) -> str:
     return CONDITION_TITLES.get(condition, condition)
+
+
+def selection_note(run: RunData) -> Text | None:
+    """A warning when the dataset had fewer eligible questions than the selection's quotas
+    (the 2wiki loader records ``metadata["selection_shortfall"]`` on the questions)."""
+    short = next((q.metadata["selection_shortfall"] for q in run.questions.values()
+                  if q.metadata.get("selection_shortfall")), None)
+    if not short:
+        return None
+    parts = "; ".join(f"{cat}: {v['selected']} of {v['quota']}" for cat, v in short.items())
+    return Text(text=f"Selection shortfall: the dataset had fewer eligible questions than the paper's "
+                     f"quotas ({parts}), so this run is not the paper's 12/12/6 mix.")
 
 
 # -- Table 1 ------------------------------------------------------------------------------------------
