@@ -1,6 +1,6 @@
 """Benchmark: how the 2Wiki knowledge-base build scales with the number of questions.
 
-Writes invented worlds of increasing size with the seeded generator (tools/provbench_tools/world_2wiki.py),
+Writes invented worlds of increasing size with the seeded generator (tools/provbench_tools/world_2wiki/),
 loads them with the "2wiki" loader and builds each knowledge base with the paper-000 builder on
 real Kùzu and the real MiniLM embedder. LLM extraction and community summaries are off, so the
 figures measure provbench's own work (merging paragraphs, chunking, the gold graph, mention

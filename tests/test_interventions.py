@@ -11,6 +11,7 @@ from interventions_helpers import (  # noqa: F401 (fixtures)
     A, ALL_ENTITIES, ALL_TEXT_UNITS, B, C, D, E, F, G, ablation_kb, ablation_view, baseline_trace,
 )
 from provbench.errors import UserError
+from provbench.registry import default_registry
 from provbench.model import Question
 from provbench_plugins.papers.p000_neighborhoods.interventions import (
     ABLATIONS,
@@ -152,19 +153,26 @@ def test_random_removal_pool_includes_question_hits(view):
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"repeats": 0}, "'repeats' must be an integer between 1 and 100"),
-    ({"hops": "2"}, "'hops' must be an integer"),
-    ({"search_k": -1}, "'search_k'"),
+    ({"repeats": 0}, r"intervention '(p000/)?random-removal': bad options: repeats=0: .*greater than or equal to 1"),
+    ({"hops": "2"}, r"hops='2': Input should be a valid integer"),
+    ({"search_k": -1}, r"search_k=-1"),
+    ({"hide_orphan_text_units": False}, r"hide_orphan_text_units=False: Extra inputs"),  # one text rule, no option
+    ({"repeat": 2}, r"repeat=2: Extra inputs .*known options: repeats, hops, search_k"),
 ])
 def test_random_removal_options_are_validated(options, message):
     with pytest.raises(UserError, match=message):
         RandomRemoval(**options)
+    with pytest.raises(UserError, match=message):  # the registry gives the same message
+        default_registry().create("intervention", "random-removal", **options)
 
 
 def test_ablations_take_no_text_rule_option():
     for ablation in (TextOnlyIsolation, CitedRemoval, EntityRemoval):
-        with pytest.raises(TypeError):
+        with pytest.raises(UserError, match=f"intervention '{ablation.name}': bad options: takes no options"):
             ablation(hide_orphan_text_units=False)
+    with pytest.raises(UserError, match=r"intervention 'p000/text-only-isolation': bad options: .*"
+                                        r"unknown option 'hide_orphan_text_units' \(known options: none\)"):
+        default_registry().create("intervention", "text-only-isolation", hide_orphan_text_units=False)
 
 
 def test_registration_and_repeats():

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from provbench_plugins.datasets.twowiki import selection
 from provbench_tools import world_2wiki as world
+from provbench_tools.world_2wiki.__main__ import main as world_main
 from provbench_plugins.datasets.twowiki.loader import TwoWikiLoader
 
 MINI = Path(__file__).resolve().parents[1] / "datasets" / "2wiki-mini" / "dev.json"
@@ -135,7 +136,7 @@ def test_mini_file_is_the_generator_output(tmp_path, mini):
 
 
 def test_main_writes_what_write_world_writes(tmp_path, capsys):
-    world.main([str(tmp_path / "cli.json"), "--questions", "12", "--seed", "5"])
+    world_main([str(tmp_path / "cli.json"), "--questions", "12", "--seed", "5"])
     world.write_world(tmp_path / "api.json", 12, 5)
     assert (tmp_path / "cli.json").read_bytes() == (tmp_path / "api.json").read_bytes()
     assert "12 questions" in capsys.readouterr().out

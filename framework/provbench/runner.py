@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from .errors import UserError
 from .model import Question, RunManifest, RunRecord, Trace, UnitKey, utc_now
 from .plugin_api import Environment, Intervention, MetricContext, Results, Variant, answered_by_reference
-from .store import RunStore, export_csv
+from .store import RunMetrics, RunStore, export_csv
 from .suite import LoadedSuite, PluginRef, Suite, load_suite
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def kb_llm_cache_dir(kb_dir: Path) -> Path:
     return kb_dir.parent / (kb_dir.name + "-llm-cache")
 
 
-def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str, builder: str, model: str = "embedded",
+def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, builder: str, model: str = "embedded",
                      limit: int | None = None, options: dict[str, Any] | None = None,
                      console: "Console | None" = None, llm: Any = None) -> tuple[Path, "KBStats", bool]:
     """Build (or reuse) a knowledge base straight from a dataset file: (directory, stats, reused)."""
@@ -149,7 +149,9 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str, builder: st
     _, registry = _plugins(None)
     kb_dir = Path(out).resolve()
     reused = KnowledgeBase.is_complete(kb_dir)
-    questions = registry.create("dataset_loader", loader).load(dataset, limit=limit)
+    from .datainfo import resolve_loader
+
+    questions = resolve_loader(registry, dataset, loader).load(dataset, limit=limit)
     if llm is None:
         llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir))
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -247,7 +249,7 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
 
 def _manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path | None,
               pm: "pluggy.PluginManager", console: "Console | None" = None) -> RunManifest:
-    from .registry import plugin_source
+    from .registry import build_registry, plugin_source
 
     previous = store.read_manifest()
     if previous is not None and previous.suite_sha256 != loaded.sha256:
@@ -264,6 +266,7 @@ def _manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path | Non
         models={"llm": str(getattr(llm, "model_id", suite.model.id)), "suite_model": suite.model.id},
         seeds=[suite.seed, suite.dataset.seed], versions=_versions(), git_revision=_git_revision(loaded.path),
         plugins={name: plugin_source(pm, plugin) for name, plugin in pm.list_name_plugin()},
+        plugin_versions=build_registry(pm).versions(),
         created_at=previous.created_at if previous else utc_now())
     store.write_manifest(manifest)
     return manifest
@@ -463,11 +466,11 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
     values, errors = [], {}
     for name, metric in ctx.metrics:
         try:
-            values += [v.model_dump(mode="json") for v in metric.aggregate(results, metric_context(ctx))]
+            values += list(metric.aggregate(results, metric_context(ctx)))
         except Exception as exc:  # noqa: BLE001
             errors[name] = f"{type(exc).__name__}: {exc}"[:1000]
-    store.write_metrics({"values": values, "errors": errors, "excluded": sorted(excluded),
-                         "exclusion": ctx.suite.exclusion.model_dump(), "written_at": utc_now()})
+    store.write_metrics(RunMetrics(values=values, errors=errors, excluded=sorted(excluded),
+                                   exclusion=ctx.suite.exclusion.model_dump()))
     manifest.finished_at = utc_now()
     store.write_manifest(manifest)
     export_csv(store.run_dir)

@@ -14,12 +14,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..model import Citations, Question, RetrievedItem, Trace
-from ..plugin_api import Environment, System, parse_options as plugin_options
-from ..registry import PluginError
-
-
-class SystemOptionError(PluginError, ValueError):
-    """A suite gave a system an unknown or invalid option (the message names the system)."""
+from ..plugin_api import Environment, System
 
 
 class SystemOptions(BaseModel):
@@ -32,12 +27,9 @@ class SystemOptions(BaseModel):
     temperature: float = Field(0.0, ge=0.0, le=2.0)
 
 
-def parse_options(system_name: str, options_model: type[SystemOptions], options: dict[str, Any]) -> SystemOptions:
-    return plugin_options(options_model, options, f"system {system_name!r}", SystemOptionError)
-
-
 class LLMSystem(System):
-    """Validated options (``Options``), a guarded LLM call and answer finishing.
+    """Validated options (``Options``, checked by the Plugin base), a guarded LLM call and
+    answer finishing.
 
     ``question_template`` / ``choices_template`` word the question for the model; a paper's
     systems set their own.
@@ -46,9 +38,6 @@ class LLMSystem(System):
     Options: ClassVar[type[SystemOptions]] = SystemOptions
     question_template: ClassVar[str] = "Question: {question}"
     choices_template: ClassVar[str] = "Options: {choices}"
-
-    def __init__(self, **options: Any) -> None:
-        self.options = parse_options(self.name, self.Options, options)
 
     def new_trace(self, question: Question) -> Trace:
         return Trace(question_id=question.id, system=self.name)

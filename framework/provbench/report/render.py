@@ -182,7 +182,8 @@ def _json(value: Any, limit: int | None = None) -> str:
 
 def record_view(record: RunRecord, view: Any = None, picture: bool = False) -> dict[str, Any]:
     trace = record.trace
-    out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "",
+    variant = record.variant.description or record.variant.id if record.variant else ""
+    out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "", "variant": variant,
                            "scores": {k: ("–" if v is None else f"{v:.3g}") for k, v in record.scores.items()},
                            "notes": record.score_notes, "trace": None, "svg": None}
     if trace is None:
@@ -191,7 +192,8 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False) -> d
                     "confidence": trace.confidence, "error": trace.error or "",
                     "citations": trace.citations.model_dump(), "visited": trace.visited_entities,
                     "read_text_units": trace.read_text_units, "footprint": trace.footprint(),
-                    "llm_calls": len(trace.llm_calls), "tokens": trace.tokens,
+                    "llm_calls": len(trace.llm_calls), "tokens": trace.tokens, "wall_time_s": trace.wall_time_s,
+                    "paths": [p.model_dump() for p in trace.paths], "facts": [f.model_dump() for f in trace.facts],
                     "hidden": trace.artifacts.get("hidden_by_intervention") or {},
                     "steps": [_step_view(s) for s in trace.steps]}
     if picture and view is not None and (trace.visited_entities or trace.citations.entities):
@@ -216,7 +218,8 @@ def question_page(run: RunData, qid: str, view: Any) -> dict[str, Any]:
                          "baseline": [record_view(r, view, pictures) for r in base],
                          "interventions": [record_view(r) for r in sorted(
                              others, key=lambda r: (run.conditions.index(r.key.condition)
-                                                    if r.key.condition in run.conditions else 99, r.key.repeat))]})
+                                                    if r.key.condition in run.conditions else 99, r.key.repeat,
+                                                    r.key.variant))]})
     return {"question": q, "qid": qid, "excluded": qid in run.excluded, "sections": sections}
 
 

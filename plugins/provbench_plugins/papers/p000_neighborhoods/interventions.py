@@ -34,7 +34,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Literal
 
-from provbench.errors import UserError
+from pydantic import BaseModel, ConfigDict, Field
+
 from provbench.model import Question, Trace
 from provbench.plugin_api import Intervention
 
@@ -164,13 +165,14 @@ def known(lookup: _Lookup, entity_ids: Iterable[str]) -> tuple[frozenset[str], i
     return present, len(ids) - len(present)
 
 
-# -- option checking ---------------------------------------------------------------------------
+# -- options ---------------------------------------------------------------------------------
 
-def _check_int(owner: str, option: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"between {low} and {high}"
-        raise UserError(f"intervention {owner!r}: option {option!r} must be an integer {bound}, got {value!r}")
-    return value
+class RandomRemovalOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    repeats: int = Field(3, ge=1, le=100, description="random draws per question, averaged")
+    hops: int = Field(2, ge=0, le=4, description="pool: entities within this many hops of the trajectory")
+    search_k: int = Field(20, ge=0, le=1000, description="pool: top entity hits for the question text")
 
 
 # -- the six ablations -------------------------------------------------------------------------
@@ -251,10 +253,11 @@ class RandomRemoval(Removal):
 
     name = "random-removal"
 
-    def __init__(self, repeats: int = 3, hops: int = 2, search_k: int = 20) -> None:
-        self.repeats = _check_int(self.name, "repeats", repeats, 1, 100)
-        self.hops = _check_int(self.name, "hops", hops, 0, 4)
-        self.search_k = _check_int(self.name, "search_k", search_k, 0, 1000)
+    Options = RandomRemovalOptions
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.repeats = self.options.repeats  # the runner plans this many units per question
 
     def plan(self, view, question, baseline, rng) -> HidePlan:
         lookup = lookup_for(view)
@@ -276,11 +279,11 @@ class RandomRemoval(Removal):
         """Entities near the baseline's trajectory or similar to the question."""
         frontier = {e for e in labels.visited | labels.cited if lookup.exists(e)}
         pool = set(frontier)
-        for _ in range(self.hops):
+        for _ in range(self.options.hops):
             frontier = {n.entity.id for e in frontier for n in view.neighbors(e)} - pool
             pool |= frontier
-        if self.search_k:
-            pool.update(hit.id for hit in view.search_entities(question.question, k=self.search_k))
+        if self.options.search_k:
+            pool.update(hit.id for hit in view.search_entities(question.question, k=self.options.search_k))
         return pool
 
 

@@ -23,15 +23,15 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from provbench.agents import (CITATION_FIELDS, LLMSystem, OneShotSystem, SystemOptionError, SystemOptions, clip,
-                              record_retrieved, string_list)
+from provbench.agents import (CITATION_FIELDS, LLMSystem, OneShotSystem, SystemOptions, clip, record_retrieved,
+                              string_list)
 from provbench.kb.types import Entity
 from provbench.model import Question, Trace
 from provbench.plugin_api import Environment
 
 from . import prompts as P
 
-__all__ = ["PaperSystem", "LLMOnly", "RAG", "GraphRAG", "SystemOptionError", "SystemOptions"]
+__all__ = ["PaperSystem", "LLMOnly", "RAG", "GraphRAG", "SystemOptions"]
 
 
 class PaperSystem(LLMSystem):
