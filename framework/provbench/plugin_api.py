@@ -7,6 +7,11 @@
 - :class:`Metric` scores records one by one and/or aggregates a whole result set.
 - :class:`DatasetLoader` reads a benchmark into Questions and scores answers the dataset's way.
 - :class:`KBBuilder` builds a persisted knowledge base from Questions.
+
+All derive from :class:`Plugin`: a class may declare ``Options`` (a pydantic model) and gets
+``self.options``; the registry validates a suite's options against it (:func:`parse_options` is
+the one path, so every bad option is reported the same way). docs/plugins.md has an example
+of each kind.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -154,6 +159,17 @@ def is_correct(record: RunRecord) -> bool:
     return value is not None and value >= CORRECT
 
 
+def compared_output(trace: Trace | None, normalize: "Callable[[str], str]") -> tuple[str, str]:
+    """What "output changed" compares: ``("abstained", "")`` for a deliberate abstention, else
+    ``("answer", normalized answer)`` (``""`` when there is none). An abstention is therefore not
+    an empty answer: abstaining where the baseline answered (or the reverse) is a change, two
+    abstentions are not, and an empty or missing answer of a run that did not abstain (a failed
+    or exhausted run) compares as the empty answer."""
+    if trace is not None and trace.outcome == "abstained":
+        return ("abstained", "")
+    return ("answer", normalize(trace.answer) if trace is not None and trace.answer is not None else normalize(""))
+
+
 def answered_by_reference(records: "Iterable[RunRecord]", reference_system: str) -> set[str]:
     """Paper 000's exclusion step: ids of questions the reference system's baseline answered
     correctly (accuracy 1.0); a failed run never counts as correct."""
@@ -249,7 +265,8 @@ class DatasetLoader(Plugin, ABC):
         return " ".join(text.lower().split())
 
     def score_answer(self, question: Question, prediction: str | None) -> dict[str, float]:
-        """Dataset-specific correctness scores; must include ``accuracy``."""
+        """Dataset-specific correctness scores; must include ``accuracy``. ``prediction`` is None
+        when the system abstained, and "" when a run ended without an answer (failed, exhausted)."""
         ok = prediction is not None and self.normalize(prediction) == self.normalize(question.answer)
         return {"accuracy": float(ok)}
 

@@ -29,9 +29,16 @@ from .plugin_api import DatasetLoader, Intervention, KBBuilder, Metric, Plugin, 
 BUILTIN_PLUGINS = (
     "provbench.llm.backends",
     "provbench_plugins.datasets.twowiki.loader",
+    "provbench_plugins.datasets.curriculum.loader",
     "provbench_plugins.kb_builders.twowiki.builder",
+    "provbench_plugins.kb_builders.concepts.builder",
     "provbench_plugins.metrics",
+    "provbench_plugins.interventions",
     "provbench_plugins.papers.p000_neighborhoods",
+    "provbench_plugins.papers.p002_planning",
+    "provbench_plugins.datasets.fever.loader",
+    "provbench_plugins.kb_builders.fever.builder",
+    "provbench_plugins.papers.p003_ga_rag",
 )
 
 

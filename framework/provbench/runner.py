@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from .errors import UserError
 from .model import Question, RunManifest, RunRecord, Trace, UnitKey, utc_now
-from .plugin_api import Environment, Intervention, MetricContext, Results, Variant, answered_by_reference
+from .plugin_api import (Environment, Intervention, MetricContext, Results, Variant, answered_by_reference,
+                         compared_output)
 from .store import RunMetrics, RunStore, export_csv
 from .suite import LoadedSuite, PluginRef, Suite, load_suite
 
@@ -437,13 +438,18 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: Ru
 def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: RunRecord | None) -> None:
     """Dataset correctness, "output changed" against the baseline, then per-record metrics."""
     answer = record.trace.answer if record.status == "ok" and record.trace else None
+    # the loader sees None only for a deliberate abstention (which may be the right reply to an
+    # unanswerable question); a run that ended with no answer otherwise is scored as an empty one
+    abstained = record.status == "ok" and record.trace is not None and record.trace.outcome == "abstained"
+    prediction = answer if answer is not None or abstained else ""
     try:
-        record.scores.update(ctx.loader.score_answer(question, answer))
+        record.scores.update(ctx.loader.score_answer(question, prediction))
     except Exception as exc:  # noqa: BLE001
         record.score_notes["accuracy"] = f"scoring failed: {type(exc).__name__}: {exc}"[:500]
     if baseline is not None and baseline.trace is not None and record.status == "ok":
-        before, after = baseline.trace.answer or "", answer or ""
-        record.scores["output_changed"] = float(ctx.loader.normalize(before) != ctx.loader.normalize(after))
+        # an abstention is its own output, never an empty answer (plugin_api.compared_output)
+        record.scores["output_changed"] = float(compared_output(baseline.trace, ctx.loader.normalize)
+                                                != compared_output(record.trace, ctx.loader.normalize))
     metric_ctx = metric_context(ctx)
     for name, metric in ctx.metrics:
         try:

@@ -10,7 +10,7 @@
 A new agent is a subclass: give it tools, a check_submission and its prompts (``messages``).
 """
 
-from .base import (CITATION_FIELDS, LLMSystem, OneShotSystem, SystemOptions, answer_schema, clip, record_retrieved,
+from .base import (CITATION_FIELDS, LLMSystem, OneShotOptions, OneShotSystem, SystemOptions, answer_schema, clip, record_retrieved,
                    reply_object, split_citations, string_list)
 from .graph import GraphAgent, GraphAgentOptions
 from .loop import AgentMessages, AgentOptions, AgentRun, ToolAgent
@@ -19,7 +19,7 @@ from .tools import (CITED_PARAMS, KIND_OF_FIELD, CitationProblem, Tool, ToolFail
 
 __all__ = [
     "CITATION_FIELDS", "CITED_PARAMS", "KIND_OF_FIELD", "AgentMessages", "AgentOptions", "AgentRun", "CitationProblem",
-    "GraphAgent", "GraphAgentOptions", "LLMSystem", "OneShotSystem", "SystemOptions", "Tool",
+    "GraphAgent", "GraphAgentOptions", "LLMSystem", "OneShotOptions", "OneShotSystem", "SystemOptions", "Tool",
     "ToolAgent", "ToolFailure", "ToolResult", "answer_schema", "citations_from", "clip",
     "record_retrieved", "rejected", "reply_object", "split_citations", "string_list", "without",
 ]

@@ -139,9 +139,12 @@ MAX_CITATIONS = 5
 MAX_CITATION_CHARS = 64
 
 
-def answer_schema(*citation_keys: str) -> dict:
-    """Bounded lengths, so a grammar-constrained reply closes its JSON before max_tokens cuts it."""
+def answer_schema(*citation_keys: str, confidence: bool = False) -> dict:
+    """Bounded lengths, so a grammar-constrained reply closes its JSON before max_tokens cuts it;
+    ``confidence`` adds a stated confidence in [0, 1] (paper 002's calibration comparison)."""
     properties: dict[str, Any] = {"answer": {"type": "string", "maxLength": MAX_ANSWER_CHARS}}
+    if confidence:
+        properties["confidence"] = {"type": "number", "minimum": 0, "maximum": 1}
     for key in citation_keys:
         properties[key] = {"type": "array", "maxItems": MAX_CITATIONS,
                            "items": {"type": "string", "maxLength": MAX_CITATION_CHARS}}
@@ -149,17 +152,35 @@ def answer_schema(*citation_keys: str) -> dict:
             "additionalProperties": False}
 
 
+def stated_confidence(value: Any) -> float | None:
+    """A confidence in [0, 1] as the model stated it; None when it gave none or an invalid one."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
+    return float(value) if ok else None
+
+
+class OneShotOptions(SystemOptions):
+    ask_confidence: bool = Field(False, description="also ask for a confidence in [0, 1] (off: prompts unchanged)")
+
+
 class OneShotSystem(LLMSystem):
     """Build a prompt once, generate once, parse the answer and the citations shown in the prompt.
 
     A subclass builds ``messages`` and the ``shown`` ids (Citations field -> ids) and calls
     :meth:`generate`; ``citation_keys`` are the reply's citation lists (keys of CITATION_FIELDS).
+    With ``ask_confidence`` the last message asks for a confidence (``confidence_request``) and
+    ``trace.confidence`` records the stated value.
     """
 
+    Options: ClassVar[type[SystemOptions]] = OneShotOptions
     citation_keys: ClassVar[tuple[str, ...]] = ()
+    confidence_request: ClassVar[str] = 'Also give "confidence": the probability, from 0 to 1, that your answer is right.'
 
     def generate(self, env: Environment, trace: Trace, messages: list[dict], shown: dict[str, set[str]]) -> Trace:
-        resp = self.chat(env, trace, messages, schema=answer_schema(*self.citation_keys), purpose="answer")
+        ask = getattr(self.options, "ask_confidence", False)
+        if ask:
+            messages = [*messages[:-1], {**messages[-1], "content": messages[-1]["content"] + "\n" + self.confidence_request}]
+        resp = self.chat(env, trace, messages, schema=answer_schema(*self.citation_keys, confidence=ask),
+                         purpose="answer")
         if resp is None:
             return trace
         reply = reply_object(resp)
@@ -175,4 +196,6 @@ class OneShotSystem(LLMSystem):
             trace.add_step("rejection", tool="generate", arguments={"dropped_citations": dropped},
                            error="cited ids that were not in the prompt were dropped")
         self.finish_answer(trace, reply.get("answer"))
+        if ask:
+            trace.confidence = stated_confidence(reply.get("confidence"))
         return trace

@@ -23,6 +23,9 @@ Reading records
       ``detail["all_questions"]``, over every question (Table 1).
     * "Changed" compares answers after the dataset loader's ``normalize`` (``results.loader``);
       without a loader, the base :class:`DatasetLoader` normalisation (case and whitespace).
+      An abstention is an output of its own, not an empty answer
+      (:func:`provbench.plugin_api.compared_output`): answering where the baseline abstained, or
+      abstaining where it answered, is a change; two abstentions are not.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from statistics import fmean
 from typing import Any, Callable, Iterable, Mapping
 
 from provbench.model import BASELINE, RunRecord
-from provbench.plugin_api import DatasetLoader, Results, correctness, is_correct
+from provbench.plugin_api import DatasetLoader, Results, compared_output, correctness, is_correct
 
 FOOTPRINT_FIELDS = ("retrieved_text_units", "cited_text_units", "visited_entities", "cited_entities")
 
@@ -164,7 +167,7 @@ def changed(record: RunRecord, base: RunRecord, normalize: Callable[[str], str])
     stored = record.scores.get("output_changed")
     if stored is not None:
         return float(stored)
-    return float(normalize(answer_of(record)) != normalize(answer_of(base)))
+    return float(compared_output(record.trace, normalize) != compared_output(base.trace, normalize))
 
 
 def compare(base: RunRecord, records: list[RunRecord], normalize: Callable[[str], str]) -> ChangeOutcome:

@@ -23,8 +23,8 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from provbench.agents import (CITATION_FIELDS, LLMSystem, OneShotSystem, SystemOptions, clip, record_retrieved,
-                              string_list)
+from provbench.agents import (CITATION_FIELDS, LLMSystem, OneShotOptions, OneShotSystem, SystemOptions, clip,
+                              record_retrieved, string_list)
 from provbench.kb.types import Entity
 from provbench.model import Question, Trace
 from provbench.plugin_api import Environment
@@ -44,6 +44,8 @@ class PaperSystem(LLMSystem):
 
 class PaperOneShot(PaperSystem, OneShotSystem):
     """A paper-000 system that prompts once (llm-only, rag, graphrag)."""
+
+    confidence_request: ClassVar[str] = P.CONFIDENCE
 
 
 # ---------------------------------------------------------------------------------------------
@@ -66,7 +68,7 @@ class LLMOnly(PaperOneShot):
 # rag
 
 
-class RAGOptions(SystemOptions):
+class RAGOptions(OneShotOptions):
     top_k: int = Field(5, ge=1, le=100, description="text units retrieved by similarity")
     text_chars: int = Field(1500, ge=50, description="characters of each text unit shown")
 
@@ -100,7 +102,7 @@ class RAG(PaperOneShot):
 # graphrag (one-shot)
 
 
-class GraphRAGOptions(SystemOptions):
+class GraphRAGOptions(OneShotOptions):
     entity_k: int = Field(5, ge=1, le=100, description="entities found by similarity (the seeds)")
     community_k: int = Field(2, ge=0, le=50, description="community reports found by similarity")
     neighbor_limit: int = Field(5, ge=0, le=100, description="relationships expanded per seed entity")
