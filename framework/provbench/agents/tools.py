@@ -23,6 +23,7 @@ MAX_THOUGHT_CHARS = 200
 MAX_STRING_CHARS = 200  # an answer or a query
 MAX_ID_CHARS = 100
 MAX_CITED_IDS = 20
+MAX_FORCED_CITED_IDS = 5  # a forced final reply must fit its token cap: fewer ids per list
 # Parameters that name an item of the graph, and its kind (for schemas that allow only shown ids).
 ID_KIND_OF_PARAM = {"entity_id": "entity", "textunit_id": "text_unit", "community_id": "community",
                     "cited_entities": "entity", "cited_relationships": "relationship",
@@ -67,7 +68,8 @@ class Tool:
     description: str
     finishes: bool = False
 
-    def arguments_schema(self, allowed_ids: dict[str, list[str]] | None = None) -> dict | None:
+    def arguments_schema(self, allowed_ids: dict[str, list[str]] | None = None,
+                         max_items: int = MAX_CITED_IDS) -> dict | None:
         """JSON schema of the arguments. With ``allowed_ids`` (kind -> ids), id parameters may only
         take those ids; None if an id parameter has no allowed value (the tool cannot be called)."""
         properties = {}
@@ -82,13 +84,14 @@ class Tool:
                 properties[name] = {"type": "array", "maxItems": 0}
             else:
                 item = {"type": "string", "enum": ids} if ids else free_text(name)
-                properties[name] = {"type": "array", "items": item, "maxItems": MAX_CITED_IDS}
+                properties[name] = {"type": "array", "items": item, "maxItems": max_items}
         return {"type": "object", "properties": properties, "required": list(properties),
                 "additionalProperties": False}
 
-    def action_schema(self, allowed_ids: dict[str, list[str]] | None = None) -> dict | None:
+    def action_schema(self, allowed_ids: dict[str, list[str]] | None = None,
+                      max_items: int = MAX_CITED_IDS) -> dict | None:
         """The schema of a reply calling this tool: the tool name fixes the arguments' shape."""
-        arguments = self.arguments_schema(allowed_ids)
+        arguments = self.arguments_schema(allowed_ids, max_items)
         if arguments is None:
             return None
         return {
