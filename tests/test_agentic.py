@@ -320,7 +320,8 @@ def test_the_last_step_offers_only_the_answer_and_records_that_it_was_forced(vie
     assert [b["properties"]["tool"]["enum"] for b in branches] == [["submit_answer"]]
     # a forced submission may only cite what tool results showed
     cited = branches[0]["properties"]["arguments"]["properties"]["cited_entities"]
-    assert e in cited["items"]["enum"] and cited["maxItems"] == 5
+    assert e in cited["items"]["enum"] and cited["maxItems"] == 3
+    assert branches[0]["properties"]["thought"]["maxLength"] == 60
     assert (last["max_tokens"] if isinstance(last, dict) else last.max_tokens) == 2 * 384
     assert "This is your last step: call submit_answer now." in scripted.last_user_message(1)
     # never sent back: the unknown id is dropped and flagged, the answer accepted and marked forced

@@ -19,7 +19,8 @@ What each step records (a :class:`~provbench.model.Step`)
 Finishing within the budget (``force_final_answer``, on by default)
     The last step offers only the finishing tools (:attr:`Tool.finishes`, e.g. submit_answer),
     and their citation lists may only name ids the agent can cite (:meth:`ToolAgent.citable_ids`),
-    at most 5 per list, with twice the usual token cap so the reply is never cut off.
+    with tighter string and list caps (``tools.FORCED_LIMITS``) and twice the usual token cap,
+    so the reply is never cut off.
     A submission on that step is never sent back: citations that fail the checks are dropped and
     listed in ``artifacts["flagged_citations"]``. An answer accepted there sets
     ``artifacts["forced_answer"] = True`` and its step's result carries ``"forced": true``.
@@ -51,8 +52,8 @@ from pydantic import Field
 from ..model import Citations, Question, Trace
 from ..plugin_api import Environment
 from .base import LLMSystem, SystemOptions, clip, reply_object
-from .tools import (KIND_OF_FIELD, MAX_CITED_IDS, MAX_FORCED_CITED_IDS, CitationProblem, Tool, ToolFailure,
-                    ToolResult, citations_from, rejected, without)
+from .tools import (KIND_OF_FIELD, CitationProblem, Tool, ToolFailure, ToolResult, citations_from, rejected,
+                    without)
 
 
 @dataclass(frozen=True)
@@ -171,8 +172,8 @@ class ToolAgent(LLMSystem):
             allowed = self.citable_ids(run)
         elif run is not None and self.options.constrain_ids:
             allowed = run.shown_ids
-        max_items = MAX_FORCED_CITED_IDS if run is not None and run.forced else MAX_CITED_IDS
-        branches = [tool.action_schema(allowed, max_items) for tool in (offered or self.tools())]
+        compact = run is not None and run.forced
+        branches = [tool.action_schema(allowed, compact) for tool in (offered or self.tools())]
         return {"anyOf": [branch for branch in branches if branch is not None]}
 
     def step(self, run: AgentRun) -> None:

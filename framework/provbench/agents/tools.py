@@ -23,7 +23,8 @@ MAX_THOUGHT_CHARS = 200
 MAX_STRING_CHARS = 200  # an answer or a query
 MAX_ID_CHARS = 100
 MAX_CITED_IDS = 20
-MAX_FORCED_CITED_IDS = 5  # a forced final reply must fit its token cap: fewer ids per list
+# A forced final reply must fit its token cap whatever a small model writes into each string.
+FORCED_LIMITS = {"thought": 60, "string": 100, "ids": 3}
 # Parameters that name an item of the graph, and its kind (for schemas that allow only shown ids).
 ID_KIND_OF_PARAM = {"entity_id": "entity", "textunit_id": "text_unit", "community_id": "community",
                     "cited_entities": "entity", "cited_relationships": "relationship",
@@ -34,9 +35,9 @@ KIND_OF_FIELD = {"entities": "entity", "relationships": "relationship", "text_un
 CITED_PARAMS: tuple[tuple[str, ParamType], ...] = tuple((key, "string_list") for key in CITATION_FIELDS)
 
 
-def free_text(param: str) -> dict:
+def free_text(param: str, max_chars: int = MAX_STRING_CHARS) -> dict:
     # Length caps keep a small constrained model from rambling inside a string.
-    return {"type": "string", "maxLength": MAX_ID_CHARS if param in ID_KIND_OF_PARAM else MAX_STRING_CHARS}
+    return {"type": "string", "maxLength": MAX_ID_CHARS if param in ID_KIND_OF_PARAM else max_chars}
 
 
 class ToolFailure(Exception):
@@ -69,9 +70,12 @@ class Tool:
     finishes: bool = False
 
     def arguments_schema(self, allowed_ids: dict[str, list[str]] | None = None,
-                         max_items: int = MAX_CITED_IDS) -> dict | None:
+                         compact: bool = False) -> dict | None:
         """JSON schema of the arguments. With ``allowed_ids`` (kind -> ids), id parameters may only
-        take those ids; None if an id parameter has no allowed value (the tool cannot be called)."""
+        take those ids; None if an id parameter has no allowed value (the tool cannot be called).
+        ``compact``: the tighter FORCED_LIMITS of a forced final reply."""
+        max_items = FORCED_LIMITS["ids"] if compact else MAX_CITED_IDS
+        max_chars = FORCED_LIMITS["string"] if compact else MAX_STRING_CHARS
         properties = {}
         for name, kind in self.params:
             constrained = allowed_ids is not None and name in ID_KIND_OF_PARAM
@@ -79,7 +83,7 @@ class Tool:
             if kind == "string":
                 if ids == []:
                     return None
-                properties[name] = {"type": "string", "enum": ids} if ids else free_text(name)
+                properties[name] = {"type": "string", "enum": ids} if ids else free_text(name, max_chars)
             elif ids == []:
                 properties[name] = {"type": "array", "maxItems": 0}
             else:
@@ -89,14 +93,15 @@ class Tool:
                 "additionalProperties": False}
 
     def action_schema(self, allowed_ids: dict[str, list[str]] | None = None,
-                      max_items: int = MAX_CITED_IDS) -> dict | None:
+                      compact: bool = False) -> dict | None:
         """The schema of a reply calling this tool: the tool name fixes the arguments' shape."""
-        arguments = self.arguments_schema(allowed_ids, max_items)
+        arguments = self.arguments_schema(allowed_ids, compact)
         if arguments is None:
             return None
+        thought = FORCED_LIMITS["thought"] if compact else MAX_THOUGHT_CHARS
         return {
             "type": "object",
-            "properties": {"thought": {"type": "string", "maxLength": MAX_THOUGHT_CHARS},
+            "properties": {"thought": {"type": "string", "maxLength": thought},
                            "tool": {"type": "string", "enum": [self.name]},
                            "arguments": arguments},
             "required": ["thought", "tool", "arguments"],
