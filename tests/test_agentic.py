@@ -93,7 +93,7 @@ def test_constrain_ids_limits_id_arguments_to_what_tools_showed(view, question, 
 
     first = branches(0)
     assert "get_entity_details" not in first and "read_textunit" not in first  # no ids shown yet
-    assert first["submit_answer"]["properties"]["cited_entities"] == {"type": "array", "maxItems": 0}
+    assert first["submit_answer"]["properties"]["cited_entities"] == {"type": "array", "items": {"type": "string"}, "maxItems": 0}
     hits = [h["id"] for h in trace.steps[0].result]
     assert branches(1)["get_neighbors"]["properties"]["entity_id"]["enum"] == hits
     after_details = branches(2)

@@ -84,8 +84,8 @@ class Tool:
                 if ids == []:
                     return None
                 properties[name] = {"type": "string", "enum": ids} if ids else free_text(name, max_chars)
-            elif ids == []:
-                properties[name] = {"type": "array", "maxItems": 0}
+            elif ids == []:  # "items" too: llama.cpp ignores maxItems on an array without items
+                properties[name] = {"type": "array", "items": {"type": "string"}, "maxItems": 0}
             else:
                 item = {"type": "string", "enum": ids} if ids else free_text(name)
                 properties[name] = {"type": "array", "items": item, "maxItems": max_items}
