@@ -46,7 +46,9 @@ class PluginRef(_Strict):
 
     @property
     def key(self) -> str:
-        return self.label or self.name
+        """The name results use: the label, else the plugin's short name (``p000/rag`` -> ``rag``),
+        so naming a plugin in full to pick it among namesakes does not rename its records."""
+        return self.label or self.name.rsplit("/", 1)[-1]
 
 
 class DatasetSpec(_Strict):
@@ -128,6 +130,18 @@ class Suite(_Strict):
             raise ValueError(f"listed more than once: {', '.join(dupes)} (give one a distinct 'label')")
         return refs
 
+    @model_validator(mode="after")
+    def _system_references_by_key(self) -> "Suite":
+        """``intervention_systems`` and the exclusion reference may name a system in full
+        (``p003/ga-rag``): they mean its record key (``ga-rag``)."""
+        by_name = {ref.name: ref.key for ref in self.systems if ref.label is None}
+        if self.intervention_systems is not None:
+            self.intervention_systems = [by_name.get(n, n) for n in self.intervention_systems]
+        if self.exclusion.reference_system:
+            self.exclusion.reference_system = by_name.get(self.exclusion.reference_system,
+                                                          self.exclusion.reference_system)
+        return self
+
     # -- derived ---------------------------------------------------------------------------
     @property
     def system_names(self) -> list[str]:
@@ -201,6 +215,10 @@ def _parse_yaml(path: Path, text: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         line = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         what = " ".join(filter(None, [exc.context, exc.problem])) or str(exc)
+        context = exc.context_mark
+        if context is not None and mark is not None and context.line != mark.line:
+            # an unclosed bracket is found lines later: name where it was opened too
+            what += f" (the construct opened at line {context.line + 1}, column {context.column + 1})"
         raise SuiteError(f"{path}{line}: invalid YAML: {what}") from None
     except YAMLError as exc:
         raise SuiteError(f"{path}: invalid YAML: {exc}") from None
