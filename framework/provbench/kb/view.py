@@ -20,6 +20,8 @@ What the filter hides
                           relations stored with ``invalidated_at`` set, they are inactive, and no
                           query returns them (neighbours, paths, ``relation()``, subgraphs)
 Hiding an entity does not hide its text units: say so with ``text_units`` or ``block_text_of``.
+A community report whose members include an entity of ``entities`` or ``hide_metadata_of`` is
+hidden (lookup, search, an entity's community list): its summary was written from those entities.
 
 Longer than 400 lines because every graph read of every system goes through this one class:
 keeping it whole keeps the one place to audit for leaks in one file.
@@ -87,6 +89,7 @@ class GraphView:
         self._store = store
         self._hidden = hidden or ViewFilter()
         self._unreadable: frozenset[str] | None = None  # computed on first need, then kept
+        self._hidden_communities: frozenset[str] | None = None  # likewise
 
     # -- filter
 
@@ -132,6 +135,17 @@ class GraphView:
             linked = {t for eid in self._hidden.block_text_of for t in self._mentions_of(eid)}
             self._unreadable = self._hidden.text_units | linked
         return self._unreadable
+
+    def community_visible(self, community_id: str) -> bool:
+        return community_id not in self._communities_hidden()
+
+    def _communities_hidden(self) -> frozenset[str]:
+        """Communities with a removed or masked member (one scan of the few community rows)."""
+        if self._hidden_communities is None:
+            gone = self._hidden.entities | self._hidden.hide_metadata_of
+            rows = self._store.rows("MATCH (m:Community) RETURN m.id, m.entity_ids") if gone else []
+            self._hidden_communities = frozenset(c for c, members in rows if gone.intersection(members or ()))
+        return self._hidden_communities
 
     # One anchored query per id: a primary-key lookup and its adjacency, whatever the graph's size.
 
@@ -188,7 +202,8 @@ class GraphView:
         if k == 0:
             return []
         index = self._store.vectors(INDEX_COMMUNITIES)
-        hits = index.search(embed_query(query), k, lambda _: True)
+        hidden = self._communities_hidden()
+        hits = index.search(embed_query(query), k, lambda c: c not in hidden, hidden_hint=len(hidden))
         return [Hit(kind="community", id=c, score=score,
                     name=self._value("MATCH (m:Community {id: $id}) RETURN m.title", c) or c) for c, score in hits]
 
@@ -254,7 +269,8 @@ class GraphView:
             sorted({t for t in linked if self.text_unit_readable(t)}, key=natural_key))
         return Entity(id=eid, name=name or "", label="" if masked else (label or ""),
                       description="" if masked else (description or ""),
-                      text_unit_ids=readable, community_ids=tuple(communities or ()))
+                      text_unit_ids=readable,
+                      community_ids=tuple(c for c in communities or () if self.community_visible(c)))
 
     # -- relations and neighbours
 
@@ -352,7 +368,9 @@ class GraphView:
         return TextUnit(id=text_unit_id, text=text or "", document_id=document or "", entity_ids=entity_ids)
 
     def community(self, community_id: str) -> Community | None:
-        """The community report with its visible member entities; None if unknown."""
+        """The community report with its visible member entities; None if hidden or unknown."""
+        if not self.community_visible(community_id):
+            return None
         rows = self._store.rows("MATCH (m:Community {id: $id}) RETURN m.title, m.summary, m.level, m.entity_ids",
                                 {"id": community_id})
         if not rows:
@@ -396,7 +414,7 @@ class GraphView:
             entities=s.scalar("MATCH (e:Entity) WHERE NOT e.id IN $ids RETURN count(e)", {"ids": hidden_entities}),
             relations=s.scalar("MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE NOT a.id IN $e AND NOT b.id IN $e "
                                "AND NOT r.id IN $r RETURN count(r)", {"e": hidden_entities, "r": sorted(h.relations)}),
-            communities=s.scalar("MATCH (m:Community) RETURN count(m)"),
+            communities=s.scalar("MATCH (m:Community) RETURN count(m)") - len(self._communities_hidden()),
         )
 
 
