@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -107,10 +108,10 @@ def test_suites_lists_the_builtin_suites_and_run_resolves_a_name():
     result = invoke("run", "quickstrat")
     assert result.exit_code != 0
     assert "suite 'quickstrat': no such file, and no built-in suite of that name" in result.output
-    assert "built-in suites: 2wiki-provenance, quickstart" in result.output
+    assert re.search(r"built-in suites: 2wiki-provenance, .*quickstart", result.output), result.output
 
 
 def test_kb_build_of_a_dataset_file_needs_a_builder():
     result = invoke("kb", "build", str(MINI))
     assert result.exit_code != 0
-    assert "name the knowledge-base builder with --builder (known: 2wiki-paper000)" in result.output
+    assert "name the knowledge-base builder with --builder (known: 2wiki-paper000" in result.output, result.output

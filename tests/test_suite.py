@@ -145,7 +145,8 @@ def test_shipped_suites_parse(name):
     assert suite.exclusion.enabled and suite.exclusion.reference_system in suite.system_names
     assert set(suite.targets_of_interventions()) <= set(suite.system_names)
     if name == "2wiki-provenance.yaml":
-        assert len(suite.systems) == 6 and len(suite.interventions) == 6
+        paper000 = {"llm-only", "rag", "graphrag", "agentic-graphrag", "agentic-visited-only", "agentic-evidence-first"}
+        assert paper000 <= set(suite.system_names) and len(suite.interventions) == 6  # other papers may add systems
 
 
 @pytest.mark.parametrize("name", ["quickstart.yaml", "2wiki-provenance.yaml"])
