@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -108,7 +107,8 @@ def test_suites_lists_the_builtin_suites_and_run_resolves_a_name():
     result = invoke("run", "quickstrat")
     assert result.exit_code != 0
     assert "suite 'quickstrat': no such file, and no built-in suite of that name" in result.output
-    assert re.search(r"built-in suites: 2wiki-provenance, .*quickstart", result.output), result.output
+    listed = result.output.split("built-in suites: ", 1)[1].split(")")[0].split(", ")
+    assert {"2wiki-provenance", "quickstart"} <= set(listed)
 
 
 def test_kb_build_of_a_dataset_file_needs_a_builder():
