@@ -46,7 +46,9 @@ class PluginRef(_Strict):
 
     @property
     def key(self) -> str:
-        return self.label or self.name
+        """The name results use: the label, else the plugin's short name (``p000/rag`` -> ``rag``),
+        so naming a plugin in full to pick it among namesakes does not rename its records."""
+        return self.label or self.name.rsplit("/", 1)[-1]
 
 
 class DatasetSpec(_Strict):
@@ -127,6 +129,18 @@ class Suite(_Strict):
         if dupes:
             raise ValueError(f"listed more than once: {', '.join(dupes)} (give one a distinct 'label')")
         return refs
+
+    @model_validator(mode="after")
+    def _systems_by_key(self) -> "Suite":
+        """``intervention_systems`` and the exclusion reference name systems by key; a system's
+        name as written under ``systems`` (e.g. ``p003/vanilla-rag``) means the same key."""
+        by_name = {ref.name: ref.key for ref in self.systems if ref.label is None}
+        if self.intervention_systems is not None:
+            self.intervention_systems = [by_name.get(n, n) for n in self.intervention_systems]
+        if self.exclusion.reference_system:
+            self.exclusion.reference_system = by_name.get(self.exclusion.reference_system,
+                                                          self.exclusion.reference_system)
+        return self
 
     # -- derived ---------------------------------------------------------------------------
     @property
