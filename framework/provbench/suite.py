@@ -131,9 +131,9 @@ class Suite(_Strict):
         return refs
 
     @model_validator(mode="after")
-    def _systems_by_key(self) -> "Suite":
-        """``intervention_systems`` and the exclusion reference name systems by key; a system's
-        name as written under ``systems`` (e.g. ``p003/vanilla-rag``) means the same key."""
+    def _system_references_by_key(self) -> "Suite":
+        """``intervention_systems`` and the exclusion reference may name a system in full
+        (``p003/ga-rag``): they mean its record key (``ga-rag``)."""
         by_name = {ref.name: ref.key for ref in self.systems if ref.label is None}
         if self.intervention_systems is not None:
             self.intervention_systems = [by_name.get(n, n) for n in self.intervention_systems]
