@@ -27,6 +27,8 @@ from .errors import UserError
 from .model import Question, RunManifest, RunRecord, Trace, UnitKey, utc_now
 from .plugin_api import (Environment, Intervention, MetricContext, Results, Variant, answered_by_reference,
                          compared_output)
+from .locks import kb_build_lock
+from .secrets import Redactor, redacted_logs
 from .store import RunMetrics, RunStore, export_csv
 from .suite import LoadedSuite, PluginRef, Suite, load_suite
 
@@ -54,6 +56,7 @@ class RunContext:
     llm: Any
     view: Any  # GraphView or None (a suite without a knowledge base)
     metrics: list[tuple[str, Any]] = field(default_factory=list)
+    retry: set[str] = field(default_factory=set)  # recorded units to run again (failed before)
 
     @property
     def suite(self) -> Suite:
@@ -79,38 +82,66 @@ def unit_seed(base: int, key: UnitKey) -> int:
 
 def run_suite(suite_path: str | Path, model: str | None = None, limit: int | None = None,
               out: str | Path | None = None, console: "Console | None" = None, *,
-              pm: "pluggy.PluginManager | None" = None, llm: Any = None, write_report: bool = True) -> Path:
-    """Run (or resume) a suite; returns the run directory. ``pm``/``llm`` let tests inject plugins and a scripted LLM."""
+              pm: "pluggy.PluginManager | None" = None, llm: Any = None, write_report: bool = True,
+              retry_failed: bool = True) -> Path:
+    """Run (or resume) a suite; returns the run directory. ``pm``/``llm`` let tests inject plugins and a scripted LLM.
+    On resume, units recorded as failed run again unless ``retry_failed`` is False."""
     pm, registry = _plugins(pm)
     loaded = _load(suite_path, registry, model, limit)
     suite = loaded.suite
-    store = RunStore(Path(out) if out else Path("reports") / suite.name)
-    store.create()
-    _check_same_model(store, suite)
-    done = store.load_records()
-    llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
+    redactor = Redactor.for_run(suite.model_dump(mode="json"))
+    store = RunStore(Path(out) if out else Path("reports") / suite.name, redactor)
     loader = registry.create("dataset_loader", suite.dataset.loader)
-    questions = _load_questions(loaded, loader)
-    kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), llm, console, store.run_dir.parent)
-    try:
-        manifest = _manifest(store, loaded, llm, kb_dir, pm, console)
-        store.write_questions(questions.values())
-        pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
-        ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None)
-        ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
-        _execute(ctx, store, done, pm, console)
-        _finish(ctx, store, manifest, done, pm)
-        if console is not None:
-            failed = sum(r.status == "failed" for r in done.values())
-            console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""))
-    finally:
-        if kb is not None:
-            kb.close()
-    if write_report:
-        from .report import write_report as render
+    questions = _load_questions(loaded, loader)  # validated before the run directory exists
+    _check_same_model(store, suite)
+    with store.claim(), redacted_logs(redactor):
+        done = store.load_records()
+        llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
+        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), llm, console, store.run_dir.parent)
+        try:
+            manifest = _manifest(store, loaded, llm, kb_dir, pm, console)
+            store.write_questions(questions.values())
+            pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
+            ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None)
+            ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
+            ctx.retry = _failed_to_retry(done, questions, console) if retry_failed else set()
+            retried = bool(ctx.retry)
+            _execute(ctx, store, done, pm, console)
+            if retried:
+                _drop_unplanned(ctx, done)
+                store.compact(done)  # one line per unit again
+            _finish(ctx, store, manifest, done, pm)
+            if console is not None:
+                failed = sum(r.status == "failed" for r in done.values())
+                console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""))
+        finally:
+            if kb is not None:
+                kb.close()
+        if write_report:
+            from .report import write_report as render
 
-        render(store.run_dir, pm)
+            render(store.run_dir, pm)
     return store.run_dir
+
+
+def _failed_to_retry(done: dict[str, RunRecord], questions: dict[str, Question], console: "Console | None") -> set[str]:
+    """Keys of this run's failed units: they run again (a fault may have healed since)."""
+    failed = {key for key, record in done.items() if record.status == "failed" and record.key.question_id in questions}
+    if failed:
+        message = f"retrying {len(failed)} unit(s) that failed before (--no-retry-failed keeps them)"
+        log.info(message)
+        if console is not None:
+            console.print(message)
+    return failed
+
+
+def _drop_unplanned(ctx: RunContext, done: dict[str, RunRecord]) -> None:
+    """Failed intervention units of a question the exclusion step now leaves out (its baseline
+    healed and answered correctly) are no longer part of the run: forget their old records."""
+    excluded = excluded_questions(ctx.suite, done)
+    for key in ctx.retry:
+        if key in done and done[key].key.condition != "baseline" and done[key].key.question_id in excluded:
+            del done[key]
 
 
 def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int | None = None,
@@ -148,6 +179,7 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
     from .llm import make_llm
 
     _, registry = _plugins(None)
+    _check_limit(limit)
     kb_dir = Path(out).resolve()
     reused = KnowledgeBase.is_complete(kb_dir)
     from .datainfo import resolve_loader
@@ -156,7 +188,7 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
     if llm is None:
         llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir))
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
-    with _status(console, "building or reusing the knowledge base"):
+    with _status(console, "building or reusing the knowledge base"), kb_build_lock(kb_dir):
         kb = registry.create("kb_builder", builder, **(options or {})).build(questions, kb_dir, llm)
     try:
         return kb_dir, kb.stats(), reused
@@ -179,10 +211,14 @@ def _load(suite_path: str | Path, registry: "Registry", model: str | None, limit
     if model:
         loaded.suite.model.id = model
     if limit is not None:
-        if limit < 1:
-            raise UserError(f"--limit must be at least 1, got {limit}")
+        _check_limit(limit)
         loaded.suite.dataset.limit = limit
     return loaded
+
+
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and limit < 1:
+        raise UserError(f"--limit must be at least 1, got {limit}")
 
 
 def _check_same_model(store: RunStore, suite: Suite) -> None:
@@ -243,7 +279,7 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
     builder = registry.create("kb_builder", spec.builder, **spec.options)
     if console is not None:
         console.print(f"knowledge base: {kb_dir}")
-    with _status(console, "building or reusing the knowledge base"):
+    with _status(console, "building or reusing the knowledge base"), kb_build_lock(kb_dir):
         kb = builder.build(questions, kb_dir, llm)
     return kb_dir, kb
 
@@ -373,7 +409,7 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
 
 def _run_phase(label: str, units: list[Unit], ctx: RunContext, store: RunStore, done: dict[str, RunRecord],
                pm: Any, console: Any) -> None:
-    todo = [u for u in units if u.key.as_str() not in done]
+    todo = [u for u in units if u.key.as_str() not in done or u.key.as_str() in ctx.retry]
     with _progress(console) as progress:
         task = progress.add_task(label, total=len(units), completed=len(units) - len(todo))
         pool = ThreadPoolExecutor(max_workers=ctx.suite.concurrency, thread_name_prefix="unit")
@@ -387,6 +423,7 @@ def _run_phase(label: str, units: list[Unit], ctx: RunContext, store: RunStore, 
                 progress.advance(task)
         finally:  # on Ctrl-C, drop queued units instead of waiting for them; recorded ones stay
             pool.shutdown(wait=True, cancel_futures=True)
+    ctx.retry -= {u.key.as_str() for u in todo}  # what is left was not planned this time
 
 
 def _baseline_of(unit: Unit, done: dict[str, RunRecord]) -> RunRecord | None:
