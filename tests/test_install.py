@@ -67,6 +67,12 @@ def test_the_wheel_runs_outside_the_checkout(installed, tmp_path):
         source.stdout + source.stderr
     assert source.stdout.startswith(str(installed))
 
+    every = ("from provbench.bundled import builtin_suites; from provbench.suite import load_suite; "
+             "[load_suite(s.path) for s in builtin_suites()]; print(len(builtin_suites()))")
+    loaded = run(installed, "python", "-c", every, cwd=tmp_path)
+    assert loaded.returncode == 0 and int(loaded.stdout) == len(list((REPO / "suites").glob("*.yaml"))), \
+        loaded.stdout + loaded.stderr
+
     info = run(installed, "provbench", "data", "info", source.stdout.strip(), cwd=tmp_path)
     assert info.returncode == 0, info.stderr
     assert "30 record(s), loader '2wiki'" in info.stdout and "local-path" in info.stdout

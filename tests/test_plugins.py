@@ -95,11 +95,12 @@ class Echo(System):
 
 
 def test_a_second_package_with_the_same_short_name_makes_it_ambiguous():
-    registry = _registry_with(_plugin_module("other_paper", "p999", provbench_register_systems={"rag": Echo}))
-    assert registry.get("system", "p999/rag").factory is Echo
+    registry = _registry_with(_plugin_module("paper_a", "pa", provbench_register_systems={"echo": Echo}),
+                              _plugin_module("paper_b", "pb", provbench_register_systems={"echo": Echo}))
+    assert registry.get("system", "pa/echo").name == "pa/echo"
     assert registry.get("system", "p000/rag").factory is RAG
-    with pytest.raises(PluginError, match=r"system name 'rag' is ambiguous: p000/rag, .*p999/rag \(use the full name\)"):
-        registry.get("system", "rag")
+    with pytest.raises(PluginError, match=r"system name 'echo' is ambiguous: pa/echo, pb/echo \(use the full name\)"):
+        registry.get("system", "echo")
     assert registry.get("system", "llm-only").name == "p000/llm-only"  # still unambiguous
 
 

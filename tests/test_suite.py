@@ -190,3 +190,17 @@ def test_bad_dataset_option_is_located(tmp_path):
     message = error_of(path, registry)
     assert "line 5, field 'dataset.options'" in message, message
     assert "dataset_loader '2wiki': bad options: selct=True" in message and "known options: select" in message
+
+
+def test_references_may_use_a_systems_full_name(tmp_path):
+    from provbench.testing import registry_of, toy_plugin
+    from runner_helpers import ToyPlugin
+
+    registry = registry_of(ToyPlugin(), toy_plugin("one"))
+    text = GOOD.replace("  - toy-graph\n", "  - one/top-entity\n") + (
+        "intervention_systems: [one/top-entity]\nexclusion: {enabled: true, reference_system: one/top-entity}\n")
+    suite = load_suite(write(tmp_path, text), registry).suite
+    assert suite.intervention_systems == ["top-entity"] and suite.exclusion.reference_system == "top-entity"
+    message = error_of(write(tmp_path, text.replace("intervention_systems: [one/top-entity]",
+                                                    "intervention_systems: [two/top-entity]")), registry)
+    assert "field 'intervention_systems[0]'" in message and "unknown system 'two/top-entity'" in message, message
