@@ -36,6 +36,17 @@ if TYPE_CHECKING:
 MAX_PATH_HOPS = 10
 _SIDE_PATTERNS = {"out": "(a:Entity {id: $id})-[r:LINKS]->(b:Entity)",
                   "in": "(a:Entity {id: $id})<-[r:LINKS]-(b:Entity)"}
+_SIDES = ("out", "in")
+# Batched lookups: one query for any number of ids (primary-key lookups, each with its adjacency).
+_ENTITY_ROWS = ("UNWIND $ids AS i MATCH (e:Entity {id: i}) "
+                "RETURN e.id, e.name, e.label, e.description, e.community_ids")
+_ENTITY_MENTIONS = "UNWIND $ids AS i MATCH (e:Entity {id: i})<-[:MENTIONS]-(c:Chunk) RETURN e.id, c.id"
+_UNIT_ROWS = "UNWIND $ids AS i MATCH (c:Chunk {id: i}) RETURN c.id, c.text, c.ref_doc_id"
+_UNIT_MENTIONS = "UNWIND $ids AS i MATCH (c:Chunk {id: i})-[:MENTIONS]->(e:Entity) RETURN c.id, e.id"
+_RELATION_ROWS = ("MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE r.id IN $ids "
+                  "RETURN r.id, a.id, b.id, r.label, r.triplet_source_id")
+_OUT_EDGES = ("UNWIND $ids AS i MATCH (a:Entity {id: i})-[r:LINKS]->(b:Entity) "
+              "RETURN a.id, r.id, r.label, b.id ORDER BY r.id")
 
 
 @dataclass(frozen=True)
@@ -113,16 +124,30 @@ class GraphView:
     def _unreadable_text_units(self) -> frozenset[str]:
         """Hidden text units plus those of ``block_text_of`` entities (cost: those entities' links)."""
         if self._unreadable is None:
-            linked = {t for eid in self._hidden.block_text_of for t in self._mentions_of(eid)}
+            linked = {t for units in self._mentions(self._hidden.block_text_of).values() for t in units}
             self._unreadable = self._hidden.text_units | linked
         return self._unreadable
 
-    # One anchored query per id: a primary-key lookup and its adjacency, whatever the graph's size.
+    # Anchored queries: primary-key lookups and their adjacency, whatever the graph's size. A
+    # batch of ids costs one query, not one per id.
+
+    def _by_ids(self, query: str, ids: Iterable[str]) -> list[list[Any]]:
+        wanted = sorted(set(ids))
+        return self._store.rows(query, {"ids": wanted}) if wanted else []
+
+    def _mentions(self, entity_ids: Iterable[str]) -> dict[str, list[str]]:
+        """All text units linked to each entity (unfiltered)."""
+        grouped: dict[str, list[str]] = {}
+        for entity_id, unit in self._by_ids(_ENTITY_MENTIONS, entity_ids):
+            grouped.setdefault(entity_id, []).append(unit)
+        return grouped
 
     def _mentions_of(self, entity_id: str) -> list[str]:
-        """All text units linked to the entity (unfiltered)."""
-        return [row[0] for row in self._store.rows(
-            "MATCH (e:Entity {id: $id})<-[:MENTIONS]-(c:Chunk) RETURN c.id", {"id": entity_id})]
+        return self._mentions([entity_id]).get(entity_id, [])
+
+    def _names(self, query: str, ids: Iterable[str]) -> dict[str, str]:
+        """``{id: value}`` from a batched two-column query (rows with a null value left out)."""
+        return {i: value for i, value in self._by_ids(query, ids) if value is not None}
 
     def _value(self, query: str, item_id: str) -> Any:
         rows = self._store.rows(query, {"id": item_id})
@@ -162,8 +187,9 @@ class GraphView:
         unreadable = self._unreadable_text_units()
         hits = index.top_visible(index.scores(embed_query(query)), k, lambda t: t not in unreadable,
                                  hidden_hint=len(unreadable))
-        return [Hit(kind="text_unit", id=t, score=score,
-                    name=self._value("MATCH (c:Chunk {id: $id}) RETURN c.ref_doc_id", t) or t) for t, score in hits]
+        documents = self._names("UNWIND $ids AS i MATCH (c:Chunk {id: i}) RETURN c.id, c.ref_doc_id",
+                                [t for t, _ in hits])
+        return [Hit(kind="text_unit", id=t, score=score, name=documents.get(t) or t) for t, score in hits]
 
     def search_communities(self, query: str, k: int = 3) -> list[Hit]:
         """Communities whose title and summary are most similar to ``query``; ``name`` is the title."""
@@ -203,18 +229,18 @@ class GraphView:
                 yield eid
 
     def _entity_names(self, ids: list[str]) -> dict[str, str]:
-        names = ((i, self._value("MATCH (e:Entity {id: $id}) RETURN e.name", i)) for i in ids)
-        return {i: name for i, name in names if name is not None}
+        return self._names("UNWIND $ids AS i MATCH (e:Entity {id: i}) RETURN e.id, e.name", ids)
+
+    def entities(self, ids: Iterable[str]) -> list[Entity]:
+        """``entity(i)`` for each of ``ids`` in one batch: visible ones, order kept, unknown or hidden left out."""
+        return self._entities(ids)
 
     def _entities(self, ids: Iterable[str]) -> list[Entity]:
         """Visible entities among ``ids`` (order kept, unknown ids dropped), with the view applied."""
-        found = []
-        for eid in dict.fromkeys(i for i in ids if isinstance(i, str) and self.entity_visible(i)):
-            rows = self._store.rows("MATCH (e:Entity {id: $id}) RETURN e.name, e.label, e.description, "
-                                    "e.community_ids", {"id": eid})
-            if rows:
-                found.append(self._entity(eid, *rows[0], self._mentions_of(eid)))
-        return found
+        wanted = list(dict.fromkeys(i for i in ids if isinstance(i, str) and self.entity_visible(i)))
+        rows = {row[0]: row[1:] for row in self._by_ids(_ENTITY_ROWS, wanted)}
+        mentions = self._mentions(rows)
+        return [self._entity(eid, *rows[eid], mentions.get(eid, ())) for eid in wanted if eid in rows]
 
     def _entity(self, eid: str, name: str | None, label: str | None, description: str | None,
                 communities: list[str] | None, linked: Iterable[str]) -> Entity:
@@ -229,12 +255,19 @@ class GraphView:
 
     def relation(self, relation_id: str) -> Relation | None:
         """The relation, or None if it, or one of its entities, is hidden (or it does not exist)."""
-        if relation_id in self._hidden.relations:
-            return None
-        rows = self._store.rows("MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE r.id = $id "
-                                "RETURN r.id, a.id, b.id, r.label, r.triplet_source_id", {"id": relation_id})
-        relations = [_relation(*row) for row in rows]
-        return next((r for r in relations if self._relation_visible(r.id, r.source, r.target)), None)
+        found = self.relations([relation_id])
+        return found[0] if found else None
+
+    def relations(self, relation_ids: Iterable[str]) -> list[Relation]:
+        """``relation(i)`` for each of ``relation_ids`` in one query (a scan of the relations):
+        visible ones, order kept, unknown or hidden left out."""
+        wanted = [i for i in dict.fromkeys(relation_ids) if isinstance(i, str) and i not in self._hidden.relations]
+        visible: dict[str, Relation] = {}
+        for row in self._by_ids(_RELATION_ROWS, wanted):
+            relation = _relation(*row)
+            if relation.id not in visible and self._relation_visible(relation.id, relation.source, relation.target):
+                visible[relation.id] = relation
+        return [visible[i] for i in wanted if i in visible]
 
     def neighbors(self, entity_id: str, direction: Literal["both", "out", "in"] = "both",
                   limit: int | None = None) -> list[Neighbor]:
@@ -245,37 +278,35 @@ class GraphView:
             raise ValueError(f"neighbors(limit=...) must be None or a non-negative int, got {limit!r}")
         if not self.entity_visible(entity_id) or limit == 0:
             return []
-        # enough rows that ``limit`` visible ones survive the filter
+        sides = _SIDES if direction == "both" else (direction,)
+        # enough rows that ``limit`` visible ones survive the filter; widened if they did not
         fetch = -1 if limit is None else limit + len(self._hidden.entities) + len(self._hidden.relations)
-        found: list[Neighbor] = []
-        for side in (("out", "in") if direction == "both" else (direction,)):
-            rows = [row for row in self._edge_rows(entity_id, side, fetch)
-                    if self._relation_visible(row[0], *((entity_id, row[3]) if side == "out" else (row[3], entity_id)))]
-            units = self._neighbour_units(entity_id, side) if rows else {}
-            for rid, label, tu, other, *entity_row in rows:
-                source, target = (entity_id, other) if side == "out" else (other, entity_id)
-                found.append(Neighbor(relation=_relation(rid, source, target, label, tu), direction=side,
-                                      entity=self._entity(other, *entity_row, units.get(other, ()))))
+        while True:
+            rows, truncated = self._edge_rows(entity_id, sides, fetch)
+            visible = [(side, row) for side, row in rows if self._relation_visible(
+                row[0], *((entity_id, row[3]) if side == "out" else (row[3], entity_id)))]
+            if limit is None or len(visible) >= limit or not truncated:
+                break
+            fetch *= 4
+        units = self._mentions(row[3] for _, row in visible)
+        found = []
+        for side, (rid, label, tu, other, *entity_row) in visible:
+            source, target = (entity_id, other) if side == "out" else (other, entity_id)
+            found.append(Neighbor(relation=_relation(rid, source, target, label, tu), direction=side,
+                                  entity=self._entity(other, *entity_row, units.get(other, ()))))
         return found if limit is None else found[:limit]
 
-    def _edge_rows(self, entity_id: str, side: str, fetch: int) -> list[list[Any]]:
-        """Edges on one side with the entity at the other end (Kùzu's grammar fixes the arrow)."""
-        pattern = _SIDE_PATTERNS[side]
-        query = (f"MATCH {pattern} RETURN r.id, r.label, r.triplet_source_id, "
-                 "b.id, b.name, b.label, b.description, b.community_ids ORDER BY r.id")
-        params: dict[str, Any] = {"id": entity_id}
-        if fetch >= 0:
-            query += " LIMIT $fetch"
-            params["fetch"] = fetch
-        return self._store.rows(query, params)
-
-    def _neighbour_units(self, entity_id: str, side: str) -> dict[str, list[str]]:
-        """Text units of the entities on one side, in one anchored two-hop query."""
-        grouped: dict[str, list[str]] = {}
-        query = f"MATCH {_SIDE_PATTERNS[side]}<-[:MENTIONS]-(c:Chunk) RETURN b.id, c.id"
-        for other, unit in self._store.rows(query, {"id": entity_id}):
-            grouped.setdefault(other, []).append(unit)
-        return grouped
+    def _edge_rows(self, entity_id: str, sides: tuple[str, ...], fetch: int) -> tuple[list[tuple[str, list]], bool]:
+        """Edges on the given sides, with the entity at the other end, in one query: ``[(side, row)]``
+        ordered outgoing first then by relation id, and whether a side hit the ``fetch`` limit."""
+        limit = " LIMIT $fetch" if fetch >= 0 else ""
+        parts = [f"MATCH {_SIDE_PATTERNS[side]} RETURN {n} AS side, r.id AS rid, r.label, r.triplet_source_id, "
+                 f"b.id, b.name, b.label, b.description, b.community_ids ORDER BY rid{limit}"
+                 for n, side in enumerate(sides)]
+        params: dict[str, Any] = {"id": entity_id, **({"fetch": fetch} if fetch >= 0 else {})}
+        rows = sorted(self._store.rows(" UNION ALL ".join(parts), params), key=lambda row: (row[0], row[1]))
+        counts = [sum(1 for row in rows if row[0] == n) for n in range(len(sides))]
+        return [(sides[row[0]], row[1:]) for row in rows], fetch >= 0 and max(counts) >= fetch
 
     def shortest_paths(self, source_id: str, target_id: str, max_hops: int = 4, limit: int = 5) -> list[Path]:
         """Shortest paths (edges in either direction) between two visible entities through visible ones."""
@@ -306,15 +337,21 @@ class GraphView:
 
     def text_unit(self, text_unit_id: str) -> TextUnit | None:
         """The text unit with its visible entities; None if hidden, blocked or unknown."""
-        if not isinstance(text_unit_id, str) or not self.text_unit_readable(text_unit_id):
-            return None
-        rows = self._store.rows("MATCH (c:Chunk {id: $id}) RETURN c.text, c.ref_doc_id", {"id": text_unit_id})
-        if not rows:
-            return None
-        linked = self._store.rows("MATCH (c:Chunk {id: $id})-[:MENTIONS]->(e:Entity) RETURN e.id", {"id": text_unit_id})
-        entity_ids = tuple(sorted({e for (e,) in linked if self.entity_visible(e)}, key=natural_key))
-        text, document = rows[0]
-        return TextUnit(id=text_unit_id, text=text or "", document_id=document or "", entity_ids=entity_ids)
+        found = self.text_units([text_unit_id])
+        return found[0] if found else None
+
+    def text_units(self, text_unit_ids: Iterable[str]) -> list[TextUnit]:
+        """``text_unit(i)`` for each of ``text_unit_ids`` in one batch: readable ones, order kept,
+        unknown, hidden or blocked ones left out."""
+        wanted = list(dict.fromkeys(i for i in text_unit_ids if isinstance(i, str) and self.text_unit_readable(i)))
+        rows = {unit: (text, document) for unit, text, document in self._by_ids(_UNIT_ROWS, wanted)}
+        linked: dict[str, set[str]] = {}
+        for unit, entity_id in self._by_ids(_UNIT_MENTIONS, rows):
+            if self.entity_visible(entity_id):
+                linked.setdefault(unit, set()).add(entity_id)
+        return [TextUnit(id=unit, text=rows[unit][0] or "", document_id=rows[unit][1] or "",
+                         entity_ids=tuple(sorted(linked.get(unit, ()), key=natural_key)))
+                for unit in wanted if unit in rows]
 
     def community(self, community_id: str) -> Community | None:
         """The community report with its visible member entities; None if unknown."""
@@ -343,8 +380,11 @@ class GraphView:
         entities = self._entities(list(entity_ids))
         for e in entities:
             graph.add_node(e.id, name=e.name, label=e.label)
-        for e in entities:  # each entity's outgoing edges: cost follows their degrees
-            for rid, label, _, target, *_ in self._edge_rows(e.id, "out", -1):
+        edges: dict[str, list[list[Any]]] = {}
+        for row in self._by_ids(_OUT_EDGES, graph.nodes):  # the entities' outgoing edges: cost follows their degrees
+            edges.setdefault(row[0], []).append(row[1:])
+        for e in entities:
+            for rid, label, target in edges.get(e.id, ()):
                 if target in graph and self._relation_visible(rid, e.id, target):
                     graph.add_edge(e.id, target, key=rid, id=rid, label=label)
         return graph
