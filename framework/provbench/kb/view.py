@@ -37,16 +37,20 @@ MAX_PATH_HOPS = 10
 _SIDE_PATTERNS = {"out": "(a:Entity {id: $id})-[r:LINKS]->(b:Entity)",
                   "in": "(a:Entity {id: $id})<-[r:LINKS]-(b:Entity)"}
 _SIDES = ("out", "in")
-# Batched lookups: one query for any number of ids (primary-key lookups, each with its adjacency).
-_ENTITY_ROWS = ("UNWIND $ids AS i MATCH (e:Entity {id: i}) "
-                "RETURN e.id, e.name, e.label, e.description, e.community_ids")
-_ENTITY_MENTIONS = "UNWIND $ids AS i MATCH (e:Entity {id: i})<-[:MENTIONS]-(c:Chunk) RETURN e.id, c.id"
-_UNIT_ROWS = "UNWIND $ids AS i MATCH (c:Chunk {id: i}) RETURN c.id, c.text, c.ref_doc_id"
-_UNIT_MENTIONS = "UNWIND $ids AS i MATCH (c:Chunk {id: i})-[:MENTIONS]->(e:Entity) RETURN c.id, e.id"
+_OTHER_END = "b.id, b.name, b.label, b.description, b.community_ids"
+# Both sides at once (no LIMIT: Kùzu's start_node() is unreliable in an undirected match, so the
+# side comes from the returned relation's own source).
+_BOTH_SIDES = f"MATCH (a:Entity {{id: $id}})-[r:LINKS]-(b:Entity) RETURN id(a) AS anchor, r, {_OTHER_END}"
+# Lookups anchored on ``{id: $id}``; :meth:`GraphView._anchored` runs a batch of ids as one UNWIND.
+_ENTITY_ROWS = "MATCH (e:Entity {id: $id}) RETURN e.id, e.name, e.label, e.description, e.community_ids"
+_ENTITY_MENTIONS = "MATCH (e:Entity {id: $id})<-[:MENTIONS]-(c:Chunk) RETURN e.id, c.id"
+_ENTITY_NAMES = "MATCH (e:Entity {id: $id}) RETURN e.id, e.name"
+_UNIT_ROWS = "MATCH (c:Chunk {id: $id}) RETURN c.id, c.text, c.ref_doc_id"
+_UNIT_DOCUMENTS = "MATCH (c:Chunk {id: $id}) RETURN c.id, c.ref_doc_id"
+_UNIT_MENTIONS = "MATCH (c:Chunk {id: $id})-[:MENTIONS]->(e:Entity) RETURN c.id, e.id"
+_OUT_EDGES = "MATCH (a:Entity {id: $id})-[r:LINKS]->(b:Entity) RETURN a.id, r.id, r.label, b.id ORDER BY r.id"
 _RELATION_ROWS = ("MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE r.id IN $ids "
                   "RETURN r.id, a.id, b.id, r.label, r.triplet_source_id")
-_OUT_EDGES = ("UNWIND $ids AS i MATCH (a:Entity {id: i})-[r:LINKS]->(b:Entity) "
-              "RETURN a.id, r.id, r.label, b.id ORDER BY r.id")
 
 
 @dataclass(frozen=True)
@@ -131,14 +135,18 @@ class GraphView:
     # Anchored queries: primary-key lookups and their adjacency, whatever the graph's size. A
     # batch of ids costs one query, not one per id.
 
-    def _by_ids(self, query: str, ids: Iterable[str]) -> list[list[Any]]:
+    def _anchored(self, query: str, ids: Iterable[str]) -> list[list[Any]]:
+        """Rows of a ``{id: $id}``-anchored query for every id, in one query (an UNWIND for several)."""
         wanted = sorted(set(ids))
-        return self._store.rows(query, {"ids": wanted}) if wanted else []
+        if len(wanted) == 1:  # the plain lookup is the cheaper plan
+            return self._store.rows(query, {"id": wanted[0]})
+        batch = "UNWIND $ids AS i " + query.replace("{id: $id}", "{id: i}", 1)
+        return self._store.rows(batch, {"ids": wanted}) if wanted else []
 
     def _mentions(self, entity_ids: Iterable[str]) -> dict[str, list[str]]:
         """All text units linked to each entity (unfiltered)."""
         grouped: dict[str, list[str]] = {}
-        for entity_id, unit in self._by_ids(_ENTITY_MENTIONS, entity_ids):
+        for entity_id, unit in self._anchored(_ENTITY_MENTIONS, entity_ids):
             grouped.setdefault(entity_id, []).append(unit)
         return grouped
 
@@ -147,7 +155,7 @@ class GraphView:
 
     def _names(self, query: str, ids: Iterable[str]) -> dict[str, str]:
         """``{id: value}`` from a batched two-column query (rows with a null value left out)."""
-        return {i: value for i, value in self._by_ids(query, ids) if value is not None}
+        return {i: value for i, value in self._anchored(query, ids) if value is not None}
 
     def _value(self, query: str, item_id: str) -> Any:
         rows = self._store.rows(query, {"id": item_id})
@@ -187,8 +195,7 @@ class GraphView:
         unreadable = self._unreadable_text_units()
         hits = index.top_visible(index.scores(embed_query(query)), k, lambda t: t not in unreadable,
                                  hidden_hint=len(unreadable))
-        documents = self._names("UNWIND $ids AS i MATCH (c:Chunk {id: i}) RETURN c.id, c.ref_doc_id",
-                                [t for t, _ in hits])
+        documents = self._names(_UNIT_DOCUMENTS, [t for t, _ in hits])
         return [Hit(kind="text_unit", id=t, score=score, name=documents.get(t) or t) for t, score in hits]
 
     def search_communities(self, query: str, k: int = 3) -> list[Hit]:
@@ -229,7 +236,7 @@ class GraphView:
                 yield eid
 
     def _entity_names(self, ids: list[str]) -> dict[str, str]:
-        return self._names("UNWIND $ids AS i MATCH (e:Entity {id: i}) RETURN e.id, e.name", ids)
+        return self._names(_ENTITY_NAMES, ids)
 
     def entities(self, ids: Iterable[str]) -> list[Entity]:
         """``entity(i)`` for each of ``ids`` in one batch: visible ones, order kept, unknown or hidden left out."""
@@ -238,7 +245,7 @@ class GraphView:
     def _entities(self, ids: Iterable[str]) -> list[Entity]:
         """Visible entities among ``ids`` (order kept, unknown ids dropped), with the view applied."""
         wanted = list(dict.fromkeys(i for i in ids if isinstance(i, str) and self.entity_visible(i)))
-        rows = {row[0]: row[1:] for row in self._by_ids(_ENTITY_ROWS, wanted)}
+        rows = {row[0]: row[1:] for row in self._anchored(_ENTITY_ROWS, wanted)}
         mentions = self._mentions(rows)
         return [self._entity(eid, *rows[eid], mentions.get(eid, ())) for eid in wanted if eid in rows]
 
@@ -263,7 +270,7 @@ class GraphView:
         visible ones, order kept, unknown or hidden left out."""
         wanted = [i for i in dict.fromkeys(relation_ids) if isinstance(i, str) and i not in self._hidden.relations]
         visible: dict[str, Relation] = {}
-        for row in self._by_ids(_RELATION_ROWS, wanted):
+        for row in (self._store.rows(_RELATION_ROWS, {"ids": wanted}) if wanted else ()):
             relation = _relation(*row)
             if relation.id not in visible and self._relation_visible(relation.id, relation.source, relation.target):
                 visible[relation.id] = relation
@@ -297,16 +304,29 @@ class GraphView:
         return found if limit is None else found[:limit]
 
     def _edge_rows(self, entity_id: str, sides: tuple[str, ...], fetch: int) -> tuple[list[tuple[str, list]], bool]:
-        """Edges on the given sides, with the entity at the other end, in one query: ``[(side, row)]``
-        ordered outgoing first then by relation id, and whether a side hit the ``fetch`` limit."""
-        limit = " LIMIT $fetch" if fetch >= 0 else ""
-        parts = [f"MATCH {_SIDE_PATTERNS[side]} RETURN {n} AS side, r.id AS rid, r.label, r.triplet_source_id, "
-                 f"b.id, b.name, b.label, b.description, b.community_ids ORDER BY rid{limit}"
-                 for n, side in enumerate(sides)]
-        params: dict[str, Any] = {"id": entity_id, **({"fetch": fetch} if fetch >= 0 else {})}
-        rows = sorted(self._store.rows(" UNION ALL ".join(parts), params), key=lambda row: (row[0], row[1]))
-        counts = [sum(1 for row in rows if row[0] == n) for n in range(len(sides))]
-        return [(sides[row[0]], row[1:]) for row in rows], fetch >= 0 and max(counts) >= fetch
+        """Edges on the given sides with the entity at the other end, ``[(side, row)]`` outgoing
+        first then by relation id, and whether a side hit the ``fetch`` limit (-1: no limit)."""
+        if fetch < 0 and len(sides) == 2:
+            return self._both_sides(entity_id), False
+        rows: list[tuple[str, list]] = []
+        truncated = False
+        for side in sides:
+            query = (f"MATCH {_SIDE_PATTERNS[side]} RETURN r.id, r.label, r.triplet_source_id, {_OTHER_END} "
+                     "ORDER BY r.id" + (" LIMIT $fetch" if fetch >= 0 else ""))
+            found = self._store.rows(query, {"id": entity_id, **({"fetch": fetch} if fetch >= 0 else {})})
+            rows += [(side, row) for row in found]
+            truncated |= 0 <= fetch <= len(found)
+        return rows, truncated
+
+    def _both_sides(self, entity_id: str) -> list[tuple[str, list]]:
+        """Every edge of the entity in one undirected query; a self-loop counts on both sides, as it would per side."""
+        found: dict[tuple[str, str], list] = {}
+        for anchor, rel, *other in self._store.rows(_BOTH_SIDES, {"id": entity_id}):
+            row = [rel["id"], rel.get("label"), rel.get("triplet_source_id"), *other]
+            for side, end in (("out", "_src"), ("in", "_dst")):
+                if rel[end] == anchor:
+                    found.setdefault((side, rel["id"]), row)
+        return [(side, found[side, rid]) for side, rid in sorted(found, key=lambda k: (_SIDES.index(k[0]), k[1]))]
 
     def shortest_paths(self, source_id: str, target_id: str, max_hops: int = 4, limit: int = 5) -> list[Path]:
         """Shortest paths (edges in either direction) between two visible entities through visible ones."""
@@ -344,9 +364,9 @@ class GraphView:
         """``text_unit(i)`` for each of ``text_unit_ids`` in one batch: readable ones, order kept,
         unknown, hidden or blocked ones left out."""
         wanted = list(dict.fromkeys(i for i in text_unit_ids if isinstance(i, str) and self.text_unit_readable(i)))
-        rows = {unit: (text, document) for unit, text, document in self._by_ids(_UNIT_ROWS, wanted)}
+        rows = {unit: (text, document) for unit, text, document in self._anchored(_UNIT_ROWS, wanted)}
         linked: dict[str, set[str]] = {}
-        for unit, entity_id in self._by_ids(_UNIT_MENTIONS, rows):
+        for unit, entity_id in self._anchored(_UNIT_MENTIONS, rows):
             if self.entity_visible(entity_id):
                 linked.setdefault(unit, set()).add(entity_id)
         return [TextUnit(id=unit, text=rows[unit][0] or "", document_id=rows[unit][1] or "",
@@ -381,7 +401,7 @@ class GraphView:
         for e in entities:
             graph.add_node(e.id, name=e.name, label=e.label)
         edges: dict[str, list[list[Any]]] = {}
-        for row in self._by_ids(_OUT_EDGES, graph.nodes):  # the entities' outgoing edges: cost follows their degrees
+        for row in self._anchored(_OUT_EDGES, graph.nodes):  # the entities' outgoing edges: cost follows their degrees
             edges.setdefault(row[0], []).append(row[1:])
         for e in entities:
             for rid, label, target in edges.get(e.id, ()):
