@@ -3,7 +3,8 @@
 A *unit* is one question x system x condition x repeat (:class:`provbench.model.UnitKey`).
 It depends only on its inputs (the question, the plugin references, the baseline trace for an
 intervention, a seed derived from the suite seed and the key) and on the LLM cache, so any
-executor could run it; here a ThreadPoolExecutor runs up to ``suite.concurrency`` at once.
+executor could run it (:mod:`provbench.execution`: threads by default, or Ray), and an
+intervention unit starts as soon as its own baseline (and the exclusion step's reference) exists.
 Each finished unit is scored and appended to ``records.jsonl`` straight away; a re-run skips
 every unit already recorded, so an interrupted run resumes and a finished one makes no LLM call.
 """
@@ -18,7 +19,6 @@ import random
 import subprocess
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
@@ -306,11 +306,14 @@ def excluded_questions(suite: Suite, records: dict[str, RunRecord]) -> set[str]:
 
 
 def intervention_units(ctx: RunContext, questions: Iterable[str],
-                       done: dict[str, RunRecord] | None = None) -> list[Unit]:
-    """Units of every intervention x target system x question: ``repeats`` of each, or, for an
-    enumerated intervention, one per variant it lists from the baseline trace in ``done``."""
+                       done: dict[str, RunRecord] | None = None, systems: Iterable[str] | None = None) -> list[Unit]:
+    """Units of every intervention x target system (among ``systems``, default all) x question:
+    ``repeats`` of each, or, for an enumerated intervention, one per variant it lists from the
+    baseline trace in ``done``."""
     suite, units, done = ctx.suite, [], done or {}
-    targets = [ref for ref in suite.systems if ref.key in suite.targets_of_interventions()]
+    only = set(systems) if systems is not None else None
+    targets = [ref for ref in suite.systems
+               if ref.key in suite.targets_of_interventions() and (only is None or ref.key in only)]
     for iref in suite.interventions:
         probe = ctx.registry.create("intervention", iref.name, **iref.options)
         repeats = suite.repeats if suite.repeats and probe.repeats > 1 else probe.repeats
@@ -356,39 +359,28 @@ def _variant_unit(suite: Suite, qid: str, sref: PluginRef, iref: PluginRef, vari
 # -- execution ---------------------------------------------------------------------------------------
 
 def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: Any, console: Any) -> None:
-    qids = list(ctx.questions)
-    _run_phase("baselines", baseline_units(ctx.suite, qids), ctx, store, done, pm, console)
-    if ctx.suite.interventions:
-        excluded = excluded_questions(ctx.suite, done)
-        if console is not None and ctx.suite.exclusion.enabled:
-            console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "
-                          f"{ctx.suite.exclusion.reference_system!r} left out of the interventions")
-        kept = [q for q in qids if q not in excluded]
-        _run_phase("interventions", intervention_units(ctx, kept, done), ctx, store, done, pm, console)
+    """Run every unit not yet recorded: interventions start as soon as their baselines exist."""
+    from .execution import Scheduler, make_executor
 
-
-def _run_phase(label: str, units: list[Unit], ctx: RunContext, store: RunStore, done: dict[str, RunRecord],
-               pm: Any, console: Any) -> None:
-    todo = [u for u in units if u.key.as_str() not in done]
+    baselines = baseline_units(ctx.suite, list(ctx.questions))
     with _progress(console) as progress:
-        task = progress.add_task(label, total=len(units), completed=len(units) - len(todo))
-        pool = ThreadPoolExecutor(max_workers=ctx.suite.concurrency, thread_name_prefix="unit")
-        try:
-            futures = [pool.submit(run_unit, ctx, unit, _baseline_of(unit, done)) for unit in todo]
-            for future in as_completed(futures):
-                record = future.result()  # run_unit never raises for a unit's own failure
-                store.append(record)
-                done[record.key.as_str()] = record
-                pm.hook.provbench_record_written(record=record, run_dir=store.run_dir)
-                progress.advance(task)
-        finally:  # on Ctrl-C, drop queued units instead of waiting for them; recorded ones stay
-            pool.shutdown(wait=True, cancel_futures=True)
+        task = progress.add_task("units", total=0)
 
+        def planned(count: int, recorded_before: int) -> None:
+            progress.update(task, total=(progress.tasks[0].total or 0) + count, advance=recorded_before)
 
-def _baseline_of(unit: Unit, done: dict[str, RunRecord]) -> RunRecord | None:
-    if unit.intervention is None:
-        return None
-    return done.get(UnitKey(question_id=unit.key.question_id, system=unit.key.system).as_str())
+        def recorded(record: RunRecord) -> None:
+            store.append(record)
+            pm.hook.provbench_record_written(record=record, run_dir=store.run_dir)
+            progress.advance(task)
+
+        plan = lambda qid, system: intervention_units(ctx, [qid], done, systems=[system])  # noqa: E731
+        scheduler = Scheduler(ctx, done, plan, recorded, planned)
+        scheduler.run(baselines, make_executor(ctx))
+    if console is not None and ctx.suite.interventions and ctx.suite.exclusion.enabled:
+        excluded = excluded_questions(ctx.suite, done) & set(ctx.questions)
+        console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "
+                      f"{ctx.suite.exclusion.reference_system!r} left out of the interventions")
 
 
 def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> RunRecord:
