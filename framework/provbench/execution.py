@@ -91,8 +91,10 @@ class Scheduler:
         self.ready: deque["Unit"] = deque()
 
     def run(self, baselines: list["Unit"], executor: Executor) -> None:
-        unlocking = [u for u in baselines if self._unlocks(u)]
-        self._queue([u for u in unlocking + [u for u in baselines if not self._unlocks(u)]])
+        # baselines that unlock interventions first, question by question so pairs unlock early
+        order = {q: n for n, q in enumerate(self.ctx.questions)}
+        unlocking = sorted((u for u in baselines if self._unlocks(u)), key=lambda u: order[u.key.question_id])
+        self._queue(unlocking + [u for u in baselines if not self._unlocks(u)])
         self._plan_ready()
         in_flight: dict[Future, "Unit"] = {}
         try:
