@@ -53,6 +53,7 @@ class RunContext:
     llm: Any
     view: Any  # GraphView or None (a suite without a knowledge base)
     metrics: list[tuple[str, Any]] = field(default_factory=list)
+    kb_dir: Path | None = None  # where remote workers open the knowledge base (read-only)
 
     @property
     def suite(self) -> Suite:
@@ -95,7 +96,10 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
         manifest = _manifest(store, loaded, llm, kb_dir, pm, console)
         store.write_questions(questions.values())
         pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
-        ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None)
+        if kb is not None and suite.executor.kind != "threads":
+            kb = _reopen_read_only(kb, kb_dir)  # workers in other processes open it too
+        ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
+                         kb_dir=kb_dir)
         ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
         _execute(ctx, store, done, pm, console)
         _finish(ctx, store, manifest, done, pm)
@@ -243,6 +247,14 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
     with _status(console, "building or reusing the knowledge base"):
         kb = builder.build(questions, kb_dir, llm)
     return kb_dir, kb
+
+
+def _reopen_read_only(kb: Any, kb_dir: Path) -> Any:
+    """The same knowledge base opened read-only: the database lets many read-only openers share it."""
+    from .kb import KnowledgeBase
+
+    kb.close()
+    return KnowledgeBase.open(kb_dir, read_only=True)
 
 
 def _manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path | None,
