@@ -29,3 +29,24 @@ def shared_dir() -> Path | None:
     """../shared beside the repository (or $PROVBENCH_SHARED); None when absent."""
     candidate = Path(os.environ.get("PROVBENCH_SHARED", REPO.parent / "shared"))
     return candidate if (candidate / "datasets").is_dir() else None
+
+
+@pytest.fixture(scope="session", params=["kuzu", "ladybug"])
+def graph_store(request) -> str:
+    """Each embedded graph database a knowledge base can live in (tests using it run on both)."""
+    import importlib.util
+
+    from provbench.kb.backends import BACKENDS
+
+    if importlib.util.find_spec(BACKENDS[request.param].module) is None:
+        pytest.skip(f"graph store {request.param!r} is not installed (pip install 'provbench[{request.param}]')")
+    return request.param
+
+
+@pytest.fixture
+def on_graph_store(graph_store):
+    """Knowledge bases a test creates go to ``graph_store``."""
+    from provbench.kb.backends import default_graph_store
+
+    with default_graph_store(graph_store):
+        yield graph_store

@@ -26,11 +26,17 @@ FILM_COMMUNITY_TITLE = "Glass Harbor and its makers"
 QUESTION = Question(id="q-leak", question="Who starred in Glass Harbor?", answer="Tessa Quill")
 
 
+pytestmark = pytest.mark.usefixtures("on_graph_store")  # every test runs on each graph database
+
+
 @pytest.fixture(scope="module")
-def base_view(tmp_path_factory):
+def base_view(tmp_path_factory, graph_store):
     from kb_helpers import build_tiny_kb
 
-    kb = build_tiny_kb(tmp_path_factory.mktemp("leak-kb") / "kb")
+    from provbench.kb.backends import default_graph_store
+
+    with default_graph_store(graph_store):
+        kb = build_tiny_kb(tmp_path_factory.mktemp(f"leak-kb-{graph_store}") / "kb")
     yield kb.view()
     kb.close()
 

@@ -324,7 +324,7 @@ class GraphView:
         for anchor, rel, *other in self._store.rows(_BOTH_SIDES, {"id": entity_id}):
             row = [rel["id"], rel.get("label"), rel.get("triplet_source_id"), *other]
             for side, end in (("out", "_src"), ("in", "_dst")):
-                if rel[end] == anchor:
+                if _internal(rel, end) == anchor:
                     found.setdefault((side, rel["id"]), row)
         return [(side, found[side, rid]) for side, rid in sorted(found, key=lambda k: (_SIDES.index(k[0]), k[1]))]
 
@@ -434,15 +434,20 @@ def _relation(rid: str, source: str, target: str, label: str | None, text_unit_i
     return Relation(id=rid, source=source, target=target, label=label or "", text_unit_id=text_unit_id or None)
 
 
+def _internal(value: dict, key: str) -> Any:
+    """An internal field of a returned node or relation: Kùzu names it ``_src``, LadybugDB ``_SRC``."""
+    return value[key] if key in value else value[key.upper()]
+
+
 def _path(nodes: list[dict], rels: list[dict]) -> Path:
     """Turn Kùzu path nodes/rels (with internal ids) into a Path keeping each relation's direction."""
-    by_internal = {(n["_id"]["table"], n["_id"]["offset"]): n["id"] for n in nodes}
+    by_internal = {(_internal(n, "_id")["table"], _internal(n, "_id")["offset"]): n["id"] for n in nodes}
 
     def entity_of(ref: dict) -> str:
         return by_internal[(ref["table"], ref["offset"])]
 
-    relations = tuple(_relation(r["id"], entity_of(r["_src"]), entity_of(r["_dst"]), r.get("label"),
-                                r.get("triplet_source_id")) for r in rels)
+    relations = tuple(_relation(r["id"], entity_of(_internal(r, "_src")), entity_of(_internal(r, "_dst")),
+                                r.get("label"), r.get("triplet_source_id")) for r in rels)
     return Path(entities=tuple(n["id"] for n in nodes), relations=relations)
 
 
