@@ -4,6 +4,7 @@ reference baseline) is recorded, and the records do not depend on the order unit
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -34,3 +35,21 @@ def test_interventions_start_before_the_last_baseline_and_give_the_same_records(
     many = run_toy(write_toy_suite(tmp_path / "many", concurrency=6), tmp_path / "run-many", write_report=False)
     assert essence(lines(many)) == essence(records)
     assert json.loads((one / "metrics.json").read_text())["excluded"] == ["q2"]
+
+
+def test_a_suite_can_put_its_knowledge_base_in_either_graph_store(tmp_path, graph_store):
+    """``knowledge_base.graph_store`` reaches any builder, and both databases give the same records
+    (the other one runs in a child process: the two cannot share a process)."""
+    other = "ladybug" if graph_store == "kuzu" else "kuzu"
+    runs = {}
+    for store in (graph_store, other):
+        suite = write_toy_suite(tmp_path / store, concurrency=4)
+        suite.write_text(suite.read_text().replace("directory: kb", f"directory: kb\n  graph_store: {store}"))
+        out = tmp_path / f"run-{store}"
+        if store == graph_store:
+            run_toy(suite, out, write_report=False)
+        else:
+            subprocess.run([sys.executable, str(HERE / "runner_helpers.py"), str(suite), str(out)], check=True)
+        assert json.loads((tmp_path / store / "kb" / "kb.json").read_text())["graph_store"] == store
+        runs[store] = essence(lines(out))
+    assert runs[graph_store] == runs[other]

@@ -225,6 +225,8 @@ def default_kb_dir(loaded: LoadedSuite, runs_root: Path) -> Path:
     inputs = {"dataset": d.path, "dataset_sha": _file_sha(loaded.dataset_source()), "loader": d.loader, "options": d.options,
               "limit": d.limit, "seed": d.seed, "sample": d.sample, "builder": spec.builder,
               "builder_options": spec.options, "model": loaded.suite.model.id}
+    if spec.graph_store != "kuzu":  # keeps the keys of existing Kùzu KBs unchanged
+        inputs["graph_store"] = spec.graph_store
     digest = hashlib.sha256(repr(sorted(inputs.items())).encode()).hexdigest()[:16]
     return (runs_root / ".kb-cache" / f"{spec.builder}-{digest}").resolve()
 
@@ -236,6 +238,9 @@ def _file_sha(source: str) -> str:
 
 def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Question], llm: Any,
                     console: "Console | None", runs_root: Path) -> tuple[Path | None, Any]:
+    from .kb.backends import default_graph_store
+    from .kb.store import graph_store_of
+
     spec = loaded.suite.knowledge_base
     if spec is None:
         return None, None
@@ -244,8 +249,12 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
     builder = registry.create("kb_builder", spec.builder, **spec.options)
     if console is not None:
         console.print(f"knowledge base: {kb_dir}")
-    with _status(console, "building or reusing the knowledge base"):
+    with _status(console, "building or reusing the knowledge base"), default_graph_store(spec.graph_store):
         kb = builder.build(questions, kb_dir, llm)
+    if graph_store_of(kb_dir) != spec.graph_store:
+        kb.close()
+        raise UserError(f"{loaded.path}: knowledge base {kb_dir} lives in {graph_store_of(kb_dir)!r}, not the "
+                        f"suite's graph_store {spec.graph_store!r}; give another directory")
     return kb_dir, kb
 
 

@@ -62,6 +62,8 @@ class KnowledgeBaseSpec(_Strict):
     builder: str
     options: dict[str, Any] = Field(default_factory=dict)
     directory: str | None = Field(default=None, description="default: a cache dir keyed by the inputs")
+    graph_store: Literal["kuzu", "ladybug"] = Field(
+        default="kuzu", description="embedded graph database of a new KB: Kùzu, or LadybugDB (provbench[ladybug])")
 
 
 class ModelSpec(_Strict):
