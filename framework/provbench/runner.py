@@ -17,6 +17,7 @@ import logging
 import platform
 import random
 import subprocess
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -88,6 +89,7 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
     store.create()
     _check_same_model(store, suite)
     done = store.load_records()
+    warm_up = _warm_up(suite) if llm is None else None  # the embedding model loads while litellm and the KB do
     llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
     loader = registry.create("dataset_loader", suite.dataset.loader)
     questions = _load_questions(loaded, loader)
@@ -101,6 +103,8 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
         ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
                          kb_dir=kb_dir)
         ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
+        if warm_up is not None:
+            warm_up.join()  # loaded once, before units start, not inside the first ones
         _execute(ctx, store, done, pm, console)
         _finish(ctx, store, manifest, done, pm)
         if console is not None:
@@ -193,6 +197,24 @@ def _check_same_model(store: RunStore, suite: Suite) -> None:
     if used and used != suite.model.id:
         raise UserError(f"{store.run_dir} holds a run with model {used!r}, not {suite.model.id!r}; "
                         "pass --out with a new directory to run another model")
+
+
+def _warm_up(suite: Suite) -> threading.Thread | None:
+    """Load the embedding model on a thread (a suite with a knowledge base searches it)."""
+    if suite.knowledge_base is None or suite.executor.kind != "threads":
+        return None
+
+    def load() -> None:
+        try:
+            from .kb.embeddings import embedding_model
+
+            embedding_model()
+        except Exception:  # noqa: BLE001 - the first search reports it properly
+            log.debug("embedding model warm-up failed", exc_info=True)
+
+    thread = threading.Thread(target=load, name="warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def _make_llm(suite: Suite, cache_dir: Path) -> Any:
