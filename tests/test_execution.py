@@ -53,3 +53,11 @@ def test_a_suite_can_put_its_knowledge_base_in_either_graph_store(tmp_path, grap
         assert json.loads((tmp_path / store / "kb" / "kb.json").read_text())["graph_store"] == store
         runs[store] = essence(lines(out))
     assert runs[graph_store] == runs[other]
+
+
+def test_pictures_are_drawn_while_the_run_executes_and_reused_by_the_report(tmp_path):
+    run_dir = run_toy(write_toy_suite(tmp_path / "suite"), tmp_path / "run")
+    drawn = {p.name: p.read_text() for p in (run_dir / "pictures").glob("*.svg")}
+    assert drawn and any(svg.startswith("<svg") or "<svg" in svg[:300] for svg in drawn.values())
+    pages = "".join(p.read_text() for p in (run_dir / "pages").glob("*.html"))
+    assert all(svg.split("<svg", 1)[1][:200] in pages for svg in drawn.values() if "<svg" in svg)

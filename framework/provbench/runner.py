@@ -105,7 +105,7 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
         ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
         if warm_up is not None:
             warm_up.join()  # loaded once, before units start, not inside the first ones
-        _execute(ctx, store, done, pm, console)
+        _execute(ctx, store, done, pm, console, draw_pictures=write_report)
         _finish(ctx, store, manifest, done, pm)
         if console is not None:
             failed = sum(r.status == "failed" for r in done.values())
@@ -401,7 +401,8 @@ def _variant_unit(suite: Suite, qid: str, sref: PluginRef, iref: PluginRef, vari
 
 # -- execution ---------------------------------------------------------------------------------------
 
-def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: Any, console: Any) -> None:
+def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: Any, console: Any,
+             draw_pictures: bool = False) -> None:
     """Run every unit not yet recorded: interventions start as soon as their baselines exist."""
     from .execution import Scheduler, make_executor
 
@@ -412,18 +413,36 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
         def planned(count: int, recorded_before: int) -> None:
             progress.update(task, total=(progress.tasks[0].total or 0) + count, advance=recorded_before)
 
+        pictures = _pictures_ahead(ctx, store) if draw_pictures else None
+
         def recorded(record: RunRecord) -> None:
             store.append(record)
             pm.hook.provbench_record_written(record=record, run_dir=store.run_dir)
             progress.advance(task)
+            if pictures is not None:
+                pictures.record_landed(record)
 
         plan = lambda qid, system: intervention_units(ctx, [qid], done, systems=[system])  # noqa: E731
         scheduler = Scheduler(ctx, done, plan, recorded, planned)
-        scheduler.run(baselines, make_executor(ctx))
+        try:
+            scheduler.run(baselines, make_executor(ctx))
+        finally:
+            if pictures is not None:
+                pictures.close()
     if console is not None and ctx.suite.interventions and ctx.suite.exclusion.enabled:
         excluded = excluded_questions(ctx.suite, done) & set(ctx.questions)
         console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "
                       f"{ctx.suite.exclusion.reference_system!r} left out of the interventions")
+
+
+def _pictures_ahead(ctx: RunContext, store: RunStore) -> Any:
+    """The report's subgraph pictures, drawn while units wait on the LLM (None: the report has none)."""
+    report = ctx.suite.report
+    if ctx.view is None or not (report.per_question_pages and report.subgraph_pictures):
+        return None
+    from .report.pictures import PictureAhead
+
+    return PictureAhead(store.run_dir, ctx.view)
 
 
 def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> RunRecord:
