@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -40,8 +43,6 @@ TEST_GRAPH_STORE = os.environ.get("PROVBENCH_TEST_GRAPH_STORE", "kuzu")
 @pytest.fixture(scope="session", params=[TEST_GRAPH_STORE])
 def graph_store(request) -> str:
     """The embedded graph database knowledge bases of this test process live in."""
-    import importlib.util
-
     from provbench.kb.backends import BACKENDS
 
     if importlib.util.find_spec(BACKENDS[request.param].module) is None:
@@ -56,3 +57,16 @@ def on_graph_store(graph_store):
 
     with default_graph_store(graph_store):
         yield graph_store
+
+
+def import_file(path: Path, name: str | None = None) -> ModuleType:
+    """A module imported from a file outside any package (e.g. a stand-in for a third-party
+    plugin), without putting its folder on sys.path."""
+    name = name or path.stem
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -13,7 +13,6 @@ Run as a script (used by the SIGKILL test):
 from __future__ import annotations
 
 import json
-import random
 import sys
 import time
 from pathlib import Path
@@ -23,7 +22,8 @@ import pluggy
 
 from provbench import hookimpl, hookspecs
 from provbench.model import Question, Trace
-from provbench.plugin_api import DatasetLoader, Intervention, KBBuilder, Metric, MetricContext, MetricValue, Results, System
+from provbench.plugin_api import Intervention, Metric, MetricContext, MetricValue, Results, System
+from provbench.testing import QuestionsJsonLoader, TinyKBBuilder
 
 HERE = Path(__file__).resolve().parent
 XSS_QUESTION = "Who directed <script>window.__pwned=1;document.title='pwned'</script><img src=x onerror=\"window.__pwned=2;alert(1)\">?"
@@ -32,16 +32,10 @@ XSS_ANSWER = "<img src=x onerror=\"window.__pwned=3\"><script>window.__pwned=4</
 
 # -- toy plugins ---------------------------------------------------------------------------------
 
-class ToyLoader(DatasetLoader):
+class ToyLoader(QuestionsJsonLoader):
     """Reads a JSON list of Question objects."""
 
     name = "toy-json"
-
-    def load(self, source, *, limit=None, seed=0, sample=False, **options) -> list[Question]:
-        items = [Question.model_validate(x) for x in json.loads(Path(source).read_text())]
-        if sample and limit:
-            items = random.Random(seed).sample(items, min(limit, len(items)))
-        return items[:limit] if limit else items
 
 
 class ToySystem(System):
@@ -154,15 +148,10 @@ class ToyLength(Metric):
         return out
 
 
-class ToyKB(KBBuilder):
-    """The tiny KB of tests/kb_helpers.py."""
+class ToyKB(TinyKBBuilder):
+    """The tiny KB of provbench.testing.kb."""
 
     name = "toy-tiny"
-
-    def build(self, questions, kb_dir, llm, **options):
-        from kb_helpers import build_tiny_kb
-
-        return build_tiny_kb(Path(kb_dir))
 
 
 class ToyPlugin:
@@ -320,8 +309,7 @@ def run_toy(suite: Path, out: Path, llm: Any = None, **kwargs: Any) -> Path:
     return run_suite(suite, out=out, pm=toy_plugin_manager(), llm=llm, **kwargs)
 
 
-if __name__ == "__main__":  # the SIGKILL test's child process
-    sys.path.insert(0, str(HERE))
+if __name__ == "__main__":  # the SIGKILL test's child process (this folder is on sys.path as a script's)
     run_toy(Path(sys.argv[1]), Path(sys.argv[2]), write_report=False)
 
 

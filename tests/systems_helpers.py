@@ -1,6 +1,6 @@
 """Fixtures and helpers for the tests of paper 000's systems.
 
-The tests run against a real knowledge base (the tiny KB of ``kb_helpers``) and the scripted
+The tests run against a real knowledge base (the tiny KB of ``provbench.testing.kb``) and the scripted
 LLM. They do not hard-code the KB's ids: :class:`KBFacts` picks them from the view (an entity
 with neighbours and text units, one of its relationships, a text unit it does not link to,
 an entity far from it, a community), so the same tests run on any small KB.
@@ -72,7 +72,7 @@ _SHARED: dict[str, Any] = {}
 def systems_kb(tmp_path_factory, request):
     """The tiny KB, built once per session even though several test modules import this fixture."""
     if "kb" not in _SHARED:
-        from kb_helpers import build_tiny_kb
+        from provbench.testing.kb import build_tiny_kb
 
         _SHARED["kb"] = build_tiny_kb(tmp_path_factory.mktemp("systems-kb"))
         request.config.add_cleanup(lambda: _SHARED.pop("kb").close())

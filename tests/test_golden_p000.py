@@ -44,7 +44,10 @@ def projected_records(out: Path) -> dict[str, Any]:
 
 def test_paper000_records_unchanged(tmp_path):
     expected = json.loads(GOLDEN.read_text())
-    actual = json.loads(json.dumps(projected_records(tmp_path / "run")))
+    systems = {key.split("|")[0] for key in expected}
+    # the suite also runs other papers' systems (paper 002's planning loop): they are not pinned here
+    actual = {key: record for key, record in json.loads(json.dumps(projected_records(tmp_path / "run"))).items()
+              if key.split("|")[0] in systems}
     assert sorted(actual) == sorted(expected)
     changed = [key for key in expected if actual[key] != expected[key]]
     assert not changed, f"{len(changed)} record(s) differ, first: {changed[0]}\n" \
@@ -55,7 +58,8 @@ if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        records = projected_records(Path(tmp) / "run")
+        records = {k: v for k, v in projected_records(Path(tmp) / "run").items()
+                   if not k.startswith("planning-loop|")}
     lines = (f"{json.dumps(k)}: {json.dumps(v, sort_keys=True)}" for k, v in records.items())
     GOLDEN.write_text("{\n" + ",\n".join(lines) + "\n}\n")  # one record a line: diffs stay readable
     print(f"wrote {len(records)} records to {GOLDEN}")

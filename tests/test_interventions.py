@@ -11,6 +11,7 @@ from interventions_helpers import (  # noqa: F401 (fixtures)
     A, ALL_ENTITIES, ALL_TEXT_UNITS, B, C, D, E, F, G, ablation_kb, ablation_view, baseline_trace,
 )
 from provbench.errors import UserError
+from provbench.registry import default_registry
 from provbench.model import Question
 from provbench_plugins.papers.p000_neighborhoods.interventions import (
     ABLATIONS,
@@ -155,19 +156,25 @@ def test_random_removal_pool_includes_question_hits(view):
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"repeats": 0}, "'repeats' must be an integer between 1 and 100"),
-    ({"hops": "2"}, "'hops' must be an integer"),
-    ({"search_k": -1}, "'search_k'"),
-    ({"hide_orphan_text_units": "yes"}, "'hide_orphan_text_units' must be true or false"),
+    ({"repeats": 0}, r"intervention '(p000/)?random-removal': bad options: repeats=0: .*greater than or equal to 1"),
+    ({"hops": "2"}, r"hops='2': Input should be a valid integer"),
+    ({"search_k": -1}, r"search_k=-1"),
+    ({"hide_orphan_text_units": "yes"}, r"hide_orphan_text_units='yes': Input should be a valid boolean"),
+    ({"repeat": 2}, r"repeat=2: Extra inputs .*known options: hide_orphan_text_units, repeats, hops, search_k"),
 ])
 def test_random_removal_options_are_validated(options, message):
     with pytest.raises(UserError, match=message):
         RandomRemoval(**options)
+    with pytest.raises(UserError, match=message):  # the registry gives the same message
+        default_registry().create("intervention", "random-removal", **options)
 
 
 def test_text_ablations_take_no_options():
-    with pytest.raises(TypeError):
+    with pytest.raises(UserError, match="intervention 'text-only-isolation': bad options: takes no options"):
         TextOnlyIsolation(hide_orphan_text_units=False)
+    with pytest.raises(UserError, match=r"intervention 'p000/text-only-isolation': bad options: .*"
+                                        r"unknown option 'hide_orphan_text_units' \(known options: none\)"):
+        default_registry().create("intervention", "text-only-isolation", hide_orphan_text_units=False)
 
 
 def test_registration_and_repeats():

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kb_helpers import FILM_MEMBERS, TINY_BUILD_INFO, TOWN_MEMBERS, build_tiny_kb
+from provbench.testing.kb import FILM_MEMBERS, TINY_BUILD_INFO, TOWN_MEMBERS, build_tiny_kb
 from provbench.kb import GraphView, KBError, KnowledgeBase, ViewFilter
 from provbench.kb.types import Entity, KBStats, Relation, TextUnit
 
@@ -460,7 +460,7 @@ def test_saved_vectors_are_normalised_float32(tiny_kb):
 
 
 def test_bulk_load_gives_the_same_graph_as_add(tmp_path):
-    from kb_helpers import TINY_ENTITIES, TINY_RELATIONS, TINY_TEXT_UNITS
+    from provbench.testing.kb import TINY_ENTITIES, TINY_RELATIONS, TINY_TEXT_UNITS
 
     odd = TextUnit(id="tu:odd", text="line one\nline \"two\", C:\\dir, 'quoted' ✓", document_id="doc:odd",
                    entity_ids=("ent:norland",))

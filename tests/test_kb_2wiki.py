@@ -379,7 +379,7 @@ def test_cli_builds_from_a_dataset_file_then_reuses_and_describes_it(tmp_path):
     from provbench.cli import main
 
     data = write_tiny_2wiki(tmp_path / "dev.json")
-    args = ["kb", "build", str(data), "--out", str(tmp_path / "kb"), "--model", "scripted",
+    args = ["kb", "build", str(data), "--builder", "2wiki-paper000", "--out", str(tmp_path / "kb"), "--model", "scripted",
             "--option", "extract=false", "--option", "summarize=false"]
     first = CliRunner().invoke(main, args)
     assert first.exit_code == 0, first.output
@@ -391,5 +391,5 @@ def test_cli_builds_from_a_dataset_file_then_reuses_and_describes_it(tmp_path):
     assert re.search(rf"paragraphs \(documents\)\s*│\s*{TINY_UNIQUE_PARAGRAPHS}\b", info.output), info.output
     for row in ("text units", "entities", "relations", "communities"):
         assert row in info.output
-    bad = CliRunner().invoke(main, ["kb", "build", str(data), "--option", "extract"])
+    bad = CliRunner().invoke(main, ["kb", "build", str(data), "--builder", "2wiki-paper000", "--option", "extract"])
     assert bad.exit_code == 2 and "expected KEY=VALUE" in bad.output

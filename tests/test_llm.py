@@ -196,8 +196,11 @@ def test_bad_input_gets_clear_errors(tmp_path):
         llm.chat([("user", "hi")])
     with pytest.raises(UserError, match="llama-cpp model file not found"):
         make_llm(f"llama-cpp:{tmp_path / 'missing.gguf'}")
-    with pytest.raises(UserError, match=r"unknown parameters \['api_base'\]"):
+    with pytest.raises(UserError, match=r"model 'embedded' \(llm_backend 'embedded' .*unknown or missing "
+                                        r"parameters \['api_base'\].*known parameters: n_ctx, n_threads, logprobs_n_ctx"):
         make_llm("embedded", api_base="http://localhost")
+    with pytest.raises(UserError, match=r"known parameters: replies"):
+        make_llm("scripted", reply=["x"])
 
 
 # -- concurrency and async -----------------------------------------------------------------------

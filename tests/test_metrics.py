@@ -84,7 +84,7 @@ def run_records() -> list[RunRecord]:
 def results() -> Results:
     records = run_records()
     questions = {q: Question(id=q, question=f"question {q}", answer="?") for q in ("q1", "q2", "q3", "q4", "q5")}
-    return Results(records=records, questions=questions, excluded=answered_by_reference(records))
+    return Results(records=records, questions=questions, excluded=answered_by_reference(records, "llm-only"))
 
 
 def pick(values, metric: str, condition: str = BASELINE, system: str = SYSTEM):
@@ -103,7 +103,7 @@ def test_exclusion_drops_what_the_reference_answered(results):
 def test_a_failed_reference_record_is_not_excluded():
     records = [rec(BASELINE, "q1", None, None, system="llm-only", status="failed"),
                rec(BASELINE, "q2", "x", 1.0, system="llm-only")]
-    assert answered_by_reference(records) == {"q2"}
+    assert answered_by_reference(records, "llm-only") == {"q2"}
 
 
 # -- accuracy, changed, delta, footprint ---------------------------------------------------------

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from runner_helpers import run_toy, write_toy_suite  # noqa: E402
+from runner_helpers import run_toy, write_toy_suite
 
-from provbench.report import write_comparison, write_report  # noqa: E402
-from provbench.report import charts  # noqa: E402
-from provbench.report.stats import arrow, bootstrap_ci, mcnemar, share  # noqa: E402
+from provbench.report import write_comparison, write_report
+from provbench.report import charts
+from provbench.report.stats import arrow, bootstrap_ci, mcnemar, share
 
 UNESCAPED = re.compile(r"<\s*script|<[^>]*\bonerror\s*=", re.IGNORECASE)
 

@@ -4,14 +4,12 @@ markup planted in a question, an answer and a tool result executes nothing."""
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from runner_helpers import run_toy, write_toy_suite  # noqa: E402
+from runner_helpers import run_toy, write_toy_suite
 
 pytestmark = pytest.mark.browser
 

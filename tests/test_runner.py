@@ -15,14 +15,13 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
-from runner_helpers import (LifecycleRecorder, QUESTIONS, run_toy, scripted_llm, toy_plugin_manager,  # noqa: E402
+from runner_helpers import (LifecycleRecorder, QUESTIONS, run_toy, scripted_llm, toy_plugin_manager,
                             write_toy_suite)
 
-from provbench.runner import run_suite, unit_seed  # noqa: E402
-from provbench.model import UnitKey  # noqa: E402
-from provbench.store import RunStore  # noqa: E402
+from provbench.runner import run_suite, unit_seed
+from provbench.model import UnitKey
+from provbench.store import RunStore
 
 N_QUESTIONS = len(QUESTIONS)
 SYSTEMS = 2
@@ -181,8 +180,10 @@ def test_builtin_systems_interventions_and_metrics_through_the_runner(tmp_path):
                     and r["key"]["condition"] == "baseline")
     assert graphrag["status"] == "ok", graphrag["error"]
     metrics = json.loads((run / "metrics.json").read_text())
-    assert not metrics["errors"]
+    assert not metrics["errors"] and metrics["format_version"] == 1
     names = {v["metric"] for v in metrics["values"]}
+    versions = RunStore(run).read_manifest().plugin_versions
+    assert versions["system:p000/graphrag"] == versions["metric:provenance"] != ""  # built-ins: provbench's version
     assert {"accuracy", "output-changed", "footprint.visited_entities"} <= names
     assert any(n.startswith("provenance.") for n in names)
     assert (run / "report.html").is_file()

@@ -66,3 +66,29 @@ def test_csv_and_dataframe_export(tmp_path):
     assert rows[0]["score.accuracy"] == "1.0"
     frame = records_dataframe(tmp_path)
     assert list(frame["question_id"]) == ["q1", "q1"] and frame["cited_entities"].tolist() == [1, 1]
+
+
+def test_metrics_json_is_typed_and_versioned(tmp_path):
+    import json
+
+    from provbench.plugin_api import MetricValue
+    from provbench.store import METRICS_FORMAT_VERSION, RunMetrics
+
+    store = RunStore(tmp_path)
+    store.create()
+    assert store.read_run_metrics() is None and store.read_metrics() == {}
+    store.write_metrics(RunMetrics(values=[MetricValue(metric="m", system="s", value=0.5)], excluded=["q1"]))
+    data = json.loads((tmp_path / "metrics.json").read_text())
+    assert data["format_version"] == METRICS_FORMAT_VERSION and data["values"][0]["value"] == 0.5
+    assert store.read_run_metrics().values[0].metric == "m"
+    del data["format_version"]  # written before the field existed: read as version 1
+    (tmp_path / "metrics.json").write_text(json.dumps(data))
+    assert store.read_run_metrics().format_version == 1
+    data["format_version"] = METRICS_FORMAT_VERSION + 1
+    (tmp_path / "metrics.json").write_text(json.dumps(data))
+    with pytest.raises(UserError, match=r"metrics.json: field format_version: .*newer than this provbench reads"):
+        store.read_run_metrics()
+    data.update(format_version=1, values=[{"metric": "m"}])
+    (tmp_path / "metrics.json").write_text(json.dumps(data))
+    with pytest.raises(UserError, match=r"metrics.json: field values.0.system: Field required"):
+        store.read_metrics()

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from runner_helpers import toy_registry, write_toy_suite  # noqa: E402
+from runner_helpers import toy_registry, write_toy_suite
 
-from provbench.errors import UserError  # noqa: E402
-from provbench.suite import SuiteError, line_of, load_suite  # noqa: E402
+from provbench.errors import UserError
+from provbench.suite import SuiteError, line_of, load_suite
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -155,3 +153,36 @@ def test_shipped_suites_load_with_builtin_plugins(name):
     """Every plugin a shipped suite names is registered and accepts its options; the dataset exists."""
     loaded = load_suite(REPO / "suites" / name)
     assert Path(loaded.dataset_source()).is_file()
+
+
+def test_exclusion_needs_a_reference_system(tmp_path, registry):
+    for text in ("exclusion: true\n", "exclusion:\n  enabled: true\n"):
+        message = error_of(write(tmp_path, GOOD + text), registry)
+        assert "line 11, field 'exclusion'" in message and "needs a reference_system" in message, message
+
+
+def test_ambiguous_short_name_lists_the_candidates(tmp_path):
+    from provbench.testing import registry_of, toy_plugin
+    from runner_helpers import ToyPlugin
+
+    registry = registry_of(ToyPlugin(), toy_plugin("one"), toy_plugin("two"))
+    text = GOOD.replace("  - toy-graph\n", "  - top-entity\n")
+    message = error_of(write(tmp_path, text), registry)
+    assert "line 6, field 'systems[0]'" in message, message
+    assert "system name 'top-entity' is ambiguous: one/top-entity, two/top-entity" in message, message
+    loaded = load_suite(write(tmp_path, GOOD.replace("  - toy-graph\n", "  - one/top-entity\n")), registry)
+    assert loaded.suite.system_names == ["one/top-entity", "toy-plain"]  # record keys: what the suite wrote
+
+
+def test_bad_dataset_option_is_located(tmp_path):
+    from provbench.testing import registry_of
+
+    registry = registry_of(builtins=True)
+    (tmp_path / "dev.json").write_text("[]")
+    text = ("name: t\ndataset:\n  loader: 2wiki\n  path: dev.json\n  options:\n    selct: true\n"
+            "systems: [llm-only]\n")
+    path = tmp_path / "suite.yaml"
+    path.write_text(text)
+    message = error_of(path, registry)
+    assert "line 5, field 'dataset.options'" in message, message
+    assert "dataset_loader '2wiki': bad options: selct=True" in message and "known options: select" in message

@@ -11,7 +11,7 @@ from systems_helpers import (  # noqa: F401
 from provbench.model import Trace
 from provbench.plugin_api import System
 from provbench.registry import PluginError, build_registry
-from provbench_plugins.papers.p000_neighborhoods.systems import RAG, GraphRAG, LLMOnly, SystemOptionError
+from provbench_plugins.papers.p000_neighborhoods.systems import RAG, GraphRAG, LLMOnly
 
 SIX = ["llm-only", "rag", "graphrag", "agentic-graphrag", "agentic-visited-only", "agentic-evidence-first"]
 
@@ -30,18 +30,19 @@ def test_the_six_systems_are_registered_by_the_builtin_plugin():
 
 
 @pytest.mark.parametrize("name, options, message", [
-    ("rag", {"top_k": 0}, r"system 'rag': bad options: top_k=0: .*greater than or equal to 1"),
-    ("rag", {"topk": 3}, r"system 'rag': bad options: topk=3: Extra inputs.*known options: .*top_k"),
-    ("graphrag", {"entity_k": "five"}, r"system 'graphrag': bad options: entity_k='five'"),
-    ("agentic-graphrag", {"max_steps": 0}, r"system 'agentic-graphrag': bad options: max_steps=0"),
+    ("rag", {"top_k": 0}, r"system 'p000/rag': bad options: top_k=0: .*greater than or equal to 1"),
+    ("rag", {"topk": 3}, r"system 'p000/rag': bad options: topk=3: Extra inputs.*known options: .*top_k"),
+    ("graphrag", {"entity_k": "five"}, r"system 'p000/graphrag': bad options: entity_k='five'"),
+    ("agentic-graphrag", {"max_steps": 0}, r"system 'p000/agentic-graphrag': bad options: max_steps=0"),
     ("agentic-visited-only", {"max_retries": -1}, r"max_retries=-1"),
-    ("llm-only", {"temperature": 5.0}, r"system 'llm-only': bad options: temperature=5.0"),
+    ("llm-only", {"temperature": 5.0}, r"system 'p000/llm-only': bad options: temperature=5.0"),
 ])
 def test_bad_options_are_clear_errors(name, options, message):
     registry = build_registry(systems_plugin_manager())
-    with pytest.raises(PluginError, match=message) as err:
+    with pytest.raises(PluginError, match=message):
         registry.create("system", name, **options)
-    assert isinstance(err.value, SystemOptionError)
+    with pytest.raises(PluginError, match=message.replace("p000/", "")):  # built directly: same check
+        registry.get("system", name).factory(**options)
 
 
 def test_options_are_kept():

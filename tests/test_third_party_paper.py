@@ -4,18 +4,15 @@ scores and abstentions, and its report section appears in the HTML report (check
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
 from pathlib import Path
 
-import pluggy
 import pytest
 
-from provbench import hookspecs
+from conftest import import_file
 from provbench.runner import run_suite
 from provbench.store import RunStore
-from provbench.testing import scripted_llm
+from provbench.testing import plugin_manager, scripted_llm
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = [
@@ -45,14 +42,7 @@ def run_dir(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("toypaper")
     (folder / "questions.json").write_text(json.dumps(QUESTIONS))
     (folder / "suite.yaml").write_text(SUITE)
-    sys.path.insert(0, str(HERE / "third_party"))
-    try:
-        toypaper = importlib.import_module("toypaper")
-    finally:
-        sys.path.remove(str(HERE / "third_party"))
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
-    pm.add_hookspecs(hookspecs)
-    pm.register(toypaper, name="toypaper")
+    pm = plugin_manager(import_file(HERE / "third_party" / "toypaper.py"))
     return run_suite(folder / "suite.yaml", out=folder / "run", pm=pm, llm=scripted_llm([last_node] * 50))
 
 

@@ -1,7 +1,7 @@
 """An intervention reaches a system only through its view: an entity the view hides cannot be
 found by any of the seven agent tools, by similarity search, by name, or by neighbour expansion.
 
-Runs on the tiny KB of tests/kb_helpers.py. Every check is paired with a control on the
+Runs on the tiny KB of provbench.testing.kb. Every check is paired with a control on the
 unmodified view that finds the entity, so the test fails if the hiding stops working.
 """
 
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.usefixtures("on_graph_store")  # every test runs on eac
 
 @pytest.fixture(scope="module")
 def base_view(tmp_path_factory, graph_store):
-    from kb_helpers import build_tiny_kb
+    from provbench.testing.kb import build_tiny_kb
 
     from provbench.kb.backends import default_graph_store
 

@@ -34,14 +34,60 @@ def main() -> None:
 
 @main.command("plugins")
 def plugins_cmd() -> None:
-    """List every registered plugin with its kind and where it came from."""
-    from .registry import default_registry
+    """List every registered plugin: kind, full name, version, source."""
+    from .registry import default_plugin_manager, default_registry, section_providers
 
     table = Table(title="provbench plugins")
-    for column in ("kind", "name", "source", "description"):
-        table.add_column(column)
-    for reg in default_registry().all():
-        table.add_row(reg.kind, reg.name, reg.source, reg.description)
+    for column in ("kind", "name", "version", "source", "description"):
+        table.add_column(column, overflow="fold")
+    for reg in default_registry().all() + section_providers(default_plugin_manager()):
+        table.add_row(reg.kind, reg.name, reg.version, reg.source, reg.description)
+    console.print(table)
+
+
+@main.command("suites")
+def suites_cmd() -> None:
+    """List the built-in suites (run one with `provbench run NAME`)."""
+    from .bundled import builtin_suites
+
+    table = Table(title="built-in suites")
+    for column in ("name", "description", "file"):
+        table.add_column(column, overflow="fold")
+    for suite in builtin_suites():
+        table.add_row(suite.name, suite.description, str(suite.path))
+    console.print(table)
+
+
+@main.group("data")
+def data_group() -> None:
+    """Inspect datasets."""
+
+
+@data_group.command("info")
+@click.argument("dataset", type=click.Path(exists=True, path_type=Path))
+@click.option("--loader", default=None, help="Dataset loader (default: the one loader that recognises DATASET).")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Loader option (repeatable).")
+def data_info_cmd(dataset: Path, loader: str | None, options: tuple[str, ...]) -> None:
+    """Load and validate DATASET, print its counts; exit non-zero on invalid input."""
+    from .datainfo import data_info
+    from .registry import default_registry
+
+    info = data_info(default_registry(), dataset, loader, _parse_options(options))
+    console.print(f"{info.source}: [bold]{info.records}[/] record(s), loader {info.loader!r}", highlight=False)
+    for facet, counts in info.facets.items():
+        _print_counts(f"per {facet}", counts)
+    if info.choices:
+        _print_counts("number of choices", {str(k): v for k, v in sorted(info.choices.items())})
+    if info.with_aliases:
+        console.print(f"questions with alias answers: {info.with_aliases}")
+
+
+def _print_counts(title: str, counts) -> None:
+    table = Table(title=title)
+    table.add_column("value", overflow="fold")
+    table.add_column("records", justify="right")
+    for value, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        table.add_row(value, str(count))
     console.print(table)
 
 
@@ -51,24 +97,32 @@ def kb_group() -> None:
 
 
 @kb_group.command("build")
-@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("source")
 @click.option("--model", default=None, help="LLM for extraction and summaries (default: the suite's, or embedded).")
 @click.option("--limit", type=int, default=None, help="Use at most N questions.")
-@click.option("--loader", default="2wiki", show_default=True, help="Dataset loader, when SOURCE is a dataset file.")
-@click.option("--builder", default="2wiki-paper000", show_default=True, help="KB builder, when SOURCE is a dataset file.")
+@click.option("--loader", default=None, help="Dataset loader for a dataset file (default: the one that recognises it).")
+@click.option("--builder", default=None, help="KB builder, required for a dataset file (see `provbench plugins`).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Builder option (repeatable).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="KB directory for a dataset file (default: reports/kb/<file name>).")
-def kb_build_cmd(source: Path, model: str | None, limit: int | None, loader: str, builder: str,
+def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str | None, builder: str | None,
                  options: tuple[str, ...], out: Path | None) -> None:
-    """Build (or reuse) a knowledge base from SOURCE: a suite file or a dataset file."""
+    """Build (or reuse) a knowledge base from SOURCE: a suite (file or built-in name) or a dataset file."""
     from . import runner
+    from .bundled import resolve_suite
+    from .errors import UserError
 
-    if source.suffix in {".yaml", ".yml"}:
-        kb_dir, stats, reused = runner.build_suite_kb(source, model=model, limit=limit, console=console)
+    path = Path(source)
+    if path.suffix in {".yaml", ".yml"} or not path.exists():
+        kb_dir, stats, reused = runner.build_suite_kb(resolve_suite(source), model=model, limit=limit, console=console)
     else:
+        if builder is None:
+            from .registry import default_registry
+
+            known = ", ".join(default_registry().names("kb_builder"))
+            raise UserError(f"kb build {source}: name the knowledge-base builder with --builder (known: {known})")
         kb_dir, stats, reused = runner.build_dataset_kb(
-            source, out or Path("reports/kb") / source.stem, loader=loader, builder=builder,
+            path, out or Path("reports/kb") / path.stem, loader=loader, builder=builder,
             model=model or "embedded", limit=limit, options=_parse_options(options), console=console)
     console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}")
     _print_stats(stats)
@@ -115,16 +169,18 @@ def _print_stats(stats, build_info: dict | None = None) -> None:
 
 
 @main.command("run")
-@click.argument("suite", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("suite")
 @click.option("--model", default=None, help="Override the suite's model (a litellm id or 'embedded').")
 @click.option("--limit", type=int, default=None, help="Run at most N questions.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: reports/<suite name>). An existing one is resumed.")
-def run_cmd(suite: Path, model: str | None, limit: int | None, out: Path | None) -> None:
-    """Run SUITE, resuming its run directory if it exists, and write the HTML report."""
+def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None) -> None:
+    """Run SUITE (a suite file, or a built-in suite's name: see `provbench suites`), resuming its
+    run directory if it exists, and write the HTML report."""
+    from .bundled import resolve_suite
     from .runner import run_suite
 
-    run_dir = run_suite(suite, model=model, limit=limit, out=out, console=console)
+    run_dir = run_suite(resolve_suite(suite), model=model, limit=limit, out=out, console=console)
     console.print(f"report: {run_dir / 'report.html'}")
 
 

@@ -1,7 +1,9 @@
 """The hooks a provbench plugin may implement.
 
 Registration hooks return a mapping of ``name -> factory``: a class or callable that the
-runner calls with the options a suite gives. Built-in plugins (``provbench_plugins``) use
+runner calls with the options a suite gives (validated against the class's ``Options`` pydantic
+model when it declares one). A plugin module may set ``PROVBENCH_NAMESPACE = "p000"`` so its
+names register as ``p000/<name>``; an entry point's name is the default namespace. Built-in plugins (``provbench_plugins``) use
 exactly these hooks; a third-party package declares an entry point in the ``provbench``
 group pointing at a module that implements some of them with ``@provbench.hookimpl``.
 
@@ -44,6 +46,14 @@ def provbench_register_dataset_loaders() -> Mapping[str, Factory]:
 @hookspec
 def provbench_register_kb_builders() -> Mapping[str, Factory]:
     """Knowledge-base builders: factories returning a :class:`provbench.plugin_api.KBBuilder`."""
+
+
+@hookspec
+def provbench_register_llm_backends() -> Mapping[str, Factory]:
+    """LLM backends by model-id prefix: ``{"llama-cpp": factory}`` serves ``llama-cpp:<rest>`` (and
+    the bare id ``llama-cpp``); ``factory(model_id, **params)`` returns an object with ``model_id``,
+    ``config()`` and ``complete(request)`` (see :mod:`provbench.llm.backends`). Ids no prefix
+    claims go to ``litellm``."""
 
 
 @hookspec

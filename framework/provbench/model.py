@@ -244,5 +244,6 @@ class RunManifest(BaseModel):
     versions: dict[str, str] = Field(default_factory=dict)
     git_revision: str | None = None
     plugins: dict[str, str] = Field(default_factory=dict)
+    plugin_versions: dict[str, str] = Field(default_factory=dict, description="kind:name -> version")
     created_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None

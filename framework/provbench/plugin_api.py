@@ -7,6 +7,11 @@
 - :class:`Metric` scores records one by one and/or aggregates a whole result set.
 - :class:`DatasetLoader` reads a benchmark into Questions and scores answers the dataset's way.
 - :class:`KBBuilder` builds a persisted knowledge base from Questions.
+
+All derive from :class:`Plugin`: a class may declare ``Options`` (a pydantic model) and gets
+``self.options``; the registry validates a suite's options against it (:func:`parse_options` is
+the one path, so every bad option is reported the same way). docs/plugins.md has an example
+of each kind.
 """
 
 from __future__ import annotations
@@ -15,11 +20,11 @@ import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .errors import UserError
+from .errors import PluginError, UserError
 from .model import BASELINE, Question, RunRecord, Trace, VariantInfo
 
 if TYPE_CHECKING:  # heavy modules stay lazy
@@ -44,6 +49,26 @@ def parse_options(model: type[OptionsT], options: dict[str, Any], owner: str,
         raise error(f"{owner}: bad options: {problems} (known options: {known})") from None
 
 
+class Plugin:
+    """What every plugin kind shares: a ``name`` and, optionally, an ``Options`` pydantic model.
+
+    A subclass that declares ``Options`` gets ``self.options`` (the validated model) from this
+    ``__init__``; the registry validates a suite's options against the same model when it
+    creates the plugin, so a bad option is reported once, naming kind, plugin and option.
+    """
+
+    name: str = ""
+    kind: ClassVar[str] = "plugin"
+    Options: ClassVar[type[BaseModel] | None] = None
+
+    def __init__(self, **options: Any) -> None:
+        owner = f"{self.kind} {self.name or type(self).__name__!r}"
+        if self.Options is not None:
+            self.options = parse_options(self.Options, options, owner, PluginError)
+        elif options:
+            raise PluginError(f"{owner}: bad options: takes no options, got {', '.join(sorted(options))}")
+
+
 @dataclass
 class Environment:
     """What a system may use for one run: the graph (only through its view) and the LLM."""
@@ -54,8 +79,8 @@ class Environment:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-class System(ABC):
-    name: str = ""
+class System(Plugin, ABC):
+    kind = "system"
     supports_resume: bool = False  # True if context-level interventions can re-run later stages
 
     @abstractmethod
@@ -72,7 +97,7 @@ class Variant(VariantInfo):
     (e.g. "node:2"), ``description`` says in words what it changes, ``data`` is for the plugin."""
 
 
-class Intervention(ABC):
+class Intervention(Plugin, ABC):
     """Changes what a system sees, at graph or context level.
 
     Three shapes: a single intervention (``repeats == 1``), a randomised one re-drawn ``repeats``
@@ -81,7 +106,7 @@ class Intervention(ABC):
     variant is its own unit and record, and the chosen one is passed as ``variant=``.
     """
 
-    name: str = ""
+    kind = "intervention"
     level: Literal["graph", "context"] = "graph"
     repeats: int = 1
 
@@ -134,7 +159,18 @@ def is_correct(record: RunRecord) -> bool:
     return value is not None and value >= CORRECT
 
 
-def answered_by_reference(records: "Iterable[RunRecord]", reference_system: str = "llm-only") -> set[str]:
+def compared_output(trace: Trace | None, normalize: "Callable[[str], str]") -> tuple[str, str]:
+    """What "output changed" compares: ``("abstained", "")`` for a deliberate abstention, else
+    ``("answer", normalized answer)`` (``""`` when there is none). An abstention is therefore not
+    an empty answer: abstaining where the baseline answered (or the reverse) is a change, two
+    abstentions are not, and an empty or missing answer of a run that did not abstain (a failed
+    or exhausted run) compares as the empty answer."""
+    if trace is not None and trace.outcome == "abstained":
+        return ("abstained", "")
+    return ("answer", normalize(trace.answer) if trace is not None and trace.answer is not None else normalize(""))
+
+
+def answered_by_reference(records: "Iterable[RunRecord]", reference_system: str) -> set[str]:
     """Paper 000's exclusion step: ids of questions the reference system's baseline answered
     correctly (accuracy 1.0); a failed run never counts as correct."""
     return {r.key.question_id for r in records
@@ -169,8 +205,8 @@ class Results:
         return list(dict.fromkeys(r.key.condition for r in self.records))
 
 
-class Metric(ABC):
-    name: str = ""
+class Metric(Plugin, ABC):
+    kind = "metric"
 
     def score(self, record: RunRecord, question: Question, context: "MetricContext") -> dict[str, float | None]:
         """Per-record scores, stored in ``record.scores``. Default: none."""
@@ -190,25 +226,53 @@ class MetricContext:
     loader: "DatasetLoader | None" = None
 
 
-class DatasetLoader(ABC):
-    name: str = ""
+class DatasetLoader(Plugin, ABC):
+    """``Options`` here describes the options of :meth:`load` (a suite's ``dataset.options``);
+    ``facets`` names the Question fields or metadata keys ``provbench data info`` counts by."""
+
+    kind = "dataset_loader"
+    facets: ClassVar[tuple[str, ...]] = ("type", "category")
+
+    def __init__(self) -> None:  # a loader's options go to load(), not here
+        pass
+
+    def load_options(self, options: dict[str, Any]) -> Any:
+        """``options`` validated against ``Options`` (the same check the suite makes)."""
+        if self.Options is None:
+            return options
+        return parse_options(self.Options, options, f"dataset_loader {self.name!r}")
 
     @abstractmethod
     def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0,
              sample: bool = False, **options: Any) -> list[Question]:
         """Read and validate questions. ``sample`` draws ``limit`` at random with ``seed``."""
 
+    def claims(self, source: str | Path) -> bool:
+        """True if ``source`` looks like this loader's format (lets ``provbench kb build`` and
+        ``provbench data info`` pick the loader when only one claims a file). Default: never."""
+        return False
+
+    def problems(self, source: str | Path, limit: int = 10, **options: Any) -> list[str]:
+        """Up to ``limit`` problems of ``source``, each naming file, record and field. Default:
+        the first error :meth:`load` raises; a loader can override it to report more."""
+        try:
+            self.load(source, **options)
+        except UserError as err:
+            return [str(err)]
+        return []
+
     def normalize(self, text: str) -> str:
         return " ".join(text.lower().split())
 
     def score_answer(self, question: Question, prediction: str | None) -> dict[str, float]:
-        """Dataset-specific correctness scores; must include ``accuracy``."""
+        """Dataset-specific correctness scores; must include ``accuracy``. ``prediction`` is None
+        when the system abstained, and "" when a run ended without an answer (failed, exhausted)."""
         ok = prediction is not None and self.normalize(prediction) == self.normalize(question.answer)
         return {"accuracy": float(ok)}
 
 
-class KBBuilder(ABC):
-    name: str = ""
+class KBBuilder(Plugin, ABC):
+    kind = "kb_builder"
 
     @abstractmethod
     def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":

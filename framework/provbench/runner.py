@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from .errors import UserError
 from .model import Question, RunManifest, RunRecord, Trace, UnitKey, utc_now
-from .plugin_api import Environment, Intervention, MetricContext, Results, Variant, answered_by_reference
-from .store import RunStore, export_csv
+from .plugin_api import (Environment, Intervention, MetricContext, Results, Variant, answered_by_reference,
+                         compared_output)
+from .store import RunMetrics, RunStore, export_csv
 from .suite import LoadedSuite, PluginRef, Suite, load_suite
 
 if TYPE_CHECKING:
@@ -147,7 +148,7 @@ def kb_llm_cache_dir(kb_dir: Path) -> Path:
     return kb_dir.parent / (kb_dir.name + "-llm-cache")
 
 
-def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str, builder: str, model: str = "embedded",
+def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, builder: str, model: str = "embedded",
                      limit: int | None = None, options: dict[str, Any] | None = None,
                      console: "Console | None" = None, llm: Any = None) -> tuple[Path, "KBStats", bool]:
     """Build (or reuse) a knowledge base straight from a dataset file: (directory, stats, reused)."""
@@ -157,7 +158,9 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str, builder: st
     _, registry = _plugins(None)
     kb_dir = Path(out).resolve()
     reused = KnowledgeBase.is_complete(kb_dir)
-    questions = registry.create("dataset_loader", loader).load(dataset, limit=limit)
+    from .datainfo import resolve_loader
+
+    questions = resolve_loader(registry, dataset, loader).load(dataset, limit=limit)
     if llm is None:
         llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir))
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -290,7 +293,7 @@ def _reopen_read_only(kb: Any, kb_dir: Path) -> Any:
 
 def _manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path | None,
               pm: "pluggy.PluginManager", console: "Console | None" = None) -> RunManifest:
-    from .registry import plugin_source
+    from .registry import build_registry, plugin_source
 
     previous = store.read_manifest()
     if previous is not None and previous.suite_sha256 != loaded.sha256:
@@ -307,6 +310,7 @@ def _manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path | Non
         models={"llm": str(getattr(llm, "model_id", suite.model.id)), "suite_model": suite.model.id},
         seeds=[suite.seed, suite.dataset.seed], versions=_versions(), git_revision=_git_revision(loaded.path),
         plugins={name: plugin_source(pm, plugin) for name, plugin in pm.list_name_plugin()},
+        plugin_versions=build_registry(pm).versions(),
         created_at=previous.created_at if previous else utc_now())
     store.write_manifest(manifest)
     return manifest
@@ -488,13 +492,18 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: Ru
 def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: RunRecord | None) -> None:
     """Dataset correctness, "output changed" against the baseline, then per-record metrics."""
     answer = record.trace.answer if record.status == "ok" and record.trace else None
+    # the loader sees None only for a deliberate abstention (which may be the right reply to an
+    # unanswerable question); a run that ended with no answer otherwise is scored as an empty one
+    abstained = record.status == "ok" and record.trace is not None and record.trace.outcome == "abstained"
+    prediction = answer if answer is not None or abstained else ""
     try:
-        record.scores.update(ctx.loader.score_answer(question, answer))
+        record.scores.update(ctx.loader.score_answer(question, prediction))
     except Exception as exc:  # noqa: BLE001
         record.score_notes["accuracy"] = f"scoring failed: {type(exc).__name__}: {exc}"[:500]
     if baseline is not None and baseline.trace is not None and record.status == "ok":
-        before, after = baseline.trace.answer or "", answer or ""
-        record.scores["output_changed"] = float(ctx.loader.normalize(before) != ctx.loader.normalize(after))
+        # an abstention is its own output, never an empty answer (plugin_api.compared_output)
+        record.scores["output_changed"] = float(compared_output(baseline.trace, ctx.loader.normalize)
+                                                != compared_output(record.trace, ctx.loader.normalize))
     metric_ctx = metric_context(ctx)
     for name, metric in ctx.metrics:
         try:
@@ -517,11 +526,11 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
     values, errors = [], {}
     for name, metric in ctx.metrics:
         try:
-            values += [v.model_dump(mode="json") for v in metric.aggregate(results, metric_context(ctx))]
+            values += list(metric.aggregate(results, metric_context(ctx)))
         except Exception as exc:  # noqa: BLE001
             errors[name] = f"{type(exc).__name__}: {exc}"[:1000]
-    store.write_metrics({"values": values, "errors": errors, "excluded": sorted(excluded),
-                         "exclusion": ctx.suite.exclusion.model_dump(), "written_at": utc_now()})
+    store.write_metrics(RunMetrics(values=values, errors=errors, excluded=sorted(excluded),
+                                   exclusion=ctx.suite.exclusion.model_dump()))
     manifest.finished_at = utc_now()
     store.write_manifest(manifest)
     export_csv(store.run_dir)

@@ -3,7 +3,7 @@
     manifest.json    RunManifest (suite, models, seeds, versions, git revision; never secrets)
     questions.jsonl  the questions the run used (so a report needs nothing but the directory)
     records.jsonl    one RunRecord per unit, appended, flushed and fsynced one by one
-    metrics.json     run-level MetricValues, the excluded questions, metric errors
+    metrics.json     RunMetrics: format version, run-level MetricValues, excluded questions, metric errors
     cache/           the LLM response cache
     report.html, records.csv, pages/   written by the report
 
@@ -21,10 +21,11 @@ import threading
 from pathlib import Path
 from typing import Any, Iterable
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import UserError
-from .model import Question, RunManifest, RunRecord
+from .model import Question, RunManifest, RunRecord, utc_now
+from .plugin_api import MetricValue
 
 MANIFEST = "manifest.json"
 QUESTIONS = "questions.jsonl"
@@ -115,12 +116,48 @@ class RunStore:
             return []
         return [Question.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
-    def write_metrics(self, payload: dict[str, Any]) -> None:
-        _atomic_write(self.run_dir / METRICS, json.dumps(payload, indent=2, ensure_ascii=False))
+    def write_metrics(self, metrics: "RunMetrics") -> None:
+        _atomic_write(self.run_dir / METRICS, metrics.model_dump_json(indent=2))
+
+    def read_run_metrics(self) -> "RunMetrics | None":
+        path = self.run_dir / METRICS
+        if not path.exists():
+            return None
+        try:
+            return RunMetrics.model_validate_json(path.read_text(encoding="utf-8"))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            raise UserError(f"{path}: field {'.'.join(map(str, error['loc']))}: {error['msg']}") from None
 
     def read_metrics(self) -> dict[str, Any]:
-        path = self.run_dir / METRICS
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        """metrics.json as plain JSON data (validated), {} before a run has finished."""
+        metrics = self.read_run_metrics()
+        return metrics.model_dump(mode="json") if metrics is not None else {}
+
+
+METRICS_FORMAT_VERSION = 1
+
+
+class RunMetrics(BaseModel):
+    """metrics.json: run-level metric values, metric errors and the exclusion step's result.
+    ``format_version`` says how to read it; files written before it existed are version 1."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format_version: int = METRICS_FORMAT_VERSION
+    values: list[MetricValue] = Field(default_factory=list)
+    errors: dict[str, str] = Field(default_factory=dict, description="metric key -> why aggregate failed")
+    excluded: list[str] = Field(default_factory=list, description="question ids left out of intervention analysis")
+    exclusion: dict[str, Any] = Field(default_factory=dict, description="the suite's exclusion settings")
+    written_at: str = Field(default_factory=utc_now)
+
+    @field_validator("format_version")
+    @classmethod
+    def _readable(cls, version: int) -> int:
+        if version > METRICS_FORMAT_VERSION:
+            raise ValueError(f"format_version {version} is newer than this provbench reads "
+                             f"({METRICS_FORMAT_VERSION}); upgrade provbench")
+        return version
 
 
 def _atomic_write(path: Path, text: str) -> None:

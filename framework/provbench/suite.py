@@ -76,7 +76,7 @@ class ExclusionSpec(_Strict):
     baseline are left out of the intervention runs and analysis."""
 
     enabled: bool = True
-    reference_system: str = "llm-only"
+    reference_system: str | None = Field(default=None, description="a system key of the suite; required when enabled")
 
     @model_validator(mode="before")
     @classmethod
@@ -86,6 +86,13 @@ class ExclusionSpec(_Strict):
         if isinstance(value, str):
             return {"reference_system": value}
         return value
+
+    @model_validator(mode="after")
+    def _reference_named(self) -> "ExclusionSpec":
+        if self.enabled and not self.reference_system:
+            raise ValueError("the exclusion step needs a reference_system: the system whose correct "
+                             "baseline answers leave a question out (e.g. reference_system: llm-only)")
+        return self
 
 
 class ExecutorSpec(_Strict):
@@ -348,16 +355,21 @@ def check_plugins(path: Path, tree: Any, suite: Suite, registry: "Registry") -> 
     """Every named plugin exists, and its factory accepts the options given."""
     from .registry import PluginError
 
-    def check(kind: str, name: str, options: dict, loc: tuple) -> None:
-        if name not in registry.names(kind):
-            raise SuiteError(f"{_where(path, tree, loc)}: {unknown_name_message(kind, name, registry.names(kind))}")
+    def check(kind: str, name: str, options: dict, loc: tuple, options_loc: tuple | None = None) -> None:
         try:
-            registry.create(kind, name, **options)
-        except (PluginError, UserError, TypeError, ValueError) as exc:
-            options_loc = loc[:-1] + ("options",) if loc[-1] == "name" else loc
-            raise SuiteError(f"{_where(path, tree, options_loc)}: {exc}") from None
+            registry.get(kind, name)
+        except PluginError as exc:
+            raise SuiteError(f"{_where(path, tree, loc)}: {exc}") from None
+        try:
+            registry.check_options(kind, name, options)
+            if kind != "dataset_loader":
+                registry.create(kind, name, **options)  # a constructor may check more than Options
+        except (PluginError, UserError) as exc:
+            where = options_loc or (loc[:-1] + ("options",) if loc[-1] == "name" else loc)
+            raise SuiteError(f"{_where(path, tree, where)}: {exc}") from None
 
-    check("dataset_loader", suite.dataset.loader, {}, ("dataset", "loader"))
+    check("dataset_loader", suite.dataset.loader, suite.dataset.options, ("dataset", "loader"),
+          ("dataset", "options") if suite.dataset.options else ("dataset", "loader"))
     if suite.knowledge_base is not None:
         check("kb_builder", suite.knowledge_base.builder, suite.knowledge_base.options, ("knowledge_base", "builder"))
     for section, kind in (("systems", "system"), ("interventions", "intervention"), ("metrics", "metric")):

@@ -1,5 +1,7 @@
 """An example provbench plugin: one system and one metric, registered through hooks."""
 
+from pydantic import BaseModel, Field
+
 from provbench import hookimpl
 from provbench.model import Trace
 from provbench.plugin_api import Metric, MetricValue, Results, System
@@ -8,12 +10,12 @@ from provbench.plugin_api import Metric, MetricValue, Results, System
 class NearestEntity(System):
     """Answers with the name of the entity most similar to the question (no LLM)."""
 
-    def __init__(self, k: int = 1):
-        self.k = k
+    class Options(BaseModel):  # a suite's `options:`, validated when the suite loads
+        k: int = Field(1, ge=1, le=50, description="entity hits to retrieve")
 
     def run(self, question, env):
         trace = Trace(question_id=question.id, system=self.name or "nearest-entity")
-        hits = env.view.search_entities(question.question, k=self.k)
+        hits = env.view.search_entities(question.question, k=self.options.k)
         trace.add_step("retrieval", tool="search_entities", arguments={"query": question.question},
                        result=[hit.id for hit in hits])
         if not hits:

@@ -14,7 +14,9 @@ store's ``get`` / ``get_triplets`` read the same graph):
               ``description`` (a column this module adds)
 * text unit   ``Chunk`` node: ``id``, ``text``, ``ref_doc_id`` (document id), label ``text_chunk``
 * relation    ``LINKS`` edge Entity->Entity: ``label``, ``triplet_source_id`` (the source text
-              unit, as the store names it) and ``id`` (a column this module adds)
+              unit, as the store names it), ``id``, and the optional validity ``valid_from`` /
+              ``invalidated_at`` (columns this module adds; knowledge bases built before the
+              validity columns existed read as "every edge valid")
 * mention     ``MENTIONS`` edge Chunk->Entity (label ``MENTIONS``): the text unit <-> entity link.
               A relation's source text unit mentions both of its entities, as in LlamaIndex.
 * community   ``Community`` node (``id``, ``title``, ``summary``, ``level``, ``entity_ids``), a table
@@ -67,6 +69,8 @@ ALL_INDICES = (INDEX_TEXT_UNITS, INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_COMMU
 _SCHEMA_EXTENSIONS = (
     "ALTER TABLE Entity ADD IF NOT EXISTS description STRING DEFAULT ''",
     "ALTER TABLE LINKS ADD IF NOT EXISTS id STRING",
+    "ALTER TABLE LINKS ADD IF NOT EXISTS valid_from STRING",
+    "ALTER TABLE LINKS ADD IF NOT EXISTS invalidated_at STRING",
     "ALTER TABLE Entity ADD IF NOT EXISTS community_ids STRING[]",
     "CREATE NODE TABLE IF NOT EXISTS Community("
     "id STRING, title STRING, summary STRING, level INT64, entity_ids STRING[], PRIMARY KEY(id))",
@@ -116,6 +120,7 @@ class GraphStore:
         self._connections: list[Any] = []
         self._lock = threading.Lock()
         self._vectors: dict[str, Any] = {}
+        self._invalidated: frozenset[str] | None = None
         self.closed = False
 
     # -- queries
@@ -145,6 +150,15 @@ class GraphStore:
     def scalar(self, query: str, params: dict[str, Any] | None = None) -> Any:
         rows = self.rows(query, params)
         return rows[0][0] if rows else None
+
+    def invalidated_relations(self) -> frozenset[str]:
+        """Ids of relations stored with ``invalidated_at`` set (read once: a finished KB is immutable)."""
+        if self._invalidated is None:
+            columns = {row[0] for row in self.rows("CALL table_info('LINKS') RETURN name")}
+            ids = ({row[0] for row in self.rows("MATCH ()-[r:LINKS]->() WHERE r.invalidated_at IS NOT NULL "
+                                                "RETURN r.id")} if "invalidated_at" in columns else set())
+            self._invalidated = frozenset(ids)
+        return self._invalidated
 
     # -- vectors
 
@@ -393,8 +407,9 @@ class KnowledgeBase:
     def _copy_relations(self, relations: Sequence[Relation]) -> None:
         columns = {"from": [r.source for r in relations], "to": [r.target for r in relations],
                    "label": [r.label for r in relations], "triplet_source_id": [r.text_unit_id for r in relations],
-                   "id": [r.id for r in relations]}
-        self._copy("LINKS", "LINKS(label, triplet_source_id, id)", columns, "")
+                   "id": [r.id for r in relations], "valid_from": [r.valid_from for r in relations],
+                   "invalidated_at": [r.invalidated_at for r in relations]}
+        self._copy("LINKS", "LINKS(label, triplet_source_id, id, valid_from, invalidated_at)", columns, "")
 
     def _copy_mentions(self, pairs: Sequence[tuple[str, str]]) -> None:
         columns = {"from": [t for t, _ in pairs], "to": [e for _, e in pairs], "label": ["MENTIONS"] * len(pairs)}

@@ -21,11 +21,17 @@ class Entity(_Frozen):
 
 
 class Relation(_Frozen):
+    """A directed, labelled edge. ``valid_from`` / ``invalidated_at`` (ISO timestamps, optional)
+    record when it became true and when it was invalidated instead of deleted; an edge with
+    ``invalidated_at`` set is inactive, and views never follow it."""
+
     id: str
     source: str
     target: str
     label: str
     text_unit_id: str | None = None
+    valid_from: str | None = None
+    invalidated_at: str | None = None
 
 
 class TextUnit(_Frozen):

@@ -16,7 +16,13 @@ What the filter hides
     ``hide_metadata_of``  these entities show a blank label and description; entity search
                           scores them by their name alone, so the hidden description cannot
                           steer the ranking
+    ``invalidated``       relations treated as invalidated (``GraphView.invalidate``): like the
+                          relations stored with ``invalidated_at`` set, they are inactive, and no
+                          query returns them (neighbours, paths, ``relation()``, subgraphs)
 Hiding an entity does not hide its text units: say so with ``text_units`` or ``block_text_of``.
+
+Longer than 400 lines because every graph read of every system goes through this one class:
+keeping it whole keeps the one place to audit for leaks in one file.
 """
 
 from __future__ import annotations
@@ -62,6 +68,7 @@ class ViewFilter:
     text_units: frozenset[str] = frozenset()
     block_text_of: frozenset[str] = frozenset()
     hide_metadata_of: frozenset[str] = frozenset()
+    invalidated: frozenset[str] = frozenset()
 
     def union(self, other: "ViewFilter") -> "ViewFilter":
         return ViewFilter(**{f.name: getattr(self, f.name) | getattr(other, f.name) for f in fields(self)})
@@ -111,6 +118,14 @@ class GraphView:
                            hide_metadata_of=_id_set(hide_metadata_of, "hide_metadata_of"))
         return GraphView(self._store, self._hidden.union(extra))
 
+    def invalidate(self, relation_ids: Iterable[str]) -> "GraphView":
+        """A new view in which these relations are invalidated (inactive) as well."""
+        return GraphView(self._store, self._hidden.union(ViewFilter(invalidated=_id_set(relation_ids, "relations"))))
+
+    def relation_active(self, relation_id: str) -> bool:
+        """False when the relation is invalidated, in the store or by this view."""
+        return relation_id not in self._hidden.invalidated and relation_id not in self._store.invalidated_relations()
+
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={len(v)}" for k, v in self._hidden.as_dict().items() if v)
         return f"GraphView({self._store.path}{', hiding ' + counts if counts else ''})"
@@ -123,7 +138,8 @@ class GraphView:
 
     def _relation_visible(self, relation_id: str, source: str, target: str) -> bool:
         h = self._hidden
-        return relation_id not in h.relations and source not in h.entities and target not in h.entities
+        return (relation_id not in h.relations and source not in h.entities and target not in h.entities
+                and self.relation_active(relation_id))
 
     def _unreadable_text_units(self) -> frozenset[str]:
         """Hidden text units plus those of ``block_text_of`` entities (cost: those entities' links)."""
@@ -229,11 +245,27 @@ class GraphView:
                 return self.entity(visible[0])
         return None
 
+    def entities_named(self, names: Iterable[str]) -> list[Entity]:
+        """Visible entities whose name equals one of ``names`` ignoring case (one query for all names)."""
+        wanted = sorted({n.strip().lower() for n in names if isinstance(n, str) and n.strip()})
+        if not wanted:
+            return []
+        rows = self._store.rows("MATCH (e:Entity) WHERE lower(e.name) IN $names RETURN e.id ORDER BY e.id",
+                                {"names": wanted})
+        return self._entities([row[0] for row in rows])
+
     def entity_ids(self) -> Iterator[str]:
         """Every visible entity id (a full scan: for tests, statistics and sampling)."""
         for (eid,) in self._store.rows("MATCH (e:Entity) RETURN e.id ORDER BY e.id"):
             if self.entity_visible(eid):
                 yield eid
+
+    def relation_ids(self) -> Iterator[str]:
+        """Every visible, active relation id (a full scan: for sampling and statistics)."""
+        for rid, source, target in self._store.rows("MATCH (a:Entity)-[r:LINKS]->(b:Entity) RETURN r.id, a.id, b.id "
+                                                    "ORDER BY r.id"):
+            if self._relation_visible(rid, source, target):
+                yield rid
 
     def _entity_names(self, ids: list[str]) -> dict[str, str]:
         return self._names(_ENTITY_NAMES, ids)
@@ -277,20 +309,23 @@ class GraphView:
         return [visible[i] for i in wanted if i in visible]
 
     def neighbors(self, entity_id: str, direction: Literal["both", "out", "in"] = "both",
-                  limit: int | None = None) -> list[Neighbor]:
-        """Visible relations of a visible entity and the entity at their other end (outgoing first)."""
+                  limit: int | None = None, relation_types: Iterable[str] | None = None) -> list[Neighbor]:
+        """Visible, active relations of a visible entity and the entity at their other end (outgoing
+        first); ``relation_types``: only relations with one of these labels."""
         if direction not in ("both", "out", "in"):
             raise ValueError(f"neighbors(direction=...) must be 'both', 'out' or 'in', got {direction!r}")
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
             raise ValueError(f"neighbors(limit=...) must be None or a non-negative int, got {limit!r}")
         if not self.entity_visible(entity_id) or limit == 0:
             return []
+        types = None if relation_types is None else frozenset(_id_set(relation_types, "relation_types"))
         sides = _SIDES if direction == "both" else (direction,)
         # enough rows that ``limit`` visible ones survive the filter; widened if they did not
-        fetch = -1 if limit is None else limit + len(self._hidden.entities) + len(self._hidden.relations)
+        fetch = -1 if limit is None or types is not None else limit + len(self._hidden.entities) + len(
+            self._hidden.relations) + len(self._hidden.invalidated) + len(self._store.invalidated_relations())
         while True:
             rows, truncated = self._edge_rows(entity_id, sides, fetch)
-            visible = [(side, row) for side, row in rows if self._relation_visible(
+            visible = [(side, row) for side, row in rows if (types is None or row[1] in types) and self._relation_visible(
                 row[0], *((entity_id, row[3]) if side == "out" else (row[3], entity_id)))]
             if limit is None or len(visible) >= limit or not truncated:
                 break
@@ -344,7 +379,8 @@ class GraphView:
                  "(b:Entity {id: $target}) RETURN nodes(p), rels(p) LIMIT $limit")
         rows = self._store.rows(query, {"source": source_id, "target": target_id, "limit": limit,
                                         "hidden_entities": sorted(self._hidden.entities),
-                                        "hidden_relations": sorted(self._hidden.relations)})
+                                        "hidden_relations": sorted(self._hidden.relations | self._hidden.invalidated
+                                                                   | self._store.invalidated_relations())})
         paths = [_path(nodes, rels) for nodes, rels in rows]
         return sorted(paths, key=lambda p: [natural_key(r.id) for r in p.relations])
 

@@ -11,6 +11,7 @@ accounting and concurrency live in :class:`provbench.llm.LLMClient`, not here.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import os
 import threading
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..hookspecs import hookimpl
 from .cache import public_params
 from .errors import LLMError
 
@@ -251,15 +253,73 @@ def _field(obj: Any, name: str) -> Any:
 
 
 # -- model ids -----------------------------------------------------------------------------------
+# Backends are plugins: ``provbench_register_llm_backends`` maps a prefix to a factory
+# ``f(model_id, **params)``; ``prefix`` serves the id ``prefix`` and ``prefix:<rest>``.
 
-def make_backend(model_id: str, **backend_params: Any) -> Any:
-    """``embedded`` | ``llama-cpp:<name or path.gguf>`` | ``scripted`` | any litellm model id."""
+DEFAULT_BACKEND = "litellm"  # serves every id no other prefix claims
+
+
+def _embedded(model_id: str, /, n_ctx: int | None = None, n_threads: int | None = None,
+              logprobs_n_ctx: int | None = None) -> LlamaCppBackend:
+    """SmolLM2-135M-Instruct through llama.cpp, bundled (model id `embedded`)."""
+    return LlamaCppBackend(EMBEDDED_NAME, n_ctx, n_threads, logprobs_n_ctx)
+
+
+def _llama_cpp(model_id: str, /, n_ctx: int | None = None, n_threads: int | None = None,
+               logprobs_n_ctx: int | None = None) -> LlamaCppBackend:
+    """A local GGUF file through llama.cpp (`llama-cpp:<name or path.gguf>`)."""
+    name = model_id.removeprefix("llama-cpp:")
+    if not name or name == "llama-cpp":
+        raise UserError("model id 'llama-cpp:' needs a model name or a .gguf path after the colon")
+    return LlamaCppBackend(name, n_ctx, n_threads, logprobs_n_ctx)
+
+
+def _scripted(model_id: str, /, replies: list[Any] | None = None) -> ScriptedBackend:
+    """Replies written in advance, for tests (`scripted`, params: replies)."""
+    return ScriptedBackend(replies)
+
+
+def _litellm(model_id: str, /, **params: Any) -> LiteLLMBackend:
+    """Any litellm model id (API models, OpenAI-compatible servers); ids no other prefix claims."""
+    return LiteLLMBackend(model_id.removeprefix("litellm:"), **params)
+
+
+@hookimpl
+def provbench_register_llm_backends():
+    return {"embedded": _embedded, "llama-cpp": _llama_cpp, "scripted": _scripted, DEFAULT_BACKEND: _litellm}
+
+
+def backend_prefix(model_id: str, prefixes: Any) -> str:
+    """The registered prefix serving ``model_id``: ``p`` for ``p`` or ``p:...``, else litellm."""
+    head = model_id.split(":", 1)[0]
+    return head if head in prefixes else DEFAULT_BACKEND
+
+
+def make_backend(model_id: str, *, registry: Any = None, **backend_params: Any) -> Any:
+    """``embedded`` | ``llama-cpp:<name or path.gguf>`` | ``scripted`` | a plugin's prefix | any litellm id."""
+    from ..registry import check_instance, default_registry
+
     if not isinstance(model_id, str) or not model_id.strip():
         raise UserError(f"model id must be a non-empty string, got {model_id!r}")
-    if model_id == "scripted":
-        return ScriptedBackend(**backend_params)
-    if model_id == "embedded":
-        model_id = EMBEDDED_ID
-    if model_id.startswith("llama-cpp:"):
-        return LlamaCppBackend(model_id.removeprefix("llama-cpp:"), **backend_params)
-    return LiteLLMBackend(model_id, **backend_params)
+    registry = registry or default_registry()
+    prefix = backend_prefix(model_id, registry.names("llm_backend"))
+    registration = registry.get("llm_backend", prefix)
+    _check_params(registration, model_id, backend_params)
+    backend = registration.factory(model_id, **backend_params)
+    check_instance(registration, backend)
+    return backend
+
+
+def _check_params(registration: Any, model_id: str, params: dict[str, Any]) -> None:
+    """The model's parameters fit its backend factory's signature, or an error lists the known ones."""
+    try:
+        signature = inspect.signature(registration.factory)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(model_id, **params)
+    except TypeError as exc:
+        named = [p.name for p in list(signature.parameters.values())[1:]
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        raise UserError(f"model {model_id!r} ({registration.label()}): unknown or missing parameters "
+                        f"{sorted(params)}: {exc} (known parameters: {', '.join(named) or 'none'})") from None

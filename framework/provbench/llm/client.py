@@ -229,7 +229,6 @@ def check_messages(messages: Any) -> None:
             raise TypeError(f"messages[{i}] must be a dict with str 'role' and 'content', got {message!r:.200}")
 
 
-BACKEND_PARAMS = {"llama-cpp": {"n_ctx", "n_threads", "logprobs_n_ctx"}}
 CLIENT_PARAMS = {"max_attempts", "backoff_s", "max_backoff_s"}
 
 
@@ -243,12 +242,5 @@ def make_llm(model_id: str, cache_dir: Path | str | None = None, max_concurrency
     """
     client = {k: params.pop(k) for k in list(params) if k in CLIENT_PARAMS}
     generation = {k: params.pop(k) for k in list(params) if k in GENERATION_DEFAULTS}
-    is_llama = model_id == "embedded" or str(model_id).startswith("llama-cpp:")
-    if is_llama and set(params) - BACKEND_PARAMS["llama-cpp"]:
-        raise UserError(f"model {model_id!r}: unknown parameters {sorted(set(params) - BACKEND_PARAMS['llama-cpp'])} "
-                        f"(llama.cpp accepts {sorted(BACKEND_PARAMS['llama-cpp'])} and generation defaults "
-                        f"{sorted(GENERATION_DEFAULTS)})")
-    if model_id == "scripted" and set(params) - {"replies"}:
-        raise UserError(f"model 'scripted' accepts only replies=..., got {sorted(params)}")
-    backend = make_backend(model_id, **params)
+    backend = make_backend(model_id, **params)  # the backend's factory checks what is left
     return LLMClient(backend, cache_dir=cache_dir, max_concurrency=max_concurrency, **client, **generation)

@@ -1,4 +1,5 @@
-"""Built-in plugin: metrics any paper's runs can use (outcomes, trajectory provenance, RAGAS faithfulness)."""
+"""Built-in plugin: metrics any paper's runs can use (outcomes, trajectory provenance, RAGAS
+faithfulness, abstention, calibration and cost)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ def provbench_register_metrics():
     from .outcomes import Accuracy, AccuracyDelta, Footprint, OutputChanged
     from .provenance import ProvenanceMetric
     from .ragas_faithfulness import RagasFaithfulness
+    from .selective import selective_metrics
 
     return {cls.name: cls for cls in (Accuracy, OutputChanged, AccuracyDelta, Footprint,
-                                      ProvenanceMetric, RagasFaithfulness)}
+                                      ProvenanceMetric, RagasFaithfulness, *selective_metrics())}
 
 
 @hookimpl
 def provbench_report_sections(run):
     from .report import faithfulness_section
+    from .selective_report import abstention_sections
 
-    return faithfulness_section(run)
+    return faithfulness_section(run) + abstention_sections(run)

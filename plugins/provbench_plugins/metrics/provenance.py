@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from provbench.errors import UserError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
 from provbench.model import BASELINE, RunRecord, Trace
 from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
 
@@ -60,12 +61,23 @@ class ProvenanceMetric(Metric):
 
     name = "provenance"
 
-    def __init__(self, conditions: Mapping[str, str] | None = None) -> None:
-        unknown = set(conditions or {}) - set(DEFAULT_ROLES)
-        if unknown:
-            raise UserError(f"metric 'provenance': unknown condition role(s) {sorted(unknown)}; "
-                            f"known: {sorted(DEFAULT_ROLES)}")
-        self.roles = DEFAULT_ROLES | dict(conditions or {})
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+        conditions: dict[str, str] = Field(default_factory=dict,
+                                           description="role -> condition label, for suites that rename conditions")
+
+        @field_validator("conditions")
+        @classmethod
+        def _known_roles(cls, value: dict[str, str]) -> dict[str, str]:
+            unknown = set(value) - set(DEFAULT_ROLES)
+            if unknown:
+                raise ValueError(f"unknown condition role(s) {sorted(unknown)}; known: {sorted(DEFAULT_ROLES)}")
+            return value
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.roles = DEFAULT_ROLES | self.options.conditions
 
     def score(self, record: RunRecord, question, context) -> dict[str, float | None]:
         if record.trace is None:

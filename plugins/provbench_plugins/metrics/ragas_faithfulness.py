@@ -25,9 +25,10 @@ import threading
 from collections import Counter
 from functools import lru_cache
 from statistics import fmean
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Literal
 
-from provbench.errors import UserError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
 from provbench.model import BASELINE, Question, RunRecord, Trace
 from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
 
@@ -184,18 +185,25 @@ class RagasFaithfulness(Metric):
 
     name = "ragas-faithfulness"
 
-    def __init__(self, conditions: list[str] | str = (BASELINE,), max_tokens: int = 512,
-                 max_context_chars: int = 6000) -> None:
-        if conditions != "all" and (isinstance(conditions, str)
-                                    or not all(isinstance(c, str) for c in conditions)):
-            raise UserError(f"metric {self.name!r}: option 'conditions' must be 'all' or a list of "
-                            f"condition names, got {conditions!r}")
-        for option, value in (("max_tokens", max_tokens), ("max_context_chars", max_context_chars)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 64:
-                raise UserError(f"metric {self.name!r}: option {option!r} must be an integer >= 64, got {value!r}")
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+        conditions: Literal["all"] | tuple[str, ...] = Field(
+            (BASELINE,), description="conditions whose records are judged: 'all' or a list of condition names")
+        max_tokens: int = Field(512, ge=64, description="cap on each judge reply")
+        max_context_chars: int = Field(6000, ge=64, description="evidence text shown to the judge")
+
+        @field_validator("conditions", mode="before")
+        @classmethod
+        def _list_of_names(cls, value: Any) -> Any:
+            return tuple(value) if isinstance(value, list) else value
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        conditions = self.options.conditions
         self.conditions = conditions if conditions == "all" else set(conditions)
-        self.max_tokens = max_tokens
-        self.max_context_chars = max_context_chars
+        self.max_tokens = self.options.max_tokens
+        self.max_context_chars = self.options.max_context_chars
 
     def applies_to(self, record: RunRecord) -> bool:
         return self.conditions == "all" or record.key.condition in self.conditions

@@ -17,6 +17,9 @@ Reading records
       ``detail["all_questions"]``, over every question (Table 1).
     * "Changed" compares answers after the dataset loader's ``normalize`` (``results.loader``);
       without a loader, the base :class:`DatasetLoader` normalisation (case and whitespace).
+      An abstention is an output of its own, not an empty answer
+      (:func:`provbench.plugin_api.compared_output`): answering where the baseline abstained, or
+      abstaining where it answered, is a change; two abstentions are not.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from statistics import fmean
 from typing import Any, Callable, Iterable, Mapping
 
 from provbench.model import BASELINE, RunRecord
-from provbench.plugin_api import DatasetLoader, Results, correctness, is_correct
+from provbench.plugin_api import DatasetLoader, Results, compared_output, correctness, is_correct
 
 FOOTPRINT_FIELDS = ("retrieved_text_units", "cited_text_units", "visited_entities", "cited_entities")
 
@@ -152,8 +155,8 @@ def per_question_changes(results: Results, system: str, condition: str, question
 
 
 def compare(base: RunRecord, records: list[RunRecord], normalize: Callable[[str], str]) -> ChangeOutcome:
-    reference = normalize(answer_of(base))
-    changed = fmean(float(normalize(answer_of(r)) != reference) for r in records)
+    reference = compared_output(base.trace, normalize)
+    changed = fmean(float(compared_output(r.trace, normalize) != reference) for r in records)
     if not is_correct(base):
         return ChangeOutcome(changed, None)
     return ChangeOutcome(changed, fmean(float(is_correct(r)) for r in records))

@@ -220,22 +220,63 @@ def to_question(record: TwoWikiRecord, category: str) -> Question:
                     type=record.type, category=category, metadata=metadata)
 
 
+class LoadOptions(BaseModel):
+    """A suite's ``dataset.options`` for the 2wiki loader."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    select: bool = Field(False, description="apply paper 000's question selection")
+    quotas: dict[str, int] | None = Field(None, description="questions per category (implies select)")
+    split: str = Field(DEFAULT_HUB_SPLIT, description="split of a hub dataset")
+
+
 class TwoWikiLoader(DatasetLoader):
+    """2WikiMultiHopQA (json, jsonl, parquet, hub) with paper 000's selection as an option."""
+
     name = LOADER_NAME
+    Options = LoadOptions
+    facets = ("type", "category")
 
     def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False,
-             select: bool = False, quotas: dict[str, int] | None = None, split: str = DEFAULT_HUB_SPLIT,
              **options: Any) -> list[Question]:
-        if options:
-            raise UserError(f"2wiki loader: unknown option(s) {sorted(options)}; "
-                            "known: select, quotas, split")
-        records = read_records(source, split)
+        opts = self.load_options(options)
+        records = read_records(source, opts.split)
         if sample:  # before selection, so quotas fill in the seeded order
             random.Random(seed).shuffle(records)
-        chosen = self._choose(records, select, quotas)
+        chosen = self._choose(records, opts.select, opts.quotas)
         if limit is not None:
             chosen = chosen[:limit]
         return [to_question(record, cat) for record, cat in chosen]
+
+    def claims(self, source: str | Path) -> bool:
+        path = Path(source)
+        reader = READERS.get(path.suffix.lower()) if path.is_file() else None
+        if reader is None:
+            return False
+        try:
+            first = next(iter(reader(path)), None)
+        except (UserError, OSError, ValueError):
+            return False
+        return isinstance(first, dict) and {"_id", "question", "context", "supporting_facts"} <= set(first)
+
+    def problems(self, source: str | Path, limit: int = 10, **options: Any) -> list[str]:
+        """Every record is validated (not only up to the first bad one)."""
+        path = Path(source)
+        reader = READERS.get(path.suffix.lower()) if path.is_file() else None
+        if reader is None:
+            return super().problems(source, limit, **options)
+        found: list[str] = []
+        try:
+            for index, raw in enumerate(reader(path)):
+                try:
+                    validate_record(raw, str(path), index)
+                except UserError as err:
+                    found.append(str(err))
+                if len(found) >= limit:
+                    break
+        except UserError as err:  # the file itself (JSON syntax, top-level shape)
+            found.append(str(err))
+        return found or super().problems(source, limit, **options)
 
     @staticmethod
     def _choose(records: list[TwoWikiRecord], select: bool, quotas: dict[str, int] | None):

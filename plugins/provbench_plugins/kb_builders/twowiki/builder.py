@@ -939,6 +939,7 @@ class TwoWikiKBBuilder(KBBuilder):
     """Paper 000's 2WikiMultiHopQA knowledge base: evidence triples, LLM enrichment, Leiden communities."""
 
     name = BUILDER_NAME
+    Options = BuildOptions
 
     def __init__(self, **options: Any):
         self.options = parse_options(options)

@@ -13,6 +13,8 @@ from provbench import hookimpl
 
 from .interventions import ABLATIONS
 
+PROVBENCH_NAMESPACE = "p000"  # registered as p000/llm-only, p000/cited-removal, ...
+
 
 @hookimpl
 def provbench_register_systems():

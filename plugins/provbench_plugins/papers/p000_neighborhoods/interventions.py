@@ -27,7 +27,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Literal
 
-from provbench.errors import UserError
+from pydantic import BaseModel, ConfigDict, Field
+
 from provbench.model import Question, Trace
 from provbench.plugin_api import Intervention
 
@@ -156,19 +157,18 @@ def known(lookup: _Lookup, entity_ids: Iterable[str]) -> tuple[frozenset[str], i
     return present, len(ids) - len(present)
 
 
-# -- option checking ---------------------------------------------------------------------------
+# -- options ---------------------------------------------------------------------------------
 
-def _check_int(owner: str, option: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"between {low} and {high}"
-        raise UserError(f"intervention {owner!r}: option {option!r} must be an integer {bound}, got {value!r}")
-    return value
+class RemovalOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    hide_orphan_text_units: bool = Field(True, description="also hide text units whose every entity is removed")
 
 
-def _check_bool(owner: str, option: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise UserError(f"intervention {owner!r}: option {option!r} must be true or false, got {value!r}")
-    return value
+class RandomRemovalOptions(RemovalOptions):
+    repeats: int = Field(3, ge=1, le=100, description="random draws per question, averaged")
+    hops: int = Field(2, ge=0, le=4, description="pool: entities within this many hops of the trajectory")
+    search_k: int = Field(20, ge=0, le=1000, description="pool: top entity hits for the question text")
 
 
 # -- the six ablations -------------------------------------------------------------------------
@@ -190,12 +190,11 @@ class GraphAblation(Intervention):
 class Removal(GraphAblation):
     """Base of the ablations that remove entities (and, by default, their orphaned text units)."""
 
-    def __init__(self, hide_orphan_text_units: bool = True) -> None:
-        self.hide_orphan_text_units = _check_bool(self.name, "hide_orphan_text_units", hide_orphan_text_units)
+    Options = RemovalOptions
 
     def removal_plan(self, lookup: _Lookup, removed: frozenset[str], keep_units: Iterable[str],
                      notes: list[str]) -> HidePlan:
-        units = orphaned_text_units(lookup, removed, keep_units) if self.hide_orphan_text_units else frozenset()
+        units = orphaned_text_units(lookup, removed, keep_units) if self.options.hide_orphan_text_units else frozenset()
         return HidePlan(entities=removed, text_units=units, notes=notes)
 
 
@@ -251,12 +250,11 @@ class RandomRemoval(Removal):
 
     name = "random-removal"
 
-    def __init__(self, repeats: int = 3, hops: int = 2, search_k: int = 20,
-                 hide_orphan_text_units: bool = True) -> None:
-        super().__init__(hide_orphan_text_units)
-        self.repeats = _check_int(self.name, "repeats", repeats, 1, 100)
-        self.hops = _check_int(self.name, "hops", hops, 0, 4)
-        self.search_k = _check_int(self.name, "search_k", search_k, 0, 1000)
+    Options = RandomRemovalOptions
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.repeats = self.options.repeats  # the runner plans this many units per question
 
     def plan(self, view, question, baseline, rng) -> HidePlan:
         lookup = lookup_for(view)
@@ -278,11 +276,11 @@ class RandomRemoval(Removal):
         """Entities near the baseline's trajectory or similar to the question."""
         frontier = {e for e in labels.visited | labels.cited if lookup.exists(e)}
         pool = set(frontier)
-        for _ in range(self.hops):
+        for _ in range(self.options.hops):
             frontier = {n.entity.id for e in frontier for n in view.neighbors(e)} - pool
             pool |= frontier
-        if self.search_k:
-            pool.update(hit.id for hit in view.search_entities(question.question, k=self.search_k))
+        if self.options.search_k:
+            pool.update(hit.id for hit in view.search_entities(question.question, k=self.options.search_k))
         return pool
 
 

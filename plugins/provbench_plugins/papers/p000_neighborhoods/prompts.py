@@ -9,6 +9,8 @@ from __future__ import annotations
 # -- shared -----------------------------------------------------------------------------------
 
 QUESTION = "Question: {question}"
+# appended to the user message only when a suite sets ask_confidence (paper 002's calibration)
+CONFIDENCE = ('Also give "confidence": the probability, from 0 to 1, that your answer is right.')
 CHOICES = "Options: {choices}"
 
 # -- llm-only -----------------------------------------------------------------------------------

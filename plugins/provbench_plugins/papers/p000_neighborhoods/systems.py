@@ -27,17 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from provbench.kb.types import Entity
 from provbench.llm.client import parse_json
 from provbench.model import Citations, Question, RetrievedItem, Trace
-from provbench.plugin_api import Environment, System, parse_options as plugin_options
-from provbench.registry import PluginError
+from provbench.plugin_api import Environment, System
 
 from . import prompts as P
 
 # ---------------------------------------------------------------------------------------------
 # shared by every paper-000 system
-
-
-class SystemOptionError(PluginError, ValueError):
-    """A suite gave a system an unknown or invalid option (the message names the system)."""
 
 
 class SystemOptions(BaseModel):
@@ -50,17 +45,10 @@ class SystemOptions(BaseModel):
     temperature: float = Field(0.0, ge=0.0, le=2.0)
 
 
-def parse_options(system_name: str, options_model: type[SystemOptions], options: dict[str, Any]) -> SystemOptions:
-    return plugin_options(options_model, options, f"system {system_name!r}", SystemOptionError)
-
-
 class PaperSystem(System):
     """Base of the six systems: validated options, one guarded LLM call, answer parsing."""
 
-    Options: ClassVar[type[SystemOptions]] = SystemOptions
-
-    def __init__(self, **options: Any) -> None:
-        self.options = parse_options(self.name, self.Options, options)
+    Options: ClassVar[type[SystemOptions]] = SystemOptions  # self.options: validated by System's __init__
 
     def new_trace(self, question: Question) -> Trace:
         return Trace(question_id=question.id, system=self.name)
@@ -149,9 +137,12 @@ MAX_CITATIONS = 5
 MAX_CITATION_CHARS = 64
 
 
-def answer_schema(*citation_keys: str) -> dict:
-    """Bounded lengths, so a grammar-constrained reply closes its JSON before max_tokens cuts it."""
+def answer_schema(*citation_keys: str, confidence: bool = False) -> dict:
+    """Bounded lengths, so a grammar-constrained reply closes its JSON before max_tokens cuts it;
+    ``confidence`` adds a stated confidence in [0, 1] (paper 002's calibration comparison)."""
     properties: dict[str, Any] = {"answer": {"type": "string", "maxLength": MAX_ANSWER_CHARS}}
+    if confidence:
+        properties["confidence"] = {"type": "number", "minimum": 0, "maximum": 1}
     for key in citation_keys:
         properties[key] = {"type": "array", "maxItems": MAX_CITATIONS,
                            "items": {"type": "string", "maxLength": MAX_CITATION_CHARS}}
@@ -159,13 +150,22 @@ def answer_schema(*citation_keys: str) -> dict:
             "additionalProperties": False}
 
 
+class OneShotOptions(SystemOptions):
+    ask_confidence: bool = Field(False, description="also ask for a confidence in [0, 1] (off: prompts unchanged)")
+
+
 class OneShotSystem(PaperSystem):
     """Build a prompt once, generate once, parse the answer and the citations shown in the prompt."""
 
+    Options: ClassVar[type[SystemOptions]] = OneShotOptions
     citation_keys: ClassVar[tuple[str, ...]] = ()
 
     def generate(self, env: Environment, trace: Trace, messages: list[dict], shown: dict[str, set[str]]) -> Trace:
-        resp = self.chat(env, trace, messages, schema=answer_schema(*self.citation_keys), purpose="answer")
+        ask = getattr(self.options, "ask_confidence", False)
+        if ask:
+            messages = [*messages[:-1], {**messages[-1], "content": messages[-1]["content"] + "\n" + P.CONFIDENCE}]
+        resp = self.chat(env, trace, messages, schema=answer_schema(*self.citation_keys, confidence=ask),
+                         purpose="answer")
         if resp is None:
             return trace
         reply = reply_object(resp)
@@ -181,7 +181,15 @@ class OneShotSystem(PaperSystem):
             trace.add_step("rejection", tool="generate", arguments={"dropped_citations": dropped},
                            error="cited ids that were not in the prompt were dropped")
         self.finish_answer(trace, reply.get("answer"))
+        if ask:
+            trace.confidence = stated_confidence(reply.get("confidence"))
         return trace
+
+
+def stated_confidence(value: Any) -> float | None:
+    """A confidence in [0, 1] as the model stated it; None when it gave none or an invalid one."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
+    return float(value) if ok else None
 
 
 def _snippet(text: str | None, limit: int = 120) -> str:
@@ -209,7 +217,7 @@ class LLMOnly(OneShotSystem):
 # rag
 
 
-class RAGOptions(SystemOptions):
+class RAGOptions(OneShotOptions):
     top_k: int = Field(5, ge=1, le=100, description="text units retrieved by similarity")
     text_chars: int = Field(1500, ge=50, description="characters of each text unit shown")
 
@@ -249,7 +257,7 @@ def clip(text: str, limit: int) -> str:
 # graphrag (one-shot)
 
 
-class GraphRAGOptions(SystemOptions):
+class GraphRAGOptions(OneShotOptions):
     entity_k: int = Field(5, ge=1, le=100, description="entities found by similarity (the seeds)")
     community_k: int = Field(2, ge=0, le=50, description="community reports found by similarity")
     neighbor_limit: int = Field(5, ge=0, le=100, description="relationships expanded per seed entity")

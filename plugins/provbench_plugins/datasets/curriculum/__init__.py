@@ -1,0 +1,1 @@
+"""Concept-graph question sets such as curriculum-mini (plugin module: loader.py)."""

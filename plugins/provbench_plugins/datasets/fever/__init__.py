@@ -1,0 +1,1 @@
+"""FEVER: claims, Wikipedia pages and the official scoring."""

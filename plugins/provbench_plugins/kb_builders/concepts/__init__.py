@@ -1,0 +1,1 @@
+"""Concept-graph knowledge bases from plain files (plugin module: builder.py)."""

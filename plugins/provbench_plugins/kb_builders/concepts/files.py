@@ -1,0 +1,144 @@
+"""Reading a concept graph from plain files: concepts and edges, each a CSV or JSON-lines file.
+
+Concepts (one per row / line)
+    ``id`` (required, unique), ``name`` (required), ``kind`` (optional semantic type, e.g.
+    "concept", "technique"), ``description`` (optional), ``aliases`` (optional: a JSON list,
+    or in CSV a ``|``-separated string).
+Edges
+    ``source``, ``relation``, ``target`` (required; source and target are concept ids),
+    ``id`` (optional, unique; default: the row number), ``valid_from`` and ``invalidated_at``
+    (optional ISO timestamps: an edge with ``invalidated_at`` is kept but inactive),
+    ``description`` (optional).
+
+The file kind follows the suffix: ``.csv`` or ``.jsonl`` / ``.ndjson``. Every problem is reported
+with the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator
+
+from provbench.errors import UserError
+
+
+class ConceptFileError(UserError):
+    """A concept or edge file is missing, malformed or inconsistent."""
+
+
+@dataclass(frozen=True)
+class Concept:
+    id: str
+    name: str
+    kind: str = "concept"
+    description: str = ""
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConceptEdge:
+    id: str
+    source: str
+    relation: str
+    target: str
+    valid_from: str | None = None
+    invalidated_at: str | None = None
+    description: str = ""
+
+
+def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) pairs of a CSV (header line 1) or JSON-lines file."""
+    if not path.is_file():
+        raise ConceptFileError(f"{path}: no such file")
+    suffix = path.suffix.lower()
+    with path.open(encoding="utf-8", newline="") as handle:
+        if suffix == ".csv":
+            for number, row in enumerate(csv.DictReader(handle), start=2):  # line 1 is the header
+                yield number, {k.strip(): v for k, v in row.items() if k}
+        elif suffix in (".jsonl", ".ndjson"):
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ConceptFileError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
+                if not isinstance(row, dict):
+                    raise ConceptFileError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
+                yield number, row
+        else:
+            raise ConceptFileError(f"{path}: unknown file kind {suffix!r} (use .csv or .jsonl)")
+
+
+def text_field(path: Path, line: int, row: dict[str, Any], name: str, required: bool = False) -> str:
+    value = row.get(name)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise ConceptFileError(f"{path}:{line}: field {name!r} is required")
+        return ""
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise ConceptFileError(f"{path}:{line}: field {name!r} must be text, got {type(value).__name__}")
+    return str(value).strip()
+
+
+def timestamp_field(path: Path, line: int, row: dict[str, Any], name: str) -> str | None:
+    text = text_field(path, line, row, name)
+    if not text:
+        return None
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        raise ConceptFileError(f"{path}:{line}: field {name!r} must be an ISO date or timestamp, got {text!r}") from None
+    return text
+
+
+def aliases_field(path: Path, line: int, row: dict[str, Any]) -> tuple[str, ...]:
+    value = row.get("aliases")
+    if value in (None, ""):
+        return ()
+    if isinstance(value, str):
+        value = value.split("|")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConceptFileError(f"{path}:{line}: field 'aliases' must be a list of strings or 'a|b' text")
+    return tuple(v.strip() for v in value if v.strip())
+
+
+def read_concepts(path: Path) -> list[Concept]:
+    concepts: dict[str, Concept] = {}
+    for line, row in read_rows(path):
+        cid = text_field(path, line, row, "id", required=True)
+        if cid in concepts:
+            raise ConceptFileError(f"{path}:{line}: field 'id': concept {cid!r} is defined twice")
+        concepts[cid] = Concept(id=cid, name=text_field(path, line, row, "name", required=True),
+                                kind=text_field(path, line, row, "kind") or "concept",
+                                description=text_field(path, line, row, "description"),
+                                aliases=aliases_field(path, line, row))
+    if not concepts:
+        raise ConceptFileError(f"{path}: no concepts")
+    return list(concepts.values())
+
+
+def read_edges(path: Path, concept_ids: set[str]) -> list[ConceptEdge]:
+    edges: dict[str, ConceptEdge] = {}
+    for number, (line, row) in enumerate(read_rows(path)):
+        ends = {}
+        for end in ("source", "target"):
+            ends[end] = text_field(path, line, row, end, required=True)
+            if ends[end] not in concept_ids:
+                raise ConceptFileError(f"{path}:{line}: field {end!r}: unknown concept id {ends[end]!r}")
+        eid = text_field(path, line, row, "id") or str(number)
+        if eid in edges:
+            raise ConceptFileError(f"{path}:{line}: field 'id': edge {eid!r} is defined twice")
+        valid_from = timestamp_field(path, line, row, "valid_from")
+        invalidated_at = timestamp_field(path, line, row, "invalidated_at")
+        if valid_from and invalidated_at and datetime.fromisoformat(invalidated_at) < datetime.fromisoformat(valid_from):
+            raise ConceptFileError(f"{path}:{line}: field 'invalidated_at' is before 'valid_from'")
+        edges[eid] = ConceptEdge(id=eid, source=ends["source"], target=ends["target"],
+                                 relation=text_field(path, line, row, "relation", required=True),
+                                 valid_from=valid_from, invalidated_at=invalidated_at,
+                                 description=text_field(path, line, row, "description"))
+    return list(edges.values())

@@ -1,0 +1,1 @@
+"""The fever-wiki knowledge base: FEVER Wikipedia pages as sentences, pages and hyperlinks."""

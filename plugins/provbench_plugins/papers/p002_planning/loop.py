@@ -1,0 +1,272 @@
+"""Paper 002's confidence-gated planning loop (``planning-loop``).
+
+State: the question, the visited concepts, the frontier, the evidence subgraph (concepts and the
+edges used), the last stated confidence. Seeds: up to ``max_seeds`` concepts named in the
+question, most specific first (:mod:`.seeds`). Each round, at most ``max_rounds``:
+
+1. **expand**: follow the active edges (both directions; invalidated edges are never returned by
+   the view) of the concepts to expand, restricted to the relation types the last round chose
+   (from those on the edges of the concepts to expand next, which the prompt lists),
+   collecting concepts never visited until the round's frontier holds ``frontier_cap`` concepts
+   (round 1's frontier counts the seeds). Edges to concepts already in the evidence are recorded
+   too. Visited concepts are never re-added, so at most ``max_rounds x frontier_cap`` concepts are
+   examined. When the chosen relation types lead nowhere new, the round follows every type.
+2. **synthesize**: one LLM call answers from the evidence subgraph only and states a confidence,
+   a focus for the next round and the relation types to follow.
+3. **verify**: at confidence >= ``confidence_bar`` the answer is returned with the evidence
+   subgraph as its citations; otherwise the focus and relation types carry into the next round.
+   After the last round, or when a round finds nothing new to examine, the loop abstains
+   (``outcome="abstained"``, no answer, ``confidence`` = the last stated one; the held-back
+   answer is kept in ``artifacts["candidate_answer"]`` for risk-coverage analysis).
+
+``artifacts["rounds"]`` records each round: the concepts expanded, the new frontier, the edges
+used, the focused query, the relation types followed and chosen, the answer and confidence.
+A reply that is not valid JSON counts as confidence 0 for its round; an LLM failure fails the trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from provbench.kb.types import Entity, Neighbor, Relation
+from provbench.llm.client import parse_json
+from provbench.model import Question, RetrievedItem, Trace
+from provbench.plugin_api import Environment, System
+
+from . import prompts as P
+from .seeds import select_seeds
+
+
+class PlanningOptions(BaseModel):
+    """Every number of the paper is an option; defaults are the paper's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    frontier_cap: int = Field(12, ge=1, le=1000, description="concepts in one round's frontier")
+    max_seeds: int = Field(3, ge=1, le=50, description="seed concepts named in the question")
+    confidence_bar: float = Field(0.80, ge=0.0, le=1.0, description="answer at or above this confidence")
+    max_rounds: int = Field(4, ge=1, le=50, description="rounds (one LLM call each) before abstaining")
+    relation_focus: bool = Field(True, description="follow only the relation types the last round chose")
+    seed_min_chars: int = Field(3, ge=1, description="shorter concept names never seed")
+    fallback_search_k: int = Field(3, ge=0, le=50, description="entities found by similarity when no name occurs")
+    text_units_per_concept: int = Field(0, ge=0, le=20, description="linked text shown per concept (0: graph only)")
+    text_chars: int = Field(400, ge=50)
+    max_tokens: int = Field(256, ge=32, le=8192)
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+
+
+@dataclass
+class LoopState:
+    question: str
+    visited: dict[str, Entity] = field(default_factory=dict)  # also the evidence concepts, in order
+    edges: dict[str, Relation] = field(default_factory=dict)  # evidence edges, in order
+    texts: dict[str, str] = field(default_factory=dict)  # text units shown
+    relation_vocab: list[str] = field(default_factory=list)  # types on the next frontier's edges
+    neighbours: dict[str, list[Neighbor]] = field(default_factory=dict)  # per concept, fetched once
+    frontier: list[str] = field(default_factory=list)  # the concepts the next expansion starts from
+    frontier_before: list[str] = field(default_factory=list)  # what the current round expanded
+    focus: str = ""
+    relation_types: list[str] = field(default_factory=list)
+    confidence: float | None = None
+    answer: str | None = None
+
+
+@dataclass
+class Expansion:
+    added: list[str]
+    edges: list[str]
+    followed: list[str] | None  # relation types followed (None: all)
+    widened: bool = False  # the chosen types led nowhere new, so every type was followed
+    capped: bool = False
+
+
+class PlanningLoop(System):
+    """Paper 002: a bounded frontier expanded round by round; answers at a confidence bar, else abstains."""
+
+    name = "planning-loop"
+    Options = PlanningOptions
+
+    def run(self, question: Question, env: Environment) -> Trace:
+        trace = Trace(question_id=question.id, system=self.name)
+        state = LoopState(question=question.question, focus=question.question)
+        if not self.seed(question, env, trace, state):
+            trace.add_step("error", tool="seed", error="no concept is named in the question and search found none")
+            return self.abstain(trace, state, "no seed concept")
+        opts = self.options
+        for number in range(1, opts.max_rounds + 1):
+            budget = opts.frontier_cap - (len(state.frontier) if number == 1 else 0)
+            expansion = self.expand(env, trace, state, budget)
+            if number > 1 and not expansion.added and not expansion.edges:
+                return self.abstain(trace, state, f"round {number} found nothing new to examine")
+            reply = self.synthesize(question, env, trace, state, number)
+            if reply is None:
+                return trace  # the LLM failed for good: the trace says so
+            self.record_round(trace, state, number, expansion, reply)
+            if state.confidence is not None and state.confidence >= opts.confidence_bar:
+                return self.emit(trace, state)
+            state.focus = reply["focus"] or state.focus
+            state.relation_types = reply["relation_types"] if opts.relation_focus else []
+        return self.abstain(trace, state, f"confidence below {opts.confidence_bar} after {opts.max_rounds} rounds")
+
+    # -- seeding ---------------------------------------------------------------------------
+    def seed(self, question: Question, env: Environment, trace: Trace, state: LoopState) -> bool:
+        matches = select_seeds(env.view, question.question, self.options.max_seeds, self.options.seed_min_chars)
+        seeds = [(m.entity, "named") for m in matches]
+        if not seeds and self.options.fallback_search_k:
+            hits = env.view.search_entities(question.question, k=self.options.fallback_search_k)
+            seeds = [(e, "search") for e in (env.view.entity(h.id) for h in hits[: self.options.max_seeds]) if e]
+        for entity, _ in seeds:
+            self.examine(trace, state, entity)
+        state.frontier = [e.id for e, _ in seeds]
+        trace.add_step("retrieval", tool="seed", arguments={"question": question.question},
+                       result=[{"id": e.id, "name": e.name, "how": how} for e, how in seeds])
+        return bool(seeds)
+
+    # -- expand ----------------------------------------------------------------------------
+    def expand(self, env: Environment, trace: Trace, state: LoopState, budget: int) -> Expansion:
+        types = list(state.relation_types) or None
+        expansion = self.collect(env, trace, state, budget, types)
+        if types is not None and not expansion.added and not expansion.edges:
+            expansion = self.collect(env, trace, state, budget, None)
+            expansion.widened = True
+        state.frontier = expansion.added
+        state.relation_vocab = list(dict.fromkeys(nb.relation.label for concept in state.frontier
+                                                  for nb in self.neighbours(env, state, concept) if nb.relation.label))
+        trace.add_step("retrieval", tool="expand",
+                       arguments={"expand": list(state.frontier_before), "relation_types": types},
+                       result={"added": expansion.added, "edges": expansion.edges, "widened": expansion.widened,
+                               "capped": expansion.capped})
+        return expansion
+
+    def collect(self, env: Environment, trace: Trace, state: LoopState, budget: int,
+                types: list[str] | None) -> Expansion:
+        expansion = Expansion(added=[], edges=[], followed=types)
+        state.frontier_before = list(state.frontier)
+        for concept in state.frontier:
+            for nb in self.neighbours(env, state, concept):
+                if types is not None and nb.relation.label not in types:
+                    continue
+                other = nb.entity
+                if other.id not in state.visited:
+                    if len(expansion.added) >= budget:
+                        expansion.capped = True
+                        continue
+                    self.examine(trace, state, other, env)
+                    expansion.added.append(other.id)
+                if nb.relation.id not in state.edges:
+                    state.edges[nb.relation.id] = nb.relation
+                    expansion.edges.append(nb.relation.id)
+                    trace.retrieved.append(RetrievedItem(kind="relationship", id=nb.relation.id))
+        return expansion
+
+    def neighbours(self, env: Environment, state: LoopState, concept: str) -> list[Neighbor]:
+        """The concept's active edges, both directions (the view never returns invalidated ones)."""
+        if concept not in state.neighbours:
+            state.neighbours[concept] = env.view.neighbors(concept)
+        return state.neighbours[concept]
+
+    def examine(self, trace: Trace, state: LoopState, entity: Entity, env: Environment | None = None) -> None:
+        """A concept enters the evidence (and is never re-added)."""
+        state.visited[entity.id] = entity
+        trace.visit(entity.id)
+        trace.retrieved.append(RetrievedItem(kind="entity", id=entity.id))
+        for unit_id in entity.text_unit_ids[: self.options.text_units_per_concept]:
+            unit = env.view.text_unit(unit_id) if env is not None else None
+            if unit is not None and unit.id not in state.texts:
+                state.texts[unit.id] = " ".join(unit.text.split())[: self.options.text_chars]
+                trace.read_text_unit(unit.id)
+
+    # -- synthesize ------------------------------------------------------------------------
+    def synthesize(self, question: Question, env: Environment, trace: Trace, state: LoopState,
+                   number: int) -> dict[str, Any] | None:
+        from provbench.llm import LLMError
+
+        messages = [{"role": "system", "content": P.SYNTHESIZE_SYSTEM},
+                    {"role": "user", "content": self.render(state, number)}]
+        try:
+            resp = env.llm.chat(messages, schema=P.reply_schema(state.relation_vocab), max_tokens=self.options.max_tokens,
+                                temperature=self.options.temperature, seed=env.seed, purpose=f"synthesize round {number}",
+                                trace=trace)
+        except LLMError as err:
+            trace.add_step("error", tool="synthesize", error=str(err))
+            trace.outcome, trace.error = "failed", f"LLM call failed: {err}"
+            return None
+        data = resp.data if isinstance(resp.data, dict) else parse_json(resp.text or "")
+        if not isinstance(data, dict):
+            trace.add_step("rejection", tool="synthesize", error="reply is not a JSON object: counted as confidence 0")
+            data = {}
+        return {"answer": _text(data.get("answer")), "confidence": _confidence(data.get("confidence")),
+                "focus": _text(data.get("focus")),
+                "relation_types": [t for t in dict.fromkeys(_strings(data.get("relation_types")))
+                                   if t in state.relation_vocab]}
+
+    def render(self, state: LoopState, number: int) -> str:
+        names = {eid: e.name for eid, e in state.visited.items()}
+        concepts = [P.CONCEPT_LINE.format(id=e.id, name=e.name, label=e.label or "concept",
+                                          description=e.description or "-") for e in state.visited.values()]
+        concepts += [P.TEXT_LINE.format(id=tid, text=text) for tid, text in state.texts.items()]
+        relations = [P.RELATION_LINE.format(id=r.id, source=names.get(r.source, r.source), label=r.label,
+                                            target=names.get(r.target, r.target)) for r in state.edges.values()]
+        return P.SYNTHESIZE_USER.format(question=state.question, round=number, max_rounds=self.options.max_rounds,
+                                        focus=state.focus, concepts="\n".join(concepts) or P.NONE,
+                                        relations="\n".join(relations) or P.NONE,
+                                        relation_types=", ".join(state.relation_vocab) or P.NONE)
+
+    # -- verify and finish -----------------------------------------------------------------
+    def record_round(self, trace: Trace, state: LoopState, number: int, expansion: Expansion,
+                     reply: dict[str, Any]) -> None:
+        state.answer, state.confidence = reply["answer"] or None, reply["confidence"]
+        rounds = trace.artifacts.setdefault("rounds", [])
+        rounds.append({"round": number, "expanded": state.frontier_before, "frontier": expansion.added,
+                       "edges_used": expansion.edges, "focused_query": state.focus,
+                       "relation_types_followed": expansion.followed, "widened": expansion.widened,
+                       "capped": expansion.capped, "answer": state.answer, "confidence": state.confidence,
+                       "relation_types_chosen": reply["relation_types"], "next_focus": reply["focus"],
+                       "concepts_examined": len(state.visited)})
+        trace.add_step("generation", tool="synthesize", arguments={"round": number, "focus": state.focus},
+                       result={"answer": state.answer, "confidence": state.confidence,
+                               "focus": reply["focus"], "relation_types": reply["relation_types"]})
+
+    def emit(self, trace: Trace, state: LoopState) -> Trace:
+        if state.answer is None:  # confident but empty: nothing to return
+            return self.abstain(trace, state, "confident reply without an answer")
+        trace.answer, trace.confidence, trace.outcome = state.answer, state.confidence, "answered"
+        self.cite_evidence(trace, state)
+        return trace
+
+    def abstain(self, trace: Trace, state: LoopState, reason: str) -> Trace:
+        trace.answer, trace.confidence, trace.outcome = None, state.confidence, "abstained"
+        trace.artifacts["abstention_reason"] = reason
+        if state.answer is not None:
+            trace.artifacts["candidate_answer"] = state.answer
+        self.cite_evidence(trace, state, cite=False)
+        return trace
+
+    def cite_evidence(self, trace: Trace, state: LoopState, cite: bool = True) -> None:
+        """The evidence subgraph goes into the artifacts, and into the citations of an answer."""
+        trace.artifacts["evidence"] = {"entities": list(state.visited), "relations": list(state.edges),
+                                       "text_units": list(state.texts)}
+        if cite:
+            trace.citations.entities = list(state.visited)
+            trace.citations.relationships = list(state.edges)
+            trace.citations.text_units = list(state.texts)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _strings(value: Any) -> list[str]:
+    return [v.strip() for v in value if isinstance(v, str) and v.strip()] if isinstance(value, list) else []
+
+
+def _confidence(value: Any) -> float:
+    """A stated confidence in [0, 1]; anything else (missing, text, out of range) is 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    return float(value) if 0.0 <= value <= 1.0 else 0.0

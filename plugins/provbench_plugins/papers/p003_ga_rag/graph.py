@@ -1,0 +1,114 @@
+"""Paper 003's local graph and node scoring, equations (2)-(4), as plain functions.
+
+Nodes are the facts (triples) extracted from the retrieved documents. Two facts are linked
+(undirected, so ``w_ji = w_ij``) when they come from the same document (co-occurrence, weight
+``w_cooccur``) and when they share an entity, i.e. one's subject or object equals the other's
+after case and space folding (relation link, weight ``w_entity``); both links add up.
+
+  (2) s_i(0)   = alpha * sim(q, d_i) + beta / r_i
+  (3) s_i(t+1) = (1 - gamma) * s_i(t) + gamma * sum_{j in N(i)} (w_ji / Z_j) * s_j(t),  Z_j = sum_k w_jk
+  (4) score(i) = lambda1 * s_i(T) + lambda2 * centrality(i) + lambda3 * conf(i)
+
+``gamma = 0`` leaves s(T) = s(0): the authors' public code, which never propagates.
+Centrality is networkx's degree centrality (degree / (n - 1)) or weighted PageRank.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+import networkx as nx
+
+Centrality = Literal["degree", "pagerank"]
+
+
+@dataclass(frozen=True)
+class FactNode:
+    id: str
+    subject: str
+    relation: str
+    object: str
+    confidence: float
+    document: str      # id of the retrieved document the fact came from
+    rank: int          # r_i: the document's retrieval rank, from 1
+    similarity: float  # sim(q, d_i), eq. (1)
+
+
+def _key(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def local_graph(nodes: Sequence[FactNode], w_cooccur: float = 1.0, w_entity: float = 1.0) -> nx.Graph:
+    graph = nx.Graph()
+    graph.add_nodes_from(n.id for n in nodes)
+    for a_index, a in enumerate(nodes):
+        for b in nodes[a_index + 1:]:
+            weight = 0.0
+            if w_cooccur and a.document == b.document:
+                weight += w_cooccur
+            if w_entity and {_key(a.subject), _key(a.object)} & {_key(b.subject), _key(b.object)}:
+                weight += w_entity
+            if weight > 0:
+                graph.add_edge(a.id, b.id, weight=weight)
+    return graph
+
+
+def initial_scores(nodes: Sequence[FactNode], alpha: float, beta: float) -> dict[str, float]:
+    """Eq. (2)."""
+    return {n.id: alpha * n.similarity + beta / n.rank for n in nodes}
+
+
+def propagate(graph: nx.Graph, scores: dict[str, float], gamma: float, iterations: int) -> dict[str, float]:
+    """Eq. (3), applied ``iterations`` (T) times, all nodes updated from the previous step."""
+    strength = {j: sum(w for _, _, w in graph.edges(j, data="weight")) for j in graph.nodes}
+    current = dict(scores)
+    for _ in range(iterations):
+        current = {i: (1 - gamma) * current[i]
+                   + gamma * sum(graph[j][i]["weight"] / strength[j] * current[j] for j in graph.neighbors(i))
+                   for i in graph.nodes}
+    return current
+
+
+def centrality(graph: nx.Graph, kind: Centrality) -> dict[str, float]:
+    if graph.number_of_nodes() == 0:
+        return {}
+    if kind == "pagerank":
+        return nx.pagerank(graph, weight="weight")
+    if graph.number_of_nodes() == 1:
+        return {n: 0.0 for n in graph.nodes}
+    return nx.degree_centrality(graph)
+
+
+def final_scores(propagated: dict[str, float], central: dict[str, float], confidence: dict[str, float],
+                 lambdas: tuple[float, float, float]) -> dict[str, float]:
+    """Eq. (4)."""
+    l1, l2, l3 = lambdas
+    return {i: l1 * propagated[i] + l2 * central[i] + l3 * confidence[i] for i in propagated}
+
+
+def rank(nodes: Sequence[FactNode], scores: dict[str, float]) -> list[FactNode]:
+    """Highest score first; ties keep extraction order (document rank, then position)."""
+    order = {n.id: k for k, n in enumerate(nodes)}
+    return sorted(nodes, key=lambda n: (-scores[n.id], order[n.id]))
+
+
+@dataclass(frozen=True)
+class Scored:
+    graph: nx.Graph
+    s0: dict[str, float]
+    sT: dict[str, float]
+    centrality: dict[str, float]
+    final: dict[str, float]
+    ranked: list[FactNode]
+
+
+def score_facts(nodes: Sequence[FactNode], *, alpha: float, beta: float, gamma: float, iterations: int,
+                lambdas: tuple[float, float, float], centrality_kind: Centrality,
+                w_cooccur: float = 1.0, w_entity: float = 1.0) -> Scored:
+    graph = local_graph(nodes, w_cooccur, w_entity)
+    s0 = initial_scores(nodes, alpha, beta)
+    sT = propagate(graph, s0, gamma, iterations)
+    central = centrality(graph, centrality_kind)
+    final = final_scores(sT, central, {n.id: n.confidence for n in nodes}, lambdas)
+    return Scored(graph, s0, sT, central, final, rank(nodes, final))

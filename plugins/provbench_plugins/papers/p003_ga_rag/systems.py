@@ -1,0 +1,209 @@
+"""Paper 003's two systems: ``ga-rag`` (the graph-augmented pipeline) and ``rag`` (its vanilla
+baseline with the same retrieval and the same prompt shape).
+
+Both retrieve the top ``k_retrieve`` sentences of the ``fever-wiki`` KB by cosine similarity
+(eq. 1) and ask for a label, an explanation and the evidence numbers used (one schema-constrained
+call). GA-RAG first extracts triples with confidence from each retrieved document (one call per
+document), builds the per-query local graph, scores the facts by eqs. (2)-(4) (:mod:`.graph`)
+and shows the top ``top_facts`` facts as ``[n] S | r | O (conf)``; RAG shows the passages.
+
+What the trace holds (so paper 000's graph ablations and the provenance metrics apply):
+``retrieved`` / ``read_text_units`` = the retrieved sentences, ``visited_entities`` = their
+pages; GA-RAG's ``facts`` = every node of the local graph (source = its sentence),
+``artifacts["graph"]`` = nodes with s(0), s(T), centrality, confidence and final score, the
+edges and the parameters, ``artifacts["shown"]`` = the fact ids shown; ``citations.facts`` =
+cited facts (GA-RAG), ``citations.text_units`` / ``entities`` = the sentences and pages behind
+what was cited. ``answer`` = the label; "I don't know" is an abstention (answer None);
+``artifacts["explanation"]`` = the explanation.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from provbench.kb.types import Hit
+from provbench.model import Fact, Question, RetrievedItem, Trace
+from provbench.plugin_api import Environment, System, parse_options
+
+from provbench_plugins.datasets.fever.pages import evidence_of
+from provbench_plugins.kb_builders.fever.builder import entity_id
+from provbench_plugins.kb_builders.fever.triples import extract_triples
+
+from . import prompts as P
+from .graph import FactNode, score_facts
+
+
+class RAGOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    k_retrieve: int = Field(4, ge=1, le=50, description="documents retrieved (paper: 4)")
+    allow_idk: bool = Field(True, description="let the model answer \"I don't know\" (an abstention)")
+    max_tokens: int = Field(400, ge=32, le=4096)
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+
+
+class GARAGOptions(RAGOptions):
+    alpha: float = Field(0.8, ge=0, description="eq. (2) weight of sim(q, d_i) (paper: 0.8)")
+    beta: float = Field(0.2, ge=0, description="eq. (2) weight of 1/r_i (paper: 0.2)")
+    gamma: float = Field(0.5, ge=0, le=1, description="eq. (3) propagation strength; 0 = the authors' code")
+    iterations: int = Field(2, ge=0, le=50, description="eq. (3) T")
+    lambda1: float = Field(0.6, ge=0, description="eq. (4) weight of s(T)")
+    lambda2: float = Field(0.2, ge=0, description="eq. (4) weight of centrality")
+    lambda3: float = Field(0.2, ge=0, description="eq. (4) weight of the extractor's confidence")
+    centrality: Literal["degree", "pagerank"] = "degree"
+    w_cooccur: float = Field(1.0, ge=0, description="edge weight: facts of the same document")
+    w_entity: float = Field(1.0, ge=0, description="edge weight: facts sharing an entity")
+    triples_per_document: int = Field(8, ge=1, le=50)
+    top_facts: int = Field(10, ge=1, le=100, description="facts linearised into the prompt")
+
+
+def retrieve(view: Any, question: Question, k: int, trace: Trace) -> list[tuple[Hit, Any]]:
+    """Top-k sentences with their text units; recorded as retrieved, read and visited."""
+    hits = view.search_text_units(question.question, k=k)
+    found = []
+    for hit in hits:
+        unit = view.text_unit(hit.id)
+        if unit is None:
+            continue
+        trace.retrieved.append(RetrievedItem(kind="text_unit", id=hit.id, score=hit.score))
+        trace.read_text_unit(unit.id)
+        trace.visit(*page_entity(view, unit))
+        found.append((hit, unit))
+    trace.add_step("retrieval", tool="search_text_units", arguments={"query": question.question, "k": k},
+                   result=[{"id": h.id, "score": h.score, "rank": r} for r, (h, _) in enumerate(found, 1)])
+    return found
+
+
+class P003System(System):
+    Options: ClassVar[type[RAGOptions]] = RAGOptions
+
+    def __init__(self, **options: Any) -> None:
+        self.options = parse_options(self.Options, options, f"system {self.name!r}")
+
+    def chat(self, env: Environment, trace: Trace, messages: list[dict], schema: dict, purpose: str) -> Any | None:
+        from provbench.llm import LLMError
+
+        try:
+            return env.llm.chat(messages, schema=schema, max_tokens=self.options.max_tokens,
+                                temperature=self.options.temperature, seed=env.seed, purpose=purpose, trace=trace)
+        except LLMError as err:
+            fail(trace, f"LLM call failed ({purpose}): {err}")
+            return None
+
+    def generate(self, env: Environment, trace: Trace, question: Question, heading: str,
+                 lines: list[str]) -> dict | None:
+        """The label call; returns the reply with ``cited`` as valid 1-based line numbers."""
+        user = P.USER.format(heading=heading, lines="\n".join(lines) or P.EMPTY, claim=question.question,
+                             idk=P.IDK_LINE if self.options.allow_idk else "")
+        resp = self.chat(env, trace, [{"role": "system", "content": P.SYSTEM}, {"role": "user", "content": user}],
+                         P.answer_schema(len(lines), self.options.allow_idk), "answer")
+        if resp is None:
+            return None
+        reply = resp.data if isinstance(resp.data, dict) else None
+        if reply is None or reply.get("label") not in (*P.LABELS, P.IDK):
+            fail(trace, f"the model's reply is not a valid label object: {(resp.text or '')[:120]!r}")
+            return None
+        cited = [n for n in reply.get("cited") or [] if isinstance(n, int) and 1 <= n <= len(lines)]
+        reply["cited"] = list(dict.fromkeys(cited))
+        label = reply["label"]
+        trace.artifacts["explanation"] = str(reply.get("explanation") or "")
+        trace.answer, trace.outcome = (None, "abstained") if label == P.IDK else (label, "answered")
+        trace.add_step("generation", tool="generate", result=reply)
+        return reply
+
+
+def page_entity(view: Any, unit: Any) -> list[str]:
+    """The page entity of a sentence, when the view shows it (the KB names it ``p:<page id>``)."""
+    entity = view.entity(entity_id(unit.document_id))
+    return [entity.id] if entity is not None else []
+
+
+def fail(trace: Trace, message: str) -> None:
+    trace.add_step("error", error=message)
+    trace.outcome, trace.error = "failed", message
+
+
+def cite_units(trace: Trace, view: Any, unit_ids: list[str]) -> None:
+    trace.citations.text_units = list(dict.fromkeys(unit_ids))
+    pages = []
+    for unit_id in trace.citations.text_units:
+        unit = view.text_unit(unit_id)
+        pages += page_entity(view, unit) if unit is not None else []
+    trace.citations.entities = list(dict.fromkeys(pages))
+
+
+class VanillaRAG(P003System):
+    """Paper 003's baseline: top-k sentences as numbered passages, one label call."""
+
+    name = "rag"
+
+    def run(self, question: Question, env: Environment) -> Trace:
+        trace = Trace(question_id=question.id, system=self.name)
+        found = retrieve(env.view, question, self.options.k_retrieve, trace)
+        lines = [P.PASSAGE_LINE.format(n=n, text=unit.text) for n, (_, unit) in enumerate(found, 1)]
+        reply = self.generate(env, trace, question, "Retrieved passages", lines)
+        if reply is not None:
+            cite_units(trace, env.view, [found[n - 1][1].id for n in reply["cited"]])
+        return trace
+
+
+class GARAG(P003System):
+    """Paper 003's GA-RAG: per-document triples, local graph, eqs. (2)-(4), linearised facts."""
+
+    name = "ga-rag"
+    Options = GARAGOptions
+
+    def run(self, question: Question, env: Environment) -> Trace:
+        trace = Trace(question_id=question.id, system=self.name)
+        found = retrieve(env.view, question, self.options.k_retrieve, trace)
+        nodes = self.extract(env, trace, found)
+        if trace.outcome == "failed":
+            return trace
+        o = self.options
+        scored = score_facts(nodes, alpha=o.alpha, beta=o.beta, gamma=o.gamma, iterations=o.iterations,
+                             lambdas=(o.lambda1, o.lambda2, o.lambda3), centrality_kind=o.centrality,
+                             w_cooccur=o.w_cooccur, w_entity=o.w_entity)
+        shown = scored.ranked[: o.top_facts]
+        trace.facts = [Fact(id=n.id, subject=n.subject, relation=n.relation, object=n.object,
+                            confidence=n.confidence, source_ids=[n.document]) for n in nodes]
+        trace.artifacts["graph"] = graph_artifact(scored, o)
+        trace.artifacts["shown"] = [n.id for n in shown]
+        lines = [P.FACT_LINE.format(n=k, subject=n.subject, relation=n.relation, object=n.object,
+                                    confidence=n.confidence) for k, n in enumerate(shown, 1)]
+        reply = self.generate(env, trace, question, "Graph facts", lines)
+        if reply is not None:
+            cited = [shown[k - 1] for k in reply["cited"]]
+            trace.citations.facts = [n.id for n in cited]
+            cite_units(trace, env.view, [n.document for n in cited])
+        return trace
+
+    def extract(self, env: Environment, trace: Trace, found: list[tuple[Hit, Any]]) -> list[FactNode]:
+        from provbench.llm import LLMError
+
+        nodes: list[FactNode] = []
+        for rank, (hit, unit) in enumerate(found, 1):
+            try:
+                triples, dropped = extract_triples(env.llm, unit.text, limit=self.options.triples_per_document,
+                                                   seed=env.seed, purpose="triples", trace=trace)
+            except LLMError as err:
+                fail(trace, f"LLM call failed (triples of {unit.id}): {err}")
+                return []
+            trace.add_step("tool_call", tool="extract_triples", arguments={"document": unit.id},
+                           result={"triples": len(triples), "dropped": dropped})
+            nodes += [FactNode(id=f"f{len(nodes) + k + 1}", subject=t.subject, relation=t.relation, object=t.object,
+                               confidence=t.confidence, document=unit.id, rank=rank, similarity=hit.score)
+                      for k, t in enumerate(triples)]
+        return nodes
+
+
+def graph_artifact(scored: Any, options: GARAGOptions) -> dict:
+    nodes = [{"id": n.id, "document": n.document, "evidence": evidence_of(n.document), "rank": n.rank,
+              "sim": n.similarity, "s0": scored.s0[n.id], "sT": scored.sT[n.id],
+              "centrality": scored.centrality.get(n.id, 0.0), "conf": n.confidence, "final": scored.final[n.id]}
+             for n in scored.ranked]
+    edges = [[a, b, w] for a, b, w in scored.graph.edges(data="weight")]
+    params = options.model_dump(include={"alpha", "beta", "gamma", "iterations", "lambda1", "lambda2", "lambda3",
+                                         "centrality", "w_cooccur", "w_entity", "top_facts", "k_retrieve"})
+    return {"nodes": nodes, "edges": edges, "params": params, "propagation": options.gamma > 0 and options.iterations > 0}

@@ -1,0 +1,140 @@
+"""Concept graphs from plain files, edge validity in the store and views, the curriculum loader and
+the edge-invalidation interventions."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from provbench.errors import UserError
+from provbench.model import Question, RetrievedItem, Trace
+from provbench_plugins.datasets.curriculum.loader import CurriculumLoader
+from provbench_plugins.interventions.edges import InvalidateRandomEdges, InvalidateUsedEdges, used_relations
+from provbench_plugins.kb_builders.concepts.builder import ConceptGraphBuilder
+from provbench_plugins.kb_builders.concepts.files import ConceptFileError, read_concepts, read_edges
+
+REPO = Path(__file__).resolve().parents[1]
+MINI = REPO / "datasets" / "curriculum-mini"
+
+
+@pytest.fixture(scope="module")
+def mini(tmp_path_factory):
+    questions = CurriculumLoader().load(MINI)
+    kb = ConceptGraphBuilder().build(questions, tmp_path_factory.mktemp("mini") / "kb")
+    yield questions, kb
+    kb.close()
+
+
+def test_curriculum_mini_loads_with_unanswerable_questions_marked(mini):
+    questions, kb = mini
+    assert len(questions) >= 20
+    unanswerable = [q for q in questions if q.metadata["answerable"] is False]
+    assert unanswerable and all(q.category == "unanswerable" for q in unanswerable)
+    assert {q.metadata["hops"] for q in questions if q.metadata["answerable"]} == {1, 2, 3}
+    stats = kb.stats()
+    assert stats.entities == 36 and stats.relations == 45 and stats.communities > 1
+    assert kb.build_info["invalidated_edges"] == 2
+
+
+def test_answers_of_the_mini_set_name_concepts_of_the_graph(mini):
+    questions, kb = mini
+    view = kb.view()
+    for q in questions:
+        if q.metadata["answerable"]:
+            assert view.find_entity(q.answer) is not None, q.id
+
+
+def test_unanswerable_scoring_rewards_abstention_only():
+    loader = CurriculumLoader()
+    q = Question(id="x", question="?", answer="", metadata={"answerable": False})
+    assert loader.score_answer(q, None) == {"accuracy": 1.0}
+    assert loader.score_answer(q, "Calibration") == {"accuracy": 0.0}
+    answerable = Question(id="y", question="?", answer="Low-Rank Adaptation", aliases=["LoRA"])
+    assert loader.score_answer(answerable, "LoRA")["accuracy"] == 1.0
+
+
+def test_invalidated_edges_are_stored_but_never_followed(mini):
+    _, kb = mini
+    view = kb.view()
+    assert {"rel:44", "rel:45"} <= kb.store.invalidated_relations()
+    assert "ent:graphrag" not in {nb.entity.id for nb in view.neighbors("ent:reranking")}
+    assert view.relation("rel:44") is None and not view.relation_active("rel:44")
+    assert "rel:44" not in set(view.relation_ids()) and "rel:21" in set(view.relation_ids())
+    assert not view.shortest_paths("ent:context-window", "ent:rag", max_hops=1)
+
+
+def test_neighbours_filter_by_relation_type(mini):
+    view = mini[1].view()
+    parts = view.neighbors("ent:rag", relation_types=["part_of"])
+    assert {nb.entity.id for nb in parts} == {"ent:chunking", "ent:reranking"}
+    assert view.neighbors("ent:rag", relation_types=[]) == []
+    assert len(view.neighbors("ent:rag", relation_types=["part_of"], limit=1)) == 1
+
+
+def test_a_view_can_invalidate_more_edges(mini):
+    view = mini[1].view()
+    narrowed = view.invalidate(["rel:20"])
+    assert "ent:chunking" not in {nb.entity.id for nb in narrowed.neighbors("ent:rag")}
+    assert "ent:chunking" in {nb.entity.id for nb in view.neighbors("ent:rag")}
+    assert narrowed.hidden.summary()["invalidated"]["ids"] == ["rel:20"]
+    assert "ent:chunking" not in {nb.entity.id for nb in narrowed.hide(entities=["ent:x"]).neighbors("ent:rag")}
+
+
+def test_edge_invalidation_interventions(mini):
+    view = mini[1].view()
+    baseline = Trace(question_id="q", system="any", retrieved=[RetrievedItem(kind="relationship", id="rel:20")])
+    baseline.citations.relationships = ["rel:21", "rel:999"]  # rel:999 is unknown: ignored
+    assert used_relations(baseline) == ["rel:20", "rel:21", "rel:999"]
+    question = Question(id="q", question="?", answer="")
+    used = InvalidateUsedEdges().make_view(view, question, baseline, random.Random(0))
+    assert {nb.entity.id for nb in used.neighbors("ent:rag", relation_types=["part_of"])} == set()
+    control = InvalidateRandomEdges(repeats=2).make_view(view, question, baseline, random.Random(0))
+    drawn = control.hidden.invalidated
+    assert len(drawn) == 2 and not drawn & {"rel:20", "rel:21"} and not drawn & {"rel:44", "rel:45"}
+    with pytest.raises(UserError, match="repeats"):
+        InvalidateRandomEdges(repeats=0)
+
+
+@pytest.mark.parametrize("suffix,line", [(".csv", 3), (".jsonl", 2)])  # a CSV's line 1 is its header
+def test_bad_files_name_file_line_and_field(tmp_path, suffix, line):
+    concepts = tmp_path / f"concepts{suffix}"
+    if suffix == ".csv":
+        concepts.write_text("id,name\na,Alpha\nb,\n")
+    else:
+        concepts.write_text(json.dumps({"id": "a", "name": "Alpha"}) + "\n" + json.dumps({"id": "b"}) + "\n")
+    with pytest.raises(ConceptFileError, match=rf"concepts{suffix}:{line}: field 'name' is required"):
+        read_concepts(concepts)
+
+
+def test_bad_edges_are_located(tmp_path):
+    edges = tmp_path / "edges.csv"
+    edges.write_text("source,relation,target,invalidated_at\na,related,b,\na,related,zz,\n")
+    with pytest.raises(ConceptFileError, match=r"edges.csv:3: field 'target': unknown concept id 'zz'"):
+        read_edges(edges, {"a", "b"})
+    edges.write_text("source,relation,target,valid_from,invalidated_at\na,related,b,2025-01-01,2024-01-01\n")
+    with pytest.raises(ConceptFileError, match=r"edges.csv:2: field 'invalidated_at' is before 'valid_from'"):
+        read_edges(edges, {"a", "b"})
+    edges.write_text("source,relation,target,valid_from\na,related,b,yesterday\n")
+    with pytest.raises(ConceptFileError, match=r"edges.csv:2: field 'valid_from' must be an ISO date"):
+        read_edges(edges, {"a", "b"})
+
+
+def test_loader_errors_are_located(tmp_path):
+    (tmp_path / "questions.jsonl").write_text('{"id": "a", "question": "?", "answer": "x"}\n{"id": "b", "question": "?"}\n')
+    with pytest.raises(UserError, match=r"questions.jsonl:2: field 'answer'"):
+        CurriculumLoader().load(tmp_path)
+
+
+def test_builder_reuses_a_finished_kb_and_refuses_other_inputs(mini, tmp_path):
+    questions, kb = mini
+    again = ConceptGraphBuilder().build(questions, kb.path)
+    again.close()
+    other = tmp_path / "concepts.csv"
+    other.write_text("id,name\na,Alpha\n")
+    edges = tmp_path / "edges.csv"
+    edges.write_text("source,relation,target\n")
+    with pytest.raises(UserError, match="other inputs"):
+        ConceptGraphBuilder(concepts=str(other), edges=str(edges)).build([], kb.path)

@@ -1,0 +1,193 @@
+"""Paper 002's planning loop on the scripted LLM, over a small concept graph built from files.
+
+The graph (concept id: name), written by :func:`write_graph`:
+
+    hub -related-> n01 .. n20                      (20 leaves: the frontier cap bites)
+    alpha -prerequisite-> beta -builds_on-> gamma
+    alpha -related-> delta -builds_on-> zeta
+    beta -contrasts_with-> epsilon
+    beta -related-> alpha                          (a cycle: alpha must not be revisited)
+    alpha -part_of-> secret                        (invalidated: never followed)
+    c1 -next-> c2 -next-> c3 -next-> c4 -next-> c5 -next-> c6   (a chain longer than 4 rounds)
+    graph, graph-search: "Graph" and "Graph Search" (seed specificity)
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from provbench.model import Question
+from provbench.plugin_api import Environment
+from provbench.testing import scripted_llm
+from provbench_plugins.kb_builders.concepts.builder import ConceptGraphBuilder
+from provbench_plugins.papers.p002_planning.loop import PlanningLoop
+from provbench_plugins.papers.p002_planning.seeds import select_seeds
+
+NAMES = {"hub": "Hub Concept", "alpha": "Alpha Topic", "beta": "Beta Topic", "gamma": "Gamma Topic",
+         "delta": "Delta Topic", "zeta": "Zeta Topic", "epsilon": "Epsilon Topic", "secret": "Secret Topic",
+         "graph": "Graph", "graph-search": "Graph Search",
+         **{f"n{i:02d}": f"Leaf {i:02d}" for i in range(1, 21)}, **{f"c{i}": f"Chain Step {i}" for i in range(1, 7)}}
+EDGES = ([("hub", "related", f"n{i:02d}", "") for i in range(1, 21)]
+         + [("alpha", "prerequisite", "beta", ""), ("beta", "builds_on", "gamma", ""),
+            ("alpha", "related", "delta", ""), ("delta", "builds_on", "zeta", ""),
+            ("beta", "contrasts_with", "epsilon", ""), ("beta", "related", "alpha", ""),
+            ("alpha", "part_of", "secret", "2025-01-01"), ("graph-search", "part_of", "graph", "")]
+         + [(f"c{i}", "next", f"c{i + 1}", "") for i in range(1, 6)])
+
+
+def write_graph(directory: Path) -> tuple[Path, Path]:
+    concepts, edges = directory / "concepts.csv", directory / "edges.csv"
+    with concepts.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "name", "kind", "description"])
+        writer.writerows([cid, name, "concept", f"{name} is a test concept."] for cid, name in NAMES.items())
+    with edges.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "source", "relation", "target", "valid_from", "invalidated_at"])
+        writer.writerows([n, s, r, t, "2024-01-01", inv] for n, (s, r, t, inv) in enumerate(EDGES))
+    return concepts, edges
+
+
+@pytest.fixture(scope="module")
+def view(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("concepts")
+    concepts, edges = write_graph(directory)
+    kb = ConceptGraphBuilder(concepts=str(concepts), edges=str(edges)).build([], directory / "kb")
+    yield kb.view()
+    kb.close()
+
+
+def reply(answer="x", confidence=0.1, focus="", relation_types=()):
+    return {"answer": answer, "confidence": confidence, "focus": focus, "relation_types": list(relation_types)}
+
+
+def run(view, text, replies, **options):
+    llm = scripted_llm(replies)
+    trace = PlanningLoop(**options).run(Question(id="q", question=text, answer="?"), Environment(view=view, llm=llm))
+    return trace, llm.backend.calls if hasattr(llm, "backend") else None
+
+
+def rounds(trace):
+    return trace.artifacts.get("rounds", [])
+
+
+def test_frontier_cap_is_respected_and_round_one_counts_the_seeds(view):
+    trace, _ = run(view, "What is around Hub Concept?", [reply()] * 4, frontier_cap=5)
+    first = rounds(trace)[0]
+    assert first["expanded"] == ["ent:hub"]
+    assert len(first["frontier"]) == 4 and first["capped"]  # seed + 4 new = the cap of 5
+    assert all(len(r["frontier"]) <= 5 for r in rounds(trace))
+    assert len(trace.visited_entities) <= 4 * 5
+
+
+def test_default_cap_is_twelve_and_at_most_48_concepts(view):
+    trace, _ = run(view, "What is around Hub Concept?", [reply()] * 4)
+    assert len(rounds(trace)[0]["frontier"]) == 11
+    assert len(trace.visited_entities) <= 48 and len(trace.llm_calls) <= 4
+
+
+def test_no_concept_is_revisited(view):
+    trace, _ = run(view, "What comes after Alpha Topic?", [reply()] * 4)
+    assert len(trace.visited_entities) == len(set(trace.visited_entities))
+    seen = {"ent:alpha"}
+    for r in rounds(trace):
+        assert not seen & set(r["frontier"]), r
+        seen |= set(r["frontier"])
+    assert "ent:alpha" not in sum((r["frontier"] for r in rounds(trace)), [])  # the beta -> alpha cycle
+
+
+def test_early_exit_at_the_bar(view):
+    trace, _ = run(view, "What comes after Alpha Topic?", [reply("Gamma Topic", 0.5), reply("Beta Topic", 0.8)])
+    assert trace.outcome == "answered" and trace.answer == "Beta Topic" and trace.confidence == 0.8
+    assert len(trace.llm_calls) == 2 and len(rounds(trace)) == 2
+    assert set(trace.citations.entities) == set(trace.visited_entities)  # the evidence subgraph is cited
+    assert trace.citations.relationships == trace.artifacts["evidence"]["relations"]
+
+
+def test_a_higher_bar_keeps_looping(view):
+    trace, _ = run(view, "What comes after Alpha Topic?", [reply("B", 0.85), reply("C", 0.95)], confidence_bar=0.9)
+    assert trace.answer == "C" and len(trace.llm_calls) == 2
+
+
+def test_abstains_after_four_rounds(view):
+    replies = [reply(f"Chain Step {i}", 0.3 + i / 100) for i in range(2, 6)]
+    trace, _ = run(view, "Where does Chain Step 1 lead?", replies)
+    assert trace.outcome == "abstained" and trace.answer is None
+    assert len(trace.llm_calls) == 4 and [r["round"] for r in rounds(trace)] == [1, 2, 3, 4]
+    assert trace.confidence == pytest.approx(0.35) and trace.artifacts["candidate_answer"] == "Chain Step 5"
+    assert trace.citations.is_empty()
+    assert "ent:c6" not in trace.visited_entities  # four rounds reach c5 only
+
+
+def test_abstains_early_when_nothing_is_left_to_examine(view):
+    trace, _ = run(view, "What is part of Graph Search?", [reply()] * 4)
+    assert trace.outcome == "abstained" and len(trace.llm_calls) == 1
+    assert "nothing new" in trace.artifacts["abstention_reason"]
+
+
+def test_invalidated_edges_are_never_followed(view):
+    assert "ent:secret" not in {nb.entity.id for nb in view.neighbors("ent:alpha")}
+    trace, _ = run(view, "What is Alpha Topic part of?", [reply()] * 4)
+    assert "ent:secret" not in trace.visited_entities
+    used = trace.artifacts["evidence"]["relations"]
+    hidden = view.invalidate([used[0]])
+    assert used[0] not in {nb.relation.id for e in ("ent:alpha", "ent:beta") for nb in hidden.neighbors(e)}
+    assert hidden.relation(used[0]) is None and view.relation(used[0]) is not None
+
+
+def test_relation_type_focus_is_applied(view):
+    trace, _ = run(view, "What does Alpha Topic lead to?",
+                   [reply(relation_types=["builds_on"]), reply(), reply(), reply()])
+    second = rounds(trace)[1]
+    assert rounds(trace)[0]["relation_types_chosen"] == ["builds_on"]
+    assert second["relation_types_followed"] == ["builds_on"] and not second["widened"]
+    assert set(second["frontier"]) == {"ent:gamma", "ent:zeta"}  # not epsilon (contrasts_with)
+
+
+def test_focus_widens_when_the_chosen_types_lead_nowhere(view):
+    trace, _ = run(view, "What does Alpha Topic lead to?", [reply(relation_types=["prerequisite"]), reply(), reply(), reply()])
+    assert rounds(trace)[1]["widened"] and "ent:epsilon" in rounds(trace)[1]["frontier"]
+
+
+def test_relation_types_outside_the_seen_vocabulary_are_dropped(view):
+    trace, _ = run(view, "What does Alpha Topic lead to?", [reply(relation_types=["invented"]), reply(), reply(), reply()])
+    assert rounds(trace)[0]["relation_types_chosen"] == []
+
+
+def test_round_records_hold_what_the_paper_lists(view):
+    trace, _ = run(view, "What does Alpha Topic lead to?", [reply(focus="what beta builds on"), reply(confidence=0.9)])
+    first, second = rounds(trace)
+    assert {"frontier", "edges_used", "focused_query", "relation_types_chosen", "confidence"} <= set(first)
+    assert first["focused_query"] == "What does Alpha Topic lead to?"
+    assert second["focused_query"] == "what beta builds on"
+    assert first["edges_used"] and set(first["edges_used"]) <= set(trace.artifacts["evidence"]["relations"])
+
+
+def test_bad_reply_counts_as_zero_confidence_and_llm_failure_fails(view):
+    trace, _ = run(view, "What does Alpha Topic lead to?", ["not json", reply(confidence=0.9)])
+    assert rounds(trace)[0]["confidence"] == 0.0 and trace.outcome == "answered"
+    trace, _ = run(view, "What does Alpha Topic lead to?", [])
+    assert trace.outcome == "failed" and "LLM call failed" in trace.error
+
+
+def test_seeds_are_named_in_the_question_most_specific_first(view):
+    seeds = select_seeds(view, "Is Graph Search part of Graph, and what about Alpha Topic?", max_seeds=3)
+    assert [s.entity.id for s in seeds] == ["ent:graph-search", "ent:alpha", "ent:graph"]
+    nested = select_seeds(view, "How does Graph Search work?", max_seeds=3)
+    assert [s.entity.id for s in nested] == ["ent:graph-search"]  # "Graph" inside it is dropped
+    assert len(select_seeds(view, "Alpha Topic, Beta Topic, Gamma Topic and Delta Topic", max_seeds=3)) == 3
+
+
+def test_no_named_concept_and_no_fallback_abstains_without_a_call(view):
+    trace, _ = run(view, "Something unrelated entirely?", [], fallback_search_k=0)
+    assert trace.outcome == "abstained" and not trace.llm_calls
+
+
+def test_bad_options_name_the_system():
+    from provbench.errors import UserError
+
+    with pytest.raises(UserError, match="planning-loop.*frontier_cap"):
+        PlanningLoop(frontier_cap=0)
