@@ -77,3 +77,16 @@ def test_ray_executor_gives_the_records_of_threads_and_brings_the_cache_home(tmp
     again_dir, again_llm = run(tmp_path / "ray", tmp_path / "run-ray", "threads")
     assert len(again_llm.backend.calls) == 0
     assert projected(again_dir) == expected
+
+
+def test_ray_data_embedding_matches_the_in_process_embedder(local_ray):
+    """The batch path for very large corpora, on a small input: same vectors, same order."""
+    import numpy as np
+
+    from provbench.kb.embeddings import embed_texts
+    from provbench.kb.ray_embed import embed_texts_ray
+
+    texts = [f"Passage {i} about river number {i % 7} and town {i % 3}." for i in range(23)]
+    vectors = embed_texts_ray(texts, batch_size=5, concurrency=1)
+    assert vectors.shape == (23, 384) and vectors.dtype == np.float32
+    assert np.allclose(vectors, embed_texts(texts), atol=1e-5)
