@@ -13,7 +13,9 @@ per setting, in this process. Prints, per concurrency 1..16:
 * speed-ups against concurrency 1, and the LLM-phase speed-up as a fraction of N;
 * overhead fractions (1 - LLM time / wall) for the whole run and the execute phase at concurrency 1;
 * CPU per unit besides the LLM: this process's CPU seconds in the execute phase per unit, once
-  through litellm (client cost included) and once with the in-process schema-following LLM.
+  through litellm (client cost included) and once with the in-process schema-following LLM;
+* the overhead fractions again from CPU time (this process's CPU seconds over the LLM time): on a
+  machine shared with other work, waiting for a core inflates wall-clock overhead, CPU time does not.
 
 The first run in the process pays the one-off imports (litellm, the embedding model) and is
 shown as ``cold``; the others reuse them, as every run after the first in a long-lived driver.
@@ -23,6 +25,7 @@ Run: ``python benchmarks/bench_runner.py [--questions 12] [--latency 0.5] [--ove
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -186,6 +189,9 @@ def main() -> None:
     print(f"end-to-end speed-up at c={top['concurrency']}: {rows[0]['wall_s'] / top['wall_s']:.2f}x (target >= 6x)")
     print(f"overhead at {args.overhead_latency:g} s latency, c=1: whole run {1 - slow['llm_s'] / slow['wall_s']:.3f}, "
           f"execute phase {1 - slow['llm_s'] / slow['execute_s']:.3f} (targets < 0.05 / < 0.02)")
+    print(f"the same from CPU time (what a quiet machine pays; this one's load average was "
+          f"{os.getloadavg()[1]:.1f} on {os.cpu_count()} cores): whole run {slow['cpu_s'] / slow['llm_s']:.3f}, "
+          f"execute phase {slow['execute_cpu_s'] / slow['llm_s']:.3f} of the LLM time")
     print(f"CPU per unit besides the LLM: {1000 * offline['execute_cpu_s'] / offline['units']:.1f} ms "
           f"(in-process LLM), {1000 * slow['execute_cpu_s'] / slow['units']:.1f} ms through litellm (target < 10 ms)")
 
