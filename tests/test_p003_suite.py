@@ -40,9 +40,9 @@ def test_suite_runs_every_unit_and_reports_table1(suite_run):
     _, run_dir, backend = suite_run
     records = RunStore(run_dir).load_records().values()
     systems = {r.key.system for r in records}
-    assert systems == {"p003/rag", "p003/ga-rag", "ga-rag-gamma0"}
+    assert systems == {"p003/vanilla-rag", "p003/ga-rag", "ga-rag-gamma0"}
     conditions = {(r.key.system, r.key.condition) for r in records}
-    for system in ("p003/rag", "p003/ga-rag"):
+    for system in ("p003/vanilla-rag", "p003/ga-rag"):
         assert {(system, c) for c in ("cited-removal", "random-removal", "full-isolation")} <= conditions
     assert all(r.status == "ok" for r in records), [r.error for r in records if r.status != "ok"]
     graph = next(r for r in records if r.key.system == "p003/ga-rag" and r.key.condition == BASELINE).trace

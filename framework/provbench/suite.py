@@ -46,7 +46,9 @@ class PluginRef(_Strict):
 
     @property
     def key(self) -> str:
-        return self.label or self.name
+        """The name results use: the label, else the plugin's short name (``p000/rag`` -> ``rag``),
+        so naming a plugin in full to pick it among namesakes does not rename its records."""
+        return self.label or self.name.rsplit("/", 1)[-1]
 
 
 class DatasetSpec(_Strict):

@@ -11,7 +11,7 @@ from provbench.report.data import RunData, format_metric_value
 from provbench.report.sections import Cell, Row, Section, Table, Text
 from provbench.report.stats import bootstrap_ci, per_question
 
-BASELINE_SYSTEM, GA_RAG = "p003/rag", "p003/ga-rag"
+BASELINE_SYSTEM, GA_RAG = "p003/vanilla-rag", "p003/ga-rag"
 LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "(none)")
 
 # Table I's rows in the paper's order: (title, score key, unit: share or seconds, lower is better)

@@ -1,5 +1,6 @@
-"""Paper 003's two systems: ``ga-rag`` (the graph-augmented pipeline) and ``rag`` (its vanilla
-baseline with the same retrieval and the same prompt shape).
+"""Paper 003's two systems: ``ga-rag`` (the graph-augmented pipeline) and ``vanilla-rag`` (its
+baseline with the same retrieval and the same prompt shape; not called ``rag``, which would make
+paper 000's short name ambiguous).
 
 Both retrieve the top ``k_retrieve`` sentences of the ``fever-wiki`` KB by cosine similarity
 (eq. 1) and ask for a label, an explanation and the evidence numbers used (one schema-constrained
@@ -137,7 +138,7 @@ def cite_units(trace: Trace, view: Any, unit_ids: list[str]) -> None:
 class VanillaRAG(P003System):
     """Paper 003's baseline: top-k sentences as numbered passages, one label call."""
 
-    name = "rag"
+    name = "vanilla-rag"  # not "rag": paper 000's suites name its rag by the short name
 
     def run(self, question: Question, env: Environment) -> Trace:
         trace = Trace(question_id=question.id, system=self.name)

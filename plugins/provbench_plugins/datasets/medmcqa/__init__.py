@@ -1,0 +1,1 @@
+"""MedMCQA and MMLU-medical (MIRAGE) multiple-choice questions: see :mod:`.loader`."""

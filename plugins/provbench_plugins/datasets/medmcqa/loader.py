@@ -1,0 +1,188 @@
+"""The "medmcqa" and "mmlu-medical" dataset loaders: four-option medical questions.
+
+Sources: raw MedMCQA ``.jsonl``; a MIRAGE ``benchmark.json`` (option ``subset``: "medmcqa" or
+"mmlu"; the "mmlu-medical" loader defaults to "mmlu"); a hub id such as
+``openlifescienceai/medmcqa`` or a local hub-style directory (option ``split``, default
+"validation"). Unlabelled rows (hub test split, ``cop`` -1) are skipped and counted.
+
+Questions: ``answer`` is the option letter, ``choices`` the four option texts, ``aliases`` the
+correct option's text; ``metadata`` keeps subject, topic, choice type and the explanation, which
+also fill ``category`` (subject) and ``type`` (choice type). ``facets`` names what
+``provbench data info`` counts. Scoring reads an option letter from the answer ("B", "(b)",
+"B. text") or the exact text of an option.
+
+``sample: true`` draws ``limit`` questions spread over subjects (round-robin over subjects in a
+seeded order, each subject shuffled with the seed), so a small sample still covers subjects.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from provbench import hookimpl
+from provbench.errors import UserError
+from provbench.model import Question
+from provbench.plugin_api import DatasetLoader
+
+from .records import LETTERS, MCQ, read_hub, read_jsonl, read_mirage
+
+DEFAULT_HUB_SPLIT = "validation"
+HUB_ID = "openlifescienceai/medmcqa"
+_LETTER = re.compile(r"^\s*[\(\[]?([A-Da-d])(?:[\)\]\.:,]|\s|$)")
+
+
+def read_questions(source: str | Path, *, subset: str, split: str) -> Iterable[MCQ]:
+    path = Path(source)
+    if path.is_file():
+        if path.suffix.lower() == ".jsonl":
+            return read_jsonl(path)
+        if path.suffix.lower() == ".json":
+            return read_mirage(path, subset)
+        raise UserError(f"{path}: unknown MedMCQA file type {path.suffix!r} (use .jsonl, or MIRAGE .json)")
+    if path.is_dir() or _looks_like_hub_id(str(source)):
+        return read_hub(str(source), split)
+    raise UserError(f"MedMCQA dataset not found: {source} (a .jsonl/.json file or a hub id like {HUB_ID})")
+
+
+def _looks_like_hub_id(source: str) -> bool:
+    parts = source.split("/")
+    return len(parts) == 2 and all(parts) and not source.endswith((".json", ".jsonl"))
+
+
+def to_question(mcq: MCQ, dataset: str) -> Question:
+    assert mcq.answer is not None
+    metadata = {"subject": mcq.subject, "topic": mcq.topic, "choice_type": mcq.choice_type}
+    if mcq.explanation:
+        metadata["explanation"] = mcq.explanation
+    return Question(id=mcq.id, question=mcq.question, answer=mcq.answer,
+                    aliases=[mcq.options[LETTERS.index(mcq.answer)]], choices=list(mcq.options),
+                    dataset=dataset, type=mcq.choice_type, category=mcq.subject, metadata=metadata)
+
+
+def sample_by_subject(questions: list[Question], limit: int | None, seed: int) -> list[Question]:
+    """Round-robin over subjects (seeded order), each subject's questions seeded-shuffled."""
+    rng = random.Random(seed)
+    groups: dict[str, list[Question]] = defaultdict(list)
+    for q in questions:
+        groups[q.category].append(q)
+    subjects = sorted(groups)
+    rng.shuffle(subjects)
+    for name in subjects:
+        rng.shuffle(groups[name])
+    picked: list[Question] = []
+    wanted = len(questions) if limit is None else min(limit, len(questions))
+    while len(picked) < wanted:
+        for name in subjects:
+            if groups[name] and len(picked) < wanted:
+                picked.append(groups[name].pop())
+    return picked
+
+
+def option_letter(prediction: str | None, question: Question | None = None) -> str | None:
+    """The option a prediction names: a leading letter, or the exact text of an option."""
+    if not prediction:
+        return None
+    match = _LETTER.match(prediction)
+    if match:
+        return match.group(1).upper()
+    if question is not None and question.choices:
+        wanted = " ".join(prediction.lower().split())
+        for letter, text in zip(LETTERS, question.choices):
+            if " ".join(text.lower().split()) == wanted:
+                return letter
+    return None
+
+
+class LoadOptions(BaseModel):
+    """A suite's ``dataset.options`` for the medmcqa / mmlu-medical loaders."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subset: str | None = Field(None, description='part of a MIRAGE benchmark.json ("medmcqa" or "mmlu")')
+    split: str = Field(DEFAULT_HUB_SPLIT, description="split of a hub dataset")
+
+
+class MedMCQALoader(DatasetLoader):
+    """MedMCQA (raw jsonl, hub, MIRAGE) with option-letter scoring and per-subject sampling."""
+
+    name = "medmcqa"
+    Options = LoadOptions
+    default_subset = "medmcqa"
+    facets = ("subject", "choice_type", "dataset")
+
+    def __init__(self) -> None:
+        self.skipped_unlabelled = 0
+
+    def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False,
+             **options: Any) -> list[Question]:
+        opts = self.load_options(options)
+        subset = opts.subset or self.default_subset
+        questions, self.skipped_unlabelled = [], 0
+        for mcq in read_questions(source, subset=subset, split=opts.split):
+            if mcq.answer is None:
+                self.skipped_unlabelled += 1
+                continue
+            questions.append(to_question(mcq, subset))
+        if sample:
+            return sample_by_subject(questions, limit, seed)
+        return questions[:limit] if limit is not None else questions
+
+    def claims(self, source: str | Path) -> bool:
+        """A jsonl whose first record has MedMCQA's option fields, or a MIRAGE json with our part."""
+        path = Path(source)
+        try:
+            if path.suffix.lower() == ".jsonl" and path.is_file():
+                with path.open(encoding="utf-8") as lines:
+                    first = json.loads(next((line for line in lines if line.strip()), "{}"))
+                return self.default_subset == "medmcqa" and {"opa", "cop", "question"} <= set(first)
+            if path.suffix.lower() == ".json" and path.is_file():
+                return isinstance(json.loads(path.read_text(encoding="utf-8")).get(self.default_subset), dict)
+        except (OSError, ValueError, AttributeError):
+            return False
+        return False
+
+    def problems(self, source: str | Path, limit: int = 10, **options: Any) -> list[str]:
+        """Every record of a raw jsonl file is checked (not only up to the first bad one)."""
+        path = Path(source)
+        if not (path.is_file() and path.suffix.lower() == ".jsonl"):
+            return super().problems(source, limit, **options)
+        found: list[str] = []
+        for _ in read_jsonl(path, found):
+            if len(found) >= limit:
+                break
+        return found[:limit]
+
+    def normalize(self, text: str) -> str:
+        letter = option_letter(text)
+        return letter if letter else " ".join(text.lower().split())
+
+    def score_answer(self, question: Question, prediction: str | None) -> dict[str, float]:
+        return {"accuracy": float(option_letter(prediction, question) == question.answer)}
+
+
+class MMLUMedicalLoader(MedMCQALoader):
+    """MMLU-medical as MIRAGE ships it (subset "mmlu" of benchmark.json)."""
+
+    name = "mmlu-medical"
+    default_subset = "mmlu"
+
+
+def facet_counts(questions: Iterable[Question], facet: str) -> dict[str, int]:
+    """How many questions have each value of ``facet`` (a metadata key, or type/category)."""
+    counts: dict[str, int] = defaultdict(int)
+    for q in questions:
+        value = q.metadata.get(facet, getattr(q, facet, "")) or "(none)"
+        counts[str(value)] += 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+@hookimpl
+def provbench_register_dataset_loaders():
+    return {cls.name: cls for cls in (MedMCQALoader, MMLUMedicalLoader)}

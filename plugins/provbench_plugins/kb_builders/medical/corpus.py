@@ -1,0 +1,125 @@
+"""Reading a medical corpus into chunks, and a ready-made triple list into triples.
+
+Chunks: a ``.jsonl`` file as MedRAG ships StatPearls (``id``, ``title``, ``content`` or
+``contents``, and the source file in ``source``/``source_file``/``file``; when absent, the id's
+part before its last "_" plus ".jsonl", as StatPearls ids are "<article>_<n>"), or a ``.txt`` file
+or a directory of ``.txt``/``.md`` files cut into chunks of about ``chunk_chars`` characters at
+paragraph breaks (the file name is the source).
+
+Triples: a CSV in the form the paper's authors publish their graph (``Entity1, Label1,
+Relationship, Entity2, Label2, SourceFilename, ChunkID``) or a jsonl with those keys.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from provbench.errors import UserError
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str
+    title: str
+    text: str
+    source: str  # the file the chunk came from (shown as the "article source")
+
+
+class Triple(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    head: str = Field(alias="Entity1", min_length=1)
+    head_label: str = Field(alias="Label1", default="Unknown")
+    relation: str = Field(alias="Relationship", min_length=1)
+    tail: str = Field(alias="Entity2", min_length=1)
+    tail_label: str = Field(alias="Label2", default="Unknown")
+    source: str = Field(alias="SourceFilename", default="")
+    chunk_id: str = Field(alias="ChunkID", default="")
+
+
+class _ChunkRecord(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: str = Field(min_length=1)
+    title: str = ""
+    content: str | None = None
+    contents: str | None = None
+    source: str | None = None
+    source_file: str | None = None
+    file: str | None = None
+
+
+def _located(where: str, record: str, exc: ValidationError) -> UserError:
+    error = exc.errors()[0]
+    field = ".".join(str(p) for p in error["loc"]) or "(record)"
+    return UserError(f"{where}: record {record}: field {field}: {error['msg']}")
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if line.strip():
+                try:
+                    yield number, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise UserError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
+
+
+def read_chunks(source: Path, chunk_chars: int = 1200) -> list[Chunk]:
+    if source.is_dir():
+        files = sorted(p for p in source.rglob("*") if p.suffix.lower() in {".txt", ".md"})
+        if not files:
+            raise UserError(f"{source}: no .txt or .md files to read as a corpus")
+        return [c for f in files for c in split_text_file(f, chunk_chars)]
+    if not source.is_file():
+        raise UserError(f"corpus not found: {source}")
+    if source.suffix.lower() != ".jsonl":
+        return split_text_file(source, chunk_chars)
+    chunks = []
+    for number, raw in _jsonl(source):
+        try:
+            record = _ChunkRecord.model_validate(raw)
+        except ValidationError as exc:
+            raise _located(f"{source}:{number}", f"#{number}", exc) from None
+        text = record.content if record.content is not None else record.contents
+        if not text or not text.strip():
+            raise UserError(f"{source}:{number}: record {record.id!r}: field content: missing or empty")
+        origin = record.source or record.source_file or record.file or record.id.rsplit("_", 1)[0] + ".jsonl"
+        chunks.append(Chunk(record.id, record.title, text.strip(), origin))
+    return chunks
+
+
+def split_text_file(path: Path, chunk_chars: int) -> list[Chunk]:
+    paragraphs = [p.strip() for p in path.read_text(encoding="utf-8").split("\n\n") if p.strip()]
+    chunks, current = [], ""
+    for paragraph in paragraphs:
+        if current and len(current) + len(paragraph) > chunk_chars:
+            chunks.append(current)
+            current = ""
+        current = f"{current}\n\n{paragraph}" if current else paragraph
+    if current:
+        chunks.append(current)
+    return [Chunk(f"{path.stem}_{i}", path.stem, text, path.name) for i, text in enumerate(chunks)]
+
+
+def read_triples(path: Path) -> list[Triple]:
+    if not path.is_file():
+        raise UserError(f"triples file not found: {path}")
+    if path.suffix.lower() == ".jsonl":
+        rows = _jsonl(path)
+    else:
+        with path.open(encoding="utf-8", newline="") as f:
+            rows = list(enumerate(csv.DictReader(f), 2))  # line 1 is the header
+    triples = []
+    for number, raw in rows:
+        try:
+            triples.append(Triple.model_validate(raw))
+        except ValidationError as exc:
+            raise _located(f"{path}:{number}", f"#{number}", exc) from None
+    return triples

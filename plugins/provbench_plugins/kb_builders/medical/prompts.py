@@ -1,0 +1,42 @@
+"""The triple-extraction prompt of the medical KG builder, with the paper's node labels."""
+
+from __future__ import annotations
+
+LABELS = ("Diseases", "Symptoms", "Treatments", "Body Parts", "Diagnostic Tests", "Risk Factors",
+          "Medications", "Unknown")
+
+# Table 3 of paper 001: label shares (%) of its 53,411-node graph, and its size.
+PAPER_LABEL_SHARES = {"Diseases": 30.73, "Symptoms": 17.71, "Treatments": 14.97, "Body Parts": 11.81,
+                      "Diagnostic Tests": 9.29, "Risk Factors": 8.50, "Medications": 6.83, "Unknown": 0.16}
+PAPER_GRAPH = {"nodes": 53411, "edges": 133287, "mean_in_degree": 2.495, "mean_out_degree": 2.495,
+               "mean_total_degree": 4.990}
+
+MAX_TRIPLES = 8
+
+EXTRACTION_SYSTEM = (
+    "You build a medical knowledge graph. From the passage, list factual "
+    "(entity, relationship, entity) triples. Give each entity one label from: "
+    + ", ".join(LABELS) + ". Relationships are short upper-case phrases such as "
+    "IS RISK FACTOR FOR, CAUSES, AFFECTS, IS TREATED WITH, IS DETECTED BY. Use the passage's "
+    "own wording for entity names. Reply with JSON only."
+)
+EXTRACTION_USER = "Passage ({title}):\n{text}"
+
+_ENTITY = {"type": "string", "maxLength": 80}
+_LABEL = {"type": "string", "enum": list(LABELS)}
+EXTRACTION_SCHEMA = {
+    "type": "object",
+    "properties": {"triples": {"type": "array", "maxItems": MAX_TRIPLES, "items": {
+        "type": "object",
+        "properties": {"head": _ENTITY, "head_label": _LABEL, "relation": {"type": "string", "maxLength": 60},
+                       "tail": _ENTITY, "tail_label": _LABEL},
+        "required": ["head", "head_label", "relation", "tail", "tail_label"],
+        "additionalProperties": False}}},
+    "required": ["triples"],
+    "additionalProperties": False,
+}
+
+
+def extraction_messages(title: str, text: str) -> list[dict]:
+    return [{"role": "system", "content": EXTRACTION_SYSTEM},
+            {"role": "user", "content": EXTRACTION_USER.format(title=title or "untitled", text=text)}]

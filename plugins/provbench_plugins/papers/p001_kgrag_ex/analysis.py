@@ -1,0 +1,164 @@
+"""Paper 001's analyses over the records of a run (pure functions; the report draws them).
+
+A *critical* perturbation is a variant record whose answer differs from its baseline
+(``scores["output_changed"] == 1``). Per question (``explain``): the changed elements, the most
+influential element and the two explanations of Table 2. Over the run: Table 4 (which
+perturbation type changed the answer most often, per question), positions of critical changes,
+their node labels, and relative ranks by degree, edge betweenness and eq. (1):
+
+    sub-path score = betweenness(edge) / (degree(node1) + degree(node2))
+
+Ranks within one path: 0 = highest value, 1 = lowest, ties share their average rank
+(``(rank - 1) / (N - 1)``, as the authors compute it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from provbench.model import RunRecord
+
+from .paths import KINDS
+
+BINS = 5  # relative positions and ranks are counted in fifths of [0, 1]
+
+
+def changed(record: RunRecord) -> bool:
+    return record.status == "ok" and record.scores.get("output_changed") == 1.0
+
+
+def variant_kind(record: RunRecord) -> str:
+    return (record.variant.data.get("kind", "") if record.variant else "") or ""
+
+
+@dataclass
+class QuestionPerturbations:
+    question_id: str
+    system: str
+    baseline_answer: str | None = None
+    paths: list[dict] = field(default_factory=list)
+    records: dict[str, list[RunRecord]] = field(default_factory=lambda: defaultdict(list))
+
+    def changes(self, kind: str) -> int:
+        return sum(changed(r) for r in self.records.get(kind, []))
+
+    def variants(self, kind: str) -> int:
+        return len(self.records.get(kind, []))
+
+
+def group(records: Iterable[RunRecord], system: str) -> dict[str, QuestionPerturbations]:
+    """KG perturbation records of ``system`` by question, with the baseline's answer and paths."""
+    groups: dict[str, QuestionPerturbations] = {}
+    records = list(records)
+    for r in records:
+        if r.key.system == system and variant_kind(r) in KINDS:
+            g = groups.setdefault(r.key.question_id, QuestionPerturbations(r.key.question_id, system))
+            g.records[variant_kind(r)].append(r)
+    for r in records:
+        if r.key.system == system and r.key.condition == "baseline" and r.key.question_id in groups and r.trace:
+            groups[r.key.question_id].baseline_answer = r.trace.answer
+            groups[r.key.question_id].paths = (r.trace.artifacts.get("kgrag") or {}).get("paths", [])
+    return groups
+
+
+def table4(groups: dict[str, QuestionPerturbations]) -> dict[str, int]:
+    """Per question with any change: the type with the most changes (ties counted apart)."""
+    counts = Counter({k: 0 for k in (*KINDS, "tied", "examples")})
+    for g in groups.values():
+        per_kind = {k: g.changes(k) for k in KINDS}
+        top = max(per_kind.values())
+        if top == 0:
+            continue
+        counts["examples"] += 1
+        winners = [k for k, v in per_kind.items() if v == top]
+        counts[winners[0] if len(winners) == 1 else "tied"] += 1
+    return dict(counts)
+
+
+def bin_of(value: float) -> int:
+    return min(BINS - 1, int(value * BINS))
+
+
+def bin_labels() -> list[str]:
+    return [f"{i / BINS:.1f}–{(i + 1) / BINS:.1f}" for i in range(BINS)]
+
+
+def position_histogram(groups: dict[str, QuestionPerturbations], kind: str) -> list[int]:
+    counts = [0] * BINS
+    for g in groups.values():
+        for r in g.records.get(kind, []):
+            if changed(r):
+                counts[bin_of(float(r.variant.data.get("position", 0.0)))] += 1
+    return counts
+
+
+def label_counts(groups: dict[str, QuestionPerturbations]) -> dict[str, tuple[int, int]]:
+    """Node label -> (critical node removals, node removals)."""
+    out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for g in groups.values():
+        for r in g.records.get("node", []):
+            label = r.variant.data.get("label") or "(none)"
+            out[label][1] += 1
+            out[label][0] += changed(r)
+    return {k: (v[0], v[1]) for k, v in sorted(out.items(), key=lambda kv: (-kv[1][0], kv[0]))}
+
+
+def relative_ranks(values: list[float]) -> list[float]:
+    """0 = highest value, 1 = lowest; ties get their average rank."""
+    n = len(values)
+    if n < 2:
+        return [0.0] * n
+    order = sorted(range(n), key=lambda i: -values[i])
+    ranks = [0.0] * n
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = ((i + j) / 2) / (n - 1)
+        i = j + 1
+    return ranks
+
+
+def subpath_score(betweenness: float, degree1: int, degree2: int) -> float:
+    """Eq. (1) of paper 001."""
+    total = degree1 + degree2
+    return betweenness / total if total else 0.0
+
+
+def element_value(record: RunRecord, metrics: dict[str, Any], measure: str) -> float | None:
+    data = record.variant.data
+    degree, betweenness = metrics.get("degree", {}), metrics.get("betweenness", {})
+    if measure == "degree":
+        return degree.get(data.get("element_id"))
+    edge = (data.get("edge_ids") or [None])[0]
+    if measure == "betweenness":
+        return betweenness.get(edge)
+    if measure == "eq1":
+        nodes = data.get("node_ids") or []
+        if edge not in betweenness or len(nodes) != 2:
+            return None
+        return subpath_score(betweenness[edge], degree.get(nodes[0], 0), degree.get(nodes[1], 0))
+    raise ValueError(measure)
+
+
+RANKED = {"degree": "node", "betweenness": "edge", "eq1": "subpath"}
+
+
+def rank_histogram(groups: dict[str, QuestionPerturbations], metrics: dict[str, Any], measure: str) -> list[int]:
+    """Relative ranks (within each path) of the critical elements, by ``measure``, in bins."""
+    kind, counts = RANKED[measure], [0] * BINS
+    for g in groups.values():
+        by_path: dict[str, list[RunRecord]] = defaultdict(list)
+        for r in g.records.get(kind, []):
+            by_path[r.variant.data.get("path", "")].append(r)
+        for recs in by_path.values():
+            scored = [(r, element_value(r, metrics, measure)) for r in recs]
+            scored = [(r, v) for r, v in scored if v is not None]
+            for (r, _), rank in zip(scored, relative_ranks([v for _, v in scored])):
+                if changed(r):
+                    counts[bin_of(rank)] += 1
+    return counts

@@ -1,0 +1,165 @@
+"""Paper 001's report sections: accuracy by choice type, Table 4, critical changes by position,
+node label and centrality rank (with eq. (1)), the cost comparison of Table 5, and the
+per-question explanations of Table 2.
+
+Degree and betweenness come from the ``graph_metrics.json`` the medical-kg builder wrote into the
+knowledge base the run used (its directory is in the run manifest).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from provbench.model import BASELINE, RunRecord
+from provbench.plugin_api import correctness
+from provbench.report.data import RunData
+from provbench.report.sections import Row, Section, Table, Text
+from provbench_plugins.kb_builders.medical import graph_metrics
+
+from . import analysis as A
+from .explain import explain
+from .paths import KINDS
+
+KIND_TITLES = {"node": "Node", "edge": "Edge", "subpath": "Sub-path"}
+PAPER_TABLE4 = "Paper: MedMCQA 128 examples: node 41, edge 30, sub-path 57; MMLU 37: 6, 8, 23."
+PAPER_TABLE5 = ("Paper (per explained question): MMLU RAG-Ex 65 calls / 4,032 tokens vs KGRAG-Ex 20 / 2,112; "
+                "MedMCQA 61 / 3,661 vs 19 / 2,180.5.")
+MAX_EXPLAINED = 25
+
+
+def sections(run: RunData) -> list[Section]:
+    kg_systems = run.uses("systems", ["kgrag-ex"])
+    if not kg_systems:
+        return []
+    found = [accuracy_section(run)]
+    for system in kg_systems:
+        groups = A.group(run.records, system)
+        metrics = graph_metrics.load((run.suite.get("knowledge_base") or {}).get("directory"))
+        found += [table4_section(groups, system), positions_section(groups, system),
+                  labels_section(groups, system), centrality_section(groups, system, metrics),
+                  cost_section(run, system), explanations_section(run, groups, system)]
+    return found
+
+
+def accuracy_section(run: RunData) -> Section:
+    """Baseline accuracy per system, all questions and by MedMCQA choice type."""
+    types = sorted({q.type or "(none)" for q in run.questions.values()})
+    rows = []
+    for system in run.systems:
+        by_type: dict[str, list[float]] = defaultdict(list)
+        for r in run.select(system):
+            value = correctness(r)
+            if value is not None and r.key.question_id in run.questions:
+                by_type[run.questions[r.key.question_id].type or "(none)"].append(value)
+        every = [v for vs in by_type.values() for v in vs]
+        rows.append(Row(cells=[system, _mean(every), *[_mean(by_type.get(t, [])) for t in types]]))
+    table = Table(columns=["System", "All", *[f"choice type: {t}" for t in types]], rows=rows,
+                  caption="Share of questions answered with the correct option letter; n in brackets.")
+    return Section(id="p001-accuracy", title="Paper 001: accuracy by choice type", blocks=[table], order=110)
+
+
+def _mean(values: list[float]) -> str:
+    return f"{sum(values) / len(values):.3f} (n={len(values)})" if values else "–"
+
+
+def table4_section(groups: dict[str, A.QuestionPerturbations], system: str) -> Section:
+    t = A.table4(groups)
+    table = Table(columns=["System", "Examples", "Node impact", "Edge impact", "Sub-path impact", "Tied"],
+                  rows=[[system, t["examples"], t["node"], t["edge"], t["subpath"], t["tied"]]],
+                  caption="Per question whose answer some removal changed: the perturbation type with the most "
+                          "answer changes. Ties are counted apart. " + PAPER_TABLE4)
+    variants = Table(columns=["Type", "Variants run", "Answer changed"], rows=[
+        [KIND_TITLES[k], sum(g.variants(k) for g in groups.values()), sum(g.changes(k) for g in groups.values())]
+        for k in KINDS])
+    return Section(id=f"p001-table4-{_slug(system)}", title="Paper 001, Table 4: impact of perturbation methods",
+                   blocks=[table, variants], order=111)
+
+
+def positions_section(groups: dict[str, A.QuestionPerturbations], system: str) -> Section:
+    rows = [[KIND_TITLES[k], *A.position_histogram(groups, k)] for k in KINDS]
+    table = Table(columns=["Perturbation", *A.bin_labels()], rows=rows,
+                  caption="Critical changes (answer changed) by relative position of the removed element on its "
+                          "path: 0 = start, 1 = end (element k of m at k/(m-1)). Paper: early positions matter most.")
+    return Section(id=f"p001-positions-{_slug(system)}", title="Paper 001: critical changes by position on the path",
+                   blocks=[table], order=112)
+
+
+def labels_section(groups: dict[str, A.QuestionPerturbations], system: str) -> Section:
+    rows = [[label, critical, total, f"{critical / total:.2f}" if total else "–"]
+            for label, (critical, total) in A.label_counts(groups).items()]
+    table = Table(columns=["Node label", "Critical removals", "Node removals", "Share critical"], rows=rows,
+                  caption="Node removals that changed the answer, by the node's label. Paper: Disease, Symptom "
+                          "and Body Part matter most.")
+    return Section(id=f"p001-labels-{_slug(system)}", title="Paper 001: critical changes by node label",
+                   blocks=[table], order=113)
+
+
+def centrality_section(groups: dict[str, A.QuestionPerturbations], system: str, metrics: dict | None) -> Section:
+    title = "Paper 001: degree, edge betweenness and sub-path score (eq. 1) of critical elements"
+    sid = f"p001-centrality-{_slug(system)}"
+    if metrics is None:
+        return Section(id=sid, title=title, order=114, blocks=[Text(
+            text="The run's knowledge base has no graph_metrics.json (build it with the medical-kg builder).")])
+    names = {"degree": "Node degree rank", "betweenness": "Edge betweenness rank",
+             "eq1": "Sub-path score rank (eq. 1)"}
+    rows = [[names[m], *A.rank_histogram(groups, metrics, m)] for m in names]
+    table = Table(columns=["Measure", *A.bin_labels()], rows=rows,
+                  caption="Relative rank within the path of elements whose removal changed the answer (0 = highest "
+                          "value, 1 = lowest; ties share their average rank). Eq. (1): betweenness(edge) / "
+                          "(degree(node1) + degree(node2)). Paper: both extremes matter most.")
+    note = f"Betweenness: {'sampled from ' + str(metrics['betweenness_samples']) + ' nodes' if metrics.get('betweenness_samples') else 'exact'}."
+    return Section(id=sid, title=title, blocks=[table, Text(text=note)], order=114)
+
+
+def cost_of(records: list[RunRecord]) -> dict[str, Any]:
+    """LLM calls and tokens per explained question (a question with at least one variant run)."""
+    per_question: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in records:
+        calls = r.trace.llm_calls if r.trace else []
+        per_question[r.key.question_id][0] += len(calls)
+        per_question[r.key.question_id][1] += sum(c.prompt_tokens + c.completion_tokens for c in calls)
+    n = len(per_question)
+    return {"questions": n, "calls": sum(v[0] for v in per_question.values()) / n if n else None,
+            "tokens": sum(v[1] for v in per_question.values()) / n if n else None,
+            "variants": len(records) / n if n else None}
+
+
+def cost_section(run: RunData, system: str) -> Section:
+    kg = [r for r in run.records if r.key.system == system and A.variant_kind(r) in KINDS]
+    ragex = [r for r in run.records if A.variant_kind(r) == "window"]
+    rows = []
+    for label, recs in ((f"RAG-Ex ({_systems(ragex)}, 5-word windows)", ragex), (f"KGRAG-Ex ({system})", kg)):
+        c = cost_of(recs)
+        rows.append([label, c["questions"], _num(c["variants"]), _num(c["calls"]), _num(c["tokens"])])
+    table = Table(columns=["Method", "Explained questions", "Perturbations", "LLM calls", "Tokens"], rows=rows,
+                  caption="Per explained question, every LLM call of its perturbation runs (cache hits included: "
+                          "they are the method's cost). " + PAPER_TABLE5)
+    return Section(id=f"p001-cost-{_slug(system)}", title="Paper 001, Table 5: cost of an explanation",
+                   blocks=[table], order=115)
+
+
+def explanations_section(run: RunData, groups: dict[str, A.QuestionPerturbations], system: str) -> Section:
+    rows = []
+    for qid, g in list(sorted(groups.items()))[:MAX_EXPLAINED]:
+        e = explain(g)
+        changes = "; ".join(f"{KIND_TITLES[k]}: {el} -> {ans or '–'}" for k, el, ans in e.changed_elements) or "none"
+        rows.append([qid, g.baseline_answer or "–", changes, e.most_influential or "–", e.for_user,
+                     e.technical or "–", ", ".join(e.sources) or "–"])
+    table = Table(columns=["Question", "Answer", "Changed by (new answer)", "Most influential", "Explanation (user)",
+                           "System insight (technical)", "Article sources"], rows=rows, numeric_from=99,
+                  caption=f"As paper 001's Table 2; first {MAX_EXPLAINED} questions with KG perturbations.")
+    return Section(id=f"p001-explanations-{_slug(system)}", title="Paper 001, Table 2: explanations per question",
+                   blocks=[table], order=116)
+
+
+def _systems(records: list[RunRecord]) -> str:
+    return ", ".join(sorted({r.key.system for r in records})) or "not run"
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)

@@ -1,0 +1,78 @@
+"""The medical-kg builder: LLM triples with the paper's labels, edges keeping chunk and file,
+graph metrics at build time, Table 3 statistics, reuse, and located errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from p001_helpers import write_inputs
+from provbench.errors import UserError
+from provbench.testing import schema_following_llm
+from provbench_plugins.kb_builders.medical import graph_metrics
+from provbench_plugins.kb_builders.medical.builder import MedicalKGBuilder
+from provbench_plugins.kb_builders.medical.corpus import read_chunks
+from provbench_plugins.kb_builders.medical.prompts import LABELS
+
+
+def test_llm_extraction_builds_a_labelled_graph_and_reuses_it(tmp_path):
+    corpus, _ = write_inputs(tmp_path / "in")
+    llm = schema_following_llm(cache_dir=tmp_path / "llm")
+    kb = MedicalKGBuilder(corpus=str(corpus)).build([], tmp_path / "kb", llm)
+    try:
+        view, info = kb.view(), kb.build_info
+        assert info["extraction"]["calls"] == 3 and info["chunks"] == 3
+        entities = [view.entity(e) for e in view.entity_ids()]
+        assert entities and all(e.label in LABELS for e in entities)
+        metrics = graph_metrics.load(tmp_path / "kb")
+        assert set(metrics["degree"]) == {e.id for e in entities}
+        rel = view.relation(next(iter(metrics["betweenness"])))
+        assert rel.text_unit_id.startswith("tu:") and view.text_unit(rel.text_unit_id).document_id.endswith(".txt")
+        graph = info["graph"]
+        assert graph["nodes"] == len(entities) and graph["edges"] == len(metrics["betweenness"])
+        assert sum(graph["label_shares_percent"].values()) == pytest.approx(100, abs=0.1)
+        assert info["paper_001_graph"]["nodes"] == 53411
+    finally:
+        kb.close()
+    calls = len(llm.backend.calls)
+    again = MedicalKGBuilder(corpus=str(corpus)).build([], tmp_path / "kb", llm)
+    again.close()
+    assert calls == 3 and len(llm.backend.calls) == calls  # reused: no new extraction
+
+
+def test_triples_file_graph_statistics(tmp_path):
+    corpus, triples = write_inputs(tmp_path / "in")
+    kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb", schema_following_llm())
+    try:
+        graph = kb.build_info["graph"]
+        assert (graph["nodes"], graph["edges"]) == (7, 7)
+        assert graph["mean_total_degree"] == pytest.approx(2.0, abs=1e-3)
+        assert graph["label_shares_percent"]["Diseases"] == pytest.approx(100 * 3 / 7, abs=0.01)
+        table3 = kb.build_info["table3 (this KB / paper 001)"]
+        assert table3["nodes"] == "7 / 53,411" and table3["Diseases %"] == "42.86 / 30.73"
+        assert table3["Medications %"] == "0.00 / 6.83" and table3["mean_in_degree"] == "1.000 / 2.495"
+    finally:
+        kb.close()
+    with pytest.raises(UserError, match="other inputs"):
+        MedicalKGBuilder(corpus=str(corpus)).build([], tmp_path / "kb", schema_following_llm())
+
+
+def test_bad_inputs_get_located_errors(tmp_path):
+    corpus, triples = write_inputs(tmp_path / "in")
+    triples.write_text(triples.read_text().replace("b_0", "zz_9", 1))
+    with pytest.raises(UserError, match=r"triple #3 .*ChunkID: 'zz_9' is not a chunk"):
+        MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb", schema_following_llm())
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "a_0", "title": "t", "content": "ok"}) + "\n" + json.dumps({"title": "x"}) + "\n")
+    with pytest.raises(UserError, match=r"bad\.jsonl:2: record #2: field id"):
+        read_chunks(bad)
+    with pytest.raises(UserError, match=r"bogus=1.*known options: corpus"):
+        MedicalKGBuilder(corpus=str(corpus), bogus=1).build([], tmp_path / "kb2", schema_following_llm())
+
+
+def test_text_files_are_chunked_with_their_file_as_source(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "heart.txt").write_text("First paragraph.\n\n" + "x" * 150 + "\n\nThird.")
+    chunks = read_chunks(tmp_path / "docs", chunk_chars=100)
+    assert [c.source for c in chunks] == ["heart.txt"] * 3 and chunks[0].id == "heart_0"

@@ -1,0 +1,105 @@
+"""The medmcqa / mmlu-medical loaders: three source forms, located errors, scoring, sampling."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import shared_dir
+from provbench.errors import UserError
+from provbench.model import Question
+from provbench_plugins.datasets.medmcqa.loader import (MedMCQALoader, MMLUMedicalLoader, facet_counts,
+                                                      option_letter, sample_by_subject)
+
+RAW = {"id": "q1", "question": "Which?", "opa": "alpha", "opb": "beta", "opc": "gamma", "opd": "delta", "cop": 2,
+       "exp": None, "subject_name": "Anatomy", "topic_name": None, "choice_type": "single"}
+
+
+def write_jsonl(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_raw_jsonl_cop_is_one_based(tmp_path):
+    q = MedMCQALoader().load(write_jsonl(tmp_path / "d.jsonl", [RAW]))[0]
+    assert (q.answer, q.aliases, q.choices, q.category, q.type) == ("B", ["beta"], ["alpha", "beta", "gamma", "delta"],
+                                                                   "Anatomy", "single")
+
+
+@pytest.mark.parametrize("change, field", [({"cop": 5}, "cop"), ({"cop": 0}, "cop"), ({"opc": None}, "opc"),
+                                           ({"choice_type": "both"}, "choice_type"), ({"question": ""}, "question")])
+def test_bad_records_get_located_errors(tmp_path, change, field):
+    path = write_jsonl(tmp_path / "d.jsonl", [RAW, {**RAW, "id": "q2", **change}])
+    with pytest.raises(UserError) as err:
+        MedMCQALoader().load(path)
+    assert f"{path}:2" in str(err.value) and "'q2'" in str(err.value) and f"field {field}" in str(err.value)
+
+
+def test_broken_json_line_and_mirage_record_are_located(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(RAW) + "\n{not json\n")
+    with pytest.raises(UserError, match=r"d\.jsonl:2: not valid JSON"):
+        MedMCQALoader().load(path)
+    mirage = tmp_path / "benchmark.json"
+    mirage.write_text(json.dumps({"mmlu": {"m1": {"question": "?", "options": {"A": "a", "B": "b", "C": "c"},
+                                                 "answer": "A"}}}))
+    with pytest.raises(UserError, match=r"benchmark\.json \[mmlu\]: record 'm1': field options: .*lack \['D'\]"):
+        MMLUMedicalLoader().load(mirage)
+
+
+def test_hub_form_is_zero_based_and_skips_unlabelled_rows(tmp_path):
+    folder = tmp_path / "hub"
+    folder.mkdir()
+    write_jsonl(folder / "validation.jsonl", [{**RAW, "cop": 0}, {**RAW, "id": "q2", "cop": 3},
+                                              {**RAW, "id": "q3", "cop": -1}])
+    loader = MedMCQALoader()
+    questions = loader.load(str(folder), split="validation")
+    assert [q.answer for q in questions] == ["A", "D"] and loader.skipped_unlabelled == 1
+
+
+def test_scoring_reads_the_option_letter_or_text():
+    loader = MedMCQALoader()
+    question = Question(id="q", question="?", answer="B", choices=["alpha", "beta", "gamma", "delta"])
+    for prediction, ok in (("B", 1.0), ("(b) beta", 1.0), ("B. beta", 1.0), ("beta", 1.0), ("A", 0.0),
+                           ("Because", 0.0), (None, 0.0)):
+        assert loader.score_answer(question, prediction) == {"accuracy": ok}, prediction
+    assert option_letter("d)") == "D" and loader.normalize("c. Gamma") == loader.normalize("C")
+
+
+def test_sampling_spreads_over_subjects_with_the_seed(tmp_path):
+    records = [{**RAW, "id": f"{s}{i}", "subject_name": s} for s in ("Anatomy", "Surgery", "ENT") for i in range(4)]
+    questions = MedMCQALoader().load(write_jsonl(tmp_path / "d.jsonl", records))
+    picked = sample_by_subject(questions, 3, seed=7)
+    assert sorted(q.category for q in picked) == ["Anatomy", "ENT", "Surgery"]
+    assert [q.id for q in picked] == [q.id for q in sample_by_subject(questions, 3, seed=7)]
+    assert {tuple(q.id for q in sample_by_subject(questions, 3, seed=s)) for s in range(6)} != {tuple(q.id for q in picked)}
+
+
+def test_facets_count_subjects_and_choice_types(tmp_path):
+    records = [RAW, {**RAW, "id": "q2", "choice_type": "multi"}, {**RAW, "id": "q3", "subject_name": "ENT"}]
+    questions = MedMCQALoader().load(write_jsonl(tmp_path / "d.jsonl", records))
+    assert MedMCQALoader.facets == ("subject", "choice_type", "dataset")
+    assert facet_counts(questions, "subject") == {"Anatomy": 2, "ENT": 1}
+    assert facet_counts(questions, "choice_type") == {"single": 2, "multi": 1}
+
+
+@pytest.mark.skipif(shared_dir() is None, reason="../shared/datasets is absent")
+def test_shared_samples_load_with_counts():
+    folder = shared_dir() / "datasets" / "medmcqa"
+    raw = MedMCQALoader().load(folder / "dev.sample50.jsonl")
+    assert len(raw) == 50 and sum(facet_counts(raw, "choice_type").values()) == 50
+    assert set(facet_counts(raw, "choice_type")) == {"single", "multi"}
+    mirage = MedMCQALoader().load(folder / "mirage.medmcqa.sample50.json")
+    assert len(mirage) == 50 and {q.answer for q in mirage} <= set("ABCD")
+    by_id = {q.id: q.answer for q in raw}
+    assert all(by_id[q.id] == q.answer for q in mirage if q.id in by_id)  # the two forms agree
+
+
+def test_bundled_medical_mini_in_both_forms():
+    from conftest import REPO
+
+    dev = MedMCQALoader().load(REPO / "datasets" / "medical-mini" / "dev.jsonl")
+    mmlu = MMLUMedicalLoader().load(REPO / "datasets" / "medical-mini" / "mirage-benchmark.json")
+    assert len(dev) == 10 and facet_counts(dev, "choice_type") == {"single": 8, "multi": 2}
+    assert len(mmlu) == 8 and all(q.answer in "ABCD" for q in mmlu)

@@ -1,0 +1,158 @@
+"""Paper 001: shortest-path extraction, variant enumeration, perturbations, relative positions,
+degree / betweenness / eq. (1) on a hand-built graph, and the per-question analyses."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from p001_helpers import build_graph
+from provbench.model import Question, RunRecord, Trace, UnitKey, VariantInfo
+from provbench.plugin_api import Environment
+from provbench_plugins.kb_builders.medical import graph_metrics
+from provbench_plugins.papers.p001_kgrag_ex import analysis as A
+from provbench_plugins.papers.p001_kgrag_ex.explain import explain
+from provbench_plugins.papers.p001_kgrag_ex.interventions import EdgeRemoval, NodeRemoval, SubpathRemoval
+from provbench_plugins.papers.p001_kgrag_ex.paths import (apply_variant, enumerate_variants, make_path,
+                                                          relative_position, triplet_lines)
+from provbench_plugins.papers.p001_kgrag_ex.system import KGRAGEx
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory):
+    kb = build_graph(tmp_path_factory.mktemp("p001"))
+    yield kb
+    kb.close()
+
+
+def test_shortest_path_between_question_and_option_entities(kb):
+    env = Environment(view=kb.view(), llm=None)
+    grounded = [{"entity": "ent:fasting", "role": "question"}, {"entity": "ent:spleen", "role": "option"},
+                {"entity": "ent:night-cough", "role": "option"}]
+    paths = KGRAGEx(max_paths=1).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
+    assert len(paths) == 1  # fasting-night cough (1 hop) is shorter than fasting..spleen (3 hops)
+    assert [n["name"] for n in paths[0]["nodes"]] == ["fasting", "night cough"]
+    paths = KGRAGEx(max_paths=2).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
+    spleen = paths[1]
+    assert [n["name"] for n in spleen["nodes"]] == ["fasting", "corvane fever", "mirel disease", "spleen"]
+    assert [e["label"] for e in spleen["edges"]] == ["IS RISK FACTOR FOR", "CAN LEAD TO", "AFFECTS"]
+    assert [e["source_file"] for e in spleen["edges"]] == ["a.txt", "a.txt", "b.txt"]
+    assert [n["label"] for n in spleen["nodes"]] == ["Risk Factors", "Diseases", "Diseases", "Body Parts"]
+
+
+def test_question_pairs_join_question_to_options_only():
+    grounded = [{"entity": "q1", "role": "question"}, {"entity": "q2", "role": "question"},
+                {"entity": "o1", "role": "option"}, {"entity": "q1", "role": "option"}]
+    assert KGRAGEx.pairs(grounded) == [("q1", "o1"), ("q2", "o1"), ("q2", "q1")]
+    assert KGRAGEx.pairs(grounded[:2]) == [("q1", "q2")]
+
+
+def four_node_path() -> dict:
+    nodes = [{"id": f"n{i}", "name": f"N{i}", "label": "Diseases"} for i in range(4)]
+    edges = [{"id": f"r{i}", "label": f"R{i}", "source": f"n{i}", "target": f"n{i + 1}", "text_unit": "tu:x",
+              "source_file": f"f{i}.txt"} for i in range(3)]
+    return make_path("path:0", nodes, edges)
+
+
+def test_variants_n_nodes_give_n_node_and_n_minus_1_edge_and_subpath_variants():
+    path = four_node_path()
+    counts = {kind: len(enumerate_variants([path], kind)) for kind in ("node", "edge", "subpath")}
+    assert counts == {"node": 4, "edge": 3, "subpath": 3}
+    trace = Trace(question_id="q", system="kgrag-ex", artifacts={"kgrag": {"paths": [path]}})
+    ids = [v.id for v in SubpathRemoval().variants(Question(id="q", question="?", answer="A"), trace, random.Random(0))]
+    assert ids == ["subpath:0:0", "subpath:0:1", "subpath:0:2"]
+    assert NodeRemoval().variants(Question(id="q", question="?", answer="A"), Trace(question_id="q", system="x"),
+                                  random.Random(0)) == []
+
+
+def test_relative_positions_run_from_start_to_end():
+    path = four_node_path()
+    assert [v["data"]["position"] for v in enumerate_variants([path], "node")] == pytest.approx([0, 1 / 3, 2 / 3, 1])
+    assert [v["data"]["position"] for v in enumerate_variants([path], "edge")] == [0.0, 0.5, 1.0]
+    assert relative_position(0, 1) == 0.0
+
+
+def test_each_perturbation_removes_exactly_its_element():
+    path = four_node_path()
+    assert triplet_lines(path) == ["N0 ->[R0]-> N1", "N1 ->[R1]-> N2", "N2 ->[R2]-> N3"]
+    node = enumerate_variants([path], "node")[1]["data"]
+    assert triplet_lines(apply_variant([path], node)[0]) == ["N0 ->[R0]-> __", "__ ->[R1]-> N2", "N2 ->[R2]-> N3"]
+    edge = enumerate_variants([path], "edge")[1]["data"]
+    assert triplet_lines(apply_variant([path], edge)[0]) == ["N0 ->[R0]-> N1", "N1 ->[__]-> N2", "N2 ->[R2]-> N3"]
+    sub = enumerate_variants([path], "subpath")[2]["data"]
+    assert triplet_lines(apply_variant([path], sub)[0]) == ["N0 ->[R0]-> N1", "N1 ->[R1]-> N2"]
+    assert sub["node_ids"] == ["n2", "n3"] and sub["edge_ids"] == ["r2"] and sub["source_files"] == ["f2.txt"]
+    assert path["removed"] == {"node": [], "edge": [], "subpath": []}  # the baseline path is untouched
+
+
+def test_perturbation_reaches_the_resumed_trace():
+    path = four_node_path()
+    trace = Trace(question_id="q", system="kgrag-ex", artifacts={"kgrag": {"paths": [path]}})
+    variant = EdgeRemoval().variants(Question(id="q", question="?", answer="A"), trace, random.Random(0))[0]
+    perturbed = EdgeRemoval().perturb(Question(id="q", question="?", answer="A"), trace, random.Random(0),
+                                      variant=variant)
+    assert perturbed.artifacts["kgrag"]["paths"][0]["removed"]["edge"] == [0]
+    assert trace.artifacts["kgrag"]["paths"][0]["removed"]["edge"] == []
+
+
+def test_degree_betweenness_and_eq1_on_a_path_graph():
+    entities = {n: "Diseases" for n in "ABCD"}
+    metrics = graph_metrics.compute(entities, [("r0", "A", "B"), ("r1", "B", "C"), ("r2", "C", "D")])
+    assert metrics["degree"] == {"A": 1, "B": 2, "C": 2, "D": 1}
+    # pairs whose shortest path crosses the edge, over the 6 pairs of 4 nodes
+    assert metrics["betweenness"] == pytest.approx({"r0": 3 / 6, "r1": 4 / 6, "r2": 3 / 6})
+    assert A.subpath_score(metrics["betweenness"]["r1"], 2, 2) == pytest.approx(1 / 6)
+    assert A.subpath_score(metrics["betweenness"]["r0"], 1, 2) == pytest.approx(1 / 6)
+    assert A.subpath_score(0.3, 0, 0) == 0.0
+    sampled = graph_metrics.compute(entities, [("r0", "A", "B"), ("r1", "B", "C"), ("r2", "C", "D")], k=2, seed=1)
+    assert sampled["betweenness_samples"] == 2 and set(sampled["betweenness"]) == {"r0", "r1", "r2"}
+
+
+def test_relative_ranks_put_the_highest_first_and_share_ties():
+    assert A.relative_ranks([5, 1, 3]) == [0.0, 1.0, 0.5]
+    assert A.relative_ranks([2, 2, 1]) == [0.25, 0.25, 1.0]
+    assert A.relative_ranks([7]) == [0.0]
+
+
+def record(kind: str, k: int, changed: bool, answer: str, path: dict) -> RunRecord:
+    data = enumerate_variants([path], kind)[k]
+    return RunRecord(key=UnitKey(question_id="q", system="kgrag-ex", condition=f"kg-{kind}", variant=data["id"]),
+                     trace=Trace(question_id="q", system="kgrag-ex", answer=answer),
+                     scores={"output_changed": float(changed)}, variant=VariantInfo(**data))
+
+
+def test_table4_explanation_and_rank_histograms():
+    path = four_node_path()
+    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
+                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
+    records = [base, record("node", 1, True, "C", path), record("node", 2, False, "A", path),
+               record("edge", 0, False, "A", path), record("subpath", 0, True, "B", path),
+               record("subpath", 1, True, "C", path)]
+    groups = A.group(records, "kgrag-ex")
+    assert A.table4(groups) == {"node": 0, "edge": 0, "subpath": 1, "tied": 0, "examples": 1}
+    e = explain(groups["q"])
+    assert e.most_influential == "N1"  # its node removal and both sub-paths holding it changed the answer
+    assert e.influence["N1"] == 3 and "Removing N1 led to a different answer 3 times." in e.technical
+    assert e.sources == ["f0.txt", "f1.txt"] and "is N1" in e.for_user
+    assert A.position_histogram(groups, "subpath") == [1, 0, 1, 0, 0]  # positions 0 and 0.5
+    metrics = {"degree": {"n0": 1, "n1": 5, "n2": 2, "n3": 1}, "betweenness": {"r0": 0.2, "r1": 0.9, "r2": 0.1}}
+    # node n1 has the highest degree of the two node variants run (n1, n2): rank 0
+    assert A.rank_histogram(groups, metrics, "degree") == [1, 0, 0, 0, 0]
+    # eq. 1: r0 -> 0.2/6, r1 -> 0.9/7: the changed sub-paths rank 1 and 0
+    assert A.rank_histogram(groups, metrics, "eq1") == [1, 0, 0, 0, 1]
+
+
+def test_ragex_windows_cover_the_retrieved_words():
+    from provbench_plugins.papers.p001_kgrag_ex.ragex import RagExWindow
+
+    passages = [{"id": "tu:1", "text": "One two, three four five."}, {"id": "tu:2", "text": "six seven"}]
+    trace = Trace(question_id="q", system="vector-rag", artifacts={"passages": passages})
+    question = Question(id="q", question="?", answer="A")
+    every = RagExWindow().variants(question, trace, random.Random(0))
+    assert [v.id for v in every] == ["window:0", "window:1", "window:2"]  # 7 words, windows of 5, stride 1
+    strided = RagExWindow(window=2, stride=3).variants(question, trace, random.Random(0))
+    assert [v.data["start"] for v in strided] == [0, 3]
+    perturbed = RagExWindow().perturb(question, trace, random.Random(0), variant=every[2])
+    assert perturbed.artifacts["passages"] == [{"id": "tu:1", "text": "One two"}, {"id": "tu:2", "text": ""}]
+    assert RagExWindow().variants(question, Trace(question_id="q", system="kgrag-ex"), random.Random(0)) == []
