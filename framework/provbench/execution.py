@@ -18,6 +18,7 @@ appends each record and stores the LLM-cache entries a remote unit brings back.
 from __future__ import annotations
 
 import logging
+import threading
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, Callable, Protocol
@@ -26,8 +27,11 @@ from .model import RunRecord, UnitKey
 from .plugin_api import answered_by_reference
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .runner import RunContext, Unit
     from .store import RunStore
+    from .suite import Suite
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +47,7 @@ class Executor(Protocol):
 class ThreadExecutor:
     """Units on a thread pool in this process (they share the knowledge base and the LLM client)."""
 
-    def __init__(self, ctx: "RunContext") -> None:
-        from .runner import run_unit
-
+    def __init__(self, ctx: "RunContext", run_unit: Callable[..., RunRecord]) -> None:
         self._run_unit = run_unit
         self._ctx = ctx
         self._pool = ThreadPoolExecutor(max_workers=ctx.suite.concurrency, thread_name_prefix="unit")
@@ -57,13 +59,14 @@ class ThreadExecutor:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def make_executor(ctx: "RunContext") -> Executor:
+def make_executor(ctx: "RunContext", run_unit: Callable[..., RunRecord]) -> Executor:
+    """The suite's executor running ``run_unit(ctx, unit, baseline)`` (passed in: this module is below the runner)."""
     spec = ctx.suite.executor
     if spec.kind == "ray":
         from .ray_executor import RayExecutor
 
-        return RayExecutor(ctx, address=spec.address, workers=spec.workers)
-    return ThreadExecutor(ctx)
+        return RayExecutor(ctx, run_unit, address=spec.address, workers=spec.workers)
+    return ThreadExecutor(ctx, run_unit)
 
 
 def baseline_key(question_id: str, system: str) -> str:
@@ -143,3 +146,41 @@ class Scheduler:
         if unit.intervention is None:
             return None
         return self.done.get(baseline_key(unit.key.question_id, unit.key.system))
+
+
+# -- around the units: warm-up, read-only reopening, pictures drawn ahead of the report --
+
+def warm_up_embeddings(suite: Suite) -> threading.Thread | None:
+    """Load the embedding model on a thread (a suite with a knowledge base searches it)."""
+    if suite.knowledge_base is None or suite.executor.kind != "threads":
+        return None
+
+    def load() -> None:
+        try:
+            from .kb.embeddings import embedding_model
+
+            embedding_model()
+        except Exception:  # noqa: BLE001 - the first search reports it properly
+            log.debug("embedding model warm-up failed", exc_info=True)
+
+    thread = threading.Thread(target=load, name="warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def reopen_read_only(kb: Any, kb_dir: Path) -> Any:
+    """The same knowledge base opened read-only: the database lets many read-only openers share it."""
+    from .kb import KnowledgeBase
+
+    kb.close()
+    return KnowledgeBase.open(kb_dir, read_only=True)
+
+
+def pictures_ahead(ctx: RunContext, store: RunStore) -> Any:
+    """The report's subgraph pictures, drawn while units wait on the LLM (None: the report has none)."""
+    report = ctx.suite.report
+    if ctx.view is None or not (report.per_question_pages and report.subgraph_pictures):
+        return None
+    from .report.pictures import PictureAhead
+
+    return PictureAhead(store.run_dir, ctx.view)

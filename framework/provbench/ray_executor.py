@@ -17,7 +17,7 @@ import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import UserError
 from .model import Question, RunRecord
@@ -72,25 +72,26 @@ class WorkerSpec:
     kb_dir: str | None
     llm_backend: Any
     llm_settings: dict[str, Any]
+    run_unit: Callable[..., RunRecord]  # the runner's, by reference (this module is below the runner)
+    context_class: type
 
     @classmethod
-    def from_context(cls, ctx: "RunContext") -> "WorkerSpec":
+    def from_context(cls, ctx: "RunContext", run_unit: Callable[..., RunRecord]) -> "WorkerSpec":
         llm = ctx.llm
         settings = {"max_concurrency": llm.max_concurrency, "max_attempts": llm.max_attempts,
                     "backoff_s": llm.backoff_s, "max_backoff_s": llm.max_backoff_s, **llm.default_params}
         return cls(ctx.loaded, ctx.registry, ctx.questions, str(ctx.kb_dir) if ctx.kb_dir else None,
-                   llm.backend, settings)
+                   llm.backend, settings, run_unit, type(ctx))
 
     def context(self) -> tuple["RunContext", Any, RecordingCache]:
         from .kb import KnowledgeBase
         from .llm import LLMClient
-        from .runner import RunContext
 
         llm = LLMClient(self.llm_backend, **self.llm_settings)
         cache = llm.cache = RecordingCache()
         kb = KnowledgeBase.open(self.kb_dir, read_only=True) if self.kb_dir else None
         suite = self.loaded.suite
-        ctx = RunContext(self.loaded, self.registry, self.questions,
+        ctx = self.context_class(self.loaded, self.registry, self.questions,
                          self.registry.create("dataset_loader", suite.dataset.loader), llm,
                          kb.view() if kb is not None else None, kb_dir=Path(self.kb_dir) if self.kb_dir else None)
         ctx.metrics = [(ref.key, self.registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
@@ -102,14 +103,13 @@ class UnitWorker:
 
     def __init__(self, spec: WorkerSpec) -> None:
         self.ctx, self.kb, self.cache = spec.context()
+        self.run_unit = spec.run_unit
 
     def run(self, unit: "Unit", baseline: RunRecord | None) -> tuple[RunRecord, list]:
-        from .runner import run_unit
-
         entries: list = []
         token = _unit_entries.set(entries)
         try:
-            record = run_unit(self.ctx, unit, baseline)
+            record = self.run_unit(self.ctx, unit, baseline)
         finally:
             _unit_entries.reset(token)
         return record, entries + self.cache.take_orphans()
@@ -130,7 +130,8 @@ def _ray():
 class RayExecutor:
     """Spreads units over ``workers`` Ray actors, each running several at once on threads."""
 
-    def __init__(self, ctx: "RunContext", address: str | None = None, workers: int | None = None) -> None:
+    def __init__(self, ctx: "RunContext", run_unit: Callable[..., RunRecord], address: str | None = None,
+                 workers: int | None = None) -> None:
         ray = self._ray = _ray()
         self._started_ray = not ray.is_initialized()
         if self._started_ray:
@@ -138,7 +139,7 @@ class RayExecutor:
         cpus = int(ray.cluster_resources().get("CPU", 1))
         count = max(1, min(workers or cpus, ctx.suite.concurrency))
         per_worker = math.ceil(ctx.suite.concurrency / count)
-        spec = ray.put(WorkerSpec.from_context(ctx))
+        spec = ray.put(WorkerSpec.from_context(ctx, run_unit))
         actor = ray.remote(num_cpus=0)(UnitWorker).options(max_concurrency=per_worker, scheduling_strategy="SPREAD")
         self._workers = [actor.remote(spec) for _ in range(count)]
         self._load = [0] * count

@@ -17,7 +17,6 @@ import logging
 import platform
 import random
 import subprocess
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .errors import UserError
+from .execution import reopen_read_only, warm_up_embeddings
 from .model import Question, RunManifest, RunRecord, Trace, UnitKey, utc_now
 from .plugin_api import (Environment, Intervention, MetricContext, Results, Variant, answered_by_reference,
                          compared_output)
@@ -90,7 +90,7 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
     store.create()
     _check_same_model(store, suite)
     done = store.load_records()
-    warm_up = _warm_up(suite) if llm is None else None  # the embedding model loads while litellm and the KB do
+    warm_up = warm_up_embeddings(suite) if llm is None else None  # the embedding model loads while litellm and the KB do
     llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
     loader = registry.create("dataset_loader", suite.dataset.loader)
     questions = _load_questions(loaded, loader)
@@ -100,7 +100,7 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
         store.write_questions(questions.values())
         pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
         if kb is not None and suite.executor.kind != "threads":
-            kb = _reopen_read_only(kb, kb_dir)  # workers in other processes open it too
+            kb = reopen_read_only(kb, kb_dir)  # workers in other processes open it too
         ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
                          kb_dir=kb_dir)
         ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
@@ -202,24 +202,6 @@ def _check_same_model(store: RunStore, suite: Suite) -> None:
                         "pass --out with a new directory to run another model")
 
 
-def _warm_up(suite: Suite) -> threading.Thread | None:
-    """Load the embedding model on a thread (a suite with a knowledge base searches it)."""
-    if suite.knowledge_base is None or suite.executor.kind != "threads":
-        return None
-
-    def load() -> None:
-        try:
-            from .kb.embeddings import embedding_model
-
-            embedding_model()
-        except Exception:  # noqa: BLE001 - the first search reports it properly
-            log.debug("embedding model warm-up failed", exc_info=True)
-
-    thread = threading.Thread(target=load, name="warm-up", daemon=True)
-    thread.start()
-    return thread
-
-
 def _make_llm(suite: Suite, cache_dir: Path) -> Any:
     from .llm import make_llm
 
@@ -281,14 +263,6 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
         raise UserError(f"{loaded.path}: knowledge base {kb_dir} lives in {graph_store_of(kb_dir)!r}, not the "
                         f"suite's graph_store {spec.graph_store!r}; give another directory")
     return kb_dir, kb
-
-
-def _reopen_read_only(kb: Any, kb_dir: Path) -> Any:
-    """The same knowledge base opened read-only: the database lets many read-only openers share it."""
-    from .kb import KnowledgeBase
-
-    kb.close()
-    return KnowledgeBase.open(kb_dir, read_only=True)
 
 
 def _manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path | None,
@@ -408,7 +382,7 @@ def _variant_unit(suite: Suite, qid: str, sref: PluginRef, iref: PluginRef, vari
 def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: Any, console: Any,
              draw_pictures: bool = False) -> None:
     """Run every unit not yet recorded: interventions start as soon as their baselines exist."""
-    from .execution import Scheduler, make_executor
+    from .execution import Scheduler, make_executor, pictures_ahead
 
     baselines = baseline_units(ctx.suite, list(ctx.questions))
     with _progress(console) as progress:
@@ -417,7 +391,7 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
         def planned(count: int, recorded_before: int) -> None:
             progress.update(task, total=(progress.tasks[0].total or 0) + count, advance=recorded_before)
 
-        pictures = _pictures_ahead(ctx, store) if draw_pictures else None
+        pictures = pictures_ahead(ctx, store) if draw_pictures else None
 
         def recorded(record: RunRecord) -> None:
             store.append(record)
@@ -429,7 +403,7 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
         plan = lambda qid, system: intervention_units(ctx, [qid], done, systems=[system])  # noqa: E731
         scheduler = Scheduler(ctx, done, plan, recorded, planned)
         try:
-            scheduler.run(baselines, make_executor(ctx))
+            scheduler.run(baselines, make_executor(ctx, run_unit))
         finally:
             if pictures is not None:
                 pictures.close()
@@ -437,16 +411,6 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
         excluded = excluded_questions(ctx.suite, done) & set(ctx.questions)
         console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "
                       f"{ctx.suite.exclusion.reference_system!r} left out of the interventions")
-
-
-def _pictures_ahead(ctx: RunContext, store: RunStore) -> Any:
-    """The report's subgraph pictures, drawn while units wait on the LLM (None: the report has none)."""
-    report = ctx.suite.report
-    if ctx.view is None or not (report.per_question_pages and report.subgraph_pictures):
-        return None
-    from .report.pictures import PictureAhead
-
-    return PictureAhead(store.run_dir, ctx.view)
 
 
 def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> RunRecord:
