@@ -147,6 +147,18 @@ class Suite(_Strict):
             raise ValueError(f"listed more than once: {', '.join(dupes)} (give one a distinct 'label')")
         return refs
 
+    @model_validator(mode="after")
+    def _system_references_by_key(self) -> "Suite":
+        """``intervention_systems`` and the exclusion reference may name a system in full
+        (``p003/ga-rag``): they mean its record key (``ga-rag``)."""
+        by_name = {ref.name: ref.key for ref in self.systems if ref.label is None}
+        if self.intervention_systems is not None:
+            self.intervention_systems = [by_name.get(n, n) for n in self.intervention_systems]
+        if self.exclusion.reference_system:
+            self.exclusion.reference_system = by_name.get(self.exclusion.reference_system,
+                                                          self.exclusion.reference_system)
+        return self
+
     # -- derived ---------------------------------------------------------------------------
     @property
     def system_names(self) -> list[str]:

@@ -95,9 +95,10 @@ def format_metric_value(v: dict[str, Any], with_note: bool = True) -> str:
 
 
 def ref_key(ref: Any) -> str:
-    if isinstance(ref, str):
-        return ref
-    return ref.get("label") or ref["name"]
+    """The record key of a plugin reference in a stored suite (the suite's own rule)."""
+    from ..suite import PluginRef
+
+    return PluginRef.model_validate(ref).key
 
 
 def load_run(run_dir: str | Path) -> RunData:
