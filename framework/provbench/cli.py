@@ -11,6 +11,8 @@ from rich.table import Table
 
 console = Console()
 err_console = Console(stderr=True)
+EXIT_USAGE = 2  # a UserError: bad suite, dataset, option, or a directory in use
+EXIT_UNITS_FAILED = 3  # the run finished, but some units are recorded as failed
 
 
 class ProvbenchGroup(click.Group):
@@ -23,7 +25,7 @@ class ProvbenchGroup(click.Group):
             return super().invoke(ctx)
         except UserError as exc:
             err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
-            sys.exit(2)
+            sys.exit(EXIT_USAGE)
 
 
 @click.group(cls=ProvbenchGroup)
@@ -174,14 +176,25 @@ def _print_stats(stats, build_info: dict | None = None) -> None:
 @click.option("--limit", type=int, default=None, help="Run at most N questions.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: reports/<suite name>). An existing one is resumed.")
-def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None) -> None:
+@click.option("--retry-failed/--no-retry-failed", default=True, show_default=True,
+              help="On resume, run the units that failed before again.")
+def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, retry_failed: bool) -> None:
     """Run SUITE (a suite file, or a built-in suite's name: see `provbench suites`), resuming its
-    run directory if it exists, and write the HTML report."""
+    run directory if it exists, and write the HTML report.
+
+    Exit status: 0 all units ok, 2 a usage or input error, 3 finished with failed units."""
     from .bundled import resolve_suite
     from .runner import run_suite
+    from .store import RunStore
 
-    run_dir = run_suite(resolve_suite(suite), model=model, limit=limit, out=out, console=console)
+    run_dir = run_suite(resolve_suite(suite), model=model, limit=limit, out=out, console=console,
+                        retry_failed=retry_failed)
     console.print(f"report: {run_dir / 'report.html'}")
+    failed = sum(r.status == "failed" for r in RunStore(run_dir).load_records().values())
+    if failed:
+        err_console.print(f"[yellow]{failed} unit(s) failed[/]: see their errors in the report; "
+                          "re-run the same command to retry them", highlight=False)
+        sys.exit(EXIT_UNITS_FAILED)
 
 
 @main.command("report")

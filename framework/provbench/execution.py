@@ -92,6 +92,8 @@ class Scheduler:
         self.reference = reference if suite.exclusion.enabled and reference in suite.system_names else None
         self.waiting = {(q, s) for q in ctx.questions for s in self.targets}  # pairs not yet planned
         self.ready: deque["Unit"] = deque()
+        self.rerun = set(getattr(ctx, "retry", ()))  # recorded (failed) units to run again: not yet usable
+        self.planned_keys: set[str] = set()
 
     def run(self, baselines: list["Unit"], executor: Executor) -> None:
         # baselines that unlock interventions first, question by question so pairs unlock early
@@ -110,6 +112,7 @@ class Scheduler:
                     del in_flight[future]
                     record = future.result()  # run_unit turns a unit's own failure into a record
                     self.done[record.key.as_str()] = record
+                    self.rerun.discard(record.key.as_str())
                     self.on_record(record)
                     if record.key.condition == "baseline":
                         self._plan_ready()
@@ -120,7 +123,8 @@ class Scheduler:
         return unit.key.system in self.targets or unit.key.system == self.reference
 
     def _queue(self, units: list["Unit"], first: bool = False) -> None:
-        todo = [u for u in units if u.key.as_str() not in self.done]
+        todo = [u for u in units if u.key.as_str() not in self.done or u.key.as_str() in self.rerun]
+        self.planned_keys |= {u.key.as_str() for u in units}
         self.on_planned(len(units), len(units) - len(todo))
         if first:
             self.ready.extendleft(reversed(todo))
@@ -130,17 +134,21 @@ class Scheduler:
     def _plan_ready(self) -> None:
         """Plan every waiting (question, system) pair whose baseline (and reference) records exist."""
         for question_id, system in sorted(self.waiting):
-            if baseline_key(question_id, system) not in self.done:
+            if not self._recorded(baseline_key(question_id, system)):
                 continue
             if self.reference is not None:
-                reference = self.done.get(baseline_key(question_id, self.reference))
-                if reference is None:
+                reference_key = baseline_key(question_id, self.reference)
+                if not self._recorded(reference_key):
                     continue
+                reference = self.done[reference_key]
                 if answered_by_reference([reference], self.reference):  # the exclusion step
                     self.waiting.discard((question_id, system))
                     continue
             self.waiting.discard((question_id, system))
             self._queue(self.plan(question_id, system), first=True)
+
+    def _recorded(self, key: str) -> bool:
+        return key in self.done and key not in self.rerun
 
     def _baseline_of(self, unit: "Unit") -> RunRecord | None:
         if unit.intervention is None:

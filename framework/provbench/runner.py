@@ -28,6 +28,8 @@ from .execution import reopen_read_only, warm_up_embeddings
 from .model import Question, RunManifest, RunRecord, Trace, UnitKey, utc_now
 from .plugin_api import (Environment, Intervention, MetricContext, Results, Variant, answered_by_reference,
                          compared_output)
+from .locks import kb_build_lock
+from .secrets import Redactor, redacted_logs
 from .store import RunMetrics, RunStore, export_csv
 from .suite import LoadedSuite, PluginRef, Suite, load_suite
 
@@ -56,6 +58,7 @@ class RunContext:
     view: Any  # GraphView or None (a suite without a knowledge base)
     metrics: list[tuple[str, Any]] = field(default_factory=list)
     kb_dir: Path | None = None  # where remote workers open the knowledge base (read-only)
+    retry: set[str] = field(default_factory=set)  # recorded units to run again (failed before)
 
     @property
     def suite(self) -> Suite:
@@ -81,44 +84,72 @@ def unit_seed(base: int, key: UnitKey) -> int:
 
 def run_suite(suite_path: str | Path, model: str | None = None, limit: int | None = None,
               out: str | Path | None = None, console: "Console | None" = None, *,
-              pm: "pluggy.PluginManager | None" = None, llm: Any = None, write_report: bool = True) -> Path:
-    """Run (or resume) a suite; returns the run directory. ``pm``/``llm`` let tests inject plugins and a scripted LLM."""
+              pm: "pluggy.PluginManager | None" = None, llm: Any = None, write_report: bool = True,
+              retry_failed: bool = True) -> Path:
+    """Run (or resume) a suite; returns the run directory. ``pm``/``llm`` let tests inject plugins and a scripted LLM.
+    On resume, units recorded as failed run again unless ``retry_failed`` is False."""
     pm, registry = _plugins(pm)
     loaded = _load(suite_path, registry, model, limit)
     suite = loaded.suite
-    store = RunStore(Path(out) if out else Path("reports") / suite.name)
-    store.create()
-    _check_same_model(store, suite)
-    done = store.load_records()
-    warm_up = warm_up_embeddings(suite) if llm is None else None  # the embedding model loads while litellm and the KB do
-    llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
+    redactor = Redactor.for_run(suite.model_dump(mode="json"))
+    store = RunStore(Path(out) if out else Path("reports") / suite.name, redactor)
     loader = registry.create("dataset_loader", suite.dataset.loader)
-    questions = _load_questions(loaded, loader)
-    kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), llm, console, store.run_dir.parent)
-    try:
-        manifest = _manifest(store, loaded, llm, kb_dir, pm, console)
-        store.write_questions(questions.values())
-        pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
-        if kb is not None and suite.executor.kind != "threads":
-            kb = reopen_read_only(kb, kb_dir)  # workers in other processes open it too
-        ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
-                         kb_dir=kb_dir)
-        ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
-        if warm_up is not None:
-            warm_up.join()  # loaded once, before units start, not inside the first ones
-        _execute(ctx, store, done, pm, console, draw_pictures=write_report)
-        _finish(ctx, store, manifest, done, pm)
-        if console is not None:
-            failed = sum(r.status == "failed" for r in done.values())
-            console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""))
-    finally:
-        if kb is not None:
-            kb.close()
-    if write_report:
-        from .report import write_report as render
+    questions = _load_questions(loaded, loader)  # validated before the run directory exists
+    _check_same_model(store, suite)
+    with store.claim(), redacted_logs(redactor):
+        done = store.load_records()
+        warm_up = warm_up_embeddings(suite) if llm is None else None  # loads while litellm and the KB do
+        llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
+        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), llm, console, store.run_dir.parent)
+        try:
+            manifest = _manifest(store, loaded, llm, kb_dir, pm, console)
+            store.write_questions(questions.values())
+            pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
+            if kb is not None and suite.executor.kind != "threads":
+                kb = reopen_read_only(kb, kb_dir)  # workers in other processes open it too
+            ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
+                             kb_dir=kb_dir)
+            ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
+            ctx.retry = _failed_to_retry(done, questions, console) if retry_failed else set()
+            retried = bool(ctx.retry)
+            if warm_up is not None:
+                warm_up.join()  # loaded once, before units start, not inside the first ones
+            _execute(ctx, store, done, pm, console, draw_pictures=write_report)
+            if retried:
+                _drop_unplanned(ctx, done)
+                store.compact(done)  # one line per unit again
+            _finish(ctx, store, manifest, done, pm)
+            if console is not None:
+                failed = sum(r.status == "failed" for r in done.values())
+                console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""))
+        finally:
+            if kb is not None:
+                kb.close()
+        if write_report:
+            from .report import write_report as render
 
-        render(store.run_dir, pm)
+            render(store.run_dir, pm)
     return store.run_dir
+
+
+def _failed_to_retry(done: dict[str, RunRecord], questions: dict[str, Question], console: "Console | None") -> set[str]:
+    """Keys of this run's failed units: they run again (a fault may have healed since)."""
+    failed = {key for key, record in done.items() if record.status == "failed" and record.key.question_id in questions}
+    if failed:
+        message = f"retrying {len(failed)} unit(s) that failed before (--no-retry-failed keeps them)"
+        log.info(message)
+        if console is not None:
+            console.print(message)
+    return failed
+
+
+def _drop_unplanned(ctx: RunContext, done: dict[str, RunRecord]) -> None:
+    """Failed intervention units of a question the exclusion step now leaves out (its baseline
+    healed and answered correctly) are no longer part of the run: forget their old records."""
+    excluded = excluded_questions(ctx.suite, done)
+    for key in ctx.retry:
+        if key in done and done[key].key.condition != "baseline" and done[key].key.question_id in excluded:
+            del done[key]
 
 
 def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int | None = None,
@@ -156,6 +187,7 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
     from .llm import make_llm
 
     _, registry = _plugins(None)
+    _check_limit(limit)
     kb_dir = Path(out).resolve()
     reused = KnowledgeBase.is_complete(kb_dir)
     from .datainfo import resolve_loader
@@ -164,7 +196,7 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
     if llm is None:
         llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir))
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
-    with _status(console, "building or reusing the knowledge base"):
+    with _status(console, "building or reusing the knowledge base"), kb_build_lock(kb_dir):
         kb = registry.create("kb_builder", builder, **(options or {})).build(questions, kb_dir, llm)
     try:
         return kb_dir, kb.stats(), reused
@@ -187,10 +219,14 @@ def _load(suite_path: str | Path, registry: "Registry", model: str | None, limit
     if model:
         loaded.suite.model.id = model
     if limit is not None:
-        if limit < 1:
-            raise UserError(f"--limit must be at least 1, got {limit}")
+        _check_limit(limit)
         loaded.suite.dataset.limit = limit
     return loaded
+
+
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and limit < 1:
+        raise UserError(f"--limit must be at least 1, got {limit}")
 
 
 def _check_same_model(store: RunStore, suite: Suite) -> None:
@@ -256,7 +292,8 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
     builder = registry.create("kb_builder", spec.builder, **spec.options)
     if console is not None:
         console.print(f"knowledge base: {kb_dir}")
-    with _status(console, "building or reusing the knowledge base"), default_graph_store(spec.graph_store):
+    with _status(console, "building or reusing the knowledge base"), kb_build_lock(kb_dir), \
+            default_graph_store(spec.graph_store):
         kb = builder.build(questions, kb_dir, llm)
     if graph_store_of(kb_dir) != spec.graph_store:
         kb.close()
@@ -407,6 +444,7 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
         finally:
             if pictures is not None:
                 pictures.close()
+    ctx.retry -= scheduler.planned_keys  # what is left was not planned this time
     if console is not None and ctx.suite.interventions and ctx.suite.exclusion.enabled:
         excluded = excluded_questions(ctx.suite, done) & set(ctx.questions)
         console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "

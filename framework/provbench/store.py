@@ -9,35 +9,70 @@
 
 A run killed at any moment (kill -9 included) leaves at most one truncated last line in
 records.jsonl; :meth:`RunStore.load_records` drops it (and cuts it from the file) so the
-resumed run re-does that unit and appends cleanly.
+resumed run re-does that unit and appends cleanly (and says so).
+
+One process at a time owns a run directory: :meth:`RunStore.lock` takes an inter-process lock
+(``.lock``, with the holder's pid and host beside it); a second process gets an error naming it.
+Everything written goes through the store's :class:`~provbench.secrets.Redactor`.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import logging
 import os
+import shutil
 import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import UserError
+from .locks import DirLock
 from .model import Question, RunManifest, RunRecord, utc_now
 from .plugin_api import MetricValue
+from .secrets import Redactor
+
+log = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 QUESTIONS = "questions.jsonl"
 RECORDS = "records.jsonl"
 METRICS = "metrics.json"
 CSV_EXPORT = "records.csv"
+LOCK = ".lock"
 
 
 class RunStore:
-    def __init__(self, run_dir: str | Path):
+    def __init__(self, run_dir: str | Path, redactor: Redactor | None = None):
         self.run_dir = Path(run_dir)
+        self.redactor = redactor or Redactor()
         self._lock = threading.Lock()
+
+    def lock(self) -> DirLock:
+        """The inter-process lock on this run directory (acquire it, or use it as a context)."""
+        return DirLock(self.run_dir / LOCK, f"run directory {self.run_dir}")
+
+    @contextmanager
+    def claim(self) -> Iterator[None]:
+        """Create and lock the run directory for this process. A new directory that setup rejects
+        (a UserError before any record) is removed again: a mistake leaves no empty run behind."""
+        created = not self.run_dir.exists()
+        self.create()
+        lock = self.lock()
+        lock.acquire()
+        try:
+            yield
+        except UserError:
+            if created and not self.records_path.exists():
+                lock.release()
+                shutil.rmtree(self.run_dir, ignore_errors=True)
+            raise
+        finally:
+            lock.release()
 
     # -- paths -----------------------------------------------------------------------------
     @property
@@ -75,6 +110,8 @@ class RunStore:
             except ValidationError as exc:
                 if is_last:  # written partly when the process died: forget it
                     self._truncate(offset)
+                    log.warning("%s: cut a torn last line (%d bytes, a record an interrupted run was "
+                                "writing); its unit runs again", self.records_path, len(line))
                     break
                 raise UserError(f"{self.records_path}, line {number}: corrupt record: {exc.errors()[0]['msg']}") from None
             records[record.key.as_str()] = record  # a duplicate (should not happen) keeps the last
@@ -84,6 +121,12 @@ class RunStore:
                     fh.write(b"\n")
         return records
 
+    def compact(self, records: dict[str, RunRecord]) -> None:
+        """Rewrite records.jsonl with one line per unit (after failed units were re-run)."""
+        text = "".join(self.redactor.json_line(r.model_dump_json()) + "\n" for r in records.values())
+        with self._lock:
+            _atomic_write(self.records_path, text)
+
     def _truncate(self, size: int) -> None:
         with self.records_path.open("r+b") as fh:
             fh.truncate(size)
@@ -92,7 +135,7 @@ class RunStore:
 
     def append(self, record: RunRecord) -> None:
         """Durably add one record: the line is on disk before this returns."""
-        line = record.model_dump_json() + "\n"
+        line = self.redactor.json_line(record.model_dump_json()) + "\n"
         with self._lock, self.records_path.open("a", encoding="utf-8") as fh:
             fh.write(line)
             fh.flush()
@@ -105,10 +148,12 @@ class RunStore:
         return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
 
     def write_manifest(self, manifest: RunManifest) -> None:
-        _atomic_write(self.manifest_path, manifest.model_dump_json(indent=2))
+        _atomic_write(self.manifest_path, json.dumps(self.redactor.data(manifest.model_dump(mode="json")),
+                                                     indent=2, ensure_ascii=False))
 
     def write_questions(self, questions: Iterable[Question]) -> None:
-        _atomic_write(self.run_dir / QUESTIONS, "".join(q.model_dump_json() + "\n" for q in questions))
+        _atomic_write(self.run_dir / QUESTIONS, "".join(self.redactor.json_line(q.model_dump_json()) + "\n"
+                                                         for q in questions))
 
     def read_questions(self) -> list[Question]:
         path = self.run_dir / QUESTIONS
@@ -117,7 +162,10 @@ class RunStore:
         return [Question.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
     def write_metrics(self, metrics: "RunMetrics") -> None:
-        _atomic_write(self.run_dir / METRICS, metrics.model_dump_json(indent=2))
+        text = metrics.model_dump_json(indent=2)
+        if self.redactor.needed(text):
+            text = json.dumps(self.redactor.data(json.loads(text), by_name=False), indent=2, ensure_ascii=False)
+        _atomic_write(self.run_dir / METRICS, text)
 
     def read_run_metrics(self) -> "RunMetrics | None":
         path = self.run_dir / METRICS
@@ -162,7 +210,10 @@ class RunMetrics(BaseModel):
 
 def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
     os.replace(tmp, path)
 
 

@@ -232,6 +232,10 @@ def _parse_yaml(path: Path, text: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         line = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         what = " ".join(filter(None, [exc.context, exc.problem])) or str(exc)
+        context = exc.context_mark
+        if context is not None and mark is not None and context.line != mark.line:
+            # an unclosed bracket is found lines later: name where it was opened too
+            what += f" (the construct opened at line {context.line + 1}, column {context.column + 1})"
         raise SuiteError(f"{path}{line}: invalid YAML: {what}") from None
     except YAMLError as exc:
         raise SuiteError(f"{path}: invalid YAML: {exc}") from None

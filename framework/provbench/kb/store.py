@@ -238,11 +238,7 @@ class KnowledgeBase:
             raise KBError(f"no knowledge base at {path} (no {DB_NAME} there)")
         if not allow_incomplete and not cls.is_complete(path):
             raise KBError(f"knowledge base at {path} is not finished (no {COMPLETE_MARKER} marker): build it again")
-        try:
-            store = GraphStore(path, read_only=read_only, backend=graph_store_of(path))
-        except RuntimeError as exc:
-            raise KBError(f"cannot open the knowledge base at {path}: {exc}") from exc
-        return cls(path, store)
+        return cls(path, _open_store(path, read_only))
 
     @staticmethod
     def is_complete(path: str | Path) -> bool:
@@ -588,3 +584,21 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+OPEN_WAIT_S = 30.0  # a process that just finished building this KB may still hold Kùzu's file lock
+
+
+def _open_store(path: Path, read_only: bool, wait_s: float = OPEN_WAIT_S) -> GraphStore:
+    """Open the database, waiting a little while another process holds Kùzu's lock on it."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return GraphStore(path, read_only=read_only, backend=graph_store_of(path))
+        except RuntimeError as exc:
+            locked = "lock" in str(exc).lower()
+            if not locked or time.monotonic() >= deadline:
+                hint = (" (another process has it open; Kùzu allows one read-write opener at a time: "
+                        "wait for that process, or give this run its own knowledge_base directory)") if locked else ""
+                raise KBError(f"cannot open the knowledge base at {path}: {exc}{hint}") from exc
+            time.sleep(0.2)

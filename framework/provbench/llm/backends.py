@@ -172,15 +172,18 @@ class LiteLLMBackend:
 
     ``params`` go to every ``litellm.completion`` call (``api_base``, ``timeout``, ``mock_response``
     in tests, ...). litellm's own retries are off: the client retries, so attempts are counted once.
+    ``timeout`` (seconds per request, default :data:`DEFAULT_TIMEOUT_S`) bounds a hung provider.
     """
 
     def __init__(self, model_id: str, **params: Any) -> None:  # params may hold api_key: never shown
         self.model_id = model_id
-        self.params = {"drop_params": True, **params}  # a provider without `seed` should not fail the run
+        # drop_params: a provider without `seed` should not fail the run
+        self.params = {"drop_params": True, "timeout": DEFAULT_TIMEOUT_S, **params}
         self._litellm = _import_litellm()  # slow (seconds): pay it here, not inside a timed call
 
     def config(self) -> dict[str, Any]:
-        return public_params(self.params)
+        """Settings that shape the reply (the cache key): not how long we wait for it."""
+        return {k: v for k, v in public_params(self.params).items() if k not in TRANSPORT_PARAMS}
 
     def __getstate__(self) -> dict[str, Any]:  # to a worker process: settings, not the module
         return {k: v for k, v in self.__dict__.items() if k != "_litellm"}
@@ -215,12 +218,17 @@ class LiteLLMBackend:
                      normalise_logprobs(logprobs) if request.get("logprobs") else None)
 
 
+DEFAULT_TIMEOUT_S = 60.0
+TRANSPORT_PARAMS = {"timeout", "request_timeout", "stream_timeout"}
+
+
 def _import_litellm() -> Any:
     # litellm fetches a price list from GitHub at import unless told to use its bundled copy:
     # slow offline, and a run should not reach the network for it.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    litellm.suppress_debug_info = True  # its "Give Feedback / Get Help" banners went to stdout
     return litellm
 
 

@@ -8,16 +8,25 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
+import sqlite3
+import threading
+import time
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 SECRET_PARAM_NAMES = {"api_key", "api_token", "token", "password", "headers", "extra_headers",
                       "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "azure_ad_token"}
 
 
 def is_secret_param(name: str) -> bool:
+    from ..secrets import is_secret_name
+
     lowered = name.lower()
-    return lowered in SECRET_PARAM_NAMES or lowered.endswith(("_key", "_secret", "_password"))
+    return lowered in SECRET_PARAM_NAMES or is_secret_name(name)
 
 
 def public_params(params: dict[str, Any]) -> dict[str, Any]:
@@ -33,20 +42,59 @@ def cache_key(model_id: str, messages: list[dict[str, Any]], params: dict[str, A
 
 
 class ResponseCache:
-    """A thin wrapper over ``diskcache.Cache`` holding plain-dict replies."""
+    """A thin wrapper over ``diskcache.Cache`` holding plain-dict replies.
+
+    A corrupted cache (a damaged SQLite file) is moved aside to ``<dir>.corrupt-<time>`` with a
+    warning naming both paths, and the run continues with an empty cache: the replies are asked
+    again, nothing is lost but time.
+    """
 
     def __init__(self, directory: Path | str) -> None:
+        self.directory = Path(directory)
+        self.quarantined: Path | None = None
+        self._guard = threading.Lock()
+        self._cache = self._open()
+
+    def _open(self) -> Any:
         import diskcache
 
-        self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._cache = diskcache.Cache(str(self.directory))
+        try:
+            cache = diskcache.Cache(str(self.directory))
+            cache.get("provbench-probe")  # some damage shows only on the first read
+            return cache
+        except sqlite3.DatabaseError as exc:
+            self._quarantine(exc)
+            return diskcache.Cache(str(self.directory))
+
+    def _quarantine(self, exc: Exception) -> None:
+        target = self.directory.with_name(f"{self.directory.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+        os.replace(self.directory, target)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.quarantined = target
+        log.warning("LLM cache %s is corrupted (%s: %s); moved it to %s and continuing with an empty cache "
+                    "(replies will be asked again; delete the moved folder once you no longer need it)",
+                    self.directory / "cache.db", type(exc).__name__, exc, target)
+
+    def _guarded(self, action: str, *args: Any) -> Any:
+        try:
+            return getattr(self._cache, action)(*args)
+        except sqlite3.DatabaseError as exc:
+            with self._guard:
+                if self.quarantined is None:  # the first thread to notice moves it aside
+                    try:
+                        self._cache.close()
+                    except sqlite3.Error:
+                        pass
+                    self._quarantine(exc)
+                    self._cache = self._open()
+            return getattr(self._cache, action)(*args)
 
     def get(self, key: str) -> dict[str, Any] | None:
-        return self._cache.get(key)
+        return self._guarded("get", key)
 
     def put(self, key: str, reply: dict[str, Any]) -> None:
-        self._cache.set(key, reply)
+        self._guarded("set", key, reply)
 
     def __len__(self) -> int:
         return len(self._cache)

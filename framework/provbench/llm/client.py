@@ -15,16 +15,21 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+from tenacity import (RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay,
+                      wait_exponential)
 
 from ..errors import UserError
 from ..model import LLMCall, Trace
 from .backends import make_backend
 from .cache import ResponseCache, cache_key
-from .errors import LLMError, describe, is_transient
+from .errors import InvalidJSONReply, LLMError, describe, is_transient
 
 GENERATION_DEFAULTS: dict[str, Any] = {"max_tokens": 512, "temperature": 0.0, "logprobs": False,
                                        "top_logprobs": 0, "seed": None}
+# Generation parameters a suite sets that win over what a plugin passes to chat(): a suite's
+# temperature is the experimenter's decision, not the plugin author's.
+PINNABLE_PARAMS = ("temperature",)
+DEFAULT_DEADLINE_S = 600.0  # one chat() call, retries and backoff included
 
 
 @dataclass
@@ -71,13 +76,18 @@ class LLMStats:
 class LLMClient:
     """Chat completions through ``backend`` with caching, retries, accounting and a concurrency cap.
 
-    ``max_attempts`` counts the first try; waits grow as ``backoff_s * 2**n`` up to ``max_backoff_s``.
-    ``default_params`` fill chat() arguments the caller leaves out (e.g. temperature, max_tokens).
+    ``max_attempts`` counts the first try; waits grow as ``backoff_s * 2**n`` up to ``max_backoff_s``;
+    no retry starts after ``deadline_s`` (the whole call's budget). A reply that is not valid JSON
+    when a schema was asked is never cached, and is re-asked with the parse error ``json_retries``
+    times within ``max_attempts`` (:func:`make_llm`, which runs use, sets 1; plugins that handle
+    malformed replies themselves see them unchanged with 0). ``default_params`` fill chat() arguments the caller leaves
+    out; ``pinned_params`` (names) win over the caller's values.
     """
 
     def __init__(self, backend: Any, *, cache_dir: Path | str | None = None, max_concurrency: int = 2,
                  max_attempts: int = 4, backoff_s: float = 1.0, max_backoff_s: float = 30.0,
-                 **default_params: Any) -> None:
+                 deadline_s: float = DEFAULT_DEADLINE_S, json_retries: int = 0,
+                 pinned_params: tuple[str, ...] = (), **default_params: Any) -> None:
         if max_concurrency < 1 or max_attempts < 1:
             raise UserError(f"max_concurrency and max_attempts must be >= 1 "
                             f"(got {max_concurrency}, {max_attempts})")
@@ -87,7 +97,10 @@ class LLMClient:
         self.max_attempts = max_attempts
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
+        self.deadline_s = deadline_s
+        self.json_retries = json_retries
         self.default_params = {**GENERATION_DEFAULTS, **default_params}
+        self.pinned = {k: self.default_params[k] for k in pinned_params}
         self.stats = LLMStats()
         self._slots = threading.BoundedSemaphore(max_concurrency)
 
@@ -130,7 +143,7 @@ class LLMClient:
         check_messages(messages)
         if schema is not None and not isinstance(schema, dict):
             raise TypeError(f"schema must be a JSON schema dict, got {type(schema).__name__}")
-        merged = {**self.default_params, **{k: v for k, v in params.items() if v is not None}}
+        merged = {**self.default_params, **{k: v for k, v in params.items() if v is not None}, **self.pinned}
         return {"messages": [dict(m) for m in messages], "schema": schema, **merged}
 
     def _cached_or_fresh(self, request: dict[str, Any]) -> ChatResponse:
@@ -141,34 +154,45 @@ class LLMClient:
                             {**{k: v for k, v in request.items() if k != "messages"},
                              "backend": self.backend.config()})
             hit = self.cache.get(key)
-            if hit is not None:
+            if hit is not None and _acceptable(hit, request):  # older caches may hold invalid JSON
                 self.stats.add(cached=1)
                 return self._response(hit, request, latency=time.perf_counter() - started, cached=True)
         started = time.perf_counter()
         reply, attempts = self._call_with_retries(request)
         latency = time.perf_counter() - started  # as the caller waited: retries and backoff included
-        if key is not None:
+        if key is not None and _acceptable(reply, request):  # a bad reply must not outlive the fault
             self.cache.put(key, reply)
         return self._response(reply, request, latency=latency, cached=False, attempts=attempts)
 
     def _call_with_retries(self, request: dict[str, Any]) -> tuple[dict[str, Any], int]:
-        retrying = Retrying(stop=stop_after_attempt(self.max_attempts), reraise=False,
-                            wait=wait_exponential(multiplier=self.backoff_s, max=self.max_backoff_s),
-                            retry=retry_if_exception(is_transient))
-        attempts = 0
+        retrying = Retrying(stop=stop_after_attempt(self.max_attempts) | stop_after_delay(self.deadline_s),
+                            reraise=False, wait=self._wait, retry=retry_if_exception(is_transient))
+        attempts, reasks, current = 0, 0, request
         try:
             for attempt in retrying:
                 with attempt:
                     attempts += 1
                     if attempts > 1:
                         self.stats.add(retries=1)
-                    return self._call_backend(request), attempts
-        except RetryError as err:  # every attempt failed with a transient fault
+                    reply = self._call_backend(current)
+                    problem = json_problem(reply["text"]) if request.get("schema") is not None else None
+                    if problem and reasks < self.json_retries and attempts < self.max_attempts:
+                        reasks += 1
+                        current = reask(request, reply["text"], problem)
+                        raise InvalidJSONReply(problem)
+                    return reply, attempts
+        except RetryError as err:  # every attempt failed with a transient fault, or the deadline passed
             cause = err.last_attempt.exception()
             raise self._failure(cause, attempts) from cause
         except Exception as exc:  # a final fault: no retry
             raise self._failure(exc, attempts) from exc
         raise AssertionError("unreachable")
+
+    def _wait(self, state: Any) -> float:
+        """Back off after a fault; re-ask an invalid JSON reply at once (the model answered)."""
+        if state.outcome is not None and isinstance(state.outcome.exception(), InvalidJSONReply):
+            return 0.0
+        return wait_exponential(multiplier=self.backoff_s, max=self.max_backoff_s)(state)
 
     def _call_backend(self, request: dict[str, Any]) -> dict[str, Any]:
         with self._slots:
@@ -220,6 +244,30 @@ def parse_json(text: str) -> Any:
         return None
 
 
+def json_problem(text: str) -> str | None:
+    """Why ``text`` is not a JSON value (the parser's message), or None when it is one."""
+    if parse_json(text) is not None:
+        return None
+    try:
+        json.loads(text.strip(), strict=False)
+    except ValueError as exc:
+        return str(exc)
+    return "the reply is JSON null"
+
+
+def reask(request: dict[str, Any], bad_text: str, problem: str) -> dict[str, Any]:
+    """The request again, with the invalid reply and the parse error appended for the model."""
+    fix = (f"Your reply was not valid JSON ({problem}). Reply again with only a JSON value that "
+           "follows the requested schema, with no other text.")
+    messages = [*request["messages"], {"role": "assistant", "content": bad_text[:4000]},
+                {"role": "user", "content": fix}]
+    return {**request, "messages": messages}
+
+
+def _acceptable(reply: dict[str, Any], request: dict[str, Any]) -> bool:
+    return request.get("schema") is None or json_problem(reply["text"]) is None
+
+
 def check_messages(messages: Any) -> None:
     if not isinstance(messages, list) or not messages:
         raise TypeError(f"messages must be a non-empty list of {{role, content}} dicts, got {messages!r:.200}")
@@ -229,7 +277,7 @@ def check_messages(messages: Any) -> None:
             raise TypeError(f"messages[{i}] must be a dict with str 'role' and 'content', got {message!r:.200}")
 
 
-CLIENT_PARAMS = {"max_attempts", "backoff_s", "max_backoff_s"}
+CLIENT_PARAMS = {"max_attempts", "backoff_s", "max_backoff_s", "deadline_s", "json_retries"}
 
 
 def make_llm(model_id: str, cache_dir: Path | str | None = None, max_concurrency: int = 2,
@@ -237,10 +285,14 @@ def make_llm(model_id: str, cache_dir: Path | str | None = None, max_concurrency
     """An LLMClient for ``embedded`` | ``llama-cpp:<path.gguf>`` | ``scripted`` | any litellm id.
 
     ``params``: generation defaults (max_tokens, temperature, seed, ...), client settings
-    (max_attempts, backoff_s, max_backoff_s), ``replies`` for scripted, llama.cpp settings
-    (n_ctx, n_threads, logprobs_n_ctx), or anything else litellm accepts (api_base, timeout, ...).
+    (max_attempts, backoff_s, max_backoff_s, deadline_s, json_retries), ``replies`` for scripted,
+    llama.cpp settings (n_ctx, n_threads, logprobs_n_ctx), or anything else litellm accepts
+    (api_base, timeout: seconds per request, ...). A temperature given here wins over the one a
+    plugin passes to chat().
     """
-    client = {k: params.pop(k) for k in list(params) if k in CLIENT_PARAMS}
+    client = {"json_retries": 1, **{k: params.pop(k) for k in list(params) if k in CLIENT_PARAMS}}
     generation = {k: params.pop(k) for k in list(params) if k in GENERATION_DEFAULTS}
     backend = make_backend(model_id, **params)  # the backend's factory checks what is left
-    return LLMClient(backend, cache_dir=cache_dir, max_concurrency=max_concurrency, **client, **generation)
+    pinned = tuple(k for k in PINNABLE_PARAMS if k in generation)
+    return LLMClient(backend, cache_dir=cache_dir, max_concurrency=max_concurrency, pinned_params=pinned,
+                     **client, **generation)

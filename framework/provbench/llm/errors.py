@@ -7,6 +7,10 @@ class LLMError(RuntimeError):
     """An LLM call failed for good (after any retries). Systems catch it and record a failed step."""
 
 
+class InvalidJSONReply(ValueError):
+    """A reply to a schema-constrained request was not valid JSON: the client re-asks."""
+
+
 # HTTP statuses worth another try: request timeout, conflict/lock, rate limit, server faults.
 _TRANSIENT_STATUS = {408, 409, 425, 429}
 # Exception class names (litellm, openai, httpx) that mean "try again", whatever their status says.
@@ -22,6 +26,8 @@ _FINAL_NAMES = {"BadRequestError", "AuthenticationError", "PermissionDeniedError
 
 def is_transient(exc: BaseException) -> bool:
     """True for faults a retry can cure: timeouts, connection errors, rate limits (429), 5xx."""
+    if isinstance(exc, InvalidJSONReply):
+        return True
     if isinstance(exc, LLMError):
         return False
     names = {cls.__name__ for cls in type(exc).__mro__}

@@ -51,6 +51,7 @@ from pydantic_core import from_json
 from provbench import hookimpl
 from provbench.errors import UserError
 from provbench.kb.types import Entity, Relation, TextUnit
+from provbench.locks import kb_build_lock
 from provbench.model import Question
 from provbench.plugin_api import KBBuilder, parse_options as plugin_options
 
@@ -946,7 +947,8 @@ class TwoWikiKBBuilder(KBBuilder):
 
     def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":
         merged = parse_options({**self.options.model_dump(exclude_unset=True), **options})
-        return build_knowledge_base(questions, Path(kb_dir), llm, merged)
+        with kb_build_lock(kb_dir):  # a second process waits for this build, then reuses it
+            return build_knowledge_base(questions, Path(kb_dir), llm, merged)
 
 
 @hookimpl

@@ -91,7 +91,8 @@ class PlanningLoop(System):
 
     def run(self, question: Question, env: Environment) -> Trace:
         trace = Trace(question_id=question.id, system=self.name)
-        state = LoopState(question=question.question, focus=question.question)
+        text = question.question + (P.CHOICES.format(choices="; ".join(question.choices)) if question.choices else "")
+        state = LoopState(question=text, focus=question.question)
         if not self.seed(question, env, trace, state):
             trace.add_step("error", tool="seed", error="no concept is named in the question and search found none")
             return self.abstain(trace, state, "no seed concept")

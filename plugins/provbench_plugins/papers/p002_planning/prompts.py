@@ -20,14 +20,15 @@ SYNTHESIZE_USER = (
     "## Relations\n{relations}\n\n"
     "Relation types you can follow next: {relation_types}"
 )
+CHOICES = "\nOptions (answer with one of them): {choices}"
 CONCEPT_LINE = "[{id}] {name} ({label}): {description}"
 RELATION_LINE = "[{id}] {source} -[{label}]-> {target}"
 TEXT_LINE = "[{id}] {text}"
 NONE = "(none)"
 
-MAX_ANSWER_CHARS = 200
-MAX_FOCUS_CHARS = 200
-MAX_RELATION_TYPES = 5
+MAX_ANSWER_CHARS = 100
+MAX_FOCUS_CHARS = 100
+MAX_RELATION_TYPES = 3
 
 
 def reply_schema(relation_types: list[str]) -> dict:

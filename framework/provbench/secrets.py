@@ -1,0 +1,140 @@
+"""Keep credentials out of every artefact a run writes (manifest, records, metrics, logs, report).
+
+Two rules, applied together: a value stored under a *name* that looks like a credential
+(``api_key``, ``token``, ``password``, ``secret``, ``Authorization``, ...) is replaced whatever it
+is, and a string that *looks like* a key (``sk-...``, ``ghp_...``, ``AKIA...``, a JWT, ...) is
+replaced wherever it appears. The exact values found under such names in the suite and in the
+environment are also replaced anywhere they reappear (an error message quoting a key, say).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Mapping
+
+REDACTED = "[REDACTED]"
+# words that mark a name as a credential; "tokens" (max_tokens) is a count, not a credential
+SECRET_WORDS = {"key", "apikey", "token", "password", "passwd", "pwd", "secret", "credential",
+                "credentials", "authorization", "auth", "bearer", "cookie", "signature"}
+SECRET_NAMES = {"headers", "extra_headers"}  # may carry Authorization: redact whole
+KEY_PATTERN = re.compile(
+    r"(?:\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}"
+    r"|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"
+    r"|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_\-]{30,}|\bxox[abprs]-[A-Za-z0-9\-]{10,}"
+    r"|\bhf_[A-Za-z0-9]{20,}|\bgsk_[A-Za-z0-9]{20,}"
+    r"|\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
+    r"|(?i:bearer)\s+[A-Za-z0-9_\-.=]{12,})")
+_SPLIT = re.compile(r"[^a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+NOT_SECRET_NAMES = {"key", "keys", "cache_key", "sort_key"}  # a record's unit key is no credential
+MIN_SECRET_LEN = 6  # shorter values (e.g. a dummy "x") are redacted by name only
+
+
+def is_secret_name(name: str) -> bool:
+    """True for names like api_key, OPENAI_API_KEY, authToken, db-password, client_secret."""
+    lowered = _CAMEL.sub("_", str(name)).lower()
+    if lowered in NOT_SECRET_NAMES:
+        return False
+    return lowered in SECRET_NAMES or bool(set(_SPLIT.split(lowered)) & SECRET_WORDS)
+
+
+def secret_values(data: Any) -> set[str]:
+    """Every string stored under a credential-like name anywhere inside ``data``."""
+    found: set[str] = set()
+    if isinstance(data, Mapping):
+        for name, value in data.items():
+            if is_secret_name(name):
+                found |= _strings(value)
+            else:
+                found |= secret_values(value)
+    elif isinstance(data, (list, tuple)):
+        for item in data:
+            found |= secret_values(item)
+    return found
+
+
+def _strings(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, Mapping):
+        return set().union(*(_strings(v) for v in value.values())) if value else set()
+    if isinstance(value, (list, tuple)):
+        return set().union(*(_strings(v) for v in value)) if value else set()
+    return set()
+
+
+class Redactor:
+    """Replaces known secret values and key-looking strings; see the module docstring."""
+
+    def __init__(self, values: Iterable[str] = ()) -> None:
+        kept = {v for v in values if isinstance(v, str) and len(v) >= MIN_SECRET_LEN}
+        self.values = sorted(kept, key=len, reverse=True)  # longest first: no partial leftovers
+
+    @classmethod
+    def for_run(cls, *configs: Any, environ: Mapping[str, str] | None = None) -> "Redactor":
+        """Secrets of the given configs (suite dumps, plugin options) and of the environment."""
+        env = os.environ if environ is None else environ
+        values = {v for name, v in env.items() if is_secret_name(name)}
+        for config in configs:
+            values |= secret_values(config)
+        return cls(values)
+
+    def needed(self, text: str) -> bool:
+        return any(v in text for v in self.values) or KEY_PATTERN.search(text) is not None
+
+    def text(self, text: str) -> str:
+        for value in self.values:
+            text = text.replace(value, REDACTED)
+        return KEY_PATTERN.sub(REDACTED, text)
+
+    def data(self, data: Any, by_name: bool = True) -> Any:
+        """A copy of ``data`` (JSON-like) with secret strings replaced, and with ``by_name`` every
+        value under a credential-like name too (configs; records keep their structure)."""
+        if isinstance(data, Mapping):
+            return {k: (REDACTED if by_name and is_secret_name(k) and v not in (None, "", {}, [])
+                        else self.data(v, by_name)) for k, v in data.items()}
+        if isinstance(data, (list, tuple)):
+            return type(data)(self.data(v, by_name) for v in data)
+        if isinstance(data, str):
+            return self.text(data)
+        return data
+
+    def json_line(self, line: str) -> str:
+        """A JSON document with secrets replaced; unchanged (byte for byte) when it holds none."""
+        if not self.needed(line):
+            return line
+        return json.dumps(self.data(json.loads(line), by_name=False), ensure_ascii=False, separators=(",", ":"))
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts each message before any handler formats it."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if self.redactor.needed(message):
+            record.msg, record.args = self.redactor.text(message), ()
+        if record.exc_info and record.exc_info[1] is not None and self.redactor.needed(str(record.exc_info[1])):
+            record.exc_info, record.exc_text = None, None  # a traceback quoting a key is dropped
+        return True
+
+
+@contextmanager
+def redacted_logs(redactor: Redactor) -> Iterator[None]:
+    """Redact every log message while the block runs, whichever root handler writes it."""
+    handlers = [h for h in [*logging.getLogger().handlers, logging.lastResort] if h is not None]
+    flt = RedactingFilter(redactor)
+    for handler in handlers:
+        handler.addFilter(flt)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(flt)
