@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from provbench.model import Question
-from provbench_plugins.kb_builders.twowiki import prompts as P
+from provbench_plugins.kb_builders.common import prompts as P
 
 GLASS_HARBOR_FILM = ["Glass Harbor (film)", [
     "Glass Harbor is a 1987 drama film set in the port town of Dunmere.",
@@ -129,7 +129,7 @@ def scripted_kb_reply(overrides: dict[str, Any] | None = None) -> Callable[[list
 
     def reply(messages: list[dict[str, str]]) -> Any:
         system, user = messages[0]["content"], messages[-1]["content"]
-        if system == P.EXTRACTION_SYSTEM:
+        if system == P.extraction_system():
             title = user.split("\n", 1)[0].removeprefix("Title: ")
             chosen = overrides.get(title, _extraction_reply(user.split("Text: ", 1)[1]))
         elif system == P.SUMMARY_SYSTEM:

@@ -182,6 +182,17 @@ def test_selection_applies_quotas_in_file_order(tmp_path):
         loader.load(path, quotas={"global": 1})
 
 
+def test_a_selection_shortfall_is_warned_and_recorded(tmp_path, caplog):
+    path = write(tmp_path / "dev.json", many_records(9))  # 3 of each category
+    with caplog.at_level("WARNING"):
+        met = loader.load(path, quotas={"distractor-path": 2, "summary-vs-local": 1})
+    assert not caplog.records and all("selection_shortfall" not in q.metadata for q in met)
+    with caplog.at_level("WARNING"):
+        short = loader.load(path, select=True)  # the paper's 12/12/6
+    assert "selection shortfall" in caplog.text and "local-path 3 of 12" in caplog.text
+    assert short[0].metadata["selection_shortfall"]["summary-vs-local"] == {"quota": 6, "selected": 3}
+
+
 def test_selection_rule_cases():
     record = copy.deepcopy(TINY_RECORDS[0])
     assert selection.ineligible_reason(record) is None

@@ -10,8 +10,9 @@ from systems_helpers import (  # noqa: F401
 
 from provbench import hookimpl
 from provbench.registry import build_registry
+from provbench.agents import CitationProblem, Tool, ToolResult
 from provbench_plugins.papers.p000_neighborhoods.agentic import (
-    AgenticEvidenceFirst, AgenticGraphRAG, AgenticVisitedOnly, CitationProblem, Tool, ToolResult,
+    AgenticEvidenceFirst, AgenticGraphRAG, AgenticVisitedOnly,
 )
 
 AGENT_TOOLS = ["search_entities", "get_entity_details", "get_neighbors", "read_textunit",
@@ -92,7 +93,7 @@ def test_constrain_ids_limits_id_arguments_to_what_tools_showed(view, question, 
 
     first = branches(0)
     assert "get_entity_details" not in first and "read_textunit" not in first  # no ids shown yet
-    assert first["submit_answer"]["properties"]["cited_entities"] == {"type": "array", "maxItems": 0}
+    assert first["submit_answer"]["properties"]["cited_entities"] == {"type": "array", "items": {"type": "string"}, "maxItems": 0}
     hits = [h["id"] for h in trace.steps[0].result]
     assert branches(1)["get_neighbors"]["properties"]["entity_id"]["enum"] == hits
     after_details = branches(2)
@@ -176,7 +177,7 @@ def test_malformed_output_counts_against_the_budget(view, question):
 def test_budget_exhaustion_is_an_outcome_not_a_crash(view, question, facts):
     replies = [act("search_entities", query="a"), act("get_entity_details", entity_id=facts.entity.id),
                submit("late")]
-    trace, scripted = run_agent(AgenticGraphRAG(max_steps=2), view, question, replies)
+    trace, scripted = run_agent(AgenticGraphRAG(max_steps=2, force_final_answer=False), view, question, replies)
     assert kinds(trace) == [("tool_call", "search_entities"), ("tool_call", "get_entity_details")]
     assert trace.outcome == "budget_exhausted" and trace.answer is None
     assert "within 2 steps" in trace.error and trace.artifacts["steps_used"] == 2
@@ -293,7 +294,7 @@ def test_evidence_must_exist_and_have_been_seen(view, question, facts):
         evidence(entities=[e, far, "ent:ghost"], relationships=[facts.relation.id], communities=[c]),
         "unused",
     ]
-    trace, _ = run_agent(AgenticEvidenceFirst(max_steps=2), view, question, replies)
+    trace, _ = run_agent(AgenticEvidenceFirst(max_steps=2, force_final_answer=False), view, question, replies)
     error = trace.steps[1].error
     assert f"{far} (not visited)" in error and "ent:ghost (no such entity)" in error
     assert f"{facts.relation.id} (not listed by get_neighbors)" in error and f"{c} (not read)" in error
@@ -306,6 +307,75 @@ def test_evidence_first_tool_set_and_prompt(view):
     names = [t.name for t in system.tools()]
     assert names == AGENT_TOOLS[:-1] + ["submit_evidence", "submit_answer"]
     assert "submit_evidence" in system.system_prompt() and "Before answering" in system.system_prompt()
+
+
+# -- finishing within the budget -------------------------------------------------------------------
+
+def test_the_last_step_offers_only_the_answer_and_records_that_it_was_forced(view, question, facts):
+    e = facts.entity.id
+    replies = [act("get_entity_details", entity_id=e), submit("Dunmere", entities=[e, "ent:ghost"])]
+    trace, scripted = run_agent(AgenticGraphRAG(max_steps=2), view, question, replies)
+    last = scripted.calls[1]
+    branches = (last["schema"] if isinstance(last, dict) else last.schema)["anyOf"]
+    assert [b["properties"]["tool"]["enum"] for b in branches] == [["submit_answer"]]
+    # a forced submission may only cite what tool results showed
+    cited = branches[0]["properties"]["arguments"]["properties"]["cited_entities"]
+    assert e in cited["items"]["enum"] and cited["maxItems"] == 3
+    assert branches[0]["properties"]["thought"]["maxLength"] == 60
+    assert (last["max_tokens"] if isinstance(last, dict) else last.max_tokens) == 2 * 384
+    assert "This is your last step: call submit_answer now." in scripted.last_user_message(1)
+    # never sent back: the unknown id is dropped and flagged, the answer accepted and marked forced
+    assert trace.outcome == "answered" and trace.answer == "Dunmere" and trace.citations.entities == [e]
+    assert trace.artifacts["forced_answer"] is True and trace.steps[-1].result["forced"] is True
+    assert trace.artifacts["flagged_citations"][0]["id"] == "ent:ghost"
+
+
+def test_a_tool_not_offered_on_the_last_step_is_rejected(view, question, facts):
+    replies = [act("search_entities", query="a"), act("get_entity_details", entity_id=facts.entity.id)]
+    trace, _ = run_agent(AgenticGraphRAG(max_steps=2), view, question, replies)
+    assert kinds(trace) == [("tool_call", "search_entities"), ("rejection", "get_entity_details")]
+    assert "cannot be called now" in trace.steps[1].error and trace.outcome == "budget_exhausted"
+    assert "forced_answer" not in trace.artifacts
+
+
+def test_an_unforced_answer_is_not_marked_forced(view, question):
+    trace, _ = run_agent(AgenticGraphRAG(max_steps=3), view, question, [submit("x")])
+    assert trace.outcome == "answered" and "forced_answer" not in trace.artifacts
+
+
+def test_an_exact_repeat_is_rejected_with_a_hint_and_does_not_run(view, question, facts):
+    replies = [act("search_entities", query="aster"), act("search_entities", query="aster"),
+               act("search_entities", query="Aster river"), submit("x")]
+    trace, scripted = run_agent(AgenticGraphRAG(), view, question, replies)
+    assert kinds(trace) == [("tool_call", "search_entities"), ("rejection", "search_entities"),
+                            ("tool_call", "search_entities"), ("tool_call", "submit_answer")]
+    assert "already called search_entities with these arguments at step 1" in trace.steps[1].error
+    assert "already called" in scripted.last_user_message(2)
+    off, _ = run_agent(AgenticGraphRAG(reject_repeats=False), view, question, replies[:2] + [submit("x")])
+    assert kinds(off)[1] == ("tool_call", "search_entities")
+
+
+def test_evidence_first_is_steered_to_evidence_then_answer_at_the_budget_end(view, question, facts):
+    e, far = facts.entity.id, facts.far_entity.id
+    replies = [act("get_entity_details", entity_id=e), evidence(entities=[e, far]), {"thought": "t",
+               "tool": "submit_answer", "arguments": {"answer": "Dunmere"}}]
+    trace, scripted = run_agent(AgenticEvidenceFirst(max_steps=3), view, question, replies)
+    schemas = [(c["schema"] if isinstance(c, dict) else c.schema)["anyOf"] for c in scripted.calls]
+    assert [b["properties"]["tool"]["enum"] for b in schemas[1]] == [["submit_evidence"]]
+    assert [b["properties"]["tool"]["enum"] for b in schemas[2]] == [["submit_answer"]]
+    assert "Your next step must call submit_evidence" in scripted.last_user_message(1)
+    # the forced evidence keeps what passed (the visited entity) and flags the rest
+    assert trace.outcome == "answered" and trace.citations.entities == [e]
+    assert trace.artifacts["flagged_evidence"][0]["id"] == far and trace.artifacts["forced_answer"] is True
+
+
+def test_evidence_first_forced_without_evidence_answers_uncited_and_says_so(view, question):
+    replies = [act("search_entities", query="a"), {"thought": "t", "tool": "submit_answer",
+                                                    "arguments": {"answer": "Dunmere"}}]
+    trace, _ = run_agent(AgenticEvidenceFirst(max_steps=2), view, question, replies)
+    assert kinds(trace)[0] == ("rejection", "search_entities")  # step 1 of 2 offers only submit_evidence
+    assert trace.outcome == "answered" and trace.citations.is_empty()
+    assert trace.artifacts["forced_without_evidence"] is True and trace.artifacts["forced_answer"] is True
 
 
 # -- extension: a variant in under 30 lines, registered through a hook ----------------------------------

@@ -52,10 +52,11 @@ def test_labels():
 def test_full_isolation_keeps_only_cited_entities_and_their_text(view):
     plan, isolated = apply(FullIsolation(), view)
     assert plan.entities == ALL_ENTITIES - {A}
-    # orphans of the removed entities; tu:1 still links A, tu:2 is cited, tu:9 links nothing
-    assert plan.text_units == {"tu:3", "tu:4", "tu:5", "tu:7", "tu:8"}
+    # every text unit of a removed entity (tu:1 too, though A shares it) except the cited tu:2
+    assert plan.text_units == {"tu:1", "tu:3", "tu:4", "tu:5", "tu:7", "tu:8"}
+    assert plan.hide_metadata_of == frozenset()  # A shares tu:1 but is cited: kept evidence
     assert set(isolated.entity_ids()) == {A}
-    assert readable_text_units(isolated) == {"tu:1", "tu:2", "tu:6", "tu:9"}
+    assert readable_text_units(isolated) == {"tu:2", "tu:6", "tu:9"}
     assert isolated.neighbors(A) == []
     assert isolated.entity(A).description  # cited metadata untouched
 
@@ -63,28 +64,24 @@ def test_full_isolation_keeps_only_cited_entities_and_their_text(view):
 def test_text_only_isolation_blocks_text_but_keeps_structure(view):
     plan, masked = apply(TextOnlyIsolation(), view)
     assert plan.entities == frozenset() and plan.hide_metadata_of == frozenset()
-    # T(non-cited) minus what the cited A links (tu:1 shared, tu:6) minus the cited tu:2
-    assert plan.text_units == {"tu:3", "tu:4", "tu:5", "tu:7", "tu:8"}
+    # the same text as full isolation: every text unit of a non-cited entity except the cited tu:2
+    assert plan.text_units == {"tu:1", "tu:3", "tu:4", "tu:5", "tu:7", "tu:8"}
     assert set(masked.entity_ids()) == ALL_ENTITIES
     assert masked.entity(D).description == "Film production company."  # metadata visible
     assert masked.text_units_of(D) == []
-    assert set(masked.text_units_of(B)) == {"tu:1", "tu:2"}  # shared with the cited A / cited itself
+    assert masked.text_units_of(B) == ["tu:2"]  # the cited text unit stays
     assert {n.entity.id for n in masked.neighbors(B)} == {A, C, D}
 
 
 def test_cited_removal(view):
     plan, removed = apply(CitedRemoval(), view)
     assert plan.entities == {A}
-    assert plan.text_units == {"tu:6"}  # tu:1 still links B
+    assert plan.text_units == {"tu:1", "tu:6"}  # A's text goes with it, tu:1 though B shares it
+    assert plan.hide_metadata_of == {B}  # B's description may quote the hidden tu:1
     assert removed.entity(A) is None and A not in set(removed.entity_ids())
     assert {n.entity.id for n in removed.neighbors(B)} == {C, D}
-    assert readable_text_units(removed) == ALL_TEXT_UNITS - {"tu:6"}
-    assert removed.text_unit("tu:1").entity_ids == (B,)
-
-
-def test_cited_removal_without_orphan_hiding(view):
-    plan, _ = apply(CitedRemoval(hide_orphan_text_units=False), view)
-    assert plan.entities == {A} and plan.text_units == frozenset()
+    assert readable_text_units(removed) == ALL_TEXT_UNITS - {"tu:1", "tu:6"}
+    assert removed.text_unit("tu:1") is None and removed.entity(B).description == ""
 
 
 def test_unknown_cited_ids_are_ignored_and_noted(view):
@@ -96,23 +93,23 @@ def test_unknown_cited_ids_are_ignored_and_noted(view):
 def test_entity_removal_removes_visited_but_uncited(view):
     plan, removed = apply(EntityRemoval(), view)
     assert plan.entities == {B, C}
-    assert plan.text_units == {"tu:7"}  # tu:2 is orphaned too but cited; tu:1 and tu:3 keep A / D
+    assert plan.text_units == {"tu:1", "tu:3", "tu:7"}  # all of B's and C's text but the cited tu:2
+    assert plan.hide_metadata_of == {D}  # shares tu:3; A shares tu:1 but is cited
     assert set(removed.entity_ids()) == ALL_ENTITIES - {B, C}
     assert removed.neighbors(A) == []
-    assert readable_text_units(removed) == ALL_TEXT_UNITS - {"tu:7"}
+    assert readable_text_units(removed) == ALL_TEXT_UNITS - {"tu:1", "tu:3", "tu:7"}
 
 
 def test_entity_text_mask_hides_text_and_metadata_of_visited_but_uncited(view):
     plan, masked = apply(EntityTextMask(), view)
     assert plan.entities == frozenset()
-    assert plan.hide_metadata_of == {B, C}
-    assert plan.text_units == {"tu:3", "tu:7"}  # tu:1 is shared with A, tu:2 is cited
+    assert plan.hide_metadata_of == {B, C, D}  # D shares the hidden tu:3
+    assert plan.text_units == {"tu:1", "tu:3", "tu:7"}  # the same text as entity removal
     entity_b = masked.entity(B)
     assert (entity_b.name, entity_b.label, entity_b.description) == ("Blue River", "", "")
-    assert masked.entity(A).description and masked.entity(D).description  # others untouched
-    assert set(masked.text_units_of(B)) == {"tu:1", "tu:2"}
-    assert masked.text_units_of(C) == ["tu:2"]
-    assert readable_text_units(masked) == ALL_TEXT_UNITS - {"tu:3", "tu:7"}
+    assert masked.entity(A).description and masked.entity(E).description  # others untouched
+    assert masked.text_units_of(B) == ["tu:2"] and masked.text_units_of(C) == ["tu:2"]
+    assert readable_text_units(masked) == ALL_TEXT_UNITS - {"tu:1", "tu:3", "tu:7"}
 
 
 @pytest.mark.parametrize("cited, expected_size", [((A,), 1), ((A, D), 2)])
@@ -129,12 +126,12 @@ def test_random_removal_is_seeded_same_sized_and_spares_cited(view, cited, expec
     assert apply(ablation, view, baseline, 7)[0].entities == apply(ablation, view, baseline, 7)[0].entities
 
 
-def test_random_removal_hides_orphans_and_removes_in_the_view(view):
+def test_random_removal_hides_the_text_and_removes_in_the_view(view):
     ablation = RandomRemoval(search_k=0, hops=0)  # pool: visited but not cited = {B, C}
     for seed in range(6):
         plan, removed = apply(ablation, view, seed=seed)
         assert plan.entities in ({B}, {C})
-        assert plan.text_units == ({"tu:7"} if plan.entities == {C} else set())  # tu:2 is cited
+        assert plan.text_units == ({"tu:7"} if plan.entities == {C} else {"tu:1", "tu:3"})  # tu:2 is cited
         assert set(removed.entity_ids()) == ALL_ENTITIES - plan.entities
 
 
@@ -159,8 +156,8 @@ def test_random_removal_pool_includes_question_hits(view):
     ({"repeats": 0}, r"intervention '(p000/)?random-removal': bad options: repeats=0: .*greater than or equal to 1"),
     ({"hops": "2"}, r"hops='2': Input should be a valid integer"),
     ({"search_k": -1}, r"search_k=-1"),
-    ({"hide_orphan_text_units": "yes"}, r"hide_orphan_text_units='yes': Input should be a valid boolean"),
-    ({"repeat": 2}, r"repeat=2: Extra inputs .*known options: hide_orphan_text_units, repeats, hops, search_k"),
+    ({"hide_orphan_text_units": False}, r"hide_orphan_text_units=False: Extra inputs"),  # one text rule, no option
+    ({"repeat": 2}, r"repeat=2: Extra inputs .*known options: repeats, hops, search_k"),
 ])
 def test_random_removal_options_are_validated(options, message):
     with pytest.raises(UserError, match=message):
@@ -169,9 +166,10 @@ def test_random_removal_options_are_validated(options, message):
         default_registry().create("intervention", "random-removal", **options)
 
 
-def test_text_ablations_take_no_options():
-    with pytest.raises(UserError, match="intervention 'text-only-isolation': bad options: takes no options"):
-        TextOnlyIsolation(hide_orphan_text_units=False)
+def test_ablations_take_no_text_rule_option():
+    for ablation in (TextOnlyIsolation, CitedRemoval, EntityRemoval):
+        with pytest.raises(UserError, match=f"intervention '{ablation.name}': bad options: takes no options"):
+            ablation(hide_orphan_text_units=False)
     with pytest.raises(UserError, match=r"intervention 'p000/text-only-isolation': bad options: .*"
                                         r"unknown option 'hide_orphan_text_units' \(known options: none\)"):
         default_registry().create("intervention", "text-only-isolation", hide_orphan_text_units=False)

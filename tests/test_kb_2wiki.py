@@ -12,15 +12,29 @@ from kb_2wiki_helpers import (
     tiny_questions, write_tiny_2wiki,
 )
 from provbench.errors import UserError
+from provbench_plugins.kb_builders.common.extraction import (ExtractionCounts, apply_extraction,
+                                                              choose_extraction_units, salvage_truncated)
+from provbench_plugins.kb_builders.common.graph import Graph
+from provbench_plugins.kb_builders.common.names import pick_type as _pick_type
 from provbench_plugins.kb_builders.twowiki import builder as K
+from provbench_plugins.kb_builders.twowiki.gold import TYPE_PRIORITY, add_gold_graph
+from provbench_plugins.kb_builders.twowiki.questions import build_corpus, read_question
+
+
+def pick_type(types):
+    return _pick_type(types, TYPE_PRIORITY)
+
+
+def distractor_units(corpus):
+    return [tu for tu in corpus.text_units if tu not in corpus.supporting_units]
 
 # ---------------------------------------------------------------------------------------------
 # corpus and gold graph (no knowledge base needed)
 
 
 def corpus_of(questions, **options):
-    data = [K.read_question(q) for q in questions]
-    return data, K.build_corpus(data, K.parse_options(options))
+    data = [read_question(q) for q in questions]
+    return data, build_corpus(data, K.parse_options(options))
 
 
 def test_paragraphs_are_merged_by_title_and_text():
@@ -69,15 +83,15 @@ def test_supporting_facts_mark_their_text_units():
 
 def gold_graph(questions, **options):
     data, corpus = corpus_of(questions, **options)
-    graph = K.Graph()
-    K.add_gold_graph(graph, corpus, data)
+    graph = Graph()
+    add_gold_graph(graph, corpus, data)
     return graph, corpus
 
 
 def test_gold_entities_and_relations_come_from_evidence_triples():
     graph, corpus = gold_graph(tiny_questions(), chunk_size=16)
     assert {e.name for e in graph.entities.values()} == TINY_GOLD_ENTITIES
-    types = {e.name: K.pick_type(e.types) for e in graph.entities.values()}
+    types = {e.name: pick_type(e.types) for e in graph.entities.values()}
     assert types == {"Glass Harbor": "FILM", "Orin Vale": "PERSON", "Mira Vale": "PERSON", "1987": "DATE",
                      "Red Meadow": "FILM", "1992": "DATE", "Lark Denholm": "PERSON", "Sorrel": "PLACE"}
     labels = {(graph_name(graph, r.source), r.label, graph_name(graph, r.target)): r for r in graph.relations.values()}
@@ -118,10 +132,10 @@ def test_bad_question_metadata_names_question_and_field():
     broken = tiny_questions()[0].model_copy(update={"metadata": {"context": [], "supporting_facts": [],
                                                                   "evidences": [["only", "two"]]}})
     with pytest.raises(UserError, match=r"tiny-q1.*evidences"):
-        K.read_question(broken)
+        read_question(broken)
     missing = tiny_questions()[1].model_copy(update={"metadata": {}})
     with pytest.raises(UserError, match=r"tiny-q2.*context"):
-        K.read_question(missing)
+        read_question(missing)
 
 
 def test_bad_options_are_named():
@@ -138,8 +152,8 @@ def test_bad_options_are_named():
 def test_extraction_keeps_only_valid_items_found_in_the_text():
     graph, corpus = gold_graph(tiny_questions())
     tu = corpus.text_units[corpus.documents["doc:tessa-quill"].text_unit_ids[0]]
-    counts = K.ExtractionCounts()
-    K.apply_extraction(graph, tu, {
+    counts = ExtractionCounts()
+    apply_extraction(graph, tu, {
         "entities": [
             {"name": "Tessa Quill", "type": "PERSON"},
             {"name": "ada quill", "type": "person"},  # case differs from the text: still found
@@ -160,8 +174,8 @@ def test_extraction_keeps_only_valid_items_found_in_the_text():
     assert counts.invalid_items == 5
     assert counts.entities_added == 3
     assert graph.find("Zorro Khan") is None
-    assert K.pick_type(graph.find("Dunmere").types) == "OTHER"
-    assert K.pick_type(graph.find("Ada Quill").types) == "PERSON"
+    assert pick_type(graph.find("Dunmere").types) == "OTHER"
+    assert pick_type(graph.find("Ada Quill").types) == "PERSON"
     assert graph.find("ada quill").name == "Ada Quill"  # spelled as in the text, not as the model wrote it
     (extracted,) = [r for r in graph.relations.values() if r.origin == "extracted"]
     assert (extracted.label, extracted.text_unit_id) == ("mother", tu.id)
@@ -170,9 +184,9 @@ def test_extraction_keeps_only_valid_items_found_in_the_text():
 def test_extraction_output_that_is_not_an_object_is_counted():
     graph, corpus = gold_graph(tiny_questions())
     tu = next(iter(corpus.text_units.values()))
-    counts = K.ExtractionCounts()
+    counts = ExtractionCounts()
     for garbage in (None, [1, 2], "text", {"entities": "Dunmere", "relations": None}):
-        K.apply_extraction(graph, tu, garbage, counts)
+        apply_extraction(graph, tu, garbage, counts)
     assert counts.invalid_outputs == 3
     assert counts.invalid_items == 2  # "entities" and "relations" of the last reply are not lists
     assert len(graph.entities) == len(TINY_GOLD_ENTITIES)
@@ -181,19 +195,19 @@ def test_extraction_output_that_is_not_an_object_is_counted():
 def test_extraction_does_not_retype_gold_entities():
     graph, corpus = gold_graph(tiny_questions())
     tu = corpus.text_units[corpus.documents["doc:red-meadow"].text_unit_ids[0]]
-    K.apply_extraction(graph, tu, {"entities": [{"name": "1992", "type": "PERSON"}], "relations": []},
-                       K.ExtractionCounts())
-    assert K.pick_type(graph.find("1992").types) == "DATE"
+    apply_extraction(graph, tu, {"entities": [{"name": "1992", "type": "PERSON"}], "relations": []},
+                       ExtractionCounts())
+    assert pick_type(graph.find("1992").types) == "DATE"
 
 
 def test_extraction_targets_distractor_units_mentioning_gold_entities_first():
     graph, corpus = gold_graph(tiny_questions())
-    chosen = K.choose_extraction_units(corpus, graph, limit=None)
+    chosen = choose_extraction_units(corpus, graph, distractor_units(corpus), limit=None)
     assert not set(chosen) & corpus.supporting_units
     assert len(chosen) == len(corpus.text_units) - len(corpus.supporting_units)
     first_doc = corpus.text_units[chosen[0]].document_id
     assert first_doc in {"doc:calder-bay", "doc:dunmere"}  # mention Mira Vale / Sorrel: gold names
-    assert K.choose_extraction_units(corpus, graph, limit=2) == chosen[:2]
+    assert choose_extraction_units(corpus, graph, distractor_units(corpus), limit=2) == chosen[:2]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,10 +219,10 @@ TRUNCATED = '{"entities": [{"name": "Dunmere", "type": "PLACE"}, {"name": "Dunme
 
 
 def test_truncated_reply_keeps_its_complete_items():
-    assert K.salvage_truncated(TRUNCATED) == {"entities": [{"name": "Dunmere", "type": "PLACE"},
+    assert salvage_truncated(TRUNCATED) == {"entities": [{"name": "Dunmere", "type": "PLACE"},
                                                            {"name": "Dunmere Film School"}]}
-    assert K.salvage_truncated("not json {") is None
-    assert K.salvage_truncated("[1, 2") is None
+    assert salvage_truncated("not json {") is None
+    assert salvage_truncated("[1, 2") is None
 
 
 @pytest.fixture(scope="module")
@@ -360,14 +374,11 @@ def test_registered_and_reads_the_2wiki_loader_output(tmp_path):
 
     registry = default_registry()
     assert isinstance(registry.create("kb_builder", "2wiki-paper000"), K.TwoWikiKBBuilder)
-    try:
-        loader = registry.create("dataset_loader", "2wiki")
-    except Exception as exc:  # the loader is another helper's; its absence is not this builder's fault
-        pytest.skip(f"2wiki loader unavailable: {exc}")
+    loader = registry.create("dataset_loader", "2wiki")  # a built-in: a failure here is a bug, not a skip
     questions = loader.load(write_tiny_2wiki(tmp_path / "tiny.json"))
     data, corpus = corpus_of(questions)
     assert len(corpus.documents) == TINY_UNIQUE_PARAGRAPHS
-    ours = [K.read_question(q) for q in tiny_questions()]
+    ours = [read_question(q) for q in tiny_questions()]
     assert K.fingerprint(data, K.BuildOptions(), "m")["content"] == K.fingerprint(ours, K.BuildOptions(), "m")["content"]
 
 

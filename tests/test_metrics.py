@@ -141,8 +141,8 @@ def test_output_changed_uses_normalised_answers(results):
     stayed = pick(values, "stayed-correct", "cited-removal")
     assert (stayed.numerator, stayed.denominator, stayed.value) == (1, 2, 0.5)
     random = pick(values, "output-changed", "random-removal")
-    # q2 changed in 1 of 3 repeats, q3 never, q4 never (its failed repeat is left out)
-    assert random.numerator == pytest.approx(1 / 3, abs=1e-6) and random.denominator == 3
+    # q2 changed in 1 of 3 repeats, q3 never, q4 in 1 of 3 (its failed repeat gave no answer: changed)
+    assert random.numerator == pytest.approx(2 / 3, abs=1e-6) and random.denominator == 3
     assert random.detail["failed"] == 2  # q4's failed repeat and q5's failed baseline
     assert pick(values, "stayed-correct", "random-removal").numerator == pytest.approx(5 / 3, abs=1e-6)
     assert not [v for v in values if v.condition == BASELINE]
@@ -202,8 +202,8 @@ def test_provenance_scores_by_hand(results):
     values = ProvenanceMetric().aggregate(results)
     score = lambda name: [v for v in values if v.metric == f"provenance.{name}" and v.system == SYSTEM][0]  # noqa: E731
 
-    necessity = score("citation_necessity")  # paired q2..q4: changed 2 (cited) vs 1/3 (random)
-    assert necessity.value == pytest.approx(5 / 9) and necessity.denominator == 3
+    necessity = score("citation_necessity")  # paired q2..q4: changed 2 (cited) vs 2/3 (random)
+    assert necessity.value == pytest.approx(4 / 9) and necessity.denominator == 3
     assert necessity.detail["changed_cited_removal"] == 2
     assert necessity.condition == "cited-removal vs random-removal"
     necessity_acc = score("citation_necessity_accuracy")  # q2..q5: 5/3 correct (random) - 2 (cited)
@@ -266,3 +266,50 @@ def test_metrics_are_registered():
     registry = build_registry(pm)
     assert {"accuracy", "output-changed", "accuracy-delta", "footprint", "provenance",
             "ragas-faithfulness"} <= set(registry.names("metric"))
+
+
+def test_table2_and_the_metrics_apply_one_rule_to_failed_units():
+    """A failed intervention unit on an originally correct question: changed, and not stayed correct,
+    in metrics.json and in paper 000's Table 2 alike (which reads the metric values when present)."""
+    from pathlib import Path
+
+    from provbench.model import RunManifest
+    from provbench.report.data import RunData
+    from provbench_plugins.papers.p000_neighborhoods.report import table2_section
+
+    records = [rec(BASELINE, q, "Oslo", 1.0) for q in ("q1", "q2")]
+    records += [rec("cited-removal", "q1", "oslo", 1.0), rec("cited-removal", "q2", None, None, status="failed")]
+    values = OutputChanged().aggregate(Results(records=records, questions={}))
+    changed, stayed = pick(values, "output-changed", "cited-removal"), pick(values, "stayed-correct", "cited-removal")
+    assert (changed.numerator, changed.denominator, changed.detail["failed"]) == (1, 2, 1)
+    assert (stayed.numerator, stayed.denominator) == (1, 2)
+
+    def cited_cell(metrics):
+        manifest = RunManifest(run_id="r", suite_name="s", suite={"systems": [SYSTEM], "interventions": ["cited-removal"]})
+        run = RunData(run_dir=Path("."), manifest=manifest, questions={}, records=records, metrics=metrics)
+        rows = table2_section(run).blocks[0].rows
+        return next(r for r in rows if r.cells and r.cells[0].text == "Cited ablation").cells[2]
+
+    computed = cited_cell({})
+    assert (computed.text, computed.counts) == ("50.0%", "(1/2)")
+    read = cited_cell({"values": [v.model_dump(mode="json") for v in values]})
+    assert (read.text, read.counts) == (computed.text, computed.counts)
+    tampered = [v.model_dump(mode="json") | ({"numerator": 0.0} if v.metric == "output-changed" else {}) for v in values]
+    assert cited_cell({"values": tampered}).text == "0.0%"  # the report shows the metric's value
+
+
+def test_paper000_report_notes_a_selection_shortfall():
+    from pathlib import Path
+
+    from provbench.model import RunManifest
+    from provbench.report.data import RunData
+    from provbench_plugins.papers.p000_neighborhoods.report import sections
+
+    short = {"local-path": {"quota": 12, "selected": 3}}
+    questions = {"q1": Question(id="q1", question="?", answer="x", metadata={"selection_shortfall": short})}
+    manifest = RunManifest(run_id="r", suite_name="s", suite={"systems": ["graphrag"]})
+    found = sections(RunData(Path("."), manifest, questions, [rec(BASELINE, "q1", "x", 1.0, system="graphrag")], {}))
+    assert "Selection shortfall" in found[0].blocks[0].text and "local-path: 3 of 12" in found[0].blocks[0].text
+    questions["q1"] = Question(id="q1", question="?", answer="x")
+    found = sections(RunData(Path("."), manifest, questions, [rec(BASELINE, "q1", "x", 1.0, system="graphrag")], {}))
+    assert not any("shortfall" in getattr(b, "text", "") for b in found[0].blocks)

@@ -1,165 +1,220 @@
-"""An intervention reaches a system only through its view: an entity the view hides cannot be
-found by any of the seven agent tools, by similarity search, by name, or by neighbour expansion.
+"""No ablation leaks what it hides: everything a system can obtain through the view is rendered
+and searched for the removed entities' ids and names and for the hidden text.
 
-Runs on the tiny KB of provbench.testing.kb. Every check is paired with a control on the
-unmodified view that finds the entity, so the test fails if the hiding stops working.
+What is rendered (every read a system can make): similarity search of entities, text units and
+communities for each removed entity's name and the question; ``find_entity`` by name; details of
+every entity (``entity``, ``text_units_of``, ``communities_of``); the neighbours of every entity;
+every text unit; every community report; every relation; shortest paths between the kept
+neighbours of removed entities; the subgraph of everything.
+
+What must not appear (see the text rule in p000_neighborhoods/interventions.py)
+    * a removed entity's id or name (whole word);
+    * the text of a hidden text unit;
+    * the description of an entity masked by entity text mask (other kept entities lose their
+      metadata only so that no removed name shows through it: the name check covers them).
+The evidence a condition keeps on purpose is exempt: the text of the baseline's cited text units
+(kept except under cited removal), the descriptions of the kept cited entities and descriptions
+that are sentences of those kept text units. Text-only
+isolation keeps every entity's metadata (the paper says so), so descriptions are exempt there.
+
+Runs on the bundled mini KB (datasets/2wiki-mini) and on a freshly generated world, both built
+with the schema-following LLM, extraction off and summaries off: community reports are then
+member lists naming their entities, so a report that survives a removal shows as a leak.
+The last tests put the old rules back (orphaned text units only; community reports always
+readable) and check that this test sees the leaks.
 """
 
 from __future__ import annotations
 
 import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
+from provbench.kb import GraphView
 from provbench.model import Citations, Question, Trace
-from provbench.plugin_api import Environment
-from provbench_plugins.papers.p000_neighborhoods.interventions import (
-    CitedRemoval,
-    EntityRemoval,
-    FullIsolation,
-    RandomRemoval,
-)
+from provbench.testing import schema_following_llm
+from provbench_plugins.datasets.twowiki.loader import TwoWikiLoader
+from provbench_plugins.kb_builders.twowiki.builder import TwoWikiKBBuilder
+from provbench_plugins.papers.p000_neighborhoods import interventions as I
 
-HIDDEN, HIDDEN_NAME = "ent:tessa-quill", "Tessa Quill"
-ORIN, GLASS = "ent:orin-vale", "ent:glass-harbor"
-FILM_COMMUNITY_TITLE = "Glass Harbor and its makers"
-QUESTION = Question(id="q-leak", question="Who starred in Glass Harbor?", answer="Tessa Quill")
+REPO = Path(__file__).resolve().parents[1]
+QUESTIONS_PER_KB = 2
+ABLATIONS = [I.FullIsolation(), I.TextOnlyIsolation(), I.CitedRemoval(), I.RandomRemoval(repeats=1),
+             I.EntityRemoval(), I.EntityTextMask()]
 
 
-pytestmark = pytest.mark.usefixtures("on_graph_store")  # every test runs on each graph database
+@dataclass
+class KB:
+    view: GraphView
+    questions: list[Question]
+    text_units: list[str]
+    relations: list[str]
+    communities: list[str]
 
 
-@pytest.fixture(scope="module")
-def base_view(tmp_path_factory, graph_store):
-    from provbench.testing.kb import build_tiny_kb
-
-    from provbench.kb.backends import default_graph_store
-
-    with default_graph_store(graph_store):
-        kb = build_tiny_kb(tmp_path_factory.mktemp(f"leak-kb-{graph_store}") / "kb")
-    yield kb.view()
-    kb.close()
-
-
-def baseline(cited=(), visited=()) -> Trace:
-    return Trace(question_id=QUESTION.id, system="agentic-graphrag", answer="Tessa Quill",
-                 visited_entities=list(visited), citations=Citations(entities=list(cited)))
+def build(tmp: Path, dataset: Path) -> KB:
+    questions = TwoWikiLoader().load(dataset)
+    kb = TwoWikiKBBuilder(extract=False, summarize=False).build(
+        questions, tmp / "kb", schema_following_llm(cache_dir=tmp / "llm"))
+    view = kb.view()
+    ids = {name: [row[0] for row in view._store.rows(query)] for name, query in (
+        ("text_units", "MATCH (c:Chunk) RETURN c.id"), ("relations", "MATCH ()-[r:LINKS]->() RETURN r.id"),
+        ("communities", "MATCH (m:Community) RETURN m.id"))}
+    return KB(view, questions, **ids)
 
 
-ALL_TINY = ("ent:orin-vale", "ent:glass-harbor", "ent:tessa-quill", "ent:lumen-studios", "ent:silver-reel-award",
-            "ent:dunmere", "ent:norland", "ent:aster-river", "ent:mara-holt", "ent:kestrel-bridge")
+@pytest.fixture(scope="module", params=["mini", "generated-world"])
+def kb(request, tmp_path_factory) -> KB:
+    tmp = tmp_path_factory.mktemp(f"leak-{request.param}")
+    if request.param == "mini":
+        return build(tmp, REPO / "datasets" / "2wiki-mini" / "dev.json")
+    from provbench_tools import world_2wiki
+
+    world_2wiki.write_world(tmp / "dev.json", n_questions=12, seed=7)
+    return build(tmp, tmp / "dev.json")
 
 
-def reachable(view, names: dict[str, str]) -> dict[str, set[str]]:
-    """Entity ids each view route reaches; ``names`` (id -> name) seeds the searches by name."""
-    visible = sorted(view.entity_ids())
-    routes = {
-        "entity_ids": set(visible),
-        "entity": {e for e in ALL_TINY if view.entity(e) is not None},
-        "find_entity": {found.id for found in map(view.find_entity, names.values()) if found},
-        "search_entities": {h.id for name in names.values() for h in view.search_entities(name, k=50)},
-        "neighbors": {n.entity.id for e in visible for n in view.neighbors(e)},
-        "shortest_paths": {e for other in visible[1:] for p in view.shortest_paths(visible[0], other, max_hops=4)
-                           for e in p.entities},
-        "communities": {e for c in ("com:0", "com:1") for e in view.community(c).entity_ids},
-        "text_units": {e for t in (f"tu:{i}" for i in range(6)) if view.text_unit(t)
-                       for e in view.text_unit(t).entity_ids},
-    }
-    routes["search_text_units"] = {e for name in names.values() for h in view.search_text_units(name, k=10)
-                                   for e in view.text_unit(h.id).entity_ids}
-    return routes
+def baseline_of(view: GraphView, question: Question) -> Trace:
+    """A plausible agent baseline: visited = top entity hits and their neighbours, two of them cited
+    with one of their text units."""
+    hits = [h.id for h in view.search_entities(question.question, k=4)]
+    visited = list(dict.fromkeys(hits + [n.entity.id for h in hits[:2] for n in view.neighbors(h, limit=3)]))
+    cited = visited[:2]
+    units = [t for e in cited for t in view.text_units_of(e)][:1]
+    return Trace(question_id=question.id, system="agentic-graphrag", answer="x", visited_entities=visited,
+                 citations=Citations(entities=cited, text_units=units))
 
 
-def leaks(view, hidden: set[str], names: dict[str, str]) -> dict[str, set[str]]:
-    return {route: ids & hidden for route, ids in reachable(view, names).items() if ids & hidden}
+def render(view: GraphView, kb: KB, queries: list[str], around: set[str]) -> list[tuple[str, str]]:
+    """Everything the view gives, as (source, text) pairs; sources name descriptions and text-unit texts."""
+    out: list[tuple[str, str]] = []
+
+    def entity(e) -> None:
+        out.append((f"entity:{e.id}", f"{e.id} | {e.name} | {e.label} | {e.text_unit_ids} | {e.community_ids}"))
+        out.append((f"desc:{e.id}", e.description))
+
+    for query in queries:
+        hits = [*view.search_entities(query, k=50), *view.search_text_units(query, k=50),
+                *view.search_communities(query, k=50)]
+        out += [("search", f"{h.kind} {h.id} {h.name}") for h in hits]
+        found = view.find_entity(query)
+        if found:
+            entity(found)
+    all_entities = sorted(kb.view.entity_ids())
+    for eid in all_entities:
+        found = view.entity(eid)
+        if found:
+            entity(found)
+            out.append(("lists", f"{view.text_units_of(eid)} {view.communities_of(eid)}"))
+        for nb in view.neighbors(eid):
+            out.append(("neighbour", f"{nb.relation!r}"))
+            entity(nb.entity)
+    for tid in kb.text_units:
+        unit = view.text_unit(tid)
+        if unit:
+            out += [(f"text:{tid}", unit.text), ("text-unit", f"{unit.id} {unit.document_id} {unit.entity_ids}")]
+    for cid in kb.communities:
+        c = view.community(cid)
+        if c:
+            out.append(("community", f"{c.id} {c.title} {c.summary} {c.entity_ids}"))
+    out += [("relation", repr(r)) for r in map(view.relation, kb.relations) if r]
+    kept = sorted({n.entity.id for e in around for n in kb.view.neighbors(e)} - around)[:8]
+    out += [("path", repr(p)) for a in kept for b in kept if a < b for p in view.shortest_paths(a, b, max_hops=4)]
+    graph = view.subgraph(all_entities)
+    out += [("subgraph", f"{n} {d.get('name')}") for n, d in graph.nodes(data=True)]
+    return out
 
 
-def test_control_the_unmodified_view_finds_the_entity(base_view):
-    found = leaks(base_view, {HIDDEN}, {HIDDEN: HIDDEN_NAME})
-    assert set(found) == {"entity_ids", "entity", "find_entity", "search_entities", "neighbors",
-                          "shortest_paths", "communities", "text_units", "search_text_units"}
+def word(text: str) -> re.Pattern:
+    return re.compile(rf"(?<![\w:-]){re.escape(text)}(?![\w-])")
 
 
-@pytest.mark.parametrize("ablation, trace, seeds", [
-    (CitedRemoval(), baseline(cited=[HIDDEN], visited=[HIDDEN]), 1),
-    (FullIsolation(), baseline(cited=[ORIN], visited=[ORIN, HIDDEN]), 1),
-    (EntityRemoval(), baseline(cited=[ORIN], visited=[ORIN, HIDDEN]), 1),
-    (RandomRemoval(search_k=0, hops=1), baseline(cited=[ORIN, GLASS], visited=[ORIN]), 3),
-])
-def test_removed_entities_are_unreachable(base_view, ablation, trace, seeds):
-    for seed in range(seeds):
-        plan = ablation.plan(base_view, QUESTION, trace, random.Random(seed))
-        view = ablation.make_view(base_view, QUESTION, trace, random.Random(seed))
-        assert plan.entities, "the ablation should remove something here"
-        names = {e: base_view.entity(e).name for e in plan.entities}
-        assert leaks(view, set(plan.entities), names) == {}, ablation.name
+def leaks(kb: KB, name: str, plan: I.HidePlan, baseline: Trace, rendered: list[tuple[str, str]]) -> list[str]:
+    base = kb.view
+    kept_units = set() if name == "cited-removal" else set(baseline.citations.text_units) - plan.text_units
+    kept_cited = set(baseline.citations.entities) - plan.entities - plan.hide_metadata_of
+
+    kept_texts = [base.text_unit(t).text for t in kept_units]
+
+    def exempt(source: str, text: str) -> bool:
+        kind, _, item = source.partition(":")
+        if kind == "text":
+            return item in kept_units
+        return kind == "desc" and (item in kept_cited or name == "text-only-isolation"
+                                   or any(text in kept for kept in kept_texts))
+
+    markers: list[tuple[str, re.Pattern]] = []
+    for eid in plan.entities:
+        markers += [(f"removed id {eid}", word(eid)), (f"removed name of {eid}", word(base.entity(eid).name))]
+    for tid in plan.text_units:
+        markers.append((f"text of {tid}", re.compile(re.escape(base.text_unit(tid).text))))
+    masked = plan.hide_metadata_of & set(baseline.visited_entities) if name == "entity-text-mask" else set()
+    for eid in masked:  # the targets of entity text mask (others lose metadata only for names' sake)
+        description = base.entity(eid).description
+        if description:
+            markers.append((f"description of {eid}", re.compile(re.escape(description))))
+    return sorted({f"{what} in {source}" for source, text in rendered if text and not exempt(source, text)
+                   for what, pattern in markers if pattern.search(text)})
 
 
-def act(tool: str, **arguments) -> dict:
-    return {"thought": "probe", "tool": tool, "arguments": arguments}
+def check(kb: KB, ablation) -> dict[str, list[str]]:
+    """Leaks per question under one ablation, with a control: the unmodified view shows every marker."""
+    found = {}
+    for question in kb.questions[:QUESTIONS_PER_KB]:
+        baseline = baseline_of(kb.view, question)
+        plan = ablation.plan(kb.view, question, baseline, random.Random(0))
+        view = kb.view.hide(**plan.as_kwargs())
+        names = [kb.view.entity(e).name for e in sorted(plan.entities)[:20]]
+        rendered = render(view, kb, [question.question, *names], set(plan.entities) | set(plan.hide_metadata_of))
+        found[question.id] = leaks(kb, ablation.name, plan, baseline, rendered)
+    return found
 
 
-def probe_with_every_tool(view, community: str):
-    """Run the agent on ``view`` with a script that tries every tool on or around HIDDEN."""
-    from provbench.llm import LLMClient, ScriptedBackend
-    from provbench_plugins.papers.p000_neighborhoods.agentic import AgenticGraphRAG
-
-    cite = {"cited_relationships": [], "cited_textunits": [], "cited_communities": []}
-    replies = [
-        act("search_entities", query=HIDDEN_NAME),
-        act("get_entity_details", entity_id=HIDDEN),
-        act("get_neighbors", entity_id=HIDDEN),
-        act("get_neighbors", entity_id=ORIN),
-        act("get_neighbors", entity_id=GLASS),
-        act("read_textunit", textunit_id="tu:1"),
-        act("search_communities", query=FILM_COMMUNITY_TITLE),
-        act("read_community", community_id=community),
-        act("submit_answer", answer="Tessa Quill", cited_entities=[HIDDEN], **cite),
-        act("submit_answer", answer="Tessa Quill", cited_entities=[ORIN], **cite),
-    ]
-    backend = ScriptedBackend(replies=replies)
-    run = AgenticGraphRAG(max_steps=len(replies)).run(QUESTION, Environment(view=view, llm=LLMClient(backend)))
-    return run, backend
+@pytest.mark.parametrize("ablation", ABLATIONS, ids=lambda a: a.name)
+def test_nothing_hidden_can_be_obtained_through_the_view(kb, ablation):
+    leaked = {q: items for q, items in check(kb, ablation).items() if items}
+    assert not leaked, f"{ablation.name} leaks: {leaked}"
 
 
-def observations(run, backend) -> list[str]:
-    """What each successful tool call told the model (step j's result is in request j + 1)."""
-    texts = []
-    for j, step in enumerate(run.steps[:-1]):
-        if step.kind == "tool_call":
-            call = backend.calls[j + 1]
-            messages = call["messages"] if isinstance(call, dict) else call.messages
-            texts.append(messages[-1]["content"])
-    return texts
+@pytest.mark.parametrize("ablation", ABLATIONS, ids=lambda a: a.name)
+def test_control_every_plan_hides_something_the_unmodified_view_shows(kb, ablation):
+    question = kb.questions[0]
+    baseline = baseline_of(kb.view, question)
+    plan = ablation.plan(kb.view, question, baseline, random.Random(0))
+    assert plan.entities or plan.text_units or plan.hide_metadata_of
+    names = [kb.view.entity(e).name for e in sorted(plan.entities)[:20]]
+    rendered = render(kb.view, kb, [question.question, *names], set(plan.entities))
+    assert leaks(kb, ablation.name, plan, baseline, rendered), "the markers must be visible without the ablation"
 
 
-@pytest.fixture(scope="module")
-def film_community(base_view) -> str:
-    return next(h.id for h in base_view.search_communities(FILM_COMMUNITY_TITLE, k=2)
-                if HIDDEN in base_view.community(h.id).entity_ids)
+def test_the_old_orphan_rule_leaks_the_removed_entities_text(kb, monkeypatch):
+    def orphans_only(lookup, entities, keep_units=(), protected=()):
+        entities = set(entities)
+        units = {t for t in lookup.text_units_of_all(entities)
+                 if t not in set(keep_units) and set(lookup.entities_of(t)) <= entities}
+        return frozenset(units), frozenset()
+
+    monkeypatch.setattr(I, "text_hidden_with", orphans_only)
+    assert any(check(kb, I.CitedRemoval()).values())
+    assert any(check(kb, I.EntityRemoval()).values())
 
 
-def test_control_every_agent_tool_reaches_the_entity_on_the_full_view(base_view, film_community):
-    run, backend = probe_with_every_tool(base_view, film_community)
-    assert HIDDEN in run.visited_entities and HIDDEN in {item.id for item in run.retrieved}
-    assert run.citations.entities == [HIDDEN]  # the first submission is accepted
-    assert sum(HIDDEN in text for text in observations(run, backend)) >= 4
+def test_readable_community_reports_would_leak(kb, monkeypatch):
+    monkeypatch.setattr(GraphView, "_communities_hidden", lambda self: frozenset())
+    leaked = [item for items in check(kb, I.CitedRemoval()).values() for item in items]
+    assert any("in community" in item for item in leaked)
 
 
-def test_no_agent_tool_reaches_a_removed_entity(base_view, film_community):
-    trace = baseline(cited=[HIDDEN], visited=[HIDDEN])
-    view = CitedRemoval().make_view(base_view, QUESTION, trace, random.Random(0))
-    run, backend = probe_with_every_tool(view, film_community)
-
-    tools = {step.tool for step in run.steps}
-    assert {"search_entities", "get_entity_details", "get_neighbors", "read_textunit", "search_communities",
-            "read_community", "submit_answer"} <= tools  # all seven tools were exercised
-    assert HIDDEN not in run.visited_entities
-    assert HIDDEN not in {item.id for item in run.retrieved}
-    assert run.citations.entities == [ORIN] and run.answer == "Tessa Quill"
-    for step in run.steps:
-        if step.kind == "tool_call":
-            assert HIDDEN not in str(step.result), step
-    refused = [s for s in run.steps if s.kind in ("error", "rejection")]
-    assert [s.tool for s in refused] == ["get_entity_details", "get_neighbors", "submit_answer"]
-    assert all(HIDDEN not in text for text in observations(run, backend))
+def test_the_papers_orderings_hold(kb):
+    """Full isolation hides at least what text-only isolation hides; entity removal at least what
+    entity text mask hides (same text, plus the entities)."""
+    for question in kb.questions[:QUESTIONS_PER_KB]:
+        baseline, rng = baseline_of(kb.view, question), random.Random(0)
+        full, text_only = (a.plan(kb.view, question, baseline, rng) for a in (I.FullIsolation(), I.TextOnlyIsolation()))
+        removal, mask = (a.plan(kb.view, question, baseline, rng) for a in (I.EntityRemoval(), I.EntityTextMask()))
+        assert text_only.text_units <= full.text_units and not text_only.entities
+        assert removal.text_units == mask.text_units
+        assert mask.hide_metadata_of <= removal.entities | removal.hide_metadata_of

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 console = Console()
@@ -107,8 +108,10 @@ def kb_group() -> None:
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Builder option (repeatable).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="KB directory for a dataset file (default: reports/kb/<file name>).")
+@click.option("--concurrency", type=click.IntRange(1, 256), default=None,
+              help="Concurrent LLM calls for a dataset file (default: the builder option max_workers, else 2).")
 def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str | None, builder: str | None,
-                 options: tuple[str, ...], out: Path | None) -> None:
+                 options: tuple[str, ...], out: Path | None, concurrency: int | None) -> None:
     """Build (or reuse) a knowledge base from SOURCE: a suite (file or built-in name) or a dataset file."""
     from . import runner
     from .bundled import resolve_suite
@@ -125,7 +128,8 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
             raise UserError(f"kb build {source}: name the knowledge-base builder with --builder (known: {known})")
         kb_dir, stats, reused = runner.build_dataset_kb(
             path, out or Path("reports/kb") / path.stem, loader=loader, builder=builder,
-            model=model or "embedded", limit=limit, options=_parse_options(options), console=console)
+            model=model or "embedded", limit=limit, options=_parse_options(options), console=console,
+            concurrency=concurrency)
     console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}")
     _print_stats(stats)
 
@@ -159,15 +163,29 @@ def kb_info_cmd(kb_dir: Path) -> None:
 
 
 def _print_stats(stats, build_info: dict | None = None) -> None:
+    """The KB's counts (beside the paper's when the KB says which paper it follows), then its build info."""
+    from .kb.info import count_rows, detail_lines
+
+    info = build_info or {}
+    paper = info.get("paper") or {}
     table = Table(title="knowledge base")
     table.add_column("item")
     table.add_column("count", justify="right")
-    for name in ("documents", "text_units", "entities", "relations", "communities"):
-        label = "paragraphs (documents)" if name == "documents" else name.replace("_", " ")
-        table.add_row(label, str(getattr(stats, name)))
+    if paper:
+        table.add_column(f"paper {paper.get('id', '')}".strip(), justify="right")
+        table.add_column("ratio", justify="right")
+    for label, ours, theirs in count_rows(stats, info):
+        row = [label, "" if ours is None else f"{ours:,}"]
+        if paper:
+            row += ["" if theirs is None else f"{theirs:,}",
+                    f"{ours / theirs:.2f}" if ours is not None and theirs else ""]
+        table.add_row(*row)
     console.print(table)
-    for key, value in (build_info or {}).items():
-        console.print(f"  {key}: {value}", highlight=False)
+    if paper.get("title"):
+        console.print(f"  paper: {paper['title']}", highlight=False)
+    for heading, text in detail_lines(info):
+        colour = "yellow" if heading == "problem" else "bold"
+        console.print(f"  [{colour}]{heading}[/]: {escape(text)}", highlight=False)
 
 
 @main.command("run")

@@ -181,8 +181,13 @@ def kb_llm_cache_dir(kb_dir: Path) -> Path:
 
 def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, builder: str, model: str = "embedded",
                      limit: int | None = None, options: dict[str, Any] | None = None,
-                     console: "Console | None" = None, llm: Any = None) -> tuple[Path, "KBStats", bool]:
-    """Build (or reuse) a knowledge base straight from a dataset file: (directory, stats, reused)."""
+                     console: "Console | None" = None, llm: Any = None,
+                     concurrency: int | None = None) -> tuple[Path, "KBStats", bool]:
+    """Build (or reuse) a knowledge base straight from a dataset file: (directory, stats, reused).
+
+    The LLM client allows ``concurrency`` calls at once; by default the builder's ``max_workers``
+    option (the shared builder option), else 2.
+    """
     from .kb import KnowledgeBase
     from .llm import make_llm
 
@@ -194,7 +199,8 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
 
     questions = resolve_loader(registry, dataset, loader).load(dataset, limit=limit)
     if llm is None:
-        llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir))
+        workers = concurrency or (options or {}).get("max_workers") or 2
+        llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir), max_concurrency=int(workers))
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
     with _status(console, "building or reusing the knowledge base"), kb_build_lock(kb_dir):
         kb = registry.create("kb_builder", builder, **(options or {})).build(questions, kb_dir, llm)

@@ -40,7 +40,7 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import UserError
 from .types import Community, Entity, KBStats, Relation, TextUnit
@@ -171,8 +171,10 @@ class GraphStore:
             directory = self.path / VECTORS_DIR
             if not VectorIndex.exists(directory, name):
                 raise KBError(f"knowledge base at {self.path} has no {name!r} embeddings: was it finalized?")
+            # the name-only entity index is read by row (masked entities): map it, do not load it
+            loaded = VectorIndex.load(directory, name, mmap=name == INDEX_ENTITY_NAMES)
             with self._lock:
-                index = self._vectors.setdefault(name, VectorIndex.load(directory, name))
+                index = self._vectors.setdefault(name, loaded)
         return index
 
     def forget_vectors(self) -> None:
@@ -436,21 +438,33 @@ class KnowledgeBase:
 
     # -- communities
 
-    def detect_communities(self, seed: int = 0, resolution: float = 1.0) -> list[Community]:
-        """Leiden over the entity graph; replaces earlier communities. Summaries start empty."""
-        from .communities import leiden_communities
+    def detect_communities(self, seed: int = 0, resolution: float = 1.0, *, hierarchical: bool = False,
+                           max_cluster_size: int = 10, levels: int = 1,
+                           scope: str = "all") -> list[Community]:
+        """Leiden over the entity graph; replaces earlier communities. Summaries start empty.
+
+        The options are those of :func:`provbench.kb.communities.detect_clusters`; an entity
+        lists every community it is in (one per stored level).
+        """
+        from .communities import detect_clusters
 
         store = self._writable("detect communities")
         edges = store.rows("MATCH (a:Entity)-[:LINKS]->(b:Entity) RETURN a.id, b.id")
-        groups = leiden_communities(((a, b) for a, b in edges), seed=seed, resolution=resolution)
-        communities = [Community(id=f"com:{i}", entity_ids=tuple(members)) for i, members in enumerate(groups)]
+        clusters = detect_clusters(((a, b) for a, b in edges), seed=seed, resolution=resolution,
+                                   hierarchical=hierarchical, max_cluster_size=max_cluster_size,
+                                   levels=levels, scope=scope)  # type: ignore[arg-type]
+        communities = [Community(id=f"com:{i}", entity_ids=c.members, level=c.level) for i, c in enumerate(clusters)]
         store.rows("MATCH (m:Community) DELETE m")
         store.rows("MATCH (e:Entity) WHERE e.community_ids IS NOT NULL SET e.community_ids = NULL")
         for batch in _batches(communities):
-            store.rows("UNWIND $rows AS row CREATE (:Community {id: row.id, title: '', summary: '', level: 0, "
+            store.rows("UNWIND $rows AS row CREATE (:Community {id: row.id, title: '', summary: '', level: row.level, "
                        "entity_ids: row.members})",
-                       {"rows": [{"id": c.id, "members": list(c.entity_ids)} for c in batch]})
-        members = [{"entity": e, "communities": [c.id]} for c in communities for e in c.entity_ids]
+                       {"rows": [{"id": c.id, "members": list(c.entity_ids), "level": c.level} for c in batch]})
+        of_entity: dict[str, list[str]] = {}
+        for c in communities:
+            for e in c.entity_ids:
+                of_entity.setdefault(e, []).append(c.id)
+        members = [{"entity": e, "communities": ids} for e, ids in of_entity.items()]
         for batch in _batches(members):
             store.rows("UNWIND $rows AS row MATCH (e:Entity {id: row.entity}) SET e.community_ids = row.communities",
                        {"rows": batch})
@@ -473,11 +487,14 @@ class KnowledgeBase:
 
     # -- finishing
 
-    def finalize(self, build_info: dict, embed: bool = True) -> None:
+    def finalize(self, build_info: dict, embed: bool = True, *, ann_min_vectors: int | None = None,
+                 progress: "Callable[[str, int, int], None] | None" = None) -> None:
         """Build the embedding indices, save ``build_info`` and write the completion marker (last).
 
         ``embed=False`` stores random unit vectors instead of model embeddings: only for
         benchmarks that measure graph access, never for a knowledge base a system reads.
+        An index with ``ann_min_vectors`` rows or more also gets an HNSW index (default
+        ``embeddings.ANN_MIN_VECTORS``). ``progress(index name, done, total)`` follows embedding.
         """
         store = self._writable("finalize")
         if self._pending_mentions:
@@ -487,14 +504,15 @@ class KnowledgeBase:
             info_text = json.dumps(build_info, indent=2, sort_keys=True, default=str)
         except (TypeError, ValueError) as exc:
             raise KBError(f"build_info must be JSON-serialisable: {exc}") from exc
-        self._write_vectors(embed)
+        self._write_vectors(embed, ann_min_vectors, progress)
         store.rows("CHECKPOINT")
         _atomic_write(self.path / BUILD_INFO, info_text)
         _atomic_write(self.path / COMPLETE_MARKER, json.dumps({"format": FORMAT_VERSION, "finished": time.time(),
                                                                "embedded": embed}))
 
-    def _write_vectors(self, embed: bool) -> None:
-        from .embeddings import VectorIndex
+    def _write_vectors(self, embed: bool, ann_min_vectors: int | None,
+                       progress: "Callable[[str, int, int], None] | None") -> None:
+        from .embeddings import ANN_MIN_VECTORS, VectorIndex
 
         s = self._store
         units = s.rows("MATCH (c:Chunk) RETURN c.id, c.text ORDER BY c.id")
@@ -506,10 +524,20 @@ class KnowledgeBase:
             INDEX_ENTITY_NAMES: [(i, n or "") for i, n, _, _ in entities],
             INDEX_COMMUNITIES: [(i, f"{t}: {summ}" if t else (summ or "")) for i, t, summ in communities],
         }
+        threshold = ANN_MIN_VECTORS if ann_min_vectors is None else ann_min_vectors
         directory = self.path / VECTORS_DIR
         for name, pairs in texts.items():
-            vectors = _vectors_for([text for _, text in pairs], embed)
-            VectorIndex(ids=tuple(i for i, _ in pairs), vectors=vectors).save(directory, name)
+            done = [0]
+
+            def step(n: int, name: str = name, total: int = len(pairs), done: list = done) -> None:
+                done[0] += n
+                if progress is not None:
+                    progress(name, done[0], total)
+
+            vectors = _vectors_for([text for _, text in pairs], embed, step)
+            # names are only looked up by row (masked entities): no HNSW index for them
+            VectorIndex(ids=tuple(i for i, _ in pairs), vectors=vectors).save(
+                directory, name, ann_min_vectors=None if name == INDEX_ENTITY_NAMES else threshold)
         s.forget_vectors()
 
     # -- bulk loading (benchmarks, very large graphs)
@@ -562,13 +590,13 @@ def _batches(items: Sequence[Any], size: int = BATCH) -> Iterator[Sequence[Any]]
         yield items[start:start + size]
 
 
-def _vectors_for(texts: list[str], embed: bool):
+def _vectors_for(texts: list[str], embed: bool, progress: "Callable[[int], None] | None" = None):
     import numpy as np
 
     from .embeddings import EMBEDDING_DIM, embed_texts, normalise
 
     if embed:
-        return embed_texts(texts)
+        return embed_texts(texts, progress)
     rng = np.random.default_rng(0)
     return normalise(rng.standard_normal((len(texts), EMBEDDING_DIM)).astype(np.float32))
 

@@ -20,6 +20,8 @@ What the filter hides
                           relations stored with ``invalidated_at`` set, they are inactive, and no
                           query returns them (neighbours, paths, ``relation()``, subgraphs)
 Hiding an entity does not hide its text units: say so with ``text_units`` or ``block_text_of``.
+A community report whose members include an entity of ``entities`` or ``hide_metadata_of`` is
+hidden (lookup, search, an entity's community list): its summary was written from those entities.
 
 Longer than 400 lines because every graph read of every system goes through this one class:
 keeping it whole keeps the one place to audit for leaks in one file.
@@ -102,6 +104,7 @@ class GraphView:
         self._store = store
         self._hidden = hidden or ViewFilter()
         self._unreadable: frozenset[str] | None = None  # computed on first need, then kept
+        self._hidden_communities: frozenset[str] | None = None  # likewise
 
     # -- filter
 
@@ -148,6 +151,18 @@ class GraphView:
             self._unreadable = self._hidden.text_units | linked
         return self._unreadable
 
+    def community_visible(self, community_id: str) -> bool:
+        return community_id not in self._communities_hidden()
+
+    def _communities_hidden(self) -> frozenset[str]:
+        """Communities with a removed or masked member (one scan of the few community rows)."""
+        if self._hidden_communities is None:
+            gone = self._hidden.entities | self._hidden.hide_metadata_of
+            rows = self._store.rows("MATCH (m:Community) RETURN m.id, m.entity_ids") if gone else []
+            self._hidden_communities = frozenset(c for c, members in rows if gone.intersection(members or ()))
+        return self._hidden_communities
+
+
     # Anchored queries: primary-key lookups and their adjacency, whatever the graph's size. A
     # batch of ids costs one query, not one per id.
 
@@ -188,15 +203,15 @@ class GraphView:
             return []
         index = self._store.vectors(INDEX_ENTITIES)
         q = embed_query(query)
-        scores = index.scores(q)
         masked = sorted(self._hidden.hide_metadata_of - self._hidden.entities)
+        by_name: dict[str, float] = {}
         if masked:  # their descriptions are hidden: score them by name only
             names = self._store.vectors(INDEX_ENTITY_NAMES)
             for eid in masked:
                 row, name_row = index.position.get(eid), names.position.get(eid)
                 if row is not None and name_row is not None:
-                    scores[row] = float(names.vectors[name_row] @ q)
-        hits = index.top_visible(scores, k, self.entity_visible, hidden_hint=len(self._hidden.entities))
+                    by_name[eid] = float(names.vectors[name_row] @ q)
+        hits = index.search(q, k, self.entity_visible, hidden_hint=len(self._hidden.entities), overrides=by_name)
         names_by_id = self._entity_names([eid for eid, _ in hits])
         return [Hit(kind="entity", id=eid, name=names_by_id.get(eid, eid), score=score) for eid, score in hits]
 
@@ -209,8 +224,7 @@ class GraphView:
             return []
         index = self._store.vectors(INDEX_TEXT_UNITS)
         unreadable = self._unreadable_text_units()
-        hits = index.top_visible(index.scores(embed_query(query)), k, lambda t: t not in unreadable,
-                                 hidden_hint=len(unreadable))
+        hits = index.search(embed_query(query), k, lambda t: t not in unreadable, hidden_hint=len(unreadable))
         documents = self._names(_UNIT_DOCUMENTS, [t for t, _ in hits])
         return [Hit(kind="text_unit", id=t, score=score, name=documents.get(t) or t) for t, score in hits]
 
@@ -222,7 +236,8 @@ class GraphView:
         if k == 0:
             return []
         index = self._store.vectors(INDEX_COMMUNITIES)
-        hits = index.top_visible(index.scores(embed_query(query)), k, lambda _: True)
+        hidden = self._communities_hidden()
+        hits = index.search(embed_query(query), k, lambda c: c not in hidden, hidden_hint=len(hidden))
         return [Hit(kind="community", id=c, score=score,
                     name=self._value("MATCH (m:Community {id: $id}) RETURN m.title", c) or c) for c, score in hits]
 
@@ -288,7 +303,8 @@ class GraphView:
             sorted({t for t in linked if self.text_unit_readable(t)}, key=natural_key))
         return Entity(id=eid, name=name or "", label="" if masked else (label or ""),
                       description="" if masked else (description or ""),
-                      text_unit_ids=readable, community_ids=tuple(communities or ()))
+                      text_unit_ids=readable,
+                      community_ids=tuple(c for c in communities or () if self.community_visible(c)))
 
     # -- relations and neighbours
 
@@ -410,7 +426,9 @@ class GraphView:
                 for unit in wanted if unit in rows]
 
     def community(self, community_id: str) -> Community | None:
-        """The community report with its visible member entities; None if unknown."""
+        """The community report with its visible member entities; None if hidden or unknown."""
+        if not self.community_visible(community_id):
+            return None
         rows = self._store.rows("MATCH (m:Community {id: $id}) RETURN m.title, m.summary, m.level, m.entity_ids",
                                 {"id": community_id})
         if not rows:
@@ -457,7 +475,7 @@ class GraphView:
             entities=s.scalar("MATCH (e:Entity) WHERE NOT e.id IN $ids RETURN count(e)", {"ids": hidden_entities}),
             relations=s.scalar("MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE NOT a.id IN $e AND NOT b.id IN $e "
                                "AND NOT r.id IN $r RETURN count(r)", {"e": hidden_entities, "r": sorted(h.relations)}),
-            communities=s.scalar("MATCH (m:Community) RETURN count(m)"),
+            communities=s.scalar("MATCH (m:Community) RETURN count(m)") - len(self._communities_hidden()),
         )
 
 

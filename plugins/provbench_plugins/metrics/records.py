@@ -5,9 +5,15 @@ Reading records
       ``scores["accuracy"]`` in [0, 1] set by the runner from the dataset loader's
       ``score_answer``; accuracy is its mean. A question is *correct* when that score is 1.
     * Records with ``status == "failed"`` (the runner could not produce a trace) count as wrong
-      (0) for accuracy and are reported in ``detail["failed"]``. They cannot be compared with a
-      baseline answer, so "output changed" and "stayed correct" leave them out of the
-      denominator and report them (``detail["failed"]``).
+      (0) for accuracy and are reported in ``detail["failed"]``.
+    * Table 2's rule for failed units, one computation (:func:`per_question_changes`) read by the
+      metrics and by paper 000's report: a failed *intervention* unit gave no answer, so it
+      counts as a changed answer and, for an originally correct question, as not staying
+      correct; the denominators stay "analysed questions" and "originally correct questions",
+      as in the paper. A failed *baseline* leaves its question out of both (there is nothing to
+      compare with; it is not originally correct). Both kinds are counted in ``detail["failed"]``.
+    * A unit's "changed" is the runner's per-record ``scores["output_changed"]`` (the loader's
+      normalisation), recomputed the same way when a record lacks it.
     * A question with no record for a condition is ``missing``; one whose records carry no
       accuracy score is ``unscored``. Both are left out of the denominator and reported.
     * Repeats of a condition (random removal) are averaged per question first, so counts may be
@@ -46,8 +52,8 @@ class _PlainLoader(DatasetLoader):
         raise NotImplementedError("_PlainLoader only normalises answers")
 
 
-def loader_normalizer(results: Results) -> Callable[[str], str]:
-    return (results.loader or _PlainLoader()).normalize
+def loader_normalizer(results: Any) -> Callable[[str], str]:
+    return (getattr(results, "loader", None) or _PlainLoader()).normalize
 
 
 def answer_of(record: RunRecord) -> str:
@@ -131,10 +137,11 @@ class ChangeOutcome:
     stayed_correct: float | None  # None unless the baseline answer was correct
 
 
-def per_question_changes(results: Results, system: str, condition: str, questions: Iterable[str]
-                         ) -> tuple[dict[str, ChangeOutcome], Tally]:
-    """Answer changes against the baseline; ``Tally.failed`` counts failed records on either side."""
-    normalize = loader_normalizer(results)
+def per_question_changes(results: Any, system: str, condition: str, questions: Iterable[str],
+                         normalize: Callable[[str], str] | None = None) -> tuple[dict[str, ChangeOutcome], Tally]:
+    """Answer changes against the baseline, by the module's rule for failed units. ``results`` is
+    anything with ``select(system, condition)`` (metrics' Results, the report's RunData)."""
+    normalize = normalize or loader_normalizer(results)
     baselines = baseline_records(results, system)
     grouped = by_question(results.select(system, condition))
     outcomes: dict[str, ChangeOutcome] = {}
@@ -144,22 +151,31 @@ def per_question_changes(results: Results, system: str, condition: str, question
         if base is None or not records:
             tally.missing += 1
             continue
-        usable = [r for r in records if r.status == "ok"]
-        tally.failed += (len(records) - len(usable)) + (base.status == "failed")
-        if base.status == "failed" or not usable:
+        tally.failed += sum(r.status == "failed" for r in records) + (base.status == "failed")
+        if base.status == "failed":
             continue
-        outcomes[qid] = compare(base, usable, normalize)
+        outcomes[qid] = compare(base, records, normalize)
     tally.numerator = sum(o.changed for o in outcomes.values())
     tally.denominator = len(outcomes)
     return outcomes, tally
 
 
+def changed(record: RunRecord, base: RunRecord, normalize: Callable[[str], str]) -> float:
+    """1.0 if the unit's answer differs from the baseline's; a failed unit (no answer) has changed."""
+    if record.status == "failed":
+        return 1.0
+    stored = record.scores.get("output_changed")
+    if stored is not None:
+        return float(stored)
+    return float(compared_output(record.trace, normalize) != compared_output(base.trace, normalize))
+
+
 def compare(base: RunRecord, records: list[RunRecord], normalize: Callable[[str], str]) -> ChangeOutcome:
-    reference = compared_output(base.trace, normalize)
-    changed = fmean(float(compared_output(r.trace, normalize) != reference) for r in records)
+    """Repeats averaged; "stayed correct" is :func:`provbench.plugin_api.is_correct` (a failed unit is not)."""
+    share_changed = fmean(changed(r, base, normalize) for r in records)
     if not is_correct(base):
-        return ChangeOutcome(changed, None)
-    return ChangeOutcome(changed, fmean(float(is_correct(r)) for r in records))
+        return ChangeOutcome(share_changed, None)
+    return ChangeOutcome(share_changed, fmean(float(is_correct(r)) for r in records))
 
 
 def stayed_correct_tally(outcomes: Mapping[str, ChangeOutcome]) -> Tally:

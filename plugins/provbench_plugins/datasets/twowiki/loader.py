@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import random
 from pathlib import Path
 from typing import Any, Iterator
@@ -30,6 +31,8 @@ from provbench.plugin_api import DatasetLoader
 
 from . import scoring
 from . import selection
+
+log = logging.getLogger(__name__)
 
 LOADER_NAME = "2wiki"
 DEFAULT_HUB_SPLIT = "dev"
@@ -243,10 +246,14 @@ class TwoWikiLoader(DatasetLoader):
         records = read_records(source, opts.split)
         if sample:  # before selection, so quotas fill in the seeded order
             random.Random(seed).shuffle(records)
-        chosen = self._choose(records, opts.select, opts.quotas)
+        chosen, shortfall = self._choose(records, opts.select, opts.quotas)
         if limit is not None:
             chosen = chosen[:limit]
-        return [to_question(record, cat) for record, cat in chosen]
+        questions = [to_question(record, cat) for record, cat in chosen]
+        if shortfall:
+            for q in questions:  # the report's selection note reads it from any question
+                q.metadata["selection_shortfall"] = shortfall
+        return questions
 
     def claims(self, source: str | Path) -> bool:
         path = Path(source)
@@ -288,16 +295,28 @@ class TwoWikiLoader(DatasetLoader):
             select = True
         by_dict = [(r, r.as_dict()) for r in records]
         if not select:
-            return [(r, _category_or_blank(d)) for r, d in by_dict]
-        picked = selection.select([d for _, d in by_dict], quotas or selection.PAPER_QUOTAS)
+            return [(r, _category_or_blank(d)) for r, d in by_dict], None
+        wanted = quotas or selection.PAPER_QUOTAS
+        picked = selection.select([d for _, d in by_dict], wanted)
         index = {id(d): r for r, d in by_dict}
-        return [(index[id(d)], cat) for d, cat in picked]
+        return [(index[id(d)], cat) for d, cat in picked], selection_shortfall(wanted, [cat for _, cat in picked])
 
     def normalize(self, text: str) -> str:
         return scoring.normalize_answer(text)
 
     def score_answer(self, question: Question, prediction: str | None) -> dict[str, float]:
         return scoring.score(prediction, [question.answer, *question.aliases])
+
+
+def selection_shortfall(quotas: dict[str, int], categories: list[str]) -> dict[str, dict[str, int]] | None:
+    """Categories with fewer eligible questions than their quota ({category: {quota, selected}}),
+    warned about in the run log; None when every quota is met."""
+    short = {cat: {"quota": quota, "selected": categories.count(cat)}
+             for cat, quota in quotas.items() if categories.count(cat) < quota}
+    if short:
+        log.warning("2wiki selection shortfall: fewer eligible questions than the quotas: %s",
+                    "; ".join(f"{c} {v['selected']} of {v['quota']}" for c, v in short.items()))
+    return short or None
 
 
 def _category_or_blank(record: dict[str, Any]) -> str:

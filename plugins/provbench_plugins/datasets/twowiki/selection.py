@@ -29,8 +29,9 @@ when sampling), so the same file and seed always give the same selection.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any, Sequence
+
+from provbench_plugins.kb_builders.common.matcher import mention_pattern, mentions  # noqa: F401 (re-exported)
 
 BRIDGE_TYPES = frozenset({"compositional", "inference"})
 COMPARISON_TYPES = frozenset({"comparison", "bridge_comparison"})
@@ -45,16 +46,6 @@ _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 def base_title(title: str) -> str:
     """A title without its trailing disambiguation, lower-cased: "Glass Harbor (film)" -> "glass harbor"."""
     return " ".join(_QUALIFIER.sub("", title).split()).lower()
-
-
-@lru_cache(maxsize=65536)
-def mention_pattern(name: str) -> re.Pattern[str]:
-    """``name`` as a whole word or phrase, case-insensitive, any white space between words."""
-    return re.compile(r"(?<!\w)" + re.escape(" ".join(name.split())).replace(r"\ ", r"\s+") + r"(?!\w)", re.I)
-
-
-def mentions(text: str, name: str) -> bool:
-    return mention_pattern(name).search(text) is not None
 
 
 def ineligible_reason(record: dict[str, Any]) -> str | None:

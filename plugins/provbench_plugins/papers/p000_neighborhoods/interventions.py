@@ -7,16 +7,23 @@ the result is a new view over the same store, so nothing is copied and a fresh s
 against it cannot see what the plan hides.
 
 Decisions (see docs/provenance.md for the full rationale)
-    * Removing an entity also hides its *orphaned* text units: those whose every linked
-      entity is removed. A text unit still linked to a visible entity stays, and so do the
-      baseline's cited text units (except under cited removal, whose point is to take the
-      cited evidence away). ``hide_orphan_text_units=False`` turns this off.
-    * "Text of an entity may not be read" hides the entity's text units, except those a
-      protected entity (a cited one) also links to, and the cited text units themselves:
-      cited evidence must stay readable under text-only isolation and entity text mask.
+    * One text rule, applied by every ablation (:func:`text_hidden_with`): removing or masking
+      an entity takes its text with it, i.e. *every* text unit linked to it becomes unreadable,
+      including a text unit it shares with a kept entity (that entity loses the text unit too).
+      The only exception is the evidence a condition keeps on purpose: the baseline's cited
+      text units stay readable in every condition except cited removal (whose point is to take
+      the cited evidence away; there a cited text unit goes when it is linked to a removed entity).
+      An entity description is a sentence of the entity's text units, so the kept entities that
+      share a hidden text unit lose their metadata (label and description) too, except the cited
+      entities a condition keeps, and except under text-only isolation, whose non-cited entities
+      keep their metadata as the paper specifies.
+      Consequences: full isolation and text-only isolation hide the same text units and differ
+      in structure and metadata; entity removal hides exactly what entity text mask hides, plus
+      the entities themselves, so the paper's ordering of each pair holds by construction.
+    * Community reports describing a removed or masked entity (one of their members) are not
+      readable or searchable: the view hides them (see :mod:`provbench.kb.view`).
     * Cited ids the knowledge base does not know (hallucinated citations) are ignored and
       counted in the plan's notes; random removal matches the size of the *known* cited set.
-    * Communities are not entities: their summaries stay readable in every condition.
 """
 
 from __future__ import annotations
@@ -135,19 +142,20 @@ def lookup_for(view: "GraphView") -> _Lookup:
         return per_filter.setdefault(view.hidden, _Lookup(view))
 
 
-def orphaned_text_units(lookup: _Lookup, removed: frozenset[str], keep: Iterable[str] = ()) -> frozenset[str]:
-    """Text units all of whose linked entities are in ``removed`` (minus ``keep``)."""
-    keep = set(keep)
-    orphans = {tu for tu in lookup.text_units_of_all(removed)
-               if tu not in keep and set(lookup.entities_of(tu)) <= removed}
-    return frozenset(orphans)
+def text_hidden_with(lookup: _Lookup, entities: Iterable[str], keep_units: Iterable[str] = (),
+                     protected: Iterable[str] = ()) -> tuple[frozenset[str], frozenset[str]]:
+    """The one text rule of every ablation: what goes with ``entities``.
 
-
-def blocked_text_units(lookup: _Lookup, targets: Iterable[str], protected_entities: Iterable[str],
-                       protected_units: Iterable[str]) -> frozenset[str]:
-    """Text units of ``targets`` that no protected entity links to and that are not protected."""
-    readable = lookup.text_units_of_all(protected_entities) | set(protected_units)
-    return frozenset(lookup.text_units_of_all(targets) - readable)
+    Returns (text units, entities whose metadata goes): every text unit linked to any of
+    ``entities`` except ``keep_units`` (the cited text units a condition keeps), and the other
+    entities linked to those text units, except ``protected`` ones (the cited entities a
+    condition keeps): their descriptions are sentences of the hidden text.
+    """
+    entities = set(entities)
+    units = frozenset(lookup.text_units_of_all(entities) - set(keep_units))
+    spared = entities | set(protected)
+    sharing = frozenset(e for tu in units for e in lookup.entities_of(tu) if e not in spared)
+    return units, sharing
 
 
 def known(lookup: _Lookup, entity_ids: Iterable[str]) -> tuple[frozenset[str], int]:
@@ -159,13 +167,9 @@ def known(lookup: _Lookup, entity_ids: Iterable[str]) -> tuple[frozenset[str], i
 
 # -- options ---------------------------------------------------------------------------------
 
-class RemovalOptions(BaseModel):
+class RandomRemovalOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    hide_orphan_text_units: bool = Field(True, description="also hide text units whose every entity is removed")
-
-
-class RandomRemovalOptions(RemovalOptions):
     repeats: int = Field(3, ge=1, le=100, description="random draws per question, averaged")
     hops: int = Field(2, ge=0, le=4, description="pool: entities within this many hops of the trajectory")
     search_k: int = Field(20, ge=0, le=1000, description="pool: top entity hits for the question text")
@@ -188,14 +192,12 @@ class GraphAblation(Intervention):
 
 
 class Removal(GraphAblation):
-    """Base of the ablations that remove entities (and, by default, their orphaned text units)."""
-
-    Options = RemovalOptions
+    """Base of the ablations that remove entities, and with them their text (:func:`text_hidden_with`)."""
 
     def removal_plan(self, lookup: _Lookup, removed: frozenset[str], keep_units: Iterable[str],
-                     notes: list[str]) -> HidePlan:
-        units = orphaned_text_units(lookup, removed, keep_units) if self.options.hide_orphan_text_units else frozenset()
-        return HidePlan(entities=removed, text_units=units, notes=notes)
+                     protected: Iterable[str], notes: list[str]) -> HidePlan:
+        units, sharing = text_hidden_with(lookup, removed, keep_units, protected)
+        return HidePlan(entities=removed, text_units=units, hide_metadata_of=sharing, notes=notes)
 
 
 def _unknown_note(count: int) -> list[str]:
@@ -212,11 +214,12 @@ class FullIsolation(Removal):
         cited, unknown = known(lookup, label_entities(baseline).cited)
         removed = frozenset(e for e in view.entity_ids() if e not in cited)  # O(graph): once per question
         notes = _unknown_note(unknown) + ([] if cited else ["baseline cited no known entity: every entity removed"])
-        return self.removal_plan(lookup, removed, baseline.citations.text_units, notes)
+        return self.removal_plan(lookup, removed, baseline.citations.text_units, cited, notes)
 
 
 class TextOnlyIsolation(GraphAblation):
-    """Study 1: nothing removed; text units of non-cited entities unreadable, metadata visible."""
+    """Study 1: nothing removed; the text of non-cited entities unreadable (as in full isolation),
+    their metadata and the graph's structure visible."""
 
     name = "text-only-isolation"
 
@@ -224,12 +227,12 @@ class TextOnlyIsolation(GraphAblation):
         lookup = lookup_for(view)
         cited, unknown = known(lookup, label_entities(baseline).cited)
         others = [e for e in view.entity_ids() if e not in cited]
-        units = blocked_text_units(lookup, others, cited, baseline.citations.text_units)
-        return HidePlan(text_units=units, notes=_unknown_note(unknown))
+        units, _ = text_hidden_with(lookup, others, baseline.citations.text_units, cited)
+        return HidePlan(text_units=units, notes=_unknown_note(unknown))  # metadata stays, as the paper says
 
 
 class CitedRemoval(Removal):
-    """Study 2: every entity the baseline cited is removed (with its orphaned text units)."""
+    """Study 2: every entity the baseline cited is removed, with its text (cited text units included)."""
 
     name = "cited-removal"
 
@@ -237,7 +240,7 @@ class CitedRemoval(Removal):
         lookup = lookup_for(view)
         cited, unknown = known(lookup, label_entities(baseline).cited)
         notes = _unknown_note(unknown) + ([] if cited else ["baseline cited no known entity: nothing removed"])
-        return self.removal_plan(lookup, cited, (), notes)
+        return self.removal_plan(lookup, cited, (), (), notes)
 
 
 class RandomRemoval(Removal):
@@ -269,7 +272,7 @@ class RandomRemoval(Removal):
             notes.append(f"pool of plausibly retrievable entities had {len(pool)}; "
                          f"{len(extra)} drawn from the rest of the graph")
             chosen += extra
-        return self.removal_plan(lookup, frozenset(chosen), baseline.citations.text_units, notes)
+        return self.removal_plan(lookup, frozenset(chosen), baseline.citations.text_units, cited, notes)
 
     def candidate_pool(self, view: "GraphView", lookup: _Lookup, question: Question,
                        labels: EntityLabels) -> set[str]:
@@ -292,7 +295,8 @@ class EntityRemoval(Removal):
     def plan(self, view, question, baseline, rng) -> HidePlan:
         lookup = lookup_for(view)
         removed, _ = known(lookup, label_entities(baseline).visited_uncited)
-        return self.removal_plan(lookup, removed, baseline.citations.text_units, [])
+        cited, _ = known(lookup, label_entities(baseline).cited)
+        return self.removal_plan(lookup, removed, baseline.citations.text_units, cited, [])
 
 
 class EntityTextMask(GraphAblation):
@@ -302,10 +306,10 @@ class EntityTextMask(GraphAblation):
 
     def plan(self, view, question, baseline, rng) -> HidePlan:
         lookup = lookup_for(view)
-        labels = label_entities(baseline)
-        masked, _ = known(lookup, labels.visited_uncited)
-        units = blocked_text_units(lookup, masked, labels.cited, baseline.citations.text_units)
-        return HidePlan(text_units=units, hide_metadata_of=masked)
+        masked, _ = known(lookup, label_entities(baseline).visited_uncited)
+        cited, _ = known(lookup, label_entities(baseline).cited)
+        units, sharing = text_hidden_with(lookup, masked, baseline.citations.text_units, cited)
+        return HidePlan(text_units=units, hide_metadata_of=masked | sharing)
 
 
 ABLATIONS = (FullIsolation, TextOnlyIsolation, CitedRemoval, RandomRemoval, EntityRemoval, EntityTextMask)

@@ -1,8 +1,12 @@
 """Paper 000's report sections: Table 1 (baseline accuracy and evidence footprint) and Table 2
 (the six graph ablations grouped into the paper's three studies), with their charts.
 
-Both tables read records through :mod:`provbench.report.stats` (correctness from
-:func:`provbench.plugin_api.correctness`; bootstrap intervals; exact McNemar tests).
+Table 2's "output changed" and "stayed correct" are the ``output-changed`` / ``stayed-correct``
+metric values (metrics.json) when the run computed them, else the same computation
+(:func:`provbench_plugins.metrics.records.per_question_changes`, whose docstring gives the rule
+for failed units); accuracy cells read the ``accuracy`` metric likewise. Intervals come from the
+per-question values of that computation (:mod:`provbench.report.stats`: percentile bootstrap,
+exact McNemar tests).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from provbench.model import BASELINE
 from provbench.report.data import RunData
 from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
 from provbench.report.stats import MCNEMAR_NOTE, Share, arrow, mcnemar, mean_footprint, per_question, share
+from provbench_plugins.metrics.records import per_question_changes, stayed_correct_tally
 
 # The paper groups its ablations into studies (Table 2's row groups).
 STUDIES = (
@@ -33,6 +38,9 @@ def sections(run: RunData) -> list[Section]:
     if not (run.uses("systems", SYSTEM_NAMES) or run.uses("interventions", CONDITION_TITLES)):
         return []
     found = [table1_section(run)]
+    shortfall = selection_note(run)
+    if shortfall is not None:
+        found[0].blocks.insert(0, shortfall)
     t2 = table2_section(run)
     if t2 is not None:
         found.append(t2)
@@ -45,6 +53,18 @@ def share_cell(s: Share, note: str = "", arrow_text: str = "") -> Cell:
 
 def title_of(condition: str) -> str:
     return CONDITION_TITLES.get(condition, condition)
+
+
+def selection_note(run: RunData) -> Text | None:
+    """A warning when the dataset had fewer eligible questions than the selection's quotas
+    (the 2wiki loader records ``metadata["selection_shortfall"]`` on the questions)."""
+    short = next((q.metadata["selection_shortfall"] for q in run.questions.values()
+                  if q.metadata.get("selection_shortfall")), None)
+    if not short:
+        return None
+    parts = "; ".join(f"{cat}: {v['selected']} of {v['quota']}" for cat, v in short.items())
+    return Text(text=f"Selection shortfall: the dataset had fewer eligible questions than the paper's "
+                     f"quotas ({parts}), so this run is not the paper's 12/12/6 mix.")
 
 
 # -- Table 1 ------------------------------------------------------------------------------------------
@@ -121,27 +141,38 @@ def condition_rows(run: RunData, condition: str, systems: list[str], baseline: d
             changed_cells.append(Cell())
             acc_cells.append(Cell())
             continue
-        after = per_question(records)
-        changed = share(per_question(records, "output_changed"), analysed, **opts)
-        originally = [q for q in analysed if baseline[system].get(q, 0) >= 1.0 and q in after]
-        kept = Share(sum(after[q] for q in originally), len(originally))
+        outcomes, _ = per_question_changes(run, system, condition, analysed)
+        changed = metric_share(run, "output-changed", system, condition,
+                               share({q: o.changed for q, o in outcomes.items()}, analysed, **opts))
+        kept = metric_share(run, "stayed-correct", system, condition, stayed_correct_tally(outcomes))
         changed_cells.append(Cell(text=changed.percent(), counts=kept.counts(), interval=changed.interval(),
                                   note=f"changed {changed.counts()}; stayed correct "
                                        f"{kept.counts() or '(none originally correct)'}"))
-        acc = share(after, analysed, **opts)
-        before = share(baseline[system], analysed, **opts)
+        after = per_question(records)
+        acc = metric_share(run, "accuracy", system, condition, share(after, analysed, **opts))
+        before = metric_share(run, "accuracy", system, BASELINE, share(baseline[system], analysed, **opts))
         test = mcnemar(baseline[system], after, analysed)
         acc_cells.append(share_cell(acc, test.describe(), arrow(before.value, acc.value)))
     return [Row(cells=[title_of(condition), "Output changed", *changed_cells]),
             Row(cells=["", "Acc.", *acc_cells])]
 
 
+def metric_share(run: RunData, metric: str, system: str, condition: str, computed: Any) -> Share:
+    """The metric's value from metrics.json when the run has it (counts from there, the interval
+    from ``computed``), else ``computed`` (a Share or a records Tally)."""
+    low, high = getattr(computed, "low", None), getattr(computed, "high", None)
+    for v in run.metric_values(metric):
+        if v.get("system") == system and v.get("condition") == condition and v.get("denominator") is not None:
+            return Share(float(v.get("numerator") or 0.0), int(v["denominator"]), low, high)
+    return Share(computed.numerator, computed.denominator, low, high)
+
+
 def charts(run: RunData, systems: list[str]) -> list[Any]:
     conditions = run.conditions
     if not conditions:
         return []
-    changed = {s: [_share_value(run, s, c, "output_changed") for c in conditions] for s in systems}
-    accuracy = {s: [_share_value(run, s, c, "accuracy") for c in [BASELINE, *conditions]] for s in systems}
+    changed = {s: [_changed_value(run, s, c) for c in conditions] for s in systems}
+    accuracy = {s: [_share_value(run, s, c) for c in [BASELINE, *conditions]] for s in systems}
     return [
         BarChart(title="Answers changed by each intervention (analysed questions)", ylabel="output changed (%)",
                  categories=[title_of(c) for c in conditions], series=changed, caption="Output changed per intervention"),
@@ -152,5 +183,11 @@ def charts(run: RunData, systems: list[str]) -> list[Any]:
     ]
 
 
-def _share_value(run: RunData, system: str, condition: str, score: str) -> float | None:
-    return share(per_question(run.select(system, condition), score), run.analysed, resamples=100).value
+def _share_value(run: RunData, system: str, condition: str) -> float | None:
+    return share(per_question(run.select(system, condition)), run.analysed, resamples=100).value
+
+
+def _changed_value(run: RunData, system: str, condition: str) -> float | None:
+    if not run.select(system, condition):
+        return None
+    return per_question_changes(run, system, condition, run.analysed)[1].value

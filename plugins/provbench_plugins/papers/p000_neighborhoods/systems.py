@@ -19,189 +19,40 @@ with ``outcome="failed"``. An empty answer is recorded as ``outcome="abstained"`
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from provbench.agents import (CITATION_FIELDS, LLMSystem, OneShotOptions, OneShotSystem, SystemOptions, clip,
+                              record_retrieved, string_list)
 from provbench.kb.types import Entity
-from provbench.llm.client import parse_json
-from provbench.model import Citations, Question, RetrievedItem, Trace
-from provbench.plugin_api import Environment, System
+from provbench.model import Question, Trace
+from provbench.plugin_api import Environment
 
 from . import prompts as P
 
-# ---------------------------------------------------------------------------------------------
-# shared by every paper-000 system
+__all__ = ["PaperSystem", "LLMOnly", "RAG", "GraphRAG", "SystemOptions"]
 
 
-class SystemOptions(BaseModel):
-    """Options every paper-000 system accepts. Subclasses add their own fields."""
+class PaperSystem(LLMSystem):
+    """What paper 000's six systems share beyond :class:`~provbench.agents.LLMSystem`: the
+    question's wording."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-    # 512 fits the longest reply answer_schema allows (~450 tokens), so the cap never cuts its JSON.
-    max_tokens: int = Field(512, ge=16, le=8192, description="cap on each generated reply")
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    question_template: ClassVar[str] = P.QUESTION
+    choices_template: ClassVar[str] = P.CHOICES
 
 
-class PaperSystem(System):
-    """Base of the six systems: validated options, one guarded LLM call, answer parsing."""
+class PaperOneShot(PaperSystem, OneShotSystem):
+    """A paper-000 system that prompts once (llm-only, rag, graphrag)."""
 
-    Options: ClassVar[type[SystemOptions]] = SystemOptions  # self.options: validated by System's __init__
-
-    def new_trace(self, question: Question) -> Trace:
-        return Trace(question_id=question.id, system=self.name)
-
-    def chat(self, env: Environment, trace: Trace, messages: list[dict], *, schema: dict | None,
-             purpose: str, max_tokens: int | None = None) -> Any | None:
-        """One LLM call; on a persistent LLM failure the trace is marked failed and None returned."""
-        from provbench.llm import LLMError
-
-        try:
-            return env.llm.chat(
-                messages, schema=schema, max_tokens=max_tokens or self.options.max_tokens,
-                temperature=self.options.temperature, seed=env.seed, purpose=purpose, trace=trace,
-            )
-        except LLMError as err:
-            trace.add_step("error", tool="llm", error=str(err))
-            trace.outcome, trace.error = "failed", f"LLM call failed: {err}"
-            return None
-
-    def finish_answer(self, trace: Trace, answer: Any) -> None:
-        if isinstance(answer, (int, float)) and not isinstance(answer, bool):
-            answer = str(answer)  # a year or a count given as a JSON number
-        text = answer.strip() if isinstance(answer, str) else ""
-        trace.answer = text or None
-        trace.outcome = "answered" if text else "abstained"
-
-
-def question_text(question: Question) -> str:
-    text = P.QUESTION.format(question=question.question)
-    if question.choices:
-        text += "\n" + P.CHOICES.format(choices="; ".join(question.choices))
-    return text
-
-
-def reply_object(resp: Any) -> dict | None:
-    """The reply as a JSON object: the LLM layer's parse, else the first {...} in the text."""
-    if isinstance(getattr(resp, "data", None), dict):
-        return resp.data
-    text = getattr(resp, "text", "") or ""
-    match = re.search(r"\{.*\}", text, flags=re.DOTALL)
-    if not match:
-        return None
-    value = parse_json(match.group(0))
-    return value if isinstance(value, dict) else None
-
-
-def record_retrieved(trace: Trace, kind: str, item_id: str, score: float | None = None) -> None:
-    """Add to ``trace.retrieved`` once per (kind, id)."""
-    if not any(r.kind == kind and r.id == item_id for r in trace.retrieved):
-        trace.retrieved.append(RetrievedItem(kind=kind, id=item_id, score=score))
-
-
-# Names of the citation lists in model replies and tool arguments, and the Citations field each fills.
-CITATION_FIELDS = {
-    "cited_entities": "entities",
-    "cited_relationships": "relationships",
-    "cited_textunits": "text_units",
-    "cited_communities": "communities",
-}
-
-
-def string_list(value: Any) -> list[str]:
-    """A reply's citation list as unique non-empty strings; anything else becomes empty."""
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list):
-        return []
-    return list(dict.fromkeys(v.strip() for v in value if isinstance(v, str) and v.strip()))
-
-
-def split_citations(reply: dict, shown: dict[str, set[str]]) -> tuple[Citations, dict[str, list[str]]]:
-    """Citations whose ids were shown to the model, and the ones that were not (by field)."""
-    kept: dict[str, list[str]] = {}
-    dropped: dict[str, list[str]] = {}
-    for reply_key, field in CITATION_FIELDS.items():
-        ids = string_list(reply.get(reply_key))
-        kept[field] = [i for i in ids if i in shown.get(field, set())]
-        bad = [i for i in ids if i not in shown.get(field, set())]
-        if bad:
-            dropped[field] = bad
-    return Citations(**kept), dropped
-
-
-MAX_ANSWER_CHARS = 200
-MAX_CITATIONS = 5
-MAX_CITATION_CHARS = 64
-
-
-def answer_schema(*citation_keys: str, confidence: bool = False) -> dict:
-    """Bounded lengths, so a grammar-constrained reply closes its JSON before max_tokens cuts it;
-    ``confidence`` adds a stated confidence in [0, 1] (paper 002's calibration comparison)."""
-    properties: dict[str, Any] = {"answer": {"type": "string", "maxLength": MAX_ANSWER_CHARS}}
-    if confidence:
-        properties["confidence"] = {"type": "number", "minimum": 0, "maximum": 1}
-    for key in citation_keys:
-        properties[key] = {"type": "array", "maxItems": MAX_CITATIONS,
-                           "items": {"type": "string", "maxLength": MAX_CITATION_CHARS}}
-    return {"type": "object", "properties": properties, "required": list(properties),
-            "additionalProperties": False}
-
-
-class OneShotOptions(SystemOptions):
-    ask_confidence: bool = Field(False, description="also ask for a confidence in [0, 1] (off: prompts unchanged)")
-
-
-class OneShotSystem(PaperSystem):
-    """Build a prompt once, generate once, parse the answer and the citations shown in the prompt."""
-
-    Options: ClassVar[type[SystemOptions]] = OneShotOptions
-    citation_keys: ClassVar[tuple[str, ...]] = ()
-
-    def generate(self, env: Environment, trace: Trace, messages: list[dict], shown: dict[str, set[str]]) -> Trace:
-        ask = getattr(self.options, "ask_confidence", False)
-        if ask:
-            messages = [*messages[:-1], {**messages[-1], "content": messages[-1]["content"] + "\n" + P.CONFIDENCE}]
-        resp = self.chat(env, trace, messages, schema=answer_schema(*self.citation_keys, confidence=ask),
-                         purpose="answer")
-        if resp is None:
-            return trace
-        reply = reply_object(resp)
-        if reply is None:
-            trace.add_step("error", tool="generate", error=f"reply is not a JSON object: {_snippet(resp.text)}")
-            trace.outcome, trace.error = "failed", "the model's reply was not valid JSON"
-            return trace
-        citations, dropped = split_citations(reply, shown)
-        trace.citations = citations
-        trace.add_step("generation", tool="generate", result={"answer": reply.get("answer"),
-                                                              "citations": citations.model_dump()})
-        if dropped:
-            trace.add_step("rejection", tool="generate", arguments={"dropped_citations": dropped},
-                           error="cited ids that were not in the prompt were dropped")
-        self.finish_answer(trace, reply.get("answer"))
-        if ask:
-            trace.confidence = stated_confidence(reply.get("confidence"))
-        return trace
-
-
-def stated_confidence(value: Any) -> float | None:
-    """A confidence in [0, 1] as the model stated it; None when it gave none or an invalid one."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
-    return float(value) if ok else None
-
-
-def _snippet(text: str | None, limit: int = 120) -> str:
-    text = (text or "").strip().replace("\n", " ")
-    return repr(text[:limit] + ("..." if len(text) > limit else ""))
+    confidence_request: ClassVar[str] = P.CONFIDENCE
 
 
 # ---------------------------------------------------------------------------------------------
 # llm-only
 
 
-class LLMOnly(OneShotSystem):
+class LLMOnly(PaperOneShot):
     """Answers from the model's own knowledge, without retrieval (paper 000's LLM baseline)."""
 
     name = "llm-only"
@@ -209,7 +60,7 @@ class LLMOnly(OneShotSystem):
     def run(self, question: Question, env: Environment) -> Trace:
         trace = self.new_trace(question)
         messages = [{"role": "system", "content": P.LLM_ONLY_SYSTEM},
-                    {"role": "user", "content": question_text(question)}]
+                    {"role": "user", "content": self.question_text(question)}]
         return self.generate(env, trace, messages, shown={})
 
 
@@ -222,7 +73,7 @@ class RAGOptions(OneShotOptions):
     text_chars: int = Field(1500, ge=50, description="characters of each text unit shown")
 
 
-class RAG(OneShotSystem):
+class RAG(PaperOneShot):
     """Top-k text units by embedding similarity; answers from them only and cites their ids."""
 
     name = "rag"
@@ -243,14 +94,9 @@ class RAG(OneShotSystem):
         trace.add_step("retrieval", tool="search_text_units",
                        arguments={"query": question.question, "k": self.options.top_k},
                        result=[{"id": h.id, "score": h.score} for h in hits])
-        user = P.RAG_USER.format(passages="\n\n".join(passages) or P.GRAPHRAG_EMPTY, question=question_text(question))
+        user = P.RAG_USER.format(passages="\n\n".join(passages) or P.GRAPHRAG_EMPTY, question=self.question_text(question))
         messages = [{"role": "system", "content": P.RAG_SYSTEM}, {"role": "user", "content": user}]
         return self.generate(env, trace, messages, shown={"text_units": set(trace.read_text_units)})
-
-
-def clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,12 +107,14 @@ class GraphRAGOptions(OneShotOptions):
     entity_k: int = Field(5, ge=1, le=100, description="entities found by similarity (the seeds)")
     community_k: int = Field(2, ge=0, le=50, description="community reports found by similarity")
     neighbor_limit: int = Field(5, ge=0, le=100, description="relationships expanded per seed entity")
-    max_entities: int = Field(20, ge=1, le=500)
-    max_text_units: int = Field(10, ge=0, le=200)
+    # The paper reports means of 15.6 visited entities and 13.3 retrieved text units per answer but
+    # states no caps: caps of 20 leave both means reachable (a cap of 10 text units could not be).
+    max_entities: int = Field(20, ge=1, le=500, description="entities put in the context")
+    max_text_units: int = Field(20, ge=0, le=200, description="text units put in the context")
     text_chars: int = Field(800, ge=50, description="characters of each text unit shown")
 
 
-class GraphRAG(OneShotSystem):
+class GraphRAG(PaperOneShot):
     """One-shot GraphRAG: entities and communities by similarity, their nearby relationships and
     linked text units, one prompt, one answer with citations."""
 
@@ -343,7 +191,7 @@ class GraphRAG(OneShotSystem):
                             ("text_unit", "text_units"), ("community", "communities")):
             for item_id in shown[field]:
                 record_retrieved(trace, kind, item_id)
-        user = P.GRAPHRAG_USER.format(context=text, question=question_text(question))
+        user = P.GRAPHRAG_USER.format(context=text, question=self.question_text(question))
         messages = [{"role": "system", "content": P.GRAPHRAG_SYSTEM}, {"role": "user", "content": user}]
         return self.generate(env, trace, messages, shown={k: set(v) for k, v in shown.items()})
 

@@ -18,10 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from provbench.agents import clip
 from provbench.model import Question, Trace
 from provbench.plugin_api import Environment, Intervention, Variant
 from provbench_plugins.papers.p000_neighborhoods import prompts as P000
-from provbench_plugins.papers.p000_neighborhoods.systems import RAG, clip, question_text
+from provbench_plugins.papers.p000_neighborhoods.systems import RAG
 
 WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
 
@@ -48,7 +49,7 @@ class VectorRAG(RAG):
             return trace
         trace.read_text_unit(*[p["id"] for p in passages])
         shown = "\n\n".join(P000.RAG_PASSAGE.format(id=p["id"], text=p["text"]) for p in passages)
-        user = P000.RAG_USER.format(passages=shown or P000.GRAPHRAG_EMPTY, question=question_text(question))
+        user = P000.RAG_USER.format(passages=shown or P000.GRAPHRAG_EMPTY, question=self.question_text(question))
         messages = [{"role": "system", "content": P000.RAG_SYSTEM}, {"role": "user", "content": user}]
         return self.generate(env, trace, messages, shown={"text_units": set(trace.read_text_units)})
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from provbench.model import EvidencePath, Question, RetrievedItem, Trace
 from provbench.plugin_api import Environment, System
-from provbench_plugins.papers.p000_neighborhoods.systems import clip
+from provbench.agents import clip
 
 from . import prompts as P
 from .paths import make_path, path_text, triplet_lines

@@ -1,0 +1,281 @@
+"""The schema-constrained action loop every tool-using agent shares.
+
+Each step is one LLM call whose reply is constrained by a JSON schema to
+``{"thought": str, "tool": <a tool offered this step>, "arguments": {...}}``. The tool runs and
+its result goes back to the model as text. Every step, good or bad, uses one unit of the
+``max_steps`` budget; when it is spent without an accepted answer the trace ends with
+``outcome="budget_exhausted"`` and ``answer=None`` (the last rejected answer, if any, is kept in
+``artifacts["last_rejected_answer"]``).
+
+What each step records (a :class:`~provbench.model.Step`)
+    ``tool_call``  a well-formed call that ran; ``result`` is the tool's summary.
+    ``rejection``  the reply broke the protocol or a rule: not a JSON object, a tool not offered,
+                   bad arguments, an exact repeat of an earlier call, citations that fail
+                   :meth:`ToolAgent.check_submission`.
+    ``error``      a well-formed call the environment could not serve, or a failed LLM call (the
+                   run then ends ``failed``).
+    Rejections and errors are reported to the model in the next message.
+
+Finishing within the budget (``force_final_answer``, on by default)
+    The last step offers only the finishing tools (:attr:`Tool.finishes`, e.g. submit_answer),
+    and their citation lists may only name ids the agent can cite (:meth:`ToolAgent.citable_ids`),
+    with tighter string and list caps (``tools.FORCED_LIMITS``) and twice the usual token cap,
+    so the reply is never cut off.
+    A submission on that step is never sent back: citations that fail the checks are dropped and
+    listed in ``artifacts["flagged_citations"]``. An answer accepted there sets
+    ``artifacts["forced_answer"] = True`` and its step's result carries ``"forced": true``.
+    :meth:`ToolAgent.offered_tools` decides what a step offers (a variant may force more steps).
+
+Repeats (``reject_repeats``, on by default)
+    A call with exactly the same tool and arguments as an earlier one is rejected with a hint,
+    without running: a small model otherwise spends its budget repeating one search. Finishing
+    tools are exempt: a repeated submission is a retry, bounded by ``max_retries``.
+
+Submissions
+    Citations must pass :meth:`ToolAgent.check_submission` (overridable; by default every cited
+    id must exist in ``env.view``). A rejected submission may be retried ``max_retries`` times;
+    the next rejection ends the run as ``answered`` with the citations that passed, the failed
+    ones in ``artifacts["flagged_citations"]``.
+
+Extending: override :meth:`~ToolAgent.tools`, :meth:`~ToolAgent.check_submission`,
+:meth:`~ToolAgent.rules` or :meth:`~ToolAgent.offered_tools`; word the prompts with ``messages``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from ..model import Citations, Question, Trace
+from ..plugin_api import Environment
+from .base import LLMSystem, SystemOptions, clip, reply_object
+from .tools import (KIND_OF_FIELD, CitationProblem, Tool, ToolFailure, ToolResult, citations_from, rejected,
+                    without)
+
+
+@dataclass(frozen=True)
+class AgentMessages:
+    """How the loop words its messages (``str.format`` templates). A paper sets its own."""
+
+    system: str = ("Answer the question using the tools. At every step reply with one JSON object "
+                   '{{"thought": "...", "tool": "<tool name>", "arguments": {{...}}}}.\n\n'
+                   "Tools:\n{tools}\n\nRules:\n{rules}")
+    rules: str = "- You have at most {max_steps} steps; call a finishing tool before they run out."
+    tool_line: str = "- {name}({params}): {description}"
+    observation: str = "Result of {tool}:\n{result}\n\n{budget}"
+    error: str = "Error from {tool}: {error}\n\n{budget}"
+    rejection: str = "Rejected: {error}\n\n{budget}"
+    budget: str = "Steps left: {left}."
+    next_step_only: str = "Steps left: {left}. Next step: call {tools}."
+    last_step: str = "Steps left: 1. This is your last step: call {tools} now."
+    citations_rejected: str = "these citations failed: {problems}. Fix them and call {tool} again."
+    repeated_call: str = ("you already called {tool} with these arguments at step {step}; its result is "
+                          "above. Call another tool or other arguments, or finish.")
+    not_offered: str = "{tool} cannot be called on this step; call {tools}"
+
+
+class AgentOptions(SystemOptions):
+    max_tokens: int = Field(384, ge=16, le=8192, description="cap on each agent reply")
+    max_steps: int = Field(12, ge=1, le=200, description="LLM turns before the run counts as budget_exhausted")
+    max_retries: int = Field(2, ge=0, le=50, description="re-submissions allowed after a rejected submission")
+    constrain_ids: bool = Field(False, description="let the reply schema allow only ids that tool results "
+                                                   "showed (helps very small models; off for the paper)")
+    force_final_answer: bool = Field(True, description="the last step offers only the finishing tools and "
+                                                       "its submission is accepted (failing citations dropped)")
+    reject_repeats: bool = Field(True, description="reject an exact repeat of an earlier call with a hint")
+
+
+@dataclass
+class AgentRun:
+    """The state of one agent run."""
+
+    question: Question
+    env: Environment
+    trace: Trace
+    messages: list[dict[str, str]]
+    steps_used: int = 0
+    accepted_evidence: Citations | None = None
+    rejected_submissions: int = 0
+    finished: bool = False
+    forced: bool = False  # this step offers only what the budget's end allows
+    shown_ids: dict[str, list[str]] = field(default_factory=dict)  # kind -> ids tool results showed
+    calls: dict[str, int] = field(default_factory=dict)  # canonical call -> step that made it
+
+    def show(self, kind: str, *ids: str) -> None:
+        known = self.shown_ids.setdefault(kind, [])
+        known.extend(i for i in dict.fromkeys(ids) if i not in known)
+
+
+class ToolAgent(LLMSystem):
+    """An agent answering through tools in a schema-constrained loop (see the module docstring)."""
+
+    Options: ClassVar[type[SystemOptions]] = AgentOptions
+    messages: ClassVar[AgentMessages] = AgentMessages()
+
+    # -- what a subclass provides -----------------------------------------------------------------
+    def tools(self) -> list[Tool]:
+        """The tools offered to the agent, in prompt order (at least one with ``finishes=True``)."""
+        return [Tool("submit_answer", (("answer", "string"),), self.submit_answer, "give the final answer",
+                     finishes=True)]
+
+    def rules(self) -> list[str]:
+        return [self.messages.rules.format(max_steps=self.options.max_steps)]
+
+    def check_submission(self, run: AgentRun, citations: Citations) -> list[CitationProblem]:
+        """Problems with submitted citations; here: every cited id must exist in the view."""
+        view = run.env.view
+        if view is None:
+            return [CitationProblem(f, i, "nothing to cite") for f in KIND_OF_FIELD for i in getattr(citations, f)]
+        lookups = {"entities": view.entity, "relationships": view.relation,
+                   "text_units": view.text_unit, "communities": view.community}
+        return [CitationProblem(field_name, item_id, f"no such {KIND_OF_FIELD[field_name]}")
+                for field_name, lookup in lookups.items()
+                for item_id in getattr(citations, field_name) if lookup(item_id) is None]
+
+    def citable_ids(self, run: AgentRun) -> dict[str, list[str]]:
+        """Ids (by kind) a forced submission's schema allows: by default what tool results showed."""
+        return run.shown_ids
+
+    def offered_tools(self, run: AgentRun, steps_left: int) -> list[Tool]:
+        """The tools a step with ``steps_left`` (this one included) offers."""
+        tools = self.tools()
+        if self.options.force_final_answer and steps_left <= 1:
+            return [t for t in tools if t.finishes]
+        return tools
+
+    # -- the loop -------------------------------------------------------------------------------
+    def run(self, question: Question, env: Environment) -> Trace:
+        trace = self.new_trace(question)
+        messages = [{"role": "system", "content": self.system_prompt()},
+                    {"role": "user", "content": self.question_text(question)}]
+        run = AgentRun(question, env, trace, messages)
+        while not run.finished and run.steps_used < self.options.max_steps:
+            self.step(run)
+        trace.artifacts["steps_used"] = run.steps_used
+        if not run.finished:
+            trace.outcome, trace.answer = "budget_exhausted", None
+            trace.error = f"no accepted answer within {self.options.max_steps} steps"
+        return trace
+
+    def system_prompt(self) -> str:
+        tools = "\n".join(t.prompt_line(self.messages.tool_line) for t in self.tools())
+        return self.messages.system.format(tools=tools, rules="\n".join(self.rules()))
+
+    def action_schema(self, run: AgentRun | None = None, offered: list[Tool] | None = None) -> dict:
+        """One branch per offered tool, so constrained decoding pairs each tool with its arguments.
+        Id arguments are limited to shown ids with ``constrain_ids``, and to citable ids on a forced step."""
+        allowed = None
+        if run is not None and run.forced:
+            allowed = self.citable_ids(run)
+        elif run is not None and self.options.constrain_ids:
+            allowed = run.shown_ids
+        compact = run is not None and run.forced
+        branches = [tool.action_schema(allowed, compact) for tool in (offered or self.tools())]
+        return {"anyOf": [branch for branch in branches if branch is not None]}
+
+    def step(self, run: AgentRun) -> None:
+        """One LLM turn: ask for an action, run it, record the Step, report back."""
+        offered = self.offered_tools(run, self.options.max_steps - run.steps_used)
+        run.forced = len(offered) < len(self.tools())
+        run.steps_used += 1
+        # a forced reply cannot be retried: room for its answer and citations, so the cap never cuts its JSON
+        max_tokens = 2 * self.options.max_tokens if run.forced else None
+        resp = self.chat(run.env, run.trace, run.messages, schema=self.action_schema(run, offered),
+                         purpose=f"agent step {run.steps_used}", max_tokens=max_tokens)
+        if resp is None:  # the LLM failed for good; chat() marked the trace failed
+            run.finished = True
+            return
+        run.messages.append({"role": "assistant", "content": resp.text or ""})
+        action: dict[str, Any] = {"thought": None, "tool": None, "arguments": {}}
+        try:
+            tool, arguments = self.parse_action(resp, action, offered)
+            self.check_repeat(run, tool, arguments)
+            result = tool.handler(run, arguments)
+        except ToolFailure as failure:
+            run.trace.add_step(failure.kind, tool=action["tool"], arguments=action["arguments"],
+                               error=failure.message, thought=action["thought"])
+            template = self.messages.error if failure.kind == "error" else self.messages.rejection
+            feedback = template.format(tool=action["tool"] or "your reply", error=failure.message,
+                                       budget=self.budget_note(run))
+        else:
+            run.trace.add_step("tool_call", tool=tool.name, arguments=arguments, result=result.summary,
+                               thought=action["thought"])
+            feedback = self.messages.observation.format(tool=tool.name, result=result.text,
+                                                        budget=self.budget_note(run))
+        if not run.finished:
+            run.messages.append({"role": "user", "content": feedback})
+
+    def parse_action(self, resp: Any, action: dict[str, Any], offered: list[Tool] | None = None
+                     ) -> tuple[Tool, dict[str, Any]]:
+        """The tool and validated arguments of a reply; fills ``action`` with what could be read."""
+        reply = reply_object(resp)
+        if reply is None:
+            raise rejected(f"your reply was not a JSON object: {clip(resp.text or '', 200)!r}")
+        thought = reply.get("thought")
+        action["thought"] = thought if isinstance(thought, str) else None
+        raw_arguments = reply.get("arguments")
+        if raw_arguments is not None:
+            action["arguments"] = raw_arguments if isinstance(raw_arguments, dict) else {"raw": raw_arguments}
+        tools = {t.name: t for t in self.tools()}
+        name = reply.get("tool")
+        action["tool"] = name if isinstance(name, str) else None
+        if not isinstance(name, str) or name not in tools:
+            raise rejected(f"unknown tool {name!r}; the tools are {sorted(tools)}")
+        offered_names = [t.name for t in offered or tools.values()]
+        if name not in offered_names:
+            raise rejected(self.messages.not_offered.format(tool=name, tools=" or ".join(offered_names)))
+        return tools[name], tools[name].check_arguments(raw_arguments)
+
+    def check_repeat(self, run: AgentRun, tool: Tool, arguments: dict[str, Any]) -> None:
+        """Reject an exact repeat of an earlier call; remember this call otherwise."""
+        if tool.finishes:  # a repeated submission is a retry: max_retries bounds those
+            return
+        key = tool.name + json.dumps(arguments, sort_keys=True)
+        earlier = run.calls.get(key)
+        if earlier is not None and self.options.reject_repeats:
+            raise rejected(self.messages.repeated_call.format(tool=tool.name, step=earlier))
+        run.calls.setdefault(key, run.steps_used)
+
+    def budget_note(self, run: AgentRun) -> str:
+        left = self.options.max_steps - run.steps_used
+        if left < 1:
+            return self.messages.budget.format(left=0)
+        offered = self.offered_tools(run, left)
+        names = " or ".join(t.name for t in offered)
+        if left == 1:
+            return self.messages.last_step.format(tools=names)
+        if len(offered) < len(self.tools()):
+            return self.messages.next_step_only.format(left=left, tools=names)
+        return self.messages.budget.format(left=left)
+
+    # -- submission -----------------------------------------------------------------------------
+    def submit_answer(self, run: AgentRun, args: dict[str, Any]) -> ToolResult:
+        """Check the citations in ``args`` and accept the answer, or reject it for a retry."""
+        citations = citations_from(args)
+        problems = self.check_submission(run, citations)
+        if not problems:
+            return self.accept(run, args["answer"], citations)
+        run.rejected_submissions += 1
+        run.trace.artifacts["last_rejected_answer"] = args["answer"]
+        if run.forced or run.rejected_submissions > self.options.max_retries:
+            return self.accept(run, args["answer"], without(citations, problems), flagged=problems)
+        raise rejected(self.messages.citations_rejected.format(problems=", ".join(map(str, problems)),
+                                                               tool="submit_answer"))
+
+    def accept(self, run: AgentRun, answer: str, citations: Citations,
+               flagged: list[CitationProblem] = ()) -> ToolResult:
+        """End the run with this answer and citations (``flagged``: citations dropped on the way)."""
+        run.trace.citations = citations
+        self.finish_answer(run.trace, answer)
+        run.finished = True
+        summary: dict[str, Any] = {"answer": answer, "citations": citations.model_dump()}
+        if flagged:
+            run.trace.artifacts["flagged_citations"] = [vars(p) for p in flagged]
+            summary["dropped_after_retries"] = [vars(p) for p in flagged]
+        if run.forced:
+            run.trace.artifacts["forced_answer"] = True
+            summary["forced"] = True
+        return ToolResult("answer accepted", summary)

@@ -1,0 +1,124 @@
+"""Reusing a finished knowledge base, and the ``build_info.json`` every builder writes.
+
+A build is keyed by a fingerprint of its inputs (builder name and version, model, options that
+change the KB, content hash). :func:`reuse_existing` opens a finished KB with the same
+fingerprint, deletes an interrupted one, and refuses to overwrite a finished KB built from other
+inputs unless asked. :func:`standard_info` lays out build info the same way for every builder,
+so ``provbench kb info`` and the report read any builder's KB:
+
+``counts``      documents, text_units, entities, relations, communities (the KB's own counts)
+``paper``       optional: ``{"id", "title", "counts"}`` the published KB this builder follows,
+                printed beside the KB's counts
+``extraction``  :class:`~.extraction.ExtractionCounts`; ``communities``: :class:`~.communities.SummaryCounts`
+``llm``         :class:`~.llm_calls.LLMTally` (calls, failures, tokens, first errors)
+``problems``    what went wrong but did not stop the build (failed calls, invalid replies,
+                member-list summaries), one readable line each; empty when all went well
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from provbench.errors import UserError
+
+if TYPE_CHECKING:
+    from provbench.kb import KnowledgeBase
+
+log = logging.getLogger(__name__)
+
+FINGERPRINT_KEYS = ("builder", "model", "options", "content")
+
+# files a knowledge base writes from its first moment (provbench.kb.store): proof that a
+# directory without the completion marker is an interrupted build we may delete
+_KB_FILES = ("kb.json", "graph.kuzu")
+
+
+def fingerprint(builder: str, model_id: str, options: dict[str, Any], content: Any,
+                **extra: str) -> dict[str, Any]:
+    """Hashes of a build's inputs, and ``fingerprint``: the hash of them all."""
+    parts = {"builder": builder, "model": model_id, "options": options,
+             "content": hashlib.sha256(json.dumps(content, ensure_ascii=False, sort_keys=True).encode()).hexdigest(),
+             **extra}
+    parts["fingerprint"] = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    return parts
+
+
+def reuse_existing(kb_dir: Path, expected: dict[str, Any], overwrite: bool) -> "KnowledgeBase | None":
+    """The finished KB at ``kb_dir`` if it was built from the same inputs; None if there is none."""
+    from provbench.kb import KnowledgeBase
+
+    if not kb_dir.exists():
+        return None
+    if not KnowledgeBase.is_complete(kb_dir):
+        remove_partial(kb_dir)
+        return None
+    kb = KnowledgeBase.open(kb_dir)
+    found = (kb.build_info or {}).get("inputs", {})
+    if found.get("fingerprint") == expected["fingerprint"]:
+        return kb
+    kb.close()
+    differing = [k for k in expected if k != "fingerprint" and found.get(k) != expected[k]]
+    stale = found.get("builder") != expected["builder"]  # another builder version: an outdated cache entry
+    if not overwrite and not stale:
+        raise UserError(
+            f"knowledge base at {kb_dir} was built from other inputs ({', '.join(differing) or 'unknown'} differ); "
+            "use another directory or the builder option overwrite=true"
+        )
+    log.warning("replacing knowledge base at %s (%s differ)", kb_dir, ", ".join(differing))
+    shutil.rmtree(kb_dir)
+    return None
+
+
+def remove_partial(kb_dir: Path) -> None:
+    """Delete an interrupted build (refuses a directory that holds no knowledge base)."""
+    if kb_dir.is_dir() and any(kb_dir.iterdir()) and not any((kb_dir / f).exists() for f in _KB_FILES):
+        raise UserError(f"{kb_dir} is not empty and holds no knowledge base; refusing to delete it: "
+                        "choose an empty or new directory for the knowledge base")
+    if not kb_dir.is_dir():
+        raise UserError(f"{kb_dir} is a file, not a knowledge-base directory")
+    log.warning("knowledge base at %s is incomplete (an interrupted build?): building it again", kb_dir)
+    shutil.rmtree(kb_dir)
+
+
+def _plain(value: Any) -> Any:
+    return {k: v for k, v in asdict(value).items() if not k.startswith("_")} if is_dataclass(value) else value
+
+
+def problems(extraction: Any, communities: Any, llm: Any) -> list[str]:
+    """One line per kind of thing that went wrong without stopping the build."""
+    e, c, t = _plain(extraction) or {}, _plain(communities) or {}, _plain(llm) or {}
+    lines = []
+    checks = [
+        (e.get("failed_calls", 0), "extraction calls failed (their text units added nothing)"),
+        (e.get("invalid_outputs", 0), "extraction replies were not valid JSON of the schema"),
+        (e.get("hallucinated_items", 0), "extracted names were not in their text unit (dropped)"),
+        (e.get("over_cap_items", 0), "extracted items exceeded the per-text-unit caps (dropped)"),
+        (c.get("failed_calls", 0), "community-summary calls failed (member list used instead)"),
+        (c.get("fallback_invalid", 0), "community-summary replies were invalid (member list used instead)"),
+        (c.get("deterministic", 0), "communities got a member list, not an LLM summary (summarize off or "
+                                     "beyond max_summaries)"),
+        (t.get("truncated_salvaged", t.get("salvaged", 0)), "replies were cut off by max_tokens (complete items kept)"),
+    ]
+    for count, what in checks:
+        if count:
+            lines.append(f"{count} {what}")
+    return lines
+
+
+def standard_info(*, builder: str, inputs: dict[str, Any], model: str, options: dict[str, Any],
+                  counts: dict[str, int], extraction: Any, communities: Any, llm: Any,
+                  paper: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """Build info in the layout the module docstring describes (plain JSON)."""
+    llm_info = llm.as_info() if hasattr(llm, "as_info") else _plain(llm)
+    info = {"builder": builder, "inputs": inputs, "model": model, "options": options, "counts": counts,
+            "extraction": _plain(extraction), "communities": _plain(communities), "llm": llm_info,
+            "problems": problems(extraction, communities, llm_info), **extra}
+    if paper:
+        info["paper"] = paper
+    return info

@@ -1,0 +1,92 @@
+"""The builder's LLM calls: run them concurrently, in a fixed order, and account for them.
+
+Every call a builder makes goes through :func:`run_calls`: results come back in input order
+(the knowledge base never depends on timing), a failing call is counted and recorded in
+:class:`LLMTally` instead of ending the build, and a progress bar follows on a terminal.
+The tally goes into ``build_info["llm"]``, where ``kb info`` and the report show it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence, TypeVar
+
+from .progress import progress_bar
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
+
+MAX_ERRORS_KEPT = 5
+
+
+@dataclass
+class LLMTally:
+    """What the builder's LLM calls cost and how often the model misbehaved."""
+
+    calls: int = 0
+    cached: int = 0
+    failed: int = 0
+    salvaged: int = 0  # replies cut off by max_tokens whose complete items were kept
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: list[str] = field(default_factory=list)
+    by_purpose: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def record(self, resp: Any, purpose: str = "") -> None:
+        with self._lock:
+            self.calls += 1
+            self.by_purpose[purpose] = self.by_purpose.get(purpose, 0) + 1
+            self.cached += bool(getattr(resp, "cached", False))
+            self.prompt_tokens += getattr(resp, "prompt_tokens", 0) or 0
+            self.completion_tokens += getattr(resp, "completion_tokens", 0) or 0
+
+    def note_salvaged(self) -> None:
+        with self._lock:
+            self.salvaged += 1
+
+    def fail(self, purpose: str, exc: Exception) -> None:
+        with self._lock:
+            self.calls += 1
+            self.failed += 1
+            self.by_purpose[purpose] = self.by_purpose.get(purpose, 0) + 1
+            if len(self.errors) < MAX_ERRORS_KEPT:
+                self.errors.append(f"{purpose}: {type(exc).__name__}: {exc}"[:300])
+
+    def as_info(self) -> dict[str, Any]:
+        return {"calls": self.calls, "cache_hits": self.cached, "failed": self.failed,
+                "truncated_salvaged": self.salvaged, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "by_purpose": dict(self.by_purpose),
+                "errors": list(self.errors)}
+
+
+def effective_workers(asked: int | None, llm: Any) -> int:
+    """Concurrent calls: as asked, else the client's cap. Asking for more than the client allows
+    is logged (its semaphore would hold the extra threads back)."""
+    cap = getattr(llm, "max_concurrency", None) or 1
+    workers = asked or cap
+    if workers > cap:
+        log.warning("kb builder: max_workers=%d but the LLM client allows %d concurrent calls; "
+                    "raise the client's concurrency (suite 'concurrency', or kb build --concurrency)", workers, cap)
+    return workers
+
+
+def run_calls(fn: Callable[[T], R], items: Sequence[T], workers: int, description: str) -> list[R]:
+    """``fn`` over ``items`` on ``workers`` threads; results in input order."""
+    if not items:
+        return []
+    with progress_bar(description, len(items)) as advance:
+        def step(item: T) -> R:
+            try:
+                return fn(item)
+            finally:
+                advance(1)
+
+        if workers <= 1:
+            return [step(item) for item in items]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kb-llm") as pool:
+            return list(pool.map(step, items))

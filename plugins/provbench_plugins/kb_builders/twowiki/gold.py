@@ -1,0 +1,99 @@
+"""2Wiki's gold graph: entities and relations from the evidence triples, typed by relation."""
+
+from __future__ import annotations
+
+from ..common.graph import Graph, first_mention
+from ..common.matcher import mention_pattern
+from ..common.names import normalize_name, strip_qualifier
+from .questions import QuestionData, TwoWikiCorpus
+
+_PERSON_SUBJECT = (
+    "date of birth", "date of death", "place of birth", "place of death", "place of burial",
+    "father", "mother", "spouse", "child", "sibling", "country of citizenship", "educated at",
+    "occupation", "award received", "cause of death", "employer", "doctoral advisor", "student of",
+)
+_PERSON_OBJECT = (
+    "director", "screenwriter", "cast member", "producer", "performer", "composer", "lyrics by",
+    "editor", "creator", "presenter", "father", "mother", "spouse", "child", "sibling",
+    "founded by", "doctoral advisor", "student of",
+)
+_PLACE_OBJECT = (
+    "place of birth", "place of death", "place of burial", "country", "country of citizenship",
+    "country of origin", "located in the administrative territorial entity", "headquarters location",
+)
+
+#: type of a relation's subject. Films: subjects of film-crew relations; other works: subjects
+#: of publication date and music/publishing relations.
+SUBJECT_TYPES: dict[str, str] = {
+    **{r: "PERSON" for r in _PERSON_SUBJECT},
+    **{r: "FILM" for r in ("director", "screenwriter", "cast member", "producer")},
+    **{r: "WORK" for r in ("publication date", "performer", "composer", "lyrics by", "record label", "publisher")},
+    **{r: "ORGANIZATION" for r in ("founded by", "inception", "headquarters location")},
+}
+#: type of a relation's object.
+OBJECT_TYPES: dict[str, str] = {
+    **{r: "PERSON" for r in _PERSON_OBJECT},
+    **{r: "DATE" for r in ("date of birth", "date of death", "publication date", "inception")},
+    **{r: "PLACE" for r in _PLACE_OBJECT},
+    **{r: "ORGANIZATION" for r in ("educated at", "employer", "record label", "publisher", "manufacturer")},
+    "occupation": "OCCUPATION",
+    "award received": "AWARD",
+    "cause of death": "CAUSE",
+}
+#: when an entity collects several types, the first in this order wins.
+TYPE_PRIORITY = ("PERSON", "FILM", "WORK", "ORGANIZATION", "PLACE", "DATE", "OCCUPATION", "AWARD", "CAUSE")
+
+
+def supporting_text_unit(corpus: TwoWikiCorpus, q: QuestionData, subject: str, obj: str) -> str | None:
+    """The text unit that supports ``subject -relation-> obj`` in question ``q``.
+
+    1. the supporting-fact sentence of the subject's paragraph (the one mentioning the object
+       when the paragraph has several);
+    2. else a text unit of that question mentioning both names;
+    3. else the subject paragraph's text unit mentioning the object, or its first text unit.
+    """
+    doc = corpus.doc_of(q.id, subject)
+    object_pattern = mention_pattern(obj)
+    if doc is not None:
+        facts = [corpus.sentence_unit.get((doc.id, sid)) for title, sid in q.supporting_facts
+                 if corpus.doc_of(q.id, title) is doc]
+        facts = [tu for tu in facts if tu]
+        mentioning = [tu for tu in facts if object_pattern.search(corpus.text_units[tu].text)]
+        if mentioning or facts:
+            return (mentioning or facts)[0]
+    subject_pattern = mention_pattern(subject)
+    for doc_id in dict.fromkeys(corpus.question_docs.get(q.id, {}).values()):
+        for tu_id in corpus.documents[doc_id].text_unit_ids:
+            text = corpus.text_units[tu_id].text
+            if subject_pattern.search(text) and object_pattern.search(text):
+                return tu_id
+    if doc is not None and doc.text_unit_ids:
+        return next((tu for tu in doc.text_unit_ids if object_pattern.search(corpus.text_units[tu].text)),
+                    doc.text_unit_ids[0])
+    return None
+
+
+def add_gold_graph(graph: Graph, corpus: TwoWikiCorpus, questions: list[QuestionData]) -> None:
+    for q in questions:
+        for subject, relation, obj in q.evidences:
+            label = relation.strip()
+            source = graph.entity(subject, "gold", SUBJECT_TYPES.get(label.lower()))
+            target = graph.entity(obj, "gold", OBJECT_TYPES.get(label.lower()))
+            tu_id = supporting_text_unit(corpus, q, subject, obj)
+            if tu_id:  # the supporting text unit mentions both ends (the KB links it to both too)
+                source.text_unit_ids.add(tu_id)
+                target.text_unit_ids.add(tu_id)
+            graph.relate(source, label, target, "gold", tu_id)
+
+
+def describe_entities(graph: Graph, corpus: TwoWikiCorpus) -> None:
+    """First sentence of the entity's own paragraph; else the first sentence that mentions it."""
+    own = {}
+    for doc in corpus.documents.values():
+        for key in (normalize_name(doc.title), normalize_name(strip_qualifier(doc.title))):
+            own.setdefault(key, doc)
+    for key, draft in graph.entities.items():
+        doc = own.get(key)
+        first = next((s.strip() for s in doc.sentences if s.strip()), "") if doc else ""
+        draft.description = first or first_mention(draft, corpus)
+
