@@ -34,6 +34,31 @@ def shared_dir() -> Path | None:
     return candidate if (candidate / "datasets").is_dir() else None
 
 
+# Kùzu and LadybugDB cannot share a process (both native modules register the same pybind11
+# types), so one pytest process tests one of them: PROVBENCH_TEST_GRAPH_STORE=ladybug selects the
+# fork (scripts/test.sh runs the graph tests a second time that way).
+TEST_GRAPH_STORE = os.environ.get("PROVBENCH_TEST_GRAPH_STORE", "kuzu")
+
+
+@pytest.fixture(scope="session", params=[TEST_GRAPH_STORE])
+def graph_store(request) -> str:
+    """The embedded graph database knowledge bases of this test process live in."""
+    from provbench.kb.backends import BACKENDS
+
+    if importlib.util.find_spec(BACKENDS[request.param].module) is None:
+        pytest.skip(f"graph store {request.param!r} is not installed (pip install 'provbench[{request.param}]')")
+    return request.param
+
+
+@pytest.fixture
+def on_graph_store(graph_store):
+    """Knowledge bases a test creates go to ``graph_store``."""
+    from provbench.kb.backends import default_graph_store
+
+    with default_graph_store(graph_store):
+        yield graph_store
+
+
 def import_file(path: Path, name: str | None = None) -> ModuleType:
     """A module imported from a file outside any package (e.g. a stand-in for a third-party
     plugin), without putting its folder on sys.path."""

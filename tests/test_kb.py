@@ -25,9 +25,15 @@ def embedding_model():
     return load()
 
 
+pytestmark = pytest.mark.usefixtures("on_graph_store")  # every test runs on each graph database
+
+
 @pytest.fixture(scope="session")
-def tiny_kb(tmp_path_factory, embedding_model):
-    kb = build_tiny_kb(tmp_path_factory.mktemp("tiny") / "kb")
+def tiny_kb(tmp_path_factory, embedding_model, graph_store):
+    from provbench.kb.backends import default_graph_store
+
+    with default_graph_store(graph_store):
+        kb = build_tiny_kb(tmp_path_factory.mktemp(f"tiny-{graph_store}") / "kb")
     yield kb
     kb.close()
 

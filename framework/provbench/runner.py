@@ -3,7 +3,8 @@
 A *unit* is one question x system x condition x repeat (:class:`provbench.model.UnitKey`).
 It depends only on its inputs (the question, the plugin references, the baseline trace for an
 intervention, a seed derived from the suite seed and the key) and on the LLM cache, so any
-executor could run it; here a ThreadPoolExecutor runs up to ``suite.concurrency`` at once.
+executor could run it (:mod:`provbench.execution`: threads by default, or Ray), and an
+intervention unit starts as soon as its own baseline (and the exclusion step's reference) exists.
 Each finished unit is scored and appended to ``records.jsonl`` straight away; a re-run skips
 every unit already recorded, so an interrupted run resumes and a finished one makes no LLM call.
 """
@@ -18,12 +19,12 @@ import random
 import subprocess
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .errors import UserError
+from .execution import reopen_read_only, warm_up_embeddings
 from .model import Question, RunManifest, RunRecord, Trace, UnitKey, utc_now
 from .plugin_api import (Environment, Intervention, MetricContext, Results, Variant, answered_by_reference,
                          compared_output)
@@ -56,6 +57,7 @@ class RunContext:
     llm: Any
     view: Any  # GraphView or None (a suite without a knowledge base)
     metrics: list[tuple[str, Any]] = field(default_factory=list)
+    kb_dir: Path | None = None  # where remote workers open the knowledge base (read-only)
     retry: set[str] = field(default_factory=set)  # recorded units to run again (failed before)
 
     @property
@@ -96,17 +98,23 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
     _check_same_model(store, suite)
     with store.claim(), redacted_logs(redactor):
         done = store.load_records()
+        warm_up = warm_up_embeddings(suite) if llm is None else None  # loads while litellm and the KB do
         llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
         kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), llm, console, store.run_dir.parent)
         try:
             manifest = _manifest(store, loaded, llm, kb_dir, pm, console)
             store.write_questions(questions.values())
             pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
-            ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None)
+            if kb is not None and suite.executor.kind != "threads":
+                kb = reopen_read_only(kb, kb_dir)  # workers in other processes open it too
+            ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
+                             kb_dir=kb_dir)
             ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
             ctx.retry = _failed_to_retry(done, questions, console) if retry_failed else set()
             retried = bool(ctx.retry)
-            _execute(ctx, store, done, pm, console)
+            if warm_up is not None:
+                warm_up.join()  # loaded once, before units start, not inside the first ones
+            _execute(ctx, store, done, pm, console, draw_pictures=write_report)
             if retried:
                 _drop_unplanned(ctx, done)
                 store.compact(done)  # one line per unit again
@@ -266,6 +274,8 @@ def default_kb_dir(loaded: LoadedSuite, runs_root: Path) -> Path:
     inputs = {"dataset": d.path, "dataset_sha": _file_sha(loaded.dataset_source()), "loader": d.loader, "options": d.options,
               "limit": d.limit, "seed": d.seed, "sample": d.sample, "builder": spec.builder,
               "builder_options": spec.options, "model": loaded.suite.model.id}
+    if spec.graph_store != "kuzu":  # keeps the keys of existing Kùzu KBs unchanged
+        inputs["graph_store"] = spec.graph_store
     digest = hashlib.sha256(repr(sorted(inputs.items())).encode()).hexdigest()[:16]
     return (runs_root / ".kb-cache" / f"{spec.builder}-{digest}").resolve()
 
@@ -277,6 +287,9 @@ def _file_sha(source: str) -> str:
 
 def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Question], llm: Any,
                     console: "Console | None", runs_root: Path) -> tuple[Path | None, Any]:
+    from .kb.backends import default_graph_store
+    from .kb.store import graph_store_of
+
     spec = loaded.suite.knowledge_base
     if spec is None:
         return None, None
@@ -285,8 +298,13 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
     builder = registry.create("kb_builder", spec.builder, **spec.options)
     if console is not None:
         console.print(f"knowledge base: {kb_dir}")
-    with _status(console, "building or reusing the knowledge base"), kb_build_lock(kb_dir):
+    with _status(console, "building or reusing the knowledge base"), kb_build_lock(kb_dir), \
+            default_graph_store(spec.graph_store):
         kb = builder.build(questions, kb_dir, llm)
+    if graph_store_of(kb_dir) != spec.graph_store:
+        kb.close()
+        raise UserError(f"{loaded.path}: knowledge base {kb_dir} lives in {graph_store_of(kb_dir)!r}, not the "
+                        f"suite's graph_store {spec.graph_store!r}; give another directory")
     return kb_dir, kb
 
 
@@ -352,11 +370,14 @@ def excluded_questions(suite: Suite, records: dict[str, RunRecord]) -> set[str]:
 
 
 def intervention_units(ctx: RunContext, questions: Iterable[str],
-                       done: dict[str, RunRecord] | None = None) -> list[Unit]:
-    """Units of every intervention x target system x question: ``repeats`` of each, or, for an
-    enumerated intervention, one per variant it lists from the baseline trace in ``done``."""
+                       done: dict[str, RunRecord] | None = None, systems: Iterable[str] | None = None) -> list[Unit]:
+    """Units of every intervention x target system (among ``systems``, default all) x question:
+    ``repeats`` of each, or, for an enumerated intervention, one per variant it lists from the
+    baseline trace in ``done``."""
     suite, units, done = ctx.suite, [], done or {}
-    targets = [ref for ref in suite.systems if ref.key in suite.targets_of_interventions()]
+    only = set(systems) if systems is not None else None
+    targets = [ref for ref in suite.systems
+               if ref.key in suite.targets_of_interventions() and (only is None or ref.key in only)]
     for iref in suite.interventions:
         probe = ctx.registry.create("intervention", iref.name, **iref.options)
         repeats = suite.repeats if suite.repeats and probe.repeats > 1 else probe.repeats
@@ -401,41 +422,39 @@ def _variant_unit(suite: Suite, qid: str, sref: PluginRef, iref: PluginRef, vari
 
 # -- execution ---------------------------------------------------------------------------------------
 
-def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: Any, console: Any) -> None:
-    qids = list(ctx.questions)
-    _run_phase("baselines", baseline_units(ctx.suite, qids), ctx, store, done, pm, console)
-    if ctx.suite.interventions:
-        excluded = excluded_questions(ctx.suite, done)
-        if console is not None and ctx.suite.exclusion.enabled:
-            console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "
-                          f"{ctx.suite.exclusion.reference_system!r} left out of the interventions")
-        kept = [q for q in qids if q not in excluded]
-        _run_phase("interventions", intervention_units(ctx, kept, done), ctx, store, done, pm, console)
+def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: Any, console: Any,
+             draw_pictures: bool = False) -> None:
+    """Run every unit not yet recorded: interventions start as soon as their baselines exist."""
+    from .execution import Scheduler, make_executor, pictures_ahead
 
-
-def _run_phase(label: str, units: list[Unit], ctx: RunContext, store: RunStore, done: dict[str, RunRecord],
-               pm: Any, console: Any) -> None:
-    todo = [u for u in units if u.key.as_str() not in done or u.key.as_str() in ctx.retry]
+    baselines = baseline_units(ctx.suite, list(ctx.questions))
     with _progress(console) as progress:
-        task = progress.add_task(label, total=len(units), completed=len(units) - len(todo))
-        pool = ThreadPoolExecutor(max_workers=ctx.suite.concurrency, thread_name_prefix="unit")
+        task = progress.add_task("units", total=0)
+
+        def planned(count: int, recorded_before: int) -> None:
+            progress.update(task, total=(progress.tasks[0].total or 0) + count, advance=recorded_before)
+
+        pictures = pictures_ahead(ctx, store) if draw_pictures else None
+
+        def recorded(record: RunRecord) -> None:
+            store.append(record)
+            pm.hook.provbench_record_written(record=record, run_dir=store.run_dir)
+            progress.advance(task)
+            if pictures is not None:
+                pictures.record_landed(record)
+
+        plan = lambda qid, system: intervention_units(ctx, [qid], done, systems=[system])  # noqa: E731
+        scheduler = Scheduler(ctx, done, plan, recorded, planned)
         try:
-            futures = [pool.submit(run_unit, ctx, unit, _baseline_of(unit, done)) for unit in todo]
-            for future in as_completed(futures):
-                record = future.result()  # run_unit never raises for a unit's own failure
-                store.append(record)
-                done[record.key.as_str()] = record
-                pm.hook.provbench_record_written(record=record, run_dir=store.run_dir)
-                progress.advance(task)
-        finally:  # on Ctrl-C, drop queued units instead of waiting for them; recorded ones stay
-            pool.shutdown(wait=True, cancel_futures=True)
-    ctx.retry -= {u.key.as_str() for u in todo}  # what is left was not planned this time
-
-
-def _baseline_of(unit: Unit, done: dict[str, RunRecord]) -> RunRecord | None:
-    if unit.intervention is None:
-        return None
-    return done.get(UnitKey(question_id=unit.key.question_id, system=unit.key.system).as_str())
+            scheduler.run(baselines, make_executor(ctx, run_unit))
+        finally:
+            if pictures is not None:
+                pictures.close()
+    ctx.retry -= scheduler.planned_keys  # what is left was not planned this time
+    if console is not None and ctx.suite.interventions and ctx.suite.exclusion.enabled:
+        excluded = excluded_questions(ctx.suite, done) & set(ctx.questions)
+        console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "
+                      f"{ctx.suite.exclusion.reference_system!r} left out of the interventions")
 
 
 def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> RunRecord:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -64,6 +64,8 @@ class KnowledgeBaseSpec(_Strict):
     builder: str
     options: dict[str, Any] = Field(default_factory=dict)
     directory: str | None = Field(default=None, description="default: a cache dir keyed by the inputs")
+    graph_store: Literal["kuzu", "ladybug"] = Field(
+        default="kuzu", description="embedded graph database of a new KB: Kùzu, or LadybugDB (provbench[ladybug])")
 
 
 class ModelSpec(_Strict):
@@ -95,6 +97,20 @@ class ExclusionSpec(_Strict):
         return self
 
 
+class ExecutorSpec(_Strict):
+    """Where units run: ``threads`` in this process (default) or ``ray`` workers (``provbench[ray]``)."""
+
+    kind: Literal["threads", "ray"] = "threads"
+    address: str | None = Field(default=None, description="ray: cluster address ('auto' joins a running "
+                                "cluster); default: start a local one")
+    workers: int | None = Field(default=None, ge=1, description="ray: worker processes (default: the cluster's CPUs)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, value: Any) -> Any:
+        return {"kind": value} if isinstance(value, str) else value
+
+
 class ReportSpec(_Strict):
     title: str | None = None
     per_question_pages: bool = True
@@ -119,6 +135,7 @@ class Suite(_Strict):
     seed: int = Field(default=0, description="base seed: every unit's seed derives from it and the unit key")
     repeats: int | None = Field(default=None, ge=1, description="override randomised interventions' repeats")
     concurrency: int = Field(default=2, ge=1, le=64)
+    executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     report: ReportSpec = Field(default_factory=ReportSpec)
 
     @field_validator("systems", "interventions", "metrics")

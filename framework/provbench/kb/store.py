@@ -54,6 +54,7 @@ DB_NAME = "graph.kuzu"
 VECTORS_DIR = "vectors"
 STAGING_DIR = ".staging"
 BUILD_INFO = "build_info.json"
+KB_JSON = "kb.json"
 COMPLETE_MARKER = "COMPLETE"
 FORMAT_VERSION = 1
 BATCH = 2000
@@ -85,6 +86,14 @@ def natural_key(text: str) -> tuple:
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text))
 
 
+def graph_store_of(path: Path) -> str:
+    """The graph database a knowledge base was created in (``kuzu`` for those made before the choice)."""
+    try:
+        return json.loads((path / KB_JSON).read_text(encoding="utf-8")).get("graph_store") or "kuzu"
+    except (OSError, ValueError):
+        return "kuzu"
+
+
 def entity_text(name: str, label: str, description: str) -> str:
     """What an entity's full embedding is computed from."""
     head = f"{name} ({label})" if label else name
@@ -96,17 +105,19 @@ def entity_text(name: str, label: str, description: str) -> str:
 
 
 class GraphStore:
-    """One open Kùzu database: the LlamaIndex store, per-thread connections, and the vectors."""
+    """One open graph database: the LlamaIndex store, per-thread connections, and the vectors."""
 
-    def __init__(self, path: Path, read_only: bool):
-        import kuzu
+    def __init__(self, path: Path, read_only: bool, backend: str | None = None):
+        from .backends import backend as graph_backend
 
         self.path = path
         self.read_only = read_only
-        self.db = kuzu.Database(str(path / DB_NAME), read_only=read_only)
-        self.pg_store = _make_pg_store(self.db, read_only)
+        self.backend = graph_backend(backend)
+        self._module = self.backend.database_module()
+        self.db = self._module.Database(str(path / DB_NAME), read_only=read_only)
+        self.pg_store = self.backend.property_graph_store(self.db, read_only)
         self._local = threading.local()
-        self._connections: list[kuzu.Connection] = []
+        self._connections: list[Any] = []
         self._lock = threading.Lock()
         self._vectors: dict[str, Any] = {}
         self._invalidated: frozenset[str] | None = None
@@ -114,23 +125,27 @@ class GraphStore:
 
     # -- queries
 
-    def connection(self) -> "kuzu.Connection":
-        """This thread's connection (Kùzu connections are not shared between threads here)."""
+    def _prepared_connection(self):
+        """This thread's connection and its prepared statements (connections are not shared between threads)."""
         if self.closed:
             raise KBError(f"knowledge base at {self.path} is closed")
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            import kuzu
+        state = getattr(self._local, "state", None)
+        if state is None:
+            from .backends import PreparedConnection
 
-            conn = kuzu.Connection(self.db)
-            self._local.conn = conn
+            state = PreparedConnection(self._module, self.db)
+            self._local.state = state
             with self._lock:
-                self._connections.append(conn)
-        return conn
+                self._connections.append(state)
+        return state
+
+    def connection(self) -> "kuzu.Connection":
+        """This thread's connection."""
+        return self._prepared_connection().conn
 
     def rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        """Run one parameterised Cypher query and return its rows."""
-        return self.connection().execute(query, parameters=params or {}).get_all()
+        """Run one parameterised Cypher query and return its rows (planned once per thread)."""
+        return self._prepared_connection().rows(query, params)
 
     def scalar(self, query: str, params: dict[str, Any] | None = None) -> Any:
         rows = self.rows(query, params)
@@ -170,23 +185,11 @@ class GraphStore:
             return
         self.closed = True
         with self._lock:
-            for conn in self._connections:
-                conn.close()
+            for state in self._connections:
+                state.close()
             self._connections.clear()
         self.pg_store.connection.close()
         self.db.close()
-
-
-def _make_pg_store(db: "kuzu.Database", read_only: bool):
-    """The LlamaIndex Kùzu store; read-only opens skip its schema DDL (Kùzu refuses writes)."""
-    from llama_index.graph_stores.kuzu import KuzuPropertyGraphStore
-
-    class _Store(KuzuPropertyGraphStore):
-        def init_schema(self) -> None:
-            if not read_only:
-                super().init_schema()
-
-    return _Store(db, use_vector_index=False)
 
 
 # -----------------------------------------------------------------------------------------------
@@ -206,16 +209,23 @@ class KnowledgeBase:
     # -- opening
 
     @classmethod
-    def create(cls, path: str | Path) -> "KnowledgeBase":
-        """A new, empty knowledge base in ``path`` (which must not exist or be empty)."""
+    def create(cls, path: str | Path, graph_store: str | None = None) -> "KnowledgeBase":
+        """A new, empty knowledge base in ``path`` (which must not exist or be empty).
+
+        ``graph_store``: ``kuzu`` or ``ladybug`` (default: see :func:`provbench.kb.backends.default_graph_store`).
+        """
+        from .backends import backend
+
+        chosen = backend(graph_store).name
         path = Path(path)
         if path.exists() and (not path.is_dir() or any(path.iterdir())):
             raise KBError(f"cannot create a knowledge base at {path}: it exists and is not an empty directory")
         path.mkdir(parents=True, exist_ok=True)
-        store = GraphStore(path, read_only=False)
+        store = GraphStore(path, read_only=False, backend=chosen)
         for statement in _SCHEMA_EXTENSIONS:
             store.rows(statement)
-        (path / "kb.json").write_text(json.dumps({"format": FORMAT_VERSION, "created": time.time()}))
+        (path / KB_JSON).write_text(json.dumps({"format": FORMAT_VERSION, "created": time.time(),
+                                                "graph_store": chosen}))
         return cls(path, store)
 
     @classmethod
@@ -612,7 +622,7 @@ def _open_store(path: Path, read_only: bool, wait_s: float = OPEN_WAIT_S) -> Gra
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            return GraphStore(path, read_only=read_only)
+            return GraphStore(path, read_only=read_only, backend=graph_store_of(path))
         except RuntimeError as exc:
             locked = "lock" in str(exc).lower()
             if not locked or time.monotonic() >= deadline:

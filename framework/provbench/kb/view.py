@@ -44,6 +44,21 @@ if TYPE_CHECKING:
 MAX_PATH_HOPS = 10
 _SIDE_PATTERNS = {"out": "(a:Entity {id: $id})-[r:LINKS]->(b:Entity)",
                   "in": "(a:Entity {id: $id})<-[r:LINKS]-(b:Entity)"}
+_SIDES = ("out", "in")
+_OTHER_END = "b.id, b.name, b.label, b.description, b.community_ids"
+# Both sides at once (no LIMIT: Kùzu's start_node() is unreliable in an undirected match, so the
+# side comes from the returned relation's own source).
+_BOTH_SIDES = f"MATCH (a:Entity {{id: $id}})-[r:LINKS]-(b:Entity) RETURN id(a) AS anchor, r, {_OTHER_END}"
+# Lookups anchored on ``{id: $id}``; :meth:`GraphView._anchored` runs a batch of ids as one UNWIND.
+_ENTITY_ROWS = "MATCH (e:Entity {id: $id}) RETURN e.id, e.name, e.label, e.description, e.community_ids"
+_ENTITY_MENTIONS = "MATCH (e:Entity {id: $id})<-[:MENTIONS]-(c:Chunk) RETURN e.id, c.id"
+_ENTITY_NAMES = "MATCH (e:Entity {id: $id}) RETURN e.id, e.name"
+_UNIT_ROWS = "MATCH (c:Chunk {id: $id}) RETURN c.id, c.text, c.ref_doc_id"
+_UNIT_DOCUMENTS = "MATCH (c:Chunk {id: $id}) RETURN c.id, c.ref_doc_id"
+_UNIT_MENTIONS = "MATCH (c:Chunk {id: $id})-[:MENTIONS]->(e:Entity) RETURN c.id, e.id"
+_OUT_EDGES = "MATCH (a:Entity {id: $id})-[r:LINKS]->(b:Entity) RETURN a.id, r.id, r.label, b.id ORDER BY r.id"
+_RELATION_ROWS = ("MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE r.id IN $ids "
+                  "RETURN r.id, a.id, b.id, r.label, r.triplet_source_id")
 
 
 @dataclass(frozen=True)
@@ -132,7 +147,7 @@ class GraphView:
     def _unreadable_text_units(self) -> frozenset[str]:
         """Hidden text units plus those of ``block_text_of`` entities (cost: those entities' links)."""
         if self._unreadable is None:
-            linked = {t for eid in self._hidden.block_text_of for t in self._mentions_of(eid)}
+            linked = {t for units in self._mentions(self._hidden.block_text_of).values() for t in units}
             self._unreadable = self._hidden.text_units | linked
         return self._unreadable
 
@@ -147,12 +162,31 @@ class GraphView:
             self._hidden_communities = frozenset(c for c, members in rows if gone.intersection(members or ()))
         return self._hidden_communities
 
-    # One anchored query per id: a primary-key lookup and its adjacency, whatever the graph's size.
+
+    # Anchored queries: primary-key lookups and their adjacency, whatever the graph's size. A
+    # batch of ids costs one query, not one per id.
+
+    def _anchored(self, query: str, ids: Iterable[str]) -> list[list[Any]]:
+        """Rows of a ``{id: $id}``-anchored query for every id, in one query (an UNWIND for several)."""
+        wanted = sorted(set(ids))
+        if len(wanted) == 1:  # the plain lookup is the cheaper plan
+            return self._store.rows(query, {"id": wanted[0]})
+        batch = "UNWIND $ids AS i " + query.replace("{id: $id}", "{id: i}", 1)
+        return self._store.rows(batch, {"ids": wanted}) if wanted else []
+
+    def _mentions(self, entity_ids: Iterable[str]) -> dict[str, list[str]]:
+        """All text units linked to each entity (unfiltered)."""
+        grouped: dict[str, list[str]] = {}
+        for entity_id, unit in self._anchored(_ENTITY_MENTIONS, entity_ids):
+            grouped.setdefault(entity_id, []).append(unit)
+        return grouped
 
     def _mentions_of(self, entity_id: str) -> list[str]:
-        """All text units linked to the entity (unfiltered)."""
-        return [row[0] for row in self._store.rows(
-            "MATCH (e:Entity {id: $id})<-[:MENTIONS]-(c:Chunk) RETURN c.id", {"id": entity_id})]
+        return self._mentions([entity_id]).get(entity_id, [])
+
+    def _names(self, query: str, ids: Iterable[str]) -> dict[str, str]:
+        """``{id: value}`` from a batched two-column query (rows with a null value left out)."""
+        return {i: value for i, value in self._anchored(query, ids) if value is not None}
 
     def _value(self, query: str, item_id: str) -> Any:
         rows = self._store.rows(query, {"id": item_id})
@@ -191,8 +225,8 @@ class GraphView:
         index = self._store.vectors(INDEX_TEXT_UNITS)
         unreadable = self._unreadable_text_units()
         hits = index.search(embed_query(query), k, lambda t: t not in unreadable, hidden_hint=len(unreadable))
-        return [Hit(kind="text_unit", id=t, score=score,
-                    name=self._value("MATCH (c:Chunk {id: $id}) RETURN c.ref_doc_id", t) or t) for t, score in hits]
+        documents = self._names(_UNIT_DOCUMENTS, [t for t, _ in hits])
+        return [Hit(kind="text_unit", id=t, score=score, name=documents.get(t) or t) for t, score in hits]
 
     def search_communities(self, query: str, k: int = 3) -> list[Hit]:
         """Communities whose title and summary are most similar to ``query``; ``name`` is the title."""
@@ -249,18 +283,18 @@ class GraphView:
                 yield rid
 
     def _entity_names(self, ids: list[str]) -> dict[str, str]:
-        names = ((i, self._value("MATCH (e:Entity {id: $id}) RETURN e.name", i)) for i in ids)
-        return {i: name for i, name in names if name is not None}
+        return self._names(_ENTITY_NAMES, ids)
+
+    def entities(self, ids: Iterable[str]) -> list[Entity]:
+        """``entity(i)`` for each of ``ids`` in one batch: visible ones, order kept, unknown or hidden left out."""
+        return self._entities(ids)
 
     def _entities(self, ids: Iterable[str]) -> list[Entity]:
         """Visible entities among ``ids`` (order kept, unknown ids dropped), with the view applied."""
-        found = []
-        for eid in dict.fromkeys(i for i in ids if isinstance(i, str) and self.entity_visible(i)):
-            rows = self._store.rows("MATCH (e:Entity {id: $id}) RETURN e.name, e.label, e.description, "
-                                    "e.community_ids", {"id": eid})
-            if rows:
-                found.append(self._entity(eid, *rows[0], self._mentions_of(eid)))
-        return found
+        wanted = list(dict.fromkeys(i for i in ids if isinstance(i, str) and self.entity_visible(i)))
+        rows = {row[0]: row[1:] for row in self._anchored(_ENTITY_ROWS, wanted)}
+        mentions = self._mentions(rows)
+        return [self._entity(eid, *rows[eid], mentions.get(eid, ())) for eid in wanted if eid in rows]
 
     def _entity(self, eid: str, name: str | None, label: str | None, description: str | None,
                 communities: list[str] | None, linked: Iterable[str]) -> Entity:
@@ -276,12 +310,19 @@ class GraphView:
 
     def relation(self, relation_id: str) -> Relation | None:
         """The relation, or None if it, or one of its entities, is hidden (or it does not exist)."""
-        if relation_id in self._hidden.relations:
-            return None
-        rows = self._store.rows("MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE r.id = $id "
-                                "RETURN r.id, a.id, b.id, r.label, r.triplet_source_id", {"id": relation_id})
-        relations = [_relation(*row) for row in rows]
-        return next((r for r in relations if self._relation_visible(r.id, r.source, r.target)), None)
+        found = self.relations([relation_id])
+        return found[0] if found else None
+
+    def relations(self, relation_ids: Iterable[str]) -> list[Relation]:
+        """``relation(i)`` for each of ``relation_ids`` in one query (a scan of the relations):
+        visible ones, order kept, unknown or hidden left out."""
+        wanted = [i for i in dict.fromkeys(relation_ids) if isinstance(i, str) and i not in self._hidden.relations]
+        visible: dict[str, Relation] = {}
+        for row in (self._store.rows(_RELATION_ROWS, {"ids": wanted}) if wanted else ()):
+            relation = _relation(*row)
+            if relation.id not in visible and self._relation_visible(relation.id, relation.source, relation.target):
+                visible[relation.id] = relation
+        return [visible[i] for i in wanted if i in visible]
 
     def neighbors(self, entity_id: str, direction: Literal["both", "out", "in"] = "both",
                   limit: int | None = None, relation_types: Iterable[str] | None = None) -> list[Neighbor]:
@@ -293,39 +334,50 @@ class GraphView:
             raise ValueError(f"neighbors(limit=...) must be None or a non-negative int, got {limit!r}")
         if not self.entity_visible(entity_id) or limit == 0:
             return []
-        # enough rows that ``limit`` visible ones survive the filter
         types = None if relation_types is None else frozenset(_id_set(relation_types, "relation_types"))
+        sides = _SIDES if direction == "both" else (direction,)
+        # enough rows that ``limit`` visible ones survive the filter; widened if they did not
         fetch = -1 if limit is None or types is not None else limit + len(self._hidden.entities) + len(
             self._hidden.relations) + len(self._hidden.invalidated) + len(self._store.invalidated_relations())
-        found: list[Neighbor] = []
-        for side in (("out", "in") if direction == "both" else (direction,)):
-            rows = [row for row in self._edge_rows(entity_id, side, fetch) if (types is None or row[1] in types)
-                    and self._relation_visible(row[0], *((entity_id, row[3]) if side == "out" else (row[3], entity_id)))]
-            units = self._neighbour_units(entity_id, side) if rows else {}
-            for rid, label, tu, other, *entity_row in rows:
-                source, target = (entity_id, other) if side == "out" else (other, entity_id)
-                found.append(Neighbor(relation=_relation(rid, source, target, label, tu), direction=side,
-                                      entity=self._entity(other, *entity_row, units.get(other, ()))))
+        while True:
+            rows, truncated = self._edge_rows(entity_id, sides, fetch)
+            visible = [(side, row) for side, row in rows if (types is None or row[1] in types) and self._relation_visible(
+                row[0], *((entity_id, row[3]) if side == "out" else (row[3], entity_id)))]
+            if limit is None or len(visible) >= limit or not truncated:
+                break
+            fetch *= 4
+        units = self._mentions(row[3] for _, row in visible)
+        found = []
+        for side, (rid, label, tu, other, *entity_row) in visible:
+            source, target = (entity_id, other) if side == "out" else (other, entity_id)
+            found.append(Neighbor(relation=_relation(rid, source, target, label, tu), direction=side,
+                                  entity=self._entity(other, *entity_row, units.get(other, ()))))
         return found if limit is None else found[:limit]
 
-    def _edge_rows(self, entity_id: str, side: str, fetch: int) -> list[list[Any]]:
-        """Edges on one side with the entity at the other end (Kùzu's grammar fixes the arrow)."""
-        pattern = _SIDE_PATTERNS[side]
-        query = (f"MATCH {pattern} RETURN r.id, r.label, r.triplet_source_id, "
-                 "b.id, b.name, b.label, b.description, b.community_ids ORDER BY r.id")
-        params: dict[str, Any] = {"id": entity_id}
-        if fetch >= 0:
-            query += " LIMIT $fetch"
-            params["fetch"] = fetch
-        return self._store.rows(query, params)
+    def _edge_rows(self, entity_id: str, sides: tuple[str, ...], fetch: int) -> tuple[list[tuple[str, list]], bool]:
+        """Edges on the given sides with the entity at the other end, ``[(side, row)]`` outgoing
+        first then by relation id, and whether a side hit the ``fetch`` limit (-1: no limit)."""
+        if fetch < 0 and len(sides) == 2:
+            return self._both_sides(entity_id), False
+        rows: list[tuple[str, list]] = []
+        truncated = False
+        for side in sides:
+            query = (f"MATCH {_SIDE_PATTERNS[side]} RETURN r.id, r.label, r.triplet_source_id, {_OTHER_END} "
+                     "ORDER BY r.id" + (" LIMIT $fetch" if fetch >= 0 else ""))
+            found = self._store.rows(query, {"id": entity_id, **({"fetch": fetch} if fetch >= 0 else {})})
+            rows += [(side, row) for row in found]
+            truncated |= 0 <= fetch <= len(found)
+        return rows, truncated
 
-    def _neighbour_units(self, entity_id: str, side: str) -> dict[str, list[str]]:
-        """Text units of the entities on one side, in one anchored two-hop query."""
-        grouped: dict[str, list[str]] = {}
-        query = f"MATCH {_SIDE_PATTERNS[side]}<-[:MENTIONS]-(c:Chunk) RETURN b.id, c.id"
-        for other, unit in self._store.rows(query, {"id": entity_id}):
-            grouped.setdefault(other, []).append(unit)
-        return grouped
+    def _both_sides(self, entity_id: str) -> list[tuple[str, list]]:
+        """Every edge of the entity in one undirected query; a self-loop counts on both sides, as it would per side."""
+        found: dict[tuple[str, str], list] = {}
+        for anchor, rel, *other in self._store.rows(_BOTH_SIDES, {"id": entity_id}):
+            row = [rel["id"], rel.get("label"), rel.get("triplet_source_id"), *other]
+            for side, end in (("out", "_src"), ("in", "_dst")):
+                if _internal(rel, end) == anchor:
+                    found.setdefault((side, rel["id"]), row)
+        return [(side, found[side, rid]) for side, rid in sorted(found, key=lambda k: (_SIDES.index(k[0]), k[1]))]
 
     def shortest_paths(self, source_id: str, target_id: str, max_hops: int = 4, limit: int = 5) -> list[Path]:
         """Shortest paths (edges in either direction) between two visible entities through visible ones."""
@@ -357,15 +409,21 @@ class GraphView:
 
     def text_unit(self, text_unit_id: str) -> TextUnit | None:
         """The text unit with its visible entities; None if hidden, blocked or unknown."""
-        if not isinstance(text_unit_id, str) or not self.text_unit_readable(text_unit_id):
-            return None
-        rows = self._store.rows("MATCH (c:Chunk {id: $id}) RETURN c.text, c.ref_doc_id", {"id": text_unit_id})
-        if not rows:
-            return None
-        linked = self._store.rows("MATCH (c:Chunk {id: $id})-[:MENTIONS]->(e:Entity) RETURN e.id", {"id": text_unit_id})
-        entity_ids = tuple(sorted({e for (e,) in linked if self.entity_visible(e)}, key=natural_key))
-        text, document = rows[0]
-        return TextUnit(id=text_unit_id, text=text or "", document_id=document or "", entity_ids=entity_ids)
+        found = self.text_units([text_unit_id])
+        return found[0] if found else None
+
+    def text_units(self, text_unit_ids: Iterable[str]) -> list[TextUnit]:
+        """``text_unit(i)`` for each of ``text_unit_ids`` in one batch: readable ones, order kept,
+        unknown, hidden or blocked ones left out."""
+        wanted = list(dict.fromkeys(i for i in text_unit_ids if isinstance(i, str) and self.text_unit_readable(i)))
+        rows = {unit: (text, document) for unit, text, document in self._anchored(_UNIT_ROWS, wanted)}
+        linked: dict[str, set[str]] = {}
+        for unit, entity_id in self._anchored(_UNIT_MENTIONS, rows):
+            if self.entity_visible(entity_id):
+                linked.setdefault(unit, set()).add(entity_id)
+        return [TextUnit(id=unit, text=rows[unit][0] or "", document_id=rows[unit][1] or "",
+                         entity_ids=tuple(sorted(linked.get(unit, ()), key=natural_key)))
+                for unit in wanted if unit in rows]
 
     def community(self, community_id: str) -> Community | None:
         """The community report with its visible member entities; None if hidden or unknown."""
@@ -396,8 +454,11 @@ class GraphView:
         entities = self._entities(list(entity_ids))
         for e in entities:
             graph.add_node(e.id, name=e.name, label=e.label)
-        for e in entities:  # each entity's outgoing edges: cost follows their degrees
-            for rid, label, _, target, *_ in self._edge_rows(e.id, "out", -1):
+        edges: dict[str, list[list[Any]]] = {}
+        for row in self._anchored(_OUT_EDGES, graph.nodes):  # the entities' outgoing edges: cost follows their degrees
+            edges.setdefault(row[0], []).append(row[1:])
+        for e in entities:
+            for rid, label, target in edges.get(e.id, ()):
                 if target in graph and self._relation_visible(rid, e.id, target):
                     graph.add_edge(e.id, target, key=rid, id=rid, label=label)
         return graph
@@ -427,15 +488,20 @@ def _relation(rid: str, source: str, target: str, label: str | None, text_unit_i
     return Relation(id=rid, source=source, target=target, label=label or "", text_unit_id=text_unit_id or None)
 
 
+def _internal(value: dict, key: str) -> Any:
+    """An internal field of a returned node or relation: Kùzu names it ``_src``, LadybugDB ``_SRC``."""
+    return value[key] if key in value else value[key.upper()]
+
+
 def _path(nodes: list[dict], rels: list[dict]) -> Path:
     """Turn Kùzu path nodes/rels (with internal ids) into a Path keeping each relation's direction."""
-    by_internal = {(n["_id"]["table"], n["_id"]["offset"]): n["id"] for n in nodes}
+    by_internal = {(_internal(n, "_id")["table"], _internal(n, "_id")["offset"]): n["id"] for n in nodes}
 
     def entity_of(ref: dict) -> str:
         return by_internal[(ref["table"], ref["offset"])]
 
-    relations = tuple(_relation(r["id"], entity_of(r["_src"]), entity_of(r["_dst"]), r.get("label"),
-                                r.get("triplet_source_id")) for r in rels)
+    relations = tuple(_relation(r["id"], entity_of(_internal(r, "_src")), entity_of(_internal(r, "_dst")),
+                                r.get("label"), r.get("triplet_source_id")) for r in rels)
     return Path(entities=tuple(n["id"] for n in nodes), relations=relations)
 
 

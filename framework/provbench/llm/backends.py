@@ -185,6 +185,13 @@ class LiteLLMBackend:
         """Settings that shape the reply (the cache key): not how long we wait for it."""
         return {k: v for k, v in public_params(self.params).items() if k not in TRANSPORT_PARAMS}
 
+    def __getstate__(self) -> dict[str, Any]:  # to a worker process: settings, not the module
+        return {k: v for k, v in self.__dict__.items() if k != "_litellm"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._litellm = _import_litellm()
+
     def __repr__(self) -> str:
         return f"LiteLLMBackend({self.model_id!r}, {self.config()!r})"
 

@@ -19,6 +19,7 @@ from typing import Any
 from ..model import BASELINE, RunRecord
 from ..store import export_csv
 from . import charts
+from .pictures import cached_picture
 from .data import RunData, load_run
 from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
 from .stats import MCNEMAR_NOTE, Share, mcnemar, per_question, select, share
@@ -180,7 +181,7 @@ def _json(value: Any, limit: int | None = None) -> str:
     return text if limit is None or len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
-def record_view(record: RunRecord, view: Any = None, picture: bool = False) -> dict[str, Any]:
+def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_dir: Path | None = None) -> dict[str, Any]:
     trace = record.trace
     variant = record.variant.description or record.variant.id if record.variant else ""
     out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "", "variant": variant,
@@ -198,7 +199,7 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False) -> d
                     "steps": [_step_view(s) for s in trace.steps]}
     if picture and view is not None and (trace.visited_entities or trace.citations.entities):
         try:
-            out["svg"] = charts.subgraph_picture(view, trace.visited_entities, trace.citations.entities)
+            out["svg"] = cached_picture(run_dir, view, trace.visited_entities, trace.citations.entities)
         except Exception as exc:  # noqa: BLE001 - a picture must not sink the report
             log.warning("subgraph picture failed for %s: %s", record.key.as_str(), exc)
     return out
@@ -215,7 +216,7 @@ def question_page(run: RunData, qid: str, view: Any) -> dict[str, Any]:
         if not records:
             continue
         sections.append({"system": system, "anchor": anchor(system),
-                         "baseline": [record_view(r, view, pictures) for r in base],
+                         "baseline": [record_view(r, view, pictures, run.run_dir) for r in base],
                          "interventions": [record_view(r) for r in sorted(
                              others, key=lambda r: (run.conditions.index(r.key.condition)
                                                     if r.key.condition in run.conditions else 99, r.key.repeat,

@@ -34,6 +34,13 @@ class SchemaFollowingBackend:
     def config(self) -> dict[str, Any]:
         return {}
 
+    def __getstate__(self) -> dict[str, Any]:  # to a worker process: the replies, not the call log
+        return {"model_id": self.model_id}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__()
+        self.model_id = state["model_id"]
+
     def complete(self, request: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             self.calls.append(request)

@@ -84,9 +84,10 @@ class RAG(PaperOneShot):
         trace = self.new_trace(question)
         hits = env.view.search_text_units(question.question, k=self.options.top_k)
         passages = []
+        readable = {unit.id: unit for unit in env.view.text_units([h.id for h in hits])}  # one batch
         for hit in hits:
             record_retrieved(trace, "text_unit", hit.id, hit.score)
-            unit = env.view.text_unit(hit.id)
+            unit = readable.get(hit.id)
             if unit is not None:
                 trace.read_text_unit(unit.id)
                 passages.append(P.RAG_PASSAGE.format(id=unit.id, text=clip(unit.text, self.options.text_chars)))
@@ -172,11 +173,11 @@ class GraphRAG(PaperOneShot):
     def linked_text_units(self, view: Any, seeds: list[str], relations: list, neighbours: list[str]) -> list[str]:
         """Text units of the seeds first, then the relationships' source text, then the neighbours'."""
         ordered: list[str] = []
-        for seed in seeds:
-            ordered += view.text_units_of(seed)
+        for entity in view.entities(seeds):
+            ordered += entity.text_unit_ids
         ordered += [r.text_unit_id for r in relations if r.text_unit_id]
-        for entity_id in neighbours:
-            ordered += view.text_units_of(entity_id)
+        for entity in view.entities(neighbours):  # duplicates dropped: the result is deduplicated anyway
+            ordered += entity.text_unit_ids
         return list(dict.fromkeys(ordered))[: self.options.max_text_units]
 
     # -- generation ------------------------------------------------------------------------
@@ -197,14 +198,10 @@ class GraphRAG(PaperOneShot):
     def render_context(self, view: Any, context: dict[str, list[str]]) -> tuple[str, dict[str, list[str]]]:
         """The prompt's context from ids, through the view: an id the view no longer shows is left
         out, and a relationship is shown only when both its ends are entities in the context."""
-        entities: dict[str, Entity] = {}
-        for entity_id in context.get("entity_ids", []):
-            entity = view.entity(entity_id)
-            if entity is not None:
-                entities[entity.id] = entity
-        relations = [r for r in (view.relation(i) for i in context.get("relation_ids", []))
-                     if r is not None and r.source in entities and r.target in entities]
-        units = [u for u in (view.text_unit(i) for i in context.get("text_unit_ids", [])) if u is not None]
+        entities: dict[str, Entity] = {e.id: e for e in view.entities(context.get("entity_ids", []))}
+        relations = [r for r in view.relations(context.get("relation_ids", []))
+                     if r.source in entities and r.target in entities]
+        units = view.text_units(context.get("text_unit_ids", []))
         communities = [c for c in (view.community(i) for i in context.get("community_ids", [])) if c is not None]
         sections = [
             ("Entities", [P.GRAPHRAG_ENTITY.format(id=e.id, name=e.name, label=e.label or "entity",

@@ -1,0 +1,194 @@
+"""Executing a run's units: a scheduler without phase barriers, on a pluggable executor.
+
+An intervention unit needs only its own baseline record (and, when the exclusion step is on,
+the reference system's baseline for the same question), so the scheduler plans a question x
+system's intervention units the moment those records land instead of waiting for every
+baseline. Ready interventions go ahead of baselines that unlock nothing, which keeps the
+longest chains (agent baseline, then its ablations) moving.
+
+Executors run :func:`provbench.runner.run_unit` somewhere and hand back records:
+
+* ``threads`` (default): a thread pool in this process, ``suite.concurrency`` units at once;
+* ``ray``: :mod:`provbench.ray_executor`, units on Ray workers (every core, or a cluster).
+
+Whatever the executor, the driver (this process) is the only writer of the run directory: it
+appends each record and stores the LLM-cache entries a remote unit brings back.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+from .model import RunRecord, UnitKey
+from .plugin_api import answered_by_reference
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .runner import RunContext, Unit
+    from .store import RunStore
+    from .suite import Suite
+
+log = logging.getLogger(__name__)
+
+
+class Executor(Protocol):
+    def submit(self, unit: "Unit", baseline: RunRecord | None) -> Future:
+        """Start one unit; the future's result is its RunRecord (a unit's failure is a failed record)."""
+
+    def shutdown(self) -> None:
+        """Drop queued units and release workers (recorded units stay)."""
+
+
+class ThreadExecutor:
+    """Units on a thread pool in this process (they share the knowledge base and the LLM client)."""
+
+    def __init__(self, ctx: "RunContext", run_unit: Callable[..., RunRecord]) -> None:
+        self._run_unit = run_unit
+        self._ctx = ctx
+        self._pool = ThreadPoolExecutor(max_workers=ctx.suite.concurrency, thread_name_prefix="unit")
+
+    def submit(self, unit: "Unit", baseline: RunRecord | None) -> Future:
+        return self._pool.submit(self._run_unit, self._ctx, unit, baseline)
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def make_executor(ctx: "RunContext", run_unit: Callable[..., RunRecord]) -> Executor:
+    """The suite's executor running ``run_unit(ctx, unit, baseline)`` (passed in: this module is below the runner)."""
+    spec = ctx.suite.executor
+    if spec.kind == "ray":
+        from .ray_executor import RayExecutor
+
+        return RayExecutor(ctx, run_unit, address=spec.address, workers=spec.workers)
+    return ThreadExecutor(ctx, run_unit)
+
+
+def baseline_key(question_id: str, system: str) -> str:
+    return UnitKey(question_id=question_id, system=system).as_str()
+
+
+class Scheduler:
+    """Hands units to an executor as their inputs become ready; records each result as it lands.
+
+    ``plan(question_id, system)`` returns a pair's intervention units once the records they need
+    exist; ``on_record(record)`` stores a finished record (append, hooks, progress);
+    ``on_planned(planned, already_recorded)`` counts units as they are planned.
+    """
+
+    def __init__(self, ctx: "RunContext", done: dict[str, RunRecord],
+                 plan: Callable[[str, str], list["Unit"]], on_record: Callable[[RunRecord], None],
+                 on_planned: Callable[[int, int], None] = lambda planned, recorded: None) -> None:
+        suite = ctx.suite
+        self.ctx, self.done, self.plan, self.on_record, self.on_planned = ctx, done, plan, on_record, on_planned
+        self.window = suite.concurrency
+        self.targets = set(suite.targets_of_interventions()) if suite.interventions else set()
+        reference = suite.exclusion.reference_system
+        self.reference = reference if suite.exclusion.enabled and reference in suite.system_names else None
+        self.waiting = {(q, s) for q in ctx.questions for s in self.targets}  # pairs not yet planned
+        self.ready: deque["Unit"] = deque()
+        self.rerun = set(getattr(ctx, "retry", ()))  # recorded (failed) units to run again: not yet usable
+        self.planned_keys: set[str] = set()
+
+    def run(self, baselines: list["Unit"], executor: Executor) -> None:
+        # baselines that unlock interventions first, question by question so pairs unlock early
+        order = {q: n for n, q in enumerate(self.ctx.questions)}
+        unlocking = sorted((u for u in baselines if self._unlocks(u)), key=lambda u: order[u.key.question_id])
+        self._queue(unlocking + [u for u in baselines if not self._unlocks(u)])
+        self._plan_ready()
+        in_flight: dict[Future, "Unit"] = {}
+        try:
+            while self.ready or in_flight:
+                while self.ready and len(in_flight) < self.window:
+                    unit = self.ready.popleft()
+                    in_flight[executor.submit(unit, self._baseline_of(unit))] = unit
+                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    del in_flight[future]
+                    record = future.result()  # run_unit turns a unit's own failure into a record
+                    self.done[record.key.as_str()] = record
+                    self.rerun.discard(record.key.as_str())
+                    self.on_record(record)
+                    if record.key.condition == "baseline":
+                        self._plan_ready()
+        finally:  # on Ctrl-C, drop queued units instead of waiting for them; recorded ones stay
+            executor.shutdown()
+
+    def _unlocks(self, unit: "Unit") -> bool:
+        return unit.key.system in self.targets or unit.key.system == self.reference
+
+    def _queue(self, units: list["Unit"], first: bool = False) -> None:
+        todo = [u for u in units if u.key.as_str() not in self.done or u.key.as_str() in self.rerun]
+        self.planned_keys |= {u.key.as_str() for u in units}
+        self.on_planned(len(units), len(units) - len(todo))
+        if first:
+            self.ready.extendleft(reversed(todo))
+        else:
+            self.ready.extend(todo)
+
+    def _plan_ready(self) -> None:
+        """Plan every waiting (question, system) pair whose baseline (and reference) records exist."""
+        for question_id, system in sorted(self.waiting):
+            if not self._recorded(baseline_key(question_id, system)):
+                continue
+            if self.reference is not None:
+                reference_key = baseline_key(question_id, self.reference)
+                if not self._recorded(reference_key):
+                    continue
+                reference = self.done[reference_key]
+                if answered_by_reference([reference], self.reference):  # the exclusion step
+                    self.waiting.discard((question_id, system))
+                    continue
+            self.waiting.discard((question_id, system))
+            self._queue(self.plan(question_id, system), first=True)
+
+    def _recorded(self, key: str) -> bool:
+        return key in self.done and key not in self.rerun
+
+    def _baseline_of(self, unit: "Unit") -> RunRecord | None:
+        if unit.intervention is None:
+            return None
+        return self.done.get(baseline_key(unit.key.question_id, unit.key.system))
+
+
+# -- around the units: warm-up, read-only reopening, pictures drawn ahead of the report --
+
+def warm_up_embeddings(suite: Suite) -> threading.Thread | None:
+    """Load the embedding model on a thread (a suite with a knowledge base searches it)."""
+    if suite.knowledge_base is None or suite.executor.kind != "threads":
+        return None
+
+    def load() -> None:
+        try:
+            from .kb.embeddings import embedding_model
+
+            embedding_model()
+        except Exception:  # noqa: BLE001 - the first search reports it properly
+            log.debug("embedding model warm-up failed", exc_info=True)
+
+    thread = threading.Thread(target=load, name="warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def reopen_read_only(kb: Any, kb_dir: Path) -> Any:
+    """The same knowledge base opened read-only: the database lets many read-only openers share it."""
+    from .kb import KnowledgeBase
+
+    kb.close()
+    return KnowledgeBase.open(kb_dir, read_only=True)
+
+
+def pictures_ahead(ctx: RunContext, store: RunStore) -> Any:
+    """The report's subgraph pictures, drawn while units wait on the LLM (None: the report has none)."""
+    report = ctx.suite.report
+    if ctx.view is None or not (report.per_question_pages and report.subgraph_pictures):
+        return None
+    from .report.pictures import PictureAhead
+
+    return PictureAhead(store.run_dir, ctx.view)

@@ -1,0 +1,181 @@
+"""Units on Ray workers (``executor: {kind: ray, address: auto}``; ``pip install 'provbench[ray]'``).
+
+Each worker is a threaded Ray actor holding what a unit needs: the knowledge base opened
+read-only, the plugins, the dataset loader, the metrics and an LLM client over the driver's
+backend (pickled: its settings, never a live connection). A worker's LLM cache is a
+:class:`RecordingCache`: the replies a unit fetched travel back with its record and the driver
+stores them in the run's cache, so the driver stays the only writer of the run directory and a
+finished run re-runs with no call, whichever executor ran it. The knowledge base's path must be
+readable by every worker (one machine, or a shared file system).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from .errors import UserError
+from .model import Question, RunRecord
+
+if TYPE_CHECKING:
+    from .registry import Registry
+    from .runner import RunContext, Unit
+    from .suite import LoadedSuite
+
+_unit_entries: contextvars.ContextVar[list | None] = contextvars.ContextVar("provbench_unit_cache", default=None)
+
+
+class RecordingCache:
+    """An in-memory LLM cache that also lists what each unit added (the ``ResponseCache`` interface)."""
+
+    directory = Path("<ray worker>")
+
+    def __init__(self) -> None:
+        self._entries: dict[str, dict[str, Any]] = {}
+        self._orphans: list[tuple[str, dict[str, Any]]] = []  # added outside a unit's context
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self._entries.get(key)
+
+    def put(self, key: str, reply: dict[str, Any]) -> None:
+        with self._lock:
+            self._entries[key] = reply
+            target = _unit_entries.get()
+            (target if target is not None else self._orphans).append((key, reply))
+
+    def take_orphans(self) -> list[tuple[str, dict[str, Any]]]:
+        with self._lock:
+            orphans, self._orphans = self._orphans, []
+        return orphans
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class WorkerSpec:
+    """Everything a worker needs to rebuild the run's context (picklable)."""
+
+    loaded: "LoadedSuite"
+    registry: "Registry"
+    questions: dict[str, Question]
+    kb_dir: str | None
+    llm_backend: Any
+    llm_settings: dict[str, Any]
+    run_unit: Callable[..., RunRecord]  # the runner's, by reference (this module is below the runner)
+    context_class: type
+
+    @classmethod
+    def from_context(cls, ctx: "RunContext", run_unit: Callable[..., RunRecord]) -> "WorkerSpec":
+        llm = ctx.llm
+        settings = {"max_concurrency": llm.max_concurrency, "max_attempts": llm.max_attempts,
+                    "backoff_s": llm.backoff_s, "max_backoff_s": llm.max_backoff_s, **llm.default_params}
+        return cls(ctx.loaded, ctx.registry, ctx.questions, str(ctx.kb_dir) if ctx.kb_dir else None,
+                   llm.backend, settings, run_unit, type(ctx))
+
+    def context(self) -> tuple["RunContext", Any, RecordingCache]:
+        from .kb import KnowledgeBase
+        from .llm import LLMClient
+
+        llm = LLMClient(self.llm_backend, **self.llm_settings)
+        cache = llm.cache = RecordingCache()
+        kb = KnowledgeBase.open(self.kb_dir, read_only=True) if self.kb_dir else None
+        suite = self.loaded.suite
+        ctx = self.context_class(self.loaded, self.registry, self.questions,
+                         self.registry.create("dataset_loader", suite.dataset.loader), llm,
+                         kb.view() if kb is not None else None, kb_dir=Path(self.kb_dir) if self.kb_dir else None)
+        ctx.metrics = [(ref.key, self.registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
+        return ctx, kb, cache
+
+
+class UnitWorker:
+    """One worker process: runs units on its threads against one read-only knowledge base."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        self.ctx, self.kb, self.cache = spec.context()
+        self.run_unit = spec.run_unit
+
+    def run(self, unit: "Unit", baseline: RunRecord | None) -> tuple[RunRecord, list]:
+        entries: list = []
+        token = _unit_entries.set(entries)
+        try:
+            record = self.run_unit(self.ctx, unit, baseline)
+        finally:
+            _unit_entries.reset(token)
+        return record, entries + self.cache.take_orphans()
+
+    def close(self) -> None:
+        if self.kb is not None:
+            self.kb.close()
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise UserError("executor 'ray' needs Ray: pip install 'provbench[ray]'") from None
+    return ray
+
+
+class RayExecutor:
+    """Spreads units over ``workers`` Ray actors, each running several at once on threads."""
+
+    def __init__(self, ctx: "RunContext", run_unit: Callable[..., RunRecord], address: str | None = None,
+                 workers: int | None = None) -> None:
+        ray = self._ray = _ray()
+        self._started_ray = not ray.is_initialized()
+        if self._started_ray:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        count = max(1, min(workers or cpus, ctx.suite.concurrency))
+        per_worker = math.ceil(ctx.suite.concurrency / count)
+        spec = ray.put(WorkerSpec.from_context(ctx, run_unit))
+        actor = ray.remote(num_cpus=0)(UnitWorker).options(max_concurrency=per_worker, scheduling_strategy="SPREAD")
+        self._workers = [actor.remote(spec) for _ in range(count)]
+        self._load = [0] * count
+        self._lock = threading.Lock()
+        self._cache = ctx.llm.cache
+
+    def submit(self, unit: "Unit", baseline: RunRecord | None) -> Future:
+        with self._lock:
+            index = self._load.index(min(self._load))
+            self._load[index] += 1
+        remote = self._workers[index].run.remote(unit, baseline).future()
+        result: Future = Future()
+
+        def landed(done: Future) -> None:
+            with self._lock:
+                self._load[index] -= 1
+            try:
+                record, entries = done.result()
+                if self._cache is not None:  # the driver writes the run's cache, nobody else
+                    for key, reply in entries:
+                        self._cache.put(key, reply)
+                result.set_result(record)
+            except BaseException as exc:  # noqa: BLE001 - a lost worker surfaces in the driver
+                result.set_exception(exc)
+
+        remote.add_done_callback(landed)
+        return result
+
+    def shutdown(self) -> None:
+        ray = self._ray
+        for worker in self._workers:
+            try:
+                ray.get(worker.close.remote(), timeout=30)
+            except Exception:  # noqa: BLE001 - a dead worker has nothing left to close
+                pass
+            ray.kill(worker)
+        self._workers = []
+        if self._started_ray:
+            ray.shutdown()
