@@ -69,7 +69,7 @@ def test_only_a_deliberate_abstention_is_right_on_an_unanswerable_question(outco
     from types import SimpleNamespace
 
     from provbench.model import Question, RunRecord, Trace, UnitKey
-    from provbench.runner import _score
+    from provbench.units import _score
     from provbench_plugins.datasets.curriculum.loader import CurriculumLoader
 
     question = Question(id="q", question="?", answer="", metadata={"answerable": False})

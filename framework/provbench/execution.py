@@ -6,7 +6,7 @@ system's intervention units the moment those records land instead of waiting for
 baseline. Ready interventions go ahead of baselines that unlock nothing, which keeps the
 longest chains (agent baseline, then its ablations) moving.
 
-Executors run :func:`provbench.runner.run_unit` somewhere and hand back records:
+Executors run :func:`provbench.units.run_unit` somewhere and hand back records:
 
 * ``threads`` (default): a thread pool in this process, ``suite.concurrency`` units at once;
 * ``ray``: :mod:`provbench.ray_executor`, units on Ray workers (every core, or a cluster).
@@ -29,7 +29,7 @@ from .plugin_api import answered_by_reference
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .runner import RunContext, Unit
+    from .units import RunContext, Unit
     from .store import RunStore
     from .suite import Suite
 

@@ -24,7 +24,7 @@ from .model import Question, RunRecord
 
 if TYPE_CHECKING:
     from .registry import Registry
-    from .runner import RunContext, Unit
+    from .units import RunContext, Unit
     from .suite import LoadedSuite
 
 _unit_entries: contextvars.ContextVar[list | None] = contextvars.ContextVar("provbench_unit_cache", default=None)

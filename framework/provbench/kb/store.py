@@ -1,5 +1,9 @@
 """The knowledge base: a LlamaIndex property graph on embedded Kùzu, plus embedding indices.
 
+Longer than 400 lines because :class:`KnowledgeBase` keeps its writers (nodes, staged edge copies,
+communities, vectors, bulk load) beside the schema they write; the open database that views read
+lives in :mod:`provbench.kb.graphstore`.
+
 Layout of a knowledge-base directory::
 
     graph.kuzu          the Kùzu database (schema of KuzuPropertyGraphStore, extended below)
@@ -36,165 +40,19 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
-from ..errors import UserError
+from .graphstore import (ALL_INDICES, BATCH, BUILD_INFO, COMPLETE_MARKER, DB_NAME, FORMAT_VERSION, INDEX_COMMUNITIES,
+                         INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, KB_JSON, SCHEMA_EXTENSIONS, STAGING_DIR,
+                         VECTORS_DIR, GraphStore, KBError, entity_text, natural_key, open_store)
 from .types import Community, Entity, KBStats, Relation, TextUnit
 
 if TYPE_CHECKING:
     import kuzu
 
     from .view import GraphView
-
-DB_NAME = "graph.kuzu"
-VECTORS_DIR = "vectors"
-STAGING_DIR = ".staging"
-BUILD_INFO = "build_info.json"
-KB_JSON = "kb.json"
-COMPLETE_MARKER = "COMPLETE"
-FORMAT_VERSION = 1
-BATCH = 2000
-
-# Vector indices saved by finalize (entities twice: full text, and name only for hidden metadata).
-INDEX_TEXT_UNITS = "text_units"
-INDEX_ENTITIES = "entities"
-INDEX_ENTITY_NAMES = "entity_names"
-INDEX_COMMUNITIES = "communities"
-ALL_INDICES = (INDEX_TEXT_UNITS, INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_COMMUNITIES)
-
-_SCHEMA_EXTENSIONS = (
-    "ALTER TABLE Entity ADD IF NOT EXISTS description STRING DEFAULT ''",
-    "ALTER TABLE LINKS ADD IF NOT EXISTS id STRING",
-    "ALTER TABLE LINKS ADD IF NOT EXISTS valid_from STRING",
-    "ALTER TABLE LINKS ADD IF NOT EXISTS invalidated_at STRING",
-    "ALTER TABLE Entity ADD IF NOT EXISTS community_ids STRING[]",
-    "CREATE NODE TABLE IF NOT EXISTS Community("
-    "id STRING, title STRING, summary STRING, level INT64, entity_ids STRING[], PRIMARY KEY(id))",
-)
-
-
-class KBError(UserError):
-    """A knowledge-base problem the user can act on (bad path, bad records, wrong mode)."""
-
-
-def natural_key(text: str) -> tuple:
-    """Sort key that puts "tu:2" before "tu:10"."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text))
-
-
-def graph_store_of(path: Path) -> str:
-    """The graph database a knowledge base was created in (``kuzu`` for those made before the choice)."""
-    try:
-        return json.loads((path / KB_JSON).read_text(encoding="utf-8")).get("graph_store") or "kuzu"
-    except (OSError, ValueError):
-        return "kuzu"
-
-
-def entity_text(name: str, label: str, description: str) -> str:
-    """What an entity's full embedding is computed from."""
-    head = f"{name} ({label})" if label else name
-    return f"{head}: {description}" if description else head
-
-
-# -----------------------------------------------------------------------------------------------
-# Kùzu access shared by a knowledge base and all its views
-
-
-class GraphStore:
-    """One open graph database: the LlamaIndex store, per-thread connections, and the vectors."""
-
-    def __init__(self, path: Path, read_only: bool, backend: str | None = None):
-        from .backends import backend as graph_backend
-
-        self.path = path
-        self.read_only = read_only
-        self.backend = graph_backend(backend)
-        self._module = self.backend.database_module()
-        self.db = self._module.Database(str(path / DB_NAME), read_only=read_only)
-        self.pg_store = self.backend.property_graph_store(self.db, read_only)
-        self._local = threading.local()
-        self._connections: list[Any] = []
-        self._lock = threading.Lock()
-        self._vectors: dict[str, Any] = {}
-        self._invalidated: frozenset[str] | None = None
-        self.closed = False
-
-    # -- queries
-
-    def _prepared_connection(self):
-        """This thread's connection and its prepared statements (connections are not shared between threads)."""
-        if self.closed:
-            raise KBError(f"knowledge base at {self.path} is closed")
-        state = getattr(self._local, "state", None)
-        if state is None:
-            from .backends import PreparedConnection
-
-            state = PreparedConnection(self._module, self.db)
-            self._local.state = state
-            with self._lock:
-                self._connections.append(state)
-        return state
-
-    def connection(self) -> "kuzu.Connection":
-        """This thread's connection."""
-        return self._prepared_connection().conn
-
-    def rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        """Run one parameterised Cypher query and return its rows (planned once per thread)."""
-        return self._prepared_connection().rows(query, params)
-
-    def scalar(self, query: str, params: dict[str, Any] | None = None) -> Any:
-        rows = self.rows(query, params)
-        return rows[0][0] if rows else None
-
-    def invalidated_relations(self) -> frozenset[str]:
-        """Ids of relations stored with ``invalidated_at`` set (read once: a finished KB is immutable)."""
-        if self._invalidated is None:
-            columns = {row[0] for row in self.rows("CALL table_info('LINKS') RETURN name")}
-            ids = ({row[0] for row in self.rows("MATCH ()-[r:LINKS]->() WHERE r.invalidated_at IS NOT NULL "
-                                                "RETURN r.id")} if "invalidated_at" in columns else set())
-            self._invalidated = frozenset(ids)
-        return self._invalidated
-
-    # -- vectors
-
-    def vectors(self, name: str):
-        """A saved vector index, loaded on first use and kept for the process."""
-        from .embeddings import VectorIndex
-
-        index = self._vectors.get(name)
-        if index is None:
-            directory = self.path / VECTORS_DIR
-            if not VectorIndex.exists(directory, name):
-                raise KBError(f"knowledge base at {self.path} has no {name!r} embeddings: was it finalized?")
-            # the name-only entity index is read by row (masked entities): map it, do not load it
-            loaded = VectorIndex.load(directory, name, mmap=name == INDEX_ENTITY_NAMES)
-            with self._lock:
-                index = self._vectors.setdefault(name, loaded)
-        return index
-
-    def forget_vectors(self) -> None:
-        self._vectors.clear()
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        with self._lock:
-            for state in self._connections:
-                state.close()
-            self._connections.clear()
-        self.pg_store.connection.close()
-        self.db.close()
-
-
-# -----------------------------------------------------------------------------------------------
-# the knowledge base
-
 
 class KnowledgeBase:
     """A knowledge base on disk. Build it with ``create`` + ``add_*`` + ``finalize``; read it via ``view()``."""
@@ -222,7 +80,7 @@ class KnowledgeBase:
             raise KBError(f"cannot create a knowledge base at {path}: it exists and is not an empty directory")
         path.mkdir(parents=True, exist_ok=True)
         store = GraphStore(path, read_only=False, backend=chosen)
-        for statement in _SCHEMA_EXTENSIONS:
+        for statement in SCHEMA_EXTENSIONS:
             store.rows(statement)
         (path / KB_JSON).write_text(json.dumps({"format": FORMAT_VERSION, "created": time.time(),
                                                 "graph_store": chosen}))
@@ -240,7 +98,7 @@ class KnowledgeBase:
             raise KBError(f"no knowledge base at {path} (no {DB_NAME} there)")
         if not allow_incomplete and not cls.is_complete(path):
             raise KBError(f"knowledge base at {path} is not finished (no {COMPLETE_MARKER} marker): build it again")
-        return cls(path, _open_store(path, read_only))
+        return cls(path, open_store(path, read_only))
 
     @staticmethod
     def is_complete(path: str | Path) -> bool:
@@ -612,21 +470,3 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
-
-
-OPEN_WAIT_S = 30.0  # a process that just finished building this KB may still hold Kùzu's file lock
-
-
-def _open_store(path: Path, read_only: bool, wait_s: float = OPEN_WAIT_S) -> GraphStore:
-    """Open the database, waiting a little while another process holds Kùzu's lock on it."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            return GraphStore(path, read_only=read_only, backend=graph_store_of(path))
-        except RuntimeError as exc:
-            locked = "lock" in str(exc).lower()
-            if not locked or time.monotonic() >= deadline:
-                hint = (" (another process has it open; Kùzu allows one read-write opener at a time: "
-                        "wait for that process, or give this run its own knowledge_base directory)") if locked else ""
-                raise KBError(f"cannot open the knowledge base at {path}: {exc}{hint}") from exc
-            time.sleep(0.2)

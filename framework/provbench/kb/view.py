@@ -32,14 +32,14 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
 
-from .store import (INDEX_COMMUNITIES, INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, KBError,
+from .graphstore import (INDEX_COMMUNITIES, INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, KBError,
                     natural_key)
 from .types import Community, Entity, Hit, KBStats, Neighbor, Path, Relation, TextUnit
 
 if TYPE_CHECKING:
     import networkx
 
-    from .store import GraphStore
+    from .graphstore import GraphStore
 
 MAX_PATH_HOPS = 10
 _SIDE_PATTERNS = {"out": "(a:Entity {id: $id})-[r:LINKS]->(b:Entity)",

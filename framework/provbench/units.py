@@ -1,0 +1,196 @@
+"""Units of work: what the runner plans (baselines; interventions with their repeats or enumerated
+variants) and how one unit runs and is scored. A unit depends only on its inputs and the LLM cache, so
+any executor can run :func:`run_unit` (see :mod:`provbench.execution`)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from .errors import UserError
+from .model import Question, RunRecord, Trace, UnitKey, utc_now
+from .plugin_api import Environment, Intervention, MetricContext, Variant, answered_by_reference, compared_output
+from .suite import LoadedSuite, PluginRef, Suite
+
+if TYPE_CHECKING:
+    from .registry import Registry
+
+log = logging.getLogger(__name__)
+
+# -- the context shared by every unit ------------------------------------------------------------
+
+@dataclass
+class RunContext:
+    loaded: LoadedSuite
+    registry: "Registry"
+    questions: dict[str, Question]
+    loader: Any
+    llm: Any
+    view: Any  # GraphView or None (a suite without a knowledge base)
+    metrics: list[tuple[str, Any]] = field(default_factory=list)
+    kb_dir: Path | None = None  # where remote workers open the knowledge base (read-only)
+    retry: set[str] = field(default_factory=set)  # recorded units to run again (failed before)
+
+    @property
+    def suite(self) -> Suite:
+        return self.loaded.suite
+
+
+@dataclass(frozen=True)
+class Unit:
+    key: UnitKey
+    system: PluginRef
+    intervention: PluginRef | None = None
+    seed: int = 0
+    variant: Variant | None = None  # the variant of an enumerated intervention this unit runs
+
+
+def unit_seed(base: int, key: UnitKey) -> int:
+    """A stable seed per unit: the same key always gets the same seed, whatever the order."""
+    digest = hashlib.sha256(f"{base}|{key.as_str()}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+# -- planning ---------------------------------------------------------------------------------------
+
+def baseline_units(suite: Suite, questions: Iterable[str]) -> list[Unit]:
+    units = []
+    for ref in suite.systems:
+        for qid in questions:
+            key = UnitKey(question_id=qid, system=ref.key)
+            units.append(Unit(key, ref, seed=unit_seed(suite.seed, key)))
+    return units
+
+
+def excluded_questions(suite: Suite, records: dict[str, RunRecord]) -> set[str]:
+    """The suite's exclusion step over the baseline records so far."""
+    if not suite.exclusion.enabled:
+        return set()
+    return answered_by_reference(records.values(), suite.exclusion.reference_system)
+
+
+def intervention_units(ctx: RunContext, questions: Iterable[str],
+                       done: dict[str, RunRecord] | None = None, systems: Iterable[str] | None = None) -> list[Unit]:
+    """Units of every intervention x target system (among ``systems``, default all) x question:
+    ``repeats`` of each, or, for an enumerated intervention, one per variant it lists from the
+    baseline trace in ``done``."""
+    suite, units, done = ctx.suite, [], done or {}
+    only = set(systems) if systems is not None else None
+    targets = [ref for ref in suite.systems
+               if ref.key in suite.targets_of_interventions() and (only is None or ref.key in only)]
+    for iref in suite.interventions:
+        probe = ctx.registry.create("intervention", iref.name, **iref.options)
+        repeats = suite.repeats if suite.repeats and probe.repeats > 1 else probe.repeats
+        for sref in targets:
+            if probe.level == "context" and not getattr(ctx.registry.create("system", sref.name, **sref.options),
+                                                        "supports_resume", False):
+                log.warning("skipping %s x %s: the system cannot resume from a perturbed context", iref.key, sref.key)
+                continue
+            for qid in questions:
+                variants = _variants(ctx, probe, qid, sref.key, iref.key, done)
+                if variants is not None:
+                    units += [_variant_unit(suite, qid, sref, iref, v) for v in variants]
+                    continue
+                for repeat in range(repeats):
+                    key = UnitKey(question_id=qid, system=sref.key, condition=iref.key, repeat=repeat)
+                    units.append(Unit(key, sref, iref, seed=unit_seed(suite.seed, key)))
+    return units
+
+
+def _variants(ctx: RunContext, intervention: Intervention, qid: str, system: str, condition: str,
+              done: dict[str, RunRecord]) -> list[Variant] | None:
+    """The variants an enumerated intervention lists for one baseline trace (None: not enumerated,
+    or no usable baseline, in which case one unit is planned and records why it could not run)."""
+    baseline = done.get(UnitKey(question_id=qid, system=system).as_str())
+    if baseline is None or baseline.status != "ok" or baseline.trace is None:
+        return None
+    rng = random.Random(unit_seed(ctx.suite.seed, UnitKey(question_id=qid, system=system, condition=condition)))
+    variants = intervention.variants(ctx.questions[qid], baseline.trace.model_copy(deep=True), rng)
+    if variants is None:
+        return None
+    ids = [v.id for v in variants]
+    if len(set(ids)) != len(ids) or not all(ids):
+        raise UserError(f"intervention {condition!r} listed variant ids that are empty or repeated for "
+                        f"question {qid!r}: {ids}")
+    return variants
+
+
+def _variant_unit(suite: Suite, qid: str, sref: PluginRef, iref: PluginRef, variant: Variant) -> Unit:
+    key = UnitKey(question_id=qid, system=sref.key, condition=iref.key, variant=variant.id)
+    return Unit(key, sref, iref, seed=unit_seed(suite.seed, key), variant=variant)
+
+
+# -- running one unit ---------------------------------------------------------------------------------
+
+def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> RunRecord:
+    """One unit, scored. A system or LLM failure becomes a ``failed`` record, never an exception."""
+    question = ctx.questions[unit.key.question_id]
+    record = RunRecord(key=unit.key, gold=question.answer, seed=unit.seed, variant=unit.variant)
+    started = time.perf_counter()
+    try:
+        trace = _produce_trace(ctx, unit, question, baseline)
+        trace.wall_time_s = round(time.perf_counter() - started, 4)
+    except Exception as exc:  # noqa: BLE001 - a unit's failure is data, not a crash
+        log.debug("unit %s failed", unit.key.as_str(), exc_info=True)
+        record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"[:2000]
+    else:
+        record.trace = trace
+        if trace.outcome == "failed":
+            record.status, record.error = "failed", trace.error or "the system reported a failure"
+    _score(ctx, record, question, baseline)
+    record.finished_at = utc_now()
+    return record
+
+
+def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: RunRecord | None) -> Trace:
+    system = ctx.registry.create("system", unit.system.name, **unit.system.options)
+    env = Environment(view=ctx.view, llm=ctx.llm, seed=unit.seed, options=dict(unit.system.options))
+    if unit.intervention is None:
+        return system.run(question, env)
+    if baseline is None or baseline.status != "ok" or baseline.trace is None:
+        raise RuntimeError("no usable baseline trace for this question and system; the intervention cannot apply")
+    intervention: Intervention = ctx.registry.create("intervention", unit.intervention.name, **unit.intervention.options)
+    rng = random.Random(unit.seed)
+    chosen = {"variant": unit.variant} if unit.variant is not None else {}
+    if intervention.level == "context":
+        perturbed = intervention.perturb(question, baseline.trace.model_copy(deep=True), rng, **chosen)
+        return system.resume(question, env, perturbed)
+    env.view = intervention.make_view(ctx.view, question, baseline.trace, rng, **chosen)
+    trace = system.run(question, env)
+    if env.view is not None:  # record what this run could not see
+        trace.artifacts["hidden_by_intervention"] = env.view.hidden.summary()
+    return trace
+
+
+def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: RunRecord | None) -> None:
+    """Dataset correctness, "output changed" against the baseline, then per-record metrics."""
+    answer = record.trace.answer if record.status == "ok" and record.trace else None
+    # the loader sees None only for a deliberate abstention (which may be the right reply to an
+    # unanswerable question); a run that ended with no answer otherwise is scored as an empty one
+    abstained = record.status == "ok" and record.trace is not None and record.trace.outcome == "abstained"
+    prediction = answer if answer is not None or abstained else ""
+    try:
+        record.scores.update(ctx.loader.score_answer(question, prediction))
+    except Exception as exc:  # noqa: BLE001
+        record.score_notes["accuracy"] = f"scoring failed: {type(exc).__name__}: {exc}"[:500]
+    if baseline is not None and baseline.trace is not None and record.status == "ok":
+        # an abstention is its own output, never an empty answer (plugin_api.compared_output)
+        record.scores["output_changed"] = float(compared_output(baseline.trace, ctx.loader.normalize)
+                                                != compared_output(record.trace, ctx.loader.normalize))
+    metric_ctx = metric_context(ctx)
+    for name, metric in ctx.metrics:
+        try:
+            record.scores.update(metric.score(record, question, metric_ctx) or {})
+        except Exception as exc:  # noqa: BLE001 - a judge failure leaves a note, never a crash
+            record.score_notes[name] = f"{type(exc).__name__}: {exc}"[:500]
+
+
+def metric_context(ctx: RunContext) -> MetricContext:
+    return MetricContext(llm=ctx.llm, view=ctx.view, loader=ctx.loader)
+
+
