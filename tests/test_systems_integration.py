@@ -29,7 +29,10 @@ def test_agentic_graphrag_runs_end_to_end_with_the_embedded_model(view, question
     assert 1 <= len(trace.steps) <= 4
     assert len(trace.llm_calls) == len(trace.steps)
     assert any(step.kind == "tool_call" for step in trace.steps), [s.model_dump() for s in trace.steps]
-    assert all(call.completion_tokens <= 96 for call in trace.llm_calls)
+    # the last step of the budget offers only the answer and gets twice the token cap (its JSON must close)
+    caps = [96] * 3 + [2 * 96]
+    assert all(call.completion_tokens <= cap for call, cap in zip(trace.llm_calls, caps)), \
+        [c.completion_tokens for c in trace.llm_calls]
     if trace.outcome == "answered":
         assert trace.answer and trace.steps[-1].tool == "submit_answer"
     else:
