@@ -134,6 +134,7 @@ NAMED_CANARY = "plain-canary-4711"
 
 def test_no_secret_reaches_any_artefact(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("PROVBENCH_TEST_API_KEY", ENV_CANARY)
+    monkeypatch.setenv("PWD", str(tmp_path))  # the shell's working directory is no password
     suite = write_toy_suite(tmp_path / "suite", kb=False, questions=QUESTIONS[:2])
     text = suite.read_text().replace("  id: scripted\n", f"""  id: scripted
   params:
@@ -158,6 +159,7 @@ def test_no_secret_reaches_any_artefact(tmp_path, monkeypatch, caplog):
     assert all(s not in caplog.text for s in (CANARY, ENV_CANARY)) and "[REDACTED]" in caplog.text
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["suite"]["model"]["params"]["api_key"] == "[REDACTED]"
+    assert manifest["suite_path"] == str(suite.resolve())  # paths under $PWD stay readable
 
 
 # -- resume: failed units run again ---------------------------------------------------------------------

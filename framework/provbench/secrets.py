@@ -30,7 +30,8 @@ KEY_PATTERN = re.compile(
     r"|(?i:bearer)\s+[A-Za-z0-9_\-.=]{12,})")
 _SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-NOT_SECRET_NAMES = {"key", "keys", "cache_key", "sort_key"}  # a record's unit key is no credential
+# a record's unit key is no credential, nor is the shell's working directory (PWD, OLDPWD)
+NOT_SECRET_NAMES = {"key", "keys", "cache_key", "sort_key", "pwd", "oldpwd"}
 MIN_SECRET_LEN = 6  # shorter values (e.g. a dummy "x") are redacted by name only
 
 
