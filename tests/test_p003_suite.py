@@ -40,7 +40,7 @@ def test_suite_runs_every_unit_and_reports_table1(suite_run):
     _, run_dir, backend = suite_run
     records = RunStore(run_dir).load_records().values()
     systems = {r.key.system for r in records}
-    assert systems == {"vanilla-rag", "ga-rag", "ga-rag-gamma0"}  # record keys: short names
+    assert systems == {"vanilla-rag", "ga-rag", "ga-rag-gamma0", "planning-loop"}  # record keys: short names
     conditions = {(r.key.system, r.key.condition) for r in records}
     for system in ("vanilla-rag", "ga-rag"):
         assert {(system, c) for c in ("cited-removal", "random-removal", "full-isolation")} <= conditions
