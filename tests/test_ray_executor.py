@@ -1,8 +1,11 @@
 """The Ray executor: a suite on a local Ray cluster gives the same records as on threads, and the
-LLM replies its workers fetched reach the driver's cache (a later run makes no call)."""
+LLM replies its workers fetched reach the driver's cache (a later run makes no call). A knowledge
+base built for the Ray executor (a suite's, or `kb build --executor ray`) embeds with Ray Data.
+One local cluster (2 CPUs) serves the whole module."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -16,6 +19,7 @@ ray = pytest.importorskip("ray")
 
 from runner_helpers import builtin_plugin_manager, write_builtin_suite  # noqa: E402
 
+from provbench.kb.graphstore import COMPLETE_MARKER  # noqa: E402
 from provbench.runner import run_suite  # noqa: E402
 from provbench.store import RunStore  # noqa: E402
 from provbench.testing import schema_following_llm  # noqa: E402
@@ -54,7 +58,7 @@ def run(folder: Path, out: Path, executor: str):
     return run_suite(suite, out=out, pm=builtin_plugin_manager(), llm=llm, write_report=False), llm
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def local_ray():
     # workers import the test helpers (toy plugins) as the driver does
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
@@ -68,6 +72,9 @@ def local_ray():
 def test_ray_executor_gives_the_records_of_threads_and_brings_the_cache_home(tmp_path, local_ray):
     threads_dir, _ = run(tmp_path / "threads", tmp_path / "run-threads", "threads")
     ray_dir, ray_llm = run(tmp_path / "ray", tmp_path / "run-ray", "ray")
+    # the suite chose Ray: its knowledge base was embedded by a Ray Data job (same vectors: same records)
+    assert json.loads((tmp_path / "ray" / "kb" / COMPLETE_MARKER).read_text())["embedder"] == "ray-data"
+    assert json.loads((tmp_path / "threads" / "kb" / COMPLETE_MARKER).read_text())["embedder"] == "in-process"
     expected, actual = projected(threads_dir), projected(ray_dir)
     assert sorted(actual) == sorted(expected) and len(actual) > 6
     assert actual == expected
@@ -80,13 +87,52 @@ def test_ray_executor_gives_the_records_of_threads_and_brings_the_cache_home(tmp
 
 
 def test_ray_data_embedding_matches_the_in_process_embedder(local_ray):
-    """The batch path for very large corpora, on a small input: same vectors, same order."""
+    """The batch path on a small input split in many batches: each group gets the in-process
+    vectors in its own order, and progress counts every text of every group."""
     import numpy as np
 
     from provbench.kb.embeddings import embed_texts
-    from provbench.kb.ray_embed import embed_texts_ray
+    from provbench.kb.ray_embed import RayDataEmbedder
 
     texts = [f"Passage {i} about river number {i % 7} and town {i % 3}." for i in range(23)]
-    vectors = embed_texts_ray(texts, batch_size=5, concurrency=1)
-    assert vectors.shape == (23, 384) and vectors.dtype == np.float32
-    assert np.allclose(vectors, embed_texts(texts), atol=1e-5)
+    groups = [texts[:17], [], texts[17:]]
+    done = [0, 0, 0]
+    vectors = RayDataEmbedder(concurrency=1, batch_size=5).embed_groups(
+        groups, lambda group, n: done.__setitem__(group, done[group] + n))
+    assert [v.shape for v in vectors] == [(17, 384), (0, 384), (6, 384)] and vectors[0].dtype == np.float32
+    assert done == [17, 0, 6]
+    assert np.allclose(np.concatenate(vectors), embed_texts(texts), atol=1e-5)
+
+
+def test_kb_build_with_the_ray_executor_embeds_with_ray_data(tmp_path, local_ray, monkeypatch):
+    """`kb build --executor ray` embeds every index of a builder that knows nothing of Ray in a Ray
+    Data job, giving the in-process build's vectors. The driver's own model is switched off for the
+    Ray build, so a silent in-process fallback would fail it."""
+    import numpy as np
+    from click.testing import CliRunner
+    from kb_2wiki_helpers import write_tiny_2wiki
+
+    from provbench.cli import main
+    from provbench.kb import embeddings
+    from provbench.kb.embeddings import VectorIndex
+    from provbench.kb.graphstore import ALL_INDICES, VECTORS_DIR
+
+    data = write_tiny_2wiki(tmp_path / "dev.json")
+    args = ["kb", "build", str(data), "--builder", "2wiki-paper000", "--model", "scripted",
+            "--option", "extract=false", "--option", "summarize=false"]
+    here = CliRunner().invoke(main, args + ["--out", str(tmp_path / "here")])
+    assert here.exit_code == 0, here.output
+
+    def no_model():
+        raise AssertionError("the driver loaded the embedding model: the build did not embed with Ray")
+
+    monkeypatch.setattr(embeddings, "embedding_model", no_model)
+    remote = CliRunner().invoke(main, args + ["--out", str(tmp_path / "ray"), "--executor", "ray"])
+    assert remote.exit_code == 0, remote.output
+    markers = {name: json.loads((tmp_path / name / COMPLETE_MARKER).read_text()) for name in ("here", "ray")}
+    assert markers["here"]["embedder"] == "in-process" and markers["ray"]["embedder"] == "ray-data"
+    for index in ALL_INDICES:
+        expected = VectorIndex.load(tmp_path / "here" / VECTORS_DIR, index)
+        actual = VectorIndex.load(tmp_path / "ray" / VECTORS_DIR, index)
+        assert actual.ids == expected.ids and len(actual.ids) > 0, index
+        assert np.allclose(actual.vectors, expected.vectors, atol=1e-5), index

@@ -110,16 +110,28 @@ def kb_group() -> None:
               help="KB directory for a dataset file (default: reports/kb/<file name>).")
 @click.option("--concurrency", type=click.IntRange(1, 256), default=None,
               help="Concurrent LLM calls for a dataset file (default: the builder option max_workers, else 2).")
+@click.option("--executor", type=click.Choice(["threads", "ray"]), default=None,
+              help="ray: embed the indices with a Ray Data job (default: the suite's executor; threads embeds "
+                   "in this process).")
+@click.option("--ray-address", default=None, help="Ray cluster to join ('auto': a running one; implies "
+              "--executor ray; default: start a local one).")
 def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str | None, builder: str | None,
-                 options: tuple[str, ...], out: Path | None, concurrency: int | None) -> None:
+                 options: tuple[str, ...], out: Path | None, concurrency: int | None, executor: str | None,
+                 ray_address: str | None) -> None:
     """Build (or reuse) a knowledge base from SOURCE: a suite (file or built-in name) or a dataset file."""
     from . import runner
     from .bundled import resolve_suite
     from .errors import UserError
+    from .suite import ExecutorSpec
 
+    if ray_address is not None and executor == "threads":
+        raise UserError("--ray-address goes with --executor ray, not threads")
+    spec = ExecutorSpec(kind="ray", address=ray_address) if executor == "ray" or ray_address else \
+        ExecutorSpec() if executor == "threads" else None
     path = Path(source)
     if path.suffix in {".yaml", ".yml"} or not path.exists():
-        kb_dir, stats, reused = runner.build_suite_kb(resolve_suite(source), model=model, limit=limit, console=console)
+        kb_dir, stats, reused = runner.build_suite_kb(resolve_suite(source), model=model, limit=limit, console=console,
+                                                      executor=spec)
     else:
         if builder is None:
             from .registry import default_registry
@@ -129,7 +141,7 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
         kb_dir, stats, reused = runner.build_dataset_kb(
             path, out or Path("reports/kb") / path.stem, loader=loader, builder=builder,
             model=model or "embedded", limit=limit, options=_parse_options(options), console=console,
-            concurrency=concurrency)
+            concurrency=concurrency, executor=spec)
     console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}")
     _print_stats(stats)
 

@@ -12,16 +12,18 @@ Executors run :func:`provbench.units.run_unit` somewhere and hand back records:
 * ``ray``: :mod:`provbench.ray_executor`, units on Ray workers (every core, or a cluster).
 
 Whatever the executor, the driver (this process) is the only writer of the run directory: it
-appends each record and stores the LLM-cache entries a remote unit brings back.
+appends each record and stores the LLM-cache entries a remote unit brings back. The executor
+also decides where a knowledge base built for the run embeds (:func:`kb_embedding`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Protocol
 
 from .model import RunRecord, UnitKey
 from .plugin_api import answered_by_reference
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
 
     from .units import RunContext, Unit
     from .store import RunStore
-    from .suite import Suite
+    from .suite import ExecutorSpec, Suite
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +156,16 @@ class Scheduler:
         if unit.intervention is None:
             return None
         return self.done.get(baseline_key(unit.key.question_id, unit.key.system))
+
+
+def kb_embedding(spec: "ExecutorSpec") -> ContextManager[Any]:
+    """Around a knowledge-base build: with the ``ray`` executor its indices are embedded by a
+    Ray Data job over ``spec.workers`` actors (default: the cluster's CPUs), else in this process."""
+    if spec.kind != "ray":
+        return contextlib.nullcontext()
+    from .kb.ray_embed import ray_build_embedding
+
+    return ray_build_embedding(spec.address, spec.workers)
 
 
 # -- around the units: warm-up, read-only reopening, pictures drawn ahead of the report --

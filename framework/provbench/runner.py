@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import UserError
-from .execution import reopen_read_only, warm_up_embeddings
+from .execution import kb_embedding, reopen_read_only, warm_up_embeddings
 from .locks import kb_build_lock
 from .manifest import write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
 from .plugin_api import Results
 from .secrets import Redactor, redacted_logs
 from .store import RunMetrics, RunStore, export_csv
-from .suite import LoadedSuite, Suite, load_suite
+from .suite import ExecutorSpec, LoadedSuite, Suite, load_suite
 from .units import (RunContext, Unit, baseline_units, excluded_questions, intervention_units, metric_context,
                     run_unit, unit_seed)
 
@@ -116,12 +116,16 @@ def _drop_unplanned(ctx: RunContext, done: dict[str, RunRecord]) -> None:
 
 def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int | None = None,
                    console: "Console | None" = None, *, pm: "pluggy.PluginManager | None" = None,
-                   llm: Any = None) -> tuple[Path, "KBStats", bool]:
-    """Build (or reuse) the knowledge base a suite declares: (directory, stats, reused)."""
+                   llm: Any = None, executor: ExecutorSpec | None = None) -> tuple[Path, "KBStats", bool]:
+    """Build (or reuse) the knowledge base a suite declares: (directory, stats, reused).
+
+    ``executor`` (default: the suite's) decides where the build embeds: Ray Data for ``ray``."""
     from .kb import KnowledgeBase
 
     _, registry = _plugins(pm)
     loaded = _load(suite_path, registry, model, limit)
+    if executor is not None:
+        loaded.suite.executor = executor
     if loaded.suite.knowledge_base is None:
         raise UserError(f"{loaded.path}: the suite declares no knowledge_base")
     kb_dir = default_kb_dir(loaded, Path("reports"))
@@ -144,11 +148,12 @@ def kb_llm_cache_dir(kb_dir: Path) -> Path:
 def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, builder: str, model: str = "embedded",
                      limit: int | None = None, options: dict[str, Any] | None = None,
                      console: "Console | None" = None, llm: Any = None,
-                     concurrency: int | None = None) -> tuple[Path, "KBStats", bool]:
+                     concurrency: int | None = None,
+                     executor: ExecutorSpec | None = None) -> tuple[Path, "KBStats", bool]:
     """Build (or reuse) a knowledge base straight from a dataset file: (directory, stats, reused).
 
     The LLM client allows ``concurrency`` calls at once; by default the builder's ``max_workers``
-    option (the shared builder option), else 2.
+    option (the shared builder option), else 2. ``executor`` ``ray`` embeds with Ray Data.
     """
     from .kb import KnowledgeBase
     from .llm import make_llm
@@ -164,7 +169,8 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
         workers = concurrency or (options or {}).get("max_workers") or 2
         llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir), max_concurrency=int(workers))
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
-    with _status(console, "building or reusing the knowledge base"), kb_build_lock(kb_dir):
+    with _status(console, "building or reusing the knowledge base"), kb_build_lock(kb_dir), \
+            kb_embedding(executor or ExecutorSpec()):
         kb = registry.create("kb_builder", builder, **(options or {})).build(questions, kb_dir, llm)
     try:
         return kb_dir, kb.stats(), reused
@@ -261,7 +267,7 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
     if console is not None:
         console.print(f"knowledge base: {kb_dir}")
     with _status(console, "building or reusing the knowledge base"), kb_build_lock(kb_dir), \
-            default_graph_store(spec.graph_store):
+            default_graph_store(spec.graph_store), kb_embedding(loaded.suite.executor):
         kb = builder.build(questions, kb_dir, llm)
     if graph_store_of(kb_dir) != spec.graph_store:
         kb.close()

@@ -10,17 +10,24 @@ array and memory-mapped when loaded); its candidates are re-scored exactly, so s
 same as brute force and only a near neighbour the graph misses can differ
 (``benchmarks/bench_vectors.py`` measures recall). With an HNSW index the numpy array is
 memory-mapped too: only the rows a query re-scores are read.
+
+A build embeds its indices with the *build embedder*: in this process by default, or another
+one (:class:`provbench.kb.ray_embed.RayDataEmbedder`, a Ray Data job) set around the builder's
+call with :func:`build_embedder`. ``KnowledgeBase.finalize`` asks for it, so every builder gets
+the choice without code of its own.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import os
 import threading
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -75,6 +82,67 @@ def embed_texts(texts: Sequence[str], progress: Callable[[int], None] | None = N
         if progress is not None:
             progress(len(rows))
     return normalise(vectors)
+
+
+class BuildEmbedder(Protocol):
+    """Embeds a build's indices: one array per group of texts, rows as :func:`embed_texts` gives them."""
+
+    name: str  # recorded in the knowledge base's completion marker
+
+    def embed_groups(self, groups: Sequence[Sequence[str]],
+                     progress: Callable[[int, int], None] | None = None) -> list[np.ndarray]:
+        """``progress(group, n)``: n more texts of ``groups[group]`` are embedded."""
+        ...
+
+
+class InProcessEmbedder:
+    """The default: each group in turn through :func:`embed_texts`, in this process."""
+
+    name = "in-process"
+
+    def embed_groups(self, groups: Sequence[Sequence[str]],
+                     progress: Callable[[int, int], None] | None = None) -> list[np.ndarray]:
+        return [embed_texts(texts, None if progress is None else (lambda n, g=g: progress(g, n)))
+                for g, texts in enumerate(groups)]
+
+
+_build_embedder: contextvars.ContextVar[BuildEmbedder | None] = contextvars.ContextVar(
+    "provbench_build_embedder", default=None)
+
+
+@contextlib.contextmanager
+def build_embedder(embedder: BuildEmbedder | None) -> Iterator[None]:
+    """Knowledge bases finalized inside this block embed with ``embedder`` (None: leave the current one)."""
+    if embedder is None:
+        yield
+        return
+    token = _build_embedder.set(embedder)
+    try:
+        yield
+    finally:
+        _build_embedder.reset(token)
+
+
+def current_build_embedder() -> BuildEmbedder:
+    """The embedder set by the innermost :func:`build_embedder`, else the in-process one."""
+    return _build_embedder.get() or InProcessEmbedder()
+
+
+def embed_groups(embedder: BuildEmbedder, groups: list[list[str]],
+                 progress: Callable[[int, int], None] | None = None) -> list[np.ndarray]:
+    """``embedder``'s float32 arrays for ``groups``, checked to hold one row per text."""
+    vectors = [np.asarray(v, dtype=np.float32) for v in embedder.embed_groups(groups, progress)]
+    expected = [(len(group), EMBEDDING_DIM) for group in groups]
+    if [v.shape for v in vectors] != expected:
+        raise ValueError(f"build embedder {embedder.name!r} returned arrays of shapes "
+                         f"{[v.shape for v in vectors]}, expected {expected}")
+    return vectors
+
+
+def random_unit_vectors(count: int) -> np.ndarray:
+    """Random unit vectors from seed 0 (benchmarks of graph access only, never for a system to read)."""
+    rng = np.random.default_rng(0)
+    return normalise(rng.standard_normal((count, EMBEDDING_DIM)).astype(np.float32))
 
 
 def embed_query(text: str) -> np.ndarray:

@@ -52,6 +52,8 @@ from .types import Community, Entity, KBStats, Relation, TextUnit
 if TYPE_CHECKING:
     import kuzu
 
+    from .embeddings import BuildEmbedder
+
     from .view import GraphView
 
 class KnowledgeBase:
@@ -346,14 +348,19 @@ class KnowledgeBase:
     # -- finishing
 
     def finalize(self, build_info: dict, embed: bool = True, *, ann_min_vectors: int | None = None,
-                 progress: "Callable[[str, int, int], None] | None" = None) -> None:
+                 progress: "Callable[[str, int, int], None] | None" = None,
+                 embedder: "BuildEmbedder | None" = None) -> None:
         """Build the embedding indices, save ``build_info`` and write the completion marker (last).
 
         ``embed=False`` stores random unit vectors instead of model embeddings: only for
         benchmarks that measure graph access, never for a knowledge base a system reads.
         An index with ``ann_min_vectors`` rows or more also gets an HNSW index (default
         ``embeddings.ANN_MIN_VECTORS``). ``progress(index name, done, total)`` follows embedding.
+        ``embedder`` computes the vectors (default: the one set with
+        :func:`provbench.kb.embeddings.build_embedder`, else in this process); the marker names it.
         """
+        from .embeddings import current_build_embedder
+
         store = self._writable("finalize")
         if self._pending_mentions:
             sample = ", ".join(f"{t} -> {e}" for t, e in sorted(self._pending_mentions)[:5])
@@ -362,15 +369,18 @@ class KnowledgeBase:
             info_text = json.dumps(build_info, indent=2, sort_keys=True, default=str)
         except (TypeError, ValueError) as exc:
             raise KBError(f"build_info must be JSON-serialisable: {exc}") from exc
-        self._write_vectors(embed, ann_min_vectors, progress)
+        embedder = (embedder or current_build_embedder()) if embed else None
+        self._write_vectors(embedder, ann_min_vectors, progress)
         store.rows("CHECKPOINT")
         _atomic_write(self.path / BUILD_INFO, info_text)
-        _atomic_write(self.path / COMPLETE_MARKER, json.dumps({"format": FORMAT_VERSION, "finished": time.time(),
-                                                               "embedded": embed}))
+        _atomic_write(self.path / COMPLETE_MARKER, json.dumps({
+            "format": FORMAT_VERSION, "finished": time.time(), "embedded": embed,
+            "embedder": embedder.name if embedder is not None else None}))
 
-    def _write_vectors(self, embed: bool, ann_min_vectors: int | None,
+    def _write_vectors(self, embedder: "BuildEmbedder | None", ann_min_vectors: int | None,
                        progress: "Callable[[str, int, int], None] | None") -> None:
-        from .embeddings import ANN_MIN_VECTORS, VectorIndex
+        """Every index's vectors from one call of ``embedder`` (None: random unit vectors)."""
+        from .embeddings import ANN_MIN_VECTORS, VectorIndex, embed_groups, random_unit_vectors
 
         s = self._store
         units = s.rows("MATCH (c:Chunk) RETURN c.id, c.text ORDER BY c.id")
@@ -382,19 +392,24 @@ class KnowledgeBase:
             INDEX_ENTITY_NAMES: [(i, n or "") for i, n, _, _ in entities],
             INDEX_COMMUNITIES: [(i, f"{t}: {summ}" if t else (summ or "")) for i, t, summ in communities],
         }
+        names = list(texts)
+        groups = [[text for _, text in texts[name]] for name in names]
+        done = [0] * len(names)
+
+        def step(group: int, n: int) -> None:
+            done[group] += n
+            if progress is not None:
+                progress(names[group], done[group], len(groups[group]))
+
+        if embedder is None:
+            vectors = [random_unit_vectors(len(group)) for group in groups]
+        else:
+            vectors = embed_groups(embedder, groups, step)
         threshold = ANN_MIN_VECTORS if ann_min_vectors is None else ann_min_vectors
         directory = self.path / VECTORS_DIR
-        for name, pairs in texts.items():
-            done = [0]
-
-            def step(n: int, name: str = name, total: int = len(pairs), done: list = done) -> None:
-                done[0] += n
-                if progress is not None:
-                    progress(name, done[0], total)
-
-            vectors = _vectors_for([text for _, text in pairs], embed, step)
+        for name, rows in zip(names, vectors):
             # names are only looked up by row (masked entities): no HNSW index for them
-            VectorIndex(ids=tuple(i for i, _ in pairs), vectors=vectors).save(
+            VectorIndex(ids=tuple(i for i, _ in texts[name]), vectors=rows).save(
                 directory, name, ann_min_vectors=None if name == INDEX_ENTITY_NAMES else threshold)
         s.forget_vectors()
 
@@ -446,17 +461,6 @@ def _batches(items: Sequence[Any], size: int = BATCH) -> Iterator[Sequence[Any]]
     items = list(items)
     for start in range(0, len(items), size):
         yield items[start:start + size]
-
-
-def _vectors_for(texts: list[str], embed: bool, progress: "Callable[[int], None] | None" = None):
-    import numpy as np
-
-    from .embeddings import EMBEDDING_DIM, embed_texts, normalise
-
-    if embed:
-        return embed_texts(texts, progress)
-    rng = np.random.default_rng(0)
-    return normalise(rng.standard_normal((len(texts), EMBEDDING_DIM)).astype(np.float32))
 
 
 def _cypher_path(path: Path) -> str:
