@@ -19,7 +19,9 @@ isolation keeps every entity's metadata (the paper says so), so descriptions are
 
 Runs on the bundled mini KB (datasets/2wiki-mini) and on a freshly generated world, both built
 with the schema-following LLM, extraction off and summaries off: community reports are then
-member lists naming their entities, so a report that survives a removal shows as a leak.
+member lists naming their entities, so a report that survives a removal shows as a leak. The
+KBs live in this process's graph database: Kùzu, or LadybugDB when scripts/test.sh runs the
+file a second time with PROVBENCH_TEST_GRAPH_STORE=ladybug.
 The last tests put the old rules back (orphaned text units only; community reports always
 readable) and check that this test sees the leaks.
 """
@@ -67,14 +69,20 @@ def build(tmp: Path, dataset: Path) -> KB:
 
 
 @pytest.fixture(scope="module", params=["mini", "generated-world"])
-def kb(request, tmp_path_factory) -> KB:
-    tmp = tmp_path_factory.mktemp(f"leak-{request.param}")
-    if request.param == "mini":
-        return build(tmp, REPO / "datasets" / "2wiki-mini" / "dev.json")
+def kb(request, tmp_path_factory, graph_store) -> KB:
+    """Built in this process's graph database (conftest's ``graph_store``: Kùzu, or LadybugDB)."""
+    from provbench.kb.backends import default_graph_store
+    from provbench.kb.graphstore import graph_store_of
     from provbench_tools import world_2wiki
 
-    world_2wiki.write_world(tmp / "dev.json", n_questions=12, seed=7)
-    return build(tmp, tmp / "dev.json")
+    tmp = tmp_path_factory.mktemp(f"leak-{request.param}-{graph_store}")
+    dataset = REPO / "datasets" / "2wiki-mini" / "dev.json"
+    if request.param == "generated-world":
+        dataset = world_2wiki.write_world(tmp / "dev.json", n_questions=12, seed=7)
+    with default_graph_store(graph_store):
+        built = build(tmp, dataset)
+    assert graph_store_of(tmp / "kb") == graph_store
+    return built
 
 
 def baseline_of(view: GraphView, question: Question) -> Trace:
