@@ -52,8 +52,11 @@ def embed_texts_ray(texts: Sequence[str], batch_size: int = 256, concurrency: in
     if not texts:
         return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
     ray = _ray()
-    dataset = ray.data.from_items([{"row": i, "text": t} for i, t in enumerate(texts)])
-    embedded = dataset.map_batches(_Embedder, batch_size=batch_size, concurrency=concurrency, batch_format="numpy")
+    ray.data.DataContext.get_current().enable_progress_bars = False  # the caller reports progress
+    blocks = -(-len(texts) // batch_size)  # one block per batch, not Ray's default of hundreds of tiny ones
+    dataset = ray.data.from_items([{"row": i, "text": t} for i, t in enumerate(texts)], override_num_blocks=blocks)
+    embedded = dataset.map_batches(_Embedder, batch_size=batch_size, compute=ray.data.ActorPoolStrategy(size=concurrency),
+                                   batch_format="numpy")
     rows, vectors = [], []
     for batch in embedded.iter_batches(batch_size=None, batch_format="numpy"):
         rows.append(batch["row"])
