@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -152,6 +153,57 @@ def test_bad_records_get_clear_errors(tmp_path):
         with pytest.raises(KBError, match=r"tu:0 -> e:ghost"):
             kb.finalize({}, embed=False)
         assert not KnowledgeBase.is_complete(tmp_path / "kb")
+    finally:
+        kb.close()
+
+
+class LengthEmbedder:
+    """A build embedder that is not the model: row = (1, length of the text, 0, ...), normalised."""
+
+    name = "lengths"
+
+    def __init__(self, short_by: int = 0):
+        self.calls: list[list[int]] = []
+        self.short_by = short_by
+
+    def embed_groups(self, groups, progress=None):
+        self.calls.append([len(group) for group in groups])
+        out = []
+        for number, texts in enumerate(groups):
+            rows = np.zeros((max(0, len(texts) - self.short_by), 384), dtype=np.float32)
+            rows[:, 0], rows[:, 1] = 1.0, [len(t) for t in texts][:len(rows)]
+            out.append(rows / np.linalg.norm(rows, axis=1, keepdims=True))
+            if progress is not None and texts:
+                progress(number, len(texts))
+        return out
+
+
+def test_finalize_embeds_with_the_build_embedder_in_effect(tmp_path):
+    """`build_embedder` reaches `finalize` without the builder's help: one call for every index."""
+    from provbench.kb.embeddings import VectorIndex, build_embedder
+    from provbench.kb.graphstore import COMPLETE_MARKER, INDEX_TEXT_UNITS, VECTORS_DIR
+
+    units = [TextUnit(id="tu:0", text="One met Two.", document_id="d", entity_ids=("e:1", "e:2")),
+             TextUnit(id="tu:1", text="Two.", document_id="d", entity_ids=("e:2",))]
+    entities = [Entity(id="e:1", name="One"), Entity(id="e:2", name="Two")]
+    relations = [Relation(id="r:0", source="e:1", target="e:2", label="met", text_unit_id="tu:0")]
+    embedder, seen = LengthEmbedder(), []
+    kb = small_kb(tmp_path / "kb", entities=entities, relations=relations, units=units, finalize=False)
+    with build_embedder(embedder):
+        kb.finalize({}, progress=lambda name, done, total: seen.append((name, done, total)))
+    communities = kb.stats().communities
+    kb.close()
+    assert embedder.calls == [[2, 2, 2, communities]]  # text units, entities, names, communities
+    assert (INDEX_TEXT_UNITS, 2, 2) in seen
+    vectors = VectorIndex.load(tmp_path / "kb" / VECTORS_DIR, INDEX_TEXT_UNITS).vectors
+    assert np.allclose(vectors[:, 1] / vectors[:, 0], [12, 4])  # ordered by id: "One met Two.", "Two."
+    assert json.loads((tmp_path / "kb" / COMPLETE_MARKER).read_text())["embedder"] == "lengths"
+
+    kb = small_kb(tmp_path / "bad", entities=entities, relations=relations, units=units, finalize=False)
+    try:
+        with pytest.raises(KBError, match=r"build embedder 'lengths' returned arrays of shapes"):
+            kb.finalize({}, embedder=LengthEmbedder(short_by=1))
+        assert not KnowledgeBase.is_complete(tmp_path / "bad")
     finally:
         kb.close()
 

@@ -136,3 +136,6 @@ def test_kb_build_with_the_ray_executor_embeds_with_ray_data(tmp_path, local_ray
         actual = VectorIndex.load(tmp_path / "ray" / VECTORS_DIR, index)
         assert actual.ids == expected.ids and len(actual.ids) > 0, index
         assert np.allclose(actual.vectors, expected.vectors, atol=1e-5), index
+    mixed = CliRunner().invoke(main, args + ["--out", str(tmp_path / "x"), "--executor", "threads",
+                                             "--ray-address", "auto"])
+    assert mixed.exit_code != 0 and "--ray-address goes with --executor ray" in mixed.output
