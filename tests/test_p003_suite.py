@@ -78,7 +78,7 @@ def test_kb_has_sentences_pages_links_and_is_reused(tmp_path):
 
     questions = FeverLoader().load(MINI, limit=6, sample=True)
     llm, backend = schema_llm(tmp_path / "llm")
-    kb = FeverWikiBuilder(triples=True, max_triples=3).build(questions, tmp_path / "kb", llm)
+    kb = FeverWikiBuilder(triples=True, max_triples=3, link_hops=1).build(questions, tmp_path / "kb", llm)
     view, info = kb.view(), kb.build_info
     needed = {p for q in questions for p in q.metadata["evidence_pages"]}
     assert needed and info["missing_evidence_page_count"] == 0
@@ -91,7 +91,7 @@ def test_kb_has_sentences_pages_links_and_is_reused(tmp_path):
     assert info["cost"]["llm_calls"] == len(info["cost_per_page"]) == info["pages"]
     kb.close()
     calls = len(backend.calls)
-    again = FeverWikiBuilder(triples=True, max_triples=3).build(questions, tmp_path / "kb", llm)
+    again = FeverWikiBuilder(triples=True, max_triples=3, link_hops=1).build(questions, tmp_path / "kb", llm)
     assert len(backend.calls) == calls and again.build_info == info
     again.close()
 
@@ -119,16 +119,14 @@ def test_table1_structure_definitions():
     from provbench_plugins.papers.p003_ga_rag.metrics import structure_scores
 
     scores = structure_scores(graph_trace(), claim())
-    assert scores == {"response_time": 2.5, "graph_coverage": 1.0, "graph_completeness": 1.0, "context_precision": 0.5}
+    assert scores == {"response_time": 2.5, "wall_time": 2.5, "graph_coverage": 1.0, "graph_completeness": 1.0,
+                      "context_precision": 0.5}
     partial = graph_trace()
     partial.facts = partial.facts[:1]
     assert structure_scores(partial, claim())["graph_completeness"] == 0.0
     assert structure_scores(partial, claim())["graph_coverage"] == 0.5
-    rag = Trace(question_id="1", system="rag", read_text_units=["s:Ann:1", "s:Bob:0"])
-    assert structure_scores(rag, claim())["context_precision"] == 0.5
-    assert structure_scores(rag, claim())["graph_coverage"] == 0.0
     nei = claim().model_copy(update={"answer": "NOT ENOUGH INFO", "metadata": {"evidence": [], "evidence_pages": []}})
-    assert structure_scores(rag, nei)["graph_coverage"] is None
+    assert structure_scores(graph_trace(), nei)["graph_coverage"] is None
 
 
 @pytest.mark.parametrize("judged, consistent", [(0.7, 1.0), (0.69, 0.0)])
@@ -152,7 +150,8 @@ def test_grounding_is_ragas_faithfulness_of_the_explanation():
         {"statement": "Veel is in Vallonia.", "reason": "not shown", "verdict": 0}]})
     llm = scripted_llm([statements, verdicts])
     scores = TableOne(judge=False).score(record_with(graph_trace()), claim(), MetricContext(llm=llm))
-    assert scores["factual_grounding"] == 0.5 and scores["hallucination_rate"] == 0.5
+    assert scores["factual_grounding"] == 0.5
+    assert scores["hallucination_rate"] == 0.0  # token-level: every content word is in the facts or the claim
 
 
 @pytest.mark.parametrize("name", ["fever-garag.yaml", "fever-garag-sweep.yaml"])
