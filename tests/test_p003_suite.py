@@ -52,6 +52,10 @@ def test_suite_runs_every_unit_and_reports_table1(suite_run):
     html = (run_dir / "report.html").read_text()
     assert "Paper 003, Table I" in html and "Hallucination rate" in html and "Confusion matrix" in html
     assert "no propagation (gamma = 0" in html and "propagation with gamma = 0.5" in html
+    assert "Aggregate comparison (Fig. 2)" in html and "(b) Hallucination rate (Fig. 3)" in html
+    assert "no local graph (paper: 0.000)" in html and "signed as an improvement" in html
+    base = [r for r in records if r.key.system == "vanilla-rag" and r.key.condition == BASELINE]
+    assert all(r.scores.get("graph_coverage") is None and r.scores.get("response_time") is not None for r in base)
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert not metrics["errors"]
     assert {"fever.fever_score", "table1.graph_coverage", "provenance.citation_coverage"} <= \
@@ -67,6 +71,9 @@ def test_rerun_from_the_cache_makes_no_llm_call(suite_run):
     llm, backend = schema_llm(root / "llm")
     second = run_suite(SUITE, limit=3, out=root / "runs" / "second", llm=llm)
     assert backend.calls == []
+    timed = [r for r in RunStore(second).load_records().values() if r.key.system in ("vanilla-rag", "ga-rag")]
+    assert all(c.cached and c.original_latency_s is not None for r in timed for c in r.trace.llm_calls)
+    assert all(r.scores["response_time"] is not None for r in timed if r.key.condition == BASELINE)
     answers = lambda d: {k: (r.trace.answer if r.trace else None) for k, r in RunStore(d).load_records().items()}
     assert answers(second) == answers(first)
 
