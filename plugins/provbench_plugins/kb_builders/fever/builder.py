@@ -13,8 +13,10 @@
   (id ``l:<page>-><target>``, label "links to") when a sentence's hyperlink targets another
   indexed page; ``links`` in build_info counts them.
 - **Triples** (``triples: true`` with an LLM): paper 003's per-document extraction, one call
-  per page, kept as citable facts (subject, relation, object, confidence, source = the page's
-  sentences) in ``facts.jsonl`` next to the database; build cost per page in build_info.
+  per page (subject, relation, object, confidence, source = the page's sentences), written to
+  ``facts.jsonl`` next to the database with the build cost per page in build_info: a measure of
+  extraction cost, for inspection. No system reads it (a file beside the database is not
+  filtered by the graph view; GA-RAG extracts at question time, as the paper times it).
 - **Reuse.** A complete KB built from the same inputs (fingerprint of claims, pages file,
   options, model) is reopened with no work; an interrupted one is removed and rebuilt.
 """
