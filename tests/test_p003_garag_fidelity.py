@@ -96,9 +96,12 @@ def test_vanilla_rag_shows_the_pages_sentences(mini_kb):
 
     kb, questions = mini_kb
     trace, _ = run(VanillaRAG, kb, questions[0])
-    pages = [d["document"] for d in next(s for s in trace.steps if s.kind == "retrieval").result]
+    retrieval = next(s for s in trace.steps if s.kind == "retrieval").result
+    pages = [d["document"] for d in retrieval]
     assert len(trace.read_text_units) == sum(len(page_sentences(kb.view(), p)) for p in pages)
-    assert trace.citations.text_units == trace.read_text_units[:1]
+    assert trace.citations.text_units == retrieval[0]["sentences"][:1]  # passage [1]: the top page's first
+    hits = [r.id for r in trace.retrieved]
+    assert trace.read_text_units[:len(hits)] == hits  # read order: best-matching sentences first
 
 
 def test_consistency_threshold_drops_weak_triples(mini_kb):

@@ -78,16 +78,21 @@ def fill_document(view: Any, doc: Document, max_chars: int) -> None:
 def retrieve_documents(view: Any, question: Question, k: int, pool: int, max_chars: int,
                        trace: Trace) -> list[Document]:
     """Top-k documents with their sentences; recorded as retrieved (the sentence hits), read
-    (every sentence passed on) and visited (the page entities)."""
+    (every sentence passed on: the hits in similarity order first, so FEVER's "first five
+    predicted sentences" are the best-matching ones) and visited (the page entities)."""
     hits = view.search_text_units(question.question, k=max(pool, k))
     documents = rank_documents(hits, k)
     for doc in documents:
         fill_document(view, doc, max_chars)
-        trace.retrieved += [RetrievedItem(kind="text_unit", id=h.id, score=h.score) for h in doc.hits]
-        for unit in doc.units:
-            trace.read_text_unit(unit.id)
         if view.entity(entity_id(doc.id)) is not None:
             trace.visit(entity_id(doc.id))
+    passed_on = {u.id for doc in documents for u in doc.units}
+    for hit in hits:
+        if hit.id in passed_on:
+            trace.retrieved.append(RetrievedItem(kind="text_unit", id=hit.id, score=hit.score))
+            trace.read_text_unit(hit.id)
+    for unit in (u for doc in documents for u in doc.units):
+        trace.read_text_unit(unit.id)
     trace.add_step("retrieval", tool="search_text_units", arguments={"query": question.question, "k": k, "pool": pool},
                    result=[{"document": d.id, "rank": d.rank, "score": d.similarity, "hits": [h.id for h in d.hits],
                             "sentences": [u.id for u in d.units]} for d in documents])
