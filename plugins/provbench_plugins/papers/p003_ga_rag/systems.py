@@ -155,6 +155,10 @@ class GARAG(P003System):
     name = "ga-rag"
     Options = GARAGOptions
 
+    @property
+    def expected_llm_calls(self) -> float:
+        return self.options.k_retrieve + 1.0  # one extraction per page, then the label call
+
     def run(self, question: Question, env: Environment) -> Trace:
         trace = Trace(question_id=question.id, system=self.name)
         nodes = self.extract(env, trace, self.retrieve(env, question, trace))
