@@ -14,7 +14,7 @@ from conftest import REPO
 from provbench.llm.backends import reply
 from provbench.llm.client import LLMClient
 from provbench.model import BASELINE, Fact, LLMCall, Question, RunRecord, Trace, UnitKey
-from provbench.plugin_api import Environment, MetricContext
+from provbench.plugin_api import Environment, MetricContext, Results
 
 MINI = REPO / "datasets" / "fever-mini" / "dev.jsonl"
 PASSAGE = re.compile(r'Passage: "(.*)"\n', re.DOTALL)
@@ -229,3 +229,17 @@ def test_evidence_measures_are_not_scored_on_a_beir_corpus(tmp_path):
     assert scores["label_correct"] == 1.0
     assert scores["evidence_recall"] is None and scores["fever_strict"] is None
     assert "BEIR" in record.score_notes["evidence_recall"]
+    values = {v.metric: v for v in FeverMetric().aggregate(Results(records=[record], questions={"1": question}))}
+    assert values["fever.label_accuracy"].value == 1.0
+    assert values["fever.fever_score"].value is None and "BEIR" in values["fever.evidence_f1"].note
+
+
+def test_table1_caption_names_gold_page_injection():
+    from types import SimpleNamespace
+
+    from provbench_plugins.papers.p003_ga_rag.report import table1_caption
+
+    injected = SimpleNamespace(suite={"knowledge_base": {"builder": "fever-wiki",
+                                                         "options": {"include_gold_pages": True}}})
+    assert "Deviation" in table1_caption(injected) and "include_gold_pages" in table1_caption(injected)
+    assert "Deviation" not in table1_caption(SimpleNamespace(suite={"knowledge_base": {"builder": "fever-wiki"}}))
