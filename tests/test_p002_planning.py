@@ -123,6 +123,7 @@ def test_round_one_does_not_exit_even_when_confident(view):
 def test_a_single_round_loop_may_answer_in_its_only_round(view):
     trace, _ = run(view, "What comes after Alpha Topic?", [reply("Beta Topic", 0.9)], max_rounds=1)
     assert trace.outcome == "answered" and len(trace.llm_calls) == 1
+    assert PlanningLoop(max_rounds=1).expected_llm_calls == 1 and PlanningLoop().expected_llm_calls == 4
 
 
 def test_confident_round_one_stands_when_round_two_finds_nothing_new(view):

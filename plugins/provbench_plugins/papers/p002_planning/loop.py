@@ -119,6 +119,10 @@ class PlanningLoop(LLMSystem):
             state.relation_types = reply["relation_types"] if opts.relation_focus else []
         return self.abstain(trace, state, f"confidence below {opts.confidence_bar} after {opts.max_rounds} rounds")
 
+    @property
+    def expected_llm_calls(self) -> float:
+        return float(self.options.max_rounds)  # the runner's scheduling hint: an abstention uses every round
+
     def confident(self, state: LoopState, number: int) -> bool:
         """The verify step: may this round answer (the paper: from round 2 on), and is the bar cleared?"""
         opts = self.options
