@@ -17,6 +17,7 @@ from typing import Any, Iterator, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from provbench.errors import UserError
+from provbench.jsonlines import located as line_of, read_json_lines
 
 LETTERS = ("A", "B", "C", "D")
 
@@ -113,20 +114,13 @@ def validate_raw(raw: Any, where: str, index: int, zero_based: bool) -> MCQ:
 def read_jsonl(path: Path, problems: list[str] | None = None) -> Iterator[MCQ]:
     """Records of a raw jsonl file; with a ``problems`` list, bad records are noted there and
     skipped instead of raising (how ``provbench data info`` lists several)."""
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                try:
-                    raw = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
-                yield validate_raw(raw, f"{path}:{number}", number, zero_based=False)
-            except UserError as err:
-                if problems is None:
-                    raise
-                problems.append(str(err))
+    for number, raw in read_json_lines(path, objects=False, problems=problems):
+        try:
+            yield validate_raw(raw, line_of(path, number), number, zero_based=False)
+        except UserError as err:
+            if problems is None:
+                raise
+            problems.append(str(err))
 
 
 def read_mirage(path: Path, subset: str) -> Iterator[MCQ]:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from provbench import hookimpl
 from provbench.errors import UserError
+from provbench.jsonlines import read_json_lines
 from provbench.model import Question
 from provbench.plugin_api import DatasetLoader
 
@@ -157,13 +158,8 @@ def _read_json(path: Path) -> Iterator[Any]:
 
 
 def _read_jsonl(path: Path) -> Iterator[Any]:
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
+    for _, record in read_json_lines(path, objects=False):  # a non-object is named by validation
+        yield record
 
 
 def _read_parquet(path: Path) -> Iterator[Any]:
