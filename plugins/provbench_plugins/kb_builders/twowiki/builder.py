@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 from provbench import hookimpl
 from provbench.errors import UserError
-from provbench.locks import kb_build_lock
 from provbench.model import Question
 from provbench.plugin_api import KBBuilder, parse_options as plugin_options
 
@@ -151,8 +150,7 @@ class TwoWikiKBBuilder(KBBuilder):
 
     def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":
         merged = parse_options({**self.options.model_dump(exclude_unset=True), **options})
-        with kb_build_lock(kb_dir):  # a second process waits for this build, then reuses it
-            return build_knowledge_base(questions, Path(kb_dir), llm, merged)
+        return build_knowledge_base(questions, Path(kb_dir), llm, merged)  # under the KB lock (KBBuilder)
 
 
 @hookimpl
