@@ -291,6 +291,15 @@ class KBBuilder(Plugin, ABC):
     def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":
         """Build (or reuse, if already complete) the knowledge base at ``kb_dir``."""
 
+    def build_options(self, overrides: dict[str, Any]) -> Any:
+        """``self.options`` with a ``build`` call's own options on top, validated by ``Options``."""
+        owner = f"kb builder {self.name or type(self).__name__!r}"
+        if self.Options is None:
+            if overrides:
+                raise UserError(f"{owner}: bad options: takes no options, got {', '.join(sorted(overrides))}")
+            return None
+        return parse_options(self.Options, {**self.options.model_dump(exclude_unset=True), **overrides}, owner)
+
 
 def _under_kb_lock(build: Callable[..., "KnowledgeBase"]) -> Callable[..., "KnowledgeBase"]:
     """``build`` holding the KB build lock of its ``kb_dir`` (re-entrant: a nested build is free)."""
