@@ -69,3 +69,28 @@ def test_gzip_files_are_decompressed_as_they_are_read(tmp_path):
 def test_a_missing_file_is_named(tmp_path):
     with pytest.raises(UserError, match=r"none\.jsonl: no such file"):
         list(read_json_lines(tmp_path / "none.jsonl"))
+
+
+def test_hub_splits_load_through_one_helper_with_clear_errors(monkeypatch):
+    import sys
+    import types
+
+    from provbench_plugins.datasets.fever.claims import read_hub
+    from provbench_plugins.datasets.hub import load_split
+
+    calls = []
+
+    def load_dataset(*args, split):
+        calls.append((args, split))
+        if args[0] == "gone/repo":
+            raise FileNotFoundError("no such dataset")
+        return [{"id": 1, "claim": "c", "label": "NOT ENOUGH INFO", "evidence_wiki_url": "", "evidence_sentence_id": -1}]
+
+    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
+    assert [r.claim for r in read_hub("fever", "paper_dev")] == ["c"]
+    assert calls == [(("fever", "v1.0"), "paper_dev")]  # FEVER's config is passed on
+    with pytest.raises(UserError, match=r"could not load 'gone/repo' \(split 'dev'\) with datasets: no such dataset"):
+        load_split("gone/repo", "dev")
+    monkeypatch.setitem(sys.modules, "datasets", None)  # not installed
+    with pytest.raises(UserError, match=r"pip install 'provbench\[hub\]'"):
+        load_split("fever", "dev")

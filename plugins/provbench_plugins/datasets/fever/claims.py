@@ -24,6 +24,7 @@ from provbench.errors import UserError
 from provbench.jsonlines import located, read_json_lines
 from provbench.model import Question
 
+from ..hub import load_split
 from .scoring import LABELS, NEI
 
 EvidenceItem = tuple[int | None, int | None, str | None, int | None]
@@ -109,16 +110,7 @@ def regroup_hub_rows(rows: Iterable[dict], source: str) -> list[ClaimRecord]:
 
 
 def read_hub(source: str, split: str, config: str | None = "v1.0") -> list[ClaimRecord]:
-    try:
-        import datasets
-    except ImportError:
-        raise UserError(f"{source}: reading FEVER from the hub needs the 'datasets' package "
-                        "(pip install provbench[hub])") from None
-    try:
-        table = datasets.load_dataset(source, config, split=split) if config else datasets.load_dataset(source, split=split)
-    except Exception as err:  # noqa: BLE001 - the hub's errors are many; name the source
-        raise UserError(f"{source}: could not load split {split!r} from the hub: {err}") from None
-    return regroup_hub_rows(table, f"{source}[{split}]")
+    return regroup_hub_rows(load_split(source, split, config), f"{source}[{split}]")
 
 
 def to_question(record: ClaimRecord, dataset: str, pages: str | None) -> Question:

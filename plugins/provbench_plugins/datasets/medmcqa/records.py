@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from provbench.errors import UserError
 from provbench.jsonlines import located as line_of, read_json_lines
 
+from ..hub import load_split
+
 LETTERS = ("A", "B", "C", "D")
 
 
@@ -141,14 +143,7 @@ def read_mirage(path: Path, subset: str) -> Iterator[MCQ]:
 
 
 def read_hub(source: str, split: str) -> Iterator[MCQ]:
-    try:
-        import datasets
-    except ImportError:
-        raise UserError(f"reading {source!r} from the Hugging Face hub needs: pip install 'provbench[hub]'") from None
-    try:
-        rows = datasets.load_dataset(source, split=split)
-    except Exception as exc:  # network, unknown split or repo: all the user's to fix
-        raise UserError(f"could not load {source!r} (split {split!r}) with datasets: {exc}") from None
+    rows = load_split(source, split)
     where = f"{source} [{split}]"
     for index, raw in enumerate(rows):
         yield validate_raw(dict(raw), where, index, zero_based=True)

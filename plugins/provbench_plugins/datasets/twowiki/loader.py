@@ -30,6 +30,7 @@ from provbench.jsonlines import read_json_lines
 from provbench.model import Question
 from provbench.plugin_api import DatasetLoader
 
+from ..hub import load_split
 from . import scoring
 from . import selection
 
@@ -169,15 +170,7 @@ def _read_parquet(path: Path) -> Iterator[Any]:
 
 
 def _read_hub(source: str, split: str) -> Iterator[Any]:
-    try:
-        import datasets
-    except ImportError:
-        raise UserError(f"reading {source!r} from the Hugging Face hub needs: pip install 'provbench[hub]'") from None
-    try:
-        rows = datasets.load_dataset(source, split=split)
-    except Exception as exc:  # network, missing split, unknown repo: all user-facing
-        raise UserError(f"could not load {source!r} (split {split!r}) with datasets: {exc}") from None
-    yield from rows
+    yield from load_split(source, split)
 
 
 READERS = {".json": _read_json, ".jsonl": _read_jsonl, ".parquet": _read_parquet}
