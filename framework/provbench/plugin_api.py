@@ -93,6 +93,12 @@ class System(Plugin, ABC):
         """Re-run only the stages after retrieval, from a perturbed trace's ``artifacts``."""
         raise NotImplementedError(f"system {self.name!r} does not support context-level interventions")
 
+    @property
+    def expected_llm_calls(self) -> float:
+        """About how many LLM calls one run makes: only a hint, so the runner can start the longest
+        chains of work (a costly baseline, then its interventions) first instead of last."""
+        return 1.0
+
 
 class Variant(VariantInfo):
     """One variant of an enumerated intervention: ``id`` is stable for a given baseline trace
