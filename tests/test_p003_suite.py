@@ -111,7 +111,7 @@ def test_kb_triples_failures_are_counted_and_a_dead_model_stops_the_build(tmp_pa
 
     questions = FeverLoader().load(MINI, limit=2)
     good = json.dumps({"triplets": [{"subject": "A", "relation": "is", "object": "B", "confidence": 0.9}]})
-    builder = FeverWikiBuilder(triples=True, candidates=False, max_workers=1)
+    builder = FeverWikiBuilder(triples=True, candidates=False, include_gold_pages=True, max_workers=1)
     kb = builder.build(questions, tmp_path / "kb", scripted_llm([ConnectionError("down"), "no json"] + [good] * 20))
     try:
         info = kb.build_info
