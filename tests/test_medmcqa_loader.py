@@ -67,6 +67,13 @@ def test_scoring_reads_the_option_letter_or_text():
     assert option_letter("d)") == "D" and loader.normalize("c. Gamma") == loader.normalize("C")
 
 
+def test_an_option_text_that_starts_like_a_letter_names_its_own_option():
+    # a system that answers with an option's text (paper 002's loop: an enum of the choices)
+    question = Question(id="q", question="?", answer="C", choices=["T cells", "Macrophages", "B cells", "A protein"])
+    assert MedMCQALoader().score_answer(question, "B cells") == {"accuracy": 1.0}
+    assert option_letter("A protein", question) == "D" and option_letter("B", question) == "B"
+
+
 def test_sampling_spreads_over_subjects_with_the_seed(tmp_path):
     records = [{**RAW, "id": f"{s}{i}", "subject_name": s} for s in ("Anatomy", "Surgery", "ENT") for i in range(4)]
     questions = MedMCQALoader().load(write_jsonl(tmp_path / "d.jsonl", records))

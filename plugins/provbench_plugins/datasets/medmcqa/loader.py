@@ -86,18 +86,17 @@ def sample_by_subject(questions: list[Question], limit: int | None, seed: int) -
 
 
 def option_letter(prediction: str | None, question: Question | None = None) -> str | None:
-    """The option a prediction names: a leading letter, or the exact text of an option."""
+    """The option a prediction names: the exact text of an option, else a leading letter (text
+    first: an option such as "B cells" or "A protein" would otherwise read as a letter)."""
     if not prediction:
         return None
-    match = _LETTER.match(prediction)
-    if match:
-        return match.group(1).upper()
     if question is not None and question.choices:
         wanted = " ".join(prediction.lower().split())
         for letter, text in zip(LETTERS, question.choices):
             if " ".join(text.lower().split()) == wanted:
                 return letter
-    return None
+    match = _LETTER.match(prediction)
+    return match.group(1).upper() if match else None
 
 
 class LoadOptions(BaseModel):
