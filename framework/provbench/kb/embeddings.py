@@ -130,19 +130,6 @@ def current_build_embedder() -> BuildEmbedder:
     return _build_embedder.get() or InProcessEmbedder()
 
 
-def embed_groups(embedder: BuildEmbedder, groups: list[list[str]],
-                 progress: Callable[[int, int], None] | None = None) -> list[np.ndarray]:
-    """``embedder``'s float32 arrays for ``groups``, checked to hold one row per text."""
-    from .graphstore import KBError
-
-    vectors = [np.asarray(v, dtype=np.float32) for v in embedder.embed_groups(groups, progress)]
-    expected = [(len(group), EMBEDDING_DIM) for group in groups]
-    if [v.shape for v in vectors] != expected:
-        raise KBError(f"build embedder {embedder.name!r} returned arrays of shapes "
-                      f"{[v.shape for v in vectors]}, expected {expected} (one row per text of each index)")
-    return vectors
-
-
 def random_unit_vectors(count: int) -> np.ndarray:
     """Random unit vectors from seed 0 (benchmarks of graph access only, never for a system to read)."""
     rng = np.random.default_rng(0)

@@ -382,7 +382,7 @@ class KnowledgeBase:
     def _write_vectors(self, embedder: "BuildEmbedder | None", ann_min_vectors: int | None,
                        progress: "Callable[[str, int, int], None] | None") -> None:
         """Every index's vectors from one call of ``embedder`` (None: random unit vectors)."""
-        from .embeddings import ANN_MIN_VECTORS, VectorIndex, embed_groups, random_unit_vectors
+        from .embeddings import ANN_MIN_VECTORS, VectorIndex, random_unit_vectors
 
         s = self._store
         units = s.rows("MATCH (c:Chunk) RETURN c.id, c.text ORDER BY c.id")
@@ -406,7 +406,7 @@ class KnowledgeBase:
         if embedder is None:
             vectors = [random_unit_vectors(len(group)) for group in groups]
         else:
-            vectors = embed_groups(embedder, groups, step)
+            vectors = _embedded(embedder, groups, step)
         threshold = ANN_MIN_VECTORS if ann_min_vectors is None else ann_min_vectors
         directory = self.path / VECTORS_DIR
         for name, rows in zip(names, vectors):
@@ -463,6 +463,20 @@ def _batches(items: Sequence[Any], size: int = BATCH) -> Iterator[Sequence[Any]]
     items = list(items)
     for start in range(0, len(items), size):
         yield items[start:start + size]
+
+
+def _embedded(embedder: "BuildEmbedder", groups: list[list[str]], progress: Callable[[int, int], None]) -> list:
+    """``embedder``'s float32 arrays for ``groups``, checked to hold one row per text."""
+    import numpy as np
+
+    from .embeddings import EMBEDDING_DIM
+
+    vectors = [np.asarray(v, dtype=np.float32) for v in embedder.embed_groups(groups, progress)]
+    expected = [(len(group), EMBEDDING_DIM) for group in groups]
+    if [v.shape for v in vectors] != expected:
+        raise KBError(f"build embedder {embedder.name!r} returned arrays of shapes "
+                      f"{[v.shape for v in vectors]}, expected {expected} (one row per text of each index)")
+    return vectors
 
 
 def _cypher_path(path: Path) -> str:
