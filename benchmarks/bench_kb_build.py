@@ -15,8 +15,9 @@ the cost per text unit of the largest world over the smallest (near 1 = linear).
 
 By default the embedding step stores random unit vectors (``finalize(embed=False)``) so the
 sweep measures provbench's own work; embedding is linear by construction (one model pass per
-text) and its rate is printed once, on a fixed sample, in texts per second. ``--embed`` embeds
-for real inside every build (on 2 cores about a tenth of the machine's time goes to the rest).
+text) and its rate is printed once, on a fixed sample, in texts per second (against the raw
+model's rate: ``benchmarks/bench_embed.py``). ``--embed`` embeds for real inside every build
+(on 2 cores about a tenth of the machine's time goes to the rest).
 
 Run: ``python benchmarks/bench_kb_build.py [--text-units 1000 3000 10000] [--embed]``.
 """
