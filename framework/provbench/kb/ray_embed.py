@@ -52,17 +52,21 @@ def embed_texts_ray(texts: Sequence[str], batch_size: int = 256, concurrency: in
     if not texts:
         return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
     ray = _ray()
-    ray.data.DataContext.get_current().enable_progress_bars = False  # the caller reports progress
     blocks = -(-len(texts) // batch_size)  # one block per batch, not Ray's default of hundreds of tiny ones
-    dataset = ray.data.from_items([{"row": i, "text": t} for i, t in enumerate(texts)], override_num_blocks=blocks)
-    embedded = dataset.map_batches(_Embedder, batch_size=batch_size, compute=ray.data.ActorPoolStrategy(size=concurrency),
-                                   batch_format="numpy")
     rows, vectors = [], []
-    for batch in embedded.iter_batches(batch_size=None, batch_format="numpy"):
-        rows.append(batch["row"])
-        vectors.append(np.asarray(batch["vector"], dtype=np.float32))
-        if progress is not None:
-            progress(batch["row"])
+    context = ray.data.DataContext.get_current()  # a dataset copies it when created
+    bars, context.enable_progress_bars = context.enable_progress_bars, False  # the caller reports progress
+    try:
+        dataset = ray.data.from_items([{"row": i, "text": t} for i, t in enumerate(texts)], override_num_blocks=blocks)
+        embedded = dataset.map_batches(_Embedder, batch_size=batch_size,
+                                       compute=ray.data.ActorPoolStrategy(size=concurrency), batch_format="numpy")
+        for batch in embedded.iter_batches(batch_size=None, batch_format="numpy"):
+            rows.append(batch["row"])
+            vectors.append(np.asarray(batch["vector"], dtype=np.float32))
+            if progress is not None:
+                progress(batch["row"])
+    finally:
+        context.enable_progress_bars = bars
     order = np.argsort(np.concatenate(rows), kind="stable")
     return np.concatenate(vectors)[order]
 
