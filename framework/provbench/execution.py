@@ -166,6 +166,15 @@ class Scheduler:
         return self.done.get(baseline_key(unit.key.question_id, unit.key.system))
 
 
+def executor_session(spec: "ExecutorSpec") -> ContextManager[Any]:
+    """Around a whole run: the ``ray`` executor keeps one Ray running (KB embedding, then units)."""
+    if spec.kind != "ray":
+        return contextlib.nullcontext()
+    from .ray_executor import ray_session
+
+    return ray_session(spec.address)
+
+
 def kb_embedding(spec: "ExecutorSpec") -> ContextManager[Any]:
     """Around a knowledge-base build: with the ``ray`` executor its indices are embedded by a
     Ray Data job over ``spec.workers`` actors (default: the cluster's CPUs), else in this process."""

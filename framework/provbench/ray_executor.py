@@ -11,6 +11,7 @@ readable by every worker (one machine, or a shared file system).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
 import sqlite3
@@ -18,7 +19,7 @@ import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .errors import UserError
 from .model import Question, RunRecord
@@ -153,6 +154,21 @@ def _ray():
     except ImportError:
         raise UserError("executor 'ray' needs Ray: pip install 'provbench[ray]'") from None
     return ray
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None = None) -> Iterator[None]:
+    """Ray running for the whole block (started here unless it already runs, stopped after if so):
+    a run's KB embedding job and its units then share one Ray instead of starting it twice."""
+    ray = _ray()
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        if started:
+            ray.shutdown()
 
 
 class RayExecutor:

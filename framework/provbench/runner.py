@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import UserError
-from .execution import kb_embedding, reopen_read_only, warm_up_embeddings
+from .execution import executor_session, kb_embedding, reopen_read_only, warm_up_embeddings
 from .manifest import write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
 from .plugin_api import Results
@@ -57,7 +57,7 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
     loader = registry.create("dataset_loader", suite.dataset.loader)
     questions = _load_questions(loaded, loader)  # validated before the run directory exists
     _check_same_model(store, suite)
-    with store.claim(), redacted_logs(redactor):
+    with store.claim(), redacted_logs(redactor), executor_session(suite.executor):
         done = store.load_records()
         warm_up = warm_up_embeddings(suite) if llm is None else None  # loads while litellm and the KB do
         llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
