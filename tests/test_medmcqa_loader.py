@@ -67,6 +67,39 @@ def test_scoring_reads_the_option_letter_or_text():
     assert option_letter("d)") == "D" and loader.normalize("c. Gamma") == loader.normalize("C")
 
 
+# Paper 001's Table 1 options: every one opens with an article a letter regex could misread.
+TABLE1 = Question(id="t1", question="A baby born with pulmonary hypoplasia ... would be classified as having",
+                  answer="C", choices=["an association", "a dysplasia", "a sequence", "a syndrome"])
+
+
+@pytest.mark.parametrize("prediction, letter", [
+    ("a sequence", "C"), ("A sequence", "C"), ("a sequence.", "C"), ("  A  Sequence ", "C"), ("an association", "A"),
+    ("a syndrome", "D"), ("C", "C"), ("C.", "C"), ("(C)", "C"), ("C)", "C"), ("[C]", "C"), ("Answer: C", "C"),
+    ("The answer is C.", "C"), ("C. a sequence", "C"), ("(c)", "C"), ("c)", "C"), ("c.", "C"), ("a", None), ("an", None),
+    ("A syndrome-like picture", None), ("Because", None)])
+def test_option_text_is_matched_before_a_letter_and_articles_are_not_letters(prediction, letter):
+    assert option_letter(prediction, TABLE1) == letter
+    assert MedMCQALoader().score_answer(TABLE1, prediction) == {"accuracy": float(letter == "C")}
+
+
+def test_normalize_keeps_different_options_apart():
+    loader = MedMCQALoader()
+    assert loader.normalize("a sequence") != loader.normalize("a syndrome")  # both were "A"
+    assert loader.normalize("A sequence") == loader.normalize("a sequence.")
+    assert loader.normalize("C") == loader.normalize("(C)") == loader.normalize("Answer: C") == "C"
+
+
+def test_systems_that_show_options_letter_them():
+    from provbench.agents import lettered_choices
+    from provbench_plugins.papers.p000_neighborhoods.systems import LLMOnly
+    from provbench_plugins.papers.p001_kgrag_ex.prompts import options_text
+
+    shown = "A. an association; B. a dysplasia; C. a sequence; D. a syndrome"
+    assert lettered_choices(TABLE1.choices) == shown
+    assert LLMOnly().question_text(TABLE1).endswith("Options: " + shown)  # llm-only, rag, vector-rag
+    assert options_text(TABLE1.choices).splitlines()[2] == "C. a sequence"
+
+
 def test_sampling_spreads_over_subjects_with_the_seed(tmp_path):
     records = [{**RAW, "id": f"{s}{i}", "subject_name": s} for s in ("Anatomy", "Surgery", "ENT") for i in range(4)]
     questions = MedMCQALoader().load(write_jsonl(tmp_path / "d.jsonl", records))

@@ -190,7 +190,7 @@ def test_choices_of_a_multiple_choice_question_reach_the_prompt(view):
     llm = scripted_llm([reply(confidence=0.9)])
     question = Question(id="q", question="Is Alpha Topic a prerequisite?", answer="yes", choices=["yes", "no"])
     PlanningLoop().run(question, Environment(view=view, llm=llm))
-    assert "Options (answer with one of them): yes; no" in llm.backend.calls[0]["messages"][1]["content"]
+    assert "Options (answer with one of them): A. yes; B. no" in llm.backend.calls[0]["messages"][1]["content"]
 
 
 def test_bad_options_name_the_system():

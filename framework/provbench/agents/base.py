@@ -9,6 +9,7 @@ as ``outcome="abstained"`` with ``answer=None``.
 from __future__ import annotations
 
 import re
+import string
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -45,7 +46,7 @@ class LLMSystem(System):
     def question_text(self, question: Question) -> str:
         text = self.question_template.format(question=question.question)
         if question.choices:
-            text += "\n" + self.choices_template.format(choices="; ".join(question.choices))
+            text += "\n" + self.choices_template.format(choices=lettered_choices(question.choices))
         return text
 
     def chat(self, env: Environment, trace: Trace, messages: list[dict], *, schema: dict | None,
@@ -70,6 +71,17 @@ class LLMSystem(System):
         text = answer.strip() if isinstance(answer, str) else ""
         trace.answer = text or None
         trace.outcome = "answered" if text else "abstained"
+
+
+OPTION_LETTERS = string.ascii_uppercase
+
+
+def lettered_choices(choices: list[str], sep: str = "; ") -> str:
+    """Options as "A. text; B. text": lettered, so a reply can name one by letter or by its text
+    and neither reading is mistaken for the other (an unlettered "a sequence" is not option A)."""
+    if len(choices) > len(OPTION_LETTERS):
+        raise ValueError(f"{len(choices)} choices: at most {len(OPTION_LETTERS)} can be lettered")
+    return sep.join(f"{letter}. {text}" for letter, text in zip(OPTION_LETTERS, choices))
 
 
 def reply_object(resp: Any) -> dict | None:

@@ -8,8 +8,11 @@ Sources: raw MedMCQA ``.jsonl``; a MIRAGE ``benchmark.json`` (option ``subset``:
 Questions: ``answer`` is the option letter, ``choices`` the four option texts, ``aliases`` the
 correct option's text; ``metadata`` keeps subject, topic, choice type and the explanation, which
 also fill ``category`` (subject) and ``type`` (choice type). ``facets`` names what
-``provbench data info`` counts. Scoring reads an option letter from the answer ("B", "(b)",
-"B. text") or the exact text of an option.
+``provbench data info`` counts. Scoring takes the exact text of an option first (case, spacing
+and end punctuation aside: "A sequence." is the option "a sequence"), then an option letter
+written as one: a capital alone or with punctuation ("C", "C.", "(C)", "C)", "C. text",
+"Answer: C"), or a small letter closed by a bracket or a full stop ("(c)", "c)", "c."). An "a"
+or "an" opening a reply is an article, never option A.
 
 ``sample: true`` draws ``limit`` questions spread over subjects (round-robin over subjects in a
 seeded order, each subject shuffled with the seed), so a small sample still covers subjects.
@@ -35,7 +38,12 @@ from .records import LETTERS, MCQ, read_hub, read_jsonl, read_mirage
 
 DEFAULT_HUB_SPLIT = "validation"
 HUB_ID = "openlifescienceai/medmcqa"
-_LETTER = re.compile(r"^\s*[\(\[]?([A-Da-d])(?:[\)\]\.:,]|\s|$)")
+# An option letter as a reply writes one: optionally "Answer:"/"The answer is"/"Option", then a
+# capital alone or followed by punctuation, or a small letter closed by a bracket or a full stop.
+# A letter followed by a space and a word ("A sequence", "a sequence") is prose, not a letter.
+_LEAD = r"^\s*(?:(?i:(?:the\s+)?(?:correct\s+)?(?:answer|option)(?:\s+is)?)\s*[:\-]?\s*)?"
+_LETTER = re.compile(_LEAD + r"(?:[\(\[]?([A-D])(?:[\)\]\.:,]|\s*$)|[\(\[]?([a-d])[\)\]\.])")
+_EDGE_PUNCT = " \t\n.,;:!?\"'`*"
 
 
 def read_questions(source: str | Path, *, subset: str, split: str) -> Iterable[MCQ]:
@@ -86,18 +94,27 @@ def sample_by_subject(questions: list[Question], limit: int | None, seed: int) -
 
 
 def option_letter(prediction: str | None, question: Question | None = None) -> str | None:
-    """The option a prediction names: a leading letter, or the exact text of an option."""
+    """The option a prediction names: the exact text of one of ``question``'s options (tried
+    first, so "a sequence" is never read as A), else an option letter written as one."""
     if not prediction:
         return None
-    match = _LETTER.match(prediction)
-    if match:
-        return match.group(1).upper()
     if question is not None and question.choices:
-        wanted = " ".join(prediction.lower().split())
+        wanted = option_text_key(prediction)
         for letter, text in zip(LETTERS, question.choices):
-            if " ".join(text.lower().split()) == wanted:
+            if option_text_key(text) == wanted:
                 return letter
-    return None
+    return letter_of(prediction)
+
+
+def letter_of(prediction: str) -> str | None:
+    """The letter of "C", "C.", "(C)", "C)", "C. text", "Answer: C", "(c)", "c)", "c."; else None."""
+    match = _LETTER.match(prediction)
+    return (match.group(1) or match.group(2).upper()) if match else None
+
+
+def option_text_key(text: str) -> str:
+    """Option text compared without case, repeated spaces or surrounding punctuation."""
+    return " ".join(text.lower().split()).strip(_EDGE_PUNCT)
 
 
 class LoadOptions(BaseModel):
@@ -160,8 +177,10 @@ class MedMCQALoader(DatasetLoader):
         return found[:limit]
 
     def normalize(self, text: str) -> str:
-        letter = option_letter(text)
-        return letter if letter else " ".join(text.lower().split())
+        """For "output changed": a written letter stays a letter, anything else is compared as
+        option text ("a sequence" and "a syndrome" differ). Without the question a letter and an
+        option's text are not matched to each other, so a system should answer in one form."""
+        return letter_of(text) or option_text_key(text)
 
     def score_answer(self, question: Question, prediction: str | None) -> dict[str, float]:
         return {"accuracy": float(option_letter(prediction, question) == question.answer)}

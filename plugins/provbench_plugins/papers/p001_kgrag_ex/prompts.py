@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from provbench.agents import lettered_choices
+
 LETTERS = ("A", "B", "C", "D", "E", "F")
 
 ENTITY_SYSTEM = (
@@ -30,7 +32,7 @@ NOTHING = "(none)"
 
 
 def options_text(choices: list[str]) -> str:
-    return "\n".join(f"{LETTERS[i]}. {c}" for i, c in enumerate(choices))
+    return lettered_choices(choices, sep="\n")
 
 
 def entity_schema(max_entities: int) -> dict:

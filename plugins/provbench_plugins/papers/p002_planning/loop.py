@@ -31,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from provbench.agents import lettered_choices
 from provbench.kb.types import Entity, Neighbor, Relation
 from provbench.llm.client import parse_json
 from provbench.model import Question, RetrievedItem, Trace
@@ -91,7 +92,7 @@ class PlanningLoop(System):
 
     def run(self, question: Question, env: Environment) -> Trace:
         trace = Trace(question_id=question.id, system=self.name)
-        text = question.question + (P.CHOICES.format(choices="; ".join(question.choices)) if question.choices else "")
+        text = question.question + (P.CHOICES.format(choices=lettered_choices(question.choices)) if question.choices else "")
         state = LoopState(question=text, focus=question.question)
         if not self.seed(question, env, trace, state):
             trace.add_step("error", tool="seed", error="no concept is named in the question and search found none")
