@@ -194,3 +194,54 @@ def test_influence_is_keyed_by_element_not_name():
     assert e.influence == {"r1": 2, "n1": 1, "n2": 1, "r0": 1}  # by name, r1 would have overwritten r0
     assert e.names["r0"] == "AFFECTS (N0 – N1)" and e.names["r1"] == "AFFECTS (N1 – N2)" and e.names["n1"] == "N1"
     assert e.most_influential == "AFFECTS (N1 – N2)" and e.sources == ["f1.txt"]
+
+
+def run_kgrag(kb, question: Question, triplets_reply, **options):
+    from provbench.testing import scripted_llm
+
+    llm = scripted_llm([triplets_reply, "A paragraph.", {"answer": "A"}])
+    trace = KGRAGEx(paragraphs="llm", top_k=0, **options).run(question, Environment(view=kb.view(), llm=llm))
+    return trace, llm.backend.calls
+
+
+def test_the_query_is_parsed_into_triplets_whose_entities_are_grounded(kb):
+    question = Question(id="q", question="Why would fasting matter here?", answer="A", choices=["spleen", "nothing"])
+    reply = {"triplets": [{"subject": "fasting", "relation": "affects", "object": "Corvane Fever"},
+                          {"subject": "", "relation": "x", "object": "dropped"}]}
+    trace, calls = run_kgrag(kb, question, reply)
+    assert calls[0]["schema"]["properties"]["triplets"]["items"]["required"] == ["subject", "relation", "object"]
+    assert trace.artifacts["query_triplets"] == [{"subject": "fasting", "relation": "affects", "object": "Corvane Fever"}]
+    grounded = {(g["mention"], g["role"], g["entity"], g["how"]) for g in trace.artifacts["kgrag"]["grounding"]}
+    assert ("Corvane Fever", "question", "ent:corvane-fever", "exact") in grounded  # a triplet's object
+    assert ("fasting", "question", "ent:fasting", "exact") in grounded  # its subject
+    assert trace.answer == "A" and trace.paths  # fasting / corvane fever -> spleen
+
+
+def test_an_empty_parse_falls_back_to_entities_named_in_the_question(kb):
+    question = Question(id="q", question="Is night cough linked to the spleen?", answer="A", choices=["spleen", "no"])
+    trace, _ = run_kgrag(kb, question, {"triplets": []})
+    grounded = trace.artifacts["kgrag"]["grounding"]
+    assert any(g["entity"] == "ent:night-cough" and g["how"] == "named" for g in grounded)
+    assert trace.paths and trace.outcome == "answered"
+
+
+def test_defaults_keep_one_shortest_path_with_no_small_hop_bound(tmp_path):
+    from provbench.kb.view import MAX_PATH_HOPS
+    from provbench.testing import schema_following_llm
+    from provbench_plugins.kb_builders.medical.builder import MedicalKGBuilder
+    from p001_helpers import write_inputs
+
+    corpus, triples = write_inputs(tmp_path / "in")
+    chain = [f"c{i}" for i in range(7)]  # a 6-hop chain, beyond the old bound of 4
+    rows = [f"{a},Diseases,LEADS TO,{b},Diseases,a.txt,a_0" for a, b in zip(chain, chain[1:])]
+    triples.write_text(triples.read_text() + "\n".join(rows) + "\n")
+    assert KGRAGEx().options.max_paths == 1 and KGRAGEx().options.max_hops == MAX_PATH_HOPS
+    kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb", schema_following_llm())
+    try:
+        env = Environment(view=kb.view(), llm=None)
+        grounded = [{"entity": "ent:c0", "role": "question"}, {"entity": "ent:c6", "role": "option"},
+                    {"entity": "ent:c5", "role": "option"}]
+        paths = KGRAGEx().find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
+        assert [len(p["nodes"]) for p in paths] == [6]  # the one shortest: c0..c5, 5 hops
+    finally:
+        kb.close()

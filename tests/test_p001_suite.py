@@ -33,7 +33,7 @@ def test_suite_runs_end_to_end_and_reruns_from_cache(tmp_path, monkeypatch):
     assert baseline["trace"]["answer"] in "ABCD" and baseline["trace"]["artifacts"]["kgrag"]["grounding"]
     resumed = next(r for r in kg if r["key"]["condition"] != "baseline")
     purposes = {c["purpose"] for c in resumed["trace"]["llm_calls"]}
-    assert "entities" not in purposes and "answer" in purposes  # only the stages after path retrieval
+    assert "triplets" not in purposes and "answer" in purposes  # only the stages after path retrieval
 
     report = (run_dir / "report.html").read_text()
     for title in ("Table 4: impact of perturbation methods", "critical changes by position on the path",
