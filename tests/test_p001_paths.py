@@ -245,3 +245,14 @@ def test_defaults_keep_one_shortest_path_with_no_small_hop_bound(tmp_path):
         assert [len(p["nodes"]) for p in paths] == [6]  # the one shortest: c0..c5, 5 hops
     finally:
         kb.close()
+
+
+def test_an_edge_without_a_chunk_takes_its_file_from_the_triples_file():
+    path = four_node_path()
+    for edge in path["edges"]:
+        edge["source_file"] = ""
+    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
+                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
+    groups = A.group([base, record("edge", 1, True, "B", path)], "kgrag-ex")
+    assert explain(groups["q"]).sources == []
+    assert explain(groups["q"], {"r1": "article-9.jsonl"}).sources == ["article-9.jsonl"]

@@ -39,7 +39,7 @@ from provbench.plugin_api import KBBuilder, parse_options
 
 from . import graph_metrics
 from . import prompts as P
-from .corpus import Chunk, Triple, read_chunks, read_triples
+from .corpus import Chunk, Triple, match_chunk_ids, read_chunks, read_triples, relation_sources
 
 if TYPE_CHECKING:
     from provbench.kb import KnowledgeBase
@@ -111,6 +111,7 @@ def extract_triples(chunks: list[Chunk], llm: "LLMClient", opts: MedicalKGOption
 
 def to_records(chunks: list[Chunk], triples: list[Triple]):
     """Text units, labelled entities and relations; a triple naming an unknown chunk is an error."""
+    triples = match_chunk_ids(triples, chunks)  # the authors' ids: sha256 of the chunk text
     by_chunk = {c.id: c for c in chunks}
     names: dict[str, str] = {}
     votes: dict[str, Counter] = defaultdict(Counter)
@@ -119,7 +120,7 @@ def to_records(chunks: list[Chunk], triples: list[Triple]):
     for n, t in enumerate(triples):
         if t.chunk_id and t.chunk_id not in by_chunk:
             raise UserError(f"triple #{n + 1} ({t.head} -{t.relation}-> {t.tail}): field ChunkID: "
-                            f"{t.chunk_id!r} is not a chunk of the corpus")
+                            f"{t.chunk_id!r} is not a chunk of the corpus (neither an id nor a chunk text's sha256)")
         ends = []
         for name, label in ((t.head, t.head_label), (t.tail, t.tail_label)):
             eid = entity_id(name)
@@ -192,13 +193,15 @@ def build(kb_dir: Path, llm: "LLMClient", opts: MedicalKGOptions) -> "KnowledgeB
     metrics = graph_metrics.compute({e.id: e.label for e in entities},
                                     [(r.id, r.source, r.target) for r in relations],
                                     k=opts.betweenness_k, seed=opts.seed)
+    metrics["relation_sources"] = relation_sources(triples)  # the triples file's SourceFilename per edge
     graph_metrics.save(kb_dir, metrics)
+    sources = [c.source for c in chunks]  # Table 3's corpus half
     info = {"builder": BUILDER_NAME, "fingerprint": fingerprint, "options": opts.model_dump(),
             "chunks": len(chunks), "source_files": len({c.source for c in chunks}),
-            "extraction": extraction, "graph": graph_metrics.summary(metrics, len(relations)),
+            "extraction": extraction, "graph": graph_metrics.summary(metrics, len(relations), sources),
             "paper_001_graph": {**P.PAPER_GRAPH, "label_shares_percent": P.PAPER_LABEL_SHARES},
             "table3 (this KB / paper 001)": graph_metrics.side_by_side(
-                graph_metrics.summary(metrics, len(relations)), P.PAPER_GRAPH, P.PAPER_LABEL_SHARES),
+                graph_metrics.summary(metrics, len(relations), sources), P.PAPER_GRAPH, P.PAPER_LABEL_SHARES),
             "duration_s": round(time.monotonic() - started, 2)}
     kb.finalize(json.loads(json.dumps(info)))
     return kb

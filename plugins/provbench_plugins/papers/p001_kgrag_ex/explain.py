@@ -32,7 +32,9 @@ class Explanation:
     sources: list[str] = field(default_factory=list)
 
 
-def explain(g: QuestionPerturbations) -> Explanation:
+def explain(g: QuestionPerturbations, relation_sources: dict[str, str] | None = None) -> Explanation:
+    """``relation_sources`` (relation id -> file, from the KB's graph metrics) names the file of
+    an edge whose path entry has none (no chunk holds it)."""
     out = Explanation(g.question_id)
     counts: Counter = Counter()
     names, labels, files, order, ends = {}, {}, {}, {}, {}
@@ -44,11 +46,12 @@ def explain(g: QuestionPerturbations) -> Explanation:
             names[edge["id"]] = edge["label"]
             ends[edge["id"]] = (path["nodes"][i]["name"], path["nodes"][i + 1]["name"])
             order.setdefault(edge["id"], (path["id"], 2 * i + 1))
-            files[edge["id"]] = [edge["source_file"]] if edge.get("source_file") else []
+            source = edge.get("source_file") or (relation_sources or {}).get(edge["id"], "")
+            files[edge["id"]] = [source] if source else []
             for node in (path["nodes"][i], path["nodes"][i + 1]):
                 files.setdefault(node["id"], [])
-                if edge.get("source_file") and edge["source_file"] not in files[node["id"]]:
-                    files[node["id"]].append(edge["source_file"])
+                if source and source not in files[node["id"]]:
+                    files[node["id"]].append(source)
     for kind in KINDS:
         for r in g.records.get(kind, []):
             if not changed(r):

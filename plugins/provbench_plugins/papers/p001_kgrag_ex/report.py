@@ -40,7 +40,7 @@ def sections(run: RunData) -> list[Section]:
         datasets = {qid: q.dataset for qid, q in run.questions.items()}
         found += [table4_section(groups, system, datasets), positions_section(groups, system),
                   labels_section(groups, system), centrality_section(groups, system, metrics),
-                  cost_section(run, system), explanations_section(run, groups, system)]
+                  cost_section(run, system), explanations_section(groups, system, metrics)]
     return found
 
 
@@ -172,10 +172,10 @@ def cost_row(label: str, records: list[RunRecord]) -> list:
     return [label, c["questions"], _num(c["variants"]), _num(c["calls"]), _num(c["tokens"])]
 
 
-def explanations_section(run: RunData, groups: dict[str, A.QuestionPerturbations], system: str) -> Section:
+def explanations_section(groups: dict[str, A.QuestionPerturbations], system: str, metrics: dict | None) -> Section:
     rows = []
     for qid, g in list(sorted(groups.items()))[:MAX_EXPLAINED]:
-        e = explain(g)
+        e = explain(g, (metrics or {}).get("relation_sources"))
         changes = "; ".join(f"{KIND_TITLES[k]}: {el} -> {ans or '–'}" for k, el, ans in e.changed_elements) or "none"
         rows.append([qid, g.baseline_answer or "–", changes, e.most_influential or "–", e.for_user,
                      e.technical or "–", ", ".join(e.sources) or "–"])
