@@ -80,19 +80,24 @@ CORPUS_ROWS = {"documents": "total documents", "chunks": "total text chunks",
                "max_chunks_per_document": "max chunks per document"}
 
 
+def table3_rows(ours: dict[str, Any], paper: dict[str, Any], paper_shares: dict[str, float]) -> list[tuple[str, str, str]]:
+    """Table 3 as (row, this KB, paper) with figures formatted: the corpus half (when ``ours``
+    has it), node and edge counts, mean degrees, then label shares in %."""
+    rows = [(title, _figure(ours["corpus"][name]), _figure(paper["corpus"][name]))
+            for name, title in CORPUS_ROWS.items()
+            if name in ours.get("corpus", {}) and name in paper.get("corpus", {})]
+    rows += [(name, f"{ours[name]:,}", f"{paper[name]:,}") for name in ("nodes", "edges")]
+    rows += [(name, f"{ours[name]:.3f}", f"{paper[name]:.3f}")
+             for name in ("mean_in_degree", "mean_out_degree", "mean_total_degree")]
+    shares = ours["label_shares_percent"]
+    rows += [(f"{label} %", f"{shares.get(label, 0.0):.2f}", f"{paper_shares.get(label, 0.0):.2f}")
+             for label in dict.fromkeys([*paper_shares, *shares])]
+    return rows
+
+
 def side_by_side(ours: dict[str, Any], paper: dict[str, Any], paper_shares: dict[str, float]) -> dict[str, str]:
     """Table 3's rows as "this KB / paper" strings, so ``kb info`` shows them next to each other."""
-    rows = {}
-    for name, title in CORPUS_ROWS.items():
-        if name in ours.get("corpus", {}) and name in paper.get("corpus", {}):
-            rows[title] = f"{_figure(ours['corpus'][name])} / {_figure(paper['corpus'][name])}"
-    rows.update({name: f"{ours[name]:,} / {paper[name]:,}" for name in ("nodes", "edges")})
-    for name in ("mean_in_degree", "mean_out_degree", "mean_total_degree"):
-        rows[name] = f"{ours[name]:.3f} / {paper[name]:.3f}"
-    shares = ours["label_shares_percent"]
-    for label in dict.fromkeys([*paper_shares, *shares]):
-        rows[f"{label} %"] = f"{shares.get(label, 0.0):.2f} / {paper_shares.get(label, 0.0):.2f}"
-    return rows
+    return {name: f"{mine} / {theirs}" for name, mine, theirs in table3_rows(ours, paper, paper_shares)}
 
 
 def _figure(value: float) -> str:

@@ -1,6 +1,6 @@
-"""Paper 001's report sections: accuracy by choice type, Table 4, critical changes by position,
-node label and centrality rank (with eq. (1)), the cost comparison of Table 5, and the
-per-question explanations of Table 2.
+"""Paper 001's report sections: accuracy by choice type, Table 3 (the run's knowledge base beside
+the paper's), Table 4, critical changes by position, node label and centrality rank (with eq.
+(1)), the cost comparison of Table 5, and the per-question explanations of Table 2.
 
 Degree and betweenness come from the ``graph_metrics.json`` the medical-kg builder wrote into the
 knowledge base the run used (its directory is in the run manifest).
@@ -8,9 +8,12 @@ knowledge base the run used (its directory is in the run manifest).
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
+from provbench.kb.graphstore import BUILD_INFO
 from provbench.model import BASELINE, RunRecord
 from provbench.plugin_api import correctness
 from provbench.report.data import RunData
@@ -33,10 +36,11 @@ def sections(run: RunData) -> list[Section]:
     kg_systems = run.uses("systems", ["kgrag-ex"])
     if not kg_systems:
         return []
-    found = [accuracy_section(run)]
+    kb_dir = (run.suite.get("knowledge_base") or {}).get("directory")
+    found = [accuracy_section(run), table3_section(kb_dir)]
     for system in kg_systems:
         groups = A.group(run.records, system)
-        metrics = graph_metrics.load((run.suite.get("knowledge_base") or {}).get("directory"))
+        metrics = graph_metrics.load(kb_dir)
         datasets = {qid: q.dataset for qid, q in run.questions.items()}
         found += [table4_section(groups, system, datasets), positions_section(groups, system),
                   labels_section(groups, system), centrality_section(groups, system, metrics),
@@ -59,6 +63,22 @@ def accuracy_section(run: RunData) -> Section:
     table = Table(columns=["System", "All", *[f"choice type: {t}" for t in types]], rows=rows,
                   caption="Share of questions answered with the correct option letter; n in brackets.")
     return Section(id="p001-accuracy", title="Paper 001: accuracy by choice type", blocks=[table], order=110)
+
+
+def table3_section(kb_dir: str | None) -> Section:
+    """Table 3 of the run's knowledge base next to the paper's, from the medical-kg build info."""
+    title = "Paper 001, Table 3: knowledge graph and corpus"
+    info_file = Path(kb_dir) / BUILD_INFO if kb_dir else None
+    info = json.loads(info_file.read_text(encoding="utf-8")) if info_file and info_file.is_file() else {}
+    ours, paper = info.get("graph"), info.get("paper_001_graph")
+    if not (isinstance(ours, dict) and isinstance(paper, dict)):
+        return Section(id="p001-table3", title=title, order=110, blocks=[Text(
+            text="The run's knowledge base holds no Table 3 statistics (build it with the medical-kg builder).")])
+    rows = graph_metrics.table3_rows(ours, paper, paper.get("label_shares_percent", {}))
+    table = Table(columns=["Statistic", "This KB", "Paper 001"], rows=[list(r) for r in rows],
+                  caption="Documents are distinct source files; chunks per document: mean, standard deviation "
+                          "(population), min and max. Degrees count every relation; label shares in %.")
+    return Section(id="p001-table3", title=title, blocks=[table], order=110)
 
 
 def _mean(values: list[float]) -> str:
