@@ -136,3 +136,38 @@ def test_bundled_medical_mini_in_both_forms():
     mmlu = MMLUMedicalLoader().load(REPO / "datasets" / "medical-mini" / "mirage-benchmark.json")
     assert len(dev) == 10 and facet_counts(dev, "choice_type") == {"single": 8, "multi": 2}
     assert len(mmlu) == 8 and all(q.answer in "ABCD" for q in mmlu)
+
+
+def test_mmlu_loader_reads_every_subject_in_the_hub_layout_and_the_original_csv(tmp_path):
+    import csv
+
+    from provbench.registry import default_registry
+    from provbench_plugins.datasets.medmcqa.mmlu import MMLULoader
+
+    rows = [{"question": "2 + 2?", "subject": "elementary_mathematics", "choices": ["3", "4", "5", "6"], "answer": 1},
+            {"question": "Capital of France?", "subject": "high_school_geography",
+             "choices": ["a city", "Paris", "Lyon", "Nice"], "answer": 1},
+            {"question": "Which bone?", "subject": "anatomy", "choices": ["an ulna", "a femur", "a rib", "a skull"],
+             "answer": 2}]
+    hub = write_jsonl(tmp_path / "test.jsonl", rows)
+    questions = MMLULoader().load(hub)
+    assert [(q.answer, q.category, q.dataset) for q in questions] == [
+        ("B", "elementary_mathematics", "mmlu"), ("B", "high_school_geography", "mmlu"), ("C", "anatomy", "mmlu")]
+    assert MMLULoader().claims(hub) and not MedMCQALoader().claims(hub)
+    assert MMLULoader().score_answer(questions[2], "a rib") == {"accuracy": 1.0}  # option text, not letter A
+    assert "mmlu" in default_registry().names("dataset_loader")
+
+    folder = tmp_path / "data" / "test"
+    folder.mkdir(parents=True)
+    for subject, answer in (("virology", "D"), ("us_foreign_policy", "A")):
+        with (folder / f"{subject}_test.csv").open("w", newline="") as f:
+            csv.writer(f).writerow([f"A {subject} question?", "w", "x", "y", "z", answer])
+    from_csv = MMLULoader().load(folder)
+    assert sorted((q.category, q.answer) for q in from_csv) == [("us_foreign_policy", "A"), ("virology", "D")]
+
+    bad = write_jsonl(tmp_path / "bad.jsonl", [rows[0], {**rows[1], "answer": 4}])
+    with pytest.raises(UserError, match=r"bad\.jsonl:2: record bad-2: field answer"):
+        MMLULoader().load(bad)
+    (folder / "broken_test.csv").write_text("only,three,columns\n")
+    with pytest.raises(UserError, match=r"broken_test\.csv:1: expected 6 columns"):
+        MMLULoader().load(folder)

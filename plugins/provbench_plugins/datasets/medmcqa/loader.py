@@ -1,4 +1,5 @@
-"""The "medmcqa" and "mmlu-medical" dataset loaders: four-option medical questions.
+"""The "medmcqa" and "mmlu-medical" dataset loaders: four-option medical questions (the "mmlu"
+loader for all 57 MMLU subjects is in :mod:`.mmlu`).
 
 Sources: raw MedMCQA ``.jsonl``; a MIRAGE ``benchmark.json`` (option ``subset``: "medmcqa" or
 "mmlu"; the "mmlu-medical" loader defaults to "mmlu"); a hub id such as
@@ -204,4 +205,6 @@ def facet_counts(questions: Iterable[Question], facet: str) -> dict[str, int]:
 
 @hookimpl
 def provbench_register_dataset_loaders():
-    return {cls.name: cls for cls in (MedMCQALoader, MMLUMedicalLoader)}
+    from .mmlu import MMLULoader  # all 57 MMLU subjects; its module builds on this one
+
+    return {cls.name: cls for cls in (MedMCQALoader, MMLUMedicalLoader, MMLULoader)}
