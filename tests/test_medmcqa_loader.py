@@ -82,6 +82,15 @@ def test_option_text_is_matched_before_a_letter_and_articles_are_not_letters(pre
     assert MedMCQALoader().score_answer(TABLE1, prediction) == {"accuracy": float(letter == "C")}
 
 
+@pytest.mark.parametrize("prediction, letter", [
+    ("A bone marrow", "A"), ("a bone marrow", "A"), ("the pancreas", "B"), ("a pancreas", "B"), ("(B) pancreas", "B"),
+    ("C pancreas", None), ("B bone marrow", None)])
+def test_an_option_text_after_its_own_letter_or_an_article_names_it(prediction, letter):
+    # the embedded model answered "A bone marrow" to mm-06 of medical-mini (A. bone marrow)
+    question = Question(id="q", question="?", answer="A", choices=["bone marrow", "pancreas", "inner ear", "nerve"])
+    assert option_letter(prediction, question) == letter
+
+
 def test_normalize_keeps_different_options_apart():
     loader = MedMCQALoader()
     assert loader.normalize("a sequence") != loader.normalize("a syndrome")  # both were "A"

@@ -10,7 +10,8 @@ Questions: ``answer`` is the option letter, ``choices`` the four option texts, `
 correct option's text; ``metadata`` keeps subject, topic, choice type and the explanation, which
 also fill ``category`` (subject) and ``type`` (choice type). ``facets`` names what
 ``provbench data info`` counts. Scoring takes the exact text of an option first (case, spacing
-and end punctuation aside: "A sequence." is the option "a sequence"), then an option letter
+and end punctuation aside: "A sequence." is the option "a sequence"), or an option's text after
+its own letter or an article ("A bone marrow" when A is "bone marrow"), then an option letter
 written as one: a capital alone or with punctuation ("C", "C.", "(C)", "C)", "C. text",
 "Answer: C"), or a small letter closed by a bracket or a full stop ("(c)", "c)", "c."). An "a"
 or "an" opening a reply is an article, never option A.
@@ -96,14 +97,21 @@ def sample_by_subject(questions: list[Question], limit: int | None, seed: int) -
 
 def option_letter(prediction: str | None, question: Question | None = None) -> str | None:
     """The option a prediction names: the exact text of one of ``question``'s options (tried
-    first, so "a sequence" is never read as A), else an option letter written as one."""
+    first, so "a sequence" is never read as A), or that text after its own letter ("A bone
+    marrow" when A is "bone marrow") or after an article ("a sequence" when C is "sequence"),
+    else an option letter written as one."""
     if not prediction:
         return None
     if question is not None and question.choices:
+        texts = {option_text_key(text): letter for letter, text in zip(LETTERS, question.choices)}
         wanted = option_text_key(prediction)
-        for letter, text in zip(LETTERS, question.choices):
-            if option_text_key(text) == wanted:
-                return letter
+        if wanted in texts:
+            return texts[wanted]
+        head, _, rest = wanted.partition(" ")
+        rest = rest.lstrip(_EDGE_PUNCT + ")]")
+        head = head.strip("([").rstrip(_EDGE_PUNCT + ")]")
+        if rest in texts and (texts[rest] == head.upper() or head in ("a", "an", "the")):
+            return texts[rest]
     return letter_of(prediction)
 
 
