@@ -48,7 +48,8 @@ class MMLURecord(BaseModel):
     @field_validator("answer", mode="before")
     @classmethod
     def _letter(cls, value: Any) -> Any:
-        return LETTERS.index(value.strip().upper()) if isinstance(value, str) and value.strip().upper() in LETTERS else value
+        letter = value.strip().upper() if isinstance(value, str) else None
+        return LETTERS.index(letter) if letter in LETTERS else value
 
     def to_mcq(self, record_id: str) -> MCQ:
         return MCQ(id=record_id, question=self.question, options=tuple(self.choices), answer=LETTERS[self.answer],
@@ -104,7 +105,8 @@ def read_hub(source: str, config: str, split: str) -> Iterator[MCQ]:
     try:
         rows = datasets.load_dataset(source, config, split=split)
     except Exception as exc:  # network, unknown config, split or repo: all the user's to fix
-        raise UserError(f"could not load {source!r} (config {config!r}, split {split!r}) with datasets: {exc}") from None
+        raise UserError(f"could not load {source!r} (config {config!r}, split {split!r}) with datasets: "
+                        f"{exc}") from None
     where = f"{source} [{config}/{split}]"
     for index, raw in enumerate(rows):
         yield validated(dict(raw), where, f"{split}-{index}")
@@ -124,7 +126,8 @@ def read_mmlu(source: str | Path, *, config: str, split: str) -> Iterable[MCQ]:
         raise UserError(f"{path}: unknown MMLU file type {path.suffix!r} (use .jsonl in the hub layout, or .csv)")
     if len(str(source).split("/")) == 2 and not str(source).endswith((".jsonl", ".csv")):
         return read_hub(str(source), config, split)
-    raise UserError(f"MMLU dataset not found: {source} (a .jsonl/.csv file, a folder of .csv, or a hub id like {HUB_ID})")
+    raise UserError(f"MMLU dataset not found: {source} (a .jsonl/.csv file, a folder of .csv, "
+                    f"or a hub id like {HUB_ID})")
 
 
 class MMLUOptions(BaseModel):

@@ -80,7 +80,8 @@ CORPUS_ROWS = {"documents": "total documents", "chunks": "total text chunks",
                "max_chunks_per_document": "max chunks per document"}
 
 
-def table3_rows(ours: dict[str, Any], paper: dict[str, Any], paper_shares: dict[str, float]) -> list[tuple[str, str, str]]:
+def table3_rows(ours: dict[str, Any], paper: dict[str, Any],
+                paper_shares: dict[str, float]) -> list[tuple[str, str, str]]:
     """Table 3 as (row, this KB, paper) with figures formatted: the corpus half (when ``ours``
     has it), node and edge counts, mean degrees, then label shares in %."""
     rows = [(title, _figure(ours["corpus"][name]), _figure(paper["corpus"][name]))

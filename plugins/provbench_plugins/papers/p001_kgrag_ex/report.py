@@ -27,8 +27,8 @@ from .ragex import RagExOptions
 
 KIND_TITLES = {"node": "Node", "edge": "Edge", "subpath": "Sub-path"}
 PAPER_TABLE4 = "Paper: MedMCQA 128 examples: node 41, edge 30, sub-path 57; MMLU 37: 6, 8, 23."
-PAPER_TABLE5 = ("Paper (per explained question; RAG-Ex with 5-word windows, stride 1 in the authors' code): MMLU RAG-Ex 65 calls / 4,032 tokens vs KGRAG-Ex 20 / 2,112; "
-                "MedMCQA 61 / 3,661 vs 19 / 2,180.5.")
+PAPER_TABLE5 = ("Paper (per explained question; RAG-Ex with 5-word windows, stride 1 in the authors' code): "
+                "MMLU RAG-Ex 65 calls / 4,032 tokens vs KGRAG-Ex 20 / 2,112; MedMCQA 61 / 3,661 vs 19 / 2,180.5.")
 MAX_EXPLAINED = 25
 
 
@@ -38,10 +38,10 @@ def sections(run: RunData) -> list[Section]:
         return []
     kb_dir = (run.suite.get("knowledge_base") or {}).get("directory")
     found = [accuracy_section(run), table3_section(kb_dir)]
+    metrics = graph_metrics.load(kb_dir)
+    datasets = {qid: q.dataset for qid, q in run.questions.items()}
     for system in kg_systems:
         groups = A.group(run.records, system)
-        metrics = graph_metrics.load(kb_dir)
-        datasets = {qid: q.dataset for qid, q in run.questions.items()}
         found += [table4_section(groups, system, datasets), positions_section(groups, system),
                   labels_section(groups, system), centrality_section(groups, system, metrics),
                   cost_section(run, system), explanations_section(groups, system, metrics)]

@@ -250,7 +250,7 @@ def parse_triplets(reply: Any) -> list[dict[str, str]]:
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
-        triplet = {k: item.get(k).strip() if isinstance(item.get(k), str) else "" for k in ("subject", "relation", "object")}
+        triplet = {k: item[k].strip() if isinstance(item.get(k), str) else "" for k in ("subject", "relation", "object")}
         if triplet["subject"] and triplet["object"]:
             found.append(triplet)
     return found
