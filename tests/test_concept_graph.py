@@ -138,3 +138,15 @@ def test_builder_reuses_a_finished_kb_and_refuses_other_inputs(mini, tmp_path):
     edges.write_text("source,relation,target\n")
     with pytest.raises(UserError, match="other inputs"):
         ConceptGraphBuilder(concepts=str(other), edges=str(edges)).build([], kb.path)
+
+
+def test_build_time_options_count_and_build_info_has_the_shared_layout(tmp_path):
+    concepts, edges = (next(MINI.glob(f"{kind}.*")) for kind in ("concepts", "edges"))
+    kb = ConceptGraphBuilder().build([], tmp_path / "kb", concepts=str(concepts), edges=str(edges), communities=False)
+    try:
+        info = kb.build_info
+        assert info["counts"]["entities"] == 36 and info["counts"]["communities"] == 0 == kb.stats().communities
+        assert info["problems"] == [] and info["inputs"]["builder"].startswith("concept-graph/")
+        assert "llm" not in info and "extraction" not in info  # no LLM: no LLM sections
+    finally:
+        kb.close()

@@ -56,8 +56,8 @@ def test_test_file_without_labels(tmp_path):
 
 
 @pytest.mark.parametrize("line, where", [
-    ("{not json", "line 2: not valid JSON"),
-    ({"id": 5, "label": "SUPPORTS", "evidence": []}, "line 2 (claim id 5): field claim"),
+    ("{not json", "claims.jsonl:2: not valid JSON"),
+    ({"id": 5, "label": "SUPPORTS", "evidence": []}, "claims.jsonl:2 (claim id 5): field claim"),
     ({"id": 6, "claim": "c", "label": "MAYBE"}, "field label"),
     ({"id": 7, "claim": "c", "label": "SUPPORTS", "evidence": [[[1, None, None, None]]]},
      "evidence[0][0] has no page or sentence"),
@@ -137,7 +137,7 @@ def test_read_pages_streams_only_what_is_asked(tmp_path):
     path = write(tmp_path, lines, "wiki-001.jsonl")
     got = read_pages(path, ids={"Page_3"}, also=title_matcher(["Something about page 7 here"]))
     assert sorted(got) == ["Page_3", "Page_7"]  # by id, and by a title the claim names
-    with pytest.raises(UserError, match=r"wiki-001.jsonl, line 11: not valid JSON"):
+    with pytest.raises(UserError, match=r"wiki-001.jsonl:11: not valid JSON"):
         read_pages(path)
 
 
@@ -146,5 +146,16 @@ def test_problems_lists_every_bad_line(tmp_path):
     path = write(tmp_path, [good, "{bad", good, {"id": 3, "claim": ""}, {"id": 4, "claim": "c", "label": "X"}])
     problems = FeverLoader().problems(path, limit=2)
     assert len(problems) == 2
-    assert "line 2: not valid JSON" in problems[0] and "line 4 (claim id 3): field claim" in problems[1]
+    assert "claims.jsonl:2: not valid JSON" in problems[0] and "claims.jsonl:4 (claim id 3): field claim" in problems[1]
     assert len(FeverLoader().problems(path)) == 3
+
+
+def test_a_gzipped_pages_directory_is_streamed(tmp_path):
+    import gzip
+
+    (tmp_path / "wiki-pages").mkdir()
+    with gzip.open(tmp_path / "wiki-pages" / "wiki-001.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.writelines(json.dumps({"id": f"Page_{i}", "text": "", "lines": f"0\tPage {i} text ."}) + "\n"
+                          for i in range(3))
+    assert [p.id for p in iter_pages(tmp_path / "wiki-pages")] == ["Page_0", "Page_1", "Page_2"]
+    assert sorted(read_pages(tmp_path / "wiki-pages", ids={"Page_1"})) == ["Page_1"]

@@ -482,3 +482,22 @@ def test_bulk_load_gives_the_same_graph_as_add(tmp_path):
     finally:
         added.close()
         bulk.close()
+
+
+def test_a_finished_kb_answers_repeated_reads_from_memory(tmp_path):
+    """Reads of a finished (immutable) KB are remembered; a KB still being built reads afresh."""
+    entities = [Entity(id=f"e{i}", name=f"Entity {i}", label="THING") for i in range(4)]
+    relations = [Relation(id=f"r{i}", source=f"e{i}", target=f"e{i + 1}", label="NEXT") for i in range(3)]
+    building = small_kb(tmp_path / "kb", entities=entities, relations=relations, finalize=False)
+    building.view().neighbors("e1")
+    assert building.store.read_cache_info() is None  # unfinished: nothing is kept
+    building.finalize({"test": True}, embed=False)
+    view = building.view()
+    first = neighbour_ids(view, "e1")
+    misses = building.store.read_cache_info().misses
+    assert neighbour_ids(view, "e1") == first == {("out", "r1", "e2"), ("in", "r0", "e0")}
+    info = building.store.read_cache_info()
+    assert info.misses == misses and info.hits > 0  # the second call ran no query
+    # a view hiding something filters the remembered rows, it does not get the unfiltered answer
+    assert neighbour_ids(view.hide(entities=["e2"]), "e1") == {("in", "r0", "e0")}
+    building.close()

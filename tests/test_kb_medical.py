@@ -22,7 +22,8 @@ def test_llm_extraction_builds_a_labelled_graph_and_reuses_it(tmp_path):
     kb = MedicalKGBuilder(corpus=str(corpus)).build([], tmp_path / "kb", llm)
     try:
         view, info = kb.view(), kb.build_info
-        assert info["extraction"]["calls"] == 3 and info["chunks"] == 3
+        assert info["llm"]["calls"] == info["extraction"]["text_units"] == info["chunks"] == 3
+        assert info["problems"] == [] and info["paper"]["counts"]["entities"] == 53411
         entities = [view.entity(e) for e in view.entity_ids()]
         assert entities and all(e.label in LABELS for e in entities)
         metrics = graph_metrics.load(tmp_path / "kb")
@@ -72,7 +73,7 @@ def test_bad_inputs_get_located_errors(tmp_path):
     bad.write_text(json.dumps({"id": "a_0", "title": "t", "content": "ok"}) + "\n" + json.dumps({"title": "x"}) + "\n")
     with pytest.raises(UserError, match=r"bad\.jsonl:2: record #2: field id"):
         read_chunks(bad)
-    with pytest.raises(UserError, match=r"bogus=1.*known options: corpus"):
+    with pytest.raises(UserError, match=r"bogus=1.*known options: .*corpus"):
         MedicalKGBuilder(corpus=str(corpus), bogus=1).build([], tmp_path / "kb2", schema_following_llm())
 
 
@@ -119,3 +120,25 @@ def test_authors_chunk_ids_are_sha256_of_the_chunk_text_and_source_files_are_kep
     with pytest.raises(UserError, match=r"triple #1 .*ChunkID: '0{64}' is not a chunk.*sha256"):
         MedicalKGBuilder(corpus=str(corpus), triples=str(triples), overwrite=True).build(
             [], tmp_path / "kb2", schema_following_llm())
+
+
+def test_failed_and_bad_replies_are_counted_and_a_dead_model_stops_the_build(tmp_path):
+    from provbench.kb import KnowledgeBase
+    from provbench.testing import scripted_llm
+
+    corpus, _ = write_inputs(tmp_path / "in")
+    good = json.dumps({"triples": [{"head": "Asthma", "head_label": "Diseases", "relation": "CAUSES",
+                                    "tail": "Wheezing", "tail_label": "Symptoms"}]})
+    llm = scripted_llm([ConnectionError("down"), "not json at all", good])
+    kb = MedicalKGBuilder(corpus=str(corpus), max_workers=1).build([], tmp_path / "kb", llm)
+    try:
+        info = kb.build_info
+        assert (info["extraction"]["failed_calls"], info["extraction"]["invalid_outputs"]) == (1, 1)
+        assert info["llm"]["failed"] == 1 and kb.stats().relations == 1
+        assert any("extraction calls failed" in p for p in info["problems"])
+    finally:
+        kb.close()
+    dead = scripted_llm([ConnectionError("down")] * 3)
+    with pytest.raises(UserError, match="every LLM call to .* failed"):
+        MedicalKGBuilder(corpus=str(corpus)).build([], tmp_path / "dead", dead)
+    assert not KnowledgeBase.is_complete(tmp_path / "dead")

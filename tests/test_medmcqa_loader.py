@@ -180,3 +180,22 @@ def test_mmlu_loader_reads_every_subject_in_the_hub_layout_and_the_original_csv(
     (folder / "broken_test.csv").write_text("only,three,columns\n")
     with pytest.raises(UserError, match=r"broken_test\.csv:1: expected 6 columns"):
         MMLULoader().load(folder)
+
+
+def test_mmlu_loader_reads_the_hub_with_its_config_and_split(monkeypatch):
+    import sys
+    import types
+
+    from provbench_plugins.datasets.medmcqa.mmlu import MMLULoader
+
+    calls = []
+
+    def load_dataset(*args, split):
+        calls.append((args, split))
+        return [{"question": "Q?", "subject": "virology", "choices": ["a virus", "b", "c", "d"], "answer": 3}]
+
+    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
+    (question,) = MMLULoader().load("cais/mmlu")
+    assert (question.id, question.answer, question.category) == ("test-0", "D", "virology")
+    MMLULoader().load("cais/mmlu", config="anatomy", split="validation")
+    assert calls == [(("cais/mmlu", "all"), "test"), (("cais/mmlu", "anatomy"), "validation")]

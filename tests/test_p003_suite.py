@@ -96,6 +96,28 @@ def test_kb_has_sentences_pages_links_and_is_reused(tmp_path):
     again.close()
 
 
+def test_kb_triples_failures_are_counted_and_a_dead_model_stops_the_build(tmp_path):
+    from provbench.errors import UserError
+    from provbench.kb import KnowledgeBase
+    from provbench_plugins.datasets.fever.loader import FeverLoader
+    from provbench_plugins.kb_builders.fever.builder import FeverWikiBuilder, read_facts
+
+    questions = FeverLoader().load(MINI, limit=2)
+    good = json.dumps({"triplets": [{"subject": "A", "relation": "is", "object": "B", "confidence": 0.9}]})
+    builder = FeverWikiBuilder(triples=True, candidates=False, max_workers=1)
+    kb = builder.build(questions, tmp_path / "kb", scripted_llm([ConnectionError("down"), "no json"] + [good] * 20))
+    try:
+        info = kb.build_info
+        assert (info["extraction"]["failed_calls"], info["extraction"]["invalid_outputs"]) == (1, 1)
+        assert info["cost"]["failed_pages"] == 1 and len(read_facts(tmp_path / "kb")) == info["pages"] - 2
+        assert any("extraction calls failed" in p for p in info["problems"])
+    finally:
+        kb.close()
+    with pytest.raises(UserError, match="every LLM call to .* failed"):
+        builder.build(questions, tmp_path / "dead", scripted_llm([ConnectionError("down")] * 20))
+    assert not KnowledgeBase.is_complete(tmp_path / "dead")
+
+
 def record_with(trace: Trace, condition: str = BASELINE) -> RunRecord:
     return RunRecord(key=UnitKey(question_id=trace.question_id, system=trace.system, condition=condition), trace=trace)
 

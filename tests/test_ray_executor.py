@@ -77,6 +77,13 @@ def test_ray_executor_gives_the_records_of_threads_and_brings_the_cache_home(tmp
     again_dir, again_llm = run(tmp_path / "ray", tmp_path / "run-ray", "threads")
     assert len(again_llm.backend.calls) == 0
     assert projected(again_dir) == expected
+    # and on Ray: the workers read the run's cache, so resuming there asks nothing either
+    (ray_dir / "records.jsonl").unlink()
+    resumed_dir, _ = run(tmp_path / "ray", tmp_path / "run-ray", "ray")
+    calls = [call for record in RunStore(resumed_dir).load_records().values() if record.trace
+             for call in record.trace.llm_calls]
+    assert calls and all(call.cached for call in calls)
+    assert projected(resumed_dir) == expected
 
 
 def test_ray_data_embedding_matches_the_in_process_embedder(local_ray):

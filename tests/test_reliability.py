@@ -234,6 +234,46 @@ def test_a_kb_being_built_elsewhere_is_waited_for(tmp_path, monkeypatch):
         holder.wait()
 
 
+BUILD_CONCEPTS = """
+import sys, time
+from pathlib import Path
+import provbench_plugins.kb_builders.concepts.builder as B
+
+real = B.write_kb
+def slow_write(*args):  # widens the window in which an unlocked second build would collide
+    print("building", flush=True)
+    time.sleep(1.0)
+    return real(*args)
+B.write_kb = slow_write
+concepts, edges, go, kb_dir = sys.argv[1:5]
+while not Path(go).exists():
+    time.sleep(0.01)
+kb = B.ConceptGraphBuilder(concepts=concepts, edges=edges).build([], Path(kb_dir))
+stats = kb.stats()
+print("done", stats.entities, stats.relations, flush=True)
+"""
+
+
+def test_two_processes_building_one_kb_with_any_builder_end_with_one_kb(tmp_path):
+    """The lock comes with KBBuilder, not the builder: concept-graph builds race on one directory."""
+    from provbench.kb import KnowledgeBase
+
+    mini = Path(__file__).resolve().parents[1] / "datasets" / "curriculum-mini"
+    concepts, edges = (next(mini.glob(f"{kind}.*")) for kind in ("concepts", "edges"))
+    go, kb_dir = tmp_path / "go", tmp_path / "kb"
+    builds = [subprocess.Popen([sys.executable, "-c", BUILD_CONCEPTS, str(concepts), str(edges), str(go), str(kb_dir)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    go.touch()
+    outputs = [b.communicate(timeout=300) for b in builds]
+    assert [b.returncode for b in builds] == [0, 0], [err[-2000:] for _, err in outputs]
+    printed = [out.split() for out, _ in outputs]
+    assert sum(words.count("building") for words in printed) == 1  # the second waited, then reused
+    assert all(words[-3:] == ["done", "36", "45"] for words in printed)
+    assert KnowledgeBase.is_complete(kb_dir)
+    with KnowledgeBase.open(kb_dir, read_only=True) as kb:
+        assert (kb.stats().entities, kb.stats().relations) == (36, 45)
+
+
 # -- small ones -------------------------------------------------------------------------------------------
 
 def test_kb_build_from_a_dataset_refuses_a_negative_limit(tmp_path):
@@ -296,7 +336,7 @@ def test_the_kb_lock_is_reentrant_in_a_thread_and_exclusive_across_threads(tmp_p
 
     kb_dir = tmp_path / "kb"
     with kb_build_lock(kb_dir) as outer:
-        with kb_build_lock(kb_dir, wait_s=0) as inner:  # the runner's lock, then the builder's
+        with kb_build_lock(kb_dir, wait_s=0) as inner:  # a build's lock, then a nested build's
             assert outer is not None and inner is None
         result = []
         worker = threading.Thread(target=lambda: result.append(_try_lock(kb_dir)))

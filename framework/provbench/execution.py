@@ -96,10 +96,11 @@ class Scheduler:
         self.planned_keys: set[str] = set()
 
     def run(self, baselines: list["Unit"], executor: Executor) -> None:
-        # baselines that unlock interventions first, question by question so pairs unlock early
+        # the longest chains of work first (a costly baseline that unlocks interventions), then
+        # question by question so pairs unlock early; a run's tail is then short units, not a long one
         order = {q: n for n, q in enumerate(self.ctx.questions)}
-        unlocking = sorted((u for u in baselines if self._unlocks(u)), key=lambda u: order[u.key.question_id])
-        self._queue(unlocking + [u for u in baselines if not self._unlocks(u)])
+        chain = self._chain_costs()
+        self._queue(sorted(baselines, key=lambda u: (-chain[u.key.system], order[u.key.question_id])))
         self._plan_ready()
         in_flight: dict[Future, "Unit"] = {}
         try:
@@ -119,8 +120,15 @@ class Scheduler:
         finally:  # on Ctrl-C, drop queued units instead of waiting for them; recorded ones stay
             executor.shutdown()
 
-    def _unlocks(self, unit: "Unit") -> bool:
-        return unit.key.system in self.targets or unit.key.system == self.reference
+    def _chain_costs(self) -> dict[str, float]:
+        """Per system, the expected LLM calls of its baseline plus what it unlocks: its own
+        interventions (about its cost again) and, for the exclusion reference, the costliest target's."""
+        suite = self.ctx.suite
+        cost = {ref.key: max(0.0, float(self.ctx.registry.create("system", ref.name, **ref.options).expected_llm_calls))
+                for ref in suite.systems}
+        unlocked = max((cost[t] for t in self.targets if t in cost), default=0.0)
+        return {key: c + (c if key in self.targets else 0.0) + (unlocked if key == self.reference else 0.0)
+                for key, c in cost.items()}
 
     def _queue(self, units: list["Unit"], first: bool = False) -> None:
         todo = [u for u in units if u.key.as_str() not in self.done or u.key.as_str() in self.rerun]

@@ -114,7 +114,7 @@ _HELD: set[tuple[str, int]] = set()  # (lock path, thread id) this process holds
 def kb_build_lock(kb_dir: Path | str, wait_s: float | None = None) -> Iterator[DirLock | None]:
     """Hold while deciding to reuse or (re)build the KB at ``kb_dir``: a second process waits for
     the first one's build to finish, then finds it complete and reuses it. Re-entrant within a
-    thread (the runner takes it around every builder; a builder may take it again)."""
+    thread (``KBBuilder`` takes it around every ``build``; a nested build takes it again for free)."""
     path = kb_lock_path(kb_dir).resolve()
     token = (str(path), threading.get_ident())
     if token in _HELD:

@@ -16,6 +16,7 @@ of each kind.
 
 from __future__ import annotations
 
+import functools
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Literal, Ty
 from pydantic import BaseModel, Field, ValidationError
 
 from .errors import PluginError, UserError
+from .locks import kb_build_lock
 from .model import BASELINE, Question, RunRecord, Trace, VariantInfo
 
 if TYPE_CHECKING:  # heavy modules stay lazy
@@ -90,6 +92,12 @@ class System(Plugin, ABC):
     def resume(self, question: Question, env: Environment, perturbed: Trace) -> Trace:
         """Re-run only the stages after retrieval, from a perturbed trace's ``artifacts``."""
         raise NotImplementedError(f"system {self.name!r} does not support context-level interventions")
+
+    @property
+    def expected_llm_calls(self) -> float:
+        """About how many LLM calls one run makes: only a hint, so the runner can start the longest
+        chains of work (a costly baseline, then its interventions) first instead of last."""
+        return 1.0
 
 
 class Variant(VariantInfo):
@@ -272,8 +280,39 @@ class DatasetLoader(Plugin, ABC):
 
 
 class KBBuilder(Plugin, ABC):
+    """Builds (or reuses) a knowledge base. Every subclass's ``build`` runs under the KB build
+    lock of its ``kb_dir`` (:func:`provbench.locks.kb_build_lock`), whoever calls it: a second
+    process building the same directory waits for the first, then finds the KB complete and
+    reuses it. A builder needs no lock of its own."""
+
     kind = "kb_builder"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is not None and not getattr(build, "holds_kb_lock", False):
+            cls.build = _under_kb_lock(build)  # type: ignore[method-assign]
 
     @abstractmethod
     def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":
         """Build (or reuse, if already complete) the knowledge base at ``kb_dir``."""
+
+    def build_options(self, overrides: dict[str, Any]) -> Any:
+        """``self.options`` with a ``build`` call's own options on top, validated by ``Options``."""
+        owner = f"kb builder {self.name or type(self).__name__!r}"
+        if self.Options is None:
+            if overrides:
+                raise UserError(f"{owner}: bad options: takes no options, got {', '.join(sorted(overrides))}")
+            return None
+        return parse_options(self.Options, {**self.options.model_dump(exclude_unset=True), **overrides}, owner)
+
+
+def _under_kb_lock(build: Callable[..., "KnowledgeBase"]) -> Callable[..., "KnowledgeBase"]:
+    """``build`` holding the KB build lock of its ``kb_dir`` (re-entrant: a nested build is free)."""
+    @functools.wraps(build)
+    def locked_build(self: KBBuilder, questions: list[Question], kb_dir: Path, *args: Any, **kwargs: Any):
+        with kb_build_lock(kb_dir):
+            return build(self, questions, kb_dir, *args, **kwargs)
+
+    locked_build.holds_kb_lock = True  # type: ignore[attr-defined]
+    return locked_build

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextvars
 import math
+import sqlite3
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -31,18 +32,30 @@ _unit_entries: contextvars.ContextVar[list | None] = contextvars.ContextVar("pro
 
 
 class RecordingCache:
-    """An in-memory LLM cache that also lists what each unit added (the ``ResponseCache`` interface)."""
+    """An in-memory LLM cache that also lists what each unit added (the ``ResponseCache`` interface).
+
+    It reads through to the run's cache at ``run_cache`` when this worker can see that directory
+    (one machine or a shared file system), so a resumed run or a retry makes no call the driver
+    already paid for; it never writes there.
+    """
 
     directory = Path("<ray worker>")
 
-    def __init__(self) -> None:
+    def __init__(self, run_cache: str | None = None) -> None:
         self._entries: dict[str, dict[str, Any]] = {}
+        self._run_cache = _open_for_reading(run_cache)
         self._orphans: list[tuple[str, dict[str, Any]]] = []  # added outside a unit's context
         self._lock = threading.Lock()
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:
-            return self._entries.get(key)
+            found = self._entries.get(key)
+        if found is None and self._run_cache is not None:
+            try:
+                found = self._run_cache.get(key)
+            except sqlite3.Error:  # the driver's cache is the driver's to repair: ask the LLM again
+                found = None
+        return found
 
     def put(self, key: str, reply: dict[str, Any]) -> None:
         with self._lock:
@@ -59,7 +72,20 @@ class RecordingCache:
         return len(self._entries)
 
     def close(self) -> None:
-        pass
+        if self._run_cache is not None:
+            self._run_cache.close()
+
+
+def _open_for_reading(directory: str | None) -> Any:
+    """The run's diskcache at ``directory`` if this machine sees it (None otherwise: nothing is created)."""
+    if not directory or not (Path(directory) / "cache.db").is_file():
+        return None
+    import diskcache
+
+    try:
+        return diskcache.Cache(directory)
+    except sqlite3.Error:
+        return None
 
 
 @dataclass
@@ -72,6 +98,7 @@ class WorkerSpec:
     kb_dir: str | None
     llm_backend: Any
     llm_settings: dict[str, Any]
+    cache_dir: str | None  # the run's LLM cache, read through where a worker can see it
     run_unit: Callable[..., RunRecord]  # the runner's, by reference (this module is below the runner)
     context_class: type
 
@@ -80,15 +107,16 @@ class WorkerSpec:
         llm = ctx.llm
         settings = {"max_concurrency": llm.max_concurrency, "max_attempts": llm.max_attempts,
                     "backoff_s": llm.backoff_s, "max_backoff_s": llm.max_backoff_s, **llm.default_params}
+        cache = getattr(llm.cache, "directory", None) if llm.cache is not None else None
         return cls(ctx.loaded, ctx.registry, ctx.questions, str(ctx.kb_dir) if ctx.kb_dir else None,
-                   llm.backend, settings, run_unit, type(ctx))
+                   llm.backend, settings, str(cache) if cache else None, run_unit, type(ctx))
 
     def context(self) -> tuple["RunContext", Any, RecordingCache]:
         from .kb import KnowledgeBase
         from .llm import LLMClient
 
         llm = LLMClient(self.llm_backend, **self.llm_settings)
-        cache = llm.cache = RecordingCache()
+        cache = llm.cache = RecordingCache(self.cache_dir)
         kb = KnowledgeBase.open(self.kb_dir, read_only=True) if self.kb_dir else None
         suite = self.loaded.suite
         ctx = self.context_class(self.loaded, self.registry, self.questions,

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import UserError
 from .execution import reopen_read_only, warm_up_embeddings
-from .locks import kb_build_lock
 from .manifest import write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
 from .plugin_api import Results
@@ -164,7 +163,7 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
         workers = concurrency or (options or {}).get("max_workers") or 2
         llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir), max_concurrency=int(workers))
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
-    with _status(console, "building or reusing the knowledge base"), kb_build_lock(kb_dir):
+    with _status(console, "building or reusing the knowledge base"):  # the builder takes the KB lock
         kb = registry.create("kb_builder", builder, **(options or {})).build(questions, kb_dir, llm)
     try:
         return kb_dir, kb.stats(), reused
@@ -260,8 +259,7 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
     builder = registry.create("kb_builder", spec.builder, **spec.options)
     if console is not None:
         console.print(f"knowledge base: {kb_dir}")
-    with _status(console, "building or reusing the knowledge base"), kb_build_lock(kb_dir), \
-            default_graph_store(spec.graph_store):
+    with _status(console, "building or reusing the knowledge base"), default_graph_store(spec.graph_store):
         kb = builder.build(questions, kb_dir, llm)
     if graph_store_of(kb_dir) != spec.graph_store:
         kb.close()

@@ -28,6 +28,9 @@ KEY_PATTERN = re.compile(
     r"|\bhf_[A-Za-z0-9]{20,}|\bgsk_[A-Za-z0-9]{20,}"
     r"|\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
     r"|(?i:bearer)\s+[A-Za-z0-9_\-.=]{12,})")
+# every key KEY_PATTERN finds starts with one of these (then "bearer", in any case): checking
+# for them first is ~25x cheaper than the pattern on a record with none, which is nearly every record
+_KEY_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "AIza", "xox", "hf_", "gsk_", "eyJ")
 _SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # a record's unit key is no credential, nor is the shell's working directory (PWD, OLDPWD)
@@ -41,6 +44,10 @@ def is_secret_name(name: str) -> bool:
     if lowered in NOT_SECRET_NAMES:
         return False
     return lowered in SECRET_NAMES or bool(set(_SPLIT.split(lowered)) & SECRET_WORDS)
+
+
+def _may_hold_key(text: str) -> bool:
+    return any(prefix in text for prefix in _KEY_PREFIXES) or "bearer" in text.lower()
 
 
 def secret_values(data: Any) -> set[str]:
@@ -85,12 +92,12 @@ class Redactor:
         return cls(values)
 
     def needed(self, text: str) -> bool:
-        return any(v in text for v in self.values) or KEY_PATTERN.search(text) is not None
+        return any(v in text for v in self.values) or (_may_hold_key(text) and KEY_PATTERN.search(text) is not None)
 
     def text(self, text: str) -> str:
         for value in self.values:
             text = text.replace(value, REDACTED)
-        return KEY_PATTERN.sub(REDACTED, text)
+        return KEY_PATTERN.sub(REDACTED, text) if _may_hold_key(text) else text
 
     def data(self, data: Any, by_name: bool = True) -> Any:
         """A copy of ``data`` (JSON-like) with secret strings replaced, and with ``by_name`` every

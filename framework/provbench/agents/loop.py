@@ -124,6 +124,10 @@ class ToolAgent(LLMSystem):
     def rules(self) -> list[str]:
         return [self.messages.rules.format(max_steps=self.options.max_steps)]
 
+    @property
+    def expected_llm_calls(self) -> float:
+        return float(self.options.max_steps)  # one call a step; most runs use their budget
+
     def check_submission(self, run: AgentRun, citations: Citations) -> list[CitationProblem]:
         """Problems with submitted citations; here: every cited id must exist in the view."""
         view = run.env.view

@@ -7,6 +7,7 @@ The layout of a knowledge-base directory and how each kind is stored are describ
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
@@ -24,6 +25,7 @@ KB_JSON = "kb.json"
 COMPLETE_MARKER = "COMPLETE"
 FORMAT_VERSION = 1
 BATCH = 2000
+READ_CACHE_ENTRIES = 20_000  # query results kept per open finished knowledge base (see GraphStore.remember_reads)
 
 # Vector indices saved by finalize (entities twice: full text, and name only for hidden metadata).
 INDEX_TEXT_UNITS = "text_units"
@@ -87,6 +89,7 @@ class GraphStore:
         self._lock = threading.Lock()
         self._vectors: dict[str, Any] = {}
         self._invalidated: frozenset[str] | None = None
+        self._reads: Any = None  # the result cache, once remember_reads() is called
         self.closed = False
 
     # -- queries
@@ -110,8 +113,31 @@ class GraphStore:
         return self._prepared_connection().conn
 
     def rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        """Run one parameterised Cypher query and return its rows (planned once per thread)."""
+        """Run one parameterised Cypher query and return its rows (planned once per thread).
+
+        Once :meth:`remember_reads` is on, a repeated query is answered from memory: callers get
+        a new outer list but share the rows, which they must not change."""
+        if self._reads is not None:
+            key = _hashable(params)
+            if key is not None:
+                return list(self._reads(query, key))
         return self._prepared_connection().rows(query, params)
+
+    def remember_reads(self) -> None:
+        """Keep query results (the last ``READ_CACHE_ENTRIES``): only for a finished knowledge base,
+        which nothing writes to any more. Systems, their ablations and every variant of an
+        intervention read the same neighbourhoods again; views filter rows in Python, so one
+        result serves every view."""
+        if self._reads is None:
+            self._reads = functools.lru_cache(maxsize=READ_CACHE_ENTRIES)(self._read_uncached)
+
+    def read_cache_info(self) -> Any:
+        """Hits, misses and size of the result cache (None when it is off)."""
+        return self._reads.cache_info() if self._reads is not None else None
+
+    def _read_uncached(self, query: str, key: tuple) -> list[list[Any]]:
+        params = {name: list(value) if isinstance(value, tuple) else value for name, value in key}
+        return self._prepared_connection().rows(query, params or None)
 
     def scalar(self, query: str, params: dict[str, Any] | None = None) -> Any:
         rows = self.rows(query, params)
@@ -150,12 +176,27 @@ class GraphStore:
         if self.closed:
             return
         self.closed = True
+        self._reads = None
         with self._lock:
             for state in self._connections:
                 state.close()
             self._connections.clear()
         self.pg_store.connection.close()
         self.db.close()
+
+
+def _hashable(params: dict[str, Any] | None) -> tuple | None:
+    """``params`` as a cache key (lists become tuples); None if a value cannot be one."""
+    items = []
+    for name, value in sorted((params or {}).items()):
+        if isinstance(value, list):
+            value = tuple(value)
+        try:
+            hash(value)
+        except TypeError:
+            return None
+        items.append((name, value))
+    return tuple(items)
 
 
 # -----------------------------------------------------------------------------------------------

@@ -169,6 +169,8 @@ class KnowledgeBase:
         """A view that hides nothing; narrow it with ``view.hide(...)``."""
         from .view import GraphView
 
+        if self.complete:  # finished: nothing writes to it any more, so its reads can be remembered
+            self._store.remember_reads()
         return GraphView(self._store)
 
     # -- writing

@@ -77,15 +77,17 @@ class LoopbackServer:
                 self.stop()
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The completion for one request body (after the fixed latency)."""
+        """The completion for one request body, ``latency_s`` after it arrived."""
         with self._slots:
             with self._count_lock:
                 self.requests += 1
                 self._last_request = time.monotonic()
-            time.sleep(self.latency_s)
+            started = time.monotonic()
             fmt = body.get("response_format") or {}
             schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
             out = self.backend.complete({"messages": body.get("messages") or [], "schema": schema})
+            # the latency is the whole reply time, as a real API's is: writing the reply is part of it
+            time.sleep(max(0.0, self.latency_s - (time.monotonic() - started)))
         return {"id": f"loopback-{self.requests}", "object": "chat.completion", "created": int(time.time()),
                 "model": body.get("model", "loopback"),
                 "choices": [{"index": 0, "finish_reason": "stop",
@@ -98,6 +100,9 @@ class LoopbackServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive: clients reuse connections as with a real API
+            # headers and body go out as two writes: with Nagle's algorithm on, the body waits for
+            # the client's delayed ACK of the headers (~40 ms a reply on Linux), which no real API adds
+            disable_nagle_algorithm = True
 
             def do_POST(self) -> None:  # noqa: N802 - the http.server naming
                 length = int(self.headers.get("Content-Length") or 0)

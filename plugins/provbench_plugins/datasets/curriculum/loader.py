@@ -19,13 +19,13 @@ when it answered anything. ``metadata["answerable"]`` is the convention abstenti
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
 
 from provbench import hookimpl
 from provbench.errors import UserError
+from provbench.jsonlines import located, read_json_lines
 from provbench.model import Question
 from provbench.plugin_api import DatasetLoader
 
@@ -49,22 +49,15 @@ class CurriculumLoader(DatasetLoader):
         if not questions_path.is_file():
             raise UserError(f"{questions_path}: no such file (a {LOADER_NAME} dataset needs {QUESTIONS_FILE})")
         graph = graph_files(questions_path.parent)
-        questions = [self.question(questions_path, number, line, graph)
-                     for number, line in enumerate(questions_path.read_text(encoding="utf-8").splitlines(), start=1)
-                     if line.strip()]
+        questions = [self.question(questions_path, number, row, graph)
+                     for number, row in read_json_lines(questions_path)]
         _check_unique(questions_path, questions)
         if sample and limit is not None:
             questions = random.Random(seed).sample(questions, min(limit, len(questions)))
         return questions[:limit] if limit is not None else questions
 
-    def question(self, path: Path, number: int, line: str, graph: dict[str, str]) -> Question:
-        where = f"{path}:{number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{where}: not valid JSON: {exc.msg}") from None
-        if not isinstance(row, dict):
-            raise UserError(f"{where}: expected a JSON object")
+    def question(self, path: Path, number: int, row: dict[str, Any], graph: dict[str, str]) -> Question:
+        where = located(path, number)
         for name in ("id", "question"):
             if not isinstance(row.get(name), str) or not row[name].strip():
                 raise UserError(f"{where}: field {name!r} must be a non-empty string")

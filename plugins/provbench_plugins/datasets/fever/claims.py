@@ -13,7 +13,6 @@ A record that does not fit raises a UserError naming the file, the line (or hub 
 
 from __future__ import annotations
 
-import json
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -22,8 +21,10 @@ from typing import Any, Iterable, Iterator, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from provbench.errors import UserError
+from provbench.jsonlines import located, read_json_lines
 from provbench.model import Question
 
+from ..hub import load_split
 from .scoring import LABELS, NEI
 
 EvidenceItem = tuple[int | None, int | None, str | None, int | None]
@@ -59,41 +60,29 @@ def located_error(where: str, err: ValidationError) -> UserError:
     return UserError(f"{where}: {problems}")
 
 
-def parse_line(path: Path, number: int, line: str) -> ClaimRecord:
-    where = f"{path}, line {number}"
-    try:
-        raw = json.loads(line)
-    except json.JSONDecodeError as err:
-        raise UserError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
-    if not isinstance(raw, dict):
-        raise UserError(f"{where}: a claim must be a JSON object, got {type(raw).__name__}")
+def validate_claim(path: Path, number: int, raw: dict) -> ClaimRecord:
     try:
         return ClaimRecord.model_validate(raw)
     except ValidationError as err:
-        raise located_error(f"{where} (claim id {raw.get('id')!r})", err) from None
+        raise located_error(f"{located(path, number)} (claim id {raw.get('id')!r})", err) from None
 
 
 def read_jsonl(path: Path) -> Iterator[ClaimRecord]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if line.strip():
-                yield parse_line(path, number, line)
+    for number, raw in read_json_lines(path):
+        yield validate_claim(path, number, raw)
 
 
 def jsonl_problems(path: Path, limit: int) -> list[str]:
     """Every located problem of a claims file, up to ``limit`` (not just the first)."""
     problems: list[str] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                parse_line(path, number, line)
-            except UserError as err:
-                problems.append(str(err))
-                if len(problems) >= limit:
-                    break
-    return problems
+    for number, raw in read_json_lines(path, problems=problems):
+        if len(problems) >= limit:
+            break
+        try:
+            validate_claim(path, number, raw)
+        except UserError as err:
+            problems.append(str(err))
+    return problems[:limit]
 
 
 def regroup_hub_rows(rows: Iterable[dict], source: str) -> list[ClaimRecord]:
@@ -121,16 +110,7 @@ def regroup_hub_rows(rows: Iterable[dict], source: str) -> list[ClaimRecord]:
 
 
 def read_hub(source: str, split: str, config: str | None = "v1.0") -> list[ClaimRecord]:
-    try:
-        import datasets
-    except ImportError:
-        raise UserError(f"{source}: reading FEVER from the hub needs the 'datasets' package "
-                        "(pip install provbench[hub])") from None
-    try:
-        table = datasets.load_dataset(source, config, split=split) if config else datasets.load_dataset(source, split=split)
-    except Exception as err:  # noqa: BLE001 - the hub's errors are many; name the source
-        raise UserError(f"{source}: could not load split {split!r} from the hub: {err}") from None
-    return regroup_hub_rows(table, f"{source}[{split}]")
+    return regroup_hub_rows(load_split(source, split, config), f"{source}[{split}]")
 
 
 def to_question(record: ClaimRecord, dataset: str, pages: str | None) -> Question:

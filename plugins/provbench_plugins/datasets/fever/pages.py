@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from provbench.errors import UserError
+from provbench.jsonlines import located, read_json_lines
 
 PTB_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}",
                "-COLON-": ":"}
@@ -98,12 +99,12 @@ def parse_lines(lines: str) -> list[Sentence]:
 
 
 def page_files(source: str | Path) -> list[Path]:
-    """A pages jsonl file, or every ``*.jsonl`` in a ``wiki-pages/`` directory, in name order."""
+    """A pages jsonl file, or every ``*.jsonl`` / ``*.jsonl.gz`` in a ``wiki-pages/`` directory, in name order."""
     path = Path(source)
     if path.is_dir():
-        files = sorted(path.glob("*.jsonl"))
+        files = sorted([*path.glob("*.jsonl"), *path.glob("*.jsonl.gz")])
         if not files:
-            raise UserError(f"{path}: no *.jsonl page files in this directory")
+            raise UserError(f"{path}: no *.jsonl (or *.jsonl.gz) page files in this directory")
         return files
     if not path.is_file():
         raise UserError(f"{path}: no such pages file or directory")
@@ -113,22 +114,13 @@ def page_files(source: str | Path) -> list[Path]:
 def iter_raw(source: str | Path, wanted: Callable[[str], bool] | None = None) -> Iterator[tuple[Path, int, dict]]:
     """(file, line number, record) for each record whose id passes ``wanted``; the id is read
     from the line's start without parsing the whole record when the line allows it."""
+    def keep(line: str) -> bool:
+        prefix = _ID_PREFIX.match(line)
+        return prefix is None or wanted(json.loads(f'"{prefix.group(1)}"'))
+
     for path in page_files(source):
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                if wanted is not None:
-                    prefix = _ID_PREFIX.match(line)
-                    if prefix is not None and not wanted(json.loads(f'"{prefix.group(1)}"')):
-                        continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise UserError(f"{path}, line {number}: not valid JSON ({err.msg})") from None
-                if not isinstance(record, dict):
-                    raise UserError(f"{path}, line {number}: a page must be a JSON object")
-                yield path, number, record
+        for number, record in read_json_lines(path, keep=keep if wanted is not None else None):
+            yield path, number, record
 
 
 def page_from_record(path: Path, number: int, record: dict) -> Page | None:
@@ -147,10 +139,11 @@ def page_from_record(path: Path, number: int, record: dict) -> Page | None:
 
 def _field(path: Path, number: int, record: dict, name: str, kind: type):
     if name not in record:
-        raise UserError(f"{path}, line {number}: field {name!r} is missing")
+        raise UserError(f"{located(path, number)}: field {name!r} is missing")
     value = record[name]
     if not isinstance(value, kind):
-        raise UserError(f"{path}, line {number}: field {name!r} must be a {kind.__name__}, got {type(value).__name__}")
+        raise UserError(f"{located(path, number)}: field {name!r} must be a {kind.__name__}, "
+                        f"got {type(value).__name__}")
     return value
 
 

@@ -25,9 +25,11 @@ from typing import Any, Iterable, Iterator
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from provbench.errors import UserError
+from provbench.jsonlines import located as line_of, read_json_lines
 from provbench.model import Question
 from provbench.plugin_api import DatasetLoader
 
+from ..hub import load_split
 from .loader import MedMCQALoader, sample_by_subject, to_question
 from .records import LETTERS, MCQ, located
 
@@ -66,14 +68,8 @@ def validated(raw: Any, where: str, record_id: str) -> MCQ:
 
 
 def read_jsonl(path: Path) -> Iterator[MCQ]:
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if line.strip():
-                try:
-                    raw = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
-                yield validated(raw, f"{path}:{number}", f"{path.stem}-{number}")
+    for number, raw in read_json_lines(path, objects=False):
+        yield validated(raw, line_of(path, number), f"{path.stem}-{number}")
 
 
 def subject_of(path: Path) -> str:
@@ -98,17 +94,8 @@ def read_csv(path: Path) -> Iterator[MCQ]:
 
 
 def read_hub(source: str, config: str, split: str) -> Iterator[MCQ]:
-    try:
-        import datasets
-    except ImportError:
-        raise UserError(f"reading {source!r} from the Hugging Face hub needs: pip install 'provbench[hub]'") from None
-    try:
-        rows = datasets.load_dataset(source, config, split=split)
-    except Exception as exc:  # network, unknown config, split or repo: all the user's to fix
-        raise UserError(f"could not load {source!r} (config {config!r}, split {split!r}) with datasets: "
-                        f"{exc}") from None
     where = f"{source} [{config}/{split}]"
-    for index, raw in enumerate(rows):
+    for index, raw in enumerate(load_split(source, split, config)):
         yield validated(dict(raw), where, f"{split}-{index}")
 
 

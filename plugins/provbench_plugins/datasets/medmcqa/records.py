@@ -17,6 +17,9 @@ from typing import Any, Iterator, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from provbench.errors import UserError
+from provbench.jsonlines import located as line_of, read_json_lines
+
+from ..hub import load_split
 
 LETTERS = ("A", "B", "C", "D")
 
@@ -113,20 +116,13 @@ def validate_raw(raw: Any, where: str, index: int, zero_based: bool) -> MCQ:
 def read_jsonl(path: Path, problems: list[str] | None = None) -> Iterator[MCQ]:
     """Records of a raw jsonl file; with a ``problems`` list, bad records are noted there and
     skipped instead of raising (how ``provbench data info`` lists several)."""
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                try:
-                    raw = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
-                yield validate_raw(raw, f"{path}:{number}", number, zero_based=False)
-            except UserError as err:
-                if problems is None:
-                    raise
-                problems.append(str(err))
+    for number, raw in read_json_lines(path, objects=False, problems=problems):
+        try:
+            yield validate_raw(raw, line_of(path, number), number, zero_based=False)
+        except UserError as err:
+            if problems is None:
+                raise
+            problems.append(str(err))
 
 
 def read_mirage(path: Path, subset: str) -> Iterator[MCQ]:
@@ -147,14 +143,7 @@ def read_mirage(path: Path, subset: str) -> Iterator[MCQ]:
 
 
 def read_hub(source: str, split: str) -> Iterator[MCQ]:
-    try:
-        import datasets
-    except ImportError:
-        raise UserError(f"reading {source!r} from the Hugging Face hub needs: pip install 'provbench[hub]'") from None
-    try:
-        rows = datasets.load_dataset(source, split=split)
-    except Exception as exc:  # network, unknown split or repo: all the user's to fix
-        raise UserError(f"could not load {source!r} (split {split!r}) with datasets: {exc}") from None
+    rows = load_split(source, split)
     where = f"{source} [{split}]"
     for index, raw in enumerate(rows):
         yield validate_raw(dict(raw), where, index, zero_based=True)

@@ -26,9 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from provbench import hookimpl
 from provbench.errors import UserError
+from provbench.jsonlines import read_json_lines
 from provbench.model import Question
 from provbench.plugin_api import DatasetLoader
 
+from ..hub import load_split
 from . import scoring
 from . import selection
 
@@ -157,13 +159,8 @@ def _read_json(path: Path) -> Iterator[Any]:
 
 
 def _read_jsonl(path: Path) -> Iterator[Any]:
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
+    for _, record in read_json_lines(path, objects=False):  # a non-object is named by validation
+        yield record
 
 
 def _read_parquet(path: Path) -> Iterator[Any]:
@@ -173,15 +170,7 @@ def _read_parquet(path: Path) -> Iterator[Any]:
 
 
 def _read_hub(source: str, split: str) -> Iterator[Any]:
-    try:
-        import datasets
-    except ImportError:
-        raise UserError(f"reading {source!r} from the Hugging Face hub needs: pip install 'provbench[hub]'") from None
-    try:
-        rows = datasets.load_dataset(source, split=split)
-    except Exception as exc:  # network, missing split, unknown repo: all user-facing
-        raise UserError(f"could not load {source!r} (split {split!r}) with datasets: {exc}") from None
-    yield from rows
+    yield from load_split(source, split)
 
 
 READERS = {".json": _read_json, ".jsonl": _read_jsonl, ".parquet": _read_parquet}

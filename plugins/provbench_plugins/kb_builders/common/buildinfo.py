@@ -23,7 +23,7 @@ import logging
 import shutil
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from provbench.errors import UserError
 
@@ -49,8 +49,23 @@ def fingerprint(builder: str, model_id: str, options: dict[str, Any], content: A
     return parts
 
 
-def reuse_existing(kb_dir: Path, expected: dict[str, Any], overwrite: bool) -> "KnowledgeBase | None":
-    """The finished KB at ``kb_dir`` if it was built from the same inputs; None if there is none."""
+def file_digests(paths: Iterable[Path]) -> list[list[str]]:
+    """[name, sha256] of each file, read in blocks (constant memory): a fingerprint's ``content``
+    for builders whose input is files. (For multi-GB dumps, name, size and mtime may stand in.)"""
+    digests = []
+    for path in paths:
+        digest = hashlib.sha256()
+        with Path(path).open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        digests.append([Path(path).name, digest.hexdigest()])
+    return digests
+
+
+def reuse_existing(kb_dir: Path, expected: dict[str, Any], overwrite: bool,
+                   read_only: bool = False) -> "KnowledgeBase | None":
+    """The finished KB at ``kb_dir`` if it was built from the same inputs (opened ``read_only``
+    when asked); None if there is none."""
     from provbench.kb import KnowledgeBase
 
     if not kb_dir.exists():
@@ -58,7 +73,7 @@ def reuse_existing(kb_dir: Path, expected: dict[str, Any], overwrite: bool) -> "
     if not KnowledgeBase.is_complete(kb_dir):
         remove_partial(kb_dir)
         return None
-    kb = KnowledgeBase.open(kb_dir)
+    kb = KnowledgeBase.open(kb_dir, read_only=read_only)
     found = (kb.build_info or {}).get("inputs", {})
     if found.get("fingerprint") == expected["fingerprint"]:
         return kb
@@ -112,12 +127,14 @@ def problems(extraction: Any, communities: Any, llm: Any) -> list[str]:
 
 
 def standard_info(*, builder: str, inputs: dict[str, Any], model: str, options: dict[str, Any],
-                  counts: dict[str, int], extraction: Any, communities: Any, llm: Any,
+                  counts: dict[str, int], extraction: Any = None, communities: Any = None, llm: Any = None,
                   paper: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    """Build info in the layout the module docstring describes (plain JSON)."""
+    """Build info in the layout the module docstring describes (plain JSON); a section a builder
+    does not have (no LLM, no communities) is left out."""
     llm_info = llm.as_info() if hasattr(llm, "as_info") else _plain(llm)
+    sections = {"extraction": _plain(extraction), "communities": _plain(communities), "llm": llm_info}
     info = {"builder": builder, "inputs": inputs, "model": model, "options": options, "counts": counts,
-            "extraction": _plain(extraction), "communities": _plain(communities), "llm": llm_info,
+            **{k: v for k, v in sections.items() if v is not None},
             "problems": problems(extraction, communities, llm_info), **extra}
     if paper:
         info["paper"] = paper

@@ -95,13 +95,10 @@ def summarize_communities(kb: "KnowledgeBase", graph: Graph, llm: "LLMClient", c
 
     def ask(cid: str) -> Summary | None | bool:
         entity_lines, relation_lines = prompts[cid]
-        try:
-            resp = llm.chat(P.summary_messages(entity_lines, relation_lines), schema=P.SUMMARY_SCHEMA,
-                            max_tokens=summaries.max_tokens, temperature=0.0, seed=summaries.seed, purpose=PURPOSE)
-        except Exception as exc:  # counted; the community gets the deterministic summary
-            tally.fail(PURPOSE, exc)
+        resp = tally.chat(llm, P.summary_messages(entity_lines, relation_lines), PURPOSE, schema=P.SUMMARY_SCHEMA,
+                          max_tokens=summaries.max_tokens, temperature=0.0, seed=summaries.seed)
+        if resp is None:  # counted; the community gets the deterministic summary
             return False
-        tally.record(resp, PURPOSE)
         try:
             return Summary.model_validate(resp.data)
         except ValidationError:

@@ -87,13 +87,10 @@ _INVALID = object()  # the call succeeded, its reply is unusable
 
 def call_extraction(llm: "LLMClient", title: str, text: str, settings: ExtractionSettings, tally: LLMTally) -> Any:
     """The reply's data, ``None`` when the call failed (counted), or the invalid-reply marker."""
-    try:
-        resp = llm.chat(P.extraction_messages(title, text, settings.entity_types), schema=settings.schema,
-                        max_tokens=settings.max_tokens, temperature=0.0, seed=settings.seed, purpose=PURPOSE)
-    except Exception as exc:  # a failing call must not end the build; it is counted
-        tally.fail(PURPOSE, exc)
+    resp = tally.chat(llm, P.extraction_messages(title, text, settings.entity_types), PURPOSE,
+                      schema=settings.schema, max_tokens=settings.max_tokens, temperature=0.0, seed=settings.seed)
+    if resp is None:
         return None
-    tally.record(resp, PURPOSE)
     if resp.data is not None:
         return resp.data
     salvaged = salvage_truncated(resp.text)

@@ -1,8 +1,9 @@
 """The builder's LLM calls: run them concurrently, in a fixed order, and account for them.
 
-Every call a builder makes goes through :func:`run_calls`: results come back in input order
-(the knowledge base never depends on timing), a failing call is counted and recorded in
-:class:`LLMTally` instead of ending the build, and a progress bar follows on a terminal.
+Every call a builder makes goes through :meth:`LLMTally.chat` (a failing call is counted and
+recorded instead of ending the build), usually inside :func:`run_calls` (results in input order,
+so the knowledge base never depends on timing; a progress bar on a terminal). A build whose
+every call failed is a broken model, not bad luck: :meth:`LLMTally.raise_if_all_failed`.
 The tally goes into ``build_info["llm"]``, where ``kb info`` and the report show it.
 """
 
@@ -13,6 +14,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar
+
+from provbench.errors import UserError
 
 from .progress import progress_bar
 
@@ -56,6 +59,24 @@ class LLMTally:
             self.by_purpose[purpose] = self.by_purpose.get(purpose, 0) + 1
             if len(self.errors) < MAX_ERRORS_KEPT:
                 self.errors.append(f"{purpose}: {type(exc).__name__}: {exc}"[:300])
+
+    def chat(self, llm: Any, messages: list[dict[str, str]], purpose: str, **params: Any) -> Any:
+        """``llm.chat(...)`` counted under ``purpose``: the response, or None when the call failed for good."""
+        try:
+            resp = llm.chat(messages, purpose=purpose, **params)
+        except Exception as exc:  # a failing call must not end the build; it is counted
+            self.fail(purpose, exc)
+            return None
+        self.record(resp, purpose)
+        return resp
+
+    def raise_if_all_failed(self, builder: str, model_id: str, closing: Any = None) -> None:
+        """Every call failed: the model is broken, so the KB (``closing``, closed first) must not
+        be marked complete."""
+        if self.calls and self.failed == self.calls:
+            if closing is not None:
+                closing.close()
+            raise UserError(f"kb builder {builder!r}: every LLM call to {model_id!r} failed; first: {self.errors[0]}")
 
     def as_info(self) -> dict[str, Any]:
         return {"calls": self.calls, "cache_hits": self.cached, "failed": self.failed,

@@ -1,8 +1,11 @@
-"""Options every builder built on these blocks shares (a suite's ``kb.options``).
+"""Options builders share (a suite's ``kb.options``).
 
-A builder subclasses :class:`CommonBuildOptions`, adds its own fields, and passes
-``extraction_settings()`` / ``community_settings()`` / ``summary_settings()`` to the blocks.
-Every field changes the knowledge base except those in :data:`RUNTIME_FIELDS`.
+:class:`BaseBuildOptions` holds what every builder takes (``overwrite``, ``max_workers``,
+``ann_min_vectors``: none of them changes the knowledge base). A builder that chunks, extracts
+and summarises with the blocks subclasses :class:`CommonBuildOptions`, adds its own fields, and
+passes ``extraction_settings()`` / ``community_settings()`` / ``summary_settings()`` to the
+blocks; one that reads a ready graph (FEVER pages, medical triples, concept files) subclasses
+:class:`BaseBuildOptions`. Every field changes the knowledge base except those in :data:`RUNTIME_FIELDS`.
 """
 
 from __future__ import annotations
@@ -18,8 +21,25 @@ from .extraction import ExtractionSettings
 RUNTIME_FIELDS = {"max_workers", "overwrite", "ann_min_vectors"}
 
 
-class CommonBuildOptions(BaseModel):
+class BaseBuildOptions(BaseModel):
+    """What every builder takes; none of it changes the knowledge base."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_workers: int | None = Field(
+        None, ge=1, le=256, description="concurrent LLM calls (default: the LLM client's concurrency)",
+    )
+    overwrite: bool = Field(False, description="replace a finished KB built from other inputs")
+    ann_min_vectors: int | None = Field(
+        None, ge=1, description="vector indices this large also get an HNSW index (default 20,000)",
+    )
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        return self.model_dump(exclude=RUNTIME_FIELDS)
+
+
+class CommonBuildOptions(BaseBuildOptions):
+    """The options of a builder on the chunking, extraction and community blocks."""
 
     # text units
     chunk_size: int = Field(200, ge=8, le=8192, description="text-unit budget in tokens (SentenceSplitter)")
@@ -57,14 +77,6 @@ class CommonBuildOptions(BaseModel):
     )
     summary_max_tokens: int = Field(160, ge=16, le=4096)
     seed: int = 0
-    # runtime only
-    max_workers: int | None = Field(
-        None, ge=1, le=256, description="concurrent LLM calls (default: the LLM client's concurrency)",
-    )
-    overwrite: bool = Field(False, description="replace a finished KB built from other inputs")
-    ann_min_vectors: int | None = Field(
-        None, ge=1, description="vector indices this large also get an HNSW index (default 20,000)",
-    )
 
     @field_validator("chunk_overlap")
     @classmethod
@@ -73,9 +85,6 @@ class CommonBuildOptions(BaseModel):
         if value >= size:
             raise ValueError(f"chunk_overlap ({value}) must be smaller than chunk_size ({size})")
         return value
-
-    def fingerprint_fields(self) -> dict[str, Any]:
-        return self.model_dump(exclude=RUNTIME_FIELDS)
 
     def extraction_settings(self, entity_types: tuple[str, ...] | None = None) -> ExtractionSettings:
         extra = {"entity_types": entity_types} if entity_types else {}

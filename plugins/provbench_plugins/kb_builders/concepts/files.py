@@ -17,13 +17,13 @@ with the file, the line and the field.
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
 from provbench.errors import UserError
+from provbench.jsonlines import JsonLineError, read_json_lines
 
 
 class ConceptFileError(UserError):
@@ -55,23 +55,17 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise ConceptFileError(f"{path}: no such file")
     suffix = path.suffix.lower()
-    with path.open(encoding="utf-8", newline="") as handle:
-        if suffix == ".csv":
+    if suffix == ".csv":
+        with path.open(encoding="utf-8", newline="") as handle:
             for number, row in enumerate(csv.DictReader(handle), start=2):  # line 1 is the header
                 yield number, {k.strip(): v for k, v in row.items() if k}
-        elif suffix in (".jsonl", ".ndjson"):
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ConceptFileError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
-                if not isinstance(row, dict):
-                    raise ConceptFileError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
-                yield number, row
-        else:
-            raise ConceptFileError(f"{path}: unknown file kind {suffix!r} (use .csv or .jsonl)")
+    elif suffix in (".jsonl", ".ndjson"):
+        try:
+            yield from read_json_lines(path)
+        except JsonLineError as err:
+            raise ConceptFileError(str(err)) from None
+    else:
+        raise ConceptFileError(f"{path}: unknown file kind {suffix!r} (use .csv or .jsonl)")
 
 
 def text_field(path: Path, line: int, row: dict[str, Any], name: str, required: bool = False) -> str:

@@ -14,48 +14,57 @@
 - **Triples** (``triples: true`` with an LLM): paper 003's per-document extraction, one call
   per page, kept as citable facts (subject, relation, object, confidence, source = the page's
   sentences) in ``facts.jsonl`` next to the database; build cost per page in build_info.
-- **Reuse.** A complete KB built from the same inputs (fingerprint of claims, pages file,
-  options, model) is reopened with no work; an interrupted one is removed and rebuilt.
+- **Reuse.** A complete KB built from the same inputs (fingerprint of claims, pages files' names,
+  sizes and times, options, model) is reopened with no work; an interrupted one is removed and
+  rebuilt. Reuse, LLM calls (``max_workers`` at once, tallied), build info and the finishing
+  step are the shared ones of :mod:`provbench_plugins.kb_builders.common`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from provbench import hookimpl
 from provbench.errors import UserError
+from provbench.jsonlines import read_json_lines
 from provbench.kb.types import Entity, Relation, TextUnit
 from provbench.model import Question
-from provbench.plugin_api import KBBuilder, parse_options
+from provbench.plugin_api import KBBuilder
 
-from provbench_plugins.datasets.fever.pages import Page, page_id_of, read_pages, sentence_id, title_matcher
+from provbench_plugins.datasets.fever.pages import (Page, page_files, page_id_of, read_pages, sentence_id,
+                                                    title_matcher)
+
+from ..common.buildinfo import fingerprint, reuse_existing, standard_info
+from ..common.extraction import ExtractionCounts
+from ..common.llm_calls import LLMTally, effective_workers, run_calls
+from ..common.options import BaseBuildOptions
+from ..common.writing import finish, write_kb
+from .triples import parse_triples, reply_data, triple_messages, triple_schema
 
 if TYPE_CHECKING:
     from provbench.kb import KnowledgeBase
     from provbench.llm import LLMClient
 
 BUILDER_NAME = "fever-wiki"
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2  # 2: inputs fingerprinted like every builder's (common.buildinfo)
 FACTS_FILE = "facts.jsonl"
+PURPOSE = "kb-triples"
 
 
-class FeverWikiOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class FeverWikiOptions(BaseBuildOptions):
     pages: str | None = Field(None, description="pages dump (default: the loader's metadata['pages'])")
     scope: Literal["suite", "all"] = "suite"
     candidates: bool = Field(True, description="add pages whose title occurs in a claim")
     link_hops: int = Field(0, ge=0, le=1, description="also add pages the chosen pages link to")
     triples: bool = Field(False, description="LLM triples per page, kept as facts with confidence")
     max_triples: int = Field(8, ge=1, le=50)
-    overwrite: bool = False
+    triples_max_tokens: int = Field(400, ge=32, le=4096, description="reply budget of one page's triples")
+    seed: int = 0
 
 
 def entity_id(page_id: str) -> str:
@@ -102,90 +111,84 @@ def graph_records(pages: dict[str, Page]) -> tuple[list[TextUnit], list[Entity],
     return units, entities, relations
 
 
-def extract_page_facts(llm: "LLMClient", pages: dict[str, Page], limit: int) -> tuple[list[dict], list[dict]]:
-    """Triples per page as fact records, and the cost of each page (calls, tokens, seconds)."""
-    from provbench.llm import LLMError
-    from provbench.model import Trace
+def extract_page_facts(llm: "LLMClient", pages: dict[str, Page], opts: FeverWikiOptions, tally: LLMTally,
+                       workers: int) -> tuple[list[dict], list[dict], ExtractionCounts]:
+    """Triples per page as fact records (``workers`` calls at once, kept in page order), the cost
+    of each page (calls, tokens, seconds) and the extraction counts."""
+    chosen = [page for page in pages.values() if page.sentences]
 
-    from .triples import extract_triples
+    def ask(page: Page) -> tuple[Any, float]:
+        started = time.perf_counter()
+        resp = tally.chat(llm, triple_messages(f"{page.title}. {page.text}", opts.max_triples), PURPOSE,
+                          schema=triple_schema(opts.max_triples), max_tokens=opts.triples_max_tokens,
+                          temperature=0.0, seed=opts.seed)
+        return resp, time.perf_counter() - started
 
-    facts, costs = [], []
-    for page in pages.values():
-        if not page.sentences:
-            continue
-        trace, started = Trace(question_id=page.id, system=BUILDER_NAME), time.perf_counter()
-        try:
-            triples, dropped = extract_triples(llm, f"{page.title}. {page.text}", limit=limit,
-                                               purpose="kb-triples", trace=trace)
-            error = None
-        except LLMError as err:
-            triples, dropped, error = [], 0, str(err)
+    counts, facts, costs = ExtractionCounts(text_units=len(chosen)), [], []
+    for page, (resp, seconds) in zip(chosen, run_calls(ask, chosen, workers, "extracting triples")):
+        data = reply_data(resp) if resp is not None else None
+        triples, dropped = parse_triples(data, opts.max_triples)
+        counts.failed_calls += resp is None
+        counts.invalid_outputs += resp is not None and not isinstance(data, (dict, list))
+        counts.invalid_items += dropped
         sources = [sentence_id(page.id, s.line) for s in page.sentences]
         facts += [{"id": f"kf:{page.id}:{n}", **t.model_dump(), "source_ids": sources} for n, t in enumerate(triples)]
-        costs.append({"page": page.id, "calls": len(trace.llm_calls), "tokens": trace.tokens, "dropped": dropped,
-                      "seconds": round(time.perf_counter() - started, 4), "error": error})
-    return facts, costs
+        tokens = (resp.prompt_tokens + resp.completion_tokens) if resp is not None else 0
+        costs.append({"page": page.id, "calls": 1, "tokens": tokens, "dropped": dropped,
+                      "seconds": round(seconds, 4), "failed": resp is None})
+    counts.relations_added = len(facts)
+    return facts, costs, counts
 
 
-def fingerprint(questions: list[Question], source: str, opts: FeverWikiOptions, model: str) -> str:
-    path = Path(source)
-    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
-    stamp = [(f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files]
-    payload = json.dumps({"claims": sorted((q.id, q.question, q.metadata.get("evidence_pages", [])) for q in questions),
-                          "pages": stamp, "options": opts.model_dump(exclude={"overwrite"}), "model": model,
-                          "version": BUILDER_VERSION}, sort_keys=True, default=str)
-    return hashlib.sha256(payload.encode()).hexdigest()
+def input_fingerprint(questions: list[Question], source: str, opts: FeverWikiOptions, model: str) -> dict[str, Any]:
+    """Claims, options, model and the pages files' names, sizes and times (a multi-GB dump is not hashed)."""
+    stamps = [(f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in page_files(source)]
+    claims = sorted((q.id, q.question, q.metadata.get("evidence_pages", [])) for q in questions)
+    return fingerprint(f"{BUILDER_NAME}/v{BUILDER_VERSION}", model, opts.fingerprint_fields(),
+                       {"claims": claims, "pages": stamps})
 
 
 class FeverWikiBuilder(KBBuilder):
     """FEVER Wikipedia pages: sentences as text units, a page entity each, hyperlinks, optional LLM triples."""
 
     name = BUILDER_NAME
-
-    def __init__(self, **options: Any) -> None:
-        self.options = parse_options(FeverWikiOptions, options, f"kb_builder {BUILDER_NAME!r}")
+    Options = FeverWikiOptions
 
     def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":
-        from provbench.kb import KnowledgeBase
-
-        opts = parse_options(FeverWikiOptions, {**self.options.model_dump(exclude_unset=True), **options},
-                             f"kb_builder {BUILDER_NAME!r}")
+        opts = self.build_options(options)
         source = opts.pages or next((q.metadata["pages"] for q in questions if q.metadata.get("pages")), None)
         if not source:
-            raise UserError(f"kb_builder {BUILDER_NAME!r}: no pages: give option 'pages' or the loader's 'pages'")
-        kb_dir, digest = Path(kb_dir), fingerprint(questions, source, opts, llm.model_id if opts.triples else "")
-        if KnowledgeBase.is_complete(kb_dir):
-            kb = KnowledgeBase.open(kb_dir)
-            if kb.build_info.get("inputs", {}).get("fingerprint") == digest:
-                return kb
-            kb.close()
-            if not opts.overwrite:
-                raise UserError(f"{kb_dir}: a knowledge base built from other inputs is there (option overwrite: true replaces it)")
-        if kb_dir.exists():
-            shutil.rmtree(kb_dir)
-        return self._build(questions, kb_dir, llm, source, opts, digest)
+            raise UserError(f"kb builder {BUILDER_NAME!r}: no pages: give option 'pages' or the loader's 'pages'")
+        model = llm.model_id if opts.triples else ""
+        inputs = input_fingerprint(questions, source, opts, model)
+        existing = reuse_existing(Path(kb_dir), inputs, opts.overwrite)
+        return existing if existing is not None else build(questions, Path(kb_dir), llm, source, opts, inputs)
 
-    def _build(self, questions, kb_dir, llm, source, opts, digest) -> "KnowledgeBase":
-        from provbench.kb import KnowledgeBase
 
-        started = time.perf_counter()
-        pages = choose_pages(questions, source, opts)
-        missing = sorted({p for q in questions for p in q.metadata.get("evidence_pages", [])} - set(pages))
-        units, entities, relations = graph_records(pages)
-        kb = KnowledgeBase.create(kb_dir)
-        kb.add_text_units(units)
-        kb.add_entities(entities)
-        kb.add_relations(relations)
-        facts, costs = extract_page_facts(llm, pages, opts.max_triples) if opts.triples else ([], [])
-        with (kb_dir / FACTS_FILE).open("w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(f, ensure_ascii=False) + "\n" for f in facts)
-        kb.finalize({"builder": BUILDER_NAME, "version": BUILDER_VERSION,
-                     "inputs": {"fingerprint": digest, "pages": str(source), "claims": len(questions),
-                                "options": opts.model_dump()},
-                     "pages": len(pages), "sentences": len(units), "links": len(relations), "facts": len(facts),
-                     "missing_evidence_pages": missing[:50], "missing_evidence_page_count": len(missing),
-                     "cost": _cost_summary(costs, len(pages), time.perf_counter() - started), "cost_per_page": costs})
-        return kb
+def build(questions: list[Question], kb_dir: Path, llm: "LLMClient", source: str, opts: FeverWikiOptions,
+          inputs: dict[str, Any]) -> "KnowledgeBase":
+    started = time.monotonic()
+    pages = choose_pages(questions, source, opts)
+    missing = sorted({p for q in questions for p in q.metadata.get("evidence_pages", [])} - set(pages))
+    units, entities, relations = graph_records(pages)
+    tally, facts, costs, extraction = LLMTally(), [], [], None
+    if opts.triples:
+        facts, costs, extraction = extract_page_facts(llm, pages, opts, tally, effective_workers(opts.max_workers, llm))
+        tally.raise_if_all_failed(BUILDER_NAME, llm.model_id)
+    kb = write_kb(kb_dir, units, entities, relations)
+    with (kb_dir / FACTS_FILE).open("w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(f, ensure_ascii=False) + "\n" for f in facts)
+    info = standard_info(
+        builder=BUILDER_NAME, inputs={**inputs, "pages_source": str(source), "claims": len(questions)},
+        model=inputs["model"], options=opts.model_dump(),
+        counts={"questions": len(questions), "documents": len(pages), "text_units": len(units),
+                "entities": len(entities), "relations": len(relations)},
+        extraction=extraction, llm=tally if opts.triples else None,
+        pages=len(pages), sentences=len(units), links=len(relations), facts=len(facts),
+        missing_evidence_pages=missing[:50], missing_evidence_page_count=len(missing),
+        cost=_cost_summary(costs, len(pages), time.monotonic() - started), cost_per_page=costs)
+    finish(kb, info, started, opts.ann_min_vectors)
+    return kb
 
 
 def _cost_summary(costs: list[dict], pages: int, seconds: float) -> dict:
@@ -193,14 +196,12 @@ def _cost_summary(costs: list[dict], pages: int, seconds: float) -> dict:
     tokens = sum(c["tokens"] for c in costs)
     return {"seconds": round(seconds, 3), "seconds_per_page": round(seconds / pages, 5) if pages else None,
             "llm_calls": calls, "llm_tokens": tokens, "tokens_per_page": round(tokens / pages, 2) if pages else None,
-            "failed_pages": sum(1 for c in costs if c["error"])}
+            "failed_pages": sum(1 for c in costs if c["failed"])}
 
 
 def read_facts(kb_dir: str | Path) -> list[dict]:
     path = Path(kb_dir) / FACTS_FILE
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [fact for _, fact in read_json_lines(path)] if path.is_file() else []
 
 
 @hookimpl

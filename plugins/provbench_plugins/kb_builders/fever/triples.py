@@ -63,14 +63,21 @@ def parse_triples(data: Any, limit: int) -> tuple[list[Triple], int]:
     return kept, dropped + max(0, len(items) - limit)
 
 
+def triple_messages(text: str, limit: int) -> list[dict[str, str]]:
+    return [{"role": "system", "content": EXTRACT_SYSTEM},
+            {"role": "user", "content": EXTRACT_USER.format(text=" ".join(text.split()), limit=limit)}]
+
+
+def reply_data(resp: Any) -> Any:
+    """A chat response's JSON (None when it holds none)."""
+    from provbench.llm.client import parse_json
+
+    return resp.data if getattr(resp, "data", None) is not None else parse_json(resp.text or "")
+
+
 def extract_triples(llm: "LLMClient", text: str, *, limit: int = 8, max_tokens: int = 400, seed: int = 0,
                     purpose: str = "triples", trace: "Trace | None" = None) -> tuple[list[Triple], int]:
     """Triples of one document; raises the LLM layer's LLMError when the call fails for good."""
-    from provbench.llm.client import parse_json
-
-    messages = [{"role": "system", "content": EXTRACT_SYSTEM},
-                {"role": "user", "content": EXTRACT_USER.format(text=" ".join(text.split()), limit=limit)}]
-    resp = llm.chat(messages, schema=triple_schema(limit), max_tokens=max_tokens, temperature=0.0, seed=seed,
-                    purpose=purpose, trace=trace)
-    data = resp.data if getattr(resp, "data", None) is not None else parse_json(resp.text or "")
-    return parse_triples(data, limit)
+    resp = llm.chat(triple_messages(text, limit), schema=triple_schema(limit), max_tokens=max_tokens, temperature=0.0,
+                    seed=seed, purpose=purpose, trace=trace)
+    return parse_triples(reply_data(resp), limit)

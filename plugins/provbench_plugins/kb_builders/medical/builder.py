@@ -15,28 +15,33 @@ Degree and edge betweenness are computed at build time (:mod:`.graph_metrics`, o
 ``betweenness_k`` for sampled betweenness) and ``build_info`` holds paper 001's Table 3
 statistics next to the paper's own, which ``provbench kb info`` prints.
 
-A finished KB built from the same inputs is reused; other inputs are refused unless ``overwrite``.
+Built on :mod:`provbench_plugins.kb_builders.common` like every builder: the LLM calls run
+``max_workers`` at once and are tallied; reuse, build info (``counts`` beside paper 001's) and
+the finishing step are the shared ones. A finished KB built from the same inputs is reused;
+other inputs are refused unless ``overwrite``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-import shutil
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from provbench import hookimpl
 from provbench.errors import UserError
 from provbench.kb.types import Entity, Relation, TextUnit
 from provbench.model import Question
-from provbench.plugin_api import KBBuilder, parse_options
+from provbench.plugin_api import KBBuilder
 
+from ..common.buildinfo import file_digests, fingerprint, reuse_existing, standard_info
+from ..common.extraction import ExtractionCounts
+from ..common.llm_calls import LLMTally, effective_workers, run_calls
+from ..common.options import BaseBuildOptions
+from ..common.writing import finish, write_kb
 from . import graph_metrics
 from . import prompts as P
 from .corpus import Chunk, Triple, match_chunk_ids, read_chunks, read_triples, relation_sources
@@ -46,11 +51,15 @@ if TYPE_CHECKING:
     from provbench.llm import LLMClient
 
 BUILDER_NAME = "medical-kg"
+BUILDER_VERSION = 2  # 2: inputs fingerprinted like every builder's (common.buildinfo)
+PURPOSE = "kg-extraction"
+
+#: the graph paper 001 reports (Table 3), printed beside ours by ``kb info``
+PAPER = {"id": "001", "title": "KGRAG-Ex (paper 001), Table 3",
+         "counts": {"entities": P.PAPER_GRAPH["nodes"], "relations": P.PAPER_GRAPH["edges"]}}
 
 
-class MedicalKGOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class MedicalKGOptions(BaseBuildOptions):
     corpus: str = Field(min_length=1, description="chunk jsonl, text file or folder of text files")
     triples: str | None = Field(None, description="ready-made triples (CSV/jsonl); no LLM extraction")
     chunk_chars: int = Field(1200, ge=100)
@@ -58,7 +67,6 @@ class MedicalKGOptions(BaseModel):
     betweenness_k: int | None = Field(None, ge=1, description="sampled edge betweenness (None: exact)")
     seed: int = 0
     max_tokens: int = Field(512, ge=64)
-    overwrite: bool = False
 
 
 def resolve(path: str) -> Path:
@@ -80,22 +88,22 @@ def unit_id(chunk_id: str) -> str:
     return "tu:" + chunk_id
 
 
-def extract_triples(chunks: list[Chunk], llm: "LLMClient", opts: MedicalKGOptions) -> tuple[list[Triple], dict]:
-    """One LLM call per chunk; a failed call or bad reply is counted and skipped, never fatal."""
-    from provbench.llm import LLMError
-
-    triples, tally = [], Counter()
-    for chunk in chunks[: opts.max_chunks]:
-        tally["calls"] += 1
-        try:
-            resp = llm.chat(P.extraction_messages(chunk.title, chunk.text), schema=P.EXTRACTION_SCHEMA,
-                            max_tokens=opts.max_tokens, temperature=0.0, seed=opts.seed, purpose="kg-extraction")
-        except LLMError:
-            tally["failed"] += 1
-            continue
-        items = resp.data.get("triples") if isinstance(resp.data, dict) else None
-        if not isinstance(items, list):
-            tally["bad_replies"] += 1
+def extract_triples(chunks: list[Chunk], llm: "LLMClient", opts: MedicalKGOptions, tally: LLMTally,
+                    workers: int) -> tuple[list[Triple], ExtractionCounts]:
+    """One LLM call per chunk (``workers`` at once, applied in chunk order); a failed call or bad
+    reply is counted and skipped, never fatal."""
+    chosen = chunks[: opts.max_chunks]
+    counts = ExtractionCounts(text_units=len(chosen))
+    replies = run_calls(lambda chunk: tally.chat(llm, P.extraction_messages(chunk.title, chunk.text), PURPOSE,
+                                                 schema=P.EXTRACTION_SCHEMA, max_tokens=opts.max_tokens,
+                                                 temperature=0.0, seed=opts.seed),
+                        chosen, workers, "extracting triples")
+    triples: list[Triple] = []
+    for chunk, resp in zip(chosen, replies):
+        items = resp.data.get("triples") if resp is not None and isinstance(resp.data, dict) else None
+        if resp is None or not isinstance(items, list):
+            counts.failed_calls += resp is None
+            counts.invalid_outputs += resp is not None
             continue
         for item in items:
             try:
@@ -103,10 +111,9 @@ def extract_triples(chunks: list[Chunk], llm: "LLMClient", opts: MedicalKGOption
                                       relation=item["relation"].strip(), tail=item["tail"].strip(),
                                       tail_label=item["tail_label"], source=chunk.source, chunk_id=chunk.id))
             except (KeyError, AttributeError, TypeError, ValueError):
-                tally["bad_triples"] += 1
-    if tally["calls"] and tally["failed"] == tally["calls"]:
-        raise UserError(f"kb builder {BUILDER_NAME!r}: every extraction call to {llm.model_id!r} failed")
-    return triples, dict(tally)
+                counts.invalid_items += 1
+    counts.relations_added = len(triples)
+    return triples, counts
 
 
 def to_records(chunks: list[Chunk], triples: list[Triple]):
@@ -142,68 +149,46 @@ def _label(votes: Counter) -> str:
     return max(known, key=lambda x: (x[0], -P.LABELS.index(x[1])))[1] if known else "Unknown"
 
 
-def _fingerprint(opts: MedicalKGOptions, model: str) -> str:
-    parts = [opts.model_dump_json(), model]
-    for path in filter(None, (opts.corpus, opts.triples)):
-        p = Path(path)
-        files = sorted(p.rglob("*")) if p.is_dir() else [p]
-        parts += [hashlib.sha256(f.read_bytes()).hexdigest() for f in files if f.is_file()]
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
-
-
-def _reuse(kb_dir: Path, fingerprint: str, overwrite: bool) -> "KnowledgeBase | None":
-    from provbench.kb import KnowledgeBase
-
-    if not kb_dir.exists() or not any(kb_dir.iterdir()):
-        return None
-    if KnowledgeBase.is_complete(kb_dir):
-        kb = KnowledgeBase.open(kb_dir)
-        if (kb.build_info or {}).get("fingerprint") == fingerprint:
-            return kb
-        kb.close()
-        if not overwrite:
-            raise UserError(f"knowledge base at {kb_dir} was built from other inputs; use another directory "
-                            "or the builder option overwrite=true")
-    elif not (kb_dir / "kb.json").exists():
-        raise UserError(f"{kb_dir} is not empty and holds no knowledge base; choose an empty directory")
-    shutil.rmtree(kb_dir)
-    return None
+def input_fingerprint(opts: MedicalKGOptions, model: str) -> dict[str, Any]:
+    files = [f for path in filter(None, (opts.corpus, opts.triples))
+             for f in (sorted(Path(path).rglob("*")) if Path(path).is_dir() else [Path(path)]) if f.is_file()]
+    return fingerprint(f"{BUILDER_NAME}/v{BUILDER_VERSION}", model, opts.fingerprint_fields(), file_digests(files))
 
 
 def build(kb_dir: Path, llm: "LLMClient", opts: MedicalKGOptions) -> "KnowledgeBase":
-    from provbench.kb import KnowledgeBase
-
     opts = opts.model_copy(update={"corpus": str(resolve(opts.corpus)),
                                    "triples": str(resolve(opts.triples)) if opts.triples else None})
-    fingerprint = _fingerprint(opts, llm.model_id if not opts.triples else "-")
-    existing = _reuse(kb_dir, fingerprint, opts.overwrite)
+    model = llm.model_id if not opts.triples else "-"
+    inputs = input_fingerprint(opts, model)
+    existing = reuse_existing(kb_dir, inputs, opts.overwrite)
     if existing is not None:
         return existing
     started = time.monotonic()
     chunks = read_chunks(Path(opts.corpus), opts.chunk_chars)
+    tally, extraction = LLMTally(), None
     if opts.triples:
-        triples, extraction = read_triples(Path(opts.triples)), {"source": opts.triples}
+        triples = read_triples(Path(opts.triples))
     else:
-        triples, extraction = extract_triples(chunks, llm, opts)
+        triples, extraction = extract_triples(chunks, llm, opts, tally, effective_workers(opts.max_workers, llm))
+        tally.raise_if_all_failed(BUILDER_NAME, llm.model_id)
     units, entities, relations = to_records(chunks, triples)
-    kb = KnowledgeBase.create(kb_dir)
-    kb.add_text_units(units)
-    kb.add_entities(entities)
-    kb.add_relations(relations)
+    kb = write_kb(kb_dir, units, entities, relations)
     metrics = graph_metrics.compute({e.id: e.label for e in entities},
                                     [(r.id, r.source, r.target) for r in relations],
                                     k=opts.betweenness_k, seed=opts.seed)
     metrics["relation_sources"] = relation_sources(triples)  # the triples file's SourceFilename per edge
     graph_metrics.save(kb_dir, metrics)
-    sources = [c.source for c in chunks]  # Table 3's corpus half
-    info = {"builder": BUILDER_NAME, "fingerprint": fingerprint, "options": opts.model_dump(),
-            "chunks": len(chunks), "source_files": len({c.source for c in chunks}),
-            "extraction": extraction, "graph": graph_metrics.summary(metrics, len(relations), sources),
-            "paper_001_graph": {**P.PAPER_GRAPH, "label_shares_percent": P.PAPER_LABEL_SHARES},
-            "table3 (this KB / paper 001)": graph_metrics.side_by_side(
-                graph_metrics.summary(metrics, len(relations), sources), P.PAPER_GRAPH, P.PAPER_LABEL_SHARES),
-            "duration_s": round(time.monotonic() - started, 2)}
-    kb.finalize(json.loads(json.dumps(info)))
+    graph = graph_metrics.summary(metrics, len(relations), [c.source for c in chunks])  # with Table 3's corpus half
+    sources = len({c.source for c in chunks})
+    info = standard_info(
+        builder=BUILDER_NAME, inputs=inputs, model=model, options=opts.model_dump(), paper=PAPER,
+        counts={"documents": sources, "text_units": len(units), "entities": len(entities),
+                "relations": len(relations)},
+        extraction=extraction, llm=tally if extraction is not None else None,
+        chunks=len(chunks), source_files=sources, triples_file=opts.triples, graph=graph,
+        paper_001_graph={**P.PAPER_GRAPH, "label_shares_percent": P.PAPER_LABEL_SHARES},
+        **{"table3 (this KB / paper 001)": graph_metrics.side_by_side(graph, P.PAPER_GRAPH, P.PAPER_LABEL_SHARES)})
+    finish(kb, info, started, opts.ann_min_vectors)
     return kb
 
 
@@ -214,9 +199,7 @@ class MedicalKGBuilder(KBBuilder):
     Options = MedicalKGOptions
 
     def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":
-        opts = parse_options(MedicalKGOptions, {**self.options.model_dump(exclude_unset=True), **options},
-                             f"kb_builder {BUILDER_NAME!r}")
-        return build(Path(kb_dir), llm, opts)
+        return build(Path(kb_dir), llm, self.build_options(options))
 
 
 @hookimpl

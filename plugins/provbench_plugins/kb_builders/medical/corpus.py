@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from provbench.errors import UserError
+from provbench.jsonlines import read_json_lines
 
 
 @dataclass(frozen=True)
@@ -64,16 +63,6 @@ def _located(where: str, record: str, exc: ValidationError) -> UserError:
     return UserError(f"{where}: record {record}: field {field}: {error['msg']}")
 
 
-def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if line.strip():
-                try:
-                    yield number, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
-
-
 def read_chunks(source: Path, chunk_chars: int = 1200) -> list[Chunk]:
     if source.is_dir():
         files = sorted(p for p in source.rglob("*") if p.suffix.lower() in {".txt", ".md"})
@@ -85,7 +74,7 @@ def read_chunks(source: Path, chunk_chars: int = 1200) -> list[Chunk]:
     if source.suffix.lower() != ".jsonl":
         return split_text_file(source, chunk_chars)
     chunks = []
-    for number, raw in _jsonl(source):
+    for number, raw in read_json_lines(source):
         try:
             record = _ChunkRecord.model_validate(raw)
         except ValidationError as exc:
@@ -115,7 +104,7 @@ def read_triples(path: Path) -> list[Triple]:
     if not path.is_file():
         raise UserError(f"triples file not found: {path}")
     if path.suffix.lower() == ".jsonl":
-        rows = _jsonl(path)
+        rows = read_json_lines(path)
     else:
         with path.open(encoding="utf-8", newline="") as f:
             rows = list(enumerate(csv.DictReader(f), 2))  # line 1 is the header

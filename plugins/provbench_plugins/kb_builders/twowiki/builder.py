@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 from provbench import hookimpl
 from provbench.errors import UserError
-from provbench.locks import kb_build_lock
 from provbench.model import Question
 from provbench.plugin_api import KBBuilder, parse_options as plugin_options
 
@@ -44,7 +43,7 @@ from ..common.extraction import choose_extraction_units, extract_into, Extractio
 from ..common.graph import Graph, link_mentions, to_records
 from ..common.llm_calls import LLMTally, effective_workers
 from ..common.options import CommonBuildOptions
-from ..common.progress import embedding_progress
+from ..common.writing import finish, write_kb
 from .gold import TYPE_PRIORITY, add_gold_graph, describe_entities
 from .questions import QuestionData, TwoWikiCorpus, build_corpus, read_question
 
@@ -91,8 +90,6 @@ def enrich_graph(graph: Graph, corpus: TwoWikiCorpus, llm: "LLMClient", options:
 def build_knowledge_base(questions: list[Question], kb_dir: Path, llm: "LLMClient",
                          options: BuildOptions) -> "KnowledgeBase":
     """Reuse the finished KB at ``kb_dir`` or build it (see the module docstring)."""
-    from provbench.kb import KnowledgeBase
-
     if not questions:
         raise UserError(f"kb builder {BUILDER_NAME!r}: no questions to build a knowledge base from")
     data = [read_question(q) for q in questions]
@@ -113,15 +110,10 @@ def build_knowledge_base(questions: list[Question], kb_dir: Path, llm: "LLMClien
     describe_entities(graph, corpus)
     units, entities, relations = to_records(graph, corpus, TYPE_PRIORITY)
 
-    kb = KnowledgeBase.create(kb_dir)
-    kb.add_text_units(units)
-    kb.add_entities(entities)
-    kb.add_relations(relations)
+    kb = write_kb(kb_dir, units, entities, relations)
     summaries = summarize_communities(kb, graph, llm, options.community_settings(), options.summary_settings(),
                                       tally, workers, TYPE_PRIORITY)
-    if tally.calls and tally.failed == tally.calls:  # a broken model, not a flaky call: do not mark complete
-        kb.close()
-        raise UserError(f"kb builder {BUILDER_NAME!r}: every LLM call to {llm.model_id!r} failed; first: {tally.errors[0]}")
+    tally.raise_if_all_failed(BUILDER_NAME, llm.model_id, closing=kb)
     gold_entities, gold_relations = graph.count("gold")
     info = standard_info(
         builder=BUILDER_NAME, inputs=inputs, model=llm.model_id, options=options.model_dump(), paper=PAPER,
@@ -134,9 +126,7 @@ def build_knowledge_base(questions: list[Question], kb_dir: Path, llm: "LLMClien
         relations={"total": len(relations), "gold": gold_relations, "extracted": len(relations) - gold_relations},
         llm_workers=workers,
     )
-    info["duration_s"] = round(time.monotonic() - started, 2)  # up to finalize: embedding follows
-    with embedding_progress() as progress:
-        kb.finalize(info, ann_min_vectors=options.ann_min_vectors, progress=progress)
+    finish(kb, info, started, options.ann_min_vectors)
     return kb
 
 
@@ -146,13 +136,8 @@ class TwoWikiKBBuilder(KBBuilder):
     name = BUILDER_NAME
     Options = BuildOptions
 
-    def __init__(self, **options: Any):
-        self.options = parse_options(options)
-
     def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":
-        merged = parse_options({**self.options.model_dump(exclude_unset=True), **options})
-        with kb_build_lock(kb_dir):  # a second process waits for this build, then reuses it
-            return build_knowledge_base(questions, Path(kb_dir), llm, merged)
+        return build_knowledge_base(questions, Path(kb_dir), llm, self.build_options(options))
 
 
 @hookimpl
