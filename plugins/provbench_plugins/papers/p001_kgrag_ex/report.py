@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from provbench.kb.graphstore import BUILD_INFO
-from provbench.model import BASELINE, RunRecord
+from provbench.model import RunRecord
 from provbench.plugin_api import correctness
 from provbench.report.data import RunData
 from provbench.report.sections import Row, Section, Table, Text
