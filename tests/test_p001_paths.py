@@ -256,3 +256,17 @@ def test_an_edge_without_a_chunk_takes_its_file_from_the_triples_file():
     groups = A.group([base, record("edge", 1, True, "B", path)], "kgrag-ex")
     assert explain(groups["q"]).sources == []
     assert explain(groups["q"], {"r1": "article-9.jsonl"}).sources == ["article-9.jsonl"]
+
+
+def test_table4_section_has_a_row_per_dataset_as_the_paper():
+    from provbench_plugins.papers.p001_kgrag_ex.report import table4_section
+
+    path = four_node_path()
+    def question(qid, kind):
+        recs = [record(k, i, k == kind and i == 0, "B", path) for k, n in (("node", 4), ("edge", 3), ("subpath", 3))
+                for i in range(n)]
+        return [r.model_copy(update={"key": r.key.model_copy(update={"question_id": qid})}) for r in recs]
+    groups = A.group(question("m1", "node") + question("m2", "subpath") + question("u1", "edge"), "kgrag-ex")
+    section = table4_section(groups, "kgrag-ex", {"m1": "medmcqa", "m2": "medmcqa", "u1": "mmlu"})
+    rows = [[c.text for c in row.cells] for row in section.blocks[0].rows]
+    assert rows == [["MedMCQA", "2", "1", "0", "1", "0"], ["MMLU", "1", "0", "1", "0", "0"]]
