@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "tests" / "golden" / "p000-records.json"
 SUITE = REPO / "suites" / "2wiki-provenance.yaml"
 LIMIT = 4
-VOLATILE_CALL_FIELDS = ("latency_s", "cached")
+VOLATILE_CALL_FIELDS = ("latency_s", "cached", "original_latency_s")
 
 
 def projected_records(out: Path) -> dict[str, Any]:

@@ -102,11 +102,23 @@ def test_systems_that_show_options_letter_them():
     from provbench.agents import lettered_choices
     from provbench_plugins.papers.p000_neighborhoods.systems import LLMOnly
     from provbench_plugins.papers.p001_kgrag_ex.prompts import options_text
+    from provbench_plugins.papers.p002_planning.loop import PlanningLoop
 
     shown = "A. an association; B. a dysplasia; C. a sequence; D. a syndrome"
     assert lettered_choices(TABLE1.choices) == shown
     assert LLMOnly().question_text(TABLE1).endswith("Options: " + shown)  # llm-only, rag, vector-rag
+    assert PlanningLoop().question_text(TABLE1).endswith(shown)  # paper 002's loop
+    # a dataset that scores the option text itself (FEVER's labels) keeps them unlettered
+    fever = Question(id="f", question="claim", answer="REFUTES", choices=["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"])
+    assert LLMOnly().question_text(fever).endswith("Options: SUPPORTS; REFUTES; NOT ENOUGH INFO")
     assert options_text(TABLE1.choices).splitlines()[2] == "C. a sequence"
+
+
+def test_an_option_text_that_starts_like_a_letter_names_its_own_option():
+    # a system that answers with an option's text (paper 002's loop: an enum of the choices)
+    question = Question(id="q", question="?", answer="C", choices=["T cells", "Macrophages", "B cells", "A protein"])
+    assert MedMCQALoader().score_answer(question, "B cells") == {"accuracy": 1.0}
+    assert option_letter("A protein", question) == "D" and option_letter("B", question) == "B"
 
 
 def test_sampling_spreads_over_subjects_with_the_seed(tmp_path):

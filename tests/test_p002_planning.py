@@ -9,6 +9,8 @@ The graph (concept id: name), written by :func:`write_graph`:
     beta -related-> alpha                          (a cycle: alpha must not be revisited)
     alpha -part_of-> secret                        (invalidated: never followed)
     c1 -next-> c2 -next-> c3 -next-> c4 -next-> c5 -next-> c6   (a chain longer than 4 rounds)
+    rho -prerequisite-> sigma -prerequisite-> tau -builds_on-> phi
+                        sigma -builds_on-> upsilon -contrasts_with-> chi   (when the focus narrows)
     graph, graph-search: "Graph" and "Graph Search" (seed specificity)
 """
 
@@ -28,13 +30,16 @@ from provbench_plugins.papers.p002_planning.seeds import select_seeds
 
 NAMES = {"hub": "Hub Concept", "alpha": "Alpha Topic", "beta": "Beta Topic", "gamma": "Gamma Topic",
          "delta": "Delta Topic", "zeta": "Zeta Topic", "epsilon": "Epsilon Topic", "secret": "Secret Topic",
-         "graph": "Graph", "graph-search": "Graph Search",
+         "graph": "Graph", "graph-search": "Graph Search", "rho": "Rho Topic", "sigma": "Sigma Topic",
+         "tau": "Tau Topic", "upsilon": "Upsilon Topic", "phi": "Phi Topic", "chi": "Chi Topic",
          **{f"n{i:02d}": f"Leaf {i:02d}" for i in range(1, 21)}, **{f"c{i}": f"Chain Step {i}" for i in range(1, 7)}}
 EDGES = ([("hub", "related", f"n{i:02d}", "") for i in range(1, 21)]
          + [("alpha", "prerequisite", "beta", ""), ("beta", "builds_on", "gamma", ""),
             ("alpha", "related", "delta", ""), ("delta", "builds_on", "zeta", ""),
             ("beta", "contrasts_with", "epsilon", ""), ("beta", "related", "alpha", ""),
-            ("alpha", "part_of", "secret", "2025-01-01"), ("graph-search", "part_of", "graph", "")]
+            ("alpha", "part_of", "secret", "2025-01-01"), ("graph-search", "part_of", "graph", ""),
+            ("rho", "prerequisite", "sigma", ""), ("sigma", "prerequisite", "tau", ""), ("tau", "builds_on", "phi", ""),
+            ("sigma", "builds_on", "upsilon", ""), ("upsilon", "contrasts_with", "chi", "")]
          + [(f"c{i}", "next", f"c{i + 1}", "") for i in range(1, 6)])
 
 
@@ -107,6 +112,25 @@ def test_early_exit_at_the_bar(view):
     assert trace.citations.relationships == trace.artifacts["evidence"]["relations"]
 
 
+def test_round_one_does_not_exit_even_when_confident(view):
+    # the paper: round 2 "can exit early at >= 0.80"; round 1 only focuses the query for the next hop
+    trace, _ = run(view, "What comes after Alpha Topic?", [reply("Beta Topic", 0.95), reply("Gamma Topic", 0.85)])
+    assert len(trace.llm_calls) == 2 and trace.answer == "Gamma Topic"
+    trace, _ = run(view, "What comes after Alpha Topic?", [reply("Beta Topic", 0.95)], exit_from_round=1)
+    assert len(trace.llm_calls) == 1 and trace.answer == "Beta Topic"
+
+
+def test_a_single_round_loop_may_answer_in_its_only_round(view):
+    trace, _ = run(view, "What comes after Alpha Topic?", [reply("Beta Topic", 0.9)], max_rounds=1)
+    assert trace.outcome == "answered" and len(trace.llm_calls) == 1
+    assert PlanningLoop(max_rounds=1).expected_llm_calls == 1 and PlanningLoop().expected_llm_calls == 4
+
+
+def test_confident_round_one_stands_when_round_two_finds_nothing_new(view):
+    trace, _ = run(view, "What is part of Graph Search?", [reply("Graph", 0.9)])
+    assert trace.outcome == "answered" and trace.answer == "Graph" and len(trace.llm_calls) == 1
+
+
 def test_a_higher_bar_keeps_looping(view):
     trace, _ = run(view, "What comes after Alpha Topic?", [reply("B", 0.85), reply("C", 0.95)], confidence_bar=0.9)
     assert trace.answer == "C" and len(trace.llm_calls) == 2
@@ -138,9 +162,20 @@ def test_invalidated_edges_are_never_followed(view):
     assert hidden.relation(used[0]) is None and view.relation(used[0]) is not None
 
 
+def test_relation_types_narrow_from_round_three(view):
+    # the paper: rounds 3-4 narrow the relation types followed; round 2 expands the whole new frontier
+    trace, _ = run(view, "What does Rho Topic lead to?",
+                   [reply(relation_types=["prerequisite"]), reply(relation_types=["builds_on"]), reply(), reply()])
+    second, third = rounds(trace)[1], rounds(trace)[2]
+    assert second["relation_types_followed"] is None
+    assert set(second["frontier"]) == {"ent:tau", "ent:upsilon"}  # upsilon via builds_on, despite round 1's choice
+    assert third["relation_types_followed"] == ["builds_on"] and not third["widened"]
+    assert third["frontier"] == ["ent:phi"]  # not chi (contrasts_with)
+
+
 def test_relation_type_focus_is_applied(view):
     trace, _ = run(view, "What does Alpha Topic lead to?",
-                   [reply(relation_types=["builds_on"]), reply(), reply(), reply()])
+                   [reply(relation_types=["builds_on"]), reply(), reply(), reply()], narrow_from_round=2)
     second = rounds(trace)[1]
     assert rounds(trace)[0]["relation_types_chosen"] == ["builds_on"]
     assert second["relation_types_followed"] == ["builds_on"] and not second["widened"]
@@ -148,7 +183,8 @@ def test_relation_type_focus_is_applied(view):
 
 
 def test_focus_widens_when_the_chosen_types_lead_nowhere(view):
-    trace, _ = run(view, "What does Alpha Topic lead to?", [reply(relation_types=["prerequisite"]), reply(), reply(), reply()])
+    trace, _ = run(view, "What does Alpha Topic lead to?",
+                   [reply(relation_types=["prerequisite"]), reply(), reply(), reply()], narrow_from_round=2)
     assert rounds(trace)[1]["widened"] and "ent:epsilon" in rounds(trace)[1]["frontier"]
 
 
@@ -190,7 +226,7 @@ def test_choices_of_a_multiple_choice_question_reach_the_prompt(view):
     llm = scripted_llm([reply(confidence=0.9)])
     question = Question(id="q", question="Is Alpha Topic a prerequisite?", answer="yes", choices=["yes", "no"])
     PlanningLoop().run(question, Environment(view=view, llm=llm))
-    assert "Options (answer with one of them): A. yes; B. no" in llm.backend.calls[0]["messages"][1]["content"]
+    assert "Options (answer with one of them): yes; no" in llm.backend.calls[0]["messages"][1]["content"]
 
 
 def test_bad_options_name_the_system():
@@ -198,3 +234,28 @@ def test_bad_options_name_the_system():
 
     with pytest.raises(UserError, match="planning-loop.*frontier_cap"):
         PlanningLoop(frontier_cap=0)
+
+
+def test_a_fever_claim_is_answered_with_one_of_its_labels(view):
+    from provbench.testing import schema_following_llm
+    from provbench_plugins.datasets.fever.loader import FeverLoader
+    from provbench_plugins.datasets.fever.scoring import LABELS
+
+    loader = FeverLoader()
+    claim = loader.load(Path(__file__).resolve().parents[1] / "datasets" / "fever-mini" / "dev.jsonl", limit=1)[0]
+    assert claim.choices == list(LABELS)
+    question = claim.model_copy(update={"question": "Alpha Topic is a prerequisite of Beta Topic."})
+    llm = schema_following_llm()
+    trace = PlanningLoop(confidence_bar=0.0).run(question, Environment(view=view, llm=llm))
+    assert trace.outcome == "answered" and trace.answer in LABELS  # a label, so the FEVER scorer can credit it
+    assert loader.score_answer(question, trace.answer)["accuracy"] in (0.0, 1.0)
+    prompt = llm.backend.calls[0]["messages"][1]["content"]
+    assert "Options (answer with one of them): SUPPORTS; REFUTES; NOT ENOUGH INFO" in prompt
+
+
+def test_linked_text_is_read_for_the_seeds_too(view):
+    trace, calls = run(view, "What does Alpha Topic lead to?", [reply()] * 4, text_units_per_concept=1)
+    assert trace.read_text_units[0] == "tu:alpha"  # the seed, named in the question, comes first
+    assert {"tu:beta", "tu:delta"} <= set(trace.read_text_units)
+    assert "[tu:alpha] Alpha Topic: Alpha Topic is a test concept." in calls[0]["messages"][1]["content"]
+    assert not run(view, "What does Alpha Topic lead to?", [reply()] * 4)[0].read_text_units  # default: graph only

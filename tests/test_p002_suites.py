@@ -55,11 +55,68 @@ def test_sweep_suite_declares_the_grid_and_reports_the_tradeoff(tmp_path):
                         llm=schema_following_llm(cache_dir=out / "llm"))
     html = (run_dir / "report.html").read_text(encoding="utf-8")
     assert "Accuracy against coverage" in html and "bar 0.9 cap 24" in html
+    table = next(b for b in planning_section(load_run(run_dir)).blocks if b.kind == "table")
+    settings = {row.cells[0].text: (row.cells[1].text, row.cells[2].text) for row in table.rows}
+    assert settings["bar 0.6 cap 6"] == ("0.60", "6") and settings["bar 0.9 cap 24"] == ("0.90", "24")
+
+
+def planning_section(run):
+    from provbench_plugins.papers.p002_planning.report import sections
+
+    return next(s for s in sections(run) if s.id == "p002-planning")
+
+
+def loop_records(system, outcomes):
+    """Baseline records of one system: (outcome, graded accuracy) per question."""
+    from provbench.model import RunRecord, Trace, UnitKey
+
+    return [RunRecord(key=UnitKey(question_id=f"q{i}", system=system), scores={"accuracy": accuracy},
+                      trace=Trace(question_id=f"q{i}", system=system, outcome=outcome,
+                                  answer="x" if outcome == "answered" else None))
+            for i, (outcome, accuracy) in enumerate(outcomes)]
+
+
+def in_memory_run(systems, records):
+    from provbench.model import RunManifest
+    from provbench.report.data import RunData
+
+    return RunData(Path("."), RunManifest(run_id="r", suite_name="s", suite={"systems": systems}), {}, records, {})
+
+
+def test_report_reads_the_options_of_an_unlabelled_configuration():
+    # {name: p002/planning-loop} without a label has the record key "planning-loop" (the suite's rule)
+    systems = [{"name": "p002/planning-loop", "options": {"confidence_bar": 0.9, "frontier_cap": 24}},
+               {"name": "planning-loop", "label": "loose", "options": {"confidence_bar": 0.6}}]
+    records = loop_records("planning-loop", [("answered", 1.0)]) + loop_records("loose", [("answered", 0.0)])
+    table = planning_section(in_memory_run(systems, records)).blocks[0]
+    settings = {row.cells[0].text: (row.cells[1].text, row.cells[2].text) for row in table.rows}
+    assert settings == {"planning-loop": ("0.90", "24"), "loose": ("0.60", "12")}
+
+
+def test_tradeoff_chart_credits_a_right_abstention():
+    # curriculum-mini's unanswerable questions: abstaining is right (accuracy 1), answering is wrong
+    systems = [{"name": "planning-loop", "label": "strict", "options": {"confidence_bar": 0.9}},
+               {"name": "planning-loop", "label": "loose", "options": {"confidence_bar": 0.6}}]
+    records = (loop_records("strict", [("abstained", 1.0), ("abstained", 1.0)])
+               + loop_records("loose", [("answered", 0.0), ("answered", 1.0)]))
+    section = planning_section(in_memory_run(systems, records))
+    charts = [b for b in section.blocks if b.kind == "line_chart"]
+    main = charts[0]
+    assert main.title == "Accuracy against coverage" and "abstention" in main.ylabel
+    assert main.series == {"cap 12": [(1.0, 0.5), (0.0, 1.0)]}  # the bar-0.9 point: all abstained, all right
+    strict = next(c for c in charts if "abstain = wrong" in c.title)
+    assert strict.series == {"cap 12": [(1.0, 0.5), (0.0, 0.0)]}
 
 
 @pytest.mark.parametrize("suite", ["2wiki-provenance.yaml", "fever-garag.yaml", "medmcqa-kgragex.yaml"])
 def test_planning_loop_joins_the_other_papers_suites(suite):
     assert "planning-loop" in load_suite(SUITES / suite).suite.system_names  # record key, however it is named
+
+
+def test_the_loop_reads_page_text_on_fever():
+    # fever-wiki's entities are pages described by their first sentence; the evidence lies in the text
+    loop = next(s for s in load_suite(SUITES / "fever-garag.yaml").suite.systems if s.key == "planning-loop")
+    assert loop.options["text_units_per_concept"] >= 2
 
 
 @pytest.mark.parametrize("outcome,answer,expected", [("abstained", None, 1.0), ("budget_exhausted", None, 0.0),

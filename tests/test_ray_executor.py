@@ -20,7 +20,7 @@ from provbench.runner import run_suite  # noqa: E402
 from provbench.store import RunStore  # noqa: E402
 from provbench.testing import schema_following_llm  # noqa: E402
 
-TIMING = ("latency_s", "cached")
+TIMING = ("latency_s", "cached", "original_latency_s")
 
 
 def rounded(value):

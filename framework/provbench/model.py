@@ -42,6 +42,9 @@ class LLMCall(BaseModel):
     completion_tokens: int = 0
     latency_s: float = 0.0
     cached: bool = False
+    # a cache hit: the latency of the call that first produced the reply (None if the entry
+    # predates this field); a fresh call: None (it is latency_s)
+    original_latency_s: float | None = None
     attempts: int = 1
     error: str | None = None
 

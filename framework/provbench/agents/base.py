@@ -46,7 +46,7 @@ class LLMSystem(System):
     def question_text(self, question: Question) -> str:
         text = self.question_template.format(question=question.question)
         if question.choices:
-            text += "\n" + self.choices_template.format(choices=lettered_choices(question.choices))
+            text += "\n" + self.choices_template.format(choices=choices_text(question))
         return text
 
     def chat(self, env: Environment, trace: Trace, messages: list[dict], *, schema: dict | None,
@@ -82,6 +82,17 @@ def lettered_choices(choices: list[str], sep: str = "; ") -> str:
     if len(choices) > len(OPTION_LETTERS):
         raise ValueError(f"{len(choices)} choices: at most {len(OPTION_LETTERS)} can be lettered")
     return sep.join(f"{letter}. {text}" for letter, text in zip(OPTION_LETTERS, choices))
+
+
+def choices_text(question: Question) -> str:
+    """A question's options as a system shows them: lettered ("A. ...; B. ...") where the dataset
+    names its answers by option letter (MedMCQA, MMLU: the gold answer is a letter), so a reply
+    can give the letter or the text; as plain texts where it scores the text itself (FEVER's
+    labels, yes/no), so a reply gives that text. Only the answer's form is read, never its value."""
+    choices = question.choices or []
+    if question.answer in OPTION_LETTERS[:len(choices)] and question.answer not in choices:
+        return lettered_choices(choices)
+    return "; ".join(choices)
 
 
 def reply_object(resp: Any) -> dict | None:

@@ -40,6 +40,7 @@ class ChatResponse:
     completion_tokens: int = 0
     latency_s: float = 0.0
     cached: bool = False
+    original_latency_s: float | None = None  # a cache hit: the first call's latency, when the entry kept it
     logprobs: list[dict[str, Any]] | None = None
     attempts: int = 1
     model: str = ""
@@ -161,7 +162,7 @@ class LLMClient:
         reply, attempts = self._call_with_retries(request)
         latency = time.perf_counter() - started  # as the caller waited: retries and backoff included
         if key is not None and _acceptable(reply, request):  # a bad reply must not outlive the fault
-            self.cache.put(key, reply)
+            self.cache.put(key, {**reply, "latency_s": round(latency, 6)})  # what a hit saves, for timing
         return self._response(reply, request, latency=latency, cached=False, attempts=attempts)
 
     def _call_with_retries(self, request: dict[str, Any]) -> tuple[dict[str, Any], int]:
@@ -217,6 +218,7 @@ class LLMClient:
         return ChatResponse(text=text, data=parse_json(text) if request.get("schema") is not None else None,
                             prompt_tokens=reply["prompt_tokens"], completion_tokens=reply["completion_tokens"],
                             latency_s=latency, cached=cached, logprobs=reply.get("logprobs"),
+                            original_latency_s=reply.get("latency_s") if cached else None,
                             attempts=attempts, model=self.model_id)
 
     def _record(self, trace: Trace | None, purpose: str, *, resp: ChatResponse | None = None,
@@ -228,7 +230,8 @@ class LLMClient:
             return
         trace.llm_calls.append(LLMCall(model=self.model_id, purpose=purpose, prompt_tokens=resp.prompt_tokens,
                                        completion_tokens=resp.completion_tokens, latency_s=resp.latency_s,
-                                       cached=resp.cached, attempts=resp.attempts))
+                                       cached=resp.cached, original_latency_s=resp.original_latency_s,
+                                       attempts=resp.attempts))
 
 
 def parse_json(text: str) -> Any:

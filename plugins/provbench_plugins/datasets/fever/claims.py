@@ -120,7 +120,8 @@ def to_question(record: ClaimRecord, dataset: str, pages: str | None) -> Questio
                                 "verifiable": record.verifiable}
     if pages:
         metadata["pages"] = pages
-    return Question(id=str(record.id), question=record.claim, answer=record.label or "",
+    # the three labels as choices: a system that shows a question's options answers with a label
+    return Question(id=str(record.id), question=record.claim, answer=record.label or "", choices=list(LABELS),
                     dataset=dataset, type=record.label or "", category=record.label or "",
                     metadata=metadata)
 

@@ -8,7 +8,9 @@ class), the confusion matrix, and the official FEVER score with evidence precisi
 F1 (:func:`.scoring.fever_score`, first ``max_evidence`` = 5 sentences).
 
 A record's predicted evidence: the sentences behind what it cited, then the other sentences it
-read, in order (text unit ids ``s:<page>:<line>`` of the ``fever-wiki`` KB).
+read, in order (text unit ids ``s:<page>:<line>`` of the ``fever-wiki`` KB). When the claims'
+pages come from a BEIR corpus, whose sentence numbers are not FEVER's, the evidence measures
+and the FEVER score are left out (None, with a note): only the label measures are meaningful.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from provbench.model import Question, RunRecord, Trace
 from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
 
 from .claims import official_evidence
-from .pages import evidence_of
+from .pages import evidence_of, is_beir_corpus
 from .scoring import LABELS, Prediction, evidence_precision, evidence_recall, fever_score, normalize_label, strictly_correct
 
 
@@ -28,6 +30,15 @@ def predicted_evidence(trace: Trace | None) -> list[tuple[str, int]]:
         return []
     ids = list(dict.fromkeys([*trace.citations.text_units, *trace.read_text_units]))
     return [pair for pair in map(evidence_of, ids) if pair is not None]
+
+
+BEIR_NOTE = "pages from a BEIR corpus: its sentence numbers are not FEVER's lines, so evidence cannot be scored"
+EVIDENCE_MEASURES = ("fever_strict", "evidence_precision", "evidence_recall")
+
+
+def evidence_scorable(question: Question) -> bool:
+    pages = question.metadata.get("pages")
+    return not (pages and is_beir_corpus(pages))
 
 
 def prediction(record: RunRecord, question: Question) -> Prediction:
@@ -67,10 +78,14 @@ class FeverMetric(Metric):
         p = prediction(record, question)
         precision, counted = evidence_precision(p, self.max_evidence)
         recall, _ = evidence_recall(p, self.max_evidence)
-        return {"label_correct": float(p.predicted_label == p.label),
-                "fever_strict": float(strictly_correct(p, self.max_evidence)),
-                "evidence_precision": precision if counted else None,
-                "evidence_recall": recall if counted else None}
+        scores = {"label_correct": float(p.predicted_label == p.label),
+                  "fever_strict": float(strictly_correct(p, self.max_evidence)),
+                  "evidence_precision": precision if counted else None,
+                  "evidence_recall": recall if counted else None}
+        if not evidence_scorable(question):
+            record.score_notes.update({k: BEIR_NOTE for k in EVIDENCE_MEASURES})
+            scores.update({k: None for k in EVIDENCE_MEASURES})
+        return scores
 
     def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         values = []
@@ -93,10 +108,13 @@ class FeverMetric(Metric):
         def value(metric: str, v: float | None, **extra: Any) -> MetricValue:
             return MetricValue(metric=f"fever.{metric}", system=system, condition=condition, value=v, **extra)
 
-        return [value("label_accuracy", scores.accuracy, numerator=round(scores.accuracy * n), denominator=n),
-                value("fever_score", scores.strict, numerator=round(scores.strict * n), denominator=n),
-                value("macro_f1", sum(f1s) / len(f1s) if f1s else None, detail={"per_class": classes}),
-                value("evidence_precision", scores.precision),
-                value("evidence_recall", scores.recall),
-                value("evidence_f1", scores.f1),
-                value("confusion", None, detail={"matrix": matrix}, note="gold label -> predicted label")]
+        labels = [value("label_accuracy", scores.accuracy, numerator=round(scores.accuracy * n), denominator=n),
+                  value("macro_f1", sum(f1s) / len(f1s) if f1s else None, detail={"per_class": classes}),
+                  value("confusion", None, detail={"matrix": matrix}, note="gold label -> predicted label")]
+        if not all(evidence_scorable(questions[r.key.question_id]) for r in records):
+            return labels + [value(m, None, note=BEIR_NOTE)
+                             for m in ("fever_score", "evidence_precision", "evidence_recall", "evidence_f1")]
+        return labels + [value("fever_score", scores.strict, numerator=round(scores.strict * n), denominator=n),
+                         value("evidence_precision", scores.precision),
+                         value("evidence_recall", scores.recall),
+                         value("evidence_f1", scores.f1)]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -184,3 +185,22 @@ def title_matcher(claims: Iterable[str], max_words: int = 8) -> Callable[[str], 
             grams.update(" ".join(words[i:i + n]) for i in range(len(words) - n + 1))
     grams -= STOPWORDS
     return lambda page_id: bare_title(page_id) in grams
+
+
+@lru_cache(maxsize=64)
+def is_beir_corpus(source: str | Path) -> bool:
+    """True when ``source`` is a BEIR ``corpus.jsonl`` (records with ``_id``): its pages are split
+    into sentences here, on punctuation, so their numbers are not FEVER's ``lines`` and evidence
+    pairs ``[page, line]`` cannot be compared with the gold ones. False for wiki-pages or a
+    missing source."""
+    try:
+        files = page_files(source)
+    except UserError:
+        return False
+    with files[0].open(encoding="utf-8") as handle:
+        first = next((line for line in handle if line.strip()), "")
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(record, dict) and "_id" in record

@@ -1,10 +1,11 @@
 """The ``fever-wiki`` KB builder: FEVER's Wikipedia pages as a knowledge base any system can use.
 
-- **Which pages.** ``scope: suite`` (default) indexes the pages the claims need: every gold
-  evidence page, plus the retrieval candidates, i.e. pages whose title (without its
-  parenthesised disambiguation) occurs word for word in a claim, plus (``link_hops: 1``) the
-  pages those link to. ``scope: all`` indexes the whole dump. The dump is streamed: only the
-  chosen pages are parsed and held.
+- **Which pages.** ``scope: suite`` (default) indexes the claims' retrieval candidates, i.e.
+  pages whose title (without its parenthesised disambiguation) occurs word for word in a claim,
+  plus (``link_hops: 1``) the pages those link to. The gold evidence pages are *not* added
+  (their presence would depend on the label: NOT ENOUGH INFO claims have none);
+  ``include_gold_pages: true`` adds them, a deviation the p003 report names. ``scope: all``
+  indexes the whole dump. The dump is streamed: only the chosen pages are parsed and held.
 - **Text units** are sentences, id ``s:<page id>:<sentence number>`` (``pages.sentence_id`` and
   ``pages.evidence_of``), so a cited unit is a FEVER evidence pair ``[page, line]``.
 - **Entities**: one per page, id ``p:<page id>``, named by its readable title, described by its
@@ -12,8 +13,10 @@
   (id ``l:<page>-><target>``, label "links to") when a sentence's hyperlink targets another
   indexed page; ``links`` in build_info counts them.
 - **Triples** (``triples: true`` with an LLM): paper 003's per-document extraction, one call
-  per page, kept as citable facts (subject, relation, object, confidence, source = the page's
-  sentences) in ``facts.jsonl`` next to the database; build cost per page in build_info.
+  per page (subject, relation, object, confidence, source = the page's sentences), written to
+  ``facts.jsonl`` next to the database with the build cost per page in build_info: a measure of
+  extraction cost, for inspection. No system reads it (a file beside the database is not
+  filtered by the graph view; GA-RAG extracts at question time, as the paper times it).
 - **Reuse.** A complete KB built from the same inputs (fingerprint of claims, pages files' names,
   sizes and times, options, model) is reopened with no work; an interrupted one is removed and
   rebuilt. Reuse, LLM calls (``max_workers`` at once, tallied), build info and the finishing
@@ -60,6 +63,7 @@ class FeverWikiOptions(BaseBuildOptions):
     pages: str | None = Field(None, description="pages dump (default: the loader's metadata['pages'])")
     scope: Literal["suite", "all"] = "suite"
     candidates: bool = Field(True, description="add pages whose title occurs in a claim")
+    include_gold_pages: bool = Field(False, description="also add every gold evidence page (not FEVER's setting)")
     link_hops: int = Field(0, ge=0, le=1, description="also add pages the chosen pages link to")
     triples: bool = Field(False, description="LLM triples per page, kept as facts with confidence")
     max_triples: int = Field(8, ge=1, le=50)
@@ -78,13 +82,20 @@ def page_of_entity(entity: str) -> str | None:
 def choose_pages(questions: list[Question], source: str, opts: FeverWikiOptions) -> dict[str, Page]:
     if opts.scope == "all":
         return read_pages(source)
-    needed = {page for q in questions for page in q.metadata.get("evidence_pages", [])}
+    if not (opts.candidates or opts.include_gold_pages):
+        raise UserError(f"kb_builder {BUILDER_NAME!r}: scope 'suite' with candidates and include_gold_pages "
+                        "both off selects no page")
+    needed = gold_pages(questions) if opts.include_gold_pages else set()
     also = title_matcher(q.question for q in questions) if opts.candidates else None
     pages = read_pages(source, needed, also)
     if opts.link_hops:
         targets = {page_id_of(t) for p in pages.values() for s in p.sentences for _, t in s.links} - set(pages)
         pages.update(read_pages(source, targets))
     return pages
+
+
+def gold_pages(questions: list[Question]) -> set[str]:
+    return {page for q in questions for page in q.metadata.get("evidence_pages", [])}
 
 
 def graph_records(pages: dict[str, Page]) -> tuple[list[TextUnit], list[Entity], list[Relation]]:

@@ -5,19 +5,22 @@ edges used), the last stated confidence. Seeds: up to ``max_seeds`` concepts nam
 question, most specific first (:mod:`.seeds`). Each round, at most ``max_rounds``:
 
 1. **expand**: follow the active edges (both directions; invalidated edges are never returned by
-   the view) of the concepts to expand, restricted to the relation types the last round chose
-   (from those on the edges of the concepts to expand next, which the prompt lists),
-   collecting concepts never visited until the round's frontier holds ``frontier_cap`` concepts
-   (round 1's frontier counts the seeds). Edges to concepts already in the evidence are recorded
-   too. Visited concepts are never re-added, so at most ``max_rounds x frontier_cap`` concepts are
-   examined. When the chosen relation types lead nowhere new, the round follows every type.
+   the view) of the concepts to expand, collecting concepts never visited until the round's
+   frontier holds ``frontier_cap`` concepts (round 1's frontier counts the seeds). From round
+   ``narrow_from_round`` on (the paper: rounds 3-4) only the relation types the previous round
+   chose are followed (from those on the edges of the concepts to expand next, which the prompt
+   lists); when they lead nowhere new, the round follows every type. Edges to concepts already in
+   the evidence are recorded too. Visited concepts are never re-added, so at most
+   ``max_rounds x frontier_cap`` concepts are examined.
 2. **synthesize**: one LLM call answers from the evidence subgraph only and states a confidence,
    a focus for the next round and the relation types to follow.
-3. **verify**: at confidence >= ``confidence_bar`` the answer is returned with the evidence
-   subgraph as its citations; otherwise the focus and relation types carry into the next round.
-   After the last round, or when a round finds nothing new to examine, the loop abstains
-   (``outcome="abstained"``, no answer, ``confidence`` = the last stated one; the held-back
-   answer is kept in ``artifacts["candidate_answer"]`` for risk-coverage analysis).
+3. **verify**: from round ``exit_from_round`` on (the paper: round 2; and always in the last
+   round) an answer at confidence >= ``confidence_bar`` is returned with the evidence subgraph as
+   its citations; otherwise the focus and relation types carry into the next round. A round that
+   finds nothing new to examine makes no call: the previous reply, over the same evidence, is
+   verified as this round's. After the last round the loop abstains (``outcome="abstained"``, no
+   answer, ``confidence`` = the last stated one; the held-back answer is kept in
+   ``artifacts["candidate_answer"]`` for risk-coverage analysis).
 
 ``artifacts["rounds"]`` records each round: the concepts expanded, the new frontier, the edges
 used, the focused query, the relation types followed and chosen, the answer and confidence.
@@ -29,34 +32,33 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from provbench.agents import lettered_choices
+from provbench.agents import LLMSystem, SystemOptions, reply_object, string_list
+from provbench.agents.base import stated_confidence
 from provbench.kb.types import Entity, Neighbor, Relation
-from provbench.llm.client import parse_json
 from provbench.model import Question, RetrievedItem, Trace
-from provbench.plugin_api import Environment, System
+from provbench.plugin_api import Environment
 
 from . import prompts as P
 from .seeds import select_seeds
 
 
-class PlanningOptions(BaseModel):
+class PlanningOptions(SystemOptions):
     """Every number of the paper is an option; defaults are the paper's."""
-
-    model_config = ConfigDict(extra="forbid")
 
     frontier_cap: int = Field(12, ge=1, le=1000, description="concepts in one round's frontier")
     max_seeds: int = Field(3, ge=1, le=50, description="seed concepts named in the question")
     confidence_bar: float = Field(0.80, ge=0.0, le=1.0, description="answer at or above this confidence")
     max_rounds: int = Field(4, ge=1, le=50, description="rounds (one LLM call each) before abstaining")
     relation_focus: bool = Field(True, description="follow only the relation types the last round chose")
+    exit_from_round: int = Field(2, ge=1, le=50, description="first round whose confident answer is returned")
+    narrow_from_round: int = Field(3, ge=2, le=50, description="first round following only the chosen relation types")
     seed_min_chars: int = Field(3, ge=1, description="shorter concept names never seed")
     fallback_search_k: int = Field(3, ge=0, le=50, description="entities found by similarity when no name occurs")
     text_units_per_concept: int = Field(0, ge=0, le=20, description="linked text shown per concept (0: graph only)")
     text_chars: int = Field(400, ge=50)
     max_tokens: int = Field(256, ge=32, le=8192)
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
 
 
 @dataclass
@@ -84,34 +86,48 @@ class Expansion:
     capped: bool = False
 
 
-class PlanningLoop(System):
+class PlanningLoop(LLMSystem):
     """Paper 002: a bounded frontier expanded round by round; answers at a confidence bar, else abstains."""
 
     name = "planning-loop"
     Options = PlanningOptions
+    question_template = "{question}"  # the prompt says "Question:" itself
+    choices_template = P.CHOICES
 
     def run(self, question: Question, env: Environment) -> Trace:
-        trace = Trace(question_id=question.id, system=self.name)
-        text = question.question + (P.CHOICES.format(choices=lettered_choices(question.choices)) if question.choices else "")
-        state = LoopState(question=text, focus=question.question)
+        trace = self.new_trace(question)
+        state = LoopState(question=self.question_text(question), focus=question.question)
         if not self.seed(question, env, trace, state):
             trace.add_step("error", tool="seed", error="no concept is named in the question and search found none")
             return self.abstain(trace, state, "no seed concept")
         opts = self.options
         for number in range(1, opts.max_rounds + 1):
             budget = opts.frontier_cap - (len(state.frontier) if number == 1 else 0)
-            expansion = self.expand(env, trace, state, budget)
+            expansion = self.expand(env, trace, state, budget, narrow=number >= opts.narrow_from_round)
             if number > 1 and not expansion.added and not expansion.edges:
+                # the evidence is the last round's: its reply stands as this round's
+                if self.confident(state, number):
+                    return self.emit(trace, state)
                 return self.abstain(trace, state, f"round {number} found nothing new to examine")
             reply = self.synthesize(question, env, trace, state, number)
             if reply is None:
                 return trace  # the LLM failed for good: the trace says so
             self.record_round(trace, state, number, expansion, reply)
-            if state.confidence is not None and state.confidence >= opts.confidence_bar:
+            if self.confident(state, number):
                 return self.emit(trace, state)
             state.focus = reply["focus"] or state.focus
             state.relation_types = reply["relation_types"] if opts.relation_focus else []
         return self.abstain(trace, state, f"confidence below {opts.confidence_bar} after {opts.max_rounds} rounds")
+
+    @property
+    def expected_llm_calls(self) -> float:
+        return float(self.options.max_rounds)  # the runner's scheduling hint: an abstention uses every round
+
+    def confident(self, state: LoopState, number: int) -> bool:
+        """The verify step: may this round answer (the paper: from round 2 on), and is the bar cleared?"""
+        opts = self.options
+        may_exit = number >= min(opts.exit_from_round, opts.max_rounds)
+        return may_exit and state.confidence is not None and state.confidence >= opts.confidence_bar
 
     # -- seeding ---------------------------------------------------------------------------
     def seed(self, question: Question, env: Environment, trace: Trace, state: LoopState) -> bool:
@@ -121,15 +137,15 @@ class PlanningLoop(System):
             hits = env.view.search_entities(question.question, k=self.options.fallback_search_k)
             seeds = [(e, "search") for e in (env.view.entity(h.id) for h in hits[: self.options.max_seeds]) if e]
         for entity, _ in seeds:
-            self.examine(trace, state, entity)
+            self.examine(env, trace, state, entity)
         state.frontier = [e.id for e, _ in seeds]
         trace.add_step("retrieval", tool="seed", arguments={"question": question.question},
                        result=[{"id": e.id, "name": e.name, "how": how} for e, how in seeds])
         return bool(seeds)
 
     # -- expand ----------------------------------------------------------------------------
-    def expand(self, env: Environment, trace: Trace, state: LoopState, budget: int) -> Expansion:
-        types = list(state.relation_types) or None
+    def expand(self, env: Environment, trace: Trace, state: LoopState, budget: int, narrow: bool) -> Expansion:
+        types = (list(state.relation_types) or None) if narrow else None
         expansion = self.collect(env, trace, state, budget, types)
         if types is not None and not expansion.added and not expansion.edges:
             expansion = self.collect(env, trace, state, budget, None)
@@ -156,7 +172,7 @@ class PlanningLoop(System):
                     if len(expansion.added) >= budget:
                         expansion.capped = True
                         continue
-                    self.examine(trace, state, other, env)
+                    self.examine(env, trace, state, other)
                     expansion.added.append(other.id)
                 if nb.relation.id not in state.edges:
                     state.edges[nb.relation.id] = nb.relation
@@ -170,13 +186,13 @@ class PlanningLoop(System):
             state.neighbours[concept] = env.view.neighbors(concept)
         return state.neighbours[concept]
 
-    def examine(self, trace: Trace, state: LoopState, entity: Entity, env: Environment | None = None) -> None:
-        """A concept enters the evidence (and is never re-added)."""
+    def examine(self, env: Environment, trace: Trace, state: LoopState, entity: Entity) -> None:
+        """A concept enters the evidence (and is never re-added), with its first linked text units."""
         state.visited[entity.id] = entity
         trace.visit(entity.id)
         trace.retrieved.append(RetrievedItem(kind="entity", id=entity.id))
         for unit_id in entity.text_unit_ids[: self.options.text_units_per_concept]:
-            unit = env.view.text_unit(unit_id) if env is not None else None
+            unit = env.view.text_unit(unit_id)
             if unit is not None and unit.id not in state.texts:
                 state.texts[unit.id] = " ".join(unit.text.split())[: self.options.text_chars]
                 trace.read_text_unit(unit.id)
@@ -184,26 +200,19 @@ class PlanningLoop(System):
     # -- synthesize ------------------------------------------------------------------------
     def synthesize(self, question: Question, env: Environment, trace: Trace, state: LoopState,
                    number: int) -> dict[str, Any] | None:
-        from provbench.llm import LLMError
-
         messages = [{"role": "system", "content": P.SYNTHESIZE_SYSTEM},
                     {"role": "user", "content": self.render(state, number)}]
-        try:
-            resp = env.llm.chat(messages, schema=P.reply_schema(state.relation_vocab), max_tokens=self.options.max_tokens,
-                                temperature=self.options.temperature, seed=env.seed, purpose=f"synthesize round {number}",
-                                trace=trace)
-        except LLMError as err:
-            trace.add_step("error", tool="synthesize", error=str(err))
-            trace.outcome, trace.error = "failed", f"LLM call failed: {err}"
+        resp = self.chat(env, trace, messages, schema=P.reply_schema(state.relation_vocab, question.choices),
+                         purpose=f"synthesize round {number}")
+        if resp is None:
             return None
-        data = resp.data if isinstance(resp.data, dict) else parse_json(resp.text or "")
-        if not isinstance(data, dict):
+        data = reply_object(resp)
+        if data is None:
             trace.add_step("rejection", tool="synthesize", error="reply is not a JSON object: counted as confidence 0")
             data = {}
-        return {"answer": _text(data.get("answer")), "confidence": _confidence(data.get("confidence")),
+        return {"answer": _text(data.get("answer")), "confidence": stated_confidence(data.get("confidence")) or 0.0,
                 "focus": _text(data.get("focus")),
-                "relation_types": [t for t in dict.fromkeys(_strings(data.get("relation_types")))
-                                   if t in state.relation_vocab]}
+                "relation_types": [t for t in string_list(data.get("relation_types")) if t in state.relation_vocab]}
 
     def render(self, state: LoopState, number: int) -> str:
         names = {eid: e.name for eid, e in state.visited.items()}
@@ -259,16 +268,5 @@ class PlanningLoop(System):
 
 def _text(value: Any) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = str(value)
+        value = str(value)  # a year or a count given as a JSON number
     return value.strip() if isinstance(value, str) else ""
-
-
-def _strings(value: Any) -> list[str]:
-    return [v.strip() for v in value if isinstance(v, str) and v.strip()] if isinstance(value, list) else []
-
-
-def _confidence(value: Any) -> float:
-    """A stated confidence in [0, 1]; anything else (missing, text, out of range) is 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0.0
-    return float(value) if 0.0 <= value <= 1.0 else 0.0

@@ -6,7 +6,8 @@ SYNTHESIZE_SYSTEM = (
     "You answer a question using only an evidence subgraph: concepts and the relations between "
     "them, each with its id in square brackets. Reply with one JSON object: "
     '{"answer": "...", "confidence": 0.0, "focus": "...", "relation_types": [...]}. '
-    "answer: a short phrase (a concept name or value), your best answer from the evidence. "
+    "answer: your best answer from the evidence: when the question lists options, exactly one of "
+    "them; otherwise a short phrase (a concept name or value). "
     "confidence: the probability, from 0 to 1, that this answer is right given only this "
     "evidence; give a low value when the evidence does not contain the answer. "
     "focus: if the evidence is not enough, what to look for next, in a few words. "
@@ -20,7 +21,7 @@ SYNTHESIZE_USER = (
     "## Relations\n{relations}\n\n"
     "Relation types you can follow next: {relation_types}"
 )
-CHOICES = "\nOptions (answer with one of them): {choices}"
+CHOICES = "Options (answer with one of them): {choices}"
 CONCEPT_LINE = "[{id}] {name} ({label}): {description}"
 RELATION_LINE = "[{id}] {source} -[{label}]-> {target}"
 TEXT_LINE = "[{id}] {text}"
@@ -31,14 +32,17 @@ MAX_FOCUS_CHARS = 100
 MAX_RELATION_TYPES = 3
 
 
-def reply_schema(relation_types: list[str]) -> dict:
+def reply_schema(relation_types: list[str], choices: list[str] | None = None) -> dict:
     """Bounded lengths, so a grammar-constrained reply closes its JSON before max_tokens cuts it;
-    relation types are an enum of those the model may choose from (any string when none are known)."""
+    relation types are an enum of those the model may choose from (any string when none are known);
+    a question with options (a multiple-choice item, a FEVER claim's three labels) is answered
+    with one of them."""
     item = {"type": "string", "enum": relation_types} if relation_types else {"type": "string", "maxLength": 64}
+    answer = {"type": "string", "enum": list(choices)} if choices else {"type": "string", "maxLength": MAX_ANSWER_CHARS}
     return {
         "type": "object",
         "properties": {
-            "answer": {"type": "string", "maxLength": MAX_ANSWER_CHARS},
+            "answer": answer,
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
             "focus": {"type": "string", "maxLength": MAX_FOCUS_CHARS},
             "relation_types": {"type": "array", "items": item, "maxItems": MAX_RELATION_TYPES},

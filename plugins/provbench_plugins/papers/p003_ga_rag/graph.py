@@ -33,6 +33,7 @@ class FactNode:
     document: str      # id of the retrieved document the fact came from
     rank: int          # r_i: the document's retrieval rank, from 1
     similarity: float  # sim(q, d_i), eq. (1)
+    sources: tuple[str, ...] = ()  # the sentence(s) of the document the fact is tied to
 
 
 def _key(text: str) -> str:

@@ -1,20 +1,28 @@
 """Table I's rows as one metric, ``p003/table1`` (written definitions: docs/papers/p003.md).
 
 Per record (``record.scores``):
-  structure (no LLM; None for NOT ENOUGH INFO claims, which have no gold evidence):
+  no LLM, every record:
+    ``response_time``      seconds the system would have taken without the LLM cache: its wall
+                           time, less what its cache hits took, plus what their replies first took
+                           to produce (None when a hit's entry predates that record);
+    ``wall_time``          the system's wall time as it ran (cache hits included);
+    ``hallucination_rate`` token-level (section VI): share of the explanation's content tokens,
+                           after stripping meta-prefixes, found nowhere in the context shown to
+                           the system (the evidence lines and the claim) (:mod:`.tokens`);
+  graph-only (None for a system without a local graph, as the paper's baseline has none; and
+  None for NOT ENOUGH INFO claims, which have no gold evidence):
     ``graph_coverage``     share of the gold evidence pages that some fact of the local graph
-                           comes from (0 for a system without a graph);
+                           comes from;
     ``graph_completeness`` 1 when the sentences behind the graph's facts hold a whole gold
-                           evidence set, else 0;
-    ``context_precision``  share of the context items shown to the generator (GA-RAG: the
-                           linearised facts; RAG: the passages) that come from a gold page;
-    ``response_time``      the system's wall time in seconds (every record);
+                           evidence set, else 0 (None when the pages came from a BEIR corpus,
+                           whose sentence numbers are not FEVER's);
+    ``context_precision``  share of the facts shown to the generator that come from a gold page;
   LLM-judged (records of the ``conditions`` listed, default the baseline only):
     ``consistency_score`` / ``logical_consistency``  a judge's 0-1 score that the explanation
-                           supports the label, and 1 when it reaches ``threshold`` (paper: 0.7);
+                           supports the label, and 1 when it reaches ``threshold`` (the judge's
+                           cut-off; GA-RAG's triple filter is its own ``consistency_threshold``);
     ``coherence``          the judge's 0-1 score of the explanation's clarity and coherence;
-    ``factual_grounding``  RAGAS faithfulness of the explanation against the context shown;
-    ``hallucination_rate`` 1 - factual_grounding (share of its claims the context does not support).
+    ``factual_grounding``  graph-only: RAGAS faithfulness of the explanation against the facts shown.
 Factual accuracy is the record's graded ``accuracy`` (the loader's, 0.3 for "I don't know").
 """
 
@@ -29,10 +37,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from provbench.model import BASELINE, Question, RunRecord, Trace
 from provbench.plugin_api import Metric, MetricContext, MetricValue, Results, parse_options
 
-from provbench_plugins.datasets.fever.pages import evidence_of
+from provbench_plugins.datasets.fever.pages import evidence_of, is_beir_corpus
 
-STRUCTURE = ("graph_coverage", "graph_completeness", "context_precision", "response_time")
-JUDGED = ("consistency_score", "logical_consistency", "coherence", "factual_grounding", "hallucination_rate")
+from .tokens import strip_meta, unsupported_share
+
+STRUCTURE = ("graph_coverage", "graph_completeness", "context_precision", "response_time", "wall_time",
+             "hallucination_rate")
+GRAPH_ONLY = ("graph_coverage", "graph_completeness", "context_precision", "factual_grounding")
+JUDGED = ("consistency_score", "logical_consistency", "coherence", "factual_grounding")
+NO_GRAPH = "graph-only measure: this system builds no local graph (the paper gives the baseline none)"
 
 JUDGE_PROMPT = (
     "A fact-checking system labelled a claim and explained its label.\n"
@@ -49,36 +62,77 @@ JUDGE_SCHEMA = {"type": "object", "properties": {
 class TableOneOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    threshold: float = Field(0.7, ge=0, le=1, description="logical consistency: judge score needed (paper: 0.7)")
+    threshold: float = Field(0.7, ge=0, le=1, description="judge cut-off for logical consistency (paper: 0.7)")
     judge: bool = True
     ragas: bool = True
     conditions: list[str] | str = Field(default_factory=lambda: [BASELINE], description="'all' or condition names")
     max_tokens: int = Field(512, ge=64)
 
 
+def has_graph(trace: Trace) -> bool:
+    return isinstance(trace.artifacts.get("shown"), list)
+
+
 def context_items(trace: Trace) -> list[tuple[str, str]]:
-    """(source sentence id, text) of each item shown to the generator."""
-    shown = trace.artifacts.get("shown")
-    if isinstance(shown, list):
-        facts = [trace.fact(i) for i in shown]
+    """(source sentence id, text) of each item shown to the generator; for a system without a
+    graph the text is the sentence id (:func:`context_texts` reads the sentences)."""
+    if has_graph(trace):
+        facts = [trace.fact(i) for i in trace.artifacts["shown"]]
         return [(f.source_ids[0] if f.source_ids else "", f"{f.subject} {f.relation} {f.object}.")
                 for f in facts if f is not None]
     return [(t, t) for t in trace.read_text_units]
 
 
+def context_texts(trace: Trace, view: Any) -> list[str]:
+    """The texts shown to the generator: the linearised facts, or the passages read."""
+    if has_graph(trace):
+        return [text for _, text in context_items(trace)]
+    return [u.text for u in view.text_units(trace.read_text_units)] if view is not None else []
+
+
+def uncached_seconds(trace: Trace) -> float | None:
+    """Wall time with every cache hit replaced by its reply's original latency (None if unknown)."""
+    if trace.wall_time_s is None:
+        return None
+    saved = 0.0
+    for call in trace.llm_calls:
+        if call.cached:
+            if call.original_latency_s is None:
+                return None
+            saved += call.original_latency_s - call.latency_s
+    return round(trace.wall_time_s + saved, 4)
+
+
 def structure_scores(trace: Trace, question: Question) -> dict[str, float | None]:
-    gold_sets = [[tuple(pair) for pair in group] for group in question.metadata.get("evidence", [])]
+    scores: dict[str, float | None] = {"response_time": uncached_seconds(trace), "wall_time": trace.wall_time_s}
     gold_pages = set(question.metadata.get("evidence_pages", []))
-    scores: dict[str, float | None] = {"response_time": trace.wall_time_s}
-    if not gold_pages:
+    if not gold_pages or not has_graph(trace):
         return {**scores, "graph_coverage": None, "graph_completeness": None, "context_precision": None}
+    gold_sets = [[tuple(pair) for pair in group] for group in question.metadata.get("evidence", [])]
     graph_sentences = {evidence_of(s) for f in trace.facts for s in f.source_ids} - {None}
     graph_pages = {page for page, _ in graph_sentences}
     items = [evidence_of(source) for source, _ in context_items(trace)]
     scores["graph_coverage"] = len(gold_pages & graph_pages) / len(gold_pages)
-    scores["graph_completeness"] = float(any(set(g) <= graph_sentences for g in gold_sets if g))
+    scores["graph_completeness"] = None if beir_pages(question) else \
+        float(any(set(g) <= graph_sentences for g in gold_sets if g))
     scores["context_precision"] = (sum(1 for e in items if e and e[0] in gold_pages) / len(items)) if items else None
     return scores
+
+
+def beir_pages(question: Question) -> bool:
+    pages = question.metadata.get("pages")
+    return bool(pages) and is_beir_corpus(pages)
+
+
+def structure_notes(record: RunRecord, question: Question, scores: dict[str, float | None]) -> None:
+    trace = record.trace
+    if trace is not None and not has_graph(trace):
+        record.score_notes.update({k: NO_GRAPH for k in GRAPH_ONLY})
+    elif beir_pages(question) and question.metadata.get("evidence_pages"):
+        record.score_notes["graph_completeness"] = "pages from a BEIR corpus: its sentence numbers are not FEVER's"
+    if scores.get("response_time") is None and scores.get("wall_time") is not None:
+        record.score_notes["response_time"] = ("a cached LLM reply has no recorded original latency (a cache "
+                                               "written before it was kept); clear the cache to time the run")
 
 
 class TableOne(Metric):
@@ -97,9 +151,13 @@ class TableOne(Metric):
         if record.trace is None:
             return {}
         scores = structure_scores(record.trace, question)
+        explanation = strip_meta(str(record.trace.artifacts.get("explanation") or ""))
+        shown = context_texts(record.trace, context.view)
+        scores["hallucination_rate"] = unsupported_share(explanation, [*shown, question.question])[0] \
+            if record.status == "ok" and explanation else None
+        structure_notes(record, question, scores)
         if not self.applies_to(record):
             return scores
-        explanation = str(record.trace.artifacts.get("explanation") or "").strip()
         if record.status != "ok" or not explanation or context.llm is None:
             reason = "no explanation to judge" if context.llm is not None else "no judge LLM"
             record.score_notes.update({k: reason for k in JUDGED})
@@ -107,8 +165,8 @@ class TableOne(Metric):
         label = record.trace.answer or "I don't know"
         if self.options.judge:
             scores.update(self.judge(record, question, label, explanation, context))
-        if self.options.ragas:
-            scores.update(self.grounding(record, question, explanation, context))
+        if self.options.ragas and has_graph(record.trace):
+            scores.update(self.grounding(record, question, explanation, shown, context))
         return scores
 
     def judge(self, record: RunRecord, question: Question, label: str, explanation: str,
@@ -129,18 +187,15 @@ class TableOne(Metric):
         return {"consistency_score": consistency, "coherence": coherence,
                 "logical_consistency": None if consistency is None else float(consistency >= self.options.threshold)}
 
-    def grounding(self, record: RunRecord, question: Question, explanation: str,
+    def grounding(self, record: RunRecord, question: Question, explanation: str, shown: list[str],
                   context: MetricContext) -> dict[str, float | None]:
-        texts = [text for _, text in context_items(record.trace)]
-        if context.view is not None and not record.trace.artifacts.get("shown"):
-            texts = [u.text for u in map(context.view.text_unit, record.trace.read_text_units) if u is not None]
-        if not texts:
+        if not shown:
             record.score_notes["factual_grounding"] = "no context was shown"
-            return {"factual_grounding": None, "hallucination_rate": None}
-        value, note = faithfulness(question.question, explanation, texts, context.llm, self.options.max_tokens)
+            return {"factual_grounding": None}
+        value, note = faithfulness(question.question, explanation, shown, context.llm, self.options.max_tokens)
         if note:
             record.score_notes["factual_grounding"] = note
-        return {"factual_grounding": value, "hallucination_rate": None if value is None else 1.0 - value}
+        return {"factual_grounding": value}
 
     def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         values = []

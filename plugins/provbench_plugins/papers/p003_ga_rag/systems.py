@@ -2,19 +2,25 @@
 baseline with the same retrieval and the same prompt shape; not called ``rag``, which would make
 paper 000's short name ambiguous).
 
-Both retrieve the top ``k_retrieve`` sentences of the ``fever-wiki`` KB by cosine similarity
-(eq. 1) and ask for a label, an explanation and the evidence numbers used (one schema-constrained
-call). GA-RAG first extracts triples with confidence from each retrieved document (one call per
-document), builds the per-query local graph, scores the facts by eqs. (2)-(4) (:mod:`.graph`)
-and shows the top ``top_facts`` facts as ``[n] S | r | O (conf)``; RAG shows the passages.
+Both retrieve the top ``k_retrieve`` documents (FEVER pages) of the ``fever-wiki`` KB, ranked
+by their best sentence's cosine similarity to the claim (eq. 1; :mod:`.retrieval`), and ask for
+a label, an explanation and the evidence numbers used (one schema-constrained call). RAG shows
+the documents' sentences as numbered passages. GA-RAG extracts triples with confidence from
+each document's text (one call per document, section III.2), drops those under
+``consistency_threshold`` (section VIII), builds the per-query local graph, scores the facts by
+eqs. (2)-(4) (:mod:`.graph`: d_i and r_i are the document and its rank) and shows the top
+``top_facts`` facts as ``[n] S | r | O (conf)``; with fewer than ``low_coverage_facts`` facts
+its explanation starts with the meta-note "[Graph coverage low (N facts)]" (section IX.C).
 
 What the trace holds (so paper 000's graph ablations and the provenance metrics apply):
-``retrieved`` / ``read_text_units`` = the retrieved sentences, ``visited_entities`` = their
-pages; GA-RAG's ``facts`` = every node of the local graph (source = its sentence),
+``retrieved`` = the sentence hits of the chosen documents, ``read_text_units`` = every sentence
+passed on, ``visited_entities`` = the pages; GA-RAG's ``facts`` = every node of the local graph
+(source = the document's sentence sharing most content words with the triple),
 ``artifacts["graph"]`` = nodes with s(0), s(T), centrality, confidence and final score, the
-edges and the parameters, ``artifacts["shown"]`` = the fact ids shown; ``citations.facts`` =
-cited facts (GA-RAG), ``citations.text_units`` / ``entities`` = the sentences and pages behind
-what was cited. ``answer`` = the label; "I don't know" is an abstention (answer None);
+edges and the parameters, ``artifacts["shown"]`` = the fact ids shown, ``artifacts["filtered"]``
+= triples dropped by the threshold; ``citations.facts`` = cited facts (GA-RAG),
+``citations.text_units`` / ``entities`` = the sentences and pages behind what was cited.
+``answer`` = the label; "I don't know" is an abstention (answer None);
 ``artifacts["explanation"]`` = the explanation.
 """
 
@@ -24,22 +30,26 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from provbench.kb.types import Hit
-from provbench.model import Fact, Question, RetrievedItem, Trace
+from provbench.model import Fact, Question, Trace
 from provbench.plugin_api import Environment, System, parse_options
 
 from provbench_plugins.datasets.fever.pages import evidence_of
 from provbench_plugins.kb_builders.fever.builder import entity_id
-from provbench_plugins.kb_builders.fever.triples import extract_triples
+from provbench_plugins.kb_builders.fever.triples import Triple, extract_triples
 
 from . import prompts as P
 from .graph import FactNode, score_facts
+from .retrieval import Document, retrieve_documents
+from .tokens import content_tokens
 
 
 class RAGOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    k_retrieve: int = Field(4, ge=1, le=50, description="documents retrieved (paper: 4)")
+    k_retrieve: int = Field(4, ge=1, le=50, description="documents (pages) retrieved (paper: 4)")
+    sentence_pool: int = Field(50, ge=1, le=1000, description="sentences ranked to find the top documents")
+    max_document_chars: int = Field(3000, ge=100, le=100_000,
+                                    description="text kept per document: retrieved sentences first, then page order")
     allow_idk: bool = Field(True, description="let the model answer \"I don't know\" (an abstention)")
     max_tokens: int = Field(400, ge=32, le=4096)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
@@ -57,24 +67,10 @@ class GARAGOptions(RAGOptions):
     w_cooccur: float = Field(1.0, ge=0, description="edge weight: facts of the same document")
     w_entity: float = Field(1.0, ge=0, description="edge weight: facts sharing an entity")
     triples_per_document: int = Field(8, ge=1, le=50)
+    consistency_threshold: float | None = Field(
+        0.7, ge=0, le=1, description="drop triples whose confidence is below it (paper: 0.7); null keeps all")
     top_facts: int = Field(10, ge=1, le=100, description="facts linearised into the prompt")
-
-
-def retrieve(view: Any, question: Question, k: int, trace: Trace) -> list[tuple[Hit, Any]]:
-    """Top-k sentences with their text units; recorded as retrieved, read and visited."""
-    hits = view.search_text_units(question.question, k=k)
-    found = []
-    for hit in hits:
-        unit = view.text_unit(hit.id)
-        if unit is None:
-            continue
-        trace.retrieved.append(RetrievedItem(kind="text_unit", id=hit.id, score=hit.score))
-        trace.read_text_unit(unit.id)
-        trace.visit(*page_entity(view, unit))
-        found.append((hit, unit))
-    trace.add_step("retrieval", tool="search_text_units", arguments={"query": question.question, "k": k},
-                   result=[{"id": h.id, "score": h.score, "rank": r} for r, (h, _) in enumerate(found, 1)])
-    return found
+    low_coverage_facts: int = Field(5, ge=0, le=100, description="meta-note when the graph has fewer facts; 0 = never")
 
 
 class P003System(System):
@@ -82,6 +78,10 @@ class P003System(System):
 
     def __init__(self, **options: Any) -> None:
         self.options = parse_options(self.Options, options, f"system {self.name!r}")
+
+    def retrieve(self, env: Environment, question: Question, trace: Trace) -> list[Document]:
+        o = self.options
+        return retrieve_documents(env.view, question, o.k_retrieve, o.sentence_pool, o.max_document_chars, trace)
 
     def chat(self, env: Environment, trace: Trace, messages: list[dict], schema: dict, purpose: str) -> Any | None:
         from provbench.llm import LLMError
@@ -129,24 +129,23 @@ def fail(trace: Trace, message: str) -> None:
 def cite_units(trace: Trace, view: Any, unit_ids: list[str]) -> None:
     trace.citations.text_units = list(dict.fromkeys(unit_ids))
     pages = []
-    for unit_id in trace.citations.text_units:
-        unit = view.text_unit(unit_id)
-        pages += page_entity(view, unit) if unit is not None else []
+    for unit in view.text_units(trace.citations.text_units):
+        pages += page_entity(view, unit)
     trace.citations.entities = list(dict.fromkeys(pages))
 
 
 class VanillaRAG(P003System):
-    """Paper 003's baseline: top-k sentences as numbered passages, one label call."""
+    """Paper 003's baseline: the top-k documents' sentences as numbered passages, one label call."""
 
     name = "vanilla-rag"  # not "rag": paper 000's suites name its rag by the short name
 
     def run(self, question: Question, env: Environment) -> Trace:
         trace = Trace(question_id=question.id, system=self.name)
-        found = retrieve(env.view, question, self.options.k_retrieve, trace)
-        lines = [P.PASSAGE_LINE.format(n=n, text=unit.text) for n, (_, unit) in enumerate(found, 1)]
+        units = [unit for doc in self.retrieve(env, question, trace) for unit in doc.units]
+        lines = [P.PASSAGE_LINE.format(n=n, text=unit.text) for n, unit in enumerate(units, 1)]
         reply = self.generate(env, trace, question, "Retrieved passages", lines)
         if reply is not None:
-            cite_units(trace, env.view, [found[n - 1][1].id for n in reply["cited"]])
+            cite_units(trace, env.view, [units[n - 1].id for n in reply["cited"]])
         return trace
 
 
@@ -156,10 +155,13 @@ class GARAG(P003System):
     name = "ga-rag"
     Options = GARAGOptions
 
+    @property
+    def expected_llm_calls(self) -> float:
+        return self.options.k_retrieve + 1.0  # one extraction per page, then the label call
+
     def run(self, question: Question, env: Environment) -> Trace:
         trace = Trace(question_id=question.id, system=self.name)
-        found = retrieve(env.view, question, self.options.k_retrieve, trace)
-        nodes = self.extract(env, trace, found)
+        nodes = self.extract(env, trace, self.retrieve(env, question, trace))
         if trace.outcome == "failed":
             return trace
         o = self.options
@@ -168,7 +170,7 @@ class GARAG(P003System):
                              w_cooccur=o.w_cooccur, w_entity=o.w_entity)
         shown = scored.ranked[: o.top_facts]
         trace.facts = [Fact(id=n.id, subject=n.subject, relation=n.relation, object=n.object,
-                            confidence=n.confidence, source_ids=[n.document]) for n in nodes]
+                            confidence=n.confidence, source_ids=list(n.sources)) for n in nodes]
         trace.artifacts["graph"] = graph_artifact(scored, o)
         trace.artifacts["shown"] = [n.id for n in shown]
         lines = [P.FACT_LINE.format(n=k, subject=n.subject, relation=n.relation, object=n.object,
@@ -177,34 +179,61 @@ class GARAG(P003System):
         if reply is not None:
             cited = [shown[k - 1] for k in reply["cited"]]
             trace.citations.facts = [n.id for n in cited]
-            cite_units(trace, env.view, [n.document for n in cited])
+            cite_units(trace, env.view, [s for n in cited for s in n.sources])
+            self.meta_note(trace, len(nodes))
         return trace
 
-    def extract(self, env: Environment, trace: Trace, found: list[tuple[Hit, Any]]) -> list[FactNode]:
+    def meta_note(self, trace: Trace, facts: int) -> None:
+        """Section IX.C's note before the explanation when the local graph is small."""
+        if facts < self.options.low_coverage_facts:
+            note = f"[Graph coverage low ({facts} facts)]"
+            trace.artifacts["meta_note"] = note
+            trace.artifacts["explanation"] = f"{note} {trace.artifacts.get('explanation', '')}".strip()
+
+    def extract(self, env: Environment, trace: Trace, documents: list[Document]) -> list[FactNode]:
+        """Triples of each document (one call each), those under the threshold set aside."""
         from provbench.llm import LLMError
 
         nodes: list[FactNode] = []
-        for rank, (hit, unit) in enumerate(found, 1):
+        filtered: list[dict] = []
+        threshold = self.options.consistency_threshold
+        for doc in documents:
             try:
-                triples, dropped = extract_triples(env.llm, unit.text, limit=self.options.triples_per_document,
+                triples, dropped = extract_triples(env.llm, doc.text, limit=self.options.triples_per_document,
                                                    seed=env.seed, purpose="triples", trace=trace)
             except LLMError as err:
-                fail(trace, f"LLM call failed (triples of {unit.id}): {err}")
+                fail(trace, f"LLM call failed (triples of {doc.id}): {err}")
                 return []
-            trace.add_step("tool_call", tool="extract_triples", arguments={"document": unit.id},
-                           result={"triples": len(triples), "dropped": dropped})
+            kept = [t for t in triples if threshold is None or t.confidence >= threshold]
+            filtered += [{"document": doc.id, **t.model_dump()} for t in triples if t not in kept]
+            trace.add_step("tool_call", tool="extract_triples", arguments={"document": doc.id},
+                           result={"triples": len(triples), "dropped": dropped, "below_threshold": len(triples) - len(kept)})
             nodes += [FactNode(id=f"f{len(nodes) + k + 1}", subject=t.subject, relation=t.relation, object=t.object,
-                               confidence=t.confidence, document=unit.id, rank=rank, similarity=hit.score)
-                      for k, t in enumerate(triples)]
+                               confidence=t.confidence, document=doc.id, rank=doc.rank, similarity=doc.similarity,
+                               sources=(source_sentence(t, doc),))
+                      for k, t in enumerate(kept)]
+        trace.artifacts["filtered"] = filtered
         return nodes
 
 
+def source_sentence(triple: Triple, doc: Document) -> str:
+    """The document's sentence sharing most content words with the triple; ties go to a
+    retrieved sentence, then to the earlier one."""
+    words = set(content_tokens(f"{triple.subject} {triple.relation} {triple.object}"))
+    hits = {h.id for h in doc.hits}
+    best = max(enumerate(doc.units), key=lambda iu: (len(words & set(content_tokens(doc.sentence_text(iu[1])))),
+                                                     iu[1].id in hits, -iu[0]))
+    return best[1].id
+
+
 def graph_artifact(scored: Any, options: GARAGOptions) -> dict:
-    nodes = [{"id": n.id, "document": n.document, "evidence": evidence_of(n.document), "rank": n.rank,
+    nodes = [{"id": n.id, "document": n.document, "sources": list(n.sources),
+              "evidence": [evidence_of(s) for s in n.sources], "rank": n.rank,
               "sim": n.similarity, "s0": scored.s0[n.id], "sT": scored.sT[n.id],
               "centrality": scored.centrality.get(n.id, 0.0), "conf": n.confidence, "final": scored.final[n.id]}
              for n in scored.ranked]
     edges = [[a, b, w] for a, b, w in scored.graph.edges(data="weight")]
     params = options.model_dump(include={"alpha", "beta", "gamma", "iterations", "lambda1", "lambda2", "lambda3",
-                                         "centrality", "w_cooccur", "w_entity", "top_facts", "k_retrieve"})
+                                         "centrality", "w_cooccur", "w_entity", "top_facts", "k_retrieve",
+                                         "consistency_threshold"})
     return {"nodes": nodes, "edges": edges, "params": params, "propagation": options.gamma > 0 and options.iterations > 0}
