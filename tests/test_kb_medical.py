@@ -56,8 +56,8 @@ def test_triples_file_graph_statistics(tmp_path):
         assert graph["corpus"] == {"documents": 3, "chunks": 3, "mean_chunks_per_document": 1.0,
                                    "std_chunks_per_document": 0.0, "min_chunks_per_document": 1,
                                    "max_chunks_per_document": 1}
-        assert table3["total documents"] == "3 / 9,552" and table3["total text chunks"] == "3 / 445,454"
-        assert table3["average chunks per document"] == "1.00 / 46.63" and table3["max chunks per document"] == "1 / 556"
+        assert table3["documents"] == "3 / 9,552" and table3["text chunks"] == "3 / 445,454"
+        assert table3["chunks per document: mean"] == "1.00 / 46.63" and table3["chunks per document: max"] == "1 / 556"
     finally:
         kb.close()
     with pytest.raises(UserError, match="other inputs"):
