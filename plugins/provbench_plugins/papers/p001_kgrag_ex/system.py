@@ -60,6 +60,11 @@ class KGRAGEx(System):
     Options = KGRAGExOptions
     supports_resume = True
 
+    @property
+    def expected_llm_calls(self) -> float:
+        paragraphs = 0 if self.options.paragraphs == "template" else self.options.max_paths
+        return 2.0 + paragraphs  # parse the query, one pseudo-paragraph per path, answer
+
     # -- entry points ------------------------------------------------------------------------------
     def run(self, question: Question, env: Environment) -> Trace:
         trace = Trace(question_id=question.id, system=self.name)
