@@ -61,3 +61,22 @@ def test_pictures_are_drawn_while_the_run_executes_and_reused_by_the_report(tmp_
     assert drawn and any(svg.startswith("<svg") or "<svg" in svg[:300] for svg in drawn.values())
     pages = "".join(p.read_text() for p in (run_dir / "pages").glob("*.html"))
     assert all(svg.split("<svg", 1)[1][:200] in pages for svg in drawn.values() if "<svg" in svg)
+
+
+def test_the_costliest_chains_start_first(tmp_path):
+    """Baselines are ordered by ``System.expected_llm_calls`` plus what they unlock: the agent
+    (max_steps 3, and its interventions after it) before the one-call systems, question by question."""
+    from runner_helpers import builtin_plugin_manager, write_builtin_suite
+
+    from provbench.runner import run_suite
+    from provbench.testing import schema_following_llm
+
+    suite = write_builtin_suite(tmp_path / "suite")
+    suite.write_text(suite.read_text() + "concurrency: 1\n")
+    out = tmp_path / "run"
+    run_suite(suite, out=out, pm=builtin_plugin_manager(), llm=schema_following_llm(cache_dir=out / "cache"),
+              write_report=False)
+    order = [(r["key"]["system"], r["key"]["question_id"]) for r in lines(out)]
+    questions = sorted({q for _, q in order})
+    assert len(questions) >= 2
+    assert order[:len(questions)] == [("agentic-graphrag", q) for q in questions]

@@ -53,6 +53,11 @@ def test_triples_file_graph_statistics(tmp_path):
         table3 = kb.build_info["table3 (this KB / paper 001)"]
         assert table3["nodes"] == "7 / 53,411" and table3["Diseases %"] == "42.86 / 30.73"
         assert table3["Medications %"] == "0.00 / 6.83" and table3["mean_in_degree"] == "1.000 / 2.495"
+        assert graph["corpus"] == {"documents": 3, "chunks": 3, "mean_chunks_per_document": 1.0,
+                                   "std_chunks_per_document": 0.0, "min_chunks_per_document": 1,
+                                   "max_chunks_per_document": 1}
+        assert table3["documents"] == "3 / 9,552" and table3["text chunks"] == "3 / 445,454"
+        assert table3["chunks per document: mean"] == "1.00 / 46.63" and table3["chunks per document: max"] == "1 / 556"
     finally:
         kb.close()
     with pytest.raises(UserError, match="other inputs"):
@@ -77,6 +82,44 @@ def test_text_files_are_chunked_with_their_file_as_source(tmp_path):
     (tmp_path / "docs" / "heart.txt").write_text("First paragraph.\n\n" + "x" * 150 + "\n\nThird.")
     chunks = read_chunks(tmp_path / "docs", chunk_chars=100)
     assert [c.source for c in chunks] == ["heart.txt"] * 3 and chunks[0].id == "heart_0"
+
+
+def test_corpus_half_of_table3_counts_chunks_per_document():
+    summary = graph_metrics.corpus_summary(["a.jsonl"] * 3 + ["b.jsonl"] + ["c.jsonl"] * 2)
+    assert summary == {"documents": 3, "chunks": 6, "mean_chunks_per_document": 2.0,
+                       "std_chunks_per_document": 0.82, "min_chunks_per_document": 1, "max_chunks_per_document": 3}
+    assert graph_metrics.corpus_summary([])["documents"] == 0
+
+
+def test_authors_chunk_ids_are_sha256_of_the_chunk_text_and_source_files_are_kept(tmp_path):
+    import csv
+    import hashlib
+
+    from p001_helpers import CHUNKS
+
+    corpus, triples = write_inputs(tmp_path / "in")
+    digest = {c["id"]: hashlib.sha256(c["content"].encode("utf-8")).hexdigest() for c in CHUNKS}
+    with triples.open("w", newline="") as f:  # the authors' form: ChunkID = sha256(chunk text)
+        writer = csv.writer(f)
+        writer.writerow(["Entity1", "Label1", "Relationship", "Entity2", "Label2", "SourceFilename", "ChunkID"])
+        writer.writerow(["fasting", "Risk Factors", "CAUSES", "night cough", "Symptoms", "article-7.jsonl",
+                         digest["c_0"]])
+        writer.writerow(["mirel disease", "Diseases", "AFFECTS", "spleen", "Body Parts", "article-9.jsonl", "b_0"])
+        writer.writerow(["spleen", "Body Parts", "PART OF", "abdomen", "Body Parts", "article-9.jsonl", ""])
+    kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb", schema_following_llm())
+    try:
+        view = kb.view()
+        assert view.relation("rel:0").text_unit_id == "tu:c_0"  # matched by the text's digest
+        assert view.relation("rel:1").text_unit_id == "tu:b_0"  # matched by id
+        assert view.relation("rel:2").text_unit_id is None
+        sources = graph_metrics.load(tmp_path / "kb")["relation_sources"]
+        assert sources == {"rel:0": "article-7.jsonl", "rel:1": "article-9.jsonl", "rel:2": "article-9.jsonl"}
+    finally:
+        kb.close()
+    triples.write_text(triples.read_text().replace(digest["c_0"], "0" * 64))
+    with pytest.raises(UserError, match=r"triple #1 .*ChunkID: '0{64}' is not a chunk.*sha256"):
+        MedicalKGBuilder(corpus=str(corpus), triples=str(triples), overwrite=True).build(
+            [], tmp_path / "kb2", schema_following_llm())
 
 
 def test_failed_and_bad_replies_are_counted_and_a_dead_model_stops_the_build(tmp_path):

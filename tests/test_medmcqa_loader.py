@@ -67,6 +67,53 @@ def test_scoring_reads_the_option_letter_or_text():
     assert option_letter("d)") == "D" and loader.normalize("c. Gamma") == loader.normalize("C")
 
 
+# Paper 001's Table 1 options: every one opens with an article a letter regex could misread.
+TABLE1 = Question(id="t1", question="A baby born with pulmonary hypoplasia ... would be classified as having",
+                  answer="C", choices=["an association", "a dysplasia", "a sequence", "a syndrome"])
+
+
+@pytest.mark.parametrize("prediction, letter", [
+    ("a sequence", "C"), ("A sequence", "C"), ("a sequence.", "C"), ("  A  Sequence ", "C"), ("an association", "A"),
+    ("a syndrome", "D"), ("C", "C"), ("C.", "C"), ("(C)", "C"), ("C)", "C"), ("[C]", "C"), ("Answer: C", "C"),
+    ("The answer is C.", "C"), ("C. a sequence", "C"), ("(c)", "C"), ("c)", "C"), ("c.", "C"), ("a", None), ("an", None),
+    ("A syndrome-like picture", None), ("Because", None)])
+def test_option_text_is_matched_before_a_letter_and_articles_are_not_letters(prediction, letter):
+    assert option_letter(prediction, TABLE1) == letter
+    assert MedMCQALoader().score_answer(TABLE1, prediction) == {"accuracy": float(letter == "C")}
+
+
+@pytest.mark.parametrize("prediction, letter", [
+    ("A bone marrow", "A"), ("a bone marrow", "A"), ("the pancreas", "B"), ("a pancreas", "B"), ("(B) pancreas", "B"),
+    ("C pancreas", None), ("B bone marrow", None)])
+def test_an_option_text_after_its_own_letter_or_an_article_names_it(prediction, letter):
+    # the embedded model answered "A bone marrow" to mm-06 of medical-mini (A. bone marrow)
+    question = Question(id="q", question="?", answer="A", choices=["bone marrow", "pancreas", "inner ear", "nerve"])
+    assert option_letter(prediction, question) == letter
+
+
+def test_normalize_keeps_different_options_apart():
+    loader = MedMCQALoader()
+    assert loader.normalize("a sequence") != loader.normalize("a syndrome")  # both were "A"
+    assert loader.normalize("A sequence") == loader.normalize("a sequence.")
+    assert loader.normalize("C") == loader.normalize("(C)") == loader.normalize("Answer: C") == "C"
+
+
+def test_systems_that_show_options_letter_them():
+    from provbench.agents import lettered_choices
+    from provbench_plugins.papers.p000_neighborhoods.systems import LLMOnly
+    from provbench_plugins.papers.p001_kgrag_ex.prompts import options_text
+    from provbench_plugins.papers.p002_planning.loop import PlanningLoop
+
+    shown = "A. an association; B. a dysplasia; C. a sequence; D. a syndrome"
+    assert lettered_choices(TABLE1.choices) == shown
+    assert LLMOnly().question_text(TABLE1).endswith("Options: " + shown)  # llm-only, rag, vector-rag
+    assert PlanningLoop().question_text(TABLE1).endswith(shown)  # paper 002's loop
+    # a dataset that scores the option text itself (FEVER's labels) keeps them unlettered
+    fever = Question(id="f", question="claim", answer="REFUTES", choices=["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"])
+    assert LLMOnly().question_text(fever).endswith("Options: SUPPORTS; REFUTES; NOT ENOUGH INFO")
+    assert options_text(TABLE1.choices).splitlines()[2] == "C. a sequence"
+
+
 def test_an_option_text_that_starts_like_a_letter_names_its_own_option():
     # a system that answers with an option's text (paper 002's loop: an enum of the choices)
     question = Question(id="q", question="?", answer="C", choices=["T cells", "Macrophages", "B cells", "A protein"])
@@ -110,3 +157,57 @@ def test_bundled_medical_mini_in_both_forms():
     mmlu = MMLUMedicalLoader().load(REPO / "datasets" / "medical-mini" / "mirage-benchmark.json")
     assert len(dev) == 10 and facet_counts(dev, "choice_type") == {"single": 8, "multi": 2}
     assert len(mmlu) == 8 and all(q.answer in "ABCD" for q in mmlu)
+
+
+def test_mmlu_loader_reads_every_subject_in_the_hub_layout_and_the_original_csv(tmp_path):
+    import csv
+
+    from provbench.registry import default_registry
+    from provbench_plugins.datasets.medmcqa.mmlu import MMLULoader
+
+    rows = [{"question": "2 + 2?", "subject": "elementary_mathematics", "choices": ["3", "4", "5", "6"], "answer": 1},
+            {"question": "Capital of France?", "subject": "high_school_geography",
+             "choices": ["a city", "Paris", "Lyon", "Nice"], "answer": 1},
+            {"question": "Which bone?", "subject": "anatomy", "choices": ["an ulna", "a femur", "a rib", "a skull"],
+             "answer": 2}]
+    hub = write_jsonl(tmp_path / "test.jsonl", rows)
+    questions = MMLULoader().load(hub)
+    assert [(q.answer, q.category, q.dataset) for q in questions] == [
+        ("B", "elementary_mathematics", "mmlu"), ("B", "high_school_geography", "mmlu"), ("C", "anatomy", "mmlu")]
+    assert MMLULoader().claims(hub) and not MedMCQALoader().claims(hub)
+    assert MMLULoader().score_answer(questions[2], "a rib") == {"accuracy": 1.0}  # option text, not letter A
+    assert "mmlu" in default_registry().names("dataset_loader")
+
+    folder = tmp_path / "data" / "test"
+    folder.mkdir(parents=True)
+    for subject, answer in (("virology", "D"), ("us_foreign_policy", "A")):
+        with (folder / f"{subject}_test.csv").open("w", newline="") as f:
+            csv.writer(f).writerow([f"A {subject} question?", "w", "x", "y", "z", answer])
+    from_csv = MMLULoader().load(folder)
+    assert sorted((q.category, q.answer) for q in from_csv) == [("us_foreign_policy", "A"), ("virology", "D")]
+
+    bad = write_jsonl(tmp_path / "bad.jsonl", [rows[0], {**rows[1], "answer": 4}])
+    with pytest.raises(UserError, match=r"bad\.jsonl:2: record bad-2: field answer"):
+        MMLULoader().load(bad)
+    (folder / "broken_test.csv").write_text("only,three,columns\n")
+    with pytest.raises(UserError, match=r"broken_test\.csv:1: expected 6 columns"):
+        MMLULoader().load(folder)
+
+
+def test_mmlu_loader_reads_the_hub_with_its_config_and_split(monkeypatch):
+    import sys
+    import types
+
+    from provbench_plugins.datasets.medmcqa.mmlu import MMLULoader
+
+    calls = []
+
+    def load_dataset(*args, split):
+        calls.append((args, split))
+        return [{"question": "Q?", "subject": "virology", "choices": ["a virus", "b", "c", "d"], "answer": 3}]
+
+    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
+    (question,) = MMLULoader().load("cais/mmlu")
+    assert (question.id, question.answer, question.category) == ("test-0", "D", "virology")
+    MMLULoader().load("cais/mmlu", config="anatomy", split="validation")
+    assert calls == [(("cais/mmlu", "all"), "test"), (("cais/mmlu", "anatomy"), "validation")]

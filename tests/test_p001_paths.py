@@ -131,9 +131,10 @@ def test_table4_explanation_and_rank_histograms():
                record("subpath", 1, True, "C", path)]
     groups = A.group(records, "kgrag-ex")
     assert A.table4(groups) == {"node": 0, "edge": 0, "subpath": 1, "tied": 0, "examples": 1}
+    assert A.table4(groups, measure="count") == A.table4(groups)  # sub-path: 2 changes, share 2/2
     e = explain(groups["q"])
     assert e.most_influential == "N1"  # its node removal and both sub-paths holding it changed the answer
-    assert e.influence["N1"] == 3 and "Removing N1 led to a different answer 3 times." in e.technical
+    assert e.influence["n1"] == 3 and "Removing N1 led to a different answer 3 times." in e.technical
     assert e.sources == ["f0.txt", "f1.txt"] and "is N1" in e.for_user
     assert A.position_histogram(groups, "subpath") == [1, 0, 1, 0, 0]  # positions 0 and 0.5
     metrics = {"degree": {"n0": 1, "n1": 5, "n2": 2, "n3": 1}, "betweenness": {"r0": 0.2, "r1": 0.9, "r2": 0.1}}
@@ -156,3 +157,116 @@ def test_ragex_windows_cover_the_retrieved_words():
     perturbed = RagExWindow().perturb(question, trace, random.Random(0), variant=every[2])
     assert perturbed.artifacts["passages"] == [{"id": "tu:1", "text": "One two"}, {"id": "tu:2", "text": ""}]
     assert RagExWindow().variants(question, Trace(question_id="q", system="kgrag-ex"), random.Random(0)) == []
+
+
+def test_table4_ranks_by_share_and_breaks_ties_so_the_columns_sum_to_examples():
+    path = four_node_path()  # 4 node variants, 3 edge, 3 sub-path
+    def question(qid, changes):  # every variant runs; those in ``changes`` change the answer
+        recs = [record(kind, k, k in changes.get(kind, []), "B", path)
+                for kind, n in (("node", 4), ("edge", 3), ("subpath", 3)) for k in range(n)]
+        return [r.model_copy(update={"key": r.key.model_copy(update={"question_id": qid})}) for r in recs]
+    records = (question("q1", {"node": [0, 1], "edge": [0, 1]})  # shares 2/4 < 2/3: edge wins (counts tie)
+               + question("q2", {"node": [0], "subpath": [0]})  # 1/4 < 1/3: sub-path
+               + question("q3", {"node": [0, 1, 2, 3], "edge": [0, 1, 2]})  # 1 = 1: tie, node first
+               + question("q4", {"edge": [0], "subpath": [1]}))  # 1/3 = 1/3: tie, edge before sub-path
+    groups = A.group(records, "kgrag-ex")
+    t = A.table4(groups)
+    assert t == {"node": 1, "edge": 2, "subpath": 1, "tied": 2, "examples": 4}
+    assert t["node"] + t["edge"] + t["subpath"] == t["examples"]
+    apart = A.table4(groups, tie_break=None)
+    assert apart == {"node": 0, "edge": 1, "subpath": 1, "tied": 2, "examples": 4}
+    by_count = A.table4(groups, measure="count", tie_break=None)
+    assert by_count["tied"] == 4 - by_count["node"] - by_count["edge"] - by_count["subpath"] and by_count["tied"] == 3
+    with pytest.raises(ValueError, match="tie_break"):
+        A.table4(groups, tie_break=("node", "edge"))
+
+
+def test_influence_is_keyed_by_element_not_name():
+    nodes = [{"id": f"n{i}", "name": f"N{i}", "label": "Diseases"} for i in range(3)]
+    edges = [{"id": f"r{i}", "label": "AFFECTS", "source": f"n{i}", "target": f"n{i + 1}", "text_unit": "tu:x",
+              "source_file": f"f{i}.txt"} for i in range(2)]  # two edges with one text
+    path = make_path("path:0", nodes, edges)
+    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
+                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
+    records = [base, record("edge", 0, True, "B", path), record("edge", 1, True, "C", path),
+               record("subpath", 1, True, "C", path)]
+    e = explain(A.group(records, "kgrag-ex")["q"])
+    assert e.influence == {"r1": 2, "n1": 1, "n2": 1, "r0": 1}  # by name, r1 would have overwritten r0
+    assert e.names["r0"] == "AFFECTS (N0 – N1)" and e.names["r1"] == "AFFECTS (N1 – N2)" and e.names["n1"] == "N1"
+    assert e.most_influential == "AFFECTS (N1 – N2)" and e.sources == ["f1.txt"]
+
+
+def run_kgrag(kb, question: Question, triplets_reply, **options):
+    from provbench.testing import scripted_llm
+
+    llm = scripted_llm([triplets_reply, "A paragraph.", {"answer": "A"}])
+    trace = KGRAGEx(paragraphs="llm", top_k=0, **options).run(question, Environment(view=kb.view(), llm=llm))
+    return trace, llm.backend.calls
+
+
+def test_the_query_is_parsed_into_triplets_whose_entities_are_grounded(kb):
+    question = Question(id="q", question="Why would fasting matter here?", answer="A", choices=["spleen", "nothing"])
+    reply = {"triplets": [{"subject": "fasting", "relation": "affects", "object": "Corvane Fever"},
+                          {"subject": "", "relation": "x", "object": "dropped"}]}
+    trace, calls = run_kgrag(kb, question, reply)
+    assert calls[0]["schema"]["properties"]["triplets"]["items"]["required"] == ["subject", "relation", "object"]
+    assert trace.artifacts["query_triplets"] == [{"subject": "fasting", "relation": "affects", "object": "Corvane Fever"}]
+    grounded = {(g["mention"], g["role"], g["entity"], g["how"]) for g in trace.artifacts["kgrag"]["grounding"]}
+    assert ("Corvane Fever", "question", "ent:corvane-fever", "exact") in grounded  # a triplet's object
+    assert ("fasting", "question", "ent:fasting", "exact") in grounded  # its subject
+    assert trace.answer == "A" and trace.paths  # fasting / corvane fever -> spleen
+
+
+def test_an_empty_parse_falls_back_to_entities_named_in_the_question(kb):
+    question = Question(id="q", question="Is night cough linked to the spleen?", answer="A", choices=["spleen", "no"])
+    trace, _ = run_kgrag(kb, question, {"triplets": []})
+    grounded = trace.artifacts["kgrag"]["grounding"]
+    assert any(g["entity"] == "ent:night-cough" and g["how"] == "named" for g in grounded)
+    assert trace.paths and trace.outcome == "answered"
+
+
+def test_defaults_keep_one_shortest_path_with_no_small_hop_bound(tmp_path):
+    from provbench.kb.view import MAX_PATH_HOPS
+    from provbench.testing import schema_following_llm
+    from provbench_plugins.kb_builders.medical.builder import MedicalKGBuilder
+    from p001_helpers import write_inputs
+
+    corpus, triples = write_inputs(tmp_path / "in")
+    chain = [f"c{i}" for i in range(7)]  # a 6-hop chain, beyond the old bound of 4
+    rows = [f"{a},Diseases,LEADS TO,{b},Diseases,a.txt,a_0" for a, b in zip(chain, chain[1:])]
+    triples.write_text(triples.read_text() + "\n".join(rows) + "\n")
+    assert KGRAGEx().options.max_paths == 1 and KGRAGEx().options.max_hops == MAX_PATH_HOPS
+    kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb", schema_following_llm())
+    try:
+        env = Environment(view=kb.view(), llm=None)
+        grounded = [{"entity": "ent:c0", "role": "question"}, {"entity": "ent:c6", "role": "option"},
+                    {"entity": "ent:c5", "role": "option"}]
+        paths = KGRAGEx().find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
+        assert [len(p["nodes"]) for p in paths] == [6]  # the one shortest: c0..c5, 5 hops
+    finally:
+        kb.close()
+
+
+def test_an_edge_without_a_chunk_takes_its_file_from_the_triples_file():
+    path = four_node_path()
+    for edge in path["edges"]:
+        edge["source_file"] = ""
+    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
+                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
+    groups = A.group([base, record("edge", 1, True, "B", path)], "kgrag-ex")
+    assert explain(groups["q"]).sources == []
+    assert explain(groups["q"], {"r1": "article-9.jsonl"}).sources == ["article-9.jsonl"]
+
+
+def test_table4_section_has_a_row_per_dataset_as_the_paper():
+    from provbench_plugins.papers.p001_kgrag_ex.report import table4_section
+
+    path = four_node_path()
+    def question(qid, kind):
+        recs = [record(k, i, k == kind and i == 0, "B", path) for k, n in (("node", 4), ("edge", 3), ("subpath", 3))
+                for i in range(n)]
+        return [r.model_copy(update={"key": r.key.model_copy(update={"question_id": qid})}) for r in recs]
+    groups = A.group(question("m1", "node") + question("m2", "subpath") + question("u1", "edge"), "kgrag-ex")
+    section = table4_section(groups, "kgrag-ex", {"m1": "medmcqa", "m2": "medmcqa", "u1": "mmlu"})
+    rows = [[c.text for c in row.cells] for row in section.blocks[0].rows]
+    assert rows == [["MedMCQA", "2", "1", "0", "1", "0"], ["MMLU", "1", "0", "1", "0", "0"]]

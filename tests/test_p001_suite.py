@@ -7,6 +7,8 @@ import json
 from collections import Counter
 
 from conftest import REPO
+from provbench.report.data import load_run
+from provbench_plugins.papers.p001_kgrag_ex import report as p001_report
 from provbench.runner import run_suite
 from provbench.testing import schema_following_llm
 
@@ -33,7 +35,7 @@ def test_suite_runs_end_to_end_and_reruns_from_cache(tmp_path, monkeypatch):
     assert baseline["trace"]["answer"] in "ABCD" and baseline["trace"]["artifacts"]["kgrag"]["grounding"]
     resumed = next(r for r in kg if r["key"]["condition"] != "baseline")
     purposes = {c["purpose"] for c in resumed["trace"]["llm_calls"]}
-    assert "entities" not in purposes and "answer" in purposes  # only the stages after path retrieval
+    assert "triplets" not in purposes and "answer" in purposes  # only the stages after path retrieval
 
     report = (run_dir / "report.html").read_text()
     for title in ("Table 4: impact of perturbation methods", "critical changes by position on the path",
@@ -41,8 +43,50 @@ def test_suite_runs_end_to_end_and_reruns_from_cache(tmp_path, monkeypatch):
                   "Table 2: explanations per question", "accuracy by choice type"):
         assert title in report, title
     assert "Section from provbench_plugins.papers.p001_kgrag_ex failed" not in report
+    check_table_figures(run_dir, records)
 
     calls = len(llm.backend.calls)
     again = schema_following_llm(cache_dir=out / "llm")
     run_suite(SUITE, out=out, llm=again)
     assert len(again.backend.calls) == 0 and calls > 0
+
+
+def cells(section, block: int = 0) -> list[list[str]]:
+    return [[cell.text for cell in row.cells] for row in section.blocks[block].rows]
+
+
+def check_table_figures(run_dir, records: list[dict]) -> None:
+    """Tables 3, 4 and 5 of the report hold the figures the records and the KB imply."""
+    sections = {s.id: s for s in p001_report.sections(load_run(run_dir))}
+    table3 = {row[0]: row[1:] for row in cells(sections["p001-table3"])}
+    corpus = [json.loads(line) for line in (REPO / "datasets" / "medical-mini" / "corpus.jsonl").read_text().splitlines()]
+    documents = Counter(c["source"] for c in corpus)
+    assert table3["documents"] == [str(len(documents)), "9,552"]
+    assert table3["text chunks"] == [str(len(corpus)), "445,454"]
+    assert table3["chunks per document: max"] == [str(max(documents.values())), "556"]
+    triples = (REPO / "datasets" / "medical-mini" / "kg_triples.csv").read_text().strip().splitlines()
+    assert table3["edges"] == [str(len(triples) - 1), "133,287"]
+
+    kg = [r for r in records if r["key"]["system"] == "kgrag-ex" and r["key"]["condition"].startswith("kg-")]
+    changed_questions = {r["key"]["question_id"] for r in kg if r["scores"].get("output_changed") == 1.0}
+    (dataset, *figures), = cells(sections["p001-table4-kgrag-ex"])
+    examples, node, edge, subpath, tied = map(int, figures)
+    assert dataset == "MedMCQA" and examples == len(changed_questions) and node + edge + subpath == examples
+    assert 0 <= tied <= examples
+    variants = {row[0]: list(map(int, row[1:])) for row in cells(sections["p001-table4-kgrag-ex"], 1)}
+    for title, condition in (("Node", "kg-node-removal"), ("Edge", "kg-edge-removal"), ("Sub-path", "kg-subpath-removal")):
+        run = [r for r in kg if r["key"]["condition"] == condition]
+        assert variants[title] == [len(run), sum(r["scores"].get("output_changed") == 1.0 for r in run)]
+
+    cost = sections["p001-cost-kgrag-ex"]
+    rows = {row[0]: row[1:] for row in cells(cost)}
+    ragex = [r for r in records if r["key"]["condition"] == "ragex-window"]
+    explained = {r["key"]["question_id"] for r in ragex}
+    label = "RAG-Ex (vector-rag, 5-word windows, stride 5)"
+    calls = sum(len(r["trace"]["llm_calls"]) for r in ragex) / len(explained)
+    assert rows[label][:3] == [str(len(explained)), f"{len(ragex) / len(explained):.1f}", f"{calls:.1f}"]
+    kg_questions = {r["key"]["question_id"] for r in kg}
+    kg_calls = sum(len(r["trace"]["llm_calls"]) for r in kg) / len(kg_questions)
+    assert rows["KGRAG-Ex (kgrag-ex)"][:3] == [str(len(kg_questions)), f"{len(kg) / len(kg_questions):.1f}",
+                                               f"{kg_calls:.1f}"]
+    assert "window by 5 words" in cost.blocks[0].caption and "not comparable" in cost.blocks[0].caption

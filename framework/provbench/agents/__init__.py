@@ -10,8 +10,8 @@
 A new agent is a subclass: give it tools, a check_submission and its prompts (``messages``).
 """
 
-from .base import (CITATION_FIELDS, LLMSystem, OneShotOptions, OneShotSystem, SystemOptions, answer_schema, clip, record_retrieved,
-                   reply_object, split_citations, string_list)
+from .base import (CITATION_FIELDS, LLMSystem, OneShotOptions, OneShotSystem, SystemOptions, answer_schema, choices_text, clip, lettered_choices,
+                   record_retrieved, reply_object, split_citations, string_list)
 from .graph import GraphAgent, GraphAgentOptions
 from .loop import AgentMessages, AgentOptions, AgentRun, ToolAgent
 from .tools import (CITED_PARAMS, KIND_OF_FIELD, CitationProblem, Tool, ToolFailure, ToolResult, citations_from,
@@ -20,6 +20,6 @@ from .tools import (CITED_PARAMS, KIND_OF_FIELD, CitationProblem, Tool, ToolFail
 __all__ = [
     "CITATION_FIELDS", "CITED_PARAMS", "KIND_OF_FIELD", "AgentMessages", "AgentOptions", "AgentRun", "CitationProblem",
     "GraphAgent", "GraphAgentOptions", "LLMSystem", "OneShotOptions", "OneShotSystem", "SystemOptions", "Tool",
-    "ToolAgent", "ToolFailure", "ToolResult", "answer_schema", "citations_from", "clip",
+    "ToolAgent", "ToolFailure", "ToolResult", "answer_schema", "choices_text", "citations_from", "clip", "lettered_choices",
     "record_retrieved", "rejected", "reply_object", "split_citations", "string_list", "without",
 ]

@@ -9,6 +9,7 @@ as ``outcome="abstained"`` with ``answer=None``.
 from __future__ import annotations
 
 import re
+import string
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -45,7 +46,7 @@ class LLMSystem(System):
     def question_text(self, question: Question) -> str:
         text = self.question_template.format(question=question.question)
         if question.choices:
-            text += "\n" + self.choices_template.format(choices="; ".join(question.choices))
+            text += "\n" + self.choices_template.format(choices=choices_text(question))
         return text
 
     def chat(self, env: Environment, trace: Trace, messages: list[dict], *, schema: dict | None,
@@ -70,6 +71,28 @@ class LLMSystem(System):
         text = answer.strip() if isinstance(answer, str) else ""
         trace.answer = text or None
         trace.outcome = "answered" if text else "abstained"
+
+
+OPTION_LETTERS = string.ascii_uppercase
+
+
+def lettered_choices(choices: list[str], sep: str = "; ") -> str:
+    """Options as "A. text; B. text": lettered, so a reply can name one by letter or by its text
+    and neither reading is mistaken for the other (an unlettered "a sequence" is not option A)."""
+    if len(choices) > len(OPTION_LETTERS):
+        raise ValueError(f"{len(choices)} choices: at most {len(OPTION_LETTERS)} can be lettered")
+    return sep.join(f"{letter}. {text}" for letter, text in zip(OPTION_LETTERS, choices))
+
+
+def choices_text(question: Question) -> str:
+    """A question's options as a system shows them: lettered ("A. ...; B. ...") where the dataset
+    names its answers by option letter (MedMCQA, MMLU: the gold answer is a letter), so a reply
+    can give the letter or the text; as plain texts where it scores the text itself (FEVER's
+    labels, yes/no), so a reply gives that text. Only the answer's form is read, never its value."""
+    choices = question.choices or []
+    if question.answer in OPTION_LETTERS[:len(choices)] and question.answer not in choices:
+        return lettered_choices(choices)
+    return "; ".join(choices)
 
 
 def reply_object(resp: Any) -> dict | None:

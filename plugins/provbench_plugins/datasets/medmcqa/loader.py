@@ -1,4 +1,5 @@
-"""The "medmcqa" and "mmlu-medical" dataset loaders: four-option medical questions.
+"""The "medmcqa" and "mmlu-medical" dataset loaders: four-option medical questions (the "mmlu"
+loader for all 57 MMLU subjects is in :mod:`.mmlu`).
 
 Sources: raw MedMCQA ``.jsonl``; a MIRAGE ``benchmark.json`` (option ``subset``: "medmcqa" or
 "mmlu"; the "mmlu-medical" loader defaults to "mmlu"); a hub id such as
@@ -8,8 +9,12 @@ Sources: raw MedMCQA ``.jsonl``; a MIRAGE ``benchmark.json`` (option ``subset``:
 Questions: ``answer`` is the option letter, ``choices`` the four option texts, ``aliases`` the
 correct option's text; ``metadata`` keeps subject, topic, choice type and the explanation, which
 also fill ``category`` (subject) and ``type`` (choice type). ``facets`` names what
-``provbench data info`` counts. Scoring reads an option letter from the answer ("B", "(b)",
-"B. text") or the exact text of an option.
+``provbench data info`` counts. Scoring takes the exact text of an option first (case, spacing
+and end punctuation aside: "A sequence." is the option "a sequence"), or an option's text after
+its own letter or an article ("A bone marrow" when A is "bone marrow"), then an option letter
+written as one: a capital alone or with punctuation ("C", "C.", "(C)", "C)", "C. text",
+"Answer: C"), or a small letter closed by a bracket or a full stop ("(c)", "c)", "c."). An "a"
+or "an" opening a reply is an article, never option A.
 
 ``sample: true`` draws ``limit`` questions spread over subjects (round-robin over subjects in a
 seeded order, each subject shuffled with the seed), so a small sample still covers subjects.
@@ -35,7 +40,12 @@ from .records import LETTERS, MCQ, read_hub, read_jsonl, read_mirage
 
 DEFAULT_HUB_SPLIT = "validation"
 HUB_ID = "openlifescienceai/medmcqa"
-_LETTER = re.compile(r"^\s*[\(\[]?([A-Da-d])(?:[\)\]\.:,]|\s|$)")
+# An option letter as a reply writes one: optionally "Answer:"/"The answer is"/"Option", then a
+# capital alone or followed by punctuation, or a small letter closed by a bracket or a full stop.
+# A letter followed by a space and a word ("A sequence", "a sequence") is prose, not a letter.
+_LEAD = r"^\s*(?:(?i:(?:the\s+)?(?:correct\s+)?(?:answer|option)(?:\s+is)?)\s*[:\-]?\s*)?"
+_LETTER = re.compile(_LEAD + r"(?:[\(\[]?([A-D])(?:[\)\]\.:,]|\s*$)|[\(\[]?([a-d])[\)\]\.])")
+_EDGE_PUNCT = " \t\n.,;:!?\"'`*"
 
 
 def read_questions(source: str | Path, *, subset: str, split: str) -> Iterable[MCQ]:
@@ -86,17 +96,34 @@ def sample_by_subject(questions: list[Question], limit: int | None, seed: int) -
 
 
 def option_letter(prediction: str | None, question: Question | None = None) -> str | None:
-    """The option a prediction names: the exact text of an option, else a leading letter (text
-    first: an option such as "B cells" or "A protein" would otherwise read as a letter)."""
+    """The option a prediction names: the exact text of one of ``question``'s options (tried
+    first, so "a sequence" is never read as A), or that text after its own letter ("A bone
+    marrow" when A is "bone marrow") or after an article ("a sequence" when C is "sequence"),
+    else an option letter written as one."""
     if not prediction:
         return None
     if question is not None and question.choices:
-        wanted = " ".join(prediction.lower().split())
-        for letter, text in zip(LETTERS, question.choices):
-            if " ".join(text.lower().split()) == wanted:
-                return letter
+        texts = {option_text_key(text): letter for letter, text in zip(LETTERS, question.choices)}
+        wanted = option_text_key(prediction)
+        if wanted in texts:
+            return texts[wanted]
+        head, _, rest = wanted.partition(" ")
+        rest = rest.lstrip(_EDGE_PUNCT + ")]")
+        head = head.strip("([").rstrip(_EDGE_PUNCT + ")]")
+        if rest in texts and (texts[rest] == head.upper() or head in ("a", "an", "the")):
+            return texts[rest]
+    return letter_of(prediction)
+
+
+def letter_of(prediction: str) -> str | None:
+    """The letter of "C", "C.", "(C)", "C)", "C. text", "Answer: C", "(c)", "c)", "c."; else None."""
     match = _LETTER.match(prediction)
-    return match.group(1).upper() if match else None
+    return (match.group(1) or match.group(2).upper()) if match else None
+
+
+def option_text_key(text: str) -> str:
+    """Option text compared without case, repeated spaces or surrounding punctuation."""
+    return " ".join(text.lower().split()).strip(_EDGE_PUNCT)
 
 
 class LoadOptions(BaseModel):
@@ -159,8 +186,10 @@ class MedMCQALoader(DatasetLoader):
         return found[:limit]
 
     def normalize(self, text: str) -> str:
-        letter = option_letter(text)
-        return letter if letter else " ".join(text.lower().split())
+        """For "output changed": a written letter stays a letter, anything else is compared as
+        option text ("a sequence" and "a syndrome" differ). Without the question a letter and an
+        option's text are not matched to each other, so a system should answer in one form."""
+        return letter_of(text) or option_text_key(text)
 
     def score_answer(self, question: Question, prediction: str | None) -> dict[str, float]:
         return {"accuracy": float(option_letter(prediction, question) == question.answer)}
@@ -184,4 +213,6 @@ def facet_counts(questions: Iterable[Question], facet: str) -> dict[str, int]:
 
 @hookimpl
 def provbench_register_dataset_loaders():
-    return {cls.name: cls for cls in (MedMCQALoader, MMLUMedicalLoader)}
+    from .mmlu import MMLULoader  # all 57 MMLU subjects; its module builds on this one
+
+    return {cls.name: cls for cls in (MedMCQALoader, MMLUMedicalLoader, MMLULoader)}

@@ -44,7 +44,7 @@ from ..common.options import BaseBuildOptions
 from ..common.writing import finish, write_kb
 from . import graph_metrics
 from . import prompts as P
-from .corpus import Chunk, Triple, read_chunks, read_triples
+from .corpus import Chunk, Triple, match_chunk_ids, read_chunks, read_triples, relation_sources
 
 if TYPE_CHECKING:
     from provbench.kb import KnowledgeBase
@@ -118,6 +118,7 @@ def extract_triples(chunks: list[Chunk], llm: "LLMClient", opts: MedicalKGOption
 
 def to_records(chunks: list[Chunk], triples: list[Triple]):
     """Text units, labelled entities and relations; a triple naming an unknown chunk is an error."""
+    triples = match_chunk_ids(triples, chunks)  # the authors' ids: sha256 of the chunk text
     by_chunk = {c.id: c for c in chunks}
     names: dict[str, str] = {}
     votes: dict[str, Counter] = defaultdict(Counter)
@@ -126,7 +127,7 @@ def to_records(chunks: list[Chunk], triples: list[Triple]):
     for n, t in enumerate(triples):
         if t.chunk_id and t.chunk_id not in by_chunk:
             raise UserError(f"triple #{n + 1} ({t.head} -{t.relation}-> {t.tail}): field ChunkID: "
-                            f"{t.chunk_id!r} is not a chunk of the corpus")
+                            f"{t.chunk_id!r} is not a chunk of the corpus (neither an id nor a chunk text's sha256)")
         ends = []
         for name, label in ((t.head, t.head_label), (t.tail, t.tail_label)):
             eid = entity_id(name)
@@ -175,8 +176,9 @@ def build(kb_dir: Path, llm: "LLMClient", opts: MedicalKGOptions) -> "KnowledgeB
     metrics = graph_metrics.compute({e.id: e.label for e in entities},
                                     [(r.id, r.source, r.target) for r in relations],
                                     k=opts.betweenness_k, seed=opts.seed)
+    metrics["relation_sources"] = relation_sources(triples)  # the triples file's SourceFilename per edge
     graph_metrics.save(kb_dir, metrics)
-    graph = graph_metrics.summary(metrics, len(relations))
+    graph = graph_metrics.summary(metrics, len(relations), [c.source for c in chunks])  # with Table 3's corpus half
     sources = len({c.source for c in chunks})
     info = standard_info(
         builder=BUILDER_NAME, inputs=inputs, model=model, options=opts.model_dump(), paper=PAPER,

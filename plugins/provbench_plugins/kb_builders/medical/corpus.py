@@ -7,12 +7,15 @@ or a directory of ``.txt``/``.md`` files cut into chunks of about ``chunk_chars`
 paragraph breaks (the file name is the source).
 
 Triples: a CSV in the form the paper's authors publish their graph (``Entity1, Label1,
-Relationship, Entity2, Label2, SourceFilename, ChunkID``) or a jsonl with those keys.
+Relationship, Entity2, Label2, SourceFilename, ChunkID``) or a jsonl with those keys. The
+authors' ChunkID is the sha256 of the chunk's text: :func:`match_chunk_ids` maps a ChunkID that
+is no corpus record id but the digest of a chunk's text onto that chunk.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,3 +115,31 @@ def read_triples(path: Path) -> list[Triple]:
         except ValidationError as exc:
             raise _located(f"{path}:{number}", f"#{number}", exc) from None
     return triples
+
+
+def text_digest(text: str) -> str:
+    """The authors' chunk id: sha256 of the chunk text (UTF-8), hex."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def match_chunk_ids(triples: list[Triple], chunks: list[Chunk]) -> list[Triple]:
+    """Triples whose ChunkID is no corpus record id but the sha256 of a chunk's text get that
+    chunk's id; the rest are returned unchanged (an unknown id stays unknown, for the caller to
+    report). SourceFilename is kept as read."""
+    ids = {c.id for c in chunks}
+    by_digest: dict[str, str] | None = None
+    matched = []
+    for t in triples:
+        if t.chunk_id and t.chunk_id not in ids:
+            if by_digest is None:  # digests only when some id needs them
+                by_digest = {text_digest(c.text): c.id for c in chunks}
+            if t.chunk_id.lower() in by_digest:
+                t = t.model_copy(update={"chunk_id": by_digest[t.chunk_id.lower()]})
+        matched.append(t)
+    return matched
+
+
+def relation_sources(triples: list[Triple]) -> dict[str, str]:
+    """Relation id (``rel:<n>``, as the builder numbers them) -> the triple's SourceFilename,
+    where it names one."""
+    return {f"rel:{n}": t.source for n, t in enumerate(triples) if t.source}

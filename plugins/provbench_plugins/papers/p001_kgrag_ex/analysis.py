@@ -3,7 +3,7 @@
 A *critical* perturbation is a variant record whose answer differs from its baseline
 (``scores["output_changed"] == 1``). Per question (``explain``): the changed elements, the most
 influential element and the two explanations of Table 2. Over the run: Table 4 (which
-perturbation type changed the answer most often, per question), positions of critical changes,
+perturbation type changed the answer most, per question: :func:`table4`), positions of critical changes,
 their node labels, and relative ranks by degree, edge betweenness and eq. (1):
 
     sub-path score = betweenness(edge) / (degree(node1) + degree(node2))
@@ -63,18 +63,40 @@ def group(records: Iterable[RunRecord], system: str) -> dict[str, QuestionPertur
     return groups
 
 
-def table4(groups: dict[str, QuestionPerturbations]) -> dict[str, int]:
-    """Per question with any change: the type with the most changes (ties counted apart)."""
+# The authors' rule for Table 4 (their experiment notebook): per question, the share of each type's
+# variants that changed the answer; the highest share wins, ties go to node, then edge, then sub-path.
+TIE_BREAK = ("node", "edge", "subpath")
+
+
+def table4(groups: dict[str, QuestionPerturbations], *, measure: str = "share",
+           tie_break: tuple[str, ...] | None = TIE_BREAK) -> dict[str, int]:
+    """Per question with any change: the perturbation type with the most impact.
+
+    ``measure``: "share" (changed / variants of the type, the authors' rule) or "count" (changed
+    variants). ``tie_break``: an order of the three types that settles ties, so node + edge +
+    sub-path = examples ("tied" counts how many were settled); None counts ties apart in "tied"."""
+    if measure not in ("share", "count"):
+        raise ValueError(f"table4(measure=...) must be 'share' or 'count', got {measure!r}")
+    if tie_break is not None and sorted(tie_break) != sorted(KINDS):
+        raise ValueError(f"table4(tie_break=...) must order {KINDS}, got {tie_break!r}")
     counts = Counter({k: 0 for k in (*KINDS, "tied", "examples")})
     for g in groups.values():
-        per_kind = {k: g.changes(k) for k in KINDS}
-        top = max(per_kind.values())
-        if top == 0:
+        if not any(g.changes(k) for k in KINDS):
             continue
+        impact = {k: _impact(g, k, measure) for k in KINDS}
+        top = max(impact.values())
+        winners = [k for k in (tie_break or KINDS) if impact[k] == top]
         counts["examples"] += 1
-        winners = [k for k, v in per_kind.items() if v == top]
-        counts[winners[0] if len(winners) == 1 else "tied"] += 1
+        counts["tied"] += len(winners) > 1
+        if len(winners) == 1 or tie_break is not None:
+            counts[winners[0]] += 1
     return dict(counts)
+
+
+def _impact(g: QuestionPerturbations, kind: str, measure: str) -> float:
+    if measure == "count":
+        return g.changes(kind)
+    return g.changes(kind) / g.variants(kind) if g.variants(kind) else 0.0
 
 
 def bin_of(value: float) -> int:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-LETTERS = ("A", "B", "C", "D", "E", "F")
+from provbench.agents import lettered_choices
+from provbench.agents.base import OPTION_LETTERS
 
-ENTITY_SYSTEM = (
-    "You read a medical question and list the medical entities it mentions (diseases, symptoms, "
-    "treatments, body parts, tests, risk factors, drugs), each as a short noun phrase in the "
-    "question's own words. Reply with JSON only."
+LETTERS = tuple(OPTION_LETTERS)
+
+# Section 3: the query becomes (Entity, Relationship, Entity) triplets, in the form the KG holds.
+TRIPLET_SYSTEM = (
+    "You read a medical question and restate what it says as knowledge-graph triplets: "
+    "(subject, relation, object), where subject and object are medical entities it mentions "
+    "(diseases, symptoms, treatments, body parts, tests, risk factors, drugs), each a short noun "
+    "phrase in the question's own words, and the relation a short verb phrase. Reply with JSON only."
 )
-ENTITY_USER = "Question: {question}"
+TRIPLET_USER = "Question: {question}"
 
 PARAGRAPH_SYSTEM = (
     "You are a medical instructor. Given a chain of relations between medical concepts, write a "
@@ -30,13 +35,15 @@ NOTHING = "(none)"
 
 
 def options_text(choices: list[str]) -> str:
-    return "\n".join(f"{LETTERS[i]}. {c}" for i, c in enumerate(choices))
+    return lettered_choices(choices, sep="\n")
 
 
-def entity_schema(max_entities: int) -> dict:
-    return {"type": "object", "properties": {"entities": {
-        "type": "array", "maxItems": max_entities, "items": {"type": "string", "maxLength": 60}}},
-        "required": ["entities"], "additionalProperties": False}
+def triplet_schema(max_triplets: int) -> dict:
+    phrase = {"type": "string", "maxLength": 60}
+    triplet = {"type": "object", "properties": {"subject": phrase, "relation": phrase, "object": phrase},
+               "required": ["subject", "relation", "object"], "additionalProperties": False}
+    return {"type": "object", "properties": {"triplets": {"type": "array", "maxItems": max_triplets, "items": triplet}},
+            "required": ["triplets"], "additionalProperties": False}
 
 
 def answer_schema(n_choices: int) -> dict:

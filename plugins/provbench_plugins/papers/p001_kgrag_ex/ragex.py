@@ -87,7 +87,8 @@ class RagExWindow(Intervention):
         last = max(1, len(starts) - 1)
         return [Variant(id=f"window:{s}", description=f"remove words {s + 1}-{s + self.window}: "
                         + " ".join(w for _, w in words[s:s + self.window]),
-                        data={"kind": "window", "start": s, "size": self.window, "position": round(n / last, 6)})
+                        data={"kind": "window", "start": s, "size": self.window, "stride": self.options.stride,
+                              "position": round(n / last, 6)})
                 for n, s in enumerate(starts)]
 
     def perturb(self, question: Question, baseline: Trace, rng: random.Random, **kwargs: Any) -> Trace:

@@ -1,6 +1,6 @@
-"""Paper 001's report sections: accuracy by choice type, Table 4, critical changes by position,
-node label and centrality rank (with eq. (1)), the cost comparison of Table 5, and the
-per-question explanations of Table 2.
+"""Paper 001's report sections: accuracy by choice type, Table 3 (the run's knowledge base beside
+the paper's), Table 4, critical changes by position, node label and centrality rank (with eq.
+(1)), the cost comparison of Table 5, and the per-question explanations of Table 2.
 
 Degree and betweenness come from the ``graph_metrics.json`` the medical-kg builder wrote into the
 knowledge base the run used (its directory is in the run manifest).
@@ -8,10 +8,13 @@ knowledge base the run used (its directory is in the run manifest).
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
-from provbench.model import BASELINE, RunRecord
+from provbench.kb.graphstore import BUILD_INFO
+from provbench.model import RunRecord
 from provbench.plugin_api import correctness
 from provbench.report.data import RunData
 from provbench.report.sections import Row, Section, Table, Text
@@ -20,11 +23,12 @@ from provbench_plugins.kb_builders.medical import graph_metrics
 from . import analysis as A
 from .explain import explain
 from .paths import KINDS
+from .ragex import RagExOptions
 
 KIND_TITLES = {"node": "Node", "edge": "Edge", "subpath": "Sub-path"}
 PAPER_TABLE4 = "Paper: MedMCQA 128 examples: node 41, edge 30, sub-path 57; MMLU 37: 6, 8, 23."
-PAPER_TABLE5 = ("Paper (per explained question): MMLU RAG-Ex 65 calls / 4,032 tokens vs KGRAG-Ex 20 / 2,112; "
-                "MedMCQA 61 / 3,661 vs 19 / 2,180.5.")
+PAPER_TABLE5 = ("Paper (per explained question; RAG-Ex with 5-word windows, stride 1 in the authors' code): "
+                "MMLU RAG-Ex 65 calls / 4,032 tokens vs KGRAG-Ex 20 / 2,112; MedMCQA 61 / 3,661 vs 19 / 2,180.5.")
 MAX_EXPLAINED = 25
 
 
@@ -32,13 +36,15 @@ def sections(run: RunData) -> list[Section]:
     kg_systems = run.uses("systems", ["kgrag-ex"])
     if not kg_systems:
         return []
-    found = [accuracy_section(run)]
+    kb_dir = (run.suite.get("knowledge_base") or {}).get("directory")
+    found = [accuracy_section(run), table3_section(kb_dir)]
+    metrics = graph_metrics.load(kb_dir)
+    datasets = {qid: q.dataset for qid, q in run.questions.items()}
     for system in kg_systems:
         groups = A.group(run.records, system)
-        metrics = graph_metrics.load((run.suite.get("knowledge_base") or {}).get("directory"))
-        found += [table4_section(groups, system), positions_section(groups, system),
+        found += [table4_section(groups, system, datasets), positions_section(groups, system),
                   labels_section(groups, system), centrality_section(groups, system, metrics),
-                  cost_section(run, system), explanations_section(run, groups, system)]
+                  cost_section(run, system), explanations_section(groups, system, metrics)]
     return found
 
 
@@ -59,16 +65,45 @@ def accuracy_section(run: RunData) -> Section:
     return Section(id="p001-accuracy", title="Paper 001: accuracy by choice type", blocks=[table], order=110)
 
 
+def table3_section(kb_dir: str | None) -> Section:
+    """Table 3 of the run's knowledge base next to the paper's, from the medical-kg build info."""
+    title = "Paper 001, Table 3: knowledge graph and corpus"
+    info_file = Path(kb_dir) / BUILD_INFO if kb_dir else None
+    info = json.loads(info_file.read_text(encoding="utf-8")) if info_file and info_file.is_file() else {}
+    ours, paper = info.get("graph"), info.get("paper_001_graph")
+    if not (isinstance(ours, dict) and isinstance(paper, dict)):
+        return Section(id="p001-table3", title=title, order=110, blocks=[Text(
+            text="The run's knowledge base holds no Table 3 statistics (build it with the medical-kg builder).")])
+    rows = graph_metrics.table3_rows(ours, paper, paper.get("label_shares_percent", {}))
+    table = Table(columns=["Statistic", "This KB", "Paper 001"], rows=[list(r) for r in rows],
+                  caption="Documents are distinct source files; chunks per document: mean, standard deviation "
+                          "(population), min and max. Degrees count every relation; label shares in %.")
+    return Section(id="p001-table3", title=title, blocks=[table], order=110)
+
+
 def _mean(values: list[float]) -> str:
     return f"{sum(values) / len(values):.3f} (n={len(values)})" if values else "–"
 
 
-def table4_section(groups: dict[str, A.QuestionPerturbations], system: str) -> Section:
-    t = A.table4(groups)
-    table = Table(columns=["System", "Examples", "Node impact", "Edge impact", "Sub-path impact", "Tied"],
-                  rows=[[system, t["examples"], t["node"], t["edge"], t["subpath"], t["tied"]]],
-                  caption="Per question whose answer some removal changed: the perturbation type with the most "
-                          "answer changes. Ties are counted apart. " + PAPER_TABLE4)
+DATASET_TITLES = {"medmcqa": "MedMCQA", "mmlu": "MMLU"}
+
+
+def table4_section(groups: dict[str, A.QuestionPerturbations], system: str, datasets: dict[str, str]) -> Section:
+    """Table 4 as the paper lays it out: a row per dataset (``datasets``: question id -> dataset)."""
+    by_dataset: dict[str, dict[str, A.QuestionPerturbations]] = defaultdict(dict)
+    for qid, g in groups.items():
+        by_dataset[datasets.get(qid) or "(none)"][qid] = g
+    rows = []
+    for name, part in sorted(by_dataset.items()):
+        t = A.table4(part)
+        rows.append([DATASET_TITLES.get(name, name), t["examples"], t["node"], t["edge"], t["subpath"], t["tied"]])
+    order = " > ".join(KIND_TITLES[k].lower() for k in A.TIE_BREAK)
+    table = Table(columns=["Dataset", "Examples", "Node impact", "Edge impact", "Sub-path impact", "Of which tied"],
+                  rows=rows,
+                  caption=f"{system}: per question whose answer some removal changed, the perturbation type with the "
+                          "highest share of answer-changing variants (the authors' rule); a tie goes to the first "
+                          f"type in the order {order} (the authors' order), so node + edge + sub-path = examples; "
+                          "the last column counts the ties so settled. " + PAPER_TABLE4)
     variants = Table(columns=["Type", "Variants run", "Answer changed"], rows=[
         [KIND_TITLES[k], sum(g.variants(k) for g in groups.values()), sum(g.changes(k) for g in groups.values())]
         for k in KINDS])
@@ -125,24 +160,42 @@ def cost_of(records: list[RunRecord]) -> dict[str, Any]:
             "variants": len(records) / n if n else None}
 
 
+def ragex_conditions(run: RunData) -> list[tuple[str, RagExOptions]]:
+    """The suite's ragex-window conditions (record key) with the options they ran with."""
+    from provbench.suite import PluginRef
+
+    refs = {ref.key: ref for ref in (PluginRef.model_validate(r) for r in run.suite.get("interventions", []))}
+    return [(key, RagExOptions(**refs[key].options)) for key in run.uses("interventions", ["ragex-window"])]
+
+
 def cost_section(run: RunData, system: str) -> Section:
     kg = [r for r in run.records if r.key.system == system and A.variant_kind(r) in KINDS]
-    ragex = [r for r in run.records if A.variant_kind(r) == "window"]
-    rows = []
-    for label, recs in ((f"RAG-Ex ({_systems(ragex)}, 5-word windows)", ragex), (f"KGRAG-Ex ({system})", kg)):
-        c = cost_of(recs)
-        rows.append([label, c["questions"], _num(c["variants"]), _num(c["calls"]), _num(c["tokens"])])
+    rows, strided = [], []
+    for condition, opts in ragex_conditions(run) or [("ragex-window", RagExOptions())]:
+        ragex = [r for r in run.records if r.key.condition == condition and A.variant_kind(r) == "window"]
+        label = f"RAG-Ex ({_systems(ragex)}, {opts.window}-word windows, stride {opts.stride})"
+        rows.append(cost_row(label, ragex))
+        if opts.stride > 1:
+            strided.append(f"{condition} slides its window by {opts.stride} words (the authors: 1), so it runs "
+                           f"about {opts.stride}x fewer perturbations and its calls and tokens are not comparable "
+                           "to the paper's RAG-Ex figures.")
+    rows.append(cost_row(f"KGRAG-Ex ({system})", kg))
     table = Table(columns=["Method", "Explained questions", "Perturbations", "LLM calls", "Tokens"], rows=rows,
                   caption="Per explained question, every LLM call of its perturbation runs (cache hits included: "
-                          "they are the method's cost). " + PAPER_TABLE5)
+                          "they are the method's cost). " + " ".join(strided + [PAPER_TABLE5]))
     return Section(id=f"p001-cost-{_slug(system)}", title="Paper 001, Table 5: cost of an explanation",
                    blocks=[table], order=115)
 
 
-def explanations_section(run: RunData, groups: dict[str, A.QuestionPerturbations], system: str) -> Section:
+def cost_row(label: str, records: list[RunRecord]) -> list:
+    c = cost_of(records)
+    return [label, c["questions"], _num(c["variants"]), _num(c["calls"]), _num(c["tokens"])]
+
+
+def explanations_section(groups: dict[str, A.QuestionPerturbations], system: str, metrics: dict | None) -> Section:
     rows = []
     for qid, g in list(sorted(groups.items()))[:MAX_EXPLAINED]:
-        e = explain(g)
+        e = explain(g, (metrics or {}).get("relation_sources"))
         changes = "; ".join(f"{KIND_TITLES[k]}: {el} -> {ans or '–'}" for k, el, ans in e.changed_elements) or "none"
         rows.append([qid, g.baseline_answer or "–", changes, e.most_influential or "–", e.for_user,
                      e.technical or "–", ", ".join(e.sources) or "–"])

@@ -1,13 +1,15 @@
-"""KGRAG-Ex (paper 001, section 3): entities -> shortest KG paths -> pseudo-paragraphs ->
-pseudo-document-guided chunk retrieval -> an option letter.
+"""KGRAG-Ex (paper 001, section 3): query triplets -> grounded entities -> shortest KG paths ->
+pseudo-paragraphs -> pseudo-document-guided chunk retrieval -> an option letter.
 
-1. The LLM lists the question's entities; each one and each option is grounded in the KG: exact
-   name first (score 1.0), else the most similar entity when its cosine score reaches
-   ``min_match`` (the score is recorded). Entities among the question's nearest by embedding
-   whose name the question contains verbatim are added ("named").
-2. Shortest paths (edges in either direction, at most ``max_hops``) join question entities to
-   option entities (question pairs when there are no options); the ``max_paths`` shortest are
-   kept. None found: plain retrieval on the question (recorded as the fallback).
+1. The LLM restates the question as (subject, relation, object) triplets (section 3); their
+   subjects and objects, and each option, are grounded in the KG: exact name first (score 1.0),
+   else the most similar entity when its cosine score reaches ``min_match`` (the score is
+   recorded). Entities among the question's nearest by embedding whose name the question contains
+   verbatim are added ("named"), which is also the fallback when the parse yields no triplet.
+2. Shortest paths (edges in either direction, at most ``max_hops``, by default the view's most)
+   join question entities to option entities (question pairs when there are no options); the
+   ``max_paths`` shortest are kept (1 by default: the paper's one shortest path per query). None
+   found: plain retrieval on the question (recorded as the fallback).
 3. Each path's triplet lines become a pseudo-paragraph (an LLM call, or ``paragraphs:
    template``); together they form the pseudo-document that retrieves ``top_k`` chunks; the LLM
    picks an option letter from paragraphs + chunks.
@@ -24,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from provbench.kb.view import MAX_PATH_HOPS
 from provbench.model import EvidencePath, Question, RetrievedItem, Trace
 from provbench.plugin_api import Environment, System
 from provbench.agents import clip
@@ -32,13 +35,17 @@ from . import prompts as P
 from .paths import make_path, path_text, triplet_lines
 
 
+NAMED_SEARCH_K = 12  # nearest entities to the question checked for a verbatim mention
+
+
 class KGRAGExOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    max_entities: int = Field(6, ge=1, le=20)
+    max_triplets: int = Field(4, ge=1, le=10, description="triplets the query parse may return")
     min_match: float = Field(0.5, ge=0.0, le=1.0, description="least cosine score to ground by similarity")
-    max_hops: int = Field(4, ge=1, le=8)
-    max_paths: int = Field(3, ge=1, le=20)
+    max_hops: int = Field(MAX_PATH_HOPS, ge=1, le=MAX_PATH_HOPS,
+                          description="longest path searched (default: the view's most, the paper sets none)")
+    max_paths: int = Field(1, ge=1, le=20, description="shortest paths kept (paper: one per query)")
     paragraphs: Literal["llm", "template"] = "llm"
     top_k: int = Field(3, ge=0, le=50, description="chunks retrieved with the pseudo-document")
     text_chars: int = Field(600, ge=50)
@@ -52,6 +59,11 @@ class KGRAGEx(System):
     name = "kgrag-ex"
     Options = KGRAGExOptions
     supports_resume = True
+
+    @property
+    def expected_llm_calls(self) -> float:
+        paragraphs = 0 if self.options.paragraphs == "template" else self.options.max_paths
+        return 2.0 + paragraphs  # parse the query, one pseudo-paragraph per path, answer
 
     # -- entry points ------------------------------------------------------------------------------
     def run(self, question: Question, env: Environment) -> Trace:
@@ -77,15 +89,16 @@ class KGRAGEx(System):
 
     # -- step 1: entities and grounding --------------------------------------------------------------
     def extract_entities(self, question: Question, env: Environment, trace: Trace) -> list[str]:
-        messages = [{"role": "system", "content": P.ENTITY_SYSTEM},
-                    {"role": "user", "content": P.ENTITY_USER.format(question=question.question)}]
-        reply = self.chat(env, trace, messages, P.entity_schema(self.options.max_entities), "entities")
+        """The subjects and objects of the query's triplets (section 3), in order, once each."""
+        messages = [{"role": "system", "content": P.TRIPLET_SYSTEM},
+                    {"role": "user", "content": P.TRIPLET_USER.format(question=question.question)}]
+        reply = self.chat(env, trace, messages, P.triplet_schema(self.options.max_triplets), "triplets")
         if reply is None:
             return []
-        values = reply.get("entities") if isinstance(reply, dict) else None
-        mentions = [v.strip() for v in values if isinstance(v, str) and v.strip()] if isinstance(values, list) else []
-        trace.add_step("generation", tool="extract_entities", result=mentions)
-        return list(dict.fromkeys(mentions))[: self.options.max_entities]
+        triplets = parse_triplets(reply)[: self.options.max_triplets]
+        trace.add_step("generation", tool="extract_triplets", result=triplets)
+        trace.artifacts["query_triplets"] = triplets
+        return list(dict.fromkeys(t[end] for t in triplets for end in ("subject", "object") if t[end]))
 
     def ground(self, env: Environment, trace: Trace, mentions: list[str], choices: list[str],
                question_text: str) -> list[dict]:
@@ -111,7 +124,7 @@ class KGRAGEx(System):
         """Entities the question names verbatim among its nearest by embedding, so grounding does
         not hinge on the model listing them (a small model often does not)."""
         words, found = f" {_words(text)} ", []
-        for hit in env.view.search_entities(text, k=2 * self.options.max_entities):
+        for hit in env.view.search_entities(text, k=NAMED_SEARCH_K):
             name = _words(hit.name)
             if hit.id not in known and name and f" {name} " in words:
                 found.append({"mention": hit.name, "role": "question", "entity": hit.id, "name": hit.name,
@@ -233,6 +246,19 @@ class KGRAGEx(System):
             return resp.data
         trace.add_step("rejection", tool=purpose, error="the reply was not a JSON object")
         return {}
+
+
+def parse_triplets(reply: Any) -> list[dict[str, str]]:
+    """The reply's well-formed triplets (subject and object non-empty; relation may be empty)."""
+    items = reply.get("triplets") if isinstance(reply, dict) else None
+    found = []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        triplet = {k: item[k].strip() if isinstance(item.get(k), str) else "" for k in ("subject", "relation", "object")}
+        if triplet["subject"] and triplet["object"]:
+            found.append(triplet)
+    return found
 
 
 def _words(text: str) -> str:
