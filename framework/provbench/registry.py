@@ -35,7 +35,7 @@ BUILTIN_PLUGINS = (
     "provbench_plugins.metrics",
     "provbench_plugins.interventions",
     "provbench_plugins.papers.p000_neighborhoods",
-    "provbench_plugins.datasets.medmcqa.loader",
+    "provbench_plugins.datasets.medmcqa",
     "provbench_plugins.kb_builders.medical.builder",
     "provbench_plugins.papers.p001_kgrag_ex",
     "provbench_plugins.papers.p002_planning",

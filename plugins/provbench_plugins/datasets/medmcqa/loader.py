@@ -31,7 +31,6 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from provbench import hookimpl
 from provbench.errors import UserError
 from provbench.model import Question
 from provbench.plugin_api import DatasetLoader
@@ -209,10 +208,3 @@ def facet_counts(questions: Iterable[Question], facet: str) -> dict[str, int]:
         value = q.metadata.get(facet, getattr(q, facet, "")) or "(none)"
         counts[str(value)] += 1
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-@hookimpl
-def provbench_register_dataset_loaders():
-    from .mmlu import MMLULoader  # all 57 MMLU subjects; its module builds on this one
-
-    return {cls.name: cls for cls in (MedMCQALoader, MMLUMedicalLoader, MMLULoader)}
