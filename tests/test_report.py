@@ -105,3 +105,10 @@ def test_chart_labels_are_escaped_in_svg():
                                "y", "<b>t</b>")
     assert svg.startswith("<svg") and not UNESCAPED.search(svg)
     assert "&lt;script&gt;" in svg
+
+
+def test_a_mean_over_records_shows_its_count_not_none():
+    from provbench.report.data import format_metric_value
+
+    assert format_metric_value({"value": 0.5, "numerator": 3, "denominator": 6}) == "0.500 (3/6)"
+    assert format_metric_value({"value": 0.7, "numerator": None, "denominator": 2}) == "0.700 (n=2)"

@@ -209,3 +209,19 @@ def test_context_level_intervention_resumes_only_systems_that_can(tmp_path):
     assert {r["key"]["system"] for r in after.values()} == {"toy-graph"}
     assert after["q1"]["trace"]["answer"] == "unknown" and after["q1"]["scores"]["output_changed"] == 1.0
     assert after["q2"]["trace"]["answer"] == "unknown"  # norland dropped; dunmere has no answer
+
+
+def test_a_log_sees_the_knowledge_base_step_and_the_units_count(tmp_path):
+    """A console that is not a terminal (CI, a file) gets plain lines: rich's bar and spinner
+    would print nothing until the end."""
+    import io
+
+    from rich.console import Console
+
+    out = io.StringIO()
+    run_toy(write_toy_suite(tmp_path / "suite"), tmp_path / "run", write_report=False,
+            console=Console(file=out, force_terminal=False, width=200))
+    text = out.getvalue()
+    assert "building or reusing the knowledge base..." in text
+    total = len(lines(tmp_path / "run"))
+    assert f"units {total}/{total} (" in text

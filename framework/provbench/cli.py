@@ -41,8 +41,8 @@ def plugins_cmd() -> None:
     from .registry import default_plugin_manager, default_registry, section_providers
 
     table = Table(title="provbench plugins")
-    for column in ("kind", "name", "version", "source", "description"):
-        table.add_column(column, overflow="fold")
+    for column in ("kind", "name", "version", "source", "description"):  # names whole, prose folds
+        table.add_column(column, no_wrap=column in ("kind", "name"), overflow="fold")
     for reg in default_registry().all() + section_providers(default_plugin_manager()):
         table.add_row(reg.kind, reg.name, reg.version, reg.source, reg.description)
     console.print(table)
@@ -55,7 +55,7 @@ def suites_cmd() -> None:
 
     table = Table(title="built-in suites")
     for column in ("name", "description", "file"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, no_wrap=column == "name", overflow="fold")
     for suite in builtin_suites():
         table.add_row(suite.name, suite.description, str(suite.path))
     console.print(table)

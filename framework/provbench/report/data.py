@@ -86,11 +86,12 @@ def format_metric_value(v: dict[str, Any], with_note: bool = True) -> str:
     if value is None:
         return "–" + (f" ({v['note']})" if with_note and v.get("note") else "")
     text = f"{value:.3f}"
-    if v.get("denominator"):
-        num = v.get("numerator")
+    den, num = v.get("denominator"), v.get("numerator")
+    if den and num is not None:
         num_text = f"{num:g}" if isinstance(num, (int, float)) else str(num)
-        den = v["denominator"]
         text += f" ({num_text}/{den:g})" if isinstance(den, (int, float)) else f" ({num_text}/{den})"
+    elif den:  # a mean over n records, not a count out of n
+        text += f" (n={den:g})" if isinstance(den, (int, float)) else f" (n={den})"
     return text
 
 

@@ -118,7 +118,8 @@ class _SystemScores:
         if not absent:
             return None
         return self.value(score, None, None, None, self.versus(*roles),
-                          note=f"condition(s) not in the run: {', '.join(absent)}")
+                          note=f"no {self.system} records under: {', '.join(absent)} "
+                               "(not in the suite, or not applied to this system)")
 
     def changes(self, role: str) -> dict[str, ChangeOutcome]:
         return per_question_changes(self.results, self.system, self.roles[role], self.analysed)[0]
