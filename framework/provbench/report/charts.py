@@ -78,8 +78,12 @@ def grouped_chart(groups: Sequence[str], series: dict[str, Sequence[float | None
 def subgraph_picture(view: Any, visited: Iterable[str], cited: Iterable[str], max_unvisited: int = 15) -> str | None:
     """Paper 000 Figure 2 for one trace: cited (green), visited but not cited (blue), and
     never-visited neighbours of visited entities (red)."""
-    import networkx as nx
+    return draw_subgraph(subgraph_data(view, visited, cited, max_unvisited))
 
+
+def subgraph_data(view: Any, visited: Iterable[str], cited: Iterable[str], max_unvisited: int = 15) -> dict:
+    """What :func:`draw_subgraph` draws, read from the knowledge base: plain data (it may be
+    drawn in another process)."""
     visited, cited = list(dict.fromkeys(visited)), set(cited)
     shown = set(visited) | cited
     unvisited: list[str] = []
@@ -89,12 +93,24 @@ def subgraph_picture(view: Any, visited: Iterable[str], cited: Iterable[str], ma
             if other not in shown and other not in unvisited and len(unvisited) < max_unvisited:
                 unvisited.append(other)
     graph = view.subgraph(list(shown) + unvisited)
-    if graph.number_of_nodes() == 0:
+    return {"nodes": [(n, graph.nodes[n].get("name") or n) for n in graph.nodes],
+            "edges": [(u, v) for u, v in graph.edges()], "cited": sorted(cited), "shown": sorted(shown)}
+
+
+def draw_subgraph(data: dict) -> str | None:
+    """The SVG of :func:`subgraph_data`'s result (None for an empty graph)."""
+    import networkx as nx
+
+    if not data["nodes"]:
         return None
-    simple = nx.Graph(graph)
+    cited, shown = set(data["cited"]), set(data["shown"])
+    simple = nx.Graph()
+    simple.add_nodes_from(n for n, _ in data["nodes"])
+    simple.add_edges_from(data["edges"])
     positions = nx.spring_layout(simple, seed=0, k=1.2 / max(1, simple.number_of_nodes()) ** 0.5)
     colours = [CITED if n in cited else VISITED if n in shown else NOT_VISITED for n in simple.nodes]
-    labels = {n: _short(graph.nodes[n].get("name") or n) for n in simple.nodes}
+    names = dict(data["nodes"])
+    labels = {n: _short(names[n]) for n in simple.nodes}
     with _LOCK:
         plt = _pyplot()
         fig, ax = plt.subplots(figsize=(6.4, 4.6))

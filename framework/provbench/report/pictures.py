@@ -15,7 +15,7 @@ import logging
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..model import BASELINE, RunRecord
 from . import charts
@@ -29,12 +29,13 @@ def picture_key(visited: Iterable[str], cited: Iterable[str]) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
-def cached_picture(run_dir: Path | None, view: Any, visited: list[str], cited: list[str]) -> str | None:
-    """The trace's subgraph picture from the run's cache, drawn and cached when missing."""
+def cached_picture(run_dir: Path | None, view: Any, visited: list[str], cited: list[str],
+                   draw: Callable[[dict], str | None] = charts.draw_subgraph) -> str | None:
+    """The trace's subgraph picture from the run's cache, drawn (by ``draw``) and cached when missing."""
     path = Path(run_dir) / PICTURES_DIR / f"{picture_key(visited, cited)}.svg" if run_dir else None
     if path is not None and path.is_file():
         return path.read_text(encoding="utf-8") or None
-    svg = charts.subgraph_picture(view, visited, cited)
+    svg = draw(charts.subgraph_data(view, visited, cited))
     if path is not None:
         path.parent.mkdir(exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -44,11 +45,16 @@ def cached_picture(run_dir: Path | None, view: Any, visited: list[str], cited: l
 
 
 class PictureAhead:
-    """Draws baseline records' pictures on one background thread while the run goes on."""
+    """Draws baseline records' pictures while the run goes on: one background thread reads each
+    picture's subgraph, a child process (:mod:`.drawer`) draws it, so drawing takes neither the
+    GIL nor the units' core."""
 
     def __init__(self, run_dir: Path, view: Any) -> None:
+        from .drawer import Drawer
+
         self.run_dir, self.view = run_dir, view
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pictures")
+        self._drawer = Drawer()
         self._pending: list[Future] = []
 
     def record_landed(self, record: RunRecord) -> None:
@@ -60,10 +66,11 @@ class PictureAhead:
 
     def _draw(self, visited: list[str], cited: list[str]) -> None:
         try:
-            cached_picture(self.run_dir, self.view, visited, cited)
+            cached_picture(self.run_dir, self.view, visited, cited, draw=self._drawer.draw)
         except Exception as exc:  # noqa: BLE001 - the report tries again and says why
             log.debug("picture ahead of the report failed: %s", exc)
 
     def close(self) -> None:
         """Stop: pictures not started yet are left to the report (the KB closes after this)."""
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._drawer.close()
