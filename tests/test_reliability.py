@@ -295,6 +295,7 @@ def test_run_exits_with_a_distinct_code_when_units_failed(tmp_path, monkeypatch)
     suite = write_toy_suite(tmp_path / "suite", kb=False)  # q6-crash and q7-llm fail on purpose
     result = CliRunner().invoke(main, ["run", str(suite), "--out", str(tmp_path / "run")])
     assert result.exit_code == EXIT_UNITS_FAILED == 3, result.output
+    assert "because their baseline failed" in result.output  # knock-on failures are named as such
     ok = write_toy_suite(tmp_path / "ok", kb=False, questions=QUESTIONS[:2])
     assert CliRunner().invoke(main, ["run", str(ok), "--out", str(tmp_path / "ok-run")]).exit_code == 0
 

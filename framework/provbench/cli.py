@@ -216,14 +216,19 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
     from .bundled import resolve_suite
     from .runner import run_suite
     from .store import RunStore
+    from .units import NO_BASELINE
 
     run_dir = run_suite(resolve_suite(suite), model=model, limit=limit, out=out, console=console,
                         retry_failed=retry_failed)
     console.print(f"report: {run_dir / 'report.html'}")
-    failed = sum(r.status == "failed" for r in RunStore(run_dir).load_records().values())
+    failed = [r for r in RunStore(run_dir).load_records().values() if r.status == "failed"]
     if failed:
-        err_console.print(f"[yellow]{failed} unit(s) failed[/]: see their errors in the report; "
-                          "re-run the same command to retry them", highlight=False)
+        knock_on = sum(NO_BASELINE in (r.error or "") for r in failed)
+        because = f" ({knock_on} of them because their baseline failed)" if knock_on else ""
+        err_console.print(f"[yellow]{len(failed)} unit(s) failed[/]{because}: see their errors in the report; "
+                          "re-run the same command to retry them (that heals transient faults such as "
+                          "timeouts; a model that answers the same input the same way fails again)",
+                          highlight=False)
         sys.exit(EXIT_UNITS_FAILED)
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .registry import Registry
 
 log = logging.getLogger(__name__)
+NO_BASELINE = "no usable baseline trace for this question and system; the intervention cannot apply"
 
 # -- the context shared by every unit ------------------------------------------------------------
 
@@ -153,7 +154,7 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: Ru
     if unit.intervention is None:
         return system.run(question, env)
     if baseline is None or baseline.status != "ok" or baseline.trace is None:
-        raise RuntimeError("no usable baseline trace for this question and system; the intervention cannot apply")
+        raise RuntimeError(NO_BASELINE)
     intervention: Intervention = ctx.registry.create("intervention", unit.intervention.name, **unit.intervention.options)
     rng = random.Random(unit.seed)
     chosen = {"variant": unit.variant} if unit.variant is not None else {}
