@@ -117,3 +117,10 @@ def test_kb_build_of_a_dataset_file_needs_a_builder():
     # the known builders grow with each paper: check the message and membership, not the whole list
     assert "name the knowledge-base builder with --builder (known: " in result.output
     assert "2wiki-paper000" in result.output
+
+
+@pytest.mark.parametrize("target", ["", "questions.jsonl"])
+def test_the_curriculum_folder_or_its_questions_are_recognised(target):
+    result = invoke("data", "info", str(REPO / "datasets" / "curriculum-mini" / target))
+    assert result.exit_code == 0, result.output
+    assert "loader 'curriculum'" in result.output

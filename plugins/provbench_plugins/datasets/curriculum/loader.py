@@ -40,6 +40,17 @@ class CurriculumLoader(DatasetLoader):
 
     name = LOADER_NAME
 
+    def claims(self, source: str | Path) -> bool:
+        """A directory, or its questions.jsonl, with the concept and edge files beside the questions."""
+        path = Path(source)
+        questions_path = path / QUESTIONS_FILE if path.is_dir() else path
+        if questions_path.name != QUESTIONS_FILE or not questions_path.is_file():
+            return False
+        try:
+            return set(graph_files(questions_path.parent)) == {"concepts", "edges"}
+        except UserError:  # both a .csv and a .jsonl: load() says so
+            return True
+
     def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False,
              **options: Any) -> list[Question]:
         if options:
