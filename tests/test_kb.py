@@ -531,6 +531,8 @@ def test_bulk_load_gives_the_same_graph_as_add(tmp_path):
             assert a.text_units_of(entity_id) == b.text_units_of(entity_id)
         assert b.text_unit("tu:odd") == odd
         assert not (tmp_path / "bulk" / ".staging" / "Chunk.parquet").exists()  # staging files are removed
+        bulk.finalize({"test": True}, embed=False)
+        assert not (tmp_path / "bulk" / ".staging").exists()  # and a finished KB keeps no empty folder
     finally:
         added.close()
         bulk.close()

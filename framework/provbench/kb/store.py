@@ -374,6 +374,8 @@ class KnowledgeBase:
         embedder = (embedder or current_build_embedder()) if embed else None
         self._write_vectors(embedder, ann_min_vectors, progress)
         store.rows("CHECKPOINT")
+        if (self.path / STAGING_DIR).is_dir() and not any((self.path / STAGING_DIR).iterdir()):
+            (self.path / STAGING_DIR).rmdir()  # bulk loads leave it empty; a finished KB has no use for it
         _atomic_write(self.path / BUILD_INFO, info_text)
         _atomic_write(self.path / COMPLETE_MARKER, json.dumps({
             "format": FORMAT_VERSION, "finished": time.time(), "embedded": embed,
