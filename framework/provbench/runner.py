@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from .execution import executor_session, kb_embedding, reopen_read_only, warm_up
 from .manifest import write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
 from .plugin_api import Results
+from .progress import status, unit_progress
 from .secrets import Redactor, redacted_logs
 from .store import RunMetrics, RunStore, export_csv
 from .suite import ExecutorSpec, LoadedSuite, Suite, load_suite
@@ -60,7 +60,8 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
     _check_same_model(store, suite)
     with store.claim(), redacted_logs(redactor), executor_session(suite.executor):
         done = store.load_records()
-        warm_up = warm_up_embeddings(suite) if llm is None else None  # loads while litellm and the KB do
+        # the embedding model loads while litellm and the KB do; a finished run needs none of them
+        warm_up = warm_up_embeddings(suite) if llm is None and _baselines_left(suite, questions, done) else None
         llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
         kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), llm, console, store.run_dir.parent)
         try:
@@ -92,6 +93,12 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
 
             render(store.run_dir, pm)
     return store.run_dir
+
+
+def _baselines_left(suite: Suite, questions: dict[str, Question], done: dict[str, RunRecord]) -> bool:
+    """True if a baseline unit has no record yet or failed (it will run)."""
+    return any(done.get(unit.key.as_str()) is None or done[unit.key.as_str()].status == "failed"
+               for unit in baseline_units(suite, list(questions)))
 
 
 def _failed_to_retry(done: dict[str, RunRecord], questions: dict[str, Question], console: "Console | None") -> set[str]:
@@ -169,7 +176,7 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
         workers = concurrency or (options or {}).get("max_workers") or 2
         llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir), max_concurrency=int(workers))
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
-    with _status(console, "building or reusing the knowledge base"), \
+    with status(console, "building or reusing the knowledge base"), \
             kb_embedding(executor or ExecutorSpec()):  # the builder takes the KB lock
         kb = registry.create("kb_builder", builder, **(options or {})).build(questions, kb_dir, llm)
     try:
@@ -266,7 +273,7 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
     builder = registry.create("kb_builder", spec.builder, **spec.options)
     if console is not None:
         console.print(f"knowledge base: {kb_dir}")
-    with _status(console, "building or reusing the knowledge base"), default_graph_store(spec.graph_store), \
+    with status(console, "building or reusing the knowledge base"), default_graph_store(spec.graph_store), \
             kb_embedding(loaded.suite.executor):  # the builder takes the KB lock
         kb = builder.build(questions, kb_dir, llm)
     if graph_store_of(kb_dir) != spec.graph_store:
@@ -284,7 +291,7 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
     from .execution import Scheduler, make_executor, pictures_ahead
 
     baselines = baseline_units(ctx.suite, list(ctx.questions))
-    with _progress(console) as progress:
+    with unit_progress(console) as progress:
         task = progress.add_task("units", total=0)
 
         def planned(count: int, recorded_before: int) -> None:
@@ -333,67 +340,3 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
     export_csv(store.run_dir)
     pm.hook.provbench_run_finished(manifest=manifest, run_dir=store.run_dir)
 
-
-# -- console helpers ----------------------------------------------------------------------------------
-
-def _progress(console: Any):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    if console is not None and not console.is_terminal:
-        return _PlainProgress(console)  # a log or CI: rich would draw the bar only once, at the end
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, disable=console is None, transient=False)
-
-
-class _PlainProgress:
-    """The units' progress as a plain line every ``every_s`` seconds and at the end (the calls the
-    runner makes on rich's ``Progress``), for a console that is not a terminal."""
-
-    def __init__(self, console: Any, every_s: float = 30.0) -> None:
-        self.console, self.every_s = console, every_s
-        self.tasks: list[Any] = []
-        self.started = self.shown = time.monotonic()
-
-    def __enter__(self) -> "_PlainProgress":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._show(force=True)
-
-    def add_task(self, description: str, total: float = 0) -> int:
-        from types import SimpleNamespace
-
-        self.tasks.append(SimpleNamespace(description=description, total=total, completed=0))
-        return len(self.tasks) - 1
-
-    def update(self, task: int, total: float | None = None, advance: float = 0) -> None:
-        if total is not None:
-            self.tasks[task].total = total
-        self.advance(task, advance)
-
-    def advance(self, task: int, advance: float = 1) -> None:
-        self.tasks[task].completed += advance
-        self._show()
-
-    def _show(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if self.tasks and (force or now - self.shown >= self.every_s):
-            self.shown = now
-            elapsed = int(now - self.started)
-            for t in self.tasks:
-                self.console.print(f"{t.description} {int(t.completed)}/{int(t.total or 0)} "
-                                   f"({elapsed // 60}:{elapsed % 60:02d})")
-
-
-class _status:
-    def __init__(self, console: Any, message: str):
-        self._inner = console.status(message) if console is not None and console.is_terminal else None
-        if console is not None and not console.is_terminal:  # a spinner shows nothing in a log
-            console.print(f"{message}...")
-
-    def __enter__(self):
-        return self._inner.__enter__() if self._inner else None
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._inner:
-            self._inner.__exit__(*exc)
