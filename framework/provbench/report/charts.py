@@ -75,15 +75,10 @@ def grouped_chart(groups: Sequence[str], series: dict[str, Sequence[float | None
     return svg
 
 
-def subgraph_picture(view: Any, visited: Iterable[str], cited: Iterable[str], max_unvisited: int = 15) -> str | None:
-    """Paper 000 Figure 2 for one trace: cited (green), visited but not cited (blue), and
-    never-visited neighbours of visited entities (red)."""
-    return draw_subgraph(subgraph_data(view, visited, cited, max_unvisited))
-
-
 def subgraph_data(view: Any, visited: Iterable[str], cited: Iterable[str], max_unvisited: int = 15) -> dict:
-    """What :func:`draw_subgraph` draws, read from the knowledge base: plain data (it may be
-    drawn in another process)."""
+    """Paper 000 Figure 2's graph for one trace, read from the knowledge base: cited, visited but
+    not cited, and never-visited neighbours of visited entities. Plain data: :func:`draw_subgraph`
+    may draw it in another process."""
     visited, cited = list(dict.fromkeys(visited)), set(cited)
     shown = set(visited) | cited
     unvisited: list[str] = []
