@@ -29,7 +29,7 @@ KEY_PATTERN = re.compile(
     r"|\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
     r"|(?i:bearer)\s+[A-Za-z0-9_\-.=]{12,})")
 # every key KEY_PATTERN finds starts with one of these (then "bearer", in any case): checking
-# for them first is ~25x cheaper than the pattern on a record with none, which is nearly every record
+# for them first is much cheaper than the pattern on a record with none, which is nearly every record
 _KEY_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "AIza", "xox", "hf_", "gsk_", "eyJ")
 _SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
