@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .gold import GoldEvidence
+
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -31,6 +33,8 @@ class Question(BaseModel):
     type: str = Field(default="", description="dataset's own question type, e.g. 'compositional'")
     category: str = Field(default="", description="provbench's category, e.g. 'local-path'")
     metadata: dict[str, Any] = Field(default_factory=dict)
+    gold: GoldEvidence | None = Field(default=None, description="what answers it, in the dataset's terms "
+                                      "(provbench.gold); None when the dataset gives none")
 
 
 class LLMCall(BaseModel):

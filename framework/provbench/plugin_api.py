@@ -240,6 +240,8 @@ class DatasetLoader(Plugin, ABC):
 
     kind = "dataset_loader"
     facets: ClassVar[tuple[str, ...]] = ("type", "category")
+    # True when load() fills Question.gold (provbench.gold): controls and gold-trajectory scores need it
+    provides_gold: ClassVar[bool] = False
 
     def __init__(self) -> None:  # a loader's options go to load(), not here
         pass
