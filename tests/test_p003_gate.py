@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from conftest import REPO
 from p003_helpers import PaperBackend, mini_kb, run  # noqa: F401 - mini_kb is a fixture
 from provbench.model import BASELINE, RunRecord, Trace, UnitKey
 from provbench.plugin_api import MetricContext
@@ -32,6 +33,25 @@ def test_facts_reach_the_prompt_in_rank_order_as_subject_relation_object_confide
     assert fact_lines(prompt) == expected
     assert expected[0].endswith("| is | a page (0.90)")  # the 0.9 triple of the best page comes first
     assert trace.artifacts["shown"] == [n["id"] for n in nodes[:5]]
+
+
+@pytest.mark.parametrize("suite", ["fever-garag.yaml", "fever-garag-sweep.yaml"])
+def test_every_ga_rag_setting_of_the_shipped_suites_keeps_a_low_confidence_models_triples(mini_kb, suite):
+    """The embedded model rates its triples about 0.0: every GA-RAG setting the shipped suites run
+    must still build a graph and show it (with the old 0.7 filter every graph was empty)."""
+    from provbench.registry import default_registry
+    from provbench.suite import load_suite
+
+    kb, questions = mini_kb
+    registry = default_registry()
+    settings = [ref for ref in load_suite(REPO / "suites" / suite).suite.systems if ref.name == "p003/ga-rag"]
+    assert len(settings) >= 2
+    for ref in settings:
+        system = registry.create("system", ref.name, **ref.options)
+        trace, backend = run(type(system), kb, questions[0], backend=PaperBackend(confidences=(0.0, 0.0)),
+                             **ref.options)
+        assert trace.facts and len(trace.artifacts["shown"]) == min(len(trace.facts), system.options.top_facts)
+        assert fact_lines(backend.answer_prompts()[0]), ref.label
 
 
 def test_extraction_has_its_own_token_budget(mini_kb):

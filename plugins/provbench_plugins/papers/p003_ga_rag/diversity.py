@@ -54,7 +54,8 @@ class Diversity:
             return "not checked: no claim was answered by every setting"
         counts = f"{len(self.identical)} of {self.claims} claims"
         if self.passed:
-            return f"passed: all {len(self.systems)} settings sent one identical prompt for {counts}"
+            return (f"passed: the {len(self.systems)} settings sent one identical prompt for {counts} only "
+                    f"(it fails at {self.fail_share:.0%})")
         return (f"FAILED: all {len(self.systems)} settings sent one identical prompt for {counts} (at least "
                 f"{self.fail_share:.0%}), so the sweep cannot show what its parameters change")
 

@@ -234,23 +234,24 @@ class GARAG(P003System):
         trace.artifacts["gate"] = gate.as_dict()
         gate.reason = pre_answer_reason(gate, o.low_coverage_facts, o.consistency_threshold)
         if gate.reason and o.fallback_to_baseline:
-            return self.fall_back(env, trace, question, documents, gate)
+            self.fall_back(env, trace, question, documents, gate)
+            return
         lines = [P.FACT_LINE.format(n=k, subject=n.subject, relation=n.relation, object=n.object,
                                     confidence=n.confidence) for k, n in enumerate(shown, 1)]
         reply = self.generate(env, trace, question, "Graph facts", lines)
         if reply is None:
-            return None
+            return
         cited = [shown[k - 1] for k in reply["cited"]]
         trace.citations.facts = [n.id for n in cited]
         cite_units(trace, env.view, [s for n in cited for s in n.sources])
         gate.grounding = round(grounding_score(shown, strip_meta(trace.artifacts["explanation"])), 6)
         if o.fallback_to_baseline and gate.grounding < o.grounding_threshold:
             gate.reason = f"[Low grounding {gate.grounding:.2f}]"
-            return self.fall_back(env, trace, question, documents, gate)
+            self.fall_back(env, trace, question, documents, gate)
+            return
         trace.artifacts.update(gate=gate.as_dict(), answer_source="graph")
         if len(shown) < o.low_coverage_facts:
             with_note(trace, f"[Graph coverage low ({len(shown)} facts)]")
-        return None
 
     def fall_back(self, env: Environment, trace: Trace, question: Question, documents: list[Document],
                   gate: Gate) -> None:
