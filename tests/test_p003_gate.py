@@ -54,6 +54,25 @@ def test_every_ga_rag_setting_of_the_shipped_suites_keeps_a_low_confidence_model
         assert fact_lines(backend.answer_prompts()[0]), ref.label
 
 
+def test_settings_share_a_pages_extraction_whatever_their_unit_seed(mini_kb, tmp_path):
+    """Two sweep settings run as units with different seeds: the second extracts nothing anew (one
+    graph for every setting), while its answer call, seeded by its unit, is its own."""
+    from provbench.llm.client import LLMClient
+    from provbench.plugin_api import Environment
+    from provbench_plugins.papers.p003_ga_rag.systems import GARAG
+
+    kb, questions = mini_kb
+    backend = PaperBackend()
+    llm = LLMClient(backend, cache_dir=tmp_path / "cache", max_attempts=1)
+    first = GARAG().run(questions[0], Environment(view=kb.view(), llm=llm, seed=11))
+    second = GARAG(gamma=0.0).run(questions[0], Environment(view=kb.view(), llm=llm, seed=12))
+    cached = {(c.purpose, c.cached) for c in second.llm_calls}
+    assert cached == {("triples", True), ("answer", False)}
+    assert [f.model_dump() for f in first.facts] == [f.model_dump() for f in second.facts]
+    assert sum(1 for r in backend.requests if "triplets" in json.dumps(r.get("schema") or {})) == \
+        sum(1 for c in first.llm_calls if c.purpose == "triples")
+
+
 def test_extraction_has_its_own_token_budget(mini_kb):
     from provbench_plugins.papers.p003_ga_rag.systems import GARAG
 

@@ -3,6 +3,11 @@ nodes: one call per retrieved document, triples under ``triple_confidence_thresh
 (``trace.artifacts["filtered"]``), and every document whose reply held no triple list (not JSON,
 cut at the token budget) recorded in ``trace.artifacts["extraction_failures"]`` with its problem:
 a claim whose extraction failed is never mistaken for one whose pages hold no fact.
+
+A page's extraction is a function of the page: its calls use the fixed ``extraction_seed``, not
+the unit's seed, so every setting of a sweep, every claim and every ablation that reads a page
+gets the same triples from the LLM cache (the authors cache triples per document), and settings
+differ only in what they do with one graph.
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ def extract_facts(env: Any, trace: Trace, documents: list[Document], options: An
     threshold = options.triple_confidence_threshold
     for doc in documents:
         found = extract_triples(env.llm, doc.text, limit=options.triples_per_document,
-                                max_tokens=options.triples_max_tokens, seed=env.seed, purpose="triples", trace=trace)
+                                max_tokens=options.triples_max_tokens, seed=options.extraction_seed, purpose="triples",
+                                trace=trace)
         kept = [t for t in found.triples if kept_by(threshold, t)]
         filtered += [{"document": doc.id, **t.model_dump()} for t in found.triples if not kept_by(threshold, t)]
         if found.problem:

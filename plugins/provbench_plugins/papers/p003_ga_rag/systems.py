@@ -81,6 +81,8 @@ class GARAGOptions(RAGOptions):
     w_entity: float = Field(1.0, ge=0, description="edge weight: facts sharing an entity")
     triples_per_document: int = Field(8, ge=1, le=50, description="triples asked of each document (authors: 4)")
     triples_max_tokens: int = Field(400, ge=32, le=4096, description="reply budget of one document's extraction")
+    extraction_seed: int = Field(0, description="seed of every extraction call: a page's triples are shared by "
+                                                "all settings, claims and ablations (through the LLM cache)")
     triple_confidence_threshold: float | None = Field(
         0.6, ge=0, le=1, description="drop triples whose confidence is below it (authors: 0.6); null keeps all")
     top_facts: int = Field(10, ge=1, le=100, description="facts linearised into the prompt (authors: 4)")
