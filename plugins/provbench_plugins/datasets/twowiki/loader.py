@@ -9,7 +9,8 @@ Sources it reads:
     ``split`` (default "dev").
 
 Every record is validated; a bad one raises a UserError naming the file, the record id and
-the field. Options: ``select`` applies paper 000's selection (see twowiki_selection), with
+the field. Each question carries its gold evidence (``Question.gold``, :mod:`.gold`).
+Options: ``select`` applies paper 000's selection (see twowiki_selection), with
 ``quotas`` per category (default 12/12/6); ``limit`` and seeded ``sample`` apply after it.
 """
 
@@ -33,6 +34,7 @@ from provbench.plugin_api import DatasetLoader
 from ..hub import load_split
 from . import scoring
 from . import selection
+from .gold import gold_evidence
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +211,8 @@ def to_question(record: TwoWikiRecord, category: str) -> Question:
         if value is not None:
             metadata[name] = [list(e) for e in value] if name == "evidences_id" else value
     return Question(id=record.id, question=record.question, answer=record.answer, dataset=LOADER_NAME,
-                    type=record.type, category=category, metadata=metadata)
+                    type=record.type, category=category, metadata=metadata,
+                    gold=gold_evidence(record.context, record.supporting_facts, record.evidences))
 
 
 class LoadOptions(BaseModel):
@@ -228,6 +231,7 @@ class TwoWikiLoader(DatasetLoader):
     name = LOADER_NAME
     Options = LoadOptions
     facets = ("type", "category")
+    provides_gold = True  # supporting facts (with their sentences) and evidence triples
 
     def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False,
              **options: Any) -> list[Question]:
