@@ -131,6 +131,13 @@ class LLMClient:
         self._record(trace, purpose, resp=resp)
         return resp
 
+    def bind_questions(self, questions: Any) -> None:
+        """Hand the run's questions to a backend that reads them (its optional
+        ``bind_questions(questions)``: the known-truth controls of :mod:`provbench.controls`)."""
+        bind = getattr(self.backend, "bind_questions", None)
+        if bind is not None:
+            bind(list(questions))
+
     async def achat(self, messages: list[dict[str, Any]], **kwargs: Any) -> ChatResponse:
         """Async twin of :meth:`chat` (runs it in a worker thread; the concurrency cap still holds)."""
         return await asyncio.to_thread(self.chat, messages, **kwargs)
