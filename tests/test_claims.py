@@ -148,7 +148,8 @@ def test_contrast_passes_when_the_positive_shows_it_and_the_negative_does_not():
     verdicts = contrast(oracle=True, blind=False).check(runs)
     assert [v.passed for v in verdicts] == [True, True]
     assert verdicts[0].p_value == pytest.approx(1 / 2 ** n) and verdicts[1].p_value == 1.0
-    assert "1.00 vs 0.00 (n=12)" in verdicts[0].observed and "p < 0.05, difference >= 0.5" in verdicts[0].expected
+    assert verdicts[0].observed == "an effect: mean 1.00 vs 0.00 over 12 questions"
+    assert "p < 0.05, difference >= 0.5" in verdicts[0].expected and verdicts[1].expected.startswith("no effect")
 
 
 def test_contrast_fails_a_positive_that_changes_as_much_under_both():

@@ -127,6 +127,5 @@ def effect_words(effect: bool) -> str:
 
 
 def describe_test(test: Any) -> str:
-    """A paired test's numbers in words: means, n and p."""
-    p = "–" if test.p_value is None else f"{test.p_value:.3g}"
-    return f"{test.mean_a:.2f} vs {test.mean_b:.2f} (n={test.n}), p = {p}"
+    """A paired test's means and size (its p-value has a column of its own)."""
+    return f"mean {test.mean_a:.2f} vs {test.mean_b:.2f} over {test.n} questions"

@@ -53,17 +53,14 @@ class EffectOptions(TestOptions):
 
 
 class _PairedClaim(Claim):
-    def verdict(self, control: str, effect: bool, test, expected: str) -> Verdict:
+    def verdict(self, control: str, effect: bool, test, statement: str) -> Verdict:
         opts = self.options
         shown = test.p_value is not None and test.p_value < opts.alpha and test.difference >= opts.min_difference
         observed = f"{effect_words(shown)}: {describe_test(test)}" if test.n else "no analysed question"
+        floor = f", difference >= {opts.min_difference:g}" if opts.min_difference else ""
+        expected = f"{effect_words(effect)}: {statement} (one-sided paired permutation test, p < {opts.alpha:g}{floor})"
         return Verdict(claim=self.name, control=control, expected=expected, observed=observed,
                        passed=bool(test.n) and shown == effect, p_value=test.p_value)
-
-    def criterion(self) -> str:
-        opts = self.options
-        floor = f", difference >= {opts.min_difference:g}" if opts.min_difference else ""
-        return f"p < {opts.alpha:g}{floor}"
 
 
 class ConditionContrast(_PairedClaim):
@@ -85,9 +82,8 @@ class ConditionContrast(_PairedClaim):
             reference = runs.scores(e.control, o.system, o.reference, o.score,
                                     questions=treated if o.reference == BASELINE else None)
             test = paired_permutation(treated, reference, resamples=o.resamples)
-            expected = (f"{effect_words(e.effect)}: {o.score} under {o.treatment} above {o.reference} "
-                        f"on {o.system} ({self.criterion()})")
-            verdicts.append(self.verdict(e.control, e.effect, test, expected))
+            statement = f"{o.score} of {o.system} higher under {o.treatment} than under {o.reference}"
+            verdicts.append(self.verdict(e.control, e.effect, test, statement))
         return verdicts
 
 
@@ -110,6 +106,6 @@ class ConditionEffect(_PairedClaim):
             for condition in e.conditions or o.conditions:
                 changed = runs.scores(e.control, o.system, condition, "output_changed")
                 test = paired_permutation(changed, dict.fromkeys(changed, 0.0), resamples=o.resamples)
-                expected = f"{effect_words(e.effect)}: {condition} changes {o.system}'s output ({self.criterion()})"
-                verdicts.append(self.verdict(e.control, e.effect, test, expected))
+                statement = f"{condition} changes the output of {o.system}"
+                verdicts.append(self.verdict(e.control, e.effect, test, statement))
         return verdicts
