@@ -62,15 +62,16 @@ def validate_suite(suite_path: "str | Path | LoadedSuite", out: str | Path | Non
 
 
 def check_claim(registry: "Registry", ref: "ClaimRef", runs: ControlRuns) -> list[Verdict]:
-    """A claim's verdicts, named by its key; a check that raises is one failed verdict saying why."""
+    """A claim's verdicts, named as the suite writes it (its label, else its name); a check that
+    raises is one failed verdict saying why."""
     claim = registry.create("claim", ref.name, **ref.options)
-    claim.name = ref.key
+    claim.name = shown = ref.label or ref.name
     try:
         verdicts = list(claim.check(runs))
     except Exception as exc:  # noqa: BLE001 - a broken claim is a finding, not a crash
-        verdicts = [Verdict(claim=ref.key, control="-", expected=claim.description or "the claim's check runs",
+        verdicts = [Verdict(claim=shown, control="-", expected=claim.description or "the claim's check runs",
                             observed=f"check failed: {type(exc).__name__}: {exc}"[:500], passed=False)]
-    return [v.model_copy(update={"claim": ref.key, "expected_failure": ref.expect_failure or ""}) for v in verdicts]
+    return [v.model_copy(update={"claim": shown, "expected_failure": ref.expect_failure or ""}) for v in verdicts]
 
 
 def controls_suite(loaded: "LoadedSuite", llm: str, controls_dir: Path) -> "LoadedSuite":
