@@ -11,8 +11,7 @@ import pytest
 
 from provbench import hookimpl
 from provbench.controls import Claim, ClaimNeeds, ConditionContrast, ConditionEffect, ControlRuns, Verdict
-from provbench.model import RunManifest, RunRecord, Trace, UnitKey
-from provbench.report.data import RunData
+from provbench.model import RunRecord, Trace, UnitKey
 from provbench.report.stats import paired_permutation
 from provbench.registry import default_registry
 from provbench.suite import SuiteError, load_suite
@@ -121,17 +120,13 @@ def test_a_package_registers_a_claim_through_the_hook():
 
 def runs_of(spec: dict[str, dict[tuple[str, str], dict[str, float]]], excluded=()) -> ControlRuns:
     """control -> (system, condition) -> question -> output_changed (a record each, answered)."""
-    runs = {}
+    records = {}
     for control, cells in spec.items():
-        records = []
-        for (system, condition), values in cells.items():
-            for qid, changed in values.items():
-                scores = {} if condition == "baseline" else {"output_changed": changed}
-                records.append(RunRecord(key=UnitKey(question_id=qid, system=system, condition=condition),
-                                         trace=Trace(question_id=qid, system=system, answer="a"), scores=scores))
-        manifest = RunManifest(run_id=control, suite_name="t")
-        runs[control] = RunData(Path("."), manifest, {}, records, {"excluded": list(excluded)})
-    return ControlRuns(runs)
+        records[control] = [RunRecord(key=UnitKey(question_id=qid, system=system, condition=condition),
+                                      trace=Trace(question_id=qid, system=system, answer="a"),
+                                      scores={} if condition == "baseline" else {"output_changed": changed})
+                            for (system, condition), values in cells.items() for qid, changed in values.items()]
+    return ControlRuns.from_records(records, {control: set(excluded) for control in spec})
 
 
 def contrast(**expect) -> ConditionContrast:
