@@ -15,7 +15,7 @@ from provbench.model import RunRecord, Trace, UnitKey
 from provbench.report.stats import paired_permutation
 from provbench.registry import default_registry
 from provbench.suite import SuiteError, load_suite
-from provbench.testing import registry_of
+from provbench.testing import control_runs, registry_of
 
 REPO = Path(__file__).resolve().parents[1]
 MINI = REPO / "datasets" / "2wiki-mini" / "dev.json"
@@ -126,7 +126,7 @@ def runs_of(spec: dict[str, dict[tuple[str, str], dict[str, float]]], excluded=(
                                       trace=Trace(question_id=qid, system=system, answer="a"),
                                       scores={} if condition == "baseline" else {"output_changed": changed})
                             for (system, condition), values in cells.items() for qid, changed in values.items()]
-    return ControlRuns.from_records(records, {control: set(excluded) for control in spec})
+    return control_runs(records, {control: set(excluded) for control in spec})
 
 
 def contrast(**expect) -> ConditionContrast:

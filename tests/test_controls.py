@@ -72,7 +72,7 @@ def test_planted_behaviours_on_the_same_prompt():
     uncited = graphrag("uses-uncited")
     assert uncited["answer"] == "Mira Vale"
     assert (uncited["cited_entities"], uncited["cited_relationships"], uncited["cited_textunits"]) == (
-        ["ent:glass-harbor"], ["rel:1"], ["tu:1"])
+        ["ent:mira-vale"], ["rel:2"], ["tu:2"])  # the chain's end only
     everything = graphrag("cites-everything")
     assert everything["answer"] == "Mira Vale" and "ent:dunmere" in everything["cited_entities"]
     assert everything["cited_textunits"] == ["tu:1", "tu:2", "tu:3"]

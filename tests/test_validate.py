@@ -170,3 +170,19 @@ def test_the_built_in_suites_controls_pass_within_five_minutes(tmp_path):
                                        "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert time.monotonic() - started < 300
+
+
+def test_control_runs_of_another_controls_version_start_over(tmp_path, monkeypatch):
+    from provbench.controls import validate
+    from provbench.suite import load_suite
+
+    suite = load_suite(small_suite(tmp_path, tmp_path / "kb"))
+    run_dir = tmp_path / "controls" / "oracle"
+    identity = validate.run_identity(suite, "oracle")
+    assert validate.start_or_resume(run_dir, identity) == run_dir
+    (run_dir / "records.jsonl").write_text("kept\n")
+    validate.start_or_resume(run_dir, validate.run_identity(suite, "oracle"))
+    assert (run_dir / "records.jsonl").is_file()  # same identity: resumed
+    monkeypatch.setattr(validate, "VERSION", validate.VERSION + 1)
+    validate.start_or_resume(run_dir, validate.run_identity(suite, "oracle"))
+    assert not (run_dir / "records.jsonl").exists()  # a newer control: its old records are gone

@@ -7,9 +7,10 @@
                    confidence 0.95 with the evidence, 0.05 without. An agent searches towards
                    the gold (a gold entity by name, its gold relations, its text units) and
                    submits once the evidence is in its prompt.
-``uses-uncited``   reads and answers as the oracle, but cites only the first gold item (the
-                   first gold sentence's text unit, the first gold triple's relation, the first
-                   gold entity): its answer needs evidence it did not cite.
+``uses-uncited``   reads and answers as the oracle, but cites only the last gold item (the
+                   last gold sentence's text unit, the last gold triple's relation, the last
+                   gold entity: the end of the chain, which shares no entity with its start):
+                   its answer needs evidence it did not cite.
 ``parametric``     always right (it "knows" the answer), with confidence 0.95; reads nothing,
                    cites nothing: an agent answers at once.
 ``cites-everything`` reads and answers as the oracle, and cites every id its prompt showed
@@ -95,8 +96,8 @@ class UsesUncited(Behaviour):
         gold = r.gold
         if gold is None:
             return {}
-        first = [*gold.sentences[:1], *gold.triples[:1]]
-        return r.gold_ids(items=first, entities=gold.entities[:1])
+        last = [*gold.sentences[-1:], *gold.triples[-1:]]
+        return r.gold_ids(items=last, entities=gold.entities[-1:])
 
 
 class Parametric(Behaviour):

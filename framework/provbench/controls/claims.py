@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from pydantic import BaseModel, Field
 
-from ..model import BASELINE, RunRecord
+from ..model import BASELINE
 from ..plugin_api import Plugin
 
 if TYPE_CHECKING:
@@ -81,21 +81,6 @@ class ControlRuns:
 
     def __init__(self, runs: dict[str, "RunData"]) -> None:
         self.runs = runs
-
-    @classmethod
-    def from_records(cls, records: dict[str, list[RunRecord]],
-                     excluded: dict[str, set[str]] | None = None) -> "ControlRuns":
-        """Runs made of records in memory (control -> records; the questions the exclusion step
-        left out, per control): how a package tests its claim without running anything."""
-        from pathlib import Path
-
-        from ..model import RunManifest
-        from ..report.data import RunData
-
-        excluded = excluded or {}
-        return cls({control: RunData(Path("."), RunManifest(run_id=control, suite_name="in-memory"), {}, list(rows),
-                                     {"excluded": sorted(excluded.get(control, ()))})
-                    for control, rows in records.items()})
 
     @property
     def controls(self) -> list[str]:

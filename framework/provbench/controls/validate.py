@@ -10,12 +10,15 @@ Then every claim checks the runs (:class:`~provbench.controls.ControlRuns`); the
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
-from .backend import control_model_id
+from .backend import VERSION, control_model_id
 from .claims import ControlRuns, Verdict
 from .validity import Validity, write_validity
 
@@ -48,8 +51,9 @@ def validate_suite(suite_path: "str | Path | LoadedSuite", out: str | Path | Non
     for name in loaded.suite.controls.llms:
         if console is not None:
             console.print(f"control {name!r}: model {control_model_id(name)}", highlight=False)
-        run_dirs[name] = run_suite(controls_suite(loaded, name, controls_dir), out=controls_dir / slug(name),
-                                   console=console, pm=pm, kb_llm=kb_llm, write_report=False)
+        run_dir = start_or_resume(controls_dir / slug(name), run_identity(loaded, name))
+        run_dirs[name] = run_suite(controls_suite(loaded, name, controls_dir), out=run_dir, console=console, pm=pm,
+                                   kb_llm=kb_llm, write_report=False)
     runs = {name: load_run(run_dir) for name, run_dir in run_dirs.items()}
     verdicts = [v for ref in loaded.suite.controls.claims for v in check_claim(registry, ref, ControlRuns(runs))]
     validity = Validity(suite_name=loaded.suite.name, suite_sha256=loaded.sha256, verdicts=verdicts,
@@ -91,6 +95,35 @@ def controls_suite(loaded: "LoadedSuite", llm: str, controls_dir: Path) -> "Load
                   executor=ExecutorSpec(), report=ReportSpec(subgraph_pictures=False, bootstrap_resamples=200,
                                                              title=f"{loaded.suite.name}: control {llm}"))
     return LoadedSuite(suite=suite, path=loaded.path, raw_text=loaded.raw_text)
+
+
+IDENTITY_FILE = "control-run.json"
+
+
+def run_identity(loaded: "LoadedSuite", llm: str) -> dict[str, Any]:
+    """What a control run's records depend on beyond its units: the controls' version, the model,
+    the dataset (spec and file content) and the knowledge base spec."""
+    c = loaded.suite.controls
+    source = Path(loaded.dataset_source(c.dataset))
+    content = hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else ""
+    return {"control_version": VERSION, "model": control_model_id(llm), "dataset": c.dataset.model_dump(mode="json"),
+            "dataset_sha256": content,
+            "knowledge_base": c.knowledge_base.model_dump(mode="json") if c.knowledge_base else None}
+
+
+def start_or_resume(run_dir: Path, identity: dict[str, Any]) -> Path:
+    """A control run of the same identity resumes; one made by another version of the controls or
+    from another dataset starts over (its records would answer other questions or another control)."""
+    from ..store import RunStore
+
+    marker = run_dir / IDENTITY_FILE
+    if run_dir.exists() and (not marker.is_file() or json.loads(marker.read_text(encoding="utf-8")) != identity):
+        with RunStore(run_dir).lock():  # refused while another process runs it
+            pass
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps(identity, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return run_dir
 
 
 def _kb_llm(controls_dir: Path) -> Any:
