@@ -206,3 +206,15 @@ def test_p003_extraction_then_label_from_fact_lines():
     held = label(facts)
     assert held["label"] == "SUPPORTS" and held["cited"] == [2]
     assert label(facts[:1])["label"] == P3.IDK  # the gold fact is not shown: it abstains
+
+
+def test_replies_are_cached_and_the_bound_gold_travels_to_worker_processes(tmp_path):
+    import pickle
+
+    llm = LLMClient(make_control("control:oracle"), cache_dir=tmp_path / "cache", max_attempts=1)
+    llm.bind_questions([Q])
+    messages = [{"role": "user", "content": GRAPH_CONTEXT}]
+    first, again = llm.chat(messages, schema=answer_schema()), llm.chat(messages, schema=answer_schema())
+    assert again.cached and again.text == first.text and first.data["answer"] == "Mira Vale"
+    copy = pickle.loads(pickle.dumps(llm.backend))  # how the Ray executor ships a backend
+    assert copy.question_in(messages) == Q and copy.config() == llm.backend.config()

@@ -162,14 +162,15 @@ def test_suite_validity_section_in_chromium(tmp_path, kb_dir, browser, artifacts
 
 
 @pytest.mark.integration
-def test_the_built_in_suites_controls_pass_within_five_minutes(tmp_path):
+@pytest.mark.parametrize("suite", ["2wiki-provenance", "quickstart"])
+def test_the_built_in_suites_controls_pass_within_five_minutes(tmp_path, suite):
     import time
 
     started = time.monotonic()
-    result = CliRunner().invoke(main, ["validate", str(REPO / "suites" / "2wiki-provenance.yaml"),
-                                       "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(main, ["validate", str(REPO / "suites" / f"{suite}.yaml"), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert time.monotonic() - started < 300
+    assert all(v.passed for v in read_validity(tmp_path / "out").verdicts)
 
 
 def test_control_runs_of_another_controls_version_start_over(tmp_path, monkeypatch):
