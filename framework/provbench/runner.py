@@ -67,7 +67,7 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
         llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
         if hasattr(llm, "bind_questions"):
             llm.bind_questions(questions.values())
-        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm or llm, console,
+        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm, console,
                                      store.run_dir.parent)
         try:
             manifest = write_manifest(store, loaded, llm, kb_dir, pm, console)

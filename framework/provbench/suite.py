@@ -358,6 +358,11 @@ def check_controls(path: Path, tree: Any, controls: ControlsSpec, registry: "Reg
     controls' systems and their interventions."""
     from .controls import claim_problems, control_model_problem
 
+    loader = registry.get("dataset_loader", controls.dataset.loader).factory
+    if not getattr(loader, "provides_gold", False):
+        raise SuiteError(f"{_where(path, tree, ('controls', 'dataset', 'loader'))}: dataset loader "
+                         f"{controls.dataset.loader!r} gives no gold evidence (DatasetLoader.provides_gold), so no "
+                         "control could know when an answer is right; the controls need a dataset with gold")
     for i, name in enumerate(controls.llms):
         problem = control_model_problem(name, registry)
         if problem:

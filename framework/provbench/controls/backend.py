@@ -57,7 +57,7 @@ class ControlBackend:
 
     def complete(self, request: dict[str, Any]) -> dict[str, Any]:
         messages = request["messages"]
-        if self.behaviour.name == "random":
+        if self.behaviour.schema_following:
             from ..testing.llms import SchemaFollowingBackend
 
             return SchemaFollowingBackend().complete(request)

@@ -55,6 +55,7 @@ class Behaviour:
     name: ClassVar[str] = "oracle"
     explores: ClassVar[bool] = True  # an agent searches towards the gold before answering
     reads: ClassVar[bool] = True  # extraction and paraphrase follow the text they are given
+    schema_following: ClassVar[bool] = False  # replies come from the schema-following test LLM
 
     def knows(self, r: PromptReading) -> bool:
         return r.held
@@ -152,9 +153,10 @@ class IgnoresContext(Behaviour):
 
 
 class Random(Behaviour):
-    """Replies come from the schema-following test LLM (see :mod:`.replies`)."""
+    """Any reply valid against the schema, chosen by a hash of the prompt."""
 
     name = "random"
+    schema_following = True
 
 
 BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in (Behaviour(), UsesUncited(), Parametric(), CitesEverything(),

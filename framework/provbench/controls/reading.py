@@ -75,12 +75,12 @@ class PromptReading:
 
     messages: list[dict[str, Any]]
     question: Question | None = None
-    lines: list[str] = field(init=False)
+    text: str = field(init=False)  # what the system showed: system and user messages
+    lines: list[str] = field(init=False)  # its non-blank lines
 
     def __post_init__(self) -> None:
-        shown = "\n".join(str(m.get("content", "")) for m in self.messages if m.get("role") != "assistant")
-        self.text = shown
-        self.lines = [line for line in shown.splitlines() if line.strip()]
+        self.text = "\n".join(str(m.get("content", "")) for m in self.messages if m.get("role") != "assistant")
+        self.lines = [line for line in self.text.splitlines() if line.strip()]
 
     @property
     def gold(self) -> GoldEvidence | None:
