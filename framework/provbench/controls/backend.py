@@ -74,8 +74,9 @@ class ControlBackend:
 
 
 def make_control(model_id: str, /) -> ControlBackend:
-    """A known-truth control LLM (`control:<behaviour>`: oracle, uses-uncited, parametric,
-    cites-everything, ignores-context, random)."""
+    """Known-truth control LLMs: `control:<behaviour>` (oracle, uses-uncited, parametric, ...).
+
+    Behaviours: oracle, uses-uncited, parametric, cites-everything, ignores-context, random."""
     name = model_id.removeprefix(f"{PREFIX}:")
     if name not in BEHAVIOURS:
         raise UserError(f"unknown control LLM {model_id!r}; known: "
