@@ -255,3 +255,12 @@ def test_registration_and_repeats():
     assert all(cls.level == "graph" for cls in ABLATIONS)
     assert RandomRemoval().repeats == 3 and RandomRemoval(repeats=5).repeats == 5
     assert CitedRemoval().repeats == 1
+
+
+def test_a_record_counts_the_community_reports_a_removal_hides(view):
+    """Any removed member hides a report: the record's summary says how many (Table 2's note)."""
+    assert view.hidden_summary() == {}
+    communities = view.communities_of(A)
+    summary = view.hide(entities=[A]).hidden_summary()
+    assert communities and summary["communities"] == {"count": len(communities), "ids": communities}
+    assert summary["entities"] == {"count": 1, "ids": [A]}

@@ -154,6 +154,16 @@ class GraphView:
     def community_visible(self, community_id: str) -> bool:
         return community_id not in self._communities_hidden()
 
+    def hidden_summary(self, max_ids: int = 100) -> dict[str, Any]:
+        """What this view hides, for a record: :meth:`ViewFilter.summary` plus ``communities``, the
+        community reports it hides because a member is removed or masked (counted, not listed by
+        the filter)."""
+        summary = self._hidden.summary(max_ids)
+        communities = sorted(self._communities_hidden(), key=natural_key)
+        if communities:
+            summary["communities"] = {"count": len(communities), "ids": communities[:max_ids]}
+        return summary
+
     def _communities_hidden(self) -> frozenset[str]:
         """Communities with a removed or masked member (one scan of the few community rows)."""
         if self._hidden_communities is None:
