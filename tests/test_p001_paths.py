@@ -270,3 +270,20 @@ def test_table4_section_has_a_row_per_dataset_as_the_paper():
     section = table4_section(groups, "kgrag-ex", {"m1": "medmcqa", "m2": "medmcqa", "u1": "mmlu"})
     rows = [[c.text for c in row.cells] for row in section.blocks[0].rows]
     assert rows == [["MedMCQA", "2", "1", "0", "1", "0"], ["MMLU", "1", "0", "1", "0", "0"]]
+
+
+def test_a_tie_between_shortest_paths_goes_to_the_lowest_relation_ids(tmp_path):
+    """The view sorts every shortest path before it cuts to ``limit`` (Kùzu finds the later of two
+    parallel edges first, so a LIMIT inside the query returned rel:7, not rel:0)."""
+    from provbench.testing import schema_following_llm
+    from provbench_plugins.kb_builders.medical.builder import MedicalKGBuilder
+    from p001_helpers import write_inputs
+
+    corpus, triples = write_inputs(tmp_path / "in")
+    triples.write_text(triples.read_text() + "fasting,Risk Factors,IS RISK FACTOR FOR,corvane fever,Diseases,a.txt,a_0\n")
+    kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb", schema_following_llm())
+    try:
+        (path,) = kb.view().shortest_paths("ent:fasting", "ent:corvane-fever", limit=1)
+        assert [r.id for r in path.relations] == ["rel:0"]
+    finally:
+        kb.close()
