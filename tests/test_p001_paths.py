@@ -191,9 +191,10 @@ def test_influence_is_keyed_by_element_not_name():
     records = [base, record("edge", 0, True, "B", path), record("edge", 1, True, "C", path),
                record("subpath", 1, True, "C", path)]
     e = explain(A.group(records, "kgrag-ex")["q"])
-    assert e.influence == {"r1": 2, "n1": 1, "n2": 1, "r0": 1}  # by name, r1 would have overwritten r0
+    # an edge or sub-path removal credits its two end nodes; relations are counted beside them, by id
+    assert e.influence == {"n1": 3, "n2": 2, "n0": 1} and e.relation_influence == {"r1": 2, "r0": 1}
     assert e.names["r0"] == "AFFECTS (N0 – N1)" and e.names["r1"] == "AFFECTS (N1 – N2)" and e.names["n1"] == "N1"
-    assert e.most_influential == "AFFECTS (N1 – N2)" and e.sources == ["f1.txt"]
+    assert e.most_influential == "N1" and e.most_influential_id == "n1" and e.sources == ["f0.txt", "f1.txt"]
 
 
 def run_kgrag(kb, question: Question, triplets_reply, **options):
@@ -287,3 +288,61 @@ def test_a_tie_between_shortest_paths_goes_to_the_lowest_relation_ids(tmp_path):
         assert [r.id for r in path.relations] == ["rel:0"]
     finally:
         kb.close()
+
+
+def table2_path() -> dict:
+    """Paper 001's running example (Tables 1 and 2)."""
+    names = ["pulmonary hypoplasia", "persistent pulmonary hypertension in the newborn", "oligohydramnios"]
+    nodes = [{"id": f"e{i}", "name": n, "label": label}
+             for i, (n, label) in enumerate(zip(names, ["Diseases", "Diseases", "Symptoms"]))]
+    edges = [{"id": "r0", "label": "IS RISK FACTOR FOR", "source": "e0", "target": "e1", "text_unit": "tu:a",
+              "source_file": "article-27634.jsonl"},
+             {"id": "r1", "label": "HAS RISK FACTOR", "source": "e1", "target": "e2", "text_unit": "tu:b",
+              "source_file": "article-22355.jsonl"}]
+    return make_path("path:0", nodes, edges)
+
+
+def test_table2_is_reproduced_from_the_papers_own_example():
+    """Removing PPHN (node) and HAS RISK FACTOR (edge) changed A to C, removing the sub-path
+    (PPHN, HAS RISK FACTOR, oligohydramnios) did not: PPHN 2 times, oligohydramnios 1 time."""
+    path = table2_path()
+    pphn, tail = path["nodes"][1]["name"], "oligohydramnios"
+    changes = {("node", 1): "C", ("edge", 1): "C"}
+    records = [RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
+                         trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))]
+    records += [record(kind, k, (kind, k) in changes, changes.get((kind, k), "A"), path)
+                for kind, n in (("node", 3), ("edge", 2), ("subpath", 2)) for k in range(n)]
+    after = {(r.variant.data["kind"], r.variant.data["index"]): r.variant.data["path_after"] for r in records[1:]}
+    assert after["node", 1] == ["pulmonary hypoplasia ->[IS RISK FACTOR FOR]-> __", f"__ ->[HAS RISK FACTOR]-> {tail}"]
+    assert after["edge", 1] == [f"pulmonary hypoplasia ->[IS RISK FACTOR FOR]-> {pphn}", f"{pphn} ->[__]-> {tail}"]
+    assert after["subpath", 1] == [f"pulmonary hypoplasia ->[IS RISK FACTOR FOR]-> {pphn}"]  # the shared node stays
+    e = explain(A.group(records, "kgrag-ex")["q"])
+    assert e.influence == {"e1": 2, "e2": 1}
+    assert e.for_user == (f"The most important condition for answering the question is {pphn}. "
+                          "It had the biggest impact on the result.")
+    assert e.technical == (f"Removing {pphn} led to a different answer 2 times. "
+                           f"Removing {tail} led to a different answer 1 time.")
+    assert e.sources == ["article-27634.jsonl", "article-22355.jsonl"]
+
+
+def test_subpath_rules_and_the_authors_chain():
+    path = four_node_path()
+    paper, authors = (enumerate_variants([path], "subpath", rule)[1]["data"] for rule in ("paper", "authors"))
+    assert paper["path_after"] == ["N0 ->[R0]-> N1", "N2 ->[R2]-> N3"]
+    assert paper["blanked"] == {"nodes": [], "edges": ["r1"]}  # N1 and N2 stay on their other lines
+    assert authors["path_after"] == ["N0 ->[R0]-> __", "__ ->[__]-> __", "__ ->[R2]-> N3"]
+    assert authors["blanked"] == {"nodes": ["n1", "n2"], "edges": ["r1"]} and authors["rule"] == "authors"
+    assert paper["credited"] == authors["credited"] == ["n1", "n2"]
+    chain = {**path, "format": "chain"}
+    assert triplet_lines(chain) == ["N0->[R0]->N1->[R1]->N2->[R2]->N3"]
+    assert enumerate_variants([chain], "subpath", "authors")[1]["data"]["path_after"] == ["N0->[R0]->__->[__]->__->[R2]->N3"]
+    assert enumerate_variants([chain], "subpath", "authors")[0]["data"]["path_after"] == ["__->[__]->__->[R1]->N2->[R2]->N3"]
+    assert enumerate_variants([chain], "subpath")[1]["data"]["path_after"] == ["N0->[R0]->N1", "N2->[R2]->N3"]
+    first = enumerate_variants([path], "subpath")[0]["data"]
+    assert first["blanked"] == {"nodes": ["n0"], "edges": ["r0"]}  # N0 was only on the dropped line
+    assert [v["data"]["position_authors"] for v in enumerate_variants([path], "node")] == [0, 0.25, 0.5, 0.75]
+    question, trace = Question(id="q", question="?", answer="A"), Trace(question_id="q", system="kgrag-ex",
+                                                                        artifacts={"kgrag": {"paths": [chain]}})
+    variant = SubpathRemoval(rule="authors").variants(question, trace, random.Random(0))[1]
+    perturbed = SubpathRemoval(rule="authors").perturb(question, trace, random.Random(0), variant=variant)
+    assert triplet_lines(perturbed.artifacts["kgrag"]["paths"][0]) == ["N0->[R0]->__->[__]->__->[R2]->N3"]
