@@ -16,6 +16,7 @@ from provbench_plugins.papers.p001_kgrag_ex.explain import explain
 from provbench_plugins.papers.p001_kgrag_ex.interventions import EdgeRemoval, NodeRemoval, SubpathRemoval
 from provbench_plugins.papers.p001_kgrag_ex.paths import (apply_variant, enumerate_variants, make_path,
                                                           relative_position, triplet_lines)
+from provbench_plugins.papers.p001_kgrag_ex.grounding import entity_pairs
 from provbench_plugins.papers.p001_kgrag_ex.system import KGRAGEx
 
 
@@ -30,10 +31,11 @@ def test_shortest_path_between_question_and_option_entities(kb):
     env = Environment(view=kb.view(), llm=None)
     grounded = [{"entity": "ent:fasting", "role": "question"}, {"entity": "ent:spleen", "role": "option"},
                 {"entity": "ent:night-cough", "role": "option"}]
-    paths = KGRAGEx(max_paths=1).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
+    assert KGRAGEx().find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded) == []  # one query entity
+    paths = KGRAGEx(endpoints="options", max_paths=1).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
     assert len(paths) == 1  # fasting-night cough (1 hop) is shorter than fasting..spleen (3 hops)
     assert [n["name"] for n in paths[0]["nodes"]] == ["fasting", "night cough"]
-    paths = KGRAGEx(max_paths=2).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
+    paths = KGRAGEx(endpoints="options", max_paths=2).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
     spleen = paths[1]
     assert [n["name"] for n in spleen["nodes"]] == ["fasting", "corvane fever", "mirel disease", "spleen"]
     assert [e["label"] for e in spleen["edges"]] == ["IS RISK FACTOR FOR", "CAN LEAD TO", "AFFECTS"]
@@ -41,11 +43,15 @@ def test_shortest_path_between_question_and_option_entities(kb):
     assert [n["label"] for n in spleen["nodes"]] == ["Risk Factors", "Diseases", "Diseases", "Body Parts"]
 
 
-def test_question_pairs_join_question_to_options_only():
+def test_pairs_join_the_querys_entities_or_as_a_variant_question_to_options():
     grounded = [{"entity": "q1", "role": "question"}, {"entity": "q2", "role": "question"},
-                {"entity": "o1", "role": "option"}, {"entity": "q1", "role": "option"}]
-    assert KGRAGEx.pairs(grounded) == [("q1", "o1"), ("q2", "o1"), ("q2", "q1")]
-    assert KGRAGEx.pairs(grounded[:2]) == [("q1", "q2")]
+                {"entity": "q3", "role": "question"}, {"entity": "o1", "role": "option"},
+                {"entity": "q1", "role": "option"}]
+    assert entity_pairs(grounded, "question") == [("q1", "q2"), ("q1", "q3"), ("q2", "q3")]  # the paper
+    assert entity_pairs(grounded, "options") == [("q1", "o1"), ("q2", "o1"), ("q2", "q1"), ("q3", "o1"), ("q3", "q1")]
+    by_model = [{"entity": "a", "role": "question", "pair": 0, "end": 0}, {"entity": "b", "role": "question", "pair": 0, "end": 1},
+                {"entity": "c", "role": "question", "pair": 1, "end": 0}]  # pair 1 lost an end in grounding
+    assert entity_pairs(by_model, "question") == [("a", "b")]
 
 
 def four_node_path() -> dict:
@@ -200,8 +206,8 @@ def test_influence_is_keyed_by_element_not_name():
 def run_kgrag(kb, question: Question, triplets_reply, **options):
     from provbench.testing import scripted_llm
 
-    llm = scripted_llm([triplets_reply, "A paragraph.", {"answer": "A"}])
-    trace = KGRAGEx(paragraphs="llm", top_k=0, **options).run(question, Environment(view=kb.view(), llm=llm))
+    llm = scripted_llm([triplets_reply, *["A paragraph."] * options.pop("paths", 1), {"answer": "A"}])
+    trace = KGRAGEx(**{"paragraphs": "llm", "top_k": 0, **options}).run(question, Environment(view=kb.view(), llm=llm))
     return trace, llm.backend.calls
 
 
@@ -215,7 +221,11 @@ def test_the_query_is_parsed_into_triplets_whose_entities_are_grounded(kb):
     grounded = {(g["mention"], g["role"], g["entity"], g["how"]) for g in trace.artifacts["kgrag"]["grounding"]}
     assert ("Corvane Fever", "question", "ent:corvane-fever", "exact") in grounded  # a triplet's object
     assert ("fasting", "question", "ent:fasting", "exact") in grounded  # its subject
-    assert trace.answer == "A" and trace.paths  # fasting / corvane fever -> spleen
+    assert not any(g["role"] == "option" for g in trace.artifacts["kgrag"]["grounding"])  # the paper: the query's
+    assert trace.answer == "A" and [p.entities for p in trace.paths] == [["ent:fasting", "ent:corvane-fever"]]
+    assert "Input chain:\nfasting ->[IS RISK FACTOR FOR]-> corvane fever" in calls[1]["messages"][0]["content"]
+    assert "__ is unknown" not in calls[1]["messages"][0]["content"]  # the authors' wording, unless asked
+    assert calls[2]["messages"][0]["content"].startswith("You are a knowledgeable medical assistant.")
 
 
 def test_an_empty_parse_falls_back_to_entities_named_in_the_question(kb):
@@ -226,7 +236,57 @@ def test_an_empty_parse_falls_back_to_entities_named_in_the_question(kb):
     assert trace.paths and trace.outcome == "answered"
 
 
-def test_defaults_keep_one_shortest_path_with_no_small_hop_bound(tmp_path):
+def test_grounding_needs_a_close_score_and_a_shared_word_and_records_every_candidate(kb):
+    from provbench_plugins.papers.p001_kgrag_ex.grounding import Grounder
+
+    grounder = Grounder(KGRAGEx().options, Environment(view=kb.view(), llm=None))
+    assert grounder.one("coughing at night", "question")["entity"] == "ent:night-cough"  # 0.84, "night"
+    assert grounder.one("fever", "question") is None  # 0.67 < 0.8: min_match 0.5 took "corvane fever"
+    assert grounder.candidates[-1] == {"mention": "fever", "role": "question", "entity": "ent:corvane-fever",
+                                       "name": "corvane fever", "score": pytest.approx(0.665, abs=0.01),
+                                       "how": "score below 0.8", "kept": False}
+    loose = Grounder(KGRAGEx(min_match=0.0).options, Environment(view=kb.view(), llm=None))
+    assert loose.one("Aspirin", "question") is None and loose.candidates[-1]["how"] == "no word in common"
+    assert Grounder(KGRAGEx(min_match=0.0, lexical=False).options,
+                    Environment(view=kb.view(), llm=None)).one("Aspirin", "question") is not None
+    exact = Grounder(KGRAGEx(grounding="exact").options, Environment(view=kb.view(), llm=None))
+    assert exact.one("Night Cough", "question")["how"] == "exact" and exact.one("coughing at night", "question") is None
+
+
+def test_one_path_per_pair_capped_by_max_paths_shortest_first(kb):
+    env = Environment(view=kb.view(), llm=None)
+    names = ["fasting", "night cough", "spleen", "mirel disease", "pale gums"]  # 10 pairs, 7 distinct paths
+    grounded = [{"entity": kb.view().find_entity(n).id, "role": "question"} for n in names]
+    assert KGRAGEx().options.max_paths == 3
+    paths = KGRAGEx().find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
+    assert [len(p["edges"]) for p in paths] == [1, 1, 1]
+    every = KGRAGEx(max_paths=None).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
+    assert len(every) == 10 and [len(p["edges"]) for p in every] == sorted(len(p["edges"]) for p in every)
+
+
+def test_a_tie_never_goes_to_the_earlier_option(tmp_path):
+    """fasting is one hop from both option entities: the path kept is the same whichever comes first."""
+    from provbench.testing import schema_following_llm
+    from provbench_plugins.kb_builders.medical.builder import MedicalKGBuilder
+    from p001_helpers import write_inputs
+
+    corpus, triples = write_inputs(tmp_path / "in")
+    triples.write_text(triples.read_text() + "fasting,Risk Factors,CAUSES,ashen skin,Symptoms,a.txt,a_0\n")
+    kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb", schema_following_llm())
+    try:
+        env = Environment(view=kb.view(), llm=None)
+        kept = []
+        for options in (["ent:night-cough", "ent:ashen-skin"], ["ent:ashen-skin", "ent:night-cough"]):
+            grounded = [{"entity": "ent:fasting", "role": "question"}] + [{"entity": o, "role": "option"} for o in options]
+            (path,) = KGRAGEx(endpoints="options", max_paths=1).find_paths(
+                env, Trace(question_id="q", system="kgrag-ex"), grounded)
+            kept.append(path["nodes"][-1]["id"])
+        assert kept == ["ent:ashen-skin", "ent:ashen-skin"]  # by name ("ashen skin" < "night cough"), not by letter
+    finally:
+        kb.close()
+
+
+def test_defaults_search_long_paths(tmp_path):
     from provbench.kb.view import MAX_PATH_HOPS
     from provbench.testing import schema_following_llm
     from provbench_plugins.kb_builders.medical.builder import MedicalKGBuilder
@@ -236,16 +296,48 @@ def test_defaults_keep_one_shortest_path_with_no_small_hop_bound(tmp_path):
     chain = [f"c{i}" for i in range(7)]  # a 6-hop chain, beyond the old bound of 4
     rows = [f"{a},Diseases,LEADS TO,{b},Diseases,a.txt,a_0" for a, b in zip(chain, chain[1:])]
     triples.write_text(triples.read_text() + "\n".join(rows) + "\n")
-    assert KGRAGEx().options.max_paths == 1 and KGRAGEx().options.max_hops == MAX_PATH_HOPS
+    assert KGRAGEx().options.max_hops == MAX_PATH_HOPS
     kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb", schema_following_llm())
     try:
         env = Environment(view=kb.view(), llm=None)
-        grounded = [{"entity": "ent:c0", "role": "question"}, {"entity": "ent:c6", "role": "option"},
-                    {"entity": "ent:c5", "role": "option"}]
+        grounded = [{"entity": "ent:c0", "role": "question"}, {"entity": "ent:c6", "role": "question"}]
         paths = KGRAGEx().find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
-        assert [len(p["nodes"]) for p in paths] == [6]  # the one shortest: c0..c5, 5 hops
+        assert [len(p["nodes"]) for p in paths] == [7]
     finally:
         kb.close()
+
+
+def test_the_authors_preset_asks_for_pairs_and_follows_their_code(kb):
+    options = KGRAGEx(preset="authors").options
+    assert (options.query, options.grounding, options.named_fallback, options.directed, options.max_paths,
+            options.path_format, options.top_k) == ("pairs", "exact", False, True, None, "chain", 0)
+    assert KGRAGEx(preset="authors", top_k=2).options.top_k == 2  # a suite's own option wins
+    question = Question(id="q", question="Can fasting lead to corvane fever or to the spleen?", answer="A",
+                        choices=["spleen", "nothing"])
+    reply = {"pairs": [{"entity1": "fasting", "entity2": "Corvane Fever"}, {"entity1": "spleen", "entity2": "fasting"},
+                       {"entity1": "fasting", "entity2": "unknown thing"}]}
+    trace, calls = run_kgrag(kb, question, reply, preset="authors")
+    assert calls[0]["schema"]["properties"]["pairs"]["items"]["required"] == ["entity1", "entity2"]
+    assert "spleen" not in calls[0]["messages"][1]["content"].split("?")[1]  # the options are not shown
+    # spleen -> fasting has no path along edge directions; the unknown entity grounds to nothing
+    assert [p.description for p in trace.paths] == ["fasting->[IS RISK FACTOR FOR]->corvane fever"]
+    assert trace.read_text_units == [] and calls[1]["messages"][0]["content"].count("Input chain:\nfasting->[") == 1
+    candidates = trace.steps[1].result["candidates"]
+    assert {"mention": "unknown thing", "kept": False, "how": "no entity of that name"}.items() <= candidates[-1].items()
+
+
+def test_unknown_instruction_and_a_pathless_variant_logs_its_fallback(kb):
+    question = Question(id="q", question="Is fasting a risk factor for corvane fever?", answer="A", choices=["yes", "no"])
+    trace, calls = run_kgrag(kb, question, {"triplets": [{"subject": "fasting", "relation": "risk", "object": "corvane fever"}]},
+                             unknown_instruction=True, top_k=1)
+    assert "written as __ is unknown: do not guess it." in calls[1]["messages"][0]["content"]
+    assert [s.tool for s in trace.steps if s.tool.endswith("_search")] == ["pseudo_document_search"]
+    variant = SubpathRemoval().variants(question, trace, random.Random(0))[0]  # a 1-edge path: nothing left
+    perturbed = SubpathRemoval().perturb(question, trace, random.Random(0), variant=variant)
+    from provbench.testing import scripted_llm
+    resumed = KGRAGEx(top_k=1).resume(question, Environment(view=kb.view(), llm=scripted_llm([{"answer": "B"}])), perturbed)
+    assert [s.tool for s in resumed.steps if s.tool.endswith("_search")] == ["fallback_search"]
+    assert resumed.artifacts["retrieval_query"] == "question" and resumed.answer == "B"
 
 
 def test_an_edge_without_a_chunk_takes_its_file_from_the_triples_file():
