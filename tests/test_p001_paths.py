@@ -438,3 +438,22 @@ def test_subpath_rules_and_the_authors_chain():
     variant = SubpathRemoval(rule="authors").variants(question, trace, random.Random(0))[1]
     perturbed = SubpathRemoval(rule="authors").perturb(question, trace, random.Random(0), variant=variant)
     assert triplet_lines(perturbed.artifacts["kgrag"]["paths"][0]) == ["N0->[R0]->__->[__]->__->[R2]->N3"]
+
+
+def test_the_ragex_target_runs_the_authors_settings_and_prompt(kb):
+    from provbench.testing import scripted_llm
+    from provbench_plugins.papers.p001_kgrag_ex.ragex import RagExWindow, VectorRAG
+
+    system = VectorRAG()
+    assert (system.options.top_k, system.options.text_chars) == (1, 600)  # one chunk of at most 600 characters
+    question = Question(id="q", question="What does fasting cause?", answer="A", choices=["night cough", "spleen"])
+    llm = scripted_llm([{"answer": "A"}, {"answer": "B"}])
+    trace = system.run(question, Environment(view=kb.view(), llm=llm))
+    prompt = llm.backend.calls[0]["messages"][0]["content"]
+    assert prompt.startswith("You are a knowledgeable medical assistant.") and "Medical Paragraph:\nChunk 0: " in prompt
+    assert "A. night cough" in prompt and trace.answer == "A" and len(trace.read_text_units) == 1
+    assert trace.artifacts["context_words"] == len(("Chunk 0: " + trace.artifacts["passages"][0]["text"]).split())
+    variant = RagExWindow().variants(question, trace, random.Random(0))[0]
+    perturbed = RagExWindow().perturb(question, trace, random.Random(0), variant=variant)
+    resumed = system.resume(question, Environment(view=kb.view(), llm=llm), perturbed)
+    assert resumed.answer == "B" and "Chunk 0: " in llm.backend.calls[1]["messages"][0]["content"]

@@ -142,18 +142,12 @@ class KGRAGEx(System):
             trace.visit(*entities)
         trace.artifacts["pseudo_paragraphs"] = paragraphs
         pseudo_document = "\n".join(p for p in paragraphs if p.strip())
+        trace.artifacts["context_words"] = len(pseudo_document.split())  # the authors' "tokens" per call
         passages = self.retrieve(env, trace, pseudo_document or question.question, fallback=not pseudo_document)
         context = "\n".join([pseudo_document, *passages]).strip()
         messages = P.answer_messages(context, question.question, question.choices or [])
         reply = self.chat(env, trace, messages, P.answer_schema(max(1, len(question.choices or []))), "answer")
-        if reply is None:
-            return trace
-        letter = reply.get("answer") if isinstance(reply, dict) else None
-        letter = letter.strip().upper() if isinstance(letter, str) else ""
-        trace.add_step("generation", tool="answer", result={"answer": letter})
-        trace.answer = letter or None
-        trace.outcome = "answered" if letter else "abstained"
-        return trace
+        return trace if reply is None else answer_letter(trace, reply)
 
     def paragraph(self, env: Environment, trace: Trace, path: dict) -> str:
         lines = triplet_lines(path)
@@ -181,24 +175,40 @@ class KGRAGEx(System):
                        arguments={"k": self.options.top_k}, result=[{"id": h.id, "score": h.score} for h in hits])
         return passages
 
-    # -- one guarded LLM call ----------------------------------------------------------------------
     def chat(self, env: Environment, trace: Trace, messages: list[dict], schema: dict | None, purpose: str,
              raw: bool = False) -> Any:
-        from provbench.llm import LLMError
+        return guarded_chat(env, trace, messages, schema, purpose, self.options, raw)
 
-        try:
-            resp = env.llm.chat(messages, schema=schema, max_tokens=self.options.max_tokens,
-                                temperature=self.options.temperature, seed=env.seed, purpose=purpose, trace=trace)
-        except LLMError as err:
-            trace.add_step("error", tool="llm", error=str(err))
-            trace.outcome, trace.error = "failed", f"LLM call failed ({purpose}): {err}"
-            return None
-        if raw:
-            return resp
-        if isinstance(resp.data, dict):
-            return resp.data
-        trace.add_step("rejection", tool=purpose, error="the reply was not a JSON object")
-        return {}
+
+def guarded_chat(env: Environment, trace: Trace, messages: list[dict], schema: dict | None, purpose: str,
+                 options: Any, raw: bool = False) -> Any:
+    """One LLM call (``options``' max_tokens and temperature): a failure is recorded as the
+    trace's failure and gives None; a reply that is no JSON object is a rejection and gives {}."""
+    from provbench.llm import LLMError
+
+    try:
+        resp = env.llm.chat(messages, schema=schema, max_tokens=options.max_tokens, temperature=options.temperature,
+                            seed=env.seed, purpose=purpose, trace=trace)
+    except LLMError as err:
+        trace.add_step("error", tool="llm", error=str(err))
+        trace.outcome, trace.error = "failed", f"LLM call failed ({purpose}): {err}"
+        return None
+    if raw:
+        return resp
+    if isinstance(resp.data, dict):
+        return resp.data
+    trace.add_step("rejection", tool=purpose, error="the reply was not a JSON object")
+    return {}
+
+
+def answer_letter(trace: Trace, reply: Any) -> Trace:
+    """The option letter of an answer reply into the trace (no letter: abstained)."""
+    letter = reply.get("answer") if isinstance(reply, dict) else None
+    letter = letter.strip().upper() if isinstance(letter, str) else ""
+    trace.add_step("generation", tool="answer", result={"answer": letter})
+    trace.answer = letter or None
+    trace.outcome = "answered" if letter else "abstained"
+    return trace
 
 
 def rank_key(path: Any, names: dict[str, str]) -> tuple:
