@@ -360,26 +360,84 @@ def test_table4_section_has_a_row_per_dataset_as_the_paper():
                 for i in range(n)]
         return [r.model_copy(update={"key": r.key.model_copy(update={"question_id": qid})}) for r in recs]
     groups = A.group(question("m1", "node") + question("m2", "subpath") + question("u1", "edge"), "kgrag-ex")
-    section = table4_section(groups, "kgrag-ex", {"m1": "medmcqa", "m2": "medmcqa", "u1": "mmlu"})
+    section = table4_section({"paper": groups}, "kgrag-ex", {"m1": "medmcqa", "m2": "medmcqa", "u1": "mmlu"})
     rows = [[c.text for c in row.cells] for row in section.blocks[0].rows]
-    assert rows == [["MedMCQA", "2", "1", "0", "1", "0"], ["MMLU", "1", "0", "1", "0", "0"]]
+    assert rows == [["MedMCQA", "paper (line dropped)", "2", "1", "0", "1", "0"],
+                    ["MMLU", "paper (line dropped)", "1", "0", "1", "0", "0"]]
 
 
-def test_a_tie_between_shortest_paths_goes_to_the_lowest_relation_ids(tmp_path):
-    """The view sorts every shortest path before it cuts to ``limit`` (Kùzu finds the later of two
-    parallel edges first, so a LIMIT inside the query returned rel:7, not rel:0)."""
-    from provbench.testing import schema_following_llm
-    from provbench_plugins.kb_builders.medical.builder import MedicalKGBuilder
-    from p001_helpers import write_inputs
+def test_table4_under_both_subpath_rules():
+    """The same question under the paper's sub-path rule (its removals change nothing) and the
+    authors' (blanking both nodes changes the answer): Table 4 reads node, then sub-path."""
+    from provbench_plugins.papers.p001_kgrag_ex.report import table4_section
 
-    corpus, triples = write_inputs(tmp_path / "in")
-    triples.write_text(triples.read_text() + "fasting,Risk Factors,IS RISK FACTOR FOR,corvane fever,Diseases,a.txt,a_0\n")
-    kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb", schema_following_llm())
-    try:
-        (path,) = kb.view().shortest_paths("ent:fasting", "ent:corvane-fever", limit=1)
-        assert [r.id for r in path.relations] == ["rel:0"]
-    finally:
-        kb.close()
+    path = four_node_path()
+    records = [record(k, i, k == "node" and i == 0, "B", path) for k, n in (("node", 4), ("edge", 3)) for i in range(n)]
+    records += [record("subpath", i, False, "A", path) for i in range(3)]
+    for i in range(3):
+        data = enumerate_variants([path], "subpath", "authors")[i]
+        records.append(RunRecord(key=UnitKey(question_id="q", system="kgrag-ex", condition="kg-subpath-blanked",
+                                             variant=data["id"]), trace=Trace(question_id="q", system="kgrag-ex", answer="C"),
+                                 scores={"output_changed": 1.0}, variant=VariantInfo(**data)))
+    assert A.subpath_rules(records, "kgrag-ex") == ["paper", "authors"]
+    by_rule = {rule: A.group(records, "kgrag-ex", rule) for rule in ("paper", "authors")}
+    assert A.table4(by_rule["paper"])["node"] == 1 and A.table4(by_rule["authors"])["subpath"] == 1
+    section = table4_section(by_rule, "kgrag-ex", {"q": "medmcqa"})
+    rows = [[c.text for c in row.cells] for row in section.blocks[0].rows]
+    assert [r[1] for r in rows] == ["paper (line dropped)", "authors (blanked in place)"]
+    counts = {row.cells[0].text: row.cells[2].text for row in section.blocks[1].rows}
+    assert counts == {"Node": "1", "Edge": "0", "Sub-path, paper (line dropped)": "0",
+                      "Sub-path, authors (blanked in place)": "3"}
+
+
+def test_table5_medians_from_the_authors_result_format():
+    """The paper's "average" is the authors' np.median; means beside it can reverse the result."""
+    from conftest import REPO
+    from provbench_plugins.papers.p001_kgrag_ex import cost as C
+
+    ragex, kg = C.read_authors_comparison(REPO / "tests" / "data" / "p001-authors-comparison.json")
+    table = C.table5(ragex, kg)
+    calls, tokens = table["authors calls"], table["authors tokens"]
+    assert table["questions"] == 5
+    assert (calls["RAG-Ex"].median, calls["KGRAG-Ex"].median, calls["Difference"]) == (65, 20, 45)
+    assert (tokens["RAG-Ex"].median, tokens["KGRAG-Ex"].median, tokens["Difference"]) == (4000, 2000, 2000)
+    assert tokens["RAG-Ex"].mean == 4080 and tokens["KGRAG-Ex"].mean == 7180  # the means reverse the tokens
+    assert "provbench calls" not in table  # the authors' files hold their definition only
+    with pytest.raises(ValueError, match="comparison_of_x: field kg"):
+        C.read_authors_comparison({"comparison_of_x": {"simple": {"llm_calls": 1, "total_tokens": 2}, "kg": {}}})
+
+
+def test_table5_counts_both_definitions_over_the_questions_both_methods_explained():
+    from provbench.model import LLMCall
+    from provbench_plugins.papers.p001_kgrag_ex import cost as C
+
+    def rec(qid, calls):
+        trace = Trace(question_id=qid, system="s", llm_calls=[LLMCall(model="m", purpose="answer", prompt_tokens=10,
+                                                                       completion_tokens=2) for _ in range(calls)])
+        return RunRecord(key=UnitKey(question_id=qid, system="s", condition="c"), trace=trace)
+    ragex = C.per_question([rec("q1", 1)] * 4 + [rec("q2", 1)] * 6 + [rec("q3", 1)], {"q1": 50, "q2": 70, "q3": 9})
+    kg = C.per_question([rec("q1", 2)] * 2 + [rec("q2", 2)] * 3, {"q1": 30, "q2": 40})
+    table = C.table5(ragex, kg)
+    assert table["questions"] == 2  # q3 has no KGRAG-Ex explanation
+    assert table["authors calls"]["RAG-Ex"].median == 5 and table["authors calls"]["KGRAG-Ex"].median == 2.5
+    assert table["provbench calls"]["KGRAG-Ex"].median == 5  # 2 real calls per perturbation
+    assert table["authors tokens"]["RAG-Ex"].median == (4 * 50 + 6 * 70) / 2
+    assert table["provbench tokens"]["KGRAG-Ex"].mean == (2 * 2 * 12 + 3 * 2 * 12) / 2
+
+
+def test_positions_and_rank_ties_by_the_authors_rules():
+    assert A.relative_ranks([3, 3, 1], ties="first") == [0.0, 0.5, 1.0]
+    assert A.relative_ranks([3, 3, 1]) == [0.25, 0.25, 1.0]
+    path = four_node_path()
+    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
+                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
+    groups = A.group([base, *[record("node", k, k in (1, 3), "B", path) for k in range(4)]], "kgrag-ex")
+    assert A.position_histogram(groups, "node") == [0, 1, 0, 0, 1]  # 1/3 and 1
+    authors = A.position_histogram(groups, "node", "authors")
+    assert len(authors) == 20 and authors[5] == 1 and authors[15] == 1  # 1/4 and 3/4
+    metrics = {"degree": {"n0": 2, "n1": 2, "n2": 2, "n3": 2}, "betweenness": {}}
+    # equal degrees: the authors' sorted(...).index keeps path order, so n1 ranks 1/3 and n3 ranks 1
+    assert A.rank_histogram(groups, metrics, "degree") == [0, 1, 0, 0, 1]
 
 
 def table2_path() -> dict:
