@@ -142,3 +142,35 @@ def test_failed_and_bad_replies_are_counted_and_a_dead_model_stops_the_build(tmp
     with pytest.raises(UserError, match="every LLM call to .* failed"):
         MedicalKGBuilder(corpus=str(corpus)).build([], tmp_path / "dead", dead)
     assert not KnowledgeBase.is_complete(tmp_path / "dead")
+
+
+def test_every_medical_mini_gold_path_is_in_the_kb_the_builder_makes(tmp_path):
+    """Each gold triple is a relation of the graph built from the bundled corpus and triples,
+    between the entities it names, with its label; an ordered chain walks its entities in order."""
+    from conftest import REPO
+    from provbench_plugins.datasets.medmcqa.loader import MedMCQALoader
+    from provbench_plugins.kb_builders.medical.builder import entity_id
+
+    folder = REPO / "datasets" / "medical-mini"
+    kb = MedicalKGBuilder(corpus=str(folder / "corpus.jsonl"), triples=str(folder / "kg_triples.csv")).build(
+        [], tmp_path / "kb", schema_following_llm())
+    try:
+        view = kb.view()
+        edges = {}
+        for eid in view.entity_ids():
+            for n in view.neighbors(eid, direction="out"):
+                edges[(eid, n.relation.label, n.entity.id)] = n.relation.id
+        questions = MedMCQALoader().load(folder / "dev.jsonl")
+        assert questions and all(q.gold for q in questions)
+        for q in questions:
+            for t in q.gold.triples:
+                assert (entity_id(t.subject), t.relation, entity_id(t.object)) in edges, (q.id, t)
+                assert view.find_entity(t.subject).name == t.subject and view.find_entity(t.object).name == t.object
+            if q.gold.ordered:
+                walk = [entity_id(e) for e in q.gold.entities]
+                for t, (a, b) in zip(q.gold.triples, zip(walk, walk[1:])):
+                    assert {entity_id(t.subject), entity_id(t.object)} == {a, b}
+                (path,) = view.shortest_paths(walk[0], walk[-1], limit=1)
+                assert len(path.relations) == len(q.gold.triples)  # the gold chain is a shortest path
+    finally:
+        kb.close()
