@@ -174,3 +174,48 @@ def test_every_medical_mini_gold_path_is_in_the_kb_the_builder_makes(tmp_path):
                 assert len(path.relations) == len(q.gold.triples)  # the gold chain is a shortest path
     finally:
         kb.close()
+
+
+def test_the_authors_chunker_extraction_rules_and_unmatched_chunks(tmp_path):
+    import csv
+    import hashlib
+
+    from provbench_plugins.kb_builders.medical.prompts import AUTHORS_LABELS, AUTHORS_RELATIONS
+
+    corpus = tmp_path / "corpus.jsonl"
+    body = " ".join(f"Sentence {i} says that fasting can cause night cough in adults." for i in range(30))
+    corpus.write_text(json.dumps({"id": "art_0", "title": "Fasting", "content": body[:900], "source": "article-1.jsonl"})
+                      + "\n" + json.dumps({"id": "art_1", "title": "Fasting", "content": body[900:],
+                                           "source": "article-1.jsonl"}) + "\n")
+    chunks = read_chunks(corpus, chunking="authors")
+    assert len(chunks) > 3 and all(len(c.text) <= 600 for c in chunks)
+    assert chunks[0].text == "Fasting"  # the title, then "\n\n": too long together, so a chunk of its own
+    assert all(c.id == hashlib.sha256(c.text.encode("utf-8")).hexdigest() and c.source == "article-1.jsonl"
+               for c in chunks)
+    assert chunks[1].text[-60:] in chunks[2].text  # neighbours overlap (up to 100 characters)
+
+    llm = schema_following_llm()
+    kb = MedicalKGBuilder(corpus=str(corpus), preset="authors", max_chunks=2).build([], tmp_path / "kb", llm)
+    try:
+        schema = llm.backend.calls[0]["schema"]["properties"]["triples"]
+        assert "maxItems" not in schema and schema["items"]["properties"]["relation"]["enum"] == list(AUTHORS_RELATIONS)
+        assert len(AUTHORS_RELATIONS) == 19 and len(AUTHORS_LABELS) == 7
+        view = kb.view()
+        assert kb.build_info["chunks"] == len(chunks) and kb.build_info["options"]["chunking"] == "authors"
+        assert {view.entity(e).label for e in view.entity_ids()} <= set(AUTHORS_LABELS)
+    finally:
+        kb.close()
+
+    corpus, triples = write_inputs(tmp_path / "in")
+    with triples.open("a", newline="") as f:  # a triple of the authors' arch_kg.csv from another cut of the corpus
+        csv.writer(f).writerow(["spleen", "Body Parts**", "PART_OF", "abdomen", "Body Parts", "article-5.jsonl", "f" * 64])
+    with pytest.raises(UserError, match="unmatched_chunks: keep"):
+        MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb2", schema_following_llm())
+    kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples), unmatched_chunks="keep").build(
+        [], tmp_path / "kb3", schema_following_llm())
+    try:
+        kept = kb.view().relation("rel:7")
+        assert kept.label == "PART_OF" and kept.text_unit_id is None and kb.view().entity("ent:spleen").label == "Body Parts"
+        assert graph_metrics.load(tmp_path / "kb3")["relation_sources"]["rel:7"] == "article-5.jsonl"
+    finally:
+        kb.close()
