@@ -99,3 +99,21 @@ def check_table_figures(run_dir, records: list[dict]) -> None:
     perturbations = [sum(r["key"]["question_id"] == q for r in ragex) for q in shared]
     assert authors[label][1] == f"{statistics.median(perturbations):.1f}"  # 1 call per perturbation
     assert "window by 5 words" in cost.blocks[2].text and "not comparable" in cost.blocks[2].text
+
+
+def test_the_authors_suite_runs_every_part_on_its_authors_preset(tmp_path, monkeypatch):
+    from provbench.suite import load_suite
+
+    suite = REPO / "suites" / "medmcqa-kgragex-authors.yaml"
+    loaded = load_suite(suite).suite
+    assert loaded.model.id == "ollama/llama3.2:3b-instruct-fp16"
+    monkeypatch.chdir(tmp_path)
+    run_dir = run_suite(suite, out=tmp_path / "run", limit=2, llm=schema_following_llm(cache_dir=tmp_path / "llm"))
+    records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
+    assert records and all(r["status"] == "ok" for r in records)
+    kg = [r for r in records if r["key"]["system"] == "kgrag-ex"]
+    assert all("query_pairs" in r["trace"]["artifacts"] for r in kg if r["key"]["condition"] == "baseline")
+    blanked = [r for r in kg if r["key"]["condition"] == "kg-subpath-removal"]
+    assert all(r["variant"]["data"]["rule"] == "authors" for r in blanked)
+    info = json.loads((run_dir / "manifest.json").read_text())
+    assert "authors" in json.dumps(info)
