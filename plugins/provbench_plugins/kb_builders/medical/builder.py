@@ -47,7 +47,7 @@ from provbench.plugin_api import KBBuilder
 from ..common.buildinfo import file_digests, fingerprint, reuse_existing, standard_info
 from ..common.extraction import ExtractionCounts
 from ..common.llm_calls import LLMTally, effective_workers, run_calls
-from ..common.options import BaseBuildOptions
+from ..common.options import BaseBuildOptions, with_preset
 from ..common.writing import finish, write_kb
 from . import graph_metrics
 from . import prompts as P
@@ -85,9 +85,7 @@ class MedicalKGOptions(BaseBuildOptions):
     @model_validator(mode="before")
     @classmethod
     def _apply_preset(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("preset") == "authors":
-            return {**AUTHORS, **data}
-        return data
+        return with_preset(data, {"authors": AUTHORS})
 
 
 def resolve(path: str) -> Path:

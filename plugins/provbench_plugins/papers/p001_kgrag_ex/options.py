@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from provbench.kb.view import MAX_PATH_HOPS
+from provbench_plugins.kb_builders.common.options import with_preset
 
 AUTHORS = {"query": "pairs", "grounding": "exact", "named_fallback": False, "directed": True, "max_paths": None,
            "path_format": "chain", "top_k": 0}
@@ -55,6 +56,4 @@ class KGRAGExOptions(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _apply_preset(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("preset") == "authors":
-            return {**AUTHORS, **data}
-        return data
+        return with_preset(data, {"authors": AUTHORS})
