@@ -82,8 +82,8 @@ def test_a_controls_block_loads(tmp_path):
      "line 14, field 'controls.claims[0].options': claim 'condition-contrast': bad options"),
     (f"path: {MINI}, limit: 4", "path: missing.json", "line 5, field 'controls.dataset.path': dataset file not found"),
     (f"dataset: {{loader: 2wiki, path: {MINI}, limit: 4}}",
-     f"dataset: {{loader: medmcqa, path: {REPO / 'datasets' / 'medical-mini' / 'dev.jsonl'}}}",
-     "line 5, field 'controls.dataset.loader': dataset loader 'medmcqa' gives no gold evidence"),
+     f"dataset: {{loader: mmlu, path: {REPO / 'datasets' / 'medical-mini' / 'dev.jsonl'}}}",
+     "line 5, field 'controls.dataset.loader': dataset loader 'mmlu' gives no gold evidence"),
 ])
 def test_mistakes_in_the_controls_block_are_located(tmp_path, old, new, where):
     assert old in SUITE

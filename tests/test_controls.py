@@ -147,27 +147,25 @@ def test_agent_without_the_evidence_never_repeats_and_then_gives_up():
 # -- papers 001-003: their schemas and prompt shapes ----------------------------------------------
 
 def test_p001_parse_paragraph_and_answer():
-    medical = Question(id="m1", question="Which finding does pulmonary hypoplasia indicate?", answer="B",
-                       choices=["fever", "oligohydramnios", "rash", "cough"],
+    medical = Question(id="m1", question="Does pulmonary hypoplasia in a newborn point to oligohydramnios or to rash?",
+                       answer="B", choices=["fever", "oligohydramnios", "rash", "cough"],
                        gold=GoldEvidence(triples=[GoldTriple(subject="pulmonary hypoplasia", relation="INDICATES",
                                                              object="oligohydramnios")], ordered=True,
                                          entities=["pulmonary hypoplasia", "oligohydramnios"]))
     llm = control("oracle", [medical])
     parse = ask(llm, [{"role": "system", "content": P1.TRIPLET_SYSTEM},
                       {"role": "user", "content": P1.TRIPLET_USER.format(question=medical.question)}], P1.triplet_schema(4))
-    assert parse["triplets"][0]["subject"] == "pulmonary hypoplasia"
+    assert parse["triplets"] == [{"subject": "pulmonary hypoplasia", "relation": "INDICATES", "object": "oligohydramnios"}]
+    pairs = ask(llm, [{"role": "system", "content": P1.PAIRS_SYSTEM},
+                      {"role": "user", "content": P1.PAIRS_USER.format(question=medical.question)}], P1.pairs_schema(4))
+    assert pairs["pairs"] == [{"entity1": "pulmonary hypoplasia", "entity2": "oligohydramnios"}]
     chain = "pulmonary hypoplasia ->[INDICATES]-> oligohydramnios"
-    paragraph = ask(llm, [{"role": "system", "content": P1.PARAGRAPH_SYSTEM},
-                          {"role": "user", "content": P1.PARAGRAPH_USER.format(chain=chain)}], None)
+    paragraph = ask(llm, P1.paragraph_messages(chain, unknown_instruction=False), None)
     assert paragraph == "pulmonary hypoplasia indicates oligohydramnios."
-    blanked = ask(llm, [{"role": "user", "content": P1.PARAGRAPH_USER.format(chain=chain.replace("INDICATES", "__"))}],
-                  None)
+    blanked = ask(llm, P1.paragraph_messages(chain.replace("INDICATES", "__"), unknown_instruction=True), None)
 
-    def answer(paragraphs: str) -> str:
-        user = P1.ANSWER_USER.format(paragraphs=paragraphs, passages=P1.NOTHING, question=medical.question,
-                                     options=P1.options_text(medical.choices))
-        return ask(llm, [{"role": "system", "content": P1.ANSWER_SYSTEM}, {"role": "user", "content": user}],
-                   P1.answer_schema(4))["answer"]
+    def answer(text: str) -> str:
+        return ask(llm, P1.answer_messages(text, medical.question, medical.choices), P1.answer_schema(4))["answer"]
 
     assert answer(paragraph) == "B" and answer(blanked) != "B"
 

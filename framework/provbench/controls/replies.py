@@ -5,7 +5,8 @@
 * an agent's action (``anyOf`` branches, each fixing ``tool``): :func:`agent_action`;
 * ``triplets``: a question restated as triplets between the gold entities it names, or a
   passage's sentences each restated as one (subject, relation, object) that reads back as the
-  sentence (paper 003's extraction, confidence 0.9 for every sentence alike);
+  sentence (paper 003's extraction, confidence 0.9 for every sentence alike); ``pairs``: the
+  gold entities the question names, paired (paper 001's authors' query parse);
 * any other object: field by field (:data:`FIELDS`): the answer (or label), its confidence, the
   citations by kind (``cited_entities`` ... or numbered ``cited`` lines), paper 002's ``focus``
   (a gold entity not yet in the prompt) and ``relation_types`` (the gold relations offered);
@@ -44,6 +45,8 @@ def fill_object(behaviour: Behaviour, r: PromptReading, schema: dict) -> dict[st
     props = schema.get("properties", {})
     if "triplets" in props:
         return {"triplets": triplets(behaviour, r, props["triplets"])}
+    if "pairs" in props:
+        return {"pairs": entity_pairs(behaviour, r, props["pairs"])}
     return {key: fill_field(behaviour, r, key, sub) for key, sub in props.items()}
 
 
@@ -109,15 +112,30 @@ def triplets(behaviour: Behaviour, r: PromptReading, schema: dict) -> list[dict[
     return out
 
 
+def named_gold_entities(r: PromptReading) -> list[str]:
+    """The gold entities the question names, in gold order."""
+    if r.gold is None or r.question is None:
+        return []
+    asked = normalize_text(r.question.question)
+    return [name for name in r.gold.entities if normalize_text(name) in asked]
+
+
 def question_triplets(r: PromptReading) -> list[tuple[str, str, str]]:
     """Gold triples between entities the question names; else the named gold entities, paired."""
-    gold, asked = r.gold, normalize_text(r.question.question)
-    if gold is None:
-        return []
-    named = [name for name in gold.entities if normalize_text(name) in asked]
-    both = [(t.subject, t.relation, t.object) for t in gold.triples if t.subject in named and t.object in named]
+    named = named_gold_entities(r)
+    both = [(t.subject, t.relation, t.object) for t in r.gold.triples if t.subject in named and t.object in named]
     pairs = [(a, "related to", b) for a, b in zip(named, named[1:])] or [(n, "related to", n) for n in named[:1]]
     return both or pairs
+
+
+def entity_pairs(behaviour: Behaviour, r: PromptReading, schema: dict) -> list[dict[str, str]]:
+    """Pairs of the gold entities the question names (paper 001's authors' query parse); none
+    when it names fewer than two (an entity is never paired with itself)."""
+    item = schema.get("items", {}).get("properties", {})
+    first, second = list(item)[:2] if len(item) >= 2 else ("entity1", "entity2")
+    named = named_gold_entities(r) if behaviour.reads else []
+    pairs = [{first: a, second: b} for i, a in enumerate(named) for b in named[i + 1:]]
+    return pairs[: schema.get("maxItems", len(pairs))]
 
 
 def passage_triplets(r: PromptReading, props: dict) -> list[tuple[str, str, str]]:

@@ -4,8 +4,11 @@ declared as any package would: claims on :mod:`provbench.controls`, registered w
 ablations; a suite may override any option.
 
 * ``cited-removal-beats-random``: removing the baseline's cited entities changes the oracle
-  agent's answers far more than removing as many random ones; an agent that ignores its context
-  changes under neither.
+  agent's answers far more than removing as many random ones, and costs it the right answers
+  random removal leaves; an agent that ignores its context changes under neither. Both halves
+  are needed: an LLM whose reply is a hash of its prompt (the ``random`` control) also changes
+  more under cited removal (it cited what its prompts showed, random removal now draws entities
+  it never visited), but it had no right answer to lose.
 * ``exclusion-reference``: with the parametric control as the ``llm-only`` reference, the
   exclusion step leaves out every question; with the oracle (which knows nothing without
   evidence), none.
@@ -48,6 +51,14 @@ class CitedRemovalBeatsRandom(ConditionContrast):
     name = "cited-removal-beats-random"
     description = __doc__
     Options = CitedRemovalBeatsRandomOptions
+
+    def check(self, runs: ControlRuns) -> list[Verdict]:
+        """Output changed (treatment above reference), then accuracy (reference above treatment)."""
+        o = self.options
+        accuracy = ConditionContrast(**{**o.model_dump(), "treatment": o.reference, "reference": o.treatment,
+                                        "score": "accuracy"})
+        accuracy.name = self.name
+        return super().check(runs) + accuracy.check(runs)
 
 
 class IgnoresContextOptions(EffectOptions):
