@@ -159,6 +159,20 @@ def test_p001_parse_paragraph_and_answer():
     pairs = ask(llm, [{"role": "system", "content": P1.PAIRS_SYSTEM},
                       {"role": "user", "content": P1.PAIRS_USER.format(question=medical.question)}], P1.pairs_schema(4))
     assert pairs["pairs"] == [{"entity1": "pulmonary hypoplasia", "entity2": "oligohydramnios"}]
+    deep = medical.model_copy(update={"id": "m2", "question": "What does pulmonary hypoplasia lead to, in the end?",
+                                      "gold": GoldEvidence(triples=[*medical.gold.triples, GoldTriple(
+                                          subject="oligohydramnios", relation="CAUSES", object="renal agenesis")],
+                                          ordered=True, entities=["pulmonary hypoplasia", "oligohydramnios",
+                                                                  "renal agenesis"])})
+    deep_llm = control("oracle", [deep])
+    chain = ask(deep_llm, [{"role": "user", "content": P1.TRIPLET_USER.format(question=deep.question)}],
+                P1.triplet_schema(4))["triplets"]
+    assert [t["object"] for t in chain] == ["oligohydramnios", "renal agenesis"]  # it looks up the gold chain
+    assert [(p["entity1"], p["entity2"]) for p in ask(deep_llm, [{"role": "user", "content": P1.PAIRS_USER.format(
+        question=deep.question)}], P1.pairs_schema(4))["pairs"]][0] == ("pulmonary hypoplasia", "renal agenesis")
+    unnamed = ask(control("ignores-context", [deep]), [{"role": "user", "content": P1.TRIPLET_USER.format(
+        question=deep.question)}], P1.triplet_schema(4))["triplets"]
+    assert unnamed == []  # a control that does not read restates nothing
     chain = "pulmonary hypoplasia ->[INDICATES]-> oligohydramnios"
     paragraph = ask(llm, P1.paragraph_messages(chain, unknown_instruction=False), None)
     assert paragraph == "pulmonary hypoplasia indicates oligohydramnios."

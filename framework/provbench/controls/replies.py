@@ -3,10 +3,10 @@
 * no schema: a relation chain (``head ->[rel]-> tail`` lines, paper 001's pseudo-paragraph) is
   rewritten one sentence per line; otherwise the answer as plain text;
 * an agent's action (``anyOf`` branches, each fixing ``tool``): :func:`agent_action`;
-* ``triplets``: a question restated as triplets between the gold entities it names, or a
-  passage's sentences each restated as one (subject, relation, object) that reads back as the
-  sentence (paper 003's extraction, confidence 0.9 for every sentence alike); ``pairs``: the
-  gold entities the question names, paired (paper 001's authors' query parse);
+* ``triplets``: a question restated as its gold triples (a control that explores: it looks up
+  the gold chain the question starts), or a passage's sentences each restated as one (subject,
+  relation, object) that reads back as the sentence (paper 003's extraction, confidence 0.9 for
+  every sentence alike); ``pairs``: the gold chain's ends and hops (paper 001's authors' parse);
 * any other object: field by field (:data:`FIELDS`): the answer (or label), its confidence, the
   citations by kind (``cited_entities`` ... or numbered ``cited`` lines), paper 002's ``focus``
   (a gold entity not yet in the prompt) and ``relation_types`` (the gold relations offered);
@@ -101,7 +101,7 @@ def triplets(behaviour: Behaviour, r: PromptReading, schema: dict) -> list[dict[
     limit = schema.get("maxItems", 8)
     if not behaviour.reads:
         return []
-    found = question_triplets(r) if r.question is not None else passage_triplets(r, props)
+    found = question_triplets(r, behaviour.explores) if r.question is not None else passage_triplets(r, props)
     width = props.get("subject", {}).get("maxLength", 200)
     out = []
     for subject, relation, obj in found[:limit]:
@@ -120,21 +120,31 @@ def named_gold_entities(r: PromptReading) -> list[str]:
     return [name for name in r.gold.entities if normalize_text(name) in asked]
 
 
-def question_triplets(r: PromptReading) -> list[tuple[str, str, str]]:
-    """Gold triples between entities the question names; else the named gold entities, paired."""
+def question_triplets(r: PromptReading, towards_gold: bool) -> list[tuple[str, str, str]]:
+    """A question restated as triplets. Towards the gold (a control that explores, when the
+    question names a gold entity): the gold triples, so the system looks up the gold chain;
+    otherwise the gold triples between entities the question names, else those entities paired."""
     named = named_gold_entities(r)
+    if named and towards_gold:
+        return [(t.subject, t.relation, t.object) for t in r.gold.triples]
     both = [(t.subject, t.relation, t.object) for t in r.gold.triples if t.subject in named and t.object in named]
     pairs = [(a, "related to", b) for a, b in zip(named, named[1:])] or [(n, "related to", n) for n in named[:1]]
     return both or pairs
 
 
 def entity_pairs(behaviour: Behaviour, r: PromptReading, schema: dict) -> list[dict[str, str]]:
-    """Pairs of the gold entities the question names (paper 001's authors' query parse); none
-    when it names fewer than two (an entity is never paired with itself)."""
+    """Entity pairs of the question (paper 001's authors' query parse): the gold chain's ends and
+    hops for a control that explores, else the gold entities the question names, paired; an
+    entity is never paired with itself."""
     item = schema.get("items", {}).get("properties", {})
     first, second = list(item)[:2] if len(item) >= 2 else ("entity1", "entity2")
     named = named_gold_entities(r) if behaviour.reads else []
-    pairs = [{first: a, second: b} for i, a in enumerate(named) for b in named[i + 1:]]
+    if named and behaviour.explores:
+        chain = r.gold.entities
+        found = [(chain[0], chain[-1])] + list(zip(chain, chain[1:])) if len(chain) > 1 else []
+    else:
+        found = [(a, b) for i, a in enumerate(named) for b in named[i + 1:]]
+    pairs = [{first: a, second: b} for a, b in dict.fromkeys(found) if a != b]
     return pairs[: schema.get("maxItems", len(pairs))]
 
 
