@@ -223,9 +223,9 @@ def test_the_query_is_parsed_into_triplets_whose_entities_are_grounded(kb):
     assert ("fasting", "question", "ent:fasting", "exact") in grounded  # its subject
     assert not any(g["role"] == "option" for g in trace.artifacts["kgrag"]["grounding"])  # the paper: the query's
     assert trace.answer == "A" and [p.entities for p in trace.paths] == [["ent:fasting", "ent:corvane-fever"]]
-    assert "Input chain:\nfasting ->[IS RISK FACTOR FOR]-> corvane fever" in calls[1]["messages"][0]["content"]
+    assert "Chain:\nfasting ->[IS RISK FACTOR FOR]-> corvane fever" in calls[1]["messages"][0]["content"]
     assert "__ is unknown" not in calls[1]["messages"][0]["content"]  # the authors' wording, unless asked
-    assert calls[2]["messages"][0]["content"].startswith("You are a knowledgeable medical assistant.")
+    assert calls[2]["messages"][0]["content"].startswith("You are a medical assistant.")
 
 
 def test_an_empty_parse_falls_back_to_entities_named_in_the_question(kb):
@@ -321,7 +321,7 @@ def test_the_authors_preset_asks_for_pairs_and_follows_their_code(kb):
     assert "spleen" not in calls[0]["messages"][1]["content"].split("?")[1]  # the options are not shown
     # spleen -> fasting has no path along edge directions; the unknown entity grounds to nothing
     assert [p.description for p in trace.paths] == ["fasting->[IS RISK FACTOR FOR]->corvane fever"]
-    assert trace.read_text_units == [] and calls[1]["messages"][0]["content"].count("Input chain:\nfasting->[") == 1
+    assert trace.read_text_units == [] and calls[1]["messages"][0]["content"].count("Chain:\nfasting->[") == 1
     candidates = trace.steps[1].result["candidates"]
     assert {"mention": "unknown thing", "kept": False, "how": "no entity of that name"}.items() <= candidates[-1].items()
 
@@ -508,7 +508,7 @@ def test_the_ragex_target_runs_the_authors_settings_and_prompt(kb):
     llm = scripted_llm([{"answer": "A"}, {"answer": "B"}])
     trace = system.run(question, Environment(view=kb.view(), llm=llm))
     prompt = llm.backend.calls[0]["messages"][0]["content"]
-    assert prompt.startswith("You are a knowledgeable medical assistant.") and "Medical Paragraph:\nChunk 0: " in prompt
+    assert prompt.startswith("You are a medical assistant.") and "Paragraph:\nChunk 0: " in prompt
     assert "A. night cough" in prompt and trace.answer == "A" and len(trace.read_text_units) == 1
     assert trace.artifacts["context_words"] == len(("Chunk 0: " + trace.artifacts["passages"][0]["text"]).split())
     variant = RagExWindow().variants(question, trace, random.Random(0))[0]

@@ -2,10 +2,12 @@
 
 The paper gives no prompt text. The query parse follows the paper's section 3 (triplets) or, in
 the ``authors`` preset, the authors' entity-pair request. The pseudo-paragraph and answer prompts
-are the authors' own wording (their experiments notebook and ``config.py``), quoted as the
-protocol they ran: they set how a blanked "__" propagates and what the model is asked, so a
-paraphrase would be a different experiment. ``UNKNOWN_INSTRUCTION`` is provbench's optional
-addition (KGRAG-Ex option ``unknown_instruction``), which tells the model not to guess a "__".
+ask what the authors' prompts ask (their experiments notebook and ``config.py``), instruction by
+instruction and in the same order, in provbench's own words: a teaching persona turning the chain
+into one paragraph with nothing else, then an answer from that paragraph alone as one option
+letter. Like theirs, neither says what a blanked "__" means, since that sets how a removal
+propagates; ``UNKNOWN_INSTRUCTION`` is provbench's optional addition (KGRAG-Ex option
+``unknown_instruction``), which tells the model not to guess a "__".
 Answers are constrained by a JSON schema to an option letter (the authors read the reply's first
 character instead).
 """
@@ -33,31 +35,28 @@ PAIRS_SYSTEM = (
 )
 PAIRS_USER = "Question: {question}"
 
-# The authors' pseudo-paragraph prompt (one user message), verbatim.
-PARAGRAPH_AUTHORS = (
-    "You are a medical instructor helping to generate educational materials.\n\n"
-    "Given a relationship chain connecting medical concepts, write a short, clear and medically accurate "
-    "paragraph that explains the connections in a way understandable to students.\n\n"
-    "Input chain:\n{chain}\n\n"
-    "Output:\n"
-    "A single, coherent paragraph explaining the relationships. Do not include any further comments, only "
-    "your generated answer."
+# The pseudo-paragraph prompt (one user message): the authors' instructions, provbench's wording.
+PARAGRAPH_PROMPT = (
+    "You write teaching material for medical students.\n\n"
+    "The chain below links medical concepts through relationships. Explain those links in one short "
+    "paragraph that is medically correct and easy for a student to follow.\n\n"
+    "Chain:\n{chain}\n\n"
+    "Reply with that one paragraph and nothing else: no heading, no comment."
 )
 UNKNOWN_INSTRUCTION = "A concept or relation written as __ is unknown: do not guess it."
 # Without an LLM (option paragraphs: template), each triplet line becomes one plain sentence.
 TEMPLATE_SENTENCE = "{head} {relation} {tail}."
 
-# The authors' answer prompt (one user message, shared by KGRAG-Ex and their RAG-Ex target), verbatim.
-ANSWER_AUTHORS = (
-    "You are a knowledgeable medical assistant.\n\n"
-    "Use the following medical paragraph to answer the multiple-choice question below.\n"
-    "Choose the best answer from the provided options based solely on the paragraph.\n\n"
-    "Medical Paragraph:\n{paragraph}\n\n"
+# The answer prompt (one user message, shared by KGRAG-Ex and its RAG-Ex target): the authors'
+# instructions, provbench's wording.
+ANSWER_PROMPT = (
+    "You are a medical assistant.\n\n"
+    "Answer the multiple-choice question below from the medical paragraph given with it, and from "
+    "nothing else.\n\n"
+    "Paragraph:\n{paragraph}\n\n"
     "Question:\n{question}\n\n"
     "Options:\n{options}\n\n"
-    "Answer:\n"
-    "Provide only the letter (A, B, C or D) corresponding to the corrected choice.\n"
-    "Do not provide any additional explanation or commentary."
+    "Reply with the letter of the best option only (A, B, C or D), without explanation or comment."
 )
 PASSAGE = "[{id}] {text}"
 RAGEX_CHUNK = "Chunk {index}: {text}"  # how the authors' RAG-Ex context writes its retrieved chunk
@@ -65,14 +64,14 @@ NOTHING = "(none)"
 
 
 def paragraph_messages(chain: str, unknown_instruction: bool) -> list[dict]:
-    text = PARAGRAPH_AUTHORS.format(chain=chain)
+    text = PARAGRAPH_PROMPT.format(chain=chain)
     if unknown_instruction:
-        text = text.replace("\n\nInput chain:", f" {UNKNOWN_INSTRUCTION}\n\nInput chain:")
+        text = text.replace("\n\nChain:", f" {UNKNOWN_INSTRUCTION}\n\nChain:")
     return [{"role": "user", "content": text}]
 
 
 def answer_messages(paragraph: str, question: str, choices: list[str]) -> list[dict]:
-    return [{"role": "user", "content": ANSWER_AUTHORS.format(paragraph=paragraph or NOTHING, question=question,
+    return [{"role": "user", "content": ANSWER_PROMPT.format(paragraph=paragraph or NOTHING, question=question,
                                                               options=options_text(choices))}]
 
 
