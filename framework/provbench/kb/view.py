@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     import networkx
 
     from .graphstore import GraphStore
+    from .hidden import HiddenContent
 
 MAX_PATH_HOPS = 10
 _SIDE_PATTERNS = {"out": "(a:Entity {id: $id})-[r:LINKS]->(b:Entity)",
@@ -105,12 +106,22 @@ class GraphView:
         self._hidden = hidden or ViewFilter()
         self._unreadable: frozenset[str] | None = None  # computed on first need, then kept
         self._hidden_communities: frozenset[str] | None = None  # likewise
+        self._content: "HiddenContent | None" = None  # hidden_content(), on first need
 
     # -- filter
 
     @property
     def hidden(self) -> ViewFilter:
         return self._hidden
+
+    def hidden_content(self) -> "HiddenContent":
+        """What this view hides resolved to ids, names and texts, with a matcher for hidden text
+        (:mod:`provbench.kb.hidden`): for systems that keep their own store, and the leak guard."""
+        if self._content is None:
+            from .hidden import hidden_content
+
+            self._content = hidden_content(self)
+        return self._content
 
     def hide(self, entities: Iterable[str] = (), relations: Iterable[str] = (), text_units: Iterable[str] = (),
              block_text_of: Iterable[str] = (), hide_metadata_of: Iterable[str] = ()) -> "GraphView":

@@ -21,6 +21,7 @@ from ..store import export_csv
 from . import charts
 from .pictures import cached_picture
 from .data import RunData, load_run
+from .leaks import leak_section, leak_view
 from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
 from .stats import MCNEMAR_NOTE, Share, mcnemar, per_question, select, share
 
@@ -186,7 +187,7 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_
     variant = record.variant.description or record.variant.id if record.variant else ""
     out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "", "variant": variant,
                            "scores": {k: ("–" if v is None else f"{v:.3g}") for k, v in record.scores.items()},
-                           "notes": record.score_notes, "trace": None, "svg": None}
+                           "notes": record.score_notes, "trace": None, "svg": None, "leak": leak_view(record)}
     if trace is None:
         return out
     out["trace"] = {"answer": trace.answer if trace.answer is not None else "", "outcome": trace.outcome,
@@ -285,7 +286,7 @@ def write_report(run_dir: str | Path, pm: Any = None) -> Path:
     run = load_run(run_dir)
     env = environment()
     env.globals["ci_label"] = f"{100 * float(run.report_option('confidence', 0.95)):g}% CI"
-    sections = [overview_section(run), knowledge_base_section(run), *plugin_sections(run, pm)]
+    sections = [overview_section(run), leak_section(run), knowledge_base_section(run), *plugin_sections(run, pm)]
     sections = sorted((s for s in sections if s is not None), key=lambda s: s.order)
     chart = accuracy_chart(run)
     context = {"h": header(run), "systems": run.systems, "sections": [section_view(s) for s in sections],
