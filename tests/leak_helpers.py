@@ -13,7 +13,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from provbench import hookimpl
-from provbench.kb import GraphView
 from provbench.model import Question, RetrievedItem, Trace
 from provbench.plugin_api import Environment, System
 
@@ -21,9 +20,9 @@ PROVBENCH_NAMESPACE = "leaky"
 
 
 class ReadsAroundTheView(System):
-    """RAG over the *whole* knowledge base: it opens the graph store behind its view (a private
-    attribute, as an outside pipeline over ``KnowledgeBase.property_graph_store`` would) and so
-    sees what every intervention hides. ``record_reads`` puts what it read in the trace."""
+    """Word-overlap RAG over the Kùzu database behind its view, read directly with Cypher (a private
+    attribute, as a pipeline over ``KnowledgeBase.property_graph_store`` reads the same database):
+    it sees what every intervention hides. ``record_reads`` puts what it read in the trace."""
 
     name = "reads-around-the-view"
 
@@ -32,12 +31,16 @@ class ReadsAroundTheView(System):
 
     def run(self, question: Question, env: Environment) -> Trace:
         trace = Trace(question_id=question.id, system=self.name)
-        everything = GraphView(env.view._store)  # around the view: the leak under test
-        units = everything.text_units([h.id for h in everything.search_text_units(question.question, k=3)])
+        kuzu = env.view._store  # the database behind every view: reading it directly is the leak under test
+        wanted = set(question.question.lower().split())
+        chunks = kuzu.rows("MATCH (c:Chunk) RETURN c.id, c.text ORDER BY c.id")
+        top = sorted(chunks, key=lambda c: -len(wanted & set(c[1].lower().split())))[:3]
         if self.options.record_reads:
-            trace.read_text_unit(*(u.id for u in units))
-        trace.citations.entities = [e for u in units for e in u.entity_ids][:2]
-        context = "\n".join(f"- {u.text}" for u in units)
+            trace.read_text_unit(*(cid for cid, _ in top))
+        mentioned = kuzu.rows("MATCH (c:Chunk)-[:MENTIONS]->(e:Entity) WHERE c.id IN $ids RETURN e.id ORDER BY e.id",
+                              {"ids": [cid for cid, _ in top]})
+        trace.citations.entities = [row[0] for row in mentioned][:2]
+        context = "\n".join(f"- {text}" for _, text in top)
         reply = env.llm.chat([{"role": "user", "content": f"{context}\n\nQuestion: {question.question}"}],
                              purpose="answer")  # no trace=: the runner's capture records the call
         trace.answer = reply.text

@@ -190,3 +190,20 @@ def test_the_suite_option_is_validated(tmp_path):
     with pytest.raises(SuiteError, match=r"bad.yaml, line 5, field 'leak_guard.include_leakd': unknown field "
                                          r"'include_leakd'; did you mean 'include_leaked'"):
         load_suite(tmp_path / "bad.yaml", registry_of(toy_plugin()))
+
+
+def test_the_own_store_recipe_in_docs_runs(tmp_path, monkeypatch):
+    """The example of docs/integrations.md's own-store section runs as written."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "integrations.md").read_text(encoding="utf-8")
+    section = text.split("## Systems that keep their own store", 1)[1].split("\n## ", 1)[0]
+    [block] = re.findall(r"^```python\n(.*?)^```", section, re.S | re.M)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "docs/integrations.md", "exec"), {"__name__": "docs_integrations_own_store"})
+    # the same system without the filter leaks: the guard sees it
+    unfiltered = block.replace("found = env.hidden.keep(STORE.items(), text=lambda item: item[1])",
+                               "found = list(STORE.items())").replace('== ["svc:2"]', '== ["svc:1", "svc:2"]')
+    with pytest.raises(AssertionError):
+        exec(compile(unfiltered, "docs/integrations.md (unfiltered)", "exec"), {"__name__": "docs_unfiltered"})

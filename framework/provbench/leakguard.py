@@ -111,7 +111,7 @@ def _is_hidden(view: "GraphView", content: "HiddenContent", kind: str, item: str
         return True
     if kind in ("community", "source") and not view.community_visible(item):
         return True
-    return kind in ("relationship", "source") and item in content.relation_ids
+    return kind in ("relationship", "source") and content.relation_hidden(item)
 
 
 # -- (b) request text --------------------------------------------------------------------------------

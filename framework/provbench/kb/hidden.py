@@ -51,7 +51,7 @@ def sentences(text: str | None) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text or "") if s.strip()]
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity: one object per distinct token sequence
 class Secret:
     """A name or sentence of the knowledge base: where it comes from, and every field that shows it."""
 
@@ -72,15 +72,19 @@ class HiddenMatch:
 
 
 class TextIndex:
-    """Every secret of one knowledge base, keyed by its first two tokens for a one-pass scan."""
+    """Every secret of one knowledge base, keyed by its first token (one-word secrets) or its first
+    two (longer ones) for a one-pass scan; also each relation's ends (whether a view hides it)."""
 
     def __init__(self) -> None:
         self.secrets: dict[tuple[str, ...], Secret] = {}
-        self._by_head: dict[tuple[str, ...], list[Secret]] = {}
+        self._single: dict[str, Secret] = {}
+        self._pairs: dict[str, dict[str, list[Secret]]] = {}
+        self._found: dict[str, list[Secret]] = {}  # text -> its secrets: prompts repeat across units
         self.names: dict[str, str] = {}
         self.unit_texts: dict[str, str] = {}
         self.documents: dict[str, list[str]] = {}
         self.communities: list[str] = []
+        self.relation_ends: dict[str, tuple[str, str]] = {}
 
     def add_secret(self, surface: str, kind: str, item: str) -> None:
         found = tuple(tokens(surface))
@@ -90,20 +94,36 @@ class TextIndex:
         secret = self.secrets.get(found)
         if secret is None:
             secret = self.secrets[found] = Secret(found, surface)
-            self._by_head.setdefault(found[:2], []).append(secret)
+            if len(found) == 1:
+                self._single[found[0]] = secret
+            else:
+                self._pairs.setdefault(found[0], {}).setdefault(found[1], []).append(secret)
         secret.origins.append((kind, item))
 
     def find(self, words: list[str]) -> Iterator[Secret]:
         """Every secret occurring in ``words`` (a token list), each once."""
-        seen: set[int] = set()
-        heads = self._by_head
+        seen: set[Secret] = set()
+        single, pairs, last = self._single, self._pairs, len(words) - 1
         for i, word in enumerate(words):
-            for key in ((word,), (word, words[i + 1]) if i + 1 < len(words) else None):
-                for secret in heads.get(key, ()) if key else ():
-                    n = len(secret.tokens)
-                    if id(secret) not in seen and tuple(words[i:i + n]) == secret.tokens:
-                        seen.add(id(secret))
-                        yield secret
+            secret = single.get(word)
+            if secret is not None and secret not in seen:
+                seen.add(secret)
+                yield secret
+            following = pairs.get(word) if i < last else None
+            for secret in following.get(words[i + 1], ()) if following else ():
+                if secret not in seen and tuple(words[i:i + len(secret.tokens)]) == secret.tokens:
+                    seen.add(secret)
+                    yield secret
+
+    def find_in(self, text: str) -> list[Secret]:
+        """The secrets in ``text``, remembered (a bounded memo: system prompts and agent histories
+        repeat from unit to unit, and what a text contains does not depend on the view)."""
+        found = self._found.get(text)
+        if found is None:
+            if len(self._found) > 20_000:
+                self._found.clear()
+            found = self._found[text] = list(self.find(tokens(text)))
+        return found
 
     def add_place(self, place: Place, text: str) -> None:
         for secret in self.find(tokens(text)):
@@ -116,6 +136,8 @@ def build_index(store: Any) -> TextIndex:
     entities = store.rows("MATCH (e:Entity) RETURN e.id, e.name, e.description")
     units = store.rows("MATCH (c:Chunk) RETURN c.id, c.text, c.ref_doc_id")
     communities = store.rows("MATCH (m:Community) RETURN m.id, m.title, m.summary")
+    index.relation_ends = {rid: (a, b) for rid, a, b in store.rows("MATCH (a:Entity)-[r:LINKS]->(b:Entity) "
+                                                                     "RETURN r.id, a.id, b.id")}
     for eid, name, description in entities:
         index.names[eid] = name or ""
         index.add_secret(name or "", "name", eid)
@@ -161,11 +183,8 @@ class HiddenContent:
 
     def __init__(self, view: "GraphView", index: TextIndex) -> None:
         self.view, self.index = view, index
-        self._readable: dict[int, bool] = {}
-
-    @property
-    def empty(self) -> bool:
-        return self.view.hidden.empty
+        self.empty = view.hidden.empty  # the view hides nothing
+        self._readable: dict[Secret, bool] = {}
 
     @property
     def entity_ids(self) -> frozenset[str]:
@@ -194,11 +213,14 @@ class HiddenContent:
     @cached_property
     def relation_ids(self) -> frozenset[str]:
         """Relations the view does not return: hidden, invalidated, or touching a removed entity."""
+        return frozenset(r for r in self.index.relation_ends if self.relation_hidden(r))
+
+    def relation_hidden(self, relation_id: str) -> bool:
+        """True for a relation of the knowledge base that this view does not return (unknown ids: False)."""
+        ends = self.index.relation_ends.get(relation_id)
         hidden = self.view.hidden
-        touching = self.view._store.rows(  # noqa: SLF001 - this package's own view internals
-            "MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE a.id IN $ids OR b.id IN $ids RETURN r.id",
-            {"ids": sorted(hidden.entities)}) if hidden.entities else []
-        return hidden.relations | hidden.invalidated | frozenset(row[0] for row in touching)
+        return ends is not None and (relation_id in hidden.relations or not self.view.relation_active(relation_id)
+                                     or ends[0] in hidden.entities or ends[1] in hidden.entities)
 
     @cached_property
     def community_ids(self) -> frozenset[str]:
@@ -209,11 +231,10 @@ class HiddenContent:
     def find(self, text: str | list[str], excuse: str = "") -> list[HiddenMatch]:
         """Hidden text in ``text`` (a string or its :func:`tokens`), except what the view shows
         elsewhere and what ``excuse`` (e.g. the question, as :func:`joined` tokens) contains."""
-        words = tokens(text) if isinstance(text, str) else text
         if self.empty:
             return []
         found = []
-        for secret in self.index.find(words):
+        for secret in self.index.find_in(text) if isinstance(text, str) else self.index.find(text):
             if self._hidden(secret) and f" {' '.join(secret.tokens)} " not in excuse:
                 kind, item = secret.origins[0]
                 found.append(HiddenMatch(kind, item, secret.surface))
@@ -233,9 +254,9 @@ class HiddenContent:
                 if (text is None or self.allows(text(item))) and (kb_id is None or kb_id(item) not in hidden_ids)]
 
     def _hidden(self, secret: Secret) -> bool:
-        known = self._readable.get(id(secret))
+        known = self._readable.get(secret)
         if known is None:
-            known = self._readable[id(secret)] = any(self._visible(p) for p in secret.places)
+            known = self._readable[secret] = any(self._visible(p) for p in secret.places)
         return not known
 
     def _visible(self, place: Place) -> bool:

@@ -1,4 +1,5 @@
-"""Graph views: every read a system makes goes through one, so an ablation cannot leak.
+"""Graph views: every read through one is filtered, so an ablation cannot leak through it (reads
+around it, e.g. from a store of a system's own, are what the leak guard, :mod:`provbench.leakguard`, catches).
 
 A view is a shared store plus a :class:`ViewFilter` (frozensets of ids). Creating or narrowing a
 view costs only the size of those sets; nothing is copied or scanned. Each query asks Kùzu for

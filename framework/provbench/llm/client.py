@@ -304,7 +304,8 @@ CLIENT_PARAMS = {"max_attempts", "backoff_s", "max_backoff_s", "deadline_s", "js
 
 def make_llm(model_id: str, cache_dir: Path | str | None = None, max_concurrency: int = 2,
              **params: Any) -> LLMClient:
-    """An LLMClient for ``embedded`` | ``llama-cpp:<path.gguf>`` | ``scripted`` | any litellm id.
+    """An LLMClient for ``embedded`` | ``llama-cpp:<path.gguf>`` | ``scripted`` | ``schema-following`` (no
+    model: replies follow the requested schema, :mod:`provbench.llm.offline`) | any litellm id.
 
     ``params``: generation defaults (max_tokens, temperature, seed, ...), client settings
     (max_attempts, backoff_s, max_backoff_s, deadline_s, json_retries), ``replies`` for scripted,
