@@ -130,15 +130,22 @@ def test_requests_that_ignore_the_intervention_are_flagged_no_effect(run):
     assert table2_cell(run_dir, "Cited ablation", "ignores-what-it-reads") == \
         "not measurable<span class=\"note\">not measurable: 3 no-effect (leak guard)</span>"
     assert "%" in table2_cell(run_dir, "Cited ablation", "graphrag")  # a measured cell keeps its number
+    assert report_cell(run_dir, "systems", "ignores-what-it-reads", "Leak guard") == "9 no-effect"
+    assert report_cell(run_dir, "systems", "graphrag", "Leak guard") == "18 clean"
+    assert report_cell(run_dir, "leak-guard", "ignores-what-it-reads", "No effect") == "3"
 
 
 def table2_cell(run_dir: Path, condition: str, system: str) -> str:
     """The "Output changed" cell of Table 2 for a condition's row and a system's column."""
-    table = (run_dir / "report.html").read_text().split('id="table2"')[1].split("</table>")[0]
+    return report_cell(run_dir, "table2", condition, system)
+
+
+def report_cell(run_dir: Path, section: str, row_title: str, column: str) -> str:
+    """A cell of the first table of a report section, by its row's first cell and its column's title."""
+    table = (run_dir / "report.html").read_text().split(f'id="{section}"')[1].split("</table>")[0]
     rows = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row) for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)]
-    columns = rows[0]
-    row = next(r for r in rows if r[0] == condition)
-    return row[columns.index(system)]
+    row = next(r for r in rows if r[0] == row_title)
+    return row[rows[0].index(column)]
 
 
 def test_a_system_with_its_own_store_is_covered(run):

@@ -54,6 +54,15 @@ def _effect_on_statistics(found: Counter, run: RunData) -> str:
     return f"{found['leaked']} leaked unit(s) left out"
 
 
+def leak_summary(run: RunData, system: str) -> str:
+    """A system's intervention units the guard flagged, for the systems overview ("–": none checked)."""
+    found = sum((c for (s, _), c in leak_counts(run.records).items() if s == system), Counter())
+    if not found:
+        return "–"
+    shown = ("leaked", "no-effect") if found["leaked"] or found["no-effect"] else ("clean", "not-checkable")
+    return ", ".join(f"{found[s]} {s}" for s in shown if found[s])
+
+
 def leak_view(record: RunRecord) -> dict[str, Any] | None:
     """A record's leak check for the question page."""
     check = record.leak_check
