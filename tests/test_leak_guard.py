@@ -207,3 +207,26 @@ def test_the_own_store_recipe_in_docs_runs(tmp_path, monkeypatch):
                                "found = list(STORE.items())").replace('== ["svc:2"]', '== ["svc:1", "svc:2"]')
     with pytest.raises(AssertionError):
         exec(compile(unfiltered, "docs/integrations.md (unfiltered)", "exec"), {"__name__": "docs_unfiltered"})
+
+
+def test_no_effect_is_found_against_a_baseline_recorded_by_an_earlier_run(tmp_path):
+    """The baseline's requests come back from records.jsonl as hashes: the comparison survives a resume."""
+    import json
+
+    from leak_helpers import leaky_plugin
+    from provbench.runner import run_suite
+    from provbench.store import RunStore
+    from provbench.testing import TINY_QUESTIONS, plugin_manager, schema_following_llm, toy_plugin
+
+    (tmp_path / "q.json").write_text(json.dumps(list(TINY_QUESTIONS)[:2]))
+    suite = ("name: resume\ndataset: {loader: questions-json, path: q.json}\n"
+             "knowledge_base: {builder: tiny-kb, directory: kb}\nmodel: {id: schema-following}\n"
+             "systems: [leaky/ignores-what-it-reads]\n")
+    (tmp_path / "first.yaml").write_text(suite)
+    (tmp_path / "second.yaml").write_text(suite + "interventions: [p000/cited-removal]\n")
+    pm = plugin_manager(toy_plugin(), leaky_plugin(), builtins=True)
+    run_suite(tmp_path / "first.yaml", out=tmp_path / "run", pm=pm, llm=schema_following_llm(), write_report=False)
+    run_dir = run_suite(tmp_path / "second.yaml", out=tmp_path / "run", pm=pm, llm=schema_following_llm(),
+                        write_report=False)
+    checked = [r for r in RunStore(run_dir).load_records().values() if r.key.condition == "cited-removal"]
+    assert len(checked) == 2 and {r.leak_check.status for r in checked} == {"no-effect"}
