@@ -82,10 +82,9 @@ def test_builtin_systems_show_no_leak_under_the_six_ablations(run):
 
 def test_a_system_reading_around_its_view_is_flagged_leaked(run):
     run_dir, records, console = run
-    # cited removal takes the text of the entities it cites: always among what it reads
+    # cited removal takes the text of the entities it cites: always among what it reads (under the other
+    # ablations it leaks when what it read is hidden: checked against its recorded reads below)
     assert set(statuses(records, "reads-around-the-view", "cited-removal")) == {"leaked"}
-    for condition in ("full-isolation", "text-only-isolation"):
-        assert "leaked" in statuses(records, "reads-around-the-view", condition), condition
     leaked = [r for r in records if r.key.system == "reads-around-the-view" and r.leak_check
               and r.leak_check.status == "leaked"]
     assert all(r.leak_check.checks == {"trace_ids": "clean", "request_text": "leaked", "no_effect": "clean"}
@@ -129,7 +128,7 @@ def test_requests_that_ignore_the_intervention_are_flagged_no_effect(run):
     assert changed["value"] is None and changed["note"] == "not measurable: 3 no-effect"
     assert table2_cell(run_dir, "Cited ablation", "ignores-what-it-reads") == \
         "not measurable<span class=\"note\">not measurable: 3 no-effect (leak guard)</span>"
-    assert "%" in table2_cell(run_dir, "Cited ablation", "graphrag")  # a measured cell keeps its number
+    assert "%" in table2_cell(run_dir, "Cited ablation", "GraphRAG")  # a measured cell keeps its number
     assert report_cell(run_dir, "systems", "ignores-what-it-reads", "Leak guard") == "9 no-effect"
     assert report_cell(run_dir, "systems", "graphrag", "Leak guard") == "18 clean"
     assert report_cell(run_dir, "leak-guard", "ignores-what-it-reads", "No effect") == "3"

@@ -173,7 +173,7 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question,
     trace = _captured(capture, system.run, question, env)
     if env.view is None:
         return trace, None
-    trace.artifacts["hidden_by_intervention"] = env.view.hidden.summary()  # what this run could not see
+    trace.artifacts["hidden_by_intervention"] = env.view.hidden_summary()  # what this run could not see
     return trace, lambda: _leak_check(env.view, question, trace, capture, baseline.trace, system.trace_ids)
 
 
