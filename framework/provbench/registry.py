@@ -30,6 +30,7 @@ from .plugin_api import DatasetLoader, Intervention, KBBuilder, Metric, Plugin, 
 BUILTIN_PLUGINS = (
     "provbench.llm.backends",
     "provbench.controls.plugin",
+    "provbench.llm.offline",
     "provbench_plugins.datasets.twowiki.loader",
     "provbench_plugins.datasets.curriculum.loader",
     "provbench_plugins.kb_builders.twowiki.builder",

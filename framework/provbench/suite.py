@@ -111,6 +111,12 @@ class ExecutorSpec(_Strict):
         return {"kind": value} if isinstance(value, str) else value
 
 
+class LeakGuardSpec(_Strict):
+    """The leak guard (provbench.leakguard): it checks every graph-level intervention unit."""
+
+    include_leaked: bool = Field(default=False, description="count leaked units in intervention statistics")
+
+
 class ReportSpec(_Strict):
     title: str | None = None
     per_question_pages: bool = True
@@ -203,6 +209,7 @@ class Suite(_Strict):
     concurrency: int = Field(default=2, ge=1, le=64)
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     report: ReportSpec = Field(default_factory=ReportSpec)
+    leak_guard: LeakGuardSpec = Field(default_factory=LeakGuardSpec)
     controls: ControlsSpec | None = Field(default=None, description="known-truth controls (`provbench validate`)")
 
     @field_validator("systems", "interventions", "metrics")

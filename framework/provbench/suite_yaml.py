@@ -54,9 +54,9 @@ def line_of(tree: Any, loc: tuple) -> int | None:
     for part in loc:
         found = None
         if isinstance(node, dict) and part in node:
-            found = _key_line(node, part)
+            found = _lc_line(node, "key", part)
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            found = _item_line(node, part)
+            found = _lc_line(node, "item", part)
         else:
             break
         line = found if found is not None else line
@@ -69,16 +69,10 @@ def _own_line(node: Any) -> int | None:
     return lc.line + 1 if lc is not None and lc.line is not None else None
 
 
-def _key_line(node: Any, key: Any) -> int | None:
+def _lc_line(node: Any, method: str, part: Any) -> int | None:
+    """1-based line ruamel recorded for a mapping's key (``method`` "key") or a list's item ("item")."""
     try:
-        return node.lc.key(key)[0] + 1
-    except (AttributeError, KeyError, TypeError):
-        return None
-
-
-def _item_line(node: Any, index: int) -> int | None:
-    try:
-        return node.lc.item(index)[0] + 1
+        return getattr(node.lc, method)(part)[0] + 1
     except (AttributeError, KeyError, TypeError, IndexError):
         return None
 

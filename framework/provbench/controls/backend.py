@@ -92,10 +92,13 @@ def control_model_id(name: str) -> str:
 def control_model_problem(name: str, registry: Any) -> str | None:
     """Why ``name`` cannot be a control LLM (None when it can): a behaviour of this module, or a
     model id of a registered backend other than litellm (a control never calls an API model)."""
-    prefix, _, rest = control_model_id(name).partition(":")
-    if prefix == PREFIX and rest in BEHAVIOURS:
+    from ..llm.backends import DEFAULT_BACKEND, backend_prefix
+
+    model_id = control_model_id(name)
+    prefix = backend_prefix(model_id, registry.names("llm_backend"))
+    if prefix == PREFIX and model_id.partition(":")[2] in BEHAVIOURS:
         return None
-    if prefix == PREFIX or prefix not in registry.names("llm_backend") or prefix == "litellm":
+    if prefix in (PREFIX, DEFAULT_BACKEND):
         return (f"unknown control LLM {name!r}: name one of {', '.join(BEHAVIOURS)}, or give the model id of a "
                 "registered offline backend (prefix:name, not litellm: controls never call an API model)")
     return None
