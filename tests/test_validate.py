@@ -17,6 +17,7 @@ from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE, main
 from provbench.controls.validate import validate_suite
 from provbench.controls.validity import read_validity
 from provbench.plugin_api import Intervention
+from provbench.store import RunStore
 from provbench.testing import plugin_manager
 from test_report_browser import browser  # noqa: F401 (the headless Chromium fixture)
 
@@ -77,6 +78,10 @@ def test_validate_passes_paper000_claims(tmp_path, kb_dir):
     assert "accuracy of agentic-graphrag higher under random-removal than under cited-removal" in accuracy.expected
     assert accuracy.passed and accuracy.observed.startswith("an effect: mean 1.00 vs 0.00")
     assert "suite validity: small-controls" in result.output and "p000/exclusion-reference" in result.output
+    for control in ("oracle", "uses-uncited", "ignores-context"):  # the controls never leak: gold comes from questions
+        records = RunStore(out / "controls" / control).load_records().values()
+        checks = [r.leak_check.status for r in records if r.key.condition != "baseline"]
+        assert checks and set(checks) == {"clean"}, (control, set(checks))
     report = (out / "controls" / "oracle" / "report.html").read_text(encoding="utf-8")
     assert 'id="suite-validity"' in report and "p000/isolation-breaks-uncited" in report
     assert json.loads((out / "controls" / "oracle" / "validity.json").read_text())["suite_name"] == "small-controls"
