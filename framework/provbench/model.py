@@ -51,6 +51,10 @@ class LLMCall(BaseModel):
     original_latency_s: float | None = None
     attempts: int = 1
     error: str | None = None
+    # US dollars for its tokens (provbench.costs): None when unknown, never 0 for "no price";
+    # a cache hit keeps the price of its tokens (``cached`` says this run did not pay it)
+    cost_usd: float | None = None
+    cost_source: Literal["litellm", "custom", "local", "unknown"] = "unknown"
 
 
 EvidenceKind = Literal["entity", "relationship", "text_unit", "community", "path", "fact"]
@@ -232,6 +236,7 @@ class RunRecord(BaseModel):
     trace: Trace | None = None
     scores: dict[str, float | None] = Field(default_factory=dict)
     score_notes: dict[str, str] = Field(default_factory=dict, description="why a score is missing")
+    judge_calls: list[LLMCall] = Field(default_factory=list, description="the metrics' LLM calls for this record")
     seed: int | None = None
     variant: VariantInfo | None = None
     started_at: str = Field(default_factory=utc_now)
@@ -254,3 +259,4 @@ class RunManifest(BaseModel):
     plugin_versions: dict[str, str] = Field(default_factory=dict, description="kind:name -> version")
     created_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None
+    stopped: str | None = Field(default=None, description="why units were left unrun (a budget), if any")

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .costs import BudgetSpec
 from .errors import UserError
+from .llm.ratelimit import RateLimitSpec
 from .registry import unknown_name_message
 
 if TYPE_CHECKING:
@@ -69,8 +71,15 @@ class KnowledgeBaseSpec(_Strict):
 
 
 class ModelSpec(_Strict):
+    """A model: its id, its parameters (backend and generation), and the provider's rate limits."""
     id: str = "embedded"
     params: dict[str, Any] = Field(default_factory=dict)
+    rate_limit: RateLimitSpec | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_id(cls, value: Any) -> Any:
+        return {"id": value} if isinstance(value, str) else value
 
 
 class ExclusionSpec(_Strict):
@@ -126,6 +135,9 @@ class Suite(_Strict):
     dataset: DatasetSpec
     knowledge_base: KnowledgeBaseSpec | None = None
     model: ModelSpec = Field(default_factory=ModelSpec)
+    judge: ModelSpec | None = Field(default=None, description="the model of every LLM-judged metric "
+                                    "(default: the systems' model)")
+    budget: BudgetSpec | None = None
     systems: list[PluginRef] = Field(min_length=1)
     interventions: list[PluginRef] = Field(default_factory=list)
     intervention_systems: list[str] | None = Field(
@@ -256,13 +268,10 @@ def line_of(tree: Any, loc: tuple) -> int | None:
     """1-based line of the YAML node at ``loc`` (or of its deepest existing ancestor)."""
     node, line = tree, _own_line(tree)
     for part in loc:
-        found = None
-        if isinstance(node, dict) and part in node:
-            found = _key_line(node, part)
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            found = _item_line(node, part)
-        else:
+        if not (isinstance(node, dict) and part in node
+                or isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
             break
+        found = _child_line(node, part)
         line = found if found is not None else line
         node = node[part]
     return line
@@ -273,16 +282,10 @@ def _own_line(node: Any) -> int | None:
     return lc.line + 1 if lc is not None and lc.line is not None else None
 
 
-def _key_line(node: Any, key: Any) -> int | None:
+def _child_line(node: Any, part: Any) -> int | None:
+    """1-based line of a mapping's key or a sequence's item, from ruamel's position data."""
     try:
-        return node.lc.key(key)[0] + 1
-    except (AttributeError, KeyError, TypeError):
-        return None
-
-
-def _item_line(node: Any, index: int) -> int | None:
-    try:
-        return node.lc.item(index)[0] + 1
+        return (node.lc.key(part) if isinstance(node, dict) else node.lc.item(part))[0] + 1
     except (AttributeError, KeyError, TypeError, IndexError):
         return None
 

@@ -36,6 +36,11 @@ class RunContext:
     metrics: list[tuple[str, Any]] = field(default_factory=list)
     kb_dir: Path | None = None  # where remote workers open the knowledge base (read-only)
     retry: set[str] = field(default_factory=set)  # recorded units to run again (failed before)
+    judge: Any = None  # the metrics' LLM (the suite's judge); None: the systems' LLM
+
+    @property
+    def judge_llm(self) -> Any:
+        return self.judge if self.judge is not None else self.llm
 
     @property
     def suite(self) -> Suite:
@@ -183,7 +188,7 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
         # an abstention is its own output, never an empty answer (plugin_api.compared_output)
         record.scores["output_changed"] = float(compared_output(baseline.trace, ctx.loader.normalize)
                                                 != compared_output(record.trace, ctx.loader.normalize))
-    metric_ctx = metric_context(ctx)
+    metric_ctx = metric_context(ctx, record.judge_calls)
     for name, metric in ctx.metrics:
         try:
             record.scores.update(metric.score(record, question, metric_ctx) or {})
@@ -191,7 +196,11 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
             record.score_notes[name] = f"{type(exc).__name__}: {exc}"[:500]
 
 
-def metric_context(ctx: RunContext) -> MetricContext:
-    return MetricContext(llm=ctx.llm, view=ctx.view, loader=ctx.loader)
+def metric_context(ctx: RunContext, judge_calls: list | None = None) -> MetricContext:
+    """What metrics get: the judge as their LLM (noting its calls on ``judge_calls``), the view, the loader."""
+    judge = ctx.judge_llm
+    if judge_calls is not None and hasattr(judge, "recording"):
+        judge = judge.recording(judge_calls)
+    return MetricContext(llm=judge, view=ctx.view, loader=ctx.loader)
 
 

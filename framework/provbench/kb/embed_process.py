@@ -1,0 +1,80 @@
+"""Query embeddings from a child process, so a run's own process never imports the embedding stack.
+
+Importing sentence-transformers and torch and loading MiniLM costs seconds of CPU (and more at
+interpreter exit). A run over a knowledge base that is already built only embeds queries, so
+:func:`provbench.execution.warm_up_embeddings` starts this child first thing: it loads the model on
+another core while the run imports litellm and opens the knowledge base, then answers one query
+per line. The vectors are the in-process ones (the same model call), sent as raw float32 bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+import threading
+
+import numpy as np
+
+from .embeddings import EMBEDDING_DIM
+
+
+class EmbeddingProcess:
+    """The child, started at once; :meth:`embed` may be called from any thread (one query at a time)."""
+
+    def __init__(self) -> None:
+        self._proc = subprocess.Popen([sys.executable, "-m", "provbench.kb.embed_process"], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True, encoding="utf-8")
+        self._lock = threading.Lock()
+        self._ready = False
+
+    def wait_ready(self) -> None:
+        """Block until the child has loaded the model."""
+        with self._lock:
+            self._await_ready()
+
+    def embed(self, text: str) -> np.ndarray:
+        with self._lock:
+            self._await_ready()
+            self._proc.stdin.write(json.dumps(text) + "\n")
+            self._proc.stdin.flush()
+            line = self._read()
+        vector = np.frombuffer(base64.b64decode(line), dtype=np.float32)
+        if vector.shape != (EMBEDDING_DIM,):
+            raise RuntimeError(f"the embedding process sent a vector of shape {vector.shape}")
+        return vector
+
+    def _await_ready(self) -> None:
+        if not self._ready:
+            if self._read() != "READY":
+                raise RuntimeError("the embedding process did not start")
+            self._ready = True
+
+    def _read(self) -> str:
+        line = self._proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the embedding process stopped (exit code {self._proc.poll()})")
+        return line.strip()
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+
+
+def main() -> None:
+    from .embeddings import embedding_model, query_vector
+
+    embedding_model()
+    print("READY", flush=True)
+    for line in sys.stdin:
+        vector = np.ascontiguousarray(query_vector(json.loads(line)), dtype=np.float32)
+        print(base64.b64encode(vector.tobytes()).decode("ascii"), flush=True)
+
+
+if __name__ == "__main__":
+    main()
