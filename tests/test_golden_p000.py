@@ -32,7 +32,9 @@ def projected_records(out: Path) -> dict[str, Any]:
     projected = {}
     for record in RunStore(run_dir).load_records().values():
         # exclude_defaults: fields added later with a default do not count as a change
-        data = record.model_dump(mode="json", exclude={"started_at", "finished_at"}, exclude_defaults=True)
+        # judge_calls: the metrics' LLM accounting, added after the reference was written (the scores stay pinned)
+        data = record.model_dump(mode="json", exclude={"started_at", "finished_at", "judge_calls"},
+                                 exclude_defaults=True)
         trace = data.get("trace") or {}
         trace.pop("wall_time_s", None)
         for call in trace.get("llm_calls", []):

@@ -94,8 +94,8 @@ def _plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, questions: list[A
           system_backend: Any, judge_backend: Any, dry: "_DryRun", concurrency: int | None,
           latency_s: float) -> tuple[Plan, float]:
     suite = loaded.suite
-    notes = [] if dry.view is not None else [f"knowledge base {kb_dir} is not built yet: token sizes and cost "
-                                             "are unknown (`provbench kb build SUITE` builds it)"]
+    notes = [] if dry.view is not None else [f"knowledge base {dry.kb_dir} is not built yet: token sizes and "
+                                             "cost are unknown (`provbench kb build SUITE` builds it)"]
     rows, chain = [], 0.0
     metrics = [registry.create("metric", ref.name, **ref.options) for ref in suite.metrics]
     for ref in suite.systems:
@@ -149,9 +149,11 @@ def _judge_row(metrics: list[Any], rows: list[Row], backend: Any, dry: "_DryRun"
     seen = [c for r in records.values() for c in r.judge_calls if not c.cached]
     if seen:
         judge.prompt_tokens, judge.completion_tokens = _means(seen)
+        judge.notes.append(f"token sizes from {len(seen)} recorded judge call(s)")
     elif dry.judge_prompts:
         judge.prompt_tokens = sum(p for p, _ in dry.judge_prompts) / len(dry.judge_prompts)
         judge.completion_tokens = sum(m for _, m in dry.judge_prompts) / len(dry.judge_prompts)
+        judge.notes.append(f"prompt sizes from {len(dry.judge_prompts)} dry-run judge call(s); replies at max_tokens")
     return judge
 
 
@@ -167,6 +169,7 @@ class _DryRun:
         from .kb import KnowledgeBase
 
         self.loaded, self.registry, self.questions, self.model_id = loaded, registry, questions, model_id
+        self.kb_dir = kb_dir
         self.view, self.kb, self.kb_state, self.baselines = None, None, "none (the suite has no knowledge base)", {}
         self.judge_prompts: list[tuple[int, int]] = []
         if kb_dir is not None:
