@@ -245,6 +245,26 @@ def warm_up_embeddings(suite: Suite, kb_dir: Path | None) -> WarmUp | None:
     return WarmUp(KnowledgeBase.is_complete(kb_dir))
 
 
+def warm_up_later_work(metrics: list[tuple[str, Any]], report: bool) -> threading.Thread:
+    """Slow imports the run needs after its first units (the metrics' own, e.g. ragas; the report's
+    charts), on a thread: done while units wait on the LLM, not inside the first scored unit or
+    after the last one."""
+    def load() -> None:
+        for name, metric in metrics:
+            try:
+                metric.warm_up()
+            except Exception:  # noqa: BLE001 - scoring reports a real problem where it happens
+                log.debug("warm-up of metric %s failed", name, exc_info=True)
+        if report:
+            from .report import charts
+
+            charts.warm_up()
+
+    thread = threading.Thread(target=load, name="warm-up-later", daemon=True)
+    thread.start()
+    return thread
+
+
 def reopen_read_only(kb: Any, kb_dir: Path) -> Any:
     """The same knowledge base opened read-only: the database lets many read-only openers share it."""
     from .kb import KnowledgeBase

@@ -229,6 +229,10 @@ class Metric(Plugin, ABC):
         counts them). Default: none."""
         return 0.0
 
+    def warm_up(self) -> None:
+        """Load what scoring will need (a slow import, a model) ahead of the first record: a run
+        calls it on a thread while it starts and its first units wait on the LLM. Default: nothing."""
+
 
 @dataclass
 class MetricContext:

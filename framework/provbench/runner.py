@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .costs import Budget, check_priced, spending_lines
 from .errors import UserError
-from .execution import executor_session, kb_embedding, reopen_read_only, warm_up_embeddings
+from .execution import executor_session, kb_embedding, reopen_read_only, warm_up_embeddings, warm_up_later_work
 from .kb.embeddings import query_embedder
 from .manifest import write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
@@ -83,6 +83,8 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
             ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
                              kb_dir=kb_dir, judge=judge_llm if judge_llm is not llm else None)
             ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
+            if _baselines_left(suite, questions, done):
+                warm_up_later_work(ctx.metrics, report=write_report)
             ctx.retry = _failed_to_retry(done, questions, console) if retry_failed else set()
             retried = bool(ctx.retry)
             if warm_up is not None:
@@ -375,6 +377,6 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
                                    exclusion=ctx.suite.exclusion.model_dump()))
     manifest.finished_at = utc_now()
     store.write_manifest(manifest)
-    export_csv(store.run_dir)
+    export_csv(store.run_dir, records=done.values())
     pm.hook.provbench_run_finished(manifest=manifest, run_dir=store.run_dir)
 

@@ -311,7 +311,7 @@ def write_report(run_dir: str | Path, pm: Any = None) -> Path:
                "metrics": metric_listing(run), "charts": [chart] if chart else [], "questions": question_rows(run),
                "failures": [r for r in run.records if r.status == "failed"],
                "per_question": bool(run.report_option("per_question_pages", True)), "csv": "records.csv"}
-    export_csv(run.run_dir)
+    export_csv(run.run_dir, records=run.records)
     context["question_pages"], context["kb_note"] = _write_pages(run, env) if context["per_question"] else ([], "")
     target = run.run_dir / "report.html"
     target.write_text(env.get_template("report.html.j2").render(**context), encoding="utf-8")
