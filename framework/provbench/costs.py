@@ -105,26 +105,27 @@ class BudgetSpec(BaseModel):
 
 
 class Budget:
-    """A run's spending so far, against its :class:`BudgetSpec`: what the recorded units spent
-    (fresh calls only: a cache hit costs nothing) plus what the run's clients spend now."""
+    """A run's spending, against its :class:`BudgetSpec`: what its recorded units' calls cost, the
+    systems' and the judge's (calls served from the cache cost nothing; every attempt of a call is
+    a request sent). Counted from the records as they land, so it holds whichever executor ran them."""
 
-    def __init__(self, spec: BudgetSpec, clients: Iterable[Any], recorded: Iterable["RunRecord"] = ()) -> None:
+    def __init__(self, spec: BudgetSpec, recorded: Iterable["RunRecord"] = ()) -> None:
         self.spec = spec
-        self.clients = list({id(c): c for c in clients}.values())  # the judge may be the system's client
-        fresh = [c for r in recorded for c in record_calls(r) if not c.cached]
-        self.before = CostTotal.of(fresh)
+        self.usd, self.calls = 0.0, 0
         self._lock = threading.Lock()
+        for record in recorded:
+            self.add(record)
 
-    def spent(self) -> tuple[float, int]:
-        """(dollars, requests) spent by this run, including earlier sessions' recorded units."""
+    def add(self, record: "RunRecord") -> None:
+        fresh = [c for c in record_calls(record) if not c.cached]
         with self._lock:
-            stats = [c.stats.as_dict() for c in self.clients]
-        usd = self.before.usd + sum(s.get("cost_usd", 0.0) for s in stats)
-        return usd, self.before.calls + sum(s["calls"] for s in stats)
+            self.usd += sum(c.cost_usd or 0.0 for c in fresh)
+            self.calls += sum(c.attempts for c in fresh)
 
     def reached(self) -> str | None:
         """Why the run must start no more units, or None."""
-        usd, calls = self.spent()
+        with self._lock:
+            usd, calls = self.usd, self.calls
         if self.spec.max_cost_usd is not None and usd >= self.spec.max_cost_usd:
             return f"budget.max_cost_usd {self.spec.max_cost_usd:g} reached (${usd:.4f} spent)"
         if self.spec.max_calls is not None and calls >= self.spec.max_calls:

@@ -89,10 +89,10 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
             retried = bool(ctx.retry)
             if warm_up is not None:
                 warm_up.before_units()
-            budget = Budget(suite.budget, [llm, judge_llm], done.values()) if suite.budget else None
+            budget = Budget(suite.budget, done.values()) if suite.budget else None
             with query_embedder(warm_up.queries if warm_up is not None else None):
                 manifest.stopped = _execute(ctx, store, done, pm, console, draw_pictures=write_report,
-                                            stop=budget.reached if budget else None)
+                                            budget=budget)
             if retried:
                 _drop_unplanned(ctx, done)
                 store.compact(done)  # one line per unit again
@@ -321,9 +321,9 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
 # -- execution ---------------------------------------------------------------------------------------
 
 def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: Any, console: Any,
-             draw_pictures: bool = False, stop: Any = None) -> str | None:
-    """Run every unit not yet recorded: interventions start as soon as their baselines exist.
-    ``stop()`` says why no more units may start (a budget); returns that reason if it stopped the run."""
+             draw_pictures: bool = False, budget: Budget | None = None) -> str | None:
+    """Run every unit not yet recorded: interventions start as soon as their baselines exist. Once
+    the ``budget`` is reached no more units start; returns why, if it stopped the run."""
     from .execution import Scheduler, make_executor, pictures_ahead
 
     baselines = baseline_units(ctx.suite, list(ctx.questions))
@@ -337,13 +337,15 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
 
         def recorded(record: RunRecord) -> None:
             store.append(record)
+            if budget is not None:
+                budget.add(record)
             pm.hook.provbench_record_written(record=record, run_dir=store.run_dir)
             progress.advance(task)
             if pictures is not None:
                 pictures.record_landed(record)
 
         plan = lambda qid, system: intervention_units(ctx, [qid], done, systems=[system])  # noqa: E731
-        scheduler = Scheduler(ctx, done, plan, recorded, planned, stop=stop)
+        scheduler = Scheduler(ctx, done, plan, recorded, planned, stop=budget.reached if budget else None)
         try:
             scheduler.run(baselines, make_executor(ctx, run_unit))
         finally:

