@@ -175,7 +175,7 @@ def test_a_cost_budget_with_an_unpriced_model_is_refused_unless_accepted(tmp_pat
     suite = write_suite(tmp_path / "s", server.api_base, extra="budget: {max_cost_usd: 1.0}\n")
     with pytest.raises(UserError, match="judge model 'openai/judge-x' has none in litellm's price table"):
         run_suite(suite, out=tmp_path / "run", pm=pm())
-    assert server.models == []
+    assert server.models == [] and not (tmp_path / "run").exists()  # refused before anything, run directory too
     suite.write_text(suite.read_text().replace("max_cost_usd: 1.0", "max_cost_usd: 1.0, accept_unknown_costs: true"))
     run = run_suite(suite, out=tmp_path / "run2", pm=pm(), write_report=False)
     assert len(records(run)) == 3

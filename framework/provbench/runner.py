@@ -17,10 +17,11 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .costs import Budget, check_priced, spending_lines
+from .costs import Budget, spending_lines
 from .errors import UserError
 from .execution import executor_session, kb_embedding, reopen_read_only, warm_up_embeddings, warm_up_later_work
 from .kb.embeddings import query_embedder
+from .llm_setup import check_budget_prices, check_same_models, make_judge, make_run_llm
 from .manifest import write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
 from .plugin_api import Results
@@ -61,7 +62,8 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
     store = RunStore(Path(out) if out else Path("reports") / suite.name, redactor)
     loader = registry.create("dataset_loader", suite.dataset.loader)
     questions = _load_questions(loaded, loader)  # validated before the run directory exists
-    _check_same_model(store, suite)
+    check_same_models(store, suite)
+    check_budget_prices(loaded, llm)
     with store.claim(), redacted_logs(redactor), executor_session(suite.executor), ExitStack() as closing:
         done = store.load_records()
         # the embedding model loads while litellm and the KB do; a finished run needs none of them
@@ -69,10 +71,8 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
                                      else None) if llm is None and _baselines_left(suite, questions, done) else None
         if warm_up is not None:
             closing.callback(warm_up.close)
-        llm = llm if llm is not None else _make_llm(suite.model, store.cache_dir, suite.concurrency)
-        judge_llm = _make_judge(suite, llm, store.cache_dir)
-        check_priced(suite.budget, {"systems'": getattr(llm, "backend", None),
-                                    "judge": getattr(judge_llm, "backend", None)}, str(loaded.path))
+        llm = llm if llm is not None else make_run_llm(suite.model, store.cache_dir, suite.concurrency)
+        judge_llm = make_judge(suite, llm, store.cache_dir)
         kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), llm, console, store.run_dir.parent)
         try:
             manifest = write_manifest(store, loaded, llm, kb_dir, pm, console, judge=judge_llm)
@@ -154,7 +154,7 @@ def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int 
         raise UserError(f"{loaded.path}: the suite declares no knowledge_base")
     kb_dir = default_kb_dir(loaded, Path("reports"))
     reused = KnowledgeBase.is_complete(kb_dir)
-    llm = llm if llm is not None else _make_llm(loaded.suite.model, kb_llm_cache_dir(kb_dir), loaded.suite.concurrency)
+    llm = llm if llm is not None else make_run_llm(loaded.suite.model, kb_llm_cache_dir(kb_dir), loaded.suite.concurrency)
     loader = registry.create("dataset_loader", loaded.suite.dataset.loader)
     questions = list(_load_questions(loaded, loader).values())
     _, kb = _knowledge_base(loaded, registry, questions, llm, console, Path("reports"))
@@ -229,35 +229,6 @@ def prepare_suite(suite_path: str | Path, registry: "Registry", model: str | Non
 def _check_limit(limit: int | None) -> None:
     if limit is not None and limit < 1:
         raise UserError(f"--limit must be at least 1, got {limit}")
-
-
-def _check_same_model(store: RunStore, suite: Suite) -> None:
-    """Resuming with another model or judge would mix two models' answers or grades in one run: refuse."""
-    previous = store.read_manifest()
-    used = previous.models.get("suite_model") if previous else None
-    if used and used != suite.model.id:
-        raise UserError(f"{store.run_dir} holds a run with model {used!r}, not {suite.model.id!r}; "
-                        "pass --out with a new directory to run another model")
-    judged = previous.models.get("judge", used) if previous else None  # older runs: the judge was the model
-    judge = suite.judge.id if suite.judge else suite.model.id
-    if judged and judged != judge:
-        raise UserError(f"{store.run_dir} holds a run judged by {judged!r}, not {judge!r}; "
-                        "pass --out with a new directory to use another judge")
-
-
-def _make_llm(spec: ModelSpec, cache_dir: Path, concurrency: int) -> Any:
-    from .llm import make_llm
-
-    return make_llm(spec.id, cache_dir=cache_dir, max_concurrency=concurrency, rate_limit=spec.rate_limit,
-                    **spec.params)
-
-
-def _make_judge(suite: Suite, llm: Any, cache_dir: Path) -> Any:
-    """The metrics' LLM: the systems' client unless the suite names another judge model."""
-    if suite.judge is None or (suite.judge.id == getattr(llm, "model_id", None) and not suite.judge.params
-                               and suite.judge.rate_limit is None):
-        return llm
-    return _make_llm(suite.judge, cache_dir, suite.concurrency)
 
 
 def _load_questions(loaded: LoadedSuite, loader: Any) -> dict[str, Question]:
