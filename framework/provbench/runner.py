@@ -21,6 +21,7 @@ from .costs import Budget, spending_lines
 from .errors import UserError
 from .execution import executor_session, kb_embedding, reopen_read_only, warm_up_embeddings, warm_up_later_work
 from .kb.embeddings import query_embedder
+from .leakguard import leak_lines
 from .llm_setup import check_budget_prices, check_same_models, make_judge, make_run_llm
 from .manifest import write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
@@ -102,6 +103,7 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
                 console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""))
                 for line in spending_lines(done.values()):
                     console.print(line, highlight=False)
+            _report_leaks(ctx, done, console)
         finally:
             if kb is not None:
                 kb.close()
@@ -110,6 +112,16 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
 
             render(store.run_dir, pm)
     return store.run_dir
+
+
+def _report_leaks(ctx: RunContext, done: dict[str, RunRecord], console: "Console | None") -> None:
+    """The leak guard's findings (system, condition, count), on the console and, for leaks, in the log."""
+    lines = leak_lines(r for r in done.values() if r.key.question_id in ctx.questions)
+    for line in lines:
+        if console is not None:
+            console.print(line)
+    if any(line.startswith("  leaked") for line in lines):
+        log.warning("\n".join(lines))
 
 
 def _baselines_left(suite: Suite, questions: dict[str, Question], done: dict[str, RunRecord]) -> bool:
@@ -339,7 +351,8 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
     wanted = set(ctx.questions)
     records = [r for r in done.values() if r.key.question_id in wanted and r.key.system in ctx.suite.system_names]
     excluded = excluded_questions(ctx.suite, done) & wanted
-    results = Results(records=records, questions=ctx.questions, excluded=excluded, loader=ctx.loader)
+    results = Results(records=records, questions=ctx.questions, excluded=excluded, loader=ctx.loader,
+                      include_leaked=ctx.suite.leak_guard.include_leaked)
     values, errors = [], {}
     for name, metric in ctx.metrics:
         try:

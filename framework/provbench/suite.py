@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .costs import BudgetSpec
 from .errors import UserError
-from .llm.ratelimit import RateLimitSpec
+from .llm.spec import ModelSpec
 from .registry import unknown_name_message
 
 if TYPE_CHECKING:
@@ -70,18 +70,6 @@ class KnowledgeBaseSpec(_Strict):
         default="kuzu", description="embedded graph database of a new KB: Kùzu, or LadybugDB (provbench[ladybug])")
 
 
-class ModelSpec(_Strict):
-    """A model: its id, its parameters (backend and generation), and the provider's rate limits."""
-    id: str = "embedded"
-    params: dict[str, Any] = Field(default_factory=dict)
-    rate_limit: RateLimitSpec | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_id(cls, value: Any) -> Any:
-        return {"id": value} if isinstance(value, str) else value
-
-
 class ExclusionSpec(_Strict):
     """Paper 000's exclusion step: questions the reference system answers correctly at
     baseline are left out of the intervention runs and analysis."""
@@ -120,6 +108,12 @@ class ExecutorSpec(_Strict):
         return {"kind": value} if isinstance(value, str) else value
 
 
+class LeakGuardSpec(_Strict):
+    """The leak guard (provbench.leakguard): it checks every graph-level intervention unit."""
+
+    include_leaked: bool = Field(default=False, description="count leaked units in intervention statistics")
+
+
 class ReportSpec(_Strict):
     title: str | None = None
     per_question_pages: bool = True
@@ -149,6 +143,7 @@ class Suite(_Strict):
     concurrency: int = Field(default=2, ge=1, le=64)
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     report: ReportSpec = Field(default_factory=ReportSpec)
+    leak_guard: LeakGuardSpec = Field(default_factory=LeakGuardSpec)
 
     @field_validator("systems", "interventions", "metrics")
     @classmethod
@@ -268,10 +263,13 @@ def line_of(tree: Any, loc: tuple) -> int | None:
     """1-based line of the YAML node at ``loc`` (or of its deepest existing ancestor)."""
     node, line = tree, _own_line(tree)
     for part in loc:
-        if not (isinstance(node, dict) and part in node
-                or isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
+        found = None
+        if isinstance(node, dict) and part in node:
+            found = _lc_line(node, "key", part)
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            found = _lc_line(node, "item", part)
+        else:
             break
-        found = _child_line(node, part)
         line = found if found is not None else line
         node = node[part]
     return line
@@ -282,10 +280,10 @@ def _own_line(node: Any) -> int | None:
     return lc.line + 1 if lc is not None and lc.line is not None else None
 
 
-def _child_line(node: Any, part: Any) -> int | None:
-    """1-based line of a mapping's key or a sequence's item, from ruamel's position data."""
+def _lc_line(node: Any, method: str, part: Any) -> int | None:
+    """1-based line ruamel recorded for a mapping's key (``method`` "key") or a list's item ("item")."""
     try:
-        return (node.lc.key(part) if isinstance(node, dict) else node.lc.item(part))[0] + 1
+        return getattr(node.lc, method)(part)[0] + 1
     except (AttributeError, KeyError, TypeError, IndexError):
         return None
 

@@ -11,18 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from ..errors import UserError
+from .spec import RateLimitSpec
 
-
-class RateLimitSpec(BaseModel):
-    """A model's limits per minute (either may be left out)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    requests_per_minute: int | None = Field(default=None, ge=1)
-    tokens_per_minute: int | None = Field(default=None, ge=1)
+__all__ = ["RateLimitSpec", "RateLimiter", "request_tokens"]
 
 
 def request_tokens(request: dict[str, Any]) -> int:
