@@ -245,24 +245,29 @@ def warm_up_embeddings(suite: Suite, kb_dir: Path | None) -> WarmUp | None:
     return WarmUp(KnowledgeBase.is_complete(kb_dir))
 
 
-def warm_up_later_work(metrics: list[tuple[str, Any]], report: bool) -> threading.Thread:
+def warm_up_later_work(metrics: list[tuple[str, Any]], report: bool) -> threading.Event:
     """Slow imports the run needs after its first units (the metrics' own, e.g. ragas; the report's
-    charts), on a thread: done while units wait on the LLM, not inside the first scored unit or
-    after the last one."""
-    def load() -> None:
-        for name, metric in metrics:
-            try:
-                metric.warm_up()
-            except Exception:  # noqa: BLE001 - scoring reports a real problem where it happens
-                log.debug("warm-up of metric %s failed", name, exc_info=True)
-        if report:
-            from .report import charts
+    charts), on threads: done while units wait on the LLM, not inside the first scored unit or
+    after the last one. Returns an event set when the metrics' part is done: scoring waits for it,
+    since one package imported from two threads at once can fail to import."""
+    ready = threading.Event()
 
-            charts.warm_up()
+    def metrics_part() -> None:
+        try:
+            for name, metric in metrics:
+                try:
+                    metric.warm_up()
+                except Exception:  # noqa: BLE001 - scoring reports a real problem where it happens
+                    log.debug("warm-up of metric %s failed", name, exc_info=True)
+        finally:
+            ready.set()
 
-    thread = threading.Thread(target=load, name="warm-up-later", daemon=True)
-    thread.start()
-    return thread
+    threading.Thread(target=metrics_part, name="warm-up-metrics", daemon=True).start()
+    if report:
+        from .report import charts  # provbench's own modules here; only matplotlib on the thread
+
+        threading.Thread(target=charts.warm_up, name="warm-up-charts", daemon=True).start()
+    return ready
 
 
 def reopen_read_only(kb: Any, kb_dir: Path) -> Any:

@@ -85,7 +85,7 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
                              kb_dir=kb_dir, judge=judge_llm if judge_llm is not llm else None)
             ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
             if _baselines_left(suite, questions, done):
-                warm_up_later_work(ctx.metrics, report=write_report)
+                ctx.metrics_ready = warm_up_later_work(ctx.metrics, report=write_report)
             ctx.retry = _failed_to_retry(done, questions, console) if retry_failed else set()
             retried = bool(ctx.retry)
             if warm_up is not None:

@@ -39,10 +39,7 @@ class RunContext:
     kb_dir: Path | None = None  # where remote workers open the knowledge base (read-only)
     retry: set[str] = field(default_factory=set)  # recorded units to run again (failed before)
     judge: Any = None  # the metrics' LLM (the suite's judge); None: the systems' LLM
-
-    @property
-    def judge_llm(self) -> Any:
-        return self.judge if self.judge is not None else self.llm
+    metrics_ready: Any = None  # a threading.Event set once the metrics' warm-up is done (scoring waits)
 
     @property
     def suite(self) -> Suite:
@@ -213,6 +210,9 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
         # an abstention is its own output, never an empty answer (plugin_api.compared_output)
         record.scores["output_changed"] = float(compared_output(baseline.trace, ctx.loader.normalize)
                                                 != compared_output(record.trace, ctx.loader.normalize))
+    ready = getattr(ctx, "metrics_ready", None)
+    if ready is not None:  # the warm-up imports what scoring needs: importing it from two threads can fail
+        ready.wait()
     metric_ctx = metric_context(ctx, record.judge_calls)
     for name, metric in ctx.metrics:
         try:
@@ -223,7 +223,8 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
 
 def metric_context(ctx: RunContext, judge_calls: list | None = None) -> MetricContext:
     """What metrics get: the judge as their LLM (noting its calls on ``judge_calls``), the view, the loader."""
-    judge = ctx.judge_llm
+    judge = getattr(ctx, "judge", None)
+    judge = ctx.llm if judge is None else judge
     if judge_calls is not None and hasattr(judge, "recording"):
         judge = judge.recording(judge_calls)
     return MetricContext(llm=judge, view=ctx.view, loader=ctx.loader)

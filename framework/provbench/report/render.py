@@ -288,8 +288,9 @@ def environment():
 def header(run: RunData) -> dict[str, Any]:
     m = run.manifest
     statuses = [r.status for r in run.records]
-    judge = m.models.get("judge") or m.models.get("llm", "")
-    return {"judge": judge + (" (the same model as the systems)" if judge == m.models.get("llm") else " (a separate model)"),
+    judge = m.models.get("judge") or m.models.get("suite_model", "")
+    same = judge == m.models.get("suite_model", m.models.get("llm"))
+    return {"judge": judge + (" (the same model as the systems)" if same else " (a separate model)"),
             "cost": CostTotal.of(c for r in run.records for c in record_calls(r)).describe(),
             "stopped": m.stopped or "","title": run.report_option("title", None) or f"provbench report: {m.suite_name}",
             "suite_name": m.suite_name, "description": run.suite.get("description", ""), "run_id": m.run_id,
