@@ -10,10 +10,12 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from .capture import UnitCapture
 from .errors import UserError
-from .model import Question, RunRecord, Trace, UnitKey, utc_now
+from .leakguard import check_unit
+from .model import LeakCheck, Question, RunRecord, Trace, UnitKey, utc_now
 from .plugin_api import Environment, Intervention, MetricContext, Variant, answered_by_reference, compared_output
 from .suite import LoadedSuite, PluginRef, Suite
 
@@ -36,6 +38,8 @@ class RunContext:
     metrics: list[tuple[str, Any]] = field(default_factory=list)
     kb_dir: Path | None = None  # where remote workers open the knowledge base (read-only)
     retry: set[str] = field(default_factory=set)  # recorded units to run again (failed before)
+    judge: Any = None  # the metrics' LLM (the suite's judge); None: the systems' LLM
+    metrics_ready: Any = None  # a threading.Event set once the metrics' warm-up is done (scoring waits)
 
     @property
     def suite(self) -> Suite:
@@ -134,7 +138,7 @@ def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> 
     record = RunRecord(key=unit.key, gold=question.answer, seed=unit.seed, variant=unit.variant)
     started = time.perf_counter()
     try:
-        trace = _produce_trace(ctx, unit, question, baseline)
+        trace, guard = _produce_trace(ctx, unit, question, baseline)
         trace.wall_time_s = round(time.perf_counter() - started, 4)
     except Exception as exc:  # noqa: BLE001 - a unit's failure is data, not a crash
         log.debug("unit %s failed", unit.key.as_str(), exc_info=True)
@@ -143,16 +147,22 @@ def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> 
         record.trace = trace
         if trace.outcome == "failed":
             record.status, record.error = "failed", trace.error or "the system reported a failure"
+        record.leak_check = guard() if guard is not None else None
     _score(ctx, record, question, baseline)
     record.finished_at = utc_now()
     return record
 
 
-def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: RunRecord | None) -> Trace:
+def _produce_trace(ctx: RunContext, unit: Unit, question: Question,
+                   baseline: RunRecord | None) -> tuple[Trace, Callable[[], LeakCheck] | None]:
+    """The unit's trace, and for a graph-level intervention its leak check (run after the timing)."""
     system = ctx.registry.create("system", unit.system.name, **unit.system.options)
-    env = Environment(view=ctx.view, llm=ctx.llm, seed=unit.seed, options=dict(unit.system.options))
+    capture = UnitCapture(unit.key.as_str())  # every LLM request the unit makes, from any thread
+    bind = getattr(ctx.llm, "bound_to", None)  # an LLMClient; a test's stand-in may not bind
+    llm = bind(capture) if bind is not None else ctx.llm
+    env = Environment(view=ctx.view, llm=llm, seed=unit.seed, options=dict(unit.system.options))
     if unit.intervention is None:
-        return system.run(question, env)
+        return _captured(capture, system.run, question, env), None
     if baseline is None or baseline.status != "ok" or baseline.trace is None:
         raise RuntimeError(NO_BASELINE)
     intervention: Intervention = ctx.registry.create("intervention", unit.intervention.name, **unit.intervention.options)
@@ -160,12 +170,29 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: Ru
     chosen = {"variant": unit.variant} if unit.variant is not None else {}
     if intervention.level == "context":
         perturbed = intervention.perturb(question, baseline.trace.model_copy(deep=True), rng, **chosen)
-        return system.resume(question, env, perturbed)
+        return _captured(capture, system.resume, question, env, perturbed), None
     env.view = intervention.make_view(ctx.view, question, baseline.trace, rng, **chosen)
-    trace = system.run(question, env)
-    if env.view is not None:  # record what this run could not see
-        trace.artifacts["hidden_by_intervention"] = env.view.hidden.summary()
-    return trace
+    trace = _captured(capture, system.run, question, env)
+    if env.view is None:
+        return trace, None
+    trace.artifacts["hidden_by_intervention"] = env.view.hidden_summary()  # what this run could not see
+    return trace, lambda: _leak_check(env.view, question, trace, capture, baseline.trace, system.trace_ids)
+
+
+def _captured(capture: UnitCapture, run: Callable[..., Trace], *args: Any) -> Trace:
+    """``run(*args)`` as the capture's unit; the calls and observations it did not record join its trace."""
+    with capture.active():
+        trace = run(*args)
+    return capture.complete(trace)
+
+
+def _leak_check(view: Any, question: Question, trace: Trace, capture: UnitCapture, baseline: Trace,
+                trace_ids: str) -> LeakCheck:
+    try:
+        return check_unit(view, question, trace, capture, baseline, trace_ids)
+    except Exception as exc:  # noqa: BLE001 - a guard failure is reported, never a unit's failure
+        log.warning("leak guard failed for %s: %s", capture.key, exc, exc_info=True)
+        return LeakCheck(status="not-checkable", notes=[f"the leak guard failed: {type(exc).__name__}: {exc}"[:500]])
 
 
 def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: RunRecord | None) -> None:
@@ -183,7 +210,10 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
         # an abstention is its own output, never an empty answer (plugin_api.compared_output)
         record.scores["output_changed"] = float(compared_output(baseline.trace, ctx.loader.normalize)
                                                 != compared_output(record.trace, ctx.loader.normalize))
-    metric_ctx = metric_context(ctx)
+    ready = getattr(ctx, "metrics_ready", None)
+    if ready is not None:  # the warm-up imports what scoring needs: importing it from two threads can fail
+        ready.wait()
+    metric_ctx = metric_context(ctx, record.judge_calls)
     for name, metric in ctx.metrics:
         try:
             record.scores.update(metric.score(record, question, metric_ctx) or {})
@@ -191,7 +221,12 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
             record.score_notes[name] = f"{type(exc).__name__}: {exc}"[:500]
 
 
-def metric_context(ctx: RunContext) -> MetricContext:
-    return MetricContext(llm=ctx.llm, view=ctx.view, loader=ctx.loader)
+def metric_context(ctx: RunContext, judge_calls: list | None = None) -> MetricContext:
+    """What metrics get: the judge as their LLM (noting its calls on ``judge_calls``), the view, the loader."""
+    judge = getattr(ctx, "judge", None)
+    judge = ctx.llm if judge is None else judge
+    if judge_calls is not None and hasattr(judge, "recording"):
+        judge = judge.recording(judge_calls)
+    return MetricContext(llm=judge, view=ctx.view, loader=ctx.loader)
 
 

@@ -1,4 +1,5 @@
-"""Graph views: every read a system makes goes through one, so an ablation cannot leak.
+"""Graph views: every read through one is filtered, so an ablation cannot leak through it (reads
+around it, e.g. from a store of a system's own, are what the leak guard, :mod:`provbench.leakguard`, catches).
 
 A view is a shared store plus a :class:`ViewFilter` (frozensets of ids). Creating or narrowing a
 view costs only the size of those sets; nothing is copied or scanned. Each query asks Kùzu for
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     import networkx
 
     from .graphstore import GraphStore
+    from .hidden import HiddenContent
 
 MAX_PATH_HOPS = 10
 _SIDE_PATTERNS = {"out": "(a:Entity {id: $id})-[r:LINKS]->(b:Entity)",
@@ -105,12 +107,22 @@ class GraphView:
         self._hidden = hidden or ViewFilter()
         self._unreadable: frozenset[str] | None = None  # computed on first need, then kept
         self._hidden_communities: frozenset[str] | None = None  # likewise
+        self._content: "HiddenContent | None" = None  # hidden_content(), on first need
 
     # -- filter
 
     @property
     def hidden(self) -> ViewFilter:
         return self._hidden
+
+    def hidden_content(self) -> "HiddenContent":
+        """What this view hides resolved to ids, names and texts, with a matcher for hidden text
+        (:mod:`provbench.kb.hidden`): for systems that keep their own store, and the leak guard."""
+        if self._content is None:
+            from .hidden import hidden_content
+
+            self._content = hidden_content(self)
+        return self._content
 
     def hide(self, entities: Iterable[str] = (), relations: Iterable[str] = (), text_units: Iterable[str] = (),
              block_text_of: Iterable[str] = (), hide_metadata_of: Iterable[str] = ()) -> "GraphView":
@@ -153,6 +165,16 @@ class GraphView:
 
     def community_visible(self, community_id: str) -> bool:
         return community_id not in self._communities_hidden()
+
+    def hidden_summary(self, max_ids: int = 100) -> dict[str, Any]:
+        """What this view hides, for a record: :meth:`ViewFilter.summary` plus ``communities``, the
+        community reports it hides because a member is removed or masked (counted, not listed by
+        the filter)."""
+        summary = self._hidden.summary(max_ids)
+        communities = sorted(self._communities_hidden(), key=natural_key)
+        if communities:
+            summary["communities"] = {"count": len(communities), "ids": communities[:max_ids]}
+        return summary
 
     def _communities_hidden(self) -> frozenset[str]:
         """Communities with a removed or masked member (one scan of the few community rows)."""
@@ -379,8 +401,12 @@ class GraphView:
                     found.setdefault((side, rel["id"]), row)
         return [(side, found[side, rid]) for side, rid in sorted(found, key=lambda k: (_SIDES.index(k[0]), k[1]))]
 
-    def shortest_paths(self, source_id: str, target_id: str, max_hops: int = 4, limit: int = 5) -> list[Path]:
-        """Shortest paths (edges in either direction) between two visible entities through visible ones."""
+    def shortest_paths(self, source_id: str, target_id: str, max_hops: int = 4, limit: int = 5,
+                       directed: bool = False) -> list[Path]:
+        """Shortest paths between two visible entities through visible ones: edges in either
+        direction, or only source -> target with ``directed``. Every shortest path is fetched and
+        sorted by its relation ids before ``limit`` cuts, so which ones come back never depends on
+        the order the database found them in."""
         if not isinstance(max_hops, int) or isinstance(max_hops, bool) or not 1 <= max_hops <= MAX_PATH_HOPS:
             raise ValueError(f"shortest_paths(max_hops=...) must be an int in 1..{MAX_PATH_HOPS}, got {max_hops!r}")
         if not isinstance(limit, int) or limit < 1:
@@ -392,13 +418,13 @@ class GraphView:
         # Kùzu's grammar takes the hop bound only as a literal: it is a validated int here.
         query = (f"MATCH p = (a:Entity {{id: $source}})-[r:LINKS* ALL SHORTEST 1..{max_hops} "
                  "(r, n | WHERE NOT n.id IN $hidden_entities AND NOT r.id IN $hidden_relations)]-"
-                 "(b:Entity {id: $target}) RETURN nodes(p), rels(p) LIMIT $limit")
-        rows = self._store.rows(query, {"source": source_id, "target": target_id, "limit": limit,
+                 + (">" if directed else "") + "(b:Entity {id: $target}) RETURN nodes(p), rels(p)")
+        rows = self._store.rows(query, {"source": source_id, "target": target_id,
                                         "hidden_entities": sorted(self._hidden.entities),
                                         "hidden_relations": sorted(self._hidden.relations | self._hidden.invalidated
                                                                    | self._store.invalidated_relations())})
-        paths = [_path(nodes, rels) for nodes, rels in rows]
-        return sorted(paths, key=lambda p: [natural_key(r.id) for r in p.relations])
+        paths = sorted((_path(nodes, rels) for nodes, rels in rows), key=lambda p: [natural_key(r.id) for r in p.relations])
+        return paths[:limit]
 
     # -- text units and communities
 

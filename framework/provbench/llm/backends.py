@@ -5,7 +5,9 @@ the cache key) and ``complete(request) -> reply``. ``request`` is a dict with ``
 ``schema``, ``max_tokens``, ``temperature``, ``logprobs``, ``top_logprobs``, ``seed`` and any
 extra parameters; ``reply`` is a dict with ``text``, ``prompt_tokens``, ``completion_tokens``
 and ``logprobs`` (a list of ``{token, logprob, top_logprobs}`` or None). Caching, retries,
-accounting and concurrency live in :class:`provbench.llm.LLMClient`, not here.
+accounting and concurrency live in :class:`provbench.llm.LLMClient`, not here. A backend may
+also have ``price(prompt_tokens, completion_tokens) -> (US dollars or None, source)``
+(:mod:`provbench.costs`); one without it is priced "unknown".
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..costs import CUSTOM_PRICE_PARAMS, litellm_price
 from ..errors import UserError
 from ..hookspecs import hookimpl
 from .cache import public_params
@@ -58,6 +61,9 @@ class ScriptedBackend:
 
     def config(self) -> dict[str, Any]:
         return {}
+
+    def price(self, prompt_tokens: int, completion_tokens: int) -> tuple[float, str]:
+        return 0.0, "local"
 
     def complete(self, request: dict[str, Any]) -> Reply:
         with self._lock:
@@ -151,6 +157,9 @@ class LlamaCppBackend:
     def config(self) -> dict[str, Any]:
         return {"file": self.path.name, "size": self.path.stat().st_size}
 
+    def price(self, prompt_tokens: int, completion_tokens: int) -> tuple[float, str]:
+        return 0.0, "local"  # runs on this machine
+
     def complete(self, request: dict[str, Any]) -> Reply:
         want_logprobs = bool(request.get("logprobs"))
         n_ctx = self.logprobs_n_ctx if want_logprobs else self.n_ctx
@@ -181,6 +190,8 @@ class LiteLLMBackend:
     ``params`` go to every ``litellm.completion`` call (``api_base``, ``timeout``, ``mock_response``
     in tests, ...). litellm's own retries are off: the client retries, so attempts are counted once.
     ``timeout`` (seconds per request, default :data:`DEFAULT_TIMEOUT_S`) bounds a hung provider.
+    Calls are priced from litellm's price table, or from ``input_cost_per_token`` and
+    ``output_cost_per_token`` in ``params`` (a model the table lacks, or a negotiated price).
     """
 
     def __init__(self, model_id: str, **params: Any) -> None:  # params may hold api_key: never shown
@@ -191,7 +202,10 @@ class LiteLLMBackend:
 
     def config(self) -> dict[str, Any]:
         """Settings that shape the reply (the cache key): not how long we wait for it."""
-        return {k: v for k, v in public_params(self.params).items() if k not in TRANSPORT_PARAMS}
+        return {k: v for k, v in public_params(self.params).items() if k not in NOT_IN_CACHE_KEY}
+
+    def price(self, prompt_tokens: int, completion_tokens: int) -> tuple[float | None, str]:
+        return litellm_price(self._litellm, self.model_id, self.params, prompt_tokens, completion_tokens)
 
     def __getstate__(self) -> dict[str, Any]:  # to a worker process: settings, not the module
         return {k: v for k, v in self.__dict__.items() if k != "_litellm"}
@@ -228,6 +242,7 @@ class LiteLLMBackend:
 
 DEFAULT_TIMEOUT_S = 60.0
 TRANSPORT_PARAMS = {"timeout", "request_timeout", "stream_timeout"}
+NOT_IN_CACHE_KEY = TRANSPORT_PARAMS | set(CUSTOM_PRICE_PARAMS)  # how long we wait and what we pay: not the reply
 
 
 def _import_litellm() -> Any:
@@ -270,7 +285,8 @@ def _field(obj: Any, name: str) -> Any:
 
 # -- model ids -----------------------------------------------------------------------------------
 # Backends are plugins: ``provbench_register_llm_backends`` maps a prefix to a factory
-# ``f(model_id, **params)``; ``prefix`` serves the id ``prefix`` and ``prefix:<rest>``.
+# ``f(model_id, **params)``; ``prefix`` serves the id ``prefix`` and ``prefix:<rest>``, under its
+# namespaced name (``mypkg/prefix``) and, while unambiguous, its short one (as every plugin kind).
 
 DEFAULT_BACKEND = "litellm"  # serves every id no other prefix claims
 
@@ -306,13 +322,22 @@ def provbench_register_llm_backends():
 
 
 def backend_prefix(model_id: str, prefixes: Any) -> str:
-    """The registered prefix serving ``model_id``: ``p`` for ``p`` or ``p:...``, else litellm."""
+    """The registered backend serving ``model_id``: ``p`` for ``p`` or ``p:...``, where ``p`` is a
+    backend's full name (``mypkg/echo``) or, while no other backend has it, its short name
+    (``echo``); ids no backend claims go to litellm."""
     head = model_id.split(":", 1)[0]
-    return head if head in prefixes else DEFAULT_BACKEND
+    if head in prefixes:
+        return head
+    namesakes = [p for p in prefixes if "/" not in head and p.rpartition("/")[2] == head]
+    if len(namesakes) > 1:
+        raise UserError(f"model id {model_id!r}: LLM backend {head!r} is ambiguous: {', '.join(sorted(namesakes))} "
+                        "(use the full name)")
+    return namesakes[0] if namesakes else DEFAULT_BACKEND
 
 
 def make_backend(model_id: str, *, registry: Any = None, **backend_params: Any) -> Any:
-    """``embedded`` | ``llama-cpp:<name or path.gguf>`` | ``scripted`` | a plugin's prefix | any litellm id."""
+    """``embedded`` | ``llama-cpp:<name or path.gguf>`` | ``scripted`` | ``schema-following`` | a plugin's
+    prefix | any litellm id."""
     from ..registry import check_instance, default_registry
 
     if not isinstance(model_id, str) or not model_id.strip():

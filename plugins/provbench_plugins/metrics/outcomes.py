@@ -1,5 +1,6 @@
 """Outcome metrics every run can report: accuracy, answer changes under interventions, accuracy
-deltas and the trajectory footprint (paper 000's Tables 1 and 2 are built from these).
+deltas, the official EM and F1, and the trajectory footprint (paper 000's Tables 1 and 2 are
+built from these).
 
 How records are read (correctness, failed and missing records, repeats) is in :mod:`.records`.
 """
@@ -12,8 +13,8 @@ from provbench.model import BASELINE
 from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
 
 from .records import (FOOTPRINT_FIELDS, Tally, round6, all_questions, analysed_questions, arrow,
-                      intervention_conditions, per_question_changes, per_question_correctness,
-                      stayed_correct_tally)
+                      cell_not_measurable, intervention_conditions, per_question_changes, per_question_correctness,
+                      per_question_official, stayed_correct_tally)
 
 
 # -- metrics -----------------------------------------------------------------------------------
@@ -41,6 +42,42 @@ class Accuracy(Metric):
         return values
 
 
+class OfficialAnswerScore(Metric):
+    """The mean x 100 of a per-record answer score the dataset loader gives (``em`` or ``f1``),
+    as the official 2WikiMultihopQA / HotpotQA evaluation computes it: over every question (the
+    baseline) or every analysed question (an intervention), a question with no scored prediction
+    counting 0 (:func:`.records.per_question_official`). ``value`` is on the official 0-100 scale;
+    ``numerator`` / ``denominator`` are the summed score and the question count."""
+
+    score_name = ""
+
+    def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
+        values = []
+        for system in results.systems:
+            for condition in results.conditions:
+                if not results.select(system, condition):
+                    continue
+                questions = all_questions(results) if condition == BASELINE else analysed_questions(results)
+                _, tally = per_question_official(results, system, condition, questions, self.score_name)
+                values.append(MetricValue(metric=self.name, system=system, condition=condition,
+                                          value=None if tally.value is None else round6(100 * tally.value),
+                                          numerator=round6(tally.numerator), denominator=tally.denominator,
+                                          detail=tally.counts() | {"scale": "percent"}))
+        return values
+
+
+class ExactMatch(OfficialAnswerScore):
+    """Official EM x 100 (2WikiMultihopQA / HotpotQA): normalised answer equals a gold answer or alias."""
+
+    name = score_name = "em"
+
+
+class TokenF1(OfficialAnswerScore):
+    """Official answer F1 x 100 (2WikiMultihopQA / HotpotQA): token-bag F1, best over gold and aliases."""
+
+    name = score_name = "f1"
+
+
 class OutputChanged(Metric):
     """Share of analysed answers that differ from the baseline answer after an intervention,
     with originally-correct answers that stayed correct (Table 2's parentheses)."""
@@ -54,15 +91,17 @@ class OutputChanged(Metric):
             for condition in intervention_conditions(results, system):
                 outcomes, tally = per_question_changes(results, system, condition, analysed)
                 kept = stayed_correct_tally(outcomes)
+                unmeasured = cell_not_measurable(results, system, condition, analysed)
                 detail = tally.counts() | {"stayed_correct": round6(kept.numerator),
                                            "originally_correct": kept.denominator}
                 values.append(MetricValue(metric=self.name, system=system, condition=condition,
-                                          value=tally.value, numerator=round6(tally.numerator),
-                                          denominator=tally.denominator, detail=detail))
+                                          value=None if unmeasured else tally.value, numerator=round6(tally.numerator),
+                                          denominator=tally.denominator, detail=detail, note=unmeasured or ""))
                 values.append(MetricValue(metric="stayed-correct", system=system, condition=condition,
-                                          value=kept.value, numerator=round6(kept.numerator),
-                                          denominator=kept.denominator,
-                                          detail={"failed": tally.failed, "missing": tally.missing}))
+                                          value=None if unmeasured else kept.value, numerator=round6(kept.numerator),
+                                          denominator=kept.denominator, note=unmeasured or "",
+                                          detail={"failed": tally.failed, "missing": tally.missing}
+                                          | ({"leaked": tally.leaked} if tally.leaked else {})))
         return values
 
 
@@ -79,7 +118,11 @@ class AccuracyDelta(Metric):
             for condition in intervention_conditions(results, system):
                 after, tally = per_question_correctness(results, system, condition, analysed)
                 paired = [q for q in analysed if q in base and q in after]
-                values.append(delta_value(self.name, system, condition, base, after, paired, tally))
+                value = delta_value(self.name, system, condition, base, after, paired, tally)
+                unmeasured = cell_not_measurable(results, system, condition, analysed)
+                if unmeasured:
+                    value.value, value.note = None, unmeasured
+                values.append(value)
         return values
 
 
@@ -92,6 +135,8 @@ def delta_value(metric: str, system: str, condition: str, base: Mapping[str, flo
     detail = {"baseline_correct": round6(before_sum), "condition_correct": round6(after_sum),
               "questions": n, "arrow": arrow(delta) if delta is not None else "",
               "failed": tally.failed, "missing": tally.missing, "unscored": tally.unscored}
+    if tally.leaked:
+        detail["leaked"] = tally.leaked
     return MetricValue(metric=metric, system=system, condition=condition, value=delta,
                        numerator=round6(after_sum - before_sum), denominator=n, detail=detail)
 
