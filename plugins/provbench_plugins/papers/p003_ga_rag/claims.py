@@ -17,8 +17,6 @@ them, so what differs between settings is which facts reach the prompt.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from provbench.controls import Claim, ClaimNeeds, ControlRuns, Verdict
@@ -72,8 +70,9 @@ def label_of(record: RunRecord) -> str:
     return record.trace.answer if record.trace.answer is not None else f"({record.trace.outcome})"
 
 
-def holds_gold(question: Question | None, facts: list[str]) -> bool:
-    gold = question.gold if question is not None else None
+def holds_gold(question: Question, facts: list[str]) -> bool:
+    """The facts hold one complete gold evidence group of the claim (none for NOT ENOUGH INFO)."""
+    gold = question.gold
     return gold is not None and not gold.empty and gold.held_in("\n".join(facts))
 
 
@@ -118,7 +117,7 @@ class RankingChangesLabel(Claim):
     def label_follows_facts(self, control: str, units: dict[str, dict[str, RunRecord]],
                             questions: dict[str, Question]) -> Verdict:
         o = self.options
-        pairs = [(holds_gold(questions.get(q), shown_facts(r)), label_of(r) == questions[q].answer)
+        pairs = [(holds_gold(questions[q], shown_facts(r)), label_of(r) == questions[q].answer)
                  for q, by in units.items() if q in questions for r in by.values()]
         agree = sum(held == right for held, right in pairs)
         share = agree / len(pairs) if pairs else 0.0
@@ -165,4 +164,4 @@ class SettingsSendDifferentPrompts(Claim):
         return verdicts
 
 
-CLAIMS: tuple[Any, ...] = (RankingChangesLabel, SettingsSendDifferentPrompts)
+CLAIMS = (RankingChangesLabel, SettingsSendDifferentPrompts)
