@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .cli_results import export_cmd
+
 console = Console()
 err_console = Console(stderr=True)
 EXIT_USAGE = 2  # a UserError: bad suite, dataset, option, or a directory in use
@@ -251,6 +253,8 @@ def compare_cmd(run_a: Path, run_b: Path, out: Path | None) -> None:
 
     console.print(f"comparison: {write_comparison(run_a, run_b, out)}")
 
+
+main.add_command(export_cmd)
 
 if __name__ == "__main__":
     main()
