@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .cli_results import export_cmd
+from .cli_results import check_cmd, export_cmd, show_gates
 
 console = Console()
 err_console = Console(stderr=True)
@@ -214,7 +214,8 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
     """Run SUITE (a suite file, or a built-in suite's name: see `provbench suites`), resuming its
     run directory if it exists, and write the HTML report.
 
-    Exit status: 0 all units ok, 2 a usage or input error, 3 finished with failed units."""
+    Exit status: 0 all units ok, 2 a usage or input error, 3 finished with failed units, 5 one of
+    the suite's assertions failed (its summary.json and junit.xml are in the run directory)."""
     from .bundled import resolve_suite
     from .runner import run_suite
     from .store import RunStore
@@ -223,6 +224,7 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
     run_dir = run_suite(resolve_suite(suite), model=model, limit=limit, out=out, console=console,
                         retry_failed=retry_failed)
     console.print(f"report: {run_dir / 'report.html'}")
+    gates = show_gates(run_dir)
     failed = [r for r in RunStore(run_dir).load_records().values() if r.status == "failed"]
     if failed:
         knock_on = sum(NO_BASELINE in (r.error or "") for r in failed)
@@ -231,7 +233,8 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
                           "re-run the same command to retry them (that heals transient faults such as "
                           "timeouts; a model that answers the same input the same way fails again)",
                           highlight=False)
-        sys.exit(EXIT_UNITS_FAILED)
+    if gates:  # provbench.gates: 5 an assertion failed (it outranks 3, failed units)
+        sys.exit(gates)
 
 
 @main.command("report")
@@ -254,7 +257,8 @@ def compare_cmd(run_a: Path, run_b: Path, out: Path | None) -> None:
     console.print(f"comparison: {write_comparison(run_a, run_b, out)}")
 
 
-main.add_command(export_cmd)
+for command in (export_cmd, check_cmd):
+    main.add_command(command)
 
 if __name__ == "__main__":
     main()

@@ -1,5 +1,5 @@
-"""Commands that read finished runs: ``export`` (records as a table) and ``traces`` (OpenTelemetry
-spans). :mod:`provbench.cli` adds them to the ``provbench`` group; heavy modules load inside them."""
+"""Commands that read finished runs: ``export`` (records as a table), ``check`` (CI assertions) and
+``traces`` (OpenTelemetry spans). :mod:`provbench.cli` adds them to the ``provbench`` group; heavy modules load inside them."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 console = Console(soft_wrap=True)
 RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -24,3 +25,27 @@ def export_cmd(run_dir: Path, fmt: str, out: Path | None) -> None:
     from .export import export_run
 
     console.print(f"exported: {export_run(run_dir, fmt, out)}", highlight=False)
+
+
+@click.command("check")
+@click.argument("run_dir", type=RUN_DIR)
+def check_cmd(run_dir: Path) -> None:
+    """Check RUN_DIR's assertions (the suite's `assert:`) again and rewrite its summary.json and
+    junit.xml, as `provbench run` does when it finishes.
+
+    Exit status: 0 every assertion holds and every unit ran, 3 units failed, 5 an assertion failed."""
+    raise SystemExit(show_gates(run_dir))
+
+
+def show_gates(run_dir: Path) -> int:
+    """Write the run's CI files, print its assertions' verdicts; returns the exit status they give."""
+    from .gates import JUNIT_FILE, SUMMARY_FILE, write_ci_files
+
+    data = write_ci_files(run_dir)
+    for result in data["assertions"]:
+        verdict = "[green]passed[/]" if result["passed"] else "[red]FAILED[/]"
+        console.print(f"assert {escape(result['name'])}: {escape(result['message'])} {verdict}", highlight=False)
+    if data["assertions"]:
+        console.print(f"{data['assertions_failed']} of {len(data['assertions'])} assertion(s) failed; "
+                      f"{run_dir / SUMMARY_FILE}, {run_dir / JUNIT_FILE}", highlight=False)
+    return data["exit_status"]

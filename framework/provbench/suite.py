@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .assertions import AssertionSpec, SystemRef, check_declarations
 from .errors import UserError
 from .registry import unknown_name_message
 
@@ -49,6 +50,10 @@ class PluginRef(_Strict):
         """The name results use: the label, else the plugin's short name (``p000/rag`` -> ``rag``),
         so naming a plugin in full to pick it among namesakes does not rename its records."""
         return self.label or self.name.rsplit("/", 1)[-1]
+
+
+class SystemPluginRef(PluginRef, SystemRef):
+    """A system of the suite: a plugin reference, run ``repeats`` times per question at baseline."""
 
 
 class DatasetSpec(_Strict):
@@ -126,7 +131,7 @@ class Suite(_Strict):
     dataset: DatasetSpec
     knowledge_base: KnowledgeBaseSpec | None = None
     model: ModelSpec = Field(default_factory=ModelSpec)
-    systems: list[PluginRef] = Field(min_length=1)
+    systems: list[SystemPluginRef] = Field(min_length=1)
     interventions: list[PluginRef] = Field(default_factory=list)
     intervention_systems: list[str] | None = Field(
         default=None, description="systems the interventions apply to (default: every system)")
@@ -137,6 +142,7 @@ class Suite(_Strict):
     concurrency: int = Field(default=2, ge=1, le=64)
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     report: ReportSpec = Field(default_factory=ReportSpec)
+    assertions: list[AssertionSpec] = Field(default_factory=list, validation_alias=AliasChoices("assert", "assertions"))
 
     @field_validator("systems", "interventions", "metrics")
     @classmethod
@@ -256,13 +262,10 @@ def line_of(tree: Any, loc: tuple) -> int | None:
     """1-based line of the YAML node at ``loc`` (or of its deepest existing ancestor)."""
     node, line = tree, _own_line(tree)
     for part in loc:
-        found = None
-        if isinstance(node, dict) and part in node:
-            found = _key_line(node, part)
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            found = _item_line(node, part)
-        else:
+        if not (isinstance(node, dict) and part in node
+                or isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
             break
+        found = _child_line(node, part)
         line = found if found is not None else line
         node = node[part]
     return line
@@ -273,16 +276,10 @@ def _own_line(node: Any) -> int | None:
     return lc.line + 1 if lc is not None and lc.line is not None else None
 
 
-def _key_line(node: Any, key: Any) -> int | None:
+def _child_line(node: Any, part: Any) -> int | None:
+    """1-based line of a mapping's key or a sequence's item, from ruamel's position data."""
     try:
-        return node.lc.key(key)[0] + 1
-    except (AttributeError, KeyError, TypeError):
-        return None
-
-
-def _item_line(node: Any, index: int) -> int | None:
-    try:
-        return node.lc.item(index)[0] + 1
+        return (node.lc.key(part) if isinstance(node, dict) else node.lc.item(part))[0] + 1
     except (AttributeError, KeyError, TypeError, IndexError):
         return None
 
@@ -357,6 +354,7 @@ def _check_dataset_file(path: Path, tree: Any, loaded: LoadedSuite) -> None:
 
 
 def _check_references(path: Path, tree: Any, suite: Suite) -> None:
+    check_declarations(suite, lambda loc: _where(path, tree, loc), SuiteError)  # assertions, repeats
     names = suite.system_names
     for i, name in enumerate(suite.intervention_systems or []):
         if name not in names:

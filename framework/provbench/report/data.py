@@ -117,6 +117,8 @@ def ref_key(ref: Any) -> str:
     """The record key of a plugin reference in a stored suite (the suite's own rule)."""
     from ..suite import PluginRef
 
+    if isinstance(ref, dict):  # a system's reference also holds its repeats
+        ref = {k: v for k, v in ref.items() if k in PluginRef.model_fields}
     return PluginRef.model_validate(ref).key
 
 
