@@ -74,7 +74,7 @@ def test_rerender_from_the_run_directory_alone(run_dir):
 
 def test_compare_two_runs(run_dir, tmp_path):
     other = run_toy(write_toy_suite(tmp_path / "suite", kb=False), tmp_path / "other")
-    out = write_comparison(run_dir, other, tmp_path / "cmp.html")
+    out = write_comparison([run_dir, other], tmp_path / "cmp.html")
     text = out.read_text()
     assert "toy-graph" in text and "+0.0 pts" in text and "Paired test" in text
     assert not UNESCAPED.search(text)

@@ -247,14 +247,13 @@ def report_cmd(run_dir: Path) -> None:
 
 
 @main.command("compare")
-@click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
-def compare_cmd(run_a: Path, run_b: Path, out: Path | None) -> None:
-    """Report two runs side by side."""
+def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
+    """Report two or more runs side by side; each is tested against the first."""
     from .report import write_comparison
 
-    console.print(f"comparison: {write_comparison(run_a, run_b, out)}")
+    console.print(f"comparison: {write_comparison(runs, out)}")
 
 
 for command in (export_cmd, check_cmd):

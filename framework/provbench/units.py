@@ -60,11 +60,13 @@ def unit_seed(base: int, key: UnitKey) -> int:
 # -- planning ---------------------------------------------------------------------------------------
 
 def baseline_units(suite: Suite, questions: Iterable[str]) -> list[Unit]:
-    units = []
+    """Every system x question, ``repeats`` times for a repeated system (each repeat its own seed)."""
+    units, questions = [], list(questions)
     for ref in suite.systems:
-        for qid in questions:
-            key = UnitKey(question_id=qid, system=ref.key)
-            units.append(Unit(key, ref, seed=unit_seed(suite.seed, key)))
+        for repeat in range(ref.repeats):
+            for qid in questions:
+                key = UnitKey(question_id=qid, system=ref.key, repeat=repeat)
+                units.append(Unit(key, ref, seed=unit_seed(suite.seed, key)))
     return units
 
 
@@ -150,7 +152,7 @@ def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> 
 
 def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: RunRecord | None) -> Trace:
     system = ctx.registry.create("system", unit.system.name, **unit.system.options)
-    env = Environment(view=ctx.view, llm=ctx.llm, seed=unit.seed, options=dict(unit.system.options))
+    env = Environment(view=ctx.view, llm=_unit_llm(ctx, unit), seed=unit.seed, options=dict(unit.system.options))
     if unit.intervention is None:
         return system.run(question, env)
     if baseline is None or baseline.status != "ok" or baseline.trace is None:
@@ -166,6 +168,13 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: Ru
     if env.view is not None:  # record what this run could not see
         trace.artifacts["hidden_by_intervention"] = env.view.hidden_summary()
     return trace
+
+
+def _unit_llm(ctx: RunContext, unit: Unit) -> Any:
+    """A repeated system's units pin their own seed in every LLM request: the seed enters the
+    cache key, so each repeat samples (and is cached) on its own; other units use the run's LLM."""
+    repeats = getattr(unit.system, "repeats", 1)
+    return ctx.llm.pinning(seed=unit.seed) if repeats > 1 else ctx.llm
 
 
 def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: RunRecord | None) -> None:

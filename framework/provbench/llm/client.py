@@ -8,6 +8,7 @@ schema-constrained replies, and an :class:`~provbench.model.LLMCall` on the call
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import threading
 import time
@@ -130,6 +131,13 @@ class LLMClient:
             raise
         self._record(trace, purpose, resp=resp)
         return resp
+
+    def pinning(self, **params: Any) -> "LLMClient":
+        """This client with ``params`` fixed in every request (a repeated system's seed), whatever
+        a plugin passes; it shares the cache, backend, accounting and concurrency limit."""
+        clone = copy.copy(self)
+        clone.pinned = {**self.pinned, **params}
+        return clone
 
     async def achat(self, messages: list[dict[str, Any]], **kwargs: Any) -> ChatResponse:
         """Async twin of :meth:`chat` (runs it in a worker thread; the concurrency cap still holds)."""

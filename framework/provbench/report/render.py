@@ -1,4 +1,5 @@
-"""Build the report's context from a run directory and render it with jinja2 (autoescape on).
+"""Build the report's context from a run directory and render it with jinja2 (autoescape on)
+(:mod:`provbench.report.compare` renders comparisons of runs).
 
 Output: ``report.html`` (one self-contained file: inline CSS and SVG, no script, no network),
 ``pages/<question>.html`` (one page per question: every system's trace step by step and the
@@ -22,7 +23,9 @@ from . import charts
 from .pictures import cached_picture
 from .data import RunData, load_run
 from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
-from .stats import MCNEMAR_NOTE, Share, mcnemar, per_question, select, share
+from .paired import paired_scores_section
+from .significance import repeat_spread
+from .stats import Share, per_question, select, share
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +47,7 @@ def overview_section(run: RunData) -> Section:
         traces = [r.trace for r in records if r.trace is not None]
         acc = share(per_question(records), run.question_ids, **run.stats_options())
         rows.append(Row(cells=[
-            system, share_cell(acc, _accuracy_note(run, system)),
+            system, share_cell(acc, "; ".join(filter(None, (_accuracy_note(run, system), repeat_spread(records))))),
             str(sum(t.outcome == "answered" for t in traces)), str(sum(t.abstained for t in traces)),
             str(sum(r.status == "failed" for r in records)), str(sum(len(t.llm_calls) for t in traces)),
             f"{sum(t.tokens for t in traces):,}", f"{sum(t.wall_time_s or 0.0 for t in traces):.1f}"]))
@@ -52,7 +55,9 @@ def overview_section(run: RunData) -> Section:
                            "Wall time (s)"], rows=rows, css_class="overview", caption=(
         f"Baseline runs over all {len(run.question_ids)} questions. Accuracy is the mean graded correctness "
         "(failed runs score 0) with a percentile-bootstrap confidence interval (questions resampled). Abstained: "
-        "the system declined to answer. Calls, tokens and wall time are summed over the system's baseline runs."))
+        "the system declined to answer. Calls, tokens and wall time are summed over the system's baseline runs. "
+        "A repeated system's accuracy is the mean over its repeats, with the range and standard deviation of the "
+        "repeats' accuracies beneath."))
     return Section(id="systems", title="Systems", blocks=[table], order=10)
 
 
@@ -285,7 +290,7 @@ def write_report(run_dir: str | Path, pm: Any = None) -> Path:
     run = load_run(run_dir)
     env = environment()
     env.globals["ci_label"] = f"{100 * float(run.report_option('confidence', 0.95)):g}% CI"
-    sections = [overview_section(run), knowledge_base_section(run), *plugin_sections(run, pm)]
+    sections = [overview_section(run), knowledge_base_section(run), paired_scores_section(run), *plugin_sections(run, pm)]
     sections = sorted((s for s in sections if s is not None), key=lambda s: s.order)
     chart = accuracy_chart(run)
     context = {"h": header(run), "systems": run.systems, "sections": [section_view(s) for s in sections],
@@ -317,40 +322,3 @@ def _write_pages(run: RunData, env: Any) -> tuple[list[dict[str, Any]], str]:
         return embedded, kb.reason
     finally:
         kb.close()
-
-
-# -- comparison -------------------------------------------------------------------------------------
-
-def write_comparison(run_a: str | Path, run_b: str | Path, out: str | Path | None = None) -> Path:
-    """Two runs side by side: accuracy with CIs, paired tests on shared questions, interventions."""
-    a, b = load_run(run_a), load_run(run_b)
-    systems = list(dict.fromkeys(a.systems + b.systems))
-    rows = []
-    for system in systems:
-        pa, pb = per_question(select(a.records, system)), per_question(select(b.records, system))
-        sa, sb = share(pa, **a.stats_options()), share(pb, **b.stats_options())
-        shared = [q for q in pa if q in pb]
-        rows.append({"system": system, "a": share_cell(sa), "b": share_cell(sb),
-                     "delta": "–" if sa.value is None or sb.value is None else f"{100 * (sb.value - sa.value):+.1f} pts",
-                     "test": mcnemar(pa, pb, shared).describe() if shared else "no shared questions"})
-    conditions = list(dict.fromkeys(a.conditions + b.conditions))
-    cond_rows = []
-    for condition in conditions:
-        for system in systems:
-            ra, rb = select(a.records, system, condition), select(b.records, system, condition)
-            if not (ra or rb):
-                continue
-            cond_rows.append({"condition": condition, "system": system,
-                              "changed_a": share_cell(share(per_question(ra, "output_changed"), a.analysed)),
-                              "changed_b": share_cell(share(per_question(rb, "output_changed"), b.analysed)),
-                              "acc_a": share_cell(share(per_question(ra), a.analysed)),
-                              "acc_b": share_cell(share(per_question(rb), b.analysed))})
-    target = Path(out) if out else a.run_dir.parent / f"compare-{a.run_dir.name}-vs-{b.run_dir.name}.html"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    env = environment()
-    env.globals["ci_label"] = "95% CI"
-    html = env.get_template("compare.html.j2").render(
-        h=header(a), a=header(a), b=header(b), a_dir=str(a.run_dir), b_dir=str(b.run_dir), rows=rows, cond_rows=cond_rows,
-        mcnemar_note=MCNEMAR_NOTE)
-    target.write_text(html, encoding="utf-8")
-    return target
