@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .cli_results import check_cmd, export_cmd, show_gates
+from .cli_results import check_cmd, export_cmd, show_gates, traces_cmd
 
 console = Console()
 err_console = Console(stderr=True)
@@ -256,7 +256,7 @@ def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
     console.print(f"comparison: {write_comparison(runs, out)}")
 
 
-for command in (export_cmd, check_cmd):
+for command in (export_cmd, check_cmd, traces_cmd):
     main.add_command(command)
 
 if __name__ == "__main__":

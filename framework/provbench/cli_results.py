@@ -49,3 +49,25 @@ def show_gates(run_dir: Path) -> int:
         console.print(f"{data['assertions_failed']} of {len(data['assertions'])} assertion(s) failed; "
                       f"{run_dir / SUMMARY_FILE}, {run_dir / JUNIT_FILE}", highlight=False)
     return data["exit_status"]
+
+
+@click.command("traces")
+@click.argument("run_dir", type=RUN_DIR)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the spans as OTLP/JSON lines to this file.")
+@click.option("--endpoint", default=None, help="Send the spans by OTLP/HTTP (protobuf), e.g. "
+              "http://127.0.0.1:6006/v1/traces for a local Phoenix.")
+@click.option("--header", "headers", multiple=True, metavar="KEY=VALUE", help="HTTP header for the endpoint "
+              "(repeatable), e.g. an authorization the backend needs.")
+def traces_cmd(run_dir: Path, out: Path | None, endpoint: str | None, headers: tuple[str, ...]) -> None:
+    """Export RUN_DIR's trajectories as OpenTelemetry spans (OpenInference conventions): one trace
+    per unit, with retrieval, tool and LLM spans. Needs the otel extra (pip install 'provbench[otel]')."""
+    from .errors import UserError
+    from .tracing import export_traces
+
+    pairs = dict(h.partition("=")[::2] for h in headers)
+    if any(not k or not v for k, v in pairs.items()):
+        raise UserError("--header expects KEY=VALUE")
+    count = export_traces(run_dir, out=out, endpoint=endpoint, headers=pairs)
+    console.print(f"{count} span(s) exported" + (f" to {out}" if out else "") + (f" to {endpoint}" if endpoint else ""),
+                  highlight=False)
