@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from runner_helpers import run_toy, write_toy_suite
 
 from provbench.report import write_comparison, write_report
+from provbench.report.explore import EXPLORE_SCRIPT, script_hash
 from provbench.report import charts
 from provbench.report.stats import arrow, bootstrap_ci, mcnemar, share
 
@@ -30,8 +33,11 @@ def html_files(run_dir: Path) -> list[Path]:
 def test_no_dataset_or_model_string_reaches_html_unescaped(run_dir):
     files = html_files(run_dir)
     assert len(files) == 1 + 7
+    own_script = f"<script>{EXPLORE_SCRIPT}</script>"
     for path in files:
         text = path.read_text()
+        assert text.count(own_script) == (path.name == "report.html")  # the report's filters, nothing else
+        text = text.replace(own_script, "")
         assert not UNESCAPED.search(text), f"unescaped markup in {path.name}: {UNESCAPED.search(text).group(0)}"
     report = (run_dir / "report.html").read_text()
     assert "Who directed &lt;script&gt;window.__pwned=1" in report  # shown as text, not dropped
@@ -42,6 +48,12 @@ def test_no_dataset_or_model_string_reaches_html_unescaped(run_dir):
 
 def test_report_is_self_contained(run_dir):
     text = (run_dir / "report.html").read_text()
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', text).group(1)
+    assert policy == f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src '{script_hash()}'"
+    digest = base64.b64encode(hashlib.sha256(EXPLORE_SCRIPT.encode()).digest()).decode()
+    assert script_hash() == f"sha256-{digest}"
+    page = next((run_dir / "pages").glob("q1-*.html")).read_text()
+    assert "script-src" not in page and "<script" not in page  # question pages: no script at all
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
     assert "<link" not in text and "@import" not in text
     assert text.count("<svg") >= 2  # accuracy and output-changed charts, inline

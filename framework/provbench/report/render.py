@@ -22,6 +22,7 @@ from ..store import export_csv
 from . import charts
 from .pictures import cached_picture
 from .data import RunData, load_run
+from .explore import EXPLORE_SCRIPT, filter_choices, knowledge_base_blocks, record_row, script_hash
 from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
 from .paired import paired_scores_section
 from .significance import repeat_spread
@@ -70,7 +71,8 @@ def _accuracy_note(run: RunData, system: str) -> str:
 
 
 def knowledge_base_section(run: RunData) -> Section | None:
-    """What the knowledge base's builder reported: counts, failures, fallbacks, LLM calls."""
+    """What the knowledge base's builder recorded (``build_info.json``), grouped: counts beside the
+    paper's, problems, the build, its options (:mod:`provbench.report.explore`)."""
     directory = (run.suite.get("knowledge_base") or {}).get("directory")
     info_file = Path(directory) / "build_info.json" if directory else None
     if info_file is None or not info_file.is_file():
@@ -80,22 +82,8 @@ def knowledge_base_section(run: RunData) -> Section | None:
     except (OSError, ValueError) as exc:
         return Section(id="knowledge-base", title="Knowledge base", order=15,
                        blocks=[Text(text=f"build_info.json could not be read: {exc}")])
-    rows = [Row(cells=[key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)])
-            for key, value in _flatten(info)]
-    return Section(id="knowledge-base", title="Knowledge base", order=15, blocks=[Table(
-        columns=["Item", "Value"], rows=rows, numeric_from=2, css_class="kb",
-        caption=f"From {info_file}: what the builder recorded while building this knowledge base.")])
-
-
-def _flatten(info: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    items = []
-    for key, value in info.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict) and value and all(not isinstance(v, (dict, list)) for v in value.values()):
-            items += [(f"{name}.{k}", v) for k, v in value.items()]
-        else:
-            items.append((name, value))
-    return items
+    return Section(id="knowledge-base", title="Knowledge base", order=15, blocks=knowledge_base_blocks(info),
+                   intro=f"From {info_file}: what the builder recorded while building this knowledge base.")
 
 
 def plugin_sections(run: RunData, pm: Any = None) -> list[Section]:
@@ -160,18 +148,19 @@ def anchor(text: str) -> str:
 
 
 def question_rows(run: RunData) -> list[dict[str, Any]]:
+    """The Questions table: one row per record, question by question, each system's baseline
+    first; the flags and data the table's filters read (:mod:`provbench.report.explore`)."""
+    order = {c: i for i, c in enumerate([BASELINE, *run.conditions])}
+    by_question: dict[str, list[RunRecord]] = {}
+    for record in run.records:
+        by_question.setdefault(record.key.question_id, []).append(record)
     rows = []
     for qid in run.question_ids:
         q = run.questions.get(qid)
-        marks = []
-        for system in run.systems:
-            base = [r for r in select(run.records, system) if r.key.question_id == qid]
-            value = per_question(base).get(qid)
-            marks.append({"system": system, "anchor": anchor(system),
-                          "mark": "–" if value is None else ("✓" if value >= 1 else "✗"),
-                          "failed": any(r.status == "failed" for r in base)})
-        rows.append({"id": qid, "question": q.question if q else "", "gold": q.answer if q else "",
-                     "page": page_name(qid), "excluded": qid in run.excluded, "marks": marks})
+        records = sorted(by_question.get(qid, []), key=lambda r: (
+            run.systems.index(r.key.system) if r.key.system in run.systems else 99,
+            order.get(r.key.condition, 99), r.key.repeat, r.key.variant))
+        rows += [record_row(run, q, qid, r, page_name(qid), anchor(r.key.system)) for r in records]
     return rows
 
 
@@ -296,7 +285,8 @@ def write_report(run_dir: str | Path, pm: Any = None) -> Path:
     context = {"h": header(run), "systems": run.systems, "sections": [section_view(s) for s in sections],
                "metrics": metric_listing(run), "charts": [chart] if chart else [], "questions": question_rows(run),
                "failures": [r for r in run.records if r.status == "failed"],
-               "per_question": bool(run.report_option("per_question_pages", True)), "csv": "records.csv"}
+               "per_question": bool(run.report_option("per_question_pages", True)), "csv": "records.csv",
+               "filters": filter_choices(run), "explore_script": EXPLORE_SCRIPT, "script_hash": script_hash()}
     export_csv(run.run_dir)
     context["question_pages"], context["kb_note"] = _write_pages(run, env) if context["per_question"] else ([], "")
     target = run.run_dir / "report.html"
