@@ -41,7 +41,7 @@ def test_assertions_load_and_full_names_mean_their_keys(tmp_path):
                                         "  - {metric: provenance.toy-length, condition: toy-hide-cited, max: 40}\n"),
                         toy_registry())
     first, second = loaded.suite.assertions
-    assert (first.system, first.min, first.condition) == ("toy-graph", 0.5, "baseline")
+    assert (first.system, first.min, first.condition) == ("toy-graph", 0.5, None)
     assert second.system is None and second.max == 40
 
 
@@ -50,6 +50,7 @@ def test_assertions_load_and_full_names_mean_their_keys(tmp_path):
     ("{metric: accuracy, min: 0.9, max: 0.1}", 9, "assert[1]", "min 0.9 is above max 0.1"),
     ("{metric: accuracy, system: toy-grap, min: 0.5}", 9, "assert[1].system", "did you mean 'toy-graph'"),
     ("{metric: accuracy, condition: cited-removal, min: 0.5}", 9, "assert[1].condition", "unknown condition"),
+    ("{metric: p.x, condition: toy-hide-cited vs nope, min: 0}", 9, "assert[1].condition", "unknown condition 'nope'"),
     ("{metric: accuracy, mni: 0.5}", 9, "assert[1].mni", "unknown field"),
 ])
 def test_a_bad_assertion_names_file_line_and_field(tmp_path, entry, line, field, words):
@@ -131,3 +132,22 @@ def test_no_assertions_and_no_failures_exit_0(tmp_path, cli_run):
     assert result.exit_code == 0, result.output
     tree = ET.parse(tmp_path / "run" / "junit.xml").getroot()
     assert tree.get("tests") == "1" and tree.find("testsuite[@name='units']/testcase").get("name") == "all 16 units ran"
+
+
+def test_a_metric_of_one_condition_needs_none_named(tmp_path, cli_run):
+    """provenance.citation_necessity's values are for 'cited-removal vs random-removal': an
+    assertion may name that condition, or none when the metric has only that one."""
+    from provbench.gates import check_run
+    from provbench.report.data import load_run
+
+    suite = write(tmp_path, "assert:\n  - {metric: p.x, condition: baseline vs toy-hide-cited, max: 0.5}\n")
+    assert load_suite(suite, toy_registry()).suite.assertions[0].condition == "baseline vs toy-hide-cited"
+    cli_run(suite, tmp_path / "run")
+    run = load_run(tmp_path / "run")
+    run.metrics["values"].append({"metric": "p.x", "system": "toy-graph", "condition": "baseline vs toy-hide-cited",
+                                  "value": 0.25})
+    run.manifest.suite["assertions"] = [{"metric": "p.x", "max": 0.5}, {"metric": "provenance.toy-length", "max": 100}]
+    first, *lengths = check_run(run)
+    assert (first.system, first.condition, first.value, first.passed) == ("toy-graph", "baseline vs toy-hide-cited", 0.25, True)
+    assert first.name == "p.x <= 0.5 (toy-graph, baseline vs toy-hide-cited)"
+    assert {r.condition for r in lengths} == {"baseline"}  # several conditions: the baseline's value

@@ -5,7 +5,7 @@ An assertion bounds one value of the finished run::
 
     assert:
       - {metric: accuracy, system: my-sys, min: 0.6}
-      - {metric: provenance.citation_necessity, system: agentic-graphrag, condition: cited-removal, max: 0.2}
+      - {metric: provenance.citation_necessity, system: agentic-graphrag, min: 0.5}
 
 :mod:`provbench.gates` evaluates them after the run (exit status 5 when one fails) and writes the
 run's ``summary.json`` and ``junit.xml``. This module is below :mod:`provbench.suite` (which
@@ -32,7 +32,9 @@ class AssertionSpec(BaseModel):
 
     metric: str = Field(min_length=1, description="a metric value's name (metrics.json) or a record score's")
     system: str | None = Field(default=None, description="a system key of the suite; default: every system")
-    condition: str = Field(default=BASELINE, description="baseline or an intervention key of the suite")
+    condition: str | None = Field(default=None, description="baseline, an intervention key of the suite, or two "
+                                  "joined by ' vs ' (a metric comparing them); default: the metric's only condition, "
+                                  "else baseline")
     min: float | None = None
     max: float | None = None
     name: str | None = Field(default=None, description="the test's name in junit.xml (default: made from the fields)")
@@ -45,12 +47,12 @@ class AssertionSpec(BaseModel):
             raise ValueError(f"min {self.min} is above max {self.max}")
         return self
 
-    def label(self, system: str | None = None) -> str:
+    def label(self, system: str | None = None, condition: str | None = None) -> str:
         if self.name:
             return self.name if system is None or self.system else f"{self.name} [{system}]"
         bounds = " and ".join(b for b in (f">= {self.min:g}" if self.min is not None else "",
                                           f"<= {self.max:g}" if self.max is not None else "") if b)
-        where = f"{system or self.system or 'every system'}, {self.condition}"
+        where = f"{system or self.system or 'every system'}, {condition or self.condition or BASELINE}"
         return f"{self.metric} {bounds} ({where})"
 
 
@@ -72,10 +74,11 @@ def check_declarations(suite: Any, where: Callable[[tuple], str], error: type[Us
         spec.system = by_name.get(spec.system, spec.system)
         if spec.system is not None and spec.system not in systems:
             raise error(f"{where(('assert', i, 'system'))}: "
-                            + unknown_name_message("system", spec.system, systems) + " (must be one of the suite's systems)")
-        if spec.condition not in conditions:
-            raise error(f"{where(('assert', i, 'condition'))}: "
-                            + unknown_name_message("condition", spec.condition, conditions))
+                        + unknown_name_message("system", spec.system, systems) + " (must be one of the suite's systems)")
+        for part in (spec.condition.split(" vs ") if spec.condition is not None else []):
+            if part not in conditions:
+                raise error(f"{where(('assert', i, 'condition'))}: "
+                            + unknown_name_message("condition", part, conditions))
     temperature = float(suite.model.params.get("temperature") or 0.0)
     for i, ref in enumerate(suite.systems):
         if ref.repeats > 1 and temperature <= 0:

@@ -57,31 +57,36 @@ def check_run(run: RunData) -> list[AssertionResult]:
 def _check(run: RunData, spec: AssertionSpec) -> list[AssertionResult]:
     systems = [spec.system] if spec.system else [s for s in run.systems if _value(run, spec, s)[0] is not None]
     if not systems:
-        return [_verdict(spec, None, None, "")]
+        return [_verdict(spec, None, None, "", spec.condition or BASELINE)]
     return [_verdict(spec, system, *_value(run, spec, system)) for system in systems]
 
 
-def _value(run: RunData, spec: AssertionSpec, system: str) -> tuple[float | None, str]:
-    for v in run.metric_values(spec.metric):
-        if v.get("system") == system and v.get("condition") == spec.condition and v.get("value") is not None:
-            return float(v["value"]), "metrics.json"
-    records = run.select(system, spec.condition)
+def _value(run: RunData, spec: AssertionSpec, system: str) -> tuple[float | None, str, str]:
+    """(value, where it came from, the condition it is for). Without a condition: the metric's one
+    value for the system, or its baseline value when it has several."""
+    found = {v.get("condition"): v["value"] for v in run.metric_values(spec.metric)
+             if v.get("system") == system and v.get("value") is not None}
+    condition = spec.condition or (next(iter(found)) if len(found) == 1 else BASELINE)
+    if condition in found:
+        return float(found[condition]), "metrics.json", condition
+    records = run.select(system, condition)
     if spec.metric != "accuracy" and not any(r.scores.get(spec.metric) is not None for r in records):
-        return None, ""
-    questions = run.question_ids if spec.condition == BASELINE else run.analysed
-    return share(per_question(records, spec.metric), questions).value, "records"
+        return None, "", condition
+    questions = run.question_ids if condition == BASELINE else run.analysed
+    return share(per_question(records, spec.metric), questions).value, "records", condition
 
 
-def _verdict(spec: AssertionSpec, system: str | None, value: float | None, source: str) -> AssertionResult:
-    label = spec.label(system)
+def _verdict(spec: AssertionSpec, system: str | None, value: float | None, source: str,
+             condition: str) -> AssertionResult:
+    label = spec.label(system, condition)
     if value is None:
         passed = False
-        message = (f"no value of {spec.metric!r} for {system or 'any system'} under {spec.condition!r} in this run "
+        message = (f"no value of {spec.metric!r} for {system or 'any system'} under {condition!r} in this run "
                    "(is the metric listed under metrics:, and did its units run?)")
     else:
         passed = (spec.min is None or value >= spec.min) and (spec.max is None or value <= spec.max)
         message = f"{value:.4g} {'within' if passed else 'outside'} [{_bound(spec.min)}, {_bound(spec.max)}]"
-    return AssertionResult(label, spec.metric, system, spec.condition, spec.min, spec.max, value, source, passed,
+    return AssertionResult(label, spec.metric, system, condition, spec.min, spec.max, value, source, passed,
                            message)
 
 
