@@ -165,3 +165,37 @@ def test_a_script_the_policy_does_not_name_is_blocked(browser, run_dir, tmp_path
     assert not page.locator("form#explore").is_visible()  # its hash no longer matches: it never ran
     assert_nothing_ran(page, dialogs)
     page.close()
+
+
+def test_notes_under_numbers_stay_in_their_cells(browser, run_dir, tmp_path, artifacts_dir):
+    """A long note under a number (the Faithfulness table's "no records under ...") wraps inside its
+    own cell instead of running over the next one."""
+    import json
+
+    from runner_helpers import builtin_plugin_manager
+
+    from provbench.report import write_report
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    metrics = json.loads((copy / "metrics.json").read_text())
+    note = "no toy-graph records under: toy-hide-cited, toy-hide-random (not in the suite, or not applied to this system)"
+    metrics["values"] += [
+        {"metric": "provenance.citation_necessity", "system": "toy-graph", "condition": "toy-hide-cited", "value": None,
+         "note": note},
+        {"metric": "provenance.citation_necessity", "system": "toy-plain", "condition": "toy-hide-cited", "value": 0.5,
+         "numerator": 1, "denominator": 2, "note": note}]
+    (copy / "metrics.json").write_text(json.dumps(metrics))
+    write_report(copy, builtin_plugin_manager())
+    page, dialogs = open_page(browser, copy / "report.html")
+    page.set_viewport_size({"width": 760, "height": 900})  # a narrow window: the columns cannot widen
+    notes = page.locator("table.faithfulness td.num .note")
+    assert notes.count() >= 2
+    for i in range(notes.count()):  # the text's own extent (a range), not the block's box
+        text = notes.nth(i).evaluate("""n => { const r = document.createRange(); r.selectNodeContents(n);
+            const b = r.getBoundingClientRect(); return {left: b.left, right: b.right}; }""")
+        cell = notes.nth(i).evaluate("n => { const b = n.closest('td').getBoundingClientRect(); "
+                                     "return {left: b.left, right: b.right}; }")
+        assert cell["left"] - 1 <= text["left"] and text["right"] <= cell["right"] + 1, (text, cell)
+    page.locator("table.faithfulness").screenshot(path=str(artifacts_dir / "report-faithfulness.png"))
+    page.close()
