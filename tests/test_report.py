@@ -124,3 +124,38 @@ def test_a_mean_over_records_shows_its_count_not_none():
 
     assert format_metric_value({"value": 0.5, "numerator": 3, "denominator": 6}) == "0.500 (3/6)"
     assert format_metric_value({"value": 0.7, "numerator": None, "denominator": 2}) == "0.700 (n=2)"
+
+
+BUILD_INFO = {
+    "builder": "2wiki-paper000", "duration_s": 8.96,
+    "counts": {"documents": 87, "text_units": 87, "entities": 49, "relations": 28, "communities": 1, "questions": 12},
+    "paper": {"id": "000", "title": "Why Neighborhoods Matter (paper 000), section 2.1",
+              "counts": {"documents": 275, "text_units": 318, "entities": 1815, "relations": 1692, "communities": 7}},
+    "llm": {"calls": 9, "failed": 0, "by_purpose": {"kb-extract": 8}},
+    "extraction": {"entities_added": 12, "hallucinated_items": 11},
+    "inputs": {"builder": "2wiki-paper000/v2", "fingerprint": "abc", "options": {"chunk_size": 200}},
+    "options": {"chunk_size": 200, "summarize": True, "max_workers": None},
+    "problems": ["11 extracted names were not in their text unit (dropped)"],
+}
+
+
+def test_knowledge_base_section_is_grouped(run_dir, tmp_path):
+    import json
+
+    from provbench.report.data import load_run
+    from provbench.report.render import knowledge_base_section
+
+    (tmp_path / "build_info.json").write_text(json.dumps(BUILD_INFO))
+    run = load_run(run_dir)
+    run.manifest.suite["knowledge_base"] = {"builder": "2wiki-paper000", "directory": str(tmp_path)}
+    tables = {b.css_class: b for b in knowledge_base_section(run).blocks}
+    counts = tables["kb kb-counts"]
+    assert counts.columns == ["Item", "This knowledge base", "Paper 000", "Ratio"]
+    entities = next(r for r in counts.rows if r.cells[0].text == "entities")
+    assert [c.text for c in entities.cells[1:]] == ["49", "1,815", "0.03"]
+    assert tables["kb kb-problems"].rows[0].cells[0].text.startswith("11 extracted names")
+    build = {r.cells[0].text: r.cells[1].text for r in tables["kb kb-build"].rows}
+    assert build["llm"].startswith("calls=9") and build["inputs"] == "builder=2wiki-paper000/v2, fingerprint=abc"
+    assert "counts" not in build and "options" not in build and "paper" not in build
+    options = {r.cells[0].text: r.cells[1].text for r in tables["kb kb-options"].rows}
+    assert options == {"chunk_size": "200", "max_workers": "null", "summarize": "true"}
