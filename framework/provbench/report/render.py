@@ -1,7 +1,8 @@
 """Build the report's context from a run directory and render it with jinja2 (autoescape on)
 (:mod:`provbench.report.compare` renders comparisons of runs).
 
-Output: ``report.html`` (one self-contained file: inline CSS and SVG, no script, no network),
+Output: ``report.html`` (one self-contained file: inline CSS and SVG, no network; one inline script,
+admitted by its hash, filters the Questions table: :mod:`provbench.report.explore`),
 ``pages/<question>.html`` (one page per question: every system's trace step by step and the
 visited subgraph), and ``records.csv``. Every string from a dataset or a model reaches HTML
 only through autoescaped template expressions or matplotlib's own SVG escaping.
