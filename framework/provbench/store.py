@@ -245,8 +245,7 @@ def flat_row(record: RunRecord) -> dict[str, Any]:
 def leak_status(record: RunRecord) -> str | None:
     """The leak guard's verdict on a record (clean, leaked, no-effect, not-checkable), None when
     the record carries none (a baseline, a context-level intervention, or a run before the guard)."""
-    check = getattr(record, "leak_check", None)
-    return getattr(check, "status", None) if check is not None else None
+    return record.leak_check.status if record.leak_check is not None else None
 
 
 def flat_rows(records: Iterable[RunRecord], questions: dict[str, Question]) -> list[dict[str, Any]]:

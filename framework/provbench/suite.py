@@ -30,11 +30,8 @@ class _Strict(BaseModel):
 
 
 class PluginRef(_Strict):
-    """A plugin by registry name, with the options its factory takes.
-
-    ``label`` names the condition in results (default: the plugin name), so one intervention
-    can appear twice with different options.
-    """
+    """A plugin by registry name, with the options its factory takes. ``label`` names the condition in
+    results (default: the plugin name), so one intervention can appear twice with different options."""
 
     name: str = Field(min_length=1)
     options: dict[str, Any] = Field(default_factory=dict)
@@ -116,6 +113,12 @@ class ExecutorSpec(_Strict):
         return {"kind": value} if isinstance(value, str) else value
 
 
+class LeakGuardSpec(_Strict):
+    """The leak guard (provbench.leakguard): it checks every graph-level intervention unit."""
+
+    include_leaked: bool = Field(default=False, description="count leaked units in intervention statistics")
+
+
 class ReportSpec(_Strict):
     title: str | None = None
     per_question_pages: bool = True
@@ -142,6 +145,7 @@ class Suite(_Strict):
     concurrency: int = Field(default=2, ge=1, le=64)
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     report: ReportSpec = Field(default_factory=ReportSpec)
+    leak_guard: LeakGuardSpec = Field(default_factory=LeakGuardSpec)
     assertions: list[AssertionSpec] = Field(default_factory=list, validation_alias=AliasChoices("assert", "assertions"))
 
     @field_validator("systems", "interventions", "metrics")

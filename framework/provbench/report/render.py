@@ -24,6 +24,7 @@ from . import charts
 from .pictures import cached_picture
 from .data import RunData, load_run
 from .explore import EXPLORE_SCRIPT, filter_choices, knowledge_base_blocks, record_row, script_hash
+from .leaks import leak_section, leak_summary, leak_view
 from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
 from .paired import paired_scores_section
 from .significance import repeat_spread
@@ -52,14 +53,16 @@ def overview_section(run: RunData) -> Section:
             system, share_cell(acc, "; ".join(filter(None, (_accuracy_note(run, system), repeat_spread(records))))),
             str(sum(t.outcome == "answered" for t in traces)), str(sum(t.abstained for t in traces)),
             str(sum(r.status == "failed" for r in records)), str(sum(len(t.llm_calls) for t in traces)),
-            f"{sum(t.tokens for t in traces):,}", f"{sum(t.wall_time_s or 0.0 for t in traces):.1f}"]))
+            f"{sum(t.tokens for t in traces):,}", f"{sum(t.wall_time_s or 0.0 for t in traces):.1f}",
+            leak_summary(run, system)]))
     table = Table(columns=["System", "Accuracy", "Answered", "Abstained", "Failed", "LLM calls", "Tokens",
-                           "Wall time (s)"], rows=rows, css_class="overview", caption=(
+                           "Wall time (s)", "Leak guard"], rows=rows, css_class="overview", caption=(
         f"Baseline runs over all {len(run.question_ids)} questions. Accuracy is the mean graded correctness "
         "(failed runs score 0) with a percentile-bootstrap confidence interval (questions resampled). Abstained: "
         "the system declined to answer. Calls, tokens and wall time are summed over the system's baseline runs. "
         "A repeated system's accuracy is the mean over its repeats, with the range and standard deviation of the "
-        "repeats' accuracies beneath."))
+        "repeats' accuracies beneath. Leak guard: its intervention units that leaked or had no effect (see the leak "
+        "guard section)."))
     return Section(id="systems", title="Systems", blocks=[table], order=10)
 
 
@@ -181,7 +184,7 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_
     variant = record.variant.description or record.variant.id if record.variant else ""
     out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "", "variant": variant,
                            "scores": {k: ("–" if v is None else f"{v:.3g}") for k, v in record.scores.items()},
-                           "notes": record.score_notes, "trace": None, "svg": None}
+                           "notes": record.score_notes, "trace": None, "svg": None, "leak": leak_view(record)}
     if trace is None:
         return out
     out["trace"] = {"answer": trace.answer if trace.answer is not None else "", "outcome": trace.outcome,
@@ -280,7 +283,8 @@ def write_report(run_dir: str | Path, pm: Any = None) -> Path:
     run = load_run(run_dir)
     env = environment()
     env.globals["ci_label"] = f"{100 * float(run.report_option('confidence', 0.95)):g}% CI"
-    sections = [overview_section(run), knowledge_base_section(run), paired_scores_section(run), *plugin_sections(run, pm)]
+    sections = [overview_section(run), leak_section(run), knowledge_base_section(run), paired_scores_section(run),
+                *plugin_sections(run, pm)]
     sections = sorted((s for s in sections if s is not None), key=lambda s: s.order)
     chart = accuracy_chart(run)
     context = {"h": header(run), "systems": run.systems, "sections": [section_view(s) for s in sections],
