@@ -159,3 +159,5 @@ def test_knowledge_base_section_is_grouped(run_dir, tmp_path):
     assert "counts" not in build and "options" not in build and "paper" not in build
     options = {r.cells[0].text: r.cells[1].text for r in tables["kb kb-options"].rows}
     assert options == {"chunk_size": "200", "max_workers": "null", "summarize": "true"}
+    (tmp_path / "build_info.json").write_text(json.dumps({"builder": "tiny", "version": 1}))
+    assert [b.css_class for b in knowledge_base_section(run).blocks] == ["kb kb-build"]  # no empty tables

@@ -89,7 +89,7 @@ def knowledge_base_blocks(info: dict[str, Any]) -> list[Any]:
             row += ["–" if theirs is None else f"{theirs:,}", f"{ours / theirs:.2f}" if ours is not None and theirs else "–"]
         rows.append(row)
     blocks: list[Any] = [Table(columns=columns, rows=rows, css_class="kb kb-counts", caption=(
-        "Counts" + (f", beside those of {paper['title']}" if paper.get("title") else "") + "."))]
+        "Counts" + (f", beside those of {paper['title']}" if paper.get("title") else "") + "."))] if rows else []
     problems = info.get("problems")
     if problems:
         blocks.append(Table(columns=["Problems the build met (it went on)"], rows=[[p] for p in problems],
