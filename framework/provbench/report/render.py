@@ -29,6 +29,7 @@ from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
 from .paired import paired_scores_section
 from .significance import repeat_spread
 from .stats import Share, per_question, select, share
+from .validity import validity_section
 
 log = logging.getLogger(__name__)
 
@@ -283,7 +284,8 @@ def write_report(run_dir: str | Path, pm: Any = None) -> Path:
     run = load_run(run_dir)
     env = environment()
     env.globals["ci_label"] = f"{100 * float(run.report_option('confidence', 0.95)):g}% CI"
-    sections = [overview_section(run), leak_section(run), knowledge_base_section(run), paired_scores_section(run),
+    sections = [overview_section(run), validity_section(run), leak_section(run), knowledge_base_section(run),
+                paired_scores_section(run),
                 *plugin_sections(run, pm)]
     sections = sorted((s for s in sections if s is not None), key=lambda s: s.order)
     chart = accuracy_chart(run)
