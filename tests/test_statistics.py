@@ -1,5 +1,5 @@
 """Statistics: repeated systems (each repeat its own seed and cache entry, the spread shown), the
-Wilcoxon test of continuous scores, Benjamini-Hochberg adjustment (Table 2, compare, the paired
+paired permutation test of continuous scores, Benjamini-Hochberg adjustment (Table 2, compare, the paired
 scores section) and compare over N runs."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from provbench.llm import LLMClient, ScriptedBackend
 from provbench.report import write_comparison, write_report
 from provbench.report.data import load_run
-from provbench.report.significance import adjust_bh, repeat_spread, wilcoxon_paired
+from provbench.report.significance import adjust_bh, paired_scores, repeat_spread
 from runner_helpers import QUESTIONS, run_toy, toy_plugin_manager, toy_reply, write_toy_suite
 
 REPEATED = """\
@@ -76,16 +76,18 @@ def test_the_spread_of_repeats_is_shown(repeated_run):
     assert "3 repeats: 100.0–100.0%" in html
 
 
-def test_wilcoxon_matches_scipy_and_handles_no_change():
-    from scipy.stats import wilcoxon
+def test_continuous_scores_take_the_cores_paired_permutation_test():
+    from provbench.report.stats import paired_permutation
 
     a = {f"q{i}": v for i, v in enumerate([0.2, 0.5, 0.9, 0.4, 0.3, 0.8, 0.1])}
     b = {f"q{i}": v for i, v in enumerate([0.4, 0.7, 0.9, 0.9, 0.6, 0.85, 0.5])}
-    test = wilcoxon_paired(a, b)
-    diffs = [b[q] - a[q] for q in a if b[q] != a[q]]
-    assert test.p_value == pytest.approx(wilcoxon(diffs).pvalue) and test.n == 7 and test.changed == 6
-    assert wilcoxon_paired(a, dict(a)).p_value is None
-    assert wilcoxon_paired(a, {}).describe() == "no paired questions"
+    test = paired_scores(a, b)
+    assert test.p_value == paired_permutation(a, b, alternative="two-sided").p_value
+    assert (test.n, test.changed, test.mean_a) == (7, 6, pytest.approx(sum(a.values()) / 7))
+    # exact: three questions all one higher; of the 2^3 sign flips, all + and all - are as extreme
+    assert paired_scores({"x": 0, "y": 0, "z": 0}, {"x": 1, "y": 1, "z": 1}).p_value == pytest.approx(0.25)
+    assert paired_scores(a, dict(a)).p_value is None
+    assert paired_scores(a, {}).describe() == "no paired questions"
 
 
 def test_benjamini_hochberg_keeps_missing_tests():
@@ -97,7 +99,7 @@ def test_paired_scores_section_and_table2_state_the_correction(repeated_run):
     run_dir, _, _ = repeated_run
     html = (run_dir / "report.html").read_text()
     section = html[html.index('id="paired-scores"'):]
-    assert "answer_length" in section[:4000] and "Wilcoxon signed-rank" in section[:4000]
+    assert "answer_length" in section[:4000] and "paired permutation test" in section[:4000]
     table2 = html[html.index('id="table2"'):]
     assert "Benjamini-Hochberg" in table2[:6000]
 

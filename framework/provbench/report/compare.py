@@ -2,8 +2,8 @@
 
 Per system: baseline accuracy with its bootstrap interval in every run, and each later run's
 change against the reference with an exact McNemar test on the questions both answered; every
-continuous per-record score both runs have (F1, RAGAS faithfulness, ...) with a Wilcoxon
-signed-rank test; every intervention's output-changed and accuracy per run. Each table's
+continuous per-record score both runs have (F1, RAGAS faithfulness, ...) with a paired
+permutation test; every intervention's output-changed and accuracy per run. Each table's
 p-values are Benjamini-Hochberg adjusted over that table's tests
 (:mod:`provbench.report.significance`).
 """
@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from ..errors import UserError
 from .data import RunData, load_run
 from .render import environment, header, share_cell
-from .significance import BH_NOTE, WILCOXON_NOTE, adjust_bh, continuous_scores, wilcoxon_paired, with_adjusted
+from .significance import BH_NOTE, PAIRED_NOTE, adjust_bh, continuous_scores, paired_scores, with_adjusted
 from .stats import MCNEMAR_NOTE, mcnemar, per_question, select, share
 
 def write_comparison(runs: Sequence[str | Path], out: str | Path | None = None) -> Path:
@@ -31,7 +31,7 @@ def write_comparison(runs: Sequence[str | Path], out: str | Path | None = None) 
                                           for label, run in zip(labels, loaded)],
                "labels": labels, "accuracy": _accuracy_rows(loaded, systems), "scores": _score_rows(loaded, systems),
                "conditions": _condition_rows(loaded, systems), "mcnemar_note": MCNEMAR_NOTE,
-               "wilcoxon_note": WILCOXON_NOTE}
+               "paired_note": PAIRED_NOTE}
     for table in ("accuracy", "scores"):
         context[f"{table}_bh"] = BH_NOTE.format(n=context[table]["tests"])
     names = "-vs-".join(run.run_dir.name for run in loaded)[:120]
@@ -66,14 +66,14 @@ def _accuracy_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
 
 
 def _score_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
-    """Per system and continuous score both the first and a later run have: means, Wilcoxon tests."""
+    """Per system and continuous score both the first and a later run have: means, paired permutation tests."""
     rows, tests = [], []
     for system in systems:
         for score in _continuous_scores(runs, system):
             values = [per_question(select(run.records, system), score) for run in runs]
             against = []
             for later in values[1:]:
-                test = wilcoxon_paired(values[0], later)
+                test = paired_scores(values[0], later)
                 tests.append(test.p_value)
                 against.append({"test": test.describe()})
             means = [f"{sum(v.values()) / len(v):.3f} (n={len(v)})" if v else "–" for v in values]

@@ -2,9 +2,9 @@
 continuous scores, the correction of a table's p-values for multiple comparisons, and the spread
 of a repeated system's accuracy.
 
-* Continuous scores (F1, RAGAS faithfulness, any per-record score): two-sided Wilcoxon
-  signed-rank test of the paired per-question values (each averaged over its repeats first),
-  zero differences dropped (``scipy.stats.wilcoxon``, exact below 50 pairs).
+* Continuous scores (F1, RAGAS faithfulness, any per-record score): the core's paired
+  permutation test (:func:`provbench.report.stats.paired_permutation`, the one the known-truth
+  controls use), two-sided, on the per-question values (each averaged over its repeats first).
 * Multiple comparisons: a table of many tests (paper 000's Table 2, conditions x systems; the
   comparison of runs) reports each p-value beside its Benjamini-Hochberg adjustment over the
   table's tests (``scipy.stats.false_discovery_control``): rejecting where the adjusted value is
@@ -20,9 +20,11 @@ from typing import Iterable, Sequence
 
 from ..model import RunRecord
 from ..plugin_api import correctness
+from .stats import paired_permutation
 
-WILCOXON_NOTE = ("two-sided Wilcoxon signed-rank test of the paired per-question scores (scipy.stats.wilcoxon; "
-                 "questions whose score did not change are dropped)")
+PAIRED_NOTE = ("two-sided paired permutation test of the per-question scores (the signs of their differences "
+               "flipped at random, statistic the mean difference; exact up to 13 questions, else 9,999 resamples; "
+               "scipy.stats.permutation_test)")
 BH_NOTE = ("p-values are adjusted for the {n} tests of this table by the Benjamini-Hochberg procedure "
            "(scipy.stats.false_discovery_control): “adj.” below 0.05 keeps the expected share of false "
            "discoveries among such findings at 5 %")
@@ -30,13 +32,13 @@ BH_NOTE = ("p-values are adjusted for the {n} tests of this table by the Benjami
 
 @dataclass
 class PairedScores:
-    """Wilcoxon signed-rank test of scores ``b`` against ``a`` over ``n`` shared questions."""
+    """A paired test of scores ``b`` against ``a`` over ``n`` shared questions."""
 
     mean_a: float | None
     mean_b: float | None
     n: int
-    changed: int  # pairs whose values differ (the test's sample)
-    p_value: float | None
+    changed: int  # questions whose score differs
+    p_value: float | None  # None: no question's score changed (nothing to test)
 
     def describe(self) -> str:
         if not self.n:
@@ -46,21 +48,15 @@ class PairedScores:
         return f"p = {self.p_value:.3g} (n={self.n}, {self.changed} changed)"
 
 
-def wilcoxon_paired(a: dict[str, float], b: dict[str, float], questions: Iterable[str] | None = None) -> PairedScores:
-    """Wilcoxon signed-rank test of per-question scores ``b`` vs ``a`` (questions in both, or those
-    of ``questions``); p is None when no paired score differs."""
-    from scipy.stats import wilcoxon
-
+def paired_scores(a: dict[str, float], b: dict[str, float], questions: Iterable[str] | None = None) -> PairedScores:
+    """Two-sided paired permutation test of per-question scores ``b`` vs ``a`` (questions in both,
+    or those of ``questions``); p is None when no paired score differs."""
     shared = [q for q in (questions if questions is not None else a) if q in a and q in b]
     if not shared:
         return PairedScores(None, None, 0, 0, None)
-    diffs = [b[q] - a[q] for q in shared]
-    changed = sum(abs(d) > 1e-12 for d in diffs)
-    mean_a, mean_b = fmean(a[q] for q in shared), fmean(b[q] for q in shared)
-    if not changed:
-        return PairedScores(mean_a, mean_b, len(shared), 0, None)
-    p_value = float(wilcoxon(diffs, zero_method="wilcox", alternative="two-sided").pvalue)
-    return PairedScores(mean_a, mean_b, len(shared), changed, p_value)
+    changed = sum(abs(b[q] - a[q]) > 1e-12 for q in shared)
+    test = paired_permutation(a, b, shared, alternative="two-sided")  # two-sided: the order does not matter
+    return PairedScores(test.mean_a, test.mean_b, len(shared), changed, test.p_value if changed else None)
 
 
 def adjust_bh(p_values: Sequence[float | None]) -> list[float | None]:
