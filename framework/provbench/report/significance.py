@@ -38,13 +38,13 @@ class PairedScores:
     mean_b: float | None
     n: int
     changed: int  # questions whose score differs
-    p_value: float | None  # None: no question's score changed (nothing to test)
+    p_value: float | None  # None: no question's score changed, or one question only (nothing to test)
 
     def describe(self) -> str:
         if not self.n:
             return "no paired questions"
         if self.p_value is None:
-            return f"no question's score changed (n={self.n})"
+            return f"no question's score changed (n={self.n})" if not self.changed else f"too few questions to test (n={self.n})"
         return f"p = {self.p_value:.3g} (n={self.n}, {self.changed} changed)"
 
 
@@ -55,8 +55,10 @@ def paired_scores(a: dict[str, float], b: dict[str, float], questions: Iterable[
     if not shared:
         return PairedScores(None, None, 0, 0, None)
     changed = sum(abs(b[q] - a[q]) > 1e-12 for q in shared)
+    if not changed or len(shared) < 2:  # nothing to test, or one question (the test needs two)
+        return PairedScores(fmean(a[q] for q in shared), fmean(b[q] for q in shared), len(shared), changed, None)
     test = paired_permutation(a, b, shared, alternative="two-sided")  # two-sided: the order does not matter
-    return PairedScores(test.mean_a, test.mean_b, len(shared), changed, test.p_value if changed else None)
+    return PairedScores(test.mean_a, test.mean_b, len(shared), changed, test.p_value)
 
 
 def adjust_bh(p_values: Sequence[float | None]) -> list[float | None]:
