@@ -233,6 +233,7 @@ def flat_row(record: RunRecord) -> dict[str, Any]:
         "steps": len(trace.steps) if trace else 0,
         "llm_calls": len(trace.llm_calls) if trace else 0,
         "tokens": trace.tokens if trace else 0,
+        "cost_usd": _known_cost(trace.llm_calls) if trace else None,
         "wall_time_s": trace.wall_time_s if trace else None,
         "leak_check": leak_status(record) or "",
     }
@@ -268,11 +269,15 @@ def columns_of(rows: list[dict[str, Any]]) -> list[str]:
     return front + [c for c in columns if c not in front]
 
 
-def export_csv(run_dir: str | Path, path: str | Path | None = None) -> Path:
-    """Write every record as one CSV row (stdlib csv, the columns of :func:`flat_rows`); returns the file."""
+def export_csv(run_dir: str | Path, path: str | Path | None = None,
+               records: Iterable[RunRecord] | None = None) -> Path:
+    """Write every record as one CSV row (stdlib csv, the columns of :func:`flat_rows`); returns the
+    file. ``records``: the run's records when the caller holds them already (else they are read
+    from the run directory)."""
     run_dir = Path(run_dir)
     store = RunStore(run_dir)
-    rows = flat_rows(store.load_records().values(), {q.id: q for q in store.read_questions()})
+    records = store.load_records().values() if records is None else records
+    rows = flat_rows(records, {q.id: q for q in store.read_questions()})
     columns = columns_of(rows)
     target = Path(path) if path else run_dir / CSV_EXPORT
     with target.open("w", newline="", encoding="utf-8") as fh:
@@ -280,6 +285,11 @@ def export_csv(run_dir: str | Path, path: str | Path | None = None) -> Path:
         writer.writeheader()
         writer.writerows(rows)
     return target
+
+
+def _known_cost(calls: list[Any]) -> float | None:
+    """The calls' dollars, or None (empty in the CSV) when one of them has no price."""
+    return None if any(c.cost_usd is None for c in calls) else round(sum(c.cost_usd for c in calls), 8)
 
 
 def sort_key(record: RunRecord) -> tuple:
