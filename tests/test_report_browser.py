@@ -199,3 +199,15 @@ def test_notes_under_numbers_stay_in_their_cells(browser, run_dir, tmp_path, art
         assert cell["left"] - 1 <= text["left"] and text["right"] <= cell["right"] + 1, (text, cell)
     page.locator("table.faithfulness").screenshot(path=str(artifacts_dir / "report-faithfulness.png"))
     page.close()
+
+
+def test_the_report_tables_fit_a_laptop_window(browser, run_dir):
+    """At 1280 px every table of the report stays inside the page's column: a wide one (Table 1,
+    eleven columns; the Questions table) wraps its headers instead of pushing its last columns out."""
+    page, dialogs = open_page(browser, run_dir / "report.html")
+    spills = page.evaluate("""() => { const main = document.querySelector('main');
+        const edge = main.getBoundingClientRect().right - parseFloat(getComputedStyle(main).paddingRight);
+        return Array.from(main.querySelectorAll('table')).filter(t => t.offsetParent !== null)
+            .map(t => [t.className, Math.round(t.getBoundingClientRect().right - edge)]).filter(t => t[1] > 1); }""")
+    assert spills == []
+    page.close()
