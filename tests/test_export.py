@@ -104,3 +104,15 @@ def test_notebook_example_runs(run_dir, capsys, monkeypatch):
 def test_unknown_format_is_refused(run_dir):
     result = CliRunner().invoke(main, ["export", str(run_dir), "--format", "xlsx"])
     assert result.exit_code == 2 and "xlsx" in result.output
+
+
+def test_docs_name_every_column(run_dir):
+    """docs/api.md's table of columns is the export's: each column it names exists, each column
+    but the scores is named."""
+    import re
+
+    table = (REPO / "docs" / "api.md").read_text(encoding="utf-8").split("| columns | what |")[1].split("\n\n")[0]
+    documented = set(re.findall(r"`([a-z_.<>]+)`", "\n".join(line.split("|")[1] for line in table.splitlines()[2:])))
+    columns = {c for row in load_run(run_dir).rows() for c in row}
+    assert documented - {"score.<name>"} <= columns
+    assert {c for c in columns if not c.startswith("score.")} <= documented
