@@ -77,6 +77,8 @@ def test_the_agent_unit_carries_its_question_answer_scores_and_tools(run_dir, sp
     assert llm and all(s.attributes[SpanAttributes.LLM_MODEL_NAME] == "scripted" for s in llm)
     assert all(s.attributes[SpanAttributes.LLM_TOKEN_COUNT_TOTAL] == s.attributes[SpanAttributes.LLM_TOKEN_COUNT_PROMPT]
                + s.attributes[SpanAttributes.LLM_TOKEN_COUNT_COMPLETION] for s in llm)
+    assert all(s.attributes[SpanAttributes.LLM_COST_TOTAL] == 0 and s.attributes["provbench.cost_source"] == "local"
+               for s in llm)  # the scripted model runs here: priced 0, marked local
 
 
 def test_retrieved_items_are_retrieval_documents(spans):

@@ -119,7 +119,10 @@ def unit_spans(provider: "TracerProvider", run: RunData, record: RunRecord) -> i
                 "openinference.span.kind": "LLM", "llm.model_name": call.model,
                 "llm.token_count.prompt": call.prompt_tokens, "llm.token_count.completion": call.completion_tokens,
                 "llm.token_count.total": call.prompt_tokens + call.completion_tokens,
-                "provbench.purpose": call.purpose, "provbench.cached": call.cached, "provbench.attempts": call.attempts})
+                "provbench.purpose": call.purpose, "provbench.cached": call.cached, "provbench.attempts": call.attempts,
+                "provbench.cost_source": call.cost_source})
+            if call.cost_usd is not None:  # an unknown price is left out, never sent as 0
+                span.set_attribute("llm.cost.total", call.cost_usd)
             if call.error:
                 span.set_status(Status(StatusCode.ERROR, call.error[:500]))
             span.end(end)
