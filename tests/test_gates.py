@@ -99,6 +99,9 @@ def test_a_failing_assertion_exits_5_with_junit_and_summary(tmp_path, cli_run):
     assert summary["exit_status"] == 5 and summary["assertions_failed"] == 1 and not summary["passed"]
     assert summary["units"] == {"total": 16, "ok": 16, "failed": 0}
     assert summary["baseline_accuracy"] == {"toy-graph": 1.0, "toy-plain": 0.25}
+    cost = summary["cost"]  # the scripted model runs here: every call priced 0, marked local
+    assert cost["calls"] > 0 and cost["local_calls"] == cost["calls"] and cost["text"] == "0 (local)"
+    assert summary["stopped"] is None
 
 
 def test_failed_units_are_junit_errors_and_exit_3(tmp_path, cli_run):
@@ -125,6 +128,16 @@ def test_a_metric_the_run_lacks_fails_and_check_rereads(tmp_path, cli_run):
     (tmp_path / "run" / "junit.xml").unlink()
     result = CliRunner().invoke(main, ["check", str(tmp_path / "run")])
     assert result.exit_code == 5 and (tmp_path / "run" / "junit.xml").exists()
+
+
+def test_a_run_the_budget_stopped_exits_6_in_summary_as_on_the_command_line(tmp_path, cli_run):
+    result = cli_run(write(tmp_path, "budget: {max_calls: 3}\n"), tmp_path / "run")
+    assert result.exit_code == 6, result.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["exit_status"] == 6 and not summary["passed"] and "max_calls 3" in summary["stopped"]
+    from provbench import cli, gates
+
+    assert (gates.EXIT_UNITS_FAILED, gates.EXIT_BUDGET) == (cli.EXIT_UNITS_FAILED, cli.EXIT_BUDGET)
 
 
 def test_no_assertions_and_no_failures_exit_0(tmp_path, cli_run):

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .assertions import BASELINE, AssertionSpec
+from .costs import CostTotal, record_calls
 from .report.data import RunData, load_run
 from .report.stats import per_question, share
 from .store import leak_status
@@ -32,6 +33,7 @@ SUMMARY_FILE = "summary.json"
 JUNIT_FILE = "junit.xml"
 SUMMARY_FORMAT_VERSION = 1
 EXIT_OK, EXIT_UNITS_FAILED, EXIT_ASSERTION_FAILED = 0, 3, 5
+EXIT_BUDGET = 6  # the suite's budget stopped the run (provbench run's status, cli.EXIT_BUDGET)
 
 
 @dataclass
@@ -101,9 +103,11 @@ def summary(run: RunData, results: list[AssertionResult]) -> dict[str, Any]:
     failed = [r for r in run.records if r.status == "failed"]
     leaks = Counter(s for s in map(leak_status, run.records) if s)
     assertions_failed = sum(not r.passed for r in results)
-    status = EXIT_ASSERTION_FAILED if assertions_failed else EXIT_UNITS_FAILED if failed else EXIT_OK
-    accuracy = {s: share(per_question(run.select(s)), run.question_ids).value for s in run.systems}
     m = run.manifest
+    status = (EXIT_BUDGET if m.stopped else EXIT_ASSERTION_FAILED if assertions_failed
+              else EXIT_UNITS_FAILED if failed else EXIT_OK)  # provbench run's order
+    accuracy = {s: share(per_question(run.select(s)), run.question_ids).value for s in run.systems}
+    cost = CostTotal.of(c for r in run.records for c in record_calls(r))
     return {"format_version": SUMMARY_FORMAT_VERSION, "suite": m.suite_name, "run_id": m.run_id,
             "run_dir": str(run.run_dir), "model": m.models.get("llm", ""), "started_at": m.created_at,
             "finished_at": m.finished_at, "passed": status == EXIT_OK, "exit_status": status,
@@ -111,7 +115,9 @@ def summary(run: RunData, results: list[AssertionResult]) -> dict[str, Any]:
             "failed_units": [{"unit": r.key.as_str(), "question_id": r.key.question_id, "system": r.key.system,
                               "condition": r.key.condition, "repeat": r.key.repeat, "variant": r.key.variant,
                               "error": r.error or ""} for r in failed],
-            "baseline_accuracy": accuracy, "leak_guard": dict(sorted(leaks.items())),
+            "stopped": m.stopped, "baseline_accuracy": accuracy, "leak_guard": dict(sorted(leaks.items())),
+            "cost": {"usd": round(cost.usd, 8), "calls": cost.calls, "unpriced_calls": cost.unknown,
+                     "local_calls": cost.local, "text": cost.describe()},
             "assertions": [asdict(r) for r in results], "assertions_failed": assertions_failed,
             "report": str(run.run_dir / "report.html")}
 
