@@ -33,7 +33,8 @@ def check_cmd(run_dir: Path) -> None:
     """Check RUN_DIR's assertions (the suite's `assert:`) again and rewrite its summary.json and
     junit.xml, as `provbench run` does when it finishes.
 
-    Exit status: 0 every assertion holds and every unit ran, 3 units failed, 5 an assertion failed."""
+    Exit status: 0 every assertion holds and every unit ran, 3 units failed, 5 an assertion failed,
+    6 the suite's budget stopped the run."""
     raise SystemExit(show_gates(run_dir))
 
 
