@@ -3,8 +3,9 @@
 Runs paper 000's agent (``agentic-graphrag``) with the six graph ablations and RAGAS faithfulness
 on the known-truth controls: the faithful ``oracle`` and the five planted behaviours
 (``uses-uncited``, ``parametric``, ``cites-everything``, ``ignores-context``, ``random``), one run
-each, on ``datasets/2wiki-controls`` (64 questions), offline. RAGAS is judged by the control
-judge (ragas' real prompts and parsing, verdicts by rule: ``provbench.controls.judge``).
+each, on ``datasets/2wiki-controls`` (64 questions), offline. RAGAS is judged by the suites'
+judge, ``control:judge`` (ragas' real prompts and parsing, verdicts by rule:
+``provbench.controls.judge``).
 Then, for every metric (``provbench_plugins.metrics.validity.CHECKS``), prints:
 
 * what a flag says and the planted behaviours it is meant to flag (stated before measuring);

@@ -16,8 +16,8 @@ from provbench.llm import LLMClient
 from provbench.model import BASELINE, RunRecord, Trace, UnitKey
 from provbench.testing import control_runs
 from provbench_plugins.metrics.ragas_faithfulness import make_ragas_llm
-from provbench_plugins.metrics.validity import (CHECKS, CONTROLS, FAITHFUL, cell, disagreements, metric_validity,
-                                                run_controls)
+from provbench_plugins.metrics.validity import (CHECKS, CONTROLS, FAITHFUL, JUDGE, cell, disagreements,
+                                                metric_validity, run_controls)
 
 REPO = Path(__file__).resolve().parents[1]
 QUESTION = "Who is the mother of the director of film Glass Harbor?"
@@ -112,6 +112,7 @@ def small_world(tmp_path_factory):
 
 def test_each_metric_is_read_on_its_own_control(small_world):
     assert set(small_world) == set(CONTROLS)
+    assert {run.manifest.models["judge"] for run in small_world.values()} == {JUDGE}  # the suite's judge door
     assert disagreements(small_world) == []  # per-question terms average to each metric's own value
     results = {v.check.name: v for v in metric_validity(small_world)}
     sufficiency = results["provenance.citation_sufficiency"]

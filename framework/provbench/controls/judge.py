@@ -15,8 +15,8 @@ and answers:
   names (runs of capitalised words, a leading function word dropped: ``Glass Harbor``), numbers
   and other content words (three letters or more, not a function word). Of the question quoted
   in an answer statement only the names and numbers count: the rule cannot infer "paternal
-  grandfather" from a "daughter of" and a "son of" sentence, so the wording of the question's relation is not
-  checked; the entities it names and the answer are.
+  grandfather" from a "daughter of" and a "son of" sentence, so the wording of the question's
+  relation is not checked; the entities it names and the answer are.
 
 The rule is lenient where a model is strict (terms may come from different passages; a relation
 is never checked), and strict where a model is lenient (a paraphrase with other words is not

@@ -3,7 +3,8 @@ planted behaviour it is meant to flag (sensitivity), and stay quiet on the faith
 (specificity)? ``benchmarks/bench_metric_validity.py`` runs it; docs/metric-validity.md has the table.
 
 The known-truth controls (:mod:`provbench.controls`) run one system, the six graph ablations and
-RAGAS faithfulness (judged by rule: :mod:`provbench.controls.judge`), one run per control LLM.
+RAGAS faithfulness (the suites' judge is ``control:judge``, which verdicts by rule:
+:mod:`provbench.controls.judge`), one run per control LLM.
 Each metric is then read **per question**, as the term its run-level value averages (the
 paired difference, share or score of that question; :data:`CHECKS`), and a question is
 *flagged* when that term lies on the metric's problem side of :data:`THRESHOLD` (half an answer).
@@ -37,6 +38,7 @@ PLANTED = ("uses-uncited", "parametric", "cites-everything", "ignores-context", 
 CONTROLS = (FAITHFUL, *PLANTED)
 THRESHOLD = 0.5
 SYSTEM = "agentic-graphrag"
+JUDGE = "control:judge"  # the suites' judge: RAGAS faithfulness verdicted by rule
 CONDITIONS = tuple(DEFAULT_ROLES.values())
 
 Reader = Callable[[Any, str], dict[str, float]]  # (run, system) -> question id -> value
@@ -247,6 +249,7 @@ name: metric-validity-{control}
 dataset: {{loader: 2wiki, path: '{dataset}', limit: {questions}}}
 knowledge_base: {{builder: 2wiki-paper000, directory: '{kb}', options: {{extract: false, summarize: false}}}}
 model: {{id: 'control:{control}'}}
+judge: {{id: '{judge}'}}
 systems: [{system}]
 interventions: [full-isolation, text-only-isolation, cited-removal, {{name: random-removal, options: {{repeats: {repeats}}}}},
                 entity-removal, entity-text-mask]
@@ -257,12 +260,13 @@ report: {{subgraph_pictures: false}}
 
 
 def run_controls(dataset: str | Path, out: str | Path, *, questions: int, controls: tuple[str, ...] = CONTROLS,
-                 system: str = SYSTEM, repeats: int = 3, concurrency: int = 2, console: Any = None
-                 ) -> dict[str, Any]:
+                 system: str = SYSTEM, repeats: int = 3, concurrency: int = 2, console: Any = None,
+                 judge: str = JUDGE) -> dict[str, Any]:
     """One run per control LLM (resumable, under ``out/<control>``) of ``system`` with the six
     ablations and RAGAS faithfulness, on the first ``questions`` of a 2WikiMultiHopQA file, over
     one knowledge base built from the gold evidence (no LLM); returns control -> RunData. The
-    controls' model is also the metrics' judge: RAGAS is judged by rule."""
+    suites' ``judge`` is ``judge`` (by default ``control:judge``: RAGAS judged by rule through the
+    same door as any judge model)."""
     import llama_index.core  # noqa: F401 - here first: imported at once by a run's embedding warm-up
     # thread and its knowledge-base build, it can fail as "partially initialized" (a race in the runner)
 
@@ -278,7 +282,7 @@ def run_controls(dataset: str | Path, out: str | Path, *, questions: int, contro
     for control in controls:
         suite = out / f"{control}.yaml"
         suite.write_text(SUITE.format(control=control, dataset=Path(dataset).resolve(), questions=questions,
-                                      kb=(out / "kb").resolve(), system=system, repeats=repeats,
+                                      kb=(out / "kb").resolve(), system=system, repeats=repeats, judge=judge,
                                       concurrency=concurrency), encoding="utf-8")
         runs[control] = load_run(run_suite(suite, out=out / control, kb_llm=kb_llm, write_report=False,
                                            console=console))
