@@ -224,7 +224,7 @@ def test_the_query_is_parsed_into_triplets_whose_entities_are_grounded(kb):
     assert not any(g["role"] == "option" for g in trace.artifacts["kgrag"]["grounding"])  # the paper: the query's
     assert trace.answer == "A" and [p.entities for p in trace.paths] == [["ent:fasting", "ent:corvane-fever"]]
     assert "Chain:\nfasting ->[IS RISK FACTOR FOR]-> corvane fever" in calls[1]["messages"][0]["content"]
-    assert "__ is unknown" not in calls[1]["messages"][0]["content"]  # the authors' wording, unless asked
+    assert "__ is unknown" not in calls[1]["messages"][0]["content"]  # no sentence on "__" unless asked (the authors' prompt has none)
     assert calls[2]["messages"][0]["content"].startswith("You are a medical assistant.")
 
 
