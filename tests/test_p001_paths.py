@@ -515,3 +515,48 @@ def test_the_ragex_target_runs_the_authors_settings_and_prompt(kb):
     perturbed = RagExWindow().perturb(question, trace, random.Random(0), variant=variant)
     resumed = system.resume(question, Environment(view=kb.view(), llm=llm), perturbed)
     assert resumed.answer == "B" and "Chunk 0: " in llm.backend.calls[1]["messages"][0]["content"]
+
+
+def tied_graph(folder, parallel: int):
+    """The helper graph with ``parallel`` more "fasting IS RISK FACTOR FOR corvane fever" edges
+    (rel:7 onwards) beside rel:0: that many + 1 shortest paths tie between the two."""
+    from provbench.testing import schema_following_llm
+    from provbench_plugins.kb_builders.medical.builder import MedicalKGBuilder
+    from p001_helpers import write_inputs
+
+    corpus, triples = write_inputs(folder / "in")
+    extra = "fasting,Risk Factors,IS RISK FACTOR FOR,corvane fever,Diseases,a.txt,a_0\n"
+    triples.write_text(triples.read_text() + extra * parallel)
+    return MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], folder / "kb", schema_following_llm())
+
+
+def test_a_tie_between_shortest_paths_goes_to_the_lowest_relation_ids(tmp_path):
+    """The view sorts the shortest paths before it cuts to ``limit``: Kùzu finds the later of two
+    parallel edges first, so a LIMIT inside the query returned rel:7, not rel:0."""
+    kb = tied_graph(tmp_path, 1)
+    try:
+        (path,) = kb.view().shortest_paths("ent:fasting", "ent:corvane-fever", limit=1)
+        assert [r.id for r in path.relations] == ["rel:0"]
+    finally:
+        kb.close()
+
+
+def test_tied_shortest_paths_are_fetched_up_to_a_cap(tmp_path, monkeypatch):
+    """Hubs multiply shortest paths: the view fetches at most max(limit, MAX_TIED_PATHS) of them
+    (benchmarks/bench_shortest_paths.py measures the cap), sorted before ``limit`` cuts."""
+    from provbench.kb import GraphView
+    from provbench.kb import view as view_module
+
+    kb = tied_graph(tmp_path, 5)
+    try:
+        view, fetched = GraphView(kb.store), []
+        rows = kb.store.rows
+        monkeypatch.setattr(kb.store, "rows", lambda q, p=None: fetched.append(len(found := rows(q, p))) or found)
+        assert len(view.shortest_paths("ent:fasting", "ent:corvane-fever", limit=50)) == 6
+        monkeypatch.setattr(view_module, "MAX_TIED_PATHS", 3)
+        fetched.clear()
+        (path,) = view.shortest_paths("ent:fasting", "ent:corvane-fever", limit=1)
+        assert fetched[-1] == 3 and len(view.shortest_paths("ent:fasting", "ent:corvane-fever", limit=4)) == 4
+        assert fetched[-1] == 4  # a limit above the cap fetches the limit
+    finally:
+        kb.close()
