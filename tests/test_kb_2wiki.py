@@ -195,6 +195,27 @@ def test_extraction_keeps_only_valid_items_found_in_the_text():
     assert (extracted.label, extracted.text_unit_id) == ("mother", tu.id)
 
 
+def test_an_extracted_label_naming_an_entity_is_not_quoted_in_descriptions():
+    """Extracted labels are free text: one that names another entity would keep that name readable
+    in a description after the entity is removed (issue 22, item 5)."""
+    from provbench_plugins.kb_builders.twowiki.gold import describe_entities
+
+    graph, corpus = gold_graph(tiny_questions())
+    tu = corpus.text_units[doc(corpus, "Tessa Quill").text_unit_ids[0]]
+    apply_extraction(graph, tu, {"entities": [{"name": "Ada Quill", "type": "PERSON"}],
+                                 "relations": [{"source": "Tessa Quill", "relation": "daughter of Ada Quill",
+                                                "target": "Ada Quill"},
+                                               {"source": "Tessa Quill", "relation": "acted in Dunmere",
+                                                "target": "Dunmere"},
+                                               {"source": "Tessa Quill", "relation": "Tessa Quill's home",
+                                                "target": "Dunmere"}]}, ExtractionCounts())
+    describe_entities(graph)
+    tessa, ada = graph.find("Tessa Quill").description, graph.find("Ada Quill").description
+    assert "Ada Quill".lower() not in tessa.lower() and "dunmere" not in tessa.lower()
+    assert "extracted relation (outgoing)" in tessa and "tessa quill's home (outgoing)" in tessa  # its own name
+    assert ada == "A person; relations: daughter of ada quill (incoming)."  # names only Ada herself
+
+
 def test_extraction_output_that_is_not_an_object_is_counted():
     graph, corpus = gold_graph(tiny_questions())
     tu = next(iter(corpus.text_units.values()))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..common.graph import Graph
-from ..common.matcher import mention_pattern
+from ..common.graph import Graph, RelationDraft
+from ..common.matcher import MentionMatcher, mention_pattern
 from ..common.names import UNKNOWN_TYPE, normalize_name, pick_type, strip_qualifier
 from .questions import QuestionData, TwoWikiCorpus
 
@@ -115,15 +115,29 @@ def link_own_paragraphs(graph: Graph, corpus: TwoWikiCorpus) -> int:
 MAX_DESCRIBED_RELATIONS = 8
 
 
+NAMING_LABEL = "extracted relation"  # what a description shows for an extracted label that names an entity
+
+
 def describe_entities(graph: Graph) -> None:
     """Descriptions from the entity's type and the labels of its relations, e.g. "A person; relations:
     mother (outgoing), director (incoming)." They quote no text unit and name no other entity, so an
     ablation that hides text or removes entities has nothing to hide in the descriptions it keeps
-    (text-only isolation keeps every entity's metadata readable)."""
+    (text-only isolation keeps every entity's metadata readable). 2Wiki's relation labels are
+    property names; an extracted label is free text (up to 60 characters) and can name an entity
+    ("daughter of Ada Quill"): it is shown as "extracted relation" when it names any entity but
+    the one described."""
+    names = MentionMatcher(draft.name for draft in graph.entities.values())
+    own = {draft.id: draft.name for draft in graph.entities.values()}
+
+    def shown(relation: RelationDraft, entity_id: str) -> str:
+        if relation.origin == "gold" or not names.names_in(relation.label) - {own[entity_id]}:
+            return relation.label
+        return NAMING_LABEL
+
     labels: dict[str, list[str]] = {draft.id: [] for draft in graph.entities.values()}
     for relation in graph.relations.values():
-        labels[relation.source].append(f"{relation.label} (outgoing)")
-        labels[relation.target].append(f"{relation.label} (incoming)")
+        labels[relation.source].append(f"{shown(relation, relation.source)} (outgoing)")
+        labels[relation.target].append(f"{shown(relation, relation.target)} (incoming)")
     for draft in graph.entities.values():
         kind = pick_type(draft.types, TYPE_PRIORITY)
         subject = "An entity" if kind == UNKNOWN_TYPE else f"A {kind.lower()}"
