@@ -165,6 +165,30 @@ def test_ragex_windows_cover_the_retrieved_words():
     assert RagExWindow().variants(question, Trace(question_id="q", system="kgrag-ex"), random.Random(0)) == []
 
 
+def test_the_authors_ragex_capitalises_the_chunk_and_windows_its_chunk_label_too(kb):
+    """The authors' cost notebook shows ``c.capitalize()`` and slides its 5-word windows over the
+    spaCy words of "Chunk 0: ...", so "Chunk" and "0" are words a window can remove."""
+    from provbench.testing import scripted_llm
+    from provbench_plugins.papers.p001_kgrag_ex.ragex import RagExWindow, VectorRAG, context_text
+
+    question = Question(id="q", question="What does fasting cause?", answer="A", choices=["night cough", "spleen"])
+    trace = VectorRAG(preset="authors").run(question, Environment(view=kb.view(), llm=scripted_llm([{"answer": "A"}])))
+    (passage,) = trace.artifacts["passages"]
+    original = kb.view().text_unit(passage["id"]).text
+    assert passage["text"] == original.capitalize() and VectorRAG(preset="authors").options.capitalize
+    assert VectorRAG().options.capitalize is False and RagExWindow(preset="authors").options.stride == 1
+    passages = [{"id": "tu:1", "text": "Corvane fever is an uncommon illness."}]
+    trace = Trace(question_id="q", system="vector-rag", artifacts={"passages": passages})
+    windows = RagExWindow(preset="authors").variants(question, trace, random.Random(0))
+    assert len(windows) == 4 and windows[0].description == "remove words 1-5: Chunk 0 Corvane fever is"
+    assert len(RagExWindow().variants(question, trace, random.Random(0))) == 2  # the passage's 6 words only
+    first, third = (RagExWindow(preset="authors").perturb(question, trace, random.Random(0), variant=windows[i])
+                    for i in (0, 2))
+    assert context_text(first.artifacts["passages"]) == "an uncommon illness"
+    assert context_text(third.artifacts["passages"]) == "Chunk 0 illness"  # punctuation dropped, as spaCy's words
+    assert context_text(passages) == "Chunk 0: Corvane fever is an uncommon illness."
+
+
 def test_table4_ranks_by_share_and_breaks_ties_so_the_columns_sum_to_examples():
     path = four_node_path()  # 4 node variants, 3 edge, 3 sub-path
     def question(qid, changes):  # every variant runs; those in ``changes`` change the answer

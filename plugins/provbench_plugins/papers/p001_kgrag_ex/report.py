@@ -215,7 +215,8 @@ def cost_section(run: RunData, system: str, rule: str = "paper", rules: list[str
     for condition, opts in ragex_conditions(run) or [("ragex-window", RagExOptions())]:
         ragex = [r for r in run.records if r.key.condition == condition and A.variant_kind(r) == "window"]
         costs = C.table5(C.per_question(ragex, context_words(run, {r.key.system for r in ragex})), kg_costs)
-        label = f"RAG-Ex ({_systems(ragex)}, {opts.window}-word windows, stride {opts.stride})"
+        labels = ", over the 'Chunk 0' labels too" if opts.words == "context" else ""
+        label = f"RAG-Ex ({_systems(ragex)}, {opts.window}-word windows, stride {opts.stride}{labels})"
         blocks += [cost_table(d, label, costs) for d in C.DEFINITIONS]
         if opts.stride > 1:
             notes.append(f"{condition} slides its window by {opts.stride} words (the authors: 1), so it runs about "
