@@ -27,7 +27,7 @@ from .reading import PromptReading
 from .replies import fill_object, is_action_schema, text_reply
 
 PREFIX = "control"
-VERSION = 2  # bump when a behaviour changes what it replies
+VERSION = 3  # bump when a behaviour changes what it replies
 
 
 class ControlBackend:
