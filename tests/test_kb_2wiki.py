@@ -330,11 +330,12 @@ def test_kb_links_gold_relations_to_supporting_text_units(tiny_kb):
 @pytest.mark.parametrize("extract", [False, True], ids=["gold-only", "with-extraction"])
 def test_every_chunk_of_an_entitys_own_paragraph_is_linked_to_it(tmp_path, extract):
     """Removal takes, and isolation keeps, an entity's whole paragraph: also the chunks that go on
-    with "He ..." or "Vale ..." without its name (issue 22, item 4)."""
+    with "He ..." or "Vale ..." without its name (issue 22, item 4); isolation keeps that paragraph
+    as its own text, not the film's paragraph naming it."""
     import random
 
     from provbench.model import Citations, Trace
-    from provbench_plugins.papers.p000_neighborhoods.interventions import CitedRemoval
+    from provbench_plugins.papers.p000_neighborhoods.interventions import CitedRemoval, FullIsolation
 
     llm, _ = scripted_kb_llm()
     kb = K.TwoWikiKBBuilder(chunk_size=16, extract=extract, summarize=False).build(tiny_questions(), tmp_path / "kb", llm)
@@ -347,10 +348,15 @@ def test_every_chunk_of_an_entitys_own_paragraph_is_linked_to_it(tmp_path, extra
     for title, name in (("Orin Vale", "Orin Vale"), ("Glass Harbor (film)", "Glass Harbor"),
                         ("Glass Harbor (novel)", "Glass Harbor"), ("Lark Denholm", "Lark Denholm")):
         assert set(doc(corpus, title).text_unit_ids) <= set(view.entity(view.find_entity(name).id).text_unit_ids), title
+    assert view.entity(orin.id).own_text_unit_ids == tuple(own)
     assert kb.build_info["own_paragraph_links"] >= len(nameless)
     baseline = Trace(question_id="tiny-q1", system="s", citations=Citations(entities=[orin.id]))
     plan = CitedRemoval().plan(view, tiny_questions()[0], baseline, random.Random(0))
     assert set(own) <= plan.text_units
+    film_naming_him = [t for t in doc(corpus, "Glass Harbor (film)").text_unit_ids
+                       if "Orin Vale" in corpus.text_units[t].text]
+    isolated = FullIsolation().plan(view, tiny_questions()[0], baseline, random.Random(0))
+    assert film_naming_him and set(film_naming_him) <= isolated.text_units and not set(own) & isolated.text_units
     kb.close()
 
 

@@ -101,7 +101,7 @@ def test_table2_names_the_text_rule_and_the_hidden_reports():
     assert "Community reports hidden per unit" in section.blocks[1].text
     assert "Cited ablation 6.0; Full isolation 0.0" in section.blocks[1].text
     default = table2_section(run_of(records, ["cited-removal", "full-isolation"])).blocks[0].caption
-    assert "stays readable (shared_text: keep" in default
+    assert "naming a cited one is hidden (shared_text: keep" in default
 
 
 def test_a_labelled_isolation_is_classified_by_its_intervention():

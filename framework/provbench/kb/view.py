@@ -33,8 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
 
-from .graphstore import (INDEX_COMMUNITIES, INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, KBError,
-                    natural_key)
+from .graphstore import (INDEX_COMMUNITIES, INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, OWN_TEXT_LABEL,
+                         KBError, natural_key)
 from .types import Community, Entity, Hit, KBStats, Neighbor, Path, Relation, TextUnit
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ _OTHER_END = "b.id, b.name, b.label, b.description, b.community_ids"
 _BOTH_SIDES = f"MATCH (a:Entity {{id: $id}})-[r:LINKS]-(b:Entity) RETURN id(a) AS anchor, r, {_OTHER_END}"
 # Lookups anchored on ``{id: $id}``; :meth:`GraphView._anchored` runs a batch of ids as one UNWIND.
 _ENTITY_ROWS = "MATCH (e:Entity {id: $id}) RETURN e.id, e.name, e.label, e.description, e.community_ids"
-_ENTITY_MENTIONS = "MATCH (e:Entity {id: $id})<-[:MENTIONS]-(c:Chunk) RETURN e.id, c.id"
+_ENTITY_MENTIONS = "MATCH (e:Entity {id: $id})<-[m:MENTIONS]-(c:Chunk) RETURN e.id, c.id, m.label"
 _ENTITY_NAMES = "MATCH (e:Entity {id: $id}) RETURN e.id, e.name"
 _UNIT_ROWS = "MATCH (c:Chunk {id: $id}) RETURN c.id, c.text, c.ref_doc_id"
 _UNIT_DOCUMENTS = "MATCH (c:Chunk {id: $id}) RETURN c.id, c.ref_doc_id"
@@ -160,7 +160,7 @@ class GraphView:
     def _unreadable_text_units(self) -> frozenset[str]:
         """Hidden text units plus those of ``block_text_of`` entities (cost: those entities' links)."""
         if self._unreadable is None:
-            linked = {t for units in self._mentions(self._hidden.block_text_of).values() for t in units}
+            linked = {t for units in self._mentions(self._hidden.block_text_of).values() for t, _ in units}
             self._unreadable = self._hidden.text_units | linked
         return self._unreadable
 
@@ -197,15 +197,12 @@ class GraphView:
         batch = "UNWIND $ids AS i " + query.replace("{id: $id}", "{id: i}", 1)
         return self._store.rows(batch, {"ids": wanted}) if wanted else []
 
-    def _mentions(self, entity_ids: Iterable[str]) -> dict[str, list[str]]:
-        """All text units linked to each entity (unfiltered)."""
-        grouped: dict[str, list[str]] = {}
-        for entity_id, unit in self._anchored(_ENTITY_MENTIONS, entity_ids):
-            grouped.setdefault(entity_id, []).append(unit)
+    def _mentions(self, entity_ids: Iterable[str]) -> dict[str, list[tuple[str, bool]]]:
+        """All text units linked to each entity (unfiltered), each with whether it is the entity's own."""
+        grouped: dict[str, list[tuple[str, bool]]] = {}
+        for entity_id, unit, label in self._anchored(_ENTITY_MENTIONS, entity_ids):
+            grouped.setdefault(entity_id, []).append((unit, label == OWN_TEXT_LABEL))
         return grouped
-
-    def _mentions_of(self, entity_id: str) -> list[str]:
-        return self._mentions([entity_id]).get(entity_id, [])
 
     def _names(self, query: str, ids: Iterable[str]) -> dict[str, str]:
         """``{id: value}`` from a batched two-column query (rows with a null value left out)."""
@@ -320,13 +317,14 @@ class GraphView:
         return [self._entity(eid, *rows[eid], mentions.get(eid, ())) for eid in wanted if eid in rows]
 
     def _entity(self, eid: str, name: str | None, label: str | None, description: str | None,
-                communities: list[str] | None, linked: Iterable[str]) -> Entity:
+                communities: list[str] | None, linked: Iterable[tuple[str, bool]]) -> Entity:
         masked = eid in self._hidden.hide_metadata_of
-        readable = () if eid in self._hidden.block_text_of else tuple(
-            sorted({t for t in linked if self.text_unit_readable(t)}, key=natural_key))
+        readable = [] if eid in self._hidden.block_text_of else [(t, own) for t, own in linked
+                                                                 if self.text_unit_readable(t)]
         return Entity(id=eid, name=name or "", label="" if masked else (label or ""),
                       description="" if masked else (description or ""),
-                      text_unit_ids=readable,
+                      text_unit_ids=tuple(sorted({t for t, _ in readable}, key=natural_key)),
+                      own_text_unit_ids=tuple(sorted({t for t, own in readable if own}, key=natural_key)),
                       community_ids=tuple(c for c in communities or () if self.community_visible(c)))
 
     # -- relations and neighbours

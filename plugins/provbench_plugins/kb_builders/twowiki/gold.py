@@ -99,16 +99,18 @@ def own_documents(graph: Graph, corpus: TwoWikiCorpus) -> dict[str, list[str]]:
 
 
 def link_own_paragraphs(graph: Graph, corpus: TwoWikiCorpus) -> int:
-    """Link every text unit of an entity's own paragraphs to it, also the chunks that do not repeat
-    its name (a split paragraph goes on with "He ..." or "The film ..."), so removing or isolating
-    the entity takes or keeps its whole paragraph. Returns how many links this added."""
+    """Link every text unit of an entity's own paragraphs to it as its own text
+    (``own_text_unit_ids``), also the chunks that do not repeat its name (a split paragraph goes
+    on with "He ..." or "The film ..."), so removing or isolating the entity takes or keeps its
+    whole paragraph, and only its own. Returns how many links this added."""
     added = 0
     documents = own_documents(graph, corpus)
     for draft in graph.entities.values():
         for doc_id in documents[draft.id]:
-            units = set(corpus.documents[doc_id].text_unit_ids) - draft.text_unit_ids
+            units = set(corpus.documents[doc_id].text_unit_ids)
+            added += len(units - draft.text_unit_ids)
             draft.text_unit_ids |= units
-            added += len(units)
+            draft.own_text_unit_ids |= units
     return added
 
 

@@ -25,8 +25,9 @@ CONDITION_TITLES = {
 }
 ISOLATIONS = ("full-isolation", "text-only-isolation")
 SHARED_TEXT_READINGS = {
-    "keep": "a text unit linked to a cited and a non-cited entity stays readable (shared_text: keep; the paper's "
-            "“can only read text units from cited entities”)",
+    "keep": "a cited entity's own text (its own paragraph) stays readable though it names non-cited entities, "
+            "other entities' text naming a cited one is hidden (shared_text: keep; the paper's “can only read "
+            "text units from cited entities”)",
     "hide": "a text unit linked to any non-cited entity is hidden, a cited entity's own included (shared_text: hide; "
             "the paper's “access to text units attached to non-cited entities is blocked”)",
 }
