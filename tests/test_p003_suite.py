@@ -114,6 +114,7 @@ def test_kb_has_sentences_pages_links_and_is_reused(tmp_path):
     for page in needed:
         entity = view.entity(f"p:{page}")
         assert entity is not None and all(t.startswith(f"s:{page}:") for t in entity.text_unit_ids)
+        assert entity.own_text_unit_ids == entity.text_unit_ids  # its sentences: what isolation keeps of it
     assert info["links"] > 0 and info["pages"] >= len(needed)
     facts = read_facts(tmp_path / "kb")
     assert facts and all(0 <= f["confidence"] <= 1 and f["source_ids"] for f in facts)

@@ -9,7 +9,8 @@
 - **Text units** are sentences, id ``s:<page id>:<sentence number>`` (``pages.sentence_id`` and
   ``pages.evidence_of``), so a cited unit is a FEVER evidence pair ``[page, line]``.
 - **Entities**: one per page, id ``p:<page id>``, named by its readable title, described by its
-  first sentence, linked to its own sentences only. **Relations**: one per linked page pair
+  first sentence, linked to its own sentences only (declared as its own text,
+  ``own_text_unit_ids``). **Relations**: one per linked page pair
   (id ``l:<page>-><target>``, label "links to") when a sentence's hyperlink targets another
   indexed page; ``links`` in build_info counts them.
 - **Triples** (``triples: true`` with an LLM): paper 003's per-document extraction, one call
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     from provbench.llm import LLMClient
 
 BUILDER_NAME = "fever-wiki"
-BUILDER_VERSION = 2  # 2: inputs fingerprinted like every builder's (common.buildinfo)
+BUILDER_VERSION = 3  # 2: inputs fingerprinted like every builder's (common.buildinfo); 3: own text declared
 FACTS_FILE = "facts.jsonl"
 PURPOSE = "kb-triples"
 
@@ -106,7 +107,7 @@ def graph_records(pages: dict[str, Page]) -> tuple[list[TextUnit], list[Entity],
                   for i, s in zip(ids, page.sentences)]
         first = page.sentences[0].text if page.sentences else ""
         entities.append(Entity(id=entity_id(page.id), name=page.title, label="page", description=first,
-                               text_unit_ids=tuple(ids)))
+                               text_unit_ids=tuple(ids), own_text_unit_ids=tuple(ids)))
     for page in pages.values():
         seen: set[str] = set()
         for s in page.sentences:
