@@ -11,8 +11,9 @@ become the unit's :class:`~provbench.model.Trace`:
   (``SynthesizeEndEvent``), or nodes marked with :meth:`TraceCapture.mark_reached`; when neither
   happened, every retrieved node;
 * LLM calls: the LlamaIndex LLM of :mod:`.models` goes through provbench's ``LLMClient``, which
-  records each call on the trace (cached, counted); LLM calls the capture sees from any other
-  LLM are counted in ``trace.artifacts["llamaindex"]["llm_calls_outside_provbench"]``.
+  records each call on the trace (cached, counted); any other LLM's calls bypass all of that,
+  and their end events are counted in ``trace.artifacts["llamaindex"]["llm_events_outside_provbench"]``
+  (events, not calls: a LlamaIndex LLM whose chat calls its own completion sends two).
 
 Nodes are mapped back to provbench ids by the view stores created during the capture
 (:meth:`ViewPropertyGraphStore.evidence_in`); nodes no store made are counted, not guessed.
@@ -164,7 +165,7 @@ class TraceCapture:
             for evidence in reached:
                 self.trace.visit(*evidence.entities)
                 self.trace.read_text_unit(*evidence.text_units)
-            notes = {"llm_calls_outside_provbench": max(0, self._llm_events - self._provbench_calls),
+            notes = {"llm_events_outside_provbench": max(0, self._llm_events - self._provbench_calls),
                      "unmapped_nodes": self._unmapped, "unattributed_events": self._unattributed,
                      "capture_errors": list(self._errors)}
             notes = {key: value for key, value in notes.items() if value}

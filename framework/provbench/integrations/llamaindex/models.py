@@ -88,12 +88,20 @@ class ProvbenchLLM(LLM):
     @llm_chat_callback()
     def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
         text = self.ask(as_dicts(messages))
-        return iter([_chat_response(text, delta=text)])
+
+        def once() -> ChatResponseGen:  # LlamaIndex's callbacks want a generator
+            yield _chat_response(text, delta=text)
+
+        return once()
 
     @llm_completion_callback()
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
         text = self.ask([{"role": "user", "content": prompt}])
-        return iter([CompletionResponse(text=text, delta=text)])
+
+        def once() -> CompletionResponseGen:
+            yield CompletionResponse(text=text, delta=text)
+
+        return once()
 
     @llm_chat_callback()
     async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
