@@ -34,6 +34,7 @@ from provbench.agents import OneShotOptions, OneShotSystem, choices_text, clip
 from provbench.model import Citations, Question, Trace
 from provbench.plugin_api import Environment
 
+DEFAULT_CONTEXT_WINDOW = 3900  # LlamaIndex's own default for a model it does not know
 EMPTY_RESPONSE = "Empty Response"  # what LlamaIndex's synthesizers answer when no node was retrieved
 ANSWER_SYSTEM = (
     "You answer a question using only the context a retrieval pipeline found for it. Reply with a JSON "
@@ -83,6 +84,8 @@ class LlamaIndexOptions(OneShotOptions):
         "auto", description="the query engine's response, or a provbench answer step over the retrieved nodes")
     max_nodes: int = Field(20, ge=1, le=200, description="answer step: retrieved nodes put in the prompt")
     text_chars: int = Field(1500, ge=50, description="answer step: characters of each node shown")
+    context_window: int = Field(DEFAULT_CONTEXT_WINDOW, ge=256, description="the model's context window in tokens: "
+                                "LlamaIndex splits a longer context over several prompts")
 
     @field_validator("factory")
     @classmethod
@@ -108,7 +111,8 @@ class LlamaIndexSystem(OneShotSystem):
 
         trace = self.new_trace(question)
         opts = self.options
-        llm = llamaindex_llm(env.llm, max_tokens=opts.max_tokens, temperature=opts.temperature, seed=env.seed)
+        llm = llamaindex_llm(env.llm, max_tokens=opts.max_tokens, temperature=opts.temperature, seed=env.seed,
+                             context_window=opts.context_window)
         shown: list[tuple[str, Any]] = []
         with capture_trace(trace) as capture:
             try:
