@@ -24,6 +24,12 @@ KBs live in this process's graph database: Kùzu, or LadybugDB when scripts/test
 file a second time with PROVBENCH_TEST_GRAPH_STORE=ladybug.
 The last tests put the old rules back (orphaned text units only; community reports always
 readable) and check that this test sees the leaks.
+
+The LlamaIndex path gets the same check twice: everything the LlamaIndex view store gives
+(provbench.integrations.llamaindex), and the prompts of a LlamaIndex pipeline run as the
+``llamaindex`` system under each ablation of its own baseline (both stock retrievers, two hops,
+node properties, and a model that offers every entity name as a keyword). Each has a control in
+which the store ignores the view, and the leaks show.
 """
 
 from __future__ import annotations

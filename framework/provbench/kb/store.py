@@ -11,8 +11,8 @@ Layout of a knowledge-base directory::
     build_info.json     what the builder says about the build
     COMPLETE            written last by ``finalize``: a finished knowledge base is reusable
 
-How each kind is stored (the store's own tables, so LlamaIndex's ``PropertyGraphIndex`` and the
-store's ``get`` / ``get_triplets`` read the same graph):
+How each kind is stored (in the tables of LlamaIndex's Kùzu store, extended; LlamaIndex itself reads
+them through a view, :mod:`provbench.integrations.llamaindex`):
 
 * entity      ``Entity`` node: ``id`` (the KB's entity id), ``name``, ``label`` (semantic type),
               ``description`` (a column this module adds)
