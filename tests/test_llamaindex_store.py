@@ -9,6 +9,7 @@ import asyncio
 import pytest
 from llama_index.core.graph_stores.types import TRIPLET_SOURCE_KEY, ChunkNode, EntityNode
 from llama_index.core.indices.property_graph import LLMSynonymRetriever, VectorContextRetriever
+from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from provbench.integrations.llamaindex import (ViewStoreRefused, llamaindex_embedding, llamaindex_llm,
@@ -190,3 +191,27 @@ def test_knowledge_base_index_retrieves_by_question(kb, monkeypatch):
     film = triplet_texts(retriever.retrieve("What did Tessa Quill star in?"))
     assert mayor == {"Mara Holt -> mayor_of -> Dunmere"}
     assert "Tessa Quill -> starred_in -> Glass Harbor" in film and "Mara Holt -> mayor_of -> Dunmere" not in film
+
+
+def test_retrieved_nodes_map_back_to_every_relation_they_show(tmp_path, on_graph_store):
+    """Two relations with one label between the same two names render as one line: both are in it;
+    a node rendered with its properties maps as well."""
+    from provbench.kb import KnowledgeBase
+    from provbench.kb.types import Entity, Relation, TextUnit
+
+    kb = KnowledgeBase.create(tmp_path / "kb")
+    kb.add_text_units([TextUnit(id="tu:1", text="Ada knows Bo.", document_id="d")])
+    kb.add_entities([Entity(id="ent:ada", name="Ada"), Entity(id="ent:bo", name="Bo")])
+    kb.add_relations([Relation(id=f"rel:{n}", source="ent:ada", target="ent:bo", label="knows", text_unit_id="tu:1")
+                      for n in (1, 2)])
+    kb.finalize({"builder": "test"}, embed=False)
+    store = property_graph_store(kb.view())
+    [ada] = store.get(ids=["Ada"])
+    lines = {f"{s.id} -> {r.id} -> {t.id}" for s, r, t in store.get_rel_map([ada])}
+    assert lines == {"Ada -> knows -> Bo"}
+    found = store.evidence_in(TextNode(text="Ada -> knows -> Bo"))
+    assert found.relations == ["rel:1", "rel:2"] and found.entities == ["ent:ada", "ent:bo"]
+    with_properties = [f"{s!s} -> {r!s} -> {t!s}" for s, r, t in store.get_rel_map([ada])]
+    assert store.evidence_in(TextNode(text=with_properties[1])).relations == ["rel:2"]
+    assert not store.evidence_in(TextNode(text="Ada -> met -> Bo"))
+    kb.close()

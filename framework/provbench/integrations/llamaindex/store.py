@@ -72,7 +72,9 @@ class ViewPropertyGraphStore(PropertyGraphStore):
 
     def __init__(self, view: "GraphView") -> None:
         self.view = view
-        self._triplets: dict[str, tuple[str, str, str]] = {}  # a triplet as retrievers render it -> ids
+        # a triplet as retrievers render it -> (relation, source, target) ids: two relations with one
+        # label between entities of the same names render alike
+        self._triplets: dict[str, set[tuple[str, str, str]]] = {}
         self._text_units: set[str] = set()  # text units handed out as nodes
         self._schema: dict[str, Any] | None = None
         register_store(self)  # with the trace capture of the running unit, if any
@@ -219,9 +221,8 @@ class ViewPropertyGraphStore(PropertyGraphStore):
             found.text_units.append(node.node_id)
         content = node.get_content() if hasattr(node, "get_content") else str(node)
         for line in content.splitlines():
-            ids = self._triplets.get(line.strip())
-            if ids is not None:
-                found.add(Evidence(relations=[ids[0]], entities=[ids[1], ids[2]]))
+            for relation, source, target in sorted(self._triplets.get(line.strip(), ())):
+                found.add(Evidence(relations=[relation], entities=[source, target]))
         return found
 
     # -- helpers -------------------------------------------------------------------------------------
@@ -268,8 +269,8 @@ class ViewPropertyGraphStore(PropertyGraphStore):
         properties = {RELATION_ID: relation.id, **({TRIPLET_SOURCE_KEY: readable} if readable else {})}
         edge = GraphRelation(label=relation.label, source_id=head.id, target_id=tail.id, properties=properties)
         ids = (relation.id, source.id, target.id)
-        self._triplets[f"{head.id} -> {edge.id} -> {tail.id}"] = ids  # how retrievers render a triplet
-        self._triplets[f"{head!s} -> {edge!s} -> {tail!s}"] = ids  # ... with include_properties=True
+        self._triplets.setdefault(f"{head.id} -> {edge.id} -> {tail.id}", set()).add(ids)  # as retrievers render it
+        self._triplets.setdefault(f"{head!s} -> {edge!s} -> {tail!s}", set()).add(ids)  # ... with include_properties
         return head, edge, tail
 
     def _entity_node(self, entity: "Entity", source_unit: str | None = None) -> EntityNode:
