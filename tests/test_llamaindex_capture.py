@@ -18,19 +18,14 @@ from provbench.integrations.llamaindex import (capture_trace, llamaindex_embeddi
 from provbench.kb.embeddings import embed_query
 from provbench.llm import LLMError
 from provbench.model import Trace
-from provbench.testing import build_tiny_kb, scripted_llm
+from provbench.testing import scripted_llm
 
 KEYWORDS = {"Who is the mayor of Dunmere?": "Mara Holt", "Which studio produced Glass Harbor?": "Lumen Studios"}
 
 
 @pytest.fixture(scope="module")
-def kb(tmp_path_factory, graph_store):
-    from provbench.kb.backends import default_graph_store
-
-    with default_graph_store(graph_store):
-        kb = build_tiny_kb(tmp_path_factory.mktemp(f"li-capture-{graph_store}") / "kb")
-    yield kb
-    kb.close()
+def kb(shared_tiny_kb):
+    return shared_tiny_kb
 
 
 def model(messages, barrier=None):

@@ -12,19 +12,14 @@ from llama_index.core.indices.property_graph import LLMSynonymRetriever, VectorC
 from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
-from provbench.integrations.llamaindex import (ViewStoreRefused, llamaindex_embedding, llamaindex_llm,
-                                               property_graph_index, property_graph_store)
-from provbench.testing import build_tiny_kb, scripted_llm
+from provbench.integrations.llamaindex import (ProvbenchEmbedding, ViewStoreRefused, llamaindex_embedding,
+                                               llamaindex_llm, property_graph_index, property_graph_store)
+from provbench.testing import scripted_llm
 
 
 @pytest.fixture(scope="module")
-def kb(tmp_path_factory, graph_store):
-    from provbench.kb.backends import default_graph_store
-
-    with default_graph_store(graph_store):
-        kb = build_tiny_kb(tmp_path_factory.mktemp(f"li-{graph_store}") / "kb")
-    yield kb
-    kb.close()
+def kb(shared_tiny_kb):
+    return shared_tiny_kb
 
 
 def names(triplets):
@@ -141,9 +136,19 @@ def test_knowledge_base_store_and_index_read_through_the_full_view(kb):
 # -- LlamaIndex's stock retrievers ---------------------------------------------------------------------
 
 
+class QueriesOnly(ProvbenchEmbedding):
+    """Embeds queries only: retrieval must use the knowledge base's stored entity vectors."""
+
+    def _get_text_embeddings(self, texts):
+        raise AssertionError(f"re-embedded {texts[:2]}")
+
+    def _get_text_embedding(self, text):
+        raise AssertionError(f"re-embedded {text!r}")
+
+
 def test_vector_context_retriever_finds_what_each_question_is_about(kb):
-    index = property_graph_index(kb.view())
-    retriever = VectorContextRetriever(index.property_graph_store, embed_model=llamaindex_embedding(),
+    index = property_graph_index(kb.view(), embed_model=QueriesOnly())
+    retriever = VectorContextRetriever(index.property_graph_store, embed_model=QueriesOnly(),
                                        similarity_top_k=2, include_text=False)
     river = triplet_texts(retriever.retrieve("Who is the mayor of the town the Aster River flows through?"))
     studio = triplet_texts(retriever.retrieve("Which studio produced the film Glass Harbor?"))

@@ -17,7 +17,7 @@ from provbench.kb import KnowledgeBase
 from provbench.model import Question
 from provbench.plugin_api import Environment
 from provbench.registry import default_registry
-from provbench.testing import build_tiny_kb, schema_following_llm, scripted_llm
+from provbench.testing import schema_following_llm, scripted_llm
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -41,13 +41,8 @@ def third_party(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def kb(tmp_path_factory, graph_store):
-    from provbench.kb.backends import default_graph_store
-
-    with default_graph_store(graph_store):
-        kb = build_tiny_kb(tmp_path_factory.mktemp(f"li-system-{graph_store}") / "kb")
-    yield kb
-    kb.close()
+def kb(shared_tiny_kb):
+    return shared_tiny_kb
 
 
 def system(**options):
