@@ -158,15 +158,15 @@ class LlamaIndexSystem(OneShotSystem):
     # -- provbench's answer step ----------------------------------------------------------------------
 
     def shown_nodes(self, pipeline: Any, question: Question, capture: Any) -> list[tuple[str, Any]]:
-        """The retrieved nodes the prompt will show, each with its id (text unit, else relation)."""
-        shown = []
-        for node in pipeline.retrieve(pipeline_query(question))[: self.options.max_nodes]:
+        """The retrieved nodes the prompt will show, each labelled with its id: its text unit, else
+        its relation, else ``node:<n>`` (a node from outside the knowledge base cites nothing in it)."""
+        shown: dict[str, Any] = {}
+        for n, node in enumerate(pipeline.retrieve(pipeline_query(question))[: self.options.max_nodes]):
             evidence = capture.evidence([node])
-            label = (evidence.text_units or evidence.relations or [None])[0]
-            if label is not None and label not in dict(shown):
-                shown.append((label, node))
-        capture.mark_reached(node for _, node in shown)
-        return shown
+            label = (evidence.text_units or evidence.relations or [f"node:{n}"])[0]
+            shown.setdefault(label, node)  # a second node of one text unit repeats its text: the first is shown
+        capture.mark_reached(shown.values())
+        return list(shown.items())
 
     def answer_step(self, question: Question, env: Environment, trace: Trace, capture: Any,
                     shown: list[tuple[str, Any]]) -> Trace:
