@@ -72,6 +72,7 @@ def run(tmp_path_factory):
                             llm=schema_following_llm(cache_dir=tmp / "llm"))
     finally:
         sys.path.remove(str(REPO / "tests" / "third_party"))
+        sys.modules.pop("li_pipeline", None)
     records = list(RunStore(run_dir).load_records().values())
     return run_dir, records, console_out.getvalue()
 

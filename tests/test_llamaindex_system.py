@@ -34,6 +34,7 @@ def third_party(tmp_path_factory):
     info = site / "li_pipeline-0.1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: li-pipeline\nVersion: 0.1.0\n")
+    sys.modules.pop("li_pipeline", None)  # another test may have imported the repository's copy
     sys.path.insert(0, str(site))
     yield site
     sys.path.remove(str(site))
