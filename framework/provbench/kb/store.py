@@ -11,8 +11,8 @@ Layout of a knowledge-base directory::
     build_info.json     what the builder says about the build
     COMPLETE            written last by ``finalize``: a finished knowledge base is reusable
 
-How each kind is stored (the store's own tables, so LlamaIndex's ``PropertyGraphIndex`` and the
-store's ``get`` / ``get_triplets`` read the same graph):
+How each kind is stored (in the tables of LlamaIndex's Kùzu store, extended; LlamaIndex itself reads
+them through a view, :mod:`provbench.integrations.llamaindex`):
 
 * entity      ``Entity`` node: ``id`` (the KB's entity id), ``name``, ``label`` (semantic type),
               ``description`` (a column this module adds)
@@ -132,22 +132,21 @@ class KnowledgeBase:
 
     @property
     def property_graph_store(self):
-        """The LlamaIndex ``KuzuPropertyGraphStore`` over this knowledge base."""
-        return self._store.pg_store
+        """A read-only LlamaIndex ``PropertyGraphStore`` over :meth:`view` (everything visible);
+        for an intervention's view use ``provbench.integrations.llamaindex.property_graph_store(view)``."""
+        from ..integrations.llamaindex import property_graph_store
+
+        return property_graph_store(self.view())
 
     @property
     def index(self):
-        """A LlamaIndex ``PropertyGraphIndex`` over the store (built on first use, loads the embedding model)."""
+        """A LlamaIndex ``PropertyGraphIndex`` over :attr:`property_graph_store` (made on first use):
+        its retrievers search the KB's own entity vectors; its LLM is LlamaIndex's ``Settings.llm``
+        (give one with ``provbench.integrations.llamaindex.property_graph_index(kb.view(), llm=...)``)."""
         if self._index is None:
-            from llama_index.core import PropertyGraphIndex
-            from llama_index.core.indices.property_graph import ImplicitPathExtractor
-            from llama_index.core.llms import MockLLM
+            from ..integrations.llamaindex import property_graph_index
 
-            from .embeddings import embedding_model
-
-            self._index = PropertyGraphIndex.from_existing(
-                property_graph_store=self._store.pg_store, llm=MockLLM(),
-                kg_extractors=[ImplicitPathExtractor()], embed_model=embedding_model(), embed_kg_nodes=False)
+            self._index = property_graph_index(self.view())
         return self._index
 
     @property

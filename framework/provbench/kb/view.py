@@ -219,10 +219,28 @@ class GraphView:
         from .embeddings import embed_query
 
         _check_k(k)
-        if k == 0:
-            return []
+        return self._search_entities(embed_query(query), k) if k else []
+
+    def search_entities_by_vector(self, vector: Any, k: int = 5) -> list[Hit]:
+        """Entities most similar to a query vector of the knowledge base's embedding model (what
+        :func:`provbench.kb.embeddings.embed_query` gives; normalised here), e.g. one a LlamaIndex
+        retriever computed. The same search as :meth:`search_entities`."""
+        import numpy as np
+
+        _check_k(k)
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        dim = self._store.vectors(INDEX_ENTITIES).vectors.shape[1]
+        if q.shape[0] != dim:
+            raise ValueError(f"a query vector of {q.shape[0]} dimensions cannot search entity vectors of {dim}: "
+                             "embed the query with the knowledge base's model (provbench.kb.embeddings)")
+        norm = float(np.linalg.norm(q))
+        if norm and abs(norm - 1.0) > 1e-6:  # an already normalised vector scores exactly as search_entities
+            q = q / norm
+        return self._search_entities(q, k) if k else []
+
+    def _search_entities(self, q: Any, k: int) -> list[Hit]:
+        """The search behind both public ones: ``q`` is a normalised float32 vector."""
         index = self._store.vectors(INDEX_ENTITIES)
-        q = embed_query(query)
         masked = sorted(self._hidden.hide_metadata_of - self._hidden.entities)
         by_name: dict[str, float] = {}
         if masked:  # their descriptions are hidden: score them by name only
@@ -294,6 +312,12 @@ class GraphView:
         for (eid,) in self._store.rows("MATCH (e:Entity) RETURN e.id ORDER BY e.id"):
             if self.entity_visible(eid):
                 yield eid
+
+    def text_unit_ids(self) -> Iterator[str]:
+        """Every readable text unit id (a full scan: for tests, statistics and sampling)."""
+        for (tid,) in self._store.rows("MATCH (c:Chunk) RETURN c.id ORDER BY c.id"):
+            if self.text_unit_readable(tid):
+                yield tid
 
     def relation_ids(self) -> Iterator[str]:
         """Every visible, active relation id (a full scan: for sampling and statistics)."""
