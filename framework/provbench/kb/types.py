@@ -12,18 +12,22 @@ class _Frozen(BaseModel):
 
 
 class Entity(_Frozen):
+    """A node. ``aliases``: other names it goes by (matched like the name by ``entities_named``)."""
+
     id: str
     name: str
     label: str = ""
     description: str = ""
     text_unit_ids: tuple[str, ...] = ()
     community_ids: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
 
 
 class Relation(_Frozen):
-    """A directed, labelled edge. ``valid_from`` / ``invalidated_at`` (ISO timestamps, optional)
-    record when it became true and when it was invalidated instead of deleted; an edge with
-    ``invalidated_at`` set is inactive, and views never follow it."""
+    """A directed, labelled edge with optional bi-temporal stamps (ISO dates or timestamps):
+    ``valid_from`` (true from), ``recorded_at`` (in the graph from), ``invalidated_at``
+    (invalidated instead of deleted). Views return only the edges active at their time
+    (:mod:`provbench.kb.temporal`), with their stamps."""
 
     id: str
     source: str
@@ -32,6 +36,7 @@ class Relation(_Frozen):
     text_unit_id: str | None = None
     valid_from: str | None = None
     invalidated_at: str | None = None
+    recorded_at: str | None = None
 
 
 class TextUnit(_Frozen):
