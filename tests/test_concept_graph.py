@@ -120,6 +120,18 @@ def test_bad_edges_are_located(tmp_path):
     edges.write_text("source,relation,target,valid_from\na,related,b,yesterday\n")
     with pytest.raises(ConceptFileError, match=r"edges.csv:2: field 'valid_from' must be an ISO date"):
         read_edges(edges, {"a", "b"})
+    # a date beside a zoned timestamp compares (a stamp without a zone is UTC), never a bare TypeError
+    edges.write_text("source,relation,target,valid_from,invalidated_at\na,related,b,2025-01-01T00:00:00+00:00,2024-01-01\n")
+    with pytest.raises(ConceptFileError, match=r"edges.csv:2: field 'invalidated_at' is before 'valid_from'"):
+        read_edges(edges, {"a", "b"})
+    edges.write_text("source,relation,target,valid_from,recorded_at,invalidated_at\n"
+                     "a,related,b,2024-01-01,2024-01-02T09:00:00+01:00,2025-03-01T00:00:00Z\n")
+    (edge,) = read_edges(edges, {"a", "b"})
+    assert (edge.valid_from, edge.recorded_at, edge.invalidated_at) == (
+        "2024-01-01", "2024-01-02T09:00:00+01:00", "2025-03-01T00:00:00Z")
+    edges.write_text("source,relation,target,recorded_at\na,related,b,someday\n")
+    with pytest.raises(ConceptFileError, match=r"edges.csv:2: field 'recorded_at' must be an ISO date"):
+        read_edges(edges, {"a", "b"})
 
 
 def test_loader_errors_are_located(tmp_path):
