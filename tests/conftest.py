@@ -70,3 +70,15 @@ def import_file(path: Path, name: str | None = None) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def curriculum_mini(tmp_path_factory):
+    """curriculum-mini's questions and its knowledge base, built once per test session (read only)."""
+    from provbench_plugins.datasets.curriculum.loader import CurriculumLoader
+    from provbench_plugins.kb_builders.concepts.builder import ConceptGraphBuilder
+
+    questions = CurriculumLoader().load(REPO / "datasets" / "curriculum-mini")
+    kb = ConceptGraphBuilder().build(questions, tmp_path_factory.mktemp("curriculum-mini") / "kb")
+    yield questions, kb
+    kb.close()
