@@ -5,6 +5,7 @@ and unanswerable questions that behave as their kinds say when a known-truth rea
 
 from __future__ import annotations
 
+import random
 import re
 from collections import Counter
 
@@ -170,3 +171,40 @@ def test_one_shot_graphrag_misses_the_deep_chains(curriculum_mini):
     for q in of_type(questions, "deep"):
         trace = GraphRAG(ask_confidence=True, confidence_bar=0.8).run(q, Environment(view=view, llm=oracle_llm(questions, 1)))
         assert trace.outcome == "abstained", q.id  # its one context never holds the whole chain
+
+
+def test_an_invalidated_gold_edge_changes_the_answer_an_off_chain_one_does_not(curriculum_mini):
+    from provbench_plugins.interventions.gold_edges import InvalidateGoldEdge, InvalidateOffChainEdge
+
+    questions, kb = curriculum_mini
+    view, on_chain, off_chain = kb.view(), InvalidateGoldEdge(), InvalidateOffChainEdge()
+    for q in of_type(questions, "deep")[:4]:
+        def answer(under):
+            trace = PlanningLoop().run(q, Environment(view=under, llm=oracle_llm(questions, 8)))
+            return trace, (trace.answer if trace.outcome == "answered" else None)
+
+        baseline, gold_answer = answer(view)
+        assert gold_answer == q.answer
+        variants = on_chain.variants(q, baseline, random.Random(0))
+        assert len(variants) == q.metadata["hops"]
+        for variant in variants:
+            hidden = on_chain.make_view(view, q, baseline, random.Random(0), variant=variant)
+            assert len(hidden.hidden.invalidated) == 1 and answer(hidden)[1] != gold_answer, (q.id, variant.id)
+        for seed in range(3):
+            hidden = off_chain.make_view(view, q, baseline, random.Random(seed))
+            assert len(hidden.hidden.invalidated) == 1 and answer(hidden)[1] == gold_answer, (q.id, seed)
+
+
+def test_as_of_before_the_revision_the_loop_sees_the_stale_edge(curriculum_mini):
+    from provbench_plugins.interventions.gold_edges import AsOf
+
+    questions, kb = curriculum_mini
+    earlier = AsOf(time=BEFORE_REVISION).make_view(kb.view(), questions[0], None, random.Random(0))
+    for q in of_type(questions, "stale"):
+        trace = PlanningLoop().run(q, Environment(view=earlier, llm=oracle_llm(questions, 8)))
+        stale = earlier.find_entity(q.metadata["stale_answer"]).id
+        # the loop walks to the old answer; the current chain is not there yet, so the reader never confirms it
+        assert stale in trace.visited_entities and trace.outcome == "abstained", q.id
+        assert trace.artifacts["grounding"]["source"]["as_of"] == "2025-08-01T00:00:00+00:00"
+    with pytest.raises(Exception, match="not an ISO date"):
+        AsOf(time="next spring")

@@ -9,7 +9,9 @@ every system reads the graph through its view.
   shown (``trace.retrieved`` of kind "relationship"), cited, or walked in an evidence path. Ids
   the view does not know (hallucinated citations) are ignored.
 * ``invalidate-random-edges``: as many edges, drawn at random from the active edges the baseline
-  did not use (a control of the same size); re-drawn ``repeats`` times.
+  did not use (a control of the same size); re-drawn ``repeats`` times. When fewer unused edges
+  remain, it draws them all and the pair is unmatched: the report's "control sizes" section
+  (:mod:`.report`) lists those questions.
 
 A baseline that used no edge has nothing to invalidate: its run sees the unchanged graph, and
 ``artifacts["hidden_by_intervention"]`` shows an empty set.
