@@ -71,10 +71,14 @@ _ENTITY_NAMES = "MATCH (e:Entity {id: $id}) RETURN e.id, e.name"
 _UNIT_ROWS = "MATCH (c:Chunk {id: $id}) RETURN c.id, c.text, c.ref_doc_id"
 _UNIT_DOCUMENTS = "MATCH (c:Chunk {id: $id}) RETURN c.id, c.ref_doc_id"
 _UNIT_MENTIONS = "MATCH (c:Chunk {id: $id})-[:MENTIONS]->(e:Entity) RETURN c.id, e.id"
-_OUT_EDGES = "MATCH (a:Entity {id: $id})-[r:LINKS]->(b:Entity) RETURN a.id, r, b.id ORDER BY r.id"
-_RELATION_ROWS = "MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE r.id IN $ids RETURN r, a.id, b.id"
+# {relation}: the relation fields of ``r`` (GraphView._relation_fields)
+_OUT_EDGES = "MATCH (a:Entity {{id: $id}})-[r:LINKS]->(b:Entity) RETURN a.id, b.id, {relation} ORDER BY r.id"
+_RELATION_ROWS = "MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE r.id IN $ids RETURN a.id, b.id, {relation}"
 _ENTITY_FIELDS = ("id", "name", "label", "description", "community_ids", "aliases")
 _STAMPS = ("valid_from", "recorded_at", "invalidated_at")
+_RELATION_FIELDS = ("id", "label", "triplet_source_id", *_STAMPS)  # a relation row's values, in order
+# in a neighbour row (the relation's fields, then the other end's): where the label and the other end's id are
+_LABEL, _OTHER = _RELATION_FIELDS.index("label"), len(_RELATION_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -348,8 +352,15 @@ class GraphView:
     def _entity_fields(self, var: str) -> str:
         """What a query returns of entity ``var`` (``_ENTITY_FIELDS``, in order; NULL for a column a
         knowledge base made before it existed lacks)."""
-        present = self._store.columns("Entity")
-        return ", ".join(f"{var}.{f}" if f in present else "NULL" for f in _ENTITY_FIELDS)
+        return self._fields("Entity", var, _ENTITY_FIELDS)
+
+    def _relation_fields(self, var: str) -> str:
+        """What a query returns of relation ``var`` (``_RELATION_FIELDS``, in order; NULL likewise)."""
+        return self._fields("LINKS", var, _RELATION_FIELDS)
+
+    def _fields(self, table: str, var: str, names: tuple[str, ...]) -> str:
+        present = self._store.columns(table)
+        return ", ".join(f"{var}.{f}" if f in present else "NULL" for f in names)
 
     def _entity(self, eid: str, name: str | None, label: str | None, description: str | None,
                 communities: list[str] | None, aliases: list[str] | None, linked: Iterable[str]) -> Entity:
@@ -373,8 +384,9 @@ class GraphView:
         visible ones, order kept, unknown or hidden left out."""
         wanted = [i for i in dict.fromkeys(relation_ids) if isinstance(i, str) and i not in self._hidden.relations]
         visible: dict[str, Relation] = {}
-        for rel, source, target in (self._store.rows(_RELATION_ROWS, {"ids": wanted}) if wanted else ()):
-            relation = _relation(rel, source, target)
+        query = _RELATION_ROWS.format(relation=self._relation_fields("r"))
+        for source, target, *values in (self._store.rows(query, {"ids": wanted}) if wanted else ()):
+            relation = _relation(values, source, target)
             if relation.id not in visible and self._relation_visible(relation.id, relation.source, relation.target):
                 visible[relation.id] = relation
         return [visible[i] for i in wanted if i in visible]
@@ -396,30 +408,31 @@ class GraphView:
             self._hidden.relations) + len(self._hidden.invalidated) + len(self._time_inactive())
         while True:
             rows, truncated = self._edge_rows(entity_id, sides, fetch)
-            visible = [(side, row) for side, row in rows if (types is None or row[0].get("label") in types)
-                       and self._relation_visible(row[0]["id"], *((entity_id, row[1]) if side == "out"
-                                                                  else (row[1], entity_id)))]
+            visible = [(side, row) for side, row in rows if (types is None or row[_LABEL] in types)
+                       and self._relation_visible(row[0], *((entity_id, row[_OTHER]) if side == "out"
+                                                            else (row[_OTHER], entity_id)))]
             if limit is None or len(visible) >= limit or not truncated:
                 break
             fetch *= 4
-        units = self._mentions(row[1] for _, row in visible)
+        units = self._mentions(row[_OTHER] for _, row in visible)
         found = []
-        for side, (rel, other, *entity_row) in visible:
+        for side, row in visible:
+            other, entity_row = row[_OTHER], row[_OTHER + 1:]
             source, target = (entity_id, other) if side == "out" else (other, entity_id)
-            found.append(Neighbor(relation=_relation(rel, source, target), direction=side,
+            found.append(Neighbor(relation=_relation(row[:_OTHER], source, target), direction=side,
                                   entity=self._entity(other, *entity_row, units.get(other, ()))))
         return found if limit is None else found[:limit]
 
     def _edge_rows(self, entity_id: str, sides: tuple[str, ...], fetch: int) -> tuple[list[tuple[str, list]], bool]:
-        """Edges on the given sides with the entity at the other end, ``[(side, [relation, *entity
-        fields])]`` outgoing first then by relation id, and whether a side hit the ``fetch`` limit
-        (-1: no limit)."""
+        """Edges on the given sides with the entity at the other end, ``[(side, [*relation fields,
+        *entity fields])]`` outgoing first then by relation id, and whether a side hit the ``fetch``
+        limit (-1: no limit)."""
         if fetch < 0 and len(sides) == 2:
             return self._both_sides(entity_id), False
         rows: list[tuple[str, list]] = []
         truncated = False
         for side in sides:
-            query = (f"MATCH {_SIDE_PATTERNS[side]} RETURN r, {self._entity_fields('b')} "
+            query = (f"MATCH {_SIDE_PATTERNS[side]} RETURN {self._relation_fields('r')}, {self._entity_fields('b')} "
                      "ORDER BY r.id" + (" LIMIT $fetch" if fetch >= 0 else ""))
             found = self._store.rows(query, {"id": entity_id, **({"fetch": fetch} if fetch >= 0 else {})})
             rows += [(side, row) for row in found]
@@ -431,7 +444,7 @@ class GraphView:
         found: dict[tuple[str, str], list] = {}
         for anchor, rel, *other in self._store.rows(_BOTH_SIDES.format(other=self._entity_fields("b")),
                                                     {"id": entity_id}):
-            row = [rel, *other]
+            row = [*(rel.get(f) for f in _RELATION_FIELDS), *other]
             for side, end in (("out", "_src"), ("in", "_dst")):
                 if _internal(rel, end) == anchor:
                     found.setdefault((side, rel["id"]), row)
@@ -514,13 +527,14 @@ class GraphView:
         for e in entities:
             graph.add_node(e.id, name=e.name, label=e.label)
         edges: dict[str, list[list[Any]]] = {}
-        for row in self._anchored(_OUT_EDGES, graph.nodes):  # the entities' outgoing edges: cost follows their degrees
-            edges.setdefault(row[0], []).append(row[1:])
+        query = _OUT_EDGES.format(relation=self._relation_fields("r"))
+        for source, target, *values in self._anchored(query, graph.nodes):  # cost follows the entities' degrees
+            edges.setdefault(source, []).append(_relation(values, source, target))
         for e in entities:
-            for rel, target in edges.get(e.id, ()):
-                if target in graph and self._relation_visible(rel["id"], e.id, target):
-                    stamps = {k: rel[k] for k in _STAMPS if rel.get(k)}
-                    graph.add_edge(e.id, target, key=rel["id"], id=rel["id"], label=rel.get("label") or "", **stamps)
+            for r in edges.get(e.id, ()):
+                if r.target in graph and self._relation_visible(r.id, e.id, r.target):
+                    stamps = {k: getattr(r, k) for k in _STAMPS if getattr(r, k)}
+                    graph.add_edge(e.id, r.target, key=r.id, id=r.id, label=r.label, **stamps)
         return graph
 
     def stats(self) -> KBStats:
@@ -544,10 +558,11 @@ def _check_k(k: int) -> None:
         raise ValueError(f"search k must be a non-negative int, got {k!r}")
 
 
-def _relation(rel: dict, source: str, target: str) -> Relation:
-    """A returned relation (its properties) as a :class:`Relation`, with its stamps."""
-    return Relation(id=rel["id"], source=source, target=target, label=rel.get("label") or "",
-                    text_unit_id=rel.get("triplet_source_id") or None, **{k: rel.get(k) or None for k in _STAMPS})
+def _relation(values: Any, source: str, target: str) -> Relation:
+    """A relation from its returned fields (``_RELATION_FIELDS``, in order), with its stamps."""
+    rid, label, text_unit_id, *stamps = values
+    return Relation(id=rid, source=source, target=target, label=label or "", text_unit_id=text_unit_id or None,
+                    **{k: v or None for k, v in zip(_STAMPS, stamps)})
 
 
 def _internal(value: dict, key: str) -> Any:
@@ -562,7 +577,8 @@ def _path(nodes: list[dict], rels: list[dict]) -> Path:
     def entity_of(ref: dict) -> str:
         return by_internal[(ref["table"], ref["offset"])]
 
-    relations = tuple(_relation(r, entity_of(_internal(r, "_src")), entity_of(_internal(r, "_dst"))) for r in rels)
+    relations = tuple(_relation([r.get(f) for f in _RELATION_FIELDS], entity_of(_internal(r, "_src")),
+                                entity_of(_internal(r, "_dst"))) for r in rels)
     return Path(entities=tuple(n["id"] for n in nodes), relations=relations)
 
 

@@ -60,17 +60,21 @@ class RandomEdgesOptions(BaseModel):
     repeats: int = Field(3, ge=1, le=100, description="random draws per question, averaged")
 
 
-class InvalidateRandomEdges(Intervention):
-    """Invalidate as many random edges as the baseline used, drawn from the edges it did not use."""
+class RandomDraw(Intervention):
+    """A graph-level intervention drawn at random, ``repeats`` times per question."""
 
-    name = "invalidate-random-edges"
     level = "graph"
-
     Options = RandomEdgesOptions
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.repeats = self.options.repeats  # the runner plans this many units per question
+
+
+class InvalidateRandomEdges(RandomDraw):
+    """Invalidate as many random edges as the baseline used, drawn from the edges it did not use."""
+
+    name = "invalidate-random-edges"
 
     def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
                   **kwargs: Any) -> "GraphView":

@@ -27,7 +27,7 @@ from provbench.kb.temporal import InstantError, parse_instant
 from provbench.model import Question, Trace
 from provbench.plugin_api import Intervention, Variant
 
-from .edges import known_used_relations
+from .edges import RandomDraw, RandomEdgesOptions, known_used_relations
 
 if TYPE_CHECKING:
     from provbench.kb import GraphView
@@ -66,22 +66,15 @@ class InvalidateGoldEdge(Intervention):
         return view.invalidate([rid for rid, _ in gold_relations(view, GoldEvidence(triples=[triple]))])
 
 
-class OffChainOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class OffChainOptions(RandomEdgesOptions):
     repeats: int = Field(1, ge=1, le=100, description="random draws per question, averaged")
 
 
-class InvalidateOffChainEdge(Intervention):
+class InvalidateOffChainEdge(RandomDraw):
     """One edge the baseline used that is not on the gold chain, invalidated (a control)."""
 
     name = "invalidate-off-chain-edge"
-    level = "graph"
     Options = OffChainOptions
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.repeats = self.options.repeats
 
     def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
                   **kwargs: Any) -> "GraphView":
