@@ -14,7 +14,7 @@ Text units and the entities they link to (a relation's source text unit links bo
     tu:6 {A}      tu:7 {C}      tu:8 {G}      tu:9 {} (no entity)
 
 Two hops from the visited/cited set {A, B, C} reach D (1 hop) and E (2 hops); F and G are
-farther. Paths: A-B-D-E-F.
+farther. Paths: A-B-D-E-F. D's description quotes tu:3; no other description quotes a text unit.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ ENTITIES = [
     (A, "Ann Lee", "person", "Film director born in Oslo.", ("tu:1", "tu:6")),
     (B, "Blue River", "film", "A 1990 drama film.", ("tu:1", "tu:2", "tu:3")),
     (C, "Cara Stone", "person", "Actress known for stage roles.", ("tu:2", "tu:7")),
-    (D, "Dune Studio", "company", "Film production company.", ("tu:3", "tu:4")),
+    # D's description quotes a sentence of its own tu:3 (as a builder quoting its text would)
+    (D, "Dune Studio", "company", "Film production company. Blue River was produced by Dune Studio.", ("tu:3", "tu:4")),
     (E, "East Haven", "city", "Coastal city with a harbour.", ("tu:4", "tu:5")),
     (F, "Fox Festival", "event", "Annual film festival.", ("tu:5",)),
     (G, "Gale Park", "place", "Public park with old oak trees.", ("tu:8",)),

@@ -121,6 +121,44 @@ def test_real_data_ids_sample_decodes_python_literal_fields():
             assert 0 <= sent_id < len(paragraphs[title])
 
 
+def data_ids_fixture(folder: Path) -> Path:
+    """The tiny world in the data_ids release's form (Python-literal list fields, entity_ids,
+    evidences_id, answer_id) with an ``id_aliases.json`` beside it, as the official release ships."""
+    records = []
+    for record, answer_id in zip(copy.deepcopy(TINY_RECORDS), ("Q901", "Q902", "Q903")):
+        records.append({**{k: repr(v) if k == "context" else v for k, v in record.items()},
+                        "entity_ids": "Q900_Q901", "evidences_id": [], "answer_id": answer_id})
+    records[2]["answer_id"] = None  # a date or a string answer has no id
+    write(folder / "dev.json", records)
+    lines = [{"Q_id": "Q901", "aliases": ["M. Vale", "Mira Vale"], "demonyms": []},
+             {"Q_id": "Q902", "aliases": ["Glass Harbour"], "demonyms": ["Glass Harborian"]},
+             {"Q_id": "Q903", "aliases": [], "demonyms": []}]
+    (folder / "id_aliases.json").write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    return folder / "dev.json"
+
+
+def test_id_aliases_become_accepted_answers(tmp_path):
+    path = data_ids_fixture(tmp_path)
+    assert [q.aliases for q in loader.load(path)] == [[], [], []]  # off by default
+    q1, q2, q3 = loader.load(path, id_aliases="id_aliases.json")  # relative to the dataset file
+    assert q1.aliases == ["M. Vale"] and q2.aliases == ["Glass Harbour", "Glass Harborian"] and q3.aliases == []
+    # scored as the official evaluation does: the best over the answer and its aliases and demonyms
+    assert loader.score_answer(q2, "Glass Harborian") == {"accuracy": 1.0, "em": 1.0, "f1": 1.0}
+    assert loader.score_answer(loader.load(path)[1], "Glass Harborian")["em"] == 0.0
+    assert loader.load(path, id_aliases=str(tmp_path / "id_aliases.json"))[1].aliases == q2.aliases
+
+
+def test_bad_id_aliases_are_clear_errors(tmp_path):
+    path = data_ids_fixture(tmp_path)
+    with pytest.raises(UserError, match="option id_aliases: .*missing.json does not exist"):
+        loader.load(path, id_aliases="missing.json")
+    (tmp_path / "bad.json").write_text('{"Q_id": "Q1", "aliases": ["A"], "demonyms": []}\n{"Q_id": "Q2", "aliases": "B"}\n')
+    with pytest.raises(UserError, match=r"bad.json:2: field aliases of Q2 must be a list of strings"):
+        loader.load(path, id_aliases="bad.json")
+    with pytest.raises(UserError, match="needs records with answer_id"):
+        loader.load(write_tiny_2wiki(tmp_path / "plain" / "dev.json"), id_aliases=str(tmp_path / "id_aliases.json"))
+
+
 @pytest.mark.parametrize("mutate, field, message", [
     (lambda r: r.pop("answer"), "answer", "Field required"),
     (lambda r: r.update(supporting_facts=[["Glass Harbor (film)", "one"]]), "supporting_facts.0.1", "integer"),

@@ -52,64 +52,109 @@ def test_labels():
 def test_full_isolation_keeps_only_cited_entities_and_their_text(view):
     plan, isolated = apply(FullIsolation(), view)
     assert plan.entities == ALL_ENTITIES - {A}
-    # every text unit of a removed entity (tu:1 too, though A shares it) except the cited tu:2
-    assert plan.text_units == {"tu:1", "tu:3", "tu:4", "tu:5", "tu:7", "tu:8"}
-    assert plan.hide_metadata_of == frozenset()  # A shares tu:1 but is cited: kept evidence
+    # every text unit of a removed entity except the cited tu:2 and A's own tu:1 (shared with B)
+    assert plan.text_units == {"tu:3", "tu:4", "tu:5", "tu:7", "tu:8"}
+    assert plan.hide_metadata_of == frozenset()
     assert set(isolated.entity_ids()) == {A}
-    assert readable_text_units(isolated) == {"tu:2", "tu:6", "tu:9"}
+    assert readable_text_units(isolated) == {"tu:1", "tu:2", "tu:6", "tu:9"}
+    assert isolated.text_units_of(A) == ["tu:1", "tu:6"]  # the cited entity's own text stays readable
     assert isolated.neighbors(A) == []
     assert isolated.entity(A).description  # cited metadata untouched
+
+
+@pytest.mark.parametrize("ablation", [FullIsolation, TextOnlyIsolation])
+def test_isolation_hiding_shared_text_takes_the_cited_entitys_shared_unit(view, ablation):
+    plan, isolated = apply(ablation(shared_text="hide"), view)
+    assert plan.text_units == {"tu:1", "tu:3", "tu:4", "tu:5", "tu:7", "tu:8"}  # tu:1 names B too
+    assert isolated.text_units_of(A) == ["tu:6"]
+    assert apply(ablation(shared_text="keep"), view)[0].text_units == plan.text_units - {"tu:1"}
 
 
 def test_text_only_isolation_blocks_text_but_keeps_structure(view):
     plan, masked = apply(TextOnlyIsolation(), view)
     assert plan.entities == frozenset() and plan.hide_metadata_of == frozenset()
-    # the same text as full isolation: every text unit of a non-cited entity except the cited tu:2
-    assert plan.text_units == {"tu:1", "tu:3", "tu:4", "tu:5", "tu:7", "tu:8"}
+    # the same text as full isolation: every text unit of a non-cited entity but A's and the cited tu:2
+    assert plan.text_units == {"tu:3", "tu:4", "tu:5", "tu:7", "tu:8"}
     assert set(masked.entity_ids()) == ALL_ENTITIES
-    assert masked.entity(D).description == "Film production company."  # metadata visible
+    assert masked.entity(D).description.startswith("Film production company.")  # metadata visible
     assert masked.text_units_of(D) == []
-    assert masked.text_units_of(B) == ["tu:2"]  # the cited text unit stays
+    assert masked.text_units_of(B) == ["tu:1", "tu:2"]  # A's text unit and the cited one stay
     assert {n.entity.id for n in masked.neighbors(B)} == {A, C, D}
 
 
 def test_cited_removal(view):
     plan, removed = apply(CitedRemoval(), view)
     assert plan.entities == {A}
-    assert plan.text_units == {"tu:1", "tu:6"}  # A's text goes with it, tu:1 though B shares it
-    assert plan.hide_metadata_of == {B}  # B's description may quote the hidden tu:1
+    # A's text goes with it (tu:1 though B shares it), and so does the cited tu:2 (A is not linked to it)
+    assert plan.text_units == {"tu:1", "tu:2", "tu:6"}
+    assert plan.notes == ["hides the baseline's 1 cited text unit(s); 1 of them linked to no cited entity"]
+    assert plan.hide_metadata_of == frozenset()  # B's and C's descriptions quote no hidden text
     assert removed.entity(A) is None and A not in set(removed.entity_ids())
     assert {n.entity.id for n in removed.neighbors(B)} == {C, D}
-    assert readable_text_units(removed) == ALL_TEXT_UNITS - {"tu:1", "tu:6"}
-    assert removed.text_unit("tu:1") is None and removed.entity(B).description == ""
+    assert readable_text_units(removed) == ALL_TEXT_UNITS - {"tu:1", "tu:2", "tu:6"}
+    assert removed.text_unit("tu:2") is None and removed.entity(B).description == "A 1990 drama film."
 
 
 def test_unknown_cited_ids_are_ignored_and_noted(view):
     plan, _ = apply(CitedRemoval(), view, baseline_trace(cited=(A, "ent:ghost")))
     assert plan.entities == {A}
-    assert plan.notes == ["1 cited entity id(s) not in the knowledge base were ignored"]
+    assert plan.notes[0] == "1 cited entity id(s) not in the knowledge base were ignored"
 
 
 def test_entity_removal_removes_visited_but_uncited(view):
     plan, removed = apply(EntityRemoval(), view)
     assert plan.entities == {B, C}
-    assert plan.text_units == {"tu:1", "tu:3", "tu:7"}  # all of B's and C's text but the cited tu:2
-    assert plan.hide_metadata_of == {D}  # shares tu:3; A shares tu:1 but is cited
+    # B's and C's text but the cited tu:2 and the cited entity A's tu:1
+    assert plan.text_units == {"tu:3", "tu:7"}
+    assert plan.hide_metadata_of == {D}  # its description quotes the hidden tu:3
     assert set(removed.entity_ids()) == ALL_ENTITIES - {B, C}
     assert removed.neighbors(A) == []
-    assert readable_text_units(removed) == ALL_TEXT_UNITS - {"tu:1", "tu:3", "tu:7"}
+    assert readable_text_units(removed) == ALL_TEXT_UNITS - {"tu:3", "tu:7"}
+    assert removed.text_units_of(A) == ["tu:1", "tu:6"]  # the control keeps the cited entity's text
 
 
 def test_entity_text_mask_hides_text_and_metadata_of_visited_but_uncited(view):
     plan, masked = apply(EntityTextMask(), view)
     assert plan.entities == frozenset()
-    assert plan.hide_metadata_of == {B, C, D}  # D shares the hidden tu:3
-    assert plan.text_units == {"tu:1", "tu:3", "tu:7"}  # the same text as entity removal
+    assert plan.hide_metadata_of == {B, C, D}  # D quotes the hidden tu:3
+    assert plan.text_units == {"tu:3", "tu:7"}  # the same text as entity removal
     entity_b = masked.entity(B)
     assert (entity_b.name, entity_b.label, entity_b.description) == ("Blue River", "", "")
     assert masked.entity(A).description and masked.entity(E).description  # others untouched
-    assert masked.text_units_of(B) == ["tu:2"] and masked.text_units_of(C) == ["tu:2"]
-    assert readable_text_units(masked) == ALL_TEXT_UNITS - {"tu:1", "tu:3", "tu:7"}
+    assert masked.text_units_of(B) == ["tu:1", "tu:2"] and masked.text_units_of(C) == ["tu:2"]
+    assert readable_text_units(masked) == ALL_TEXT_UNITS - {"tu:3", "tu:7"}
+
+
+def test_a_description_quoting_hidden_text_is_hidden_only_when_it_quotes():
+    from provbench_plugins.papers.p000_neighborhoods.interventions import quotes
+
+    text = "Blue River was produced by Dune Studio. It opened in 1990."
+    assert quotes("Film production company. Blue River was produced by Dune Studio.", [text])
+    assert quotes("It opened in 1990.", [text])  # a whole sentence of the text
+    assert quotes("blue  river was PRODUCED by dune studio", [text])  # case and spacing ignored
+    assert not quotes("Film production company.", [text])
+    assert not quotes("A 1990 film.", ["A 1990 film. Other words here."])  # under four words: no quote
+
+
+@pytest.mark.parametrize("ablation", [CitedRemoval, RandomRemoval, EntityRemoval, EntityTextMask])
+def test_metadata_is_hidden_only_when_it_would_show_hidden_text(view, ablation):
+    """The old rule hid the metadata of every kept entity sharing a hidden text unit (B under cited
+    removal); now only a description quoting one of its hidden text units goes."""
+    plan, ablated = apply(ablation(search_k=0) if ablation is RandomRemoval else ablation(), view)
+    for entity_id in plan.hide_metadata_of - plan.entities:
+        hidden_own = set(view.entity(entity_id).text_unit_ids) & plan.text_units
+        assert hidden_own and (entity_id in {B, C} and ablation is EntityTextMask or entity_id == D)
+    for entity in (ablated.entity(e) for e in ALL_ENTITIES - plan.entities - plan.hide_metadata_of):
+        assert entity.description == view.entity(entity.id).description
+
+
+@pytest.mark.parametrize("ablation", [RandomRemoval, EntityRemoval, EntityTextMask])
+def test_the_controls_keep_the_cited_entities_text(view, ablation):
+    baseline = baseline_trace(cited=(A, B), visited=(A, B, C, D))
+    for seed in range(4):
+        plan, ablated = apply(ablation(), view, baseline, seed)
+        assert {"tu:1", "tu:2", "tu:3", "tu:6"} <= readable_text_units(ablated), (ablation.name, seed)
+        assert not plan.text_units & {"tu:1", "tu:2", "tu:3", "tu:6"}
 
 
 @pytest.mark.parametrize("cited, expected_size", [((A,), 1), ((A, D), 2)])
@@ -119,27 +164,45 @@ def test_random_removal_is_seeded_same_sized_and_spares_cited(view, cited, expec
     chosen = [apply(ablation, view, baseline, seed)[0].entities for seed in range(12)]
     assert all(len(c) == expected_size for c in chosen)
     assert all(not (c & set(cited)) for c in chosen)
-    # plausibly retrievable with search_k=0: within 2 hops of {A, B, C} (plus D when cited): never F, G
-    pool = {B, C, D, E} - set(cited) | ({F} if D in cited else set())
+    # plausibly retrievable with search_k=0 and not visited: within 2 hops of {A, B, C} (plus D when cited)
+    pool = {D, E} - set(cited) | ({F} if D in cited else set())
     assert set().union(*chosen) <= pool
-    assert len(set(chosen)) > 1  # the seed matters
     assert apply(ablation, view, baseline, 7)[0].entities == apply(ablation, view, baseline, 7)[0].entities
+    if len(pool) > expected_size:
+        assert len(set(chosen)) > 1  # the seed matters
 
 
-def test_random_removal_hides_the_text_and_removes_in_the_view(view):
-    ablation = RandomRemoval(search_k=0, hops=0)  # pool: visited but not cited = {B, C}
-    for seed in range(6):
+def test_random_removal_draws_not_visited_entities_first(view):
+    """Visited-but-uncited entities are Study 3's target: the control leaves them while it can."""
+    ablation = RandomRemoval(search_k=0, hops=0)  # plausibly retrievable: only the visited {A, B, C}
+    for seed in range(8):
         plan, removed = apply(ablation, view, seed=seed)
-        assert plan.entities in ({B}, {C})
-        assert plan.text_units == ({"tu:7"} if plan.entities == {C} else {"tu:1", "tu:3"})  # tu:2 is cited
+        assert len(plan.entities) == 1 and plan.entities <= {D, E, F, G}, seed
         assert set(removed.entity_ids()) == ALL_ENTITIES - plan.entities
+        assert "1 drawn from the rest of the graph" in plan.notes[0]
+    for seed in range(4):  # with a 2-hop pool, its not-visited members are enough
+        assert apply(RandomRemoval(search_k=0), view, seed=seed)[0].entities <= {D, E}
+
+
+def test_random_removal_takes_visited_entities_last(view):
+    baseline = baseline_trace(cited=(A, B), visited=tuple(ALL_ENTITIES))
+    plan, _ = apply(RandomRemoval(search_k=0), view, baseline, seed=1)
+    assert len(plan.entities) == 2 and plan.entities <= {C, D, E, F, G}
+    assert plan.notes[-1].endswith("drawn from the visited-but-uncited entities")
+
+
+def test_random_removal_hides_the_text_but_not_the_cited_entitys(view):
+    for seed in range(6):
+        plan, _ = apply(RandomRemoval(search_k=0), view, seed=seed)
+        assert plan.entities in ({D}, {E})
+        assert plan.text_units == ({"tu:3", "tu:4"} if plan.entities == {D} else {"tu:4", "tu:5"})
 
 
 def test_random_removal_tops_up_a_small_pool(view):
     baseline = baseline_trace(cited=(A, B, C), visited=(A, B, C))
     plan, _ = apply(RandomRemoval(search_k=0, hops=0), view, baseline, seed=3)
     assert len(plan.entities) == 3 and plan.entities <= {D, E, F, G}
-    assert "pool of plausibly retrievable entities had 0" in plan.notes[0]
+    assert plan.notes[0] == ("plausibly retrievable, not-visited entities: 0; 3 drawn from the rest of the graph")
 
 
 def test_random_removal_pool_includes_question_hits(view):
@@ -167,12 +230,20 @@ def test_random_removal_options_are_validated(options, message):
 
 
 def test_ablations_take_no_text_rule_option():
-    for ablation in (TextOnlyIsolation, CitedRemoval, EntityRemoval):
+    for ablation in (CitedRemoval, EntityRemoval):
         with pytest.raises(UserError, match=f"intervention '{ablation.name}': bad options: takes no options"):
             ablation(hide_orphan_text_units=False)
-    with pytest.raises(UserError, match=r"intervention 'p000/text-only-isolation': bad options: .*"
+    with pytest.raises(UserError, match=r"intervention 'p000/cited-removal': bad options: .*"
                                         r"unknown option 'hide_orphan_text_units' \(known options: none\)"):
-        default_registry().create("intervention", "text-only-isolation", hide_orphan_text_units=False)
+        default_registry().create("intervention", "cited-removal", hide_orphan_text_units=False)
+
+
+@pytest.mark.parametrize("name", ["full-isolation", "text-only-isolation"])
+def test_the_isolations_take_shared_text(name):
+    assert default_registry().create("intervention", name).options.shared_text == "keep"
+    assert default_registry().create("intervention", name, shared_text="hide").options.shared_text == "hide"
+    with pytest.raises(UserError, match=r"shared_text='drop': Input should be 'keep' or 'hide'"):
+        default_registry().create("intervention", name, shared_text="drop")
 
 
 def test_registration_and_repeats():
@@ -184,3 +255,12 @@ def test_registration_and_repeats():
     assert all(cls.level == "graph" for cls in ABLATIONS)
     assert RandomRemoval().repeats == 3 and RandomRemoval(repeats=5).repeats == 5
     assert CitedRemoval().repeats == 1
+
+
+def test_a_record_counts_the_community_reports_a_removal_hides(view):
+    """Any removed member hides a report: the record's summary says how many (Table 2's note)."""
+    assert view.hidden_summary() == {}
+    communities = view.communities_of(A)
+    summary = view.hide(entities=[A]).hidden_summary()
+    assert communities and summary["communities"] == {"count": len(communities), "ids": communities}
+    assert summary["entities"] == {"count": 1, "ids": [A]}

@@ -555,3 +555,17 @@ def test_a_finished_kb_answers_repeated_reads_from_memory(tmp_path):
     # a view hiding something filters the remembered rows, it does not get the unfiltered answer
     assert neighbour_ids(view.hide(entities=["e2"]), "e1") == {("in", "r0", "e0")}
     building.close()
+
+
+def test_shortest_paths_cut_after_sorting_and_may_follow_edge_direction(view):
+    """``limit`` keeps the first paths in relation-id order, whatever order the database finds
+    them in; ``directed`` walks edges only from source to target."""
+    ids = sorted(view.entity_ids())
+    tied = [(a, b) for a in ids for b in ids if a < b and len(view.shortest_paths(a, b, limit=50)) > 1]
+    assert tied  # the tiny KB has pairs joined by several shortest paths
+    for a, b in tied:
+        every = view.shortest_paths(a, b, limit=50)
+        assert view.shortest_paths(a, b, limit=1) == every[:1], (a, b)
+    assert view.shortest_paths("ent:tessa-quill", "ent:norland", directed=True) == []  # rel:4 points back
+    (forward,) = view.shortest_paths("ent:orin-vale", "ent:norland", directed=True)
+    assert all(r.source == e for r, e in zip(forward.relations, forward.entities))

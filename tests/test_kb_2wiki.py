@@ -32,6 +32,14 @@ def distractor_units(corpus):
 # corpus and gold graph (no knowledge base needed)
 
 
+def doc(corpus, title, text_starts=""):
+    """The document of a paragraph title (ids are opaque digests); ``text_starts`` tells two
+    paragraphs of one title apart."""
+    (found,) = [d for d in corpus.documents.values()
+                if d.title == title and " ".join(d.sentences).startswith(text_starts)]
+    return found
+
+
 def corpus_of(questions, **options):
     data = [read_question(q) for q in questions]
     return data, build_corpus(data, K.parse_options(options))
@@ -41,13 +49,19 @@ def test_paragraphs_are_merged_by_title_and_text():
     data, corpus = corpus_of(tiny_questions())
     assert sum(len(q.paragraphs) for q in data) == 13
     assert len(corpus.documents) == TINY_UNIQUE_PARAGRAPHS
-    ids = sorted(corpus.documents)
-    assert "doc:glass-harbor-film" in ids and "doc:glass-harbor-novel" in ids
-    calder = [d for d in ids if d.startswith("doc:calder-bay")]
-    assert len(calder) == 2 and "doc:calder-bay" in calder  # same title, other text: two documents
+    titles = sorted(d.title for d in corpus.documents.values())
+    assert "Glass Harbor (film)" in titles and "Glass Harbor (novel)" in titles
+    assert titles.count("Calder Bay") == 2  # same title, other text: two documents
     # q1 and q3 see their own version of Calder Bay
-    assert corpus.question_docs["tiny-q1"]["Calder Bay"] == "doc:calder-bay"
-    assert corpus.question_docs["tiny-q3"]["Calder Bay"] != "doc:calder-bay"
+    assert corpus.question_docs["tiny-q1"]["Calder Bay"] == doc(corpus, "Calder Bay", "Calder Bay is a fishing").id
+    assert corpus.question_docs["tiny-q3"]["Calder Bay"] == doc(corpus, "Calder Bay", "Calder Bay is a village").id
+
+
+def test_document_ids_are_opaque():
+    """A document id is shown to systems: it must not spell out a (possibly removed) entity's name."""
+    _, corpus = corpus_of(tiny_questions())
+    for document in corpus.documents.values():
+        assert re.fullmatch(r"doc:[0-9a-f]{12}", document.id), document.id
 
 
 def test_document_ids_are_stable_across_question_order():
@@ -62,7 +76,7 @@ def test_small_chunks_split_paragraphs_and_map_every_sentence():
     assert len(whole.text_units) == TINY_UNIQUE_PARAGRAPHS  # short paragraphs: one text unit each
     _, small = corpus_of(tiny_questions(), chunk_size=32)
     assert len(small.text_units) > len(whole.text_units)
-    film = small.documents["doc:glass-harbor-film"]
+    film = doc(small, "Glass Harbor (film)")
     assert len(film.text_unit_ids) >= 2
     for sid, sentence in enumerate(film.sentences):
         tu = small.text_units[small.sentence_unit[(film.id, sid)]]
@@ -74,10 +88,10 @@ def test_small_chunks_split_paragraphs_and_map_every_sentence():
 
 def test_supporting_facts_mark_their_text_units():
     _, corpus = corpus_of(tiny_questions(), chunk_size=32)
-    film = corpus.documents["doc:glass-harbor-film"]
+    film = doc(corpus, "Glass Harbor (film)")
     expected = {corpus.sentence_unit[(film.id, 0)], corpus.sentence_unit[(film.id, 1)]}
     assert expected <= corpus.supporting_units
-    novel = corpus.documents["doc:glass-harbor-novel"]
+    novel = doc(corpus, "Glass Harbor (novel)")
     assert not set(novel.text_unit_ids) & corpus.supporting_units
 
 
@@ -97,7 +111,7 @@ def test_gold_entities_and_relations_come_from_evidence_triples():
     labels = {(graph_name(graph, r.source), r.label, graph_name(graph, r.target)): r for r in graph.relations.values()}
     assert set(labels) == {tuple(e) for rec in TINY_RECORDS for e in rec["evidences"]}
     # each relation points at the text unit of the supporting-fact sentence of the subject's paragraph
-    film, orin = corpus.documents["doc:glass-harbor-film"], corpus.documents["doc:orin-vale"]
+    film, orin = doc(corpus, "Glass Harbor (film)"), doc(corpus, "Orin Vale")
     assert labels["Glass Harbor", "director", "Orin Vale"].text_unit_id == corpus.sentence_unit[(film.id, 1)]
     assert labels["Glass Harbor", "publication date", "1987"].text_unit_id == corpus.sentence_unit[(film.id, 0)]
     assert labels["Orin Vale", "mother", "Mira Vale"].text_unit_id == corpus.sentence_unit[(orin.id, 1)]
@@ -115,7 +129,7 @@ def test_relation_falls_back_to_a_text_unit_mentioning_both_names():
     record["context"][3][0] = "Tessa Quill (actress)"
     graph, corpus = gold_graph([question_from_record(record)])
     (relation,) = graph.relations.values()
-    assert corpus.text_units[relation.text_unit_id].document_id == "doc:tessa-quill-actress"
+    assert corpus.text_units[relation.text_unit_id].document_id == doc(corpus, "Tessa Quill (actress)").id
 
 
 def test_entity_names_merge_case_insensitively_and_ids_are_stable():
@@ -151,7 +165,7 @@ def test_bad_options_are_named():
 
 def test_extraction_keeps_only_valid_items_found_in_the_text():
     graph, corpus = gold_graph(tiny_questions())
-    tu = corpus.text_units[corpus.documents["doc:tessa-quill"].text_unit_ids[0]]
+    tu = corpus.text_units[doc(corpus, "Tessa Quill").text_unit_ids[0]]
     counts = ExtractionCounts()
     apply_extraction(graph, tu, {
         "entities": [
@@ -194,7 +208,7 @@ def test_extraction_output_that_is_not_an_object_is_counted():
 
 def test_extraction_does_not_retype_gold_entities():
     graph, corpus = gold_graph(tiny_questions())
-    tu = corpus.text_units[corpus.documents["doc:red-meadow"].text_unit_ids[0]]
+    tu = corpus.text_units[doc(corpus, "Red Meadow").text_unit_ids[0]]
     apply_extraction(graph, tu, {"entities": [{"name": "1992", "type": "PERSON"}], "relations": []},
                        ExtractionCounts())
     assert pick_type(graph.find("1992").types) == "DATE"
@@ -206,7 +220,7 @@ def test_extraction_targets_distractor_units_mentioning_gold_entities_first():
     assert not set(chosen) & corpus.supporting_units
     assert len(chosen) == len(corpus.text_units) - len(corpus.supporting_units)
     first_doc = corpus.text_units[chosen[0]].document_id
-    assert first_doc in {"doc:calder-bay", "doc:dunmere"}  # mention Mira Vale / Sorrel: gold names
+    assert corpus.documents[first_doc].title in {"Calder Bay", "Dunmere"}  # mention Mira Vale / Sorrel: gold names
     assert choose_extraction_units(corpus, graph, distractor_units(corpus), limit=2) == chosen[:2]
 
 
@@ -280,7 +294,7 @@ def test_kb_links_gold_relations_to_supporting_text_units(tiny_kb):
     view = tiny_kb.view()
     film = view.find_entity("Glass Harbor")
     assert film is not None and film.label == "FILM"
-    assert film.description.startswith("Glass Harbor is a 1987 drama film")
+    assert film.description == "A film; relations: director (outgoing), publication date (outgoing)."
     director = [n for n in view.neighbors(film.id, direction="out") if n.relation.label == "director"]
     assert [n.entity.name for n in director] == ["Orin Vale"]
     unit = view.text_unit(director[0].relation.text_unit_id)
@@ -288,7 +302,51 @@ def test_kb_links_gold_relations_to_supporting_text_units(tiny_kb):
     assert unit.id in view.text_units_of(film.id)
     school = view.find_entity("Dunmere Film School")  # from the salvaged reply, linked by mention
     assert school is not None and school.label == "OTHER"
-    assert {view.text_unit(t).document_id for t in view.text_units_of(school.id)} == {"doc:dunmere", "doc:orin-vale"}
+    titles = {d.id: d.title for d in corpus_of(tiny_questions())[1].documents.values()}
+    assert {titles[view.text_unit(t).document_id] for t in view.text_units_of(school.id)} == {"Dunmere", "Orin Vale"}
+
+
+@pytest.mark.parametrize("extract", [False, True], ids=["gold-only", "with-extraction"])
+def test_every_chunk_of_an_entitys_own_paragraph_is_linked_to_it(tmp_path, extract):
+    """Removal takes, and isolation keeps, an entity's whole paragraph: also the chunks that go on
+    with "He ..." or "Vale ..." without its name (issue 22, item 4)."""
+    import random
+
+    from provbench.model import Citations, Trace
+    from provbench_plugins.papers.p000_neighborhoods.interventions import CitedRemoval
+
+    llm, _ = scripted_kb_llm()
+    kb = K.TwoWikiKBBuilder(chunk_size=16, extract=extract, summarize=False).build(tiny_questions(), tmp_path / "kb", llm)
+    view = kb.view()
+    _, corpus = corpus_of(tiny_questions(), chunk_size=16)
+    orin = view.find_entity("Orin Vale")
+    own = doc(corpus, "Orin Vale").text_unit_ids
+    nameless = [t for t in own if "Orin Vale" not in corpus.text_units[t].text]
+    assert len(own) >= 2 and nameless  # the paragraph is split, and a chunk lacks the name
+    for title, name in (("Orin Vale", "Orin Vale"), ("Glass Harbor (film)", "Glass Harbor"),
+                        ("Glass Harbor (novel)", "Glass Harbor"), ("Lark Denholm", "Lark Denholm")):
+        assert set(doc(corpus, title).text_unit_ids) <= set(view.entity(view.find_entity(name).id).text_unit_ids), title
+    assert kb.build_info["own_paragraph_links"] >= len(nameless)
+    baseline = Trace(question_id="tiny-q1", system="s", citations=Citations(entities=[orin.id]))
+    plan = CitedRemoval().plan(view, tiny_questions()[0], baseline, random.Random(0))
+    assert set(own) <= plan.text_units
+    kb.close()
+
+
+def test_descriptions_quote_no_text_and_name_no_other_entity(tiny_kb):
+    """Text-only isolation keeps every entity's metadata: a description must hold none of the text
+    it hides (issue 22, item 5)."""
+    view = tiny_kb.view()
+    sentences = {s.strip().lower() for r in TINY_RECORDS for _, paragraph in r["context"] for s in paragraph}
+    names = {view.entity(e).name.lower() for e in view.entity_ids()}
+    for entity_id in view.entity_ids():
+        entity = view.entity(entity_id)
+        description = entity.description.lower()
+        assert description and not any(s in description or description in s for s in sentences), entity
+        assert not [n for n in names - {entity.name.lower()} if re.search(rf"\b{re.escape(n)}\b", description)
+                    and n not in ("film", "person")], entity
+    orin = view.find_entity("Orin Vale")
+    assert orin.description == "A person; relations: director (incoming), mother (outgoing)."
 
 
 def test_community_summaries_come_from_the_model(tiny_kb):

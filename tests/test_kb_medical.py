@@ -142,3 +142,80 @@ def test_failed_and_bad_replies_are_counted_and_a_dead_model_stops_the_build(tmp
     with pytest.raises(UserError, match="every LLM call to .* failed"):
         MedicalKGBuilder(corpus=str(corpus)).build([], tmp_path / "dead", dead)
     assert not KnowledgeBase.is_complete(tmp_path / "dead")
+
+
+def test_every_medical_mini_gold_path_is_in_the_kb_the_builder_makes(tmp_path):
+    """Each gold triple is a relation of the graph built from the bundled corpus and triples,
+    between the entities it names, with its label; an ordered chain walks its entities in order."""
+    from conftest import REPO
+    from provbench_plugins.datasets.medmcqa.loader import MedMCQALoader
+    from provbench_plugins.kb_builders.medical.builder import entity_id
+
+    folder = REPO / "datasets" / "medical-mini"
+    kb = MedicalKGBuilder(corpus=str(folder / "corpus.jsonl"), triples=str(folder / "kg_triples.csv")).build(
+        [], tmp_path / "kb", schema_following_llm())
+    try:
+        view = kb.view()
+        edges = {}
+        for eid in view.entity_ids():
+            for n in view.neighbors(eid, direction="out"):
+                edges[(eid, n.relation.label, n.entity.id)] = n.relation.id
+        questions = MedMCQALoader().load(folder / "dev.jsonl")
+        assert questions and all(q.gold for q in questions)
+        for q in questions:
+            for t in q.gold.triples:
+                assert (entity_id(t.subject), t.relation, entity_id(t.object)) in edges, (q.id, t)
+                assert view.find_entity(t.subject).name == t.subject and view.find_entity(t.object).name == t.object
+            if q.gold.ordered:
+                walk = [entity_id(e) for e in q.gold.entities]
+                for t, (a, b) in zip(q.gold.triples, zip(walk, walk[1:])):
+                    assert {entity_id(t.subject), entity_id(t.object)} == {a, b}
+                (path,) = view.shortest_paths(walk[0], walk[-1], limit=1)
+                assert len(path.relations) == len(q.gold.triples)  # the gold chain is a shortest path
+    finally:
+        kb.close()
+
+
+def test_the_authors_chunker_extraction_rules_and_unmatched_chunks(tmp_path):
+    import csv
+    import hashlib
+
+    from provbench_plugins.kb_builders.medical.prompts import AUTHORS_LABELS, AUTHORS_RELATIONS
+
+    corpus = tmp_path / "corpus.jsonl"
+    body = " ".join(f"Sentence {i} says that fasting can cause night cough in adults." for i in range(30))
+    corpus.write_text(json.dumps({"id": "art_0", "title": "Fasting", "content": body[:900], "source": "article-1.jsonl"})
+                      + "\n" + json.dumps({"id": "art_1", "title": "Fasting", "content": body[900:],
+                                           "source": "article-1.jsonl"}) + "\n")
+    chunks = read_chunks(corpus, chunking="authors")
+    assert len(chunks) > 3 and all(len(c.text) <= 600 for c in chunks)
+    assert chunks[0].text == "Fasting"  # the title, then "\n\n": too long together, so a chunk of its own
+    assert all(c.id == hashlib.sha256(c.text.encode("utf-8")).hexdigest() and c.source == "article-1.jsonl"
+               for c in chunks)
+    assert chunks[1].text[-60:] in chunks[2].text  # neighbours overlap (up to 100 characters)
+
+    llm = schema_following_llm()
+    kb = MedicalKGBuilder(corpus=str(corpus), preset="authors", max_chunks=2).build([], tmp_path / "kb", llm)
+    try:
+        schema = llm.backend.calls[0]["schema"]["properties"]["triples"]
+        assert "maxItems" not in schema and schema["items"]["properties"]["relation"]["enum"] == list(AUTHORS_RELATIONS)
+        assert len(AUTHORS_RELATIONS) == 19 and len(AUTHORS_LABELS) == 7
+        view = kb.view()
+        assert kb.build_info["chunks"] == len(chunks) and kb.build_info["options"]["chunking"] == "authors"
+        assert {view.entity(e).label for e in view.entity_ids()} <= set(AUTHORS_LABELS)
+    finally:
+        kb.close()
+
+    corpus, triples = write_inputs(tmp_path / "in")
+    with triples.open("a", newline="") as f:  # a triple of the authors' arch_kg.csv from another cut of the corpus
+        csv.writer(f).writerow(["spleen", "Body Parts**", "PART_OF", "abdomen", "Body Parts", "article-5.jsonl", "f" * 64])
+    with pytest.raises(UserError, match="unmatched_chunks: keep"):
+        MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb2", schema_following_llm())
+    kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples), unmatched_chunks="keep").build(
+        [], tmp_path / "kb3", schema_following_llm())
+    try:
+        kept = kb.view().relation("rel:7")
+        assert kept.label == "PART_OF" and kept.text_unit_id is None and kb.view().entity("ent:spleen").label == "Body Parts"
+        assert graph_metrics.load(tmp_path / "kb3")["relation_sources"]["rel:7"] == "article-5.jsonl"
+    finally:
+        kb.close()

@@ -146,6 +146,7 @@ def test_shared_samples_load_with_counts():
     assert set(facet_counts(raw, "choice_type")) == {"single", "multi"}
     mirage = MedMCQALoader().load(folder / "mirage.medmcqa.sample50.json")
     assert len(mirage) == 50 and {q.answer for q in mirage} <= set("ABCD")
+    assert all(q.gold is None for q in raw + mirage)  # real questions carry no gold
     by_id = {q.id: q.answer for q in raw}
     assert all(by_id[q.id] == q.answer for q in mirage if q.id in by_id)  # the two forms agree
 
@@ -157,6 +158,29 @@ def test_bundled_medical_mini_in_both_forms():
     mmlu = MMLUMedicalLoader().load(REPO / "datasets" / "medical-mini" / "mirage-benchmark.json")
     assert len(dev) == 10 and facet_counts(dev, "choice_type") == {"single": 8, "multi": 2}
     assert len(mmlu) == 8 and all(q.answer in "ABCD" for q in mmlu)
+
+
+def test_medical_mini_questions_carry_their_gold_path_in_both_forms(tmp_path):
+    from conftest import REPO
+
+    assert MedMCQALoader.provides_gold and MMLUMedicalLoader.provides_gold
+    dev = MedMCQALoader().load(REPO / "datasets" / "medical-mini" / "dev.jsonl")
+    mmlu = {q.id.replace("mmlu-", "mm-"): q for q in
+            MMLUMedicalLoader().load(REPO / "datasets" / "medical-mini" / "mirage-benchmark.json")}
+    for q in dev:
+        gold = q.gold
+        assert gold is not None and gold.triples and gold.ordered == (q.type == "single")
+        if q.type == "single":  # a chain from a question entity to the answer
+            assert gold.entities[0].lower() in q.question.lower() and gold.entities[-1] == q.aliases[0]
+            assert len(gold.entities) == len(gold.triples) + 1
+            for triple, (a, b) in zip(gold.triples, zip(gold.entities, gold.entities[1:])):
+                assert {triple.subject, triple.object} == {a, b}
+            assert mmlu[q.id].gold == gold
+        else:  # EXCEPT: the disease's links to the three other options
+            assert q.aliases[0] not in gold.entities and sum(c in gold.entities for c in q.choices) == 3
+    bad = write_jsonl(tmp_path / "bad.jsonl", [{**RAW, "gold": {"triples": [{"subject": "x"}]}}])
+    with pytest.raises(UserError, match=r"bad\.jsonl:1: record 'q1': field gold\.triples\.0\.relation"):
+        MedMCQALoader().load(bad)
 
 
 def test_mmlu_loader_reads_every_subject_in_the_hub_layout_and_the_original_csv(tmp_path):

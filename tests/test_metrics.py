@@ -16,8 +16,10 @@ from provbench.registry import build_registry
 from provbench_plugins.metrics.outcomes import (
     Accuracy,
     AccuracyDelta,
+    ExactMatch,
     Footprint,
     OutputChanged,
+    TokenF1,
 )
 from provbench_plugins.metrics.provenance import ProvenanceMetric, citation_coverage, cited_unvisited_share
 
@@ -124,6 +126,28 @@ def test_accuracy_counts_failed_as_wrong_and_averages_repeats(results):
     full = pick(values, "accuracy", "full-isolation")
     assert (full.numerator, full.denominator, full.detail["missing"]) == (1, 3, 1)  # q5 has no record
     assert pick(values, "accuracy", system="llm-only").numerator == 0  # q1 is excluded
+
+
+def test_em_and_f1_as_the_official_evaluation_counts_them():
+    """Mean x 100 over every question; a missing prediction (no record, failed, no score) scores 0."""
+    def scored(qid, em, f1, condition=BASELINE, **kw):
+        record = rec(condition, qid, "x", 1.0, **kw)
+        record.scores.update({"em": em, "f1": f1})
+        return record
+
+    records = [scored("q1", 1.0, 1.0), scored("q2", 0.0, 0.5), rec(BASELINE, "q3", "x", 1.0),  # q3: no em/f1
+               rec(BASELINE, "q4", None, None, status="failed"),
+               scored("q2", 1.0, 1.0, system="other", condition="cited-removal")]
+    questions = {q: Question(id=q, question="?", answer="x") for q in ("q1", "q2", "q3", "q4", "q5")}  # q5: none
+    results = Results(records=records, questions=questions, excluded={"q1"})
+    em, f1 = pick(ExactMatch().aggregate(results), "em"), pick(TokenF1().aggregate(results), "f1")
+    # EM: (1 + 0 + 0 + 0 + 0) / 5 x 100; F1: (1 + 0.5) / 5 x 100, over all five questions at baseline
+    assert (em.value, em.numerator, em.denominator) == (20.0, 1.0, 5)
+    assert (f1.value, f1.numerator, f1.denominator) == (30.0, 1.5, 5)
+    assert em.detail | {} == {"numerator": 1.0, "denominator": 5, "failed": 1, "missing": 1, "unscored": 1,
+                              "scale": "percent"}
+    # an intervention condition counts over the analysed questions (q2..q5): 1 / 4
+    assert pick(ExactMatch().aggregate(results), "em", "cited-removal", "other").value == 25.0
 
 
 def test_unscored_records_are_reported_not_counted():
@@ -264,7 +288,7 @@ def test_metrics_are_registered():
     pm.add_hookspecs(hookspecs)
     pm.register(provbench_plugins.metrics, name="provbench_plugins.metrics")
     registry = build_registry(pm)
-    assert {"accuracy", "output-changed", "accuracy-delta", "footprint", "provenance",
+    assert {"accuracy", "em", "f1", "output-changed", "accuracy-delta", "footprint", "provenance",
             "ragas-faithfulness"} <= set(registry.names("metric"))
 
 

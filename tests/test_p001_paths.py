@@ -16,6 +16,7 @@ from provbench_plugins.papers.p001_kgrag_ex.explain import explain
 from provbench_plugins.papers.p001_kgrag_ex.interventions import EdgeRemoval, NodeRemoval, SubpathRemoval
 from provbench_plugins.papers.p001_kgrag_ex.paths import (apply_variant, enumerate_variants, make_path,
                                                           relative_position, triplet_lines)
+from provbench_plugins.papers.p001_kgrag_ex.grounding import entity_pairs
 from provbench_plugins.papers.p001_kgrag_ex.system import KGRAGEx
 
 
@@ -30,10 +31,11 @@ def test_shortest_path_between_question_and_option_entities(kb):
     env = Environment(view=kb.view(), llm=None)
     grounded = [{"entity": "ent:fasting", "role": "question"}, {"entity": "ent:spleen", "role": "option"},
                 {"entity": "ent:night-cough", "role": "option"}]
-    paths = KGRAGEx(max_paths=1).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
+    assert KGRAGEx().find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded) == []  # one query entity
+    paths = KGRAGEx(endpoints="options", max_paths=1).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
     assert len(paths) == 1  # fasting-night cough (1 hop) is shorter than fasting..spleen (3 hops)
     assert [n["name"] for n in paths[0]["nodes"]] == ["fasting", "night cough"]
-    paths = KGRAGEx(max_paths=2).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
+    paths = KGRAGEx(endpoints="options", max_paths=2).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
     spleen = paths[1]
     assert [n["name"] for n in spleen["nodes"]] == ["fasting", "corvane fever", "mirel disease", "spleen"]
     assert [e["label"] for e in spleen["edges"]] == ["IS RISK FACTOR FOR", "CAN LEAD TO", "AFFECTS"]
@@ -41,11 +43,15 @@ def test_shortest_path_between_question_and_option_entities(kb):
     assert [n["label"] for n in spleen["nodes"]] == ["Risk Factors", "Diseases", "Diseases", "Body Parts"]
 
 
-def test_question_pairs_join_question_to_options_only():
+def test_pairs_join_the_querys_entities_or_as_a_variant_question_to_options():
     grounded = [{"entity": "q1", "role": "question"}, {"entity": "q2", "role": "question"},
-                {"entity": "o1", "role": "option"}, {"entity": "q1", "role": "option"}]
-    assert KGRAGEx.pairs(grounded) == [("q1", "o1"), ("q2", "o1"), ("q2", "q1")]
-    assert KGRAGEx.pairs(grounded[:2]) == [("q1", "q2")]
+                {"entity": "q3", "role": "question"}, {"entity": "o1", "role": "option"},
+                {"entity": "q1", "role": "option"}]
+    assert entity_pairs(grounded, "question") == [("q1", "q2"), ("q1", "q3"), ("q2", "q3")]  # the paper
+    assert entity_pairs(grounded, "options") == [("q1", "o1"), ("q2", "o1"), ("q2", "q1"), ("q3", "o1"), ("q3", "q1")]
+    by_model = [{"entity": "a", "role": "question", "pair": 0, "end": 0}, {"entity": "b", "role": "question", "pair": 0, "end": 1},
+                {"entity": "c", "role": "question", "pair": 1, "end": 0}]  # pair 1 lost an end in grounding
+    assert entity_pairs(by_model, "question") == [("a", "b")]
 
 
 def four_node_path() -> dict:
@@ -191,16 +197,17 @@ def test_influence_is_keyed_by_element_not_name():
     records = [base, record("edge", 0, True, "B", path), record("edge", 1, True, "C", path),
                record("subpath", 1, True, "C", path)]
     e = explain(A.group(records, "kgrag-ex")["q"])
-    assert e.influence == {"r1": 2, "n1": 1, "n2": 1, "r0": 1}  # by name, r1 would have overwritten r0
+    # an edge or sub-path removal credits its two end nodes; relations are counted beside them, by id
+    assert e.influence == {"n1": 3, "n2": 2, "n0": 1} and e.relation_influence == {"r1": 2, "r0": 1}
     assert e.names["r0"] == "AFFECTS (N0 – N1)" and e.names["r1"] == "AFFECTS (N1 – N2)" and e.names["n1"] == "N1"
-    assert e.most_influential == "AFFECTS (N1 – N2)" and e.sources == ["f1.txt"]
+    assert e.most_influential == "N1" and e.most_influential_id == "n1" and e.sources == ["f0.txt", "f1.txt"]
 
 
 def run_kgrag(kb, question: Question, triplets_reply, **options):
     from provbench.testing import scripted_llm
 
-    llm = scripted_llm([triplets_reply, "A paragraph.", {"answer": "A"}])
-    trace = KGRAGEx(paragraphs="llm", top_k=0, **options).run(question, Environment(view=kb.view(), llm=llm))
+    llm = scripted_llm([triplets_reply, *["A paragraph."] * options.pop("paths", 1), {"answer": "A"}])
+    trace = KGRAGEx(**{"paragraphs": "llm", "top_k": 0, **options}).run(question, Environment(view=kb.view(), llm=llm))
     return trace, llm.backend.calls
 
 
@@ -214,7 +221,11 @@ def test_the_query_is_parsed_into_triplets_whose_entities_are_grounded(kb):
     grounded = {(g["mention"], g["role"], g["entity"], g["how"]) for g in trace.artifacts["kgrag"]["grounding"]}
     assert ("Corvane Fever", "question", "ent:corvane-fever", "exact") in grounded  # a triplet's object
     assert ("fasting", "question", "ent:fasting", "exact") in grounded  # its subject
-    assert trace.answer == "A" and trace.paths  # fasting / corvane fever -> spleen
+    assert not any(g["role"] == "option" for g in trace.artifacts["kgrag"]["grounding"])  # the paper: the query's
+    assert trace.answer == "A" and [p.entities for p in trace.paths] == [["ent:fasting", "ent:corvane-fever"]]
+    assert "Chain:\nfasting ->[IS RISK FACTOR FOR]-> corvane fever" in calls[1]["messages"][0]["content"]
+    assert "__ is unknown" not in calls[1]["messages"][0]["content"]  # the authors' wording, unless asked
+    assert calls[2]["messages"][0]["content"].startswith("You are a medical assistant.")
 
 
 def test_an_empty_parse_falls_back_to_entities_named_in_the_question(kb):
@@ -225,7 +236,57 @@ def test_an_empty_parse_falls_back_to_entities_named_in_the_question(kb):
     assert trace.paths and trace.outcome == "answered"
 
 
-def test_defaults_keep_one_shortest_path_with_no_small_hop_bound(tmp_path):
+def test_grounding_needs_a_close_score_and_a_shared_word_and_records_every_candidate(kb):
+    from provbench_plugins.papers.p001_kgrag_ex.grounding import Grounder
+
+    grounder = Grounder(KGRAGEx().options, Environment(view=kb.view(), llm=None))
+    assert grounder.one("coughing at night", "question")["entity"] == "ent:night-cough"  # 0.84, "night"
+    assert grounder.one("fever", "question") is None  # 0.67 < 0.8: min_match 0.5 took "corvane fever"
+    assert grounder.candidates[-1] == {"mention": "fever", "role": "question", "entity": "ent:corvane-fever",
+                                       "name": "corvane fever", "score": pytest.approx(0.665, abs=0.01),
+                                       "how": "score below 0.8", "kept": False}
+    loose = Grounder(KGRAGEx(min_match=0.0).options, Environment(view=kb.view(), llm=None))
+    assert loose.one("Aspirin", "question") is None and loose.candidates[-1]["how"] == "no word in common"
+    assert Grounder(KGRAGEx(min_match=0.0, lexical=False).options,
+                    Environment(view=kb.view(), llm=None)).one("Aspirin", "question") is not None
+    exact = Grounder(KGRAGEx(grounding="exact").options, Environment(view=kb.view(), llm=None))
+    assert exact.one("Night Cough", "question")["how"] == "exact" and exact.one("coughing at night", "question") is None
+
+
+def test_one_path_per_pair_capped_by_max_paths_shortest_first(kb):
+    env = Environment(view=kb.view(), llm=None)
+    names = ["fasting", "night cough", "spleen", "mirel disease", "pale gums"]  # 10 pairs, 7 distinct paths
+    grounded = [{"entity": kb.view().find_entity(n).id, "role": "question"} for n in names]
+    assert KGRAGEx().options.max_paths == 3
+    paths = KGRAGEx().find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
+    assert [len(p["edges"]) for p in paths] == [1, 1, 1]
+    every = KGRAGEx(max_paths=None).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
+    assert len(every) == 10 and [len(p["edges"]) for p in every] == sorted(len(p["edges"]) for p in every)
+
+
+def test_a_tie_never_goes_to_the_earlier_option(tmp_path):
+    """fasting is one hop from both option entities: the path kept is the same whichever comes first."""
+    from provbench.testing import schema_following_llm
+    from provbench_plugins.kb_builders.medical.builder import MedicalKGBuilder
+    from p001_helpers import write_inputs
+
+    corpus, triples = write_inputs(tmp_path / "in")
+    triples.write_text(triples.read_text() + "fasting,Risk Factors,CAUSES,ashen skin,Symptoms,a.txt,a_0\n")
+    kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb", schema_following_llm())
+    try:
+        env = Environment(view=kb.view(), llm=None)
+        kept = []
+        for options in (["ent:night-cough", "ent:ashen-skin"], ["ent:ashen-skin", "ent:night-cough"]):
+            grounded = [{"entity": "ent:fasting", "role": "question"}] + [{"entity": o, "role": "option"} for o in options]
+            (path,) = KGRAGEx(endpoints="options", max_paths=1).find_paths(
+                env, Trace(question_id="q", system="kgrag-ex"), grounded)
+            kept.append(path["nodes"][-1]["id"])
+        assert kept == ["ent:ashen-skin", "ent:ashen-skin"]  # by name ("ashen skin" < "night cough"), not by letter
+    finally:
+        kb.close()
+
+
+def test_defaults_search_long_paths(tmp_path):
     from provbench.kb.view import MAX_PATH_HOPS
     from provbench.testing import schema_following_llm
     from provbench_plugins.kb_builders.medical.builder import MedicalKGBuilder
@@ -235,16 +296,48 @@ def test_defaults_keep_one_shortest_path_with_no_small_hop_bound(tmp_path):
     chain = [f"c{i}" for i in range(7)]  # a 6-hop chain, beyond the old bound of 4
     rows = [f"{a},Diseases,LEADS TO,{b},Diseases,a.txt,a_0" for a, b in zip(chain, chain[1:])]
     triples.write_text(triples.read_text() + "\n".join(rows) + "\n")
-    assert KGRAGEx().options.max_paths == 1 and KGRAGEx().options.max_hops == MAX_PATH_HOPS
+    assert KGRAGEx().options.max_hops == MAX_PATH_HOPS
     kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb", schema_following_llm())
     try:
         env = Environment(view=kb.view(), llm=None)
-        grounded = [{"entity": "ent:c0", "role": "question"}, {"entity": "ent:c6", "role": "option"},
-                    {"entity": "ent:c5", "role": "option"}]
+        grounded = [{"entity": "ent:c0", "role": "question"}, {"entity": "ent:c6", "role": "question"}]
         paths = KGRAGEx().find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
-        assert [len(p["nodes"]) for p in paths] == [6]  # the one shortest: c0..c5, 5 hops
+        assert [len(p["nodes"]) for p in paths] == [7]
     finally:
         kb.close()
+
+
+def test_the_authors_preset_asks_for_pairs_and_follows_their_code(kb):
+    options = KGRAGEx(preset="authors").options
+    assert (options.query, options.grounding, options.named_fallback, options.directed, options.max_paths,
+            options.path_format, options.top_k) == ("pairs", "exact", False, True, None, "chain", 0)
+    assert KGRAGEx(preset="authors", top_k=2).options.top_k == 2  # a suite's own option wins
+    question = Question(id="q", question="Can fasting lead to corvane fever or to the spleen?", answer="A",
+                        choices=["spleen", "nothing"])
+    reply = {"pairs": [{"entity1": "fasting", "entity2": "Corvane Fever"}, {"entity1": "spleen", "entity2": "fasting"},
+                       {"entity1": "fasting", "entity2": "unknown thing"}]}
+    trace, calls = run_kgrag(kb, question, reply, preset="authors")
+    assert calls[0]["schema"]["properties"]["pairs"]["items"]["required"] == ["entity1", "entity2"]
+    assert "spleen" not in calls[0]["messages"][1]["content"].split("?")[1]  # the options are not shown
+    # spleen -> fasting has no path along edge directions; the unknown entity grounds to nothing
+    assert [p.description for p in trace.paths] == ["fasting->[IS RISK FACTOR FOR]->corvane fever"]
+    assert trace.read_text_units == [] and calls[1]["messages"][0]["content"].count("Chain:\nfasting->[") == 1
+    candidates = trace.steps[1].result["candidates"]
+    assert {"mention": "unknown thing", "kept": False, "how": "no entity of that name"}.items() <= candidates[-1].items()
+
+
+def test_unknown_instruction_and_a_pathless_variant_logs_its_fallback(kb):
+    question = Question(id="q", question="Is fasting a risk factor for corvane fever?", answer="A", choices=["yes", "no"])
+    trace, calls = run_kgrag(kb, question, {"triplets": [{"subject": "fasting", "relation": "risk", "object": "corvane fever"}]},
+                             unknown_instruction=True, top_k=1)
+    assert "written as __ is unknown: do not guess it." in calls[1]["messages"][0]["content"]
+    assert [s.tool for s in trace.steps if s.tool.endswith("_search")] == ["pseudo_document_search"]
+    variant = SubpathRemoval().variants(question, trace, random.Random(0))[0]  # a 1-edge path: nothing left
+    perturbed = SubpathRemoval().perturb(question, trace, random.Random(0), variant=variant)
+    from provbench.testing import scripted_llm
+    resumed = KGRAGEx(top_k=1).resume(question, Environment(view=kb.view(), llm=scripted_llm([{"answer": "B"}])), perturbed)
+    assert [s.tool for s in resumed.steps if s.tool.endswith("_search")] == ["fallback_search"]
+    assert resumed.artifacts["retrieval_query"] == "question" and resumed.answer == "B"
 
 
 def test_an_edge_without_a_chunk_takes_its_file_from_the_triples_file():
@@ -267,6 +360,158 @@ def test_table4_section_has_a_row_per_dataset_as_the_paper():
                 for i in range(n)]
         return [r.model_copy(update={"key": r.key.model_copy(update={"question_id": qid})}) for r in recs]
     groups = A.group(question("m1", "node") + question("m2", "subpath") + question("u1", "edge"), "kgrag-ex")
-    section = table4_section(groups, "kgrag-ex", {"m1": "medmcqa", "m2": "medmcqa", "u1": "mmlu"})
+    section = table4_section({"paper": groups}, "kgrag-ex", {"m1": "medmcqa", "m2": "medmcqa", "u1": "mmlu"})
     rows = [[c.text for c in row.cells] for row in section.blocks[0].rows]
-    assert rows == [["MedMCQA", "2", "1", "0", "1", "0"], ["MMLU", "1", "0", "1", "0", "0"]]
+    assert rows == [["MedMCQA", "paper (line dropped)", "2", "1", "0", "1", "0"],
+                    ["MMLU", "paper (line dropped)", "1", "0", "1", "0", "0"]]
+
+
+def test_table4_under_both_subpath_rules():
+    """The same question under the paper's sub-path rule (its removals change nothing) and the
+    authors' (blanking both nodes changes the answer): Table 4 reads node, then sub-path."""
+    from provbench_plugins.papers.p001_kgrag_ex.report import table4_section
+
+    path = four_node_path()
+    records = [record(k, i, k == "node" and i == 0, "B", path) for k, n in (("node", 4), ("edge", 3)) for i in range(n)]
+    records += [record("subpath", i, False, "A", path) for i in range(3)]
+    for i in range(3):
+        data = enumerate_variants([path], "subpath", "authors")[i]
+        records.append(RunRecord(key=UnitKey(question_id="q", system="kgrag-ex", condition="kg-subpath-blanked",
+                                             variant=data["id"]), trace=Trace(question_id="q", system="kgrag-ex", answer="C"),
+                                 scores={"output_changed": 1.0}, variant=VariantInfo(**data)))
+    assert A.subpath_rules(records, "kgrag-ex") == ["paper", "authors"]
+    by_rule = {rule: A.group(records, "kgrag-ex", rule) for rule in ("paper", "authors")}
+    assert A.table4(by_rule["paper"])["node"] == 1 and A.table4(by_rule["authors"])["subpath"] == 1
+    section = table4_section(by_rule, "kgrag-ex", {"q": "medmcqa"})
+    rows = [[c.text for c in row.cells] for row in section.blocks[0].rows]
+    assert [r[1] for r in rows] == ["paper (line dropped)", "authors (blanked in place)"]
+    counts = {row.cells[0].text: row.cells[2].text for row in section.blocks[1].rows}
+    assert counts == {"Node": "1", "Edge": "0", "Sub-path, paper (line dropped)": "0",
+                      "Sub-path, authors (blanked in place)": "3"}
+
+
+def test_table5_medians_from_the_authors_result_format():
+    """The paper's "average" is the authors' np.median; means beside it can reverse the result."""
+    from conftest import REPO
+    from provbench_plugins.papers.p001_kgrag_ex import cost as C
+
+    ragex, kg = C.read_authors_comparison(REPO / "tests" / "data" / "p001-authors-comparison.json")
+    table = C.table5(ragex, kg)
+    calls, tokens = table["authors calls"], table["authors tokens"]
+    assert table["questions"] == 5
+    assert (calls["RAG-Ex"].median, calls["KGRAG-Ex"].median, calls["Difference"]) == (65, 20, 45)
+    assert (tokens["RAG-Ex"].median, tokens["KGRAG-Ex"].median, tokens["Difference"]) == (4000, 2000, 2000)
+    assert tokens["RAG-Ex"].mean == 4080 and tokens["KGRAG-Ex"].mean == 7180  # the means reverse the tokens
+    assert "provbench calls" not in table  # the authors' files hold their definition only
+    with pytest.raises(ValueError, match="comparison_of_x: field kg"):
+        C.read_authors_comparison({"comparison_of_x": {"simple": {"llm_calls": 1, "total_tokens": 2}, "kg": {}}})
+
+
+def test_table5_counts_both_definitions_over_the_questions_both_methods_explained():
+    from provbench.model import LLMCall
+    from provbench_plugins.papers.p001_kgrag_ex import cost as C
+
+    def rec(qid, calls):
+        trace = Trace(question_id=qid, system="s", llm_calls=[LLMCall(model="m", purpose="answer", prompt_tokens=10,
+                                                                       completion_tokens=2) for _ in range(calls)])
+        return RunRecord(key=UnitKey(question_id=qid, system="s", condition="c"), trace=trace)
+    ragex = C.per_question([rec("q1", 1)] * 4 + [rec("q2", 1)] * 6 + [rec("q3", 1)], {"q1": 50, "q2": 70, "q3": 9})
+    kg = C.per_question([rec("q1", 2)] * 2 + [rec("q2", 2)] * 3, {"q1": 30, "q2": 40})
+    table = C.table5(ragex, kg)
+    assert table["questions"] == 2  # q3 has no KGRAG-Ex explanation
+    assert table["authors calls"]["RAG-Ex"].median == 5 and table["authors calls"]["KGRAG-Ex"].median == 2.5
+    assert table["provbench calls"]["KGRAG-Ex"].median == 5  # 2 real calls per perturbation
+    assert table["authors tokens"]["RAG-Ex"].median == (4 * 50 + 6 * 70) / 2
+    assert table["provbench tokens"]["KGRAG-Ex"].mean == (2 * 2 * 12 + 3 * 2 * 12) / 2
+
+
+def test_positions_and_rank_ties_by_the_authors_rules():
+    assert A.relative_ranks([3, 3, 1], ties="first") == [0.0, 0.5, 1.0]
+    assert A.relative_ranks([3, 3, 1]) == [0.25, 0.25, 1.0]
+    path = four_node_path()
+    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
+                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
+    groups = A.group([base, *[record("node", k, k in (1, 3), "B", path) for k in range(4)]], "kgrag-ex")
+    assert A.position_histogram(groups, "node") == [0, 1, 0, 0, 1]  # 1/3 and 1
+    authors = A.position_histogram(groups, "node", "authors")
+    assert len(authors) == 20 and authors[5] == 1 and authors[15] == 1  # 1/4 and 3/4
+    metrics = {"degree": {"n0": 2, "n1": 2, "n2": 2, "n3": 2}, "betweenness": {}}
+    # equal degrees: the authors' sorted(...).index keeps path order, so n1 ranks 1/3 and n3 ranks 1
+    assert A.rank_histogram(groups, metrics, "degree") == [0, 1, 0, 0, 1]
+
+
+def table2_path() -> dict:
+    """Paper 001's running example (Tables 1 and 2)."""
+    names = ["pulmonary hypoplasia", "persistent pulmonary hypertension in the newborn", "oligohydramnios"]
+    nodes = [{"id": f"e{i}", "name": n, "label": label}
+             for i, (n, label) in enumerate(zip(names, ["Diseases", "Diseases", "Symptoms"]))]
+    edges = [{"id": "r0", "label": "IS RISK FACTOR FOR", "source": "e0", "target": "e1", "text_unit": "tu:a",
+              "source_file": "article-27634.jsonl"},
+             {"id": "r1", "label": "HAS RISK FACTOR", "source": "e1", "target": "e2", "text_unit": "tu:b",
+              "source_file": "article-22355.jsonl"}]
+    return make_path("path:0", nodes, edges)
+
+
+def test_table2_is_reproduced_from_the_papers_own_example():
+    """Removing PPHN (node) and HAS RISK FACTOR (edge) changed A to C, removing the sub-path
+    (PPHN, HAS RISK FACTOR, oligohydramnios) did not: PPHN 2 times, oligohydramnios 1 time."""
+    path = table2_path()
+    pphn, tail = path["nodes"][1]["name"], "oligohydramnios"
+    changes = {("node", 1): "C", ("edge", 1): "C"}
+    records = [RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
+                         trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))]
+    records += [record(kind, k, (kind, k) in changes, changes.get((kind, k), "A"), path)
+                for kind, n in (("node", 3), ("edge", 2), ("subpath", 2)) for k in range(n)]
+    after = {(r.variant.data["kind"], r.variant.data["index"]): r.variant.data["path_after"] for r in records[1:]}
+    assert after["node", 1] == ["pulmonary hypoplasia ->[IS RISK FACTOR FOR]-> __", f"__ ->[HAS RISK FACTOR]-> {tail}"]
+    assert after["edge", 1] == [f"pulmonary hypoplasia ->[IS RISK FACTOR FOR]-> {pphn}", f"{pphn} ->[__]-> {tail}"]
+    assert after["subpath", 1] == [f"pulmonary hypoplasia ->[IS RISK FACTOR FOR]-> {pphn}"]  # the shared node stays
+    e = explain(A.group(records, "kgrag-ex")["q"])
+    assert e.influence == {"e1": 2, "e2": 1}
+    assert e.for_user == (f"The most important condition for answering the question is {pphn}. "
+                          "It had the biggest impact on the result.")
+    assert e.technical == (f"Removing {pphn} led to a different answer 2 times. "
+                           f"Removing {tail} led to a different answer 1 time.")
+    assert e.sources == ["article-27634.jsonl", "article-22355.jsonl"]
+
+
+def test_subpath_rules_and_the_authors_chain():
+    path = four_node_path()
+    paper, authors = (enumerate_variants([path], "subpath", rule)[1]["data"] for rule in ("paper", "authors"))
+    assert paper["path_after"] == ["N0 ->[R0]-> N1", "N2 ->[R2]-> N3"]
+    assert paper["blanked"] == {"nodes": [], "edges": ["r1"]}  # N1 and N2 stay on their other lines
+    assert authors["path_after"] == ["N0 ->[R0]-> __", "__ ->[__]-> __", "__ ->[R2]-> N3"]
+    assert authors["blanked"] == {"nodes": ["n1", "n2"], "edges": ["r1"]} and authors["rule"] == "authors"
+    assert paper["credited"] == authors["credited"] == ["n1", "n2"]
+    chain = {**path, "format": "chain"}
+    assert triplet_lines(chain) == ["N0->[R0]->N1->[R1]->N2->[R2]->N3"]
+    assert enumerate_variants([chain], "subpath", "authors")[1]["data"]["path_after"] == ["N0->[R0]->__->[__]->__->[R2]->N3"]
+    assert enumerate_variants([chain], "subpath", "authors")[0]["data"]["path_after"] == ["__->[__]->__->[R1]->N2->[R2]->N3"]
+    assert enumerate_variants([chain], "subpath")[1]["data"]["path_after"] == ["N0->[R0]->N1", "N2->[R2]->N3"]
+    first = enumerate_variants([path], "subpath")[0]["data"]
+    assert first["blanked"] == {"nodes": ["n0"], "edges": ["r0"]}  # N0 was only on the dropped line
+    assert [v["data"]["position_authors"] for v in enumerate_variants([path], "node")] == [0, 0.25, 0.5, 0.75]
+    question, trace = Question(id="q", question="?", answer="A"), Trace(question_id="q", system="kgrag-ex",
+                                                                        artifacts={"kgrag": {"paths": [chain]}})
+    variant = SubpathRemoval(rule="authors").variants(question, trace, random.Random(0))[1]
+    perturbed = SubpathRemoval(rule="authors").perturb(question, trace, random.Random(0), variant=variant)
+    assert triplet_lines(perturbed.artifacts["kgrag"]["paths"][0]) == ["N0->[R0]->__->[__]->__->[R2]->N3"]
+
+
+def test_the_ragex_target_runs_the_authors_settings_and_prompt(kb):
+    from provbench.testing import scripted_llm
+    from provbench_plugins.papers.p001_kgrag_ex.ragex import RagExWindow, VectorRAG
+
+    system = VectorRAG()
+    assert (system.options.top_k, system.options.text_chars) == (1, 600)  # one chunk of at most 600 characters
+    question = Question(id="q", question="What does fasting cause?", answer="A", choices=["night cough", "spleen"])
+    llm = scripted_llm([{"answer": "A"}, {"answer": "B"}])
+    trace = system.run(question, Environment(view=kb.view(), llm=llm))
+    prompt = llm.backend.calls[0]["messages"][0]["content"]
+    assert prompt.startswith("You are a medical assistant.") and "Paragraph:\nChunk 0: " in prompt
+    assert "A. night cough" in prompt and trace.answer == "A" and len(trace.read_text_units) == 1
+    assert trace.artifacts["context_words"] == len(("Chunk 0: " + trace.artifacts["passages"][0]["text"]).split())
+    variant = RagExWindow().variants(question, trace, random.Random(0))[0]
+    perturbed = RagExWindow().perturb(question, trace, random.Random(0), variant=variant)
+    resumed = system.resume(question, Environment(view=kb.view(), llm=llm), perturbed)
+    assert resumed.answer == "B" and "Chunk 0: " in llm.backend.calls[1]["messages"][0]["content"]

@@ -4,6 +4,7 @@ intervention runs, the report holds paper 001's sections, and a re-run makes no 
 from __future__ import annotations
 
 import json
+import statistics
 from collections import Counter
 
 from conftest import REPO
@@ -23,7 +24,7 @@ def test_suite_runs_end_to_end_and_reruns_from_cache(tmp_path, monkeypatch):
     records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
     by_unit = Counter((r["key"]["system"], r["key"]["condition"]) for r in records)
     assert {by_unit[(s, "baseline")] for s in ("llm-only", "vector-rag", "kgrag-ex")} == {4}
-    for condition in ("kg-node-removal", "kg-edge-removal", "kg-subpath-removal"):
+    for condition in ("kg-node-removal", "kg-edge-removal", "kg-subpath-removal", "kg-subpath-blanked"):
         assert by_unit[("kgrag-ex", condition)] > 0 and by_unit[("vector-rag", condition)] == 0
     assert by_unit[("vector-rag", "ragex-window")] > 0 and by_unit[("kgrag-ex", "ragex-window")] == 0
     assert all(r["status"] == "ok" for r in records)
@@ -68,25 +69,51 @@ def check_table_figures(run_dir, records: list[dict]) -> None:
     assert table3["edges"] == [str(len(triples) - 1), "133,287"]
 
     kg = [r for r in records if r["key"]["system"] == "kgrag-ex" and r["key"]["condition"].startswith("kg-")]
-    changed_questions = {r["key"]["question_id"] for r in kg if r["scores"].get("output_changed") == 1.0}
-    (dataset, *figures), = cells(sections["p001-table4-kgrag-ex"])
-    examples, node, edge, subpath, tied = map(int, figures)
-    assert dataset == "MedMCQA" and examples == len(changed_questions) and node + edge + subpath == examples
-    assert 0 <= tied <= examples
+    table4 = cells(sections["p001-table4-kgrag-ex"])
+    assert [row[:2] for row in table4] == [["MedMCQA", "paper (line dropped)"], ["MedMCQA", "authors (blanked in place)"]]
+    for row, blanked in zip(table4, ("kg-subpath-removal", "kg-subpath-blanked")):
+        run = [r for r in kg if r["key"]["condition"] != ("kg-subpath-blanked" if blanked == "kg-subpath-removal"
+                                                           else "kg-subpath-removal")]
+        changed_questions = {r["key"]["question_id"] for r in run if r["scores"].get("output_changed") == 1.0}
+        examples, node, edge, subpath, tied = map(int, row[2:])
+        assert examples == len(changed_questions) and node + edge + subpath == examples and 0 <= tied <= examples
     variants = {row[0]: list(map(int, row[1:])) for row in cells(sections["p001-table4-kgrag-ex"], 1)}
-    for title, condition in (("Node", "kg-node-removal"), ("Edge", "kg-edge-removal"), ("Sub-path", "kg-subpath-removal")):
+    for title, condition in (("Node", "kg-node-removal"), ("Edge", "kg-edge-removal"),
+                             ("Sub-path, paper (line dropped)", "kg-subpath-removal"),
+                             ("Sub-path, authors (blanked in place)", "kg-subpath-blanked")):
         run = [r for r in kg if r["key"]["condition"] == condition]
         assert variants[title] == [len(run), sum(r["scores"].get("output_changed") == 1.0 for r in run)]
 
     cost = sections["p001-cost-kgrag-ex"]
-    rows = {row[0]: row[1:] for row in cells(cost)}
     ragex = [r for r in records if r["key"]["condition"] == "ragex-window"]
-    explained = {r["key"]["question_id"] for r in ragex}
+    kg_paper = [r for r in kg if r["key"]["condition"] != "kg-subpath-blanked"]
+    shared = sorted({r["key"]["question_id"] for r in ragex} & {r["key"]["question_id"] for r in kg_paper})
+    assert shared
+    def median_calls(recs):
+        per = [sum(len(r["trace"]["llm_calls"]) for r in recs if r["key"]["question_id"] == q) for q in shared]
+        return f"{statistics.median(per):.1f}"
+    provbench, authors = ({row[0]: row[1:] for row in cells(cost, i)} for i in (0, 1))
     label = "RAG-Ex (vector-rag, 5-word windows, stride 5)"
-    calls = sum(len(r["trace"]["llm_calls"]) for r in ragex) / len(explained)
-    assert rows[label][:3] == [str(len(explained)), f"{len(ragex) / len(explained):.1f}", f"{calls:.1f}"]
-    kg_questions = {r["key"]["question_id"] for r in kg}
-    kg_calls = sum(len(r["trace"]["llm_calls"]) for r in kg) / len(kg_questions)
-    assert rows["KGRAG-Ex (kgrag-ex)"][:3] == [str(len(kg_questions)), f"{len(kg) / len(kg_questions):.1f}",
-                                               f"{kg_calls:.1f}"]
-    assert "window by 5 words" in cost.blocks[0].caption and "not comparable" in cost.blocks[0].caption
+    assert provbench[label][:2] == [str(len(shared)), median_calls(ragex)]
+    assert provbench["KGRAG-Ex"][:2] == [str(len(shared)), median_calls(kg_paper)]
+    perturbations = [sum(r["key"]["question_id"] == q for r in ragex) for q in shared]
+    assert authors[label][1] == f"{statistics.median(perturbations):.1f}"  # 1 call per perturbation
+    assert "window by 5 words" in cost.blocks[2].text and "not comparable" in cost.blocks[2].text
+
+
+def test_the_authors_suite_runs_every_part_on_its_authors_preset(tmp_path, monkeypatch):
+    from provbench.suite import load_suite
+
+    suite = REPO / "suites" / "medmcqa-kgragex-authors.yaml"
+    loaded = load_suite(suite).suite
+    assert loaded.model.id == "ollama/llama3.2:3b-instruct-fp16"
+    monkeypatch.chdir(tmp_path)
+    run_dir = run_suite(suite, out=tmp_path / "run", limit=2, llm=schema_following_llm(cache_dir=tmp_path / "llm"))
+    records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
+    assert records and all(r["status"] == "ok" for r in records)
+    kg = [r for r in records if r["key"]["system"] == "kgrag-ex"]
+    assert all("query_pairs" in r["trace"]["artifacts"] for r in kg if r["key"]["condition"] == "baseline")
+    blanked = [r for r in kg if r["key"]["condition"] == "kg-subpath-removal"]
+    assert all(r["variant"]["data"]["rule"] == "authors" for r in blanked)
+    info = json.loads((run_dir / "manifest.json").read_text())
+    assert "authors" in json.dumps(info)

@@ -94,8 +94,10 @@ def test_interventions_rerun_against_a_view_and_are_scored(kb_run):
     assert "ent:orin-vale" not in cut["trace"]["visited_entities"]  # hidden by the view
     assert cut["trace"]["answer"] == "unknown" and cut["scores"]["output_changed"] == 1.0
     assert cut["scores"]["accuracy"] == 0.0 and cut["scores"]["answer_length"] == 7.0
-    # the record says exactly what the intervention hid; the baseline hid nothing
-    assert cut["trace"]["artifacts"]["hidden_by_intervention"] == {"entities": {"count": 1, "ids": ["ent:orin-vale"]}}
+    # the record says exactly what the intervention hid, the community report of the removed
+    # entity's community included; the baseline hid nothing
+    assert cut["trace"]["artifacts"]["hidden_by_intervention"] == {"entities": {"count": 1, "ids": ["ent:orin-vale"]},
+                                                                   "communities": {"count": 1, "ids": ["com:1"]}}
     assert "hidden_by_intervention" not in base["trace"]["artifacts"]
     assert cut["seed"] == unit_seed(0, UnitKey(question_id="q1", system="toy-graph", condition="toy-hide-cited"))
 

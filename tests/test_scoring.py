@@ -2,6 +2,8 @@
 
 import pytest
 
+from provbench.model import Question
+
 from provbench_plugins.datasets.twowiki import scoring as S
 
 
@@ -54,3 +56,72 @@ def test_score_takes_best_over_aliases_and_handles_no_answer():
     assert S.score(None, ["Mira Vale"]) == {"accuracy": 0.0, "em": 0.0, "f1": 0.0}
     scores = S.score("M. Vale", ["Mira Vale", "M Vale"])
     assert scores == {"accuracy": 1.0, "em": 1.0, "f1": 1.0}
+
+
+# -- accuracy: hedges, negations and the other candidate (issue 22, item 8) ----------------------
+
+COMPARISON = Question(id="c1", question="Which film came out first, Cold Pilgrim or Salt Vigil?",
+                      answer="Cold Pilgrim", type="comparison",
+                      metadata={"evidences": [["Salt Vigil", "publication date", "1990"],
+                                              ["Cold Pilgrim", "publication date", "1985"]]})
+
+
+def test_the_other_candidate_comes_from_the_evidence_not_the_question_text():
+    assert S.other_candidates(COMPARISON) == ["Salt Vigil"]
+    # the question text is not read: a rewording that names no film changes nothing
+    assert S.other_candidates(COMPARISON.model_copy(update={"question": "Which came first?"})) == ["Salt Vigil"]
+    bridge = Question(id="b1", question="?", answer="Cold Pilgrim", type="bridge_comparison", metadata={
+        "evidences": [["Cold Pilgrim", "director", "Ann Roe"], ["Salt Vigil", "director", "Bo Pym"],
+                      ["Ann Roe", "date of birth", "1950"], ["Bo Pym", "date of birth", "1940"]]})
+    assert S.other_candidates(bridge) == ["Salt Vigil"]  # the roots, not the directors
+    assert S.other_candidates(COMPARISON.model_copy(update={"type": "compositional"})) == []
+    assert S.other_candidates(COMPARISON.model_copy(update={"answer": "no"})) == []  # yes/no: both named
+    assert S.other_candidates(COMPARISON.model_copy(update={"answer": "1985"})) == []  # no root is the answer
+
+
+@pytest.mark.parametrize("prediction", [
+    "Salt Vigil, not Cold Pilgrim", "Cold Pilgrim or Salt Vigil", "Cold Pilgrim and Salt Vigil",
+    "Not Cold Pilgrim", "probably Cold Pilgrim", "Cold Pilgrim, maybe", "not sure, Cold Pilgrim",
+])
+def test_hedges_negations_and_both_candidates_are_wrong(prediction):
+    others = S.other_candidates(COMPARISON)
+    assert S.contains_answer(prediction, "Cold Pilgrim") == 1.0  # the old rule credited every one
+    assert S.score(prediction, ["Cold Pilgrim"], others)["accuracy"] == 0.0
+
+
+@pytest.mark.parametrize("prediction", ["Cold Pilgrim", "It was Cold Pilgrim.", "Cold Pilgrim (1985)"])
+def test_a_plain_answer_naming_one_candidate_stays_right(prediction):
+    assert S.score(prediction, ["Cold Pilgrim"], S.other_candidates(COMPARISON))["accuracy"] == 1.0
+
+
+def test_negation_and_hedges_without_candidates():
+    assert S.accurate("Not Kedem Tramore", "Kedem Tramore") == 0.0
+    assert S.accurate("Kedem Tramore or Lusk", "Kedem Tramore") == 0.0
+    assert S.accurate("I don't know; Kedem Tramore?", "Kedem Tramore") == 0.0
+    # words inside the gold are not hedges or negations
+    assert S.accurate("War or Peace", "War or Peace") == 1.0
+    assert S.accurate("No Country for Old Men", "No Country for Old Men") == 1.0
+
+
+@pytest.mark.parametrize("prediction, gold, right", [
+    ("no", "no", 1.0), ("No, they are not.", "no", 1.0), ("No, neither was.", "no", 1.0),
+    ("yes", "no", 0.0), ("No idea", "no", 0.0), ("no, yes", "no", 0.0), ("not sure", "no", 0.0),
+    ("Yes", "yes", 1.0), ("Yes, both are.", "yes", 1.0), ("yes and no", "yes", 0.0), ("Yes, not really", "yes", 0.0),
+])
+def test_yes_no_answers(prediction, gold, right):
+    assert S.accurate(prediction, gold) == right
+
+
+def test_another_candidate_containing_the_gold_name_is_still_another():
+    assert S.accurate("Cold Pilgrim II", "Cold Pilgrim", ["Cold Pilgrim II"]) == 0.0
+    # a candidate that is part of the gold name is not "another" one
+    assert S.accurate("Cold Pilgrim II", "Cold Pilgrim II", ["Cold Pilgrim"]) == 1.0
+
+
+def test_the_loader_scores_comparisons_with_their_other_candidate():
+    from provbench_plugins.datasets.twowiki.loader import TwoWikiLoader
+
+    loader = TwoWikiLoader()
+    assert loader.score_answer(COMPARISON, "Cold Pilgrim")["accuracy"] == 1.0
+    assert loader.score_answer(COMPARISON, "Salt Vigil, not Cold Pilgrim")["accuracy"] == 0.0
+    assert loader.score_answer(COMPARISON, "Cold Pilgrim or Salt Vigil")["accuracy"] == 0.0

@@ -4,6 +4,7 @@ plus the registration and option checks of all six systems."""
 from __future__ import annotations
 
 import pytest
+from interventions_helpers import ablation_kb, ablation_view  # noqa: F401 (fixtures)
 from systems_helpers import (  # noqa: F401
     Scripted, environment, facts, question, systems_kb, systems_plugin_manager, view,
 )
@@ -147,8 +148,10 @@ def test_graphrag_builds_one_context_from_entities_neighbours_text_units_and_com
     neighbours = [nb.entity.id for s in seeds for nb in view.neighbors(s, limit=3)]
     assert context["entity_ids"] == list(dict.fromkeys(seeds + neighbours))
     assert context["community_ids"] == [h.id for h in view.search_communities(question.question, k=1)]
+    sources = [r.text_unit_id for r in view.relations(context["relation_ids"]) if r.text_unit_id]
     seed_units = [t for s in seeds for t in view.text_units_of(s)]
-    assert context["text_unit_ids"][: len(set(seed_units))] == list(dict.fromkeys(seed_units))[:10]
+    assert context["text_unit_ids"] == list(dict.fromkeys(sources + seed_units + [
+        t for n in neighbours for t in view.text_units_of(n)]))[:20]
     assert [(s.kind, s.tool) for s in trace.steps] == [
         ("retrieval", "graph_context"), ("generation", "generate"), ("rejection", "generate")]
     # footprint: visited = entities in the context; read = text units in the context
@@ -168,6 +171,25 @@ def test_graphrag_builds_one_context_from_entities_neighbours_text_units_and_com
         assert f"[{item}]" in prompt
     relation = view.relation(context["relation_ids"][0])
     assert f"-[{relation.label}]->" in prompt
+
+
+def test_graphrag_fills_its_text_slots_with_relation_sources_first(ablation_view):
+    """A hub seed linked to many text units must not crowd out the text behind the expanded edges
+    (the hand-built KB of interventions_helpers: B has tu:1-3, the relation D -> E comes from tu:4)."""
+    from interventions_helpers import B
+
+    units = GraphRAG(max_text_units=2).linked_text_units(ablation_view, [B], [ablation_view.relation("rel:4")], [])
+    assert units == ["tu:4", "tu:1"]
+
+
+def test_the_context_systems_do_not_invite_a_guess():
+    """RAG, GraphRAG and the agents answer from what they are given alike: no prompt licenses a
+    parametric guess that the others do not (the llm-only baseline measures parametric knowledge)."""
+    from provbench_plugins.papers.p000_neighborhoods import prompts as P
+
+    for prompt in (P.RAG_SYSTEM, P.GRAPHRAG_SYSTEM, P.AGENT_SYSTEM, P.AGENT_RULES):
+        assert "guess" not in prompt.lower() and "own knowledge" not in prompt.lower()
+    assert "using only the passages" in P.RAG_SYSTEM and "using only the knowledge-graph context" in P.GRAPHRAG_SYSTEM
 
 
 def test_graphrag_resume_rebuilds_the_prompt_from_perturbed_artifacts(view, question):

@@ -8,14 +8,17 @@ every text unit; every community report; every relation; shortest paths between 
 neighbours of removed entities; the subgraph of everything.
 
 What must not appear (see the text rule in p000_neighborhoods/interventions.py)
-    * a removed entity's id or name (whole word);
-    * the text of a hidden text unit;
-    * the description of an entity masked by entity text mask (other kept entities lose their
-      metadata only so that no removed name shows through it: the name check covers them).
-The evidence a condition keeps on purpose is exempt: the text of the baseline's cited text units
-(kept except under cited removal), the descriptions of the kept cited entities and descriptions
-that are sentences of those kept text units. Text-only
-isolation keeps every entity's metadata (the paper says so), so descriptions are exempt there.
+    * a removed entity's id, name (whole word) or slug (the form a name takes in an id);
+    * a sentence of a hidden text unit (four words or more), anywhere: in a description, a
+      community report, a search hit ... Matching sentences, not whole text units, is what
+      catches a description that quotes one sentence of a hidden paragraph;
+    * the description of an entity masked by entity text mask.
+The evidence a condition keeps on purpose is exempt: a removed entity's name inside the text of a
+text unit the condition keeps readable by design (the baseline's cited text units, except under
+cited removal, and the cited entities' own text units under the isolations and the controls),
+and a hidden sentence that is also the sentence of a text unit the ablated view lets a system
+read. Descriptions have no exemption, under text-only isolation either: it keeps every entity's
+metadata, so metadata must quote no hidden text.
 
 Runs on the bundled mini KB (datasets/2wiki-mini) and on a freshly generated world, both built
 with the schema-following LLM, extraction off and summaries off: community reports are then
@@ -23,7 +26,7 @@ member lists naming their entities, so a report that survives a removal shows as
 KBs live in this process's graph database: Kùzu, or LadybugDB when scripts/test.sh runs the
 file a second time with PROVBENCH_TEST_GRAPH_STORE=ladybug.
 The last tests put the old rules back (orphaned text units only; community reports always
-readable) and check that this test sees the leaks.
+readable; descriptions quoting their own hidden text) and check that this test sees the leaks.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ class KB:
     text_units: list[str]
     relations: list[str]
     communities: list[str]
+    descriptions: dict[str, str]
 
 
 def build(tmp: Path, dataset: Path) -> KB:
@@ -65,7 +69,8 @@ def build(tmp: Path, dataset: Path) -> KB:
     ids = {name: [row[0] for row in view._store.rows(query)] for name, query in (
         ("text_units", "MATCH (c:Chunk) RETURN c.id"), ("relations", "MATCH ()-[r:LINKS]->() RETURN r.id"),
         ("communities", "MATCH (m:Community) RETURN m.id"))}
-    return KB(view, questions, **ids)
+    descriptions = {e: view.entity(e).description for e in view.entity_ids()}
+    return KB(view, questions, descriptions=descriptions, **ids)
 
 
 @pytest.fixture(scope="module", params=["mini", "generated-world"])
@@ -140,32 +145,56 @@ def word(text: str) -> re.Pattern:
     return re.compile(rf"(?<![\w:-]){re.escape(text)}(?![\w-])")
 
 
-def leaks(kb: KB, name: str, plan: I.HidePlan, baseline: Trace, rendered: list[tuple[str, str]]) -> list[str]:
-    base = kb.view
-    kept_units = set() if name == "cited-removal" else set(baseline.citations.text_units) - plan.text_units
-    kept_cited = set(baseline.citations.entities) - plan.entities - plan.hide_metadata_of
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
-    kept_texts = [base.text_unit(t).text for t in kept_units]
 
-    def exempt(source: str, text: str) -> bool:
-        kind, _, item = source.partition(":")
-        if kind == "text":
-            return item in kept_units
-        return kind == "desc" and (item in kept_cited or name == "text-only-isolation"
-                                   or any(text in kept for kept in kept_texts))
+def folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
-    markers: list[tuple[str, re.Pattern]] = []
+
+def sentences(text: str) -> list[str]:
+    """Sentences of four words or more, case and spacing folded."""
+    return [s for s in (folded(p) for p in SENTENCE_END.split(text)) if len(s.split()) >= 4]
+
+
+def kept_by_design(kb: KB, name: str, baseline: Trace) -> set[str]:
+    """Text units a condition keeps readable on purpose (module docstring)."""
+    if name == "cited-removal":
+        return set()
+    cited = [kb.view.entity(e) for e in baseline.citations.entities]
+    return set(baseline.citations.text_units) | {t for e in cited if e for t in e.text_unit_ids}
+
+
+def leaks(kb: KB, name: str, plan: I.HidePlan, baseline: Trace, rendered: list[tuple[str, str]],
+          readable: list[str]) -> list[str]:
+    """What ``rendered`` shows of what ``plan`` hides; ``readable``: the folded texts of the text
+    units the ablated view lets a system read."""
+    base, kept = kb.view, kept_by_design(kb, name, baseline)
+    from provbench_plugins.kb_builders.common.names import slug
+
+    names: list[tuple[str, re.Pattern]] = []
     for eid in plan.entities:
-        markers += [(f"removed id {eid}", word(eid)), (f"removed name of {eid}", word(base.entity(eid).name))]
-    for tid in plan.text_units:
-        markers.append((f"text of {tid}", re.compile(re.escape(base.text_unit(tid).text))))
+        entity = base.entity(eid)
+        names += [(f"removed id {eid}", word(eid)), (f"removed name of {eid}", word(entity.name)),
+                  (f"slug of removed {eid}", word(slug(entity.name)))]
+    texts = [(f"text of {tid}", s) for tid in plan.text_units for s in sentences(base.text_unit(tid).text)
+             if not any(s in text for text in readable)]
     masked = plan.hide_metadata_of & set(baseline.visited_entities) if name == "entity-text-mask" else set()
-    for eid in masked:  # the targets of entity text mask (others lose metadata only for names' sake)
-        description = base.entity(eid).description
-        if description:
-            markers.append((f"description of {eid}", re.compile(re.escape(description))))
-    return sorted({f"{what} in {source}" for source, text in rendered if text and not exempt(source, text)
-                   for what, pattern in markers if pattern.search(text)})
+    shown = {d for e, d in kb.descriptions.items() if e not in plan.hide_metadata_of | plan.entities}
+    texts += [(f"description of {eid}", folded(kb.descriptions[eid])) for eid in masked
+              if kb.descriptions[eid] and kb.descriptions[eid] not in shown]  # a description others share names no one
+    found = set()
+    for source, text in rendered:
+        kind, _, item = source.partition(":")
+        by_design = kind == "text" and item in kept
+        found |= {f"{what} in {source}" for what, pattern in names
+                  if pattern.search(text) and not (by_design or kind == "text" and what.startswith("slug"))}
+        found |= {f"{what} in {source}" for what, sentence in texts if sentence in folded(text)}
+    return sorted(found)
+
+
+def readable_texts(view: GraphView, kb: KB) -> list[str]:
+    return [folded(unit.text) for tid in kb.text_units if (unit := view.text_unit(tid))]
 
 
 def check(kb: KB, ablation) -> dict[str, list[str]]:
@@ -177,7 +206,7 @@ def check(kb: KB, ablation) -> dict[str, list[str]]:
         view = kb.view.hide(**plan.as_kwargs())
         names = [kb.view.entity(e).name for e in sorted(plan.entities)[:20]]
         rendered = render(view, kb, [question.question, *names], set(plan.entities) | set(plan.hide_metadata_of))
-        found[question.id] = leaks(kb, ablation.name, plan, baseline, rendered)
+        found[question.id] = leaks(kb, ablation.name, plan, baseline, rendered, readable_texts(view, kb))
     return found
 
 
@@ -195,7 +224,8 @@ def test_control_every_plan_hides_something_the_unmodified_view_shows(kb, ablati
     assert plan.entities or plan.text_units or plan.hide_metadata_of
     names = [kb.view.entity(e).name for e in sorted(plan.entities)[:20]]
     rendered = render(kb.view, kb, [question.question, *names], set(plan.entities))
-    assert leaks(kb, ablation.name, plan, baseline, rendered), "the markers must be visible without the ablation"
+    ablated = readable_texts(kb.view.hide(**plan.as_kwargs()), kb)
+    assert leaks(kb, ablation.name, plan, baseline, rendered, ablated), "the markers must be visible without the ablation"
 
 
 def test_the_old_orphan_rule_leaks_the_removed_entities_text(kb, monkeypatch):
@@ -214,6 +244,26 @@ def test_readable_community_reports_would_leak(kb, monkeypatch):
     monkeypatch.setattr(GraphView, "_communities_hidden", lambda self: frozenset())
     leaked = [item for items in check(kb, I.CitedRemoval()).values() for item in items]
     assert any("in community" in item for item in leaked)
+
+
+@pytest.mark.parametrize("ablation", [I.CitedRemoval(), I.EntityRemoval()], ids=lambda a: a.name)
+def test_a_description_quoting_hidden_text_is_caught(kb, ablation, monkeypatch):
+    """A knowledge base whose descriptions quote the first sentence of their entity's first text
+    unit, and a view that does not hide them: the test must see the quote (one sentence of a
+    multi-sentence paragraph, which whole-text-unit matching missed)."""
+    quote = {}
+    for eid in kb.view.entity_ids():
+        units = kb.view.entity(eid).text_unit_ids
+        quote[eid] = SENTENCE_END.split(kb.view.text_unit(units[0]).text)[0] if units else ""
+    original = GraphView._entity
+
+    def quoting(self, eid, name, label, description, communities, linked):
+        entity = original(self, eid, name, label, description, communities, linked)
+        return entity.model_copy(update={"description": quote.get(eid, "")})
+
+    monkeypatch.setattr(GraphView, "_entity", quoting)
+    leaked = [item for items in check(kb, ablation).values() for item in items]
+    assert any(item.startswith("text of ") and " in desc:" in item for item in leaked), leaked
 
 
 def test_the_papers_orderings_hold(kb):

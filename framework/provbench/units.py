@@ -164,7 +164,7 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: Ru
     env.view = intervention.make_view(ctx.view, question, baseline.trace, rng, **chosen)
     trace = system.run(question, env)
     if env.view is not None:  # record what this run could not see
-        trace.artifacts["hidden_by_intervention"] = env.view.hidden.summary()
+        trace.artifacts["hidden_by_intervention"] = env.view.hidden_summary()
     return trace
 
 

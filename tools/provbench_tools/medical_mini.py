@@ -1,6 +1,10 @@
 """Generator of ``datasets/medical-mini/``: an invented medical world, a StatPearls-like corpus
 written from it, the knowledge graph as triples, and MedMCQA-form questions needing 2-3 hops
 (``dev.jsonl``, and ``mirage-benchmark.json`` in MIRAGE's form with a "medmcqa" and an "mmlu" part).
+Each question carries its gold path (``gold``, in :class:`provbench.gold.GoldEvidence`'s form): the
+chain of triples, as the graph states them, from a question entity to the answer, and the chain's
+entities in order; an "EXCEPT" question's gold is the unordered set of triples linking its disease
+to the three options that are not the answer.
 
 The diseases, drugs and tests are invented (so a model cannot answer from memory and must follow
 the graph). Each disease gets, by a seeded draw, a risk factor, a hallmark symptom, an affected
@@ -33,6 +37,9 @@ TESTS = ["Pell stain", "Dorran reflex test", "copper clearance assay", "Vesk uri
 MEDICATIONS = ["ambrolex", "sitravine", "coperase", "delmitol", "fenquarin", "hestrol", "orbazine", "talvocid"]
 
 SUBJECTS = {"body_part": "Anatomy", "medication": "Pharmacology", "test": "Pathology", "symptom": "Medicine"}
+# the relations the corpus states (the graph's edge labels)
+RISK, AFFECTS, CAUSES = "IS RISK FACTOR FOR", "AFFECTS", "CAUSES"
+DETECTED, TREATED, LEADS = "IS DETECTED BY", "IS TREATED WITH", "CAN LEAD TO"
 
 
 @dataclass
@@ -73,12 +80,12 @@ def chunks(d: Disease) -> list[dict]:
     second = (f"{d.name} is confirmed with the {d.test}; no other test detects it reliably. First-line "
               f"care is {d.medication}, and {d.name} is treated with {d.medication} for six weeks. Left "
               f"untreated, {d.name} can lead to {d.complication}.")
-    triples_1 = [(d.risk, "Risk Factors", "IS RISK FACTOR FOR", d.name, "Diseases"),
-                 (d.name, "Diseases", "AFFECTS", d.body_part, "Body Parts"),
-                 (d.name, "Diseases", "CAUSES", d.symptom, "Symptoms")]
-    triples_2 = [(d.name, "Diseases", "IS DETECTED BY", d.test, "Diagnostic Tests"),
-                 (d.name, "Diseases", "IS TREATED WITH", d.medication, "Medications"),
-                 (d.name, "Diseases", "CAN LEAD TO", d.complication, "Diseases")]
+    triples_1 = [(d.risk, "Risk Factors", RISK, d.name, "Diseases"),
+                 (d.name, "Diseases", AFFECTS, d.body_part, "Body Parts"),
+                 (d.name, "Diseases", CAUSES, d.symptom, "Symptoms")]
+    triples_2 = [(d.name, "Diseases", DETECTED, d.test, "Diagnostic Tests"),
+                 (d.name, "Diseases", TREATED, d.medication, "Medications"),
+                 (d.name, "Diseases", LEADS, d.complication, "Diseases")]
     return [{"id": f"{stem}_{i}", "title": d.name, "content": text, "source": d.source, "triples": t}
             for i, (text, t) in enumerate(((first, triples_1), (second, triples_2)))]
 
@@ -91,6 +98,12 @@ def _options(rng: random.Random, answer: str, pool: list[str]) -> tuple[list[str
     return options, options.index(answer) + 1
 
 
+def gold(triples: list[tuple[str, str, str]], entities: list[str], ordered: bool = True) -> dict:
+    """A question's gold evidence in provbench.gold's form (triples as the graph states them)."""
+    return {"triples": [{"subject": s, "relation": r, "object": o} for s, r, o in triples], "ordered": ordered,
+            "entities": entities}
+
+
 def questions(world: list[Disease], seed: int) -> list[dict]:
     rng = random.Random(seed + 1)
     by_name = {d.name: d for d in world}
@@ -99,27 +112,34 @@ def questions(world: list[Disease], seed: int) -> list[dict]:
         comp = by_name[d.complication]
         kinds = [
             ("body_part", f"A patient with a history of {d.risk} now has {d.symptom}. Which structure is "
-                          "most likely affected?", d.body_part, BODY_PARTS, "2 hops: risk -> disease -> body part"),
+                          "most likely affected?", d.body_part, BODY_PARTS, "2 hops: risk -> disease -> body part",
+             gold([(d.risk, RISK, d.name), (d.name, AFFECTS, d.body_part)], [d.risk, d.name, d.body_part])),
             ("medication", f"A patient presents with {d.symptom} and a positive {d.test}. Which drug is "
-                           "first-line care?", d.medication, MEDICATIONS, "2 hops: symptom -> disease -> drug"),
+                           "first-line care?", d.medication, MEDICATIONS, "2 hops: symptom -> disease -> drug",
+             gold([(d.name, CAUSES, d.symptom), (d.name, TREATED, d.medication)], [d.symptom, d.name, d.medication])),
             ("test", f"After {d.risk}, a patient develops the illness it predisposes to and later its "
-                     f"complication. Which test confirms that complication?", comp.test, TESTS,
-             "3 hops: risk -> disease -> complication -> test"),
+                     f"complication, which shows {comp.symptom}. Which test confirms that complication?", comp.test,
+             TESTS, "3 hops: risk -> disease -> complication -> test",
+             gold([(d.risk, RISK, d.name), (d.name, LEADS, comp.name), (comp.name, DETECTED, comp.test)],
+                  [d.risk, d.name, comp.name, comp.test])),
         ]
-        kind, text, answer, pool, hops = kinds[i % len(kinds)]
+        kind, text, answer, pool, hops, evidence = kinds[i % len(kinds)]
         options, cop = _options(rng, answer, pool)
         items.append({"id": f"mm-{i:02d}", "question": text, "opa": options[0], "opb": options[1],
                       "opc": options[2], "opd": options[3], "cop": cop, "exp": hops,
-                      "subject_name": SUBJECTS[kind], "topic_name": d.name, "choice_type": "single"})
+                      "subject_name": SUBJECTS[kind], "topic_name": d.name, "choice_type": "single", "gold": evidence})
     for j, d in enumerate(world[:2]):  # "except" questions: MedMCQA's multi choice type
         wrong = rng.choice([x for x in SYMPTOMS if x != d.symptom])
         options = [d.symptom, d.body_part, d.test, wrong]
         rng.shuffle(options)
+        linked = [(d.risk, RISK, d.name), (d.name, CAUSES, d.symptom), (d.name, AFFECTS, d.body_part),
+                  (d.name, DETECTED, d.test)]
         items.append({"id": f"mm-x{j}", "question": f"A patient exposed to {d.risk} develops the disease it "
                       "predisposes to. All of the following are linked to that disease EXCEPT:",
                       "opa": options[0], "opb": options[1], "opc": options[2], "opd": options[3],
                       "cop": options.index(wrong) + 1, "exp": "2 hops: risk -> disease -> features",
-                      "subject_name": SUBJECTS["symptom"], "topic_name": d.name, "choice_type": "multi"})
+                      "subject_name": SUBJECTS["symptom"], "topic_name": d.name, "choice_type": "multi",
+                      "gold": gold(linked, [d.risk, d.name, d.symptom, d.body_part, d.test], ordered=False)})
     return items
 
 
@@ -148,7 +168,7 @@ def mirage(items: list[dict]) -> dict:
     single-choice ones again as an "mmlu" part (MMLU-medical's form), letters for answers."""
     def entry(q: dict) -> dict:
         options = {letter: q["op" + letter.lower()] for letter in "ABCD"}
-        return {"question": q["question"], "options": options, "answer": "ABCD"[q["cop"] - 1]}
+        return {"question": q["question"], "options": options, "answer": "ABCD"[q["cop"] - 1], "gold": q["gold"]}
 
     return {"medmcqa": {q["id"]: entry(q) for q in items},
             "mmlu": {q["id"].replace("mm-", "mmlu-"): entry(q) for q in items if q["choice_type"] == "single"}}

@@ -203,6 +203,16 @@ class GraphView:
     def community_visible(self, community_id: str) -> bool:
         return community_id not in self._communities_hidden()
 
+    def hidden_summary(self, max_ids: int = 100) -> dict[str, Any]:
+        """What this view hides, for a record: :meth:`ViewFilter.summary` plus ``communities``, the
+        community reports it hides because a member is removed or masked (counted, not listed by
+        the filter)."""
+        summary = self._hidden.summary(max_ids)
+        communities = sorted(self._communities_hidden(), key=natural_key)
+        if communities:
+            summary["communities"] = {"count": len(communities), "ids": communities[:max_ids]}
+        return summary
+
     def _communities_hidden(self) -> frozenset[str]:
         """Communities with a removed or masked member (one scan of the few community rows)."""
         if self._hidden_communities is None:
@@ -450,8 +460,12 @@ class GraphView:
                     found.setdefault((side, rel["id"]), row)
         return [(side, found[side, rid]) for side, rid in sorted(found, key=lambda k: (_SIDES.index(k[0]), k[1]))]
 
-    def shortest_paths(self, source_id: str, target_id: str, max_hops: int = 4, limit: int = 5) -> list[Path]:
-        """Shortest paths (edges in either direction) between two visible entities through visible ones."""
+    def shortest_paths(self, source_id: str, target_id: str, max_hops: int = 4, limit: int = 5,
+                       directed: bool = False) -> list[Path]:
+        """Shortest paths between two visible entities through visible ones: edges in either
+        direction, or only source -> target with ``directed``. Every shortest path is fetched and
+        sorted by its relation ids before ``limit`` cuts, so which ones come back never depends on
+        the order the database found them in."""
         if not isinstance(max_hops, int) or isinstance(max_hops, bool) or not 1 <= max_hops <= MAX_PATH_HOPS:
             raise ValueError(f"shortest_paths(max_hops=...) must be an int in 1..{MAX_PATH_HOPS}, got {max_hops!r}")
         if not isinstance(limit, int) or limit < 1:
@@ -463,13 +477,13 @@ class GraphView:
         # Kùzu's grammar takes the hop bound only as a literal: it is a validated int here.
         query = (f"MATCH p = (a:Entity {{id: $source}})-[r:LINKS* ALL SHORTEST 1..{max_hops} "
                  "(r, n | WHERE NOT n.id IN $hidden_entities AND NOT r.id IN $hidden_relations)]-"
-                 "(b:Entity {id: $target}) RETURN nodes(p), rels(p) LIMIT $limit")
-        rows = self._store.rows(query, {"source": source_id, "target": target_id, "limit": limit,
+                 + (">" if directed else "") + "(b:Entity {id: $target}) RETURN nodes(p), rels(p)")
+        rows = self._store.rows(query, {"source": source_id, "target": target_id,
                                         "hidden_entities": sorted(self._hidden.entities),
                                         "hidden_relations": sorted(self._hidden.relations | self._hidden.invalidated
                                                                    | self._time_inactive())})
-        paths = [_path(nodes, rels) for nodes, rels in rows]
-        return sorted(paths, key=lambda p: [natural_key(r.id) for r in p.relations])
+        paths = sorted((_path(nodes, rels) for nodes, rels in rows), key=lambda p: [natural_key(r.id) for r in p.relations])
+        return paths[:limit]
 
     # -- text units and communities
 

@@ -8,12 +8,12 @@ from provbench import hookimpl
 
 @hookimpl
 def provbench_register_metrics():
-    from .outcomes import Accuracy, AccuracyDelta, Footprint, OutputChanged
+    from .outcomes import Accuracy, AccuracyDelta, ExactMatch, Footprint, OutputChanged, TokenF1
     from .provenance import ProvenanceMetric
     from .ragas_faithfulness import RagasFaithfulness
     from .selective import selective_metrics
 
-    return {cls.name: cls for cls in (Accuracy, OutputChanged, AccuracyDelta, Footprint,
+    return {cls.name: cls for cls in (Accuracy, ExactMatch, TokenF1, OutputChanged, AccuracyDelta, Footprint,
                                       ProvenanceMetric, RagasFaithfulness, *selective_metrics())}
 
 

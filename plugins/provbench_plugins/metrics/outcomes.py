@@ -1,5 +1,6 @@
 """Outcome metrics every run can report: accuracy, answer changes under interventions, accuracy
-deltas and the trajectory footprint (paper 000's Tables 1 and 2 are built from these).
+deltas, the official EM and F1, and the trajectory footprint (paper 000's Tables 1 and 2 are
+built from these).
 
 How records are read (correctness, failed and missing records, repeats) is in :mod:`.records`.
 """
@@ -13,7 +14,7 @@ from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
 
 from .records import (FOOTPRINT_FIELDS, Tally, round6, all_questions, analysed_questions, arrow,
                       intervention_conditions, per_question_changes, per_question_correctness,
-                      stayed_correct_tally)
+                      per_question_official, stayed_correct_tally)
 
 
 # -- metrics -----------------------------------------------------------------------------------
@@ -39,6 +40,42 @@ class Accuracy(Metric):
                                           value=tally.value, numerator=round6(tally.numerator),
                                           denominator=tally.denominator, detail=detail))
         return values
+
+
+class OfficialAnswerScore(Metric):
+    """The mean x 100 of a per-record answer score the dataset loader gives (``em`` or ``f1``),
+    as the official 2WikiMultihopQA / HotpotQA evaluation computes it: over every question (the
+    baseline) or every analysed question (an intervention), a question with no scored prediction
+    counting 0 (:func:`.records.per_question_official`). ``value`` is on the official 0-100 scale;
+    ``numerator`` / ``denominator`` are the summed score and the question count."""
+
+    score_name = ""
+
+    def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
+        values = []
+        for system in results.systems:
+            for condition in results.conditions:
+                if not results.select(system, condition):
+                    continue
+                questions = all_questions(results) if condition == BASELINE else analysed_questions(results)
+                _, tally = per_question_official(results, system, condition, questions, self.score_name)
+                values.append(MetricValue(metric=self.name, system=system, condition=condition,
+                                          value=None if tally.value is None else round6(100 * tally.value),
+                                          numerator=round6(tally.numerator), denominator=tally.denominator,
+                                          detail=tally.counts() | {"scale": "percent"}))
+        return values
+
+
+class ExactMatch(OfficialAnswerScore):
+    """Official EM x 100 (2WikiMultihopQA / HotpotQA): normalised answer equals a gold answer or alias."""
+
+    name = score_name = "em"
+
+
+class TokenF1(OfficialAnswerScore):
+    """Official answer F1 x 100 (2WikiMultihopQA / HotpotQA): token-bag F1, best over gold and aliases."""
+
+    name = score_name = "f1"
 
 
 class OutputChanged(Metric):

@@ -129,6 +129,26 @@ def per_question_correctness(results: Results, system: str, condition: str,
     return values, tally
 
 
+def per_question_official(results: Any, system: str, condition: str, questions: Iterable[str],
+                          score: str) -> tuple[dict[str, float], Tally]:
+    """A per-record answer score (``em``, ``f1``) per question as the official 2WikiMultihopQA /
+    HotpotQA evaluation counts it: every question in ``questions`` is in the denominator, and one
+    without a scored prediction (no record, a failed run, no score) scores 0. Repeats are averaged."""
+    grouped = by_question(results.select(system, condition))
+    values: dict[str, float] = {}
+    tally = Tally()
+    for qid in questions:
+        records = grouped.get(qid, [])
+        tally.missing += not records
+        tally.failed += sum(r.status == "failed" for r in records)
+        tally.unscored += sum(r.status == "ok" and r.scores.get(score) is None for r in records)
+        values[qid] = fmean(float(r.scores.get(score) or 0.0) if r.status == "ok" else 0.0
+                            for r in records) if records else 0.0
+    tally.numerator = sum(values.values())
+    tally.denominator = len(values)
+    return values, tally
+
+
 @dataclass
 class ChangeOutcome:
     """One question under one condition, compared with its baseline (repeats averaged)."""

@@ -16,6 +16,9 @@ written as one: a capital alone or with punctuation ("C", "C.", "(C)", "C)", "C.
 "Answer: C"), or a small letter closed by a bracket or a full stop ("(c)", "c)", "c."). An "a"
 or "an" opening a reply is an article, never option A.
 
+``Question.gold`` is a record's ``gold`` when it has one (the generated medical-mini questions:
+their gold path as ordered triples, :mod:`provbench.gold`), else None (real MedMCQA and MIRAGE).
+
 ``sample: true`` draws ``limit`` questions spread over subjects (round-robin over subjects in a
 seeded order, each subject shuffled with the seed), so a small sample still covers subjects.
 """
@@ -72,7 +75,7 @@ def to_question(mcq: MCQ, dataset: str) -> Question:
         metadata["explanation"] = mcq.explanation
     return Question(id=mcq.id, question=mcq.question, answer=mcq.answer,
                     aliases=[mcq.options[LETTERS.index(mcq.answer)]], choices=list(mcq.options),
-                    dataset=dataset, type=mcq.choice_type, category=mcq.subject, metadata=metadata)
+                    dataset=dataset, type=mcq.choice_type, category=mcq.subject, metadata=metadata, gold=mcq.gold)
 
 
 def sample_by_subject(questions: list[Question], limit: int | None, seed: int) -> list[Question]:
@@ -141,6 +144,7 @@ class MedMCQALoader(DatasetLoader):
     Options = LoadOptions
     default_subset = "medmcqa"
     facets = ("subject", "choice_type", "dataset")
+    provides_gold = True  # a record's ``gold`` (medical-mini's gold paths); real MedMCQA has none: None
 
     def __init__(self) -> None:
         self.skipped_unlabelled = 0

@@ -133,6 +133,7 @@ class MMLULoader(MedMCQALoader):
     Options = MMLUOptions
     default_subset = "mmlu"
     facets = ("subject", "dataset")
+    provides_gold = False  # MMLU as released carries no gold evidence
 
     def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False,
              **options: Any) -> list[Question]:

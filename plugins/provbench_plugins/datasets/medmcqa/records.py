@@ -4,6 +4,9 @@
 - the hub form ``openlifescienceai/medmcqa`` (``cop`` 0-based, -1 on unlabelled test rows);
 - MIRAGE ``benchmark.json``: ``{"medmcqa": {id: {question, options{A..D}, answer}}, "mmlu": ...}``.
 
+A record may carry ``gold`` (provbench.gold.GoldEvidence's form), as the generated medical-mini
+questions do (their gold path); real MedMCQA and MIRAGE records have none.
+
 Every record becomes a :class:`MCQ`; a bad one raises a UserError naming file, record and field.
 Files are read line by line (jsonl) so thousands of records load in well under a second.
 """
@@ -17,6 +20,7 @@ from typing import Any, Iterator, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from provbench.errors import UserError
+from provbench.gold import GoldEvidence
 from provbench.jsonlines import located as line_of, read_json_lines
 
 from ..hub import load_split
@@ -36,6 +40,7 @@ class MCQ(BaseModel):
     topic: str = ""
     choice_type: str = ""  # MedMCQA's "single"/"multi"; MIRAGE's form does not say
     explanation: str = ""
+    gold: GoldEvidence | None = None
 
 
 class RawRecord(BaseModel):
@@ -54,6 +59,7 @@ class RawRecord(BaseModel):
     subject_name: str | None = None
     topic_name: str | None = None
     choice_type: Literal["single", "multi"] = "single"
+    gold: GoldEvidence | None = None
 
     @field_validator("opa", "opb", "opc", "opd", mode="before")
     @classmethod
@@ -64,7 +70,8 @@ class RawRecord(BaseModel):
         index = self.cop if zero_based else self.cop - 1
         return MCQ(id=self.id, question=self.question, options=(self.opa, self.opb, self.opc, self.opd),
                    answer=None if index < 0 else LETTERS[index], subject=self.subject_name or "",
-                   topic=self.topic_name or "", choice_type=self.choice_type, explanation=self.exp or "")
+                   topic=self.topic_name or "", choice_type=self.choice_type, explanation=self.exp or "",
+                   gold=self.gold)
 
 
 def _check_cop(record: RawRecord, zero_based: bool) -> None:
@@ -80,6 +87,7 @@ class MirageRecord(BaseModel):
     question: str = Field(min_length=1)
     options: dict[Literal["A", "B", "C", "D"], str]
     answer: Literal["A", "B", "C", "D"]
+    gold: GoldEvidence | None = None
 
     @field_validator("options")
     @classmethod
@@ -139,7 +147,7 @@ def read_mirage(path: Path, subset: str) -> Iterator[MCQ]:
         except ValidationError as exc:
             raise located(f"{path} [{subset}]", repr(record_id), exc) from None
         yield MCQ(id=str(record_id), question=record.question,
-                  options=tuple(record.options[k] for k in LETTERS), answer=record.answer)
+                  options=tuple(record.options[k] for k in LETTERS), answer=record.answer, gold=record.gold)
 
 
 def read_hub(source: str, split: str) -> Iterator[MCQ]:

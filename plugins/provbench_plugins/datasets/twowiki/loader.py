@@ -11,6 +11,9 @@ Sources it reads:
 Every record is validated; a bad one raises a UserError naming the file, the record id and
 the field. Options: ``select`` applies paper 000's selection (see twowiki_selection), with
 ``quotas`` per category (default 12/12/6); ``limit`` and seeded ``sample`` apply after it.
+``id_aliases`` reads the data_ids release's ``id_aliases.json`` (:mod:`.aliases`): each
+question's ``aliases`` become the aliases and demonyms of its ``answer_id``, which scoring
+accepts as the official evaluation does.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from provbench.plugin_api import DatasetLoader
 from ..hub import load_split
 from . import scoring
 from . import selection
+from .aliases import read_id_aliases, resolve_aliases_path
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +202,7 @@ def _looks_like_hub_id(source: str) -> bool:
 # --- the loader -----------------------------------------------------------------------------
 
 
-def to_question(record: TwoWikiRecord, category: str) -> Question:
+def to_question(record: TwoWikiRecord, category: str, aliases: dict[str, list[str]] | None = None) -> Question:
     metadata: dict[str, Any] = {
         "context": [{"title": t, "sentences": list(s)} for t, s in record.context],
         "supporting_facts": [list(f) for f in record.supporting_facts],
@@ -208,8 +212,9 @@ def to_question(record: TwoWikiRecord, category: str) -> Question:
         value = getattr(record, name)
         if value is not None:
             metadata[name] = [list(e) for e in value] if name == "evidences_id" else value
+    accepted = [a for a in (aliases or {}).get(record.answer_id or "", []) if a != record.answer]
     return Question(id=record.id, question=record.question, answer=record.answer, dataset=LOADER_NAME,
-                    type=record.type, category=category, metadata=metadata)
+                    type=record.type, category=category, aliases=accepted, metadata=metadata)
 
 
 class LoadOptions(BaseModel):
@@ -220,6 +225,8 @@ class LoadOptions(BaseModel):
     select: bool = Field(False, description="apply paper 000's question selection")
     quotas: dict[str, int] | None = Field(None, description="questions per category (implies select)")
     split: str = Field(DEFAULT_HUB_SPLIT, description="split of a hub dataset")
+    id_aliases: str | None = Field(None, description="id_aliases.json of the data_ids release (relative to the "
+                                                     "dataset file's folder): answer aliases and demonyms")
 
 
 class TwoWikiLoader(DatasetLoader):
@@ -238,11 +245,22 @@ class TwoWikiLoader(DatasetLoader):
         chosen, shortfall = self._choose(records, opts.select, opts.quotas)
         if limit is not None:
             chosen = chosen[:limit]
-        questions = [to_question(record, cat) for record, cat in chosen]
+        aliases = self._aliases(source, opts.id_aliases, [r for r, _ in chosen])
+        questions = [to_question(record, cat, aliases) for record, cat in chosen]
         if shortfall:
             for q in questions:  # the report's selection note reads it from any question
                 q.metadata["selection_shortfall"] = shortfall
         return questions
+
+    @staticmethod
+    def _aliases(source: str | Path, option: str | None, records: list[TwoWikiRecord]) -> dict[str, list[str]] | None:
+        if option is None:
+            return None
+        path = resolve_aliases_path(source, option)
+        if records and not any(r.answer_id for r in records):
+            raise UserError(f"{source}: option id_aliases ({path}) needs records with answer_id (the data_ids "
+                            "release of 2WikiMultihopQA); none of the loaded records has one")
+        return read_id_aliases(path)
 
     def claims(self, source: str | Path) -> bool:
         path = Path(source)
@@ -294,7 +312,8 @@ class TwoWikiLoader(DatasetLoader):
         return scoring.normalize_answer(text)
 
     def score_answer(self, question: Question, prediction: str | None) -> dict[str, float]:
-        return scoring.score(prediction, [question.answer, *question.aliases])
+        """accuracy (provbench's rule, see :mod:`.scoring`), em and f1 (the official ones)."""
+        return scoring.score(prediction, [question.answer, *question.aliases], scoring.other_candidates(question))
 
 
 def selection_shortfall(quotas: dict[str, int], categories: list[str]) -> dict[str, dict[str, int]] | None:

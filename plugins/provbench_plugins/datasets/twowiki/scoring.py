@@ -1,15 +1,29 @@
-"""2WikiMultiHopQA answer scoring: the official normalisation, exact match, token F1 and the
-lenient accuracy provbench reports.
+"""2WikiMultiHopQA answer scoring: the official evaluation's normalisation, exact match and token
+F1, and the stricter containment accuracy provbench reports.
 
-The official 2Wiki evaluation script (inherited from HotpotQA) normalises an answer by
-lower-casing, removing punctuation, removing the articles a/an/the and collapsing white space.
-EM compares normalised strings; F1 compares their token bags, except that "yes", "no" and
-"noanswer" must match exactly (F1 0 otherwise).
+The official evaluation (Alab-NII/2wikimultihop, ``2wikimultihop_evaluate_v1.1.py``, inherited
+from HotpotQA) normalises an answer by lower-casing, removing punctuation, removing the articles
+a/an/the and collapsing white space. EM compares normalised strings; F1 compares their token
+bags, except that "yes", "no" and "noanswer" must match exactly (F1 0 otherwise). A question's
+EM and F1 are the best over its gold answer and aliases (with ``id_aliases.json``, the aliases
+and demonyms of its ``answer_id``); a run's EM and F1 are means x 100 over all questions, a
+missing prediction scoring 0 (the ``em`` and ``f1`` metrics).
 
-What the reports call **accuracy** is neither: a prediction counts as correct when it is short
-(at most ``ACCURACY_MAX_TOKENS`` normalised tokens) and contains a normalised gold answer (or an
-alias) as a whole-token span. Paper 000 judges short entity answers this way; the length bound
-stops a rambling answer from earning credit by listing every candidate.
+What the reports call **accuracy** is provbench's own rule, not the official one and not paper
+000's (the paper states no criterion). A prediction is correct for a gold answer when:
+
+1. it is short: at most ``ACCURACY_MAX_TOKENS`` normalised tokens (a rambling answer cannot
+   earn credit by listing every candidate);
+2. it contains the normalised gold as a whole-token span ("It was Mira Vale." is right for Mira
+   Vale, "Vale" is not);
+3. outside that span it neither hedges (``HEDGE_PHRASES``: "or", "maybe", "not sure", ...) nor
+   negates (``NEGATIONS``: "not", "no", "never", ...), so "Not Kedem Tramore" and "Cold Pilgrim
+   or Salt Vigil" are wrong. For a gold "no" a negation agrees with it: "No, they are not" is
+   right; the opposite verdict ("yes" for a gold "no", "no" for a gold "yes") is always wrong;
+4. it names none of ``others``: the other candidates of a comparison question, given by the
+   caller from the question's evidence (:func:`other_candidates`), never parsed from its text.
+   "Salt Vigil, not Cold Pilgrim" is wrong for a gold Cold Pilgrim when Salt Vigil is the other
+   film compared.
 """
 
 from __future__ import annotations
@@ -19,10 +33,22 @@ import string
 from collections import Counter
 from typing import Iterable
 
+from provbench.model import Question
+
+from .selection import COMPARISON_TYPES
+
 ACCURACY_MAX_TOKENS = 10
+NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "none", "nothing", "isnt", "wasnt", "arent",
+                       "werent", "doesnt", "didnt", "dont", "cannot", "cant", "wont"})
+HEDGE_PHRASES = tuple(tuple(p.split()) for p in (
+    "or", "either", "maybe", "perhaps", "possibly", "probably", "likely", "unlikely", "might", "unsure",
+    "uncertain", "unknown", "unclear", "not sure", "no idea", "dont know", "do not know", "cannot tell",
+    "not known", "noanswer"))
+VERDICTS = ("yes", "no")
 _CLOSED_ANSWERS = frozenset({"yes", "no", "noanswer"})
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 
 
 def normalize_answer(text: str) -> str:
@@ -47,22 +73,92 @@ def f1_score(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def span_starts(tokens: list[str], span: list[str]) -> list[int]:
+    """Where ``span`` occurs in ``tokens`` as consecutive whole tokens."""
+    width = len(span)
+    return [i for i in range(len(tokens) - width + 1) if span and tokens[i:i + width] == span]
+
+
 def contains_answer(prediction: str, gold: str) -> float:
-    """1.0 if the short normalised prediction contains the normalised gold as a token span."""
+    """1.0 if the short normalised prediction contains the normalised gold as a token span
+    (rules 1-2 of the module docstring only)."""
     pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
     if not ref or not pred or len(pred) > ACCURACY_MAX_TOKENS:
         return 0.0
-    width = len(ref)
-    return float(any(pred[i:i + width] == ref for i in range(len(pred) - width + 1)))
+    return float(bool(span_starts(pred, ref)))
 
 
-def score(prediction: str | None, golds: Iterable[str]) -> dict[str, float]:
-    """accuracy, em and f1 of one prediction, each the best over the accepted answers."""
-    golds = [g for g in golds if g]
+def gold_positions(pred: list[str], ref: list[str]) -> set[int]:
+    """Indices of the prediction's tokens inside an occurrence of the gold span."""
+    return {start + k for start in span_starts(pred, ref) for k in range(len(ref))}
+
+
+def hedges_or_negates(pred: list[str], ref: list[str]) -> bool:
+    """Rule 3: a hedge, a negation (unless the gold is "no") or the opposite verdict outside the
+    gold span (a hedge phrase counts unless it lies wholly inside the gold: "War or Peace")."""
+    inside = gold_positions(pred, ref)
+    for phrase in HEDGE_PHRASES:
+        if any(not all(s + k in inside for k in range(len(phrase))) for s in span_starts(pred, list(phrase))):
+            return True
+    rest = [token for i, token in enumerate(pred) if i not in inside]
+    if ref == ["no"]:
+        return "yes" in rest
+    return any(token in NEGATIONS for token in rest)
+
+
+def names_another(pred: list[str], ref: list[str], others: Iterable[str]) -> bool:
+    """Rule 4: the prediction names another candidate (one that is not part of the gold name)."""
+    for other in others:
+        candidate = normalize_answer(other).split()
+        if candidate and candidate != ref and span_starts(pred, candidate) and not span_starts(ref, candidate):
+            return True
+    return False
+
+
+def accurate(prediction: str, gold: str, others: Iterable[str] = ()) -> float:
+    """1.0 when ``prediction`` is right for ``gold`` under all four rules of the module docstring."""
+    if not contains_answer(prediction, gold):
+        return 0.0
+    pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    if hedges_or_negates(pred, ref) or names_another(pred, ref, others):
+        return 0.0
+    return 1.0
+
+
+def score(prediction: str | None, golds: Iterable[str], others: Iterable[str] = ()) -> dict[str, float]:
+    """accuracy, em and f1 of one prediction, each the best over the accepted answers; ``others``
+    are wrong candidates an accurate answer must not name (rule 4)."""
+    golds, others = [g for g in golds if g], list(others)
     if prediction is None or not golds:
         return {"accuracy": 0.0, "em": 0.0, "f1": 0.0}
     return {
-        "accuracy": max(contains_answer(prediction, g) for g in golds),
+        "accuracy": max(accurate(prediction, g, others) for g in golds),
         "em": max(exact_match(prediction, g) for g in golds),
         "f1": max(f1_score(prediction, g) for g in golds),
     }
+
+
+def _key(name: str) -> str:
+    return normalize_answer(_QUALIFIER.sub("", name))
+
+
+def other_candidates(question: Question) -> list[str]:
+    """The entities a comparison question compares, other than its answer, from its evidence.
+
+    The compared entities are the evidence triples' subjects that are no triple's object (the
+    roots: "Glass Harbor" and "Red Meadow" in ``[Glass Harbor, publication date, 1987],
+    [Red Meadow, publication date, 1992]``; a bridge-comparison's films, not their directors).
+    Empty for other question types, for a yes/no answer (naming both entities is then normal)
+    and when no root is the answer or an alias (nothing to tell the right candidate from).
+    """
+    if question.type not in COMPARISON_TYPES:
+        return []
+    golds = {_key(g) for g in (question.answer, *question.aliases) if g}
+    if golds & set(VERDICTS):
+        return []
+    triples = [t for t in question.metadata.get("evidences") or [] if isinstance(t, (list, tuple)) and len(t) == 3]
+    objects = {_key(str(o)) for _, _, o in triples}
+    roots = list(dict.fromkeys(str(s) for s, _, _ in triples if _key(str(s)) not in objects))
+    if not any(_key(r) in golds for r in roots):
+        return []
+    return [r for r in roots if _key(r) not in golds]

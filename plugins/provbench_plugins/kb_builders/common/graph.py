@@ -8,14 +8,13 @@ unit naming it, and :func:`to_records` turns the draft into the knowledge base's
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 
 from provbench.kb import natural_key
 from provbench.kb.types import Entity, Relation, TextUnit
 
 from .chunking import Corpus
-from .matcher import MentionMatcher, mention_pattern
+from .matcher import MentionMatcher
 from .names import entity_id, normalize_name, pick_type
 
 
@@ -87,16 +86,6 @@ def link_mentions(graph: Graph, corpus: Corpus) -> None:
     for name, units in MentionMatcher(by_name).link(corpus.texts()).items():
         for draft in by_name[name]:
             draft.text_unit_ids.update(units)
-
-
-def first_mention(draft: EntityDraft, corpus: Corpus, max_chars: int = 300) -> str:
-    """The first sentence of the entity's text units that names it ("" if none)."""
-    pattern = mention_pattern(draft.name)
-    for tu_id in sorted(draft.text_unit_ids, key=natural_key):
-        for sentence in re.split(r"(?<=[.!?])\s+", corpus.text_units[tu_id].text):
-            if pattern.search(sentence):
-                return sentence[:max_chars]
-    return ""
 
 
 def to_records(graph: Graph, corpus: Corpus, type_priority: tuple[str, ...] = ()

@@ -99,3 +99,11 @@ class CommonBuildOptions(BaseBuildOptions):
     def summary_settings(self) -> SummarySettings:
         return SummarySettings(summarize=self.summarize, max_summaries=self.max_summaries,
                                max_tokens=self.summary_max_tokens, seed=self.seed)
+
+
+def with_preset(data: Any, presets: dict[str, dict[str, Any]]) -> Any:
+    """Options as a suite gave them, with its ``preset``'s values filled in where it gave none
+    (an option given beside the preset wins); for a ``model_validator(mode="before")``."""
+    if isinstance(data, dict) and data.get("preset") in presets:
+        return {**presets[data["preset"]], **data}
+    return data

@@ -15,6 +15,13 @@ Degree and edge betweenness are computed at build time (:mod:`.graph_metrics`, o
 ``betweenness_k`` for sampled betweenness) and ``build_info`` holds paper 001's Table 3
 statistics next to the paper's own, which ``provbench kb info`` prints.
 
+The authors' pipeline as a preset (``preset: authors``, or each part alone): ``chunking:
+authors`` re-cuts the corpus as their ``Chunker.py`` (600/100 overlapping recursive splits, sha256
+ids) and ``extraction: authors`` asks for every valid triple under their 7 labels and 19 relation
+types. ``unmatched_chunks: keep`` keeps a triple whose ChunkID is no chunk of the corpus (as in the
+authors' ``arch_kg.csv`` read against another cut of StatPearls) with file-level provenance only:
+no text unit, its SourceFilename in ``relation_sources``; by default such a triple is an error.
+
 Built on :mod:`provbench_plugins.kb_builders.common` like every builder: the LLM calls run
 ``max_workers`` at once and are tallied; reuse, build info (``counts`` beside paper 001's) and
 the finishing step are the shared ones. A finished KB built from the same inputs is reused;
@@ -27,9 +34,9 @@ import re
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from provbench import hookimpl
 from provbench.errors import UserError
@@ -40,7 +47,7 @@ from provbench.plugin_api import KBBuilder
 from ..common.buildinfo import file_digests, fingerprint, reuse_existing, standard_info
 from ..common.extraction import ExtractionCounts
 from ..common.llm_calls import LLMTally, effective_workers, run_calls
-from ..common.options import BaseBuildOptions
+from ..common.options import BaseBuildOptions, with_preset
 from ..common.writing import finish, write_kb
 from . import graph_metrics
 from . import prompts as P
@@ -52,6 +59,7 @@ if TYPE_CHECKING:
 
 BUILDER_NAME = "medical-kg"
 BUILDER_VERSION = 2  # 2: inputs fingerprinted like every builder's (common.buildinfo)
+AUTHORS = {"chunking": "authors", "extraction": "authors"}
 PURPOSE = "kg-extraction"
 
 #: the graph paper 001 reports (Table 3), printed beside ours by ``kb info``
@@ -67,6 +75,17 @@ class MedicalKGOptions(BaseBuildOptions):
     betweenness_k: int | None = Field(None, ge=1, description="sampled edge betweenness (None: exact)")
     seed: int = 0
     max_tokens: int = Field(512, ge=64)
+    preset: Literal["provbench", "authors"] = Field("provbench", description="'authors': their chunking and extraction")
+    chunking: Literal["paragraphs", "authors"] = Field("paragraphs", description="'authors': 600/100 recursive, sha256 ids")
+    extraction: Literal["provbench", "authors"] = Field(
+        "provbench", description="'authors': every valid triple, their 7 labels and 19 relation types")
+    unmatched_chunks: Literal["error", "keep"] = Field(
+        "error", description="a triple whose ChunkID is no corpus chunk: an error, or kept with its file only")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_preset(cls, data: Any) -> Any:
+        return with_preset(data, {"authors": AUTHORS})
 
 
 def resolve(path: str) -> Path:
@@ -94,9 +113,10 @@ def extract_triples(chunks: list[Chunk], llm: "LLMClient", opts: MedicalKGOption
     reply is counted and skipped, never fatal."""
     chosen = chunks[: opts.max_chunks]
     counts = ExtractionCounts(text_units=len(chosen))
-    replies = run_calls(lambda chunk: tally.chat(llm, P.extraction_messages(chunk.title, chunk.text), PURPOSE,
-                                                 schema=P.EXTRACTION_SCHEMA, max_tokens=opts.max_tokens,
-                                                 temperature=0.0, seed=opts.seed),
+    authors = opts.extraction == "authors"
+    messages, schema = (P.authors_messages, P.AUTHORS_SCHEMA) if authors else (P.extraction_messages, P.EXTRACTION_SCHEMA)
+    replies = run_calls(lambda chunk: tally.chat(llm, messages(chunk.title, chunk.text), PURPOSE, schema=schema,
+                                                 max_tokens=opts.max_tokens, temperature=0.0, seed=opts.seed),
                         chosen, workers, "extracting triples")
     triples: list[Triple] = []
     for chunk, resp in zip(chosen, replies):
@@ -116,8 +136,9 @@ def extract_triples(chunks: list[Chunk], llm: "LLMClient", opts: MedicalKGOption
     return triples, counts
 
 
-def to_records(chunks: list[Chunk], triples: list[Triple]):
-    """Text units, labelled entities and relations; a triple naming an unknown chunk is an error."""
+def to_records(chunks: list[Chunk], triples: list[Triple], unmatched: str = "error"):
+    """Text units, labelled entities and relations; a triple naming an unknown chunk is an error,
+    or with ``unmatched="keep"`` a relation with no text unit (its file stays in relation_sources)."""
     triples = match_chunk_ids(triples, chunks)  # the authors' ids: sha256 of the chunk text
     by_chunk = {c.id: c for c in chunks}
     names: dict[str, str] = {}
@@ -125,9 +146,12 @@ def to_records(chunks: list[Chunk], triples: list[Triple]):
     units_of: dict[str, list[str]] = defaultdict(list)
     relations = []
     for n, t in enumerate(triples):
-        if t.chunk_id and t.chunk_id not in by_chunk:
+        if t.chunk_id and t.chunk_id not in by_chunk and unmatched == "keep":
+            t = t.model_copy(update={"chunk_id": ""})
+        elif t.chunk_id and t.chunk_id not in by_chunk:
             raise UserError(f"triple #{n + 1} ({t.head} -{t.relation}-> {t.tail}): field ChunkID: "
-                            f"{t.chunk_id!r} is not a chunk of the corpus (neither an id nor a chunk text's sha256)")
+                            f"{t.chunk_id!r} is not a chunk of the corpus (neither an id nor a chunk text's sha256; "
+                            "option unmatched_chunks: keep keeps such triples with their file only)")
         ends = []
         for name, label in ((t.head, t.head_label), (t.tail, t.tail_label)):
             eid = entity_id(name)
@@ -164,14 +188,14 @@ def build(kb_dir: Path, llm: "LLMClient", opts: MedicalKGOptions) -> "KnowledgeB
     if existing is not None:
         return existing
     started = time.monotonic()
-    chunks = read_chunks(Path(opts.corpus), opts.chunk_chars)
+    chunks = read_chunks(Path(opts.corpus), opts.chunk_chars, opts.chunking)
     tally, extraction = LLMTally(), None
     if opts.triples:
         triples = read_triples(Path(opts.triples))
     else:
         triples, extraction = extract_triples(chunks, llm, opts, tally, effective_workers(opts.max_workers, llm))
         tally.raise_if_all_failed(BUILDER_NAME, llm.model_id)
-    units, entities, relations = to_records(chunks, triples)
+    units, entities, relations = to_records(chunks, triples, opts.unmatched_chunks)
     kb = write_kb(kb_dir, units, entities, relations)
     metrics = graph_metrics.compute({e.id: e.label for e in entities},
                                     [(r.id, r.source, r.target) for r in relations],

@@ -6,6 +6,11 @@ part before its last "_" plus ".jsonl", as StatPearls ids are "<article>_<n>"), 
 or a directory of ``.txt``/``.md`` files cut into chunks of about ``chunk_chars`` characters at
 paragraph breaks (the file name is the source).
 
+With ``chunking="authors"`` the corpus is first read as documents (a jsonl's chunks joined per
+source file, titled; each text file whole) and cut as the authors' ``Chunker.py`` does: LangChain's
+``RecursiveCharacterTextSplitter`` (paragraph, line, word, character breaks), 600 characters with
+100 overlapping, each chunk's id the sha256 of its text (a repeated text is kept once).
+
 Triples: a CSV in the form the paper's authors publish their graph (``Entity1, Label1,
 Relationship, Entity2, Label2, SourceFilename, ChunkID``) or a jsonl with those keys. The
 authors' ChunkID is the sha256 of the chunk's text: :func:`match_chunk_ids` maps a ChunkID that
@@ -19,7 +24,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from provbench.errors import UserError
 from provbench.jsonlines import read_json_lines
@@ -44,6 +49,11 @@ class Triple(BaseModel):
     source: str = Field(alias="SourceFilename", default="")
     chunk_id: str = Field(alias="ChunkID", default="")
 
+    @field_validator("head_label", "tail_label")
+    @classmethod
+    def _clean_label(cls, value: str) -> str:
+        return value.strip().replace("*", "")  # as the authors read their labels ("Diseases**")
+
 
 class _ChunkRecord(BaseModel):
     model_config = ConfigDict(extra="ignore")
@@ -63,7 +73,14 @@ def _located(where: str, record: str, exc: ValidationError) -> UserError:
     return UserError(f"{where}: record {record}: field {field}: {error['msg']}")
 
 
-def read_chunks(source: Path, chunk_chars: int = 1200) -> list[Chunk]:
+def read_chunks(source: Path, chunk_chars: int = 1200, chunking: str = "paragraphs") -> list[Chunk]:
+    """The corpus's chunks as given (jsonl) or cut at paragraph breaks (text), or with
+    ``chunking="authors"`` re-cut by the authors' rule (module docstring)."""
+    chunks = _read_chunks(source, chunk_chars)
+    return authors_chunks(chunks, titled=source.suffix.lower() == ".jsonl") if chunking == "authors" else chunks
+
+
+def _read_chunks(source: Path, chunk_chars: int) -> list[Chunk]:
     if source.is_dir():
         files = sorted(p for p in source.rglob("*") if p.suffix.lower() in {".txt", ".md"})
         if not files:
@@ -85,6 +102,29 @@ def read_chunks(source: Path, chunk_chars: int = 1200) -> list[Chunk]:
         origin = record.source or record.source_file or record.file or record.id.rsplit("_", 1)[0] + ".jsonl"
         chunks.append(Chunk(record.id, record.title, text.strip(), origin))
     return chunks
+
+
+AUTHORS_CHUNK_CHARS, AUTHORS_OVERLAP = 600, 100
+
+
+def authors_chunks(chunks: list[Chunk], titled: bool) -> list[Chunk]:
+    """``chunks`` joined back into their documents (per source file, in order; ``titled``: after
+    the first chunk's title, as the authors joined title, abstract and body) and re-cut by the
+    authors' rule: 600/100 recursive splits, sha256 ids."""
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    splitter = RecursiveCharacterTextSplitter(chunk_size=AUTHORS_CHUNK_CHARS, chunk_overlap=AUTHORS_OVERLAP,
+                                              separators=["\n\n", "\n", " ", ""], length_function=len)
+    documents: dict[str, list[Chunk]] = {}
+    for chunk in chunks:
+        documents.setdefault(chunk.source, []).append(chunk)
+    found: dict[str, Chunk] = {}
+    for source, parts in documents.items():
+        title = parts[0].title
+        text = "\n\n".join(([title] if titled and title else []) + [c.text for c in parts])
+        for piece in splitter.split_text(text):
+            found.setdefault(text_digest(piece), Chunk(text_digest(piece), title, piece, source))
+    return list(found.values())
 
 
 def split_text_file(path: Path, chunk_chars: int) -> list[Chunk]:

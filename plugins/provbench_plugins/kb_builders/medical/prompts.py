@@ -1,4 +1,6 @@
-"""The triple-extraction prompt of the medical KG builder, with the paper's node labels."""
+"""The triple-extraction prompts of the medical KG builder: provbench's (the paper's labels, at
+most 8 triples, free relation text) and the authors' rules (``extraction: authors``: their 7
+labels, their 19 relation types, every valid forward triple the text states)."""
 
 from __future__ import annotations
 
@@ -43,4 +45,40 @@ EXTRACTION_SCHEMA = {
 
 def extraction_messages(title: str, text: str) -> list[dict]:
     return [{"role": "system", "content": EXTRACTION_SYSTEM},
+            {"role": "user", "content": EXTRACTION_USER.format(title=title or "untitled", text=text)}]
+
+
+# The authors' extraction rules (KGConstruction/templates.py): 7 labels (no Unknown), 19 relation
+# types, both entities in the text, forward relations only, nothing inferred, no duplicates, and
+# every valid triple (no cap but the reply's length).
+AUTHORS_LABELS = ("Diseases", "Medications", "Symptoms", "Treatments", "Diagnostic Tests", "Risk Factors", "Body Parts")
+AUTHORS_RELATIONS = ("HAS_SYMPTOM", "AFFECTS", "DIAGNOSED_BY", "TREATED_WITH", "MANAGED_BY", "HAS_RISK_FACTOR",
+                     "COMORBID_WITH", "CAUSED_BY", "INDICATES", "OCCURS_IN", "USED_FOR", "INVOLVES_MEDICATION",
+                     "HAS_SIDE_EFFECT", "CONTRAINDICATED_FOR", "DETECTS", "MEASURES", "INCREASES_RISK_OF", "PART_OF",
+                     "CAN_BE_AFFECTED_BY")
+AUTHORS_SYSTEM = (
+    "You extract a biomedical knowledge graph from a passage. List every valid (entity, relationship, "
+    "entity) triple the passage states, following these rules: both entities are mentioned in the "
+    "passage; each entity has one label from: " + ", ".join(AUTHORS_LABELS) + "; the relationship is one "
+    "of: " + ", ".join(AUTHORS_RELATIONS) + " (COMORBID_WITH is symmetric) and fits the two entities; "
+    "give each relation in its forward direction only, never also its reverse; state nothing the passage "
+    "does not say; list no triple twice. An empty list is right when no triple qualifies. Reply with JSON only."
+)
+_AUTHORS_LABEL = {"type": "string", "enum": list(AUTHORS_LABELS)}
+AUTHORS_SCHEMA = {
+    "type": "object",
+    "properties": {"triples": {"type": "array", "items": {
+        "type": "object",
+        "properties": {"head": _ENTITY, "head_label": _AUTHORS_LABEL,
+                       "relation": {"type": "string", "enum": list(AUTHORS_RELATIONS)},
+                       "tail": _ENTITY, "tail_label": _AUTHORS_LABEL},
+        "required": ["head", "head_label", "relation", "tail", "tail_label"],
+        "additionalProperties": False}}},
+    "required": ["triples"],
+    "additionalProperties": False,
+}
+
+
+def authors_messages(title: str, text: str) -> list[dict]:
+    return [{"role": "system", "content": AUTHORS_SYSTEM},
             {"role": "user", "content": EXTRACTION_USER.format(title=title or "untitled", text=text)}]

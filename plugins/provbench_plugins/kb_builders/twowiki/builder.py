@@ -18,7 +18,11 @@ The build, step by step:
 4. **Enrichment.** The LLM extracts entities and relations from distractor text units (those
    mentioning most gold entities first), at most ``max_entities_per_unit`` /
    ``max_relations_per_unit`` each; names must occur in the text unit.
-5. **Links.** Every entity is linked to every text unit naming it (one Aho-Corasick pass).
+5. **Links and descriptions.** Every entity is linked to every text unit naming it (one
+   Aho-Corasick pass) and to every text unit of its own paragraph (the article titled by its
+   name: :func:`.gold.link_own_paragraphs`), so removing it takes its whole paragraph. Its
+   description comes from its type and its relations' labels (:func:`.gold.describe_entities`):
+   it quotes no text unit and names no other entity. Document ids are opaque digests.
 6. **Communities.** Hierarchical Leiden over the largest connected component by default (the
    options offer flat Leiden, every component, the resolution and levels); the largest get an
    LLM-written title and summary, the others a member list (counted in build info).
@@ -44,7 +48,7 @@ from ..common.graph import Graph, link_mentions, to_records
 from ..common.llm_calls import LLMTally, effective_workers
 from ..common.options import CommonBuildOptions
 from ..common.writing import finish, write_kb
-from .gold import TYPE_PRIORITY, add_gold_graph, describe_entities
+from .gold import TYPE_PRIORITY, add_gold_graph, describe_entities, link_own_paragraphs
 from .questions import QuestionData, TwoWikiCorpus, build_corpus, read_question
 
 if TYPE_CHECKING:
@@ -52,7 +56,7 @@ if TYPE_CHECKING:
     from provbench.llm import LLMClient
 
 BUILDER_NAME = "2wiki-paper000"
-BUILDER_VERSION = 2  # bump when the algorithm changes: old KBs then no longer match
+BUILDER_VERSION = 3  # bump when the algorithm changes: old KBs then no longer match
 
 #: the knowledge base paper 000 reports (section 2.1), printed beside ours by ``kb info``
 PAPER = {"id": "000", "title": "Why Neighborhoods Matter (paper 000), section 2.1",
@@ -107,7 +111,8 @@ def build_knowledge_base(questions: list[Question], kb_dir: Path, llm: "LLMClien
     tally = LLMTally()
     extraction = enrich_graph(graph, corpus, llm, options, tally, workers)
     link_mentions(graph, corpus)
-    describe_entities(graph, corpus)
+    own_paragraph_links = link_own_paragraphs(graph, corpus)
+    describe_entities(graph)
     units, entities, relations = to_records(graph, corpus, TYPE_PRIORITY)
 
     kb = write_kb(kb_dir, units, entities, relations)
@@ -122,6 +127,7 @@ def build_knowledge_base(questions: list[Question], kb_dir: Path, llm: "LLMClien
         extraction=extraction, communities=summaries, llm=tally,
         questions=len(data), paragraphs=len(corpus.documents), text_units=len(units),
         supporting_text_units=len(corpus.supporting_units), chunk_fallbacks=corpus.chunk_fallbacks,
+        own_paragraph_links=own_paragraph_links,
         entities={"total": len(entities), "gold": gold_entities, "extracted": len(entities) - gold_entities},
         relations={"total": len(relations), "gold": gold_relations, "extracted": len(relations) - gold_relations},
         llm_workers=workers,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..common.graph import Graph, first_mention
+from ..common.graph import Graph
 from ..common.matcher import mention_pattern
-from ..common.names import normalize_name, strip_qualifier
+from ..common.names import UNKNOWN_TYPE, normalize_name, pick_type, strip_qualifier
 from .questions import QuestionData, TwoWikiCorpus
 
 _PERSON_SUBJECT = (
@@ -86,14 +86,48 @@ def add_gold_graph(graph: Graph, corpus: TwoWikiCorpus, questions: list[Question
             graph.relate(source, label, target, "gold", tu_id)
 
 
-def describe_entities(graph: Graph, corpus: TwoWikiCorpus) -> None:
-    """First sentence of the entity's own paragraph; else the first sentence that mentions it."""
-    own = {}
+def own_documents(graph: Graph, corpus: TwoWikiCorpus) -> dict[str, list[str]]:
+    """Each entity's own paragraphs (2Wiki's paragraphs are Wikipedia articles, titled by their
+    subject): the documents titled exactly by its name, else those whose title without its
+    "(...)" qualifier is its name (all of them: namesakes are one entity, as names merge)."""
+    exact: dict[str, list[str]] = {}
+    stripped: dict[str, list[str]] = {}
     for doc in corpus.documents.values():
-        for key in (normalize_name(doc.title), normalize_name(strip_qualifier(doc.title))):
-            own.setdefault(key, doc)
-    for key, draft in graph.entities.items():
-        doc = own.get(key)
-        first = next((s.strip() for s in doc.sentences if s.strip()), "") if doc else ""
-        draft.description = first or first_mention(draft, corpus)
+        exact.setdefault(normalize_name(doc.title), []).append(doc.id)
+        stripped.setdefault(normalize_name(strip_qualifier(doc.title)), []).append(doc.id)
+    return {draft.id: exact.get(key) or stripped.get(key, []) for key, draft in graph.entities.items()}
 
+
+def link_own_paragraphs(graph: Graph, corpus: TwoWikiCorpus) -> int:
+    """Link every text unit of an entity's own paragraphs to it, also the chunks that do not repeat
+    its name (a split paragraph goes on with "He ..." or "The film ..."), so removing or isolating
+    the entity takes or keeps its whole paragraph. Returns how many links this added."""
+    added = 0
+    documents = own_documents(graph, corpus)
+    for draft in graph.entities.values():
+        for doc_id in documents[draft.id]:
+            units = set(corpus.documents[doc_id].text_unit_ids) - draft.text_unit_ids
+            draft.text_unit_ids |= units
+            added += len(units)
+    return added
+
+
+MAX_DESCRIBED_RELATIONS = 8
+
+
+def describe_entities(graph: Graph) -> None:
+    """Descriptions from the entity's type and the labels of its relations, e.g. "A person; relations:
+    mother (outgoing), director (incoming)." They quote no text unit and name no other entity, so an
+    ablation that hides text or removes entities has nothing to hide in the descriptions it keeps
+    (text-only isolation keeps every entity's metadata readable)."""
+    labels: dict[str, list[str]] = {draft.id: [] for draft in graph.entities.values()}
+    for relation in graph.relations.values():
+        labels[relation.source].append(f"{relation.label} (outgoing)")
+        labels[relation.target].append(f"{relation.label} (incoming)")
+    for draft in graph.entities.values():
+        kind = pick_type(draft.types, TYPE_PRIORITY)
+        subject = "An entity" if kind == UNKNOWN_TYPE else f"A {kind.lower()}"
+        parts = list(dict.fromkeys(labels[draft.id]))
+        more = len(parts) - MAX_DESCRIBED_RELATIONS
+        listed = ", ".join(parts[:MAX_DESCRIBED_RELATIONS]) + (f" and {more} more" if more > 0 else "")
+        draft.description = f"{subject}; relations: {listed}." if parts else f"{subject} with no relations."

@@ -16,7 +16,7 @@ from provbench.errors import UserError
 from provbench.model import Question
 
 from ..common.chunking import Corpus, Document, chunk_documents
-from ..common.names import normalize_name, slug, strip_qualifier
+from ..common.names import normalize_name, strip_qualifier
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,13 @@ class TwoWikiCorpus(Corpus):
         return self.documents.get(doc_id) if doc_id else None
 
 
+def document_id(title_key: str, text: str) -> str:
+    """Opaque and stable: a digest of the paragraph's title and text. A document id is shown to
+    systems (beside a text unit, in search hits) and must not spell out an entity's name, which
+    an ablation may have removed."""
+    return "doc:" + hashlib.sha1(f"{title_key}\n{text}".encode()).hexdigest()[:12]
+
+
 def merge_paragraphs(questions: list[QuestionData]) -> tuple[dict[str, Document], dict[str, dict[str, str]]]:
     """Unique paragraphs (same title and text) as documents; and each question's title -> doc id."""
     by_content: dict[tuple[str, str], str] = {}
@@ -115,9 +122,9 @@ def merge_paragraphs(questions: list[QuestionData]) -> tuple[dict[str, Document]
             key = (normalize_name(p.title), text)
             doc_id = by_content.get(key)
             if doc_id is None:
-                doc_id = f"doc:{slug(p.title)}"
-                if doc_id in documents:  # same title, other text: a stable suffix from the text
-                    doc_id += "~" + hashlib.sha1(text.encode()).hexdigest()[:8]
+                doc_id = document_id(*key)
+                if doc_id in documents:
+                    raise UserError(f"2Wiki paragraphs {p.title!r} and {documents[doc_id].title!r}: one document id")
                 by_content[key] = doc_id
                 documents[doc_id] = Document(doc_id, p.title, p.sentences)
             titles.setdefault(p.title, doc_id)

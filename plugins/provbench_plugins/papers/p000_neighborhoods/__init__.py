@@ -4,7 +4,8 @@ ablations and the report sections of its Tables 1 and 2.
 
 Systems: :mod:`.systems` (llm-only, rag, one-shot graphrag) and :mod:`.agentic` (the agent and
 its visited-only and evidence-first variants); prompts in :mod:`.prompts`; ablations in
-:mod:`.interventions`.
+:mod:`.interventions`, on the labels, plans and text rule of :mod:`.hiding`; Tables 1 and 2 in
+:mod:`.report`.
 """
 
 from __future__ import annotations

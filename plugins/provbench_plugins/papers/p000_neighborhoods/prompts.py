@@ -23,12 +23,15 @@ LLM_ONLY_SYSTEM = (
 
 # -- rag ----------------------------------------------------------------------------------------
 
+# The context systems (rag, graphrag, the agents) share one stance on a missing answer: they
+# answer from what they are given and none invites a guess from memory, so their accuracies
+# compare retrieval, not how far a prompt licenses parametric knowledge (the llm-only baseline
+# measures that).
 RAG_SYSTEM = (
     "You answer questions using only the passages given to you. Each passage starts with its id "
     "in square brackets. Reply with a JSON object "
     '{"answer": "...", "cited_textunits": ["tu:..."]}: a short answer phrase, and the ids of the '
-    "passages you used. If the passages do not contain the answer, give your best short guess "
-    "and cite nothing."
+    "passages you used. Cite only ids that appear in the passages."
 )
 RAG_USER = "Passages:\n{passages}\n\n{question}"
 RAG_PASSAGE = "[{id}] {text}"

@@ -1,5 +1,8 @@
-"""Paper 000's report sections: Table 1 (baseline accuracy and evidence footprint) and Table 2
-(the six graph ablations grouped into the paper's three studies), with their charts.
+"""Paper 000's report sections: Table 1 (baseline accuracy, official EM and F1, evidence
+footprint, forced and flagged answers) and Table 2 (the six graph ablations grouped into the
+paper's three studies), with their charts. Paper 000's systems show under the paper's names and
+in its Table 1 order; a column a system's design does not have (RAG visits no entity, LLM reads
+nothing) shows "–", not 0.0.
 
 Table 2's "output changed" and "stayed correct" are the ``output-changed`` / ``stayed-correct``
 metric values (metrics.json) when the run computed them, else the same computation
@@ -17,7 +20,10 @@ from provbench.model import BASELINE
 from provbench.report.data import RunData
 from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
 from provbench.report.stats import MCNEMAR_NOTE, Share, arrow, mcnemar, mean_footprint, per_question, share
-from provbench_plugins.metrics.records import per_question_changes, stayed_correct_tally
+from provbench_plugins.metrics.records import per_question_changes, per_question_official, stayed_correct_tally
+
+from .tables import (CONDITION_TITLES, SYSTEM_NAMES, caption_of_text_rules, display_name, footprint_applies,
+                     hidden_reports_note, is_agent, table1_order, title_of)
 
 # The paper groups its ablations into studies (Table 2's row groups).
 STUDIES = (
@@ -25,12 +31,6 @@ STUDIES = (
     ("Isolation", ("full-isolation", "text-only-isolation")),
     ("Visited-but-uncited entities ablation", ("entity-removal", "entity-text-mask")),
 )
-CONDITION_TITLES = {
-    "cited-removal": "Cited ablation", "random-removal": "Random ablation", "full-isolation": "Full isolation",
-    "text-only-isolation": "Text-only isolation", "entity-removal": "Entity removal",
-    "entity-text-mask": "Entity text mask",
-}
-SYSTEM_NAMES = ("llm-only", "rag", "graphrag", "agentic-graphrag", "agentic-visited-only", "agentic-evidence-first")
 
 
 def sections(run: RunData) -> list[Section]:
@@ -51,10 +51,6 @@ def share_cell(s: Share, note: str = "", arrow_text: str = "") -> Cell:
     return Cell(text=s.percent(), counts=s.counts(), arrow=arrow_text, note=note, interval=s.interval())
 
 
-def title_of(condition: str) -> str:
-    return CONDITION_TITLES.get(condition, condition)
-
-
 def selection_note(run: RunData) -> Text | None:
     """A warning when the dataset had fewer eligible questions than the selection's quotas
     (the 2wiki loader records ``metadata["selection_shortfall"]`` on the questions)."""
@@ -70,19 +66,48 @@ def selection_note(run: RunData) -> Text | None:
 # -- Table 1 ------------------------------------------------------------------------------------------
 
 def table1_section(run: RunData) -> Section:
-    """Accuracy (all questions, bootstrap CI) and mean footprint per system at baseline."""
-    rows = []
-    for system in run.systems:
-        records = run.select(system)
-        acc = share(per_question(records), run.question_ids, **run.stats_options())
-        footprint = [("–" if v is None else f"{v:.1f}") for v in mean_footprint(records).values()]
-        rows.append(Row(cells=[system, share_cell(acc), *footprint, str(sum(r.status == "failed" for r in records))]))
-    table = Table(columns=["System", "Accuracy", "Retrieved TUs", "Cited TUs", "Visited entities", "Cited entities",
-                           "Failed"], rows=rows, css_class="table1", caption=(
+    """Accuracy (all questions, bootstrap CI), official EM and F1, mean footprint, forced and flagged
+    answers per system at baseline, in the paper's order."""
+    rows = [table1_row(run, system) for system in table1_order(run)]
+    table = Table(columns=["System", "Accuracy", "EM", "F1", "Retrieved TUs", "Cited TUs", "Visited entities",
+                           "Cited entities", "Forced answers", "Flagged answers", "Failed"],
+                  rows=rows, css_class="table1", caption=(
         f"Accuracy over all {len(run.question_ids)} questions with a percentile-bootstrap confidence interval "
-        "(questions resampled); footprint columns are means per answer. TUs stands for text units. Failed runs "
-        "count as wrong."))
+        "(questions resampled; provbench's answer rule, docs/datasets.md). EM and F1 as the official "
+        "2WikiMultihopQA evaluation computes them: means x 100 over all questions, a missing answer scoring 0. "
+        "Footprint columns are means per answer; TUs stands for text units; “–” marks a column the system does "
+        "not have. Forced answers were accepted on the agent's last step; flagged answers had citations dropped "
+        "(rejected after the allowed retries, or failing at the budget's end). Failed runs count as wrong."))
     return Section(id="table1", title="Table 1: baseline accuracy and evidence footprint", blocks=[table], order=30)
+
+
+def table1_row(run: RunData, system: str) -> Row:
+    records = run.select(system)
+    acc = share(per_question(records), run.question_ids, **run.stats_options())
+    applies = footprint_applies(run, system)
+    footprint = [("–" if v is None or field not in applies else f"{v:.1f}")
+                 for field, v in mean_footprint(records).items()]
+    agent = is_agent(run, system)
+    forced = sum(bool(r.trace and (r.trace.artifacts.get("forced_answer"))) for r in records)
+    flagged = sum(bool(r.trace and (r.trace.artifacts.get("flagged_citations") or r.trace.artifacts.get(
+        "flagged_evidence"))) for r in records)
+    return Row(cells=[display_name(run, system), share_cell(acc), official_cell(run, system, "em"),
+                      official_cell(run, system, "f1"), *footprint, str(forced) if agent else "–",
+                      str(flagged) if agent else "–", str(sum(r.status == "failed" for r in records))])
+
+
+def official_cell(run: RunData, system: str, score: str) -> Cell:
+    """The ``em`` / ``f1`` metric's baseline value when the run has it, else the same computation;
+    "–" when the dataset gives no such score."""
+    if not any(score in r.scores for r in run.select(system)):
+        return Cell(note=f"the dataset loader gives no {score}")
+    stored = [v for v in run.metric_values(score) if v.get("system") == system and v.get("condition") == BASELINE]
+    if stored and stored[0].get("value") is not None:
+        value, num, den = stored[0]["value"], stored[0]["numerator"], stored[0]["denominator"]
+    else:
+        _, tally = per_question_official(run, system, BASELINE, run.question_ids, score)
+        value, num, den = (None if tally.value is None else 100 * tally.value), tally.numerator, tally.denominator
+    return Cell(text="–" if value is None else f"{value:.1f}", counts=f"({num:g}/{den:g})" if den else "")
 
 
 # -- Table 2 ------------------------------------------------------------------------------------------
@@ -113,10 +138,13 @@ def table2_section(run: RunData) -> Section | None:
                "differ from the baseline answer; its parentheses give originally correct answers that stayed correct "
                "out of originally correct answers. “Acc.” is post-intervention accuracy with correct/total in "
                "parentheses; arrows give the direction of the change from baseline. Randomised interventions are "
-               f"averaged over repeats, so counts may be fractional. Significance: {MCNEMAR_NOTE}.")
-    table = Table(columns=["Condition", "Outcome", *systems], rows=rows, numeric_from=2, css_class="table2",
-                  caption=caption)
-    return Section(id="table2", title="Table 2: interventions", blocks=[table, *charts(run, systems)], order=31)
+               f"averaged over repeats, so counts may be fractional. {caption_of_text_rules(run)} "
+               f"Significance: {MCNEMAR_NOTE}.")
+    table = Table(columns=["Condition", "Outcome", *(display_name(run, s) for s in systems)], rows=rows,
+                  numeric_from=2, css_class="table2", caption=caption)
+    notes = [note for note in (hidden_reports_note(run),) if note is not None]
+    return Section(id="table2", title="Table 2: interventions", blocks=[table, *notes, *charts(run, systems)],
+                   order=31)
 
 
 def study_groups(conditions: list[str]) -> list[tuple[str, list[str]]]:
@@ -171,8 +199,8 @@ def charts(run: RunData, systems: list[str]) -> list[Any]:
     conditions = run.conditions
     if not conditions:
         return []
-    changed = {s: [_changed_value(run, s, c) for c in conditions] for s in systems}
-    accuracy = {s: [_share_value(run, s, c) for c in [BASELINE, *conditions]] for s in systems}
+    changed = {display_name(run, s): [_changed_value(run, s, c) for c in conditions] for s in systems}
+    accuracy = {display_name(run, s): [_share_value(run, s, c) for c in [BASELINE, *conditions]] for s in systems}
     return [
         BarChart(title="Answers changed by each intervention (analysed questions)", ylabel="output changed (%)",
                  categories=[title_of(c) for c in conditions], series=changed, caption="Output changed per intervention"),

@@ -171,11 +171,12 @@ class GraphRAG(PaperOneShot):
         return context
 
     def linked_text_units(self, view: Any, seeds: list[str], relations: list, neighbours: list[str]) -> list[str]:
-        """Text units of the seeds first, then the relationships' source text, then the neighbours'."""
-        ordered: list[str] = []
+        """The relationships' source text first (the text behind the expanded edges), then the seeds'
+        text units, then the neighbours'; ``max_text_units`` of them. Relation sources lead because
+        a hub seed linked to many text units would otherwise fill every slot."""
+        ordered = [r.text_unit_id for r in relations if r.text_unit_id]
         for entity in view.entities(seeds):
             ordered += entity.text_unit_ids
-        ordered += [r.text_unit_id for r in relations if r.text_unit_id]
         for entity in view.entities(neighbours):  # duplicates dropped: the result is deduplicated anyway
             ordered += entity.text_unit_ids
         return list(dict.fromkeys(ordered))[: self.options.max_text_units]

@@ -8,8 +8,13 @@ their node labels, and relative ranks by degree, edge betweenness and eq. (1):
 
     sub-path score = betweenness(edge) / (degree(node1) + degree(node2))
 
-Ranks within one path: 0 = highest value, 1 = lowest, ties share their average rank
-(``(rank - 1) / (N - 1)``, as the authors compute it).
+Ranks within one path (the paper: "within the derived path"): 0 = highest value, 1 = lowest,
+``rank / (N - 1)``. Ties as the authors' notebook settles them (the paper is silent): sub-paths
+share their average rank; nodes and edges keep the earlier one on the path first.
+
+Sub-path records carry the rule they ran under (``rule``: "paper" or "authors"); :func:`group`
+takes one rule's, so Table 4 can be read under either. Positions are the paper's k / (m - 1) in
+fifths, or the authors' k / m in the 20 bins of their Fig. 3 (``rule="authors"``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from provbench.model import RunRecord
 from .paths import KINDS
 
 BINS = 5  # relative positions and ranks are counted in fifths of [0, 1]
+AUTHORS_BINS = 20  # the authors' Fig. 3 histograms
 
 
 def changed(record: RunRecord) -> bool:
@@ -48,12 +54,23 @@ class QuestionPerturbations:
         return len(self.records.get(kind, []))
 
 
-def group(records: Iterable[RunRecord], system: str) -> dict[str, QuestionPerturbations]:
-    """KG perturbation records of ``system`` by question, with the baseline's answer and paths."""
+def subpath_rule(record: RunRecord) -> str:
+    return (record.variant.data.get("rule") if record.variant else None) or "paper"
+
+
+def subpath_rules(records: Iterable[RunRecord], system: str) -> list[str]:
+    """The sub-path rules ``system``'s records ran under, the paper's first."""
+    found = {subpath_rule(r) for r in records if r.key.system == system and variant_kind(r) == "subpath"}
+    return [rule for rule in ("paper", "authors") if rule in found] or ["paper"]
+
+
+def group(records: Iterable[RunRecord], system: str, rule: str = "paper") -> dict[str, QuestionPerturbations]:
+    """KG perturbation records of ``system`` by question (sub-path removals of ``rule`` only),
+    with the baseline's answer and paths."""
     groups: dict[str, QuestionPerturbations] = {}
     records = list(records)
     for r in records:
-        if r.key.system == system and variant_kind(r) in KINDS:
+        if r.key.system == system and variant_kind(r) in KINDS and (variant_kind(r) != "subpath" or subpath_rule(r) == rule):
             g = groups.setdefault(r.key.question_id, QuestionPerturbations(r.key.question_id, system))
             g.records[variant_kind(r)].append(r)
     for r in records:
@@ -99,20 +116,28 @@ def _impact(g: QuestionPerturbations, kind: str, measure: str) -> float:
     return g.changes(kind) / g.variants(kind) if g.variants(kind) else 0.0
 
 
-def bin_of(value: float) -> int:
-    return min(BINS - 1, int(value * BINS))
+def bin_of(value: float, bins: int = BINS) -> int:
+    return min(bins - 1, int(value * bins))
 
 
-def bin_labels() -> list[str]:
-    return [f"{i / BINS:.1f}–{(i + 1) / BINS:.1f}" for i in range(BINS)]
+def bin_labels(bins: int = BINS) -> list[str]:
+    return [f"{i / bins:.2g}–{(i + 1) / bins:.2g}" for i in range(bins)]
 
 
-def position_histogram(groups: dict[str, QuestionPerturbations], kind: str) -> list[int]:
-    counts = [0] * BINS
+def position_of(data: dict, rule: str) -> float:
+    """Element k of m at k / (m - 1) (the paper) or k / m (the authors' code)."""
+    if rule == "authors":
+        return float(data.get("position_authors", data.get("index", 0) / max(1, data.get("count", 1))))
+    return float(data.get("position", 0.0))
+
+
+def position_histogram(groups: dict[str, QuestionPerturbations], kind: str, rule: str = "paper") -> list[int]:
+    bins = AUTHORS_BINS if rule == "authors" else BINS
+    counts = [0] * bins
     for g in groups.values():
         for r in g.records.get(kind, []):
             if changed(r):
-                counts[bin_of(float(r.variant.data.get("position", 0.0)))] += 1
+                counts[bin_of(position_of(r.variant.data, rule), bins)] += 1
     return counts
 
 
@@ -127,13 +152,18 @@ def label_counts(groups: dict[str, QuestionPerturbations]) -> dict[str, tuple[in
     return {k: (v[0], v[1]) for k, v in sorted(out.items(), key=lambda kv: (-kv[1][0], kv[0]))}
 
 
-def relative_ranks(values: list[float]) -> list[float]:
-    """0 = highest value, 1 = lowest; ties get their average rank."""
+def relative_ranks(values: list[float], ties: str = "average") -> list[float]:
+    """0 = highest value, 1 = lowest; ties get their average rank, or with ``ties="first"`` keep
+    their order (the earlier first), as the authors' ``sorted(...).index`` does for nodes and edges."""
     n = len(values)
     if n < 2:
         return [0.0] * n
     order = sorted(range(n), key=lambda i: -values[i])
     ranks = [0.0] * n
+    if ties == "first":
+        for position, i in enumerate(order):
+            ranks[i] = position / (n - 1)
+        return ranks
     i = 0
     while i < n:
         j = i
@@ -168,6 +198,7 @@ def element_value(record: RunRecord, metrics: dict[str, Any], measure: str) -> f
 
 
 RANKED = {"degree": "node", "betweenness": "edge", "eq1": "subpath"}
+TIES = {"degree": "first", "betweenness": "first", "eq1": "average"}  # the authors' notebook
 
 
 def rank_histogram(groups: dict[str, QuestionPerturbations], metrics: dict[str, Any], measure: str) -> list[int]:
@@ -178,9 +209,10 @@ def rank_histogram(groups: dict[str, QuestionPerturbations], metrics: dict[str, 
         for r in g.records.get(kind, []):
             by_path[r.variant.data.get("path", "")].append(r)
         for recs in by_path.values():
+            recs.sort(key=lambda r: r.variant.data.get("index", 0))  # path order settles "first" ties
             scored = [(r, element_value(r, metrics, measure)) for r in recs]
             scored = [(r, v) for r, v in scored if v is not None]
-            for (r, _), rank in zip(scored, relative_ranks([v for _, v in scored])):
+            for (r, _), rank in zip(scored, relative_ranks([v for _, v in scored], TIES[measure])):
                 if changed(r):
                     counts[bin_of(rank)] += 1
     return counts

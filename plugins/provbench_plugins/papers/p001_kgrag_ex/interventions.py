@@ -4,13 +4,17 @@
 edge or sub-path of every path in a KGRAG-Ex baseline trace (see :mod:`.paths` for the
 definitions) and hand :meth:`KGRAGEx.resume` the paths with that one element removed, so only the
 stages after path retrieval re-run. A trace without KGRAG-Ex paths (another system, or the
-fallback) lists no variant.
+fallback) lists no variant. ``kg-subpath-removal`` takes ``rule``: ``paper`` (drop the triplet's
+line, as Table 2) or ``authors`` (blank both nodes and the edge in place, as the authors' code);
+a suite that runs both gets Table 4 under both readings.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from provbench.model import Question, Trace
 from provbench.plugin_api import Intervention, Variant
@@ -34,7 +38,11 @@ class PathElementRemoval(Intervention):
         paths = kg_paths(baseline)
         if not paths:
             return []
-        return [Variant(**v) for v in enumerate_variants(paths, self.element)]
+        return [Variant(**v) for v in enumerate_variants(paths, self.element, self.rule)]
+
+    @property
+    def rule(self) -> str:
+        return "paper"
 
     def perturb(self, question: Question, baseline: Trace, rng: random.Random, **kwargs: Any) -> Trace:
         variant: Variant | None = kwargs.get("variant")
@@ -61,11 +69,23 @@ class EdgeRemoval(PathElementRemoval):
     element = "edge"
 
 
+class SubpathOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    rule: Literal["paper", "authors"] = "paper"
+
+
 class SubpathRemoval(PathElementRemoval):
-    """Remove one sub-path (node, edge, node triplet) from the retrieved path; one variant each."""
+    """Remove one sub-path (node, edge, node triplet) from the retrieved path; one variant each:
+    its line dropped (``rule: paper``, Table 2) or its three elements blanked (``rule: authors``)."""
 
     name = "kg-subpath-removal"
     element = "subpath"
+    Options = SubpathOptions
+
+    @property
+    def rule(self) -> str:
+        return self.options.rule
 
 
 KG_INTERVENTIONS = (NodeRemoval, EdgeRemoval, SubpathRemoval)

@@ -1,6 +1,8 @@
 """Paper 001's report sections: accuracy by choice type, Table 3 (the run's knowledge base beside
-the paper's), Table 4, critical changes by position, node label and centrality rank (with eq.
-(1)), the cost comparison of Table 5, and the per-question explanations of Table 2.
+the paper's), Table 4 (under each sub-path rule the run used), critical changes by position (the
+paper's and the authors' normalisation), node label and centrality rank (with eq. (1)), the cost
+comparison of Table 5 (medians and means, both cost definitions, over the same questions), and
+the per-question explanations of Table 2 with every variant's perturbed path.
 
 Degree and betweenness come from the ``graph_metrics.json`` the medical-kg builder wrote into the
 knowledge base the run used (its directory is in the run manifest).
@@ -21,14 +23,17 @@ from provbench.report.sections import Row, Section, Table, Text
 from provbench_plugins.kb_builders.medical import graph_metrics
 
 from . import analysis as A
+from . import cost as C
 from .explain import explain
 from .paths import KINDS
 from .ragex import RagExOptions
 
 KIND_TITLES = {"node": "Node", "edge": "Edge", "subpath": "Sub-path"}
 PAPER_TABLE4 = "Paper: MedMCQA 128 examples: node 41, edge 30, sub-path 57; MMLU 37: 6, 8, 23."
-PAPER_TABLE5 = ("Paper (per explained question; RAG-Ex with 5-word windows, stride 1 in the authors' code): "
-                "MMLU RAG-Ex 65 calls / 4,032 tokens vs KGRAG-Ex 20 / 2,112; MedMCQA 61 / 3,661 vs 19 / 2,180.5.")
+PAPER_TABLE5 = ("Paper (medians per explained question, the authors' definition; RAG-Ex with 5-word windows, "
+                "stride 1): MMLU RAG-Ex 65 calls / 4,032 tokens vs KGRAG-Ex 20 / 2,112 (difference 45 / 1,920); "
+                "MedMCQA 61 / 3,661 vs 19 / 2,180.5 (42 / 1,480.5).")
+RULE_TITLES = {"paper": "paper (line dropped)", "authors": "authors (blanked in place)"}
 MAX_EXPLAINED = 25
 
 
@@ -41,8 +46,9 @@ def sections(run: RunData) -> list[Section]:
     metrics = graph_metrics.load(kb_dir)
     datasets = {qid: q.dataset for qid, q in run.questions.items()}
     for system in kg_systems:
-        groups = A.group(run.records, system)
-        found += [table4_section(groups, system, datasets), positions_section(groups, system),
+        by_rule = {rule: A.group(run.records, system, rule) for rule in A.subpath_rules(run.records, system)}
+        groups = next(iter(by_rule.values()))
+        found += [table4_section(by_rule, system, datasets), positions_section(groups, system),
                   labels_section(groups, system), centrality_section(groups, system, metrics),
                   cost_section(run, system), explanations_section(groups, system, metrics)]
     return found
@@ -88,36 +94,48 @@ def _mean(values: list[float]) -> str:
 DATASET_TITLES = {"medmcqa": "MedMCQA", "mmlu": "MMLU"}
 
 
-def table4_section(groups: dict[str, A.QuestionPerturbations], system: str, datasets: dict[str, str]) -> Section:
-    """Table 4 as the paper lays it out: a row per dataset (``datasets``: question id -> dataset)."""
-    by_dataset: dict[str, dict[str, A.QuestionPerturbations]] = defaultdict(dict)
-    for qid, g in groups.items():
-        by_dataset[datasets.get(qid) or "(none)"][qid] = g
-    rows = []
-    for name, part in sorted(by_dataset.items()):
-        t = A.table4(part)
-        rows.append([DATASET_TITLES.get(name, name), t["examples"], t["node"], t["edge"], t["subpath"], t["tied"]])
+def table4_section(by_rule: dict[str, dict[str, A.QuestionPerturbations]], system: str,
+                   datasets: dict[str, str]) -> Section:
+    """Table 4 as the paper lays it out, a row per dataset (``datasets``: question id -> dataset),
+    under each sub-path rule the run used (``by_rule``: rule -> groups)."""
+    rows, variants = [], []
+    for rule, groups in by_rule.items():
+        by_dataset: dict[str, dict[str, A.QuestionPerturbations]] = defaultdict(dict)
+        for qid, g in groups.items():
+            by_dataset[datasets.get(qid) or "(none)"][qid] = g
+        for name, part in sorted(by_dataset.items()):
+            t = A.table4(part)
+            rows.append([DATASET_TITLES.get(name, name), RULE_TITLES[rule], t["examples"], t["node"], t["edge"],
+                         t["subpath"], t["tied"]])
+        variants += [[KIND_TITLES[k] + (f", {RULE_TITLES[rule]}" if k == "subpath" else ""),
+                      sum(g.variants(k) for g in groups.values()), sum(g.changes(k) for g in groups.values())]
+                     for k in KINDS if k == "subpath" or rule == next(iter(by_rule))]
     order = " > ".join(KIND_TITLES[k].lower() for k in A.TIE_BREAK)
-    table = Table(columns=["Dataset", "Examples", "Node impact", "Edge impact", "Sub-path impact", "Of which tied"],
-                  rows=rows,
+    table = Table(columns=["Dataset", "Sub-path rule", "Examples", "Node impact", "Edge impact", "Sub-path impact",
+                           "Of which tied"], rows=rows,
                   caption=f"{system}: per question whose answer some removal changed, the perturbation type with the "
                           "highest share of answer-changing variants (the authors' rule); a tie goes to the first "
                           f"type in the order {order} (the authors' order), so node + edge + sub-path = examples; "
-                          "the last column counts the ties so settled. " + PAPER_TABLE4)
-    variants = Table(columns=["Type", "Variants run", "Answer changed"], rows=[
-        [KIND_TITLES[k], sum(g.variants(k) for g in groups.values()), sum(g.changes(k) for g in groups.values())]
-        for k in KINDS])
+                          "the last column counts the ties so settled. Sub-path rule: the paper's Table 2 drops the "
+                          "triplet's line; the authors' code blanks node k, edge k and node k+1 in place. "
+                          + PAPER_TABLE4)
+    counts = Table(columns=["Type", "Variants run", "Answer changed"], rows=variants)
     return Section(id=f"p001-table4-{_slug(system)}", title="Paper 001, Table 4: impact of perturbation methods",
-                   blocks=[table, variants], order=111)
+                   blocks=[table, counts], order=111)
 
 
 def positions_section(groups: dict[str, A.QuestionPerturbations], system: str) -> Section:
     rows = [[KIND_TITLES[k], *A.position_histogram(groups, k)] for k in KINDS]
     table = Table(columns=["Perturbation", *A.bin_labels()], rows=rows,
                   caption="Critical changes (answer changed) by relative position of the removed element on its "
-                          "path: 0 = start, 1 = end (element k of m at k/(m-1)). Paper: early positions matter most.")
+                          "path: 0 = start, 1 = end (element k of m at k/(m-1), as the paper's text). Paper: early "
+                          "positions matter most.")
+    authors = Table(columns=["Perturbation", *A.bin_labels(A.AUTHORS_BINS)],
+                    rows=[[KIND_TITLES[k], *A.position_histogram(groups, k, "authors")] for k in KINDS],
+                    caption="The same changes as the authors' code places them (k/m, so the last element sits "
+                            "below 1) in the 20 bins of the paper's Fig. 3.")
     return Section(id=f"p001-positions-{_slug(system)}", title="Paper 001: critical changes by position on the path",
-                   blocks=[table], order=112)
+                   blocks=[table, authors], order=112)
 
 
 def labels_section(groups: dict[str, A.QuestionPerturbations], system: str) -> Section:
@@ -147,19 +165,6 @@ def centrality_section(groups: dict[str, A.QuestionPerturbations], system: str, 
     return Section(id=sid, title=title, blocks=[table, Text(text=note)], order=114)
 
 
-def cost_of(records: list[RunRecord]) -> dict[str, Any]:
-    """LLM calls and tokens per explained question (a question with at least one variant run)."""
-    per_question: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for r in records:
-        calls = r.trace.llm_calls if r.trace else []
-        per_question[r.key.question_id][0] += len(calls)
-        per_question[r.key.question_id][1] += sum(c.prompt_tokens + c.completion_tokens for c in calls)
-    n = len(per_question)
-    return {"questions": n, "calls": sum(v[0] for v in per_question.values()) / n if n else None,
-            "tokens": sum(v[1] for v in per_question.values()) / n if n else None,
-            "variants": len(records) / n if n else None}
-
-
 def ragex_conditions(run: RunData) -> list[tuple[str, RagExOptions]]:
     """The suite's ragex-window conditions (record key) with the options they ran with."""
     from provbench.suite import PluginRef
@@ -168,42 +173,75 @@ def ragex_conditions(run: RunData) -> list[tuple[str, RagExOptions]]:
     return [(key, RagExOptions(**refs[key].options)) for key in run.uses("interventions", ["ragex-window"])]
 
 
+def context_words(run: RunData, systems: set[str]) -> dict[str, int]:
+    """Question id -> the words of a baseline's context (the authors' "tokens" per call)."""
+    return {r.key.question_id: int(r.trace.artifacts.get("context_words", 0)) for r in run.records
+            if r.key.system in systems and r.key.condition == "baseline" and r.trace}
+
+
+COST_COLUMNS = ["Method", "Questions", "Calls: median", "Calls: mean", "Tokens: median", "Tokens: mean"]
+
+
+def cost_table(definition: str, ragex_label: str, costs: dict[str, Any]) -> Table:
+    rows = []
+    for method in ("RAG-Ex", "KGRAG-Ex"):
+        calls, tokens = (costs.get(f"{definition} {m}", {}).get(method) for m in C.MEASURES)
+        label = ragex_label if method == "RAG-Ex" else method
+        rows.append([label, costs["questions"], *[_num(getattr(v, a, None)) for v in (calls, tokens)
+                                                  for a in ("median", "mean")]])
+    diff = [costs.get(f"{definition} {m}", {}).get("Difference") for m in C.MEASURES]
+    rows.append(["Difference (RAG-Ex - KGRAG-Ex, medians)", costs["questions"], _num(diff[0]), "", _num(diff[1]), ""])
+    what = ("every LLM call of the perturbation runs (cache hits included: they are the method's cost) and the "
+            "model's prompt + completion tokens" if definition == "provbench" else
+            "1 call per perturbation, and perturbations x the words of the baseline's context as tokens (RAG-Ex: "
+            "the chunk shown; KGRAG-Ex: the pseudo-paragraphs), as the authors' notebooks count")
+    return Table(columns=COST_COLUMNS, rows=rows, caption=f"{definition} definition: {what}.")
+
+
 def cost_section(run: RunData, system: str) -> Section:
-    kg = [r for r in run.records if r.key.system == system and A.variant_kind(r) in KINDS]
-    rows, strided = [], []
+    kg = [r for r in run.records if r.key.system == system and A.variant_kind(r) in KINDS
+          and (A.variant_kind(r) != "subpath" or A.subpath_rule(r) == "paper")]
+    kg_costs = C.per_question(kg, context_words(run, {system}))
+    blocks, notes = [], []
     for condition, opts in ragex_conditions(run) or [("ragex-window", RagExOptions())]:
         ragex = [r for r in run.records if r.key.condition == condition and A.variant_kind(r) == "window"]
+        costs = C.table5(C.per_question(ragex, context_words(run, {r.key.system for r in ragex})), kg_costs)
         label = f"RAG-Ex ({_systems(ragex)}, {opts.window}-word windows, stride {opts.stride})"
-        rows.append(cost_row(label, ragex))
+        blocks += [cost_table(d, label, costs) for d in C.DEFINITIONS]
         if opts.stride > 1:
-            strided.append(f"{condition} slides its window by {opts.stride} words (the authors: 1), so it runs "
-                           f"about {opts.stride}x fewer perturbations and its calls and tokens are not comparable "
-                           "to the paper's RAG-Ex figures.")
-    rows.append(cost_row(f"KGRAG-Ex ({system})", kg))
-    table = Table(columns=["Method", "Explained questions", "Perturbations", "LLM calls", "Tokens"], rows=rows,
-                  caption="Per explained question, every LLM call of its perturbation runs (cache hits included: "
-                          "they are the method's cost). " + " ".join(strided + [PAPER_TABLE5]))
+            notes.append(f"{condition} slides its window by {opts.stride} words (the authors: 1), so it runs about "
+                         f"{opts.stride}x fewer perturbations and its figures are not comparable to the paper's.")
+    notes.append(f"Over the questions both methods explained; KGRAG-Ex's sub-path removals under the paper's rule. "
+                 + PAPER_TABLE5)
     return Section(id=f"p001-cost-{_slug(system)}", title="Paper 001, Table 5: cost of an explanation",
-                   blocks=[table], order=115)
-
-
-def cost_row(label: str, records: list[RunRecord]) -> list:
-    c = cost_of(records)
-    return [label, c["questions"], _num(c["variants"]), _num(c["calls"]), _num(c["tokens"])]
+                   blocks=[*blocks, Text(text=" ".join(notes))], order=115)
 
 
 def explanations_section(groups: dict[str, A.QuestionPerturbations], system: str, metrics: dict | None) -> Section:
-    rows = []
+    rows, detail = [], []
     for qid, g in list(sorted(groups.items()))[:MAX_EXPLAINED]:
         e = explain(g, (metrics or {}).get("relation_sources"))
         changes = "; ".join(f"{KIND_TITLES[k]}: {el} -> {ans or '–'}" for k, el, ans in e.changed_elements) or "none"
+        relations = ", ".join(f"{e.names[r]} {n}" for r, n in e.relation_influence.items()) or "–"
         rows.append([qid, g.baseline_answer or "–", changes, e.most_influential or "–", e.for_user,
-                     e.technical or "–", ", ".join(e.sources) or "–"])
+                     e.technical or "–", relations, ", ".join(e.sources) or "–"])
+        for kind in KINDS:
+            for r in g.records.get(kind, []):
+                data = r.variant.data
+                detail.append([qid, KIND_TITLES[kind], data.get("element", ""), " | ".join(data.get("path_after", [])),
+                               (r.trace.answer if r.trace else None) or "–", "yes" if A.changed(r) else "no"])
     table = Table(columns=["Question", "Answer", "Changed by (new answer)", "Most influential", "Explanation (user)",
-                           "System insight (technical)", "Article sources"], rows=rows, numeric_from=99,
-                  caption=f"As paper 001's Table 2; first {MAX_EXPLAINED} questions with KG perturbations.")
+                           "System insight (technical)", "Relations (answer-changing removals)", "Article sources"],
+                  rows=rows, numeric_from=99,
+                  caption=f"As paper 001's Table 2; first {MAX_EXPLAINED} questions with KG perturbations. An entity "
+                          "counts every answer-changing removal of itself, of an edge it ends or of a sub-path it "
+                          "belongs to (Table 2's PPHN 2 times).")
+    variants = Table(columns=["Question", "Type", "Removed", "Path after the removal", "Answer", "Changed"],
+                     rows=detail, numeric_from=99,
+                     caption="Every variant of those questions, changed or not, with the path as the model then read it "
+                             "(sub-paths under the paper's rule).")
     return Section(id=f"p001-explanations-{_slug(system)}", title="Paper 001, Table 2: explanations per question",
-                   blocks=[table], order=116)
+                   blocks=[table, variants], order=116)
 
 
 def _systems(records: list[RunRecord]) -> str:

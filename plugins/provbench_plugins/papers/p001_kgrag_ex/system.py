@@ -1,56 +1,34 @@
-"""KGRAG-Ex (paper 001, section 3): query triplets -> grounded entities -> shortest KG paths ->
+"""KGRAG-Ex (paper 001, section 3): query -> grounded entity pairs -> shortest KG paths ->
 pseudo-paragraphs -> pseudo-document-guided chunk retrieval -> an option letter.
 
-1. The LLM restates the question as (subject, relation, object) triplets (section 3); their
-   subjects and objects, and each option, are grounded in the KG: exact name first (score 1.0),
-   else the most similar entity when its cosine score reaches ``min_match`` (the score is
-   recorded). Entities among the question's nearest by embedding whose name the question contains
-   verbatim are added ("named"), which is also the fallback when the parse yields no triplet.
-2. Shortest paths (edges in either direction, at most ``max_hops``, by default the view's most)
-   join question entities to option entities (question pairs when there are no options); the
-   ``max_paths`` shortest are kept (1 by default: the paper's one shortest path per query). None
-   found: plain retrieval on the question (recorded as the fallback).
-3. Each path's triplet lines become a pseudo-paragraph (an LLM call, or ``paragraphs:
+1. The query is parsed and its entities grounded (:mod:`.grounding`): triplets and every pair of
+   the query's entities (paper), or the model's entity pairs (``preset: authors``).
+2. One shortest path per pair (edges in either direction, or only forward with ``directed``; at
+   most ``max_hops``); paths are ranked by length, then by the names along them (never by the
+   order of the options), and ``max_paths`` are kept. None found: plain retrieval on the
+   question (recorded as the fallback).
+3. Each path becomes a pseudo-paragraph (an LLM call with the authors' prompt, or ``paragraphs:
    template``); together they form the pseudo-document that retrieves ``top_k`` chunks; the LLM
-   picks an option letter from paragraphs + chunks.
-4. The trace keeps the grounding, the paths (``trace.paths`` and ``artifacts["kgrag"]``), the
-   paragraphs, the chunks read and the letter. :meth:`KGRAGEx.resume` re-runs steps 3 onwards
-   from perturbed paths: the stages after path retrieval, as the paper's perturbations require.
+   picks an option letter from paragraphs + chunks (the authors' answer prompt). A query left
+   with no paragraph text retrieves with the question and is logged as ``fallback_search``.
+4. The trace keeps the grounding (every candidate with its score), the paths (``trace.paths``
+   and ``artifacts["kgrag"]``), the paragraphs, the chunks read and the letter.
+   :meth:`KGRAGEx.resume` re-runs steps 3 onwards from perturbed paths.
 """
 
 from __future__ import annotations
 
 import re
-from itertools import product
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from provbench.kb.view import MAX_PATH_HOPS
+from provbench.agents import clip
 from provbench.model import EvidencePath, Question, RetrievedItem, Trace
 from provbench.plugin_api import Environment, System
-from provbench.agents import clip
 
 from . import prompts as P
+from .grounding import Grounder, entity_pairs, parse_items, record_grounding
+from .options import KGRAGExOptions
 from .paths import make_path, path_text, triplet_lines
-
-
-NAMED_SEARCH_K = 12  # nearest entities to the question checked for a verbatim mention
-
-
-class KGRAGExOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    max_triplets: int = Field(4, ge=1, le=10, description="triplets the query parse may return")
-    min_match: float = Field(0.5, ge=0.0, le=1.0, description="least cosine score to ground by similarity")
-    max_hops: int = Field(MAX_PATH_HOPS, ge=1, le=MAX_PATH_HOPS,
-                          description="longest path searched (default: the view's most, the paper sets none)")
-    max_paths: int = Field(1, ge=1, le=20, description="shortest paths kept (paper: one per query)")
-    paragraphs: Literal["llm", "template"] = "llm"
-    top_k: int = Field(3, ge=0, le=50, description="chunks retrieved with the pseudo-document")
-    text_chars: int = Field(600, ge=50)
-    max_tokens: int = Field(256, ge=16)
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
 
 
 class KGRAGEx(System):
@@ -62,16 +40,15 @@ class KGRAGEx(System):
 
     @property
     def expected_llm_calls(self) -> float:
-        paragraphs = 0 if self.options.paragraphs == "template" else self.options.max_paths
+        paragraphs = 0 if self.options.paragraphs == "template" else (self.options.max_paths or 3)
         return 2.0 + paragraphs  # parse the query, one pseudo-paragraph per path, answer
 
     # -- entry points ------------------------------------------------------------------------------
     def run(self, question: Question, env: Environment) -> Trace:
         trace = Trace(question_id=question.id, system=self.name)
-        mentions = self.extract_entities(question, env, trace)
+        grounded = self.ground(question, env, trace)
         if trace.outcome == "failed":
             return trace
-        grounded = self.ground(env, trace, mentions, question.choices or [], question.question)
         paths = self.find_paths(env, trace, grounded)
         trace.artifacts["kgrag"] = {"grounding": grounded, "paths": paths, "fallback": not paths}
         return self.answer_from_paths(question, env, trace, paths)
@@ -87,84 +64,61 @@ class KGRAGEx(System):
         trace.add_step("retrieval", tool="restore_paths", result=[p["id"] for p in state["paths"]])
         return self.answer_from_paths(question, env, trace, state["paths"])
 
-    # -- step 1: entities and grounding --------------------------------------------------------------
-    def extract_entities(self, question: Question, env: Environment, trace: Trace) -> list[str]:
-        """The subjects and objects of the query's triplets (section 3), in order, once each."""
-        messages = [{"role": "system", "content": P.TRIPLET_SYSTEM},
-                    {"role": "user", "content": P.TRIPLET_USER.format(question=question.question)}]
-        reply = self.chat(env, trace, messages, P.triplet_schema(self.options.max_triplets), "triplets")
-        if reply is None:
+    # -- step 1: the query's entities, grounded ------------------------------------------------------
+    def ground(self, question: Question, env: Environment, trace: Trace) -> list[dict]:
+        grounder, grounded = Grounder(self.options, env), []
+        if self.options.query == "pairs":
+            for n, pair in enumerate(self.parse_query(question, env, trace, "pairs")):
+                ends = [grounder.one(pair[f"entity{i + 1}"], "question") for i in range(2)]
+                grounded += [{**g, "pair": n, "end": i} for i, g in enumerate(ends) if g is not None]
+        else:
+            triplets = self.parse_query(question, env, trace, "triplets")
+            mentions = dict.fromkeys(t[end] for t in triplets for end in ("subject", "object"))
+            grounded = [g for m in mentions if (g := grounder.one(m, "question")) is not None]
+        if trace.outcome == "failed":
             return []
-        triplets = parse_triplets(reply)[: self.options.max_triplets]
-        trace.add_step("generation", tool="extract_triplets", result=triplets)
-        trace.artifacts["query_triplets"] = triplets
-        return list(dict.fromkeys(t[end] for t in triplets for end in ("subject", "object") if t[end]))
-
-    def ground(self, env: Environment, trace: Trace, mentions: list[str], choices: list[str],
-               question_text: str) -> list[dict]:
-        grounded = []
-        for role, texts in (("question", mentions), ("option", choices)):
-            for i, text in enumerate(texts):
-                match = self.ground_one(env, text)
-                if match is None:
-                    continue
-                entity_id, name, score, how = match
-                item = {"mention": text, "role": role, "entity": entity_id, "name": name, "score": score, "how": how}
-                if role == "option":
-                    item["option"] = P.LETTERS[i]
-                grounded.append(item)
-        grounded += self.named_in_question(env, question_text, {g["entity"] for g in grounded})
-        for g in grounded:
-            if not any(r.kind == "entity" and r.id == g["entity"] for r in trace.retrieved):
-                trace.retrieved.append(RetrievedItem(kind="entity", id=g["entity"], score=g["score"]))
-        trace.add_step("retrieval", tool="ground_entities", result=grounded)
+        if self.options.endpoints == "options":
+            for letter, text in zip(P.LETTERS, question.choices or []):
+                if (g := grounder.one(text, "option")) is not None:
+                    grounded.append({**g, "option": letter})
+        if self.options.named_fallback:
+            grounded += grounder.named_in_question(question.question, {g["entity"] for g in grounded})
+        record_grounding(trace, grounded, grounder.candidates)
         return grounded
 
-    def named_in_question(self, env: Environment, text: str, known: set[str]) -> list[dict]:
-        """Entities the question names verbatim among its nearest by embedding, so grounding does
-        not hinge on the model listing them (a small model often does not)."""
-        words, found = f" {_words(text)} ", []
-        for hit in env.view.search_entities(text, k=NAMED_SEARCH_K):
-            name = _words(hit.name)
-            if hit.id not in known and name and f" {name} " in words:
-                found.append({"mention": hit.name, "role": "question", "entity": hit.id, "name": hit.name,
-                              "score": 1.0, "how": "named"})
-                known.add(hit.id)
-        return found
-
-    def ground_one(self, env: Environment, text: str) -> tuple[str, str, float, str] | None:
-        exact = env.view.find_entity(text)
-        if exact is not None:
-            return exact.id, exact.name, 1.0, "exact"
-        hits = env.view.search_entities(text, k=1)
-        if hits and hits[0].score >= self.options.min_match:
-            return hits[0].id, hits[0].name, round(float(hits[0].score), 4), "similarity"
-        return None
+    def parse_query(self, question: Question, env: Environment, trace: Trace, kind: str) -> list[dict[str, str]]:
+        """The query's triplets (subject and object non-empty) or entity pairs, as the LLM gives them."""
+        n = self.options.max_triplets
+        if kind == "pairs":
+            system, user, schema, ends = P.PAIRS_SYSTEM, P.PAIRS_USER, P.pairs_schema(n), ("entity1", "entity2")
+        else:
+            system, user, schema, ends = P.TRIPLET_SYSTEM, P.TRIPLET_USER, P.triplet_schema(n), ("subject", "object")
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user.format(question=question.question)}]
+        reply = self.chat(env, trace, messages, schema, kind)
+        if reply is None:
+            return []
+        keys = ends if kind == "pairs" else ("subject", "relation", "object")
+        items = [{k: item.get(k, "") for k in keys} for item in parse_items(reply, kind, ends)][:n]
+        trace.add_step("generation", tool=f"extract_{kind}", result=items)
+        trace.artifacts[f"query_{kind}"] = items
+        return items
 
     # -- step 2: shortest paths ----------------------------------------------------------------------
     def find_paths(self, env: Environment, trace: Trace, grounded: list[dict]) -> list[dict]:
         found: dict[tuple[str, ...], Any] = {}
-        for a, b in self.pairs(grounded):
-            for path in env.view.shortest_paths(a, b, max_hops=self.options.max_hops, limit=1):
+        for a, b in entity_pairs(grounded, self.options.endpoints):
+            for path in env.view.shortest_paths(a, b, max_hops=self.options.max_hops, limit=1,
+                                                directed=self.options.directed):
                 if len(path.entities) >= 2:
-                    found.setdefault(tuple(path.entities), path)
-        kept = sorted(found.values(), key=lambda p: len(p.entities))[: self.options.max_paths]
+                    found.setdefault(tuple(sorted(r.id for r in path.relations)), path)
+        names = {eid: (env.view.entity(eid).name if env.view.entity(eid) else eid).casefold()
+                 for path in found.values() for eid in path.entities}
+        kept = sorted(found.values(), key=lambda p: rank_key(p, names))[: self.options.max_paths]
         paths = [self.describe_path(env, f"path:{i}", p) for i, p in enumerate(kept)]
         trace.add_step("retrieval", tool="shortest_paths", result=[triplet_lines(p) for p in paths])
         return paths
 
-    @staticmethod
-    def pairs(grounded: list[dict]) -> list[tuple[str, str]]:
-        question = list(dict.fromkeys(g["entity"] for g in grounded if g["role"] == "question"))
-        options = list(dict.fromkeys(g["entity"] for g in grounded if g["role"] == "option"))
-        if options:
-            candidates = list(product(question, options))
-        else:
-            candidates = [(a, b) for i, a in enumerate(question) for b in question[i + 1:]]
-        return [(a, b) for a, b in candidates if a != b]
-
-    @staticmethod
-    def describe_path(env: Environment, path_id: str, path: Any) -> dict:
+    def describe_path(self, env: Environment, path_id: str, path: Any) -> dict:
         nodes = []
         for eid in path.entities:
             entity = env.view.entity(eid)
@@ -174,7 +128,7 @@ class KGRAGEx(System):
             unit = env.view.text_unit(rel.text_unit_id) if rel.text_unit_id else None
             edges.append({"id": rel.id, "label": rel.label, "source": rel.source, "target": rel.target,
                           "text_unit": rel.text_unit_id, "source_file": unit.document_id if unit else ""})
-        return make_path(path_id, nodes, edges)
+        return make_path(path_id, nodes, edges, self.options.path_format)
 
     # -- step 3: paragraphs, retrieval, answer -----------------------------------------------------
     def answer_from_paths(self, question: Question, env: Environment, trace: Trace, paths: list[dict]) -> Trace:
@@ -187,32 +141,25 @@ class KGRAGEx(System):
                                             description=path_text(path)))
             trace.visit(*entities)
         trace.artifacts["pseudo_paragraphs"] = paragraphs
-        query = "\n".join(p for p in paragraphs if p.strip()) or question.question
-        passages = self.retrieve(env, trace, query, fallback=not paths)
-        user = P.ANSWER_USER.format(paragraphs="\n\n".join(paragraphs) or P.NOTHING,
-                                    passages="\n".join(passages) or P.NOTHING, question=question.question,
-                                    options=P.options_text(question.choices or []))
-        messages = [{"role": "system", "content": P.ANSWER_SYSTEM}, {"role": "user", "content": user}]
+        pseudo_document = "\n".join(p for p in paragraphs if p.strip())
+        trace.artifacts["context_words"] = len(pseudo_document.split())  # the authors' "tokens" per call
+        passages = self.retrieve(env, trace, pseudo_document or question.question, fallback=not pseudo_document)
+        context = "\n".join([pseudo_document, *passages]).strip()
+        messages = P.answer_messages(context, question.question, question.choices or [])
         reply = self.chat(env, trace, messages, P.answer_schema(max(1, len(question.choices or []))), "answer")
-        if reply is None:
-            return trace
-        letter = reply.get("answer") if isinstance(reply, dict) else None
-        letter = letter.strip().upper() if isinstance(letter, str) else ""
-        trace.add_step("generation", tool="answer", result={"answer": letter})
-        trace.answer = letter or None
-        trace.outcome = "answered" if letter else "abstained"
-        return trace
+        return trace if reply is None else answer_letter(trace, reply)
 
     def paragraph(self, env: Environment, trace: Trace, path: dict) -> str:
         lines = triplet_lines(path)
         if self.options.paragraphs == "template" or not lines:
             return " ".join(_sentence(line) for line in lines)
-        messages = [{"role": "system", "content": P.PARAGRAPH_SYSTEM},
-                    {"role": "user", "content": P.PARAGRAPH_USER.format(chain=path_text(path))}]
+        messages = P.paragraph_messages(path_text(path), self.options.unknown_instruction)
         resp = self.chat(env, trace, messages, None, "pseudo-paragraph", raw=True)
         return (getattr(resp, "text", "") or "").strip() if resp is not None else ""
 
     def retrieve(self, env: Environment, trace: Trace, query: str, fallback: bool) -> list[str]:
+        """``top_k`` chunks for the pseudo-document, or for the question when there is none."""
+        trace.artifacts["retrieval_query"] = "question" if fallback else "pseudo_document"
         if self.options.top_k == 0:
             return []
         hits = env.view.search_text_units(query, k=self.options.top_k)
@@ -228,47 +175,53 @@ class KGRAGEx(System):
                        arguments={"k": self.options.top_k}, result=[{"id": h.id, "score": h.score} for h in hits])
         return passages
 
-    # -- one guarded LLM call ----------------------------------------------------------------------
     def chat(self, env: Environment, trace: Trace, messages: list[dict], schema: dict | None, purpose: str,
              raw: bool = False) -> Any:
-        from provbench.llm import LLMError
-
-        try:
-            resp = env.llm.chat(messages, schema=schema, max_tokens=self.options.max_tokens,
-                                temperature=self.options.temperature, seed=env.seed, purpose=purpose, trace=trace)
-        except LLMError as err:
-            trace.add_step("error", tool="llm", error=str(err))
-            trace.outcome, trace.error = "failed", f"LLM call failed ({purpose}): {err}"
-            return None
-        if raw:
-            return resp
-        if isinstance(resp.data, dict):
-            return resp.data
-        trace.add_step("rejection", tool=purpose, error="the reply was not a JSON object")
-        return {}
+        return guarded_chat(env, trace, messages, schema, purpose, self.options, raw)
 
 
-def parse_triplets(reply: Any) -> list[dict[str, str]]:
-    """The reply's well-formed triplets (subject and object non-empty; relation may be empty)."""
-    items = reply.get("triplets") if isinstance(reply, dict) else None
-    found = []
-    for item in items if isinstance(items, list) else []:
-        if not isinstance(item, dict):
-            continue
-        triplet = {k: item[k].strip() if isinstance(item.get(k), str) else "" for k in ("subject", "relation", "object")}
-        if triplet["subject"] and triplet["object"]:
-            found.append(triplet)
-    return found
+def guarded_chat(env: Environment, trace: Trace, messages: list[dict], schema: dict | None, purpose: str,
+                 options: Any, raw: bool = False) -> Any:
+    """One LLM call (``options``' max_tokens and temperature): a failure is recorded as the
+    trace's failure and gives None; a reply that is no JSON object is a rejection and gives {}."""
+    from provbench.llm import LLMError
+
+    try:
+        resp = env.llm.chat(messages, schema=schema, max_tokens=options.max_tokens, temperature=options.temperature,
+                            seed=env.seed, purpose=purpose, trace=trace)
+    except LLMError as err:
+        trace.add_step("error", tool="llm", error=str(err))
+        trace.outcome, trace.error = "failed", f"LLM call failed ({purpose}): {err}"
+        return None
+    if raw:
+        return resp
+    if isinstance(resp.data, dict):
+        return resp.data
+    trace.add_step("rejection", tool=purpose, error="the reply was not a JSON object")
+    return {}
 
 
-def _words(text: str) -> str:
-    return " ".join(re.findall(r"[\w-]+", text.lower()))
+def answer_letter(trace: Trace, reply: Any) -> Trace:
+    """The option letter of an answer reply into the trace (no letter: abstained)."""
+    letter = reply.get("answer") if isinstance(reply, dict) else None
+    letter = letter.strip().upper() if isinstance(letter, str) else ""
+    trace.add_step("generation", tool="answer", result={"answer": letter})
+    trace.answer = letter or None
+    trace.outcome = "answered" if letter else "abstained"
+    return trace
+
+
+def rank_key(path: Any, names: dict[str, str]) -> tuple:
+    """Shorter first; among equals, by the names along the path read from its smaller end, so the
+    order in which the options (or pairs) came never decides a tie."""
+    along = tuple(names[e] for e in path.entities)
+    return len(path.relations), min(along, along[::-1]), sorted(r.id for r in path.relations)
 
 
 def _sentence(line: str) -> str:
-    match = re.match(r"^(.*) ->\[(.*)\]-> (.*)$", line)
-    if not match:
+    """One plain sentence per triplet of a line ("a ->[R]-> b") or chain ("a->[R]->b->[S]->c")."""
+    parts = re.split(r"\s*->\[(.*?)\]->\s*", line)
+    if len(parts) < 3:
         return line
-    head, relation, tail = match.groups()
-    return P.TEMPLATE_SENTENCE.format(head=head, relation=relation.lower(), tail=tail)
-
+    return " ".join(P.TEMPLATE_SENTENCE.format(head=parts[i], relation=parts[i + 1].lower(), tail=parts[i + 2])
+                    for i in range(0, len(parts) - 2, 2))

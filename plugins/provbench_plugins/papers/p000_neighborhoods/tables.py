@@ -1,0 +1,103 @@
+"""What paper 000's Tables 1 and 2 call things: system and condition names, Table 1's order, the
+columns each system has, and the notes on what the ablations hid (used by :mod:`.report`)."""
+
+from __future__ import annotations
+
+from statistics import fmean
+from typing import Any
+
+from provbench.report.data import RunData
+
+SYSTEM_NAMES = ("llm-only", "rag", "graphrag", "agentic-graphrag", "agentic-visited-only", "agentic-evidence-first")
+# Table 1's rows, top to bottom, and the names the paper's tables give the systems.
+PAPER_ORDER = ("agentic-graphrag", "agentic-evidence-first", "agentic-visited-only", "graphrag", "rag", "llm-only")
+DISPLAY_NAMES = {"agentic-graphrag": "Agentic GraphRAG", "agentic-evidence-first": "Evidence-first",
+                 "agentic-visited-only": "Visited-only", "graphrag": "GraphRAG", "rag": "RAG", "llm-only": "LLM"}
+AGENTS = frozenset({"agentic-graphrag", "agentic-evidence-first", "agentic-visited-only"})
+ALL_FOOTPRINT = ("retrieved_text_units", "cited_text_units", "visited_entities", "cited_entities")
+# The footprint columns each system's design has (Table 1 shows "-" for the others, as the paper does).
+FOOTPRINT_OF = {"llm-only": (), "rag": ("retrieved_text_units", "cited_text_units")}
+
+CONDITION_TITLES = {
+    "cited-removal": "Cited ablation", "random-removal": "Random ablation", "full-isolation": "Full isolation",
+    "text-only-isolation": "Text-only isolation", "entity-removal": "Entity removal",
+    "entity-text-mask": "Entity text mask",
+}
+ISOLATIONS = ("full-isolation", "text-only-isolation")
+SHARED_TEXT_READINGS = {
+    "keep": "a text unit linked to a cited and a non-cited entity stays readable (shared_text: keep; the paper's "
+            "“can only read text units from cited entities”)",
+    "hide": "a text unit linked to any non-cited entity is hidden, a cited entity's own included (shared_text: hide; "
+            "the paper's “access to text units attached to non-cited entities is blocked”)",
+}
+
+
+def title_of(condition: str) -> str:
+    return CONDITION_TITLES.get(condition, condition)
+
+
+def paper_system(run: RunData, key: str) -> str | None:
+    """Which of paper 000's systems a record key runs (its short name), or None for another plugin."""
+    namespace, _, short = run.plugin_names("systems").get(key, key).rpartition("/")
+    return short if short in DISPLAY_NAMES and namespace in ("", "p000") else None
+
+
+def display_name(run: RunData, key: str) -> str:
+    """The paper's name for one of its systems; a suite's own label (or another plugin) as written."""
+    short = paper_system(run, key)
+    return DISPLAY_NAMES[short] if short is not None and key == short else key
+
+
+def table1_order(run: RunData) -> list[str]:
+    """Paper 000's systems in its Table 1 order, then the run's other systems in suite order."""
+    rank = {name: i for i, name in enumerate(PAPER_ORDER)}
+    return sorted(run.systems, key=lambda s: rank.get(paper_system(run, s) or "", len(rank)))
+
+
+def footprint_applies(run: RunData, key: str) -> tuple[str, ...]:
+    short = paper_system(run, key)
+    return FOOTPRINT_OF.get(short, ALL_FOOTPRINT) if short is not None else ALL_FOOTPRINT
+
+
+def is_agent(run: RunData, key: str) -> bool:
+    """A tool agent (forced and flagged answers apply): one of the paper's three, or a system whose
+    records carry the agent loop's ``steps_used``."""
+    short = paper_system(run, key)
+    if short is not None:
+        return short in AGENTS
+    return any(r.trace is not None and "steps_used" in r.trace.artifacts for r in run.select(key))
+
+
+def intervention_options(run: RunData, key: str) -> dict[str, Any]:
+    for ref in run.suite.get("interventions", []):
+        if isinstance(ref, dict) and (ref.get("label") or ref["name"].rsplit("/", 1)[-1]) == key:
+            return dict(ref.get("options") or {})
+    return {}
+
+
+def caption_of_text_rules(run: RunData) -> str:
+    """How the run's ablations treated text shared by cited and other entities, for Table 2's caption."""
+    isolations = [c for c in run.conditions if c in ISOLATIONS]
+    parts = [f"{title_of(c)}: {SHARED_TEXT_READINGS[intervention_options(run, c).get('shared_text', 'keep')]}."
+             for c in isolations]
+    parts.append("Cited removal hides the cited entities' text units and the baseline's cited text units; random "
+                 "removal, entity removal and entity text mask keep the cited entities' text readable.")
+    return " ".join(parts)
+
+
+def hidden_reports_note(run: RunData) -> Any:
+    """The mean number of community reports each condition hid per unit (a report goes when any of
+    its members is removed or masked, so at the paper's scale most removals hide most reports)."""
+    from provbench.report.sections import Text
+
+    means = []
+    for condition in run.conditions:
+        counts = [((r.trace.artifacts.get("hidden_by_intervention") or {}).get("communities") or {}).get("count", 0)
+                  for r in run.records if r.key.condition == condition and r.trace is not None
+                  and "hidden_by_intervention" in r.trace.artifacts]
+        if counts:
+            means.append(f"{title_of(condition)} {fmean(counts):.1f}")
+    if not means:
+        return None
+    return Text(text="Community reports hidden per unit (mean over the condition's units; a report is hidden when "
+                     "any of its member entities is removed or masked): " + "; ".join(means) + ".")

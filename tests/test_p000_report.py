@@ -1,0 +1,104 @@
+"""Paper 000's Tables 1 and 2 on hand-built records: the paper's order and names, "–" for columns a
+system does not have, official EM and F1, forced and flagged answers, the text rule a run used and
+the community reports its ablations hid (issue 22, items 1, 7 and 9)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from provbench.model import BASELINE, Citations, Question, RunManifest, RunRecord, Trace, UnitKey
+from provbench.report.data import RunData
+from provbench_plugins.papers.p000_neighborhoods.report import table1_section, table2_section
+
+SUITE_SYSTEMS = ["llm-only", "p000/rag", "graphrag", "agentic-graphrag", "agentic-visited-only",
+                 "agentic-evidence-first", {"name": "agentic-graphrag", "label": "agent-24"}]
+QUESTIONS = {q: Question(id=q, question="?", answer="Oslo") for q in ("q1", "q2")}
+
+
+def record(system: str, qid: str, *, condition: str = BASELINE, em: float = 1.0, read=(), visited=(),
+           artifacts=None) -> RunRecord:
+    trace = Trace(question_id=qid, system=system, answer="Oslo", read_text_units=list(read),
+                  visited_entities=list(visited), citations=Citations(text_units=list(read)[:1]),
+                  artifacts=dict(artifacts or {}))
+    return RunRecord(key=UnitKey(question_id=qid, system=system, condition=condition), trace=trace,
+                     scores={"accuracy": em, "em": em, "f1": em})
+
+
+def run_of(records, interventions=(), metrics=None) -> RunData:
+    manifest = RunManifest(run_id="r", suite_name="s", suite={"systems": SUITE_SYSTEMS,
+                                                               "interventions": list(interventions)})
+    return RunData(Path("."), manifest, QUESTIONS, records, metrics or {})
+
+
+def baseline_records() -> list[RunRecord]:
+    out = []
+    for system in ("llm-only", "rag", "graphrag", "agentic-graphrag", "agentic-visited-only",
+                   "agentic-evidence-first", "agent-24"):
+        out.append(record(system, "q1", read=["tu:1"], visited=["ent:a"]))
+        out.append(record(system, "q2", em=0.0, read=["tu:2"], visited=["ent:b"]))
+    out[-3].trace.artifacts.update(forced_answer=True, flagged_evidence=[{"field": "entities"}])  # evidence-first q2
+    out[8].trace.artifacts.update(flagged_citations=[{"field": "entities", "id": "ent:x", "reason": "not visited"}])
+    return out
+
+
+def rows_by_name(section) -> dict[str, list[str]]:
+    return {row.cells[0].text: [c.text for c in row.cells[1:]] for row in section.blocks[-1].rows}
+
+
+def test_table1_follows_the_papers_order_and_names():
+    table = table1_section(run_of(baseline_records())).blocks[-1]
+    # a labelled variant keeps its label and sits beside the system it runs
+    assert [row.cells[0].text for row in table.rows] == [
+        "Agentic GraphRAG", "agent-24", "Evidence-first", "Visited-only", "GraphRAG", "RAG", "LLM"]
+    assert table.columns[:4] == ["System", "Accuracy", "EM", "F1"]
+
+
+def test_table1_shows_a_dash_for_columns_a_system_does_not_have():
+    rows = rows_by_name(table1_section(run_of(baseline_records())))
+    # columns after System: Accuracy, EM, F1, Retrieved TUs, Cited TUs, Visited entities, Cited entities,
+    # Forced answers, Flagged answers, Failed
+    assert rows["LLM"][3:9] == ["–"] * 6  # reads, visits and cites nothing; no agent loop
+    assert rows["RAG"][3:9] == ["1.0", "1.0", "–", "–", "–", "–"]  # 0.0 visited entities came from mean_footprint
+    assert rows["GraphRAG"][3:9] == ["1.0", "1.0", "1.0", "0.0", "–", "–"]
+    assert rows["Agentic GraphRAG"][3:7] == ["1.0", "1.0", "1.0", "0.0"]
+
+
+def test_table1_counts_forced_and_flagged_answers_of_the_agents():
+    rows = rows_by_name(table1_section(run_of(baseline_records())))
+    assert rows["Evidence-first"][7:9] == ["1", "1"]
+    assert rows["Visited-only"][7:9] == ["0", "1"]
+    assert rows["Agentic GraphRAG"][7:9] == ["0", "0"]
+
+
+def test_table1_shows_official_em_and_f1():
+    run = run_of(baseline_records())
+    row = next(r for r in table1_section(run).blocks[-1].rows if r.cells[0].text == "RAG")
+    assert (row.cells[2].text, row.cells[2].counts) == ("50.0", "(1/2)")  # mean x 100 over both questions
+    # a question with no record scores 0, as in the official evaluation
+    row = next(r for r in table1_section(run_of([r for r in baseline_records() if r.key.question_id == "q1"])
+                                         ).blocks[-1].rows if r.cells[0].text == "RAG")
+    assert row.cells[2].text == "50.0" and row.cells[3].text == "50.0"
+    stored = {"values": [{"metric": "em", "system": "rag", "condition": BASELINE, "value": 12.5,
+                          "numerator": 0.25, "denominator": 2}]}
+    row = next(r for r in table1_section(run_of(baseline_records(), metrics=stored)).blocks[-1].rows
+               if r.cells[0].text == "RAG")
+    assert row.cells[2].text == "12.5"  # metrics.json is read when the run has it
+
+
+def test_table2_names_the_text_rule_and_the_hidden_reports():
+    records = baseline_records()
+    for qid, hidden in (("q1", 7), ("q2", 5)):
+        summary = {"entities": {"count": 2, "ids": []}, "communities": {"count": hidden, "ids": []}}
+        records.append(record("agentic-graphrag", qid, condition="cited-removal",
+                              artifacts={"hidden_by_intervention": summary}))
+        records.append(record("agentic-graphrag", qid, condition="full-isolation", artifacts={"hidden_by_intervention": {}}))
+    run = run_of(records, ["cited-removal", {"name": "full-isolation", "options": {"shared_text": "hide"}}])
+    section = table2_section(run)
+    table = section.blocks[0]
+    assert table.columns[2] == "Agentic GraphRAG"
+    assert "Full isolation: a text unit linked to any non-cited entity is hidden" in table.caption
+    assert "shared_text: hide" in table.caption
+    assert "Community reports hidden per unit" in section.blocks[1].text
+    assert "Cited ablation 6.0; Full isolation 0.0" in section.blocks[1].text
+    default = table2_section(run_of(records, ["cited-removal", "full-isolation"])).blocks[0].caption
+    assert "stays readable (shared_text: keep" in default
