@@ -19,6 +19,9 @@ GOLDEN = REPO / "tests" / "golden" / "p000-records.json"
 SUITE = REPO / "suites" / "2wiki-provenance.yaml"
 LIMIT = 4
 VOLATILE_CALL_FIELDS = ("latency_s", "cached", "original_latency_s")
+# added by the leak guard after the reference was written, and tested by its own tests
+# (tests/test_capture.py, tests/test_leak_guard_suite.py): request hashes and each unit's leak check
+LEAK_GUARD_FIELDS = ("request_hash",)
 # Similarity scores move in their 7th-8th digit with the BLAS threading of the machine that embeds
 # (seen: 0.13610854 vs 0.13610858), which can flip a score a tool rounds to 4 decimals: floats are
 # compared within this tolerance; a ranking or answer change still shows as a changed id or text.
@@ -47,11 +50,11 @@ def projected_records(out: Path) -> dict[str, Any]:
     projected = {}
     for record in RunStore(run_dir).load_records().values():
         # exclude_defaults: fields added later with a default do not count as a change
-        data = record.model_dump(mode="json", exclude={"started_at", "finished_at"}, exclude_defaults=True)
+        data = record.model_dump(mode="json", exclude={"started_at", "finished_at", "leak_check"}, exclude_defaults=True)
         trace = data.get("trace") or {}
         trace.pop("wall_time_s", None)
         for call in trace.get("llm_calls", []):
-            for name in VOLATILE_CALL_FIELDS:
+            for name in VOLATILE_CALL_FIELDS + LEAK_GUARD_FIELDS:
                 call.pop(name, None)
         projected[record.key.as_str()] = data
     return dict(sorted(projected.items()))

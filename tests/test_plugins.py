@@ -154,6 +154,33 @@ def test_an_llm_backend_plugin_serves_its_prefix():
     assert isinstance(make_backend("echo-unclaimed/x", registry=registry, mock_response="hi"), LiteLLMBackend)
 
 
+def test_a_namespaced_llm_backend_answers_to_its_full_and_its_short_name():
+    from provbench.llm.backends import LiteLLMBackend, ScriptedBackend, make_backend
+
+    def shout(model_id, **params):
+        return ScriptedBackend(["!"], model_id=model_id)
+
+    one = _registry_with(_plugin_module("shout_a", "pa", provbench_register_llm_backends={"shout": shout}))
+    for model_id in ("pa/shout:v1", "shout:v1", "shout"):  # the short name too, as docs/plugins.md says
+        backend = make_backend(model_id, registry=one)
+        assert isinstance(backend, ScriptedBackend) and backend.model_id == model_id
+    assert isinstance(make_backend("openai/shout", registry=one, mock_response="x"), LiteLLMBackend)
+    two = _registry_with(_plugin_module("shout_a", "pa", provbench_register_llm_backends={"shout": shout}),
+                         _plugin_module("shout_b", "pb", provbench_register_llm_backends={"shout": shout}))
+    with pytest.raises(UserError, match=r"LLM backend 'shout' is ambiguous: pa/shout, pb/shout \(use the full name\)"):
+        make_backend("shout:v1", registry=two)
+    assert isinstance(make_backend("pb/shout:v1", registry=two), ScriptedBackend)
+
+
+def test_the_schema_following_test_llm_is_a_model_id():
+    from provbench.llm import make_llm
+
+    llm = make_llm("schema-following")
+    reply = llm.chat([{"role": "user", "content": "Who directed Glass Harbor?"}],
+                     schema={"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]})
+    assert llm.model_id == "schema-following" and isinstance(reply.data["answer"], str)
+
+
 def test_an_llm_backend_of_the_wrong_type_is_refused():
     from provbench.llm.backends import make_backend
 
@@ -205,6 +232,33 @@ systems: [{{name: nearest-entity, options: {{k: 2}}}}]
 metrics: [answer-length]
 report: {{bootstrap_resamples: 100}}
 """
+
+
+DRY_RUN_SUITE = """\
+name: dry
+dataset: {{loader: 2wiki, path: "{dataset}", limit: 2}}
+knowledge_base: {{builder: 2wiki-paper000, directory: kb}}
+model: {{id: embedded}}
+systems: [llm-only, graphrag, {{name: agentic-graphrag, options: {{max_steps: 4}}}}]
+intervention_systems: [graphrag, agentic-graphrag]
+interventions: [cited-removal]
+metrics: [accuracy, output-changed]
+report: {{bootstrap_resamples: 100}}
+"""
+
+
+def test_a_dry_run_through_the_cli_with_the_schema_following_model(tmp_path):
+    """``--model schema-following`` runs a suite end to end with no model (KB build included)."""
+    (tmp_path / "suite.yaml").write_text(DRY_RUN_SUITE.format(dataset=REPO / "datasets" / "2wiki-mini" / "dev.json"))
+    done = subprocess.run([sys.executable, "-m", "provbench.cli", "run", "suite.yaml", "--model", "schema-following",
+                           "--out", "run"], cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ, COLUMNS="200"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "leak guard: 4 intervention unit(s) checked: 4 clean" in done.stdout
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["models"]["suite_model"] == "schema-following"
+    records = [json.loads(line) for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
+    assert len(records) == 10 and all(r["status"] == "ok" for r in records)
+    assert (tmp_path / "run" / "report.html").is_file()
 
 
 def test_cli_help_does_not_import_the_heavy_stack():

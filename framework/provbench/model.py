@@ -51,6 +51,10 @@ class LLMCall(BaseModel):
     original_latency_s: float | None = None
     attempts: int = 1
     error: str | None = None
+    # sha256 of the request's messages and schema (provbench.capture.request_hash): what the model
+    # was shown, stable across processes and resumed runs; the leak guard's "no effect" check
+    # compares these. The request's text itself is never stored.
+    request_hash: str | None = None
 
 
 EvidenceKind = Literal["entity", "relationship", "text_unit", "community", "path", "fact"]
@@ -222,6 +226,35 @@ class VariantInfo(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
+LeakStatus = Literal["clean", "leaked", "no-effect", "not-checkable"]
+
+
+class LeakEvidence(BaseModel):
+    """One thing the leak guard found: a hidden id in the trace, hidden text in a request, or
+    requests identical to the baseline's. ``snippet`` is redacted and short; requests are never stored."""
+
+    check: Literal["trace_ids", "request_text", "no_effect"]
+    kind: str = Field(description="what was hidden: entity, relationship, text_unit, community, name, "
+                      "text, description, community_text; or 'requests' for no effect")
+    item: str = Field(default="", description="the knowledge base's id of the hidden item")
+    where: str = Field(default="", description="trace field, or the request's number and purpose")
+    snippet: str = ""
+
+
+class LeakCheck(BaseModel):
+    """What the leak guard found for one unit under a graph-level intervention (provbench.leakguard).
+
+    ``checks`` holds each check's own status: ``trace_ids`` (ids the view hides in the trace),
+    ``request_text`` (text the view hides in the unit's LLM requests) and ``no_effect`` (the
+    intervention hid what the baseline read, yet every request equals the baseline's)."""
+
+    status: LeakStatus
+    checks: dict[str, LeakStatus] = Field(default_factory=dict)
+    evidence: list[LeakEvidence] = Field(default_factory=list)
+    requests: int = Field(default=0, description="LLM requests the unit made (captured)")
+    notes: list[str] = Field(default_factory=list)
+
+
 class RunRecord(BaseModel):
     """One row of results: a question answered by a system under a condition."""
 
@@ -234,6 +267,7 @@ class RunRecord(BaseModel):
     score_notes: dict[str, str] = Field(default_factory=dict, description="why a score is missing")
     seed: int | None = None
     variant: VariantInfo | None = None
+    leak_check: LeakCheck | None = Field(default=None, description="graph-level interventions only")
     started_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None
 

@@ -31,6 +31,7 @@ from .model import BASELINE, Question, RunRecord, Trace, VariantInfo
 
 if TYPE_CHECKING:  # heavy modules stay lazy
     from .kb.store import KnowledgeBase
+    from .kb.hidden import HiddenContent
     from .kb.view import GraphView
     from .llm import LLMClient
 
@@ -80,10 +81,19 @@ class Environment:
     seed: int = 0
     options: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def hidden(self) -> "HiddenContent | None":
+        """What the intervention hides, resolved to ids, names and texts, for a system that
+        retrieves from a store of its own (:mod:`provbench.kb.hidden`); None without a graph."""
+        return self.view.hidden_content() if self.view is not None else None
+
 
 class System(Plugin, ABC):
     kind = "system"
     supports_resume: bool = False  # True if context-level interventions can re-run later stages
+    # whose ids the trace records: the knowledge base's (the leak guard checks them against the
+    # view), or "own" for a system that retrieves from a store of its own and records its ids
+    trace_ids: ClassVar[Literal["kb", "own"]] = "kb"
 
     @abstractmethod
     def run(self, question: Question, env: Environment) -> Trace:
@@ -178,6 +188,11 @@ def compared_output(trace: Trace | None, normalize: "Callable[[str], str]") -> t
     return ("answer", normalize(trace.answer) if trace is not None and trace.answer is not None else normalize(""))
 
 
+def is_leaked(record: RunRecord) -> bool:
+    """The leak guard found that this intervention unit saw what its view hides (provbench.leakguard)."""
+    return record.leak_check is not None and record.leak_check.status == "leaked"
+
+
 def answered_by_reference(records: "Iterable[RunRecord]", reference_system: str) -> set[str]:
     """Paper 000's exclusion step: ids of questions the reference system's baseline answered
     correctly (accuracy 1.0); a failed run never counts as correct."""
@@ -193,9 +208,14 @@ class Results:
     questions: dict[str, Question]
     excluded: set[str] = field(default_factory=set)  # question ids left out of intervention analysis
     loader: "DatasetLoader | None" = None  # its normalize() compares answers ("output changed")
+    include_leaked: bool = False  # the suite's leak_guard.include_leaked
 
-    def select(self, system: str, condition: str = BASELINE) -> list[RunRecord]:
-        return [r for r in self.records if r.key.system == system and r.key.condition == condition]
+    def select(self, system: str, condition: str = BASELINE, *, leaked: bool | None = None) -> list[RunRecord]:
+        """The records of a system under a condition, for statistics: units the leak guard found
+        leaked are left out unless ``leaked`` (default: the suite's ``leak_guard.include_leaked``)."""
+        keep_leaked = self.include_leaked if leaked is None else leaked
+        return [r for r in self.records if r.key.system == system and r.key.condition == condition
+                and (keep_leaked or not is_leaked(r))]
 
     def baseline(self, system: str, question_id: str) -> RunRecord | None:
         for r in self.records:

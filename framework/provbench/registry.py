@@ -28,6 +28,7 @@ from .plugin_api import DatasetLoader, Intervention, KBBuilder, Metric, Plugin, 
 # Built-in plugins are ordinary plugin modules (datasette's DEFAULT_PLUGINS pattern).
 BUILTIN_PLUGINS = (
     "provbench.llm.backends",
+    "provbench.llm.offline",
     "provbench_plugins.datasets.twowiki.loader",
     "provbench_plugins.datasets.curriculum.loader",
     "provbench_plugins.kb_builders.twowiki.builder",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import UserError
 from .execution import executor_session, kb_embedding, reopen_read_only, warm_up_embeddings
+from .leakguard import leak_lines
 from .manifest import write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
 from .plugin_api import Results
@@ -85,6 +86,7 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
             if console is not None:
                 failed = sum(r.status == "failed" for r in done.values())
                 console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""))
+            _report_leaks(ctx, done, console)
         finally:
             if kb is not None:
                 kb.close()
@@ -93,6 +95,16 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
 
             render(store.run_dir, pm)
     return store.run_dir
+
+
+def _report_leaks(ctx: RunContext, done: dict[str, RunRecord], console: "Console | None") -> None:
+    """The leak guard's findings (system, condition, count), on the console and, for leaks, in the log."""
+    lines = leak_lines(r for r in done.values() if r.key.question_id in ctx.questions)
+    for line in lines:
+        if console is not None:
+            console.print(line)
+    if any(line.startswith("  leaked") for line in lines):
+        log.warning("\n".join(lines))
 
 
 def _baselines_left(suite: Suite, questions: dict[str, Question], done: dict[str, RunRecord]) -> bool:
@@ -326,7 +338,8 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
     wanted = set(ctx.questions)
     records = [r for r in done.values() if r.key.question_id in wanted and r.key.system in ctx.suite.system_names]
     excluded = excluded_questions(ctx.suite, done) & wanted
-    results = Results(records=records, questions=ctx.questions, excluded=excluded, loader=ctx.loader)
+    results = Results(records=records, questions=ctx.questions, excluded=excluded, loader=ctx.loader,
+                      include_leaked=ctx.suite.leak_guard.include_leaked)
     values, errors = [], {}
     for name, metric in ctx.metrics:
         try:

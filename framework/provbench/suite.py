@@ -111,6 +111,12 @@ class ExecutorSpec(_Strict):
         return {"kind": value} if isinstance(value, str) else value
 
 
+class LeakGuardSpec(_Strict):
+    """The leak guard (provbench.leakguard): it checks every graph-level intervention unit."""
+
+    include_leaked: bool = Field(default=False, description="count leaked units in intervention statistics")
+
+
 class ReportSpec(_Strict):
     title: str | None = None
     per_question_pages: bool = True
@@ -137,6 +143,7 @@ class Suite(_Strict):
     concurrency: int = Field(default=2, ge=1, le=64)
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     report: ReportSpec = Field(default_factory=ReportSpec)
+    leak_guard: LeakGuardSpec = Field(default_factory=LeakGuardSpec)
 
     @field_validator("systems", "interventions", "metrics")
     @classmethod
@@ -258,9 +265,9 @@ def line_of(tree: Any, loc: tuple) -> int | None:
     for part in loc:
         found = None
         if isinstance(node, dict) and part in node:
-            found = _key_line(node, part)
+            found = _lc_line(node, "key", part)
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            found = _item_line(node, part)
+            found = _lc_line(node, "item", part)
         else:
             break
         line = found if found is not None else line
@@ -273,16 +280,10 @@ def _own_line(node: Any) -> int | None:
     return lc.line + 1 if lc is not None and lc.line is not None else None
 
 
-def _key_line(node: Any, key: Any) -> int | None:
+def _lc_line(node: Any, method: str, part: Any) -> int | None:
+    """1-based line ruamel recorded for a mapping's key (``method`` "key") or a list's item ("item")."""
     try:
-        return node.lc.key(key)[0] + 1
-    except (AttributeError, KeyError, TypeError):
-        return None
-
-
-def _item_line(node: Any, index: int) -> int | None:
-    try:
-        return node.lc.item(index)[0] + 1
+        return getattr(node.lc, method)(part)[0] + 1
     except (AttributeError, KeyError, TypeError, IndexError):
         return None
 

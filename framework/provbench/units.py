@@ -10,10 +10,12 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from .capture import UnitCapture
 from .errors import UserError
-from .model import Question, RunRecord, Trace, UnitKey, utc_now
+from .leakguard import check_unit
+from .model import LeakCheck, Question, RunRecord, Trace, UnitKey, utc_now
 from .plugin_api import Environment, Intervention, MetricContext, Variant, answered_by_reference, compared_output
 from .suite import LoadedSuite, PluginRef, Suite
 
@@ -134,7 +136,7 @@ def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> 
     record = RunRecord(key=unit.key, gold=question.answer, seed=unit.seed, variant=unit.variant)
     started = time.perf_counter()
     try:
-        trace = _produce_trace(ctx, unit, question, baseline)
+        trace, guard = _produce_trace(ctx, unit, question, baseline)
         trace.wall_time_s = round(time.perf_counter() - started, 4)
     except Exception as exc:  # noqa: BLE001 - a unit's failure is data, not a crash
         log.debug("unit %s failed", unit.key.as_str(), exc_info=True)
@@ -143,16 +145,22 @@ def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> 
         record.trace = trace
         if trace.outcome == "failed":
             record.status, record.error = "failed", trace.error or "the system reported a failure"
+        record.leak_check = guard() if guard is not None else None
     _score(ctx, record, question, baseline)
     record.finished_at = utc_now()
     return record
 
 
-def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: RunRecord | None) -> Trace:
+def _produce_trace(ctx: RunContext, unit: Unit, question: Question,
+                   baseline: RunRecord | None) -> tuple[Trace, Callable[[], LeakCheck] | None]:
+    """The unit's trace, and for a graph-level intervention its leak check (run after the timing)."""
     system = ctx.registry.create("system", unit.system.name, **unit.system.options)
-    env = Environment(view=ctx.view, llm=ctx.llm, seed=unit.seed, options=dict(unit.system.options))
+    capture = UnitCapture(unit.key.as_str())  # every LLM request the unit makes, from any thread
+    bind = getattr(ctx.llm, "bound_to", None)  # an LLMClient; a test's stand-in may not bind
+    llm = bind(capture) if bind is not None else ctx.llm
+    env = Environment(view=ctx.view, llm=llm, seed=unit.seed, options=dict(unit.system.options))
     if unit.intervention is None:
-        return system.run(question, env)
+        return _captured(capture, system.run, question, env), None
     if baseline is None or baseline.status != "ok" or baseline.trace is None:
         raise RuntimeError(NO_BASELINE)
     intervention: Intervention = ctx.registry.create("intervention", unit.intervention.name, **unit.intervention.options)
@@ -160,12 +168,29 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: Ru
     chosen = {"variant": unit.variant} if unit.variant is not None else {}
     if intervention.level == "context":
         perturbed = intervention.perturb(question, baseline.trace.model_copy(deep=True), rng, **chosen)
-        return system.resume(question, env, perturbed)
+        return _captured(capture, system.resume, question, env, perturbed), None
     env.view = intervention.make_view(ctx.view, question, baseline.trace, rng, **chosen)
-    trace = system.run(question, env)
-    if env.view is not None:  # record what this run could not see
-        trace.artifacts["hidden_by_intervention"] = env.view.hidden_summary()
-    return trace
+    trace = _captured(capture, system.run, question, env)
+    if env.view is None:
+        return trace, None
+    trace.artifacts["hidden_by_intervention"] = env.view.hidden_summary()  # what this run could not see
+    return trace, lambda: _leak_check(env.view, question, trace, capture, baseline.trace, system.trace_ids)
+
+
+def _captured(capture: UnitCapture, run: Callable[..., Trace], *args: Any) -> Trace:
+    """``run(*args)`` as the capture's unit; the calls and observations it did not record join its trace."""
+    with capture.active():
+        trace = run(*args)
+    return capture.complete(trace)
+
+
+def _leak_check(view: Any, question: Question, trace: Trace, capture: UnitCapture, baseline: Trace,
+                trace_ids: str) -> LeakCheck:
+    try:
+        return check_unit(view, question, trace, capture, baseline, trace_ids)
+    except Exception as exc:  # noqa: BLE001 - a guard failure is reported, never a unit's failure
+        log.warning("leak guard failed for %s: %s", capture.key, exc, exc_info=True)
+        return LeakCheck(status="not-checkable", notes=[f"the leak guard failed: {type(exc).__name__}: {exc}"[:500]])
 
 
 def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: RunRecord | None) -> None:

@@ -1,4 +1,5 @@
-"""Graph views: every read a system makes goes through one, so an ablation cannot leak.
+"""Graph views: every read through one is filtered, so an ablation cannot leak through it (reads
+around it, e.g. from a store of a system's own, are what the leak guard, :mod:`provbench.leakguard`, catches).
 
 A view is a shared store plus a :class:`ViewFilter` (frozensets of ids). Creating or narrowing a
 view costs only the size of those sets; nothing is copied or scanned. Each query asks Kùzu for
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     import networkx
 
     from .graphstore import GraphStore
+    from .hidden import HiddenContent
 
 MAX_PATH_HOPS = 10
 _SIDE_PATTERNS = {"out": "(a:Entity {id: $id})-[r:LINKS]->(b:Entity)",
@@ -127,12 +129,22 @@ class GraphView:
         self._as_of = as_of  # None: the current time (module docstring)
         self._unreadable: frozenset[str] | None = None  # computed on first need, then kept
         self._hidden_communities: frozenset[str] | None = None  # likewise
+        self._content: "HiddenContent | None" = None  # hidden_content(), on first need
 
     # -- filter
 
     @property
     def hidden(self) -> ViewFilter:
         return self._hidden
+
+    def hidden_content(self) -> "HiddenContent":
+        """What this view hides resolved to ids, names and texts, with a matcher for hidden text
+        (:mod:`provbench.kb.hidden`): for systems that keep their own store, and the leak guard."""
+        if self._content is None:
+            from .hidden import hidden_content
+
+            self._content = hidden_content(self)
+        return self._content
 
     def hide(self, entities: Iterable[str] = (), relations: Iterable[str] = (), text_units: Iterable[str] = (),
              block_text_of: Iterable[str] = (), hide_metadata_of: Iterable[str] = ()) -> "GraphView":

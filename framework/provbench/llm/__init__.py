@@ -1,4 +1,5 @@
-"""provbench's LLM layer: one interface over llama.cpp (embedded), litellm and scripted backends.
+"""provbench's LLM layer: one interface over llama.cpp (embedded), litellm, scripted and
+schema-following (offline, no model) backends; every request is attributed to its unit (provbench.capture).
 
     llm = make_llm("embedded", cache_dir=path)
     resp = llm.chat([{"role": "user", "content": "..."}], schema={...}, purpose="...", trace=trace)

@@ -262,7 +262,8 @@ def _field(obj: Any, name: str) -> Any:
 
 # -- model ids -----------------------------------------------------------------------------------
 # Backends are plugins: ``provbench_register_llm_backends`` maps a prefix to a factory
-# ``f(model_id, **params)``; ``prefix`` serves the id ``prefix`` and ``prefix:<rest>``.
+# ``f(model_id, **params)``; ``prefix`` serves the id ``prefix`` and ``prefix:<rest>``, under its
+# namespaced name (``mypkg/prefix``) and, while unambiguous, its short one (as every plugin kind).
 
 DEFAULT_BACKEND = "litellm"  # serves every id no other prefix claims
 
@@ -298,13 +299,22 @@ def provbench_register_llm_backends():
 
 
 def backend_prefix(model_id: str, prefixes: Any) -> str:
-    """The registered prefix serving ``model_id``: ``p`` for ``p`` or ``p:...``, else litellm."""
+    """The registered backend serving ``model_id``: ``p`` for ``p`` or ``p:...``, where ``p`` is a
+    backend's full name (``mypkg/echo``) or, while no other backend has it, its short name
+    (``echo``); ids no backend claims go to litellm."""
     head = model_id.split(":", 1)[0]
-    return head if head in prefixes else DEFAULT_BACKEND
+    if head in prefixes:
+        return head
+    namesakes = [p for p in prefixes if "/" not in head and p.rpartition("/")[2] == head]
+    if len(namesakes) > 1:
+        raise UserError(f"model id {model_id!r}: LLM backend {head!r} is ambiguous: {', '.join(sorted(namesakes))} "
+                        "(use the full name)")
+    return namesakes[0] if namesakes else DEFAULT_BACKEND
 
 
 def make_backend(model_id: str, *, registry: Any = None, **backend_params: Any) -> Any:
-    """``embedded`` | ``llama-cpp:<name or path.gguf>`` | ``scripted`` | a plugin's prefix | any litellm id."""
+    """``embedded`` | ``llama-cpp:<name or path.gguf>`` | ``scripted`` | ``schema-following`` | a plugin's
+    prefix | any litellm id."""
     from ..registry import check_instance, default_registry
 
     if not isinstance(model_id, str) or not model_id.strip():

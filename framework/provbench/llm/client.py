@@ -2,12 +2,14 @@
 
 It adds, around any backend: the on-disk response cache, retries with exponential backoff for
 transient faults (tenacity), a concurrency limit, token/call/latency accounting, JSON parsing of
-schema-constrained replies, and an :class:`~provbench.model.LLMCall` on the caller's trace.
+schema-constrained replies, an :class:`~provbench.model.LLMCall` on the caller's trace, and the
+request's attribution to the unit that made it (:mod:`provbench.capture`, for the leak guard).
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import threading
 import time
@@ -18,6 +20,7 @@ from typing import Any
 from tenacity import (RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay,
                       wait_exponential)
 
+from ..capture import UnitCapture, current_capture, request_hash
 from ..errors import UserError
 from ..model import LLMCall, Trace
 from .backends import make_backend
@@ -104,6 +107,7 @@ class LLMClient:
         self.pinned = {k: self.default_params[k] for k in pinned_params}
         self.stats = LLMStats()
         self._slots = threading.BoundedSemaphore(max_concurrency)
+        self._capture: UnitCapture | None = None  # set on a unit's copy by bound_to()
 
     @property
     def model_id(self) -> str:
@@ -122,14 +126,27 @@ class LLMClient:
         params = {"max_tokens": max_tokens, "temperature": temperature, "logprobs": logprobs,
                   "top_logprobs": top_logprobs, "seed": seed, **extra}
         request = self._request(messages, schema, params)
+        capture = self._capture or current_capture()  # the unit this request belongs to
+        sent = capture.tick() if capture is not None else 0
         try:
             resp = self._cached_or_fresh(request)
         except LLMError as err:
             self.stats.add(failures=1)
-            self._record(trace, purpose, error=str(err), attempts=getattr(err, "attempts", 1))
+            call = self._record(trace, purpose, request, error=str(err), attempts=getattr(err, "attempts", 1))
+            if capture is not None:
+                capture.add_request(request["messages"], call, None, sent)
             raise
-        self._record(trace, purpose, resp=resp)
+        call = self._record(trace, purpose, request, resp=resp)
+        if capture is not None:
+            capture.add_request(request["messages"], call, resp.text, sent)
         return resp
+
+    def bound_to(self, capture: "UnitCapture") -> "LLMClient":
+        """This client (same backend, cache, accounting and concurrency cap) attributing every
+        request to ``capture``, from whichever thread it is made (:mod:`provbench.capture`)."""
+        bound = copy.copy(self)
+        bound._capture = capture
+        return bound
 
     async def achat(self, messages: list[dict[str, Any]], **kwargs: Any) -> ChatResponse:
         """Async twin of :meth:`chat` (runs it in a worker thread; the concurrency cap still holds)."""
@@ -221,17 +238,19 @@ class LLMClient:
                             original_latency_s=reply.get("latency_s") if cached else None,
                             attempts=attempts, model=self.model_id)
 
-    def _record(self, trace: Trace | None, purpose: str, *, resp: ChatResponse | None = None,
-                error: str | None = None, attempts: int = 1) -> None:
-        if trace is None:
-            return
+    def _record(self, trace: Trace | None, purpose: str, request: dict[str, Any], *,
+                resp: ChatResponse | None = None, error: str | None = None, attempts: int = 1) -> LLMCall:
+        """The call's accounting, on ``trace`` when given."""
+        hashed = request_hash(request["messages"], request.get("schema"))
         if resp is None:
-            trace.llm_calls.append(LLMCall(model=self.model_id, purpose=purpose, attempts=attempts, error=error))
-            return
-        trace.llm_calls.append(LLMCall(model=self.model_id, purpose=purpose, prompt_tokens=resp.prompt_tokens,
-                                       completion_tokens=resp.completion_tokens, latency_s=resp.latency_s,
-                                       cached=resp.cached, original_latency_s=resp.original_latency_s,
-                                       attempts=resp.attempts))
+            call = LLMCall(model=self.model_id, purpose=purpose, attempts=attempts, error=error, request_hash=hashed)
+        else:
+            call = LLMCall(model=self.model_id, purpose=purpose, prompt_tokens=resp.prompt_tokens,
+                           completion_tokens=resp.completion_tokens, latency_s=resp.latency_s, cached=resp.cached,
+                           original_latency_s=resp.original_latency_s, attempts=resp.attempts, request_hash=hashed)
+        if trace is not None:
+            trace.llm_calls.append(call)
+        return call
 
 
 def parse_json(text: str) -> Any:
@@ -285,7 +304,8 @@ CLIENT_PARAMS = {"max_attempts", "backoff_s", "max_backoff_s", "deadline_s", "js
 
 def make_llm(model_id: str, cache_dir: Path | str | None = None, max_concurrency: int = 2,
              **params: Any) -> LLMClient:
-    """An LLMClient for ``embedded`` | ``llama-cpp:<path.gguf>`` | ``scripted`` | any litellm id.
+    """An LLMClient for ``embedded`` | ``llama-cpp:<path.gguf>`` | ``scripted`` | ``schema-following`` (no
+    model: replies follow the requested schema, :mod:`provbench.llm.offline`) | any litellm id.
 
     ``params``: generation defaults (max_tokens, temperature, seed, ...), client settings
     (max_attempts, backoff_s, max_backoff_s, deadline_s, json_retries), ``replies`` for scripted,

@@ -12,6 +12,7 @@ from typing import Any, Iterable
 
 from ..errors import UserError
 from ..model import BASELINE, Question, RunManifest, RunRecord
+from ..plugin_api import is_leaked
 from ..store import RunStore
 
 
@@ -59,8 +60,17 @@ class RunData:
         return {"resamples": int(self.report_option("bootstrap_resamples", 2000)),
                 "confidence": float(self.report_option("confidence", 0.95)), "seed": int(self.report_option("seed", 0))}
 
-    def select(self, system: str, condition: str = BASELINE) -> list[RunRecord]:
-        return [r for r in self.records if r.key.system == system and r.key.condition == condition]
+    @property
+    def include_leaked(self) -> bool:
+        """The suite's ``leak_guard.include_leaked``: leaked units count in intervention statistics."""
+        return bool((self.suite.get("leak_guard") or {}).get("include_leaked", False))
+
+    def select(self, system: str, condition: str = BASELINE, *, leaked: bool | None = None) -> list[RunRecord]:
+        """Records for statistics, as :meth:`provbench.plugin_api.Results.select`: units the leak
+        guard found leaked are left out unless ``leaked`` (default: the suite's ``include_leaked``)."""
+        keep_leaked = self.include_leaked if leaked is None else leaked
+        return [r for r in self.records if r.key.system == system and r.key.condition == condition
+                and (keep_leaked or not is_leaked(r))]
 
     def plugin_names(self, section: str) -> dict[str, str]:
         """The suite's ``systems`` / ``interventions`` / ``metrics``: record key -> plugin name."""

@@ -21,6 +21,7 @@ from ..store import export_csv
 from . import charts
 from .pictures import cached_picture
 from .data import RunData, load_run
+from .leaks import leak_section, leak_summary, leak_view
 from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
 from .stats import MCNEMAR_NOTE, Share, mcnemar, per_question, select, share
 
@@ -47,12 +48,14 @@ def overview_section(run: RunData) -> Section:
             system, share_cell(acc, _accuracy_note(run, system)),
             str(sum(t.outcome == "answered" for t in traces)), str(sum(t.abstained for t in traces)),
             str(sum(r.status == "failed" for r in records)), str(sum(len(t.llm_calls) for t in traces)),
-            f"{sum(t.tokens for t in traces):,}", f"{sum(t.wall_time_s or 0.0 for t in traces):.1f}"]))
+            f"{sum(t.tokens for t in traces):,}", f"{sum(t.wall_time_s or 0.0 for t in traces):.1f}",
+            leak_summary(run, system)]))
     table = Table(columns=["System", "Accuracy", "Answered", "Abstained", "Failed", "LLM calls", "Tokens",
-                           "Wall time (s)"], rows=rows, css_class="overview", caption=(
+                           "Wall time (s)", "Leak guard"], rows=rows, css_class="overview", caption=(
         f"Baseline runs over all {len(run.question_ids)} questions. Accuracy is the mean graded correctness "
         "(failed runs score 0) with a percentile-bootstrap confidence interval (questions resampled). Abstained: "
-        "the system declined to answer. Calls, tokens and wall time are summed over the system's baseline runs."))
+        "the system declined to answer. Calls, tokens and wall time are summed over the system's baseline runs. "
+        "Leak guard: its intervention units that leaked or had no effect (see the leak guard section)."))
     return Section(id="systems", title="Systems", blocks=[table], order=10)
 
 
@@ -186,7 +189,7 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_
     variant = record.variant.description or record.variant.id if record.variant else ""
     out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "", "variant": variant,
                            "scores": {k: ("–" if v is None else f"{v:.3g}") for k, v in record.scores.items()},
-                           "notes": record.score_notes, "trace": None, "svg": None}
+                           "notes": record.score_notes, "trace": None, "svg": None, "leak": leak_view(record)}
     if trace is None:
         return out
     out["trace"] = {"answer": trace.answer if trace.answer is not None else "", "outcome": trace.outcome,
@@ -285,7 +288,7 @@ def write_report(run_dir: str | Path, pm: Any = None) -> Path:
     run = load_run(run_dir)
     env = environment()
     env.globals["ci_label"] = f"{100 * float(run.report_option('confidence', 0.95)):g}% CI"
-    sections = [overview_section(run), knowledge_base_section(run), *plugin_sections(run, pm)]
+    sections = [overview_section(run), leak_section(run), knowledge_base_section(run), *plugin_sections(run, pm)]
     sections = sorted((s for s in sections if s is not None), key=lambda s: s.order)
     chart = accuracy_chart(run)
     context = {"h": header(run), "systems": run.systems, "sections": [section_view(s) for s in sections],
@@ -337,7 +340,7 @@ def write_comparison(run_a: str | Path, run_b: str | Path, out: str | Path | Non
     cond_rows = []
     for condition in conditions:
         for system in systems:
-            ra, rb = select(a.records, system, condition), select(b.records, system, condition)
+            ra, rb = a.select(system, condition), b.select(system, condition)  # leaked units left out
             if not (ra or rb):
                 continue
             cond_rows.append({"condition": condition, "system": system,

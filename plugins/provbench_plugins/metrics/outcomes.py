@@ -13,7 +13,7 @@ from provbench.model import BASELINE
 from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
 
 from .records import (FOOTPRINT_FIELDS, Tally, round6, all_questions, analysed_questions, arrow,
-                      intervention_conditions, per_question_changes, per_question_correctness,
+                      cell_not_measurable, intervention_conditions, per_question_changes, per_question_correctness,
                       per_question_official, stayed_correct_tally)
 
 
@@ -91,15 +91,17 @@ class OutputChanged(Metric):
             for condition in intervention_conditions(results, system):
                 outcomes, tally = per_question_changes(results, system, condition, analysed)
                 kept = stayed_correct_tally(outcomes)
+                unmeasured = cell_not_measurable(results, system, condition, analysed)
                 detail = tally.counts() | {"stayed_correct": round6(kept.numerator),
                                            "originally_correct": kept.denominator}
                 values.append(MetricValue(metric=self.name, system=system, condition=condition,
-                                          value=tally.value, numerator=round6(tally.numerator),
-                                          denominator=tally.denominator, detail=detail))
+                                          value=None if unmeasured else tally.value, numerator=round6(tally.numerator),
+                                          denominator=tally.denominator, detail=detail, note=unmeasured or ""))
                 values.append(MetricValue(metric="stayed-correct", system=system, condition=condition,
-                                          value=kept.value, numerator=round6(kept.numerator),
-                                          denominator=kept.denominator,
-                                          detail={"failed": tally.failed, "missing": tally.missing}))
+                                          value=None if unmeasured else kept.value, numerator=round6(kept.numerator),
+                                          denominator=kept.denominator, note=unmeasured or "",
+                                          detail={"failed": tally.failed, "missing": tally.missing}
+                                          | ({"leaked": tally.leaked} if tally.leaked else {})))
         return values
 
 
@@ -116,7 +118,11 @@ class AccuracyDelta(Metric):
             for condition in intervention_conditions(results, system):
                 after, tally = per_question_correctness(results, system, condition, analysed)
                 paired = [q for q in analysed if q in base and q in after]
-                values.append(delta_value(self.name, system, condition, base, after, paired, tally))
+                value = delta_value(self.name, system, condition, base, after, paired, tally)
+                unmeasured = cell_not_measurable(results, system, condition, analysed)
+                if unmeasured:
+                    value.value, value.note = None, unmeasured
+                values.append(value)
         return values
 
 
@@ -129,6 +135,8 @@ def delta_value(metric: str, system: str, condition: str, base: Mapping[str, flo
     detail = {"baseline_correct": round6(before_sum), "condition_correct": round6(after_sum),
               "questions": n, "arrow": arrow(delta) if delta is not None else "",
               "failed": tally.failed, "missing": tally.missing, "unscored": tally.unscored}
+    if tally.leaked:
+        detail["leaked"] = tally.leaked
     return MetricValue(metric=metric, system=system, condition=condition, value=delta,
                        numerator=round6(after_sum - before_sum), denominator=n, detail=detail)
 

@@ -18,6 +18,10 @@ Reading records
       accuracy score is ``unscored``. Both are left out of the denominator and reported.
     * Repeats of a condition (random removal) are averaged per question first, so counts may be
       fractional (16.3/20 in the paper).
+    * Intervention units the leak guard found ``leaked`` saw what their view hides: they are left
+      out (``results.select``, unless the suite's ``leak_guard.include_leaked``); a question left
+      with none is counted in ``detail["leaked"]``, not in the denominator. A cell whose every
+      unit leaked or had no effect is not measurable (:func:`provbench.leakguard.not_measurable`).
     * Intervention conditions are analysed over the questions not in ``results.excluded``.
       Accuracy of the baseline is reported over the same analysed set (Table 2) and, in
       ``detail["all_questions"]``, over every question (Table 1).
@@ -35,6 +39,7 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any, Callable, Iterable, Mapping
 
+from provbench.leakguard import not_measurable
 from provbench.model import BASELINE, RunRecord
 from provbench.plugin_api import DatasetLoader, Results, compared_output, correctness, is_correct
 
@@ -94,14 +99,16 @@ class Tally:
     failed: int = 0
     missing: int = 0
     unscored: int = 0
+    leaked: int = 0  # questions whose every unit the leak guard found leaked (left out)
 
     @property
     def value(self) -> float | None:
         return self.numerator / self.denominator if self.denominator else None
 
     def counts(self) -> dict[str, Any]:
-        return {"numerator": round6(self.numerator), "denominator": self.denominator,
-                "failed": self.failed, "missing": self.missing, "unscored": self.unscored}
+        counts = {"numerator": round6(self.numerator), "denominator": self.denominator,
+                  "failed": self.failed, "missing": self.missing, "unscored": self.unscored}
+        return counts | ({"leaked": self.leaked} if self.leaked else {})
 
 
 def round6(x: float | None) -> float | None:
@@ -111,14 +118,16 @@ def round6(x: float | None) -> float | None:
 def per_question_correctness(results: Results, system: str, condition: str,
                              questions: Iterable[str]) -> tuple[dict[str, float], Tally]:
     """Mean correctness over repeats for each question that has a usable record."""
-    grouped = by_question(results.select(system, condition))
+    grouped, leaked = by_question(results.select(system, condition)), leaked_questions(results, system, condition)
     values: dict[str, float] = {}
     tally = Tally()
     for qid in questions:
         records = grouped.get(qid, [])
         tally.failed += sum(r.status == "failed" for r in records)
         scored = [c for c in map(correctness, records) if c is not None]
-        if not records:
+        if not records and qid in leaked:
+            tally.leaked += 1
+        elif not records:
             tally.missing += 1
         elif not scored:
             tally.unscored += 1
@@ -163,11 +172,14 @@ def per_question_changes(results: Any, system: str, condition: str, questions: I
     anything with ``select(system, condition)`` (metrics' Results, the report's RunData)."""
     normalize = normalize or loader_normalizer(results)
     baselines = baseline_records(results, system)
-    grouped = by_question(results.select(system, condition))
+    grouped, leaked = by_question(results.select(system, condition)), leaked_questions(results, system, condition)
     outcomes: dict[str, ChangeOutcome] = {}
     tally = Tally()
     for qid in questions:
         base, records = baselines.get(qid), grouped.get(qid, [])
+        if base is not None and not records and qid in leaked:
+            tally.leaked += 1
+            continue
         if base is None or not records:
             tally.missing += 1
             continue
@@ -204,7 +216,20 @@ def stayed_correct_tally(outcomes: Mapping[str, ChangeOutcome]) -> Tally:
 
 
 def intervention_conditions(results: Results, system: str) -> list[str]:
-    return [c for c in results.conditions if c != BASELINE and results.select(system, c)]
+    return [c for c in results.conditions if c != BASELINE and results.select(system, c, leaked=True)]
+
+
+def leaked_questions(results: Any, system: str, condition: str) -> set[str]:
+    """Questions with a unit left out of the statistics because the leak guard found it leaked."""
+    kept = {id(r) for r in results.select(system, condition)}
+    return {r.key.question_id for r in results.select(system, condition, leaked=True) if id(r) not in kept}
+
+
+def cell_not_measurable(results: Any, system: str, condition: str, questions: Iterable[str]) -> str | None:
+    """Why this system x condition over ``questions`` measures nothing (every unit leaked or had no
+    effect: :func:`provbench.leakguard.not_measurable`), or None."""
+    wanted = set(questions)
+    return not_measurable(r for r in results.select(system, condition, leaked=True) if r.key.question_id in wanted)
 
 
 def arrow(delta: float) -> str:

@@ -20,7 +20,8 @@ from provbench.model import BASELINE
 from provbench.report.data import RunData
 from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
 from provbench.report.stats import MCNEMAR_NOTE, Share, arrow, mcnemar, mean_footprint, per_question, share
-from provbench_plugins.metrics.records import per_question_changes, per_question_official, stayed_correct_tally
+from provbench_plugins.metrics.records import (cell_not_measurable, per_question_changes, per_question_official,
+                                               stayed_correct_tally)
 
 from .tables import (CONDITION_TITLES, SYSTEM_NAMES, caption_of_text_rules, display_name, footprint_applies,
                      hidden_reports_note, is_agent, table1_order, title_of)
@@ -139,6 +140,8 @@ def table2_section(run: RunData) -> Section | None:
                "out of originally correct answers. “Acc.” is post-intervention accuracy with correct/total in "
                "parentheses; arrows give the direction of the change from baseline. Randomised interventions are "
                f"averaged over repeats, so counts may be fractional. {caption_of_text_rules(run)} "
+               "Units the leak guard found leaked are left out; “not measurable”: every unit leaked or had no "
+               "effect (see the leak guard section). "
                f"Significance: {MCNEMAR_NOTE}.")
     table = Table(columns=["Condition", "Outcome", *(display_name(run, s) for s in systems)], rows=rows,
                   numeric_from=2, css_class="table2", caption=caption)
@@ -164,18 +167,21 @@ def condition_rows(run: RunData, condition: str, systems: list[str], baseline: d
                    analysed: list[str], opts: dict[str, Any]) -> list[Row]:
     changed_cells, acc_cells = [], []
     for system in systems:
-        records = run.select(system, condition)
-        if not records:
-            changed_cells.append(Cell())
-            acc_cells.append(Cell())
+        records = run.select(system, condition)  # the leak guard's leaked units left out
+        unmeasured = cell_not_measurable(run, system, condition, analysed)
+        if unmeasured or not records:  # a leak is never a finding: no 0 % where nothing was measured
+            cell = Cell(text="not measurable", note=f"{unmeasured} (leak guard)") if unmeasured else Cell()
+            changed_cells.append(cell)
+            acc_cells.append(cell)
             continue
-        outcomes, _ = per_question_changes(run, system, condition, analysed)
+        outcomes, tally = per_question_changes(run, system, condition, analysed)
         changed = metric_share(run, "output-changed", system, condition,
                                share({q: o.changed for q, o in outcomes.items()}, analysed, **opts))
         kept = metric_share(run, "stayed-correct", system, condition, stayed_correct_tally(outcomes))
+        left_out = f"; {tally.leaked} question(s) left out: leaked (leak guard)" if tally.leaked else ""
         changed_cells.append(Cell(text=changed.percent(), counts=kept.counts(), interval=changed.interval(),
                                   note=f"changed {changed.counts()}; stayed correct "
-                                       f"{kept.counts() or '(none originally correct)'}"))
+                                       f"{kept.counts() or '(none originally correct)'}{left_out}"))
         after = per_question(records)
         acc = metric_share(run, "accuracy", system, condition, share(after, analysed, **opts))
         before = metric_share(run, "accuracy", system, BASELINE, share(baseline[system], analysed, **opts))
@@ -216,6 +222,6 @@ def _share_value(run: RunData, system: str, condition: str) -> float | None:
 
 
 def _changed_value(run: RunData, system: str, condition: str) -> float | None:
-    if not run.select(system, condition):
+    if not run.select(system, condition) or cell_not_measurable(run, system, condition, run.analysed):
         return None
     return per_question_changes(run, system, condition, run.analysed)[1].value
