@@ -14,6 +14,7 @@ console = Console()
 err_console = Console(stderr=True)
 EXIT_USAGE = 2  # a UserError: bad suite, dataset, option, or a directory in use
 EXIT_UNITS_FAILED = 3  # the run finished, but some units are recorded as failed
+EXIT_CLAIM_NOT_DETECTABLE = 4  # provbench validate: a claim's controls did not show what it says
 
 
 class ProvbenchGroup(click.Group):
@@ -208,19 +209,26 @@ def _print_stats(stats, build_info: dict | None = None) -> None:
               help="Run directory (default: reports/<suite name>). An existing one is resumed.")
 @click.option("--retry-failed/--no-retry-failed", default=True, show_default=True,
               help="On resume, run the units that failed before again.")
-def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, retry_failed: bool) -> None:
+@click.option("--controls", is_flag=True, help="First check the suite's claims on its known-truth controls "
+              "(as `provbench validate`); the report shows them.")
+def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, retry_failed: bool,
+            controls: bool) -> None:
     """Run SUITE (a suite file, or a built-in suite's name: see `provbench suites`), resuming its
     run directory if it exists, and write the HTML report.
 
-    Exit status: 0 all units ok, 2 a usage or input error, 3 finished with failed units."""
+    Exit status: 0 all units ok, 2 a usage or input error, 3 finished with failed units, 4 (with
+    --controls) a claim is not detectable."""
     from .bundled import resolve_suite
     from .runner import run_suite
     from .store import RunStore
     from .units import NO_BASELINE
 
+    validity = _validate(resolve_suite(suite), out) if controls else None
     run_dir = run_suite(resolve_suite(suite), model=model, limit=limit, out=out, console=console,
                         retry_failed=retry_failed)
     console.print(f"report: {run_dir / 'report.html'}")
+    if validity is not None and validity.failures:
+        sys.exit(EXIT_CLAIM_NOT_DETECTABLE)
     failed = [r for r in RunStore(run_dir).load_records().values() if r.status == "failed"]
     if failed:
         knock_on = sum(NO_BASELINE in (r.error or "") for r in failed)
@@ -230,6 +238,52 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
                           "timeouts; a model that answers the same input the same way fails again)",
                           highlight=False)
         sys.exit(EXIT_UNITS_FAILED)
+
+
+@main.command("validate")
+@click.argument("suite")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The suite's run directory (default: reports/<suite name>); control runs go to OUT/controls/.")
+def validate_cmd(suite: str, out: Path | None) -> None:
+    """Check SUITE's claims on its known-truth controls, offline: control LLMs of known behaviour run
+    the suite's `controls:` block (never the suite's model), and each claim says what their runs must
+    show (docs/controls.md). Prints claim x control x expected x observed x verdict.
+
+    Exit status: 0 every claim as the suite says, 2 a usage or input error, 3 control units failed,
+    4 a claim is not detectable."""
+    from .bundled import resolve_suite
+
+    validity = _validate(resolve_suite(suite), out)
+    if validity.failures:
+        sys.exit(EXIT_CLAIM_NOT_DETECTABLE)
+    if validity.failed_units:
+        sys.exit(EXIT_UNITS_FAILED)
+
+
+def _validate(suite: Path, out: Path | None):
+    from .controls.validate import validate_suite
+
+    validity = validate_suite(suite, out=out, console=console)
+    table = Table(title=f"suite validity: {validity.suite_name}")
+    for column in ("claim", "control", "expected", "observed", "p", "verdict"):
+        table.add_column(column, overflow="fold", ratio=3 if column in ("expected", "observed") else None,
+                         no_wrap=column in ("control", "p", "verdict"))
+    for v in validity.verdicts:
+        colour = "green" if v.passed else ("yellow" if v.expected_failure else "red")
+        table.add_row(v.claim, v.control, v.expected, v.observed, "–" if v.p_value is None else f"{v.p_value:.3g}",
+                      f"[{colour}]{escape(v.status)}[/]")
+    # a log or a pipe gets 80 columns by default: too few for five columns of prose
+    (console if console.is_terminal else Console(width=160)).print(table)
+    for v in validity.verdicts:
+        if v.expected_failure:
+            console.print(f"  {v.claim}: expected to fail: {escape(v.expected_failure)}", highlight=False)
+    failed = sorted({v.claim for v in validity.failures})
+    if failed:
+        err_console.print(f"[red]not detectable:[/] {', '.join(failed)}", highlight=False)
+    if validity.failed_units:
+        err_console.print(f"[yellow]{validity.failed_units} control unit(s) failed[/]: see the control runs' reports "
+                          f"({', '.join(validity.runs.values())})", highlight=False)
+    return validity
 
 
 @main.command("report")

@@ -53,7 +53,15 @@ def provbench_register_llm_backends() -> Mapping[str, Factory]:
     """LLM backends by model-id prefix: ``{"llama-cpp": factory}`` serves ``llama-cpp:<rest>`` (and
     the bare id ``llama-cpp``); ``factory(model_id, **params)`` returns an object with ``model_id``,
     ``config()`` and ``complete(request)`` (see :mod:`provbench.llm.backends`). Ids no prefix
-    claims go to ``litellm``."""
+    claims go to ``litellm``. A backend may also have ``bind_questions(questions)``: the runner
+    calls it with the run's loaded questions before any unit runs (the known-truth controls of
+    :mod:`provbench.controls` read each question's gold evidence from them, never from the graph)."""
+
+
+@hookspec
+def provbench_register_claims() -> Mapping[str, Factory]:
+    """Claims a suite's ``controls:`` block checks (``provbench validate``): factories returning a
+    :class:`provbench.controls.Claim`."""
 
 
 @hookspec

@@ -23,11 +23,13 @@ from pydantic import BaseModel
 
 from . import hookspecs
 from .errors import PluginError, UserError  # noqa: F401 (PluginError is re-exported)
+from .controls.claims import Claim
 from .plugin_api import DatasetLoader, Intervention, KBBuilder, Metric, Plugin, System, parse_options
 
 # Built-in plugins are ordinary plugin modules (datasette's DEFAULT_PLUGINS pattern).
 BUILTIN_PLUGINS = (
     "provbench.llm.backends",
+    "provbench.controls.plugin",
     "provbench.llm.offline",
     "provbench_plugins.datasets.twowiki.loader",
     "provbench_plugins.datasets.curriculum.loader",
@@ -64,6 +66,7 @@ KINDS: dict[str, Kind] = {
     "dataset_loader": Kind("provbench_register_dataset_loaders", DatasetLoader),
     "kb_builder": Kind("provbench_register_kb_builders", KBBuilder),
     "llm_backend": Kind("provbench_register_llm_backends", None, _is_llm_backend),
+    "claim": Kind("provbench_register_claims", Claim),
 }
 
 

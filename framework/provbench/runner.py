@@ -45,12 +45,14 @@ log = logging.getLogger(__name__)
 
 # -- public entry points ---------------------------------------------------------------------------
 
-def run_suite(suite_path: str | Path, model: str | None = None, limit: int | None = None,
+def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, limit: int | None = None,
               out: str | Path | None = None, console: "Console | None" = None, *,
               pm: "pluggy.PluginManager | None" = None, llm: Any = None, write_report: bool = True,
-              retry_failed: bool = True) -> Path:
-    """Run (or resume) a suite; returns the run directory. ``pm``/``llm`` let tests inject plugins and a scripted LLM.
-    On resume, units recorded as failed run again unless ``retry_failed`` is False."""
+              retry_failed: bool = True, kb_llm: Any = None) -> Path:
+    """Run (or resume) a suite (a file, or one already loaded); returns the run directory.
+    ``pm``/``llm`` let tests inject plugins and a scripted LLM; ``kb_llm`` builds the knowledge
+    base (default: the run's LLM). On resume, units recorded as failed run again unless
+    ``retry_failed`` is False. The LLM receives the loaded questions (``bind_questions``) first."""
     pm, registry = _plugins(pm)
     loaded = _load(suite_path, registry, model, limit)
     suite = loaded.suite
@@ -64,7 +66,10 @@ def run_suite(suite_path: str | Path, model: str | None = None, limit: int | Non
         # the embedding model loads while litellm and the KB do; a finished run needs none of them
         warm_up = warm_up_embeddings(suite) if llm is None and _baselines_left(suite, questions, done) else None
         llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
-        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), llm, console, store.run_dir.parent)
+        if hasattr(llm, "bind_questions"):
+            llm.bind_questions(questions.values())
+        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm, console,
+                                     store.run_dir.parent)
         try:
             manifest = write_manifest(store, loaded, llm, kb_dir, pm, console)
             store.write_questions(questions.values())
@@ -207,8 +212,9 @@ def _plugins(pm: "pluggy.PluginManager | None") -> tuple["pluggy.PluginManager",
     return pm, build_registry(pm)
 
 
-def _load(suite_path: str | Path, registry: "Registry", model: str | None, limit: int | None) -> LoadedSuite:
-    loaded = load_suite(suite_path, registry)
+def _load(suite_path: "str | Path | LoadedSuite", registry: "Registry", model: str | None,
+          limit: int | None) -> LoadedSuite:
+    loaded = suite_path if isinstance(suite_path, LoadedSuite) else load_suite(suite_path, registry)
     if model:
         loaded.suite.model.id = model
     if limit is not None:

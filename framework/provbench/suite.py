@@ -15,13 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import UserError
 from .registry import unknown_name_message
+from .suite_yaml import SuiteError, field_name, line_of, parse_yaml as _parse_yaml, plain as _plain, validation_message
+from .suite_yaml import where as _where
+
+__all__ = ["Suite", "LoadedSuite", "PluginRef", "SuiteError", "load_suite", "line_of", "field_name"]
 
 if TYPE_CHECKING:
     from .registry import Registry
-
-
-class SuiteError(UserError):
-    """A suite file is malformed; the message names the file, line and field."""
 
 
 class _Strict(BaseModel):
@@ -126,6 +126,72 @@ class ReportSpec(_Strict):
     seed: int = 0
 
 
+def unique_keys(refs: list[PluginRef]) -> list[PluginRef]:
+    keys = [r.key for r in refs]
+    dupes = sorted({k for k in keys if keys.count(k) > 1})
+    if dupes:
+        raise ValueError(f"listed more than once: {', '.join(dupes)} (give one a distinct 'label')")
+    return refs
+
+
+def systems_by_key(block: Any) -> Any:
+    """``intervention_systems`` and the exclusion reference may name a system in full
+    (``p003/ga-rag``): they mean its record key (``ga-rag``)."""
+    by_name = {ref.name: ref.key for ref in block.systems if ref.label is None}
+    if block.intervention_systems is not None:
+        block.intervention_systems = [by_name.get(n, n) for n in block.intervention_systems]
+    if block.exclusion.reference_system:
+        block.exclusion.reference_system = by_name.get(block.exclusion.reference_system,
+                                                       block.exclusion.reference_system)
+    return block
+
+
+class ClaimRef(PluginRef):
+    """A claim (``provbench_register_claims``) the controls must confirm."""
+
+    expect_failure: str | None = Field(default=None, description="why the claim is known not to hold yet: its "
+                                       "verdict is shown, but `provbench validate` does not fail on it")
+
+
+class ControlsSpec(_Strict):
+    """A suite's known-truth controls, run by ``provbench validate`` (docs/controls.md): their own
+    dataset (with gold evidence), knowledge base and size; the systems and interventions to run;
+    the control LLMs, each running them in turn (never the suite's model); the claims to check."""
+
+    dataset: DatasetSpec
+    knowledge_base: KnowledgeBaseSpec | None = None
+    llms: list[str] = Field(min_length=1, description="control LLMs: names in provbench.controls (oracle, "
+                            "random, ...) or model ids of a registered offline backend")
+    systems: list[PluginRef] = Field(min_length=1)
+    interventions: list[PluginRef] = Field(default_factory=list)
+    intervention_systems: list[str] | None = None
+    exclusion: ExclusionSpec = Field(default_factory=lambda: ExclusionSpec(enabled=False))
+    metrics: list[PluginRef] = Field(default_factory=list)
+    claims: list[ClaimRef] = Field(min_length=1)
+    seed: int = 0
+    concurrency: int = Field(default=2, ge=1, le=64)
+
+    @field_validator("systems", "interventions", "metrics", "claims")
+    @classmethod
+    def _unique_keys(cls, refs: list[PluginRef]) -> list[PluginRef]:
+        return unique_keys(refs)
+
+    @field_validator("llms")
+    @classmethod
+    def _distinct(cls, llms: list[str]) -> list[str]:
+        if len(set(llms)) != len(llms):
+            raise ValueError(f"a control LLM is listed more than once: {llms}")
+        return llms
+
+    @model_validator(mode="after")
+    def _system_references_by_key(self) -> "ControlsSpec":
+        return systems_by_key(self)
+
+    @property
+    def system_names(self) -> list[str]:
+        return [s.key for s in self.systems]
+
+
 class Suite(_Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     description: str = ""
@@ -144,27 +210,16 @@ class Suite(_Strict):
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     report: ReportSpec = Field(default_factory=ReportSpec)
     leak_guard: LeakGuardSpec = Field(default_factory=LeakGuardSpec)
+    controls: ControlsSpec | None = Field(default=None, description="known-truth controls (`provbench validate`)")
 
     @field_validator("systems", "interventions", "metrics")
     @classmethod
     def _unique_keys(cls, refs: list[PluginRef]) -> list[PluginRef]:
-        keys = [r.key for r in refs]
-        dupes = sorted({k for k in keys if keys.count(k) > 1})
-        if dupes:
-            raise ValueError(f"listed more than once: {', '.join(dupes)} (give one a distinct 'label')")
-        return refs
+        return unique_keys(refs)
 
     @model_validator(mode="after")
     def _system_references_by_key(self) -> "Suite":
-        """``intervention_systems`` and the exclusion reference may name a system in full
-        (``p003/ga-rag``): they mean its record key (``ga-rag``)."""
-        by_name = {ref.name: ref.key for ref in self.systems if ref.label is None}
-        if self.intervention_systems is not None:
-            self.intervention_systems = [by_name.get(n, n) for n in self.intervention_systems]
-        if self.exclusion.reference_system:
-            self.exclusion.reference_system = by_name.get(self.exclusion.reference_system,
-                                                          self.exclusion.reference_system)
-        return self
+        return systems_by_key(self)
 
     # -- derived ---------------------------------------------------------------------------
     @property
@@ -191,10 +246,12 @@ class LoadedSuite(BaseModel):
     def base_dir(self) -> Path:
         return self.path.parent
 
-    def dataset_source(self) -> str:
-        """The dataset file resolved against the suite's folder, or the hub id unchanged."""
-        candidate = (self.base_dir / self.suite.dataset.path).resolve()
-        return str(candidate) if _looks_like_file(self.suite.dataset.path) or candidate.exists() else self.suite.dataset.path
+    def dataset_source(self, spec: DatasetSpec | None = None) -> str:
+        """The dataset file (``spec``, default the suite's) resolved against the suite's folder,
+        or the hub id unchanged."""
+        path = (spec or self.suite.dataset).path
+        candidate = (self.base_dir / path).resolve()
+        return str(candidate) if _looks_like_file(path) or candidate.exists() else path
 
     @property
     def sha256(self) -> str:
@@ -216,126 +273,21 @@ def load_suite(path: str | Path, registry: "Registry | None" = None) -> LoadedSu
     try:
         suite = Suite.model_validate(_plain(tree))
     except ValidationError as exc:
-        raise SuiteError(_validation_message(path, tree, exc)) from None
+        raise SuiteError(validation_message(path, tree, exc, Suite)) from None
     loaded = LoadedSuite(suite=suite, path=path.resolve(), raw_text=text)
-    _check_dataset_file(path, tree, loaded)
-    _check_references(path, tree, suite)
+    blocks = [((), suite)] + ([(("controls",), suite.controls)] if suite.controls is not None else [])
+    for prefix, block in blocks:
+        _check_dataset_file(path, tree, loaded, block.dataset, prefix)
+        _check_references(path, tree, block, prefix)
     if registry is None:
         from .registry import default_registry
 
         registry = default_registry()
-    check_plugins(path, tree, suite, registry)
+    for prefix, block in blocks:
+        check_plugins(path, tree, block, registry, prefix)
+    if suite.controls is not None:
+        check_controls(path, tree, suite.controls, registry)
     return loaded
-
-
-def _parse_yaml(path: Path, text: str) -> Any:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    yaml = YAML(typ="rt")
-    try:
-        return yaml.load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        what = " ".join(filter(None, [exc.context, exc.problem])) or str(exc)
-        context = exc.context_mark
-        if context is not None and mark is not None and context.line != mark.line:
-            # an unclosed bracket is found lines later: name where it was opened too
-            what += f" (the construct opened at line {context.line + 1}, column {context.column + 1})"
-        raise SuiteError(f"{path}{line}: invalid YAML: {what}") from None
-    except YAMLError as exc:
-        raise SuiteError(f"{path}: invalid YAML: {exc}") from None
-
-
-def _plain(node: Any) -> Any:
-    """ruamel's commented containers -> plain dicts and lists (pydantic wants those)."""
-    if isinstance(node, dict):
-        return {str(k): _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
-    if isinstance(node, str):
-        return str(node)
-    return node
-
-
-def line_of(tree: Any, loc: tuple) -> int | None:
-    """1-based line of the YAML node at ``loc`` (or of its deepest existing ancestor)."""
-    node, line = tree, _own_line(tree)
-    for part in loc:
-        found = None
-        if isinstance(node, dict) and part in node:
-            found = _lc_line(node, "key", part)
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            found = _lc_line(node, "item", part)
-        else:
-            break
-        line = found if found is not None else line
-        node = node[part]
-    return line
-
-
-def _own_line(node: Any) -> int | None:
-    lc = getattr(node, "lc", None)
-    return lc.line + 1 if lc is not None and lc.line is not None else None
-
-
-def _lc_line(node: Any, method: str, part: Any) -> int | None:
-    """1-based line ruamel recorded for a mapping's key (``method`` "key") or a list's item ("item")."""
-    try:
-        return getattr(node.lc, method)(part)[0] + 1
-    except (AttributeError, KeyError, TypeError, IndexError):
-        return None
-
-
-def field_name(loc: tuple) -> str:
-    """('systems', 2, 'name') -> "systems[2].name"."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _where(path: Path, tree: Any, loc: tuple) -> str:
-    line = line_of(tree, loc)
-    return f"{path}" + (f", line {line}" if line else "") + (f", field '{field_name(loc)}'" if loc else "")
-
-
-def _validation_message(path: Path, tree: Any, exc: ValidationError) -> str:
-    problems = []
-    for error in exc.errors():
-        loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        msg = error["msg"]
-        if error["type"] == "extra_forbidden":
-            known = _known_fields(loc[:-1])
-            msg = unknown_name_message("field", str(loc[-1]), known)
-        elif error["type"] == "missing":
-            msg = "required field is missing"
-        problems.append(f"{_where(path, tree, loc)}: {msg}")
-    return "; ".join(problems[:5]) + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")
-
-
-def _known_fields(parent_loc: tuple) -> list[str]:
-    """Field names valid at ``parent_loc`` (for "did you mean" on a misspelt key)."""
-    model: Any = Suite
-    for part in parent_loc:
-        if isinstance(part, int):
-            continue
-        info = model.model_fields.get(part)
-        model = _model_in(info.annotation) if info is not None else None
-        if model is None:
-            return []
-    return sorted(model.model_fields)
-
-
-def _model_in(annotation: Any) -> Any:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in getattr(annotation, "__args__", ()):
-        found = _model_in(arg)
-        if found is not None:
-            return found
-    return None
 
 
 FILE_SUFFIXES = {".json", ".jsonl", ".csv", ".tsv", ".parquet", ".txt", ".yaml", ".yml", ".gz", ".zip"}
@@ -347,34 +299,43 @@ def _looks_like_file(value: str) -> bool:
     return p.suffix.lower() in FILE_SUFFIXES or value.startswith((".", "/", "~")) or len(p.parts) > 2
 
 
-def _check_dataset_file(path: Path, tree: Any, loaded: LoadedSuite) -> None:
-    spec = loaded.suite.dataset
+def _check_dataset_file(path: Path, tree: Any, loaded: LoadedSuite, spec: DatasetSpec, prefix: tuple = ()) -> None:
     if not _looks_like_file(spec.path):
         return
-    source = Path(loaded.dataset_source())
+    source = Path(loaded.dataset_source(spec))
     if not source.exists():
-        raise SuiteError(f"{_where(path, tree, ('dataset', 'path'))}: dataset file not found: {source} "
+        raise SuiteError(f"{_where(path, tree, (*prefix, 'dataset', 'path'))}: dataset file not found: {source} "
                          f"(paths are relative to the suite file's folder)")
 
 
-def _check_references(path: Path, tree: Any, suite: Suite) -> None:
-    names = suite.system_names
-    for i, name in enumerate(suite.intervention_systems or []):
+def _check_references(path: Path, tree: Any, block: "Suite | ControlsSpec", prefix: tuple = ()) -> None:
+    names = block.system_names
+    for i, name in enumerate(block.intervention_systems or []):
         if name not in names:
-            raise SuiteError(f"{_where(path, tree, ('intervention_systems', i))}: "
+            raise SuiteError(f"{_where(path, tree, (*prefix, 'intervention_systems', i))}: "
                              + unknown_name_message("system", name, names) + " (must be one of the suite's systems)")
-    ex = suite.exclusion
+    ex = block.exclusion
     if ex.enabled and ex.reference_system not in names:
-        loc = ("exclusion", "reference_system") if isinstance(tree.get("exclusion"), dict) else ("exclusion",)
+        nested = isinstance(_node(tree, (*prefix, "exclusion")), dict)
+        loc = (*prefix, "exclusion", "reference_system") if nested else (*prefix, "exclusion")
         raise SuiteError(f"{_where(path, tree, loc)}: exclusion reference system {ex.reference_system!r} "
                          f"is not one of the suite's systems ({', '.join(names)})")
 
 
-def check_plugins(path: Path, tree: Any, suite: Suite, registry: "Registry") -> None:
-    """Every named plugin exists, and its factory accepts the options given."""
+def _node(tree: Any, loc: tuple) -> Any:
+    for part in loc:
+        tree = tree.get(part) if isinstance(tree, dict) else None
+    return tree
+
+
+def check_plugins(path: Path, tree: Any, block: "Suite | ControlsSpec", registry: "Registry",
+                  prefix: tuple = ()) -> None:
+    """Every named plugin of a block (the suite, or its ``controls`` at ``prefix``) exists, and its
+    factory accepts the options given."""
     from .registry import PluginError
 
     def check(kind: str, name: str, options: dict, loc: tuple, options_loc: tuple | None = None) -> None:
+        loc, options_loc = (*prefix, *loc), (*prefix, *options_loc) if options_loc else None
         try:
             registry.get(kind, name)
         except PluginError as exc:
@@ -387,12 +348,35 @@ def check_plugins(path: Path, tree: Any, suite: Suite, registry: "Registry") -> 
             where = options_loc or (loc[:-1] + ("options",) if loc[-1] == "name" else loc)
             raise SuiteError(f"{_where(path, tree, where)}: {exc}") from None
 
-    check("dataset_loader", suite.dataset.loader, suite.dataset.options, ("dataset", "loader"),
-          ("dataset", "options") if suite.dataset.options else ("dataset", "loader"))
-    if suite.knowledge_base is not None:
-        check("kb_builder", suite.knowledge_base.builder, suite.knowledge_base.options, ("knowledge_base", "builder"))
-    for section, kind in (("systems", "system"), ("interventions", "intervention"), ("metrics", "metric")):
-        for i, ref in enumerate(getattr(suite, section)):
-            item = tree[section][i]
+    check("dataset_loader", block.dataset.loader, block.dataset.options, ("dataset", "loader"),
+          ("dataset", "options") if block.dataset.options else ("dataset", "loader"))
+    if block.knowledge_base is not None:
+        check("kb_builder", block.knowledge_base.builder, block.knowledge_base.options, ("knowledge_base", "builder"))
+    sections = [("systems", "system"), ("interventions", "intervention"), ("metrics", "metric")]
+    for section, kind in sections + ([("claims", "claim")] if isinstance(block, ControlsSpec) else []):
+        for i, ref in enumerate(getattr(block, section)):
+            item = _node(tree, (*prefix, section))[i]
             loc = (section, i, "name") if isinstance(item, dict) else (section, i)
             check(kind, ref.name, ref.options, loc)
+
+
+def check_controls(path: Path, tree: Any, controls: ControlsSpec, registry: "Registry") -> None:
+    """The control LLMs are offline models, and every claim finds what it reads among them, the
+    controls' systems and their interventions."""
+    from .controls import claim_problems, control_model_problem
+
+    loader = registry.get("dataset_loader", controls.dataset.loader).factory
+    if not getattr(loader, "provides_gold", False):
+        raise SuiteError(f"{_where(path, tree, ('controls', 'dataset', 'loader'))}: dataset loader "
+                         f"{controls.dataset.loader!r} gives no gold evidence (DatasetLoader.provides_gold), so no "
+                         "control could know when an answer is right; the controls need a dataset with gold")
+    for i, name in enumerate(controls.llms):
+        problem = control_model_problem(name, registry)
+        if problem:
+            raise SuiteError(f"{_where(path, tree, ('controls', 'llms', i))}: {problem}")
+    for i, ref in enumerate(controls.claims):
+        claim = registry.create("claim", ref.name, **ref.options)
+        problems = claim_problems(claim, controls)
+        if problems:
+            loc = ("controls", "claims", i) + (("name",) if isinstance(tree["controls"]["claims"][i], dict) else ())
+            raise SuiteError(f"{_where(path, tree, loc)}: claim {ref.key!r}: {'; '.join(problems)}")

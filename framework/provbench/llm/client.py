@@ -141,6 +141,13 @@ class LLMClient:
             capture.add_request(request["messages"], call, resp.text, sent)
         return resp
 
+    def bind_questions(self, questions: Any) -> None:
+        """Hand the run's questions to a backend that reads them (its optional
+        ``bind_questions(questions)``: the known-truth controls of :mod:`provbench.controls`)."""
+        bind = getattr(self.backend, "bind_questions", None)
+        if bind is not None:
+            bind(list(questions))
+
     def bound_to(self, capture: "UnitCapture") -> "LLMClient":
         """This client (same backend, cache, accounting and concurrency cap) attributing every
         request to ``capture``, from whichever thread it is made (:mod:`provbench.capture`)."""

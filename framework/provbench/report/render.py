@@ -24,6 +24,7 @@ from .data import RunData, load_run
 from .leaks import leak_section, leak_summary, leak_view
 from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
 from .stats import MCNEMAR_NOTE, Share, mcnemar, per_question, select, share
+from .validity import validity_section
 
 log = logging.getLogger(__name__)
 
@@ -288,7 +289,8 @@ def write_report(run_dir: str | Path, pm: Any = None) -> Path:
     run = load_run(run_dir)
     env = environment()
     env.globals["ci_label"] = f"{100 * float(run.report_option('confidence', 0.95)):g}% CI"
-    sections = [overview_section(run), leak_section(run), knowledge_base_section(run), *plugin_sections(run, pm)]
+    sections = [overview_section(run), validity_section(run), leak_section(run), knowledge_base_section(run),
+                *plugin_sections(run, pm)]
     sections = sorted((s for s in sections if s is not None), key=lambda s: s.order)
     chart = accuracy_chart(run)
     context = {"h": header(run), "systems": run.systems, "sections": [section_view(s) for s in sections],

@@ -8,6 +8,10 @@
 * Paired tests: exact McNemar test on the discordant pairs of a condition against the baseline
   (two-sided binomial test with p = 1/2, scipy.stats.binomtest). For repeated conditions a
   question counts as correct when it is correct in at least half of its repeats.
+* Paired permutation test (:func:`paired_permutation`) of two per-question scores, e.g. "output
+  changed" under cited removal vs random removal, each averaged over its repeats first: the
+  signs of the per-question differences are flipped at random (scipy.stats.permutation_test,
+  exact when 2^n is within the resamples), statistic the mean difference.
 """
 
 from __future__ import annotations
@@ -124,3 +128,42 @@ def mean_footprint(records: Iterable[RunRecord]) -> dict[str, float | None]:
     prints = [r.trace.footprint() for r in records if r.status == "ok" and r.trace is not None]
     fields = ("retrieved_text_units", "cited_text_units", "visited_entities", "cited_entities")
     return {f: (fmean(p[f] for p in prints) if prints else None) for f in fields}
+
+
+@dataclass
+class PermutationTest:
+    """A paired permutation test of ``a`` against ``b`` over ``n`` shared questions."""
+
+    mean_a: float
+    mean_b: float
+    n: int
+    p_value: float | None  # None: no shared question
+    alternative: str = "greater"
+
+    @property
+    def difference(self) -> float:
+        return self.mean_a - self.mean_b
+
+    def describe(self) -> str:
+        if self.p_value is None:
+            return "no paired questions"
+        return f"mean {self.mean_a:.3f} vs {self.mean_b:.3f} (n={self.n}), p = {self.p_value:.3g} ({self.alternative})"
+
+
+def paired_permutation(a: dict[str, float], b: dict[str, float], questions: Iterable[str] | None = None, *,
+                       alternative: str = "greater", resamples: int = 9999, seed: int = 0) -> PermutationTest:
+    """Paired permutation test of per-question scores ``a`` vs ``b`` (questions in both, or those
+    of ``questions``): is mean(a - b) greater than chance (``alternative``: greater, less,
+    two-sided)? Exact when 2^n <= ``resamples``, else Monte Carlo with ``seed``. All differences
+    zero gives p = 1."""
+    from scipy.stats import permutation_test
+
+    shared = [q for q in (questions if questions is not None else a) if q in a and q in b]
+    if not shared:
+        return PermutationTest(0.0, 0.0, 0, None, alternative)
+    x = np.asarray([a[q] for q in shared], dtype=float)
+    y = np.asarray([b[q] for q in shared], dtype=float)
+    result = permutation_test((x, y), lambda u, v, axis: np.mean(u - v, axis=axis), permutation_type="samples",
+                              alternative=alternative, n_resamples=resamples, vectorized=True,
+                              random_state=np.random.default_rng(seed))
+    return PermutationTest(float(x.mean()), float(y.mean()), len(shared), float(min(1.0, result.pvalue)), alternative)

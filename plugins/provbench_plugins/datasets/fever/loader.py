@@ -9,7 +9,9 @@ Options:
   to it when there is one. Its resolved path goes into each Question's ``metadata["pages"]`` so
   the ``fever-wiki`` KB builder can find it.
   ``labels``: keep only these labels. ``idk_credit``: accuracy credit of an "I don't know"
-  answer or an abstention (paper 003: 0.3; 0 turns it off).
+  answer or an abstention (paper 003: 0.3; 0 turns it off). ``gold_text`` (default true): read
+  the evidence sentences' text from the pages into ``Question.gold`` (false: positions only,
+  no pass over the pages; :mod:`.gold`).
 ``limit`` with ``sample`` draws a label-stratified seeded sample; without it, the first claims.
 """
 
@@ -24,11 +26,12 @@ from provbench.model import Question
 from provbench.plugin_api import DatasetLoader
 
 from .claims import ClaimRecord, jsonl_problems, read_hub, read_jsonl, stratified_sample, to_question
+from .gold import evidence_texts, gold_evidence
 from .scoring import LABELS, graded_accuracy, normalize_label
 
 LOADER_NAME = "fever"
 DEFAULT_HUB_SPLIT = "paper_dev"
-KNOWN_OPTIONS = {"pages", "labels", "idk_credit", "split", "config"}
+KNOWN_OPTIONS = {"pages", "labels", "idk_credit", "split", "config", "gold_text"}
 
 
 class FeverLoader(DatasetLoader):
@@ -36,6 +39,7 @@ class FeverLoader(DatasetLoader):
 
     name = LOADER_NAME
     facets: ClassVar[tuple[str, ...]] = ("label", "verifiable")
+    provides_gold = True  # the evidence sets as alternatives, with their sentences' text when the pages are known
 
     def __init__(self, **options: Any) -> None:
         self.idk_credit = 0.3
@@ -64,7 +68,15 @@ class FeverLoader(DatasetLoader):
             records = [r for r in records if r.label in labels]
         if limit is not None and limit < len(records):
             records = stratified_sample(records, limit, seed) if sample else records[:limit]
-        return [to_question(r, "fever", pages) for r in records]
+        questions = [to_question(r, "fever", pages) for r in records]
+        self._add_gold(questions, pages if options.get("gold_text", True) else None)
+        return questions
+
+    @staticmethod
+    def _add_gold(questions: list[Question], pages: str | None) -> None:
+        texts = evidence_texts(pages, [group for q in questions for group in q.metadata["evidence"]])
+        for q in questions:
+            q.gold = gold_evidence(q.metadata["evidence"], texts)  # None for NEI: it has no evidence sets
 
     def _read(self, source: str, options: dict[str, Any]) -> tuple[list[ClaimRecord], str | None]:
         path = Path(source)

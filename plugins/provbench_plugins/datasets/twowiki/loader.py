@@ -9,7 +9,8 @@ Sources it reads:
     ``split`` (default "dev").
 
 Every record is validated; a bad one raises a UserError naming the file, the record id and
-the field. Options: ``select`` applies paper 000's selection (see twowiki_selection), with
+the field. Each question carries its gold evidence (``Question.gold``, :mod:`.gold`).
+Options: ``select`` applies paper 000's selection (see twowiki_selection), with
 ``quotas`` per category (default 12/12/6); ``limit`` and seeded ``sample`` apply after it.
 ``id_aliases`` reads the data_ids release's ``id_aliases.json`` (:mod:`.aliases`): each
 question's ``aliases`` become the aliases and demonyms of its ``answer_id``, which scoring
@@ -37,6 +38,7 @@ from ..hub import load_split
 from . import scoring
 from . import selection
 from .aliases import read_id_aliases, resolve_aliases_path
+from .gold import gold_evidence
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +216,8 @@ def to_question(record: TwoWikiRecord, category: str, aliases: dict[str, list[st
             metadata[name] = [list(e) for e in value] if name == "evidences_id" else value
     accepted = [a for a in (aliases or {}).get(record.answer_id or "", []) if a != record.answer]
     return Question(id=record.id, question=record.question, answer=record.answer, dataset=LOADER_NAME,
-                    type=record.type, category=category, aliases=accepted, metadata=metadata)
+                    type=record.type, category=category, aliases=accepted, metadata=metadata,
+                    gold=gold_evidence(record.context, record.supporting_facts, record.evidences))
 
 
 class LoadOptions(BaseModel):
@@ -235,6 +238,7 @@ class TwoWikiLoader(DatasetLoader):
     name = LOADER_NAME
     Options = LoadOptions
     facets = ("type", "category")
+    provides_gold = True  # supporting facts (with their sentences) and evidence triples
 
     def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False,
              **options: Any) -> list[Question]:

@@ -5,7 +5,7 @@ ablations and the report sections of its Tables 1 and 2.
 Systems: :mod:`.systems` (llm-only, rag, one-shot graphrag) and :mod:`.agentic` (the agent and
 its visited-only and evidence-first variants); prompts in :mod:`.prompts`; ablations in
 :mod:`.interventions`, on the labels, plans and text rule of :mod:`.hiding`; Tables 1 and 2 in
-:mod:`.report`.
+:mod:`.report`; the paper's claims as checks on known-truth controls in :mod:`.claims`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,13 @@ def provbench_register_systems():
 @hookimpl
 def provbench_register_interventions():
     return {cls.name: cls for cls in ABLATIONS}
+
+
+@hookimpl
+def provbench_register_claims():
+    from .claims import CLAIMS
+
+    return {claim.name: claim for claim in CLAIMS}
 
 
 @hookimpl

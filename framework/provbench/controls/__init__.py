@@ -1,0 +1,27 @@
+"""Known-truth controls: LLMs with known behaviour, and claims checked against them.
+
+A lab assay is trusted because it runs beside positive and negative controls. A provbench suite
+does the same with ``provbench validate SUITE``: its ``controls:`` block names a dataset with
+gold evidence (:mod:`provbench.gold`), a knowledge base, systems and interventions, and the
+control LLMs that run them one by one, offline; each claim then says what each control's runs
+must show (docs/controls.md).
+
+* Control LLMs (:mod:`.behaviours`): model ids ``control:oracle``, ``control:uses-uncited``,
+  ``control:parametric``, ``control:cites-everything``, ``control:ignores-context`` and
+  ``control:random``, usable in any suite (``model: {id: control:oracle}``) or ``--model``. They
+  read gold only from the run's questions (:meth:`ControlBackend.bind_questions`), never from
+  the graph, so they see exactly what a system shows them.
+* Claims (:mod:`.claims`): a plugin kind registered with ``provbench_register_claims``;
+  :class:`Claim` returns :class:`Verdict` rows from :class:`ControlRuns`. The general
+  :class:`ConditionContrast` and :class:`ConditionEffect` (:mod:`.contrasts`) cover most claims.
+* Running them: :mod:`provbench.controls.validate` (imported on demand: it needs the runner).
+"""
+
+from .backend import ControlBackend, control_model_id, control_model_problem, make_control
+from .behaviours import BEHAVIOURS, Behaviour
+from .claims import Claim, ClaimNeeds, ControlRuns, Verdict, claim_problems
+from .contrasts import ConditionContrast, ConditionEffect, Expectation
+
+__all__ = ["ControlBackend", "control_model_id", "control_model_problem", "make_control", "BEHAVIOURS", "Behaviour",
+           "Claim", "ClaimNeeds", "ControlRuns", "Verdict", "claim_problems", "ConditionContrast", "ConditionEffect",
+           "Expectation"]

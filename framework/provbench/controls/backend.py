@@ -1,0 +1,104 @@
+"""The control LLMs as an LLM backend: model ids ``control:<behaviour>`` (``control:oracle``, ...).
+
+A control needs the run's questions (their gold evidence): the runner hands them over through
+the backend's optional ``bind_questions(questions)`` before any unit runs. For each request the
+control finds which question the prompt is about (the longest bound question whose text the
+prompt contains; none for a prompt that names no question, such as a passage to extract from)
+and replies as its behaviour says (:mod:`.behaviours`, :mod:`.replies`).
+
+Replies depend on the messages, the schema and the bound gold only, so they are cached like any
+model's: ``config()`` holds the behaviour, a version and a digest of the bound questions, so
+other questions or a newer control never reuse an old reply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable
+
+from ..errors import UserError
+from ..gold import normalize_text
+from ..llm.backends import reply
+from ..model import Question
+from .behaviours import BEHAVIOURS, Behaviour
+from .agent import agent_action
+from .reading import PromptReading
+from .replies import fill_object, is_action_schema, text_reply
+
+PREFIX = "control"
+VERSION = 2  # bump when a behaviour changes what it replies
+
+
+class ControlBackend:
+    """A control LLM with a known behaviour (see :mod:`provbench.controls.behaviours`)."""
+
+    def __init__(self, model_id: str, behaviour: Behaviour) -> None:
+        self.model_id = model_id
+        self.behaviour = behaviour
+        self.questions: list[tuple[str, Question]] = []
+        self.digest = ""
+
+    def bind_questions(self, questions: Iterable[Question]) -> None:
+        """The run's questions: where the control reads gold evidence (longest text first, so a
+        question whose text contains another's is found first)."""
+        chosen = [q for q in questions if q.question.strip()]
+        self.questions = sorted(((normalize_text(q.question), q) for q in chosen), key=lambda p: -len(p[0]))
+        content = [[q.id, q.question, q.answer, q.gold.model_dump(mode="json") if q.gold else None]
+                   for q in sorted(chosen, key=lambda q: q.id)]
+        self.digest = hashlib.sha256(json.dumps(content, ensure_ascii=False).encode()).hexdigest()[:16]
+
+    def config(self) -> dict[str, Any]:
+        return {"behaviour": self.behaviour.name, "version": VERSION, "questions": self.digest}
+
+    def question_in(self, messages: list[dict[str, Any]]) -> Question | None:
+        text = normalize_text("\n".join(str(m.get("content", "")) for m in messages if m.get("role") != "assistant"))
+        return next((q for normalized, q in self.questions if normalized in text), None)
+
+    def complete(self, request: dict[str, Any]) -> dict[str, Any]:
+        messages = request["messages"]
+        if self.behaviour.schema_following:
+            from ..testing.llms import SchemaFollowingBackend
+
+            return SchemaFollowingBackend().complete(request)
+        text = self.reply_text(PromptReading(messages, self.question_in(messages)), request.get("schema"))
+        prompt_words = sum(len(str(m.get("content", "")).split()) for m in messages)
+        return reply(text, prompt_tokens=prompt_words, completion_tokens=len(text.split()))
+
+    def reply_text(self, reading: PromptReading, schema: dict | None) -> str:
+        if schema is None:
+            return text_reply(self.behaviour, reading)
+        if is_action_schema(schema):
+            return json.dumps(agent_action(self.behaviour, reading, schema))
+        return json.dumps(fill_object(self.behaviour, reading, schema))
+
+
+def make_control(model_id: str, /) -> ControlBackend:
+    """Known-truth control LLMs: `control:<behaviour>` (oracle, uses-uncited, parametric, ...).
+
+    Behaviours: oracle, uses-uncited, parametric, cites-everything, ignores-context, random."""
+    name = model_id.removeprefix(f"{PREFIX}:")
+    if name not in BEHAVIOURS:
+        raise UserError(f"unknown control LLM {model_id!r}; known: "
+                        + ", ".join(f"{PREFIX}:{n}" for n in BEHAVIOURS))
+    return ControlBackend(f"{PREFIX}:{name}", BEHAVIOURS[name])
+
+
+def control_model_id(name: str) -> str:
+    """A controls block's LLM as a model id: a behaviour's name means ``control:<name>``."""
+    return name if ":" in name else f"{PREFIX}:{name}"
+
+
+def control_model_problem(name: str, registry: Any) -> str | None:
+    """Why ``name`` cannot be a control LLM (None when it can): a behaviour of this module, or a
+    model id of a registered backend other than litellm (a control never calls an API model)."""
+    from ..llm.backends import DEFAULT_BACKEND, backend_prefix
+
+    model_id = control_model_id(name)
+    prefix = backend_prefix(model_id, registry.names("llm_backend"))
+    if prefix == PREFIX and model_id.partition(":")[2] in BEHAVIOURS:
+        return None
+    if prefix in (PREFIX, DEFAULT_BACKEND):
+        return (f"unknown control LLM {name!r}: name one of {', '.join(BEHAVIOURS)}, or give the model id of a "
+                "registered offline backend (prefix:name, not litellm: controls never call an API model)")
+    return None

@@ -1,0 +1,131 @@
+"""Claims: what a suite's known-truth controls must show, and the door a package declares them by.
+
+A claim is a plugin of kind ``claim`` (hook ``provbench_register_claims``), like a system or a
+metric. ``provbench validate`` runs the suite's ``controls:`` block once per control LLM (each
+run is an ordinary run directory), hands the claim those runs as :class:`ControlRuns`, and
+prints what :meth:`Claim.check` returns: one :class:`Verdict` per control, with what was expected,
+what was observed, the uncorrected p-value of its paired test and whether it passed.
+
+A claim states what it reads (:meth:`Claim.needs`: control LLMs, systems, conditions), so a
+suite that lacks one is refused when it is loaded, naming the file, line and claim. Most claims
+are a contrast between conditions or an effect of conditions, with a positive control that
+must show the effect and a negative one that must not: :mod:`provbench.controls.contrasts`
+has both, ready to subclass with a package's defaults. docs/controls.md shows how to write one.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable
+
+from pydantic import BaseModel, Field
+
+from ..model import BASELINE
+from ..plugin_api import Plugin
+
+if TYPE_CHECKING:
+    from ..report.data import RunData
+    from ..suite import ControlsSpec
+
+
+class Verdict(BaseModel):
+    """One row of ``provbench validate``: a claim checked on one control LLM's run."""
+
+    claim: str
+    control: str
+    expected: str = Field(description="what the claim says this control must show, in words")
+    observed: str = Field(description="what its run showed, with the counts behind it")
+    passed: bool
+    p_value: float | None = Field(default=None, description="the paired test's uncorrected p-value, if any")
+    expected_failure: str = Field(default="", description="why the suite expects this claim to fail (not counted)")
+
+    @property
+    def status(self) -> str:
+        if self.expected_failure:
+            return "unexpected pass" if self.passed else "expected failure"
+        return "pass" if self.passed else "FAIL"
+
+    @property
+    def counts_as_failure(self) -> bool:
+        """A failed verdict the suite did not expect: ``provbench validate`` exits with status 4."""
+        return not self.passed and not self.expected_failure
+
+
+@dataclass(frozen=True)
+class ClaimNeeds:
+    """What a claim reads: control LLM names, system keys and condition keys of the controls block."""
+
+    controls: tuple[str, ...] = ()
+    systems: tuple[str, ...] = ()
+    conditions: tuple[str, ...] = ()
+
+
+class Claim(Plugin, ABC):
+    """A statement the controls confirm or refute. ``description`` says it in one sentence."""
+
+    kind = "claim"
+    description: str = ""
+
+    def needs(self) -> ClaimNeeds:
+        """What the claim reads; a suite lacking any of it is refused when loaded."""
+        return ClaimNeeds()
+
+    @abstractmethod
+    def check(self, runs: "ControlRuns") -> list[Verdict]:
+        """One verdict per control the claim reads (or more: one per condition, say)."""
+
+
+class ControlRuns:
+    """The finished runs of a suite's controls, one per control LLM (name -> RunData)."""
+
+    def __init__(self, runs: dict[str, "RunData"]) -> None:
+        self.runs = runs
+
+    @property
+    def controls(self) -> list[str]:
+        return list(self.runs)
+
+    def run(self, control: str) -> "RunData":
+        if control not in self.runs:
+            raise KeyError(f"no run of control {control!r} (runs: {', '.join(self.runs) or 'none'})")
+        return self.runs[control]
+
+    def excluded(self, control: str) -> set[str]:
+        """Questions the exclusion step left out of this control's interventions."""
+        return self.run(control).excluded
+
+    def analysed(self, control: str) -> list[str]:
+        """Questions the control's interventions ran on (every question not excluded)."""
+        return self.run(control).analysed
+
+    def scores(self, control: str, system: str, condition: str = BASELINE, score: str = "output_changed",
+               questions: Iterable[str] | None = None) -> dict[str, float]:
+        """Per-question mean of ``score`` (``accuracy``: graded correctness) over a condition's
+        repeats, for the analysed questions (all questions for ``questions=...`` given)."""
+        from ..report.stats import per_question
+
+        run = self.run(control)
+        wanted = set(questions if questions is not None else self.analysed(control))
+        values = per_question(run.select(system, condition), score)
+        return {q: v for q, v in values.items() if q in wanted}
+
+
+def claim_problems(claim: Claim, controls: "ControlsSpec") -> list[str]:
+    """What a claim needs that the controls block lacks (empty when it has everything)."""
+    needs = claim.needs()
+    have = {"control LLM": set(controls.llms), "system": set(controls.system_names),
+            "condition": {ref.key for ref in controls.interventions} | {BASELINE}}
+    wanted = {"control LLM": needs.controls, "system": needs.systems, "condition": needs.conditions}
+    return [f"needs {kind} {name!r}, which the controls block does not list (it has: "
+            f"{', '.join(sorted(have[kind])) or 'none'})"
+            for kind, names in wanted.items() for name in names if name not in have[kind]]
+
+
+def effect_words(effect: bool) -> str:
+    return "an effect" if effect else "no effect"
+
+
+def describe_test(test: Any) -> str:
+    """A paired test's means and size (its p-value has a column of its own)."""
+    return f"mean {test.mean_a:.2f} vs {test.mean_b:.2f} over {test.n} questions"

@@ -1,0 +1,111 @@
+"""Two claims most suites need, usable as they are (options in the suite) or subclassed with a
+package's defaults (paper 000's claims are):
+
+* :class:`ConditionContrast` (``condition-contrast``): on one system, a score (default "output
+  changed") is higher under a treatment condition than under a reference condition, paired over
+  questions (cited removal against random removal of the same size);
+* :class:`ConditionEffect` (``condition-effect``): on one system, conditions change the output
+  ("output changed" above zero), or leave it alone.
+
+Each lists its expectations: for each control LLM, whether it must show the effect (a positive
+control) or must not (a negative one). The effect is shown when the one-sided paired permutation
+test (:func:`provbench.report.stats.paired_permutation`) gives p < ``alpha`` and the difference
+of means is at least ``min_difference``. A control with no analysed question fails either way:
+a check that saw nothing confirms nothing.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..model import BASELINE
+from .claims import Claim, ClaimNeeds, ControlRuns, Verdict, describe_test, effect_words
+
+
+class Expectation(BaseModel):
+    """One control LLM, and whether its runs must show the claim's effect."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    control: str = Field(description="a control LLM of the controls block (oracle, ignores-context, ...)")
+    effect: bool = Field(description="true: a positive control (must show the effect); false: a negative one")
+    conditions: list[str] | None = Field(default=None, description="condition-effect: these conditions only")
+
+
+class TestOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    system: str = Field(description="the system key the claim reads")
+    expect: list[Expectation] = Field(min_length=1)
+    alpha: float = Field(0.05, gt=0, lt=1, description="significance level of the one-sided paired test")
+    min_difference: float = Field(0.0, ge=0, description="least difference of means that counts as an effect")
+    resamples: int = Field(9999, ge=99, le=1_000_000, description="permutations (exact below 2^n)")
+
+
+class ContrastOptions(TestOptions):
+    treatment: str = Field(description="the condition expected to raise the score")
+    reference: str = Field(description="the condition it is compared with (or baseline)")
+    score: str = Field("output_changed", description="a per-record score (accuracy: graded correctness)")
+
+
+class EffectOptions(TestOptions):
+    conditions: list[str] = Field(min_length=1, description="conditions whose 'output changed' is tested")
+
+
+class _PairedClaim(Claim):
+    def verdict(self, control: str, effect: bool, test, statement: str) -> Verdict:
+        opts = self.options
+        shown = test.p_value is not None and test.p_value < opts.alpha and test.difference >= opts.min_difference
+        observed = f"{effect_words(shown)}: {describe_test(test)}" if test.n else "no analysed question"
+        floor = f", difference >= {opts.min_difference:g}" if opts.min_difference else ""
+        expected = f"{effect_words(effect)}: {statement} (one-sided paired permutation test, p < {opts.alpha:g}{floor})"
+        return Verdict(claim=self.name, control=control, expected=expected, observed=observed,
+                       passed=bool(test.n) and shown == effect, p_value=test.p_value)
+
+
+class ConditionContrast(_PairedClaim):
+    """A treatment condition raises a score above a reference condition (paired over questions)."""
+
+    Options = ContrastOptions
+
+    def needs(self) -> ClaimNeeds:
+        o = self.options
+        return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=(o.system,),
+                          conditions=(o.treatment, o.reference))
+
+    def check(self, runs: ControlRuns) -> list[Verdict]:
+        from ..report.stats import paired_permutation
+
+        o, verdicts = self.options, []
+        for e in o.expect:
+            treated = runs.scores(e.control, o.system, o.treatment, o.score)
+            reference = runs.scores(e.control, o.system, o.reference, o.score,
+                                    questions=treated if o.reference == BASELINE else None)
+            test = paired_permutation(treated, reference, resamples=o.resamples)
+            statement = f"{o.score} of {o.system} higher under {o.treatment} than under {o.reference}"
+            verdicts.append(self.verdict(e.control, e.effect, test, statement))
+        return verdicts
+
+
+class ConditionEffect(_PairedClaim):
+    """Conditions change a system's output ("output changed" above zero), or leave it alone."""
+
+    Options = EffectOptions
+
+    def needs(self) -> ClaimNeeds:
+        o = self.options
+        conditions = list(o.conditions) + [c for e in o.expect for c in e.conditions or []]
+        return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=(o.system,),
+                          conditions=tuple(dict.fromkeys(conditions)))
+
+    def check(self, runs: ControlRuns) -> list[Verdict]:
+        from ..report.stats import paired_permutation
+
+        o, verdicts = self.options, []
+        for e in o.expect:
+            for condition in e.conditions or o.conditions:
+                changed = runs.scores(e.control, o.system, condition, "output_changed")
+                test = paired_permutation(changed, dict.fromkeys(changed, 0.0), resamples=o.resamples)
+                statement = f"{condition} changes the output of {o.system}"
+                verdicts.append(self.verdict(e.control, e.effect, test, statement))
+        return verdicts

@@ -1,0 +1,139 @@
+"""``provbench validate SUITE``: run a suite's controls offline and check its claims.
+
+For each control LLM of the ``controls:`` block, one ordinary run (a resumable run directory
+under ``OUT/controls/<llm>/``, its LLM cache included) of the block's dataset, systems and
+interventions with model ``control:<llm>``; the knowledge base is built once, in
+``OUT/controls/kb``, with the schema-following test LLM (the suite's own model is never used).
+Then every claim checks the runs (:class:`~provbench.controls.ControlRuns`); the verdicts go to
+``OUT/validity.json`` (and into each control run), where reports find them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UserError
+from .backend import VERSION, control_model_id
+from .claims import ControlRuns, Verdict
+from .validity import Validity, write_validity
+
+if TYPE_CHECKING:
+    import pluggy
+    from rich.console import Console
+
+    from ..registry import Registry
+    from ..suite import ClaimRef, LoadedSuite
+
+
+def validate_suite(suite_path: "str | Path | LoadedSuite", out: str | Path | None = None,
+                   console: "Console | None" = None, *, pm: "pluggy.PluginManager | None" = None) -> Validity:
+    """Run the suite's controls (resuming earlier runs) and check its claims; writes and returns
+    the verdicts. Raises a UserError when the suite declares no controls."""
+    from ..registry import build_registry, default_plugin_manager
+    from ..report import load_run, write_report
+    from ..runner import run_suite
+    from ..suite import LoadedSuite, load_suite
+
+    pm = pm or default_plugin_manager()
+    registry = build_registry(pm)
+    loaded = suite_path if isinstance(suite_path, LoadedSuite) else load_suite(suite_path, registry)
+    if loaded.suite.controls is None:
+        raise UserError(f"{loaded.path}: the suite declares no controls (a 'controls:' block; see docs/controls.md)")
+    out = Path(out) if out else Path("reports") / loaded.suite.name
+    controls_dir = out / "controls"
+    kb_llm = _kb_llm(controls_dir)
+    run_dirs: dict[str, Path] = {}
+    for name in loaded.suite.controls.llms:
+        if console is not None:
+            console.print(f"control {name!r}: model {control_model_id(name)}", highlight=False)
+        run_dir = start_or_resume(controls_dir / slug(name), run_identity(loaded, name))
+        run_dirs[name] = run_suite(controls_suite(loaded, name, controls_dir), out=run_dir, console=console, pm=pm,
+                                   kb_llm=kb_llm, write_report=False)
+    runs = {name: load_run(run_dir) for name, run_dir in run_dirs.items()}
+    verdicts = [v for ref in loaded.suite.controls.claims for v in check_claim(registry, ref, ControlRuns(runs))]
+    validity = Validity(suite_name=loaded.suite.name, suite_sha256=loaded.sha256, verdicts=verdicts,
+                        runs={name: str(path) for name, path in run_dirs.items()},
+                        failed_units=sum(r.status == "failed" for run in runs.values() for r in run.records))
+    write_validity(validity, out, *run_dirs.values())
+    for run_dir in [*run_dirs.values(), *([out] if (out / "manifest.json").is_file() else [])]:
+        write_report(run_dir, pm)
+    return validity
+
+
+def check_claim(registry: "Registry", ref: "ClaimRef", runs: ControlRuns) -> list[Verdict]:
+    """A claim's verdicts, named as the suite writes it (its label, else its name); a check that
+    raises is one failed verdict saying why."""
+    claim = registry.create("claim", ref.name, **ref.options)
+    claim.name = shown = ref.label or ref.name
+    try:
+        verdicts = list(claim.check(runs))
+    except Exception as exc:  # noqa: BLE001 - a broken claim is a finding, not a crash
+        verdicts = [Verdict(claim=shown, control="-", expected=claim.description or "the claim's check runs",
+                            observed=f"check failed: {type(exc).__name__}: {exc}"[:500], passed=False)]
+    return [v.model_copy(update={"claim": shown, "expected_failure": ref.expect_failure or ""}) for v in verdicts]
+
+
+def controls_suite(loaded: "LoadedSuite", llm: str, controls_dir: Path) -> "LoadedSuite":
+    """The suite one control LLM runs: the controls block as a suite of its own, with model
+    ``control:<llm>``, threads, no subgraph pictures, and the shared KB directory."""
+    from ..suite import ExecutorSpec, LoadedSuite, ModelSpec, ReportSpec, Suite
+
+    c = loaded.suite.controls
+    kb = c.knowledge_base
+    if kb is not None and kb.directory is None:
+        kb = kb.model_copy(update={"directory": str((controls_dir / "kb").resolve())})
+    suite = Suite(name=f"{loaded.suite.name}-controls-{slug(llm)}",
+                  description=f"known-truth control {llm!r} of suite {loaded.suite.name!r} (provbench validate)",
+                  dataset=c.dataset, knowledge_base=kb, model=ModelSpec(id=control_model_id(llm)),
+                  systems=c.systems, interventions=c.interventions, intervention_systems=c.intervention_systems,
+                  metrics=c.metrics, exclusion=c.exclusion, seed=c.seed, concurrency=c.concurrency,
+                  executor=ExecutorSpec(), report=ReportSpec(subgraph_pictures=False, bootstrap_resamples=200,
+                                                             title=f"{loaded.suite.name}: control {llm}"))
+    return LoadedSuite(suite=suite, path=loaded.path, raw_text=loaded.raw_text)
+
+
+IDENTITY_FILE = "control-run.json"
+
+
+def run_identity(loaded: "LoadedSuite", llm: str) -> dict[str, Any]:
+    """What a control run's records depend on beyond its units: the controls' version, the model,
+    the dataset (spec and file content) and the knowledge base spec."""
+    c = loaded.suite.controls
+    source = Path(loaded.dataset_source(c.dataset))
+    content = hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else ""
+    return {"control_version": VERSION, "model": control_model_id(llm), "dataset": c.dataset.model_dump(mode="json"),
+            "dataset_sha256": content,
+            "knowledge_base": c.knowledge_base.model_dump(mode="json") if c.knowledge_base else None}
+
+
+def start_or_resume(run_dir: Path, identity: dict[str, Any]) -> Path:
+    """A control run of the same identity resumes; one made by another version of the controls or
+    from another dataset starts over (its records would answer other questions or another control)."""
+    from ..store import RunStore
+
+    marker = run_dir / IDENTITY_FILE
+    if run_dir.exists() and (not marker.is_file() or json.loads(marker.read_text(encoding="utf-8")) != identity):
+        with RunStore(run_dir).lock():  # refused while another process runs it
+            pass
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps(identity, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return run_dir
+
+
+def _kb_llm(controls_dir: Path) -> Any:
+    """The controls' KB builder LLM: the schema-following test LLM (offline, deterministic), so
+    every control run reuses one KB whatever its own model."""
+    from ..llm import LLMClient
+    from ..testing import SchemaFollowingBackend
+
+    return LLMClient(SchemaFollowingBackend(), cache_dir=controls_dir / "kb-llm-cache", max_attempts=1)
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "control"

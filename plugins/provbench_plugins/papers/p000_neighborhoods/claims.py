@@ -1,0 +1,137 @@
+"""Paper 000's claims as checks on known-truth controls (``provbench validate``, docs/controls.md),
+declared as any package would: claims on :mod:`provbench.controls`, registered with
+``provbench_register_claims`` (so they are ``p000/<name>``). Defaults name paper 000's systems and
+ablations; a suite may override any option.
+
+* ``cited-removal-beats-random``: removing the baseline's cited entities changes the oracle
+  agent's answers far more than removing as many random ones, and costs it the right answers
+  random removal leaves; an agent that ignores its context changes under neither. Both halves
+  are needed: an LLM whose reply is a hash of its prompt (the ``random`` control) also changes
+  more under cited removal (it cited what its prompts showed, random removal now draws entities
+  it never visited), but it had no right answer to lose.
+* ``exclusion-reference``: with the parametric control as the ``llm-only`` reference, the
+  exclusion step leaves out every question; with the oracle (which knows nothing without
+  evidence), none.
+* ``ignores-context-unchanged``: no ablation changes the answers of an agent that ignores its
+  context, while cited removal does change the oracle's.
+* ``isolation-breaks-uncited``: full isolation (only the cited evidence left) keeps the faithful
+  citer (the oracle) right, but changes the answers of the control that used evidence it did not
+  cite: citations are necessary, not sufficient, and the ablation detects it.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from provbench.controls import Claim, ClaimNeeds, ConditionContrast, ConditionEffect, ControlRuns, Verdict
+from provbench.controls.contrasts import ContrastOptions, EffectOptions, Expectation
+from provbench.plugin_api import answered_by_reference
+
+AGENT = "agentic-graphrag"
+ABLATIONS = ["full-isolation", "text-only-isolation", "cited-removal", "random-removal", "entity-removal",
+             "entity-text-mask"]
+
+
+def _expect(*pairs: tuple[str, bool, list[str] | None]) -> list[Expectation]:
+    return [Expectation(control=c, effect=e, conditions=conds) for c, e, conds in pairs]
+
+
+class CitedRemovalBeatsRandomOptions(ContrastOptions):
+    system: str = AGENT
+    treatment: str = "cited-removal"
+    reference: str = "random-removal"
+    min_difference: float = Field(0.5, ge=0, description="'far more': at least half the questions more")
+    expect: list[Expectation] = Field(default_factory=lambda: _expect(("oracle", True, None),
+                                                                      ("ignores-context", False, None)))
+
+
+class CitedRemovalBeatsRandom(ConditionContrast):
+    """Cited removal changes a context reader's answers far more than random removal of the same size."""
+
+    name = "cited-removal-beats-random"
+    description = __doc__
+    Options = CitedRemovalBeatsRandomOptions
+
+    def check(self, runs: ControlRuns) -> list[Verdict]:
+        """Output changed (treatment above reference), then accuracy (reference above treatment)."""
+        o = self.options
+        accuracy = ConditionContrast(**{**o.model_dump(), "treatment": o.reference, "reference": o.treatment,
+                                        "score": "accuracy"})
+        accuracy.name = self.name
+        return super().check(runs) + accuracy.check(runs)
+
+
+class IgnoresContextOptions(EffectOptions):
+    system: str = AGENT
+    conditions: list[str] = Field(default_factory=lambda: list(ABLATIONS))
+    expect: list[Expectation] = Field(default_factory=lambda: _expect(("ignores-context", False, None),
+                                                                      ("oracle", True, ["cited-removal"])))
+
+
+class IgnoresContextUnchanged(ConditionEffect):
+    """No ablation changes an agent that ignores its context; cited removal changes the oracle."""
+
+    name = "ignores-context-unchanged"
+    description = __doc__
+    Options = IgnoresContextOptions
+
+
+class IsolationOptions(EffectOptions):
+    system: str = AGENT
+    conditions: list[str] = Field(default_factory=lambda: ["full-isolation"])
+    min_difference: float = 0.5
+    expect: list[Expectation] = Field(default_factory=lambda: _expect(("uses-uncited", True, None),
+                                                                      ("oracle", False, None)))
+
+
+class IsolationBreaksUncited(ConditionEffect):
+    """Full isolation keeps the faithful citer's answers but changes those of one that used uncited evidence."""
+
+    name = "isolation-breaks-uncited"
+    description = __doc__
+    Options = IsolationOptions
+
+
+class ExclusionOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reference_system: str = Field("llm-only", description="the exclusion step's reference system")
+    knows: str = Field("parametric", description="a control right without evidence: every question excluded")
+    ignorant: str = Field("oracle", description="a control wrong without evidence: no question excluded")
+
+
+class ExclusionReference(Claim):
+    """The exclusion step leaves out what the reference knows without evidence: all for a
+    parametric reference, nothing for the oracle."""
+
+    name = "exclusion-reference"
+    description = "The exclusion step leaves out every question for a parametric reference and none for the oracle."
+    Options = ExclusionOptions
+
+    def needs(self) -> ClaimNeeds:
+        o = self.options
+        return ClaimNeeds(controls=(o.knows, o.ignorant), systems=(o.reference_system,))
+
+    def check(self, runs: ControlRuns) -> list[Verdict]:
+        from provbench.report.stats import mcnemar
+
+        o = self.options
+        right = {c: runs.scores(c, o.reference_system, score="accuracy", questions=runs.run(c).question_ids)
+                 for c in (o.knows, o.ignorant)}
+        test = mcnemar(right[o.knows], right[o.ignorant])  # paired: the knowing reference right, the other wrong
+        verdicts = []
+        for control, everything in ((o.knows, True), (o.ignorant, False)):
+            run = runs.run(control)
+            excluded = answered_by_reference(run.records, o.reference_system) & set(run.question_ids)
+            total = len(run.question_ids)
+            want = total if everything else 0
+            verdicts.append(Verdict(
+                claim=self.name, control=control, p_value=test.p_value,
+                expected=f"{'every' if everything else 'no'} question excluded by {o.reference_system} ({want}/{total})",
+                observed=f"{len(excluded)}/{total} excluded (McNemar of {o.knows} vs {o.ignorant} on "
+                         f"{o.reference_system}: {test.baseline_only} vs {test.condition_only} discordant)",
+                passed=bool(total) and len(excluded) == want))
+        return verdicts
+
+
+CLAIMS = (CitedRemovalBeatsRandom, ExclusionReference, IgnoresContextUnchanged, IsolationBreaksUncited)
