@@ -208,3 +208,25 @@ def test_as_of_before_the_revision_the_loop_sees_the_stale_edge(curriculum_mini)
         assert trace.artifacts["grounding"]["source"]["as_of"] == "2025-08-01T00:00:00+00:00"
     with pytest.raises(Exception, match="not an ISO date"):
         AsOf(time="next spring")
+
+
+def test_the_control_oracle_shows_the_claims_and_cites_the_chain(curriculum_mini):
+    """provbench.controls' oracle (not this file's stand-in) on a deep, a too-deep and an unanswerable
+    question: the loop answers the deep one citing gold edges, one round over the same seeds does not,
+    and the loop abstains on the other two."""
+    from provbench.llm import LLMClient
+    from provbench.llm.backends import make_backend
+
+    questions, kb = curriculum_mini
+    backend = make_backend("control:oracle")
+    backend.bind_questions(questions)
+    view, llm = kb.view(), LLMClient(backend)
+    deep, too_deep, unanswerable = (of_type(questions, kind)[0] for kind in ("deep", "too-deep", "unanswerable"))
+    trace = PlanningLoop().run(deep, Environment(view=view, llm=llm))
+    assert trace.outcome == "answered" and trace.answer == deep.answer
+    gold_edges = {view.find_entity(t.subject).id for t in deep.gold.triples}
+    cited = view.relations(trace.citations.relationships)
+    assert cited and all(r.source in gold_edges for r in cited)  # the supporting subgraph is the chain
+    assert PlanningLoop(max_rounds=1).run(deep, Environment(view=view, llm=llm)).outcome == "abstained"
+    for q in (too_deep, unanswerable):
+        assert PlanningLoop().run(q, Environment(view=view, llm=llm)).outcome == "abstained", q.id
