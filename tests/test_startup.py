@@ -62,3 +62,21 @@ def test_a_run_over_a_built_kb_embeds_in_a_child_and_exits_with_its_status(tmp_p
         in_process = run_suite(suite, out=tmp_path / "in-process", llm=llm, write_report=False)
     assert retrieved(tmp_path / "cli-run") == retrieved(in_process)
     assert len(retrieved(in_process)) == 6
+
+
+def test_the_warm_up_thread_starts_once_llama_index_is_imported():
+    """A knowledge base still to build: the thread loading the embedding model and the build's
+    graph store both import llama_index.core, and two threads importing it at once fail ("cannot
+    import name 'BaseEmbedding' from partially initialized module"). It is imported before the thread starts."""
+    probe = (
+        "import sys, threading\n"
+        "started = []\n"
+        "real = threading.Thread.start\n"
+        "threading.Thread.start = lambda t: (started.append((t.name, 'llama_index.core' in sys.modules)), real(t))[1]\n"
+        "from provbench.execution import WarmUp\n"
+        "WarmUp(False).before_units()\n"
+        "print(dict(started)['warm-up'])\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "True"
