@@ -171,7 +171,7 @@ def test_suite_validity_section_in_chromium(tmp_path, kb_dir, browser, artifacts
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("suite", ["2wiki-provenance", "quickstart"])
+@pytest.mark.parametrize("suite", ["2wiki-provenance", "quickstart", "curriculum-planning"])
 def test_the_built_in_suites_controls_pass_within_five_minutes(tmp_path, suite):
     import time
 

@@ -2,7 +2,8 @@
 confidence-gated planning loop (:mod:`.loop`, seeds in :mod:`.seeds`, the frontier's ranking in
 :mod:`.frontier`, prompt in :mod:`.prompts`), its context measure (:mod:`.metrics`:
 ``context-precision``) and its report section (:mod:`.report`, :mod:`.comparison`: rounds, cost,
-accuracy per hop count, paired tests between systems, the accuracy/coverage trade-off of a sweep).
+accuracy per hop count, paired tests between systems, the accuracy/coverage trade-off of a sweep)
+and the paper's claims as checks on known-truth controls (:mod:`.claims`).
 
 The knowledge base it was written for (a curriculum concept graph) is the ``concept-graph`` KB
 builder and the ``curriculum`` dataset loader; the abstention, calibration and cost metrics are
@@ -30,6 +31,13 @@ def provbench_register_metrics():
     from .metrics import ContextPrecision
 
     return {ContextPrecision.name: ContextPrecision}
+
+
+@hookimpl
+def provbench_register_claims():
+    from .claims import CLAIMS
+
+    return {claim.name: claim for claim in CLAIMS}
 
 
 @hookimpl
