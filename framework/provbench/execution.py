@@ -212,8 +212,8 @@ class WarmUp:
 
             self.queries = EmbeddingProcess()
         else:
-            # the thread imports LlamaIndex's embeddings while this one builds the knowledge base with
-            # its graph store: both import llama_index.core, which fails when two threads do it at once
+            # the build imports LlamaIndex at once: imported here first, not from two threads at
+            # once (that fails at random, "partially initialized module ... BaseEmbedding")
             import llama_index.core  # noqa: F401
 
             self._thread = threading.Thread(target=self._load, name="warm-up", daemon=True)

@@ -47,7 +47,7 @@ from ..common.extraction import ExtractionCounts
 from ..common.llm_calls import LLMTally, effective_workers, run_calls
 from ..common.options import BaseBuildOptions
 from ..common.writing import finish, write_kb
-from .triples import parse_triples, reply_data, triple_messages, triple_schema
+from .triples import parse_triples, reply_data, reply_problem, triple_messages, triple_schema
 
 if TYPE_CHECKING:
     from provbench.kb import KnowledgeBase
@@ -139,13 +139,14 @@ def extract_page_facts(llm: "LLMClient", pages: dict[str, Page], opts: FeverWiki
     for page, (resp, seconds) in zip(chosen, run_calls(ask, chosen, workers, "extracting triples")):
         data = reply_data(resp) if resp is not None else None
         triples, dropped = parse_triples(data, opts.max_triples)
+        problem = reply_problem(resp, data, opts.triples_max_tokens) if resp is not None else None
         counts.failed_calls += resp is None
-        counts.invalid_outputs += resp is not None and not isinstance(data, (dict, list))
+        counts.invalid_outputs += problem is not None
         counts.invalid_items += dropped
         sources = [sentence_id(page.id, s.line) for s in page.sentences]
         facts += [{"id": f"kf:{page.id}:{n}", **t.model_dump(), "source_ids": sources} for n, t in enumerate(triples)]
         tokens = (resp.prompt_tokens + resp.completion_tokens) if resp is not None else 0
-        costs.append({"page": page.id, "calls": 1, "tokens": tokens, "dropped": dropped,
+        costs.append({"page": page.id, "calls": 1, "tokens": tokens, "dropped": dropped, "problem": problem,
                       "seconds": round(seconds, 4), "failed": resp is None})
     counts.relations_added = len(facts)
     return facts, costs, counts
