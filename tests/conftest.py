@@ -83,3 +83,15 @@ def shared_tiny_kb(tmp_path_factory, graph_store):
         kb = build_tiny_kb(tmp_path_factory.mktemp(f"shared-tiny-{graph_store}") / "kb")
     yield kb
     kb.close()
+
+
+@pytest.fixture(scope="session")
+def curriculum_mini(tmp_path_factory):
+    """curriculum-mini's questions and its knowledge base, built once per test session (read only)."""
+    from provbench_plugins.datasets.curriculum.loader import CurriculumLoader
+    from provbench_plugins.kb_builders.concepts.builder import ConceptGraphBuilder
+
+    questions = CurriculumLoader().load(REPO / "datasets" / "curriculum-mini")
+    kb = ConceptGraphBuilder().build(questions, tmp_path_factory.mktemp("curriculum-mini") / "kb")
+    yield questions, kb
+    kb.close()

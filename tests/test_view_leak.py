@@ -265,8 +265,8 @@ def test_a_description_quoting_hidden_text_is_caught(kb, ablation, monkeypatch):
         quote[eid] = SENTENCE_END.split(kb.view.text_unit(units[0]).text)[0] if units else ""
     original = GraphView._entity
 
-    def quoting(self, eid, name, label, description, communities, linked):
-        entity = original(self, eid, name, label, description, communities, linked)
+    def quoting(self, eid, *fields):
+        entity = original(self, eid, *fields)
         return entity.model_copy(update={"description": quote.get(eid, "")})
 
     monkeypatch.setattr(GraphView, "_entity", quoting)
