@@ -176,6 +176,11 @@ def suites_with_controls() -> list[str]:
                   if any(line.startswith("controls:") for line in path.read_text().splitlines()))
 
 
+def test_every_built_in_suite_declares_its_controls():
+    every = sorted(path.stem for path in (REPO / "suites").glob("*.yaml"))
+    assert suites_with_controls() == every  # a suite without controls cannot show what it detects
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("suite", suites_with_controls())
 def test_the_built_in_suites_controls_pass_within_five_minutes(tmp_path, suite):
