@@ -22,6 +22,9 @@ VOLATILE_CALL_FIELDS = ("latency_s", "cached", "original_latency_s")
 # added by the leak guard after the reference was written, and tested by its own tests
 # (tests/test_capture.py, tests/test_leak_guard_suite.py): request hashes and each unit's leak check
 LEAK_GUARD_FIELDS = ("request_hash",)
+# added to every step by the gold-trajectory work after the reference was written, and tested by its
+# own tests (tests/test_trajectory_steps.py): what a step showed and the model's raw reply
+STEP_FIELDS = ("shown", "reply")
 # Similarity scores move in their 7th-8th digit with the BLAS threading of the machine that embeds
 # (seen: 0.13610854 vs 0.13610858), which can flip a score a tool rounds to 4 decimals: floats are
 # compared within this tolerance; a ranking or answer change still shows as a changed id or text.
@@ -56,6 +59,9 @@ def projected_records(out: Path) -> dict[str, Any]:
         for call in trace.get("llm_calls", []):
             for name in VOLATILE_CALL_FIELDS + LEAK_GUARD_FIELDS:
                 call.pop(name, None)
+        for step in trace.get("steps", []):
+            for name in STEP_FIELDS:
+                step.pop(name, None)
         projected[record.key.as_str()] = data
     return dict(sorted(projected.items()))
 
