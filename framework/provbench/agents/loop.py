@@ -247,7 +247,7 @@ class ToolAgent(LLMSystem):
         return {"anyOf": [branch for branch in branches if branch is not None]}
 
     def step(self, run: AgentRun, replay: str | None = None) -> None:
-        """One LLM turn: ask for an action (or take the ``replay``\ ed reply), run it, record the
+        """One LLM turn: ask for an action (or take the recorded ``replay``), run it, record the
         Step, report back."""
         offered = self.offered_tools(run, self.options.max_steps - run.steps_used)
         run.forced = len(offered) < len(self.tools())
