@@ -160,3 +160,29 @@ def test_two_processes_on_one_run_directory_never_duplicate_records(tmp_path, re
     keys = unit_keys(out)
     assert len(keys) == len(set(keys)) == UNITS
     assert essence(out) == reference
+
+
+# -- rate limits: Retry-After ------------------------------------------------------------------------
+
+def test_a_429_with_retry_after_is_retried_no_sooner_than_the_server_asked(tmp_path):
+    """The client's own backoff (0.05 s) is far shorter than the server's Retry-After (1.5 s):
+    the retry waits for the server, and the suite still finishes with every unit ok."""
+    with FaultServer(server_reply, first_faults=("429",), retry_after="1.5", lifetime_s=120) as server:
+        suite = write_fault_suite(tmp_path / "suite", server.api_base, n_questions=1, concurrency=1)
+        run = run_faults(suite, tmp_path / "run")
+        assert server.injected["429"] == 1
+        assert server.arrivals[1] - server.arrivals[0] >= 1.5
+    assert {r["status"] for r in records(run)} == {"ok"}
+    attempts = [c["attempts"] for r in records(run) for c in r["trace"]["llm_calls"]]
+    assert sorted(attempts)[-1] == 2  # the rate-limited call succeeded on its second attempt
+
+
+def test_a_retry_after_beyond_the_deadline_fails_the_call_at_once(tmp_path):
+    """Waiting 30 s would pass the call's 5 s deadline: no retry, a failed unit, and no 30 s wait."""
+    with FaultServer(server_reply, first_faults=("429",), retry_after="30", lifetime_s=120) as server:
+        suite = write_fault_suite(tmp_path / "suite", server.api_base, n_questions=1, concurrency=1)
+        started = time.monotonic()
+        run = run_faults(suite, tmp_path / "run")
+        assert time.monotonic() - started < 20
+    failed = [r for r in records(run) if r["status"] == "failed"]
+    assert failed and "RateLimitError" in failed[0]["error"]

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-console = Console()
-err_console = Console(stderr=True)
+from .listing import print_json, show_table
+
+# soft_wrap: lines are never cut or folded to a width (a pipe or a file has none; a terminal wraps them)
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
 EXIT_USAGE = 2  # a UserError: bad suite, dataset, option, or a directory in use
 EXIT_UNITS_FAILED = 3  # the run finished, but some units are recorded as failed
 EXIT_CLAIM_NOT_DETECTABLE = 4  # provbench validate: a claim's controls did not show what it says
+EXIT_BUDGET = 6  # the suite's budget stopped the run before every unit ran (run again with a larger one)
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 
 
 class ProvbenchGroup(click.Group):
@@ -37,29 +43,31 @@ def main() -> None:
 
 
 @main.command("plugins")
-def plugins_cmd() -> None:
-    """List every registered plugin: kind, full name, version, source."""
+@JSON_OPTION
+def plugins_cmd(as_json: bool) -> None:
+    """List every registered plugin: kind, full name, version, source (a table on a terminal,
+    tab-separated lines in a pipe)."""
     from .registry import default_plugin_manager, default_registry, section_providers
 
-    table = Table(title="provbench plugins")
-    for column in ("kind", "name", "version", "source", "description"):  # names whole, prose folds
-        table.add_column(column, no_wrap=column in ("kind", "name"), overflow="fold")
-    for reg in default_registry().all() + section_providers(default_plugin_manager()):
-        table.add_row(reg.kind, reg.name, reg.version, reg.source, reg.description)
-    console.print(table)
+    columns = ("kind", "name", "version", "source", "description")
+    rows = [(reg.kind, reg.name, reg.version, reg.source, reg.description)
+            for reg in default_registry().all() + section_providers(default_plugin_manager())]
+    if as_json:
+        return print_json(console, [dict(zip(columns, row)) for row in rows])
+    show_table(console, "provbench plugins", columns, rows, wrap=("source", "description"))
 
 
 @main.command("suites")
-def suites_cmd() -> None:
+@JSON_OPTION
+def suites_cmd(as_json: bool) -> None:
     """List the built-in suites (run one with `provbench run NAME`)."""
     from .bundled import builtin_suites
 
-    table = Table(title="built-in suites")
-    for column in ("name", "description", "file"):
-        table.add_column(column, no_wrap=column == "name", overflow="fold")
-    for suite in builtin_suites():
-        table.add_row(suite.name, suite.description, str(suite.path))
-    console.print(table)
+    columns = ("name", "description", "file")
+    rows = [(suite.name, suite.description, str(suite.path)) for suite in builtin_suites()]
+    if as_json:
+        return print_json(console, [dict(zip(columns, row)) for row in rows])
+    show_table(console, "built-in suites", columns, rows, wrap=("description", "file"))
 
 
 @main.group("data")
@@ -71,12 +79,17 @@ def data_group() -> None:
 @click.argument("dataset", type=click.Path(exists=True, path_type=Path))
 @click.option("--loader", default=None, help="Dataset loader (default: the one loader that recognises DATASET).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Loader option (repeatable).")
-def data_info_cmd(dataset: Path, loader: str | None, options: tuple[str, ...]) -> None:
+@JSON_OPTION
+def data_info_cmd(dataset: Path, loader: str | None, options: tuple[str, ...], as_json: bool) -> None:
     """Load and validate DATASET, print its counts; exit non-zero on invalid input."""
     from .datainfo import data_info
     from .registry import default_registry
 
     info = data_info(default_registry(), dataset, loader, _parse_options(options))
+    if as_json:
+        return print_json(console, {"source": str(info.source), "records": info.records, "loader": info.loader,
+                                    "facets": {k: dict(v) for k, v in info.facets.items()},
+                                    "choices": dict(info.choices or {}), "with_aliases": info.with_aliases})
     console.print(f"{info.source}: [bold]{info.records}[/] record(s), loader {info.loader!r}", highlight=False)
     for facet, counts in info.facets.items():
         _print_counts(f"per {facet}", counts)
@@ -87,12 +100,8 @@ def data_info_cmd(dataset: Path, loader: str | None, options: tuple[str, ...]) -
 
 
 def _print_counts(title: str, counts) -> None:
-    table = Table(title=title)
-    table.add_column("value", overflow="fold")
-    table.add_column("records", justify="right")
-    for value, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        table.add_row(value, str(count))
-    console.print(table)
+    rows = [(value, count) for value, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+    show_table(console, title, ("value", "records"), rows, wrap=("value",), right=("records",))
 
 
 @main.group("kb")
@@ -164,12 +173,15 @@ def _parse_options(pairs: tuple[str, ...]) -> dict:
 
 @kb_group.command("info")
 @click.argument("kb_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-def kb_info_cmd(kb_dir: Path) -> None:
+@JSON_OPTION
+def kb_info_cmd(kb_dir: Path, as_json: bool) -> None:
     """Describe the knowledge base at KB_DIR (paragraphs, text units, entities, ...)."""
     from .kb import KnowledgeBase
 
     kb = KnowledgeBase.open(kb_dir, read_only=True)
     try:
+        if as_json:
+            return print_json(console, {"stats": kb.stats().model_dump(mode="json"), "build_info": kb.build_info})
         _print_stats(kb.stats(), kb.build_info)
     finally:
         kb.close()
@@ -181,19 +193,15 @@ def _print_stats(stats, build_info: dict | None = None) -> None:
 
     info = build_info or {}
     paper = info.get("paper") or {}
-    table = Table(title="knowledge base")
-    table.add_column("item")
-    table.add_column("count", justify="right")
-    if paper:
-        table.add_column(f"paper {paper.get('id', '')}".strip(), justify="right")
-        table.add_column("ratio", justify="right")
+    columns = ["item", "count"] + ([f"paper {paper.get('id', '')}".strip(), "ratio"] if paper else [])
+    rows = []
     for label, ours, theirs in count_rows(stats, info):
         row = [label, "" if ours is None else f"{ours:,}"]
         if paper:
             row += ["" if theirs is None else f"{theirs:,}",
                     f"{ours / theirs:.2f}" if ours is not None and theirs else ""]
-        table.add_row(*row)
-    console.print(table)
+        rows.append(row)
+    show_table(console, "knowledge base", columns, rows, right=columns[1:])
     if paper.get("title"):
         console.print(f"  paper: {paper['title']}", highlight=False)
     for heading, text in detail_lines(info):
@@ -209,15 +217,18 @@ def _print_stats(stats, build_info: dict | None = None) -> None:
               help="Run directory (default: reports/<suite name>). An existing one is resumed.")
 @click.option("--retry-failed/--no-retry-failed", default=True, show_default=True,
               help="On resume, run the units that failed before again.")
+@click.option("--judge", default=None, help="Model of the LLM-judged metrics (default: the suite's judge, else "
+              "the systems' model).")
 @click.option("--controls", is_flag=True, help="First check the suite's claims on its known-truth controls "
               "(as `provbench validate`); the report shows them.")
 def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, retry_failed: bool,
-            controls: bool) -> None:
+            judge: str | None, controls: bool) -> None:
     """Run SUITE (a suite file, or a built-in suite's name: see `provbench suites`), resuming its
     run directory if it exists, and write the HTML report.
 
     Exit status: 0 all units ok, 2 a usage or input error, 3 finished with failed units, 4 (with
-    --controls) a claim is not detectable."""
+    --controls) a claim is not detectable, 6 the suite's budget stopped the run (run it again with a
+    larger budget to continue)."""
     from .bundled import resolve_suite
     from .runner import run_suite
     from .store import RunStore
@@ -225,11 +236,16 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
 
     validity = _validate(resolve_suite(suite), out) if controls else None
     run_dir = run_suite(resolve_suite(suite), model=model, limit=limit, out=out, console=console,
-                        retry_failed=retry_failed)
+                        retry_failed=retry_failed, judge=judge)
     console.print(f"report: {run_dir / 'report.html'}")
     if validity is not None and validity.failures:
         sys.exit(EXIT_CLAIM_NOT_DETECTABLE)
-    failed = [r for r in RunStore(run_dir).load_records().values() if r.status == "failed"]
+    store = RunStore(run_dir)
+    stopped = store.read_manifest().stopped
+    if stopped:
+        err_console.print(f"[yellow]stopped by the budget[/]: {stopped}", highlight=False)
+        sys.exit(EXIT_BUDGET)
+    failed = [r for r in store.load_records().values() if r.status == "failed"]
     if failed:
         knock_on = sum(NO_BASELINE in (r.error or "") for r in failed)
         because = f" ({knock_on} of them because their baseline failed)" if knock_on else ""
@@ -264,16 +280,10 @@ def _validate(suite: Path, out: Path | None):
     from .controls.validate import validate_suite
 
     validity = validate_suite(suite, out=out, console=console)
-    table = Table(title=f"suite validity: {validity.suite_name}")
-    for column in ("claim", "control", "expected", "observed", "p", "verdict"):
-        table.add_column(column, overflow="fold", ratio=3 if column in ("expected", "observed") else None,
-                         no_wrap=column in ("control", "p", "verdict"))
-    for v in validity.verdicts:
-        colour = "green" if v.passed else ("yellow" if v.expected_failure else "red")
-        table.add_row(v.claim, v.control, v.expected, v.observed, "–" if v.p_value is None else f"{v.p_value:.3g}",
-                      f"[{colour}]{escape(v.status)}[/]")
-    # a log or a pipe gets 80 columns by default: too few for five columns of prose
-    (console if console.is_terminal else Console(width=160)).print(table)
+    rows = [(v.claim, v.control, v.expected, v.observed, "–" if v.p_value is None else f"{v.p_value:.3g}", v.status)
+            for v in validity.verdicts]
+    show_table(console, f"suite validity: {validity.suite_name}",
+               ("claim", "control", "expected", "observed", "p", "verdict"), rows, wrap=("claim", "expected", "observed"))
     for v in validity.verdicts:
         if v.expected_failure:
             console.print(f"  {v.claim}: expected to fail: {escape(v.expected_failure)}", highlight=False)
@@ -284,6 +294,44 @@ def _validate(suite: Path, out: Path | None):
         err_console.print(f"[yellow]{validity.failed_units} control unit(s) failed[/]: see the control runs' reports "
                           f"({', '.join(validity.runs.values())})", highlight=False)
     return validity
+
+
+@main.command("plan")
+@click.argument("suite")
+@click.option("--model", default=None, help="Override the suite's model (a litellm id or 'embedded').")
+@click.option("--judge", default=None, help="Override the judge model of LLM-judged metrics.")
+@click.option("--limit", type=int, default=None, help="Plan for at most N questions.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The run directory the run would use (default: reports/<suite name>): what it holds is not run again.")
+@click.option("--concurrency", type=click.IntRange(1, 256), default=None, help="For the time estimate "
+              "(default: the suite's).")
+@click.option("--latency", type=click.FloatRange(0, None), default=1.0, show_default=True,
+              help="Seconds an LLM call takes, for the time estimate.")
+@click.option("--sample", type=click.IntRange(1, 50), default=2, show_default=True,
+              help="Questions run offline through each system to measure prompt sizes.")
+@JSON_OPTION
+def plan_cmd(suite: str, model: str | None, judge: str | None, limit: int | None, out: Path | None,
+             concurrency: int | None, latency: float, sample: int, as_json: bool) -> None:
+    """Print what running SUITE would do, before anything runs: units, expected LLM calls and tokens
+    per system and intervention, the judge's calls, estimated cost and time, and what is already
+    recorded or cached. No request leaves the machine."""
+    from .bundled import resolve_suite
+    from .plan import COLUMNS, make_plan, plan_json, plan_rows, plan_summary
+    from .registry import default_registry
+    from .runner import default_kb_dir, prepare_suite
+
+    registry = default_registry()
+    loaded = prepare_suite(resolve_suite(suite), registry, model, limit, judge)
+    run_dir = out or Path("reports") / loaded.suite.name
+    kb_dir = default_kb_dir(loaded, run_dir.parent) if loaded.suite.knowledge_base else None
+    plan, chain = make_plan(loaded, registry, run_dir, kb_dir, sample=sample, concurrency=concurrency,
+                            latency_s=latency)
+    if as_json:
+        return print_json(console, plan_json(plan, chain))
+    show_table(console, f"plan: {plan.suite}, {plan.questions} question(s)", COLUMNS, plan_rows(plan),
+               wrap=("notes",), right=COLUMNS[2:8])
+    for line in plan_summary(plan, chain):
+        console.print(line, highlight=False, markup=False)
 
 
 @main.command("report")
@@ -306,5 +354,29 @@ def compare_cmd(run_a: Path, run_b: Path, out: Path | None) -> None:
     console.print(f"comparison: {write_comparison(run_a, run_b, out)}")
 
 
+def entry() -> None:
+    """The ``provbench`` command: :func:`main`, then a prompt exit with its status. The interpreter's
+    teardown (finalising litellm, torch and the rest, module by module) took seconds after each
+    command and does nothing a finished command needs: its files are closed by then, and output
+    and logs are flushed here first. An uncaught error still leaves the ordinary way."""
+    try:
+        main()
+    except SystemExit as done:  # click's standalone mode always ends here
+        code = done.code
+    else:
+        code = 0
+    if not isinstance(code, int):
+        if code is not None:
+            print(code, file=sys.stderr)
+        code = 0 if code is None else 1
+    for stream in (sys.stdout, sys.stderr, console.file, err_console.file):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    logging.shutdown()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    main()
+    entry()

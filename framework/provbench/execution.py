@@ -80,12 +80,15 @@ class Scheduler:
 
     ``plan(question_id, system)`` returns a pair's intervention units once the records they need
     exist; ``on_record(record)`` stores a finished record (append, hooks, progress);
-    ``on_planned(planned, already_recorded)`` counts units as they are planned.
+    ``on_planned(planned, already_recorded)`` counts units as they are planned. ``stop()`` returns
+    why no more units may start (a budget reached), or None: then units already started finish,
+    the rest stay unrun (``stopped`` says why, ``left`` how many were ready).
     """
 
     def __init__(self, ctx: "RunContext", done: dict[str, RunRecord],
                  plan: Callable[[str, str], list["Unit"]], on_record: Callable[[RunRecord], None],
-                 on_planned: Callable[[int, int], None] = lambda planned, recorded: None) -> None:
+                 on_planned: Callable[[int, int], None] = lambda planned, recorded: None,
+                 stop: Callable[[], str | None] | None = None) -> None:
         suite = ctx.suite
         self.ctx, self.done, self.plan, self.on_record, self.on_planned = ctx, done, plan, on_record, on_planned
         self.window = suite.concurrency
@@ -96,6 +99,9 @@ class Scheduler:
         self.ready: deque["Unit"] = deque()
         self.rerun = set(getattr(ctx, "retry", ()))  # recorded (failed) units to run again: not yet usable
         self.planned_keys: set[str] = set()
+        self.stop = stop or (lambda: None)
+        self.stopped: str | None = None
+        self.left = 0
 
     def run(self, baselines: list["Unit"], executor: Executor) -> None:
         # the longest chains of work first (a costly baseline that unlocks interventions), then
@@ -106,8 +112,8 @@ class Scheduler:
         self._plan_ready()
         in_flight: dict[Future, "Unit"] = {}
         try:
-            while self.ready or in_flight:
-                while self.ready and len(in_flight) < self.window:
+            while in_flight or (self.ready and not self.stopped):
+                while self.ready and len(in_flight) < self.window and not self._stopping():
                     unit = self.ready.popleft()
                     in_flight[executor.submit(unit, self._baseline_of(unit))] = unit
                 finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
@@ -119,8 +125,13 @@ class Scheduler:
                     self.on_record(record)
                     if record.key.condition == "baseline":
                         self._plan_ready()
+            self.left = len(self.ready) if self.stopped else 0
         finally:  # on Ctrl-C, drop queued units instead of waiting for them; recorded ones stay
             executor.shutdown()
+
+    def _stopping(self) -> bool:
+        self.stopped = self.stopped or self.stop()
+        return self.stopped is not None
 
     def _chain_costs(self) -> dict[str, float]:
         """Per system, the expected LLM calls of its baseline plus what it unlocks: its own
@@ -187,12 +198,25 @@ def kb_embedding(spec: "ExecutorSpec") -> ContextManager[Any]:
 
 # -- around the units: warm-up, read-only reopening, pictures drawn ahead of the report --
 
-def warm_up_embeddings(suite: Suite) -> threading.Thread | None:
-    """Load the embedding model on a thread (a suite with a knowledge base searches it)."""
-    if suite.knowledge_base is None or suite.executor.kind != "threads":
-        return None
+class WarmUp:
+    """The embedding model, loading while a run starts. Over a knowledge base already built, a child
+    process loads it and embeds the run's queries (``queries``, for
+    :func:`provbench.kb.embeddings.query_embedder`): the run's process never imports the embedding
+    stack, and the child loads on another core while the run imports litellm and opens the
+    knowledge base. A knowledge base still to build needs the model here: a thread loads it."""
 
-    def load() -> None:
+    def __init__(self, kb_built: bool) -> None:
+        self.queries, self._thread = None, None
+        if kb_built:
+            from .kb.embed_process import EmbeddingProcess
+
+            self.queries = EmbeddingProcess()
+        else:
+            self._thread = threading.Thread(target=self._load, name="warm-up", daemon=True)
+            self._thread.start()
+
+    @staticmethod
+    def _load() -> None:
         try:
             from .kb.embeddings import embedding_model
 
@@ -200,9 +224,50 @@ def warm_up_embeddings(suite: Suite) -> threading.Thread | None:
         except Exception:  # noqa: BLE001 - the first search reports it properly
             log.debug("embedding model warm-up failed", exc_info=True)
 
-    thread = threading.Thread(target=load, name="warm-up", daemon=True)
-    thread.start()
-    return thread
+    def before_units(self) -> None:
+        """A model loading here is ready before the first unit (not inside the first ones); the
+        child is not waited for: units that need no search start at once."""
+        if self._thread is not None:
+            self._thread.join()
+
+    def close(self) -> None:
+        if self.queries is not None:
+            self.queries.close()
+
+
+def warm_up_embeddings(suite: Suite, kb_dir: Path | None) -> WarmUp | None:
+    """Start loading the embedding model for a run over ``kb_dir`` (None: the suite searches no
+    knowledge base here, or its units run on Ray workers, which load their own)."""
+    if suite.knowledge_base is None or suite.executor.kind != "threads" or kb_dir is None:
+        return None
+    from .kb import KnowledgeBase
+
+    return WarmUp(KnowledgeBase.is_complete(kb_dir))
+
+
+def warm_up_later_work(metrics: list[tuple[str, Any]], report: bool) -> threading.Event:
+    """Slow imports the run needs after its first units (the metrics' own, e.g. ragas; the report's
+    charts), on threads: done while units wait on the LLM, not inside the first scored unit or
+    after the last one. Returns an event set when the metrics' part is done: scoring waits for it,
+    since one package imported from two threads at once can fail to import."""
+    ready = threading.Event()
+
+    def metrics_part() -> None:
+        try:
+            for name, metric in metrics:
+                try:
+                    metric.warm_up()
+                except Exception:  # noqa: BLE001 - scoring reports a real problem where it happens
+                    log.debug("warm-up of metric %s failed", name, exc_info=True)
+        finally:
+            ready.set()
+
+    threading.Thread(target=metrics_part, name="warm-up-metrics", daemon=True).start()
+    if report:
+        from .report import charts  # provbench's own modules here; only matplotlib on the thread
+
+        threading.Thread(target=charts.warm_up, name="warm-up-charts", daemon=True).start()
+    return ready
 
 
 def reopen_read_only(kb: Any, kb_dir: Path) -> Any:

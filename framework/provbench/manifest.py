@@ -25,7 +25,10 @@ KEY_PACKAGES = ("pydantic", "pluggy", "kuzu", "llama-index-core", "litellm", "ra
 
 
 def write_manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path | None,
-              pm: "pluggy.PluginManager", console: "Console | None" = None) -> RunManifest:
+                   pm: "pluggy.PluginManager", console: "Console | None" = None, judge: Any = None) -> RunManifest:
+    """The run's manifest, written; ``models`` names the systems' model (``suite_model``; ``llm``: the
+    client's) and the ``judge`` of LLM-judged metrics (the systems' model unless the suite names one;
+    ``judge_llm``: the client's)."""
     from .registry import build_registry, plugin_source
 
     previous = store.read_manifest()
@@ -40,7 +43,10 @@ def write_manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path 
     manifest = RunManifest(
         run_id=previous.run_id if previous else uuid.uuid4().hex[:12],
         suite_name=suite.name, suite_path=str(loaded.path), suite=suite_dump, suite_sha256=loaded.sha256,
-        models={"llm": str(getattr(llm, "model_id", suite.model.id)), "suite_model": suite.model.id},
+        models={"llm": str(getattr(llm, "model_id", suite.model.id)), "suite_model": suite.model.id,
+                # the suite's judge, as suite_model is the suite's model (a test may inject a client)
+                "judge": suite.judge.id if suite.judge else suite.model.id,
+                "judge_llm": str(getattr(judge or llm, "model_id", ""))},
         seeds=[suite.seed, suite.dataset.seed], versions=_versions(), git_revision=_git_revision(loaded.path),
         plugins={name: plugin_source(pm, plugin) for name, plugin in pm.list_name_plugin()},
         plugin_versions=build_registry(pm).versions(),

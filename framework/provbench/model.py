@@ -55,6 +55,10 @@ class LLMCall(BaseModel):
     # was shown, stable across processes and resumed runs; the leak guard's "no effect" check
     # compares these. The request's text itself is never stored.
     request_hash: str | None = None
+    # US dollars for its tokens (provbench.costs): None when unknown, never 0 for "no price";
+    # a cache hit keeps the price of its tokens (``cached`` says this run did not pay it)
+    cost_usd: float | None = None
+    cost_source: Literal["litellm", "custom", "local", "unknown"] = "unknown"
 
 
 EvidenceKind = Literal["entity", "relationship", "text_unit", "community", "path", "fact"]
@@ -275,6 +279,7 @@ class RunRecord(BaseModel):
     trace: Trace | None = None
     scores: dict[str, float | None] = Field(default_factory=dict)
     score_notes: dict[str, str] = Field(default_factory=dict, description="why a score is missing")
+    judge_calls: list[LLMCall] = Field(default_factory=list, description="the metrics' LLM calls for this record")
     seed: int | None = None
     variant: VariantInfo | None = None
     leak_check: LeakCheck | None = Field(default=None, description="graph-level interventions only")
@@ -298,3 +303,4 @@ class RunManifest(BaseModel):
     plugin_versions: dict[str, str] = Field(default_factory=dict, description="kind:name -> version")
     created_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None
+    stopped: str | None = Field(default=None, description="why units were left unrun (a budget), if any")

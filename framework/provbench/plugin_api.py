@@ -272,10 +272,22 @@ class Metric(Plugin, ABC):
         """Run-level values, with the same context :meth:`score` gets. Default: none."""
         return []
 
+    def expected_llm_calls(self, condition: str) -> float:
+        """About how many judge calls scoring one record of ``condition`` makes (``provbench plan``
+        counts them). Default: none."""
+        return 0.0
+
+    def warm_up(self) -> None:
+        """Load what scoring will need (a slow import, a model) ahead of the first record: a run
+        calls it on a thread while it starts and its first units wait on the LLM. Default: nothing."""
+
 
 @dataclass
 class MetricContext:
-    """What per-record metrics may use: the LLM (for judges like RAGAS) and the KB view."""
+    """What per-record metrics may use: the judge LLM (RAGAS and every LLM-judged score) and the KB view.
+
+    ``llm`` is the suite's ``judge`` model (``--judge``), by default the systems' own model; a run
+    notes each call it makes while scoring a record on that record (``RunRecord.judge_calls``)."""
 
     llm: "LLMClient | None" = None
     view: "GraphView | None" = None

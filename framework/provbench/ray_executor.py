@@ -102,15 +102,15 @@ class WorkerSpec:
     cache_dir: str | None  # the run's LLM cache, read through where a worker can see it
     run_unit: Callable[..., RunRecord]  # the runner's, by reference (this module is below the runner)
     context_class: type
+    judge: tuple[Any, dict[str, Any]] | None = None  # (backend, settings) of a judge apart from the systems' model
 
     @classmethod
-    def from_context(cls, ctx: "RunContext", run_unit: Callable[..., RunRecord]) -> "WorkerSpec":
-        llm = ctx.llm
-        settings = {"max_concurrency": llm.max_concurrency, "max_attempts": llm.max_attempts,
-                    "backoff_s": llm.backoff_s, "max_backoff_s": llm.max_backoff_s, **llm.default_params}
-        cache = getattr(llm.cache, "directory", None) if llm.cache is not None else None
+    def from_context(cls, ctx: "RunContext", run_unit: Callable[..., RunRecord], workers: int = 1) -> "WorkerSpec":
+        cache = getattr(ctx.llm.cache, "directory", None) if ctx.llm.cache is not None else None
+        backend, settings = _client_parts(ctx.llm, workers)
+        judge = _client_parts(ctx.judge, workers) if ctx.judge is not None else None
         return cls(ctx.loaded, ctx.registry, ctx.questions, str(ctx.kb_dir) if ctx.kb_dir else None,
-                   llm.backend, settings, str(cache) if cache else None, run_unit, type(ctx))
+                   backend, settings, str(cache) if cache else None, run_unit, type(ctx), judge)
 
     def context(self) -> tuple["RunContext", Any, RecordingCache]:
         from .kb import KnowledgeBase
@@ -118,13 +118,31 @@ class WorkerSpec:
 
         llm = LLMClient(self.llm_backend, **self.llm_settings)
         cache = llm.cache = RecordingCache(self.cache_dir)
+        judge = LLMClient(self.judge[0], **self.judge[1]) if self.judge is not None else None
+        if judge is not None:
+            judge.cache = cache  # its entries travel back with the unit's too
         kb = KnowledgeBase.open(self.kb_dir, read_only=True) if self.kb_dir else None
         suite = self.loaded.suite
         ctx = self.context_class(self.loaded, self.registry, self.questions,
                          self.registry.create("dataset_loader", suite.dataset.loader), llm,
-                         kb.view() if kb is not None else None, kb_dir=Path(self.kb_dir) if self.kb_dir else None)
+                         kb.view() if kb is not None else None, kb_dir=Path(self.kb_dir) if self.kb_dir else None,
+                         judge=judge)
         ctx.metrics = [(ref.key, self.registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
         return ctx, kb, cache
+
+
+def _client_parts(llm: Any, workers: int) -> tuple[Any, dict[str, Any]]:
+    """A client's backend and settings for a worker; its rate limits shared out between ``workers``."""
+    settings = {"max_concurrency": llm.max_concurrency, "max_attempts": llm.max_attempts, "backoff_s": llm.backoff_s,
+                "max_backoff_s": llm.max_backoff_s, "deadline_s": llm.deadline_s, "json_retries": llm.json_retries,
+                "pinned_params": tuple(llm.pinned), **llm.default_params}
+    limiter = llm.rate_limiter
+    if limiter is not None:
+        from .llm.ratelimit import RateLimiter
+
+        share = {k: math.ceil(v / workers) for k, v in limiter.spec.model_dump().items() if v}
+        settings["rate_limiter"] = RateLimiter(limiter.spec.model_copy(update=share))
+    return llm.backend, settings
 
 
 class UnitWorker:
@@ -183,7 +201,7 @@ class RayExecutor:
         cpus = int(ray.cluster_resources().get("CPU", 1))
         count = max(1, min(workers or cpus, ctx.suite.concurrency))
         per_worker = math.ceil(ctx.suite.concurrency / count)
-        spec = ray.put(WorkerSpec.from_context(ctx, run_unit))
+        spec = ray.put(WorkerSpec.from_context(ctx, run_unit, workers=count))
         actor = ray.remote(num_cpus=0)(UnitWorker).options(max_concurrency=per_worker, scheduling_strategy="SPREAD")
         self._workers = [actor.remote(spec) for _ in range(count)]
         self._load = [0] * count

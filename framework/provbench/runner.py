@@ -13,23 +13,27 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .costs import Budget, spending_lines
 from .errors import UserError
-from .execution import executor_session, kb_embedding, reopen_read_only, warm_up_embeddings
+from .execution import executor_session, kb_embedding, reopen_read_only, warm_up_embeddings, warm_up_later_work
+from .kb.embeddings import query_embedder
 from .leakguard import leak_lines
+from .llm_setup import check_budget_prices, check_same_models, make_judge, make_run_llm
 from .manifest import write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
 from .plugin_api import Results
 from .progress import status, unit_progress
 from .secrets import Redactor, redacted_logs
 from .store import RunMetrics, RunStore, export_csv
-from .suite import ExecutorSpec, LoadedSuite, Suite, load_suite
+from .suite import ExecutorSpec, LoadedSuite, ModelSpec, Suite, load_suite
 from .units import (RunContext, Unit, baseline_units, excluded_questions, intervention_units, metric_context,
                     run_unit, unit_seed)
 
-__all__ = ["run_suite", "build_suite_kb", "build_dataset_kb", "default_kb_dir", "kb_llm_cache_dir", "run_unit",
+__all__ = ["run_suite", "prepare_suite", "build_suite_kb", "build_dataset_kb", "default_kb_dir", "kb_llm_cache_dir", "run_unit",
            "unit_seed", "RunContext", "Unit"]
 
 if TYPE_CHECKING:
@@ -48,42 +52,54 @@ log = logging.getLogger(__name__)
 def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, limit: int | None = None,
               out: str | Path | None = None, console: "Console | None" = None, *,
               pm: "pluggy.PluginManager | None" = None, llm: Any = None, write_report: bool = True,
-              retry_failed: bool = True, kb_llm: Any = None) -> Path:
+              retry_failed: bool = True, judge: str | None = None, kb_llm: Any = None) -> Path:
     """Run (or resume) a suite (a file, or one already loaded); returns the run directory.
     ``pm``/``llm`` let tests inject plugins and a scripted LLM; ``kb_llm`` builds the knowledge
     base (default: the run's LLM). On resume, units recorded as failed run again unless
-    ``retry_failed`` is False. The LLM receives the loaded questions (``bind_questions``) first."""
+    ``retry_failed`` is False. ``judge`` overrides the suite's judge model (the LLM of every
+    LLM-judged metric). The LLMs receive the loaded questions (``bind_questions``) first."""
     pm, registry = _plugins(pm)
-    loaded = _load(suite_path, registry, model, limit)
+    loaded = prepare_suite(suite_path, registry, model, limit, judge)
     suite = loaded.suite
     redactor = Redactor.for_run(suite.model_dump(mode="json"))
     store = RunStore(Path(out) if out else Path("reports") / suite.name, redactor)
     loader = registry.create("dataset_loader", suite.dataset.loader)
     questions = _load_questions(loaded, loader)  # validated before the run directory exists
-    _check_same_model(store, suite)
-    with store.claim(), redacted_logs(redactor), executor_session(suite.executor):
+    check_same_models(store, suite)
+    check_budget_prices(loaded, llm)
+    with store.claim(), redacted_logs(redactor), executor_session(suite.executor), ExitStack() as closing:
         done = store.load_records()
         # the embedding model loads while litellm and the KB do; a finished run needs none of them
-        warm_up = warm_up_embeddings(suite) if llm is None and _baselines_left(suite, questions, done) else None
-        llm = llm if llm is not None else _make_llm(suite, store.cache_dir)
-        if hasattr(llm, "bind_questions"):
-            llm.bind_questions(questions.values())
-        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm, console,
-                                     store.run_dir.parent)
+        warm_up = warm_up_embeddings(suite, default_kb_dir(loaded, store.run_dir.parent) if suite.knowledge_base
+                                     else None) if llm is None and _baselines_left(suite, questions, done) else None
+        if warm_up is not None:
+            closing.callback(warm_up.close)
+        llm = llm if llm is not None else make_run_llm(suite.model, store.cache_dir, suite.concurrency)
+        judge_llm = make_judge(suite, llm, store.cache_dir)
+        for client in {id(c): c for c in (llm, judge_llm)}.values():
+            if hasattr(client, "bind_questions"):
+                client.bind_questions(questions.values())
+        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm,
+                                     console, store.run_dir.parent)
         try:
-            manifest = write_manifest(store, loaded, llm, kb_dir, pm, console)
+            manifest = write_manifest(store, loaded, llm, kb_dir, pm, console, judge=judge_llm)
             store.write_questions(questions.values())
             pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
             if kb is not None and suite.executor.kind != "threads":
                 kb = reopen_read_only(kb, kb_dir)  # workers in other processes open it too
             ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
-                             kb_dir=kb_dir)
+                             kb_dir=kb_dir, judge=judge_llm if judge_llm is not llm else None)
             ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
+            if _baselines_left(suite, questions, done):
+                ctx.metrics_ready = warm_up_later_work(ctx.metrics, report=write_report)
             ctx.retry = _failed_to_retry(done, questions, console) if retry_failed else set()
             retried = bool(ctx.retry)
             if warm_up is not None:
-                warm_up.join()  # loaded once, before units start, not inside the first ones
-            _execute(ctx, store, done, pm, console, draw_pictures=write_report)
+                warm_up.before_units()
+            budget = Budget(suite.budget, done.values()) if suite.budget else None
+            with query_embedder(warm_up.queries if warm_up is not None else None):
+                manifest.stopped = _execute(ctx, store, done, pm, console, draw_pictures=write_report,
+                                            budget=budget)
             if retried:
                 _drop_unplanned(ctx, done)
                 store.compact(done)  # one line per unit again
@@ -91,6 +107,8 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
             if console is not None:
                 failed = sum(r.status == "failed" for r in done.values())
                 console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""))
+                for line in spending_lines(done.values()):
+                    console.print(line, highlight=False)
             _report_leaks(ctx, done, console)
         finally:
             if kb is not None:
@@ -147,14 +165,14 @@ def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int 
     from .kb import KnowledgeBase
 
     _, registry = _plugins(pm)
-    loaded = _load(suite_path, registry, model, limit)
+    loaded = prepare_suite(suite_path, registry, model, limit)
     if executor is not None:
         loaded.suite.executor = executor
     if loaded.suite.knowledge_base is None:
         raise UserError(f"{loaded.path}: the suite declares no knowledge_base")
     kb_dir = default_kb_dir(loaded, Path("reports"))
     reused = KnowledgeBase.is_complete(kb_dir)
-    llm = llm if llm is not None else _make_llm(loaded.suite, kb_llm_cache_dir(kb_dir))
+    llm = llm if llm is not None else make_run_llm(loaded.suite.model, kb_llm_cache_dir(kb_dir), loaded.suite.concurrency)
     loader = registry.create("dataset_loader", loaded.suite.dataset.loader)
     questions = list(_load_questions(loaded, loader).values())
     _, kb = _knowledge_base(loaded, registry, questions, llm, console, Path("reports"))
@@ -212,11 +230,14 @@ def _plugins(pm: "pluggy.PluginManager | None") -> tuple["pluggy.PluginManager",
     return pm, build_registry(pm)
 
 
-def _load(suite_path: "str | Path | LoadedSuite", registry: "Registry", model: str | None,
-          limit: int | None) -> LoadedSuite:
+def prepare_suite(suite_path: "str | Path | LoadedSuite", registry: "Registry", model: str | None,
+                  limit: int | None, judge: str | None = None) -> LoadedSuite:
+    """The suite (a file, or one already loaded), checked, with the command line's model, judge and limit applied."""
     loaded = suite_path if isinstance(suite_path, LoadedSuite) else load_suite(suite_path, registry)
     if model:
         loaded.suite.model.id = model
+    if judge:  # the suite's judge parameters and limits stay, as the model's do with --model
+        loaded.suite.judge = (loaded.suite.judge or ModelSpec()).model_copy(update={"id": judge})
     if limit is not None:
         _check_limit(limit)
         loaded.suite.dataset.limit = limit
@@ -226,21 +247,6 @@ def _load(suite_path: "str | Path | LoadedSuite", registry: "Registry", model: s
 def _check_limit(limit: int | None) -> None:
     if limit is not None and limit < 1:
         raise UserError(f"--limit must be at least 1, got {limit}")
-
-
-def _check_same_model(store: RunStore, suite: Suite) -> None:
-    """Resuming with another model would mix two models' answers in one run: refuse."""
-    previous = store.read_manifest()
-    used = previous.models.get("suite_model") if previous else None
-    if used and used != suite.model.id:
-        raise UserError(f"{store.run_dir} holds a run with model {used!r}, not {suite.model.id!r}; "
-                        "pass --out with a new directory to run another model")
-
-
-def _make_llm(suite: Suite, cache_dir: Path) -> Any:
-    from .llm import make_llm
-
-    return make_llm(suite.model.id, cache_dir=cache_dir, max_concurrency=suite.concurrency, **suite.model.params)
 
 
 def _load_questions(loaded: LoadedSuite, loader: Any) -> dict[str, Question]:
@@ -304,8 +310,9 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
 # -- execution ---------------------------------------------------------------------------------------
 
 def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: Any, console: Any,
-             draw_pictures: bool = False) -> None:
-    """Run every unit not yet recorded: interventions start as soon as their baselines exist."""
+             draw_pictures: bool = False, budget: Budget | None = None) -> str | None:
+    """Run every unit not yet recorded: interventions start as soon as their baselines exist. Once
+    the ``budget`` is reached no more units start; returns why, if it stopped the run."""
     from .execution import Scheduler, make_executor, pictures_ahead
 
     baselines = baseline_units(ctx.suite, list(ctx.questions))
@@ -319,13 +326,15 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
 
         def recorded(record: RunRecord) -> None:
             store.append(record)
+            if budget is not None:
+                budget.add(record)
             pm.hook.provbench_record_written(record=record, run_dir=store.run_dir)
             progress.advance(task)
             if pictures is not None:
                 pictures.record_landed(record)
 
         plan = lambda qid, system: intervention_units(ctx, [qid], done, systems=[system])  # noqa: E731
-        scheduler = Scheduler(ctx, done, plan, recorded, planned)
+        scheduler = Scheduler(ctx, done, plan, recorded, planned, stop=budget.reached if budget else None)
         try:
             scheduler.run(baselines, make_executor(ctx, run_unit))
         finally:
@@ -336,6 +345,10 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
         excluded = excluded_questions(ctx.suite, done) & set(ctx.questions)
         console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "
                       f"{ctx.suite.exclusion.reference_system!r} left out of the interventions")
+    if scheduler.stopped and console is not None:
+        console.print(f"[yellow]stopped:[/] {scheduler.stopped}; units not run: at least {scheduler.left}. Raise "
+                      "the suite's budget and run again to continue", highlight=False)
+    return scheduler.stopped
 
 
 # -- finishing ---------------------------------------------------------------------------------------
@@ -356,6 +369,6 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
                                    exclusion=ctx.suite.exclusion.model_dump()))
     manifest.finished_at = utc_now()
     store.write_manifest(manifest)
-    export_csv(store.run_dir)
+    export_csv(store.run_dir, records=done.values())
     pm.hook.provbench_run_finished(manifest=manifest, run_dir=store.run_dir)
 

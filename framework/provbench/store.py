@@ -231,6 +231,7 @@ def flat_row(record: RunRecord) -> dict[str, Any]:
         "steps": len(trace.steps) if trace else 0,
         "llm_calls": len(trace.llm_calls) if trace else 0,
         "tokens": trace.tokens if trace else 0,
+        "cost_usd": _known_cost(trace.llm_calls) if trace else None,
     }
     if trace is not None:
         row.update(trace.footprint())
@@ -238,10 +239,13 @@ def flat_row(record: RunRecord) -> dict[str, Any]:
     return row
 
 
-def export_csv(run_dir: str | Path, path: str | Path | None = None) -> Path:
-    """Write every record as one CSV row (stdlib csv); returns the file."""
+def export_csv(run_dir: str | Path, path: str | Path | None = None,
+               records: Iterable[RunRecord] | None = None) -> Path:
+    """Write every record as one CSV row (stdlib csv); returns the file. ``records``: the run's
+    records when the caller holds them already (else they are read from the run directory)."""
     run_dir = Path(run_dir)
-    rows = [flat_row(r) for r in sorted(RunStore(run_dir).load_records().values(), key=_sort_key)]
+    records = RunStore(run_dir).load_records().values() if records is None else records
+    rows = [flat_row(r) for r in sorted(records, key=_sort_key)]
     columns = list(dict.fromkeys(c for row in rows for c in row))
     target = Path(path) if path else run_dir / CSV_EXPORT
     with target.open("w", newline="", encoding="utf-8") as fh:
@@ -259,6 +263,11 @@ def records_dataframe(run_dir: str | Path):
         raise UserError("records_dataframe needs pandas; use export_csv instead") from exc
     records = sorted(RunStore(run_dir).load_records().values(), key=_sort_key)
     return pd.DataFrame([flat_row(r) for r in records])
+
+
+def _known_cost(calls: list[Any]) -> float | None:
+    """The calls' dollars, or None (empty in the CSV) when one of them has no price."""
+    return None if any(c.cost_usd is None for c in calls) else round(sum(c.cost_usd for c in calls), 8)
 
 
 def _sort_key(record: RunRecord) -> tuple:

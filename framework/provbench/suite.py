@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .costs import BudgetSpec
 from .errors import UserError
+from .llm.spec import ModelSpec
 from .registry import unknown_name_message
 from .suite_yaml import SuiteError, field_name, line_of, parse_yaml as _parse_yaml, plain as _plain, validation_message
 from .suite_yaml import where as _where
@@ -66,11 +68,6 @@ class KnowledgeBaseSpec(_Strict):
     directory: str | None = Field(default=None, description="default: a cache dir keyed by the inputs")
     graph_store: Literal["kuzu", "ladybug"] = Field(
         default="kuzu", description="embedded graph database of a new KB: Kùzu, or LadybugDB (provbench[ladybug])")
-
-
-class ModelSpec(_Strict):
-    id: str = "embedded"
-    params: dict[str, Any] = Field(default_factory=dict)
 
 
 class ExclusionSpec(_Strict):
@@ -198,6 +195,9 @@ class Suite(_Strict):
     dataset: DatasetSpec
     knowledge_base: KnowledgeBaseSpec | None = None
     model: ModelSpec = Field(default_factory=ModelSpec)
+    judge: ModelSpec | None = Field(default=None, description="the model of every LLM-judged metric "
+                                    "(default: the systems' model)")
+    budget: BudgetSpec | None = None
     systems: list[PluginRef] = Field(min_length=1)
     interventions: list[PluginRef] = Field(default_factory=list)
     intervention_systems: list[str] | None = Field(

@@ -38,6 +38,8 @@ class RunContext:
     metrics: list[tuple[str, Any]] = field(default_factory=list)
     kb_dir: Path | None = None  # where remote workers open the knowledge base (read-only)
     retry: set[str] = field(default_factory=set)  # recorded units to run again (failed before)
+    judge: Any = None  # the metrics' LLM (the suite's judge); None: the systems' LLM
+    metrics_ready: Any = None  # a threading.Event set once the metrics' warm-up is done (scoring waits)
 
     @property
     def suite(self) -> Suite:
@@ -225,7 +227,10 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
         # an abstention is its own output, never an empty answer (plugin_api.compared_output)
         record.scores["output_changed"] = float(compared_output(baseline.trace, ctx.loader.normalize)
                                                 != compared_output(record.trace, ctx.loader.normalize))
-    metric_ctx = metric_context(ctx)
+    ready = getattr(ctx, "metrics_ready", None)
+    if ready is not None:  # the warm-up imports what scoring needs: importing it from two threads can fail
+        ready.wait()
+    metric_ctx = metric_context(ctx, record.judge_calls)
     for name, metric in ctx.metrics:
         try:
             record.scores.update(metric.score(record, question, metric_ctx) or {})
@@ -233,7 +238,12 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
             record.score_notes[name] = f"{type(exc).__name__}: {exc}"[:500]
 
 
-def metric_context(ctx: RunContext) -> MetricContext:
-    return MetricContext(llm=ctx.llm, view=ctx.view, loader=ctx.loader)
+def metric_context(ctx: RunContext, judge_calls: list | None = None) -> MetricContext:
+    """What metrics get: the judge as their LLM (noting its calls on ``judge_calls``), the view, the loader."""
+    judge = getattr(ctx, "judge", None)
+    judge = ctx.llm if judge is None else judge
+    if judge_calls is not None and hasattr(judge, "recording"):
+        judge = judge.recording(judge_calls)
+    return MetricContext(llm=judge, view=ctx.view, loader=ctx.loader)
 
 

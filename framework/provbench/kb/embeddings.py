@@ -137,7 +137,8 @@ def random_unit_vectors(count: int) -> np.ndarray:
 
 
 def embed_query(text: str) -> np.ndarray:
-    """The query's normalised vector (read-only; agents repeat queries, so results are cached)."""
+    """The query's normalised vector (read-only; agents repeat queries, so results are cached),
+    from the query embedder set with :func:`query_embedder` or from the model in this process."""
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"a similarity search needs a non-empty query string, got {text!r}")
     return _cached_query(text)
@@ -145,9 +146,30 @@ def embed_query(text: str) -> np.ndarray:
 
 @lru_cache(maxsize=4096)
 def _cached_query(text: str) -> np.ndarray:
-    vector = normalise(np.asarray([embedding_model().get_query_embedding(text)], dtype=np.float32))[0]
+    source = _query_source
+    vector = source.embed(text) if source is not None else query_vector(text)
     vector.flags.writeable = False
     return vector
+
+
+def query_vector(text: str) -> np.ndarray:
+    """The query's normalised vector from the model in this process (not cached)."""
+    return normalise(np.asarray([embedding_model().get_query_embedding(text)], dtype=np.float32))[0]
+
+
+_query_source: Any = None  # an object with embed(text) -> vector (a child process), or None: this process
+
+
+@contextlib.contextmanager
+def query_embedder(source: Any) -> Iterator[None]:
+    """Queries embedded inside this block (on any thread) come from ``source.embed(text)``, e.g. a
+    :class:`~provbench.kb.embed_process.EmbeddingProcess`; None leaves them in this process."""
+    global _query_source
+    previous, _query_source = _query_source, source
+    try:
+        yield
+    finally:
+        _query_source = previous
 
 
 def normalise(vectors: np.ndarray) -> np.ndarray:

@@ -83,7 +83,7 @@ class GraphStore:
         self.backend = graph_backend(backend)
         self._module = self.backend.database_module()
         self.db = self._module.Database(str(path / DB_NAME), read_only=read_only)
-        self.pg_store = self.backend.property_graph_store(self.db, read_only)
+        self._pg_store: Any = None
         self._local = threading.local()
         self._connections: list[Any] = []
         self._lock = threading.Lock()
@@ -91,6 +91,15 @@ class GraphStore:
         self._invalidated: frozenset[str] | None = None
         self._reads: Any = None  # the result cache, once remember_reads() is called
         self.closed = False
+
+    @property
+    def pg_store(self) -> Any:
+        """LlamaIndex's property-graph store over the database, made on first use: a run's reads
+        go through this class's own connections, and importing LlamaIndex costs seconds."""
+        with self._lock:
+            if self._pg_store is None:
+                self._pg_store = self.backend.property_graph_store(self.db, self.read_only)
+            return self._pg_store
 
     # -- queries
 
@@ -181,7 +190,8 @@ class GraphStore:
             for state in self._connections:
                 state.close()
             self._connections.clear()
-        self.pg_store.connection.close()
+        if self._pg_store is not None:
+            self._pg_store.connection.close()
         self.db.close()
 
 

@@ -82,6 +82,7 @@ class KnowledgeBase:
             raise KBError(f"cannot create a knowledge base at {path}: it exists and is not an empty directory")
         path.mkdir(parents=True, exist_ok=True)
         store = GraphStore(path, read_only=False, backend=chosen)
+        store.pg_store  # noqa: B018 - LlamaIndex's store creates the tables the extensions alter
         for statement in SCHEMA_EXTENSIONS:
             store.rows(statement)
         (path / KB_JSON).write_text(json.dumps({"format": FORMAT_VERSION, "created": time.time(),

@@ -5,7 +5,9 @@ the cache key) and ``complete(request) -> reply``. ``request`` is a dict with ``
 ``schema``, ``max_tokens``, ``temperature``, ``logprobs``, ``top_logprobs``, ``seed`` and any
 extra parameters; ``reply`` is a dict with ``text``, ``prompt_tokens``, ``completion_tokens``
 and ``logprobs`` (a list of ``{token, logprob, top_logprobs}`` or None). Caching, retries,
-accounting and concurrency live in :class:`provbench.llm.LLMClient`, not here.
+accounting and concurrency live in :class:`provbench.llm.LLMClient`, not here. A backend may
+also have ``price(prompt_tokens, completion_tokens) -> (US dollars or None, source)``
+(:mod:`provbench.costs`); one without it is priced "unknown".
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..costs import CUSTOM_PRICE_PARAMS, litellm_price
 from ..errors import UserError
 from ..hookspecs import hookimpl
 from .cache import public_params
@@ -50,6 +53,9 @@ class ScriptedBackend:
 
     def config(self) -> dict[str, Any]:
         return {}
+
+    def price(self, prompt_tokens: int, completion_tokens: int) -> tuple[float, str]:
+        return 0.0, "local"
 
     def complete(self, request: dict[str, Any]) -> Reply:
         with self._lock:
@@ -143,6 +149,9 @@ class LlamaCppBackend:
     def config(self) -> dict[str, Any]:
         return {"file": self.path.name, "size": self.path.stat().st_size}
 
+    def price(self, prompt_tokens: int, completion_tokens: int) -> tuple[float, str]:
+        return 0.0, "local"  # runs on this machine
+
     def complete(self, request: dict[str, Any]) -> Reply:
         want_logprobs = bool(request.get("logprobs"))
         n_ctx = self.logprobs_n_ctx if want_logprobs else self.n_ctx
@@ -173,6 +182,8 @@ class LiteLLMBackend:
     ``params`` go to every ``litellm.completion`` call (``api_base``, ``timeout``, ``mock_response``
     in tests, ...). litellm's own retries are off: the client retries, so attempts are counted once.
     ``timeout`` (seconds per request, default :data:`DEFAULT_TIMEOUT_S`) bounds a hung provider.
+    Calls are priced from litellm's price table, or from ``input_cost_per_token`` and
+    ``output_cost_per_token`` in ``params`` (a model the table lacks, or a negotiated price).
     """
 
     def __init__(self, model_id: str, **params: Any) -> None:  # params may hold api_key: never shown
@@ -183,7 +194,10 @@ class LiteLLMBackend:
 
     def config(self) -> dict[str, Any]:
         """Settings that shape the reply (the cache key): not how long we wait for it."""
-        return {k: v for k, v in public_params(self.params).items() if k not in TRANSPORT_PARAMS}
+        return {k: v for k, v in public_params(self.params).items() if k not in NOT_IN_CACHE_KEY}
+
+    def price(self, prompt_tokens: int, completion_tokens: int) -> tuple[float | None, str]:
+        return litellm_price(self._litellm, self.model_id, self.params, prompt_tokens, completion_tokens)
 
     def __getstate__(self) -> dict[str, Any]:  # to a worker process: settings, not the module
         return {k: v for k, v in self.__dict__.items() if k != "_litellm"}
@@ -220,6 +234,7 @@ class LiteLLMBackend:
 
 DEFAULT_TIMEOUT_S = 60.0
 TRANSPORT_PARAMS = {"timeout", "request_timeout", "stream_timeout"}
+NOT_IN_CACHE_KEY = TRANSPORT_PARAMS | set(CUSTOM_PRICE_PARAMS)  # how long we wait and what we pay: not the reply
 
 
 def _import_litellm() -> Any:

@@ -17,15 +17,16 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from tenacity import (RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay,
+from tenacity import (RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_before_delay,
                       wait_exponential)
 
 from ..capture import UnitCapture, current_capture, request_hash
+from ..costs import price_of
 from ..errors import UserError
 from ..model import LLMCall, Trace
 from .backends import make_backend
 from .cache import ResponseCache, cache_key
-from .errors import InvalidJSONReply, LLMError, describe, is_transient
+from .errors import InvalidJSONReply, LLMError, describe, is_transient, retry_after_s
 
 GENERATION_DEFAULTS: dict[str, Any] = {"max_tokens": 512, "temperature": 0.0, "logprobs": False,
                                        "top_logprobs": 0, "seed": None}
@@ -47,11 +48,14 @@ class ChatResponse:
     logprobs: list[dict[str, Any]] | None = None
     attempts: int = 1
     model: str = ""
+    cost_usd: float | None = None  # the price of its tokens (provbench.costs); None: unknown
+    cost_source: str = "unknown"
 
 
 @dataclass
 class LLMStats:
-    """What a client did: backend calls, cache hits, tokens, latency, failures (thread-safe)."""
+    """What a client did: backend calls, cache hits, tokens, latency, failures, and the dollars its
+    answered requests cost (``unpriced``: answered requests whose price is unknown) (thread-safe)."""
 
     calls: int = 0
     cached: int = 0
@@ -60,6 +64,8 @@ class LLMStats:
     latency_s: float = 0.0
     failures: int = 0
     retries: int = 0
+    cost_usd: float = 0.0
+    unpriced: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
@@ -85,13 +91,15 @@ class LLMClient:
     when a schema was asked is never cached, and is re-asked with the parse error ``json_retries``
     times within ``max_attempts`` (:func:`make_llm`, which runs use, sets 1; plugins that handle
     malformed replies themselves see them unchanged with 0). ``default_params`` fill chat() arguments the caller leaves
-    out; ``pinned_params`` (names) win over the caller's values.
+    out; ``pinned_params`` (names) win over the caller's values. ``rate_limiter``: requests wait for
+    room under a model's requests / tokens per minute. A transient fault whose response says
+    ``Retry-After`` is retried no sooner than that (and not at all if that would pass the deadline).
     """
 
     def __init__(self, backend: Any, *, cache_dir: Path | str | None = None, max_concurrency: int = 2,
                  max_attempts: int = 4, backoff_s: float = 1.0, max_backoff_s: float = 30.0,
                  deadline_s: float = DEFAULT_DEADLINE_S, json_retries: int = 0,
-                 pinned_params: tuple[str, ...] = (), **default_params: Any) -> None:
+                 pinned_params: tuple[str, ...] = (), rate_limiter: Any = None, **default_params: Any) -> None:
         if max_concurrency < 1 or max_attempts < 1:
             raise UserError(f"max_concurrency and max_attempts must be >= 1 "
                             f"(got {max_concurrency}, {max_attempts})")
@@ -105,6 +113,7 @@ class LLMClient:
         self.json_retries = json_retries
         self.default_params = {**GENERATION_DEFAULTS, **default_params}
         self.pinned = {k: self.default_params[k] for k in pinned_params}
+        self.rate_limiter = rate_limiter
         self.stats = LLMStats()
         self._slots = threading.BoundedSemaphore(max_concurrency)
         self._capture: UnitCapture | None = None  # set on a unit's copy by bound_to()
@@ -159,6 +168,10 @@ class LLMClient:
         """Async twin of :meth:`chat` (runs it in a worker thread; the concurrency cap still holds)."""
         return await asyncio.to_thread(self.chat, messages, **kwargs)
 
+    def recording(self, calls: list[LLMCall]) -> "RecordingClient":
+        """This client, noting every call made without a trace on ``calls`` (a record's judge calls)."""
+        return RecordingClient(self, calls)
+
     def close(self) -> None:
         if self.cache is not None:
             self.cache.close()
@@ -187,10 +200,12 @@ class LLMClient:
         latency = time.perf_counter() - started  # as the caller waited: retries and backoff included
         if key is not None and _acceptable(reply, request):  # a bad reply must not outlive the fault
             self.cache.put(key, {**reply, "latency_s": round(latency, 6)})  # what a hit saves, for timing
-        return self._response(reply, request, latency=latency, cached=False, attempts=attempts)
+        resp = self._response(reply, request, latency=latency, cached=False, attempts=attempts)
+        self.stats.add(cost_usd=resp.cost_usd or 0.0, unpriced=resp.cost_usd is None)
+        return resp
 
     def _call_with_retries(self, request: dict[str, Any]) -> tuple[dict[str, Any], int]:
-        retrying = Retrying(stop=stop_after_attempt(self.max_attempts) | stop_after_delay(self.deadline_s),
+        retrying = Retrying(stop=stop_after_attempt(self.max_attempts) | stop_before_delay(self.deadline_s),
                             reraise=False, wait=self._wait, retry=retry_if_exception(is_transient))
         attempts, reasks, current = 0, 0, request
         try:
@@ -214,12 +229,17 @@ class LLMClient:
         raise AssertionError("unreachable")
 
     def _wait(self, state: Any) -> float:
-        """Back off after a fault; re-ask an invalid JSON reply at once (the model answered)."""
-        if state.outcome is not None and isinstance(state.outcome.exception(), InvalidJSONReply):
+        """Back off after a fault, at least as long as the server's Retry-After asks; re-ask an
+        invalid JSON reply at once (the model answered)."""
+        fault = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(fault, InvalidJSONReply):
             return 0.0
-        return wait_exponential(multiplier=self.backoff_s, max=self.max_backoff_s)(state)
+        backoff = wait_exponential(multiplier=self.backoff_s, max=self.max_backoff_s)(state)
+        return max(backoff, retry_after_s(fault) or 0.0)
 
     def _call_backend(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.rate_limiter is not None:  # wait for room before taking a slot others could use
+            self.rate_limiter.wait_for_room(request)
         with self._slots:
             self.stats.add(calls=1)  # counts every request sent, answered or not
             started = time.perf_counter()
@@ -239,11 +259,12 @@ class LLMClient:
     def _response(self, reply: dict[str, Any], request: dict[str, Any], *, latency: float, cached: bool,
                   attempts: int = 1) -> ChatResponse:
         text = reply["text"]
+        usd, source = price_of(self.backend, reply["prompt_tokens"], reply["completion_tokens"])
         return ChatResponse(text=text, data=parse_json(text) if request.get("schema") is not None else None,
                             prompt_tokens=reply["prompt_tokens"], completion_tokens=reply["completion_tokens"],
                             latency_s=latency, cached=cached, logprobs=reply.get("logprobs"),
                             original_latency_s=reply.get("latency_s") if cached else None,
-                            attempts=attempts, model=self.model_id)
+                            attempts=attempts, model=self.model_id, cost_usd=usd, cost_source=source)
 
     def _record(self, trace: Trace | None, purpose: str, request: dict[str, Any], *,
                 resp: ChatResponse | None = None, error: str | None = None, attempts: int = 1) -> LLMCall:
@@ -254,10 +275,33 @@ class LLMClient:
         else:
             call = LLMCall(model=self.model_id, purpose=purpose, prompt_tokens=resp.prompt_tokens,
                            completion_tokens=resp.completion_tokens, latency_s=resp.latency_s, cached=resp.cached,
-                           original_latency_s=resp.original_latency_s, attempts=resp.attempts, request_hash=hashed)
+                           original_latency_s=resp.original_latency_s, attempts=resp.attempts, request_hash=hashed,
+                           cost_usd=resp.cost_usd, cost_source=resp.cost_source)
         if trace is not None:
             trace.llm_calls.append(call)
         return call
+
+
+class RecordingClient:
+    """An :class:`LLMClient` that notes the calls made without a trace on a list (the runner gives
+    each record's metrics one, so a judge's calls and their cost stay with the record they scored)."""
+
+    def __init__(self, client: LLMClient, calls: list[LLMCall]) -> None:
+        self.client, self._sink = client, _CallSink(calls)
+
+    def chat(self, messages: list[dict[str, Any]], *, trace: Trace | None = None, **kwargs: Any) -> ChatResponse:
+        return self.client.chat(messages, trace=trace if trace is not None else self._sink, **kwargs)
+
+    async def achat(self, messages: list[dict[str, Any]], **kwargs: Any) -> ChatResponse:
+        return await asyncio.to_thread(self.chat, messages, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # model_id, stats, ... of the client
+        return getattr(self.client, name)
+
+
+@dataclass
+class _CallSink:
+    llm_calls: list[LLMCall]
 
 
 def parse_json(text: str) -> Any:
@@ -310,19 +354,25 @@ CLIENT_PARAMS = {"max_attempts", "backoff_s", "max_backoff_s", "deadline_s", "js
 
 
 def make_llm(model_id: str, cache_dir: Path | str | None = None, max_concurrency: int = 2,
-             **params: Any) -> LLMClient:
+             rate_limit: Any = None, **params: Any) -> LLMClient:
     """An LLMClient for ``embedded`` | ``llama-cpp:<path.gguf>`` | ``scripted`` | ``schema-following`` (no
     model: replies follow the requested schema, :mod:`provbench.llm.offline`) | any litellm id.
 
     ``params``: generation defaults (max_tokens, temperature, seed, ...), client settings
     (max_attempts, backoff_s, max_backoff_s, deadline_s, json_retries), ``replies`` for scripted,
     llama.cpp settings (n_ctx, n_threads, logprobs_n_ctx), or anything else litellm accepts
-    (api_base, timeout: seconds per request, ...). A temperature given here wins over the one a
-    plugin passes to chat().
+    (api_base, timeout: seconds per request, input_cost_per_token, ...). A temperature given here
+    wins over the one a plugin passes to chat(). ``rate_limit``: a
+    :class:`~provbench.llm.ratelimit.RateLimitSpec` (requests and tokens per minute), or None.
     """
     client = {"json_retries": 1, **{k: params.pop(k) for k in list(params) if k in CLIENT_PARAMS}}
     generation = {k: params.pop(k) for k in list(params) if k in GENERATION_DEFAULTS}
     backend = make_backend(model_id, **params)  # the backend's factory checks what is left
     pinned = tuple(k for k in PINNABLE_PARAMS if k in generation)
+    limiter = None
+    if rate_limit is not None and (rate_limit.requests_per_minute or rate_limit.tokens_per_minute):
+        from .ratelimit import RateLimiter
+
+        limiter = RateLimiter(rate_limit)
     return LLMClient(backend, cache_dir=cache_dir, max_concurrency=max_concurrency, pinned_params=pinned,
-                     **client, **generation)
+                     rate_limiter=limiter, **client, **generation)

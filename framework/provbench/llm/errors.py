@@ -45,3 +45,36 @@ def describe(exc: BaseException) -> str:
     if len(message) > 500:
         message = message[:497] + "..."
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def retry_after_s(exc: BaseException | None) -> float | None:
+    """How long the server asked us to wait before trying again (``Retry-After``, in seconds or
+    as an HTTP date, or ``retry-after-ms``), from the error's HTTP response headers (litellm keeps
+    the provider's as ``litellm_response_headers``); None if it did not say."""
+    headers = (getattr(exc, "litellm_response_headers", None) or getattr(getattr(exc, "response", None), "headers", None)
+               or getattr(exc, "headers", None) or {})
+    if isinstance(headers, dict):  # httpx's headers ignore case already
+        headers = {str(k).lower(): v for k, v in headers.items()}
+    try:
+        millis = headers.get("retry-after-ms")
+        if millis is not None:
+            return max(0.0, float(millis) / 1000)
+        value = headers.get("retry-after")
+    except (AttributeError, TypeError, ValueError):
+        return None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    from datetime import datetime, timezone
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(str(value))
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())

@@ -40,6 +40,9 @@ class SchemaFollowingBackend:
     def config(self) -> dict[str, Any]:
         return {}
 
+    def price(self, prompt_tokens: int, completion_tokens: int) -> tuple[float, str]:
+        return 0.0, "local"  # no model, nothing to pay
+
     def __getstate__(self) -> dict[str, Any]:  # to a worker process: the replies, not the call log
         return {"model_id": self.model_id}
 

@@ -27,6 +27,18 @@ def _pyplot():
     return plt
 
 
+def warm_up() -> None:
+    """Import pyplot and draw one empty figure (fonts, the SVG backend): what the first chart pays."""
+    with _LOCK:
+        plt = _pyplot()
+        fig = plt.figure(figsize=(1, 1))
+        try:
+            fig.gca().text(0.5, 0.5, "x")
+            to_svg(fig)
+        finally:
+            plt.close(fig)
+
+
 def to_svg(fig: Any) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})

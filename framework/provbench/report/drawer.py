@@ -34,12 +34,13 @@ class Drawer:
         return json.loads(line)
 
     def close(self) -> None:
+        """Stop the child at once: every picture asked for has been read back, and waiting for its
+        interpreter's teardown (matplotlib) would only delay the run."""
         if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait()
             self._proc.stdin.close()
-            try:
-                self._proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
+            self._proc.stdout.close()
             self._proc = None
 
 

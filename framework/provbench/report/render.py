@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..costs import CostTotal, record_calls
 from ..model import BASELINE, RunRecord
 from ..store import export_csv
 from . import charts
@@ -40,7 +41,8 @@ def share_cell(s: Share, note: str = "") -> Cell:
 
 def overview_section(run: RunData) -> Section:
     """Per system at baseline: accuracy (the accuracy metric's value when the run has it), outcomes,
-    and what the answers cost (LLM calls, tokens, the systems' own wall time)."""
+    and what the answers cost (LLM calls, tokens, dollars, the systems' own wall time) and what
+    judging them cost."""
     rows = []
     for system in run.systems:
         records = run.select(system)
@@ -50,13 +52,17 @@ def overview_section(run: RunData) -> Section:
             system, share_cell(acc, _accuracy_note(run, system)),
             str(sum(t.outcome == "answered" for t in traces)), str(sum(t.abstained for t in traces)),
             str(sum(r.status == "failed" for r in records)), str(sum(len(t.llm_calls) for t in traces)),
-            f"{sum(t.tokens for t in traces):,}", f"{sum(t.wall_time_s or 0.0 for t in traces):.1f}",
-            leak_summary(run, system)]))
-    table = Table(columns=["System", "Accuracy", "Answered", "Abstained", "Failed", "LLM calls", "Tokens",
-                           "Wall time (s)", "Leak guard"], rows=rows, css_class="overview", caption=(
+            f"{sum(t.tokens for t in traces):,}", CostTotal.of(c for t in traces for c in t.llm_calls).describe(),
+            f"{sum(t.wall_time_s or 0.0 for t in traces):.1f}",
+            CostTotal.of(c for r in records for c in r.judge_calls).describe(), leak_summary(run, system)]))
+    table = Table(columns=["System", "Accuracy", "Answered", "Abstained", "Failed", "LLM calls", "Tokens", "Cost",
+                           "Wall time (s)", "Judge cost", "Leak guard"], rows=rows, css_class="overview", caption=(
         f"Baseline runs over all {len(run.question_ids)} questions. Accuracy is the mean graded correctness "
         "(failed runs score 0) with a percentile-bootstrap confidence interval (questions resampled). Abstained: "
-        "the system declined to answer. Calls, tokens and wall time are summed over the system's baseline runs. "
+        "the system declined to answer. Calls, tokens, cost and wall time are summed over the system's baseline "
+        "runs; cost is priced from litellm's price table (\"unknown\": no price for the model, never counted as "
+        "0; \"local\": a model run on this machine) and includes calls served from the cache at the price "
+        "they had. Judge cost: the LLM-judged metrics' calls on those runs. "
         "Leak guard: its intervention units that leaked or had no effect (see the leak guard section)."))
     return Section(id="systems", title="Systems", blocks=[table], order=10)
 
@@ -192,7 +198,7 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_
     out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "", "variant": variant,
                            "scores": {k: ("–" if v is None else f"{v:.3g}") for k, v in record.scores.items()},
                            "notes": record.score_notes, "trace": None, "svg": None, "leak": leak_view(record),
-                           "gold": None}
+                           "judge": _judge_note(record), "gold": None}
     if trace is None:
         return out
     out["trace"] = {"answer": trace.answer if trace.answer is not None else "", "outcome": trace.outcome,
@@ -200,6 +206,7 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_
                     "citations": trace.citations.model_dump(), "visited": trace.visited_entities,
                     "read_text_units": trace.read_text_units, "footprint": trace.footprint(),
                     "llm_calls": len(trace.llm_calls), "tokens": trace.tokens, "wall_time_s": trace.wall_time_s,
+                    "cost": CostTotal.of(trace.llm_calls).describe(),
                     "paths": [p.model_dump() for p in trace.paths], "facts": [f.model_dump() for f in trace.facts],
                     "hidden": trace.artifacts.get("hidden_by_intervention") or {},
                     "steps": [_step_view(s) for s in trace.steps]}
@@ -209,6 +216,14 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_
         except Exception as exc:  # noqa: BLE001 - a picture must not sink the report
             log.warning("subgraph picture failed for %s: %s", record.key.as_str(), exc)
     return out
+
+
+def _judge_note(record: RunRecord) -> str:
+    calls = record.judge_calls
+    if not calls:
+        return ""
+    return f"{len(calls)} call(s), {sum(c.prompt_tokens + c.completion_tokens for c in calls)} tokens, " \
+           f"cost {CostTotal.of(calls).describe()}"
 
 
 def question_page(run: RunData, qid: str, view: Any) -> dict[str, Any]:
@@ -286,7 +301,11 @@ def environment():
 def header(run: RunData) -> dict[str, Any]:
     m = run.manifest
     statuses = [r.status for r in run.records]
-    return {"title": run.report_option("title", None) or f"provbench report: {m.suite_name}",
+    judge = m.models.get("judge") or m.models.get("suite_model", "")
+    same = judge == m.models.get("suite_model", m.models.get("llm"))
+    return {"judge": judge + (" (the same model as the systems)" if same else " (a separate model)"),
+            "cost": CostTotal.of(c for r in run.records for c in record_calls(r)).describe(),
+            "stopped": m.stopped or "","title": run.report_option("title", None) or f"provbench report: {m.suite_name}",
             "suite_name": m.suite_name, "description": run.suite.get("description", ""), "run_id": m.run_id,
             "models": m.models, "versions": m.versions, "git_revision": m.git_revision or "none (not a git checkout or no commit yet)",
             "created_at": m.created_at, "finished_at": m.finished_at or "unfinished", "seeds": m.seeds,
@@ -310,7 +329,7 @@ def write_report(run_dir: str | Path, pm: Any = None) -> Path:
                "metrics": metric_listing(run), "charts": [chart] if chart else [], "questions": question_rows(run),
                "failures": [r for r in run.records if r.status == "failed"],
                "per_question": bool(run.report_option("per_question_pages", True)), "csv": "records.csv"}
-    export_csv(run.run_dir)
+    export_csv(run.run_dir, records=run.records)
     context["question_pages"], context["kb_note"] = _write_pages(run, env) if context["per_question"] else ([], "")
     target = run.run_dir / "report.html"
     target.write_text(env.get_template("report.html.j2").render(**context), encoding="utf-8")

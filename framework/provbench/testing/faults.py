@@ -3,14 +3,15 @@
 It listens on 127.0.0.1 only, answers ``POST /v1/chat/completions`` with ``reply(messages, schema)``
 and, for a seeded fraction ``rate`` of requests, injects one fault instead:
 
-    429           rate limited (with Retry-After: 0)
+    429           rate limited (with Retry-After: ``retry_after`` seconds, default 0)
     500           server error
     hang          waits ``hang_s`` before answering (the client's timeout should fire first)
     invalid_json  the reply content is not JSON when a schema was asked, else the body is cut short
     reset         the TCP connection is reset without a reply
 
-It is bounded: after ``max_requests`` it answers 503 to everything, and it shuts itself down after
-``lifetime_s`` seconds even if the test forgets to.
+``first_faults`` injects the named faults into the first requests, in order (a 429 then a success,
+say), before the seeded ones. It is bounded: after ``max_requests`` it answers 503 to everything,
+and it shuts itself down after ``lifetime_s`` seconds even if the test forgets to.
 """
 
 from __future__ import annotations
@@ -30,11 +31,15 @@ FAULTS = ("429", "500", "hang", "invalid_json", "reset")
 class FaultServer:
     def __init__(self, reply: Callable[[list[dict], dict | None], str], *, rate: float = 0.0,
                  faults: tuple[str, ...] = FAULTS, seed: int = 0, hang_s: float = 2.0,
-                 max_requests: int = 5000, lifetime_s: float = 600.0) -> None:
+                 max_requests: int = 5000, lifetime_s: float = 600.0, retry_after: str = "0",
+                 first_faults: tuple[str, ...] = ()) -> None:
         self.reply, self.rate, self.faults, self.hang_s = reply, rate, faults, hang_s
+        self.retry_after, self.first_faults = retry_after, tuple(first_faults)
+        self.arrivals: list[float] = []  # monotonic time of every request
+        self.models: list[str] = []  # the model every request named
         self.max_requests = max_requests
         self.requests = 0
-        self.injected: dict[str, int] = {name: 0 for name in faults}
+        self.injected: dict[str, int] = {name: 0 for name in (*faults, *first_faults)}
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -66,8 +71,13 @@ class FaultServer:
     def next_fault(self) -> str | None:
         with self._lock:
             self.requests += 1
+            self.arrivals.append(time.monotonic())
             if self.requests > self.max_requests:
                 return "exhausted"
+            if self.requests <= len(self.first_faults):
+                fault = self.first_faults[self.requests - 1]
+                self.injected[fault] += 1
+                return fault
             if self._rng.random() >= self.rate:
                 return None
             fault = self._rng.choice(self.faults)
@@ -84,6 +94,7 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            server.models.append(str(body.get("model", "")))
             fault = server.next_fault()
             schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
             if fault == "reset":
@@ -111,7 +122,7 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 if status == 429:
-                    self.send_header("Retry-After", "0")
+                    self.send_header("Retry-After", server.retry_after)
                 self.end_headers()
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (its timeout fired)

@@ -208,6 +208,13 @@ class RagasFaithfulness(Metric):
     def applies_to(self, record: RunRecord) -> bool:
         return self.conditions == "all" or record.key.condition in self.conditions
 
+    def warm_up(self) -> None:
+        from ragas.metrics.collections import Faithfulness  # noqa: F401 - seconds to import: not in a unit
+
+    def expected_llm_calls(self, condition: str) -> float:
+        """Two scores of two judge calls each (statements, then verdicts) on the conditions it scores."""
+        return 4.0 if self.conditions == "all" or condition in self.conditions else 0.0
+
     def score(self, record: RunRecord, question: Question, context: MetricContext) -> dict[str, float | None]:
         if not self.applies_to(record):
             return {}

@@ -1,0 +1,340 @@
+"""``provbench plan SUITE``: what a run will do and cost, before anything runs.
+
+Units come from the suite (baselines; interventions with their repeats, or, for an enumerated
+intervention, the variants it lists on a sample of dry-run baselines). LLM calls per unit are the
+systems' declared ``expected_llm_calls`` and the metrics' ``expected_llm_calls(condition)`` (the
+judge). Tokens per call are measured on a sample: the first questions run through each system
+against the suite's knowledge base with an offline schema-following LLM (no request leaves the
+machine), their prompts counted with litellm's tokenizer for the model; a reply's tokens are taken
+as its ``max_tokens`` (an upper bound) unless the run directory already holds real replies, whose
+sizes are used instead. Prices come from litellm's table (:mod:`provbench.costs`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .costs import price_of
+from .model import BASELINE, RunRecord
+from .plugin_api import Environment, MetricContext
+
+if TYPE_CHECKING:
+    from .suite import LoadedSuite
+
+
+@dataclass
+class Row:
+    """One line of the plan: a system at baseline, a system under an intervention, or the judge."""
+
+    what: str
+    units: int
+    calls: float
+    prompt_tokens: float | None = None  # per call
+    completion_tokens: float | None = None
+    model: str = ""
+    cost_usd: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    suite: str
+    questions: int
+    rows: list[Row]
+    recorded: int
+    to_rerun: int
+    cached_replies: int
+    kb: str
+    concurrency: int
+    latency_s: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def units(self) -> int:
+        return sum(r.units for r in self.rows if r.what != "judge")
+
+    @property
+    def calls(self) -> float:
+        return sum(r.calls for r in self.rows)
+
+    def cost(self) -> tuple[float, int]:
+        """(known dollars, rows whose price is unknown)."""
+        return sum(r.cost_usd or 0.0 for r in self.rows), sum(r.cost_usd is None and r.calls > 0 for r in self.rows)
+
+    def hours(self, longest_chain_calls: float) -> float:
+        """Wall time: the calls spread over the concurrency, but never under the longest chain."""
+        return max(self.calls * self.latency_s / self.concurrency, longest_chain_calls * self.latency_s) / 3600
+
+
+def make_plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, kb_dir: Path | None, *, sample: int = 2,
+              concurrency: int | None = None, latency_s: float = 1.0) -> tuple[Plan, float]:
+    """The plan of ``loaded`` and the longest chain of calls (for the time estimate)."""
+    from .llm import make_backend
+
+    suite = loaded.suite
+    loader = registry.create("dataset_loader", suite.dataset.loader)
+    questions = loader.load(loaded.dataset_source(), limit=suite.dataset.limit, seed=suite.dataset.seed,
+                            sample=suite.dataset.sample, **suite.dataset.options)
+    records = _recorded(run_dir)
+    system_backend = make_backend(suite.model.id, **suite.model.params)
+    judge_spec = suite.judge or suite.model
+    judge_backend = make_backend(judge_spec.id, **judge_spec.params) if suite.judge else system_backend
+    dry = _DryRun(loaded, registry, kb_dir, questions[:sample], system_backend.model_id)
+    try:
+        return _plan(loaded, registry, run_dir, questions, records, system_backend, judge_backend, dry,
+                     concurrency, latency_s)
+    finally:
+        dry.close()
+
+
+def _plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, questions: list[Any], records: dict[str, RunRecord],
+          system_backend: Any, judge_backend: Any, dry: "_DryRun", concurrency: int | None,
+          latency_s: float) -> tuple[Plan, float]:
+    suite = loaded.suite
+    notes = [] if dry.view is not None else [f"knowledge base {dry.kb_dir} is not built yet: token sizes and "
+                                             "cost are unknown (`provbench kb build SUITE` builds it)"]
+    rows, chain = [], 0.0
+    metrics = [registry.create("metric", ref.name, **ref.options) for ref in suite.metrics]
+    for ref in suite.systems:
+        system = registry.create("system", ref.name, **ref.options)
+        calls = max(0.0, float(system.expected_llm_calls))
+        baseline = Row(ref.key, len(questions), calls * len(questions), model=system_backend.model_id)
+        dry.measure(ref, system, baseline, records)
+        rows.append(baseline)
+        chain = max(chain, calls * (2 if ref.key in suite.targets_of_interventions() and suite.interventions else 1))
+        if ref.key in suite.targets_of_interventions():
+            rows += [_intervention_row(suite, registry, iref, ref, len(questions), calls, baseline, dry)
+                     for iref in suite.interventions]
+    rows.append(_judge_row(metrics, rows, judge_backend, dry, records))
+    for row in rows:
+        backend = judge_backend if row.what == "judge" else system_backend
+        if row.prompt_tokens is not None and row.completion_tokens is not None:
+            usd, _ = price_of(backend, round(row.calls * row.prompt_tokens), round(row.calls * row.completion_tokens))
+            row.cost_usd = usd
+    done = {k: r for k, r in records.items() if r.key.question_id in {q.id for q in questions}}
+    plan = Plan(suite.name, len(questions), rows, recorded=sum(r.status == "ok" for r in done.values()),
+                to_rerun=sum(r.status == "failed" for r in done.values()), cached_replies=_cache_entries(run_dir),
+                kb=dry.kb_state, concurrency=concurrency or suite.concurrency, latency_s=latency_s, notes=notes)
+    if suite.exclusion.enabled and suite.interventions:
+        plan.notes.append("the exclusion step will leave out the questions the reference system answers "
+                          "correctly: intervention units are an upper bound")
+    return plan, chain
+
+
+def _intervention_row(suite: Any, registry: Any, iref: Any, sref: Any, questions: int, calls: float,
+                      baseline: Row, dry: "_DryRun") -> Row:
+    probe = registry.create("intervention", iref.name, **iref.options)
+    per_question = float(suite.repeats if suite.repeats and probe.repeats > 1 else probe.repeats)
+    note = []
+    variants = dry.variants(probe, sref.key)
+    if variants is not None:
+        per_question = variants
+        note.append("enumerated: variants per question from the dry-run sample")
+    units = math.ceil(per_question * questions)
+    return Row(f"{sref.key} x {iref.key}", units, calls * units, baseline.prompt_tokens,
+               baseline.completion_tokens, baseline.model, notes=note)
+
+
+def _judge_row(metrics: list[Any], rows: list[Row], backend: Any, dry: "_DryRun",
+               records: dict[str, RunRecord]) -> Row:
+    calls = 0.0
+    for metric in metrics:
+        for row in rows:
+            condition = row.what.split(" x ", 1)[1] if " x " in row.what else BASELINE
+            calls += row.units * float(metric.expected_llm_calls(condition))
+    judge = Row("judge", 0, calls, model=backend.model_id)
+    seen = [c for r in records.values() for c in r.judge_calls if not c.cached]
+    if seen:
+        judge.prompt_tokens, judge.completion_tokens = _means(seen)
+        judge.notes.append(f"token sizes from {len(seen)} recorded judge call(s)")
+    elif dry.judge_prompts:
+        judge.prompt_tokens = sum(p for p, _ in dry.judge_prompts) / len(dry.judge_prompts)
+        judge.completion_tokens = sum(m for _, m in dry.judge_prompts) / len(dry.judge_prompts)
+        judge.notes.append(f"prompt sizes from {len(dry.judge_prompts)} dry-run judge call(s); replies at max_tokens")
+    return judge
+
+
+def _means(calls: list[Any]) -> tuple[float, float]:
+    return (sum(c.prompt_tokens for c in calls) / len(calls), sum(c.completion_tokens for c in calls) / len(calls))
+
+
+class _DryRun:
+    """The sample questions through each system with an offline LLM that answers every request with
+    an instance of its schema, recording each prompt's size (tokens) and ``max_tokens``."""
+
+    def __init__(self, loaded: Any, registry: Any, kb_dir: Path | None, questions: list[Any], model_id: str) -> None:
+        from .kb import KnowledgeBase
+
+        self.loaded, self.registry, self.questions, self.model_id = loaded, registry, questions, model_id
+        self.kb_dir = kb_dir
+        self.view, self.kb, self.kb_state, self.baselines = None, None, "none (the suite has no knowledge base)", {}
+        self.judge_prompts: list[tuple[int, int]] = []
+        if kb_dir is not None:
+            complete = KnowledgeBase.is_complete(kb_dir)
+            self.kb_state = f"{kb_dir} ({'built: reused as is' if complete else 'not built: the run builds it first'})"
+            if complete:
+                self.kb = KnowledgeBase.open(kb_dir, read_only=True)
+                self.view = self.kb.view()
+        elif loaded.suite.knowledge_base is None:
+            self.view = _NO_VIEW
+
+    def close(self) -> None:
+        if self.kb is not None:
+            self.kb.close()
+
+    def measure(self, ref: Any, system: Any, row: Row, records: dict[str, RunRecord]) -> None:
+        seen = [c for r in records.values() if r.key.system == ref.key and r.trace
+                for c in r.trace.llm_calls if not c.cached and c.error is None]
+        if seen:
+            row.prompt_tokens, row.completion_tokens = _means(seen)
+            row.notes.append(f"token sizes from {len(seen)} recorded call(s)")
+            return
+        if self.view is None or not self.questions:
+            return
+        sizes = []
+        for question in self.questions:
+            llm = _SizingLLM(self.model_id)
+            env = Environment(view=None if self.view is _NO_VIEW else self.view, llm=llm.client, options=dict(ref.options))
+            try:
+                trace = system.run(question, env)
+            except Exception as exc:  # noqa: BLE001 - a plan must not die on a dry run
+                row.notes.append(f"dry run failed: {type(exc).__name__}: {exc}"[:200])
+                continue
+            self.baselines[(ref.key, question.id)] = (question, trace)
+            sizes += llm.sizes
+            self._judge(ref, question, trace)
+        if sizes:
+            row.prompt_tokens = sum(p for p, _ in sizes) / len(sizes)
+            row.completion_tokens = sum(m for _, m in sizes) / len(sizes)
+            row.notes.append(f"prompt sizes from {len(sizes)} dry-run call(s); replies counted at max_tokens")
+
+    def _judge(self, ref: Any, question: Any, trace: Any) -> None:
+        """The metrics' prompts on the dry-run record (what the judge will be asked)."""
+        from .model import UnitKey
+
+        record = RunRecord(key=UnitKey(question_id=question.id, system=ref.key), trace=trace, gold=question.answer)
+        llm = _SizingLLM(self.model_id)
+        view = None if self.view is _NO_VIEW else self.view
+        for mref in self.loaded.suite.metrics:
+            try:
+                self.registry.create("metric", mref.name, **mref.options).score(
+                    record, question, MetricContext(llm=llm.client, view=view))
+            except Exception:  # noqa: BLE001
+                continue
+        self.judge_prompts += llm.sizes
+
+    def variants(self, intervention: Any, system: str) -> float | None:
+        import random
+
+        counts = []
+        for (key, _), (question, trace) in self.baselines.items():
+            if key == system:
+                listed = intervention.variants(question, trace.model_copy(deep=True), random.Random(0))
+                if listed is None:
+                    return None
+                counts.append(len(listed))
+        return sum(counts) / len(counts) if counts else None
+
+
+_NO_VIEW = object()
+
+
+class _SizingLLM:
+    """A schema-following LLM client that notes (prompt tokens, max_tokens) of every request."""
+
+    def __init__(self, model_id: str) -> None:
+        from .llm import LLMClient
+        from .testing import SchemaFollowingBackend
+
+        sizes = self.sizes = []
+
+        class Sizing(SchemaFollowingBackend):
+            def complete(self, request: dict[str, Any]) -> dict[str, Any]:
+                sizes.append((prompt_tokens(model_id, request["messages"]), int(request.get("max_tokens") or 0)))
+                return super().complete(request)
+
+        self.client = LLMClient(Sizing(), max_attempts=1, json_retries=0)
+
+
+def prompt_tokens(model_id: str, messages: list[dict[str, Any]]) -> int:
+    """The prompt's tokens by litellm's tokenizer for ``model_id`` (its default one for other models)."""
+    from .llm.backends import _import_litellm
+
+    try:
+        return int(_import_litellm().token_counter(model=model_id, messages=messages))
+    except Exception:  # noqa: BLE001 - an unknown tokenizer: about four characters a token
+        return sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
+
+
+def _recorded(run_dir: Path) -> dict[str, RunRecord]:
+    """The run directory's records, read without touching the file (a run may be writing it)."""
+    path = run_dir / "records.jsonl"
+    found: dict[str, RunRecord] = {}
+    if not path.is_file():
+        return found
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = RunRecord.model_validate_json(line)
+        except ValueError:
+            continue
+        found[record.key.as_str()] = record
+    return found
+
+
+def _cache_entries(run_dir: Path) -> int:
+    if not (run_dir / "cache" / "cache.db").is_file():
+        return 0
+    from .llm.cache import ResponseCache
+
+    cache = ResponseCache(run_dir / "cache")
+    try:
+        return len(cache)
+    finally:
+        cache.close()
+
+
+# -- showing a plan -------------------------------------------------------------------------------
+
+COLUMNS = ("what", "model", "units", "LLM calls", "prompt tokens / call", "reply tokens / call", "tokens", "cost",
+           "notes")
+
+
+def plan_rows(plan: Plan) -> list[list[str]]:
+    def number(value: float | None) -> str:
+        return "?" if value is None else f"{value:,.0f}"
+
+    rows = []
+    for row in plan.rows:
+        tokens = None if row.prompt_tokens is None or row.completion_tokens is None else \
+            row.calls * (row.prompt_tokens + row.completion_tokens)
+        cost = "unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
+        rows.append([row.what, row.model, "" if row.what == "judge" else str(row.units), number(row.calls),
+                     number(row.prompt_tokens), number(row.completion_tokens), number(tokens),
+                     cost if row.calls else "–", "; ".join(row.notes)])
+    return rows
+
+
+def plan_summary(plan: Plan, chain: float) -> list[str]:
+    usd, unknown = plan.cost()
+    cost = f"${usd:.4f}" + (f" + {unknown} line(s) at an unknown price" if unknown else "") if usd or not unknown \
+        else "unknown (no price for the model: give model params input_cost_per_token / output_cost_per_token)"
+    minutes = plan.hours(chain) * 60
+    return [f"total: {plan.units:,} unit(s), about {plan.calls:,.0f} LLM call(s), estimated cost {cost}",
+            f"time: about {minutes:.1f} min at concurrency {plan.concurrency} and {plan.latency_s:g} s a call "
+            "(--concurrency, --latency), never under the longest chain of calls",
+            f"already there: {plan.recorded} unit(s) recorded (not run again), {plan.to_rerun} failed (run again), "
+            f"{plan.cached_replies} cached LLM repl{'y' if plan.cached_replies == 1 else 'ies'}; knowledge base {plan.kb}",
+            *(f"note: {n}" for n in plan.notes)]
+
+
+def plan_json(plan: Plan, chain: float) -> dict[str, Any]:
+    usd, unknown = plan.cost()
+    return {"suite": plan.suite, "questions": plan.questions, "units": plan.units, "llm_calls": plan.calls,
+            "cost_usd": usd, "unpriced_rows": unknown, "minutes": plan.hours(chain) * 60,
+            "concurrency": plan.concurrency, "latency_s": plan.latency_s, "recorded_units": plan.recorded,
+            "failed_units": plan.to_rerun, "cached_replies": plan.cached_replies, "knowledge_base": plan.kb,
+            "rows": [dict(zip(COLUMNS, row)) | {"units": r.units, "calls": r.calls, "cost_usd": r.cost_usd}
+                     for row, r in zip(plan_rows(plan), plan.rows)], "notes": plan.notes}

@@ -1,0 +1,206 @@
+"""A judge apart from the system, cost in money per call / trace / system / run, and budgets.
+
+Suites run through litellm against the loopback fault server (no fault injected), so the calls,
+their prices (litellm's own table: ``openai/gpt-4o-mini`` is priced, ``openai/judge-x`` is not)
+and the cache are the real ones.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fault_helpers import fault_plugin_manager, questions, server_reply
+from rich.console import Console
+
+from provbench import hookimpl
+from provbench.costs import CostTotal
+from provbench.errors import UserError
+from provbench.model import LLMCall
+from provbench.plugin_api import Metric
+from provbench.runner import run_suite
+from provbench.store import RunStore
+from provbench.testing.faults import FaultServer
+
+REPO = Path(__file__).resolve().parents[1]
+PRICED, UNPRICED = "openai/gpt-4o-mini", "openai/judge-x"
+
+
+class AskTheJudge(Metric):
+    """A third-party metric whose score is one call to the metric context's LLM (the judge)."""
+
+    name = "ask-the-judge"
+
+    def score(self, record, question, context):
+        reply = context.llm.chat([{"role": "user", "content": f"Q: {question.question}\nIs it right?"}],
+                                 purpose="judge")
+        return {"judged": float(bool(reply.text))}
+
+    def expected_llm_calls(self, condition):
+        return 1.0
+
+
+class JudgePlugin:
+    @hookimpl
+    def provbench_register_metrics(self):
+        return {"ask-the-judge": AskTheJudge}
+
+
+def pm():
+    manager = fault_plugin_manager()
+    manager.register(JudgePlugin(), name="judge-plugin")
+    return manager
+
+
+def write_suite(folder: Path, api_base: str, *, model: str = PRICED, judge: str | None = UNPRICED,
+                extra: str = "", n_questions: int = 3) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "questions.json").write_text(json.dumps(questions(n_questions)))
+    params = f'{{api_base: "{api_base}", api_key: "x", max_attempts: 1}}'
+    judge_line = f"judge: {{id: {judge}, params: {params}}}\n" if judge else ""
+    (folder / "suite.yaml").write_text(
+        f"name: costs\ndataset: {{loader: toy-json, path: questions.json}}\nmodel: {{id: {model}, params: {params}}}\n"
+        f"{judge_line}systems: [toy-json]\nmetrics: [ask-the-judge]\nconcurrency: 1\n{extra}")
+    return folder / "suite.yaml"
+
+
+@pytest.fixture
+def server():
+    with FaultServer(server_reply, lifetime_s=300) as fault_server:
+        yield fault_server
+
+
+def records(run: Path):
+    return list(RunStore(run).load_records().values())
+
+
+def test_the_judge_is_a_model_apart_from_the_systems_in_manifest_records_cache_and_report(tmp_path, server):
+    run = run_suite(write_suite(tmp_path / "s", server.api_base), out=tmp_path / "run", pm=pm())
+    manifest = RunStore(run).read_manifest()
+    assert manifest.models["llm"] == PRICED and manifest.models["judge"] == UNPRICED
+    for record in records(run):
+        assert {c.model for c in record.trace.llm_calls} == {PRICED}
+        assert [(c.model, c.purpose) for c in record.judge_calls] == [(UNPRICED, "judge")]
+        assert record.scores["judged"] == 1.0
+    assert server.models.count("judge-x") == 3 and server.models.count("gpt-4o-mini") == 3  # the provider's names
+    assert f"{UNPRICED} (a separate model)" in (run / "report.html").read_text()
+
+    # the judge is in the cache key: the same cache with another judge asks the judge again, not the system
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copytree(run / "cache", other / "cache")
+    asked = len(server.models)
+    run_suite(write_suite(tmp_path / "s", server.api_base), out=other, pm=pm(), judge="openai/judge-y")
+    assert server.models[asked:] == ["judge-y"] * 3
+    assert RunStore(other).read_manifest().models["judge"] == "openai/judge-y"
+
+
+def test_resuming_with_another_judge_is_refused(tmp_path, server):
+    suite = write_suite(tmp_path / "s", server.api_base)
+    run = run_suite(suite, out=tmp_path / "run", pm=pm(), write_report=False)
+    with pytest.raises(UserError, match="judged by 'openai/judge-x', not 'openai/judge-y'"):
+        run_suite(suite, out=run, pm=pm(), judge="openai/judge-y", write_report=False)
+
+
+def test_without_a_judge_the_systems_model_judges(tmp_path, server):
+    run = run_suite(write_suite(tmp_path / "s", server.api_base, judge=None), out=tmp_path / "run", pm=pm())
+    assert RunStore(run).read_manifest().models["judge"] == PRICED
+    assert {c.model for r in records(run) for c in r.judge_calls} == {PRICED}
+    assert f"{PRICED} (the same model as the systems)" in (run / "report.html").read_text()
+
+
+def test_calls_are_priced_from_litellms_table_and_an_unpriced_model_stays_unknown(tmp_path, server):
+    import litellm
+
+    console = Console(file=io.StringIO(), width=300)
+    run = run_suite(write_suite(tmp_path / "s", server.api_base), out=tmp_path / "run", pm=pm(), console=console)
+    for record in records(run):
+        [call] = record.trace.llm_calls
+        prompt, completion = litellm.cost_per_token(model=PRICED, prompt_tokens=call.prompt_tokens,
+                                                    completion_tokens=call.completion_tokens)
+        assert call.cost_source == "litellm" and call.cost_usd == pytest.approx(prompt + completion) and call.cost_usd > 0
+        [judged] = record.judge_calls
+        assert judged.cost_usd is None and judged.cost_source == "unknown"
+    system_cost = CostTotal.of(c for r in records(run) for c in r.trace.llm_calls)
+    assert system_cost.describe().startswith("$") and CostTotal.of(
+        c for r in records(run) for c in r.judge_calls).describe() == "unknown"
+    out = console.file.getvalue()
+    assert f"systems ({PRICED}): 3 LLM calls" in out and f"judge ({UNPRICED}): 3 LLM calls" in out
+    assert "cost unknown" in out and f"cost {system_cost.describe()}" in out
+    html = (run / "report.html").read_text()
+    assert "<th class=\"num\">Cost</th>" in html or ">Cost<" in html
+    assert system_cost.describe() in html
+
+
+def test_prices_in_the_models_params_and_local_backends(tmp_path, server):
+    suite = write_suite(tmp_path / "s", server.api_base, model="openai/house-model", judge=None)
+    text = suite.read_text().replace('max_attempts: 1}', 'max_attempts: 1, input_cost_per_token: 0.001, '
+                                                        'output_cost_per_token: 0.002}', 1)
+    suite.write_text(text)
+    run = run_suite(suite, out=tmp_path / "run", pm=pm(), write_report=False)
+    call = records(run)[0].trace.llm_calls[0]
+    assert call.cost_source == "custom"
+    assert call.cost_usd == pytest.approx(0.001 * call.prompt_tokens + 0.002 * call.completion_tokens)
+
+    from provbench.testing import scripted_llm
+
+    local = scripted_llm(["an answer"])
+    assert local.chat([{"role": "user", "content": "q"}]).cost_usd == 0.0
+    assert CostTotal.of([LLMCall(model="m", cost_usd=0.0, cost_source="local")]).describe() == "0 (local)"
+    assert CostTotal.of([LLMCall(model="m", cost_usd=0.5, cost_source="litellm"),
+                         LLMCall(model="m")]).describe() == "$0.5000 + 1 unpriced call"
+
+
+def test_a_call_budget_stops_the_run_cleanly_and_a_larger_one_resumes_it(tmp_path, server):
+    suite = write_suite(tmp_path / "s", server.api_base, judge=None, n_questions=4,
+                        extra="budget: {max_calls: 3}\n")
+    run = run_suite(suite, out=tmp_path / "run", pm=pm())
+    stopped = RunStore(run).read_manifest().stopped
+    assert stopped and "budget.max_calls 3 reached" in stopped
+    assert 1 <= len(records(run)) < 4 and len(server.models) <= 4  # the unit under way finished
+    assert "budget.max_calls 3 reached" in (run / "report.html").read_text()
+
+    suite.write_text(suite.read_text().replace("max_calls: 3", "max_calls: 100"))
+    run_suite(suite, out=run, pm=pm())
+    assert RunStore(run).read_manifest().stopped is None
+    assert len(records(run)) == 4 and {r.status for r in records(run)} == {"ok"}
+    assert len(server.models) == 8  # nothing asked twice: 4 answers and 4 judgements
+
+
+def test_a_cost_budget_with_an_unpriced_model_is_refused_unless_accepted(tmp_path, server):
+    suite = write_suite(tmp_path / "s", server.api_base, extra="budget: {max_cost_usd: 1.0}\n")
+    with pytest.raises(UserError, match="judge model 'openai/judge-x' has none in litellm's price table"):
+        run_suite(suite, out=tmp_path / "run", pm=pm())
+    assert server.models == [] and not (tmp_path / "run").exists()  # refused before anything, run directory too
+    suite.write_text(suite.read_text().replace("max_cost_usd: 1.0", "max_cost_usd: 1.0, accept_unknown_costs: true"))
+    run = run_suite(suite, out=tmp_path / "run2", pm=pm(), write_report=False)
+    assert len(records(run)) == 3
+
+
+def test_a_cost_budget_stops_a_priced_run(tmp_path, server):
+    suite = write_suite(tmp_path / "s", server.api_base, judge=None, n_questions=4,
+                        extra="budget: {max_cost_usd: 0.0000001}\n")
+    run = run_suite(suite, out=tmp_path / "run", pm=pm(), write_report=False)
+    assert "budget.max_cost_usd 1e-07 reached" in RunStore(run).read_manifest().stopped
+    assert len(records(run)) < 4
+
+
+def test_the_cli_exits_6_when_the_budget_stopped_the_run(tmp_path, server):
+    """Built-in plugins only (the command line finds no test plugin): paper 000's LLM-only system."""
+    from provbench.cli import EXIT_BUDGET, main
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(f"""name: budget
+dataset: {{loader: 2wiki, path: {REPO / 'datasets' / '2wiki-mini' / 'dev.json'}, limit: 3}}
+model: {{id: {PRICED}, params: {{api_base: "{server.api_base}", api_key: "x", max_attempts: 1}}}}
+systems: [llm-only]
+concurrency: 1
+budget: {{max_calls: 1}}
+""")
+    result = CliRunner().invoke(main, ["run", str(suite), "--out", str(tmp_path / "run")])
+    assert result.exit_code == EXIT_BUDGET == 6, result.output
+    assert "budget.max_calls 1 reached" in result.output

@@ -1,0 +1,48 @@
+"""`provbench plan`: units, expected LLM calls, tokens and cost before anything runs (no request sent)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from provbench.cli import main
+
+MODEL = "openai/gpt-4o-mini"  # priced in litellm's table; never called: the plan sends nothing
+
+
+def plan(*args: str) -> str:
+    result = CliRunner().invoke(main, ["plan", "quickstart", "--model", MODEL, "--limit", "2", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_plan_before_the_knowledge_base_is_built_counts_units_and_calls(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = plan()
+    rows = {line.split("\t")[0]: line.split("\t") for line in out.splitlines() if "\t" in line}
+    assert rows["llm-only"][2:4] == ["2", "2"] and rows["agentic-graphrag"][2:4] == ["2", "8"]  # max_steps 4
+    assert rows["graphrag x cited-removal"][2] == "2" and rows["judge"][3] == "32"  # ragas: 4 calls a baseline
+    assert "total: 20 unit(s)" in out and "is not built yet" in out and "cost unknown" in out.replace("$", "")
+    assert not (tmp_path / "reports" / "quickstart").exists()  # planning creates no run directory
+
+
+def test_plan_on_the_quickstart_prices_measured_prompts(tmp_path, monkeypatch):
+    from provbench.runner import build_suite_kb
+    from provbench.bundled import resolve_suite
+    from provbench.testing import schema_following_llm
+
+    monkeypatch.chdir(tmp_path)
+    build_suite_kb(resolve_suite("quickstart"), model=MODEL, limit=2, llm=schema_following_llm())
+    out = plan("--concurrency", "4", "--latency", "0.5")
+    rows = {line.split("\t")[0]: line.split("\t") for line in out.splitlines() if "\t" in line}
+    for system in ("llm-only", "rag", "graphrag", "agentic-graphrag", "judge"):
+        prompt, cost = rows[system][4], rows[system][7]
+        assert prompt != "?" and int(prompt.replace(",", "")) > 10, rows[system]
+        assert cost.startswith("$") and float(cost[1:]) > 0, rows[system]
+    assert "prompt sizes from" in rows["rag"][8]
+    assert "estimated cost $" in out and "at concurrency 4 and 0.5 s a call" in out
+    data = json.loads(CliRunner().invoke(main, ["plan", "quickstart", "--model", MODEL, "--limit", "2",
+                                                "--json"]).output)
+    assert data["units"] == 20 and data["cost_usd"] > 0 and data["unpriced_rows"] == 0
+    assert data["recorded_units"] == 0 and "built: reused as is" in data["knowledge_base"]
