@@ -97,6 +97,8 @@ def test_replay_rest_replays_the_later_actions_and_decides_only_the_answer(view)
                                                  recorded, ResumePoint(step=1, replay_rest=True))
     assert [s.tool for s in resumed.steps] == [s.tool for s in recorded.steps]
     assert len(backend.calls) == 1 and resumed.answer == "unknown"  # only the final answer was asked for
+    offered = [branch["properties"]["tool"]["enum"][0] for branch in backend.calls[0]["schema"]["anyOf"]]
+    assert offered == ["submit_answer"]
     assert resumed.artifacts["resumed"]["replayed_steps"] == 4
 
 

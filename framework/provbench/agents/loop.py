@@ -48,7 +48,8 @@ Resuming from a step (:meth:`ToolAgent.resume_from_step`, the leave-one-step-out
     what that view returns now (a step before it whose result differs from the recorded one is
     listed in ``artifacts["resumed"]["diverged"]``). From the next step on the model decides again;
     with ``point.replay_rest`` the recorded actions after the step are replayed as well, all but
-    the accepted final answer, and the model decides only how to finish.
+    the accepted final answer, and the model decides only how to finish: that step offers only the
+    finishing tools, as the budget's last step does.
 
 Extending: override :meth:`~ToolAgent.tools`, :meth:`~ToolAgent.check_submission`,
 :meth:`~ToolAgent.rules` or :meth:`~ToolAgent.offered_tools`; word the prompts with ``messages``.
@@ -114,6 +115,7 @@ class AgentRun:
     rejected_submissions: int = 0
     finished: bool = False
     forced: bool = False  # this step offers only what the budget's end allows
+    finish_now: bool = False  # the next step may only finish (a replay's last decision)
     shown_ids: dict[str, list[str]] = field(default_factory=dict)  # kind -> ids tool results showed
     calls: dict[str, int] = field(default_factory=dict)  # canonical call -> step that made it
     step_shown: dict[str, list[str]] = field(default_factory=dict)  # kind -> ids this step's result showed
@@ -173,7 +175,7 @@ class ToolAgent(LLMSystem):
     def offered_tools(self, run: AgentRun, steps_left: int) -> list[Tool]:
         """The tools a step with ``steps_left`` (this one included) offers."""
         tools = self.tools()
-        if self.options.force_final_answer and steps_left <= 1:
+        if run.finish_now or self.options.force_final_answer and steps_left <= 1:
             return [t for t in tools if t.finishes]
         return tools
 
@@ -225,6 +227,9 @@ class ToolAgent(LLMSystem):
             if recorded_step.index < point.step and not _same_step(run.trace.steps[-1], recorded_step):
                 diverged.append(recorded_step.index)  # before the step, the view hides nothing it showed
         replayed = len(run.trace.steps)
+        if point.replay_rest and not run.finished and run.steps_used < self.options.max_steps:
+            run.finish_now = True  # every action replayed: what is left to decide is the answer
+            self.step(run)
         self.go_on(run)
         run.trace.artifacts["resumed"] = {"from_step": point.step, "replay_rest": point.replay_rest,
                                           "replayed_steps": replayed, "diverged": diverged}

@@ -4,18 +4,21 @@ controls (``provbench validate``, docs/controls.md):
 * ``gold-path-followed``: an agent driven by the oracle follows the gold chain (mean gold-path
   coverage at least ``min_coverage``), one driven by the random control does not (its coverage lies
   ``min_difference`` below the oracle's, one-sided paired permutation test over questions);
-* ``critical-steps-hold-gold``: the steps whose removal changes the oracle's answer are steps whose
-  results held gold (at least ``min_precision`` of them), and some single step matters for at least
-  ``min_dependent`` of the questions; for the random control, whose reply hangs on every word of its
-  prompt, leaving out a step that held no gold changes the answer too (at least ``min_blind_change``
-  of such steps): criticality tells gold from the rest only for a reader of evidence. The p-value is
-  Fisher's exact test (one-sided) of "held gold" against "answer changed" over the control's units.
+* ``critical-steps-hold-gold``: under ``leave-one-step-out-replay`` (the later actions replayed, so
+  the agent cannot reach the gold another way), the steps whose removal changes the oracle's answer
+  are the steps whose results held gold (at least ``min_precision`` of the critical steps held gold,
+  at least ``min_recall`` of the gold-holding steps are critical); for the random control, whose
+  reply hangs on every word of its prompt, leaving out a step that held no gold changes the answer
+  too (at least ``min_blind_change`` of such steps): criticality tells gold from the rest only for a
+  reader of evidence. The p-value is Fisher's exact test (one-sided) of "held gold" against "answer
+  changed" over the control's units.
 
 Both read per-record scores of the ``gold-trajectory`` metric, which the controls block must list.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from statistics import fmean
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -79,11 +82,11 @@ class CriticalOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     system: str = Field(AGENT, description="the system key the claim reads")
-    condition: str = Field("leave-one-step-out", description="the leave-one-step-out condition's key")
+    condition: str = Field("leave-one-step-out-replay", description="the leave-one-step-out condition's key")
     follower: str = Field("oracle", description="a control whose answers rest on the gold evidence")
     blind: str = Field("random", description="a control whose answers rest on everything in its prompt")
     min_precision: float = Field(1.0, ge=0, le=1, description="share of the follower's critical steps that held gold")
-    min_dependent: float = Field(0.5, ge=0, le=1, description="share of questions with a critical step (follower)")
+    min_recall: float = Field(0.9, ge=0, le=1, description="share of the follower's gold-holding steps that are critical")
     min_blind_change: float = Field(0.5, ge=0, le=1,
                                     description="share of the blind control's gold-less steps whose removal changes it")
 
@@ -102,38 +105,39 @@ class CriticalStepsHoldGold(Claim):
     def check(self, runs: ControlRuns) -> list[Verdict]:
         return [self.follower_verdict(runs), self.blind_verdict(runs)]
 
-    def counts(self, runs: ControlRuns, control: str):
+    def table(self, runs: ControlRuns, control: str) -> tuple[Counter, int, int]:
+        """(held gold, changed) -> units; units; failed units (left out)."""
         run = runs.run(control)
         analysed = set(run.analysed)
         dep = step_dependence(r for r in run.select(self.options.system, self.options.condition)
                               if r.key.question_id in analysed)
-        return dep, dep.with_gold
+        return dep.with_gold, dep.units, dep.failed
 
     def follower_verdict(self, runs: ControlRuns) -> Verdict:
         o = self.options
-        dep, table = self.counts(runs, o.follower)
+        table, units, failed = self.table(runs, o.follower)
         critical = table[(True, True)] + table[(False, True)]
+        holding = table[(True, True)] + table[(True, False)]
         precision = table[(True, True)] / critical if critical else None
-        dependent = dep.dependent / dep.questions if dep.questions else None
-        passed = precision is not None and precision >= o.min_precision and dependent is not None \
-            and dependent >= o.min_dependent
+        recall = table[(True, True)] / holding if holding else None
+        passed = precision is not None and precision >= o.min_precision and recall is not None and recall >= o.min_recall
         return Verdict(
             claim=self.name, control=o.follower, p_value=_fisher(table), passed=passed,
-            expected=f"leaving out a step changes its answer only when the step held gold (>= {o.min_precision:g} of "
-                     f"critical steps), and some single step matters for >= {o.min_dependent:g} of the questions",
-            observed=f"{table[(True, True)]}/{critical} critical step(s) held gold; {dep.dependent}/{dep.questions} "
-                     f"question(s) with a critical step; {dep.units} unit(s), {dep.failed} failed")
+            expected=f"under {o.condition}, its answer changes only when the left-out step held gold (>= "
+                     f"{o.min_precision:g} of critical steps) and when one did (>= {o.min_recall:g} of gold-holding steps)",
+            observed=f"{table[(True, True)]}/{critical} critical step(s) held gold; {table[(True, True)]}/{holding} "
+                     f"gold-holding step(s) critical; {units} unit(s), {failed} failed")
 
     def blind_verdict(self, runs: ControlRuns) -> Verdict:
         o = self.options
-        dep, table = self.counts(runs, o.blind)
+        table, _, _ = self.table(runs, o.blind)
         gold_less = table[(False, True)] + table[(False, False)]
         share = table[(False, True)] / gold_less if gold_less else None
         return Verdict(
             claim=self.name, control=o.blind, p_value=_fisher(table),
             passed=share is not None and share >= o.min_blind_change,
-            expected=f"leaving out a step that held no gold changes its answer too (>= {o.min_blind_change:g} of "
-                     "such steps): criticality alone does not single out gold",
+            expected=f"under {o.condition}, leaving out a step that held no gold changes its answer too (>= "
+                     f"{o.min_blind_change:g} of such steps): criticality alone does not single out gold",
             observed=f"{table[(False, True)]}/{gold_less} gold-less step(s) changed its answer; "
                      f"{table[(True, True)]}/{table[(True, True)] + table[(True, False)]} gold-holding ones did")
 
