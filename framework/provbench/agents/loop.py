@@ -65,7 +65,7 @@ from pydantic import Field
 
 from ..model import Citations, Question, Step, Trace
 from ..plugin_api import Environment, ResumePoint
-from .base import LLMSystem, SystemOptions, clip, reply_object
+from .base import LLMSystem, SystemOptions, clip, replayed_reply, reply_object
 from .tools import (KIND_OF_FIELD, CitationProblem, Tool, ToolFailure, ToolResult, citations_from, rejected,
                     without)
 
@@ -128,14 +128,6 @@ class AgentRun:
         if content:
             this_step = self.step_shown.setdefault(kind, [])
             this_step.extend(i for i in dict.fromkeys(ids) if i not in this_step)
-
-
-@dataclass
-class _Replayed:
-    """A recorded reply standing in for the LLM's response when a run is replayed."""
-
-    text: str
-    data: Any = None
 
 
 class ToolAgent(LLMSystem):
@@ -257,7 +249,7 @@ class ToolAgent(LLMSystem):
         offered = self.offered_tools(run, self.options.max_steps - run.steps_used)
         run.forced = len(offered) < len(self.tools())
         run.steps_used += 1
-        resp = self.ask(run, offered) if replay is None else _replayed(replay)
+        resp = self.ask(run, offered) if replay is None else replayed_reply(replay)
         if resp is None:  # the LLM failed for good; chat() marked the trace failed
             run.finished = True
             return
@@ -368,13 +360,6 @@ class ToolAgent(LLMSystem):
             run.trace.artifacts["forced_answer"] = True
             summary["forced"] = True
         return ToolResult("answer accepted", summary)
-
-
-def _replayed(reply: str) -> _Replayed:
-    """A recorded reply parsed as the LLM client parses a schema-constrained one."""
-    from ..llm.client import parse_json
-
-    return _Replayed(text=reply, data=parse_json(reply))
 
 
 def _same_step(replayed: Step, recorded: Step) -> bool:
