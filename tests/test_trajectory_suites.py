@@ -63,8 +63,9 @@ def test_curriculum_planning_reports_trajectories_against_gold(tmp_path, model):
         assert mapping["denominator"] == 0 and "No question of this run has gold evidence" in html
         return
     assert mapping["denominator"] > 0 and "Gold mapped onto the knowledge base" in html
-    if model == "control:oracle":
-        assert values["gold-trajectory.path_coverage", "planning-loop"]["value"] > 0
+    assert any('class="gold-chain"' in page.read_text() for page in (run_dir / "pages").glob("*.html"))
+    if model == "control:oracle":  # the oracle follows the chains the loop's four rounds can reach
+        assert values["gold-trajectory.path_coverage", "planning-loop"]["value"] >= 0.75
 
 
 def test_the_step_interventions_are_opt_in():

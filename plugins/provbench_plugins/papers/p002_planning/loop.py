@@ -250,8 +250,8 @@ class PlanningLoop(LLMSystem):
         if data is None:
             trace.add_step("rejection", tool="synthesize", error="reply is not a JSON object: counted as confidence 0")
             data = {}
-        return {"text": resp.text or "", "answer": _text(data.get("answer")), "confidence": stated_confidence(data.get("confidence")) or 0.0,
-                "focus": _text(data.get("focus")),
+        return {"text": resp.text or "", "answer": _text(data.get("answer")),
+                "confidence": stated_confidence(data.get("confidence")) or 0.0, "focus": _text(data.get("focus")),
                 "relation_types": [t for t in string_list(data.get("relation_types")) if t in state.relation_vocab]}
 
     def render(self, state: LoopState, number: int) -> str:
