@@ -144,6 +144,13 @@ def test_agent_without_the_evidence_never_repeats_and_then_gives_up():
     assert parametric[0]["tool"] == "submit_answer" and parametric[0]["arguments"]["answer"] == "Mira Vale"
 
 
+def test_cites_everything_agent_cites_every_id_it_was_shown():
+    # the agent's instructions write ids as 'ent:...': read as no id at all (it once raised IndexError)
+    final = agent_turns("cites-everything", [SEARCH, NEIGHBOURS_1, NEIGHBOURS_2])[-1]
+    assert final["tool"] == "submit_answer" and final["arguments"]["answer"] == "Mira Vale"
+    assert set(final["arguments"]["cited_entities"]) >= {"ent:glass-harbor", "ent:red-meadow", "ent:mira-vale"}
+
+
 # -- papers 001-003: their schemas and prompt shapes ----------------------------------------------
 
 def test_p001_parse_paragraph_and_answer():

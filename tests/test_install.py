@@ -77,6 +77,10 @@ def test_the_wheel_runs_outside_the_checkout(installed, tmp_path):
     assert info.returncode == 0, info.stderr
     assert "30 record(s), loader '2wiki'" in info.stdout and "local-path" in info.stdout
 
+    script = run(installed, "python", "-c", "from provbench.report.explore import EXPLORE_SCRIPT; "
+                 "print('explore' in EXPLORE_SCRIPT)", cwd=tmp_path)  # the report's filter script ships
+    assert script.stdout.strip() == "True", script.stdout + script.stderr
+
     plugins = run(installed, "provbench", "plugins", cwd=tmp_path)
     assert "p000/agentic-graphrag" in plugins.stdout and "2wiki-paper000" in plugins.stdout
 

@@ -163,3 +163,20 @@ def test_request_texts_are_never_stored(run):
     assert "Question: " + records[0].trace.question_id not in stored
     hashes = [c.request_hash for r in records if r.trace for c in r.trace.llm_calls]
     assert hashes and all(h and len(h) == 32 for h in hashes)
+
+
+def test_exports_summary_and_the_questions_table_carry_the_leak_check(run):
+    import re
+
+    from provbench.gates import write_ci_files
+    from provbench.report.data import load_run
+
+    run_dir, records, _ = run
+    leaked = sum(bool(r.leak_check and r.leak_check.status == "leaked") for r in records)
+    assert leaked
+    rows = load_run(run_dir).rows()
+    assert sum(row["leak_check"] == "leaked" for row in rows) == leaked
+    assert {row["leak_check"] for row in rows if row["condition"] == "baseline"} == {""}
+    assert write_ci_files(run_dir)["leak_guard"]["leaked"] == leaked
+    html = (run_dir / "report.html").read_text()
+    assert len(re.findall(r'data-flags="[^"]*\bleaked\b', html)) == leaked  # what the "leaked" filter shows

@@ -46,3 +46,17 @@ def test_plan_on_the_quickstart_prices_measured_prompts(tmp_path, monkeypatch):
                                                 "--json"]).output)
     assert data["units"] == 20 and data["cost_usd"] > 0 and data["unpriced_rows"] == 0
     assert data["recorded_units"] == 0 and "built: reused as is" in data["knowledge_base"]
+
+
+def test_plan_counts_a_repeated_systems_units(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parents[1] / "suites" / "quickstart.yaml"
+    text = source.read_text().replace("../datasets/", f"{source.parent.parent}/datasets/")
+    text = text.replace("  params: {}", "  params: {temperature: 0.7}").replace("  - llm-only\n", "  - {name: llm-only, repeats: 3}\n")
+    (tmp_path / "suite.yaml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["plan", str(tmp_path / "suite.yaml"), "--model", MODEL, "--limit", "2"])
+    assert result.exit_code == 0, result.output
+    rows = {line.split("\t")[0]: line.split("\t") for line in result.output.splitlines() if "\t" in line}
+    assert rows["llm-only"][2:4] == ["6", "6"]  # 3 repeats x 2 questions, one call each

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from runner_helpers import run_toy, write_toy_suite
 
 from provbench.report import write_comparison, write_report
+from provbench.report.explore import EXPLORE_SCRIPT, script_hash
 from provbench.report import charts
 from provbench.report.stats import arrow, bootstrap_ci, mcnemar, share
 
@@ -30,8 +33,11 @@ def html_files(run_dir: Path) -> list[Path]:
 def test_no_dataset_or_model_string_reaches_html_unescaped(run_dir):
     files = html_files(run_dir)
     assert len(files) == 1 + 7
+    own_script = f"<script>{EXPLORE_SCRIPT}</script>"
     for path in files:
         text = path.read_text()
+        assert text.count(own_script) == (path.name == "report.html")  # the report's filters, nothing else
+        text = text.replace(own_script, "")
         assert not UNESCAPED.search(text), f"unescaped markup in {path.name}: {UNESCAPED.search(text).group(0)}"
     report = (run_dir / "report.html").read_text()
     assert "Who directed &lt;script&gt;window.__pwned=1" in report  # shown as text, not dropped
@@ -42,6 +48,12 @@ def test_no_dataset_or_model_string_reaches_html_unescaped(run_dir):
 
 def test_report_is_self_contained(run_dir):
     text = (run_dir / "report.html").read_text()
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', text).group(1)
+    assert policy == f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src '{script_hash()}'"
+    digest = base64.b64encode(hashlib.sha256(EXPLORE_SCRIPT.encode()).digest()).decode()
+    assert script_hash() == f"sha256-{digest}"
+    page = next((run_dir / "pages").glob("q1-*.html")).read_text()
+    assert "script-src" not in page and "<script" not in page  # question pages: no script at all
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
     assert "<link" not in text and "@import" not in text
     assert text.count("<svg") >= 2  # accuracy and output-changed charts, inline
@@ -74,7 +86,7 @@ def test_rerender_from_the_run_directory_alone(run_dir):
 
 def test_compare_two_runs(run_dir, tmp_path):
     other = run_toy(write_toy_suite(tmp_path / "suite", kb=False), tmp_path / "other")
-    out = write_comparison(run_dir, other, tmp_path / "cmp.html")
+    out = write_comparison([run_dir, other], tmp_path / "cmp.html")
     text = out.read_text()
     assert "toy-graph" in text and "+0.0 pts" in text and "Paired test" in text
     assert not UNESCAPED.search(text)
@@ -112,3 +124,40 @@ def test_a_mean_over_records_shows_its_count_not_none():
 
     assert format_metric_value({"value": 0.5, "numerator": 3, "denominator": 6}) == "0.500 (3/6)"
     assert format_metric_value({"value": 0.7, "numerator": None, "denominator": 2}) == "0.700 (n=2)"
+
+
+BUILD_INFO = {
+    "builder": "2wiki-paper000", "duration_s": 8.96,
+    "counts": {"documents": 87, "text_units": 87, "entities": 49, "relations": 28, "communities": 1, "questions": 12},
+    "paper": {"id": "000", "title": "Why Neighborhoods Matter (paper 000), section 2.1",
+              "counts": {"documents": 275, "text_units": 318, "entities": 1815, "relations": 1692, "communities": 7}},
+    "llm": {"calls": 9, "failed": 0, "by_purpose": {"kb-extract": 8}},
+    "extraction": {"entities_added": 12, "hallucinated_items": 11},
+    "inputs": {"builder": "2wiki-paper000/v2", "fingerprint": "abc", "options": {"chunk_size": 200}},
+    "options": {"chunk_size": 200, "summarize": True, "max_workers": None},
+    "problems": ["11 extracted names were not in their text unit (dropped)"],
+}
+
+
+def test_knowledge_base_section_is_grouped(run_dir, tmp_path):
+    import json
+
+    from provbench.report.data import load_run
+    from provbench.report.render import knowledge_base_section
+
+    (tmp_path / "build_info.json").write_text(json.dumps(BUILD_INFO))
+    run = load_run(run_dir)
+    run.manifest.suite["knowledge_base"] = {"builder": "2wiki-paper000", "directory": str(tmp_path)}
+    tables = {b.css_class: b for b in knowledge_base_section(run).blocks}
+    counts = tables["kb kb-counts"]
+    assert counts.columns == ["Item", "This knowledge base", "Paper 000", "Ratio"]
+    entities = next(r for r in counts.rows if r.cells[0].text == "entities")
+    assert [c.text for c in entities.cells[1:]] == ["49", "1,815", "0.03"]
+    assert tables["kb kb-problems"].rows[0].cells[0].text.startswith("11 extracted names")
+    build = {r.cells[0].text: r.cells[1].text for r in tables["kb kb-build"].rows}
+    assert build["llm"].startswith("calls=9") and build["inputs"] == "builder=2wiki-paper000/v2, fingerprint=abc"
+    assert "counts" not in build and "options" not in build and "paper" not in build
+    options = {r.cells[0].text: r.cells[1].text for r in tables["kb kb-options"].rows}
+    assert options == {"chunk_size": "200", "max_workers": "null", "summarize": "true"}
+    (tmp_path / "build_info.json").write_text(json.dumps({"builder": "tiny", "version": 1}))
+    assert [b.css_class for b in knowledge_base_section(run).blocks] == ["kb kb-build"]  # no empty tables

@@ -1,5 +1,6 @@
 """A generated report in real headless Chromium: tables, charts and a question page render, and
-markup planted in a question, an answer and a tool result executes nothing."""
+markup planted in a question, an answer and a tool result executes nothing; the Questions table's
+filters, search and sorting work with scripts on, and everything reads with scripts off."""
 
 from __future__ import annotations
 
@@ -35,8 +36,8 @@ def run_dir(tmp_path_factory) -> Path:
     return run_toy(write_toy_suite(folder / "suite", kb=True), folder / "run")
 
 
-def open_page(browser, path: Path):
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+def open_page(browser, path: Path, scripts: bool = True):
+    page = browser.new_page(viewport={"width": 1280, "height": 900}, java_script_enabled=scripts)
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.goto(path.as_uri())
@@ -57,7 +58,7 @@ def test_report_renders_and_runs_no_payload(browser, run_dir, artifacts_dir):
     assert page.locator("figure svg").count() >= 2
     box = page.locator("figure svg").first.bounding_box()
     assert box and box["width"] > 200 and box["height"] > 100  # the chart is drawn, not an empty box
-    link = page.locator("table.questions a", has_text="Who directed <script>")
+    link = page.locator("table.questions a", has_text="Who directed <script>").first
     assert link.count() == 1  # the payload is shown as text
     page.screenshot(path=str(artifacts_dir / "report.png"), full_page=True)
     assert_nothing_ran(page, dialogs)
@@ -71,7 +72,7 @@ def test_report_renders_and_runs_no_payload(browser, run_dir, artifacts_dir):
     assert target.locator("text=<img src=x onerror=").count() >= 1
     assert page.locator("section.qpage:visible").count() == 1
     page.screenshot(path=str(artifacts_dir / "report-embedded-question.png"), full_page=False)
-    mark = page.locator("table.questions td.num a").first  # a system's mark targets its section
+    mark = page.locator("table.questions td.tight a").first  # a record's system targets its section
     mark.click()
     system_id = mark.get_attribute("href").removeprefix("#")
     assert page.locator(f"section.system[id='{system_id}']").is_visible()
@@ -96,3 +97,117 @@ def test_question_page_shows_trace_and_subgraph(browser, run_dir, artifacts_dir)
     assert_nothing_ran(page, dialogs)
     page.close()
     shutil.copy(q1, artifacts_dir / "report-question.html")
+
+
+def visible_rows(page) -> list[dict]:
+    return page.evaluate("""() => Array.from(document.querySelectorAll('#records tbody tr'))
+        .filter(row => !row.hidden).map(row => ({system: row.dataset.system, condition: row.dataset.condition,
+        flags: row.dataset.flags, question: row.cells[0].textContent.trim()}))""")
+
+
+def test_questions_filter_search_and_sort(browser, run_dir, artifacts_dir):
+    page, dialogs = open_page(browser, run_dir / "report.html")
+    form = page.locator("form#explore")
+    assert form.is_visible()  # the script ran: the policy admits it by its hash
+    total = page.locator("#records tbody tr").count()
+    assert page.locator("#explore-count").text_content() == f"{total} of {total} records"
+    form.locator("select[name=system]").select_option("toy-graph")
+    form.locator("select[name=condition]").select_option("toy-hide-random")
+    rows = visible_rows(page)
+    assert rows and all(r["system"] == "toy-graph" and r["condition"] == "toy-hide-random" for r in rows)
+    form.locator("select[name=condition]").select_option("")
+    form.locator("select[name=state]").select_option("failed")
+    failed = visible_rows(page)
+    assert failed and all("failed" in r["flags"].split() for r in failed)
+    assert {r["question"] for r in failed} >= {"Which river flows through Dunmere?"}
+    form.locator("select[name=state]").select_option("")
+    form.locator("input[name=q]").fill("DUNMERE?")  # case and punctuation do not matter
+    found = visible_rows(page)
+    assert found and all("Dunmere" in r["question"] for r in found)
+    assert page.locator("#explore-count").text_content() == f"{len(found)} of {total} records"
+    header = page.locator("#records thead th", has_text="Question")
+    header.click()
+    ordered = [r["question"] for r in visible_rows(page)]
+    assert ordered == sorted(ordered, key=str.lower) and header.get_attribute("aria-sort") == "ascending"
+    header.click()
+    assert [r["question"] for r in visible_rows(page)] == sorted(ordered, key=str.lower, reverse=True)
+    page.screenshot(path=str(artifacts_dir / "report-filtered.png"), full_page=False)
+    form.locator("button[type=reset]").click()
+    page.wait_for_function(f"document.getElementById('explore-count').textContent === '{total} of {total} records'")
+    assert_nothing_ran(page, dialogs)
+    page.close()
+
+
+def test_the_report_reads_with_scripts_off(browser, run_dir, artifacts_dir):
+    page, dialogs = open_page(browser, run_dir / "report.html", scripts=False)
+    assert not page.locator("form#explore").is_visible()  # no dead controls
+    rows = page.locator("#records tbody tr")
+    assert rows.count() == len(visible_rows_static(run_dir)) and rows.nth(rows.count() - 1).is_visible()
+    link = page.locator("table.questions a", has_text="Who is the mayor of Dunmere?").first
+    link.click()  # question pages still open in place, by CSS alone
+    assert page.locator("section.qpage:visible").count() == 1
+    assert page.locator("h2#knowledge-base").is_visible() and page.locator("table.kb-build").is_visible()
+    page.screenshot(path=str(artifacts_dir / "report-no-scripts.png"), full_page=False)
+    page.close()
+
+
+def visible_rows_static(run_dir: Path) -> list[str]:
+    from provbench.store import RunStore
+
+    return list(RunStore(run_dir).load_records())
+
+
+def test_a_script_the_policy_does_not_name_is_blocked(browser, run_dir, tmp_path):
+    text = (run_dir / "report.html").read_text(encoding="utf-8")
+    tampered = tmp_path / "report.html"
+    tampered.write_text(text.replace("form.hidden = false;", "form.hidden = false; window.__pwned = 9;"), encoding="utf-8")
+    page, dialogs = open_page(browser, tampered)
+    assert not page.locator("form#explore").is_visible()  # its hash no longer matches: it never ran
+    assert_nothing_ran(page, dialogs)
+    page.close()
+
+
+def test_notes_under_numbers_stay_in_their_cells(browser, run_dir, tmp_path, artifacts_dir):
+    """A long note under a number (the Faithfulness table's "no records under ...") wraps inside its
+    own cell instead of running over the next one."""
+    import json
+
+    from runner_helpers import builtin_plugin_manager
+
+    from provbench.report import write_report
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    metrics = json.loads((copy / "metrics.json").read_text())
+    note = "no toy-graph records under: toy-hide-cited, toy-hide-random (not in the suite, or not applied to this system)"
+    metrics["values"] += [
+        {"metric": "provenance.citation_necessity", "system": "toy-graph", "condition": "toy-hide-cited", "value": None,
+         "note": note},
+        {"metric": "provenance.citation_necessity", "system": "toy-plain", "condition": "toy-hide-cited", "value": 0.5,
+         "numerator": 1, "denominator": 2, "note": note}]
+    (copy / "metrics.json").write_text(json.dumps(metrics))
+    write_report(copy, builtin_plugin_manager())
+    page, dialogs = open_page(browser, copy / "report.html")
+    page.set_viewport_size({"width": 760, "height": 900})  # a narrow window: the columns cannot widen
+    notes = page.locator("table.faithfulness td.num .note")
+    assert notes.count() >= 2
+    for i in range(notes.count()):  # the text's own extent (a range), not the block's box
+        text = notes.nth(i).evaluate("""n => { const r = document.createRange(); r.selectNodeContents(n);
+            const b = r.getBoundingClientRect(); return {left: b.left, right: b.right}; }""")
+        cell = notes.nth(i).evaluate("n => { const b = n.closest('td').getBoundingClientRect(); "
+                                     "return {left: b.left, right: b.right}; }")
+        assert cell["left"] - 1 <= text["left"] and text["right"] <= cell["right"] + 1, (text, cell)
+    page.locator("table.faithfulness").screenshot(path=str(artifacts_dir / "report-faithfulness.png"))
+    page.close()
+
+
+def test_the_report_tables_fit_a_laptop_window(browser, run_dir):
+    """At 1280 px every table of the report stays inside the page's column: a wide one (Table 1,
+    eleven columns; the Questions table) wraps its headers instead of pushing its last columns out."""
+    page, dialogs = open_page(browser, run_dir / "report.html")
+    spills = page.evaluate("""() => { const main = document.querySelector('main');
+        const edge = main.getBoundingClientRect().right - parseFloat(getComputedStyle(main).paddingRight);
+        return Array.from(main.querySelectorAll('table')).filter(t => t.offsetParent !== null)
+            .map(t => [t.className, Math.round(t.getBoundingClientRect().right - edge)]).filter(t => t[1] > 1); }""")
+    assert spills == []
+    page.close()

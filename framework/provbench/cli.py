@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from .cli_results import check_cmd, export_cmd, show_gates, traces_cmd
 from .listing import print_json, show_table
 
 # soft_wrap: lines are never cut or folded to a width (a pipe or a file has none; a terminal wraps them)
@@ -227,8 +228,9 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
     run directory if it exists, and write the HTML report.
 
     Exit status: 0 all units ok, 2 a usage or input error, 3 finished with failed units, 4 (with
-    --controls) a claim is not detectable, 6 the suite's budget stopped the run (run it again with a
-    larger budget to continue)."""
+    --controls) a claim is not detectable, 5 one of the suite's assertions failed (its summary.json
+    and junit.xml are in the run directory), 6 the suite's budget stopped the run (run it again with
+    a larger budget to continue)."""
     from .bundled import resolve_suite
     from .runner import run_suite
     from .store import RunStore
@@ -238,6 +240,7 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
     run_dir = run_suite(resolve_suite(suite), model=model, limit=limit, out=out, console=console,
                         retry_failed=retry_failed, judge=judge)
     console.print(f"report: {run_dir / 'report.html'}")
+    gates = show_gates(run_dir)
     if validity is not None and validity.failures:
         sys.exit(EXIT_CLAIM_NOT_DETECTABLE)
     store = RunStore(run_dir)
@@ -253,7 +256,8 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
                           "re-run the same command to retry them (that heals transient faults such as "
                           "timeouts; a model that answers the same input the same way fails again)",
                           highlight=False)
-        sys.exit(EXIT_UNITS_FAILED)
+    if gates:  # provbench.gates: 5 an assertion failed (it outranks 3, failed units)
+        sys.exit(gates)
 
 
 @main.command("validate")
@@ -344,14 +348,17 @@ def report_cmd(run_dir: Path) -> None:
 
 
 @main.command("compare")
-@click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
-def compare_cmd(run_a: Path, run_b: Path, out: Path | None) -> None:
-    """Report two runs side by side."""
+def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
+    """Report two or more runs side by side; each is tested against the first."""
     from .report import write_comparison
 
-    console.print(f"comparison: {write_comparison(run_a, run_b, out)}")
+    console.print(f"comparison: {write_comparison(runs, out)}")
+
+
+for command in (export_cmd, check_cmd, traces_cmd):
+    main.add_command(command)
 
 
 def entry() -> None:

@@ -101,7 +101,8 @@ def _plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, questions: list[A
     for ref in suite.systems:
         system = registry.create("system", ref.name, **ref.options)
         calls = max(0.0, float(system.expected_llm_calls))
-        baseline = Row(ref.key, len(questions), calls * len(questions), model=system_backend.model_id)
+        units = ref.repeats * len(questions)  # a repeated system runs each question ``repeats`` times
+        baseline = Row(ref.key, units, calls * units, model=system_backend.model_id)
         dry.measure(ref, system, baseline, records)
         rows.append(baseline)
         chain = max(chain, calls * (2 if ref.key in suite.targets_of_interventions() and suite.interventions else 1))

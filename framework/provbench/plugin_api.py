@@ -223,9 +223,9 @@ def is_leaked(record: RunRecord) -> bool:
 
 def answered_by_reference(records: "Iterable[RunRecord]", reference_system: str) -> set[str]:
     """Paper 000's exclusion step: ids of questions the reference system's baseline answered
-    correctly (accuracy 1.0); a failed run never counts as correct."""
-    return {r.key.question_id for r in records
-            if r.key.system == reference_system and r.key.condition == BASELINE and is_correct(r)}
+    correctly (accuracy 1.0; its first repeat when it is repeated); a failed run never counts as correct."""
+    return {r.key.question_id for r in records if r.key.system == reference_system
+            and r.key.condition == BASELINE and r.key.repeat == 0 and is_correct(r)}
 
 
 @dataclass

@@ -220,18 +220,22 @@ def _atomic_write(path: Path, text: str) -> None:
 # -- export -----------------------------------------------------------------------------------
 
 def flat_row(record: RunRecord) -> dict[str, Any]:
-    """One record as a flat row: key, status, answer, footprint, cost, every score."""
+    """One record as a flat row: key, status, answer, footprint, cost, leak check, every score
+    (``score.<name>``). The one flattening every export uses (CSV, parquet, JSON lines, pandas)."""
     trace = record.trace
     row: dict[str, Any] = {
         "question_id": record.key.question_id, "system": record.key.system,
-        "condition": record.key.condition, "repeat": record.key.repeat,
+        "condition": record.key.condition, "repeat": record.key.repeat, "variant": record.key.variant,
         "status": record.status, "error": record.error or "", "gold": record.gold,
         "answer": trace.answer if trace and trace.answer is not None else "",
-        "outcome": trace.outcome if trace else "", "seed": record.seed,
+        "outcome": trace.outcome if trace else "", "confidence": trace.confidence if trace else None,
+        "seed": record.seed,
         "steps": len(trace.steps) if trace else 0,
         "llm_calls": len(trace.llm_calls) if trace else 0,
         "tokens": trace.tokens if trace else 0,
         "cost_usd": _known_cost(trace.llm_calls) if trace else None,
+        "wall_time_s": trace.wall_time_s if trace else None,
+        "leak_check": leak_status(record) or "",
     }
     if trace is not None:
         row.update(trace.footprint())
@@ -239,14 +243,42 @@ def flat_row(record: RunRecord) -> dict[str, Any]:
     return row
 
 
+def leak_status(record: RunRecord) -> str | None:
+    """The leak guard's verdict on a record (clean, leaked, no-effect, not-checkable), None when
+    the record carries none (a baseline, a context-level intervention, or a run before the guard)."""
+    return record.leak_check.status if record.leak_check is not None else None
+
+
+def flat_rows(records: Iterable[RunRecord], questions: dict[str, Question]) -> list[dict[str, Any]]:
+    """One :func:`flat_row` per record with its question's text, type and category, in export
+    order (system, condition, repeat, question, variant)."""
+    out = []
+    for record in sorted(records, key=sort_key):
+        q = questions.get(record.key.question_id)
+        row = flat_row(record)
+        row.update({"question": q.question if q else "", "question_type": q.type if q else "",
+                    "category": q.category if q else ""})
+        out.append(row)
+    return out
+
+
+def columns_of(rows: list[dict[str, Any]]) -> list[str]:
+    """Every column of ``rows`` in first-seen order, the question's own columns after its id."""
+    columns = list(dict.fromkeys(c for row in rows for c in row))
+    front = [c for c in ("question_id", "question", "question_type", "category") if c in columns]
+    return front + [c for c in columns if c not in front]
+
+
 def export_csv(run_dir: str | Path, path: str | Path | None = None,
                records: Iterable[RunRecord] | None = None) -> Path:
-    """Write every record as one CSV row (stdlib csv); returns the file. ``records``: the run's
-    records when the caller holds them already (else they are read from the run directory)."""
+    """Write every record as one CSV row (stdlib csv, the columns of :func:`flat_rows`); returns the
+    file. ``records``: the run's records when the caller holds them already (else they are read
+    from the run directory)."""
     run_dir = Path(run_dir)
-    records = RunStore(run_dir).load_records().values() if records is None else records
-    rows = [flat_row(r) for r in sorted(records, key=_sort_key)]
-    columns = list(dict.fromkeys(c for row in rows for c in row))
+    store = RunStore(run_dir)
+    records = store.load_records().values() if records is None else records
+    rows = flat_rows(records, {q.id: q for q in store.read_questions()})
+    columns = columns_of(rows)
     target = Path(path) if path else run_dir / CSV_EXPORT
     with target.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns, restval="")
@@ -255,21 +287,12 @@ def export_csv(run_dir: str | Path, path: str | Path | None = None,
     return target
 
 
-def records_dataframe(run_dir: str | Path):
-    """The records of a run as a pandas DataFrame (pandas must be installed)."""
-    try:
-        import pandas as pd
-    except ImportError as exc:  # pragma: no cover - pandas ships with the stack
-        raise UserError("records_dataframe needs pandas; use export_csv instead") from exc
-    records = sorted(RunStore(run_dir).load_records().values(), key=_sort_key)
-    return pd.DataFrame([flat_row(r) for r in records])
-
-
 def _known_cost(calls: list[Any]) -> float | None:
     """The calls' dollars, or None (empty in the CSV) when one of them has no price."""
     return None if any(c.cost_usd is None for c in calls) else round(sum(c.cost_usd for c in calls), 8)
 
 
-def _sort_key(record: RunRecord) -> tuple:
+def sort_key(record: RunRecord) -> tuple:
+    """Exports' row order: system, condition, repeat, question, variant."""
     k = record.key
-    return (k.system, k.condition, k.repeat, k.question_id)
+    return (k.system, k.condition, k.repeat, k.question_id, k.variant)

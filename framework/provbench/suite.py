@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .assertions import AssertionSpec, SystemRef, check_declarations
 from .costs import BudgetSpec
 from .errors import UserError
 from .llm.spec import ModelSpec
@@ -51,6 +52,15 @@ class PluginRef(_Strict):
         """The name results use: the label, else the plugin's short name (``p000/rag`` -> ``rag``),
         so naming a plugin in full to pick it among namesakes does not rename its records."""
         return self.label or self.name.rsplit("/", 1)[-1]
+
+
+class SystemPluginRef(PluginRef, SystemRef):
+    """A system of the suite: a plugin reference, run ``repeats`` times per question at baseline."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_plugin_ref(cls, value: Any) -> Any:  # a controls block's systems (plain references)
+        return value.model_dump() if isinstance(value, PluginRef) else value
 
 
 class DatasetSpec(_Strict):
@@ -198,7 +208,7 @@ class Suite(_Strict):
     judge: ModelSpec | None = Field(default=None, description="the model of every LLM-judged metric "
                                     "(default: the systems' model)")
     budget: BudgetSpec | None = None
-    systems: list[PluginRef] = Field(min_length=1)
+    systems: list[SystemPluginRef] = Field(min_length=1)
     interventions: list[PluginRef] = Field(default_factory=list)
     intervention_systems: list[str] | None = Field(
         default=None, description="systems the interventions apply to (default: every system)")
@@ -211,6 +221,7 @@ class Suite(_Strict):
     report: ReportSpec = Field(default_factory=ReportSpec)
     leak_guard: LeakGuardSpec = Field(default_factory=LeakGuardSpec)
     controls: ControlsSpec | None = Field(default=None, description="known-truth controls (`provbench validate`)")
+    assertions: list[AssertionSpec] = Field(default_factory=list, validation_alias=AliasChoices("assert", "assertions"))
 
     @field_validator("systems", "interventions", "metrics")
     @classmethod
@@ -279,6 +290,7 @@ def load_suite(path: str | Path, registry: "Registry | None" = None) -> LoadedSu
     for prefix, block in blocks:
         _check_dataset_file(path, tree, loaded, block.dataset, prefix)
         _check_references(path, tree, block, prefix)
+    check_declarations(suite, lambda loc: _where(path, tree, loc), SuiteError)  # assertions, repeats
     if registry is None:
         from .registry import default_registry
 

@@ -64,11 +64,13 @@ def unit_seed(base: int, key: UnitKey) -> int:
 # -- planning ---------------------------------------------------------------------------------------
 
 def baseline_units(suite: Suite, questions: Iterable[str]) -> list[Unit]:
-    units = []
+    """Every system x question, ``repeats`` times for a repeated system (each repeat its own seed)."""
+    units, questions = [], list(questions)
     for ref in suite.systems:
-        for qid in questions:
-            key = UnitKey(question_id=qid, system=ref.key)
-            units.append(Unit(key, ref, seed=unit_seed(suite.seed, key)))
+        for repeat in range(ref.repeats):
+            for qid in questions:
+                key = UnitKey(question_id=qid, system=ref.key, repeat=repeat)
+                units.append(Unit(key, ref, seed=unit_seed(suite.seed, key)))
     return units
 
 
@@ -172,7 +174,7 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question,
     system = ctx.registry.create("system", unit.system.name, **unit.system.options)
     capture = UnitCapture(unit.key.as_str())  # every LLM request the unit makes, from any thread
     bind = getattr(ctx.llm, "bound_to", None)  # an LLMClient; a test's stand-in may not bind
-    llm = bind(capture) if bind is not None else ctx.llm
+    llm = _unit_llm(bind(capture) if bind is not None else ctx.llm, unit)
     env = Environment(view=ctx.view, llm=llm, seed=unit.seed, options=dict(unit.system.options))
     if unit.intervention is None:
         return _captured(capture, system.run, question, env), None
@@ -210,6 +212,12 @@ def _leak_check(view: Any, question: Question, trace: Trace, capture: UnitCaptur
     except Exception as exc:  # noqa: BLE001 - a guard failure is reported, never a unit's failure
         log.warning("leak guard failed for %s: %s", capture.key, exc, exc_info=True)
         return LeakCheck(status="not-checkable", notes=[f"the leak guard failed: {type(exc).__name__}: {exc}"[:500]])
+
+
+def _unit_llm(llm: Any, unit: Unit) -> Any:
+    """A repeated system's units pin their own seed in every LLM request: the seed enters the
+    cache key, so each repeat samples (and is cached) on its own; other units use ``llm`` as it is."""
+    return llm.pinning(seed=unit.seed) if getattr(unit.system, "repeats", 1) > 1 else llm
 
 
 def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: RunRecord | None) -> None:

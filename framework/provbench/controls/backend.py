@@ -4,7 +4,10 @@ A control needs the run's questions (their gold evidence): the runner hands them
 the backend's optional ``bind_questions(questions)`` before any unit runs. For each request the
 control finds which question the prompt is about (the longest bound question whose text the
 prompt contains; none for a prompt that names no question, such as a passage to extract from)
-and replies as its behaviour says (:mod:`.behaviours`, :mod:`.replies`).
+and replies as its behaviour says (:mod:`.behaviours`, :mod:`.replies`). Every control is also
+the deterministic judge of ragas' faithfulness prompts (:mod:`.judge`), so a run whose model is a
+control scores RAGAS faithfulness by rule; ``control:judge`` is that judge alone (a model id for a
+suite's judge), and answers nothing else.
 
 Replies depend on the messages, the schema and the bound gold only, so they are cached like any
 model's: ``config()`` holds the behaviour, a version and a digest of the bound questions, so
@@ -23,19 +26,21 @@ from ..llm.backends import reply
 from ..model import Question
 from .behaviours import BEHAVIOURS, Behaviour
 from .agent import agent_action
+from .judge import judge_reply
 from .reading import PromptReading
 from .replies import fill_object, is_action_schema, text_reply
 
 PREFIX = "control"
-VERSION = 2  # bump when a behaviour changes what it replies
+JUDGE = "judge"  # control:judge: the judge alone
+VERSION = 3  # bump when a behaviour changes what it replies
 
 
 class ControlBackend:
     """A control LLM with a known behaviour (see :mod:`provbench.controls.behaviours`)."""
 
-    def __init__(self, model_id: str, behaviour: Behaviour) -> None:
+    def __init__(self, model_id: str, behaviour: Behaviour | None) -> None:
         self.model_id = model_id
-        self.behaviour = behaviour
+        self.behaviour = behaviour  # None: the judge alone
         self.questions: list[tuple[str, Question]] = []
         self.digest = ""
 
@@ -49,7 +54,8 @@ class ControlBackend:
         self.digest = hashlib.sha256(json.dumps(content, ensure_ascii=False).encode()).hexdigest()[:16]
 
     def config(self) -> dict[str, Any]:
-        return {"behaviour": self.behaviour.name, "version": VERSION, "questions": self.digest}
+        return {"behaviour": self.behaviour.name if self.behaviour else JUDGE, "version": VERSION,
+                "questions": self.digest}
 
     def question_in(self, messages: list[dict[str, Any]]) -> Question | None:
         text = normalize_text("\n".join(str(m.get("content", "")) for m in messages if m.get("role") != "assistant"))
@@ -57,11 +63,21 @@ class ControlBackend:
 
     def complete(self, request: dict[str, Any]) -> dict[str, Any]:
         messages = request["messages"]
+        judged = judge_reply(messages, request.get("schema"))
+        if judged is not None:
+            return self._reply(messages, json.dumps(judged))
+        if self.behaviour is None:
+            raise ValueError(f"{self.model_id} only judges (ragas faithfulness's statement and verdict prompts); "
+                             "as a system's model use a control behaviour: " + ", ".join(BEHAVIOURS))
         if self.behaviour.schema_following:
             from ..testing.llms import SchemaFollowingBackend
 
             return SchemaFollowingBackend().complete(request)
-        text = self.reply_text(PromptReading(messages, self.question_in(messages)), request.get("schema"))
+        return self._reply(messages, self.reply_text(PromptReading(messages, self.question_in(messages)),
+                                                     request.get("schema")))
+
+    @staticmethod
+    def _reply(messages: list[dict[str, Any]], text: str) -> dict[str, Any]:
         prompt_words = sum(len(str(m.get("content", "")).split()) for m in messages)
         return reply(text, prompt_tokens=prompt_words, completion_tokens=len(text.split()))
 
@@ -74,10 +90,13 @@ class ControlBackend:
 
 
 def make_control(model_id: str, /) -> ControlBackend:
-    """Known-truth control LLMs: `control:<behaviour>` (oracle, uses-uncited, parametric, ...).
+    """Known-truth control LLMs: `control:<behaviour>` (oracle, uses-uncited, parametric, ...),
+    and `control:judge`, the rule-based judge of RAGAS faithfulness.
 
     Behaviours: oracle, uses-uncited, parametric, cites-everything, ignores-context, random."""
     name = model_id.removeprefix(f"{PREFIX}:")
+    if name == JUDGE:
+        return ControlBackend(f"{PREFIX}:{JUDGE}", None)
     if name not in BEHAVIOURS:
         raise UserError(f"unknown control LLM {model_id!r}; known: "
                         + ", ".join(f"{PREFIX}:{n}" for n in BEHAVIOURS))

@@ -40,8 +40,8 @@ def ids_in(line: str) -> list[str]:
     """The id tokens of a line, in order, trailing punctuation removed."""
     found = []
     for token in ID_TOKEN.findall(line):
-        token = token.rstrip(TRAILING)
-        if token.split(":", 1)[1].strip(".") and token not in found:
+        token = token.rstrip(TRAILING)  # "'tu:...'" in an instruction leaves "tu": no id
+        if token.partition(":")[2].strip(".") and token not in found:
             found.append(token)
     return found
 

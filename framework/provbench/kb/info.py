@@ -18,8 +18,9 @@ SECTIONS = ("extraction", "communities", "llm")
 SKIPPED = {"inputs", "options", "counts", "paper", "problems", *SECTIONS}
 
 
-def count_rows(stats: KBStats, build_info: dict[str, Any]) -> list[tuple[str, int | None, int | None]]:
-    """(label, this KB's count, the paper's count or None) for each count either side knows."""
+def count_rows(stats: KBStats | None, build_info: dict[str, Any]) -> list[tuple[str, int | None, int | None]]:
+    """(label, this KB's count, the paper's count or None) for each count either side knows; with
+    ``stats`` None (the KB is not open, as in a report) the counts the build recorded."""
     paper = (build_info.get("paper") or {}).get("counts", {})
     recorded = build_info.get("counts", {})
     rows = []

@@ -150,6 +150,13 @@ class LLMClient:
             capture.add_request(request["messages"], call, resp.text, sent)
         return resp
 
+    def pinning(self, **params: Any) -> "LLMClient":
+        """This client with ``params`` fixed in every request (a repeated system's seed), whatever
+        a plugin passes; it shares the cache, backend, accounting and concurrency limit."""
+        clone = copy.copy(self)
+        clone.pinned = {**self.pinned, **params}
+        return clone
+
     def bind_questions(self, questions: Any) -> None:
         """Hand the run's questions to a backend that reads them (its optional
         ``bind_questions(questions)``: the known-truth controls of :mod:`provbench.controls`)."""

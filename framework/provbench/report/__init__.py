@@ -1,6 +1,7 @@
-"""The HTML report of a run directory, and the side-by-side comparison of two runs."""
+"""The HTML report of a run directory, and the comparison of runs side by side."""
 
 from .data import RunData, load_run
-from .render import write_comparison, write_report
+from .compare import write_comparison
+from .render import write_report
 
 __all__ = ["write_report", "write_comparison", "load_run", "RunData"]

@@ -1,6 +1,9 @@
-"""A run directory as the report sees it: manifest, questions, records and metric values.
+"""A run directory as Python sees it: manifest, questions, typed records and metric values.
 
-:class:`RunData` is what report-section plugins receive, so it offers the look-ups they need
+:func:`load_run` is provbench's public API for results (``provbench.load_run`` is this function):
+:class:`RunData` holds the run's :class:`~provbench.model.RunRecord` objects and gives them as a
+pandas DataFrame (:meth:`RunData.dataframe`, one row per unit, the rows ``provbench export``
+writes). It is also what report-section plugins receive, so it offers the look-ups they need
 (records by system and condition, metric values, the suite's options) without file access.
 """
 
@@ -13,7 +16,7 @@ from typing import Any, Iterable
 from ..errors import UserError
 from ..model import BASELINE, Question, RunManifest, RunRecord
 from ..plugin_api import is_leaked
-from ..store import RunStore
+from ..store import RunStore, columns_of, flat_rows
 
 
 @dataclass
@@ -72,6 +75,21 @@ class RunData:
         return [r for r in self.records if r.key.system == system and r.key.condition == condition
                 and (keep_leaked or not is_leaked(r))]
 
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat row per unit with its question's text, type and category (:func:`provbench.store.flat_rows`)."""
+        return flat_rows(self.records, self.questions)
+
+    def dataframe(self):
+        """The run as a pandas DataFrame, one row per unit (:meth:`rows`); needs pandas
+        (``pip install 'provbench[analysis]'``)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise UserError("RunData.dataframe needs pandas: pip install 'provbench[analysis]' "
+                            "(or `provbench export RUN --format csv` without it)") from None
+        rows = self.rows()
+        return pd.DataFrame(rows, columns=columns_of(rows))
+
     def plugin_names(self, section: str) -> dict[str, str]:
         """The suite's ``systems`` / ``interventions`` / ``metrics``: record key -> plugin name."""
         return {ref_key(ref): ref if isinstance(ref, str) else ref["name"] for ref in self.suite.get(section, [])}
@@ -109,10 +127,13 @@ def ref_key(ref: Any) -> str:
     """The record key of a plugin reference in a stored suite (the suite's own rule)."""
     from ..suite import PluginRef
 
+    if isinstance(ref, dict):  # a system's reference also holds its repeats
+        ref = {k: v for k, v in ref.items() if k in PluginRef.model_fields}
     return PluginRef.model_validate(ref).key
 
 
 def load_run(run_dir: str | Path) -> RunData:
+    """Read a run directory (manifest, questions, records, metrics) into a :class:`RunData`."""
     run_dir = Path(run_dir)
     store = RunStore(run_dir)
     manifest = store.read_manifest()

@@ -1,6 +1,8 @@
-"""Build the report's context from a run directory and render it with jinja2 (autoescape on).
+"""Build the report's context from a run directory and render it with jinja2 (autoescape on)
+(:mod:`provbench.report.compare` renders comparisons of runs).
 
-Output: ``report.html`` (one self-contained file: inline CSS and SVG, no script, no network),
+Output: ``report.html`` (one self-contained file: inline CSS and SVG, no network; one inline script,
+admitted by its hash, filters the Questions table: :mod:`provbench.report.explore`),
 ``pages/<question>.html`` (one page per question: every system's trace step by step and the
 visited subgraph), and ``records.csv``. Every string from a dataset or a model reaches HTML
 only through autoescaped template expressions or matplotlib's own SVG escaping.
@@ -22,10 +24,13 @@ from ..store import export_csv
 from . import charts
 from .pictures import cached_picture
 from .data import RunData, load_run
+from .explore import EXPLORE_SCRIPT, filter_choices, knowledge_base_blocks, record_row, script_hash
 from .gold_view import gold_view
 from .leaks import leak_section, leak_summary, leak_view
 from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
-from .stats import MCNEMAR_NOTE, Share, mcnemar, per_question, select, share
+from .paired import paired_scores_section
+from .significance import repeat_spread
+from .stats import Share, per_question, select, share
 from .validity import validity_section
 
 log = logging.getLogger(__name__)
@@ -49,7 +54,7 @@ def overview_section(run: RunData) -> Section:
         traces = [r.trace for r in records if r.trace is not None]
         acc = share(per_question(records), run.question_ids, **run.stats_options())
         rows.append(Row(cells=[
-            system, share_cell(acc, _accuracy_note(run, system)),
+            system, share_cell(acc, "; ".join(filter(None, (_accuracy_note(run, system), repeat_spread(records))))),
             str(sum(t.outcome == "answered" for t in traces)), str(sum(t.abstained for t in traces)),
             str(sum(r.status == "failed" for r in records)), str(sum(len(t.llm_calls) for t in traces)),
             f"{sum(t.tokens for t in traces):,}", CostTotal.of(c for t in traces for c in t.llm_calls).describe(),
@@ -63,7 +68,9 @@ def overview_section(run: RunData) -> Section:
         "runs; cost is priced from litellm's price table (\"unknown\": no price for the model, never counted as "
         "0; \"local\": a model run on this machine) and includes calls served from the cache at the price "
         "they had. Judge cost: the LLM-judged metrics' calls on those runs. "
-        "Leak guard: its intervention units that leaked or had no effect (see the leak guard section)."))
+        "A repeated system's accuracy is the mean over its repeats, with the range and standard deviation of the "
+        "repeats' accuracies beneath. Leak guard: its intervention units that leaked or had no effect (see the leak "
+        "guard section)."))
     return Section(id="systems", title="Systems", blocks=[table], order=10)
 
 
@@ -76,7 +83,8 @@ def _accuracy_note(run: RunData, system: str) -> str:
 
 
 def knowledge_base_section(run: RunData) -> Section | None:
-    """What the knowledge base's builder reported: counts, failures, fallbacks, LLM calls."""
+    """What the knowledge base's builder recorded (``build_info.json``), grouped: counts beside the
+    paper's, problems, the build, its options (:mod:`provbench.report.explore`)."""
     directory = (run.suite.get("knowledge_base") or {}).get("directory")
     info_file = Path(directory) / "build_info.json" if directory else None
     if info_file is None or not info_file.is_file():
@@ -86,22 +94,8 @@ def knowledge_base_section(run: RunData) -> Section | None:
     except (OSError, ValueError) as exc:
         return Section(id="knowledge-base", title="Knowledge base", order=15,
                        blocks=[Text(text=f"build_info.json could not be read: {exc}")])
-    rows = [Row(cells=[key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)])
-            for key, value in _flatten(info)]
-    return Section(id="knowledge-base", title="Knowledge base", order=15, blocks=[Table(
-        columns=["Item", "Value"], rows=rows, numeric_from=2, css_class="kb",
-        caption=f"From {info_file}: what the builder recorded while building this knowledge base.")])
-
-
-def _flatten(info: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    items = []
-    for key, value in info.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict) and value and all(not isinstance(v, (dict, list)) for v in value.values()):
-            items += [(f"{name}.{k}", v) for k, v in value.items()]
-        else:
-            items.append((name, value))
-    return items
+    return Section(id="knowledge-base", title="Knowledge base", order=15, blocks=knowledge_base_blocks(info),
+                   intro=f"From {info_file}: what the builder recorded while building this knowledge base.")
 
 
 def plugin_sections(run: RunData, pm: Any = None) -> list[Section]:
@@ -166,18 +160,19 @@ def anchor(text: str) -> str:
 
 
 def question_rows(run: RunData) -> list[dict[str, Any]]:
+    """The Questions table: one row per record, question by question, each system's baseline
+    first; the flags and data the table's filters read (:mod:`provbench.report.explore`)."""
+    order = {c: i for i, c in enumerate([BASELINE, *run.conditions])}
+    by_question: dict[str, list[RunRecord]] = {}
+    for record in run.records:
+        by_question.setdefault(record.key.question_id, []).append(record)
     rows = []
     for qid in run.question_ids:
         q = run.questions.get(qid)
-        marks = []
-        for system in run.systems:
-            base = [r for r in select(run.records, system) if r.key.question_id == qid]
-            value = per_question(base).get(qid)
-            marks.append({"system": system, "anchor": anchor(system),
-                          "mark": "–" if value is None else ("✓" if value >= 1 else "✗"),
-                          "failed": any(r.status == "failed" for r in base)})
-        rows.append({"id": qid, "question": q.question if q else "", "gold": q.answer if q else "",
-                     "page": page_name(qid), "excluded": qid in run.excluded, "marks": marks})
+        records = sorted(by_question.get(qid, []), key=lambda r: (
+            run.systems.index(r.key.system) if r.key.system in run.systems else 99,
+            order.get(r.key.condition, 99), r.key.repeat, r.key.variant))
+        rows += [record_row(run, q, qid, r, page_name(qid), anchor(r.key.system)) for r in records]
     return rows
 
 
@@ -322,13 +317,15 @@ def write_report(run_dir: str | Path, pm: Any = None) -> Path:
     env = environment()
     env.globals["ci_label"] = f"{100 * float(run.report_option('confidence', 0.95)):g}% CI"
     sections = [overview_section(run), validity_section(run), leak_section(run), knowledge_base_section(run),
+                paired_scores_section(run),
                 *plugin_sections(run, pm)]
     sections = sorted((s for s in sections if s is not None), key=lambda s: s.order)
     chart = accuracy_chart(run)
     context = {"h": header(run), "systems": run.systems, "sections": [section_view(s) for s in sections],
                "metrics": metric_listing(run), "charts": [chart] if chart else [], "questions": question_rows(run),
                "failures": [r for r in run.records if r.status == "failed"],
-               "per_question": bool(run.report_option("per_question_pages", True)), "csv": "records.csv"}
+               "per_question": bool(run.report_option("per_question_pages", True)), "csv": "records.csv",
+               "filters": filter_choices(run), "explore_script": EXPLORE_SCRIPT, "script_hash": script_hash()}
     export_csv(run.run_dir, records=run.records)
     context["question_pages"], context["kb_note"] = _write_pages(run, env) if context["per_question"] else ([], "")
     target = run.run_dir / "report.html"
@@ -354,40 +351,3 @@ def _write_pages(run: RunData, env: Any) -> tuple[list[dict[str, Any]], str]:
         return embedded, kb.reason
     finally:
         kb.close()
-
-
-# -- comparison -------------------------------------------------------------------------------------
-
-def write_comparison(run_a: str | Path, run_b: str | Path, out: str | Path | None = None) -> Path:
-    """Two runs side by side: accuracy with CIs, paired tests on shared questions, interventions."""
-    a, b = load_run(run_a), load_run(run_b)
-    systems = list(dict.fromkeys(a.systems + b.systems))
-    rows = []
-    for system in systems:
-        pa, pb = per_question(select(a.records, system)), per_question(select(b.records, system))
-        sa, sb = share(pa, **a.stats_options()), share(pb, **b.stats_options())
-        shared = [q for q in pa if q in pb]
-        rows.append({"system": system, "a": share_cell(sa), "b": share_cell(sb),
-                     "delta": "–" if sa.value is None or sb.value is None else f"{100 * (sb.value - sa.value):+.1f} pts",
-                     "test": mcnemar(pa, pb, shared).describe() if shared else "no shared questions"})
-    conditions = list(dict.fromkeys(a.conditions + b.conditions))
-    cond_rows = []
-    for condition in conditions:
-        for system in systems:
-            ra, rb = a.select(system, condition), b.select(system, condition)  # leaked units left out
-            if not (ra or rb):
-                continue
-            cond_rows.append({"condition": condition, "system": system,
-                              "changed_a": share_cell(share(per_question(ra, "output_changed"), a.analysed)),
-                              "changed_b": share_cell(share(per_question(rb, "output_changed"), b.analysed)),
-                              "acc_a": share_cell(share(per_question(ra), a.analysed)),
-                              "acc_b": share_cell(share(per_question(rb), b.analysed))})
-    target = Path(out) if out else a.run_dir.parent / f"compare-{a.run_dir.name}-vs-{b.run_dir.name}.html"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    env = environment()
-    env.globals["ci_label"] = "95% CI"
-    html = env.get_template("compare.html.j2").render(
-        h=header(a), a=header(a), b=header(b), a_dir=str(a.run_dir), b_dir=str(b.run_dir), rows=rows, cond_rows=cond_rows,
-        mcnemar_note=MCNEMAR_NOTE)
-    target.write_text(html, encoding="utf-8")
-    return target

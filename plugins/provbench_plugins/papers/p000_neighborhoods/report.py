@@ -9,7 +9,8 @@ metric values (metrics.json) when the run computed them, else the same computati
 (:func:`provbench_plugins.metrics.records.per_question_changes`, whose docstring gives the rule
 for failed units); accuracy cells read the ``accuracy`` metric likewise. Intervals come from the
 per-question values of that computation (:mod:`provbench.report.stats`: percentile bootstrap,
-exact McNemar tests).
+exact McNemar tests, their p-values Benjamini-Hochberg adjusted over the table's cells:
+:mod:`provbench.report.significance`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from provbench.model import BASELINE
 from provbench.report.data import RunData
 from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
+from provbench.report.significance import BH_NOTE, adjust_bh, with_adjusted
 from provbench.report.stats import MCNEMAR_NOTE, Share, arrow, mcnemar, mean_footprint, per_question, share
 from provbench_plugins.metrics.records import (cell_not_measurable, per_question_changes, per_question_official,
                                                stayed_correct_tally)
@@ -126,12 +128,13 @@ def table2_section(run: RunData) -> Section | None:
     if not systems:
         return None
     baseline = {s: per_question(run.select(s)) for s in systems}
+    tests = accuracy_tests(run, systems, baseline, analysed)
     rows = [Row(group="Baseline experiment"),
             Row(cells=["Baseline", "Acc.", *(share_cell(share(baseline[s], analysed, **opts)) for s in systems)])]
     for title, conditions in study_groups(run.conditions):
         rows.append(Row(group=title))
         for condition in conditions:
-            rows += condition_rows(run, condition, systems, baseline, analysed, opts)
+            rows += condition_rows(run, condition, systems, baseline, analysed, opts, tests)
     exclusion = run.metrics.get("exclusion") or run.suite.get("exclusion") or {}
     excluded = (f", after excluding the {len(run.excluded)} answered correctly by the "
                 f"{exclusion.get('reference_system')} baseline") if exclusion.get("enabled") else ""
@@ -142,7 +145,7 @@ def table2_section(run: RunData) -> Section | None:
                f"averaged over repeats, so counts may be fractional. {caption_of_text_rules(run)} "
                "Units the leak guard found leaked are left out; “not measurable”: every unit leaked or had no "
                "effect (see the leak guard section). "
-               f"Significance: {MCNEMAR_NOTE}.")
+               f"Significance: {MCNEMAR_NOTE}; {BH_NOTE.format(n=sum(p is not None for p, _ in tests.values()))}.")
     table = Table(columns=["Condition", "Outcome", *(display_name(run, s) for s in systems)], rows=rows,
                   numeric_from=2, css_class="table2", caption=caption)
     notes = [note for note in (hidden_reports_note(run),) if note is not None]
@@ -163,8 +166,20 @@ def study_groups(conditions: list[str]) -> list[tuple[str, list[str]]]:
     return groups
 
 
+def accuracy_tests(run: RunData, systems: list[str], baseline: dict[str, dict[str, float]],
+                   analysed: list[str]) -> dict[tuple[str, str], tuple[float | None, str]]:
+    """McNemar's test of every condition x system cell against the system's baseline, each with its
+    Benjamini-Hochberg adjustment over the whole table: (condition, system) -> (adjusted p, text)."""
+    cells = [(c, s) for c in run.conditions for s in systems
+             if run.select(s, c) and not cell_not_measurable(run, s, c, analysed)]
+    found = [mcnemar(baseline[s], per_question(run.select(s, c)), analysed) for c, s in cells]
+    adjusted = adjust_bh([t.p_value for t in found])
+    return {cell: (adj, with_adjusted(t.describe(), adj)) for cell, t, adj in zip(cells, found, adjusted)}
+
+
 def condition_rows(run: RunData, condition: str, systems: list[str], baseline: dict[str, dict[str, float]],
-                   analysed: list[str], opts: dict[str, Any]) -> list[Row]:
+                   analysed: list[str], opts: dict[str, Any],
+                   tests: dict[tuple[str, str], tuple[float | None, str]]) -> list[Row]:
     changed_cells, acc_cells = [], []
     for system in systems:
         records = run.select(system, condition)  # the leak guard's leaked units left out
@@ -185,8 +200,7 @@ def condition_rows(run: RunData, condition: str, systems: list[str], baseline: d
         after = per_question(records)
         acc = metric_share(run, "accuracy", system, condition, share(after, analysed, **opts))
         before = metric_share(run, "accuracy", system, BASELINE, share(baseline[system], analysed, **opts))
-        test = mcnemar(baseline[system], after, analysed)
-        acc_cells.append(share_cell(acc, test.describe(), arrow(before.value, acc.value)))
+        acc_cells.append(share_cell(acc, tests[(condition, system)][1], arrow(before.value, acc.value)))
     return [Row(cells=[title_of(condition), "Output changed", *changed_cells]),
             Row(cells=["", "Acc.", *acc_cells])]
 

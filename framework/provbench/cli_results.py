@@ -1,0 +1,74 @@
+"""Commands that read finished runs: ``export`` (records as a table), ``check`` (CI assertions) and
+``traces`` (OpenTelemetry spans). :mod:`provbench.cli` adds them to the ``provbench`` group; heavy modules load inside them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+console = Console(soft_wrap=True)
+RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+@click.command("export")
+@click.argument("run_dir", type=RUN_DIR)
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "jsonl"]), default="parquet",
+              show_default=True, help="File format of the table.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Output file (default: RUN_DIR/records.FORMAT).")
+def export_cmd(run_dir: Path, fmt: str, out: Path | None) -> None:
+    """Write RUN_DIR's records as one table, one row per unit: key, question, answer, status,
+    footprint, tokens, the leak guard's verdict and every score (score.NAME)."""
+    from .export import export_run
+
+    console.print(f"exported: {export_run(run_dir, fmt, out)}", highlight=False)
+
+
+@click.command("check")
+@click.argument("run_dir", type=RUN_DIR)
+def check_cmd(run_dir: Path) -> None:
+    """Check RUN_DIR's assertions (the suite's `assert:`) again and rewrite its summary.json and
+    junit.xml, as `provbench run` does when it finishes.
+
+    Exit status: 0 every assertion holds and every unit ran, 3 units failed, 5 an assertion failed,
+    6 the suite's budget stopped the run."""
+    raise SystemExit(show_gates(run_dir))
+
+
+def show_gates(run_dir: Path) -> int:
+    """Write the run's CI files, print its assertions' verdicts; returns the exit status they give."""
+    from .gates import JUNIT_FILE, SUMMARY_FILE, write_ci_files
+
+    data = write_ci_files(run_dir)
+    for result in data["assertions"]:
+        verdict = "[green]passed[/]" if result["passed"] else "[red]FAILED[/]"
+        console.print(f"assert {escape(result['name'])}: {escape(result['message'])} {verdict}", highlight=False)
+    if data["assertions"]:
+        console.print(f"{data['assertions_failed']} of {len(data['assertions'])} assertion(s) failed; "
+                      f"{run_dir / SUMMARY_FILE}, {run_dir / JUNIT_FILE}", highlight=False)
+    return data["exit_status"]
+
+
+@click.command("traces")
+@click.argument("run_dir", type=RUN_DIR)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the spans as OTLP/JSON lines to this file.")
+@click.option("--endpoint", default=None, help="Send the spans by OTLP/HTTP (protobuf), e.g. "
+              "http://127.0.0.1:6006/v1/traces for a local Phoenix.")
+@click.option("--header", "headers", multiple=True, metavar="KEY=VALUE", help="HTTP header for the endpoint "
+              "(repeatable), e.g. an authorization the backend needs.")
+def traces_cmd(run_dir: Path, out: Path | None, endpoint: str | None, headers: tuple[str, ...]) -> None:
+    """Export RUN_DIR's trajectories as OpenTelemetry spans (OpenInference conventions): one trace
+    per unit, with retrieval, tool and LLM spans. Needs the otel extra (pip install 'provbench[otel]')."""
+    from .errors import UserError
+    from .tracing import export_traces
+
+    pairs = dict(h.partition("=")[::2] for h in headers)
+    if any(not k or not v for k, v in pairs.items()):
+        raise UserError("--header expects KEY=VALUE")
+    count = export_traces(run_dir, out=out, endpoint=endpoint, headers=pairs)
+    console.print(f"{count} span(s) exported" + (f" to {out}" if out else "") + (f" to {endpoint}" if endpoint else ""),
+                  highlight=False)

@@ -1,0 +1,109 @@
+"""``provbench compare``: N runs side by side, each tested against the first (the reference).
+
+Per system: baseline accuracy with its bootstrap interval in every run, and each later run's
+change against the reference with an exact McNemar test on the questions both answered; every
+continuous per-record score both runs have (F1, RAGAS faithfulness, ...) with a paired
+permutation test; every intervention's output-changed and accuracy per run. Each table's
+p-values are Benjamini-Hochberg adjusted over that table's tests
+(:mod:`provbench.report.significance`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import UserError
+from .data import RunData, load_run
+from .render import environment, header, share_cell
+from .significance import BH_NOTE, PAIRED_NOTE, adjust_bh, continuous_scores, paired_scores, with_adjusted
+from .stats import MCNEMAR_NOTE, mcnemar, per_question, select, share
+
+def write_comparison(runs: Sequence[str | Path], out: str | Path | None = None) -> Path:
+    """Compare two or more runs (the first is the reference); returns the HTML file written."""
+    if len(runs) < 2:
+        raise UserError("compare needs at least two run directories")
+    loaded = [load_run(r) for r in runs]
+    ref = loaded[0]
+    labels = [_label(i) for i in range(len(loaded))]
+    systems = list(dict.fromkeys(s for run in loaded for s in run.systems))
+    context = {"h": header(ref), "runs": [{"label": label, "dir": str(run.run_dir), **header(run)}
+                                          for label, run in zip(labels, loaded)],
+               "labels": labels, "accuracy": _accuracy_rows(loaded, systems), "scores": _score_rows(loaded, systems),
+               "conditions": _condition_rows(loaded, systems), "mcnemar_note": MCNEMAR_NOTE,
+               "paired_note": PAIRED_NOTE}
+    for table in ("accuracy", "scores"):
+        context[f"{table}_bh"] = BH_NOTE.format(n=context[table]["tests"])
+    names = "-vs-".join(run.run_dir.name for run in loaded)[:120]
+    target = Path(out) if out else ref.run_dir.parent / f"compare-{names}.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    env = environment()
+    env.globals["ci_label"] = f"{100 * float(ref.report_option('confidence', 0.95)):g}% CI"
+    target.write_text(env.get_template("compare.html.j2").render(**context), encoding="utf-8")
+    return target
+
+
+def _label(index: int) -> str:
+    return chr(ord("A") + index) if index < 26 else f"R{index + 1}"
+
+
+def _accuracy_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
+    """Per system: each run's accuracy, and each later run's delta and McNemar test against the first."""
+    rows, tests = [], []
+    for system in systems:
+        values = [per_question(select(run.records, system)) for run in runs]
+        shares = [share(v, **run.stats_options()) for v, run in zip(values, runs)]
+        against = []
+        for later, s in zip(values[1:], shares[1:]):
+            shared = [q for q in values[0] if q in later]
+            test = mcnemar(values[0], later, shared) if shared else None
+            tests.append(test.p_value if test else None)
+            delta = "–" if shares[0].value is None or s.value is None else f"{100 * (s.value - shares[0].value):+.1f} pts"
+            against.append({"delta": delta, "test": test.describe() if test else "no shared questions"})
+        rows.append({"system": system, "cells": [share_cell(s) for s in shares], "against": against})
+    _adjust([a for row in rows for a in row["against"]], tests)
+    return {"rows": rows, "tests": sum(p is not None for p in tests)}
+
+
+def _score_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
+    """Per system and continuous score both the first and a later run have: means, paired permutation tests."""
+    rows, tests = [], []
+    for system in systems:
+        for score in _continuous_scores(runs, system):
+            values = [per_question(select(run.records, system), score) for run in runs]
+            against = []
+            for later in values[1:]:
+                test = paired_scores(values[0], later)
+                tests.append(test.p_value)
+                against.append({"test": test.describe()})
+            means = [f"{sum(v.values()) / len(v):.3f} (n={len(v)})" if v else "–" for v in values]
+            rows.append({"system": system, "score": score, "means": means, "against": against})
+    _adjust([a for row in rows for a in row["against"]], tests)
+    return {"rows": rows, "tests": sum(p is not None for p in tests)}
+
+
+def _continuous_scores(runs: list[RunData], system: str) -> list[str]:
+    """Continuous scores of the system's baseline records in the first run and at least one other."""
+    first = set(continuous_scores(select(runs[0].records, system)))
+    shared = {name for run in runs[1:] for r in select(run.records, system) for name in r.scores}
+    return sorted(first & shared)
+
+
+def _condition_rows(runs: list[RunData], systems: list[str]) -> list[dict[str, Any]]:
+    conditions = list(dict.fromkeys(c for run in runs for c in run.conditions))
+    rows = []
+    for condition in conditions:
+        for system in systems:
+            picked = [run.select(system, condition) for run in runs]
+            if not any(picked):
+                continue
+            rows.append({"condition": condition, "system": system,
+                         "changed": [share_cell(share(per_question(r, "output_changed"), run.analysed))
+                                     for r, run in zip(picked, runs)],
+                         "accuracy": [share_cell(share(per_question(r), run.analysed)) for r, run in zip(picked, runs)]})
+    return rows
+
+
+def _adjust(cells: list[dict[str, Any]], p_values: list[float | None]) -> None:
+    for cell, adjusted in zip(cells, adjust_bh(p_values)):
+        cell["test"] = with_adjusted(cell["test"], adjusted)

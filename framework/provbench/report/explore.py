@@ -1,0 +1,111 @@
+"""What makes the report explorable and its knowledge base readable, still as one offline file.
+
+* The Questions table has one row per record (question x system x condition x repeat or variant)
+  with what its filters read: system, condition, category, and the flags correct / wrong /
+  changed / failed / leaked / excluded, plus lower-case search text. A small inline script
+  (``templates/explore.js``) filters, searches and sorts it; the page's content-security policy
+  admits that script by its SHA-256 hash and nothing else (no other script, no network). With
+  scripts off the whole table is there, and the filter form stays hidden.
+* The Knowledge base section groups ``build_info.json``: counts beside the paper's, problems,
+  the build (LLM calls, extraction, communities, inputs), its options.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from functools import lru_cache
+from importlib.resources import files
+from typing import Any
+
+from ..kb.info import count_rows, detail_lines
+from ..model import BASELINE, Question, RunRecord
+from ..plugin_api import correctness
+from ..store import leak_status
+from .data import RunData
+from .sections import Row, Table, Text
+
+EXPLORE_SCRIPT = files("provbench.report").joinpath("templates", "explore.js").read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def script_hash() -> str:
+    """The CSP hash source that admits the inline script (quoted in the policy): sha256-<base64 digest of its text>."""
+    digest = hashlib.sha256(EXPLORE_SCRIPT.encode("utf-8")).digest()
+    return f"sha256-{base64.b64encode(digest).decode()}"
+
+
+def record_row(run: RunData, question: Question | None, qid: str, record: RunRecord, page: str,
+               system_anchor: str) -> dict[str, Any]:
+    """One row of the Questions table, with the flags its filters use."""
+    value = correctness(record)
+    changed = record.scores.get("output_changed")
+    leak = leak_status(record)
+    flags = [flag for flag, on in (
+        ("correct", value is not None and value >= 1), ("wrong", value is not None and value < 1),
+        ("changed", changed == 1), ("failed", record.status == "failed"), ("leaked", leak == "leaked"),
+        ("excluded", qid in run.excluded)) if on]
+    answer = record.trace.answer if record.trace and record.trace.answer is not None else ""
+    text = question.question if question else ""
+    return {"id": qid, "question": text, "category": _category(question), "page": page, "anchor": system_anchor,
+            "excluded": qid in run.excluded, "system": record.key.system, "condition": record.key.condition,
+            "run": record.key.variant or (str(record.key.repeat) if record.key.repeat else ""),
+            "answer": answer, "gold": question.answer if question else record.gold, "mark": "–" if value is None else "✓" if value >= 1 else "✗" if value == 0 else f"{value:.2f}",
+            "changed": "" if changed is None else ("yes" if changed == 1 else "no"), "status": record.status,
+            "error": record.error or "", "leak": leak or "", "flags": " ".join(flags),
+            "search": search_text(qid, text, answer, record.gold)}
+
+
+def search_text(*parts: str) -> str:
+    """What the search box matches: words (letters, digits, _) in lower case, one space apart;
+    explore.js cuts a query the same way, so punctuation and markup never matter."""
+    return " ".join(re.findall(r"\w+", " ".join(parts).lower()))
+
+
+def _category(question: Question | None) -> str:
+    return (question.category or question.type) if question else ""
+
+
+def filter_choices(run: RunData) -> dict[str, list[str]]:
+    """The values each filter offers (a filter with one value or none is left out)."""
+    categories = sorted({_category(run.questions.get(q)) for q in run.question_ids} - {""})
+    return {"system": run.systems, "condition": [BASELINE, *run.conditions], "category": categories}
+
+
+# -- the knowledge base --------------------------------------------------------------------------
+
+def knowledge_base_blocks(info: dict[str, Any]) -> list[Any]:
+    """Counts (beside the paper's when the builder follows one), problems, build, options."""
+    paper = info.get("paper") or {}
+    columns = ["Item", "This knowledge base"]
+    if paper:
+        columns += [f"Paper {paper.get('id', '')}".strip(), "Ratio"]
+    rows = []
+    for label, ours, theirs in count_rows(None, info):
+        row = [label, "–" if ours is None else f"{ours:,}"]
+        if paper:
+            row += ["–" if theirs is None else f"{theirs:,}", f"{ours / theirs:.2f}" if ours is not None and theirs else "–"]
+        rows.append(row)
+    blocks: list[Any] = [Table(columns=columns, rows=rows, css_class="kb kb-counts", caption=(
+        "Counts" + (f", beside those of {paper['title']}" if paper.get("title") else "") + "."))] if rows else []
+    problems = info.get("problems")
+    if problems:
+        blocks.append(Table(columns=["Problems the build met (it went on)"], rows=[[p] for p in problems],
+                            numeric_from=1, css_class="kb kb-problems"))
+    elif problems is not None:
+        blocks.append(Text(text="Problems: none."))
+    build = [(k, v) for k, v in detail_lines(info) if k not in ("problem", "problems", "options")]
+    build += [("inputs", ", ".join(f"{k}={v}" for k, v in (info.get("inputs") or {}).items() if k != "options"))]
+    blocks.append(Table(columns=["Build", "What the builder recorded"], rows=[[k, v] for k, v in build if v],
+                        numeric_from=2, css_class="kb kb-build"))
+    options = info.get("options") or (info.get("inputs") or {}).get("options") or {}
+    if options:
+        blocks.append(Table(columns=["Option", "Value"], rows=[[k, _plain(v)] for k, v in sorted(options.items())],
+                            numeric_from=2, css_class="kb kb-options", caption="The builder's options."))
+    return blocks
+
+
+def _plain(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)

@@ -1,0 +1,245 @@
+"""Trajectories out as OpenTelemetry spans, with OpenInference's semantic conventions, so Phoenix,
+Langfuse or any OpenTelemetry backend shows a provbench run (``provbench traces``; the ``otel`` extra).
+
+Each unit (record) becomes one trace:
+
+* a root span (``AGENT`` when the system called tools, else ``CHAIN``) named "system · condition":
+  the question as ``input.value``, the answer as ``output.value``, the run's id as ``session.id``,
+  the unit key, status, seed, scores, citations, visited entities and the leak guard's verdict as
+  ``provbench.*`` attributes (and ``metadata``); a failed unit's span has status ERROR;
+* a ``RETRIEVER`` span with the trace's retrieved items as ``retrieval.documents`` (id, score, kind);
+* one span per step in trajectory order: ``RETRIEVER`` for a retrieval, ``TOOL`` for a tool call
+  (``tool.name``, ``tool.parameters``, arguments in, result out), ``CHAIN`` for a generation, and
+  an ERROR status for a rejected model output or an error;
+* one ``LLM`` span per LLM call: model, purpose, prompt and completion tokens, cached, attempts.
+
+Times: provbench records a unit's start (to the second), its wall time and each LLM call's latency,
+not when each step ran, so LLM spans follow one another from the unit's start with their own
+latency and step spans are spread evenly over the unit in trajectory order
+(``provbench.timing = approximate``). Trace and span ids derive from the run id and the unit key,
+so exporting a run twice sends the same ids. Prompts are not exported: records never store them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import random
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from .errors import UserError
+from .model import RunRecord, Step
+from .report.data import RunData, load_run
+from .store import leak_status
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+
+EXTRA_HINT = "pip install 'provbench[otel]'"
+MAX_TEXT = 4000  # characters of a step's arguments or result kept on its span
+
+
+def export_traces(run_dir: str | Path, *, out: str | Path | None = None, endpoint: str | None = None,
+                  headers: dict[str, str] | None = None) -> int:
+    """Send every unit of the run as spans to ``out`` (OTLP JSON lines) and/or an OTLP/HTTP
+    ``endpoint`` (e.g. http://127.0.0.1:6006/v1/traces); returns the number of spans."""
+    if out is None and endpoint is None:
+        raise UserError("traces: give --out FILE, --endpoint URL, or both")
+    run = load_run(run_dir)
+    exporters = []
+    if out is not None:
+        exporters.append(OtlpJsonFileExporter(Path(out)))
+    if endpoint is not None:
+        exporter_class = _otel("opentelemetry.exporter.otlp.proto.http.trace_exporter").OTLPSpanExporter
+        exporters.append(exporter_class(endpoint=endpoint, headers=headers or {}))
+    return emit_run(run, exporters)
+
+
+def emit_run(run: RunData, exporters: Sequence[Any]) -> int:
+    """Emit the run's spans to OpenTelemetry span exporters; returns the number of spans."""
+    sdk = _otel("opentelemetry.sdk.trace")
+    export = _otel("opentelemetry.sdk.trace.export")
+    resources = _otel("opentelemetry.sdk.resources")
+    ids = UnitIds(run.manifest.run_id)
+    provider = sdk.TracerProvider(id_generator=ids, resource=resources.Resource.create(
+        {"service.name": "provbench", "openinference.project.name": run.manifest.suite_name,
+         "provbench.run_id": run.manifest.run_id, "provbench.suite": run.manifest.suite_name}))
+    for exporter in exporters:
+        provider.add_span_processor(export.BatchSpanProcessor(exporter, max_queue_size=1 << 16))
+    spans = 0
+    try:
+        for number, record in enumerate(run.records, start=1):
+            ids.unit(record.key.as_str())
+            spans += unit_spans(provider, run, record)
+            if number % 200 == 0:
+                provider.force_flush()
+    finally:
+        provider.shutdown()  # flushes what is queued
+    return spans
+
+
+def unit_spans(provider: "TracerProvider", run: RunData, record: RunRecord) -> int:
+    """One record's spans (root, retrieved items, steps, LLM calls); returns how many."""
+    from opentelemetry.trace import Status, StatusCode, set_span_in_context
+
+    tracer = provider.get_tracer("provbench")
+    trace = record.trace
+    start = _ns(record.started_at)
+    wall = int(1e9 * ((trace.wall_time_s if trace and trace.wall_time_s is not None else 0.0) or 0.001))
+    root = tracer.start_span(f"{record.key.system} · {record.key.condition}", start_time=start,
+                             attributes=root_attributes(run, record))
+    if record.status == "failed":
+        root.set_status(Status(StatusCode.ERROR, (record.error or "failed")[:500]))
+    context, count = set_span_in_context(root), 1
+    if trace is not None:
+        if trace.retrieved:
+            documents = {}
+            for i, item in enumerate(trace.retrieved):
+                documents.update({f"retrieval.documents.{i}.document.id": item.id,
+                                  f"retrieval.documents.{i}.document.metadata": json.dumps({"kind": item.kind})})
+                if item.score is not None:
+                    documents[f"retrieval.documents.{i}.document.score"] = item.score
+            tracer.start_span("retrieved items", context=context, start_time=start,
+                              attributes={"openinference.span.kind": "RETRIEVER", **documents}).end(start)
+            count += 1
+        for i, step in enumerate(trace.steps):
+            at = start + wall * (i + 1) // (len(trace.steps) + 1)
+            span = tracer.start_span(step.tool or step.kind, context=context, start_time=at,
+                                     attributes=step_attributes(step))
+            if step.kind in ("rejection", "error") or step.error:
+                span.set_status(Status(StatusCode.ERROR, (step.error or step.kind)[:500]))
+            span.end(at)
+        offset = start
+        for call in trace.llm_calls:
+            end = offset + max(1, int(1e9 * call.latency_s))
+            span = tracer.start_span(call.purpose or "llm", context=context, start_time=offset, attributes={
+                "openinference.span.kind": "LLM", "llm.model_name": call.model,
+                "llm.token_count.prompt": call.prompt_tokens, "llm.token_count.completion": call.completion_tokens,
+                "llm.token_count.total": call.prompt_tokens + call.completion_tokens,
+                "provbench.purpose": call.purpose, "provbench.cached": call.cached, "provbench.attempts": call.attempts,
+                "provbench.cost_source": call.cost_source})
+            if call.cost_usd is not None:  # an unknown price is left out, never sent as 0
+                span.set_attribute("llm.cost.total", call.cost_usd)
+            if call.error:
+                span.set_status(Status(StatusCode.ERROR, call.error[:500]))
+            span.end(end)
+            offset = end
+        count += len(trace.steps) + len(trace.llm_calls)
+    root.end(max(start + wall, offset if trace else start))
+    return count
+
+
+def root_attributes(run: RunData, record: RunRecord) -> dict[str, Any]:
+    trace, key = record.trace, record.key
+    question = run.questions.get(key.question_id)
+    kind = "AGENT" if trace and any(s.kind == "tool_call" for s in trace.steps) else "CHAIN"
+    attributes: dict[str, Any] = {
+        "openinference.span.kind": kind, "session.id": run.manifest.run_id,
+        "input.value": question.question if question else key.question_id,
+        "output.value": trace.answer if trace and trace.answer is not None else "",
+        "tag.tags": [key.system, key.condition], "provbench.timing": "approximate",
+        "provbench.question_id": key.question_id, "provbench.system": key.system, "provbench.condition": key.condition,
+        "provbench.repeat": key.repeat, "provbench.variant": key.variant, "provbench.status": record.status,
+        "provbench.gold": record.gold, "provbench.leak_check": leak_status(record) or "",
+        **{f"provbench.score.{name}": value for name, value in record.scores.items() if value is not None}}
+    if record.seed is not None:
+        attributes["provbench.seed"] = record.seed
+    if trace is not None:
+        attributes.update({"provbench.outcome": trace.outcome, "provbench.visited_entities": trace.visited_entities,
+                           "provbench.read_text_units": trace.read_text_units,
+                           **{f"provbench.cited.{kind}": ids for kind, ids in trace.citations.model_dump().items() if ids}})
+        if trace.confidence is not None:
+            attributes["provbench.confidence"] = trace.confidence
+    attributes["metadata"] = json.dumps({k.removeprefix("provbench."): v for k, v in attributes.items()
+                                         if k.startswith("provbench.")}, ensure_ascii=False, default=str)
+    return attributes
+
+
+def step_attributes(step: Step) -> dict[str, Any]:
+    arguments = _text(step.arguments) if step.arguments else ""
+    result = _text(step.result) if step.result is not None else ""
+    kind = {"retrieval": "RETRIEVER", "tool_call": "TOOL"}.get(step.kind, "CHAIN")
+    attributes: dict[str, Any] = {"openinference.span.kind": kind, "input.value": arguments, "output.value": result,
+                                  "provbench.step.index": step.index, "provbench.step.kind": step.kind}
+    if kind == "TOOL":
+        attributes.update({"tool.name": step.tool or "", "tool.parameters": arguments})
+    if step.thought:
+        attributes["provbench.step.thought"] = step.thought[:MAX_TEXT]
+    return attributes
+
+
+def _text(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"
+
+
+def _ns(iso: str) -> int:
+    return int(datetime.fromisoformat(iso).timestamp() * 1e9)
+
+
+def _otel(module: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise UserError(f"exporting traces needs OpenTelemetry: {EXTRA_HINT}") from None
+
+
+class UnitIds:
+    """Trace ids from the run id and the unit key, span ids from a generator seeded by them: the
+    same run exported twice gets the same ids (an OpenTelemetry ``IdGenerator``)."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.unit("")
+
+    def unit(self, key: str) -> None:
+        digest = hashlib.sha256(f"{self.run_id}|{key}".encode()).digest()
+        self._trace_id = int.from_bytes(digest[:16], "big") or 1
+        self._spans = random.Random(digest)
+
+    def generate_trace_id(self) -> int:
+        return self._trace_id
+
+    def generate_span_id(self) -> int:
+        return self._spans.getrandbits(64) or 1
+
+    def is_trace_id_random(self) -> bool:
+        return False  # derived from the unit, not drawn (W3C's "random" trace flag stays off)
+
+
+class OtlpJsonFileExporter:
+    """An OpenTelemetry span exporter writing OTLP/JSON, one ExportTraceServiceRequest per line
+    (the file format of the OpenTelemetry Collector's file exporter and ``otlpjsonfile`` receiver):
+    spans encoded by OpenTelemetry's own OTLP encoder, trace and span ids as hex strings."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("", encoding="utf-8")
+
+    def export(self, spans: Sequence[Any]) -> Any:
+        from google.protobuf.json_format import MessageToDict
+        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        data = MessageToDict(encode_spans(spans))
+        for resource_spans in data.get("resourceSpans", []):
+            for scope_spans in resource_spans.get("scopeSpans", []):
+                for span in scope_spans.get("spans", []):
+                    for field in ("traceId", "spanId", "parentSpanId"):
+                        if field in span:
+                            span[field] = base64.b64decode(span[field]).hex()
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, ensure_ascii=False) + "\n")
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
