@@ -12,7 +12,7 @@ import pytest
 
 from provbench.registry import default_registry
 from provbench.runner import run_suite
-from provbench.suite import PluginRef, load_suite
+from provbench.suite import SystemPluginRef, load_suite
 from provbench.testing import schema_following_llm
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,7 +22,7 @@ def one_system(name: str, model: str, kb: Path, system: str = "agentic-graphrag"
     """The suite as shipped, with only one of its systems (the section needs no more) and a shared KB."""
     loaded = load_suite(REPO / "suites" / f"{name}.yaml")
     suite = loaded.suite
-    suite.systems = [PluginRef(name=system)]
+    suite.systems = [SystemPluginRef(name=system)]
     suite.interventions, suite.intervention_systems = [], None
     suite.exclusion.enabled = False
     suite.model.id = model
