@@ -13,6 +13,9 @@ Text units and the entities they link to (a relation's source text unit links bo
     tu:3 {B, D}   tu:4 {D, E}   tu:5 {E, F}
     tu:6 {A}      tu:7 {C}      tu:8 {G}      tu:9 {} (no entity)
 
+Each entity's own text (``own_text_unit_ids``, its own paragraph): A tu:1, tu:6; B tu:3; C tu:2,
+tu:7; D tu:4; F tu:5; G tu:8; E, a place, has none (tu:4 and tu:5 only name it).
+
 Two hops from the visited/cited set {A, B, C} reach D (1 hop) and E (2 hops); F and G are
 farther. Paths: A-B-D-E-F. D's description quotes tu:3; no other description quotes a text unit.
 """
@@ -42,6 +45,7 @@ ENTITIES = [
     (F, "Fox Festival", "event", "Annual film festival.", ("tu:5",)),
     (G, "Gale Park", "place", "Public park with old oak trees.", ("tu:8",)),
 ]
+OWN_TEXT = {A: ("tu:1", "tu:6"), B: ("tu:3",), C: ("tu:2", "tu:7"), D: ("tu:4",), E: (), F: ("tu:5",), G: ("tu:8",)}
 TEXTS = {
     "tu:1": "Ann Lee directed the film Blue River, released in 1990.",
     "tu:2": "Cara Stone played the lead role in Blue River.",
@@ -66,7 +70,7 @@ def build_ablation_kb(path: Path) -> KnowledgeBase:
     """The graph above, finalised with real embeddings (the session's one embedding model)."""
     kb = KnowledgeBase.create(path)
     kb.add_text_units([TextUnit(id=tu, text=text, document_id=f"doc:{tu}") for tu, text in TEXTS.items()])
-    kb.add_entities([Entity(id=i, name=n, label=lab, description=d, text_unit_ids=tus)
+    kb.add_entities([Entity(id=i, name=n, label=lab, description=d, text_unit_ids=tus, own_text_unit_ids=OWN_TEXT[i])
                      for i, n, lab, d, tus in ENTITIES])
     kb.add_relations(RELATIONS)
     communities = kb.detect_communities(seed=0)

@@ -175,14 +175,18 @@ def test_p001_parse_paragraph_and_answer():
     chain = ask(deep_llm, [{"role": "user", "content": P1.TRIPLET_USER.format(question=deep.question)}],
                 P1.triplet_schema(4))["triplets"]
     assert [t["object"] for t in chain] == ["oligohydramnios", "renal agenesis"]  # it looks up the gold chain
-    assert [(p["entity1"], p["entity2"]) for p in ask(deep_llm, [{"role": "user", "content": P1.PAIRS_USER.format(
-        question=deep.question)}], P1.pairs_schema(4))["pairs"]][0] == ("pulmonary hypoplasia", "renal agenesis")
-    unnamed = ask(control("ignores-context", [deep]), [{"role": "user", "content": P1.TRIPLET_USER.format(
+    pairs = ask(deep_llm, [{"role": "user", "content": P1.PAIRS_USER.format(question=deep.question)}],
+                P1.pairs_schema(4))["pairs"]
+    assert [(p["entity1"], p["entity2"]) for p in pairs] == [("pulmonary hypoplasia", "oligohydramnios"),
+                                                             ("oligohydramnios", "renal agenesis")]  # each triple once
+    ignoring = ask(control("ignores-context", [deep]), [{"role": "user", "content": P1.TRIPLET_USER.format(
         question=deep.question)}], P1.triplet_schema(4))["triplets"]
-    assert unnamed == []  # a control that does not read restates nothing
+    assert ignoring == chain  # its parse reads the question, as the oracle's; only its answers ignore context
     chain = "pulmonary hypoplasia ->[INDICATES]-> oligohydramnios"
     paragraph = ask(llm, P1.paragraph_messages(chain, unknown_instruction=False), None)
     assert paragraph == "pulmonary hypoplasia indicates oligohydramnios."
+    authors = ask(llm, P1.paragraph_messages("pulmonary hypoplasia->[INDICATES]->__->[CAUSES]->renal agenesis", False), None)
+    assert authors == "pulmonary hypoplasia indicates __.\n__ causes renal agenesis."  # the authors' chain format
     blanked = ask(llm, P1.paragraph_messages(chain.replace("INDICATES", "__"), unknown_instruction=True), None)
 
     def answer(text: str) -> str:

@@ -63,3 +63,16 @@ def test_graded_accuracy_and_label_spellings():
     assert graded_accuracy("SUPPORTS", "Not sure", idk_credit=0.0) == 0.0
     assert normalize_label("Not Enough Info") == NEI and normalize_label("nei") == NEI
     assert normalize_label("refuted") == "REFUTES" and normalize_label("maybe") is None
+
+
+def test_predicted_evidence_is_the_citations_padded_with_the_sentences_read():
+    """The official scorer takes the first five predicted sentences; a record's are its cited ones
+    first, then the other sentences it read, in reading order (repeats and non-sentences dropped)."""
+    from provbench.model import Trace
+    from provbench_plugins.datasets.fever.metric import predicted_evidence
+
+    trace = Trace(question_id="1", system="s", read_text_units=["s:A:0", "s:B:2", "p:A", "s:C:1"])
+    trace.citations.text_units = ["s:C:1", "s:D:4"]
+    assert predicted_evidence(trace) == [("C", 1), ("D", 4), ("A", 0), ("B", 2)]
+    assert predicted_evidence(Trace(question_id="1", system="s", read_text_units=["s:A:0"])) == [("A", 0)]
+    assert predicted_evidence(None) == []

@@ -70,6 +70,16 @@ def test_isolation_hiding_shared_text_takes_the_cited_entitys_shared_unit(view, 
     assert apply(ablation(shared_text="keep"), view)[0].text_units == plan.text_units - {"tu:1"}
 
 
+@pytest.mark.parametrize("ablation", [FullIsolation, TextOnlyIsolation])
+def test_isolation_keeps_a_cited_entitys_own_text_not_paragraphs_naming_it(view, ablation):
+    """Citing the place E, which has no paragraph of its own, keeps neither D's tu:4 nor F's tu:5,
+    though both name it: only the cited evidence stays (A's own tu:1 and tu:6, the cited tu:2)."""
+    plan, isolated = apply(ablation(), view, baseline_trace(cited=(A, E)))
+    assert plan.text_units == {"tu:3", "tu:4", "tu:5", "tu:7", "tu:8"}
+    assert readable_text_units(isolated) == {"tu:1", "tu:2", "tu:6", "tu:9"}
+    assert isolated.text_units_of(E) == [] and isolated.entity(E).own_text_unit_ids == ()
+
+
 def test_text_only_isolation_blocks_text_but_keeps_structure(view):
     plan, masked = apply(TextOnlyIsolation(), view)
     assert plan.entities == frozenset() and plan.hide_metadata_of == frozenset()

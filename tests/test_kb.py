@@ -225,6 +225,31 @@ def test_text_unit_links_come_from_both_sides_and_from_relations(tmp_path):
         kb.close()
 
 
+def test_an_entitys_own_text_is_marked_on_its_links(tmp_path):
+    """``own_text_unit_ids`` (the text of the entity's own document) is a label on the link, so an
+    existing mention becomes own text when declared later; a hidden unit leaves both lists; a bulk
+    load marks it the same way."""
+    units = [TextUnit(id=f"tu:{i}", text=f"t{i}", document_id="d", entity_ids=("e:a",) if i == 0 else ())
+             for i in range(3)]
+    entity = Entity(id="e:a", name="A", text_unit_ids=("tu:0", "tu:1"), own_text_unit_ids=("tu:1", "tu:2"))
+    kb = KnowledgeBase.create(tmp_path / "kb")
+    bulk = KnowledgeBase.create(tmp_path / "bulk")
+    try:
+        kb.add_text_units(units)
+        kb.add_entities([Entity(id="e:a", name="A", text_unit_ids=("tu:1",))])
+        kb.add_entities([entity])  # upsert: tu:1 was a mention already, tu:2 is new
+        bulk.bulk_load(text_units=units, entities=[entity])
+        for view in (kb.view(), bulk.view()):
+            read = view.entity("e:a")
+            assert read.text_unit_ids == ("tu:0", "tu:1", "tu:2") and read.own_text_unit_ids == ("tu:1", "tu:2")
+            assert view.hide(text_units=["tu:2"]).entity("e:a").own_text_unit_ids == ("tu:1",)
+        assert kb.view().entity("e:a").model_copy(update={"own_text_unit_ids": ()}) == Entity(
+            id="e:a", name="A", text_unit_ids=("tu:0", "tu:1", "tu:2"))
+    finally:
+        kb.close()
+        bulk.close()
+
+
 # -- reading through a view ----------------------------------------------------------------------------------
 
 

@@ -195,6 +195,27 @@ def test_extraction_keeps_only_valid_items_found_in_the_text():
     assert (extracted.label, extracted.text_unit_id) == ("mother", tu.id)
 
 
+def test_an_extracted_label_naming_an_entity_is_not_quoted_in_descriptions():
+    """Extracted labels are free text: one that names another entity would keep that name readable
+    in a description after the entity is removed (issue 22, item 5)."""
+    from provbench_plugins.kb_builders.twowiki.gold import describe_entities
+
+    graph, corpus = gold_graph(tiny_questions())
+    tu = corpus.text_units[doc(corpus, "Tessa Quill").text_unit_ids[0]]
+    apply_extraction(graph, tu, {"entities": [{"name": "Ada Quill", "type": "PERSON"}],
+                                 "relations": [{"source": "Tessa Quill", "relation": "daughter of Ada Quill",
+                                                "target": "Ada Quill"},
+                                               {"source": "Tessa Quill", "relation": "acted in Dunmere",
+                                                "target": "Dunmere"},
+                                               {"source": "Tessa Quill", "relation": "Tessa Quill's home",
+                                                "target": "Dunmere"}]}, ExtractionCounts())
+    describe_entities(graph)
+    tessa, ada = graph.find("Tessa Quill").description, graph.find("Ada Quill").description
+    assert "Ada Quill".lower() not in tessa.lower() and "dunmere" not in tessa.lower()
+    assert "extracted relation (outgoing)" in tessa and "tessa quill's home (outgoing)" in tessa  # its own name
+    assert ada == "A person; relations: daughter of ada quill (incoming)."  # names only Ada herself
+
+
 def test_extraction_output_that_is_not_an_object_is_counted():
     graph, corpus = gold_graph(tiny_questions())
     tu = next(iter(corpus.text_units.values()))
@@ -309,11 +330,12 @@ def test_kb_links_gold_relations_to_supporting_text_units(tiny_kb):
 @pytest.mark.parametrize("extract", [False, True], ids=["gold-only", "with-extraction"])
 def test_every_chunk_of_an_entitys_own_paragraph_is_linked_to_it(tmp_path, extract):
     """Removal takes, and isolation keeps, an entity's whole paragraph: also the chunks that go on
-    with "He ..." or "Vale ..." without its name (issue 22, item 4)."""
+    with "He ..." or "Vale ..." without its name (issue 22, item 4); isolation keeps that paragraph
+    as its own text, not the film's paragraph naming it."""
     import random
 
     from provbench.model import Citations, Trace
-    from provbench_plugins.papers.p000_neighborhoods.interventions import CitedRemoval
+    from provbench_plugins.papers.p000_neighborhoods.interventions import CitedRemoval, FullIsolation
 
     llm, _ = scripted_kb_llm()
     kb = K.TwoWikiKBBuilder(chunk_size=16, extract=extract, summarize=False).build(tiny_questions(), tmp_path / "kb", llm)
@@ -326,10 +348,15 @@ def test_every_chunk_of_an_entitys_own_paragraph_is_linked_to_it(tmp_path, extra
     for title, name in (("Orin Vale", "Orin Vale"), ("Glass Harbor (film)", "Glass Harbor"),
                         ("Glass Harbor (novel)", "Glass Harbor"), ("Lark Denholm", "Lark Denholm")):
         assert set(doc(corpus, title).text_unit_ids) <= set(view.entity(view.find_entity(name).id).text_unit_ids), title
+    assert view.entity(orin.id).own_text_unit_ids == tuple(own)
     assert kb.build_info["own_paragraph_links"] >= len(nameless)
     baseline = Trace(question_id="tiny-q1", system="s", citations=Citations(entities=[orin.id]))
     plan = CitedRemoval().plan(view, tiny_questions()[0], baseline, random.Random(0))
     assert set(own) <= plan.text_units
+    film_naming_him = [t for t in doc(corpus, "Glass Harbor (film)").text_unit_ids
+                       if "Orin Vale" in corpus.text_units[t].text]
+    isolated = FullIsolation().plan(view, tiny_questions()[0], baseline, random.Random(0))
+    assert film_naming_him and set(film_naming_him) <= isolated.text_units and not set(own) & isolated.text_units
     kb.close()
 
 

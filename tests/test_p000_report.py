@@ -101,4 +101,21 @@ def test_table2_names_the_text_rule_and_the_hidden_reports():
     assert "Community reports hidden per unit" in section.blocks[1].text
     assert "Cited ablation 6.0; Full isolation 0.0" in section.blocks[1].text
     default = table2_section(run_of(records, ["cited-removal", "full-isolation"])).blocks[0].caption
-    assert "stays readable (shared_text: keep" in default
+    assert "naming a cited one is hidden (shared_text: keep" in default
+
+
+def test_a_labelled_isolation_is_classified_by_its_intervention():
+    """``shared_text: hide`` under a label of its own is still an isolation: its reading is in the
+    caption and its rows sit under Isolation, not under "Other interventions"."""
+    records = baseline_records()
+    for condition in ("full-isolation", "isolation-hide"):
+        records += [record("agentic-graphrag", qid, condition=condition) for qid in ("q1", "q2")]
+    run = run_of(records, ["full-isolation",
+                           {"name": "p000/full-isolation", "label": "isolation-hide", "options": {"shared_text": "hide"}}])
+    table = table2_section(run).blocks[0]
+    assert ("Full isolation (isolation-hide): a text unit linked to any non-cited entity is hidden, a cited entity's "
+            "own included (shared_text: hide") in table.caption
+    groups = [row.group for row in table.rows if row.group]
+    assert groups == ["Baseline experiment", "Isolation"]
+    titles = [row.cells[0].text for row in table.rows if not row.group and row.cells[1].text == "Output changed"]
+    assert titles == ["Full isolation", "Full isolation (isolation-hide)"]

@@ -165,6 +165,30 @@ def test_ragex_windows_cover_the_retrieved_words():
     assert RagExWindow().variants(question, Trace(question_id="q", system="kgrag-ex"), random.Random(0)) == []
 
 
+def test_the_authors_ragex_capitalises_the_chunk_and_windows_its_chunk_label_too(kb):
+    """The authors' cost notebook shows ``c.capitalize()`` and slides its 5-word windows over the
+    spaCy words of "Chunk 0: ...", so "Chunk" and "0" are words a window can remove."""
+    from provbench.testing import scripted_llm
+    from provbench_plugins.papers.p001_kgrag_ex.ragex import RagExWindow, VectorRAG, context_text
+
+    question = Question(id="q", question="What does fasting cause?", answer="A", choices=["night cough", "spleen"])
+    trace = VectorRAG(preset="authors").run(question, Environment(view=kb.view(), llm=scripted_llm([{"answer": "A"}])))
+    (passage,) = trace.artifacts["passages"]
+    original = kb.view().text_unit(passage["id"]).text
+    assert passage["text"] == original.capitalize() and VectorRAG(preset="authors").options.capitalize
+    assert VectorRAG().options.capitalize is False and RagExWindow(preset="authors").options.stride == 1
+    passages = [{"id": "tu:1", "text": "Corvane fever is an uncommon illness."}]
+    trace = Trace(question_id="q", system="vector-rag", artifacts={"passages": passages})
+    windows = RagExWindow(preset="authors").variants(question, trace, random.Random(0))
+    assert len(windows) == 4 and windows[0].description == "remove words 1-5: Chunk 0 Corvane fever is"
+    assert len(RagExWindow().variants(question, trace, random.Random(0))) == 2  # the passage's 6 words only
+    first, third = (RagExWindow(preset="authors").perturb(question, trace, random.Random(0), variant=windows[i])
+                    for i in (0, 2))
+    assert context_text(first.artifacts["passages"]) == "an uncommon illness"
+    assert context_text(third.artifacts["passages"]) == "Chunk 0 illness"  # punctuation dropped, as spaCy's words
+    assert context_text(passages) == "Chunk 0: Corvane fever is an uncommon illness."
+
+
 def test_table4_ranks_by_share_and_breaks_ties_so_the_columns_sum_to_examples():
     path = four_node_path()  # 4 node variants, 3 edge, 3 sub-path
     def question(qid, changes):  # every variant runs; those in ``changes`` change the answer
@@ -224,7 +248,7 @@ def test_the_query_is_parsed_into_triplets_whose_entities_are_grounded(kb):
     assert not any(g["role"] == "option" for g in trace.artifacts["kgrag"]["grounding"])  # the paper: the query's
     assert trace.answer == "A" and [p.entities for p in trace.paths] == [["ent:fasting", "ent:corvane-fever"]]
     assert "Chain:\nfasting ->[IS RISK FACTOR FOR]-> corvane fever" in calls[1]["messages"][0]["content"]
-    assert "__ is unknown" not in calls[1]["messages"][0]["content"]  # the authors' wording, unless asked
+    assert "__ is unknown" not in calls[1]["messages"][0]["content"]  # no sentence on "__" unless asked (the authors' prompt has none)
     assert calls[2]["messages"][0]["content"].startswith("You are a medical assistant.")
 
 
@@ -515,3 +539,48 @@ def test_the_ragex_target_runs_the_authors_settings_and_prompt(kb):
     perturbed = RagExWindow().perturb(question, trace, random.Random(0), variant=variant)
     resumed = system.resume(question, Environment(view=kb.view(), llm=llm), perturbed)
     assert resumed.answer == "B" and "Chunk 0: " in llm.backend.calls[1]["messages"][0]["content"]
+
+
+def tied_graph(folder, parallel: int):
+    """The helper graph with ``parallel`` more "fasting IS RISK FACTOR FOR corvane fever" edges
+    (rel:7 onwards) beside rel:0: that many + 1 shortest paths tie between the two."""
+    from provbench.testing import schema_following_llm
+    from provbench_plugins.kb_builders.medical.builder import MedicalKGBuilder
+    from p001_helpers import write_inputs
+
+    corpus, triples = write_inputs(folder / "in")
+    extra = "fasting,Risk Factors,IS RISK FACTOR FOR,corvane fever,Diseases,a.txt,a_0\n"
+    triples.write_text(triples.read_text() + extra * parallel)
+    return MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], folder / "kb", schema_following_llm())
+
+
+def test_a_tie_between_shortest_paths_goes_to_the_lowest_relation_ids(tmp_path):
+    """The view sorts the shortest paths before it cuts to ``limit``: Kùzu finds the later of two
+    parallel edges first, so a LIMIT inside the query returned rel:7, not rel:0."""
+    kb = tied_graph(tmp_path, 1)
+    try:
+        (path,) = kb.view().shortest_paths("ent:fasting", "ent:corvane-fever", limit=1)
+        assert [r.id for r in path.relations] == ["rel:0"]
+    finally:
+        kb.close()
+
+
+def test_tied_shortest_paths_are_fetched_up_to_a_cap(tmp_path, monkeypatch):
+    """Hubs multiply shortest paths: the view fetches at most max(limit, MAX_TIED_PATHS) of them
+    (benchmarks/bench_shortest_paths.py measures the cap), sorted before ``limit`` cuts."""
+    from provbench.kb import GraphView
+    from provbench.kb import view as view_module
+
+    kb = tied_graph(tmp_path, 5)
+    try:
+        view, fetched = GraphView(kb.store), []
+        rows = kb.store.rows
+        monkeypatch.setattr(kb.store, "rows", lambda q, p=None: fetched.append(len(found := rows(q, p))) or found)
+        assert len(view.shortest_paths("ent:fasting", "ent:corvane-fever", limit=50)) == 6
+        monkeypatch.setattr(view_module, "MAX_TIED_PATHS", 3)
+        fetched.clear()
+        (path,) = view.shortest_paths("ent:fasting", "ent:corvane-fever", limit=1)
+        assert fetched[-1] == 3 and len(view.shortest_paths("ent:fasting", "ent:corvane-fever", limit=4)) == 4
+        assert fetched[-1] == 4  # a limit above the cap fetches the limit
+    finally:
+        kb.close()

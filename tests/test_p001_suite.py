@@ -102,18 +102,36 @@ def check_table_figures(run_dir, records: list[dict]) -> None:
 
 
 def test_the_authors_suite_runs_every_part_on_its_authors_preset(tmp_path, monkeypatch):
+    """The authors' suite end to end on the oracle control (schema-following replies would parse no
+    pair): their entity pairs, directed chains, in-place blanking, capitalised RAG-Ex chunks, and
+    Tables 4 and 5 with figures, not empty rows."""
     from provbench.suite import load_suite
 
     suite = REPO / "suites" / "medmcqa-kgragex-authors.yaml"
-    loaded = load_suite(suite).suite
-    assert loaded.model.id == "ollama/llama3.2:3b-instruct-fp16"
+    assert load_suite(suite).suite.model.id == "ollama/llama3.2:3b-instruct-fp16"
     monkeypatch.chdir(tmp_path)
-    run_dir = run_suite(suite, out=tmp_path / "run", limit=2, llm=schema_following_llm(cache_dir=tmp_path / "llm"))
+    run_dir = run_suite(suite, model="control:oracle", out=tmp_path / "run")
     records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
     assert records and all(r["status"] == "ok" for r in records)
     kg = [r for r in records if r["key"]["system"] == "kgrag-ex"]
-    assert all("query_pairs" in r["trace"]["artifacts"] for r in kg if r["key"]["condition"] == "baseline")
+    baselines = [r for r in kg if r["key"]["condition"] == "baseline"]
+    assert all(r["trace"]["artifacts"]["query_pairs"] for r in baselines)
+    assert all(r["trace"]["artifacts"]["kgrag"]["paths"] for r in baselines)  # each pair's directed path
     blanked = [r for r in kg if r["key"]["condition"] == "kg-subpath-removal"]
-    assert all(r["variant"]["data"]["rule"] == "authors" for r in blanked)
-    info = json.loads((run_dir / "manifest.json").read_text())
-    assert "authors" in json.dumps(info)
+    assert blanked and all(r["variant"]["data"]["rule"] == "authors" for r in blanked)
+    after = [line for r in blanked for line in r["variant"]["data"]["path_after"]]
+    assert after and all("->[" in line and " ->[" not in line for line in after)  # the authors' chain format
+    assert any(r["variant"]["data"]["blanked"]["nodes"] for r in blanked)
+    assert any(r["scores"].get("output_changed") == 1.0 for r in blanked)  # blanking a gold triple changes it
+    passages = [r["trace"]["artifacts"]["passages"][0]["text"] for r in records
+                if r["key"]["system"] == "vector-rag" and r["key"]["condition"] == "baseline"]
+    assert passages and all(p == p.capitalize() for p in passages)
+
+    sections = {s.id: s for s in p001_report.sections(load_run(run_dir))}
+    (row,) = cells(sections["p001-table4-kgrag-ex"])
+    assert row[:2] == ["MedMCQA", "authors (blanked in place)"] and int(row[2]) > 0  # questions with a change
+    cost = sections["p001-cost-kgrag-ex"]
+    authors = {r[0]: r[1:] for r in cells(cost, 1)}
+    label = "RAG-Ex (vector-rag, 5-word windows, stride 1, over the 'Chunk 0' labels too)"
+    assert float(authors["KGRAG-Ex"][1]) > 0 and float(authors[label][1]) > float(authors["KGRAG-Ex"][1])
+    assert "sub-path removals under the authors (blanked in place) rule" in cost.blocks[-1].text

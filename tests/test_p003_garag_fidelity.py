@@ -1,68 +1,22 @@
-"""Paper 003 as the paper says: top-K pages with per-page extraction, the 0.7 triple filter, the
-low-coverage meta-note, token-level hallucination, response time without the LLM cache, no gold
-pages injected into the KB, the paper's delta sign, and no evidence scores from BEIR corpora."""
+"""Paper 003 as the paper and the authors' code say: top-K pages with per-page extraction, the
+authors' 0.6 triple filter (a confidence at the threshold is kept), the low-coverage meta-note,
+token-level hallucination against the same pages for both systems, response time without the LLM
+cache, no gold pages injected into the KB, the paper's delta sign, and no evidence scores from
+BEIR corpora."""
 
 from __future__ import annotations
 
 import json
-import re
 import time
 
 import pytest
 
 from conftest import REPO
+from p003_helpers import MINI, PaperBackend, mini_kb, run  # noqa: F401 - mini_kb is a fixture
 from provbench.llm.backends import reply
 from provbench.llm.client import LLMClient
 from provbench.model import BASELINE, Fact, LLMCall, Question, RunRecord, Trace, UnitKey
-from provbench.plugin_api import Environment, MetricContext, Results
-
-MINI = REPO / "datasets" / "fever-mini" / "dev.jsonl"
-PASSAGE = re.compile(r'Passage: "(.*)"\n', re.DOTALL)
-
-
-class PaperBackend:
-    """Extraction: two triples about the passage's title, confidences 0.9 and 0.5; answers:
-    SUPPORTS citing line 1. Records every extraction passage."""
-
-    model_id = "paper-backend"
-
-    def __init__(self) -> None:
-        self.passages: list[str] = []
-
-    def config(self) -> dict:
-        return {}
-
-    def complete(self, request: dict) -> dict:
-        prompt = request["messages"][-1]["content"]
-        if "triplets" in json.dumps(request.get("schema") or {}):
-            passage = PASSAGE.search(prompt).group(1)
-            self.passages.append(passage)
-            title = passage.split(". ", 1)[0]
-            triples = [{"subject": title, "relation": "is", "object": "a page", "confidence": 0.9},
-                       {"subject": title, "relation": "maybe", "object": "a guess", "confidence": 0.5}]
-            return reply(json.dumps({"triplets": triples}))
-        return reply(json.dumps({"label": "SUPPORTS", "explanation": "It says so.", "cited": [1]}))
-
-
-@pytest.fixture(scope="module")
-def mini_kb(tmp_path_factory):
-    from provbench_plugins.datasets.fever.loader import FeverLoader
-    from provbench_plugins.kb_builders.fever.builder import FeverWikiBuilder
-    from provbench.testing import schema_following_llm
-
-    root = tmp_path_factory.mktemp("p003kb")
-    questions = FeverLoader().load(MINI, limit=6, sample=True)
-    kb = FeverWikiBuilder(link_hops=1).build(questions, root / "kb", schema_following_llm())
-    yield kb, questions
-    kb.close()
-
-
-def run(system_cls, kb, question, **options):
-    backend = PaperBackend()
-    llm = LLMClient(backend, max_attempts=1)
-    trace = system_cls(**options).run(question, Environment(view=kb.view(), llm=llm, seed=0))
-    assert trace.outcome != "failed", trace.error
-    return trace, backend
+from provbench.plugin_api import MetricContext, Results
 
 
 def page_sentences(view, page: str) -> list[str]:
@@ -73,7 +27,7 @@ def test_ga_rag_extracts_once_per_retrieved_page(mini_kb):
     from provbench_plugins.papers.p003_ga_rag.systems import GARAG
 
     kb, questions = mini_kb
-    trace, backend = run(GARAG, kb, questions[0], consistency_threshold=None)
+    trace, backend = run(GARAG, kb, questions[0], triple_confidence_threshold=None)
     retrieval = next(s for s in trace.steps if s.kind == "retrieval").result
     pages = [d["document"] for d in retrieval]
     assert 1 < len(pages) <= 4 and len(set(pages)) == len(pages)
@@ -103,16 +57,19 @@ def test_vanilla_rag_shows_the_pages_sentences(mini_kb):
     assert trace.read_text_units[:len(hits)] == hits  # read order: best-matching sentences first
 
 
-def test_consistency_threshold_drops_weak_triples(mini_kb):
+def test_triple_filter_drops_weak_triples_and_keeps_one_at_the_threshold(mini_kb):
     from provbench_plugins.papers.p003_ga_rag.systems import GARAG
 
     kb, questions = mini_kb
-    kept, _ = run(GARAG, kb, questions[0])  # paper: 0.7
-    every, _ = run(GARAG, kb, questions[0], consistency_threshold=None)
-    assert kept.facts and all(f.confidence >= 0.7 for f in kept.facts)
+    kept, _ = run(GARAG, kb, questions[0])  # the authors' 0.6
+    every, _ = run(GARAG, kb, questions[0], triple_confidence_threshold=None)
+    assert kept.facts and all(f.confidence >= 0.6 for f in kept.facts)
     assert len(every.facts) == 2 * len(kept.facts)
     assert {t["confidence"] for t in kept.artifacts["filtered"]} == {0.5}
-    assert kept.artifacts["graph"]["params"]["consistency_threshold"] == 0.7
+    assert kept.artifacts["graph"]["params"]["triple_confidence_threshold"] == 0.6
+    at_bar = PaperBackend(confidences=(0.9, 0.6))  # exactly the threshold: kept (the authors' >=)
+    both, _ = run(GARAG, kb, questions[0], backend=at_bar)
+    assert len(both.facts) == len(every.facts) and not both.artifacts["filtered"]
 
 
 def test_low_coverage_meta_note(mini_kb):
@@ -143,16 +100,49 @@ def record_of(trace: Trace) -> RunRecord:
     return RunRecord(key=UnitKey(question_id="1", system=trace.system, condition=BASELINE), trace=trace)
 
 
+class PagesView:
+    """The one call Table I's hallucination rate makes of a view: the text of sentences read."""
+
+    TEXTS = {"s:Ann:1": "Ann: Ann was born in Veel.", "s:Veel:0": "Veel: Veel is a town in Vallonia.",
+             "s:Bob:0": "Bob: Bob plays the harp."}
+
+    def text_units(self, ids):
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(id=i, text=self.TEXTS[i]) for i in ids if i in self.TEXTS]
+
+
 def test_hallucination_is_token_level_after_stripping_meta_prefixes():
     from provbench_plugins.papers.p003_ga_rag.metrics import TableOne
     from provbench_plugins.papers.p003_ga_rag.tokens import strip_meta
 
     text = "[Graph coverage low (1 facts)] Based on the context, Ann was born in Veel [1], a town in Zorland."
     assert strip_meta(text).startswith("Ann was born in Veel")
-    scores = TableOne(judge=False, ragas=False).score(record_of(graph_trace(text)), claim(), MetricContext())
-    # content tokens: ann, born, veel, town, zorland; only "zorland" is in neither the facts nor the claim
+    trace = graph_trace(text)
+    trace.read_text_units = ["s:Ann:1"]
+    scores = TableOne(judge=False, ragas=False).score(record_of(trace), claim(), MetricContext(view=PagesView()))
+    # content tokens: ann, born, veel, town, zorland; only "zorland" is in neither the pages nor the claim
     assert scores["hallucination_rate"] == pytest.approx(1 / 5)
+    assert scores["hallucination_rate_shown"] == pytest.approx(1 / 5)  # the fact "Ann born in Veel"
     assert scores.get("factual_grounding") is None  # no RAGAS: the hallucination rate does not come from it
+
+
+def test_hallucination_rate_scores_both_systems_against_the_same_pages():
+    """One explanation, two systems that read the same pages: one rate (it used to be scored
+    against GA-RAG's few facts but against every passage the baseline read)."""
+    from provbench_plugins.papers.p003_ga_rag.metrics import TableOne
+
+    explanation = "Ann was born in Veel, a town of Vallonia; Bob plays the harp."
+    pages = ["s:Ann:1", "s:Veel:0", "s:Bob:0"]
+    ga = graph_trace(explanation)
+    ga.read_text_units = list(pages)
+    rag = Trace(question_id="1", system="vanilla-rag", answer="SUPPORTS", wall_time_s=1.0, read_text_units=list(pages),
+                artifacts={"explanation": explanation})
+    metric, context = TableOne(judge=False, ragas=False), MetricContext(view=PagesView())
+    ga_scores, rag_scores = metric.score(record_of(ga), claim(), context), metric.score(record_of(rag), claim(), context)
+    assert ga_scores["hallucination_rate"] == rag_scores["hallucination_rate"] == 0.0
+    # against what each was shown, they differ: GA-RAG saw one fact, not the harp
+    assert rag_scores["hallucination_rate_shown"] == 0.0 and ga_scores["hallucination_rate_shown"] > 0.2
 
 
 def test_baseline_has_no_graph_only_scores():
@@ -240,6 +230,7 @@ def test_table1_caption_names_gold_page_injection():
     from provbench_plugins.papers.p003_ga_rag.report import table1_caption
 
     injected = SimpleNamespace(suite={"knowledge_base": {"builder": "fever-wiki",
-                                                         "options": {"include_gold_pages": True}}})
+                                                         "options": {"include_gold_pages": True}}}, question_ids=["1"])
     assert "Deviation" in table1_caption(injected) and "include_gold_pages" in table1_caption(injected)
-    assert "Deviation" not in table1_caption(SimpleNamespace(suite={"knowledge_base": {"builder": "fever-wiki"}}))
+    plain = SimpleNamespace(suite={"knowledge_base": {"builder": "fever-wiki"}}, question_ids=["1"])
+    assert "Deviation" not in table1_caption(plain)

@@ -1,4 +1,5 @@
-"""Paper 003's equations (2)-(4) on a five-node graph computed by hand, and gamma = 0."""
+"""Paper 003's equations (2)-(4) on a five-node graph computed by hand, gamma = 0 (no
+propagation), both centralities over the same edge weights, and the authors' released ranking."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from fractions import Fraction as F
 
 import pytest
 
-from provbench_plugins.papers.p003_ga_rag.graph import (FactNode, initial_scores, local_graph, propagate,
-                                                         rank, score_facts)
+from provbench_plugins.papers.p003_ga_rag.graph import (FactNode, authors_ranking, centrality, initial_scores,
+                                                         local_graph, propagate, rank, score_facts)
 
 # A and B come from one document and share "Y"; A-E and B-E share "Y"; B-C share "Z"; D-E share "R".
 NODES = [
@@ -31,7 +32,8 @@ S1 = {"A": (1 - G) * S0["A"] + G * (F(2, 4) * S0["B"] + F(1, 3) * S0["E"]),   # 
       "C": (1 - G) * S0["C"] + G * (F(1, 4) * S0["B"]),
       "D": (1 - G) * S0["D"] + G * (F(1, 3) * S0["E"]),
       "E": (1 - G) * S0["E"] + G * (F(1, 3) * S0["A"] + F(1, 4) * S0["B"] + F(1, 1) * S0["D"])}
-DEGREE = {"A": F(2, 4), "B": F(3, 4), "C": F(1, 4), "D": F(1, 4), "E": F(3, 4)}  # degree / (n - 1)
+DEGREE = {i: F(Z[i], 4) for i in Z}  # weighted degree: sum of the node's edge weights / (n - 1)
+UNWEIGHTED = {"A": F(2, 4), "B": F(3, 4), "C": F(1, 4), "D": F(1, 4), "E": F(3, 4)}  # degree / (n - 1)
 CONF = {"A": F(8, 10), "B": F(6, 10), "C": F(1), "D": F(5, 10), "E": F(9, 10)}
 LAMBDAS = (F(6, 10), F(2, 10), F(2, 10))
 FINAL = {i: LAMBDAS[0] * S1[i] + LAMBDAS[1] * DEGREE[i] + LAMBDAS[2] * CONF[i] for i in S1}  # eq. (4)
@@ -78,3 +80,29 @@ def test_pagerank_centrality_sums_to_one():
                          centrality_kind="pagerank")
     assert sum(result.centrality.values()) == pytest.approx(1.0)
     assert result.final == pytest.approx(result.centrality)
+
+
+def test_both_centralities_read_the_edge_weights_unless_told_not_to():
+    import networkx as nx
+
+    graph = local_graph(NODES)
+    assert centrality(graph, "degree") == pytest.approx({i: float(v) for i, v in DEGREE.items()})
+    assert centrality(graph, "degree", weighted=False) == pytest.approx({i: float(v) for i, v in UNWEIGHTED.items()})
+    assert centrality(graph, "degree", weighted=False) == pytest.approx(nx.degree_centrality(graph))
+    assert centrality(graph, "pagerank") == pytest.approx(nx.pagerank(graph, weight="weight"))
+    assert centrality(graph, "pagerank", weighted=False) == pytest.approx(nx.pagerank(graph, weight=None))
+    assert centrality(graph, "pagerank") != pytest.approx(centrality(graph, "pagerank", weighted=False))
+
+
+def test_authors_ranking_by_hand():
+    """confidence x (1 + 0.1 mentions) x max(0.2, 1 - 0.05 (rank - 1)) x (1 + 0.2 overlap); no eqs. (2)-(4)."""
+    claim = "X is r of y"  # words x, is, r, of, y
+    overlap = {"A": 3, "B": 2, "C": 1, "D": 1, "E": 2}  # A: x r y; B: y r; C: r; D: r; E: r y
+    by_hand = {n.id: n.confidence * 1.1 * max(0.2, 1 - 0.05 * (n.rank - 1)) * (1 + 0.2 * overlap[n.id])
+               for n in NODES}
+    result = authors_ranking(NODES, claim)
+    assert result.final == pytest.approx(by_hand)
+    assert [n.id for n in result.ranked] == sorted(by_hand, key=lambda i: -by_hand[i])
+    assert result.s0 == {} and result.sT == {} and result.graph.number_of_edges() == len(EDGES)
+    twice = [*NODES, FactNode("F", "X", "r", "Y", 0.8, "d2", 2, 0.5)]  # A's triple again: 2 mentions each
+    assert authors_ranking(twice, claim).final["A"] == pytest.approx(by_hand["A"] / 1.1 * 1.2)

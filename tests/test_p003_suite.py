@@ -1,5 +1,6 @@
-"""Paper 003 end to end: suites/fever-garag.yaml on a schema-following LLM, the report's Table I,
-a re-run from the LLM cache, the fever-wiki KB, and Table I's metric definitions."""
+"""Paper 003 end to end: suites/fever-garag.yaml on a schema-following LLM (its GA-RAG graphs are
+not empty), the report's Table I, a re-run from the LLM cache, the fever-wiki KB, and Table I's
+metric definitions."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def test_suite_runs_every_unit_and_reports_table1(suite_run):
     _, run_dir, backend = suite_run
     records = RunStore(run_dir).load_records().values()
     systems = {r.key.system for r in records}
-    assert systems == {"vanilla-rag", "ga-rag", "ga-rag-gamma0", "planning-loop"}  # record keys: short names
+    assert systems == {"vanilla-rag", "ga-rag", "ga-rag-gamma0", "ga-rag-authors", "planning-loop"}  # record keys
     conditions = {(r.key.system, r.key.condition) for r in records}
     for system in ("vanilla-rag", "ga-rag"):
         assert {(system, c) for c in ("cited-removal", "random-removal", "full-isolation")} <= conditions
@@ -51,7 +52,9 @@ def test_suite_runs_every_unit_and_reports_table1(suite_run):
     assert set(graph.citations.facts) <= set(graph.artifacts["shown"]) <= {f.id for f in graph.facts}
     html = (run_dir / "report.html").read_text()
     assert "Paper 003, Table I" in html and "Hallucination rate" in html and "Confusion matrix" in html
-    assert "no propagation (gamma = 0" in html and "propagation with gamma = 0.5" in html
+    assert "without propagation (gamma = 0" in html and "propagation with gamma = 0.5" in html
+    assert "the authors&#39; released ranking" in html and "triple filter off" in html
+    assert "not comparable" in html and "In the paper (the authors&#39; released evaluation)" in html
     assert "Aggregate comparison (Fig. 2)" in html and "(b) Hallucination rate (Fig. 3)" in html
     assert "no local graph (paper: 0.000)" in html and "signed as an improvement" in html
     base = [r for r in records if r.key.system == "vanilla-rag" and r.key.condition == BASELINE]
@@ -61,6 +64,25 @@ def test_suite_runs_every_unit_and_reports_table1(suite_run):
     assert {"fever.fever_score", "table1.graph_coverage", "provenance.citation_coverage"} <= \
         {v["metric"] for v in metrics["values"]}
     assert backend.calls
+
+
+def test_the_shipped_suite_runs_ga_rag_on_a_graph(suite_run):
+    """With the suite's triple filter off, most claims' local graphs hold facts (the 0.7 filter of
+    old left them all empty with a low-confidence model), and the prompt shows them."""
+    from provbench.store import RunStore
+
+    _, run_dir, _ = suite_run
+    records = [r for r in RunStore(run_dir).load_records().values()
+               if r.key.system.startswith("ga-rag") and r.key.condition == BASELINE]
+    assert len(records) == 9
+    with_facts = [r for r in records if r.trace.facts and r.trace.artifacts["shown"]]
+    assert len(with_facts) > len(records) / 2
+    assert all(r.trace.artifacts["graph"]["params"]["triple_confidence_threshold"] is None for r in records)
+    assert all(r.scores["empty_graph"] == float(not r.trace.facts) for r in records)
+    metrics = {(v["metric"], v["system"]): v for v in json.loads((run_dir / "metrics.json").read_text())["values"]}
+    assert metrics[("table1.empty_graph", "ga-rag")]["value"] < 0.5
+    assert not metrics[("table1.empty_graph", "ga-rag")]["note"]
+    assert metrics[("prompts.check", "all settings")]["value"] is not None
 
 
 def test_rerun_from_the_cache_makes_no_llm_call(suite_run):
@@ -92,6 +114,7 @@ def test_kb_has_sentences_pages_links_and_is_reused(tmp_path):
     for page in needed:
         entity = view.entity(f"p:{page}")
         assert entity is not None and all(t.startswith(f"s:{page}:") for t in entity.text_unit_ids)
+        assert entity.own_text_unit_ids == entity.text_unit_ids  # its sentences: what isolation keeps of it
     assert info["links"] > 0 and info["pages"] >= len(needed)
     facts = read_facts(tmp_path / "kb")
     assert facts and all(0 <= f["confidence"] <= 1 and f["source_ids"] for f in facts)
@@ -149,7 +172,7 @@ def test_table1_structure_definitions():
 
     scores = structure_scores(graph_trace(), claim())
     assert scores == {"response_time": 2.5, "wall_time": 2.5, "graph_coverage": 1.0, "graph_completeness": 1.0,
-                      "context_precision": 0.5}
+                      "context_precision": 0.5, "graph_facts": 3.0, "empty_graph": 0.0, "extraction_failures": 0.0}
     partial = graph_trace()
     partial.facts = partial.facts[:1]
     assert structure_scores(partial, claim())["graph_completeness"] == 0.0
@@ -158,8 +181,9 @@ def test_table1_structure_definitions():
     assert structure_scores(graph_trace(), nei)["graph_coverage"] is None
 
 
-@pytest.mark.parametrize("judged, consistent", [(0.7, 1.0), (0.69, 0.0)])
-def test_logical_consistency_threshold(judged, consistent):
+@pytest.mark.parametrize("judged, consistent", [(0.5, 1.0), (0.49, 0.0), (0.7, 1.0)])
+def test_logical_consistency_uses_the_judges_own_cutoff(judged, consistent):
+    from provbench.errors import UserError
     from provbench_plugins.papers.p003_ga_rag.metrics import TableOne
 
     metric = TableOne(ragas=False)
@@ -168,6 +192,12 @@ def test_logical_consistency_threshold(judged, consistent):
     assert scores["logical_consistency"] == consistent and scores["coherence"] == 0.4
     other = metric.score(record_with(graph_trace(), "cited-removal"), claim(), MetricContext(llm=llm))
     assert "logical_consistency" not in other and other["graph_coverage"] == 1.0
+    strict = TableOne(ragas=False, judge_cutoff=0.8).score(
+        record_with(graph_trace()), claim(), MetricContext(llm=scripted_llm([json.dumps(
+            {"consistency": 0.7, "coherence": 0.4})])))
+    assert strict["logical_consistency"] == 0.0
+    with pytest.raises(UserError, match="judge_cutoff"):  # the old name, "threshold", is gone
+        TableOne(threshold=0.7)
 
 
 def test_grounding_is_ragas_faithfulness_of_the_explanation():
@@ -180,7 +210,7 @@ def test_grounding_is_ragas_faithfulness_of_the_explanation():
     llm = scripted_llm([statements, verdicts])
     scores = TableOne(judge=False).score(record_with(graph_trace()), claim(), MetricContext(llm=llm))
     assert scores["factual_grounding"] == 0.5
-    assert scores["hallucination_rate"] == 0.0  # token-level: every content word is in the facts or the claim
+    assert scores["hallucination_rate_shown"] == 0.0  # token-level: every content word is in the facts or the claim
 
 
 @pytest.mark.parametrize("name", ["fever-garag.yaml", "fever-garag-sweep.yaml"])

@@ -146,3 +146,36 @@ def test_kb_build_with_the_ray_executor_embeds_with_ray_data(tmp_path, local_ray
     mixed = CliRunner().invoke(main, args + ["--out", str(tmp_path / "x"), "--executor", "threads",
                                              "--ray-address", "auto"])
     assert mixed.exit_code != 0 and "--ray-address goes with --executor ray" in mixed.output
+
+
+FEVER_SUITE = """name: fever-on-ray
+dataset:
+  loader: fever
+  path: {path}
+  options: {{idk_credit: 0.5}}
+  limit: 3
+  sample: true
+knowledge_base:
+  builder: fever-wiki
+model: {{id: scripted}}
+systems: [p003/vanilla-rag]
+metrics: [accuracy]
+executor: ray
+concurrency: 2
+"""
+
+
+def test_workers_score_with_the_suites_loader_options(tmp_path, local_ray):
+    """A worker scores with the driver's loader, so a non-default option holds there too: FEVER's
+    idk_credit 0.5 for an "I don't know" (a loader built afresh on the worker gave 0.3)."""
+    from provbench.testing import scripted_llm
+
+    suite = tmp_path / "fever.yaml"
+    suite.write_text(FEVER_SUITE.format(path=HERE.parent / "datasets" / "fever-mini" / "dev.jsonl"))
+    idk = {"label": "I don't know", "explanation": "Not enough evidence.", "cited": []}
+    llm = scripted_llm([idk] * 20, cache_dir=tmp_path / "cache", max_concurrency=2)
+    run_dir = run_suite(suite, out=tmp_path / "run", llm=llm, write_report=False)
+    records = list(RunStore(run_dir).load_records().values())
+    assert len(records) == 3 and all(r.trace.outcome == "abstained" for r in records)
+    assert len(llm.backend.calls) == 0  # the workers answered
+    assert [r.scores["accuracy"] for r in records] == [0.5] * 3

@@ -119,6 +119,12 @@ def test_chart_labels_are_escaped_in_svg():
     assert "&lt;script&gt;" in svg
 
 
+def test_an_interval_a_rounding_error_off_its_estimate_still_draws():
+    # a bootstrap bound of 1/12 computed another way can sit just above the estimate 1/12
+    svg = charts.accuracy_chart(["a", "b"], [1 / 12, 0.5], [(1 / 12 + 1e-12, 0.2), (0.4, 0.5 - 1e-12)], "t")
+    assert svg.startswith("<svg")
+
+
 def test_a_mean_over_records_shows_its_count_not_none():
     from provbench.report.data import format_metric_value
 

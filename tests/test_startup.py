@@ -62,3 +62,18 @@ def test_a_run_over_a_built_kb_embeds_in_a_child_and_exits_with_its_status(tmp_p
         in_process = run_suite(suite, out=tmp_path / "in-process", llm=llm, write_report=False)
     assert retrieved(tmp_path / "cli-run") == retrieved(in_process)
     assert len(retrieved(in_process)) == 6
+
+
+def test_the_warm_up_thread_starts_after_llamaindex_is_imported():
+    """A knowledge base to build imports LlamaIndex on the main thread while the warm-up thread
+    loads the embedding model: the same package imported from both at once failed at random."""
+    probe = ("import sys, threading\n"
+             "from provbench import execution\n"
+             "seen = []\n"
+             "start = threading.Thread.start\n"
+             "threading.Thread.start = lambda self: (seen.append('llama_index.core' in sys.modules), start(self))[1]\n"
+             "execution.WarmUp(kb_built=False).before_units()\n"
+             "print(seen[0])\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=os.environ, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "True"

@@ -212,6 +212,10 @@ class WarmUp:
 
             self.queries = EmbeddingProcess()
         else:
+            # the build imports LlamaIndex at once: imported here first, not from two threads at
+            # once (that fails at random, "partially initialized module ... BaseEmbedding")
+            import llama_index.core  # noqa: F401
+
             self._thread = threading.Thread(target=self._load, name="warm-up", daemon=True)
             self._thread.start()
 

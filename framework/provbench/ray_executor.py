@@ -1,12 +1,14 @@
 """Units on Ray workers (``executor: {kind: ray, address: auto}``; ``pip install 'provbench[ray]'``).
 
 Each worker is a threaded Ray actor holding what a unit needs: the knowledge base opened
-read-only, the plugins, the dataset loader, the metrics and an LLM client over the driver's
-backend (pickled: its settings, never a live connection). A worker's LLM cache is a
-:class:`RecordingCache`: the replies a unit fetched travel back with its record and the driver
-stores them in the run's cache, so the driver stays the only writer of the run directory and a
-finished run re-runs with no call, whichever executor ran it. The knowledge base's path must be
-readable by every worker (one machine, or a shared file system).
+read-only, the plugins, the driver's dataset loader (pickled after it loaded the questions, so
+the suite's loader options, e.g. FEVER's ``idk_credit``, score the workers' records too), the
+metrics and an LLM client over the driver's backend (pickled: its settings, never a live
+connection). A worker's LLM cache is a :class:`RecordingCache`: the replies a unit fetched
+travel back with its record and the driver stores them in the run's cache, so the driver stays
+the only writer of the run directory and a finished run re-runs with no call, whichever executor
+ran it. The knowledge base's path must be readable by every worker (one machine, or a shared
+file system).
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ class WorkerSpec:
     loaded: "LoadedSuite"
     registry: "Registry"
     questions: dict[str, Question]
+    loader: Any  # the driver's, configured by its load() call with the suite's options
     kb_dir: str | None
     llm_backend: Any
     llm_settings: dict[str, Any]
@@ -109,7 +112,7 @@ class WorkerSpec:
         cache = getattr(ctx.llm.cache, "directory", None) if ctx.llm.cache is not None else None
         backend, settings = _client_parts(ctx.llm, workers)
         judge = _client_parts(ctx.judge, workers) if ctx.judge is not None else None
-        return cls(ctx.loaded, ctx.registry, ctx.questions, str(ctx.kb_dir) if ctx.kb_dir else None,
+        return cls(ctx.loaded, ctx.registry, ctx.questions, ctx.loader, str(ctx.kb_dir) if ctx.kb_dir else None,
                    backend, settings, str(cache) if cache else None, run_unit, type(ctx), judge)
 
     def context(self) -> tuple["RunContext", Any, RecordingCache]:
@@ -123,10 +126,9 @@ class WorkerSpec:
             judge.cache = cache  # its entries travel back with the unit's too
         kb = KnowledgeBase.open(self.kb_dir, read_only=True) if self.kb_dir else None
         suite = self.loaded.suite
-        ctx = self.context_class(self.loaded, self.registry, self.questions,
-                         self.registry.create("dataset_loader", suite.dataset.loader), llm,
-                         kb.view() if kb is not None else None, kb_dir=Path(self.kb_dir) if self.kb_dir else None,
-                         judge=judge)
+        ctx = self.context_class(self.loaded, self.registry, self.questions, self.loader, llm,
+                                 kb.view() if kb is not None else None,
+                                 kb_dir=Path(self.kb_dir) if self.kb_dir else None, judge=judge)
         ctx.metrics = [(ref.key, self.registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
         return ctx, kb, cache
 

@@ -32,7 +32,7 @@ from .replies import fill_object, is_action_schema, text_reply
 
 PREFIX = "control"
 JUDGE = "judge"  # control:judge: the judge alone
-VERSION = 3  # bump when a behaviour changes what it replies
+VERSION = 4  # bump when a behaviour changes what it replies (4: main's judge and paper 001's parse)
 
 
 class ControlBackend:

@@ -17,7 +17,8 @@
                    (up to what the schema allows).
 ``ignores-context`` answers from the question alone (an option or a capitalised phrase of the
                    question, chosen by a hash of the question), confidence 0.9, cites nothing:
-                   nothing a graph shows can change its answer.
+                   nothing a graph shows can change its answer. Its query parse (paper
+                   001's) is the oracle's: a parse reads the question, not the context.
 ``random``         any reply valid against the schema, chosen by a hash of the whole prompt
                    (:class:`provbench.testing.SchemaFollowingBackend`).
 =================  =========================================================================
@@ -37,7 +38,13 @@ from .reading import NUMBERED, PromptReading
 
 NO_EVIDENCE_ANSWER = "unknown"
 SURE, UNSURE = 0.95, 0.05
-CHAIN_LINE = re.compile(r"^(.*?) ->\[(.*?)\]-> (.*)$")
+ARROW = re.compile(r"\s*->\[(.*?)\]->\s*")  # "head ->[rel]-> tail" and the chain "a->[r]->b->[s]->c"
+
+
+def chain_triplets(line: str) -> list[tuple[str, str, str]]:
+    """The (head, relation, tail) triplets of a relation line or chain; [] for any other line."""
+    parts = ARROW.split(line.strip())
+    return [(parts[i], parts[i + 1], parts[i + 2]) for i in range(0, len(parts) - 2, 2)]
 PHRASE = re.compile(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)*")
 
 
@@ -55,6 +62,9 @@ class Behaviour:
     name: ClassVar[str] = "oracle"
     explores: ClassVar[bool] = True  # an agent searches towards the gold before answering
     reads: ClassVar[bool] = True  # extraction and paraphrase follow the text they are given
+    # a question restated as a query (paper 001's parse): "gold", the gold chain the question starts;
+    # "named", only the gold entities the question names
+    query: ClassVar[str] = "gold"
     schema_following: ClassVar[bool] = False  # replies come from the schema-following test LLM
 
     def knows(self, r: PromptReading) -> bool:
@@ -82,12 +92,10 @@ class Behaviour:
         return "The evidence states it." if self.knows(r) else "The evidence does not settle it."
 
     def paragraph(self, chain: list[str]) -> str:
-        """A relation chain rewritten faithfully: one plain sentence per "head ->[rel]-> tail" line."""
-        sentences = []
-        for line in chain:
-            head, relation, tail = CHAIN_LINE.match(line).groups()
-            sentences.append(f"{head} {relation.replace('_', ' ').lower()} {tail}.")
-        return "\n".join(sentences)
+        """Relation lines or chains rewritten faithfully: one plain sentence per line per triplet
+        ("head ->[rel]-> tail", or each link of "a->[r]->b->[s]->c"), blanks kept."""
+        return "\n".join(f"{head} {relation.replace('_', ' ').lower()} {tail}."
+                         for line in chain for head, relation, tail in chain_triplets(line))
 
 
 class UsesUncited(Behaviour):
@@ -104,6 +112,7 @@ class UsesUncited(Behaviour):
 class Parametric(Behaviour):
     name = "parametric"
     explores = False
+    query = "named"
 
     def knows(self, r: PromptReading) -> bool:
         return r.question is not None
@@ -121,6 +130,9 @@ class CitesEverything(Behaviour):
 
 
 class IgnoresContext(Behaviour):
+    """Its query parse is the oracle's (it comes from the question, not from context), so a system
+    retrieves for it what it retrieves for the oracle; only its answers ignore what comes back."""
+
     name = "ignores-context"
     explores = False
     reads = False

@@ -1,12 +1,14 @@
 """A control's reply to one request: the JSON schema says what is asked, the behaviour says how.
 
-* no schema: a relation chain (``head ->[rel]-> tail`` lines, paper 001's pseudo-paragraph) is
-  rewritten one sentence per line; otherwise the answer as plain text;
+* no schema: a relation chain (``head ->[rel]-> tail`` lines or ``a->[r]->b->[s]->c`` chains,
+  paper 001's pseudo-paragraph prompt) is rewritten one sentence per triplet and line; otherwise
+  the answer as plain text;
 * an agent's action (``anyOf`` branches, each fixing ``tool``): :func:`agent_action`;
-* ``triplets``: a question restated as its gold triples (a control that explores: it looks up
+* ``triplets``: a question restated as its gold triples (``Behaviour.query`` "gold": it looks up
   the gold chain the question starts), or a passage's sentences each restated as one (subject,
   relation, object) that reads back as the sentence (paper 003's extraction, confidence 0.9 for
-  every sentence alike); ``pairs``: the gold chain's ends and hops (paper 001's authors' parse);
+  every sentence alike); ``pairs``: each gold triple's subject and object, in its direction
+  (paper 001's authors' parse);
 * any other object: field by field (:data:`FIELDS`): the answer (or label), its confidence, the
   citations by kind (``cited_entities`` ... or numbered ``cited`` lines), paper 002's ``focus``
   (a gold entity not yet in the prompt) and ``relation_types`` (the gold relations offered);
@@ -19,7 +21,7 @@ import re
 from typing import Any
 
 from ..gold import normalize_relation, normalize_text
-from .behaviours import CHAIN_LINE, Behaviour
+from .behaviours import Behaviour, chain_triplets
 from .reading import PromptReading
 
 CITED_KINDS = {"cited_entities": "entity", "cited_relationships": "relationship",
@@ -30,7 +32,7 @@ PASSAGE = re.compile(r'Passage:\s*"(.*)"', re.S)
 
 def text_reply(behaviour: Behaviour, r: PromptReading) -> str:
     """A reply without a schema: a relation chain rewritten, else the answer as plain text."""
-    chain = [line.strip() for line in r.lines if CHAIN_LINE.match(line.strip())]
+    chain = [line.strip() for line in r.lines if chain_triplets(line)]
     if chain and r.question is None:
         return behaviour.paragraph(chain)
     return behaviour.answer_text(r)
@@ -99,9 +101,12 @@ def relation_types(r: PromptReading, schema: dict) -> list[str]:
 def triplets(behaviour: Behaviour, r: PromptReading, schema: dict) -> list[dict[str, Any]]:
     props = schema.get("items", {}).get("properties", {})
     limit = schema.get("maxItems", 8)
-    if not behaviour.reads:
+    if r.question is not None:  # a query parse reads the question, which every control does
+        found = question_triplets(r, behaviour.query == "gold")
+    elif behaviour.reads:
+        found = passage_triplets(r, props)
+    else:
         return []
-    found = question_triplets(r, behaviour.explores) if r.question is not None else passage_triplets(r, props)
     width = props.get("subject", {}).get("maxLength", 200)
     out = []
     for subject, relation, obj in found[:limit]:
@@ -133,15 +138,15 @@ def question_triplets(r: PromptReading, towards_gold: bool) -> list[tuple[str, s
 
 
 def entity_pairs(behaviour: Behaviour, r: PromptReading, schema: dict) -> list[dict[str, str]]:
-    """Entity pairs of the question (paper 001's authors' query parse): the gold chain's ends and
-    hops for a control that explores, else the gold entities the question names, paired; an
-    entity is never paired with itself."""
+    """Entity pairs of the question (paper 001's authors' query parse): with ``query`` "gold",
+    each gold triple's subject and object (in the triple's direction, so a directed search finds
+    it; each triple on one pair, as the triplets parse gives them), else the gold entities the
+    question names, paired; an entity is never paired with itself."""
     item = schema.get("items", {}).get("properties", {})
     first, second = list(item)[:2] if len(item) >= 2 else ("entity1", "entity2")
-    named = named_gold_entities(r) if behaviour.reads else []
-    if named and behaviour.explores:
-        chain = r.gold.entities
-        found = [(chain[0], chain[-1])] + list(zip(chain, chain[1:])) if len(chain) > 1 else []
+    named = named_gold_entities(r)
+    if named and behaviour.query == "gold":
+        found = [(t.subject, t.object) for t in r.gold.triples]
     else:
         found = [(a, b) for i, a in enumerate(named) for b in named[i + 1:]]
     pairs = [{first: a, second: b} for a, b in dict.fromkeys(found) if a != b]

@@ -24,6 +24,8 @@ BUILD_INFO = "build_info.json"
 KB_JSON = "kb.json"
 COMPLETE_MARKER = "COMPLETE"
 FORMAT_VERSION = 1
+MENTION_LABEL = "MENTIONS"  # a text unit <-> entity link: the text unit names the entity
+OWN_TEXT_LABEL = "OWN_TEXT"  # the link's label when the text unit is of the entity's own document
 BATCH = 2000
 READ_CACHE_ENTRIES = 20_000  # query results kept per open finished knowledge base (see GraphStore.remember_reads)
 

@@ -21,8 +21,9 @@ store's ``get`` / ``get_triplets`` read the same graph):
               unit, as the store names it), ``id``, and the optional validity ``valid_from`` /
               ``invalidated_at`` (columns this module adds; knowledge bases built before the
               validity columns existed read as "every edge valid")
-* mention     ``MENTIONS`` edge Chunk->Entity (label ``MENTIONS``): the text unit <-> entity link.
-              A relation's source text unit mentions both of its entities, as in LlamaIndex.
+* mention     ``MENTIONS`` edge Chunk->Entity (label ``MENTIONS``, or ``OWN_TEXT`` for a text unit of
+              the entity's own document: ``Entity.own_text_unit_ids``): the text unit <-> entity
+              link. A relation's source text unit mentions both of its entities, as in LlamaIndex.
 * community   ``Community`` node (``id``, ``title``, ``summary``, ``level``, ``entity_ids``), a table
               this module adds; each entity lists its communities in a ``community_ids``
               column. Membership is not an edge, so LlamaIndex's triplet and relation-map
@@ -45,8 +46,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .graphstore import (ALL_INDICES, BATCH, BUILD_INFO, COMPLETE_MARKER, DB_NAME, FORMAT_VERSION, INDEX_COMMUNITIES,
-                         INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, KB_JSON, SCHEMA_EXTENSIONS, STAGING_DIR,
-                         VECTORS_DIR, GraphStore, KBError, entity_text, natural_key, open_store)
+                         INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, KB_JSON, MENTION_LABEL, OWN_TEXT_LABEL,
+                         SCHEMA_EXTENSIONS, STAGING_DIR, VECTORS_DIR, GraphStore, KBError, entity_text, natural_key,
+                         open_store)
 from .types import Community, Entity, KBStats, Relation, TextUnit
 
 if TYPE_CHECKING:
@@ -202,7 +204,7 @@ class KnowledgeBase:
         """Insert or update entities; each ``text_unit_ids`` entry must name a text unit already added."""
         store = self._writable("add entities")
         entities = _checked(entities, Entity, "entity")
-        links = [(t, e.id) for e in entities for t in e.text_unit_ids]
+        links = [(t, e.id) for e in entities for t in dict.fromkeys([*e.text_unit_ids, *e.own_text_unit_ids])]
         missing = {t for t, _ in links} - self._existing("Chunk", {t for t, _ in links})
         if missing:
             bad = sorted({f"{e_id} -> {t}" for t, e_id in links if t in missing})
@@ -215,7 +217,7 @@ class KnowledgeBase:
         added = {e.id for e in entities}
         ready = {pair for pair in self._pending_mentions if pair[1] in added}
         self._pending_mentions -= ready
-        self._link_mentions(links + sorted(ready))
+        self._link_mentions(links + sorted(ready), {(t, e.id) for e in entities for t in e.own_text_unit_ids})
 
     def add_relations(self, relations: Sequence[Relation]) -> None:
         """Add relations (ids must be new); both entities and the source text unit must exist."""
@@ -256,14 +258,20 @@ class KnowledgeBase:
                 f"UNWIND $ids AS i MATCH (n:{table} {{id: i}}) RETURN n.id", {"ids": batch})}
         return found
 
-    def _link_mentions(self, pairs: Iterable[tuple[str, str]]) -> None:
-        """Add text unit -> entity mentions that are not there yet (both ends must exist)."""
+    def _link_mentions(self, pairs: Iterable[tuple[str, str]], own: set[tuple[str, str]] = frozenset()) -> None:
+        """Add text unit -> entity mentions that are not there yet (both ends must exist); those in
+        ``own`` are labelled as the entity's own text, also when the link was there already."""
         wanted = set(pairs)
         units = sorted({t for t, _ in wanted})
+        existing: set[tuple[str, str]] = set()
         for batch in _batches(units):
-            wanted -= {(t, e) for t, e in self._store.rows(
+            existing |= {(t, e) for t, e in self._store.rows(
                 "UNWIND $ids AS i MATCH (c:Chunk {id: i})-[:MENTIONS]->(e:Entity) RETURN c.id, e.id", {"ids": batch})}
-        self._copy_mentions(sorted(wanted))
+        for batch in _batches(sorted(existing & own)):
+            self._store.rows("UNWIND $pairs AS p MATCH (c:Chunk {id: p.unit})-[m:MENTIONS]->(e:Entity {id: p.entity}) "
+                             "SET m.label = $label", {"pairs": [{"unit": t, "entity": e} for t, e in batch],
+                                                      "label": OWN_TEXT_LABEL})
+        self._copy_mentions(sorted(wanted - existing), own)
 
     def _copy_relations(self, relations: Sequence[Relation]) -> None:
         columns = {"from": [r.source for r in relations], "to": [r.target for r in relations],
@@ -272,8 +280,9 @@ class KnowledgeBase:
                    "invalidated_at": [r.invalidated_at for r in relations]}
         self._copy("LINKS", "LINKS(label, triplet_source_id, id, valid_from, invalidated_at)", columns, "")
 
-    def _copy_mentions(self, pairs: Sequence[tuple[str, str]]) -> None:
-        columns = {"from": [t for t, _ in pairs], "to": [e for _, e in pairs], "label": ["MENTIONS"] * len(pairs)}
+    def _copy_mentions(self, pairs: Sequence[tuple[str, str]], own: set[tuple[str, str]] = frozenset()) -> None:
+        columns = {"from": [t for t, _ in pairs], "to": [e for _, e in pairs],
+                   "label": [OWN_TEXT_LABEL if pair in own else MENTION_LABEL for pair in pairs]}
         # MENTIONS has several FROM/TO pairs in the store's schema: name the one meant
         self._copy("MENTIONS", "MENTIONS(label)", columns, " (from='Chunk', to='Entity')")
 
@@ -426,8 +435,8 @@ class KnowledgeBase:
 
         Unlike the ``add_*`` methods there is no upsert and no reference check: ids must be new
         and every reference valid (Kùzu rejects an edge to a missing node and aborts the COPY).
-        Mentions come from ``Entity.text_unit_ids``, ``TextUnit.entity_ids`` and relation
-        source text units, as with the ``add_*`` methods.
+        Mentions come from ``Entity.text_unit_ids`` (``own_text_unit_ids`` labelled as such),
+        ``TextUnit.entity_ids`` and relation source text units, as with the ``add_*`` methods.
         """
         self._writable("bulk load")
         units, entities, relations = (_checked(text_units, TextUnit, "text unit"),
@@ -439,10 +448,11 @@ class KnowledgeBase:
                    {"id": [e.id for e in entities], "name": [e.name for e in entities],
                     "label": [e.label for e in entities], "description": [e.description for e in entities]}, "")
         self._copy_relations(relations)
-        mentions = ({(t, e.id) for e in entities for t in e.text_unit_ids}
+        own = {(t, e.id) for e in entities for t in e.own_text_unit_ids}
+        mentions = ({(t, e.id) for e in entities for t in e.text_unit_ids} | own
                     | {(u.id, e) for u in units for e in u.entity_ids}
                     | {(r.text_unit_id, end) for r in relations if r.text_unit_id for end in (r.source, r.target)})
-        self._copy_mentions(sorted(mentions))
+        self._copy_mentions(sorted(mentions), own)
         self._relation_ids = None
 
 

@@ -12,12 +12,17 @@ class _Frozen(BaseModel):
 
 
 class Entity(_Frozen):
+    """``text_unit_ids``: every text unit linked to the entity (naming it, or its own);
+    ``own_text_unit_ids``: those of its own documents (the article about it, every chunk of it),
+    as its builder declared them; empty when the builder declares none."""
+
     id: str
     name: str
     label: str = ""
     description: str = ""
     text_unit_ids: tuple[str, ...] = ()
     community_ids: tuple[str, ...] = ()
+    own_text_unit_ids: tuple[str, ...] = ()
 
 
 class Relation(_Frozen):

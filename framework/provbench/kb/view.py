@@ -34,8 +34,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
 
-from .graphstore import (INDEX_COMMUNITIES, INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, KBError,
-                    natural_key)
+from .graphstore import (INDEX_COMMUNITIES, INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, OWN_TEXT_LABEL,
+                         KBError, natural_key)
 from .types import Community, Entity, Hit, KBStats, Neighbor, Path, Relation, TextUnit
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from .hidden import HiddenContent
 
 MAX_PATH_HOPS = 10
+MAX_TIED_PATHS = 1000  # shortest paths fetched per query before sorting (hubs can multiply ties without bound)
 _SIDE_PATTERNS = {"out": "(a:Entity {id: $id})-[r:LINKS]->(b:Entity)",
                   "in": "(a:Entity {id: $id})<-[r:LINKS]-(b:Entity)"}
 _SIDES = ("out", "in")
@@ -54,7 +55,7 @@ _OTHER_END = "b.id, b.name, b.label, b.description, b.community_ids"
 _BOTH_SIDES = f"MATCH (a:Entity {{id: $id}})-[r:LINKS]-(b:Entity) RETURN id(a) AS anchor, r, {_OTHER_END}"
 # Lookups anchored on ``{id: $id}``; :meth:`GraphView._anchored` runs a batch of ids as one UNWIND.
 _ENTITY_ROWS = "MATCH (e:Entity {id: $id}) RETURN e.id, e.name, e.label, e.description, e.community_ids"
-_ENTITY_MENTIONS = "MATCH (e:Entity {id: $id})<-[:MENTIONS]-(c:Chunk) RETURN e.id, c.id"
+_ENTITY_MENTIONS = "MATCH (e:Entity {id: $id})<-[m:MENTIONS]-(c:Chunk) RETURN e.id, c.id, m.label"
 _ENTITY_NAMES = "MATCH (e:Entity {id: $id}) RETURN e.id, e.name"
 _UNIT_ROWS = "MATCH (c:Chunk {id: $id}) RETURN c.id, c.text, c.ref_doc_id"
 _UNIT_DOCUMENTS = "MATCH (c:Chunk {id: $id}) RETURN c.id, c.ref_doc_id"
@@ -163,7 +164,7 @@ class GraphView:
     def _unreadable_text_units(self) -> frozenset[str]:
         """Hidden text units plus those of ``block_text_of`` entities (cost: those entities' links)."""
         if self._unreadable is None:
-            linked = {t for units in self._mentions(self._hidden.block_text_of).values() for t in units}
+            linked = {t for units in self._mentions(self._hidden.block_text_of).values() for t, _ in units}
             self._unreadable = self._hidden.text_units | linked
         return self._unreadable
 
@@ -200,15 +201,12 @@ class GraphView:
         batch = "UNWIND $ids AS i " + query.replace("{id: $id}", "{id: i}", 1)
         return self._store.rows(batch, {"ids": wanted}) if wanted else []
 
-    def _mentions(self, entity_ids: Iterable[str]) -> dict[str, list[str]]:
-        """All text units linked to each entity (unfiltered)."""
-        grouped: dict[str, list[str]] = {}
-        for entity_id, unit in self._anchored(_ENTITY_MENTIONS, entity_ids):
-            grouped.setdefault(entity_id, []).append(unit)
+    def _mentions(self, entity_ids: Iterable[str]) -> dict[str, list[tuple[str, bool]]]:
+        """All text units linked to each entity (unfiltered), each with whether it is the entity's own."""
+        grouped: dict[str, list[tuple[str, bool]]] = {}
+        for entity_id, unit, label in self._anchored(_ENTITY_MENTIONS, entity_ids):
+            grouped.setdefault(entity_id, []).append((unit, label == OWN_TEXT_LABEL))
         return grouped
-
-    def _mentions_of(self, entity_id: str) -> list[str]:
-        return self._mentions([entity_id]).get(entity_id, [])
 
     def _names(self, query: str, ids: Iterable[str]) -> dict[str, str]:
         """``{id: value}`` from a batched two-column query (rows with a null value left out)."""
@@ -323,13 +321,14 @@ class GraphView:
         return [self._entity(eid, *rows[eid], mentions.get(eid, ())) for eid in wanted if eid in rows]
 
     def _entity(self, eid: str, name: str | None, label: str | None, description: str | None,
-                communities: list[str] | None, linked: Iterable[str]) -> Entity:
+                communities: list[str] | None, linked: Iterable[tuple[str, bool]]) -> Entity:
         masked = eid in self._hidden.hide_metadata_of
-        readable = () if eid in self._hidden.block_text_of else tuple(
-            sorted({t for t in linked if self.text_unit_readable(t)}, key=natural_key))
+        readable = [] if eid in self._hidden.block_text_of else [(t, own) for t, own in linked
+                                                                 if self.text_unit_readable(t)]
         return Entity(id=eid, name=name or "", label="" if masked else (label or ""),
                       description="" if masked else (description or ""),
-                      text_unit_ids=readable,
+                      text_unit_ids=tuple(sorted({t for t, _ in readable}, key=natural_key)),
+                      own_text_unit_ids=tuple(sorted({t for t, own in readable if own}, key=natural_key)),
                       community_ids=tuple(c for c in communities or () if self.community_visible(c)))
 
     # -- relations and neighbours
@@ -408,9 +407,12 @@ class GraphView:
     def shortest_paths(self, source_id: str, target_id: str, max_hops: int = 4, limit: int = 5,
                        directed: bool = False) -> list[Path]:
         """Shortest paths between two visible entities through visible ones: edges in either
-        direction, or only source -> target with ``directed``. Every shortest path is fetched and
-        sorted by its relation ids before ``limit`` cuts, so which ones come back never depends on
-        the order the database found them in."""
+        direction, or only source -> target with ``directed``. Up to ``max(limit, MAX_TIED_PATHS)``
+        shortest paths are fetched and sorted by their relation ids before ``limit`` cuts, so which
+        ones come back does not depend on the order the database found them in, unless more paths
+        than that tie: hubs multiply shortest paths (a source and a target three layers of 40 hubs
+        apart are joined by 64,000), and ties beyond the cap are cut in the database's order
+        (``benchmarks/bench_shortest_paths.py`` measures the cap against the old ``LIMIT 1``)."""
         if not isinstance(max_hops, int) or isinstance(max_hops, bool) or not 1 <= max_hops <= MAX_PATH_HOPS:
             raise ValueError(f"shortest_paths(max_hops=...) must be an int in 1..{MAX_PATH_HOPS}, got {max_hops!r}")
         if not isinstance(limit, int) or limit < 1:
@@ -419,10 +421,11 @@ class GraphView:
             return []
         if source_id == target_id:
             return [Path(entities=(source_id,))] if self._entity_names([source_id]) else []
-        # Kùzu's grammar takes the hop bound only as a literal: it is a validated int here.
+        # Kùzu's grammar takes the hop bound only as a literal: it and the limit are validated ints here.
         query = (f"MATCH p = (a:Entity {{id: $source}})-[r:LINKS* ALL SHORTEST 1..{max_hops} "
                  "(r, n | WHERE NOT n.id IN $hidden_entities AND NOT r.id IN $hidden_relations)]-"
-                 + (">" if directed else "") + "(b:Entity {id: $target}) RETURN nodes(p), rels(p)")
+                 + (">" if directed else "") + f"(b:Entity {{id: $target}}) RETURN nodes(p), rels(p) "
+                 f"LIMIT {max(limit, MAX_TIED_PATHS)}")
         rows = self._store.rows(query, {"source": source_id, "target": target_id,
                                         "hidden_entities": sorted(self._hidden.entities),
                                         "hidden_relations": sorted(self._hidden.relations | self._hidden.invalidated

@@ -40,7 +40,8 @@ class ScriptedBackend:
     """Replies a test wrote in advance, in order; ``calls`` lists every request received.
 
     A reply is a str (returned as is), a dict or list (returned as JSON text), an Exception
-    (raised), or a callable ``f(messages)`` returning one of those.
+    (raised), or a callable ``f(messages)`` returning one of those. Pickled (to a Ray worker), it
+    takes the replies not yet used, and each copy then uses its own.
     """
 
     model_id = "scripted"
@@ -50,6 +51,13 @@ class ScriptedBackend:
         self.model_id = model_id
         self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        with self._lock:
+            return {"replies": self.replies[len(self.calls):], "model_id": self.model_id}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["replies"], state["model_id"])
 
     def config(self) -> dict[str, Any]:
         return {}

@@ -53,8 +53,10 @@ def accuracy_chart(systems: Sequence[str], values: Sequence[float | None],
         plt = _pyplot()
         fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(systems) + 1.5), 3.2))
         heights = [100 * (v or 0.0) for v in values]
-        lower = [100 * ((v or 0) - lo) if lo is not None else 0 for v, (lo, _) in zip(values, intervals)]
-        upper = [100 * (hi - (v or 0)) if hi is not None else 0 for v, (_, hi) in zip(values, intervals)]
+        # an interval may sit a rounding error off its estimate (1/12 as 0.0833... both ways); an
+        # error bar below zero length is drawn as none, where matplotlib would refuse the chart
+        lower = [max(0.0, 100 * ((v or 0) - lo)) if lo is not None else 0 for v, (lo, _) in zip(values, intervals)]
+        upper = [max(0.0, 100 * (hi - (v or 0))) if hi is not None else 0 for v, (_, hi) in zip(values, intervals)]
         ax.bar(range(len(systems)), heights, color=PALETTE[0], width=0.6,
                yerr=[lower, upper], capsize=4, ecolor="#333333")
         ax.set_xticks(range(len(systems)), [plain(s) for s in systems], rotation=20, ha="right")

@@ -26,6 +26,7 @@ class EntityDraft:
     types: list[str] = field(default_factory=list)
     description: str = ""
     text_unit_ids: set[str] = field(default_factory=set)
+    own_text_unit_ids: set[str] = field(default_factory=set)  # of its own documents (also in text_unit_ids)
 
 
 @dataclass
@@ -93,7 +94,8 @@ def to_records(graph: Graph, corpus: Corpus, type_priority: tuple[str, ...] = ()
     """Text units (with their entity ids), entities and relations ``rel:<n>`` in draft order."""
     entities = [
         Entity(id=d.id, name=d.name, label=pick_type(d.types, type_priority), description=d.description,
-               text_unit_ids=tuple(sorted(d.text_unit_ids, key=natural_key)))
+               text_unit_ids=tuple(sorted(d.text_unit_ids, key=natural_key)),
+               own_text_unit_ids=tuple(sorted(d.own_text_unit_ids, key=natural_key)))
         for d in graph.entities.values()
     ]
     per_unit: dict[str, list[str]] = {tu: [] for tu in corpus.text_units}

@@ -9,7 +9,8 @@
 - **Text units** are sentences, id ``s:<page id>:<sentence number>`` (``pages.sentence_id`` and
   ``pages.evidence_of``), so a cited unit is a FEVER evidence pair ``[page, line]``.
 - **Entities**: one per page, id ``p:<page id>``, named by its readable title, described by its
-  first sentence, linked to its own sentences only. **Relations**: one per linked page pair
+  first sentence, linked to its own sentences only (declared as its own text,
+  ``own_text_unit_ids``). **Relations**: one per linked page pair
   (id ``l:<page>-><target>``, label "links to") when a sentence's hyperlink targets another
   indexed page; ``links`` in build_info counts them.
 - **Triples** (``triples: true`` with an LLM): paper 003's per-document extraction, one call
@@ -47,14 +48,14 @@ from ..common.extraction import ExtractionCounts
 from ..common.llm_calls import LLMTally, effective_workers, run_calls
 from ..common.options import BaseBuildOptions
 from ..common.writing import finish, write_kb
-from .triples import parse_triples, reply_data, triple_messages, triple_schema
+from .triples import parse_triples, reply_data, reply_problem, triple_messages, triple_schema
 
 if TYPE_CHECKING:
     from provbench.kb import KnowledgeBase
     from provbench.llm import LLMClient
 
 BUILDER_NAME = "fever-wiki"
-BUILDER_VERSION = 2  # 2: inputs fingerprinted like every builder's (common.buildinfo)
+BUILDER_VERSION = 3  # 2: inputs fingerprinted like every builder's (common.buildinfo); 3: own text declared
 FACTS_FILE = "facts.jsonl"
 PURPOSE = "kb-triples"
 
@@ -106,7 +107,7 @@ def graph_records(pages: dict[str, Page]) -> tuple[list[TextUnit], list[Entity],
                   for i, s in zip(ids, page.sentences)]
         first = page.sentences[0].text if page.sentences else ""
         entities.append(Entity(id=entity_id(page.id), name=page.title, label="page", description=first,
-                               text_unit_ids=tuple(ids)))
+                               text_unit_ids=tuple(ids), own_text_unit_ids=tuple(ids)))
     for page in pages.values():
         seen: set[str] = set()
         for s in page.sentences:
@@ -139,13 +140,14 @@ def extract_page_facts(llm: "LLMClient", pages: dict[str, Page], opts: FeverWiki
     for page, (resp, seconds) in zip(chosen, run_calls(ask, chosen, workers, "extracting triples")):
         data = reply_data(resp) if resp is not None else None
         triples, dropped = parse_triples(data, opts.max_triples)
+        problem = reply_problem(resp, data, opts.triples_max_tokens) if resp is not None else None
         counts.failed_calls += resp is None
-        counts.invalid_outputs += resp is not None and not isinstance(data, (dict, list))
+        counts.invalid_outputs += problem is not None
         counts.invalid_items += dropped
         sources = [sentence_id(page.id, s.line) for s in page.sentences]
         facts += [{"id": f"kf:{page.id}:{n}", **t.model_dump(), "source_ids": sources} for n, t in enumerate(triples)]
         tokens = (resp.prompt_tokens + resp.completion_tokens) if resp is not None else 0
-        costs.append({"page": page.id, "calls": 1, "tokens": tokens, "dropped": dropped,
+        costs.append({"page": page.id, "calls": 1, "tokens": tokens, "dropped": dropped, "problem": problem,
                       "seconds": round(seconds, 4), "failed": resp is None})
     counts.relations_added = len(facts)
     return facts, costs, counts

@@ -2,11 +2,14 @@
 one LLM call per document, a JSON schema for the reply, items validated one by one.
 
 Used by the ``fever-wiki`` builder (triples stored with the KB) and by paper 003's GA-RAG
-(triples of the retrieved documents, at question time).
+(triples of the retrieved documents, at question time). A reply that holds no triple list (not
+JSON, often because it was cut at the token budget) is a *problem*, named by
+:func:`reply_problem`, never silently "no triples".
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
@@ -75,9 +78,30 @@ def reply_data(resp: Any) -> Any:
     return resp.data if getattr(resp, "data", None) is not None else parse_json(resp.text or "")
 
 
+def reply_problem(resp: Any, data: Any, max_tokens: int) -> str | None:
+    """Why a reply gave no triple list (None when it did): truncated, not JSON, or no list."""
+    if isinstance(data, list) or (isinstance(data, dict) and isinstance(data.get("triplets"), list)):
+        return None
+    if data is None:
+        used = getattr(resp, "completion_tokens", 0) or 0
+        if used >= max_tokens:
+            return f"reply cut at the {max_tokens}-token budget (not valid JSON)"
+        return f"reply is not JSON: {(getattr(resp, 'text', '') or '')[:80]!r}"
+    return "reply has no 'triplets' list"
+
+
+@dataclass
+class Extraction:
+    triples: list[Triple]
+    dropped: int               # items that were not valid triples (or over the limit)
+    problem: str | None = None  # the reply held no triple list at all (see reply_problem)
+
+
 def extract_triples(llm: "LLMClient", text: str, *, limit: int = 8, max_tokens: int = 400, seed: int = 0,
-                    purpose: str = "triples", trace: "Trace | None" = None) -> tuple[list[Triple], int]:
+                    purpose: str = "triples", trace: "Trace | None" = None) -> Extraction:
     """Triples of one document; raises the LLM layer's LLMError when the call fails for good."""
     resp = llm.chat(triple_messages(text, limit), schema=triple_schema(limit), max_tokens=max_tokens, temperature=0.0,
                     seed=seed, purpose=purpose, trace=trace)
-    return parse_triples(reply_data(resp), limit)
+    data = reply_data(resp)
+    triples, dropped = parse_triples(data, limit)
+    return Extraction(triples, dropped, reply_problem(resp, data, max_tokens))

@@ -20,9 +20,11 @@ The build, step by step:
    ``max_relations_per_unit`` each; names must occur in the text unit.
 5. **Links and descriptions.** Every entity is linked to every text unit naming it (one
    Aho-Corasick pass) and to every text unit of its own paragraph (the article titled by its
-   name: :func:`.gold.link_own_paragraphs`), so removing it takes its whole paragraph. Its
+   name, declared as its own text: :func:`.gold.link_own_paragraphs`), so removing it takes its
+   whole paragraph and isolating it keeps that paragraph, not others naming it. Its
    description comes from its type and its relations' labels (:func:`.gold.describe_entities`):
-   it quotes no text unit and names no other entity. Document ids are opaque digests.
+   it quotes no text unit and names no other entity (an extracted label that names one is shown as
+   "extracted relation"). Document ids are opaque digests.
 6. **Communities.** Hierarchical Leiden over the largest connected component by default (the
    options offer flat Leiden, every component, the resolution and levels); the largest get an
    LLM-written title and summary, the others a member list (counted in build info).
@@ -56,7 +58,7 @@ if TYPE_CHECKING:
     from provbench.llm import LLMClient
 
 BUILDER_NAME = "2wiki-paper000"
-BUILDER_VERSION = 3  # bump when the algorithm changes: old KBs then no longer match
+BUILDER_VERSION = 5  # bump when the algorithm changes: old KBs then no longer match
 
 #: the knowledge base paper 000 reports (section 2.1), printed beside ours by ``kb info``
 PAPER = {"id": "000", "title": "Why Neighborhoods Matter (paper 000), section 2.1",

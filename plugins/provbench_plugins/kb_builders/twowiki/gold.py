@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..common.graph import Graph
-from ..common.matcher import mention_pattern
+from ..common.graph import Graph, RelationDraft
+from ..common.matcher import MentionMatcher, mention_pattern
 from ..common.names import UNKNOWN_TYPE, normalize_name, pick_type, strip_qualifier
 from .questions import QuestionData, TwoWikiCorpus
 
@@ -99,31 +99,47 @@ def own_documents(graph: Graph, corpus: TwoWikiCorpus) -> dict[str, list[str]]:
 
 
 def link_own_paragraphs(graph: Graph, corpus: TwoWikiCorpus) -> int:
-    """Link every text unit of an entity's own paragraphs to it, also the chunks that do not repeat
-    its name (a split paragraph goes on with "He ..." or "The film ..."), so removing or isolating
-    the entity takes or keeps its whole paragraph. Returns how many links this added."""
+    """Link every text unit of an entity's own paragraphs to it as its own text
+    (``own_text_unit_ids``), also the chunks that do not repeat its name (a split paragraph goes
+    on with "He ..." or "The film ..."), so removing or isolating the entity takes or keeps its
+    whole paragraph, and only its own. Returns how many links this added."""
     added = 0
     documents = own_documents(graph, corpus)
     for draft in graph.entities.values():
         for doc_id in documents[draft.id]:
-            units = set(corpus.documents[doc_id].text_unit_ids) - draft.text_unit_ids
+            units = set(corpus.documents[doc_id].text_unit_ids)
+            added += len(units - draft.text_unit_ids)
             draft.text_unit_ids |= units
-            added += len(units)
+            draft.own_text_unit_ids |= units
     return added
 
 
 MAX_DESCRIBED_RELATIONS = 8
 
 
+NAMING_LABEL = "extracted relation"  # what a description shows for an extracted label that names an entity
+
+
 def describe_entities(graph: Graph) -> None:
     """Descriptions from the entity's type and the labels of its relations, e.g. "A person; relations:
     mother (outgoing), director (incoming)." They quote no text unit and name no other entity, so an
     ablation that hides text or removes entities has nothing to hide in the descriptions it keeps
-    (text-only isolation keeps every entity's metadata readable)."""
+    (text-only isolation keeps every entity's metadata readable). 2Wiki's relation labels are
+    property names; an extracted label is free text (up to 60 characters) and can name an entity
+    ("daughter of Ada Quill"): it is shown as "extracted relation" when it names any entity but
+    the one described."""
+    names = MentionMatcher(draft.name for draft in graph.entities.values())
+    own = {draft.id: draft.name for draft in graph.entities.values()}
+
+    def shown(relation: RelationDraft, entity_id: str) -> str:
+        if relation.origin == "gold" or not names.names_in(relation.label) - {own[entity_id]}:
+            return relation.label
+        return NAMING_LABEL
+
     labels: dict[str, list[str]] = {draft.id: [] for draft in graph.entities.values()}
     for relation in graph.relations.values():
-        labels[relation.source].append(f"{relation.label} (outgoing)")
-        labels[relation.target].append(f"{relation.label} (incoming)")
+        labels[relation.source].append(f"{shown(relation, relation.source)} (outgoing)")
+        labels[relation.target].append(f"{shown(relation, relation.target)} (incoming)")
     for draft in graph.entities.values():
         kind = pick_type(draft.types, TYPE_PRIORITY)
         subject = "An entity" if kind == UNKNOWN_TYPE else f"A {kind.lower()}"

@@ -75,8 +75,8 @@ class HidePlan:
 
 
 class Lookup:
-    """Memoised reads of the unmodified view: entity -> text units and description, text unit ->
-    entities and text.
+    """Memoised reads of the unmodified view: entity -> text units (all linked, and its own) and
+    description, text unit -> entities and text.
 
     One per view object (:func:`lookup_for`), shared by every question: the isolation ablations
     read every entity once for the first question and from memory afterwards.
@@ -85,6 +85,7 @@ class Lookup:
     def __init__(self, view: "GraphView") -> None:
         self.view = view
         self._entity_tus: dict[str, tuple[str, ...] | None] = {}
+        self._own_tus: dict[str, tuple[str, ...]] = {}
         self._descriptions: dict[str, str] = {}
         self._tu_entities: dict[str, tuple[str, ...]] = {}
         self._texts: dict[str, str] = {}
@@ -96,8 +97,14 @@ class Lookup:
         if entity_id not in self._entity_tus:
             entity = self.view.entity(entity_id)
             self._entity_tus[entity_id] = None if entity is None else tuple(entity.text_unit_ids)
+            self._own_tus[entity_id] = () if entity is None else tuple(entity.own_text_unit_ids)
             self._descriptions[entity_id] = "" if entity is None else entity.description
         return self._entity_tus[entity_id]
+
+    def own_text_units_of(self, entity_id: str) -> tuple[str, ...]:
+        """The text units of the entity's own documents, as its builder declared them (may be none)."""
+        self.text_units_of(entity_id)
+        return self._own_tus[entity_id]
 
     def description_of(self, entity_id: str) -> str:
         self.text_units_of(entity_id)
@@ -119,6 +126,9 @@ class Lookup:
         for entity_id in entity_ids:
             units.update(self.text_units_of(entity_id) or ())
         return units
+
+    def own_text_units_of_all(self, entity_ids: Iterable[str]) -> set[str]:
+        return {unit for entity_id in entity_ids for unit in self.own_text_units_of(entity_id)}
 
 
 _LOOKUPS: "weakref.WeakKeyDictionary[Any, dict[Any, Lookup]]" = weakref.WeakKeyDictionary()

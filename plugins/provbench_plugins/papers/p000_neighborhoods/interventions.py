@@ -11,15 +11,19 @@ The text rule (:func:`text_hidden_with`; docs/provenance.md has the table)
     * Removing or masking an entity takes its text with it: every text unit linked to it
       becomes unreadable ...
     * ... except the evidence a condition keeps. The baseline's cited text units stay readable
-      in every condition but cited removal. The cited entities' own text units (every text unit
-      linked to a cited entity) stay readable under random removal, entity removal and entity
-      text mask (the controls must not take cited evidence) and under the isolations with
-      ``shared_text: keep`` (the default). With ``shared_text: hide`` the isolations hide a text
-      unit as soon as any non-cited entity is linked to it, so a cited entity's paragraph goes
-      when it names a date, a place or a relative. The paper says both that "access to text
-      units attached to non-cited entities is blocked" and that the agent "can only read text
-      units from cited entities"; ``keep`` reads the second sentence as the rule for a unit
-      attached to both (Table 2's caption names the reading a run used).
+      in every condition but cited removal. Every text unit linked to a cited entity stays
+      readable under random removal, entity removal and entity text mask (the controls must not
+      take cited evidence). The isolations keep less: with ``shared_text: keep`` (the default)
+      the cited entities' *own* text (``Entity.own_text_unit_ids``: the text units of the
+      entity's own paragraph or page, as its builder declares them) and nothing else of
+      theirs, so another entity's paragraph that merely names a cited date or place is hidden
+      ("leaving the agent with only the cited evidence"); a knowledge base whose builder
+      declares no own text keeps the cited text units only. With ``shared_text: hide`` the
+      isolations hide a text unit as soon as any non-cited entity is linked to it, so a cited
+      entity's own paragraph goes when it names a date, a place or a relative. The paper says
+      both that "access to text units attached to non-cited entities is blocked" and that the
+      agent "can only read text units from cited entities"; ``keep`` reads the second sentence
+      as the rule for a cited entity's own text (Table 2's caption names the reading a run used).
     * Cited removal hides every text unit linked to a cited entity and every cited text unit
       (the notes say how many cited text units it hid, and how many of them were linked to no
       cited entity).
@@ -65,8 +69,8 @@ SharedText = Literal["keep", "hide"]
 class IsolationOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    shared_text: SharedText = Field("keep", description="a text unit linked to a cited and a non-cited entity: "
-                                                        "keep (the cited entity's own text stays readable) or hide")
+    shared_text: SharedText = Field("keep", description="a cited entity's own text unit that is also linked to a "
+                                                        "non-cited entity: keep (readable) or hide")
 
 
 class RandomRemovalOptions(BaseModel):
@@ -113,11 +117,12 @@ class Isolation(GraphAblation):
 
     def isolated_text(self, lookup: Lookup, view: "GraphView", baseline: Trace,
                       cited: frozenset[str]) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-        """(the non-cited entities, the text units that stay readable, the hidden text units)."""
+        """(the non-cited entities, the text units that stay readable, the hidden text units): a
+        cited entity's text that only names it (another entity's paragraph) is not its own."""
         others = frozenset(e for e in view.entity_ids() if e not in cited)  # O(graph): once per question
         keep = set(baseline.citations.text_units)
         if self.options.shared_text == "keep":
-            keep |= lookup.text_units_of_all(cited)
+            keep |= lookup.own_text_units_of_all(cited)
         return others, frozenset(keep), frozenset(lookup.text_units_of_all(others) - keep)
 
 

@@ -25,8 +25,8 @@ from provbench.report.stats import MCNEMAR_NOTE, Share, arrow, mcnemar, mean_foo
 from provbench_plugins.metrics.records import (cell_not_measurable, per_question_changes, per_question_official,
                                                stayed_correct_tally)
 
-from .tables import (CONDITION_TITLES, SYSTEM_NAMES, caption_of_text_rules, display_name, footprint_applies,
-                     hidden_reports_note, is_agent, table1_order, title_of)
+from .tables import (CONDITION_TITLES, SYSTEM_NAMES, ablation_of, caption_of_text_rules, display_name,
+                     footprint_applies, hidden_reports_note, is_agent, table1_order, title_of)
 
 # The paper groups its ablations into studies (Table 2's row groups).
 STUDIES = (
@@ -131,7 +131,7 @@ def table2_section(run: RunData) -> Section | None:
     tests = accuracy_tests(run, systems, baseline, analysed)
     rows = [Row(group="Baseline experiment"),
             Row(cells=["Baseline", "Acc.", *(share_cell(share(baseline[s], analysed, **opts)) for s in systems)])]
-    for title, conditions in study_groups(run.conditions):
+    for title, conditions in study_groups(run):
         rows.append(Row(group=title))
         for condition in conditions:
             rows += condition_rows(run, condition, systems, baseline, analysed, opts, tests)
@@ -153,10 +153,11 @@ def table2_section(run: RunData) -> Section | None:
                    order=31)
 
 
-def study_groups(conditions: list[str]) -> list[tuple[str, list[str]]]:
-    groups, placed = [], set()
+def study_groups(run: RunData) -> list[tuple[str, list[str]]]:
+    """The run's conditions under the paper's studies, by the ablation each runs (a labelled one too)."""
+    conditions, groups, placed = run.conditions, [], set()
     for title, members in STUDIES:
-        present = [c for c in members if c in conditions]
+        present = [c for c in conditions if ablation_of(run, c) in members]
         if present:
             groups.append((title, present))
             placed.update(present)
@@ -201,7 +202,7 @@ def condition_rows(run: RunData, condition: str, systems: list[str], baseline: d
         acc = metric_share(run, "accuracy", system, condition, share(after, analysed, **opts))
         before = metric_share(run, "accuracy", system, BASELINE, share(baseline[system], analysed, **opts))
         acc_cells.append(share_cell(acc, tests[(condition, system)][1], arrow(before.value, acc.value)))
-    return [Row(cells=[title_of(condition), "Output changed", *changed_cells]),
+    return [Row(cells=[title_of(run, condition), "Output changed", *changed_cells]),
             Row(cells=["", "Acc.", *acc_cells])]
 
 
@@ -223,9 +224,9 @@ def charts(run: RunData, systems: list[str]) -> list[Any]:
     accuracy = {display_name(run, s): [_share_value(run, s, c) for c in [BASELINE, *conditions]] for s in systems}
     return [
         BarChart(title="Answers changed by each intervention (analysed questions)", ylabel="output changed (%)",
-                 categories=[title_of(c) for c in conditions], series=changed, caption="Output changed per intervention"),
+                 categories=[title_of(run, c) for c in conditions], series=changed, caption="Output changed per intervention"),
         BarChart(title="Accuracy under each condition (analysed questions)", ylabel="accuracy (%)",
-                 categories=["Baseline", *(title_of(c) for c in conditions)], series=accuracy,
+                 categories=["Baseline", *(title_of(run, c) for c in conditions)], series=accuracy,
                  caption="Accuracy per condition"),
         Text(text="Bars are shares of the analysed questions; repeats of a randomised condition are averaged."),
     ]

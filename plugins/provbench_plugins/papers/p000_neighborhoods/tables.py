@@ -25,15 +25,27 @@ CONDITION_TITLES = {
 }
 ISOLATIONS = ("full-isolation", "text-only-isolation")
 SHARED_TEXT_READINGS = {
-    "keep": "a text unit linked to a cited and a non-cited entity stays readable (shared_text: keep; the paper's "
-            "“can only read text units from cited entities”)",
+    "keep": "a cited entity's own text (its own paragraph) stays readable though it names non-cited entities, "
+            "other entities' text naming a cited one is hidden (shared_text: keep; the paper's “can only read "
+            "text units from cited entities”)",
     "hide": "a text unit linked to any non-cited entity is hidden, a cited entity's own included (shared_text: hide; "
             "the paper's “access to text units attached to non-cited entities is blocked”)",
 }
 
 
-def title_of(condition: str) -> str:
-    return CONDITION_TITLES.get(condition, condition)
+def ablation_of(run: RunData, key: str) -> str | None:
+    """Which of paper 000's ablations a condition key runs (its short name), whatever the suite
+    labelled it; None for another plugin."""
+    namespace, _, short = run.plugin_names("interventions").get(key, key).rpartition("/")
+    return short if short in CONDITION_TITLES and namespace in ("", "p000") else None
+
+
+def title_of(run: RunData, key: str) -> str:
+    """The paper's name for one of its ablations, followed by the suite's label when it has one."""
+    short = ablation_of(run, key)
+    if short is None:
+        return key
+    return CONDITION_TITLES[short] if key == short else f"{CONDITION_TITLES[short]} ({key})"
 
 
 def paper_system(run: RunData, key: str) -> str | None:
@@ -77,8 +89,8 @@ def intervention_options(run: RunData, key: str) -> dict[str, Any]:
 
 def caption_of_text_rules(run: RunData) -> str:
     """How the run's ablations treated text shared by cited and other entities, for Table 2's caption."""
-    isolations = [c for c in run.conditions if c in ISOLATIONS]
-    parts = [f"{title_of(c)}: {SHARED_TEXT_READINGS[intervention_options(run, c).get('shared_text', 'keep')]}."
+    isolations = [c for c in run.conditions if ablation_of(run, c) in ISOLATIONS]
+    parts = [f"{title_of(run, c)}: {SHARED_TEXT_READINGS[intervention_options(run, c).get('shared_text', 'keep')]}."
              for c in isolations]
     parts.append("Cited removal hides the cited entities' text units and the baseline's cited text units; random "
                  "removal, entity removal and entity text mask keep the cited entities' text readable.")
@@ -96,7 +108,7 @@ def hidden_reports_note(run: RunData) -> Any:
                   for r in run.records if r.key.condition == condition and r.trace is not None
                   and "hidden_by_intervention" in r.trace.artifacts]
         if counts:
-            means.append(f"{title_of(condition)} {fmean(counts):.1f}")
+            means.append(f"{title_of(run, condition)} {fmean(counts):.1f}")
     if not means:
         return None
     return Text(text="Community reports hidden per unit (mean over the condition's units; a report is hidden when "

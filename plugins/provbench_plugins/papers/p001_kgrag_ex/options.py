@@ -1,7 +1,8 @@
-"""KGRAG-Ex's options, and the ``authors`` preset that reproduces the authors' code.
+"""KGRAG-Ex's options, and the ``authors`` preset that sets each of them as the authors' code does.
 
 The defaults follow paper 001 where it is explicit and the authors' code where it is silent
-(docs/papers/p001.md names each choice). ``preset: authors`` sets every option to what the
+(docs/papers/p001.md names each choice, and what no preset changes: provbench's prompt wording, the
+letter-constrained answer, the embedding model). ``preset: authors`` sets every option to what the
 authors' experiments notebook does; an option the suite also gives wins over the preset:
 
 - ``query: pairs``: the model lists entity pairs from the question (options not shown);
@@ -28,7 +29,7 @@ AUTHORS = {"query": "pairs", "grounding": "exact", "named_fallback": False, "dir
 class KGRAGExOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    preset: Literal["paper", "authors"] = Field("paper", description="'authors': the authors' code throughout")
+    preset: Literal["paper", "authors"] = Field("paper", description="'authors': every option as the authors' code")
     query: Literal["triplets", "pairs"] = Field(
         "triplets", description="the query as (subject, relation, object) triplets (paper) or entity pairs (authors)")
     endpoints: Literal["question", "options"] = Field(

@@ -47,11 +47,17 @@ def sections(run: RunData) -> list[Section]:
     datasets = {qid: q.dataset for qid, q in run.questions.items()}
     for system in kg_systems:
         by_rule = {rule: A.group(run.records, system, rule) for rule in A.subpath_rules(run.records, system)}
-        groups = next(iter(by_rule.values()))
-        found += [table4_section(by_rule, system, datasets), positions_section(groups, system),
+        rule = next(iter(by_rule))  # one explanation's sub-paths: the paper's rule when the run used both
+        groups = by_rule[rule]
+        found += [table4_section(by_rule, system, datasets), positions_section(groups, system, rule),
                   labels_section(groups, system), centrality_section(groups, system, metrics),
-                  cost_section(run, system), explanations_section(groups, system, metrics)]
+                  cost_section(run, system, rule, list(by_rule)), explanations_section(groups, system, metrics, rule)]
     return found
+
+
+def rule_note(rule: str) -> str:
+    return f"sub-path removals under the {RULE_TITLES[rule]} rule"
+
 
 
 def accuracy_section(run: RunData) -> Section:
@@ -124,12 +130,12 @@ def table4_section(by_rule: dict[str, dict[str, A.QuestionPerturbations]], syste
                    blocks=[table, counts], order=111)
 
 
-def positions_section(groups: dict[str, A.QuestionPerturbations], system: str) -> Section:
+def positions_section(groups: dict[str, A.QuestionPerturbations], system: str, rule: str = "paper") -> Section:
     rows = [[KIND_TITLES[k], *A.position_histogram(groups, k)] for k in KINDS]
     table = Table(columns=["Perturbation", *A.bin_labels()], rows=rows,
                   caption="Critical changes (answer changed) by relative position of the removed element on its "
-                          "path: 0 = start, 1 = end (element k of m at k/(m-1), as the paper's text). Paper: early "
-                          "positions matter most.")
+                          "path: 0 = start, 1 = end (element k of m at k/(m-1), as the paper's text); "
+                          f"{rule_note(rule)}. Paper: early positions matter most.")
     authors = Table(columns=["Perturbation", *A.bin_labels(A.AUTHORS_BINS)],
                     rows=[[KIND_TITLES[k], *A.position_histogram(groups, k, "authors")] for k in KINDS],
                     caption="The same changes as the authors' code places them (k/m, so the last element sits "
@@ -198,26 +204,34 @@ def cost_table(definition: str, ragex_label: str, costs: dict[str, Any]) -> Tabl
     return Table(columns=COST_COLUMNS, rows=rows, caption=f"{definition} definition: {what}.")
 
 
-def cost_section(run: RunData, system: str) -> Section:
+def cost_section(run: RunData, system: str, rule: str = "paper", rules: list[str] | None = None) -> Section:
+    """Table 5 over the questions both methods explained; a KGRAG-Ex explanation is its node, edge
+    and sub-path removals (the authors' count), its sub-paths under ``rule`` (one of ``rules``, the
+    rules the run used)."""
     kg = [r for r in run.records if r.key.system == system and A.variant_kind(r) in KINDS
-          and (A.variant_kind(r) != "subpath" or A.subpath_rule(r) == "paper")]
+          and (A.variant_kind(r) != "subpath" or A.subpath_rule(r) == rule)]
     kg_costs = C.per_question(kg, context_words(run, {system}))
     blocks, notes = [], []
     for condition, opts in ragex_conditions(run) or [("ragex-window", RagExOptions())]:
         ragex = [r for r in run.records if r.key.condition == condition and A.variant_kind(r) == "window"]
         costs = C.table5(C.per_question(ragex, context_words(run, {r.key.system for r in ragex})), kg_costs)
-        label = f"RAG-Ex ({_systems(ragex)}, {opts.window}-word windows, stride {opts.stride})"
+        labels = ", over the 'Chunk 0' labels too" if opts.words == "context" else ""
+        label = f"RAG-Ex ({_systems(ragex)}, {opts.window}-word windows, stride {opts.stride}{labels})"
         blocks += [cost_table(d, label, costs) for d in C.DEFINITIONS]
         if opts.stride > 1:
             notes.append(f"{condition} slides its window by {opts.stride} words (the authors: 1), so it runs about "
                          f"{opts.stride}x fewer perturbations and its figures are not comparable to the paper's.")
-    notes.append(f"Over the questions both methods explained; KGRAG-Ex's sub-path removals under the paper's rule. "
-                 + PAPER_TABLE5)
+    others = [r for r in rules or [rule] if r != rule]
+    left_out = (f" (the run's {', '.join(RULE_TITLES[r] for r in others)} sub-paths are left out: one explanation "
+                "removes each sub-path once)") if others else ""
+    notes.append(f"Over the questions both methods explained; KGRAG-Ex counts node, edge and {rule_note(rule)}"
+                 f"{left_out}. " + PAPER_TABLE5)
     return Section(id=f"p001-cost-{_slug(system)}", title="Paper 001, Table 5: cost of an explanation",
                    blocks=[*blocks, Text(text=" ".join(notes))], order=115)
 
 
-def explanations_section(groups: dict[str, A.QuestionPerturbations], system: str, metrics: dict | None) -> Section:
+def explanations_section(groups: dict[str, A.QuestionPerturbations], system: str, metrics: dict | None,
+                         rule: str = "paper") -> Section:
     rows, detail = [], []
     for qid, g in list(sorted(groups.items()))[:MAX_EXPLAINED]:
         e = explain(g, (metrics or {}).get("relation_sources"))
@@ -235,11 +249,11 @@ def explanations_section(groups: dict[str, A.QuestionPerturbations], system: str
                   rows=rows, numeric_from=99,
                   caption=f"As paper 001's Table 2; first {MAX_EXPLAINED} questions with KG perturbations. An entity "
                           "counts every answer-changing removal of itself, of an edge it ends or of a sub-path it "
-                          "belongs to (Table 2's PPHN 2 times).")
+                          f"belongs to (Table 2's PPHN 2 times); {rule_note(rule)}.")
     variants = Table(columns=["Question", "Type", "Removed", "Path after the removal", "Answer", "Changed"],
                      rows=detail, numeric_from=99,
                      caption="Every variant of those questions, changed or not, with the path as the model then read it "
-                             "(sub-paths under the paper's rule).")
+                             f"({rule_note(rule)}).")
     return Section(id=f"p001-explanations-{_slug(system)}", title="Paper 001, Table 2: explanations per question",
                    blocks=[table, variants], order=116)
 

@@ -1,6 +1,8 @@
 """Paper 003, *Graph-Augmented Retrieval-Augmented Generation for Fact Verification* (GA-RAG on
 FEVER), as one plugin: the systems ``p003/ga-rag`` and ``p003/vanilla-rag`` (:mod:`.systems`, scoring in
-:mod:`.graph`), Table I's metrics (:mod:`.metrics`) and its report section (:mod:`.report`).
+:mod:`.graph`, the authors' gate in :mod:`.gate`), Table I's metrics (:mod:`.metrics`), the sweep's
+prompt check (:mod:`.diversity`), the report sections (:mod:`.report`) and the paper's claims as checks
+on known-truth controls (:mod:`.claims`).
 Definitions: docs/papers/p003.md.
 """
 
@@ -8,7 +10,7 @@ from __future__ import annotations
 
 from provbench import hookimpl
 
-PROVBENCH_NAMESPACE = "p003"  # registered as p003/ga-rag, p003/vanilla-rag, p003/table1
+PROVBENCH_NAMESPACE = "p003"  # p003/ga-rag, p003/vanilla-rag, p003/table1, p003/prompt-diversity, p003/<claim>
 
 
 @hookimpl
@@ -20,9 +22,17 @@ def provbench_register_systems():
 
 @hookimpl
 def provbench_register_metrics():
+    from .diversity import METRICS as DIVERSITY
     from .metrics import METRICS
 
-    return {m.name: m for m in METRICS}
+    return {m.name: m for m in (*METRICS, *DIVERSITY)}
+
+
+@hookimpl
+def provbench_register_claims():
+    from .claims import CLAIMS
+
+    return {claim.name: claim for claim in CLAIMS}
 
 
 @hookimpl

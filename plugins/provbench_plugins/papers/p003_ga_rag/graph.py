@@ -1,4 +1,5 @@
-"""Paper 003's local graph and node scoring, equations (2)-(4), as plain functions.
+"""Paper 003's local graph and node scoring, equations (2)-(4), as plain functions, and the
+authors' released ranking as a named alternative.
 
 Nodes are the facts (triples) extracted from the retrieved documents. Two facts are linked
 (undirected, so ``w_ji = w_ij``) when they come from the same document (co-occurrence, weight
@@ -9,12 +10,17 @@ after case and space folding (relation link, weight ``w_entity``); both links ad
   (3) s_i(t+1) = (1 - gamma) * s_i(t) + gamma * sum_{j in N(i)} (w_ji / Z_j) * s_j(t),  Z_j = sum_k w_jk
   (4) score(i) = lambda1 * s_i(T) + lambda2 * centrality(i) + lambda3 * conf(i)
 
-``gamma = 0`` leaves s(T) = s(0): the authors' public code, which never propagates.
-Centrality is networkx's degree centrality (degree / (n - 1)) or weighted PageRank.
+``gamma = 0`` leaves s(T) = s(0): eqs. (2) and (4) without propagation. That is *not* the
+authors' released code, which ranks by none of eqs. (2)-(4): :func:`authors_ranking` is their
+formula, confidence x (1 + 0.1 mentions) x retrieval score x (1 + 0.2 query-word overlap).
+Centrality is degree centrality (degree / (n - 1)) or PageRank, both over the edge weights by
+default (weighted degree = the sum of a node's edge weights / (n - 1)); ``weighted=False`` reads
+every edge as 1 for both.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
@@ -71,14 +77,17 @@ def propagate(graph: nx.Graph, scores: dict[str, float], gamma: float, iteration
     return current
 
 
-def centrality(graph: nx.Graph, kind: Centrality) -> dict[str, float]:
+def centrality(graph: nx.Graph, kind: Centrality, weighted: bool = True) -> dict[str, float]:
+    """Degree centrality (weighted: strength / (n - 1)) or PageRank, on the same edge weights."""
     if graph.number_of_nodes() == 0:
         return {}
+    weight = "weight" if weighted else None
     if kind == "pagerank":
-        return nx.pagerank(graph, weight="weight")
+        return nx.pagerank(graph, weight=weight)
     if graph.number_of_nodes() == 1:
         return {n: 0.0 for n in graph.nodes}
-    return nx.degree_centrality(graph)
+    scale = graph.number_of_nodes() - 1
+    return {n: degree / scale for n, degree in graph.degree(weight=weight)}
 
 
 def final_scores(propagated: dict[str, float], central: dict[str, float], confidence: dict[str, float],
@@ -97,7 +106,7 @@ def rank(nodes: Sequence[FactNode], scores: dict[str, float]) -> list[FactNode]:
 @dataclass(frozen=True)
 class Scored:
     graph: nx.Graph
-    s0: dict[str, float]
+    s0: dict[str, float]          # empty for the authors' ranking, which has no eq. (2)-(3)
     sT: dict[str, float]
     centrality: dict[str, float]
     final: dict[str, float]
@@ -105,11 +114,33 @@ class Scored:
 
 
 def score_facts(nodes: Sequence[FactNode], *, alpha: float, beta: float, gamma: float, iterations: int,
-                lambdas: tuple[float, float, float], centrality_kind: Centrality,
+                lambdas: tuple[float, float, float], centrality_kind: Centrality, weighted: bool = True,
                 w_cooccur: float = 1.0, w_entity: float = 1.0) -> Scored:
     graph = local_graph(nodes, w_cooccur, w_entity)
     s0 = initial_scores(nodes, alpha, beta)
     sT = propagate(graph, s0, gamma, iterations)
-    central = centrality(graph, centrality_kind)
+    central = centrality(graph, centrality_kind, weighted)
     final = final_scores(sT, central, {n.id: n.confidence for n in nodes}, lambdas)
     return Scored(graph, s0, sT, central, final, rank(nodes, final))
+
+
+def authors_scores(nodes: Sequence[FactNode], claim: str) -> dict[str, float]:
+    """The authors' released ranking (their ``TripletRanker``): confidence x (1 + 0.1 x mentions)
+    x retrieval score x (1 + 0.2 x overlap). Mentions: graph facts with the same (subject,
+    relation, object); retrieval score: max(0.2, 1 - 0.05 x (r_i - 1)); overlap: words (split on
+    whitespace, lower-cased) shared by the claim and the fact."""
+    mentions = Counter((n.subject, n.relation, n.object) for n in nodes)
+    claim_words = set(claim.lower().split())
+
+    def score(n: FactNode) -> float:
+        overlap = len(claim_words & set(f"{n.subject} {n.relation} {n.object}".lower().split()))
+        retrieval = max(0.2, 1.0 - 0.05 * (n.rank - 1))
+        return n.confidence * (1 + 0.1 * mentions[(n.subject, n.relation, n.object)]) * retrieval * (1 + 0.2 * overlap)
+
+    return {n.id: score(n) for n in nodes}
+
+
+def authors_ranking(nodes: Sequence[FactNode], claim: str, w_cooccur: float = 1.0, w_entity: float = 1.0) -> Scored:
+    """Facts ranked by :func:`authors_scores`; the local graph is built for the trace only."""
+    final = authors_scores(nodes, claim)
+    return Scored(local_graph(nodes, w_cooccur, w_entity), {}, {}, {}, final, rank(nodes, final))

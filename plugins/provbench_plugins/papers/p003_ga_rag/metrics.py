@@ -1,4 +1,5 @@
-"""Table I's rows as one metric, ``p003/table1`` (written definitions: docs/papers/p003.md).
+"""Table I's rows as one metric, ``p003/table1`` (written definitions: docs/papers/p003.md;
+how each compares with the authors' released evaluation: :mod:`.rows`).
 
 Per record (``record.scores``):
   no LLM, every record:
@@ -7,27 +8,34 @@ Per record (``record.scores``):
                            to produce (None when a hit's entry predates that record);
     ``wall_time``          the system's wall time as it ran (cache hits included);
     ``hallucination_rate`` token-level (section VI): share of the explanation's content tokens,
-                           after stripping meta-prefixes, found nowhere in the context shown to
-                           the system (the evidence lines and the claim) (:mod:`.tokens`);
-  graph-only (None for a system without a local graph, as the paper's baseline has none; and
-  None for NOT ENOUGH INFO claims, which have no gold evidence):
+                           after stripping meta-prefixes, found nowhere in the retrieved pages (the
+                           sentences the system read) or the claim: the same context for every
+                           system (:mod:`.tokens`);
+    ``hallucination_rate_shown``  the same against what the system was shown (GA-RAG: the facts;
+                           the baseline: the passages, so for it both rates are equal);
+  graph systems only (a system without a local graph has none; the paper gives its baseline none):
+    ``graph_facts``        facts in the local graph; ``empty_graph`` 1 when there are none;
+    ``extraction_failures`` documents whose extraction reply held no triple list;
     ``graph_coverage``     share of the gold evidence pages that some fact of the local graph
-                           comes from;
+                           comes from (None for NOT ENOUGH INFO claims, which have no gold);
     ``graph_completeness`` 1 when the sentences behind the graph's facts hold a whole gold
                            evidence set, else 0 (None when the pages came from a BEIR corpus,
                            whose sentence numbers are not FEVER's);
     ``context_precision``  share of the facts shown to the generator that come from a gold page;
   LLM-judged (records of the ``conditions`` listed, default the baseline only):
     ``consistency_score`` / ``logical_consistency``  a judge's 0-1 score that the explanation
-                           supports the label, and 1 when it reaches ``threshold`` (the judge's
-                           cut-off; GA-RAG's triple filter is its own ``consistency_threshold``);
+                           supports the label, and 1 when it reaches ``judge_cutoff`` (provbench's
+                           choice; GA-RAG's own thresholds are its options, see :mod:`.gate`);
     ``coherence``          the judge's 0-1 score of the explanation's clarity and coherence;
     ``factual_grounding``  graph-only: RAGAS faithfulness of the explanation against the facts shown.
 Factual accuracy is the record's graded ``accuracy`` (the loader's, 0.3 for "I don't know").
+A GA-RAG system whose graphs are empty for most claims is warned about (run log, metric note,
+report): it then tests the prompt, not the graph.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from statistics import fmean
 from typing import Any
@@ -41,11 +49,15 @@ from provbench_plugins.datasets.fever.pages import evidence_of, is_beir_corpus
 
 from .tokens import strip_meta, unsupported_share
 
+log = logging.getLogger(__name__)
+
 STRUCTURE = ("graph_coverage", "graph_completeness", "context_precision", "response_time", "wall_time",
-             "hallucination_rate")
-GRAPH_ONLY = ("graph_coverage", "graph_completeness", "context_precision", "factual_grounding")
+             "hallucination_rate", "hallucination_rate_shown", "graph_facts", "empty_graph", "extraction_failures")
+GRAPH_ONLY = ("graph_coverage", "graph_completeness", "context_precision", "factual_grounding", "graph_facts",
+              "empty_graph", "extraction_failures")
 JUDGED = ("consistency_score", "logical_consistency", "coherence", "factual_grounding")
 NO_GRAPH = "graph-only measure: this system builds no local graph (the paper gives the baseline none)"
+EMPTY_GRAPHS_WARN = 0.5  # warn when more than this share of a GA-RAG system's claims has no graph fact
 
 JUDGE_PROMPT = (
     "A fact-checking system labelled a claim and explained its label.\n"
@@ -62,7 +74,8 @@ JUDGE_SCHEMA = {"type": "object", "properties": {
 class TableOneOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    threshold: float = Field(0.7, ge=0, le=1, description="judge cut-off for logical consistency (paper: 0.7)")
+    judge_cutoff: float = Field(0.5, ge=0, le=1, description="judge score at or above which an explanation "
+                                "counts as supporting its label (provbench's choice; the paper defines no judge)")
     judge: bool = True
     ragas: bool = True
     conditions: list[str] | str = Field(default_factory=lambda: [BASELINE], description="'all' or condition names")
@@ -83,11 +96,25 @@ def context_items(trace: Trace) -> list[tuple[str, str]]:
     return [(t, t) for t in trace.read_text_units]
 
 
+def page_texts(trace: Trace, view: Any) -> list[str]:
+    """The retrieved pages as the system read them: every sentence in ``read_text_units``."""
+    return [u.text for u in view.text_units(trace.read_text_units)] if view is not None else []
+
+
 def context_texts(trace: Trace, view: Any) -> list[str]:
     """The texts shown to the generator: the linearised facts, or the passages read."""
     if has_graph(trace):
         return [text for _, text in context_items(trace)]
-    return [u.text for u in view.text_units(trace.read_text_units)] if view is not None else []
+    return page_texts(trace, view)
+
+
+def hallucination_scores(trace: Trace, question: Question, explanation: str, view: Any) -> dict[str, float | None]:
+    """The token-level rate against the retrieved pages (every system alike) and against what the
+    system was shown; None without an explanation, or (pages) without a view to read them."""
+    pages = page_texts(trace, view)
+    return {"hallucination_rate": unsupported_share(explanation, [*pages, question.question])[0] if pages else None,
+            "hallucination_rate_shown": unsupported_share(
+                explanation, [*context_texts(trace, view), question.question])[0]}
 
 
 def uncached_seconds(trace: Trace) -> float | None:
@@ -103,8 +130,16 @@ def uncached_seconds(trace: Trace) -> float | None:
     return round(trace.wall_time_s + saved, 4)
 
 
+def graph_health(trace: Trace) -> dict[str, float | None]:
+    if not has_graph(trace):
+        return {"graph_facts": None, "empty_graph": None, "extraction_failures": None}
+    return {"graph_facts": float(len(trace.facts)), "empty_graph": float(not trace.facts),
+            "extraction_failures": float(len(trace.artifacts.get("extraction_failures") or []))}
+
+
 def structure_scores(trace: Trace, question: Question) -> dict[str, float | None]:
-    scores: dict[str, float | None] = {"response_time": uncached_seconds(trace), "wall_time": trace.wall_time_s}
+    scores: dict[str, float | None] = {"response_time": uncached_seconds(trace), "wall_time": trace.wall_time_s,
+                                       **graph_health(trace)}
     gold_pages = set(question.metadata.get("evidence_pages", []))
     if not gold_pages or not has_graph(trace):
         return {**scores, "graph_coverage": None, "graph_completeness": None, "context_precision": None}
@@ -153,8 +188,11 @@ class TableOne(Metric):
         scores = structure_scores(record.trace, question)
         explanation = strip_meta(str(record.trace.artifacts.get("explanation") or ""))
         shown = context_texts(record.trace, context.view)
-        scores["hallucination_rate"] = unsupported_share(explanation, [*shown, question.question])[0] \
-            if record.status == "ok" and explanation else None
+        scores.update(hallucination_scores(record.trace, question, explanation, context.view)
+                      if record.status == "ok" and explanation else
+                      {"hallucination_rate": None, "hallucination_rate_shown": None})
+        if scores["hallucination_rate"] is None and scores["hallucination_rate_shown"] is not None:
+            record.score_notes["hallucination_rate"] = "the retrieved pages could not be read (no KB view)"
         structure_notes(record, question, scores)
         if not self.applies_to(record):
             return scores
@@ -185,7 +223,7 @@ class TableOne(Metric):
         if consistency is None:
             record.score_notes["logical_consistency"] = "the judge's reply had no consistency score"
         return {"consistency_score": consistency, "coherence": coherence,
-                "logical_consistency": None if consistency is None else float(consistency >= self.options.threshold)}
+                "logical_consistency": None if consistency is None else float(consistency >= self.options.judge_cutoff)}
 
     def grounding(self, record: RunRecord, question: Question, explanation: str, shown: list[str],
                   context: MetricContext) -> dict[str, float | None]:
@@ -208,7 +246,21 @@ class TableOne(Metric):
                         values.append(MetricValue(metric=f"table1.{key}", system=system, condition=condition,
                                                   value=fmean(scored), numerator=round(sum(scored), 6),
                                                   denominator=len(scored)))
+        for value in values:
+            if value.metric == "table1.empty_graph" and value.condition == BASELINE:
+                value.note = empty_graph_warning(value.system, value.value, value.denominator)
+                if value.note:
+                    log.warning("%s", value.note)
         return values
+
+
+def empty_graph_warning(system: str, share: float | None, claims: float | None) -> str:
+    """The warning for a GA-RAG system whose local graphs are empty for most claims ('' if not)."""
+    if share is None or share <= EMPTY_GRAPHS_WARN:
+        return ""
+    return (f"{system}: the local graph is empty for {share:.0%} of {claims:g} claims, so GA-RAG answered from "
+            "'(none)' and the run tests the prompt, not the graph (check the triple filter against the "
+            "model's confidences, and extraction failures)")
 
 
 def faithfulness(question: str, response: str, contexts: list[str], llm: Any, max_tokens: int

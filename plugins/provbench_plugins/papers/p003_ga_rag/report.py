@@ -1,9 +1,12 @@
-"""Paper 003's report sections: Table I (baseline, GA-RAG, delta, with bootstrap intervals), the
-aggregate comparison chart (Fig. 2) and per-metric charts (Fig. 3), FEVER's own measures, a
-confusion matrix per system and LLM cost per claim."""
+"""Paper 003's report sections: Table I (baseline, GA-RAG, delta, with bootstrap intervals; the
+paper's numbers only where its definition matches, each row defined), the aggregate comparison
+chart (Fig. 2) and per-metric charts (Fig. 3), FEVER's own measures, a confusion matrix per
+system and LLM cost per claim, and the sweep's prompt check (:mod:`.diversity`)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from statistics import fmean
 from typing import Any
 
@@ -12,35 +15,26 @@ from provbench.report.data import RunData, format_metric_value
 from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
 from provbench.report.stats import bootstrap_ci, per_question
 
+from .metrics import empty_graph_warning
+from .rows import ROWS, RowDef
+
 BASELINE_SYSTEM, GA_RAG = "p003/vanilla-rag", "p003/ga-rag"
 LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "(none)")
-
-# Table I's rows in the paper's order: (title, score key, unit: share or seconds, graph-only).
-# Graph-only rows: the paper's baseline has no graph, shows 0.000 and no delta; so does this table.
-ROWS = (("Factual accuracy", "accuracy", "share", False),
-        ("Logical consistency", "logical_consistency", "share", False),
-        ("Hallucination rate", "hallucination_rate", "share", False),
-        ("Response coherence", "coherence", "share", False),
-        ("Graph completeness", "graph_completeness", "share", True),
-        ("Avg response time (s)", "response_time", "seconds", False),
-        ("Factual grounding", "factual_grounding", "share", True),
-        ("Graph coverage", "graph_coverage", "share", True),
-        ("Context precision", "context_precision", "share", True))
-# The paper signs the hallucination delta as an improvement (0.170 -> 0.147 is "+13.3%") and
-# every other delta as the plain relative change (1.769 s -> 12.442 s is "+603.3%").
+# The paper signs the hallucination delta as an improvement ((0.170 - 0.147) / 0.170 = +13.5 %; it
+# prints +13.3 %) and every other delta as the plain relative change (1.769 s -> 12.442 s: +603.3 %).
 IMPROVEMENT_SIGNED = {"hallucination_rate"}
 FIGURE_ROWS = ("accuracy", "hallucination_rate")  # Fig. 3 (a) and (b)
-PAPER = {"accuracy": (0.400, 0.415), "logical_consistency": (0.500, 1.000), "hallucination_rate": (0.170, 0.147),
-         "coherence": (0.850, 1.000), "graph_completeness": (0.0, 0.163), "response_time": (1.769, 12.442),
-         "factual_grounding": (0.0, 0.375), "graph_coverage": (0.0, 0.480), "context_precision": (0.0, 0.963)}
+FEW_CLAIMS = 30  # below it, say that the means carry no statistical meaning
 
 
 def sections(run: RunData) -> list[Section]:
     base, graphs = run.uses("systems", [BASELINE_SYSTEM]), run.uses("systems", [GA_RAG])
     if not base and not graphs:
         return []
-    return [table1_section(run, base[:1], graphs), figures_section(run, base[:1] + graphs),
-            fever_section(run, base + graphs)]
+    found = [table1_section(run, base[:1], graphs), figures_section(run, base[:1] + graphs),
+             fever_section(run, base + graphs)]
+    checked = diversity_section(run)
+    return found + ([checked] if checked else [])
 
 
 def mean_cell(run: RunData, records: list[RunRecord], key: str, unit: str) -> tuple[Cell, float | None]:
@@ -64,16 +58,68 @@ def delta(before: float | None, after: float | None, key: str = "") -> Cell:
     return Cell(text=f"{100 * change / abs(before):+.1f}%")
 
 
-def gamma_note(run: RunData, system: str) -> str:
-    gammas = {(r.trace.artifacts.get("graph") or {}).get("params", {}).get("gamma")
-              for r in run.select(system) if r.trace is not None} - {None}
-    iterations = {(r.trace.artifacts.get("graph") or {}).get("params", {}).get("iterations")
-                  for r in run.select(system) if r.trace is not None} - {None}
-    if not gammas:
+def graph_traces(run: RunData, system: str) -> list[Any]:
+    """The baseline traces of a GA-RAG system that got as far as a local graph."""
+    return [r.trace for r in run.select(system) if r.trace is not None and "shown" in r.trace.artifacts]
+
+
+def params_of(run: RunData, system: str) -> dict[str, Any]:
+    """The scoring parameters a GA-RAG system's baseline traces recorded (first found)."""
+    for r in run.select(system):
+        params = (r.trace.artifacts.get("graph") or {}).get("params") if r.trace is not None else None
+        if params:
+            return params
+    return {}
+
+
+def ranking_note(params: dict[str, Any]) -> str:
+    if params.get("ranking") == "authors":
+        return "the authors' released ranking (confidence x mentions x retrieval score x claim overlap; no eqs. 2-4)"
+    central = f"{params.get('centrality', 'degree')} centrality" + \
+        ("" if params.get("weighted_centrality", True) else ", unweighted")
+    if not params.get("gamma") or not params.get("iterations"):
+        return f"eqs. (2) and (4) without propagation (gamma = 0 or T = 0), {central}"
+    return f"eqs. (2)-(4), propagation with gamma = {params['gamma']}, T = {params['iterations']}, {central}"
+
+
+def answer_note(run: RunData, system: str, params: dict[str, Any]) -> str:
+    traces = [t for t in graph_traces(run, system) if t.artifacts.get("answer_source")]
+    if not params.get("fallback_to_baseline"):
+        return "GA-RAG's own answer always (fallback to the baseline's answer off)"
+    from_graph = sum(t.artifacts["answer_source"] == "graph" for t in traces)
+    return (f"the authors' gate (consistency >= {params.get('consistency_threshold')}, at least "
+            f"{params.get('low_coverage_facts')} facts, "
+            f"grounding >= {params.get('grounding_threshold')}): answered from the graph for {from_graph} of "
+            f"{len(traces)} claims, with the baseline's answer otherwise")
+
+
+def graph_note(run: RunData, system: str) -> str:
+    traces = graph_traces(run, system)
+    empty = sum(not t.facts for t in traces)
+    failed = [len(t.artifacts.get("extraction_failures") or []) for t in traces]
+    return (f"graphs empty for {empty} of {len(traces)} claims; extraction replies without a triple list: "
+            f"{sum(failed)} documents in {sum(1 for f in failed if f)} claims")
+
+
+def scoring_note(run: RunData, system: str) -> str:
+    """Which scoring ran for one GA-RAG system: ranking, triple filter, answer source, graph health."""
+    params = params_of(run, system)
+    if not params:
         return f"{system}: no graph was built"
-    ran = "no propagation (gamma = 0, as the authors' code)" if gammas == {0.0} or iterations == {0} else \
-        f"propagation with gamma = {', '.join(map(str, sorted(gammas)))}, T = {', '.join(map(str, sorted(iterations)))}"
-    return f"{system}: {ran}"
+    threshold = params.get("triple_confidence_threshold")
+    triple_filter = "off (every triple kept)" if threshold is None else f"confidence >= {threshold}"
+    return (f"{system}: {ranking_note(params)}; triple filter {triple_filter}; {answer_note(run, system, params)}; "
+            f"{graph_note(run, system)}")
+
+
+def empty_graph_warnings(run: RunData, graphs: list[str]) -> list[Text]:
+    warnings = []
+    for system in graphs:
+        traces = graph_traces(run, system)
+        if traces:
+            text = empty_graph_warning(system, sum(not t.facts for t in traces) / len(traces), len(traces))
+            warnings += [Text(text=f"Warning: {text}.")] if text else []
+    return warnings
 
 
 def table1_section(run: RunData, base: list[str], graphs: list[str]) -> Section:
@@ -81,52 +127,86 @@ def table1_section(run: RunData, base: list[str], graphs: list[str]) -> Section:
     for g in graphs:
         columns += [f"GA-RAG ({g})"] + (["Delta (%)"] if base else [])
     columns += ["Paper (baseline → GA-RAG)"]
-    rows = [table1_row(run, base, graphs, title, key, unit, graph_only) for title, key, unit, graph_only in ROWS]
+    rows = [table1_row(run, base, graphs, row) for row in ROWS]
     intro = ("Paper 003's Table I on this run's claims (baseline condition). Each value is a mean over "
-             "claims with a percentile-bootstrap interval. Definitions: docs/papers/p003.md. Which scoring ran: "
-             + "; ".join(gamma_note(run, g) for g in graphs) + ".")
+             "claims with a percentile-bootstrap interval; the table below it defines every row. Which "
+             "scoring ran: " + "; ".join(scoring_note(run, g) for g in graphs) + ".")
+    blocks: list[Any] = [*empty_graph_warnings(run, graphs),
+                         Table(columns=columns, rows=rows, caption=table1_caption(run)), definitions_table()]
     return Section(id="p003-table1", title="Paper 003, Table I: baseline RAG vs GA-RAG", intro=intro, order=40,
-                   blocks=[Table(columns=columns, rows=rows, caption=table1_caption(run))])
+                   blocks=blocks)
 
 
-def table1_row(run: RunData, base: list[str], graphs: list[str], title: str, key: str, unit: str,
-               graph_only: bool) -> Row:
-    cells: list[Any] = [title]
+def paper_cell(row: RowDef) -> Cell:
+    numbers = f"{row.paper[0]:.3f} → {row.paper[1]:.3f}"
+    if row.comparable == "no":
+        return Cell(text="not comparable", note=f"paper: {numbers}, another quantity: {row.authors}")
+    note = "same definition; model and data differ" if row.comparable == "yes" else "close definition, details differ"
+    return Cell(text=numbers, note=note)
+
+
+def table1_row(run: RunData, base: list[str], graphs: list[str], row: RowDef) -> Row:
+    cells: list[Any] = [row.title]
     before = None
     for s in base:
-        cell, before = mean_cell(run, run.select(s), key, unit)
-        cells.append(Cell(text="–", note="no local graph (paper: 0.000)") if graph_only else cell)
+        cell, before = mean_cell(run, run.select(s), row.key, row.unit)
+        cells.append(Cell(text="–", note="no local graph (paper: 0.000)") if row.graph_only else cell)
     for g in graphs:
-        cell, after = mean_cell(run, run.select(g), key, unit)
+        cell, after = mean_cell(run, run.select(g), row.key, row.unit)
         if base:
-            cells += [cell, Cell(text="–", note="graph-only row") if graph_only else delta(before, after, key)]
+            cells += [cell, Cell(text="–", note="graph-only row") if row.graph_only else delta(before, after, row.key)]
         else:
             cells.append(cell)
-    paper = PAPER[key]
-    cells.append(f"{paper[0]:.3f} → {paper[1]:.3f}")
+    cells.append(paper_cell(row))
     return Row(cells=cells)
+
+
+def definitions_table() -> Table:
+    return Table(columns=["Row", "Here", "In the paper (the authors' released evaluation)", "Comparable"],
+                 rows=[Row(cells=[r.title, r.here, r.authors, r.comparable]) for r in ROWS], numeric_from=4,
+                 caption="The paper defines none of its rows; its numbers come from the authors' code. "
+                         "'not comparable' in Table I marks another quantity under the same name.")
+
+
+def kb_pages(run: RunData) -> int | None:
+    directory = (run.suite.get("knowledge_base") or {}).get("directory")
+    try:
+        return int(json.loads((Path(directory) / "build_info.json").read_text())["pages"]) if directory else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def table1_caption(run: RunData) -> str:
     notes = ["Table I layout; lower is better for hallucination rate and response time.",
              "Delta: relative change (GA-RAG − baseline) / baseline, except hallucination rate, signed as "
-             "an improvement, (baseline − GA-RAG) / baseline, as the paper does (0.170 → 0.147 is +13.3%).",
+             "an improvement, (baseline − GA-RAG) / baseline, as the paper does (its 0.170 → 0.147 gives "
+             "+13.5% by this formula; the paper prints +13.3%).",
              "Graph completeness, factual grounding, graph coverage and context precision are graph-only: "
              "the baseline has no local graph (the paper gives it 0.000 and no delta).",
              "Hallucination rate: share of the explanation's content tokens, meta-prefixes stripped, found "
-             "nowhere in the evidence shown or the claim.",
+             "nowhere in the retrieved pages or the claim (the same context for both systems).",
              "Avg response time: the time without the LLM cache (cache hits counted at the latency their "
              "reply first took); metrics.json's table1.wall_time is the time as run."]
-    kb_options = (run.suite.get("knowledge_base") or {}).get("options") or {}
+    kb = run.suite.get("knowledge_base") or {}
+    kb_options = kb.get("options") or {}
+    if kb.get("builder", "fever-wiki").endswith("fever-wiki"):
+        pages = kb_pages(run)
+        notes.append(f"Corpus: {pages if pages is not None else 'the'} pages whose titles occur in the claims"
+                     + (" and the pages they link to" if kb_options.get("link_hops") else "")
+                     + ", not all of Wikipedia as FEVER's systems search.")
     if kb_options.get("include_gold_pages"):
         notes.append("Deviation: the KB was built with include_gold_pages, so every claim's gold evidence "
                      "pages were indexed whatever their retrieval candidates (FEVER indexes all of Wikipedia).")
+    claims = len(run.question_ids)
+    if claims < FEW_CLAIMS:
+        notes.append(f"With {claims} claims these means have no statistical meaning: read the intervals, "
+                     "and run more claims before drawing a conclusion.")
     return " ".join(notes)
 
 
 def figures_section(run: RunData, systems: list[str]) -> Section:
     """Fig. 2 (the share rows of Table I per system) and Fig. 3 (one chart per metric)."""
-    shares = [(title, key) for title, key, unit, _ in ROWS if unit == "share"]
+    shares = [(r.title, r.key) for r in ROWS if r.unit == "share"]
     means = {s: {key: mean_of(run.select(s), key) for _, key in shares} for s in systems}
     blocks: list[Any] = [BarChart(title="Aggregate comparison (Fig. 2)", ylabel="mean (%)",
                                   categories=[t for t, _ in shares],
@@ -134,7 +214,7 @@ def figures_section(run: RunData, systems: list[str]) -> Section:
                                   caption="Table I's 0-1 rows per system; a missing bar is a row not scored "
                                           "(graph-only rows for the baseline).")]
     for letter, key in zip("ab", FIGURE_ROWS):
-        title = next(t for t, k, _, _ in ROWS if k == key)
+        title = next(r.title for r in ROWS if r.key == key)
         blocks.append(BarChart(title=f"({letter}) {title} (Fig. 3)", ylabel=f"{title.lower()} (%)",
                                categories=systems, series={title: [means[s][key] for s in systems]},
                                caption=f"{title} per system (baseline condition)."))
@@ -158,7 +238,11 @@ def fever_section(run: RunData, systems: list[str]) -> Section:
                                *cost(run.select(s))]))
     blocks.append(Table(columns=["System", "Label accuracy", "Macro-F1", "FEVER score", "Evidence P", "Evidence R",
                                  "Evidence F1", "LLM calls / claim", "from cache", "Tokens / claim"], rows=rows,
-                        caption="FEVER's measures as the official scorer defines them (first 5 predicted sentences)."))
+                        caption="FEVER's measures as the official scorer defines them (first 5 predicted sentences). "
+                                "A record's predicted evidence is the sentences behind its citations, padded with "
+                                "the other sentences it read (best-matching first), so differences between "
+                                "systems here reflect their labels and the order of their citations more than "
+                                "evidence retrieval."))
     for s in systems:
         matrix = next((v["detail"]["matrix"] for v in run.metric_values("fever.confusion")
                        if v["system"] == s and v["condition"] == BASELINE), None)
@@ -178,3 +262,25 @@ def cost(records: list[RunRecord]) -> list[str]:
         return ["–", "–", "–"]
     return [f"{fmean(len(t.llm_calls) for t in traces):.1f}",
             f"{fmean(sum(c.cached for c in t.llm_calls) for t in traces):.1f}", f"{fmean(t.tokens for t in traces):.0f}"]
+
+
+def diversity_section(run: RunData) -> Section | None:
+    """The sweep's prompt check (metric ``p003/prompt-diversity``), when the suite ran it."""
+    values = run.metric_values(prefix="prompts.")
+    if not values:
+        return None
+    check = next((v for v in values if v["metric"] == "prompts.check"), None)
+    pairs = [Row(cells=[v["system"], format_metric_value(v, with_note=False)])
+             for v in values if v["metric"] == "prompts.distinct_share"]
+    identical = next((v for v in values if v["metric"] == "prompts.identical_claims"), None)
+    blocks: list[Any] = [Text(text=f"Check {check['note']}." if check else "Check not run.")]
+    if identical is not None:
+        blocks.append(Text(text=f"Claims for which every setting sent one identical prompt: "
+                                f"{format_metric_value(identical)}."))
+    if pairs:
+        blocks.append(Table(columns=["Settings", "Claims with different prompts"], rows=pairs,
+                            caption="Per pair of settings: the share of the claims both answered whose answer "
+                                    "prompts differ (facts shown, or their order)."))
+    return Section(id="p003-prompts", title="Paper 003: do the sweep's settings change the prompt?", order=43,
+                   intro="A setting that sends the prompt another setting sent cannot change the answer; "
+                         "a sweep whose settings mostly coincide measures nothing.", blocks=blocks)

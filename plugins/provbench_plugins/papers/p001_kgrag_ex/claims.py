@@ -1,0 +1,196 @@
+"""Paper 001's claims as checks on known-truth controls (``provbench validate``, docs/controls.md),
+declared as a third-party package would: claims on :mod:`provbench.controls`, registered with
+``provbench_register_claims`` (so they are ``p001/<name>``).
+
+The known truth is the question's gold path (``Question.gold``: medical-mini's chain of triples).
+Mapped onto the paths KGRAG-Ex retrieved, it *plants* nodes (the gold entities) and triplets
+(edges whose head, relation and tail are a gold triple's) on them: the oracle's answer is right
+exactly when its prompt holds every gold triple, so it depends on the planted triplets and on
+nothing else of the paths. A question's answer "depends on one planted node or triplet" when a
+single removal changed it (the same element elsewhere on another path would keep it).
+
+* ``explanation-names-planted``: on every question whose oracle answer some removal changed, the
+  most influential entity of Table 2's explanation (:func:`.explain.explain`, as the report shows
+  it) is a planted node; the hit rate is reported with a one-sided binomial test against naming a
+  node of the question's paths at random. A control that ignores context changes under no
+  removal, so its explanation names nothing.
+* ``unplanted-change-nothing``: a removal that blanks no planted node and no planted triplet
+  (``blanked`` in the variant's data) never changes the oracle's answer, while removals that do
+  blank one change it more often (one-sided Fisher exact test).
+
+Both read the oracle's questions whose baseline answer was right (its prompt held the gold, so
+its answer depends on it); a question the oracle got wrong holds no planted dependence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from provbench.controls import Claim, ClaimNeeds, ControlRuns, Verdict
+from provbench.controls.contrasts import Expectation
+from provbench.gold import GoldEvidence, normalize_relation, normalize_text
+from provbench.model import BASELINE
+from provbench.plugin_api import correctness
+
+from . import analysis as A
+from .explain import explain
+
+SYSTEM = "kgrag-ex"
+KG_CONDITIONS = ["kg-node-removal", "kg-edge-removal", "kg-subpath-removal"]
+
+
+@dataclass
+class Planted:
+    """The ids of a question's paths that its gold plants: nodes of gold entities, and edges that
+    state a gold triple (head, relation and tail, in the relation's own direction)."""
+
+    nodes: set[str] = field(default_factory=set)
+    edges: set[str] = field(default_factory=set)
+
+    @classmethod
+    def on(cls, paths: list[dict], gold: GoldEvidence | None) -> "Planted":
+        if gold is None:
+            return cls()
+        names = {normalize_text(n) for n in gold.entities} | {normalize_text(n) for t in gold.triples
+                                                              for n in (t.subject, t.object)}
+        triples = {(normalize_text(t.subject), normalize_relation(t.relation), normalize_text(t.object))
+                   for t in gold.triples}
+        planted = cls()
+        for path in paths:
+            name_of = {n["id"]: normalize_text(n["name"]) for n in path["nodes"]}
+            planted.nodes |= {node for node, name in name_of.items() if name in names}
+            planted.edges |= {e["id"] for e in path["edges"] if (name_of.get(e["source"]), normalize_relation(
+                e["label"]), name_of.get(e["target"])) in triples}
+        return planted
+
+    def blanked_by(self, data: dict) -> bool:
+        """Does a variant (its data's ``blanked`` ids) blank a planted node or triplet?"""
+        blanked = data.get("blanked") or {}
+        return bool(self.nodes & set(blanked.get("nodes", [])) or self.edges & set(blanked.get("edges", [])))
+
+
+class Perturbed:
+    """One control's KGRAG-Ex questions: baseline, perturbation records (the claim's conditions
+    only) and what the gold plants on the baseline's paths."""
+
+    def __init__(self, runs: ControlRuns, control: str, system: str, conditions: list[str]) -> None:
+        run = runs.run(control)
+        kept = [r for r in run.records if r.key.system == system
+                and (r.key.condition == BASELINE or r.key.condition in conditions)]
+        rules = A.subpath_rules(kept, system)
+        self.groups = A.group(kept, system, rules[0])  # one explanation's sub-paths, as Table 2
+        self.right = {r.key.question_id for r in kept if r.key.condition == BASELINE and correctness(r) == 1.0}
+        self.planted = {qid: Planted.on(g.paths, run.questions[qid].gold if qid in run.questions else None)
+                        for qid, g in self.groups.items()}
+
+    def changed_questions(self, questions: set[str]) -> list[str]:
+        return sorted(q for q in questions & set(self.groups) if any(self.groups[q].changes(k) for k in A.KINDS))
+
+
+class ExplanationOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    system: str = Field(SYSTEM, description="the KGRAG-Ex system key")
+    conditions: list[str] = Field(default_factory=lambda: list(KG_CONDITIONS), min_length=1,
+                                  description="the node, edge and sub-path removals the explanation counts")
+    min_hit_rate: float = Field(0.8, ge=0, le=1, description="least share of explanations naming a planted node")
+    expect: list[Expectation] = Field(default_factory=lambda: [Expectation(control="oracle", effect=True),
+                                                               Expectation(control="ignores-context", effect=False)])
+
+
+class ExplanationNamesPlanted(Claim):
+    """KGRAG-Ex's explanation names a planted node whenever a removal changes the oracle's answer."""
+
+    name = "explanation-names-planted"
+    description = __doc__
+    Options = ExplanationOptions
+
+    def needs(self) -> ClaimNeeds:
+        o = self.options
+        return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=(o.system,), conditions=tuple(o.conditions))
+
+    def check(self, runs: ControlRuns) -> list[Verdict]:
+        return [self.positive(runs, e.control) if e.effect else self.negative(runs, e.control)
+                for e in self.options.expect]
+
+    def positive(self, runs: ControlRuns, control: str) -> Verdict:
+        from scipy.stats import binomtest
+
+        o, seen = self.options, Perturbed(runs, control, self.options.system, self.options.conditions)
+        changed = seen.changed_questions(seen.right)
+        hits = [q for q in changed if explain(seen.groups[q]).most_influential_id in seen.planted[q].nodes]
+        chance = [len(seen.planted[q].nodes) / len({n["id"] for p in seen.groups[q].paths for n in p["nodes"]})
+                  for q in changed]
+        rate, at_random = (len(hits) / len(changed), sum(chance) / len(chance)) if changed else (0.0, 0.0)
+        p = binomtest(len(hits), len(changed), at_random, alternative="greater").pvalue if changed else None
+        observed = (f"hit rate {rate:.2f}: {len(hits)} of {len(changed)} explanations name a planted node "
+                    f"(a random node of their paths: {at_random:.2f}); {_right(seen)}"
+                    if changed else f"no removal changed any of the {len(seen.right)} right answers: nothing to explain")
+        return Verdict(claim=self.name, control=control, p_value=p, observed=observed,
+                       expected=f"where a removal changes the answer, the explanation names a planted node "
+                                f"(hit rate >= {o.min_hit_rate:g}; binomial test against a random path node)",
+                       passed=bool(changed) and rate >= o.min_hit_rate)
+
+    def negative(self, runs: ControlRuns, control: str) -> Verdict:
+        seen = Perturbed(runs, control, self.options.system, self.options.conditions)
+        changed = seen.changed_questions(set(seen.groups))
+        observed = (f"{len(changed)} of {len(seen.groups)} questions with removals changed"
+                    if seen.groups else "no question had a path to perturb")
+        return Verdict(claim=self.name, control=control, observed=observed,
+                       expected="no removal changes the answer, so the explanation names nothing",
+                       passed=bool(seen.groups) and not changed)
+
+
+class UnplantedOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    system: str = Field(SYSTEM, description="the KGRAG-Ex system key")
+    conditions: list[str] = Field(default_factory=lambda: list(KG_CONDITIONS), min_length=1,
+                                  description="removals whose variants are checked")
+    controls: list[str] = Field(default_factory=lambda: ["oracle"], min_length=1,
+                                description="controls whose answer depends on the gold alone")
+    alpha: float = Field(0.05, gt=0, lt=1, description="significance of planted removals changing more")
+
+
+class UnplantedChangeNothing(Claim):
+    """A removal that blanks neither a planted node nor a planted triplet changes nothing."""
+
+    name = "unplanted-change-nothing"
+    description = __doc__
+    Options = UnplantedOptions
+
+    def needs(self) -> ClaimNeeds:
+        o = self.options
+        return ClaimNeeds(controls=tuple(o.controls), systems=(o.system,), conditions=tuple(o.conditions))
+
+    def check(self, runs: ControlRuns) -> list[Verdict]:
+        return [self.verdict(runs, control) for control in self.options.controls]
+
+    def verdict(self, runs: ControlRuns, control: str) -> Verdict:
+        from scipy.stats import fisher_exact
+
+        o, seen = self.options, Perturbed(runs, control, self.options.system, self.options.conditions)
+        counts = {True: [0, 0], False: [0, 0]}  # blanks a planted element -> [changed, variants]
+        for qid in seen.right & set(seen.groups):
+            for r in (r for kind in A.KINDS for r in seen.groups[qid].records.get(kind, [])):
+                tally = counts[seen.planted[qid].blanked_by(r.variant.data)]
+                tally[0] += A.changed(r)
+                tally[1] += 1
+        (hit, planted), (miss, unplanted) = counts[True], counts[False]
+        p = fisher_exact([[hit, planted - hit], [miss, unplanted - miss]], alternative="greater")[1] \
+            if planted and unplanted else None
+        return Verdict(claim=self.name, control=control, p_value=p,
+                       expected=f"removals blanking no planted node or triplet change nothing; those blanking one "
+                                f"change more (one-sided Fisher exact test, p < {o.alpha:g})",
+                       observed=f"unplanted: {miss} of {unplanted} changed; planted: {hit} of {planted} changed "
+                                f"({_right(seen)})",
+                       passed=bool(unplanted) and miss == 0 and p is not None and p < o.alpha)
+
+
+def _right(seen: Perturbed) -> str:
+    return f"{len(seen.right)} question{'s' * (len(seen.right) != 1)} answered right"
+
+
+CLAIMS = (ExplanationNamesPlanted, UnplantedChangeNothing)

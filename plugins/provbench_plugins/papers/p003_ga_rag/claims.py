@@ -1,0 +1,167 @@
+"""Paper 003's claims as checks on known-truth controls (``provbench validate``, docs/controls.md),
+declared through the public controls API like any package's (``p003/<name>``). Each compares GA-RAG
+settings (system keys of the controls block) on one graph per claim: every setting reads the same
+extracted triples (one extraction per page, :mod:`.extraction`) and differs only in how it ranks
+them, so what differs between settings is which facts reach the prompt.
+
+* ``ranking-changes-label``: propagation and ranking change which facts the oracle sees, and so
+  its label: on some claims the settings give different labels (a one-sided paired permutation
+  test of "the labels differ" against no difference), and each setting's label is right exactly
+  when the facts it showed hold a gold evidence group (the label follows the facts). A control
+  that ignores its context gives one label whatever the settings show.
+* ``settings-send-different-prompts``: the settings of a sweep send the model different prompts
+  (the ``p003/prompt-diversity`` check passes: fewer than ``fail_share`` of the claims got one
+  identical prompt from every setting). With a control that reads no passage (its triples are
+  empty, so every graph is empty) the check must fail: it can see what it is meant to catch.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from provbench.controls import Claim, ClaimNeeds, ControlRuns, Verdict
+from provbench.controls.claims import effect_words
+from provbench.controls.contrasts import Expectation
+from provbench.model import BASELINE, Question, RunRecord
+
+from .diversity import diversity
+
+SETTINGS = ["ga-rag", "ga-rag-gamma0", "ga-rag-authors"]  # fever-garag.yaml's GA-RAG settings
+
+
+def _expect(*pairs: tuple[str, bool]) -> list[Expectation]:
+    return [Expectation(control=c, effect=e) for c, e in pairs]
+
+
+class SettingsOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    systems: list[str] = Field(default_factory=lambda: list(SETTINGS), min_length=2,
+                               description="the GA-RAG settings compared (system keys of the controls block)")
+    expect: list[Expectation] = Field(default_factory=lambda: _expect(("oracle", True), ("ignores-context", False)),
+                                      min_length=1)
+
+
+class LabelOptions(SettingsOptions):
+    alpha: float = Field(0.05, gt=0, lt=1, description="significance level of the one-sided paired test")
+    min_difference: float = Field(0.1, ge=0, description="least share of claims whose labels differ")
+    follows_share: float = Field(0.95, gt=0, le=1, description="least share of (claim, setting) pairs whose label "
+                                                              "is right exactly when the facts shown hold the gold")
+    resamples: int = Field(9999, ge=99, le=1_000_000)
+
+
+def baseline_by_question(records: list[RunRecord], systems: list[str]) -> dict[str, dict[str, RunRecord]]:
+    """question -> setting -> its recorded baseline unit, for questions every setting answered."""
+    found: dict[str, dict[str, RunRecord]] = {}
+    for r in records:
+        if r.key.condition == BASELINE and r.key.system in systems and r.status == "ok" and r.trace is not None:
+            found.setdefault(r.key.question_id, {})[r.key.system] = r
+    return {q: by for q, by in found.items() if len(by) == len(systems)}
+
+
+def shown_facts(record: RunRecord) -> list[str]:
+    """The facts a GA-RAG unit showed the model, each read as a sentence "S r O"."""
+    facts = {f.id: f for f in record.trace.facts}
+    shown = record.trace.artifacts.get("shown") or []
+    return [f"{facts[i].subject} {facts[i].relation} {facts[i].object}" for i in shown if i in facts]
+
+
+def label_of(record: RunRecord) -> str:
+    return record.trace.answer if record.trace.answer is not None else f"({record.trace.outcome})"
+
+
+def holds_gold(question: Question, facts: list[str]) -> bool:
+    """The facts hold one complete gold evidence group of the claim (none for NOT ENOUGH INFO)."""
+    gold = question.gold
+    return gold is not None and not gold.empty and gold.held_in("\n".join(facts))
+
+
+class RankingChangesLabel(Claim):
+    """Propagation and ranking change which facts the oracle sees, and so its label."""
+
+    name = "ranking-changes-label"
+    description = ("GA-RAG's settings (propagation, ranking) change which facts the oracle sees, and so its label; "
+                   "a control that ignores its context keeps one label")
+    Options = LabelOptions
+
+    def needs(self) -> ClaimNeeds:
+        o = self.options
+        return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=tuple(o.systems))
+
+    def check(self, runs: ControlRuns) -> list[Verdict]:
+        verdicts = []
+        for e in self.options.expect:
+            run = runs.run(e.control)
+            units = baseline_by_question(run.records, self.options.systems)
+            verdicts.append(self.labels_differ(e, units))
+            if e.effect:
+                verdicts.append(self.label_follows_facts(e.control, units, run.questions))
+        return verdicts
+
+    def labels_differ(self, e: Expectation, units: dict[str, dict[str, RunRecord]]) -> Verdict:
+        from provbench.report.stats import paired_permutation
+
+        o = self.options
+        changed = {q: float(len({label_of(r) for r in by.values()}) > 1) for q, by in units.items()}
+        facts_differ = sum(len({tuple(shown_facts(r)) for r in by.values()}) > 1 for by in units.values())
+        test = paired_permutation(changed, dict.fromkeys(changed, 0.0), resamples=o.resamples)
+        shown = test.p_value is not None and test.p_value < o.alpha and test.difference >= o.min_difference
+        observed = (f"{effect_words(shown)}: labels differ on {sum(changed.values()):.0f} of {len(changed)} claims; "
+                    f"the facts shown differ on {facts_differ}" if changed else "no claim answered by every setting")
+        return Verdict(claim=self.name, control=e.control, p_value=test.p_value, observed=observed,
+                       passed=bool(changed) and shown == e.effect,
+                       expected=f"{effect_words(e.effect)}: the labels of {', '.join(o.systems)} differ on a share of "
+                                f"the claims (one-sided paired permutation test against none, p < {o.alpha:g}, "
+                                f"share >= {o.min_difference:g})")
+
+    def label_follows_facts(self, control: str, units: dict[str, dict[str, RunRecord]],
+                            questions: dict[str, Question]) -> Verdict:
+        o = self.options
+        pairs = [(holds_gold(questions[q], shown_facts(r)), label_of(r) == questions[q].answer)
+                 for q, by in units.items() if q in questions for r in by.values()]
+        agree = sum(held == right for held, right in pairs)
+        share = agree / len(pairs) if pairs else 0.0
+        with_gold = sum(held for held, _ in pairs)
+        return Verdict(claim=self.name, control=control, passed=bool(pairs) and share >= o.follows_share,
+                       expected=f"each setting's label is right exactly when the facts it showed hold a gold "
+                                f"evidence group (share >= {o.follows_share:g} of claim x setting)",
+                       observed=f"{agree} of {len(pairs)} ({share:.2f}); the facts held the gold in {with_gold}")
+
+
+class PromptOptions(SettingsOptions):
+    systems: list[str] | None = Field(None, description="settings compared; default: every system with a local graph")
+    fail_share: float = Field(0.5, gt=0, le=1, description="as p003/prompt-diversity: the settings fail when they "
+                                                            "sent one identical prompt for at least this share")
+
+
+class SettingsSendDifferentPrompts(Claim):
+    """The sweep's settings send the model different prompts (the prompt check passes)."""
+
+    name = "settings-send-different-prompts"
+    description = ("GA-RAG's settings send different prompts for most claims; with a control that extracts no "
+                   "triple (empty graphs) the prompt check fails")
+    Options = PromptOptions
+
+    def needs(self) -> ClaimNeeds:
+        o = self.options
+        return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=tuple(o.systems or ()))
+
+    def check(self, runs: ControlRuns) -> list[Verdict]:
+        from .diversity import graph_systems
+
+        verdicts = []
+        for e in self.options.expect:
+            records = runs.run(e.control).records
+            systems = self.options.systems or graph_systems(records)
+            found = diversity(records, systems, self.options.fail_share)
+            distinct = [d / n for d, n in found.pairs.values() if n]
+            least = f"; least distinct share of a pair {min(distinct):.2f}" if distinct else ""
+            verdicts.append(Verdict(
+                claim=self.name, control=e.control, passed=found.passed is not None and found.passed == e.effect,
+                expected=f"the prompt check {'passes' if e.effect else 'fails'} over {len(systems)} settings "
+                         f"(one identical prompt from all for under {self.options.fail_share:.0%} of the claims)",
+                observed=f"{found.verdict()}{least}"))
+        return verdicts
+
+
+CLAIMS = (RankingChangesLabel, SettingsSendDifferentPrompts)

@@ -1,0 +1,84 @@
+"""Paper 001's report sections read from records built in memory: Table 5 counts the sub-path
+rule the run used, and Table 2's per-variant detail lists every variant with its perturbed path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from provbench.model import RunManifest, RunRecord, Trace, UnitKey, VariantInfo
+from provbench.report.data import RunData
+from provbench_plugins.papers.p001_kgrag_ex import analysis as A
+from provbench_plugins.papers.p001_kgrag_ex import report as R
+from test_p001_paths import four_node_path, record
+
+SUITE = {"systems": ["kgrag-ex", "vector-rag"],
+         "interventions": ["kg-node-removal", "kg-edge-removal",
+                           {"name": "kg-subpath-removal", "options": {"rule": "authors"}},
+                           {"name": "ragex-window", "options": {"window": 5, "stride": 1}}]}
+
+
+def authors_rule_run() -> RunData:
+    """One question: KGRAG-Ex on a 4-node path with its sub-paths blanked (the authors' rule
+    only, as suites/medmcqa-kgragex-authors.yaml runs them), and 12 RAG-Ex windows."""
+    path = four_node_path()
+    records = [RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
+                         trace=Trace(question_id="q", system="kgrag-ex", answer="A",
+                                     artifacts={"kgrag": {"paths": [path]}, "context_words": 20})),
+               RunRecord(key=UnitKey(question_id="q", system="vector-rag"),
+                         trace=Trace(question_id="q", system="vector-rag", answer="A", artifacts={"context_words": 16}))]
+    records += [record(kind, k, False, "A", path) for kind, n in (("node", 4), ("edge", 3)) for k in range(n)]
+    for k in range(3):
+        blanked = record("subpath", k, False, "A", path)
+        blanked.variant.data["rule"] = "authors"
+        records.append(blanked)
+    records += [RunRecord(key=UnitKey(question_id="q", system="vector-rag", condition="ragex-window", variant=f"window:{i}"),
+                          trace=Trace(question_id="q", system="vector-rag", answer="A"),
+                          variant=VariantInfo(id=f"window:{i}", data={"kind": "window"}))
+                for i in range(12)]
+    return RunData(Path("."), RunManifest(run_id="r", suite_name="s", suite=SUITE), {}, records, {})
+
+
+def cells(table) -> dict[str, list[str]]:
+    return {row.cells[0].text: [c.text for c in row.cells[1:]] for row in table.rows}
+
+
+def test_table5_counts_the_subpath_rule_the_run_used():
+    """The authors' suite blanks sub-paths (rule authors) only: a KGRAG-Ex explanation is its 4
+    node, 3 edge and 3 sub-path removals (10), not the 7 left when only the paper's rule counts."""
+    run = authors_rule_run()
+    assert A.subpath_rules(run.records, "kgrag-ex") == ["authors"]
+    section = next(s for s in R.sections(run) if s.id == "p001-cost-kgrag-ex")
+    authors = cells(section.blocks[1])
+    assert authors["KGRAG-Ex"][:2] == ["1", "10.0"]  # questions, median calls: 1 per perturbation
+    assert authors["KGRAG-Ex"][3] == "200.0"  # 10 perturbations x 20 context words
+    assert authors["RAG-Ex (vector-rag, 5-word windows, stride 1)"][:2] == ["1", "12.0"]
+    note = section.blocks[-1].text
+    assert "node, edge and sub-path removals under the authors (blanked in place) rule" in note
+    explanations = next(s for s in R.sections(run) if s.id == "p001-explanations-kgrag-ex")
+    assert "authors (blanked in place)" in explanations.blocks[1].caption
+
+
+def test_table5_with_both_rules_counts_the_papers_and_says_the_other_is_left_out():
+    run = authors_rule_run()
+    path = four_node_path()
+    run.records += [record("subpath", k, False, "A", path) for k in range(3)]  # the paper's rule too
+    section = R.cost_section(run, "kgrag-ex", "paper", ["paper", "authors"])
+    assert cells(section.blocks[1])["KGRAG-Ex"][1] == "10.0"  # one sub-path set per explanation
+    assert "authors (blanked in place) sub-paths are left out" in section.blocks[-1].text
+
+
+def test_table2_detail_lists_changed_and_unchanged_variants_with_their_paths():
+    path = four_node_path()
+    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
+                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
+    records = [base, record("node", 1, True, "C", path), record("node", 2, False, "A", path),
+               record("edge", 0, False, "A", path), record("subpath", 1, True, "B", path)]
+    section = R.explanations_section(A.group(records, "kgrag-ex"), "kgrag-ex", None)
+    (summary,) = [[c.text for c in row.cells] for row in section.blocks[0].rows]
+    assert summary[:4] == ["q", "A", "Node: N1 -> C; Sub-path: N1 ->[R1]-> N2 -> B", "N1"]
+    detail = [[c.text for c in row.cells] for row in section.blocks[1].rows]
+    assert detail == [
+        ["q", "Node", "N1", "N0 ->[R0]-> __ | __ ->[R1]-> N2 | N2 ->[R2]-> N3", "C", "yes"],
+        ["q", "Node", "N2", "N0 ->[R0]-> N1 | N1 ->[R1]-> __ | __ ->[R2]-> N3", "A", "no"],
+        ["q", "Edge", "R0", "N0 ->[__]-> N1 | N1 ->[R1]-> N2 | N2 ->[R2]-> N3", "A", "no"],
+        ["q", "Sub-path", "N1 ->[R1]-> N2", "N0 ->[R0]-> N1 | N2 ->[R2]-> N3", "B", "yes"]]

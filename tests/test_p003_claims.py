@@ -1,0 +1,111 @@
+"""Paper 003's claims on known-truth controls (``provbench validate``): they pass on
+suites/fever-garag.yaml's own controls block, and fail, naming each claim, when the oracle is
+broken on purpose (swapped for a control that ignores its context, or for one that replies at
+random) or when the settings compared are one setting under three names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from conftest import REPO
+from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE, main
+from provbench.controls.validity import read_validity
+
+SUITE = REPO / "suites" / "fever-garag.yaml"
+DATA = REPO / "datasets" / "fever-mini" / "dev.jsonl"
+CLAIMS = ("p003/ranking-changes-label", "p003/settings-send-different-prompts")
+
+
+@pytest.fixture(scope="module")
+def kb_dir(tmp_path_factory) -> Path:
+    """One controls knowledge base for the module's smaller suites (same inputs: reused)."""
+    return tmp_path_factory.mktemp("p003-controls-kb") / "kb"
+
+
+def smaller_suite(folder: Path, kb: Path, limit: int = 12, systems: list | None = None) -> Path:
+    """fever-garag.yaml with its controls on ``limit`` claims (stratified) and a shared KB."""
+    raw = yaml.safe_load(SUITE.read_text(encoding="utf-8"))
+    raw["dataset"]["path"] = str(DATA)
+    controls = raw["controls"]
+    controls["dataset"].update(path=str(DATA), limit=limit, sample=True, seed=0)
+    controls["knowledge_base"]["directory"] = str(kb)
+    if systems is not None:
+        controls["systems"] = systems
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "suite.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def validate(suite: Path, out: Path):
+    return CliRunner().invoke(main, ["validate", str(suite), "--out", str(out)])
+
+
+def verdicts(out: Path) -> dict[tuple[str, str], list]:
+    found: dict[tuple[str, str], list] = {}
+    for v in read_validity(out).verdicts:
+        found.setdefault((v.claim, v.control), []).append(v)
+    return found
+
+
+def test_paper003s_claims_pass_on_fever_garags_controls(tmp_path):
+    result = validate(SUITE, tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    found = verdicts(tmp_path / "out")
+    assert set(found) == {(c, control) for c in CLAIMS for control in ("oracle", "ignores-context")}
+    assert all(v.passed for vs in found.values() for v in vs) and read_validity(tmp_path / "out").failed_units == 0
+    differ, follows = found[("p003/ranking-changes-label", "oracle")]
+    assert differ.p_value < 0.05 and differ.observed.startswith("an effect: labels differ on 12 of 36 claims")
+    assert follows.observed.startswith("108 of 108 (1.00)")  # right exactly where the facts shown hold the gold
+    [quiet] = found[("p003/ranking-changes-label", "ignores-context")]
+    assert quiet.observed.startswith("no effect: labels differ on 0 of 36")
+    [prompts] = found[("p003/settings-send-different-prompts", "oracle")]
+    assert prompts.observed.startswith("passed: the 3 settings sent one identical prompt for 0 of 36 claims")
+    [empty] = found[("p003/settings-send-different-prompts", "ignores-context")]
+    assert empty.observed.startswith("FAILED: all 3 settings sent one identical prompt for 36 of 36")
+
+
+def test_an_oracle_that_ignores_its_context_fails_each_claim_naming_it(tmp_path, kb_dir, monkeypatch):
+    from provbench.controls import BEHAVIOURS
+
+    monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["ignores-context"])  # reads no fact, extracts none
+    result = validate(smaller_suite(tmp_path, kb_dir), tmp_path / "out")
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    failed = {(v.claim, v.control) for v in read_validity(tmp_path / "out").failures}
+    assert failed == {(claim, "oracle") for claim in CLAIMS}
+    assert all(claim in result.stderr for claim in CLAIMS) and "not detectable" in result.stderr
+
+
+def test_a_random_reader_changes_labels_that_do_not_follow_the_facts(tmp_path, kb_dir, monkeypatch):
+    from provbench.controls import BEHAVIOURS
+
+    monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["random"])  # a label by a hash of the prompt
+    result = validate(smaller_suite(tmp_path, kb_dir), tmp_path / "out")
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    follows = verdicts(tmp_path / "out")[("p003/ranking-changes-label", "oracle")][-1]
+    assert "exactly when the facts it showed hold" in follows.expected and not follows.passed
+
+
+def test_one_setting_under_three_names_fails_each_claim(tmp_path, kb_dir):
+    same = [{"name": "p003/ga-rag", "label": label, "options": {"top_facts": 4}}
+            for label in ("ga-rag", "ga-rag-gamma0", "ga-rag-authors")]
+    result = validate(smaller_suite(tmp_path, kb_dir, systems=same), tmp_path / "out")
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    failed = verdicts(tmp_path / "out")
+    [differ, _] = failed[("p003/ranking-changes-label", "oracle")]
+    assert not differ.passed and differ.observed.startswith("no effect: labels differ on 0 of 12 claims")
+    [prompts] = failed[("p003/settings-send-different-prompts", "oracle")]
+    assert not prompts.passed and prompts.observed.startswith("FAILED: all 3 settings sent one identical prompt")
+
+
+def test_a_claim_naming_a_setting_the_controls_lack_is_refused(tmp_path, kb_dir):
+    raw = yaml.safe_load(smaller_suite(tmp_path, kb_dir).read_text(encoding="utf-8"))
+    raw["controls"]["claims"][0] = {"name": "p003/ranking-changes-label", "options": {"systems": ["ga-rag", "nope"]}}
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    result = validate(path, tmp_path / "out")
+    assert result.exit_code == 2 and "needs system 'nope'" in result.stderr and "controls.claims[0]" in result.stderr

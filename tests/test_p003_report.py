@@ -1,0 +1,105 @@
+"""Paper 003's report says what ran and what its numbers mean: the paper's column only where the
+definitions match ("not comparable" elsewhere), every row defined, the delta formula's own
+figure, the corpus, few claims, FEVER's padded evidence, which ranking, filter and answer source
+ran, and a warning when most local graphs are empty (also in the metric and the run log)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from provbench.model import BASELINE, Fact, Question, RunManifest, RunRecord, Trace, UnitKey
+from provbench.plugin_api import Results
+from provbench.report.data import RunData
+
+SUITE = {"systems": ["p003/vanilla-rag", {"name": "p003/ga-rag", "label": "ga"}],
+         "knowledge_base": {"builder": "fever-wiki", "options": {"link_hops": 1}}}
+
+
+def ga_trace(question: str, facts: int, **params) -> Trace:
+    trace = Trace(question_id=question, system="ga", answer="SUPPORTS",
+                  facts=[Fact(id=f"f{i}", subject="Ann", relation="r", object="B", confidence=0.5)
+                         for i in range(facts)])
+    source = params.pop("answer_source", "graph")
+    trace.artifacts.update({"shown": [f.id for f in trace.facts], "answer_source": source, "explanation": "x",
+                            "graph": {"params": {"ranking": "equations", "gamma": 0.5, "iterations": 2,
+                                                 "triple_confidence_threshold": None, **params}}})
+    return trace
+
+
+def run_data(traces: list[Trace], tmp_path: Path | None = None, suite: dict | None = None) -> RunData:
+    records = [RunRecord(key=UnitKey(question_id=t.question_id, system=t.system), trace=t) for t in traces]
+    questions = {t.question_id: Question(id=t.question_id, question="c", answer="SUPPORTS") for t in traces}
+    manifest = RunManifest(run_id="r", suite_name="s", suite=suite or SUITE)
+    return RunData(tmp_path or Path("."), manifest, questions, records, {"values": []})
+
+
+def test_paper_column_marks_other_quantities_not_comparable_and_defines_every_row():
+    from provbench_plugins.papers.p003_ga_rag.report import table1_section
+    from provbench_plugins.papers.p003_ga_rag.rows import ROWS
+
+    section = table1_section(run_data([ga_trace("1", 3)]), [], ["ga"])
+    table, definitions = [b for b in section.blocks if b.kind == "table"]
+    paper = {row.cells[0].text: row.cells[-1] for row in table.rows}
+    assert paper["Logical consistency"].text == "not comparable"
+    assert "0.500 → 1.000" in paper["Logical consistency"].note and "by construction" in paper["Logical consistency"].note
+    for title in ("Factual accuracy", "Response coherence", "Graph completeness", "Factual grounding",
+                  "Graph coverage", "Context precision"):
+        assert paper[title].text == "not comparable", title
+    assert paper["Hallucination rate"].text == "0.170 → 0.147" and "close" in paper["Hallucination rate"].note
+    assert paper["Avg response time (s)"].text == "1.769 → 12.442"
+    assert [r.cells[0].text for r in definitions.rows] == [r.title for r in ROWS]
+    assert all(r.cells[1].text and r.cells[2].text for r in definitions.rows)
+
+
+def test_captions_give_the_formulas_figure_the_corpus_few_claims_and_padded_evidence(tmp_path):
+    from provbench_plugins.papers.p003_ga_rag.report import fever_section, table1_caption
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "build_info.json").write_text(json.dumps({"pages": 42}))
+    suite = {**SUITE, "knowledge_base": {**SUITE["knowledge_base"], "directory": str(kb)}}
+    caption = table1_caption(run_data([ga_trace("1", 3)], suite=suite))
+    assert "+13.5%" in caption and "is +13.3%" not in caption and "prints +13.3%" in caption
+    assert "42 pages whose titles occur in the claims and the pages they link to, not all of Wikipedia" in caption
+    assert "With 1 claims these means have no statistical meaning" in caption
+    many = run_data([ga_trace(str(i), 3) for i in range(30)], suite=suite)
+    assert "no statistical meaning" not in table1_caption(many)
+    fever = fever_section(run_data([ga_trace("1", 3)]), ["ga"])
+    assert "padded with the other sentences it read" in next(b for b in fever.blocks if b.kind == "table").caption
+
+
+def test_the_report_says_which_ranking_filter_and_answer_ran():
+    from provbench_plugins.papers.p003_ga_rag.report import scoring_note
+
+    plain = scoring_note(run_data([ga_trace("1", 3), ga_trace("2", 0)]), "ga")
+    assert "eqs. (2)-(4), propagation with gamma = 0.5, T = 2" in plain and "triple filter off" in plain
+    assert "GA-RAG's own answer always" in plain and "graphs empty for 1 of 2 claims" in plain
+    gated = [ga_trace("1", 6, fallback_to_baseline=True, consistency_threshold=0.7, low_coverage_facts=5,
+                      grounding_threshold=0.2, triple_confidence_threshold=0.6),
+             ga_trace("2", 2, answer_source="baseline", fallback_to_baseline=True)]
+    note = scoring_note(run_data(gated), "ga")
+    assert "answered from the graph for 1 of 2 claims" in note and "triple filter confidence >= 0.6" in note
+    authors = scoring_note(run_data([ga_trace("1", 3, ranking="authors")]), "ga")
+    assert "the authors' released ranking" in authors and "eqs. (2)-(4)" not in authors.split("(")[0]
+    assert "without propagation (gamma = 0" in scoring_note(run_data([ga_trace("1", 3, gamma=0.0)]), "ga")
+
+
+def test_mostly_empty_graphs_are_warned_about_in_the_report_metric_and_log(caplog):
+    from provbench_plugins.papers.p003_ga_rag.metrics import TableOne
+    from provbench_plugins.papers.p003_ga_rag.report import table1_section
+
+    traces = [ga_trace("1", 0), ga_trace("2", 0), ga_trace("3", 4)]
+    section = table1_section(run_data(traces), [], ["ga"])
+    warning = section.blocks[0]
+    assert warning.kind == "text" and warning.text.startswith("Warning: ga: the local graph is empty for 67% of 3")
+    healthy = table1_section(run_data([ga_trace("1", 0), ga_trace("2", 4)]), [], ["ga"])
+    assert healthy.blocks[0].kind == "table"  # half empty: no warning
+    records = [RunRecord(key=UnitKey(question_id=t.question_id, system="ga"), trace=t,
+                         scores={"empty_graph": float(not t.facts)}) for t in traces]
+    with caplog.at_level(logging.WARNING):
+        values = TableOne(judge=False, ragas=False).aggregate(Results(records=records, questions={}))
+    empty = next(v for v in values if v.metric == "table1.empty_graph")
+    assert empty.value == 2 / 3 and "empty for 67% of 3 claims" in empty.note and "empty for 67%" in caplog.text
+    assert empty.condition == BASELINE

@@ -1,0 +1,154 @@
+"""``provbench validate`` on paper 001's claims: KGRAG-Ex's explanation names the node the gold
+path plants, removals that blank nothing planted change nothing, and both fail, naming the claim,
+when the oracle is swapped for the random control. The built-in suites' own blocks run in full
+in tests/test_validate.py's integration test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE, main
+from provbench.controls.validity import read_validity
+from provbench.gold import GoldEvidence, GoldTriple
+from provbench.model import BASELINE, Question, RunRecord, Trace, UnitKey, VariantInfo
+from provbench.testing import control_runs
+from provbench_plugins.papers.p001_kgrag_ex.claims import ExplanationNamesPlanted, Planted, UnplantedChangeNothing
+from provbench_plugins.papers.p001_kgrag_ex.paths import enumerate_variants, make_path
+
+REPO = Path(__file__).resolve().parents[1]
+MINI = REPO / "datasets" / "medical-mini"
+CLAIMS = """\
+    - p001/explanation-names-planted
+    - name: p001/unplanted-change-nothing
+      options: {conditions: [kg-node-removal, kg-edge-removal, kg-subpath-removal, kg-subpath-blanked]}
+"""
+
+
+def p001_suite(folder: Path, kb: Path, *, llms: str = "[oracle, ignores-context]", claims: str = CLAIMS) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "suite.yaml"
+    path.write_text(f"""\
+name: p001-controls
+dataset: {{loader: medmcqa, path: {MINI / 'dev.jsonl'}, limit: 2}}
+systems: [kgrag-ex]
+report: {{subgraph_pictures: false}}
+controls:
+  dataset: {{loader: medmcqa, path: {MINI / 'dev.jsonl'}}}
+  knowledge_base:
+    builder: medical-kg
+    directory: {kb}
+    options: {{corpus: {MINI / 'corpus.jsonl'}, triples: {MINI / 'kg_triples.csv'}}}
+  llms: {llms}
+  systems: [{{name: kgrag-ex, options: {{top_k: 1, text_chars: 300}}}}]
+  intervention_systems: [kgrag-ex]
+  interventions:
+    - kg-node-removal
+    - kg-edge-removal
+    - kg-subpath-removal
+    - {{name: kg-subpath-removal, label: kg-subpath-blanked, options: {{rule: authors}}}}
+  claims:
+{claims}""", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def kb_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("p001-controls-kb") / "kb"
+
+
+def test_paper001_claims_pass_on_medical_mini(tmp_path, kb_dir):
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["validate", str(p001_suite(tmp_path, kb_dir)), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    verdicts = {(v.claim, v.control): v for v in read_validity(out).verdicts}
+    named = verdicts["p001/explanation-names-planted", "oracle"]
+    assert named.passed and named.observed.startswith("hit rate 1.00: 6 of 6 explanations name a planted node")
+    assert verdicts["p001/explanation-names-planted", "ignores-context"].observed == \
+        "0 of 10 questions with removals changed"  # the oracle's paths (its parse), answers that ignore them
+    specific = verdicts["p001/unplanted-change-nothing", "oracle"]
+    assert specific.passed and specific.observed.startswith("unplanted: 0 of 12 changed; planted: 40 of 60 changed")
+    assert specific.p_value < 1e-4
+
+
+def test_the_random_control_in_place_of_the_oracle_fails_paper001s_claims(tmp_path, kb_dir, monkeypatch):
+    from provbench.controls import BEHAVIOURS
+
+    monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["random"])  # "control:oracle" now replies at random
+    suite = p001_suite(tmp_path, kb_dir, llms="[oracle]", claims="    - name: p001/unplanted-change-nothing\n"
+                                                                 "      options: {controls: [oracle]}\n")
+    result = CliRunner().invoke(main, ["validate", str(suite), "--out", str(tmp_path / "out")])
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    (failed,) = read_validity(tmp_path / "out").failures
+    assert failed.claim == "p001/unplanted-change-nothing" and not failed.observed.startswith("unplanted: 0 of")
+    assert "not detectable: p001/unplanted-change-nothing" in result.stderr
+
+
+# -- the claims on records built in memory -----------------------------------------------------
+
+def two_paths() -> list[dict]:
+    """fasting -R-> fever -A-> knee (the gold chain) and fever -C-> cough (a distractor path)."""
+    def node(i, name):
+        return {"id": f"n{i}", "name": name, "label": "Diseases"}
+
+    def edge(i, label, a, b):
+        return {"id": f"r{i}", "label": label, "source": a, "target": b, "text_unit": "", "source_file": ""}
+
+    gold = make_path("path:0", [node(0, "fasting"), node(1, "Fever"), node(2, "knee")],
+                     [edge(0, "IS RISK FACTOR FOR", "n0", "n1"), edge(1, "AFFECTS", "n1", "n2")])
+    other = make_path("path:1", [node(1, "Fever"), node(3, "cough")], [edge(2, "CAUSES", "n1", "n3")])
+    return [gold, other]
+
+
+GOLD = GoldEvidence(triples=[GoldTriple(subject="fasting", relation="IS RISK FACTOR FOR", object="fever"),
+                             GoldTriple(subject="fever", relation="AFFECTS", object="knee")],
+                    ordered=True, entities=["fasting", "fever", "knee"])
+
+
+def test_planted_elements_are_the_gold_nodes_and_the_edges_stating_a_gold_triple():
+    planted = Planted.on(two_paths(), GOLD)
+    assert planted.nodes == {"n0", "n1", "n2"} and planted.edges == {"r0", "r1"}  # case aside; r2 is no gold triple
+    cough = enumerate_variants(two_paths(), "node")[4]["data"]
+    assert cough["element"] == "cough" and not planted.blanked_by(cough)
+    assert planted.blanked_by(enumerate_variants(two_paths(), "edge")[1]["data"])
+    assert Planted.on(two_paths(), None).nodes == set()
+
+
+def records(changes: set[str], answer: str = "A") -> list[RunRecord]:
+    """A right baseline on two_paths() and one record per node / edge / sub-path variant; the
+    variants in ``changes`` (ids such as "node:1:1") changed the answer."""
+    paths = two_paths()
+    out = [RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"), scores={"accuracy": 1.0},
+                     trace=Trace(question_id="q", system="kgrag-ex", answer=answer, artifacts={"kgrag": {"paths": paths}}))]
+    for kind in ("node", "edge", "subpath"):
+        for v in enumerate_variants(paths, kind):
+            changed = v["id"] in changes
+            out.append(RunRecord(key=UnitKey(question_id="q", system="kgrag-ex", condition=f"kg-{kind}-removal",
+                                             variant=v["id"]), scores={"output_changed": float(changed)},
+                                 trace=Trace(question_id="q", system="kgrag-ex", answer="B" if changed else answer),
+                                 variant=VariantInfo(**v)))
+    return out
+
+
+def runs_of(recs: list[RunRecord]):
+    question = Question(id="q", question="?", answer="A", gold=GOLD)
+    return control_runs({"oracle": recs, "ignores-context": [r for r in recs if r.key.condition == BASELINE]},
+                        questions={"oracle": [question], "ignores-context": [question]})
+
+
+def test_the_claims_on_hand_built_records():
+    planted_changes = {"node:0:1", "edge:0:1", "subpath:0:1"}  # the fever -AFFECTS-> knee triplet
+    good = runs_of(records(planted_changes))
+    named, ignoring = ExplanationNamesPlanted().check(good)
+    assert named.passed and named.observed.startswith("hit rate 1.00: 1 of 1")
+    assert not ignoring.passed and ignoring.observed == "no question had a path to perturb"  # saw nothing
+    (specific,) = UnplantedChangeNothing().check(good)
+    assert specific.observed.startswith("unplanted: 0 of 2 changed; planted: 3 of 9 changed")
+    assert not specific.passed  # 1 question: 3 of 9 against 0 of 2 is no significant contrast
+    leaky = runs_of(records(planted_changes | {"node:1:1"}))  # removing "cough" changed the answer
+    (specific,) = UnplantedChangeNothing().check(leaky)
+    assert not specific.passed and specific.observed.startswith("unplanted: 1 of 2 changed")
+    assert ExplanationNamesPlanted().check(runs_of(records({"node:1:1", "edge:1:0"})))[0].observed.startswith(
+        "hit rate 0.00: 0 of 1")  # only the distractor path mattered: the explanation names "cough"
