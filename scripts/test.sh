@@ -5,5 +5,5 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh --test
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RAGAS_DO_NOT_TRACK=true TOKENIZERS_PARALLELISM=false
 .venv/bin/python -m pytest "$@"
-# Kùzu and LadybugDB cannot share a process: the graph and view-leak tests again, on LadybugDB, in a process of their own.
-PROVBENCH_TEST_GRAPH_STORE=ladybug exec .venv/bin/python -m pytest "$@" tests/test_kb.py tests/test_view_leak.py
+# Kùzu and LadybugDB cannot share a process: the graph, view-time, view-leak and LlamaIndex-store tests again, on LadybugDB, in a process of their own.
+PROVBENCH_TEST_GRAPH_STORE=ladybug exec .venv/bin/python -m pytest "$@" tests/test_kb.py tests/test_view_time.py tests/test_view_leak.py tests/test_llamaindex_store.py

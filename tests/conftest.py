@@ -70,3 +70,28 @@ def import_file(path: Path, name: str | None = None) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def shared_tiny_kb(tmp_path_factory, graph_store):
+    """The tiny KB of provbench.testing in this process's graph database, built once per session:
+    for tests that only read it."""
+    from provbench.kb.backends import default_graph_store
+    from provbench.testing import build_tiny_kb
+
+    with default_graph_store(graph_store):
+        kb = build_tiny_kb(tmp_path_factory.mktemp(f"shared-tiny-{graph_store}") / "kb")
+    yield kb
+    kb.close()
+
+
+@pytest.fixture(scope="session")
+def curriculum_mini(tmp_path_factory):
+    """curriculum-mini's questions and its knowledge base, built once per test session (read only)."""
+    from provbench_plugins.datasets.curriculum.loader import CurriculumLoader
+    from provbench_plugins.kb_builders.concepts.builder import ConceptGraphBuilder
+
+    questions = CurriculumLoader().load(REPO / "datasets" / "curriculum-mini")
+    kb = ConceptGraphBuilder().build(questions, tmp_path_factory.mktemp("curriculum-mini") / "kb")
+    yield questions, kb
+    kb.close()

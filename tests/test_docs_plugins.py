@@ -1,4 +1,5 @@
-"""Every Python example in docs/plugins.md runs as written (each in its own module and folder)."""
+"""Every Python example in docs/plugins.md and docs/integrations.md runs as written (each in its
+own module and folder)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ import pytest
 from conftest import REPO
 
 DOC = REPO / "docs" / "plugins.md"
-BLOCKS = re.findall(r"^```python\n(.*?)^```", DOC.read_text(encoding="utf-8"), re.S | re.M)
+DOCS = (DOC, REPO / "docs" / "integrations.md")
+
+
+def python_blocks(doc):
+    return re.findall(r"^```python\n(.*?)^```", doc.read_text(encoding="utf-8"), re.S | re.M)
+
+
+BLOCKS = python_blocks(DOC)
+EXAMPLES = [(doc, n, block) for doc in DOCS for n, block in enumerate(python_blocks(doc))]
 
 
 def test_every_plugin_kind_has_an_example():
@@ -23,11 +32,11 @@ def test_every_plugin_kind_has_an_example():
         assert hook in text, hook
 
 
-@pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_example_runs(index, tmp_path, monkeypatch):
+@pytest.mark.parametrize("doc, index, block", EXAMPLES, ids=[f"{d.stem}-{n}" for d, n, _ in EXAMPLES])
+def test_example_runs(doc, index, block, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    name = f"docs_plugins_example_{index}"
+    name = f"docs_{doc.stem}_example_{index}"
     module = types.ModuleType(name)
-    module.__file__ = str(DOC)
+    module.__file__ = str(doc)
     monkeypatch.setitem(sys.modules, name, module)
-    exec(compile(BLOCKS[index], f"{DOC}:block {index + 1}", "exec"), module.__dict__)
+    exec(compile(block, f"{doc}:block {index + 1}", "exec"), module.__dict__)

@@ -313,6 +313,24 @@ def test_similarity_search(view):
         view.search_text_units("x", k=-1)
 
 
+def test_search_by_vector_is_the_same_search(view):
+    from provbench.kb.embeddings import embed_query
+
+    masked = view.hide(entities=["ent:orin-vale"], hide_metadata_of=["ent:dunmere"])
+    for query in ("the mayor Mara Holt", "a coastal town in the north"):
+        assert masked.search_entities_by_vector(embed_query(query), k=4) == masked.search_entities(query, k=4)
+        scaled = masked.search_entities_by_vector(3 * embed_query(query), k=4)  # normalised first
+        assert [h.id for h in scaled] == [h.id for h in masked.search_entities(query, k=4)]
+    with pytest.raises(ValueError, match="2 dimensions cannot search entity vectors of 384"):
+        view.search_entities_by_vector([0.5, 0.5])
+
+
+def test_text_unit_ids_lists_the_readable_ones(view):
+    assert list(view.text_unit_ids()) == [f"tu:{n}" for n in range(6)]
+    assert list(view.hide(text_units=["tu:1"], block_text_of=["ent:norland"]).text_unit_ids()) == [
+        "tu:0", "tu:2", "tu:4", "tu:5"]
+
+
 def test_shortest_paths(view):
     (path,) = view.shortest_paths("ent:tessa-quill", "ent:norland")
     assert path.entities == ("ent:tessa-quill", "ent:orin-vale", "ent:dunmere", "ent:norland")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,10 @@ report: {{bootstrap_resamples: 100, subgraph_pictures: false}}
 """
 
 
+# built-in systems that need options: the llamaindex system runs the LlamaIndex pipeline of tests/third_party
+SYSTEM_OPTIONS = {"llamaindex": '{factory: "li_pipeline:graph_rag"}'}
+
+
 def builtin_systems() -> list[str]:
     return default_registry().names("system")
 
@@ -55,12 +60,19 @@ def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("leak-suite")
     ablations = "\n".join(f"  - {{name: p000/{a}, options: {{repeats: 1}}}}" if a == "random-removal"
                           else f"  - p000/{a}" for a in ABLATIONS)
-    systems = "\n".join(f"  - {name}" for name in builtin_systems())
+    systems = "\n".join(f"  - {{name: {name}, options: {SYSTEM_OPTIONS[name]}}}" if name in SYSTEM_OPTIONS
+                        else f"  - {name}" for name in builtin_systems())
     (tmp / "suite.yaml").write_text(SUITE.format(dataset=REPO / "datasets" / "2wiki-mini" / "dev.json",
                                                  systems=systems, ablations=ablations))
     console_out = io.StringIO()
-    run_dir = run_suite(tmp / "suite.yaml", out=tmp / "run", console=Console(file=console_out, width=200),
-                        pm=plugin_manager(leaky_plugin(), builtins=True), llm=schema_following_llm(cache_dir=tmp / "llm"))
+    sys.path.insert(0, str(REPO / "tests" / "third_party"))
+    try:
+        run_dir = run_suite(tmp / "suite.yaml", out=tmp / "run", console=Console(file=console_out, width=200),
+                            pm=plugin_manager(leaky_plugin(), builtins=True),
+                            llm=schema_following_llm(cache_dir=tmp / "llm"))
+    finally:
+        sys.path.remove(str(REPO / "tests" / "third_party"))
+        sys.modules.pop("li_pipeline", None)
     records = list(RunStore(run_dir).load_records().values())
     return run_dir, records, console_out.getvalue()
 

@@ -23,21 +23,29 @@ def test_curriculum_planning_suite_runs_and_reports_abstention_and_calibration(t
     run_dir = run_suite(SUITES / "curriculum-planning.yaml", limit=4, out=out, llm=llm)
     records = RunStore(run_dir).load_records().values()
     systems = {r.key.system for r in records}
-    assert systems == {"planning-loop", "graphrag", "agentic-graphrag"}
+    assert systems == {"planning-loop", "one-shot, same seeds", "never abstains", "graphrag",
+                       "graphrag, abstains below 0.80", "agentic-graphrag"}
     conditions = {r.key.condition for r in records}
-    assert {"invalidate-used-edges", "invalidate-random-edges"} <= conditions
+    assert {"invalidate-used-edges", "invalidate-random-edges", "invalidate-gold-edge",
+            "invalidate-off-chain-edge"} <= conditions
     loop = [r for r in records if r.key.system == "planning-loop" and r.key.condition == "baseline"]
-    assert all(1 <= len(r.trace.llm_calls) <= 4 and len(r.trace.visited_entities) <= 48 for r in loop)
+    assert all(len(r.trace.llm_calls) <= 4 and len(r.trace.visited_entities) <= 48 for r in loop)
+    one_round = [r for r in records if r.key.system == "one-shot, same seeds" and r.key.condition == "baseline"]
+    assert all(len(r.trace.llm_calls) <= 1 for r in one_round)
+    gold_variants = [r for r in records if r.key.condition == "invalidate-gold-edge"]
+    assert gold_variants and all(r.variant.description.startswith("invalidate the gold edge") for r in gold_variants)
     assert all(r.trace.confidence is not None for r in records if r.key.system == "graphrag" and r.status == "ok")
     invalidated = [r for r in records if r.key.condition == "invalidate-used-edges" and r.trace]
     assert any(r.trace.artifacts["hidden_by_intervention"].get("invalidated") for r in invalidated)
 
     run = load_run(run_dir)
     metric_names = {v["metric"] for v in run.metric_values()}
-    assert {"abstention.coverage", "calibration.ece", "calibration.aurc", "cost.llm_calls"} <= metric_names
+    assert {"abstention.coverage", "calibration.ece", "calibration.aurc", "cost.llm_calls", "context_precision",
+            "gold_chain_shown"} <= metric_names
     html = (run_dir / "report.html").read_text(encoding="utf-8")
     for title in ("Abstention and cost", "Calibration", "Risk-coverage curves", "Reliability diagram",
-                  "Planning loop: rounds, cost"):
+                  "Planning loop: rounds, cost", "Baseline accuracy per hop count", "McNemar p (deep)",
+                  "Edge invalidation: control sizes"):
         assert title in html, title
 
     backend = ScriptedBackend([])  # any call would fail: the re-run must come from the cache
@@ -133,3 +141,82 @@ def test_only_a_deliberate_abstention_is_right_on_an_unanswerable_question(outco
                        trace=Trace(question_id="q", system="s", outcome=outcome, answer=answer))
     _score(SimpleNamespace(loader=CurriculumLoader(), metrics=[], llm=None, view=None), record, question, None)
     assert record.scores["accuracy"] == expected
+
+
+def test_the_suite_isolates_rounds_and_gate():
+    systems = {s.key: s for s in load_suite(SUITES / "curriculum-planning.yaml").suite.systems}
+    assert systems["one-shot, same seeds"].options == {"max_rounds": 1}  # same seeds, prompt and gate, one round
+    assert systems["never abstains"].options == {"confidence_bar": 0.0}
+    assert systems["graphrag, abstains below 0.80"].options == {"ask_confidence": True, "confidence_bar": 0.8}
+    assert "fallback_search_k" not in systems["planning-loop"].options  # the paper's loop: named seeds only
+
+
+@pytest.mark.parametrize("suite", ["2wiki-provenance.yaml", "fever-garag.yaml", "medmcqa-kgragex.yaml"])
+def test_suites_on_extracted_kbs_ask_for_similarity_seeds_explicitly(suite):
+    loop = next(s for s in load_suite(SUITES / suite).suite.systems if s.key == "planning-loop")
+    assert loop.options["fallback_search_k"] == 3
+
+
+def questions_by_hops(hops):
+    from provbench.model import Question
+
+    return {f"q{i}": Question(id=f"q{i}", question="?", answer="x", category=f"{h}-hop" if h else "unanswerable",
+                              metadata={"hops": h, "answerable": bool(h)}) for i, h in enumerate(hops)}
+
+
+def test_table_counts_every_record_as_the_abstention_metric_does():
+    from provbench.model import RunRecord, UnitKey
+    from provbench.plugin_api import Results
+    from provbench_plugins.metrics.selective import Abstention
+
+    systems = [{"name": "planning-loop", "options": {"exit_from_round": 3}}]
+    records = loop_records("planning-loop", [("answered", 1.0), ("abstained", 1.0), ("answered", 0.0)])
+    records[0].trace.artifacts["rounds"] = [{}, {}, {}]  # answered in round 3: by the exit round
+    records.append(RunRecord(key=UnitKey(question_id="q3", system="planning-loop"), status="failed", error="boom"))
+    run = in_memory_run(systems, records)
+    run.questions.update(questions_by_hops([1, 0, 2, 3]))
+    table = planning_section(run).blocks[0]
+    cells = {c: row.cells[table.columns.index(c)].text for row in table.rows for c in table.columns}
+    coverage = next(v for v in Abstention().aggregate(Results(records=records, questions=run.questions))
+                    if v.metric == "abstention.coverage")
+    assert cells["Questions"] == "4" and cells["Coverage"] == f"{coverage.value:.2f}" == "0.50"
+    assert cells["Accuracy"] == "0.50" and cells["Accuracy (abstain = wrong)"] == "0.25"  # the failed run counts 0
+    assert cells["Abstained on answerable"] == "0.00" and cells["Exit round"] == "3"
+    assert cells["Answered by the exit round"] == "1.00"
+
+
+def test_accuracy_per_hop_count_and_paired_test_between_systems():
+    systems = [{"name": "planning-loop"}, {"name": "graphrag"}]
+    loop = loop_records("planning-loop", [("answered", 1.0), ("answered", 1.0), ("answered", 1.0),
+                                          ("answered", 1.0), ("abstained", 1.0)])
+    one_shot = loop_records("graphrag", [("answered", 1.0), ("answered", 0.0), ("answered", 0.0),
+                                         ("answered", 0.0), ("answered", 0.0)])
+    run = in_memory_run(systems, loop + one_shot)
+    run.questions.update(questions_by_hops([1, 3, 3, 4, 0]))
+    blocks = planning_section(run).blocks
+    by_hops = next(b for b in blocks if b.kind == "table" and "1-hop" in b.columns)
+    assert by_hops.columns[:6] == ["System", "1-hop", "3-hop", "4-hop", "unanswerable", "All"]
+    row = {r.cells[0].text: [c.text for c in r.cells[1:6]] for r in by_hops.rows}
+    assert row == {"planning-loop": ["1.00"] * 5, "graphrag": ["1.00", "0.00", "0.00", "0.00", "0.20"]}
+    paired = next(b for b in blocks if b.kind == "table" and "McNemar p" in b.columns)
+    (cells,) = [[c.text for c in r.cells] for r in paired.rows]
+    # 4 questions only the loop got right (the two 3-hop, the 4-hop, the unanswerable): p = 2 * 0.5^4
+    assert cells[:5] == ["graphrag", "5", "4", "0", "0.125"] and cells[5] == "3" and cells[6] == "0.25"
+
+
+def test_control_sizes_flag_unmatched_pairs():
+    from provbench.model import RunRecord, Trace, UnitKey
+    from provbench_plugins.interventions.report import control_size_sections
+
+    def hidden(qid, condition, count):
+        trace = Trace(question_id=qid, system="planning-loop",
+                      artifacts={"hidden_by_intervention": {"invalidated": {"count": count, "ids": []}}})
+        return RunRecord(key=UnitKey(question_id=qid, system="planning-loop", condition=condition), trace=trace)
+
+    records = [hidden("q1", "invalidate-used-edges", 5), hidden("q1", "invalidate-random-edges", 5),
+               hidden("q2", "invalidate-used-edges", 43), hidden("q2", "invalidate-random-edges", 0)]
+    run = in_memory_run(["planning-loop"], records)
+    run.manifest.suite["interventions"] = ["invalidate-used-edges", "invalidate-random-edges"]
+    (section,) = control_size_sections(run)
+    (row,) = section.blocks[0].rows
+    assert [c.text for c in row.cells] == ["planning-loop", "2", "1", "q2 (0/43)"]

@@ -258,8 +258,9 @@ def test_two_processes_building_one_kb_with_any_builder_end_with_one_kb(tmp_path
     """The lock comes with KBBuilder, not the builder: concept-graph builds race on one directory."""
     from provbench.kb import KnowledgeBase
 
-    mini = Path(__file__).resolve().parents[1] / "datasets" / "curriculum-mini"
-    concepts, edges = (next(mini.glob(f"{kind}.*")) for kind in ("concepts", "edges"))
+    concepts, edges = tmp_path / "concepts.csv", tmp_path / "edges.csv"  # small: the race is the point, not the size
+    concepts.write_text("id,name\n" + "".join(f"c{i},Concept {i}\n" for i in range(6)))
+    edges.write_text("source,relation,target\n" + "".join(f"c{i},next,c{i + 1}\n" for i in range(5)))
     go, kb_dir = tmp_path / "go", tmp_path / "kb"
     builds = [subprocess.Popen([sys.executable, "-c", BUILD_CONCEPTS, str(concepts), str(edges), str(go), str(kb_dir)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
@@ -268,10 +269,10 @@ def test_two_processes_building_one_kb_with_any_builder_end_with_one_kb(tmp_path
     assert [b.returncode for b in builds] == [0, 0], [err[-2000:] for _, err in outputs]
     printed = [out.split() for out, _ in outputs]
     assert sum(words.count("building") for words in printed) == 1  # the second waited, then reused
-    assert all(words[-3:] == ["done", "36", "45"] for words in printed)
+    assert all(words[-3:] == ["done", "6", "5"] for words in printed)
     assert KnowledgeBase.is_complete(kb_dir)
     with KnowledgeBase.open(kb_dir, read_only=True) as kb:
-        assert (kb.stats().entities, kb.stats().relations) == (36, 45)
+        assert (kb.stats().entities, kb.stats().relations) == (6, 5)
 
 
 # -- small ones -------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import pytest
 
 from provbench.model import BASELINE, LLMCall, Question, RunRecord, Trace, UnitKey
 from provbench.plugin_api import MetricContext, Results, compared_output
+from provbench.testing import QuestionsJsonLoader  # scores by the answer text: these questions have no concept graph
 from provbench_plugins.datasets.curriculum.loader import CurriculumLoader
 from provbench_plugins.metrics.records import compare
 from provbench_plugins.metrics.selective import (Abstention, Calibration, Cost, aurc, expected_calibration_error,
@@ -73,7 +74,7 @@ def results():
         record("q4", outcome="abstained", confidence=0.2, accuracy=1.0, calls=4),
         record("q5", outcome="failed", status="failed", calls=1),
     ]
-    return Results(records=records, questions=questions, loader=CurriculumLoader())
+    return Results(records=records, questions=questions, loader=QuestionsJsonLoader())
 
 
 def values(metric_values):
@@ -99,7 +100,7 @@ def test_correct_abstention_has_no_value_when_nothing_is_unanswerable(results):
 
 
 def test_calibration_scores_the_held_back_answer(results):
-    got = values(Calibration(bins=10).aggregate(results, MetricContext(loader=CurriculumLoader())))
+    got = values(Calibration(bins=10).aggregate(results, MetricContext(loader=QuestionsJsonLoader())))
     # pairs: q1 (0.9, 1), q2 (0.6, 0), q3 (0.3, candidate "Gold" -> 1); q4 has no candidate, q5 failed
     assert got["calibration.ece"].denominator == 3
     assert got["calibration.ece"].value == pytest.approx((0.1 + 0.6 + 0.7) / 3, abs=1e-6)
@@ -124,3 +125,17 @@ def test_an_abstention_is_not_an_empty_answer():
     base = record("q", outcome="abstained")
     assert compare(base, [record("q", answer="Gold", condition="x")], norm).changed == 1.0
     assert compare(base, [record("q", outcome="abstained", condition="x")], norm).changed == 0.0
+
+
+def test_ece_bins_confidences_on_their_edges_by_value():
+    # int(0.29 * 100) == 28 and int(0.57 * 100) == 56: each confidence must land in its own bin
+    for confidence, expected in ((0.29, 29), (0.57, 57), (0.58, 58), (0.3, 30), (0.0, 0), (1.0, 99)):
+        counts = [b["n"] for b in reliability_bins([(confidence, 1.0)], 100)]
+        assert counts.index(1) == expected, confidence
+    assert [b["n"] for b in reliability_bins([(0.7, 1.0), (0.1, 0.0)], 10)] == [0, 1, 0, 0, 0, 0, 0, 1, 0, 0]
+
+
+def test_abstention_table_shows_over_abstention():
+    from provbench_plugins.metrics.selective_report import ABSTENTION_COLUMNS
+
+    assert ("abstention.answerable_abstained", "Abstained on answerable") in ABSTENTION_COLUMNS

@@ -225,3 +225,23 @@ def test_graphrag_leaves_out_what_the_view_hides(view, question):
     scripted = Scripted([{"answer": "W"}])
     trace = GraphRAG(entity_k=2, neighbor_limit=3).run(question, environment(view.hide(entities=[hidden]), scripted))
     assert hidden not in trace.visited_entities and f"[{hidden}]" not in scripted.prompt_text(0)
+
+
+# -- a one-shot system that states a confidence, gated at a bar (paper 002's comparison) ----------
+
+@pytest.mark.parametrize("confidence, outcome", [(0.5, "abstained"), (0.85, "answered"), ("high", "abstained")])
+def test_graphrag_abstains_below_its_confidence_bar(view, question, confidence, outcome):
+    scripted = Scripted([{"answer": "Paris", "confidence": confidence, "cited_entities": []}])
+    trace = GraphRAG(ask_confidence=True, confidence_bar=0.8).run(question, environment(view, scripted))
+    assert trace.outcome == outcome
+    if outcome == "abstained":  # the answer is held back (calibration scores it), nothing is cited
+        assert trace.answer is None and trace.artifacts["candidate_answer"] == "Paris"
+        assert trace.citations.is_empty() and "below 0.8" in trace.artifacts["abstention_reason"]
+    else:
+        assert trace.answer == "Paris" and trace.confidence == 0.85
+
+
+def test_a_confidence_bar_needs_a_stated_confidence():
+    with pytest.raises(PluginError, match="confidence_bar needs ask_confidence"):
+        GraphRAG(confidence_bar=0.8)
+    assert GraphRAG(ask_confidence=True).options.confidence_bar is None  # off by default: every answer stands

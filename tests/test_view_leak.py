@@ -27,6 +27,12 @@ KBs live in this process's graph database: Kùzu, or LadybugDB when scripts/test
 file a second time with PROVBENCH_TEST_GRAPH_STORE=ladybug.
 The last tests put the old rules back (orphaned text units only; community reports always
 readable; descriptions quoting their own hidden text) and check that this test sees the leaks.
+
+The LlamaIndex path gets the same check twice: everything the LlamaIndex view store gives
+(provbench.integrations.llamaindex), and the prompts of a LlamaIndex pipeline run as the
+``llamaindex`` system under each ablation of its own baseline (both stock retrievers, two hops,
+node properties, and a model that offers every entity name as a keyword). Each has a control in
+which the store ignores the view, and the leaks show.
 """
 
 from __future__ import annotations
@@ -197,16 +203,18 @@ def readable_texts(view: GraphView, kb: KB) -> list[str]:
     return [folded(unit.text) for tid in kb.text_units if (unit := view.text_unit(tid))]
 
 
-def check(kb: KB, ablation) -> dict[str, list[str]]:
-    """Leaks per question under one ablation, with a control: the unmodified view shows every marker."""
+def check(kb: KB, ablation, render_with=render, reads=lambda view: view) -> dict[str, list[str]]:
+    """Leaks per question under one ablation (``render_with`` renders what a reader over
+    ``reads(view)`` gives), with a control: the unmodified view shows every marker."""
     found = {}
     for question in kb.questions[:QUESTIONS_PER_KB]:
         baseline = baseline_of(kb.view, question)
         plan = ablation.plan(kb.view, question, baseline, random.Random(0))
-        view = kb.view.hide(**plan.as_kwargs())
+        ablated = kb.view.hide(**plan.as_kwargs())
         names = [kb.view.entity(e).name for e in sorted(plan.entities)[:20]]
-        rendered = render(view, kb, [question.question, *names], set(plan.entities) | set(plan.hide_metadata_of))
-        found[question.id] = leaks(kb, ablation.name, plan, baseline, rendered, readable_texts(view, kb))
+        rendered = render_with(reads(ablated), kb, [question.question, *names],
+                               set(plan.entities) | set(plan.hide_metadata_of))
+        found[question.id] = leaks(kb, ablation.name, plan, baseline, rendered, readable_texts(ablated, kb))
     return found
 
 
@@ -257,8 +265,8 @@ def test_a_description_quoting_hidden_text_is_caught(kb, ablation, monkeypatch):
         quote[eid] = SENTENCE_END.split(kb.view.text_unit(units[0]).text)[0] if units else ""
     original = GraphView._entity
 
-    def quoting(self, eid, name, label, description, communities, linked):
-        entity = original(self, eid, name, label, description, communities, linked)
+    def quoting(self, eid, *fields):
+        entity = original(self, eid, *fields)
         return entity.model_copy(update={"description": quote.get(eid, "")})
 
     monkeypatch.setattr(GraphView, "_entity", quoting)
@@ -276,3 +284,113 @@ def test_the_papers_orderings_hold(kb):
         assert text_only.text_units <= full.text_units and not text_only.entities
         assert removal.text_units == mask.text_units
         assert mask.hide_metadata_of <= removal.entities | removal.hide_metadata_of
+
+
+# -- the LlamaIndex path: the view store, and a LlamaIndex pipeline's prompts ------------------------------
+
+
+def render_store(view: GraphView, kb: KB, queries: list[str], around: set[str]) -> list[tuple[str, str]]:
+    """Everything the LlamaIndex view store over ``view`` gives, as (source, text) pairs like :func:`render`."""
+    from provbench.integrations.llamaindex import property_graph_store
+    from llama_index.core.vector_stores.types import VectorStoreQuery
+
+    store, out = property_graph_store(view), []
+
+    def node(n) -> None:
+        if hasattr(n, "name"):
+            eid = n.properties.get("entity_id", n.name)
+            out.append((f"entity:{eid}", f"{eid} | {n.name} | {n.label} | {n.properties.get('triplet_source_id')}"))
+            out.append((f"desc:{eid}", n.properties.get("description", "")))
+        else:
+            out.append((f"text:{n.id}", n.text))
+
+    every = kb.view.entities(kb.view.entity_ids())
+    nodes = [*store.get(), *store.get(ids=[e.id for e in every] + [e.name for e in every] + kb.text_units)]
+    for query in queries:
+        nodes += store.vector_query(VectorStoreQuery(query_str=query, similarity_top_k=50))[0]
+    triplets = store.get_triplets(entity_names=[e.name for e in every]) + store.get_rel_map(nodes, depth=3, limit=10**6)
+    for source, relation, target in triplets:
+        nodes += [source, target]
+        out.append(("triplet", f"{source.id} {relation.label} {target.id} {relation.properties}"))
+    for n in nodes:
+        node(n)
+    out += [(f"text:{n.node_id}", n.text) for n in store.get_llama_nodes(kb.text_units)]
+    return out + [("schema", repr(store.get_schema()))]
+
+
+@pytest.mark.parametrize("ablation", ABLATIONS, ids=lambda a: a.name)
+def test_nothing_hidden_can_be_obtained_through_the_llamaindex_store(kb, ablation):
+    leaked = {q: items for q, items in check(kb, ablation, render_store).items() if items}
+    assert not leaked, f"{ablation.name} leaks through the LlamaIndex store: {leaked}"
+
+
+@pytest.mark.parametrize("ablation", ABLATIONS, ids=lambda a: a.name)
+def test_control_a_store_that_ignores_the_view_leaks(kb, ablation):
+    found = check(kb, ablation, render_store, reads=lambda view: kb.view)
+    assert any(found.values()), "the store test must see what a store over the whole graph shows"
+
+
+def leak_probe(index, llm, embed_model):
+    """A LlamaIndex pipeline that puts all it can in its prompts: both stock retrievers, two hops,
+    source text, and node properties (ids, descriptions)."""
+    from llama_index.core.indices.property_graph import LLMSynonymRetriever, VectorContextRetriever
+    from llama_index.core.query_engine import RetrieverQueryEngine
+
+    store = index.property_graph_store
+    retriever = index.as_retriever(sub_retrievers=[
+        VectorContextRetriever(store, embed_model=embed_model, similarity_top_k=5, path_depth=2, include_properties=True),
+        LLMSynonymRetriever(store, llm=llm, path_depth=2, include_properties=True)])
+    return RetrieverQueryEngine.from_args(retriever, llm=llm)
+
+
+def pipeline_prompts(kb: KB, view: GraphView, question: Question) -> tuple[Trace, list[str]]:
+    """The ``llamaindex`` system's trace and prompts; its model offers every entity name as a keyword
+    (guessing a removed name is the model's doing, not a leak: the store must still not find it)."""
+    from provbench.plugin_api import Environment
+    from provbench.registry import default_registry
+    from provbench.testing import scripted_llm
+
+    every_name = "^".join(e.name for e in kb.view.entities(kb.view.entity_ids()))
+    llm = scripted_llm([lambda m: every_name if "KEYWORDS:" in m[-1]["content"] else "an answer"] * 4)
+    # one prompt for the whole context: LlamaIndex would split a long one mid-sentence, and a cut sentence
+    # of a text unit the condition keeps could no longer be told from other text
+    system = default_registry().create("system", "llamaindex", factory="test_view_leak:leak_probe",
+                                       context_window=1_000_000)
+    trace = system.run(question, Environment(view=view, llm=llm))
+    assert trace.outcome != "failed", trace.error  # "abstained": the ablation left nothing to retrieve
+    return trace, [m["content"] for call in llm.backend.calls for m in call["messages"]]
+
+
+def prompt_leaks(kb: KB, ablation) -> dict[str, list[str]]:
+    """Leaks in the prompts of the ``llamaindex`` system under one ablation of its own baseline.
+    The question and the text units a condition keeps by design (see the module docstring) are
+    taken out of the prompts first."""
+    found = {}
+    for question in kb.questions[:QUESTIONS_PER_KB]:
+        baseline, _ = pipeline_prompts(kb, kb.view, question)
+        plan = ablation.plan(kb.view, question, baseline, random.Random(0))
+        ablated = kb.view.hide(**plan.as_kwargs())
+        _, prompts = pipeline_prompts(kb, ablated, question)
+        kept = [kb.view.text_unit(t).text for t in kept_by_design(kb, ablation.name, baseline)] + [question.question]
+        for text in sorted(kept, key=len, reverse=True):
+            prompts = [p.replace(text, " ") for p in prompts]
+        found[question.id] = leaks(kb, ablation.name, plan, baseline, [("prompt", p) for p in prompts],
+                                   readable_texts(ablated, kb))
+    return found
+
+
+@pytest.mark.parametrize("ablation", ABLATIONS, ids=lambda a: a.name)
+def test_no_hidden_id_name_or_text_reaches_a_llamaindex_pipelines_prompts(kb, ablation, monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    leaked = {q: items for q, items in prompt_leaks(kb, ablation).items() if items}
+    assert not leaked, f"{ablation.name} leaks into the pipeline's prompts: {leaked}"
+
+
+def test_control_a_pipeline_whose_store_ignores_the_view_leaks_into_its_prompts(kb, monkeypatch):
+    import provbench.integrations.llamaindex as integration
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    whole = integration.property_graph_index
+    monkeypatch.setattr(integration, "property_graph_index", lambda view, *args, **kw: whole(kb.view, *args, **kw))
+    # cited removal takes away what the baseline read: a store over the whole graph shows it again
+    assert any(prompt_leaks(kb, I.CitedRemoval()).values())

@@ -13,7 +13,7 @@ import string
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..model import Citations, Question, RetrievedItem, Trace
 from ..plugin_api import Environment, System
@@ -200,6 +200,14 @@ def stated_confidence(value: Any) -> float | None:
 
 class OneShotOptions(SystemOptions):
     ask_confidence: bool = Field(False, description="also ask for a confidence in [0, 1] (off: prompts unchanged)")
+    confidence_bar: float | None = Field(None, ge=0.0, le=1.0, description="abstain when the stated confidence is "
+                                         "below this (needs ask_confidence; off: every answer stands)")
+
+    @model_validator(mode="after")
+    def _bar_needs_a_confidence(self) -> "OneShotOptions":
+        if self.confidence_bar is not None and not self.ask_confidence:
+            raise ValueError("confidence_bar needs ask_confidence: true (the bar applies to the stated confidence)")
+        return self
 
 
 class OneShotSystem(LLMSystem):
@@ -208,7 +216,9 @@ class OneShotSystem(LLMSystem):
     A subclass builds ``messages`` and the ``shown`` ids (Citations field -> ids) and calls
     :meth:`generate`; ``citation_keys`` are the reply's citation lists (keys of CITATION_FIELDS).
     With ``ask_confidence`` the last message asks for a confidence (``confidence_request``) and
-    ``trace.confidence`` records the stated value.
+    ``trace.confidence`` records the stated value; with ``confidence_bar`` as well, an answer whose
+    stated confidence is below the bar (or missing) becomes an abstention, the answer held back in
+    ``artifacts["candidate_answer"]`` (paper 002's gate, applied to a one-shot system).
     """
 
     Options: ClassVar[type[SystemOptions]] = OneShotOptions
@@ -238,4 +248,14 @@ class OneShotSystem(LLMSystem):
         self.finish_answer(trace, reply.get("answer"))
         if ask:
             trace.confidence = stated_confidence(reply.get("confidence"))
+            self.gate(trace)
         return trace
+
+    def gate(self, trace: Trace) -> None:
+        """Abstain below ``confidence_bar``: no answer, nothing cited, the answer held back."""
+        bar = getattr(self.options, "confidence_bar", None)
+        if bar is None or trace.outcome != "answered" or (trace.confidence is not None and trace.confidence >= bar):
+            return
+        trace.artifacts["candidate_answer"] = trace.answer
+        trace.artifacts["abstention_reason"] = f"stated confidence {trace.confidence} below {bar}"
+        trace.answer, trace.outcome, trace.citations = None, "abstained", Citations()

@@ -10,7 +10,8 @@
   every sentence alike); ``pairs``: each gold triple's subject and object, in its direction
   (paper 001's authors' parse);
 * any other object: field by field (:data:`FIELDS`): the answer (or label), its confidence, the
-  citations by kind (``cited_entities`` ... or numbered ``cited`` lines), paper 002's ``focus``
+  citations by kind (``cited_entities`` ... or numbered ``cited`` lines; paper 002's
+  ``supporting_concepts`` / ``supporting_relations`` / ``supporting_texts`` alike), paper 002's ``focus``
   (a gold entity not yet in the prompt) and ``relation_types`` (the gold relations offered);
   fields no control knows get a minimal valid value.
 """
@@ -25,7 +26,10 @@ from .behaviours import Behaviour, chain_triplets
 from .reading import PromptReading
 
 CITED_KINDS = {"cited_entities": "entity", "cited_relationships": "relationship",
-               "cited_textunits": "text_unit", "cited_communities": "community"}
+               "cited_textunits": "text_unit", "cited_communities": "community",
+               # paper 002's loop names its supporting subgraph among the ids it was shown
+               "supporting_concepts": "entity", "supporting_relations": "relationship",
+               "supporting_texts": "text_unit"}
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 PASSAGE = re.compile(r'Passage:\s*"(.*)"', re.S)
 

@@ -41,7 +41,9 @@ SCHEMA_EXTENSIONS = (
     "ALTER TABLE LINKS ADD IF NOT EXISTS id STRING",
     "ALTER TABLE LINKS ADD IF NOT EXISTS valid_from STRING",
     "ALTER TABLE LINKS ADD IF NOT EXISTS invalidated_at STRING",
+    "ALTER TABLE LINKS ADD IF NOT EXISTS recorded_at STRING",
     "ALTER TABLE Entity ADD IF NOT EXISTS community_ids STRING[]",
+    "ALTER TABLE Entity ADD IF NOT EXISTS aliases STRING[]",
     "CREATE NODE TABLE IF NOT EXISTS Community("
     "id STRING, title STRING, summary STRING, level INT64, entity_ids STRING[], PRIMARY KEY(id))",
 )
@@ -91,6 +93,10 @@ class GraphStore:
         self._lock = threading.Lock()
         self._vectors: dict[str, Any] = {}
         self._invalidated: frozenset[str] | None = None
+        self._columns: dict[str, frozenset[str]] = {}
+        self._stamps: list[tuple[str, Any, Any, Any]] | None = None
+        self._aliases: dict[str, tuple[str, ...]] | None = None
+        self._inactive: dict[Any, frozenset[str]] = {}  # instant (None: now) -> relations inactive then
         self._reads: Any = None  # the result cache, once remember_reads() is called
         self.closed = False
 
@@ -154,14 +160,77 @@ class GraphStore:
         rows = self.rows(query, params)
         return rows[0][0] if rows else None
 
+    def columns(self, table: str) -> frozenset[str]:
+        """Column names of a node or relation table (read once: knowledge bases made before a
+        column existed lack it, and queries must not name it)."""
+        if table not in self._columns:
+            self._columns[table] = frozenset(row[0] for row in self.rows(f"CALL table_info('{table}') RETURN name"))
+        return self._columns[table]
+
     def invalidated_relations(self) -> frozenset[str]:
-        """Ids of relations stored with ``invalidated_at`` set (read once: a finished KB is immutable)."""
+        """Ids of relations stored with ``invalidated_at`` set, whatever its time (read once)."""
         if self._invalidated is None:
-            columns = {row[0] for row in self.rows("CALL table_info('LINKS') RETURN name")}
-            ids = ({row[0] for row in self.rows("MATCH ()-[r:LINKS]->() WHERE r.invalidated_at IS NOT NULL "
-                                                "RETURN r.id")} if "invalidated_at" in columns else set())
-            self._invalidated = frozenset(ids)
+            self._invalidated = frozenset(rid for rid, _, _, invalidated in self._relation_stamps()
+                                          if invalidated is not None)
         return self._invalidated
+
+    def inactive_relations(self, when: Any = None) -> frozenset[str]:
+        """Ids of the relations *not* active at ``when`` (an aware datetime; None: now, fixed at the
+        first call, so one open store reads one state), by their stamps (:mod:`.temporal`). Cost:
+        the stamped relations, once per distinct time."""
+        from .temporal import active_at, now
+
+        found = self._inactive.get(when)
+        if found is None:
+            at = now() if when is None else when
+            found = frozenset(rid for rid, *stamps in self._relation_stamps() if not active_at(at, *stamps))
+            with self._lock:
+                found = self._inactive.setdefault(when, found)
+        return found
+
+    def _relation_stamps(self) -> list[tuple[str, Any, Any, Any]]:
+        """(id, valid_from, recorded_at, invalidated_at) of every relation with a stamp, parsed
+        (read once: a finished KB is immutable)."""
+        from .temporal import InstantError, parse_instant
+
+        if self._stamps is None:
+            names = [c for c in ("valid_from", "recorded_at", "invalidated_at") if c in self.columns("LINKS")]
+            rows = self.rows("MATCH ()-[r:LINKS]->() WHERE " + " OR ".join(f"r.{c} IS NOT NULL" for c in names)
+                             + " RETURN r.id, " + ", ".join(f"r.{c}" for c in names)) if names else []
+            stamps = []
+            for rid, *values in rows:
+                given = dict(zip(names, values))
+                try:
+                    stamps.append((rid, *(parse_instant(given[c]) if given.get(c) else None
+                                          for c in ("valid_from", "recorded_at", "invalidated_at"))))
+                except InstantError as err:
+                    raise KBError(f"knowledge base at {self.path}: relation {rid!r}: {err}") from None
+            self._stamps = stamps
+        return self._stamps
+
+    def entities_by_alias(self) -> dict[str, tuple[str, ...]]:
+        """Lower-cased alias -> ids of the entities that have it (read once: few entities have aliases)."""
+        if self._aliases is None:
+            found: dict[str, set[str]] = {}
+            if "aliases" in self.columns("Entity"):
+                for eid, aliases in self.rows("MATCH (e:Entity) WHERE size(e.aliases) > 0 RETURN e.id, e.aliases"):
+                    for alias in aliases or ():
+                        found.setdefault(alias.strip().lower(), set()).add(eid)
+            self._aliases = {alias: tuple(sorted(ids)) for alias, ids in found.items()}
+        return self._aliases
+
+    def build_fingerprint(self) -> str | None:
+        """What identifies this knowledge base's build: its builder's input fingerprint, else a hash
+        of its build info; None before it is finished."""
+        import hashlib
+
+        path = self.path / BUILD_INFO
+        if not path.is_file():
+            return None
+        text = path.read_text(encoding="utf-8")
+        inputs = json.loads(text).get("inputs")
+        found = inputs.get("fingerprint") if isinstance(inputs, dict) else None
+        return found if isinstance(found, str) and found else hashlib.sha256(text.encode()).hexdigest()
 
     # -- vectors
 

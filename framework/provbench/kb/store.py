@@ -11,16 +11,16 @@ Layout of a knowledge-base directory::
     build_info.json     what the builder says about the build
     COMPLETE            written last by ``finalize``: a finished knowledge base is reusable
 
-How each kind is stored (the store's own tables, so LlamaIndex's ``PropertyGraphIndex`` and the
-store's ``get`` / ``get_triplets`` read the same graph):
+How each kind is stored (in the tables of LlamaIndex's Kùzu store, extended; LlamaIndex itself reads
+them through a view, :mod:`provbench.integrations.llamaindex`):
 
 * entity      ``Entity`` node: ``id`` (the KB's entity id), ``name``, ``label`` (semantic type),
-              ``description`` (a column this module adds)
+              ``description`` and ``aliases`` (columns this module adds)
 * text unit   ``Chunk`` node: ``id``, ``text``, ``ref_doc_id`` (document id), label ``text_chunk``
 * relation    ``LINKS`` edge Entity->Entity: ``label``, ``triplet_source_id`` (the source text
-              unit, as the store names it), ``id``, and the optional validity ``valid_from`` /
-              ``invalidated_at`` (columns this module adds; knowledge bases built before the
-              validity columns existed read as "every edge valid")
+              unit, as the store names it), ``id``, and the optional bi-temporal stamps
+              ``valid_from`` / ``recorded_at`` / ``invalidated_at`` (columns this module adds;
+              knowledge bases built before a stamp column existed read as "no such stamp")
 * mention     ``MENTIONS`` edge Chunk->Entity (label ``MENTIONS``, or ``OWN_TEXT`` for a text unit of
               the entity's own document: ``Entity.own_text_unit_ids``): the text unit <-> entity
               link. A relation's source text unit mentions both of its entities, as in LlamaIndex.
@@ -132,22 +132,21 @@ class KnowledgeBase:
 
     @property
     def property_graph_store(self):
-        """The LlamaIndex ``KuzuPropertyGraphStore`` over this knowledge base."""
-        return self._store.pg_store
+        """A read-only LlamaIndex ``PropertyGraphStore`` over :meth:`view` (everything visible);
+        for an intervention's view use ``provbench.integrations.llamaindex.property_graph_store(view)``."""
+        from ..integrations.llamaindex import property_graph_store
+
+        return property_graph_store(self.view())
 
     @property
     def index(self):
-        """A LlamaIndex ``PropertyGraphIndex`` over the store (built on first use, loads the embedding model)."""
+        """A LlamaIndex ``PropertyGraphIndex`` over :attr:`property_graph_store` (made on first use):
+        its retrievers search the KB's own entity vectors; its LLM is LlamaIndex's ``Settings.llm``
+        (give one with ``provbench.integrations.llamaindex.property_graph_index(kb.view(), llm=...)``)."""
         if self._index is None:
-            from llama_index.core import PropertyGraphIndex
-            from llama_index.core.indices.property_graph import ImplicitPathExtractor
-            from llama_index.core.llms import MockLLM
+            from ..integrations.llamaindex import property_graph_index
 
-            from .embeddings import embedding_model
-
-            self._index = PropertyGraphIndex.from_existing(
-                property_graph_store=self._store.pg_store, llm=MockLLM(),
-                kg_extractors=[ImplicitPathExtractor()], embed_model=embedding_model(), embed_kg_nodes=False)
+            self._index = property_graph_index(self.view())
         return self._index
 
     @property
@@ -210,10 +209,10 @@ class KnowledgeBase:
             bad = sorted({f"{e_id} -> {t}" for t, e_id in links if t in missing})
             raise KBError(f"entities link to text units that were never added: {', '.join(bad[:5])}")
         for batch in _batches(entities):
-            store.rows("UNWIND $rows AS row MERGE (e:Entity {id: row.id}) "
-                       "SET e.name = row.name, e.label = row.label, e.description = row.description",
-                       {"rows": [{"id": e.id, "name": e.name, "label": e.label, "description": e.description}
-                                 for e in batch]})
+            store.rows("UNWIND $rows AS row MERGE (e:Entity {id: row.id}) SET e.name = row.name, "
+                       "e.label = row.label, e.description = row.description, e.aliases = row.aliases",
+                       {"rows": [{"id": e.id, "name": e.name, "label": e.label, "description": e.description,
+                                  "aliases": list(e.aliases)} for e in batch]})
         added = {e.id for e in entities}
         ready = {pair for pair in self._pending_mentions if pair[1] in added}
         self._pending_mentions -= ready
@@ -277,8 +276,9 @@ class KnowledgeBase:
         columns = {"from": [r.source for r in relations], "to": [r.target for r in relations],
                    "label": [r.label for r in relations], "triplet_source_id": [r.text_unit_id for r in relations],
                    "id": [r.id for r in relations], "valid_from": [r.valid_from for r in relations],
-                   "invalidated_at": [r.invalidated_at for r in relations]}
-        self._copy("LINKS", "LINKS(label, triplet_source_id, id, valid_from, invalidated_at)", columns, "")
+                   "invalidated_at": [r.invalidated_at for r in relations],
+                   "recorded_at": [r.recorded_at for r in relations]}
+        self._copy("LINKS", "LINKS(label, triplet_source_id, id, valid_from, invalidated_at, recorded_at)", columns, "")
 
     def _copy_mentions(self, pairs: Sequence[tuple[str, str]], own: set[tuple[str, str]] = frozenset()) -> None:
         columns = {"from": [t for t, _ in pairs], "to": [e for _, e in pairs],
@@ -300,7 +300,9 @@ class KnowledgeBase:
         staging = self.path / STAGING_DIR
         staging.mkdir(exist_ok=True)
         file = staging / f"{name}.parquet"
-        pq.write_table(pa.table({k: pa.array(v, type=pa.string()) for k, v in columns.items()}), file)
+        types = {k: pa.list_(pa.string()) if any(isinstance(x, list) for x in v) else pa.string()
+                 for k, v in columns.items()}  # list columns (aliases) are STRING[] in the graph
+        pq.write_table(pa.table({k: pa.array(v, type=types[k]) for k, v in columns.items()}), file)
         try:
             self._store.rows(f"COPY {target} FROM '{_cypher_path(file)}'{options}")
         except RuntimeError as exc:
@@ -444,9 +446,10 @@ class KnowledgeBase:
         self._copy("Chunk", "Chunk(id, text, ref_doc_id, label)",
                    {"id": [u.id for u in units], "text": [u.text for u in units],
                     "ref_doc_id": [u.document_id for u in units], "label": ["text_chunk"] * len(units)}, "")
-        self._copy("Entity", "Entity(id, name, label, description)",
+        self._copy("Entity", "Entity(id, name, label, description, aliases)",
                    {"id": [e.id for e in entities], "name": [e.name for e in entities],
-                    "label": [e.label for e in entities], "description": [e.description for e in entities]}, "")
+                    "label": [e.label for e in entities], "description": [e.description for e in entities],
+                    "aliases": [list(e.aliases) for e in entities]}, "")
         self._copy_relations(relations)
         own = {(t, e.id) for e in entities for t in e.own_text_unit_ids}
         mentions = ({(t, e.id) for e in entities for t in e.text_unit_ids} | own

@@ -12,7 +12,8 @@ class _Frozen(BaseModel):
 
 
 class Entity(_Frozen):
-    """``text_unit_ids``: every text unit linked to the entity (naming it, or its own);
+    """A node. ``aliases``: other names it goes by (matched like the name by ``entities_named``);
+    ``text_unit_ids``: every text unit linked to the entity (naming it, or its own);
     ``own_text_unit_ids``: those of its own documents (the article about it, every chunk of it),
     as its builder declared them; empty when the builder declares none."""
 
@@ -23,12 +24,14 @@ class Entity(_Frozen):
     text_unit_ids: tuple[str, ...] = ()
     community_ids: tuple[str, ...] = ()
     own_text_unit_ids: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
 
 
 class Relation(_Frozen):
-    """A directed, labelled edge. ``valid_from`` / ``invalidated_at`` (ISO timestamps, optional)
-    record when it became true and when it was invalidated instead of deleted; an edge with
-    ``invalidated_at`` set is inactive, and views never follow it."""
+    """A directed, labelled edge with optional bi-temporal stamps (ISO dates or timestamps):
+    ``valid_from`` (true from), ``recorded_at`` (in the graph from), ``invalidated_at``
+    (invalidated instead of deleted). Views return only the edges active at their time
+    (:mod:`provbench.kb.temporal`), with their stamps."""
 
     id: str
     source: str
@@ -37,6 +40,7 @@ class Relation(_Frozen):
     text_unit_id: str | None = None
     valid_from: str | None = None
     invalidated_at: str | None = None
+    recorded_at: str | None = None
 
 
 class TextUnit(_Frozen):

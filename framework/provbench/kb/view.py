@@ -21,6 +21,20 @@ What the filter hides
                           relations stored with ``invalidated_at`` set, they are inactive, and no
                           query returns them (neighbours, paths, ``relation()``, subgraphs)
     ``communities``       those community reports (lookup, search, an entity's community list)
+    ``out_of_time``       relations not active at the view's ``as_of`` time (set by
+                          ``GraphView.as_of``): not yet valid, not yet recorded, or invalidated by
+                          then; inactive like ``invalidated`` ones
+
+Time (bi-temporal stamps, :mod:`provbench.kb.temporal`)
+    Every query returns only relations active at the view's time, with their stamps
+    (``valid_from``, ``recorded_at``, ``invalidated_at``): ``view.as_of(T)`` reads the graph as it
+    stood at ``T`` (true and recorded by then, not yet invalidated), so an edge invalidated after
+    ``T`` is active again and one recorded after ``T`` is not; the relations it leaves out are its
+    ``hidden.out_of_time``. A view without ``as_of`` reads the graph at the current time (fixed
+    once per open knowledge base): an invalidation dated in the future does not apply yet. Every
+    query honours it: neighbours, ``relation()`` / ``relations()``, ``relation_ids()``, shortest
+    paths and subgraphs, so code built on these methods (a LlamaIndex store) is bound by it too.
+
 Hiding an entity does not hide its text units: say so with ``text_units`` or ``block_text_of``.
 A community report whose members include an entity of ``entities`` or ``hide_metadata_of`` is
 hidden (lookup, search, an entity's community list): its summary was written from those entities.
@@ -31,7 +45,7 @@ keeping it whole keeps the one place to audit for leaks in one file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
 
 from .graphstore import (INDEX_COMMUNITIES, INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, OWN_TEXT_LABEL,
@@ -39,6 +53,8 @@ from .graphstore import (INDEX_COMMUNITIES, INDEX_ENTITIES, INDEX_ENTITY_NAMES, 
 from .types import Community, Entity, Hit, KBStats, Neighbor, Path, Relation, TextUnit
 
 if TYPE_CHECKING:
+    from datetime import date, datetime
+
     import networkx
 
     from .graphstore import GraphStore
@@ -49,20 +65,24 @@ MAX_TIED_PATHS = 1000  # shortest paths fetched per query before sorting (hubs c
 _SIDE_PATTERNS = {"out": "(a:Entity {id: $id})-[r:LINKS]->(b:Entity)",
                   "in": "(a:Entity {id: $id})<-[r:LINKS]-(b:Entity)"}
 _SIDES = ("out", "in")
-_OTHER_END = "b.id, b.name, b.label, b.description, b.community_ids"
 # Both sides at once (no LIMIT: Kùzu's start_node() is unreliable in an undirected match, so the
-# side comes from the returned relation's own source).
-_BOTH_SIDES = f"MATCH (a:Entity {{id: $id}})-[r:LINKS]-(b:Entity) RETURN id(a) AS anchor, r, {_OTHER_END}"
+# side comes from the returned relation's own source). {other}: the entity fields of ``b``.
+_BOTH_SIDES = "MATCH (a:Entity {{id: $id}})-[r:LINKS]-(b:Entity) RETURN id(a) AS anchor, r, {other}"
 # Lookups anchored on ``{id: $id}``; :meth:`GraphView._anchored` runs a batch of ids as one UNWIND.
-_ENTITY_ROWS = "MATCH (e:Entity {id: $id}) RETURN e.id, e.name, e.label, e.description, e.community_ids"
+_ENTITY_ROWS = "MATCH (e:Entity {{id: $id}}) RETURN {fields}"
 _ENTITY_MENTIONS = "MATCH (e:Entity {id: $id})<-[m:MENTIONS]-(c:Chunk) RETURN e.id, c.id, m.label"
 _ENTITY_NAMES = "MATCH (e:Entity {id: $id}) RETURN e.id, e.name"
 _UNIT_ROWS = "MATCH (c:Chunk {id: $id}) RETURN c.id, c.text, c.ref_doc_id"
 _UNIT_DOCUMENTS = "MATCH (c:Chunk {id: $id}) RETURN c.id, c.ref_doc_id"
 _UNIT_MENTIONS = "MATCH (c:Chunk {id: $id})-[:MENTIONS]->(e:Entity) RETURN c.id, e.id"
-_OUT_EDGES = "MATCH (a:Entity {id: $id})-[r:LINKS]->(b:Entity) RETURN a.id, r.id, r.label, b.id ORDER BY r.id"
-_RELATION_ROWS = ("MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE r.id IN $ids "
-                  "RETURN r.id, a.id, b.id, r.label, r.triplet_source_id")
+# {relation}: the relation fields of ``r`` (GraphView._relation_fields)
+_OUT_EDGES = "MATCH (a:Entity {{id: $id}})-[r:LINKS]->(b:Entity) RETURN a.id, b.id, {relation} ORDER BY r.id"
+_RELATION_ROWS = "MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE r.id IN $ids RETURN a.id, b.id, {relation}"
+_ENTITY_FIELDS = ("id", "name", "label", "description", "community_ids", "aliases")
+_STAMPS = ("valid_from", "recorded_at", "invalidated_at")
+_RELATION_FIELDS = ("id", "label", "triplet_source_id", *_STAMPS)  # a relation row's values, in order
+# in a neighbour row (the relation's fields, then the other end's): where the label and the other end's id are
+_LABEL, _OTHER = _RELATION_FIELDS.index("label"), len(_RELATION_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -76,6 +96,7 @@ class ViewFilter:
     hide_metadata_of: frozenset[str] = frozenset()
     invalidated: frozenset[str] = frozenset()
     communities: frozenset[str] = frozenset()
+    out_of_time: frozenset[str] = frozenset()
 
     def union(self, other: "ViewFilter") -> "ViewFilter":
         return ViewFilter(**{f.name: getattr(self, f.name) | getattr(other, f.name) for f in fields(self)})
@@ -105,9 +126,10 @@ def _id_set(ids: Iterable[str], argument: str) -> frozenset[str]:
 class GraphView:
     """Read access to a knowledge base through a filter. Safe to share between threads."""
 
-    def __init__(self, store: "GraphStore", hidden: ViewFilter | None = None):
+    def __init__(self, store: "GraphStore", hidden: ViewFilter | None = None, as_of: "datetime | None" = None):
         self._store = store
         self._hidden = hidden or ViewFilter()
+        self._as_of = as_of  # None: the current time (module docstring)
         self._unreadable: frozenset[str] | None = None  # computed on first need, then kept
         self._hidden_communities: frozenset[str] | None = None  # likewise
         self._content: "HiddenContent | None" = None  # hidden_content(), on first need
@@ -136,15 +158,42 @@ class GraphView:
                            block_text_of=_id_set(block_text_of, "block_text_of"),
                            hide_metadata_of=_id_set(hide_metadata_of, "hide_metadata_of"),
                            communities=_id_set(communities, "communities"))
-        return GraphView(self._store, self._hidden.union(extra))
+        return GraphView(self._store, self._hidden.union(extra), self._as_of)
 
     def invalidate(self, relation_ids: Iterable[str]) -> "GraphView":
         """A new view in which these relations are invalidated (inactive) as well."""
-        return GraphView(self._store, self._hidden.union(ViewFilter(invalidated=_id_set(relation_ids, "relations"))))
+        extra = ViewFilter(invalidated=_id_set(relation_ids, "relations"))
+        return GraphView(self._store, self._hidden.union(extra), self._as_of)
+
+    def as_of(self, when: "str | date | datetime") -> "GraphView":
+        """A new view of the graph as it stood at ``when`` (an ISO date or timestamp; see the
+        module docstring), hiding what this one hides. Costs one pass over the stamped relations."""
+        from .temporal import parse_instant
+
+        moment = parse_instant(when)
+        return GraphView(self._store, replace(self._hidden, out_of_time=self._store.inactive_relations(moment)), moment)
+
+    @property
+    def as_of_time(self) -> str | None:
+        """The view's time as ISO text (UTC); None when it reads the graph at the current time."""
+        from .temporal import instant_text
+
+        return None if self._as_of is None else instant_text(self._as_of)
+
+    @property
+    def knowledge_base_fingerprint(self) -> str | None:
+        """What identifies the knowledge base's build (its builder's input fingerprint), e.g. for
+        a grounding record's source; None for an unfinished knowledge base."""
+        return self._store.build_fingerprint()
 
     def relation_active(self, relation_id: str) -> bool:
-        """False when the relation is invalidated, in the store or by this view."""
-        return relation_id not in self._hidden.invalidated and relation_id not in self._store.invalidated_relations()
+        """False when the relation is invalidated (in the store or by this view) or otherwise not
+        active at the view's time."""
+        return relation_id not in self._hidden.invalidated and relation_id not in self._time_inactive()
+
+    def _time_inactive(self) -> frozenset[str]:
+        """Relations not active at the view's time, by their stamps."""
+        return self._hidden.out_of_time if self._as_of is not None else self._store.inactive_relations()
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={len(v)}" for k, v in self._hidden.as_dict().items() if v)
@@ -223,10 +272,28 @@ class GraphView:
         from .embeddings import embed_query
 
         _check_k(k)
-        if k == 0:
-            return []
+        return self._search_entities(embed_query(query), k) if k else []
+
+    def search_entities_by_vector(self, vector: Any, k: int = 5) -> list[Hit]:
+        """Entities most similar to a query vector of the knowledge base's embedding model (what
+        :func:`provbench.kb.embeddings.embed_query` gives; normalised here), e.g. one a LlamaIndex
+        retriever computed. The same search as :meth:`search_entities`."""
+        import numpy as np
+
+        _check_k(k)
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        dim = self._store.vectors(INDEX_ENTITIES).vectors.shape[1]
+        if q.shape[0] != dim:
+            raise ValueError(f"a query vector of {q.shape[0]} dimensions cannot search entity vectors of {dim}: "
+                             "embed the query with the knowledge base's model (provbench.kb.embeddings)")
+        norm = float(np.linalg.norm(q))
+        if norm and abs(norm - 1.0) > 1e-6:  # an already normalised vector scores exactly as search_entities
+            q = q / norm
+        return self._search_entities(q, k) if k else []
+
+    def _search_entities(self, q: Any, k: int) -> list[Hit]:
+        """The search behind both public ones: ``q`` is a normalised float32 vector."""
         index = self._store.vectors(INDEX_ENTITIES)
-        q = embed_query(query)
         masked = sorted(self._hidden.hide_metadata_of - self._hidden.entities)
         by_name: dict[str, float] = {}
         if masked:  # their descriptions are hidden: score them by name only
@@ -285,19 +352,28 @@ class GraphView:
         return None
 
     def entities_named(self, names: Iterable[str]) -> list[Entity]:
-        """Visible entities whose name equals one of ``names`` ignoring case (one query for all names)."""
+        """Visible entities whose name or one of whose aliases equals one of ``names`` ignoring case
+        (one query for all names), ordered by id."""
         wanted = sorted({n.strip().lower() for n in names if isinstance(n, str) and n.strip()})
         if not wanted:
             return []
         rows = self._store.rows("MATCH (e:Entity) WHERE lower(e.name) IN $names RETURN e.id ORDER BY e.id",
                                 {"names": wanted})
-        return self._entities([row[0] for row in rows])
+        by_alias = self._store.entities_by_alias()
+        ids = {row[0] for row in rows} | {eid for name in wanted for eid in by_alias.get(name, ())}
+        return self._entities(sorted(ids))
 
     def entity_ids(self) -> Iterator[str]:
         """Every visible entity id (a full scan: for tests, statistics and sampling)."""
         for (eid,) in self._store.rows("MATCH (e:Entity) RETURN e.id ORDER BY e.id"):
             if self.entity_visible(eid):
                 yield eid
+
+    def text_unit_ids(self) -> Iterator[str]:
+        """Every readable text unit id (a full scan: for tests, statistics and sampling)."""
+        for (tid,) in self._store.rows("MATCH (c:Chunk) RETURN c.id ORDER BY c.id"):
+            if self.text_unit_readable(tid):
+                yield tid
 
     def relation_ids(self) -> Iterator[str]:
         """Every visible, active relation id (a full scan: for sampling and statistics)."""
@@ -316,12 +392,27 @@ class GraphView:
     def _entities(self, ids: Iterable[str]) -> list[Entity]:
         """Visible entities among ``ids`` (order kept, unknown ids dropped), with the view applied."""
         wanted = list(dict.fromkeys(i for i in ids if isinstance(i, str) and self.entity_visible(i)))
-        rows = {row[0]: row[1:] for row in self._anchored(_ENTITY_ROWS, wanted)}
+        query = _ENTITY_ROWS.format(fields=self._entity_fields("e"))
+        rows = {row[0]: row[1:] for row in self._anchored(query, wanted)}
         mentions = self._mentions(rows)
         return [self._entity(eid, *rows[eid], mentions.get(eid, ())) for eid in wanted if eid in rows]
 
+    def _entity_fields(self, var: str) -> str:
+        """What a query returns of entity ``var`` (``_ENTITY_FIELDS``, in order; NULL for a column a
+        knowledge base made before it existed lacks)."""
+        return self._fields("Entity", var, _ENTITY_FIELDS)
+
+    def _relation_fields(self, var: str) -> str:
+        """What a query returns of relation ``var`` (``_RELATION_FIELDS``, in order; NULL likewise)."""
+        return self._fields("LINKS", var, _RELATION_FIELDS)
+
+    def _fields(self, table: str, var: str, names: tuple[str, ...]) -> str:
+        present = self._store.columns(table)
+        return ", ".join(f"{var}.{f}" if f in present else "NULL" for f in names)
+
     def _entity(self, eid: str, name: str | None, label: str | None, description: str | None,
-                communities: list[str] | None, linked: Iterable[tuple[str, bool]]) -> Entity:
+                communities: list[str] | None, aliases: list[str] | None,
+                linked: Iterable[tuple[str, bool]]) -> Entity:
         masked = eid in self._hidden.hide_metadata_of
         readable = [] if eid in self._hidden.block_text_of else [(t, own) for t, own in linked
                                                                  if self.text_unit_readable(t)]
@@ -329,6 +420,7 @@ class GraphView:
                       description="" if masked else (description or ""),
                       text_unit_ids=tuple(sorted({t for t, _ in readable}, key=natural_key)),
                       own_text_unit_ids=tuple(sorted({t for t, own in readable if own}, key=natural_key)),
+                      aliases=tuple(aliases or ()),
                       community_ids=tuple(c for c in communities or () if self.community_visible(c)))
 
     # -- relations and neighbours
@@ -343,8 +435,9 @@ class GraphView:
         visible ones, order kept, unknown or hidden left out."""
         wanted = [i for i in dict.fromkeys(relation_ids) if isinstance(i, str) and i not in self._hidden.relations]
         visible: dict[str, Relation] = {}
-        for row in (self._store.rows(_RELATION_ROWS, {"ids": wanted}) if wanted else ()):
-            relation = _relation(*row)
+        query = _RELATION_ROWS.format(relation=self._relation_fields("r"))
+        for source, target, *values in (self._store.rows(query, {"ids": wanted}) if wanted else ()):
+            relation = _relation(values, source, target)
             if relation.id not in visible and self._relation_visible(relation.id, relation.source, relation.target):
                 visible[relation.id] = relation
         return [visible[i] for i in wanted if i in visible]
@@ -363,31 +456,34 @@ class GraphView:
         sides = _SIDES if direction == "both" else (direction,)
         # enough rows that ``limit`` visible ones survive the filter; widened if they did not
         fetch = -1 if limit is None or types is not None else limit + len(self._hidden.entities) + len(
-            self._hidden.relations) + len(self._hidden.invalidated) + len(self._store.invalidated_relations())
+            self._hidden.relations) + len(self._hidden.invalidated) + len(self._time_inactive())
         while True:
             rows, truncated = self._edge_rows(entity_id, sides, fetch)
-            visible = [(side, row) for side, row in rows if (types is None or row[1] in types) and self._relation_visible(
-                row[0], *((entity_id, row[3]) if side == "out" else (row[3], entity_id)))]
+            visible = [(side, row) for side, row in rows if (types is None or row[_LABEL] in types)
+                       and self._relation_visible(row[0], *((entity_id, row[_OTHER]) if side == "out"
+                                                            else (row[_OTHER], entity_id)))]
             if limit is None or len(visible) >= limit or not truncated:
                 break
             fetch *= 4
-        units = self._mentions(row[3] for _, row in visible)
+        units = self._mentions(row[_OTHER] for _, row in visible)
         found = []
-        for side, (rid, label, tu, other, *entity_row) in visible:
+        for side, row in visible:
+            other, entity_row = row[_OTHER], row[_OTHER + 1:]
             source, target = (entity_id, other) if side == "out" else (other, entity_id)
-            found.append(Neighbor(relation=_relation(rid, source, target, label, tu), direction=side,
+            found.append(Neighbor(relation=_relation(row[:_OTHER], source, target), direction=side,
                                   entity=self._entity(other, *entity_row, units.get(other, ()))))
         return found if limit is None else found[:limit]
 
     def _edge_rows(self, entity_id: str, sides: tuple[str, ...], fetch: int) -> tuple[list[tuple[str, list]], bool]:
-        """Edges on the given sides with the entity at the other end, ``[(side, row)]`` outgoing
-        first then by relation id, and whether a side hit the ``fetch`` limit (-1: no limit)."""
+        """Edges on the given sides with the entity at the other end, ``[(side, [*relation fields,
+        *entity fields])]`` outgoing first then by relation id, and whether a side hit the ``fetch``
+        limit (-1: no limit)."""
         if fetch < 0 and len(sides) == 2:
             return self._both_sides(entity_id), False
         rows: list[tuple[str, list]] = []
         truncated = False
         for side in sides:
-            query = (f"MATCH {_SIDE_PATTERNS[side]} RETURN r.id, r.label, r.triplet_source_id, {_OTHER_END} "
+            query = (f"MATCH {_SIDE_PATTERNS[side]} RETURN {self._relation_fields('r')}, {self._entity_fields('b')} "
                      "ORDER BY r.id" + (" LIMIT $fetch" if fetch >= 0 else ""))
             found = self._store.rows(query, {"id": entity_id, **({"fetch": fetch} if fetch >= 0 else {})})
             rows += [(side, row) for row in found]
@@ -397,8 +493,9 @@ class GraphView:
     def _both_sides(self, entity_id: str) -> list[tuple[str, list]]:
         """Every edge of the entity in one undirected query; a self-loop counts on both sides, as it would per side."""
         found: dict[tuple[str, str], list] = {}
-        for anchor, rel, *other in self._store.rows(_BOTH_SIDES, {"id": entity_id}):
-            row = [rel["id"], rel.get("label"), rel.get("triplet_source_id"), *other]
+        for anchor, rel, *other in self._store.rows(_BOTH_SIDES.format(other=self._entity_fields("b")),
+                                                    {"id": entity_id}):
+            row = [*(rel.get(f) for f in _RELATION_FIELDS), *other]
             for side, end in (("out", "_src"), ("in", "_dst")):
                 if _internal(rel, end) == anchor:
                     found.setdefault((side, rel["id"]), row)
@@ -429,7 +526,7 @@ class GraphView:
         rows = self._store.rows(query, {"source": source_id, "target": target_id,
                                         "hidden_entities": sorted(self._hidden.entities),
                                         "hidden_relations": sorted(self._hidden.relations | self._hidden.invalidated
-                                                                   | self._store.invalidated_relations())})
+                                                                   | self._time_inactive())})
         paths = sorted((_path(nodes, rels) for nodes, rels in rows), key=lambda p: [natural_key(r.id) for r in p.relations])
         return paths[:limit]
 
@@ -479,7 +576,8 @@ class GraphView:
     def subgraph(self, entity_ids: Iterable[str]) -> "networkx.MultiDiGraph":
         """The visible entities among ``entity_ids`` and the visible relations between them.
 
-        Node attributes ``name`` and ``label``; edges keyed by relation id with ``id`` and ``label``.
+        Node attributes ``name`` and ``label``; edges keyed by relation id with ``id`` and ``label``
+        (and the relation's stamps, when it has any).
         """
         import networkx as nx
 
@@ -488,12 +586,14 @@ class GraphView:
         for e in entities:
             graph.add_node(e.id, name=e.name, label=e.label)
         edges: dict[str, list[list[Any]]] = {}
-        for row in self._anchored(_OUT_EDGES, graph.nodes):  # the entities' outgoing edges: cost follows their degrees
-            edges.setdefault(row[0], []).append(row[1:])
+        query = _OUT_EDGES.format(relation=self._relation_fields("r"))
+        for source, target, *values in self._anchored(query, graph.nodes):  # cost follows the entities' degrees
+            edges.setdefault(source, []).append(_relation(values, source, target))
         for e in entities:
-            for rid, label, target in edges.get(e.id, ()):
-                if target in graph and self._relation_visible(rid, e.id, target):
-                    graph.add_edge(e.id, target, key=rid, id=rid, label=label)
+            for r in edges.get(e.id, ()):
+                if r.target in graph and self._relation_visible(r.id, e.id, r.target):
+                    stamps = {k: getattr(r, k) for k in _STAMPS if getattr(r, k)}
+                    graph.add_edge(e.id, r.target, key=r.id, id=r.id, label=r.label, **stamps)
         return graph
 
     def stats(self) -> KBStats:
@@ -517,8 +617,11 @@ def _check_k(k: int) -> None:
         raise ValueError(f"search k must be a non-negative int, got {k!r}")
 
 
-def _relation(rid: str, source: str, target: str, label: str | None, text_unit_id: str | None) -> Relation:
-    return Relation(id=rid, source=source, target=target, label=label or "", text_unit_id=text_unit_id or None)
+def _relation(values: Any, source: str, target: str) -> Relation:
+    """A relation from its returned fields (``_RELATION_FIELDS``, in order), with its stamps."""
+    rid, label, text_unit_id, *stamps = values
+    return Relation(id=rid, source=source, target=target, label=label or "", text_unit_id=text_unit_id or None,
+                    **{k: v or None for k, v in zip(_STAMPS, stamps)})
 
 
 def _internal(value: dict, key: str) -> Any:
@@ -533,8 +636,8 @@ def _path(nodes: list[dict], rels: list[dict]) -> Path:
     def entity_of(ref: dict) -> str:
         return by_internal[(ref["table"], ref["offset"])]
 
-    relations = tuple(_relation(r["id"], entity_of(_internal(r, "_src")), entity_of(_internal(r, "_dst")),
-                                r.get("label"), r.get("triplet_source_id")) for r in rels)
+    relations = tuple(_relation([r.get(f) for f in _RELATION_FIELDS], entity_of(_internal(r, "_src")),
+                                entity_of(_internal(r, "_dst"))) for r in rels)
     return Path(entities=tuple(n["id"] for n in nodes), relations=relations)
 
 

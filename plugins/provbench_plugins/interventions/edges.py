@@ -9,7 +9,9 @@ every system reads the graph through its view.
   shown (``trace.retrieved`` of kind "relationship"), cited, or walked in an evidence path. Ids
   the view does not know (hallucinated citations) are ignored.
 * ``invalidate-random-edges``: as many edges, drawn at random from the active edges the baseline
-  did not use (a control of the same size); re-drawn ``repeats`` times.
+  did not use (a control of the same size); re-drawn ``repeats`` times. When fewer unused edges
+  remain, it draws them all and the pair is unmatched: the report's "control sizes" section
+  (:mod:`.report`) lists those questions.
 
 A baseline that used no edge has nothing to invalidate: its run sees the unchanged graph, and
 ``artifacts["hidden_by_intervention"]`` shows an empty set.
@@ -58,17 +60,21 @@ class RandomEdgesOptions(BaseModel):
     repeats: int = Field(3, ge=1, le=100, description="random draws per question, averaged")
 
 
-class InvalidateRandomEdges(Intervention):
-    """Invalidate as many random edges as the baseline used, drawn from the edges it did not use."""
+class RandomDraw(Intervention):
+    """A graph-level intervention drawn at random, ``repeats`` times per question."""
 
-    name = "invalidate-random-edges"
     level = "graph"
-
     Options = RandomEdgesOptions
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.repeats = self.options.repeats  # the runner plans this many units per question
+
+
+class InvalidateRandomEdges(RandomDraw):
+    """Invalidate as many random edges as the baseline used, drawn from the edges it did not use."""
+
+    name = "invalidate-random-edges"
 
     def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
                   **kwargs: Any) -> "GraphView":

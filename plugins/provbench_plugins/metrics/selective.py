@@ -18,8 +18,10 @@ Outcomes of one record (a question answered by a system under a condition)
     Each record gives a pair (stated confidence, correctness of its *candidate* answer): its
     answer, or for an abstention the answer it held back (``artifacts["candidate_answer"]``,
     scored with the dataset loader); an abstention without a candidate gives no pair.
-    ece   expected calibration error over ``bins`` equal-width bins of [0, 1] (a confidence of
-          exactly 1 falls in the last bin): sum over bins of n_b / N * |accuracy_b - confidence_b|;
+    ece   expected calibration error over ``bins`` equal-width bins of [0, 1] (bin i holds
+          i/bins <= confidence < (i+1)/bins, the edges compared as the floats i/bins, so 0.29 is
+          in bin 29 of 100; a confidence of exactly 1 falls in the last bin): sum over bins of
+          n_b / N * |accuracy_b - confidence_b|;
           ``detail["bins"]`` holds each bin (the reliability diagram)
     aurc  area under the risk-coverage curve: pairs sorted by confidence, highest first; after
           each group of equal confidences, coverage = m / N and risk = 1 - mean correctness of
@@ -31,6 +33,7 @@ Outcomes of one record (a question answered by a system under a condition)
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from statistics import fmean
 from typing import Any, Iterable
 
@@ -49,8 +52,9 @@ Pair = tuple[float, float]  # (stated confidence, correctness in [0, 1])
 def reliability_bins(pairs: list[Pair], bins: int) -> list[dict[str, Any]]:
     """Equal-width bins of [0, 1] with their counts, mean confidence and mean correctness."""
     grouped: list[list[Pair]] = [[] for _ in range(bins)]
+    edges = [i / bins for i in range(1, bins)]  # int(0.29 * 100) is 28: compare with the edges instead
     for confidence, correct in pairs:
-        grouped[min(int(confidence * bins), bins - 1)].append((confidence, correct))
+        grouped[bisect_right(edges, confidence)].append((confidence, correct))
     return [{"lower": i / bins, "upper": (i + 1) / bins, "n": len(g),
              "confidence": fmean(c for c, _ in g) if g else None, "accuracy": fmean(a for _, a in g) if g else None}
             for i, g in enumerate(grouped)]

@@ -11,6 +11,7 @@ ABSTENTION_COLUMNS = (("abstention.coverage", "Coverage"), ("abstention.rate", "
                       ("abstention.selective_accuracy", "Selective accuracy"),
                       ("abstention.accuracy_abstain_wrong", "Accuracy (abstain = wrong)"),
                       ("abstention.correct_abstention", "Correct abstention (unanswerable)"),
+                      ("abstention.answerable_abstained", "Abstained on answerable"),
                       ("cost.llm_calls", "LLM calls / question"),
                       ("cost.concepts_examined", "Concepts examined / question"))
 
@@ -32,7 +33,8 @@ def _abstention(run: RunData) -> list[Section]:
     table = Table(columns=["System", *(title for _, title in ABSTENTION_COLUMNS)], rows=rows, css_class="abstention",
                   caption="Baseline records. Coverage = answered share; selective accuracy = accuracy on answered "
                           "questions; correct abstention = share of the questions the dataset marks unanswerable on "
-                          "which the system abstained. Cost columns are means per question (cost metric).")
+                          "which the system abstained; abstained on answerable = share of the other questions on "
+                          "which it abstained (over-abstention). Cost columns are means per question (cost metric).")
     return [Section(id="abstention", title="Abstention and cost", blocks=[table], order=55,
                     intro="An abstention is a deliberate non-answer (outcome 'abstained'), never an empty answer.")]
 

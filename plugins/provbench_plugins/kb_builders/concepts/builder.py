@@ -2,11 +2,12 @@
 
 No LLM is called. The build:
 
-* each concept becomes an entity ``ent:<id>`` (name, ``kind`` as its label, description) and
-  one text unit ``tu:<id>`` in document ``doc:<id>`` holding "name: description" (and its
+* each concept becomes an entity ``ent:<id>`` (name, aliases, ``kind`` as its label, description)
+  and one text unit ``tu:<id>`` in document ``doc:<id>`` holding "name: description" (and its
   aliases), so text-unit systems (RAG, one-shot GraphRAG) have something to read;
 * each edge becomes a relation ``rel:<id>`` labelled with its relation type, carrying its
-  validity (``valid_from`` / ``invalidated_at``); an invalidated edge is stored, never followed;
+  bi-temporal stamps (``valid_from`` / ``recorded_at`` / ``invalidated_at``); an invalidated edge
+  is stored, and views follow it only as of a time before its invalidation;
 * Leiden communities get a deterministic title and summary listing their members.
 
 Where the files are: the ``concepts`` / ``edges`` options (paths), else the
@@ -36,7 +37,7 @@ from ..common.writing import finish, write_kb
 from .files import Concept, ConceptEdge, read_concepts, read_edges
 
 BUILDER_NAME = "concept-graph"
-VERSION = 2  # 2: shared fingerprint, build info and member-list summaries (kb_builders.common)
+VERSION = 3  # 2: shared fingerprint, build info and member-list summaries (kb_builders.common); 3: aliases, recorded_at
 
 
 class ConceptGraphOptions(BaseBuildOptions):
@@ -104,9 +105,10 @@ def graph_records(concepts: list[Concept], edges: list[ConceptEdge]
     units = [TextUnit(id=f"tu:{c.id}", document_id=f"doc:{c.id}", text=concept_text(c),
                       entity_ids=(entity_id(c.id),)) for c in concepts]
     entities = [Entity(id=entity_id(c.id), name=c.name, label=c.kind, description=c.description,
-                       text_unit_ids=(f"tu:{c.id}",)) for c in concepts]
+                       text_unit_ids=(f"tu:{c.id}",), aliases=c.aliases) for c in concepts]
     relations = [Relation(id=f"rel:{e.id}", source=entity_id(e.source), target=entity_id(e.target),
-                          label=e.relation, valid_from=e.valid_from, invalidated_at=e.invalidated_at) for e in edges]
+                          label=e.relation, valid_from=e.valid_from, recorded_at=e.recorded_at,
+                          invalidated_at=e.invalidated_at) for e in edges]
     return units, entities, relations
 
 

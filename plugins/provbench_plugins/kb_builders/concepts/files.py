@@ -6,8 +6,10 @@ Concepts (one per row / line)
     or in CSV a ``|``-separated string).
 Edges
     ``source``, ``relation``, ``target`` (required; source and target are concept ids),
-    ``id`` (optional, unique; default: the row number), ``valid_from`` and ``invalidated_at``
-    (optional ISO timestamps: an edge with ``invalidated_at`` is kept but inactive),
+    ``id`` (optional, unique; default: the row number), the bi-temporal stamps ``valid_from``
+    (true from), ``recorded_at`` (in the graph from) and ``invalidated_at`` (optional ISO dates or
+    timestamps, with or without a time zone: one without is UTC; an edge is kept after its
+    ``invalidated_at`` but inactive from then, see :mod:`provbench.kb.temporal`),
     ``description`` (optional).
 
 The file kind follows the suffix: ``.csv`` or ``.jsonl`` / ``.ndjson``. Every problem is reported
@@ -18,12 +20,12 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
 from provbench.errors import UserError
 from provbench.jsonlines import JsonLineError, read_json_lines
+from provbench.kb.temporal import InstantError, parse_instant
 
 
 class ConceptFileError(UserError):
@@ -48,6 +50,7 @@ class ConceptEdge:
     valid_from: str | None = None
     invalidated_at: str | None = None
     description: str = ""
+    recorded_at: str | None = None
 
 
 def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -84,8 +87,8 @@ def timestamp_field(path: Path, line: int, row: dict[str, Any], name: str) -> st
     if not text:
         return None
     try:
-        datetime.fromisoformat(text)
-    except ValueError:
+        parse_instant(text)
+    except InstantError:
         raise ConceptFileError(f"{path}:{line}: field {name!r} must be an ISO date or timestamp, got {text!r}") from None
     return text
 
@@ -127,12 +130,11 @@ def read_edges(path: Path, concept_ids: set[str]) -> list[ConceptEdge]:
         eid = text_field(path, line, row, "id") or str(number)
         if eid in edges:
             raise ConceptFileError(f"{path}:{line}: field 'id': edge {eid!r} is defined twice")
-        valid_from = timestamp_field(path, line, row, "valid_from")
-        invalidated_at = timestamp_field(path, line, row, "invalidated_at")
-        if valid_from and invalidated_at and datetime.fromisoformat(invalidated_at) < datetime.fromisoformat(valid_from):
+        stamps = {name: timestamp_field(path, line, row, name) for name in ("valid_from", "recorded_at", "invalidated_at")}
+        if stamps["valid_from"] and stamps["invalidated_at"] and \
+                parse_instant(stamps["invalidated_at"]) < parse_instant(stamps["valid_from"]):
             raise ConceptFileError(f"{path}:{line}: field 'invalidated_at' is before 'valid_from'")
         edges[eid] = ConceptEdge(id=eid, source=ends["source"], target=ends["target"],
                                  relation=text_field(path, line, row, "relation", required=True),
-                                 valid_from=valid_from, invalidated_at=invalidated_at,
-                                 description=text_field(path, line, row, "description"))
+                                 description=text_field(path, line, row, "description"), **stamps)
     return list(edges.values())

@@ -1,11 +1,15 @@
 """Paper 002, *Reasoning Over the Graph: From GraphRAG to Planning Agents*, as one plugin: the
-confidence-gated planning loop (:mod:`.loop`, seeds in :mod:`.seeds`, prompt in :mod:`.prompts`)
-and its report section (:mod:`.report`: rounds, cost and the accuracy/coverage trade-off of a sweep).
+confidence-gated planning loop (:mod:`.loop`, seeds in :mod:`.seeds`, the frontier's ranking in
+:mod:`.frontier`, prompt in :mod:`.prompts`), its context measure (:mod:`.metrics`:
+``context-precision``) and its report section (:mod:`.report`, :mod:`.comparison`: rounds, cost,
+accuracy per hop count, paired tests between systems, the accuracy/coverage trade-off of a sweep)
+and the paper's claims as checks on known-truth controls (:mod:`.claims`).
 
 The knowledge base it was written for (a curriculum concept graph) is the ``concept-graph`` KB
 builder and the ``curriculum`` dataset loader; the abstention, calibration and cost metrics are
-general (``provbench_plugins.metrics``), and so is the edge-invalidation intervention
-(``provbench_plugins.interventions``).
+general (``provbench_plugins.metrics``), and so are the edge interventions
+(``provbench_plugins.interventions``: used, random, gold-chain and off-chain edge invalidation,
+the graph as of a time).
 """
 
 from __future__ import annotations
@@ -20,6 +24,20 @@ def provbench_register_systems():
     from .loop import PlanningLoop
 
     return {PlanningLoop.name: PlanningLoop}
+
+
+@hookimpl
+def provbench_register_metrics():
+    from .metrics import ContextPrecision
+
+    return {ContextPrecision.name: ContextPrecision}
+
+
+@hookimpl
+def provbench_register_claims():
+    from .claims import CLAIMS
+
+    return {claim.name: claim for claim in CLAIMS}
 
 
 @hookimpl

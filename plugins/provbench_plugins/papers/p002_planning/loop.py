@@ -1,30 +1,36 @@
 """Paper 002's confidence-gated planning loop (``planning-loop``).
 
 State: the question, the visited concepts, the frontier, the evidence subgraph (concepts and the
-edges used), the last stated confidence. Seeds: up to ``max_seeds`` concepts named in the
-question, most specific first (:mod:`.seeds`). Each round, at most ``max_rounds``:
+edges used), the last stated confidence, and the best answer so far. Seeds: up to ``max_seeds``
+concepts named in the question (names or aliases), most specific first (:mod:`.seeds`); none
+named, none searched for (``fallback_search_k`` 0, the paper), and the loop abstains without a
+call. Each round, at most ``max_rounds``:
 
-1. **expand**: follow the active edges (both directions; invalidated edges are never returned by
-   the view) of the concepts to expand, collecting concepts never visited until the round's
-   frontier holds ``frontier_cap`` concepts (round 1's frontier counts the seeds). From round
-   ``narrow_from_round`` on (the paper: rounds 3-4) only the relation types the previous round
-   chose are followed (from those on the edges of the concepts to expand next, which the prompt
-   lists); when they lead nowhere new, the round follows every type. Edges to concepts already in
-   the evidence are recorded too. Visited concepts are never re-added, so at most
-   ``max_rounds x frontier_cap`` concepts are examined.
-2. **synthesize**: one LLM call answers from the evidence subgraph only and states a confidence,
-   a focus for the next round and the relation types to follow.
+1. **expand**: follow the active edges (both directions; the view returns only edges active at
+   its time) of the concepts to expand, collecting concepts never visited; when more are reachable
+   than the round's frontier holds (``frontier_cap``; round 1's frontier counts the seeds), the
+   most relevant to the focus are kept (:mod:`.frontier`). From round ``narrow_from_round`` on
+   (the paper: rounds 3-4) only the relation types the previous round chose are followed; when
+   they lead nowhere new, the round follows every type. Edges to concepts already in the evidence
+   are recorded too. Visited concepts are never re-added, so at most ``max_rounds x frontier_cap``
+   concepts are examined.
+2. **synthesize**: one LLM call answers from the evidence subgraph only (edges with their
+   bi-temporal stamps) and states a confidence, a reason, the supporting subgraph (ids chosen
+   from those shown), a focus for the next round and the relation types to follow.
 3. **verify**: from round ``exit_from_round`` on (the paper: round 2; and always in the last
-   round) an answer at confidence >= ``confidence_bar`` is returned with the evidence subgraph as
-   its citations; otherwise the focus and relation types carry into the next round. A round that
-   finds nothing new to examine makes no call: the previous reply, over the same evidence, is
-   verified as this round's. After the last round the loop abstains (``outcome="abstained"``, no
-   answer, ``confidence`` = the last stated one; the held-back answer is kept in
-   ``artifacts["candidate_answer"]`` for risk-coverage analysis).
+   round) the most confident answer so far is returned once its confidence reaches
+   ``confidence_bar`` (a later, less confident answer never replaces it), cited by its supporting
+   subgraph; otherwise the focus and relation types carry into the next round. A round that finds
+   nothing new to examine makes no call: the answers so far are verified again. After the last
+   round the loop abstains (``outcome="abstained"``, no answer; the held-back answer and its
+   confidence in ``artifacts["candidate_answer"]`` and ``trace.confidence``).
 
-``artifacts["rounds"]`` records each round: the concepts expanded, the new frontier, the edges
-used, the focused query, the relation types followed and chosen, the answer and confidence.
-A reply that is not valid JSON counts as confidence 0 for its round; an LLM failure fails the trace.
+``artifacts``: ``rounds`` (per round: the concepts expanded, the new frontier, the edges used, the
+focused query, the relation types followed and chosen, the answer, confidence, reason and
+support), ``evidence`` (everything examined), ``grounding`` (the answer's confidence, reason,
+source: the knowledge base's fingerprint, the view's time and the model, and its evidence: the
+supporting subgraph). A reply that is not valid JSON counts as confidence 0 without an answer; an
+LLM failure fails the trace.
 
 Each seed and expand step records in ``Step.shown`` the concepts, edges and text units it brought
 into the evidence; each synthesize step its reply (``Step.reply``). That is what resuming needs
@@ -42,7 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from provbench.agents import LLMSystem, SystemOptions, replayed_reply, reply_object, string_list
 from provbench.agents.base import stated_confidence
@@ -51,7 +57,11 @@ from provbench.model import Question, RetrievedItem, Trace
 from provbench.plugin_api import Environment, ResumePoint
 
 from . import prompts as P
+from .frontier import Focus, rank_candidates
 from .seeds import select_seeds
+
+SUPPORT_KINDS = {"supporting_concepts": "entities", "supporting_relations": "relationships",
+                 "supporting_texts": "text_units"}
 
 
 class PlanningOptions(SystemOptions):
@@ -65,10 +75,29 @@ class PlanningOptions(SystemOptions):
     exit_from_round: int = Field(2, ge=1, le=50, description="first round whose confident answer is returned")
     narrow_from_round: int = Field(3, ge=2, le=50, description="first round following only the chosen relation types")
     seed_min_chars: int = Field(3, ge=1, description="shorter concept names never seed")
-    fallback_search_k: int = Field(3, ge=0, le=50, description="entities found by similarity when no name occurs")
+    fallback_search_k: int = Field(0, ge=0, le=50, description="entities found by similarity when no name occurs "
+                                                                 "(0: the paper's loop seeds only from named concepts)")
     text_units_per_concept: int = Field(0, ge=0, le=20, description="linked text shown per concept (0: graph only)")
     text_chars: int = Field(400, ge=50)
-    max_tokens: int = Field(256, ge=32, le=8192)
+    max_tokens: int = Field(512, ge=32, le=8192)
+
+    @model_validator(mode="after")
+    def _seeds_fit_the_frontier(self) -> "PlanningOptions":
+        if self.max_seeds > self.frontier_cap:
+            raise ValueError(f"max_seeds ({self.max_seeds}) must not exceed frontier_cap ({self.frontier_cap}): "
+                             "round 1's frontier counts the seeds")
+        return self
+
+
+@dataclass
+class Candidate:
+    """An answer a round gave, with what it rests on."""
+
+    answer: str
+    confidence: float
+    round: int
+    reason: str = ""
+    support: dict[str, list[str]] = field(default_factory=dict)  # Citations field -> ids shown
 
 
 @dataclass
@@ -83,8 +112,8 @@ class LoopState:
     frontier_before: list[str] = field(default_factory=list)  # what the current round expanded
     focus: str = ""
     relation_types: list[str] = field(default_factory=list)
-    confidence: float | None = None
-    answer: str | None = None
+    confidence: float | None = None  # the last stated one
+    best: Candidate | None = None  # the most confident answer so far
     shown: dict[str, list[str]] = field(default_factory=dict)  # kind -> ids the current step brought in
     replies: list[str] = field(default_factory=list)  # recorded synthesize replies still to replay, in order
 
@@ -132,36 +161,37 @@ class PlanningLoop(LLMSystem):
     def loop(self, question: Question, env: Environment, trace: Trace, replies: list[str]) -> Trace:
         state = LoopState(question=self.question_text(question), focus=question.question, replies=list(replies))
         if not self.seed(question, env, trace, state):
-            trace.add_step("error", tool="seed", error="no concept is named in the question and search found none")
-            return self.abstain(trace, state, "no seed concept")
+            trace.add_step("error", tool="seed", error="no concept is named in the question")
+            return self.abstain(trace, state, env, "no seed concept")
         opts = self.options
         for number in range(1, opts.max_rounds + 1):
             budget = opts.frontier_cap - (len(state.frontier) if number == 1 else 0)
             expansion = self.expand(env, trace, state, budget, narrow=number >= opts.narrow_from_round)
             if number > 1 and not expansion.added and not expansion.edges:
-                # the evidence is the last round's: its reply stands as this round's
+                # the evidence is the last round's: its answers stand as this round's
                 if self.confident(state, number):
-                    return self.emit(trace, state)
-                return self.abstain(trace, state, f"round {number} found nothing new to examine")
+                    return self.emit(trace, state, env)
+                return self.abstain(trace, state, env, f"round {number} found nothing new to examine")
             reply = self.synthesize(question, env, trace, state, number)
             if reply is None:
                 return trace  # the LLM failed for good: the trace says so
             self.record_round(trace, state, number, expansion, reply)
             if self.confident(state, number):
-                return self.emit(trace, state)
+                return self.emit(trace, state, env)
             state.focus = reply["focus"] or state.focus
             state.relation_types = reply["relation_types"] if opts.relation_focus else []
-        return self.abstain(trace, state, f"confidence below {opts.confidence_bar} after {opts.max_rounds} rounds")
+        return self.abstain(trace, state, env, f"confidence below {opts.confidence_bar} after {opts.max_rounds} rounds")
 
     @property
     def expected_llm_calls(self) -> float:
         return float(self.options.max_rounds)  # the runner's scheduling hint: an abstention uses every round
 
     def confident(self, state: LoopState, number: int) -> bool:
-        """The verify step: may this round answer (the paper: from round 2 on), and is the bar cleared?"""
+        """The verify step: may this round answer (the paper: from round 2 on), and does the best
+        answer so far clear the bar?"""
         opts = self.options
         may_exit = number >= min(opts.exit_from_round, opts.max_rounds)
-        return may_exit and state.confidence is not None and state.confidence >= opts.confidence_bar
+        return may_exit and state.best is not None and state.best.confidence >= opts.confidence_bar
 
     # -- seeding ---------------------------------------------------------------------------
     def seed(self, question: Question, env: Environment, trace: Trace, state: LoopState) -> bool:
@@ -197,28 +227,27 @@ class PlanningLoop(LLMSystem):
 
     def collect(self, env: Environment, trace: Trace, state: LoopState, budget: int,
                 types: list[str] | None) -> Expansion:
+        """New concepts up to ``budget``, the most relevant first, and every edge among the evidence."""
         expansion = Expansion(added=[], edges=[], followed=types)
         state.frontier_before = list(state.frontier)
-        for concept in state.frontier:
-            for nb in self.neighbours(env, state, concept):
-                if types is not None and nb.relation.label not in types:
-                    continue
-                other = nb.entity
-                if other.id not in state.visited:
-                    if len(expansion.added) >= budget:
-                        expansion.capped = True
-                        continue
-                    self.examine(env, trace, state, other)
-                    expansion.added.append(other.id)
-                if nb.relation.id not in state.edges:
-                    state.edges[nb.relation.id] = nb.relation
-                    expansion.edges.append(nb.relation.id)
-                    trace.retrieved.append(RetrievedItem(kind="relationship", id=nb.relation.id))
-                    state.shown.setdefault("relationship", []).append(nb.relation.id)
+        followed = [nb for concept in state.frontier for nb in self.neighbours(env, state, concept)
+                    if types is None or nb.relation.label in types]
+        fresh = [nb for nb in followed if nb.entity.id not in state.visited]
+        ranked = rank_candidates(fresh, Focus(state.question, state.focus, state.relation_types))
+        expansion.capped = len(ranked) > budget
+        for nb in ranked[:max(budget, 0)]:
+            self.examine(env, trace, state, nb.entity)
+            expansion.added.append(nb.entity.id)
+        for nb in followed:
+            if nb.entity.id in state.visited and nb.relation.id not in state.edges:
+                state.edges[nb.relation.id] = nb.relation
+                expansion.edges.append(nb.relation.id)
+                trace.retrieved.append(RetrievedItem(kind="relationship", id=nb.relation.id))
+                state.shown.setdefault("relationship", []).append(nb.relation.id)
         return expansion
 
     def neighbours(self, env: Environment, state: LoopState, concept: str) -> list[Neighbor]:
-        """The concept's active edges, both directions (the view never returns invalidated ones)."""
+        """The concept's active edges, both directions (the view returns only active ones)."""
         if concept not in state.neighbours:
             state.neighbours[concept] = env.view.neighbors(concept)
         return state.neighbours[concept]
@@ -239,11 +268,12 @@ class PlanningLoop(LLMSystem):
     # -- synthesize ------------------------------------------------------------------------
     def synthesize(self, question: Question, env: Environment, trace: Trace, state: LoopState,
                    number: int) -> dict[str, Any] | None:
-        messages = [{"role": "system", "content": P.SYNTHESIZE_SYSTEM},
-                    {"role": "user", "content": self.render(state, number)}]
+        system = P.SYNTHESIZE_SYSTEM + (P.SUPPORTING_TEXTS if state.texts else "")
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": self.render(state, number)}]
+        schema = P.reply_schema(state.relation_vocab, question.choices, list(state.visited), list(state.edges),
+                                list(state.texts))
         resp = replayed_reply(state.replies.pop(0)) if state.replies else self.chat(
-            env, trace, messages, schema=P.reply_schema(state.relation_vocab, question.choices),
-            purpose=f"synthesize round {number}")
+            env, trace, messages, schema=schema, purpose=f"synthesize round {number}")
         if resp is None:
             return None
         data = reply_object(resp)
@@ -251,8 +281,24 @@ class PlanningLoop(LLMSystem):
             trace.add_step("rejection", tool="synthesize", error="reply is not a JSON object: counted as confidence 0")
             data = {}
         return {"text": resp.text or "", "answer": _text(data.get("answer")),
-                "confidence": stated_confidence(data.get("confidence")) or 0.0, "focus": _text(data.get("focus")),
+                "confidence": stated_confidence(data.get("confidence")) or 0.0,
+                "reason": _text(data.get("reason")), "focus": _text(data.get("focus")),
+                "support": self.support(trace, state, data),
                 "relation_types": [t for t in string_list(data.get("relation_types")) if t in state.relation_vocab]}
+
+    def support(self, trace: Trace, state: LoopState, data: dict[str, Any]) -> dict[str, list[str]]:
+        """The supporting subgraph the reply names, kept to ids shown (others noted and dropped)."""
+        shown = {"entities": state.visited, "relationships": state.edges, "text_units": state.texts}
+        support, dropped = {}, {}
+        for key, kind in SUPPORT_KINDS.items():
+            ids = string_list(data.get(key))
+            support[kind] = [i for i in ids if i in shown[kind]]
+            if len(support[kind]) < len(ids):
+                dropped[kind] = [i for i in ids if i not in shown[kind]]
+        if dropped:
+            trace.add_step("rejection", tool="synthesize", arguments={"dropped_support": dropped},
+                           error="supporting ids that were not shown were dropped")
+        return support
 
     def render(self, state: LoopState, number: int) -> str:
         names = {eid: e.name for eid, e in state.visited.items()}
@@ -260,7 +306,8 @@ class PlanningLoop(LLMSystem):
                                           description=e.description or "-") for e in state.visited.values()]
         concepts += [P.TEXT_LINE.format(id=tid, text=text) for tid, text in state.texts.items()]
         relations = [P.RELATION_LINE.format(id=r.id, source=names.get(r.source, r.source), label=r.label,
-                                            target=names.get(r.target, r.target)) for r in state.edges.values()]
+                                            target=names.get(r.target, r.target), stamps=P.stamps_text(r))
+                     for r in state.edges.values()]
         return P.SYNTHESIZE_USER.format(question=state.question, round=number, max_rounds=self.options.max_rounds,
                                         focus=state.focus, concepts="\n".join(concepts) or P.NONE,
                                         relations="\n".join(relations) or P.NONE,
@@ -269,41 +316,53 @@ class PlanningLoop(LLMSystem):
     # -- verify and finish -----------------------------------------------------------------
     def record_round(self, trace: Trace, state: LoopState, number: int, expansion: Expansion,
                      reply: dict[str, Any]) -> None:
-        state.answer, state.confidence = reply["answer"] or None, reply["confidence"]
+        state.confidence = reply["confidence"]
+        if reply["answer"] and (state.best is None or reply["confidence"] >= state.best.confidence):
+            state.best = Candidate(reply["answer"], reply["confidence"], number, reply["reason"], reply["support"])
         rounds = trace.artifacts.setdefault("rounds", [])
         rounds.append({"round": number, "expanded": state.frontier_before, "frontier": expansion.added,
                        "edges_used": expansion.edges, "focused_query": state.focus,
                        "relation_types_followed": expansion.followed, "widened": expansion.widened,
-                       "capped": expansion.capped, "answer": state.answer, "confidence": state.confidence,
+                       "capped": expansion.capped, "answer": reply["answer"] or None, "confidence": reply["confidence"],
+                       "reason": reply["reason"], "support": reply["support"],
                        "relation_types_chosen": reply["relation_types"], "next_focus": reply["focus"],
                        "concepts_examined": len(state.visited)})
         trace.add_step("generation", tool="synthesize", arguments={"round": number, "focus": state.focus},
-                       result={"answer": state.answer, "confidence": state.confidence,
-                               "focus": reply["focus"], "relation_types": reply["relation_types"]}, reply=reply["text"])
+                       result={"answer": reply["answer"] or None, "confidence": reply["confidence"],
+                               "focus": reply["focus"], "relation_types": reply["relation_types"]},
+                       reply=reply["text"])
 
-    def emit(self, trace: Trace, state: LoopState) -> Trace:
-        if state.answer is None:  # confident but empty: nothing to return
-            return self.abstain(trace, state, "confident reply without an answer")
-        trace.answer, trace.confidence, trace.outcome = state.answer, state.confidence, "answered"
-        self.cite_evidence(trace, state)
+    def emit(self, trace: Trace, state: LoopState, env: Environment) -> Trace:
+        best = state.best
+        trace.answer, trace.confidence, trace.outcome = best.answer, best.confidence, "answered"
+        for kind, ids in best.support.items():
+            setattr(trace.citations, kind, list(ids))
+        self.keep_evidence(trace, state, env)
         return trace
 
-    def abstain(self, trace: Trace, state: LoopState, reason: str) -> Trace:
-        trace.answer, trace.confidence, trace.outcome = None, state.confidence, "abstained"
+    def abstain(self, trace: Trace, state: LoopState, env: Environment, reason: str) -> Trace:
+        held = state.best
+        trace.answer, trace.outcome = None, "abstained"
+        trace.confidence = held.confidence if held is not None else state.confidence
         trace.artifacts["abstention_reason"] = reason
-        if state.answer is not None:
-            trace.artifacts["candidate_answer"] = state.answer
-        self.cite_evidence(trace, state, cite=False)
+        if held is not None:
+            trace.artifacts["candidate_answer"] = held.answer
+        self.keep_evidence(trace, state, env)
         return trace
 
-    def cite_evidence(self, trace: Trace, state: LoopState, cite: bool = True) -> None:
-        """The evidence subgraph goes into the artifacts, and into the citations of an answer."""
+    def keep_evidence(self, trace: Trace, state: LoopState, env: Environment) -> None:
+        """Everything examined, and the grounding record of the answer (or of the one held back)."""
         trace.artifacts["evidence"] = {"entities": list(state.visited), "relations": list(state.edges),
                                        "text_units": list(state.texts)}
-        if cite:
-            trace.citations.entities = list(state.visited)
-            trace.citations.relationships = list(state.edges)
-            trace.citations.text_units = list(state.texts)
+        best = state.best
+        if best is None:
+            return
+        trace.artifacts["grounding"] = {
+            "answer": best.answer, "confidence": best.confidence, "reason": best.reason, "round": best.round,
+            "held_back": trace.outcome == "abstained",
+            "source": {"knowledge_base": env.view.knowledge_base_fingerprint, "as_of": env.view.as_of_time,
+                       "model": env.llm.model_id},
+            "evidence": best.support}
 
 
 def _text(value: Any) -> str:

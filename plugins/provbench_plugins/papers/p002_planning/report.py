@@ -1,11 +1,15 @@
 """Paper 002's report section: each planning-loop configuration's rounds, cost, coverage and
-accuracy, and for a sweep the accuracy/coverage trade-off per frontier cap.
+accuracy; every system's accuracy per hop count and a paired test against the loop
+(:mod:`.comparison`); for a sweep the accuracy/coverage trade-off per frontier cap.
 
-Computed from the baseline records of the suite's ``planning-loop`` systems (any label), so it
-needs no metric to be enabled; the general abstention and calibration sections sit beside it.
-*Accuracy* is the dataset loader's graded correctness over every question, so a right abstention
-(an unanswerable question) earns what the loader gives it; *accuracy (abstain = wrong)* counts
-every abstention as 0, the strict reading.
+Computed from the baseline records of the suite's systems, so it needs no metric to be enabled;
+the general abstention and calibration sections sit beside it. Shares count over *every* baseline
+record of a configuration, as the ``abstention.*`` metrics do (a failed run is neither answered
+nor abstained). *Accuracy* is the dataset loader's graded correctness (a failed run 0), so a right
+abstention (an unanswerable question) earns what the loader gives it; *accuracy (abstain =
+wrong)* counts every abstention as 0, the strict reading. *Answered by the exit round*: share of
+the answered questions that cleared the bar by the configuration's ``exit_from_round`` (the
+paper's early exit, round 2).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from provbench.plugin_api import correctness
 from provbench.report.data import RunData, ref_key
 from provbench.report.sections import LineChart, Section, Table
 
+from provbench_plugins.metrics.selective import abstained, answered, unanswerable
+from .comparison import accuracy_table, paired_table
 from .loop import PlanningOptions
 
 SYSTEM_NAMES = ("planning-loop",)
@@ -30,16 +36,20 @@ def sections(run: RunData) -> list[Section]:
         return []
     table = Table(
         columns=["System", "Bar", "Frontier cap", "Max rounds", "Questions", "Coverage", "Accuracy",
-                 "Selective accuracy", "Accuracy (abstain = wrong)", "LLM calls / q", "Concepts / q",
-                 "Answered by round 2"],
+                 "Selective accuracy", "Accuracy (abstain = wrong)", "Abstained on answerable", "LLM calls / q",
+                 "Concepts / q", "Exit round", "Answered by the exit round"],
         rows=[[r["key"], f"{r['bar']:.2f}", r["cap"], r["rounds"], r["n"], _share(r["coverage"]), _share(r["graded"]),
-               _share(r["selective"]), _share(r["overall"]), f"{r['calls']:.2f}", f"{r['concepts']:.1f}",
-               _share(r["early"])] for r in rows],
-        caption="Baseline records of each planning-loop configuration. Accuracy: the dataset's graded correctness "
-                "of every question, a right abstention included; selective accuracy: of the answered ones. "
-                "Answered by round 2: share of the answered questions that cleared the bar by round 2 "
-                "(the paper's early exit).")
+               _share(r["selective"]), _share(r["overall"]), _share(r["answerable_abstained"]), _mean(r["calls"], 2),
+               _mean(r["concepts"], 1), r["exit"], _share(r["early"])] for r in rows],
+        caption="Baseline records of each planning-loop configuration, all of them counted (as abstention.* counts "
+                "them). Accuracy: the dataset's graded correctness of every question, a right abstention included; "
+                "selective accuracy: of the answered ones. Answered by the exit round: share of the answered "
+                "questions that cleared the bar by the configuration's exit_from_round (the paper's early exit).")
     blocks: list[Any] = [table]
+    systems = run.systems
+    blocks.append(accuracy_table(run, systems))
+    if len(systems) > 1:
+        blocks.append(paired_table(run, keys[0], [s for s in systems if s != keys[0]]))
     if len(rows) > 1:
         blocks += tradeoff_charts(rows)
     return [Section(id="p002-planning", title="Planning loop: rounds, cost and the accuracy/coverage trade-off",
@@ -48,20 +58,23 @@ def sections(run: RunData) -> list[Section]:
 
 
 def summary(run: RunData, key: str) -> dict[str, Any] | None:
-    records = [r for r in run.select(key) if r.trace is not None]
+    records = run.select(key)
     if not records:
         return None
     options = PlanningOptions(**_options(run, key))
-    answered = [r for r in records if r.status == "ok" and r.trace.outcome == "answered" and r.trace.answer]
-    right = [correctness(r) or 0.0 for r in answered]
-    scored = [c for c in map(correctness, records) if c is not None]
-    early = [r for r in answered if len(r.trace.artifacts.get("rounds", [])) <= 2]
+    done = [r for r in records if answered(r)]
+    right = [correctness(r) or 0.0 for r in done]
+    answerable = [r for r in records if not unanswerable(run.questions.get(r.key.question_id))]
+    traced = [r.trace for r in records if r.trace is not None]
+    early = [r for r in done if len(r.trace.artifacts.get("rounds", [])) <= options.exit_from_round]
     return {"key": key, "bar": options.confidence_bar, "cap": options.frontier_cap, "rounds": options.max_rounds,
-            "n": len(records), "coverage": len(answered) / len(records), "graded": fmean(scored) if scored else None,
+            "exit": options.exit_from_round, "n": len(records), "coverage": len(done) / len(records),
+            "graded": fmean(correctness(r) or 0.0 for r in records),
             "selective": fmean(right) if right else None, "overall": sum(right) / len(records),
-            "calls": fmean(len(r.trace.llm_calls) for r in records),
-            "concepts": fmean(len(r.trace.visited_entities) for r in records),
-            "early": len(early) / len(answered) if answered else None}
+            "answerable_abstained": (sum(map(abstained, answerable)) / len(answerable)) if answerable else None,
+            "calls": fmean(len(t.llm_calls) for t in traced) if traced else None,
+            "concepts": fmean(len(t.visited_entities) for t in traced) if traced else None,
+            "early": len(early) / len(done) if done else None}
 
 
 def tradeoff_charts(rows: list[dict[str, Any]]) -> list[LineChart]:
@@ -97,3 +110,7 @@ def _options(run: RunData, key: str) -> dict[str, Any]:
 
 def _share(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
+
+
+def _mean(value: float | None, digits: int) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"

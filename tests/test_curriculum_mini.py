@@ -1,0 +1,232 @@
+"""curriculum-mini as paper 002's claims need it: written by a seeded generator (byte for byte), a gold
+chain on every answerable question, hop counts derived from the graph, and deep, too-deep, stale-edge
+and unanswerable questions that behave as their kinds say when a known-truth reader
+(:mod:`p002_helpers`) answers for the planning loop and for one-shot GraphRAG."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+
+import networkx as nx
+import pytest
+from p002_helpers import MINI, oracle_llm
+
+from provbench.plugin_api import Environment
+from provbench_plugins.datasets.curriculum.loader import CurriculumLoader
+from provbench_plugins.papers.p000_neighborhoods.systems import GraphRAG
+from provbench_plugins.papers.p002_planning.loop import PlanningLoop
+from provbench_plugins.papers.p002_planning.seeds import select_seeds
+from provbench_tools.curriculum import write_curriculum
+from provbench_tools.curriculum.tracks import REVISION_DAY, STEPS
+
+BEFORE_REVISION = "2025-08-01"
+PHRASES = {phrase: step for step, phrase in STEPS.items()}
+
+
+def of_type(questions, *kinds):
+    return [q for q in questions if q.type in kinds]
+
+
+def named(view, question) -> list[str]:
+    """The concepts the question names, as the loop seeds from them (names and aliases)."""
+    return [m.entity.id for m in select_seeds(view, question.question, max_seeds=50)]
+
+
+def test_regenerates_byte_for_byte(tmp_path):
+    write_curriculum(tmp_path / "mini")
+    for name in ("concepts.csv", "edges.csv", "questions.jsonl"):
+        assert (tmp_path / "mini" / name).read_bytes() == (MINI / name).read_bytes(), name
+
+
+def test_kinds_and_gold_chains(curriculum_mini):
+    questions, _ = curriculum_mini
+    assert CurriculumLoader.provides_gold
+    kinds = Counter(q.type for q in questions)
+    assert (kinds["deep"], kinds["too-deep"], kinds["stale"], kinds["unanswerable"]) == (8, 4, 4, 9)
+    assert {f"cm-{i:02d}" for i in range(1, 22)} <= {q.id for q in questions}  # the hand-written ones are kept
+    assert Counter(q.metadata["hops"] for q in of_type(questions, "deep")) == {3: 4, 4: 4}
+    assert Counter(q.metadata["hops"] for q in of_type(questions, "too-deep")) == {5: 2, 6: 2}
+    for q in questions:
+        if q.metadata["answerable"]:
+            gold = q.gold
+            assert gold.ordered and len(gold.triples) == len(gold.entities) - 1 >= q.metadata["hops"], q.id
+            assert q.answer in gold.entities, q.id
+        else:
+            assert q.gold is None and q.category == "unanswerable"
+    assert [q.type for q in questions[:5]] == ["contrast", "deep", "unanswerable", "stale", "too-deep"]
+
+
+def test_hop_counts_are_the_answers_distance_from_the_named_concepts(curriculum_mini):
+    questions, kb = curriculum_mini
+    view = kb.view()
+    graph = nx.Graph(view.subgraph(list(view.entity_ids())))  # active edges only, either direction
+    for q in questions:
+        if not q.metadata["answerable"]:
+            continue
+        answer = f"ent:{q.metadata['answer_id']}"
+        derived = min(nx.shortest_path_length(graph, start, answer) for start in named(view, q))
+        assert derived == q.metadata["hops"], q.id
+        if q.type in ("deep", "too-deep", "stale"):  # one named concept: the chain's start
+            assert named(view, q) == [view.find_entity(q.gold.entities[0]).id], q.id
+
+
+def walk(view, start_name: str, steps: list[tuple[str, bool]]) -> list[str]:
+    """Concept names reached by following (relation, forward) steps, each step's only edge."""
+    reached = [view.find_entity(start_name)]
+    for relation, forward in steps:
+        found = view.neighbors(reached[-1].id, direction="out" if forward else "in", relation_types=[relation])
+        if len(found) != 1:
+            return [e.name for e in reached]
+        reached.append(found[0].entity)
+    return [e.name for e in reached]
+
+
+def steps_of(question: str) -> list[tuple[str, bool]]:
+    walked = re.search(r"Go to (.*)\. Which unit", question).group(1)
+    return [PHRASES[part] for part in walked.split(", then to ")]
+
+
+def test_gold_chains_are_active_edges_of_the_kb(curriculum_mini):
+    questions, kb = curriculum_mini
+    view = kb.view()
+    for q in questions:
+        if q.gold is None:
+            continue
+        for triple in q.gold.triples:
+            subject = view.find_entity(triple.subject)
+            assert any(nb.entity.name == triple.object for nb in view.neighbors(
+                subject.id, direction="out", relation_types=[triple.relation])), (q.id, triple)
+
+
+def test_stale_questions_have_another_answer_behind_an_invalidated_edge(curriculum_mini):
+    questions, kb = curriculum_mini
+    view, earlier = kb.view(), kb.view().as_of(BEFORE_REVISION)
+    assert BEFORE_REVISION < REVISION_DAY.isoformat()
+    for q in of_type(questions, "stale"):
+        start, steps = q.gold.entities[0], steps_of(q.question)
+        assert walk(view, start, steps)[-1] == q.answer
+        assert walk(earlier, start, steps)[-1] == q.metadata["stale_answer"] != q.answer
+        assert len(walk(earlier, start, steps)) == len(steps) + 1  # the whole walk exists then
+    assert len(kb.store.invalidated_relations()) == 2 + 4  # the two hand-written ones and one per stale question
+
+
+def test_generated_unanswerable_questions_ask_for_a_step_that_does_not_exist(curriculum_mini):
+    questions, kb = curriculum_mini
+    generated = [q for q in of_type(questions, "unanswerable") if q.question.startswith("Start at")]
+    assert len(generated) == 4
+    for q in generated:
+        steps = steps_of(q.question)
+        assert len(walk(kb.view(), _name(q), steps)) == len(steps)  # the last step finds nothing
+
+
+def _name(q) -> str:
+    return q.question.split("Start at ", 1)[1].split(". Go to", 1)[0]
+
+
+@pytest.fixture(scope="module")
+def loop_runs(curriculum_mini):
+    """Each generated question answered by the loop with the known-truth reader, as configured."""
+    questions, kb = curriculum_mini
+    view, loader = kb.view(), CurriculumLoader()
+    runs = {}
+    for label, options in {"loop": {}, "one round": {"max_rounds": 1}, "never abstains": {"confidence_bar": 0.0}}.items():
+        for q in of_type(questions, "deep", "too-deep", "stale", "unanswerable"):
+            trace = PlanningLoop(**options).run(q, Environment(view=view, llm=oracle_llm(questions, 8)))
+            prediction = trace.answer if trace.outcome == "answered" else None
+            runs[label, q.id] = (trace, loader.score_answer(q, prediction)["accuracy"])
+    return questions, runs
+
+
+def test_the_loop_answers_deep_questions_one_round_over_the_same_seeds_does_not(loop_runs):
+    questions, runs = loop_runs
+    for q in of_type(questions, "deep", "stale"):
+        trace, right = runs["loop", q.id]
+        rounds = trace.artifacts["rounds"]
+        assert trace.outcome == "answered" and right == 1.0, q.id
+        assert len(rounds) == q.metadata["hops"] and rounds[0]["capped"], q.id  # the chain survived the cap
+        assert trace.citations.relationships and trace.artifacts["grounding"]["evidence"]["entities"]
+        one_round, _ = runs["one round", q.id]
+        assert one_round.outcome == "abstained" and len(one_round.artifacts["rounds"]) == 1, q.id
+        assert one_round.visited_entities == trace.visited_entities[:12]  # the same seeds, the same first round
+    four_hops = [runs["loop", q.id][0] for q in of_type(questions, "deep") if q.metadata["hops"] == 4]
+    assert four_hops and all(len(t.visited_entities) == 48 for t in four_hops)  # the bound, reached
+
+
+def test_the_loop_abstains_on_too_deep_and_unanswerable_questions(loop_runs):
+    questions, runs = loop_runs
+    for q in of_type(questions, "too-deep", "unanswerable"):
+        trace, _ = runs["loop", q.id]
+        assert trace.outcome == "abstained", q.id
+    assert all(len(runs["loop", q.id][0].visited_entities) == 48 for q in of_type(questions, "too-deep"))
+    # without the bar it answers them, and wrongly: the abstention is the gate's doing
+    assert all(runs["never abstains", q.id][1] == 0.0 and runs["never abstains", q.id][0].outcome == "answered"
+               for q in of_type(questions, "too-deep"))
+
+
+def test_one_shot_graphrag_misses_the_deep_chains(curriculum_mini):
+    questions, kb = curriculum_mini
+    view = kb.view()
+    for q in of_type(questions, "deep"):
+        trace = GraphRAG(ask_confidence=True, confidence_bar=0.8).run(q, Environment(view=view, llm=oracle_llm(questions, 1)))
+        assert trace.outcome == "abstained", q.id  # its one context never holds the whole chain
+
+
+def test_an_invalidated_gold_edge_changes_the_answer_an_off_chain_one_does_not(curriculum_mini):
+    from provbench_plugins.interventions.gold_edges import InvalidateGoldEdge, InvalidateOffChainEdge
+
+    questions, kb = curriculum_mini
+    view, on_chain, off_chain = kb.view(), InvalidateGoldEdge(), InvalidateOffChainEdge()
+    for q in of_type(questions, "deep")[:4]:
+        def answer(under):
+            trace = PlanningLoop().run(q, Environment(view=under, llm=oracle_llm(questions, 8)))
+            return trace, (trace.answer if trace.outcome == "answered" else None)
+
+        baseline, gold_answer = answer(view)
+        assert gold_answer == q.answer
+        variants = on_chain.variants(q, baseline, random.Random(0))
+        assert len(variants) == q.metadata["hops"]
+        for variant in variants:
+            hidden = on_chain.make_view(view, q, baseline, random.Random(0), variant=variant)
+            assert len(hidden.hidden.invalidated) == 1 and answer(hidden)[1] != gold_answer, (q.id, variant.id)
+        for seed in range(3):
+            hidden = off_chain.make_view(view, q, baseline, random.Random(seed))
+            assert len(hidden.hidden.invalidated) == 1 and answer(hidden)[1] == gold_answer, (q.id, seed)
+
+
+def test_as_of_before_the_revision_the_loop_sees_the_stale_edge(curriculum_mini):
+    from provbench_plugins.interventions.gold_edges import AsOf
+
+    questions, kb = curriculum_mini
+    earlier = AsOf(time=BEFORE_REVISION).make_view(kb.view(), questions[0], None, random.Random(0))
+    for q in of_type(questions, "stale"):
+        trace = PlanningLoop().run(q, Environment(view=earlier, llm=oracle_llm(questions, 8)))
+        stale = earlier.find_entity(q.metadata["stale_answer"]).id
+        # the loop walks to the old answer; the current chain is not there yet, so the reader never confirms it
+        assert stale in trace.visited_entities and trace.outcome == "abstained", q.id
+        assert trace.artifacts["grounding"]["source"]["as_of"] == "2025-08-01T00:00:00+00:00"
+    with pytest.raises(Exception, match="not an ISO date"):
+        AsOf(time="next spring")
+
+
+def test_the_control_oracle_shows_the_claims_and_cites_the_chain(curriculum_mini):
+    """provbench.controls' oracle (not this file's stand-in) on a deep, a too-deep and an unanswerable
+    question: the loop answers the deep one citing gold edges, one round over the same seeds does not,
+    and the loop abstains on the other two."""
+    from provbench.llm import LLMClient
+    from provbench.llm.backends import make_backend
+
+    questions, kb = curriculum_mini
+    backend = make_backend("control:oracle")
+    backend.bind_questions(questions)
+    view, llm = kb.view(), LLMClient(backend)
+    deep, too_deep, unanswerable = (of_type(questions, kind)[0] for kind in ("deep", "too-deep", "unanswerable"))
+    trace = PlanningLoop().run(deep, Environment(view=view, llm=llm))
+    assert trace.outcome == "answered" and trace.answer == deep.answer
+    gold_edges = {view.find_entity(t.subject).id for t in deep.gold.triples}
+    cited = view.relations(trace.citations.relationships)
+    assert cited and all(r.source in gold_edges for r in cited)  # the supporting subgraph is the chain
+    assert PlanningLoop(max_rounds=1).run(deep, Environment(view=view, llm=llm)).outcome == "abstained"
+    for q in (too_deep, unanswerable):
+        assert PlanningLoop().run(q, Environment(view=view, llm=llm)).outcome == "abstained", q.id

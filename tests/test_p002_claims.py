@@ -1,0 +1,140 @@
+"""Paper 002's claims (``provbench validate``, docs/controls.md): they hold on curriculum-mini's
+known-truth controls, and each fails, named, when a control, a configuration or a condition is
+broken on purpose. A subset of curriculum-mini (5 deep, 3 unanswerable and 2 too-deep questions on
+the whole concept graph) keeps each validation to seconds; suites/curriculum-planning.yaml's own
+block runs in full in tests/test_validate.py's integration test."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE, main
+from provbench.controls.validate import validate_suite
+from provbench.errors import UserError
+from provbench.suite import load_suite
+
+REPO = Path(__file__).resolve().parents[1]
+MINI = REPO / "datasets" / "curriculum-mini"
+SUBSET = {"deep": 5, "unanswerable": 3, "too-deep": 2}
+CLAIMS = ("p002/rounds-reach-deep-answers", "p002/abstains-when-unreachable", "p002/gold-edge-changes-answer")
+LOOP = "planning-loop"
+ONE_ROUND = '{name: planning-loop, label: "one-shot, same seeds", options: {max_rounds: 1}}'
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    """curriculum-mini's graph with the first questions of each kind in SUBSET."""
+    folder = tmp_path_factory.mktemp("curriculum-subset")
+    for name in ("concepts.csv", "edges.csv"):
+        shutil.copy(MINI / name, folder / name)
+    rows = [json.loads(line) for line in (MINI / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    kept = [r for kind, n in SUBSET.items() for r in [r for r in rows if r["type"] == kind][:n]]
+    assert [sum(r["type"] == kind for r in kept) for kind in SUBSET] == list(SUBSET.values())
+    (folder / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def kb_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("p002-controls-kb") / "kb"
+
+
+def controls_suite(folder: Path, data: Path, kb: Path, *, loop: str = LOOP, one_round: str = ONE_ROUND,
+                   gold: str = "invalidate-gold-edge", llms: str = "[oracle, parametric, ignores-context]",
+                   claims: tuple[str, ...] = CLAIMS) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "suite.yaml"
+    listed = "".join(f"    - {c}\n" for c in claims)
+    path.write_text(f"""\
+name: p002-controls
+dataset: {{loader: curriculum, path: {data}, limit: 2}}
+knowledge_base: {{builder: concept-graph, directory: {kb}}}
+systems: [planning-loop]
+report: {{subgraph_pictures: false}}
+controls:
+  dataset: {{loader: curriculum, path: {data}}}
+  knowledge_base: {{builder: concept-graph, directory: {kb}}}
+  llms: {llms}
+  systems:
+    - {loop}
+    - {one_round}
+  intervention_systems: [planning-loop]
+  interventions:
+    - {gold}
+    - invalidate-off-chain-edge
+  claims:
+{listed}""", encoding="utf-8")
+    return path
+
+
+def verdicts_by_claim(validity) -> dict[tuple[str, str], list]:
+    found: dict[tuple[str, str], list] = {}
+    for v in validity.verdicts:
+        found.setdefault((v.claim, v.control), []).append(v)
+    return found
+
+
+def test_paper002s_claims_hold_on_their_controls(tmp_path, data, kb_dir):
+    validity = validate_suite(controls_suite(tmp_path, data, kb_dir), out=tmp_path / "out")
+    assert validity.failed_units == 0 and not validity.failures, [v for v in validity.failures]
+    found = verdicts_by_claim(validity)
+    assert {claim for claim, _ in found} == set(CLAIMS)
+    [rounds] = found[("p002/rounds-reach-deep-answers", "oracle")]
+    assert rounds.observed == "an effect: mean 1.00 vs 0.00 over 5 questions" and rounds.p_value == 1 / 32
+    [knows] = found[("p002/rounds-reach-deep-answers", "parametric")]  # right with or without the rounds
+    assert knows.observed == "no effect: mean 1.00 vs 1.00 over 5 questions"
+    [abstains] = found[("p002/abstains-when-unreachable", "oracle")]
+    assert abstains.observed == "an effect: mean 1.00 vs 0.00 over 5 questions"
+    gold, off_chain = found[("p002/gold-edge-changes-answer", "oracle")]
+    assert gold.observed == "an effect: mean 1.00 vs 0.00 over 5 questions"  # the five deep answers
+    assert off_chain.observed.startswith("no effect: mean 0.00") and "difference >=" not in off_chain.expected
+
+
+def test_the_random_control_in_place_of_the_oracle_fails_each_claim(tmp_path, data, kb_dir, monkeypatch):
+    from provbench.controls import BEHAVIOURS
+
+    monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["random"])  # "control:oracle" now replies at random
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["validate", str(controls_suite(tmp_path, data, kb_dir)), "--out", str(out)])
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    from provbench.controls.validity import read_validity
+
+    failed = {(v.claim, v.control) for v in read_validity(out).failures}
+    assert failed == {(claim, "oracle") for claim in CLAIMS}  # the negative controls still pass
+    assert all(claim in result.stderr for claim in CLAIMS), result.stderr
+
+
+def test_the_loop_without_its_gate_fails_the_abstention_claim(tmp_path, data, kb_dir):
+    """confidence_bar 0 in the loop's place: it answers "unknown" where it should abstain."""
+    suite = controls_suite(tmp_path, data, kb_dir, loop="{name: planning-loop, options: {confidence_bar: 0.0}}",
+                           llms="[oracle, ignores-context]", claims=(CLAIMS[1],))
+    validity = validate_suite(suite, out=tmp_path / "out")
+    [failure] = validity.failures
+    assert (failure.claim, failure.control) == ("p002/abstains-when-unreachable", "oracle")
+    assert failure.observed.startswith("no effect: mean 0.")
+
+
+def test_an_off_chain_edge_as_the_treatment_fails_the_gold_edge_claim(tmp_path, data, kb_dir):
+    broken = "{name: invalidate-off-chain-edge, label: invalidate-gold-edge}"  # takes the gold edge's place
+    suite = controls_suite(tmp_path, data, kb_dir, gold=broken, llms="[oracle, ignores-context]", claims=(CLAIMS[2],))
+    validity = validate_suite(suite, out=tmp_path / "out")
+    [failure] = validity.failures
+    assert (failure.claim, failure.control) == ("p002/gold-edge-changes-answer", "oracle")
+    assert failure.observed == "no effect: mean 0.00 vs 0.00 over 5 questions"
+
+
+def test_a_claim_needing_the_one_round_configuration_is_refused_without_it(tmp_path, data, kb_dir):
+    suite = controls_suite(tmp_path, data, kb_dir, one_round="{name: graphrag, options: {ask_confidence: true}}")
+    with pytest.raises(UserError, match=r"controls\.claims\[0\]'.*needs system 'one-shot, same seeds'"):
+        load_suite(suite)
+
+
+def test_the_built_in_suite_declares_paper002s_claims():
+    controls = load_suite(REPO / "suites" / "curriculum-planning.yaml").suite.controls
+    assert [c.name for c in controls.claims] == list(CLAIMS)
+    assert {"oracle", "parametric", "ignores-context"} <= set(controls.llms)

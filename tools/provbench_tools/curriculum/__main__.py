@@ -1,0 +1,5 @@
+"""``python -m provbench_tools.curriculum``: rewrite curriculum-mini."""
+
+from . import main
+
+main()
