@@ -22,6 +22,10 @@ VOLATILE_CALL_FIELDS = ("latency_s", "cached", "original_latency_s", "cost_usd",
 # added by the leak guard after the reference was written, and tested by its own tests
 # (tests/test_capture.py, tests/test_leak_guard_suite.py): request hashes and each unit's leak check
 LEAK_GUARD_FIELDS = ("request_hash",)
+# added to every step by the gold-trajectory work after the reference was written, and tested by its
+# own tests (tests/test_trajectory_steps.py): what a step showed and the model's raw reply
+STEP_FIELDS = ("shown", "reply")
+GOLD_SCORES = "gold."  # the gold-trajectory metric's per-record scores (tests/test_trajectory_scores.py)
 # Similarity scores move in their 7th-8th digit with the BLAS threading of the machine that embeds
 # (seen: 0.13610854 vs 0.13610858), which can flip a score a tool rounds to 4 decimals: floats are
 # compared within this tolerance; a ranking or answer change still shows as a changed id or text.
@@ -53,11 +57,16 @@ def projected_records(out: Path) -> dict[str, Any]:
         # judge_calls: the metrics' LLM accounting, added after the reference was written (the scores stay pinned)
         data = record.model_dump(mode="json", exclude={"started_at", "finished_at", "leak_check", "judge_calls"},
                                  exclude_defaults=True)
+        if "scores" in data:
+            data["scores"] = {k: v for k, v in data["scores"].items() if not k.startswith(GOLD_SCORES)}
         trace = data.get("trace") or {}
         trace.pop("wall_time_s", None)
         for call in trace.get("llm_calls", []):
             for name in VOLATILE_CALL_FIELDS + LEAK_GUARD_FIELDS:
                 call.pop(name, None)
+        for step in trace.get("steps", []):
+            for name in STEP_FIELDS:
+                step.pop(name, None)
         projected[record.key.as_str()] = data
     return dict(sorted(projected.items()))
 

@@ -109,7 +109,15 @@ class Citations(BaseModel):
 
 
 class Step(BaseModel):
-    """One step of a trajectory: a tool call, a retrieval, or a rejected model output."""
+    """One step of a trajectory: a tool call, a retrieval, or a rejected model output.
+
+    ``shown``: ids (by kind: ``entity``, ``relationship``, ``text_unit``, ``community``) whose
+    content this step's result showed the model (a name, a relation line, a text, a report); ``{}``
+    for a retrieval that found nothing, None when the step reads nothing (a submission) or the
+    system does not record it. The gold-trajectory scores and the leave-one-step-out intervention
+    read it. ``reply``: the model's reply text for this step, as received, so the run can be
+    replayed up to a step (:meth:`provbench.plugin_api.System.resume_from_step`).
+    """
 
     index: int
     kind: Literal["tool_call", "retrieval", "generation", "rejection", "error"]
@@ -118,6 +126,8 @@ class Step(BaseModel):
     result: Any = None
     error: str | None = None
     thought: str | None = None
+    shown: dict[str, list[str]] | None = None
+    reply: str | None = None
 
 
 Outcome = Literal["answered", "abstained", "budget_exhausted", "failed"]

@@ -103,11 +103,31 @@ class System(Plugin, ABC):
         """Re-run only the stages after retrieval, from a perturbed trace's ``artifacts``."""
         raise NotImplementedError(f"system {self.name!r} does not support context-level interventions")
 
+    # True if the system can replay a recorded trajectory up to a step (resume_from_step)
+    supports_step_resume: bool = False
+
+    def resume_from_step(self, question: Question, env: Environment, recorded: Trace, point: "ResumePoint") -> Trace:
+        """Replay ``recorded`` (a trace of this system for ``question``) up to ``point.step`` and go on
+        from there against ``env.view``: the steps before it replay their recorded replies (no LLM
+        call), step ``point.step`` replays its recorded action and sees what ``env.view`` now returns,
+        and after it the system decides again, or, with ``point.replay_rest``, replays its recorded
+        actions too and decides only its answer. Needs ``Step.reply`` in the recorded steps."""
+        raise NotImplementedError(f"system {self.name!r} cannot resume from a step")
+
     @property
     def expected_llm_calls(self) -> float:
         """About how many LLM calls one run makes: only a hint, so the runner can start the longest
         chains of work (a costly baseline, then its interventions) first instead of last."""
         return 1.0
+
+
+class ResumePoint(BaseModel):
+    """Where a re-run picks up a recorded trajectory (:meth:`System.resume_from_step`): ``step`` is
+    the index (``Step.index``) of the first step whose result comes from the intervention's view."""
+
+    step: int = Field(ge=0)
+    replay_rest: bool = Field(False, description="replay the recorded actions after the step too; "
+                                                 "only the answer is decided again")
 
 
 class Variant(VariantInfo):
@@ -127,6 +147,9 @@ class Intervention(Plugin, ABC):
     kind = "intervention"
     level: Literal["graph", "context"] = "graph"
     repeats: int = 1
+    # a graph-level intervention whose units resume the baseline's trajectory (resume_point) under
+    # its view instead of running the system afresh; only systems with supports_step_resume take it
+    resumes: ClassVar[bool] = False
 
     def variants(self, question: Question, baseline: Trace, rng: random.Random) -> list[Variant] | None:
         """The variants to run for this question, or None when the intervention is not enumerated.
@@ -141,6 +164,11 @@ class Intervention(Plugin, ABC):
 
     def perturb(self, question: Question, baseline: Trace, rng: random.Random, **kwargs: Any) -> Trace:
         """Context level: a copy of ``baseline`` whose artifacts are perturbed
+        (``kwargs`` holds ``variant`` for an enumerated intervention)."""
+        raise NotImplementedError
+
+    def resume_point(self, question: Question, baseline: Trace, rng: random.Random, **kwargs: Any) -> ResumePoint:
+        """For ``resumes``: where the unit's system picks up the baseline's trajectory
         (``kwargs`` holds ``variant`` for an enumerated intervention)."""
         raise NotImplementedError
 

@@ -37,6 +37,7 @@ BUILTIN_PLUGINS = (
     "provbench_plugins.kb_builders.concepts.builder",
     "provbench_plugins.metrics",
     "provbench_plugins.interventions",
+    "provbench_plugins.trajectory",
     "provbench_plugins.systems",
     "provbench_plugins.papers.p000_neighborhoods",
     "provbench_plugins.datasets.medmcqa",

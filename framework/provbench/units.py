@@ -94,9 +94,7 @@ def intervention_units(ctx: RunContext, questions: Iterable[str],
         probe = ctx.registry.create("intervention", iref.name, **iref.options)
         repeats = suite.repeats if suite.repeats and probe.repeats > 1 else probe.repeats
         for sref in targets:
-            if probe.level == "context" and not getattr(ctx.registry.create("system", sref.name, **sref.options),
-                                                        "supports_resume", False):
-                log.warning("skipping %s x %s: the system cannot resume from a perturbed context", iref.key, sref.key)
+            if not _can_take(ctx, probe, sref, iref):
                 continue
             for qid in questions:
                 variants = _variants(ctx, probe, qid, sref.key, iref.key, done)
@@ -107,6 +105,21 @@ def intervention_units(ctx: RunContext, questions: Iterable[str],
                     key = UnitKey(question_id=qid, system=sref.key, condition=iref.key, repeat=repeat)
                     units.append(Unit(key, sref, iref, seed=unit_seed(suite.seed, key)))
     return units
+
+
+def _can_take(ctx: RunContext, intervention: Intervention, sref: PluginRef, iref: PluginRef) -> bool:
+    """Whether the system can take the intervention: a context-level one needs ``resume``, one that
+    resumes a trajectory needs ``resume_from_step``; a system that cannot is skipped, with a warning."""
+    if intervention.level != "context" and not intervention.resumes:
+        return True
+    system = ctx.registry.create("system", sref.name, **sref.options)
+    if intervention.level == "context" and not getattr(system, "supports_resume", False):
+        log.warning("skipping %s x %s: the system cannot resume from a perturbed context", iref.key, sref.key)
+        return False
+    if intervention.resumes and not getattr(system, "supports_step_resume", False):
+        log.warning("skipping %s x %s: the system cannot resume its trajectory from a step", iref.key, sref.key)
+        return False
+    return True
 
 
 def _variants(ctx: RunContext, intervention: Intervention, qid: str, system: str, condition: str,
@@ -174,7 +187,11 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question,
         perturbed = intervention.perturb(question, baseline.trace.model_copy(deep=True), rng, **chosen)
         return _captured(capture, system.resume, question, env, perturbed), None
     env.view = intervention.make_view(ctx.view, question, baseline.trace, rng, **chosen)
-    trace = _captured(capture, system.run, question, env)
+    if intervention.resumes:  # the baseline's trajectory replayed up to a step, then on under the view
+        point = intervention.resume_point(question, baseline.trace, rng, **chosen)
+        trace = _captured(capture, system.resume_from_step, question, env, baseline.trace.model_copy(deep=True), point)
+    else:
+        trace = _captured(capture, system.run, question, env)
     if env.view is None:
         return trace, None
     trace.artifacts["hidden_by_intervention"] = env.view.hidden_summary()  # what this run could not see

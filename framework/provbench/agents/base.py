@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import string
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -107,6 +108,22 @@ def reply_object(resp: Any) -> dict | None:
         return None
     value = parse_json(match.group(0))
     return value if isinstance(value, dict) else None
+
+
+@dataclass
+class ReplayedReply:
+    """A recorded reply standing in for the LLM's response when a run is replayed (``Step.reply``)."""
+
+    text: str
+    data: Any = None
+
+
+def replayed_reply(text: str) -> ReplayedReply:
+    """A recorded reply parsed as the LLM client parses a schema-constrained one: what
+    :func:`reply_object` and a system's parsing read, without an LLM call."""
+    from ..llm.client import parse_json
+
+    return ReplayedReply(text=text, data=parse_json(text))
 
 
 def record_retrieved(trace: Trace, kind: str, item_id: str, score: float | None = None) -> None:

@@ -9,6 +9,11 @@ Visiting (what ``trace.visited_entities`` means here)
     ``read_textunit(t)`` adds ``t`` to ``trace.read_text_units``; ``read_community(c)`` adds ``c``
     to ``trace.read_communities``. Relationships count as seen when ``get_neighbors`` lists them.
     A well-formed call for an unknown or hidden id is recorded as an ``error`` step.
+
+What a step shows (``Step.shown``)
+    Search hits, an entity's details, neighbours (relations and their other ends), a text unit's
+    text, a community report and its listed members. The text units and communities an entity's
+    details list are ids only: they are shown by the step that reads them.
 """
 
 from __future__ import annotations
@@ -84,8 +89,8 @@ class GraphAgent(ToolAgent):
         record_retrieved(run.trace, "entity", entity.id)
         text_units, communities = view.text_units_of(entity.id), view.communities_of(entity.id)
         run.show("entity", entity.id)
-        run.show("text_unit", *text_units)
-        run.show("community", *communities)
+        run.show("text_unit", *text_units, content=False)  # listed: their text is read_textunit's
+        run.show("community", *communities, content=False)
         text = "\n".join([
             f"{entity.id} | {entity.name} | type: {entity.label or '-'}",
             f"description: {entity.description or '-'}",

@@ -37,6 +37,20 @@ Submissions
     the next rejection ends the run as ``answered`` with the citations that passed, the failed
     ones in ``artifacts["flagged_citations"]``.
 
+What each step keeps for later
+    ``reply`` is the model's reply text as received; ``shown`` the ids whose content the tool's
+    result showed (what handlers pass to :meth:`AgentRun.show`), None for a tool that does not
+    read (:attr:`Tool.reads`: submissions) and for a rejected reply.
+
+Resuming from a step (:meth:`ToolAgent.resume_from_step`, the leave-one-step-out intervention)
+    A new run replays the recorded replies of the steps before ``point.step`` and of that step
+    itself: no LLM call, each action runs again against the run's view, so the step's result is
+    what that view returns now (a step before it whose result differs from the recorded one is
+    listed in ``artifacts["resumed"]["diverged"]``). From the next step on the model decides again;
+    with ``point.replay_rest`` the recorded actions after the step are replayed as well, all but
+    the accepted final answer, and the model decides only how to finish: that step offers only the
+    finishing tools, as the budget's last step does.
+
 Extending: override :meth:`~ToolAgent.tools`, :meth:`~ToolAgent.check_submission`,
 :meth:`~ToolAgent.rules` or :meth:`~ToolAgent.offered_tools`; word the prompts with ``messages``.
 """
@@ -49,9 +63,9 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from ..model import Citations, Question, Trace
-from ..plugin_api import Environment
-from .base import LLMSystem, SystemOptions, clip, reply_object
+from ..model import Citations, Question, Step, Trace
+from ..plugin_api import Environment, ResumePoint
+from .base import LLMSystem, SystemOptions, clip, replayed_reply, reply_object
 from .tools import (KIND_OF_FIELD, CitationProblem, Tool, ToolFailure, ToolResult, citations_from, rejected,
                     without)
 
@@ -101,12 +115,19 @@ class AgentRun:
     rejected_submissions: int = 0
     finished: bool = False
     forced: bool = False  # this step offers only what the budget's end allows
+    finish_now: bool = False  # the next step may only finish (a replay's last decision)
     shown_ids: dict[str, list[str]] = field(default_factory=dict)  # kind -> ids tool results showed
     calls: dict[str, int] = field(default_factory=dict)  # canonical call -> step that made it
+    step_shown: dict[str, list[str]] = field(default_factory=dict)  # kind -> ids this step's result showed
 
-    def show(self, kind: str, *ids: str) -> None:
+    def show(self, kind: str, *ids: str, content: bool = True) -> None:
+        """Ids a tool result showed; ``content=False`` for ids only listed (a text unit's id, not its
+        text): they may be cited and called, but the step did not show what they hold."""
         known = self.shown_ids.setdefault(kind, [])
         known.extend(i for i in dict.fromkeys(ids) if i not in known)
+        if content:
+            this_step = self.step_shown.setdefault(kind, [])
+            this_step.extend(i for i in dict.fromkeys(ids) if i not in this_step)
 
 
 class ToolAgent(LLMSystem):
@@ -146,23 +167,65 @@ class ToolAgent(LLMSystem):
     def offered_tools(self, run: AgentRun, steps_left: int) -> list[Tool]:
         """The tools a step with ``steps_left`` (this one included) offers."""
         tools = self.tools()
-        if self.options.force_final_answer and steps_left <= 1:
+        if run.finish_now or self.options.force_final_answer and steps_left <= 1:
             return [t for t in tools if t.finishes]
         return tools
 
     # -- the loop -------------------------------------------------------------------------------
     def run(self, question: Question, env: Environment) -> Trace:
-        trace = self.new_trace(question)
+        run = self.start(question, env)
+        self.go_on(run)
+        return self.end(run)
+
+    def start(self, question: Question, env: Environment) -> AgentRun:
         messages = [{"role": "system", "content": self.system_prompt()},
                     {"role": "user", "content": self.question_text(question)}]
-        run = AgentRun(question, env, trace, messages)
+        return AgentRun(question, env, self.new_trace(question), messages)
+
+    def go_on(self, run: AgentRun) -> None:
+        """Steps decided by the model until the run finishes or the budget is spent."""
         while not run.finished and run.steps_used < self.options.max_steps:
             self.step(run)
+
+    def end(self, run: AgentRun) -> Trace:
+        trace = run.trace
         trace.artifacts["steps_used"] = run.steps_used
         if not run.finished:
             trace.outcome, trace.answer = "budget_exhausted", None
             trace.error = f"no accepted answer within {self.options.max_steps} steps"
         return trace
+
+    supports_step_resume = True
+
+    def resume_from_step(self, question: Question, env: Environment, recorded: Trace, point: ResumePoint) -> Trace:
+        """Replay ``recorded`` up to ``point.step`` against ``env.view``, then go on (module docstring)."""
+        if not 0 <= point.step < len(recorded.steps):
+            raise ValueError(f"cannot resume from step {point.step}: the recorded trace has {len(recorded.steps)} steps")
+        replay = recorded.steps[: point.step + 1]
+        if point.replay_rest:
+            rest = recorded.steps[point.step + 1:]
+            final = rest and recorded.outcome == "answered" and rest[-1].kind == "tool_call"
+            replay += rest[:-1] if final else rest
+        missing = [s.index for s in replay if s.reply is None]
+        if missing:
+            raise ValueError(f"cannot replay step(s) {missing}: the recorded trace holds no reply for them "
+                             "(recorded by an earlier provbench, or the LLM call failed); run its baseline again")
+        run = self.start(question, env)
+        diverged = []
+        for recorded_step in replay:
+            if run.finished or run.steps_used >= self.options.max_steps:
+                break
+            self.step(run, replay=recorded_step.reply)
+            if recorded_step.index < point.step and not _same_step(run.trace.steps[-1], recorded_step):
+                diverged.append(recorded_step.index)  # before the step, the view hides nothing it showed
+        replayed = len(run.trace.steps)
+        if point.replay_rest and not run.finished and run.steps_used < self.options.max_steps:
+            run.finish_now = True  # every action replayed: what is left to decide is the answer
+            self.step(run)
+        self.go_on(run)
+        run.trace.artifacts["resumed"] = {"from_step": point.step, "replay_rest": point.replay_rest,
+                                          "replayed_steps": replayed, "diverged": diverged}
+        return self.end(run)
 
     def system_prompt(self) -> str:
         tools = "\n".join(t.prompt_line(self.messages.tool_line) for t in self.tools())
@@ -180,37 +243,51 @@ class ToolAgent(LLMSystem):
         branches = [tool.action_schema(allowed, compact) for tool in (offered or self.tools())]
         return {"anyOf": [branch for branch in branches if branch is not None]}
 
-    def step(self, run: AgentRun) -> None:
-        """One LLM turn: ask for an action, run it, record the Step, report back."""
+    def step(self, run: AgentRun, replay: str | None = None) -> None:
+        """One LLM turn: ask for an action (or take the recorded ``replay``), run it, record the
+        Step, report back."""
         offered = self.offered_tools(run, self.options.max_steps - run.steps_used)
         run.forced = len(offered) < len(self.tools())
         run.steps_used += 1
-        # a forced reply cannot be retried: room for its answer and citations, so the cap never cuts its JSON
-        max_tokens = 2 * self.options.max_tokens if run.forced else None
-        resp = self.chat(run.env, run.trace, run.messages, schema=self.action_schema(run, offered),
-                         purpose=f"agent step {run.steps_used}", max_tokens=max_tokens)
+        resp = self.ask(run, offered) if replay is None else replayed_reply(replay)
         if resp is None:  # the LLM failed for good; chat() marked the trace failed
             run.finished = True
             return
-        run.messages.append({"role": "assistant", "content": resp.text or ""})
+        reply = resp.text or ""
+        run.messages.append({"role": "assistant", "content": reply})
+        run.step_shown = {}
         action: dict[str, Any] = {"thought": None, "tool": None, "arguments": {}}
         try:
             tool, arguments = self.parse_action(resp, action, offered)
             self.check_repeat(run, tool, arguments)
             result = tool.handler(run, arguments)
         except ToolFailure as failure:
+            reads = failure.kind == "error" and self.reads(action["tool"])
             run.trace.add_step(failure.kind, tool=action["tool"], arguments=action["arguments"],
-                               error=failure.message, thought=action["thought"])
+                               error=failure.message, thought=action["thought"], reply=reply,
+                               shown=dict(run.step_shown) if reads else None)
             template = self.messages.error if failure.kind == "error" else self.messages.rejection
             feedback = template.format(tool=action["tool"] or "your reply", error=failure.message,
                                        budget=self.budget_note(run))
         else:
             run.trace.add_step("tool_call", tool=tool.name, arguments=arguments, result=result.summary,
-                               thought=action["thought"])
+                               thought=action["thought"], reply=reply,
+                               shown=dict(run.step_shown) if tool.reads else None)
             feedback = self.messages.observation.format(tool=tool.name, result=result.text,
                                                         budget=self.budget_note(run))
         if not run.finished:
             run.messages.append({"role": "user", "content": feedback})
+
+    def ask(self, run: AgentRun, offered: list[Tool]) -> Any | None:
+        """The model's reply for this step (None when the LLM failed for good)."""
+        # a forced reply cannot be retried: room for its answer and citations, so the cap never cuts its JSON
+        max_tokens = 2 * self.options.max_tokens if run.forced else None
+        return self.chat(run.env, run.trace, run.messages, schema=self.action_schema(run, offered),
+                         purpose=f"agent step {run.steps_used}", max_tokens=max_tokens)
+
+    def reads(self, tool_name: str | None) -> bool:
+        tool = next((t for t in self.tools() if t.name == tool_name), None)
+        return tool is not None and tool.reads
 
     def parse_action(self, resp: Any, action: dict[str, Any], offered: list[Tool] | None = None
                      ) -> tuple[Tool, dict[str, Any]]:
@@ -283,3 +360,8 @@ class ToolAgent(LLMSystem):
             run.trace.artifacts["forced_answer"] = True
             summary["forced"] = True
         return ToolResult("answer accepted", summary)
+
+
+def _same_step(replayed: Step, recorded: Step) -> bool:
+    return (replayed.kind, replayed.tool, replayed.result, replayed.error) == (
+        recorded.kind, recorded.tool, recorded.result, recorded.error)

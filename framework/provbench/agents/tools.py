@@ -61,13 +61,21 @@ class ToolResult:
 @dataclass(frozen=True)
 class Tool:
     """A tool the agent may call. String parameters are required; list parameters default to [].
-    ``finishes`` marks a tool that may end the run (an answer): the last step offers only those."""
+    ``finishes`` marks a tool that may end the run (an answer): the last step offers only those.
+    ``submits`` marks a tool that only submits (an answer, evidence; default: the finishing ones):
+    it does not :attr:`reads`, so its steps record no ``shown`` items and the gold-trajectory
+    scores do not count them as retrieval steps."""
 
     name: str
     params: tuple[tuple[str, ParamType], ...]
     handler: Callable[["AgentRun", dict[str, Any]], ToolResult]
     description: str
     finishes: bool = False
+    submits: bool | None = None
+
+    @property
+    def reads(self) -> bool:
+        return not (self.finishes if self.submits is None else self.submits)
 
     def arguments_schema(self, allowed_ids: dict[str, list[str]] | None = None,
                          compact: bool = False) -> dict | None:

@@ -20,6 +20,7 @@ What the filter hides
     ``invalidated``       relations treated as invalidated (``GraphView.invalidate``): like the
                           relations stored with ``invalidated_at`` set, they are inactive, and no
                           query returns them (neighbours, paths, ``relation()``, subgraphs)
+    ``communities``       those community reports (lookup, search, an entity's community list)
     ``out_of_time``       relations not active at the view's ``as_of`` time (set by
                           ``GraphView.as_of``): not yet valid, not yet recorded, or invalidated by
                           then; inactive like ``invalidated`` ones
@@ -94,6 +95,7 @@ class ViewFilter:
     block_text_of: frozenset[str] = frozenset()
     hide_metadata_of: frozenset[str] = frozenset()
     invalidated: frozenset[str] = frozenset()
+    communities: frozenset[str] = frozenset()
     out_of_time: frozenset[str] = frozenset()
 
     def union(self, other: "ViewFilter") -> "ViewFilter":
@@ -148,12 +150,14 @@ class GraphView:
         return self._content
 
     def hide(self, entities: Iterable[str] = (), relations: Iterable[str] = (), text_units: Iterable[str] = (),
-             block_text_of: Iterable[str] = (), hide_metadata_of: Iterable[str] = ()) -> "GraphView":
+             block_text_of: Iterable[str] = (), hide_metadata_of: Iterable[str] = (),
+             communities: Iterable[str] = ()) -> "GraphView":
         """A new view over the same store hiding these ids as well as what this one hides."""
         extra = ViewFilter(entities=_id_set(entities, "entities"), relations=_id_set(relations, "relations"),
                            text_units=_id_set(text_units, "text_units"),
                            block_text_of=_id_set(block_text_of, "block_text_of"),
-                           hide_metadata_of=_id_set(hide_metadata_of, "hide_metadata_of"))
+                           hide_metadata_of=_id_set(hide_metadata_of, "hide_metadata_of"),
+                           communities=_id_set(communities, "communities"))
         return GraphView(self._store, self._hidden.union(extra), self._as_of)
 
     def invalidate(self, relation_ids: Iterable[str]) -> "GraphView":
@@ -217,9 +221,8 @@ class GraphView:
         return community_id not in self._communities_hidden()
 
     def hidden_summary(self, max_ids: int = 100) -> dict[str, Any]:
-        """What this view hides, for a record: :meth:`ViewFilter.summary` plus ``communities``, the
-        community reports it hides because a member is removed or masked (counted, not listed by
-        the filter)."""
+        """What this view hides, for a record: :meth:`ViewFilter.summary`, with ``communities`` every
+        community report it hides, by id or because a member is removed or masked."""
         summary = self._hidden.summary(max_ids)
         communities = sorted(self._communities_hidden(), key=natural_key)
         if communities:
@@ -227,11 +230,12 @@ class GraphView:
         return summary
 
     def _communities_hidden(self) -> frozenset[str]:
-        """Communities with a removed or masked member (one scan of the few community rows)."""
+        """Communities hidden by id or with a removed or masked member (one scan of the few community rows)."""
         if self._hidden_communities is None:
             gone = self._hidden.entities | self._hidden.hide_metadata_of
             rows = self._store.rows("MATCH (m:Community) RETURN m.id, m.entity_ids") if gone else []
-            self._hidden_communities = frozenset(c for c, members in rows if gone.intersection(members or ()))
+            self._hidden_communities = self._hidden.communities | frozenset(
+                c for c, members in rows if gone.intersection(members or ()))
         return self._hidden_communities
 
 

@@ -25,6 +25,7 @@ from . import charts
 from .pictures import cached_picture
 from .data import RunData, load_run
 from .explore import EXPLORE_SCRIPT, filter_choices, knowledge_base_blocks, record_row, script_hash
+from .gold_view import gold_view
 from .leaks import leak_section, leak_summary, leak_view
 from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
 from .paired import paired_scores_section
@@ -192,7 +193,7 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_
     out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "", "variant": variant,
                            "scores": {k: ("–" if v is None else f"{v:.3g}") for k, v in record.scores.items()},
                            "notes": record.score_notes, "trace": None, "svg": None, "leak": leak_view(record),
-                           "judge": _judge_note(record)}
+                           "judge": _judge_note(record), "gold": None}
     if trace is None:
         return out
     out["trace"] = {"answer": trace.answer if trace.answer is not None else "", "outcome": trace.outcome,
@@ -231,12 +232,23 @@ def question_page(run: RunData, qid: str, view: Any) -> dict[str, Any]:
         if not records:
             continue
         sections.append({"system": system, "anchor": anchor(system),
-                         "baseline": [record_view(r, view, pictures, run.run_dir) for r in base],
+                         "baseline": [_with_gold(record_view(r, view, pictures, run.run_dir), q, r, others, view)
+                                      for r in base],
                          "interventions": [record_view(r) for r in sorted(
                              others, key=lambda r: (run.conditions.index(r.key.condition)
                                                     if r.key.condition in run.conditions else 99, r.key.repeat,
                                                     r.key.variant))]})
     return {"question": q, "qid": qid, "excluded": qid in run.excluded, "sections": sections}
+
+
+def _with_gold(shown: dict[str, Any], question: Any, record: RunRecord, others: list[RunRecord],
+               view: Any) -> dict[str, Any]:
+    """The record's view with its trajectory drawn against the gold chain, when there is one."""
+    try:
+        shown["gold"] = gold_view(question, record, others, view)
+    except Exception as exc:  # noqa: BLE001 - a drawing must not sink the report
+        log.warning("gold view failed for %s: %s", record.key.as_str(), exc, exc_info=True)
+    return shown
 
 
 # -- the knowledge base for pictures ----------------------------------------------------------------

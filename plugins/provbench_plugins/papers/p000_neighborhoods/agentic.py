@@ -94,7 +94,7 @@ class AgenticEvidenceFirst(AgenticGraphRAG):
         d = P.AGENT_TOOL_DESCRIPTIONS
         return [
             *self.graph_tools(),
-            Tool("submit_evidence", CITED_PARAMS, self.submit_evidence, d["submit_evidence"]),
+            Tool("submit_evidence", CITED_PARAMS, self.submit_evidence, d["submit_evidence"], submits=True),
             Tool("submit_answer", (("answer", "string"),), self.submit_answer_after_evidence,
                  P.AGENT_SUBMIT_ANSWER_AFTER_EVIDENCE, finishes=True),
         ]

@@ -31,6 +31,16 @@ support), ``evidence`` (everything examined), ``grounding`` (the answer's confid
 source: the knowledge base's fingerprint, the view's time and the model, and its evidence: the
 supporting subgraph). A reply that is not valid JSON counts as confidence 0 without an answer; an
 LLM failure fails the trace.
+
+Each seed and expand step records in ``Step.shown`` the concepts, edges and text units it brought
+into the evidence; each synthesize step its reply (``Step.reply``). That is what resuming needs
+(:meth:`PlanningLoop.resume_from_step`, the leave-one-step-out intervention): the loop runs again
+against the run's view, the synthesize steps before the resume step take their recorded replies
+(no LLM call), so the expansions follow the recorded plans, and the rounds after it decide again;
+with ``replay_rest`` every recorded reply but the last is replayed, so only the final answer is
+decided again. A replayed step before the resume step whose result differs from the recorded one
+(the hidden items changed what an earlier expansion found) is listed in
+``artifacts["resumed"]["diverged"]``.
 """
 
 from __future__ import annotations
@@ -40,11 +50,11 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from provbench.agents import LLMSystem, SystemOptions, reply_object, string_list
+from provbench.agents import LLMSystem, SystemOptions, replayed_reply, reply_object, string_list
 from provbench.agents.base import stated_confidence
 from provbench.kb.types import Entity, Neighbor, Relation
 from provbench.model import Question, RetrievedItem, Trace
-from provbench.plugin_api import Environment
+from provbench.plugin_api import Environment, ResumePoint
 
 from . import prompts as P
 from .frontier import Focus, rank_candidates
@@ -104,6 +114,8 @@ class LoopState:
     relation_types: list[str] = field(default_factory=list)
     confidence: float | None = None  # the last stated one
     best: Candidate | None = None  # the most confident answer so far
+    shown: dict[str, list[str]] = field(default_factory=dict)  # kind -> ids the current step brought in
+    replies: list[str] = field(default_factory=list)  # recorded synthesize replies still to replay, in order
 
 
 @dataclass
@@ -124,8 +136,30 @@ class PlanningLoop(LLMSystem):
     choices_template = P.CHOICES
 
     def run(self, question: Question, env: Environment) -> Trace:
-        trace = self.new_trace(question)
-        state = LoopState(question=self.question_text(question), focus=question.question)
+        return self.loop(question, env, self.new_trace(question), replies=[])
+
+    supports_step_resume = True
+
+    def resume_from_step(self, question: Question, env: Environment, recorded: Trace, point: ResumePoint) -> Trace:
+        """The loop again against ``env.view``, with recorded replies replayed (module docstring)."""
+        if not 0 <= point.step < len(recorded.steps):
+            raise ValueError(f"cannot resume from step {point.step}: the recorded trace has {len(recorded.steps)} steps")
+        plans = [s for s in recorded.steps if s.tool == "synthesize" and s.kind == "generation"]
+        replayed = plans[:-1] if point.replay_rest else [s for s in plans if s.index < point.step]
+        missing = [s.index for s in replayed if s.reply is None]
+        if missing:
+            raise ValueError(f"cannot replay step(s) {missing}: the recorded trace holds no reply for them "
+                             "(recorded by an earlier provbench); run its baseline again")
+        trace = self.loop(question, env, self.new_trace(question), replies=[s.reply for s in replayed])
+        diverged = [s.index for s in recorded.steps[: point.step]
+                    if s.index >= len(trace.steps) or (trace.steps[s.index].tool, trace.steps[s.index].result)
+                    != (s.tool, s.result)]
+        trace.artifacts["resumed"] = {"from_step": point.step, "replay_rest": point.replay_rest,
+                                      "replayed_steps": len(replayed), "diverged": diverged}
+        return trace
+
+    def loop(self, question: Question, env: Environment, trace: Trace, replies: list[str]) -> Trace:
+        state = LoopState(question=self.question_text(question), focus=question.question, replies=list(replies))
         if not self.seed(question, env, trace, state):
             trace.add_step("error", tool="seed", error="no concept is named in the question")
             return self.abstain(trace, state, env, "no seed concept")
@@ -166,16 +200,18 @@ class PlanningLoop(LLMSystem):
         if not seeds and self.options.fallback_search_k:
             hits = env.view.search_entities(question.question, k=self.options.fallback_search_k)
             seeds = [(e, "search") for e in (env.view.entity(h.id) for h in hits[: self.options.max_seeds]) if e]
+        state.shown = {}
         for entity, _ in seeds:
             self.examine(env, trace, state, entity)
         state.frontier = [e.id for e, _ in seeds]
         trace.add_step("retrieval", tool="seed", arguments={"question": question.question},
-                       result=[{"id": e.id, "name": e.name, "how": how} for e, how in seeds])
+                       result=[{"id": e.id, "name": e.name, "how": how} for e, how in seeds], shown=state.shown)
         return bool(seeds)
 
     # -- expand ----------------------------------------------------------------------------
     def expand(self, env: Environment, trace: Trace, state: LoopState, budget: int, narrow: bool) -> Expansion:
         types = (list(state.relation_types) or None) if narrow else None
+        state.shown = {}
         expansion = self.collect(env, trace, state, budget, types)
         if types is not None and not expansion.added and not expansion.edges:
             expansion = self.collect(env, trace, state, budget, None)
@@ -186,7 +222,7 @@ class PlanningLoop(LLMSystem):
         trace.add_step("retrieval", tool="expand",
                        arguments={"expand": list(state.frontier_before), "relation_types": types},
                        result={"added": expansion.added, "edges": expansion.edges, "widened": expansion.widened,
-                               "capped": expansion.capped})
+                               "capped": expansion.capped}, shown=state.shown)
         return expansion
 
     def collect(self, env: Environment, trace: Trace, state: LoopState, budget: int,
@@ -207,6 +243,7 @@ class PlanningLoop(LLMSystem):
                 state.edges[nb.relation.id] = nb.relation
                 expansion.edges.append(nb.relation.id)
                 trace.retrieved.append(RetrievedItem(kind="relationship", id=nb.relation.id))
+                state.shown.setdefault("relationship", []).append(nb.relation.id)
         return expansion
 
     def neighbours(self, env: Environment, state: LoopState, concept: str) -> list[Neighbor]:
@@ -218,6 +255,7 @@ class PlanningLoop(LLMSystem):
     def examine(self, env: Environment, trace: Trace, state: LoopState, entity: Entity) -> None:
         """A concept enters the evidence (and is never re-added), with its first linked text units."""
         state.visited[entity.id] = entity
+        state.shown.setdefault("entity", []).append(entity.id)
         trace.visit(entity.id)
         trace.retrieved.append(RetrievedItem(kind="entity", id=entity.id))
         for unit_id in entity.text_unit_ids[: self.options.text_units_per_concept]:
@@ -225,6 +263,7 @@ class PlanningLoop(LLMSystem):
             if unit is not None and unit.id not in state.texts:
                 state.texts[unit.id] = " ".join(unit.text.split())[: self.options.text_chars]
                 trace.read_text_unit(unit.id)
+                state.shown.setdefault("text_unit", []).append(unit.id)
 
     # -- synthesize ------------------------------------------------------------------------
     def synthesize(self, question: Question, env: Environment, trace: Trace, state: LoopState,
@@ -233,14 +272,16 @@ class PlanningLoop(LLMSystem):
         messages = [{"role": "system", "content": system}, {"role": "user", "content": self.render(state, number)}]
         schema = P.reply_schema(state.relation_vocab, question.choices, list(state.visited), list(state.edges),
                                 list(state.texts))
-        resp = self.chat(env, trace, messages, schema=schema, purpose=f"synthesize round {number}")
+        resp = replayed_reply(state.replies.pop(0)) if state.replies else self.chat(
+            env, trace, messages, schema=schema, purpose=f"synthesize round {number}")
         if resp is None:
             return None
         data = reply_object(resp)
         if data is None:
             trace.add_step("rejection", tool="synthesize", error="reply is not a JSON object: counted as confidence 0")
             data = {}
-        return {"answer": _text(data.get("answer")), "confidence": stated_confidence(data.get("confidence")) or 0.0,
+        return {"text": resp.text or "", "answer": _text(data.get("answer")),
+                "confidence": stated_confidence(data.get("confidence")) or 0.0,
                 "reason": _text(data.get("reason")), "focus": _text(data.get("focus")),
                 "support": self.support(trace, state, data),
                 "relation_types": [t for t in string_list(data.get("relation_types")) if t in state.relation_vocab]}
@@ -288,7 +329,8 @@ class PlanningLoop(LLMSystem):
                        "concepts_examined": len(state.visited)})
         trace.add_step("generation", tool="synthesize", arguments={"round": number, "focus": state.focus},
                        result={"answer": reply["answer"] or None, "confidence": reply["confidence"],
-                               "focus": reply["focus"], "relation_types": reply["relation_types"]})
+                               "focus": reply["focus"], "relation_types": reply["relation_types"]},
+                       reply=reply["text"])
 
     def emit(self, trace: Trace, state: LoopState, env: Environment) -> Trace:
         best = state.best

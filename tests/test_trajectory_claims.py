@@ -1,0 +1,117 @@
+"""The gold-trajectory claims on known-truth controls: the oracle agent follows the gold chain and its
+answers depend exactly on the steps that brought it gold; the random control does neither. Each
+claim fails, naming itself, when the oracle is swapped for the random control or when the
+leave-one-step-out intervention hides nothing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from provbench import hookimpl
+from provbench.controls.validate import validate_suite
+from provbench.model import BASELINE, RunRecord, UnitKey, VariantInfo
+from provbench.testing import control_runs, plugin_manager
+from provbench_plugins.trajectory.claims import CriticalStepsHoldGold, GoldPathFollowed
+from provbench_plugins.trajectory.steps import LeaveOneStepOutReplay
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "datasets" / "2wiki-controls" / "dev.json"
+CLAIMS = ("gold-path-followed", "critical-steps-hold-gold")
+
+
+def small_suite(folder: Path, kb: Path, replay: str = "leave-one-step-out-replay") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "suite.yaml"
+    path.write_text(f"""\
+name: small-steps
+dataset: {{loader: 2wiki, path: {DATA}, limit: 2}}
+model: {{id: control:oracle}}
+systems: [agentic-graphrag]
+report: {{subgraph_pictures: false}}
+controls:
+  dataset: {{loader: 2wiki, path: {DATA}, limit: 8}}
+  knowledge_base: {{builder: 2wiki-paper000, directory: {kb}, options: {{extract: false, summarize: false}}}}
+  llms: [oracle, random]
+  systems: [agentic-graphrag]
+  interventions: [{replay}]
+  metrics: [accuracy, gold-trajectory]
+  claims: [{', '.join(CLAIMS)}]
+""", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def kb_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("steps-controls-kb") / "kb"
+
+
+def test_the_oracle_follows_the_gold_chain_and_depends_on_its_gold_steps(tmp_path, kb_dir):
+    validity = validate_suite(small_suite(tmp_path, kb_dir), out=tmp_path / "out")
+    verdicts = {(v.claim, v.control): v for v in validity.verdicts}
+    assert set(verdicts) == {(c, control) for c in CLAIMS for control in ("oracle", "random")}
+    assert all(v.passed for v in verdicts.values()), [v.observed for v in verdicts.values() if not v.passed]
+    assert verdicts["gold-path-followed", "oracle"].observed.startswith("mean gold-path coverage 1.00 over 8")
+    critical = verdicts["critical-steps-hold-gold", "oracle"].observed
+    held, total = critical.split(" critical step(s)")[0].split("/")
+    assert held == total and int(total) >= 8  # every critical step held gold, at least one per question
+    report = (tmp_path / "out" / "controls" / "oracle" / "report.html").read_text()
+    assert 'id="trajectory-gold"' in report and 'id="suite-validity"' in report
+
+
+def test_the_random_control_in_place_of_the_oracle_fails_both_claims(tmp_path, kb_dir, monkeypatch):
+    from provbench.controls import BEHAVIOURS
+
+    monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["random"])
+    validity = validate_suite(small_suite(tmp_path, kb_dir), out=tmp_path / "out")
+    assert {(v.claim, v.control) for v in validity.failures} == {(c, "oracle") for c in CLAIMS} | {
+        ("gold-path-followed", "random")}  # no longer apart from the oracle's coverage
+
+
+class HidesNothing(LeaveOneStepOutReplay):
+    """A broken leave-one-step-out: it resumes from the step, but its view hides nothing."""
+
+    def make_view(self, view, question, baseline, rng, **kwargs):
+        return view.hide()
+
+
+@hookimpl
+def provbench_register_interventions():
+    return {"steps-hiding-nothing": HidesNothing}
+
+
+def test_a_step_intervention_that_hides_nothing_fails_the_critical_step_check(tmp_path, kb_dir):
+    suite = small_suite(tmp_path, kb_dir, replay="{name: steps-hiding-nothing, label: leave-one-step-out-replay}")
+    validity = validate_suite(suite, out=tmp_path / "out", pm=plugin_manager(sys.modules[__name__], builtins=True))
+    failed = {(v.claim, v.control): v for v in validity.failures}
+    assert set(failed) == {("critical-steps-hold-gold", "oracle"), ("critical-steps-hold-gold", "random")}
+    assert failed["critical-steps-hold-gold", "oracle"].observed.startswith("0/0 critical step(s)")
+    assert failed["critical-steps-hold-gold", "random"].observed.startswith("0/")  # replayed as recorded: unchanged
+
+
+def _variant(control: str, qid: str, step: int, changed: bool, gold: bool) -> RunRecord:
+    return RunRecord(key=UnitKey(question_id=qid, system="agentic-graphrag", condition="leave-one-step-out-replay",
+                                 variant=f"step:{step}"), variant=VariantInfo(id=f"step:{step}", data={"left_out_step": step}),
+                     scores={"output_changed": float(changed), "gold.left_out.gold_items": float(gold)})
+
+
+def test_the_claims_read_the_records_they_are_given():
+    def coverage(qid: str, value: float) -> RunRecord:
+        return RunRecord(key=UnitKey(question_id=qid, system="agentic-graphrag", condition=BASELINE),
+                         scores={"gold.path_coverage": value})
+
+    runs = control_runs({
+        "oracle": [coverage("a", 1.0), coverage("b", 1.0), _variant("oracle", "a", 0, True, True),
+                   _variant("oracle", "a", 1, False, False), _variant("oracle", "b", 0, True, True)],
+        "random": [coverage("a", 0.0), coverage("b", 0.5), _variant("random", "a", 0, True, False),
+                   _variant("random", "b", 1, True, True)]})
+    path = GoldPathFollowed(resamples=99).check(runs)
+    assert [v.passed for v in path] == [True, False]  # two questions cannot make the difference significant
+    critical = CriticalStepsHoldGold().check(runs)
+    assert [v.passed for v in critical] == [True, True]
+    assert critical[0].observed.startswith("2/2 critical step(s) held gold; 2/2 gold-holding step(s) critical")
+    strict = CriticalStepsHoldGold(min_blind_change=1.0).check(control_runs({"oracle": [], "random": [
+        _variant("random", "a", 0, False, False)]}))
+    assert [v.passed for v in strict] == [False, False]  # nothing to judge the oracle by; random unchanged
