@@ -13,15 +13,16 @@ must show (docs/controls.md).
   the graph, so they see exactly what a system shows them.
 * Claims (:mod:`.claims`): a plugin kind registered with ``provbench_register_claims``;
   :class:`Claim` returns :class:`Verdict` rows from :class:`ControlRuns`. The general
-  :class:`ConditionContrast` and :class:`ConditionEffect` (:mod:`.contrasts`) cover most claims.
+  :class:`ConditionContrast` and :class:`ConditionEffect` (:mod:`.contrasts`) cover most claims;
+  :class:`PairedClaim` is their verdict on a paired test, for claims of a package's own.
 * Running them: :mod:`provbench.controls.validate` (imported on demand: it needs the runner).
 """
 
 from .backend import ControlBackend, control_model_id, control_model_problem, make_control
 from .behaviours import BEHAVIOURS, Behaviour
 from .claims import Claim, ClaimNeeds, ControlRuns, Verdict, claim_problems
-from .contrasts import ConditionContrast, ConditionEffect, Expectation
+from .contrasts import ConditionContrast, ConditionEffect, Expectation, PairedClaim
 
 __all__ = ["ControlBackend", "control_model_id", "control_model_problem", "make_control", "BEHAVIOURS", "Behaviour",
            "Claim", "ClaimNeeds", "ControlRuns", "Verdict", "claim_problems", "ConditionContrast", "ConditionEffect",
-           "Expectation"]
+           "Expectation", "PairedClaim"]

@@ -52,18 +52,23 @@ class EffectOptions(TestOptions):
     conditions: list[str] = Field(min_length=1, description="conditions whose 'output changed' is tested")
 
 
-class _PairedClaim(Claim):
-    def verdict(self, control: str, effect: bool, test, statement: str) -> Verdict:
+class PairedClaim(Claim):
+    """A claim read by one-sided paired permutation tests: :meth:`verdict` turns one test into the
+    row of one expectation (options: ``alpha`` and ``min_difference``, as :class:`TestOptions`)."""
+
+    def verdict(self, control: str, effect: bool, test, statement: str, min_difference: float | None = None) -> Verdict:
+        """``min_difference`` overrides the option's floor for this one test (e.g. 0 for "changes nothing")."""
         opts = self.options
-        shown = test.p_value is not None and test.p_value < opts.alpha and test.difference >= opts.min_difference
+        least = opts.min_difference if min_difference is None else min_difference
+        shown = test.p_value is not None and test.p_value < opts.alpha and test.difference >= least
         observed = f"{effect_words(shown)}: {describe_test(test)}" if test.n else "no analysed question"
-        floor = f", difference >= {opts.min_difference:g}" if opts.min_difference else ""
+        floor = f", difference >= {least:g}" if least else ""
         expected = f"{effect_words(effect)}: {statement} (one-sided paired permutation test, p < {opts.alpha:g}{floor})"
         return Verdict(claim=self.name, control=control, expected=expected, observed=observed,
                        passed=bool(test.n) and shown == effect, p_value=test.p_value)
 
 
-class ConditionContrast(_PairedClaim):
+class ConditionContrast(PairedClaim):
     """A treatment condition raises a score above a reference condition (paired over questions)."""
 
     Options = ContrastOptions
@@ -87,7 +92,7 @@ class ConditionContrast(_PairedClaim):
         return verdicts
 
 
-class ConditionEffect(_PairedClaim):
+class ConditionEffect(PairedClaim):
     """Conditions change a system's output ("output changed" above zero), or leave it alone."""
 
     Options = EffectOptions

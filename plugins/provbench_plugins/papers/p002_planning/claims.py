@@ -23,8 +23,7 @@ from typing import Callable
 
 from pydantic import Field
 
-from provbench.controls import Claim, ClaimNeeds, ControlRuns, Verdict
-from provbench.controls.claims import describe_test, effect_words
+from provbench.controls import ClaimNeeds, ControlRuns, PairedClaim, Verdict
 from provbench.controls.contrasts import Expectation, TestOptions
 from provbench.model import BASELINE
 
@@ -36,19 +35,10 @@ def _expect(*pairs: tuple[str, bool]) -> list[Expectation]:
     return [Expectation(control=c, effect=e) for c, e in pairs]
 
 
-class _P002Claim(Claim):
-    """The shared verdict: the effect is shown when the one-sided paired permutation test gives
-    p < alpha and the difference of means reaches ``min_difference``."""
-
-    def verdict(self, control: str, effect: bool, test, statement: str, min_difference: float | None = None) -> Verdict:
-        o = self.options
-        least = o.min_difference if min_difference is None else min_difference
-        shown = test.p_value is not None and test.p_value < o.alpha and test.difference >= least
-        observed = f"{effect_words(shown)}: {describe_test(test)}" if test.n else "no question of that kind"
-        floor = f", difference >= {least:g}" if least else ""
-        return Verdict(claim=self.name, control=control, p_value=test.p_value, passed=bool(test.n) and shown == effect,
-                       expected=f"{effect_words(effect)}: {statement} (one-sided paired permutation test, "
-                                f"p < {o.alpha:g}{floor})", observed=observed)
+class _P002Claim(PairedClaim):
+    """The shared verdict (:class:`provbench.controls.PairedClaim`): the effect is shown when the
+    one-sided paired permutation test gives p < alpha and the difference of means reaches
+    ``min_difference``; plus the questions of given types."""
 
     def typed(self, runs: ControlRuns, control: str, types: list[str]) -> list[str]:
         """The control run's questions of these types."""
