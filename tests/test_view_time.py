@@ -164,3 +164,16 @@ def test_a_bad_stored_stamp_is_named(tmp_path):
             kb.view().neighbors("a")
     finally:
         kb.close()
+
+
+def test_the_llamaindex_store_over_a_view_reads_the_graph_as_of_its_time(kb):
+    from provbench.integrations.llamaindex import property_graph_store
+
+    def targets(view):
+        store = property_graph_store(view)
+        [a] = store.get(ids=["a"])
+        return sorted(t.name for s, _, t in store.get_rel_map([a], depth=1) if s.name == "Node A")
+
+    # then: the stale r2 (a -> c) is active and its replacement r3 (a -> d) is not valid yet; now: the reverse
+    assert targets(kb.view().as_of("2024-06-01")) == ["Node B", "Node C", "Node E"]
+    assert targets(kb.view()) == ["Node B", "Node D", "Node E"]
