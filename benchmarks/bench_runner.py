@@ -27,13 +27,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from provbench import hookimpl
+from provbench.testing.server import spawn
 
 REPO = Path(__file__).resolve().parents[1]
 DATASET = REPO / "datasets" / "2wiki-mini" / "dev.json"
@@ -80,16 +80,6 @@ class Clock:
     def provbench_record_written(self, record, run_dir) -> None:
         self.last, self.cpu_last = time.perf_counter(), time.process_time()
         self.records += 1
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "provbench.testing.server", "--latency", str(latency),
-                             "--idle", "600"], stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline().strip()
-    if not line.startswith("READY "):
-        proc.kill()
-        raise SystemExit(f"loopback server did not start: {line!r}")
-    return proc, line.removeprefix("READY ")
 
 
 def write_suite(path: Path, kb: Path, questions: int, concurrency: int, model: str, params: str, steps: int) -> Path:
@@ -168,7 +158,7 @@ def main() -> None:
         started = time.perf_counter()
         kb = build_kb(work, args.questions)
         print(f"knowledge base built in {time.perf_counter() - started:.1f} s (no LLM extraction)", flush=True)
-        proc, api_base = start_server(args.latency)
+        proc, api_base = spawn(args.latency)
         try:
             cold = run_once(work, "cold", kb, args, 16, api_base, args.latency)
             show(cold, None, 16)
@@ -178,7 +168,7 @@ def main() -> None:
                 show(row, rows[0], row["concurrency"])
         finally:
             proc.terminate()
-        proc, api_base = start_server(args.overhead_latency)
+        proc, api_base = spawn(args.overhead_latency)
         try:
             slow = run_once(work, f"lat{args.overhead_latency:g}", kb, args, 1, api_base, args.overhead_latency)
             show(slow, None, 1)

@@ -26,19 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from provbench.testing.server import spawn
+
 REPO = Path(__file__).resolve().parents[1]
 QUICKSTART = REPO / "suites" / "quickstart.yaml"
 MODEL = "openai/bench"
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "provbench.testing.server", "--latency", str(latency),
-                             "--idle", "600"], stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline().strip()
-    if not line.startswith("READY "):
-        proc.kill()
-        raise SystemExit(f"loopback server did not start: {line!r}")
-    return proc, line.removeprefix("READY ")
 
 
 def suite_copy(work: Path, concurrency: int) -> Path:
@@ -78,7 +70,7 @@ def main() -> None:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="provbench-bench-startup-") as tmp:
         work = Path(tmp)
-        proc, api_base = start_server(args.latency)
+        proc, api_base = spawn(args.latency)
         env = {**os.environ, "OPENAI_API_BASE": api_base, "OPENAI_API_KEY": "none"}
         os.environ.update(OPENAI_API_BASE=api_base, OPENAI_API_KEY="none")
         try:

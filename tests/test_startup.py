@@ -77,3 +77,21 @@ def test_the_warm_up_thread_starts_after_llamaindex_is_imported():
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=os.environ, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "True"
+
+
+def test_spawn_starts_the_loopback_server_in_a_child_process_that_answers():
+    import json
+    import urllib.request
+
+    from provbench.testing.server import spawn
+
+    proc, api_base = spawn(0.0, idle=30)
+    try:
+        body = json.dumps({"model": "bench", "messages": [{"role": "user", "content": "hi"}]}).encode()
+        request = urllib.request.Request(f"{api_base}/chat/completions", body, {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            assert json.load(reply)["choices"][0]["message"]["content"]
+        assert proc.poll() is None  # the server runs apart from this process
+    finally:
+        proc.kill()
+        proc.wait()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -126,6 +127,18 @@ class LoopbackServer:
                 pass
 
         return Handler
+
+
+def spawn(latency: float, idle: float = 600.0) -> tuple[subprocess.Popen, str]:
+    """The server in a child process (so its threads take no share of the measured process's
+    interpreter): the process and its API base, once it listens. The caller kills the process."""
+    proc = subprocess.Popen([sys.executable, "-m", "provbench.testing.server", "--latency", str(latency),
+                             "--idle", str(idle)], stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline().strip()
+    if not line.startswith("READY "):
+        proc.kill()
+        raise RuntimeError(f"loopback server did not start: {line!r}")
+    return proc, line.removeprefix("READY ")
 
 
 def main(argv: list[str] | None = None) -> None:
