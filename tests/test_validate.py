@@ -33,27 +33,31 @@ P000_CLAIMS = """\
 
 
 def small_suite(folder: Path, kb: Path, *, llms: str = "[oracle, uses-uncited, parametric, ignores-context]",
-                claims: str = P000_CLAIMS, cited_removal: str = "cited-removal", model: str = "control:oracle") -> Path:
+                claims: str = P000_CLAIMS, cited_removal: str = "cited-removal", model: str = "control:oracle",
+                differences: str = "") -> Path:
+    """A suite running paper 000's agent and three ablations; its controls run the same on 16
+    questions of datasets/2wiki-controls (``differences``: lines under ``controls.differences``)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "suite.yaml"
+    declared = f"  differences:\n{differences}" if differences else ""
     path.write_text(f"""\
 name: small-controls
 dataset: {{loader: 2wiki, path: {DATA}, limit: 4}}
+knowledge_base: {{builder: 2wiki-paper000, directory: {kb}-suite, options: {{extract: false, summarize: false}}}}
 model: {{id: {model}}}
-systems: [llm-only]
+systems: [llm-only, agentic-graphrag]
+intervention_systems: [agentic-graphrag]
+interventions:
+  - {cited_removal}
+  - {{name: random-removal, options: {{repeats: 2}}}}
+  - full-isolation
+exclusion: {{reference_system: llm-only}}
 report: {{subgraph_pictures: false}}
 controls:
   dataset: {{loader: 2wiki, path: {DATA}, limit: 16}}
   knowledge_base: {{builder: 2wiki-paper000, directory: {kb}, options: {{extract: false, summarize: false}}}}
   llms: {llms}
-  systems: [llm-only, agentic-graphrag]
-  intervention_systems: [agentic-graphrag]
-  interventions:
-    - {cited_removal}
-    - {{name: random-removal, options: {{repeats: 2}}}}
-    - full-isolation
-  exclusion: {{reference_system: llm-only}}
-  claims:
+{declared}  claims:
 {claims}""", encoding="utf-8")
     return path
 

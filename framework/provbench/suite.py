@@ -158,27 +158,45 @@ class ClaimRef(PluginRef):
 
     expect_failure: str | None = Field(default=None, description="why the claim is known not to hold yet: its "
                                        "verdict is shown, but `provbench validate` does not fail on it")
+    open: str | None = Field(default=None, description="why the claim's outcome is genuinely open on this suite: "
+                             "its verdicts and power are shown, but `provbench validate` does not fail on them")
+    expect_no_power: str | None = Field(default=None, description="why the claim is known to pass under some "
+                                        "sham (its repair is pending): shown, but not failing `provbench validate`")
+
+
+class ControlDifferences(_Strict):
+    """What a suite's controls run otherwise than the suite (printed beside the verdicts). Each
+    field left out is the suite's own. In ``systems``, ``interventions`` and ``metrics`` an entry
+    named by a key of the suite's list is that entry (its ``options`` override the suite's option by
+    option); any other entry is a plugin reference of its own, added or replacing the suite's
+    entry of the same key."""
+
+    systems: list[PluginRef] | None = Field(default=None, min_length=1)
+    interventions: list[PluginRef] | None = None
+    intervention_systems: list[str] | None = None
+    exclusion: ExclusionSpec | None = None
+    metrics: list[PluginRef] | None = None
+
+    @field_validator("systems", "interventions", "metrics")
+    @classmethod
+    def _unique_keys(cls, refs: list[PluginRef] | None) -> list[PluginRef] | None:
+        return refs if refs is None else unique_keys(refs)
 
 
 class ControlsSpec(_Strict):
-    """A suite's known-truth controls, run by ``provbench validate`` (docs/controls.md): their own
-    dataset (with gold evidence), knowledge base and size; the systems and interventions to run;
-    the control LLMs, each running them in turn (never the suite's model); the claims to check."""
+    """A suite's known-truth controls, run by ``provbench validate`` (docs/controls.md): the data
+    they run on (a dataset with gold evidence, its knowledge base), the control LLMs that run the
+    suite's own systems and interventions in turn (never the suite's model), the claims to check,
+    and any ``differences`` from the suite's systems, interventions and options."""
 
     dataset: DatasetSpec
     knowledge_base: KnowledgeBaseSpec | None = None
     llms: list[str] = Field(min_length=1, description="control LLMs: names in provbench.controls (oracle, "
                             "random, ...) or model ids of a registered offline backend")
-    systems: list[PluginRef] = Field(min_length=1)
-    interventions: list[PluginRef] = Field(default_factory=list)
-    intervention_systems: list[str] | None = None
-    exclusion: ExclusionSpec = Field(default_factory=lambda: ExclusionSpec(enabled=False))
-    metrics: list[PluginRef] = Field(default_factory=list)
     claims: list[ClaimRef] = Field(min_length=1)
-    seed: int = 0
-    concurrency: int = Field(default=2, ge=1, le=64)
+    differences: ControlDifferences = Field(default_factory=ControlDifferences)
 
-    @field_validator("systems", "interventions", "metrics", "claims")
+    @field_validator("claims")
     @classmethod
     def _unique_keys(cls, refs: list[PluginRef]) -> list[PluginRef]:
         return unique_keys(refs)
@@ -189,14 +207,6 @@ class ControlsSpec(_Strict):
         if len(set(llms)) != len(llms):
             raise ValueError(f"a control LLM is listed more than once: {llms}")
         return llms
-
-    @model_validator(mode="after")
-    def _system_references_by_key(self) -> "ControlsSpec":
-        return systems_by_key(self)
-
-    @property
-    def system_names(self) -> list[str]:
-        return [s.key for s in self.systems]
 
 
 class Suite(_Strict):
@@ -286,19 +296,19 @@ def load_suite(path: str | Path, registry: "Registry | None" = None) -> LoadedSu
     except ValidationError as exc:
         raise SuiteError(validation_message(path, tree, exc, Suite)) from None
     loaded = LoadedSuite(suite=suite, path=path.resolve(), raw_text=text)
-    blocks = [((), suite)] + ([(("controls",), suite.controls)] if suite.controls is not None else [])
-    for prefix, block in blocks:
-        _check_dataset_file(path, tree, loaded, block.dataset, prefix)
-        _check_references(path, tree, block, prefix)
+    _check_dataset_file(path, tree, loaded, suite.dataset)
+    _check_references(path, tree, suite)
     check_declarations(suite, lambda loc: _where(path, tree, loc), SuiteError)  # assertions, repeats
     if registry is None:
         from .registry import default_registry
 
         registry = default_registry()
-    for prefix, block in blocks:
-        check_plugins(path, tree, block, registry, prefix)
+    check_plugins(path, tree, suite, registry)
     if suite.controls is not None:
-        check_controls(path, tree, suite.controls, registry)
+        from .controls.configuration import check_controls
+
+        _check_dataset_file(path, tree, loaded, suite.controls.dataset, ("controls",))
+        check_controls(path, tree, suite, registry)
     return loaded
 
 
@@ -346,49 +356,44 @@ def check_plugins(path: Path, tree: Any, block: "Suite | ControlsSpec", registry
     factory accepts the options given."""
     from .registry import PluginError
 
-    def check(kind: str, name: str, options: dict, loc: tuple, options_loc: tuple | None = None) -> None:
-        loc, options_loc = (*prefix, *loc), (*prefix, *options_loc) if options_loc else None
+    def check(kind: str, name: str, options: dict, loc: tuple, options_loc: tuple) -> None:
         try:
             registry.get(kind, name)
         except PluginError as exc:
-            raise SuiteError(f"{_where(path, tree, loc)}: {exc}") from None
+            raise SuiteError(f"{_where(path, tree, (*prefix, *loc))}: {exc}") from None
         try:
             registry.check_options(kind, name, options)
             if kind != "dataset_loader":
                 registry.create(kind, name, **options)  # a constructor may check more than Options
         except (PluginError, UserError) as exc:
-            where = options_loc or (loc[:-1] + ("options",) if loc[-1] == "name" else loc)
-            raise SuiteError(f"{_where(path, tree, where)}: {exc}") from None
+            raise SuiteError(f"{_where(path, tree, (*prefix, *options_loc))}: {exc}") from None
 
     check("dataset_loader", block.dataset.loader, block.dataset.options, ("dataset", "loader"),
           ("dataset", "options") if block.dataset.options else ("dataset", "loader"))
     if block.knowledge_base is not None:
-        check("kb_builder", block.knowledge_base.builder, block.knowledge_base.options, ("knowledge_base", "builder"))
-    sections = [("systems", "system"), ("interventions", "intervention"), ("metrics", "metric")]
-    for section, kind in sections + ([("claims", "claim")] if isinstance(block, ControlsSpec) else []):
-        for i, ref in enumerate(getattr(block, section)):
-            item = _node(tree, (*prefix, section))[i]
-            loc = (section, i, "name") if isinstance(item, dict) else (section, i)
-            check(kind, ref.name, ref.options, loc)
+        kb = block.knowledge_base
+        check("kb_builder", kb.builder, kb.options, ("knowledge_base", "builder"),
+              ("knowledge_base", "options" if kb.options else "builder"))
+    sections = [("claims", "claim")] if isinstance(block, ControlsSpec) else \
+        [("systems", "system"), ("interventions", "intervention"), ("metrics", "metric")]
+    for section, kind in sections:
+        check_refs(path, tree, registry, kind, getattr(block, section), (*prefix, section))
 
 
-def check_controls(path: Path, tree: Any, controls: ControlsSpec, registry: "Registry") -> None:
-    """The control LLMs are offline models, and every claim finds what it reads among them, the
-    controls' systems and their interventions."""
-    from .controls import claim_problems, control_model_problem
+def check_refs(path: Path, tree: Any, registry: "Registry", kind: str, refs: list[PluginRef], loc: tuple) -> None:
+    """Each reference of a list at ``loc`` names a plugin of ``kind`` that accepts its options."""
+    from .registry import PluginError
 
-    loader = registry.get("dataset_loader", controls.dataset.loader).factory
-    if not getattr(loader, "provides_gold", False):
-        raise SuiteError(f"{_where(path, tree, ('controls', 'dataset', 'loader'))}: dataset loader "
-                         f"{controls.dataset.loader!r} gives no gold evidence (DatasetLoader.provides_gold), so no "
-                         "control could know when an answer is right; the controls need a dataset with gold")
-    for i, name in enumerate(controls.llms):
-        problem = control_model_problem(name, registry)
-        if problem:
-            raise SuiteError(f"{_where(path, tree, ('controls', 'llms', i))}: {problem}")
-    for i, ref in enumerate(controls.claims):
-        claim = registry.create("claim", ref.name, **ref.options)
-        problems = claim_problems(claim, controls)
-        if problems:
-            loc = ("controls", "claims", i) + (("name",) if isinstance(tree["controls"]["claims"][i], dict) else ())
-            raise SuiteError(f"{_where(path, tree, loc)}: claim {ref.key!r}: {'; '.join(problems)}")
+    for i, ref in enumerate(refs):
+        item = _node(tree, loc)[i]
+        where = (*loc, i, "name") if isinstance(item, dict) else (*loc, i)
+        try:
+            registry.get(kind, ref.name)
+        except PluginError as exc:
+            raise SuiteError(f"{_where(path, tree, where)}: {exc}") from None
+        try:
+            registry.check_options(kind, ref.name, ref.options)
+            registry.create(kind, ref.name, **ref.options)  # a constructor may check more than Options
+        except (PluginError, UserError) as exc:
+            where = (*loc, i, "options") if isinstance(item, dict) else where
+            raise SuiteError(f"{_where(path, tree, where)}: {exc}") from None

@@ -14,15 +14,18 @@ must show (docs/controls.md).
 * Claims (:mod:`.claims`): a plugin kind registered with ``provbench_register_claims``;
   :class:`Claim` returns :class:`Verdict` rows from :class:`ControlRuns`. The general
   :class:`ConditionContrast` and :class:`ConditionEffect` (:mod:`.contrasts`) cover most claims;
-  :class:`PairedClaim` is their verdict on a paired test, for claims of a package's own.
+  :class:`PairedClaim` is their verdict on a paired test, for claims of a package's own. A claim
+  says what it is about (:class:`ClaimAbout`), and ``validate`` checks it again under shams of
+  that (:mod:`.shams`): a claim that still passes has no power against them.
 * Running them: :mod:`provbench.controls.validate` (imported on demand: it needs the runner).
 """
 
+from .about import ClaimAbout
 from .backend import ControlBackend, control_model_id, control_model_problem, make_control
 from .behaviours import BEHAVIOURS, Behaviour
 from .claims import Claim, ClaimNeeds, ControlRuns, Verdict, claim_problems
 from .contrasts import ConditionContrast, ConditionEffect, Expectation, PairedClaim
 
-__all__ = ["ControlBackend", "control_model_id", "control_model_problem", "make_control", "BEHAVIOURS", "Behaviour",
+__all__ = ["ClaimAbout", "ControlBackend", "control_model_id", "control_model_problem", "make_control", "BEHAVIOURS", "Behaviour",
            "Claim", "ClaimNeeds", "ControlRuns", "Verdict", "claim_problems", "ConditionContrast", "ConditionEffect",
            "Expectation", "PairedClaim"]

@@ -26,7 +26,8 @@ from ..plugin_api import Plugin
 
 if TYPE_CHECKING:
     from ..report.data import RunData
-    from ..suite import ControlsSpec
+    from .about import ClaimAbout
+    from .configuration import ControlsConfiguration
 
 
 class Verdict(BaseModel):
@@ -39,17 +40,20 @@ class Verdict(BaseModel):
     passed: bool
     p_value: float | None = Field(default=None, description="the paired test's uncorrected p-value, if any")
     expected_failure: str = Field(default="", description="why the suite expects this claim to fail (not counted)")
+    open: str = Field(default="", description="why the claim's outcome is open on this suite (not counted)")
 
     @property
     def status(self) -> str:
         if self.expected_failure:
             return "unexpected pass" if self.passed else "expected failure"
+        if self.open:
+            return "open: pass" if self.passed else "open: fail"
         return "pass" if self.passed else "FAIL"
 
     @property
     def counts_as_failure(self) -> bool:
         """A failed verdict the suite did not expect: ``provbench validate`` exits with status 4."""
-        return not self.passed and not self.expected_failure
+        return not self.passed and not self.expected_failure and not self.open
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,12 @@ class Claim(Plugin, ABC):
         """What the claim reads; a suite lacking any of it is refused when loaded."""
         return ClaimNeeds()
 
+    def about(self) -> "ClaimAbout":
+        """What the claim tests (:mod:`provbench.controls.about`): its shams are derived from it."""
+        from .about import default_about
+
+        return default_about(self)
+
     @abstractmethod
     def check(self, runs: "ControlRuns") -> list[Verdict]:
         """One verdict per control the claim reads (or more: one per condition, say)."""
@@ -79,8 +89,17 @@ class Claim(Plugin, ABC):
 class ControlRuns:
     """The finished runs of a suite's controls, one per control LLM (name -> RunData)."""
 
-    def __init__(self, runs: dict[str, "RunData"]) -> None:
+    def __init__(self, runs: dict[str, "RunData"], blind: str | None = None) -> None:
         self.runs = runs
+        self.blind = blind  # a sham explanation (provbench.controls.shams): first, random or shuffled
+
+    def credit(self, what: str, candidates: list[str], credit: list[float]) -> list[float]:
+        """The credit an explanation or ranking ``what`` gives its ``candidates`` (in the order
+        shown), as the claim computed it; under a blind sham, the first candidate's, a random
+        one's, or the credit shuffled. A claim that reads an explanation routes it through here."""
+        from .shams import blind_credit
+
+        return blind_credit(self.blind, what, candidates, credit) if self.blind else list(credit)
 
     @property
     def controls(self) -> list[str]:
@@ -111,13 +130,12 @@ class ControlRuns:
         return {q: v for q, v in values.items() if q in wanted}
 
 
-def claim_problems(claim: Claim, controls: "ControlsSpec") -> list[str]:
-    """What a claim needs that the controls block lacks (empty when it has everything)."""
+def claim_problems(claim: Claim, llms: list[str], config: "ControlsConfiguration") -> list[str]:
+    """What a claim needs that the controls lack (empty when they have everything)."""
     needs = claim.needs()
-    have = {"control LLM": set(controls.llms), "system": set(controls.system_names),
-            "condition": {ref.key for ref in controls.interventions} | {BASELINE}}
+    have = {"control LLM": set(llms), "system": set(config.system_names), "condition": set(config.condition_names)}
     wanted = {"control LLM": needs.controls, "system": needs.systems, "condition": needs.conditions}
-    return [f"needs {kind} {name!r}, which the controls block does not list (it has: "
+    return [f"needs {kind} {name!r}, which the controls do not run (they run: "
             f"{', '.join(sorted(have[kind])) or 'none'})"
             for kind, names in wanted.items() for name in names if name not in have[kind]]
 

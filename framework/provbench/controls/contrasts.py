@@ -19,6 +19,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..model import BASELINE
+from .about import ClaimAbout
 from .claims import Claim, ClaimNeeds, ControlRuns, Verdict, describe_test, effect_words
 
 
@@ -78,6 +79,13 @@ class ConditionContrast(PairedClaim):
         return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=(o.system,),
                           conditions=(o.treatment, o.reference))
 
+    def about(self) -> ClaimAbout:
+        """The treatment is tested when a control must show its effect; the reference never is
+        (a reference that hid nothing would still let the contrast pass)."""
+        o = self.options
+        return _about(o.expect, [c for c in (o.treatment, o.reference) if c != BASELINE],
+                      [o.treatment] if any(e.effect for e in o.expect) and o.treatment != BASELINE else [])
+
     def check(self, runs: ControlRuns) -> list[Verdict]:
         from ..report.stats import paired_permutation
 
@@ -103,6 +111,12 @@ class ConditionEffect(PairedClaim):
         return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=(o.system,),
                           conditions=tuple(dict.fromkeys(conditions)))
 
+    def about(self) -> ClaimAbout:
+        """A condition is tested when some control must show its effect."""
+        o = self.options
+        positive = [c for e in o.expect if e.effect for c in e.conditions or o.conditions]
+        return _about(o.expect, list(self.needs().conditions), positive)
+
     def check(self, runs: ControlRuns) -> list[Verdict]:
         from ..report.stats import paired_permutation
 
@@ -114,3 +128,9 @@ class ConditionEffect(PairedClaim):
                 statement = f"{condition} changes the output of {o.system}"
                 verdicts.append(self.verdict(e.control, e.effect, test, statement))
         return verdicts
+
+
+def _about(expect: list[Expectation], conditions: list[str], positive: list[str]) -> ClaimAbout:
+    return ClaimAbout(conditions=tuple(conditions), positive_conditions=tuple(dict.fromkeys(positive)),
+                      positive_controls=tuple(dict.fromkeys(e.control for e in expect if e.effect)),
+                      negative_controls=tuple(dict.fromkeys(e.control for e in expect if not e.effect)))

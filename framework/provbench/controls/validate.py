@@ -1,11 +1,14 @@
 """``provbench validate SUITE``: run a suite's controls offline and check its claims.
 
 For each control LLM of the ``controls:`` block, one ordinary run (a resumable run directory
-under ``OUT/controls/<llm>/``, its LLM cache included) of the block's dataset, systems and
-interventions with model ``control:<llm>``; the knowledge base is built once, in
-``OUT/controls/kb``, with the schema-following test LLM (the suite's own model is never used).
-Then every claim checks the runs (:class:`~provbench.controls.ControlRuns`); the verdicts go to
-``OUT/validity.json`` (and into each control run), where reports find them.
+under ``OUT/controls/<llm>/``, its LLM cache included) of the suite's own systems and
+interventions (with the block's declared differences, :mod:`.configuration`) on the block's
+dataset, with model ``control:<llm>`` and the stand-in interventions of the claims' shams; the
+knowledge base is built once, in ``OUT/controls/kb``, with the schema-following test LLM (the
+suite's own model is never used). Then every claim checks the runs
+(:class:`~provbench.controls.ControlRuns`), and again under each sham (:mod:`.power`); the
+verdicts, the claim x sham matrix and the differences go to ``OUT/validity.json`` (and into each
+control run), where reports find them.
 """
 
 from __future__ import annotations
@@ -14,12 +17,16 @@ import hashlib
 import json
 import re
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from .backend import VERSION, control_model_id
-from .claims import ControlRuns, Verdict
+from .claims import Claim, ControlRuns, Verdict
+from .configuration import controls_configuration, describe_differences
+from .power import power_rows
+from .shams import sham_interventions, sham_plugin, shams_of, without_shams
 from .validity import Validity, write_validity
 
 if TYPE_CHECKING:
@@ -27,13 +34,14 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from ..registry import Registry
-    from ..suite import ClaimRef, LoadedSuite
+    from ..suite import ClaimRef, LoadedSuite, PluginRef
 
 
 def validate_suite(suite_path: "str | Path | LoadedSuite", out: str | Path | None = None,
                    console: "Console | None" = None, *, pm: "pluggy.PluginManager | None" = None) -> Validity:
-    """Run the suite's controls (resuming earlier runs) and check its claims; writes and returns
-    the verdicts. Raises a UserError when the suite declares no controls."""
+    """Run the suite's controls (resuming earlier runs) and check its claims, and each claim
+    again under its shams; writes and returns the verdicts and the power matrix. Raises a
+    UserError when the suite declares no controls."""
     from ..registry import build_registry, default_plugin_manager
     from ..report import load_run, write_report
     from ..runner import run_suite
@@ -47,53 +55,85 @@ def validate_suite(suite_path: "str | Path | LoadedSuite", out: str | Path | Non
     out = Path(out) if out else Path("reports") / loaded.suite.name
     controls_dir = out / "controls"
     kb_llm = _kb_llm(controls_dir)
+    claims = [(ref, _claim(registry, ref)) for ref in loaded.suite.controls.claims]
     run_dirs: dict[str, Path] = {}
-    for name in loaded.suite.controls.llms:
-        if console is not None:
-            console.print(f"control {name!r}: model {control_model_id(name)}", highlight=False)
-        run_dir = start_or_resume(controls_dir / slug(name), run_identity(loaded, name))
-        run_dirs[name] = run_suite(controls_suite(loaded, name, controls_dir), out=run_dir, console=console, pm=pm,
-                                   kb_llm=kb_llm, write_report=False)
-    runs = {name: load_run(run_dir) for name, run_dir in run_dirs.items()}
-    verdicts = [v for ref in loaded.suite.controls.claims for v in check_claim(registry, ref, ControlRuns(runs))]
-    validity = Validity(suite_name=loaded.suite.name, suite_sha256=loaded.sha256, verdicts=verdicts,
+    with _sham_plugin_registered(pm):
+        for name in loaded.suite.controls.llms:
+            if console is not None:
+                console.print(f"control {name!r}: model {control_model_id(name)}", highlight=False)
+            shams = sham_interventions([s for _, claim in claims if name in claim.needs().controls
+                                        for s in shams_of(claim.about(), loaded.suite.controls.llms)],
+                                       controls_configuration(loaded.suite).interventions, registry)
+            run_dir = start_or_resume(controls_dir / slug(name), run_identity(loaded, name))
+            run_dirs[name] = run_suite(controls_suite(loaded, name, controls_dir, shams), out=run_dir, console=console,
+                                       pm=pm, kb_llm=kb_llm, write_report=False)
+    with_shams = ControlRuns({name: load_run(run_dir) for name, run_dir in run_dirs.items()})
+    verdicts, power = [], []
+    for ref, claim in claims:
+        own = check_claim(claim, ref, without_shams(with_shams))
+        verdicts += own
+        power += power_rows(ref, claim.about(), with_shams, own, lambda runs: check_claim(claim, ref, runs))
+    validity = Validity(suite_name=loaded.suite.name, suite_sha256=loaded.sha256, verdicts=verdicts, power=power,
+                        differences=describe_differences(loaded.suite),
                         runs={name: str(path) for name, path in run_dirs.items()},
-                        failed_units=sum(r.status == "failed" for run in runs.values() for r in run.records))
+                        failed_units=sum(r.status == "failed" for run in with_shams.runs.values() for r in run.records))
     write_validity(validity, out, *run_dirs.values())
     for run_dir in [*run_dirs.values(), *([out] if (out / "manifest.json").is_file() else [])]:
         write_report(run_dir, pm)
     return validity
 
 
-def check_claim(registry: "Registry", ref: "ClaimRef", runs: ControlRuns) -> list[Verdict]:
+def _claim(registry: "Registry", ref: "ClaimRef") -> Claim:
+    claim = registry.create("claim", ref.name, **ref.options)
+    claim.name = ref.label or ref.name
+    return claim
+
+
+@contextmanager
+def _sham_plugin_registered(pm: "pluggy.PluginManager"):
+    """The stand-in interventions, registered on ``pm`` while the controls run."""
+    plugin = sham_plugin(pm)
+    pm.register(plugin, name=f"provbench-control-shams-{id(plugin)}")
+    try:
+        yield
+    finally:
+        pm.unregister(plugin)
+
+
+def check_claim(claim: Claim, ref: "ClaimRef", runs: ControlRuns) -> list[Verdict]:
     """A claim's verdicts, named as the suite writes it (its label, else its name); a check that
     raises is one failed verdict saying why."""
-    claim = registry.create("claim", ref.name, **ref.options)
-    claim.name = shown = ref.label or ref.name
+    shown = ref.label or ref.name
     try:
         verdicts = list(claim.check(runs))
     except Exception as exc:  # noqa: BLE001 - a broken claim is a finding, not a crash
         verdicts = [Verdict(claim=shown, control="-", expected=claim.description or "the claim's check runs",
                             observed=f"check failed: {type(exc).__name__}: {exc}"[:500], passed=False)]
-    return [v.model_copy(update={"claim": shown, "expected_failure": ref.expect_failure or ""}) for v in verdicts]
+    return [v.model_copy(update={"claim": shown, "expected_failure": ref.expect_failure or "", "open": ref.open or ""})
+            for v in verdicts]
 
 
-def controls_suite(loaded: "LoadedSuite", llm: str, controls_dir: Path) -> "LoadedSuite":
-    """The suite one control LLM runs: the controls block as a suite of its own, with model
-    ``control:<llm>``, threads, no subgraph pictures, and the shared KB directory."""
+def controls_suite(loaded: "LoadedSuite", llm: str, controls_dir: Path, shams: "list[PluginRef] | None" = None
+                   ) -> "LoadedSuite":
+    """The suite one control LLM runs: the suite's own systems, interventions, exclusion, metrics
+    and seed with the controls' declared differences, on the controls' data, with model
+    ``control:<llm>``, the stand-in interventions of the claims' shams, threads, no subgraph
+    pictures, and the shared KB directory."""
     from ..suite import ExecutorSpec, LoadedSuite, ModelSpec, ReportSpec, Suite
 
-    c = loaded.suite.controls
+    own, c = loaded.suite, loaded.suite.controls
+    config = controls_configuration(own)
     kb = c.knowledge_base
     if kb is not None and kb.directory is None:
         kb = kb.model_copy(update={"directory": str((controls_dir / "kb").resolve())})
-    suite = Suite(name=f"{loaded.suite.name}-controls-{slug(llm)}",
-                  description=f"known-truth control {llm!r} of suite {loaded.suite.name!r} (provbench validate)",
+    suite = Suite(name=f"{own.name}-controls-{slug(llm)}",
+                  description=f"known-truth control {llm!r} of suite {own.name!r} (provbench validate)",
                   dataset=c.dataset, knowledge_base=kb, model=ModelSpec(id=control_model_id(llm)),
-                  systems=c.systems, interventions=c.interventions, intervention_systems=c.intervention_systems,
-                  metrics=c.metrics, exclusion=c.exclusion, seed=c.seed, concurrency=c.concurrency,
+                  systems=config.systems, interventions=config.interventions + list(shams or []),
+                  intervention_systems=config.intervention_systems, metrics=config.metrics,
+                  exclusion=config.exclusion, seed=own.seed, repeats=own.repeats, concurrency=own.concurrency,
                   executor=ExecutorSpec(), report=ReportSpec(subgraph_pictures=False, bootstrap_resamples=200,
-                                                             title=f"{loaded.suite.name}: control {llm}"))
+                                                             title=f"{own.name}: control {llm}"))
     return LoadedSuite(suite=suite, path=loaded.path, raw_text=loaded.raw_text)
 
 
@@ -103,12 +143,15 @@ IDENTITY_FILE = "control-run.json"
 def run_identity(loaded: "LoadedSuite", llm: str) -> dict[str, Any]:
     """What a control run's records depend on beyond its units: the controls' version, the model,
     the dataset (spec and file content) and the knowledge base spec."""
-    c = loaded.suite.controls
+    c, config = loaded.suite.controls, controls_configuration(loaded.suite)
     source = Path(loaded.dataset_source(c.dataset))
     content = hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else ""
     return {"control_version": VERSION, "model": control_model_id(llm), "dataset": c.dataset.model_dump(mode="json"),
             "dataset_sha256": content,
-            "knowledge_base": c.knowledge_base.model_dump(mode="json") if c.knowledge_base else None}
+            "knowledge_base": c.knowledge_base.model_dump(mode="json") if c.knowledge_base else None,
+            "configuration": {"systems": [s.model_dump(mode="json") for s in config.systems],
+                              "interventions": [i.model_dump(mode="json") for i in config.interventions],
+                              "exclusion": config.exclusion.model_dump(mode="json"), "seed": loaded.suite.seed}}
 
 
 def start_or_resume(run_dir: Path, identity: dict[str, Any]) -> Path:

@@ -8,12 +8,38 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from ..model import utc_now
 from .claims import Verdict
 
 VALIDITY_FILE = "validity.json"
+
+
+PowerStatus = Literal["power", "no power", "untested", "not run", "not measured"]
+
+
+class PowerRow(BaseModel):
+    """One cell of the claim x sham matrix (:mod:`provbench.controls.shams`)."""
+
+    claim: str
+    sham: str = Field(description="what stood in for what the claim is about, in words")
+    status: PowerStatus = Field(description="power: the claim fails under the sham; no power: it still passes; "
+                                "untested: a condition the claim names with no positive expectation; not run: "
+                                "the sham has no stand-in here; not measured: the claim itself fails")
+    observed: str = ""
+    excused: str = Field(default="", description="why a 'no power' does not fail validate (the claim is declared "
+                         "open, expected to fail, or expected to have no power yet)")
+
+    @property
+    def counts_as_failure(self) -> bool:
+        return self.status == "no power" and not self.excused
+
+    @property
+    def shown_status(self) -> str:
+        return f"NO POWER against {self.sham}" if self.counts_as_failure else self.status
 
 
 class Validity(BaseModel):
@@ -24,12 +50,25 @@ class Validity(BaseModel):
     created_at: str = Field(default_factory=utc_now)
     runs: dict[str, str] = Field(default_factory=dict, description="control LLM -> its run directory")
     verdicts: list[Verdict] = Field(default_factory=list)
+    power: list[PowerRow] = Field(default_factory=list, description="the claim x sham matrix")
+    differences: list[str] = Field(default_factory=list, description="how the controls' configuration differs "
+                                   "from the suite's (empty: they ran the suite's own)")
     failed_units: int = 0
 
     @property
     def failures(self) -> list[Verdict]:
         """Verdicts that fail the suite (expected failures excluded)."""
         return [v for v in self.verdicts if v.counts_as_failure]
+
+    @property
+    def powerless(self) -> list[PowerRow]:
+        """Shams a claim still passes under, not excused: they fail the suite too."""
+        return [row for row in self.power if row.counts_as_failure]
+
+    @property
+    def failed_claims(self) -> list[str]:
+        """Claims that fail validation: a failed verdict, or no power against a sham."""
+        return sorted({v.claim for v in self.failures} | {row.claim for row in self.powerless})
 
 
 def write_validity(validity: Validity, *directories: Path) -> None:

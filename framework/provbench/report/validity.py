@@ -22,15 +22,34 @@ def validity_section(run: RunData) -> Section | None:
         return None
     rows = [Row(cells=[v.claim, v.control, v.expected, v.observed,
                        "–" if v.p_value is None else f"{v.p_value:.3g}",
-                       Cell(text=v.status, note=v.expected_failure)]) for v in validity.verdicts]
-    failures = validity.failures
-    summary = (f"{len(validity.verdicts) - len(failures)} of {len(validity.verdicts)} verdicts as the claims say"
-               + (f"; not detectable: {', '.join(sorted({v.claim for v in failures}))}" if failures else "")
+                       Cell(text=v.status, note=v.expected_failure or v.open)]) for v in validity.verdicts]
+    failed = validity.failed_claims
+    summary = (f"{'UNCERTIFIED' if failed else 'Certified'}: {len(validity.verdicts) - len(validity.failures)} of "
+               f"{len(validity.verdicts)} verdicts as the claims say"
+               + (f"; not detectable: {', '.join(failed)}" if failed else "")
                + f" (checked {validity.created_at}).")
-    blocks = [Text(text=summary), Table(columns=["Claim", "Control", "Expected", "Observed", "p", "Verdict"],
-                                        rows=rows, numeric_from=4, css_class="validity")]
+    blocks = [Text(text=summary), Text(text=_differences(validity.differences)),
+              Table(columns=["Claim", "Control", "Expected", "Observed", "p", "Verdict"],
+                    rows=rows, numeric_from=4, css_class="validity")]
+    if validity.power:
+        blocks += [Text(text=POWER), Table(columns=["Claim", "Sham", "Power", "Observed"], css_class="validity-power",
+                                           numeric_from=4, rows=[Row(cells=[p.claim, p.sham, Cell(text=p.shown_status, note=p.excused),
+                                                            p.observed]) for p in validity.power])]
     if run.manifest.suite_sha256 and validity.suite_sha256 != run.manifest.suite_sha256:
         blocks.append(Text(text="The suite file changed since these controls ran: run provbench validate again."))
     if validity.failed_units:
         blocks.append(Text(text=f"{validity.failed_units} unit(s) of the control runs failed: see their reports."))
     return Section(id="suite-validity", title="Suite validity", intro=INTRO, blocks=blocks, order=12)
+
+
+POWER = ("Power against shams: each claim checked again with what it is about faked (an intervention that hides "
+         "nothing or a same-size random set, a positive control swapped for its negative, the compared settings "
+         "made one, a blind explanation). 'power': the claim fails under the sham, as it should; 'no power': it "
+         "still passes, so it cannot tell the real thing from the sham; 'untested': a condition the claim names "
+         "with no control expected to show its effect.")
+
+
+def _differences(differences: list[str]) -> str:
+    if not differences:
+        return "The controls ran this suite's own systems, interventions and options."
+    return "The controls ran otherwise than this suite: " + "; ".join(differences) + "."

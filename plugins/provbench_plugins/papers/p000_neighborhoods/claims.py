@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from provbench.controls import Claim, ClaimNeeds, ConditionContrast, ConditionEffect, ControlRuns, Verdict
+from provbench.controls import Claim, ClaimAbout, ClaimNeeds, ConditionContrast, ConditionEffect, ControlRuns, Verdict
 from provbench.controls.contrasts import ContrastOptions, EffectOptions, Expectation
 from provbench.plugin_api import answered_by_reference
 
@@ -111,6 +111,11 @@ class ExclusionReference(Claim):
     def needs(self) -> ClaimNeeds:
         o = self.options
         return ClaimNeeds(controls=(o.knows, o.ignorant), systems=(o.reference_system,))
+
+    def about(self) -> ClaimAbout:
+        """The suite's exclusion step, shown by the knowing control and not by the ignorant one."""
+        o = self.options
+        return ClaimAbout(options=("exclusion",), positive_controls=(o.knows,), negative_controls=(o.ignorant,))
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
         from provbench.report.stats import mcnemar

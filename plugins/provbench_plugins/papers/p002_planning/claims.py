@@ -23,7 +23,7 @@ from typing import Callable
 
 from pydantic import Field
 
-from provbench.controls import ClaimNeeds, ControlRuns, PairedClaim, Verdict
+from provbench.controls import ClaimAbout, ClaimNeeds, ControlRuns, PairedClaim, Verdict
 from provbench.controls.contrasts import Expectation, TestOptions
 from provbench.model import BASELINE
 
@@ -140,6 +140,13 @@ class GoldEdgeChangesAnswer(_P002Claim):
         o = self.options
         return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=(o.system,),
                           conditions=(o.gold, o.off_chain))
+
+    def about(self) -> ClaimAbout:
+        """The gold edge must show an effect; the off-chain edge only must not (so it is untested)."""
+        o = self.options
+        return ClaimAbout(conditions=(o.gold, o.off_chain), positive_conditions=(o.gold,),
+                          positive_controls=tuple(e.control for e in o.expect if e.effect),
+                          negative_controls=tuple(e.control for e in o.expect if not e.effect))
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
         """Per control: gold above off-chain ("output changed"), then off-chain above nothing
