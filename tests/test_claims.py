@@ -23,15 +23,16 @@ MINI = REPO / "datasets" / "2wiki-mini" / "dev.json"
 SUITE = f"""\
 name: with-controls
 dataset: {{loader: 2wiki, path: {MINI}}}
-systems: [llm-only, agentic-graphrag]
+systems: [llm-only, agentic-graphrag, graphrag]
+intervention_systems: [agentic-graphrag]
+interventions: [cited-removal, random-removal]
+exclusion: {{reference_system: llm-only}}
 controls:
   dataset: {{loader: 2wiki, path: {MINI}, limit: 4}}
   knowledge_base: {{builder: 2wiki-paper000, options: {{extract: false, summarize: false}}}}
   llms: [oracle, ignores-context]
-  systems: [llm-only, agentic-graphrag]
-  intervention_systems: [agentic-graphrag]
-  interventions: [cited-removal, random-removal]
-  exclusion: {{reference_system: llm-only}}
+  differences:
+    systems: [llm-only, agentic-graphrag]
   claims:
     - name: condition-contrast
       options:
@@ -55,35 +56,51 @@ def error_of(path: Path, registry=None) -> str:
 
 
 def test_a_controls_block_loads(tmp_path):
-    controls = load_suite(write(tmp_path, SUITE), default_registry()).suite.controls
-    assert controls.llms == ["oracle", "ignores-context"] and controls.exclusion.reference_system == "llm-only"
+    from provbench.controls.configuration import controls_configuration, describe_differences
+
+    suite = load_suite(write(tmp_path, SUITE), default_registry()).suite
+    controls, config = suite.controls, controls_configuration(suite)
+    assert controls.llms == ["oracle", "ignores-context"] and config.exclusion.reference_system == "llm-only"
     assert [c.key for c in controls.claims] == ["condition-contrast"] and controls.claims[0].expect_failure is None
+    assert config.system_names == ["llm-only", "agentic-graphrag"]  # the suite's own, as the block selects them
+    assert [i.key for i in config.interventions] == ["cited-removal", "random-removal"]  # the suite's own
+    assert describe_differences(suite) == ["systems not run by the controls: graphrag"]
+
+
+SYSTEMS = "    systems: [llm-only, agentic-graphrag]\n"
 
 
 @pytest.mark.parametrize("old, new, where", [
     ("llms: [oracle, ignores-context]", "llms: [oracle, ignores-contxt]",
-     "line 7, field 'controls.llms[1]': unknown control LLM 'ignores-contxt'"),
+     "line 10, field 'controls.llms[1]': unknown control LLM 'ignores-contxt'"),
     ("llms: [oracle, ignores-context]", "llms: [oracle, openai/gpt-4o]",
-     "line 7, field 'controls.llms[1]': unknown control LLM 'openai/gpt-4o'"),
+     "line 10, field 'controls.llms[1]': unknown control LLM 'openai/gpt-4o'"),
     ("llms: [oracle, ignores-context]", "llms: [oracle, 'litellm:openai/gpt-4o']",
      "controls never call an API model"),
     ("llms: [oracle, ignores-context]", "llms: [oracle, oracle]", "field 'controls.llms': Value error, a control LLM "
      "is listed more than once"),
     ("reference: random-removal", "reference: entity-removal",
-     "line 13, field 'controls.claims[0].name': claim 'condition-contrast': needs condition 'entity-removal'"),
+     "line 14, field 'controls.claims[0].name': claim 'condition-contrast': needs condition 'entity-removal'"),
     ("{control: ignores-context, effect: false}", "{control: parametric, effect: false}",
-     "needs control LLM 'parametric', which the controls block does not list"),
-    ("  interventions: [cited-removal", "  interventions: [cited-remval", "line 10, field 'controls.interventions[0]': "
-     "unknown intervention 'cited-remval'"),
-    ("  exclusion: {reference_system: llm-only}", "  exclusion: {reference_system: rag}",
-     "line 11, field 'controls.exclusion.reference_system'"),
+     "needs control LLM 'parametric', which the controls do not run"),
+    (SYSTEMS, SYSTEMS + "    interventions: [cited-remval]\n",
+     "line 13, field 'controls.differences.interventions[0]': unknown intervention 'cited-remval'"),
+    (SYSTEMS, SYSTEMS + "    interventions: [cited-removal]\n", "line 15, field 'controls.claims[0].name': claim "
+     "'condition-contrast': needs condition 'random-removal', which the controls do not run"),
+    (SYSTEMS, "    systems: [agentic-graphrag]\n",
+     "line 12, field 'controls.differences.systems': the exclusion's reference system 'llm-only' is not among"),
+    (SYSTEMS, "    systems: [llm-only, {name: agentic-graphrag, options: {max_stepz: 3}}]\n",
+     "line 12, field 'controls.differences.systems[1].options'"),
+    (SYSTEMS, SYSTEMS + "    intervention_systems: [graphrag]\n",
+     "line 13, field 'controls.differences.intervention_systems[0]'"),
     ("  llms:", "  lms:", "field 'controls.lms': unknown field 'lms'; did you mean 'llms'?"),
+    ("  differences:", "  diferences:", "field 'controls.diferences': unknown field 'diferences'"),
     ("        system: agentic-graphrag", "        sytem: agentic-graphrag",
-     "line 14, field 'controls.claims[0].options': claim 'condition-contrast': bad options"),
-    (f"path: {MINI}, limit: 4", "path: missing.json", "line 5, field 'controls.dataset.path': dataset file not found"),
+     "line 15, field 'controls.claims[0].options': claim 'condition-contrast': bad options"),
+    (f"path: {MINI}, limit: 4", "path: missing.json", "line 8, field 'controls.dataset.path': dataset file not found"),
     (f"dataset: {{loader: 2wiki, path: {MINI}, limit: 4}}",
      f"dataset: {{loader: mmlu, path: {REPO / 'datasets' / 'medical-mini' / 'dev.jsonl'}}}",
-     "line 5, field 'controls.dataset.loader': dataset loader 'mmlu' gives no gold evidence"),
+     "line 8, field 'controls.dataset.loader': dataset loader 'mmlu' gives no gold evidence"),
 ])
 def test_mistakes_in_the_controls_block_are_located(tmp_path, old, new, where):
     assert old in SUITE

@@ -54,19 +54,18 @@ def controls_suite(folder: Path, data: Path, kb: Path, *, loop: str = LOOP, one_
 name: p002-controls
 dataset: {{loader: curriculum, path: {data}, limit: 2}}
 knowledge_base: {{builder: concept-graph, directory: {kb}}}
-systems: [planning-loop]
+systems:
+  - {loop}
+  - {one_round}
+intervention_systems: [planning-loop]
+interventions:
+  - {gold}
+  - invalidate-off-chain-edge
 report: {{subgraph_pictures: false}}
 controls:
   dataset: {{loader: curriculum, path: {data}}}
   knowledge_base: {{builder: concept-graph, directory: {kb}}}
   llms: {llms}
-  systems:
-    - {loop}
-    - {one_round}
-  intervention_systems: [planning-loop]
-  interventions:
-    - {gold}
-    - invalidate-off-chain-edge
   claims:
 {listed}""", encoding="utf-8")
     return path

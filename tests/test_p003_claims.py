@@ -34,7 +34,7 @@ def smaller_suite(folder: Path, kb: Path, limit: int = 12, systems: list | None 
     controls["dataset"].update(path=str(DATA), limit=limit, sample=True, seed=0)
     controls["knowledge_base"]["directory"] = str(kb)
     if systems is not None:
-        controls["systems"] = systems
+        controls["differences"]["systems"] = systems
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "suite.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")

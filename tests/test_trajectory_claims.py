@@ -30,14 +30,13 @@ name: small-steps
 dataset: {{loader: 2wiki, path: {DATA}, limit: 2}}
 model: {{id: control:oracle}}
 systems: [agentic-graphrag]
+interventions: [{replay}]
+metrics: [accuracy, gold-trajectory]
 report: {{subgraph_pictures: false}}
 controls:
   dataset: {{loader: 2wiki, path: {DATA}, limit: 8}}
   knowledge_base: {{builder: 2wiki-paper000, directory: {kb}, options: {{extract: false, summarize: false}}}}
   llms: [oracle, random]
-  systems: [agentic-graphrag]
-  interventions: [{replay}]
-  metrics: [accuracy, gold-trajectory]
   claims: [{', '.join(CLAIMS)}]
 """, encoding="utf-8")
     return path

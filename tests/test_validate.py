@@ -6,6 +6,7 @@ block runs in full in the integration test at the end."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -23,9 +24,13 @@ from test_report_browser import browser  # noqa: F401 (the headless Chromium fix
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "datasets" / "2wiki-controls" / "dev.json"
+EXCLUSION_NO_POWER = """\
+    - name: p000/exclusion-reference
+      expect_no_power: it recomputes the exclusion from the reference's records
+"""
 P000_CLAIMS = """\
     - p000/cited-removal-beats-random
-    - p000/exclusion-reference
+""" + EXCLUSION_NO_POWER + """\
     - name: p000/ignores-context-unchanged
       options: {conditions: [cited-removal, random-removal, full-isolation]}
     - p000/isolation-breaks-uncited
@@ -68,9 +73,16 @@ def kb_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("controls-kb") / "kb"
 
 
-def test_validate_passes_paper000_claims(tmp_path, kb_dir):
-    out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["validate", str(small_suite(tmp_path, kb_dir)), "--out", str(out)])
+@pytest.fixture(scope="module")
+def validated(tmp_path_factory, kb_dir):
+    """One `provbench validate` of the small suite: (its folder, its --out, the CLI result)."""
+    folder = tmp_path_factory.mktemp("validated")
+    result = CliRunner().invoke(main, ["validate", str(small_suite(folder, kb_dir)), "--out", str(folder / "out")])
+    return folder, folder / "out", result
+
+
+def test_validate_passes_paper000_claims(validated):
+    _, out, result = validated
     assert result.exit_code == 0, result.output
     validity = read_validity(out)
     assert {v.claim for v in validity.verdicts} == {"p000/cited-removal-beats-random", "p000/exclusion-reference",
@@ -84,11 +96,49 @@ def test_validate_passes_paper000_claims(tmp_path, kb_dir):
     assert "suite validity: small-controls" in result.output and "p000/exclusion-reference" in result.output
     for control in ("oracle", "uses-uncited", "ignores-context"):  # the controls never leak: gold comes from questions
         records = RunStore(out / "controls" / control).load_records().values()
-        checks = [r.leak_check.status for r in records if r.key.condition != "baseline"]
+        checks = [r.leak_check.status for r in records if r.key.condition != "baseline" and "~sham-" not in r.key.condition]
         assert checks and set(checks) == {"clean"}, (control, set(checks))
     report = (out / "controls" / "oracle" / "report.html").read_text(encoding="utf-8")
     assert 'id="suite-validity"' in report and "p000/isolation-breaks-uncited" in report
     assert json.loads((out / "controls" / "oracle" / "validity.json").read_text())["suite_name"] == "small-controls"
+
+
+def power_of(validity) -> dict[tuple[str, str], str]:
+    return {(row.claim.removeprefix("p000/"), row.sham): row.status for row in validity.power}
+
+
+def test_every_claim_meets_its_shams(validated):
+    """The claim x sham matrix: each claim fails when what it is about is faked, a condition with no
+    positive expectation is named untested, and the exclusion claim's known lack of power is shown."""
+    _, out, result = validated
+    power = power_of(read_validity(out))
+    for sham in ("cited-removal hides nothing", "cited-removal hides a same-size random set",
+                 "oracle swapped for ignores-context"):
+        assert power["cited-removal-beats-random", sham] == "power"
+        assert power["ignores-context-unchanged", sham] == "power"
+    for sham in ("full-isolation hides nothing", "full-isolation hides a same-size random set",
+                 "uses-uncited swapped for oracle"):
+        assert power["isolation-breaks-uncited", sham] == "power"
+    assert power["cited-removal-beats-random", "random-removal"] == "untested"  # the reference is never tested
+    assert power["ignores-context-unchanged", "full-isolation"] == "untested"  # only "no effect" expected of it
+    assert power["exclusion-reference", "parametric swapped for oracle"] == "power"
+    assert power["exclusion-reference", "the exclusion step off (no question left out)"] == "no power"
+    assert "power against shams" in result.output and "NO POWER" not in result.output  # excused: expect_no_power
+    html = (out / "controls" / "oracle" / "report.html").read_text(encoding="utf-8")
+    assert 'class="validity-power"' in html
+    assert "The controls ran this suite's own systems, interventions and options." in html
+
+
+def test_a_claim_without_power_against_a_sham_fails_validate(validated, kb_dir):
+    """Paper 000's exclusion claim recomputes the exclusion from the reference's records: with the
+    exclusion step off it still passes, so, undeclared, validate names it and exits with 4."""
+    folder, out, _ = validated
+    suite = small_suite(folder / "strict", kb_dir, claims="    - p000/exclusion-reference\n")
+    shutil.copytree(out / "controls", folder / "strict" / "out" / "controls")  # the same control runs, resumed
+    result = CliRunner().invoke(main, ["validate", str(suite), "--out", str(folder / "strict" / "out")])
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    assert "no power against the exclusion step off (no question left out): p000/exclusion-reference" in result.stderr
+    assert read_validity(folder / "strict" / "out").failed_claims == ["p000/exclusion-reference"]
 
 
 def test_the_random_control_in_place_of_the_oracle_fails_the_claims(tmp_path, kb_dir, monkeypatch):

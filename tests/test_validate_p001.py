@@ -33,7 +33,13 @@ def p001_suite(folder: Path, kb: Path, *, llms: str = "[oracle, ignores-context]
     path.write_text(f"""\
 name: p001-controls
 dataset: {{loader: medmcqa, path: {MINI / 'dev.jsonl'}, limit: 2}}
-systems: [kgrag-ex]
+systems: [{{name: kgrag-ex, options: {{top_k: 1, text_chars: 300}}}}]
+intervention_systems: [kgrag-ex]
+interventions:
+  - kg-node-removal
+  - kg-edge-removal
+  - kg-subpath-removal
+  - {{name: kg-subpath-removal, label: kg-subpath-blanked, options: {{rule: authors}}}}
 report: {{subgraph_pictures: false}}
 controls:
   dataset: {{loader: medmcqa, path: {MINI / 'dev.jsonl'}}}
@@ -42,13 +48,6 @@ controls:
     directory: {kb}
     options: {{corpus: {MINI / 'corpus.jsonl'}, triples: {MINI / 'kg_triples.csv'}}}
   llms: {llms}
-  systems: [{{name: kgrag-ex, options: {{top_k: 1, text_chars: 300}}}}]
-  intervention_systems: [kgrag-ex]
-  interventions:
-    - kg-node-removal
-    - kg-edge-removal
-    - kg-subpath-removal
-    - {{name: kg-subpath-removal, label: kg-subpath-blanked, options: {{rule: authors}}}}
   claims:
 {claims}""", encoding="utf-8")
     return path

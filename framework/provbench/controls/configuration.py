@@ -49,10 +49,12 @@ def controls_configuration(suite: "Suite") -> ControlsConfiguration:
     d = suite.controls.differences
     systems = [SystemPluginRef.model_validate(r) for r in _resolve(d.systems, suite.systems)]
     keys = {s.key for s in systems}
-    targets = d.intervention_systems if d.intervention_systems is not None else suite.intervention_systems
+    targets = d.intervention_systems  # declared: as written (checked); else the suite's, among those run
+    if targets is None and suite.intervention_systems is not None:
+        targets = [t for t in suite.intervention_systems if t in keys]
     return ControlsConfiguration(
         systems=systems, interventions=_resolve(d.interventions, suite.interventions),
-        intervention_systems=None if targets is None else [t for t in targets if t in keys],
+        intervention_systems=targets,
         exclusion=d.exclusion if d.exclusion is not None else suite.exclusion,
         metrics=_resolve(d.metrics, suite.metrics))
 
