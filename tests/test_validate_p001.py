@@ -5,6 +5,7 @@ in tests/test_validate.py's integration test."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -20,11 +21,13 @@ from provbench_plugins.papers.p001_kgrag_ex.paths import enumerate_variants, mak
 
 REPO = Path(__file__).resolve().parents[1]
 MINI = REPO / "datasets" / "medical-mini"
+NO_POWER_YET = "      expect_no_power: pooled over removals, each faked alone still passes (issue 34)\n"
 CLAIMS = """\
-    - p001/explanation-names-planted
+    - name: p001/explanation-names-planted
+""" + NO_POWER_YET + """\
     - name: p001/unplanted-change-nothing
       options: {conditions: [kg-node-removal, kg-edge-removal, kg-subpath-removal, kg-subpath-blanked]}
-"""
+""" + NO_POWER_YET
 
 
 def p001_suite(folder: Path, kb: Path, *, llms: str = "[oracle, ignores-context]", claims: str = CLAIMS) -> Path:
@@ -58,9 +61,16 @@ def kb_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("p001-controls-kb") / "kb"
 
 
-def test_paper001_claims_pass_on_medical_mini(tmp_path, kb_dir):
-    out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["validate", str(p001_suite(tmp_path, kb_dir)), "--out", str(out)])
+@pytest.fixture(scope="module")
+def validated(tmp_path_factory, kb_dir):
+    """One `provbench validate` of the p001 suite: (its folder, its --out, the CLI result)."""
+    folder = tmp_path_factory.mktemp("validated")
+    result = CliRunner().invoke(main, ["validate", str(p001_suite(folder, kb_dir)), "--out", str(folder / "out")])
+    return folder, folder / "out", result
+
+
+def test_paper001_claims_pass_on_medical_mini(validated):
+    _, out, result = validated
     assert result.exit_code == 0, result.output
     verdicts = {(v.claim, v.control): v for v in read_validity(out).verdicts}
     named = verdicts["p001/explanation-names-planted", "oracle"]
@@ -70,6 +80,23 @@ def test_paper001_claims_pass_on_medical_mini(tmp_path, kb_dir):
     specific = verdicts["p001/unplanted-change-nothing", "oracle"]
     assert specific.passed and specific.observed.startswith("unplanted: 0 of 12 changed; planted: 40 of 60 changed")
     assert specific.p_value < 1e-4
+
+
+def test_an_explanation_naming_the_first_node_still_passes_the_claim(validated, kb_dir):
+    """The issue's case: a blind explanation (always the first node of the first path) passes
+    explanation-names-planted, so the claim has no power against it; undeclared, validate exits 4."""
+    folder, out, _ = validated
+    power = {(row.claim, row.sham): row.status for row in read_validity(out).power}
+    claim = "p001/explanation-names-planted"
+    assert power[claim, "most-influential: the first element"] == "no power"
+    assert power[claim, "most-influential: a random element"] == "power"
+    assert power[claim, "oracle swapped for ignores-context"] == "power"
+    assert power["p001/unplanted-change-nothing", "kg-node-removal hides a same-size random set"] == "power"
+    strict = p001_suite(folder / "strict", kb_dir, claims=f"    - {claim}\n")
+    shutil.copytree(out / "controls", folder / "strict" / "out" / "controls")  # the same control runs, resumed
+    result = CliRunner().invoke(main, ["validate", str(strict), "--out", str(folder / "strict" / "out")])
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    assert f"no power against most-influential: the first element: {claim}" in result.stderr
 
 
 def test_the_random_control_in_place_of_the_oracle_fails_paper001s_claims(tmp_path, kb_dir, monkeypatch):

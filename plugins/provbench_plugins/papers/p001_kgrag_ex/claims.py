@@ -24,11 +24,12 @@ its answer depends on it); a question the oracle got wrong holds no planted depe
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from provbench.controls import Claim, ClaimNeeds, ControlRuns, Verdict
+from provbench.controls import Claim, ClaimAbout, ClaimNeeds, ControlRuns, Verdict
+from provbench.controls.about import default_about
 from provbench.controls.contrasts import Expectation
 from provbench.gold import GoldEvidence, normalize_relation, normalize_text
 from provbench.model import BASELINE
@@ -111,16 +112,29 @@ class ExplanationNamesPlanted(Claim):
         o = self.options
         return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=(o.system,), conditions=tuple(o.conditions))
 
+    def about(self) -> ClaimAbout:
+        """As its options say, and the explanation it reads (so blind explanations stand in for it)."""
+        return replace(default_about(self), explanations=("most-influential",))
+
     def check(self, runs: ControlRuns) -> list[Verdict]:
         return [self.positive(runs, e.control) if e.effect else self.negative(runs, e.control)
                 for e in self.options.expect]
+
+    @staticmethod
+    def named(runs: ControlRuns, group) -> str | None:
+        """The explanation's most influential entity (ties: the earlier on the paths), its credit
+        read through ``runs.credit``."""
+        nodes = list(dict.fromkeys(n["id"] for p in group.paths for n in p["nodes"]))
+        influence = explain(group).influence
+        credit = runs.credit("most-influential", nodes, [float(influence.get(n, 0)) for n in nodes])
+        return nodes[credit.index(max(credit))] if nodes and max(credit) > 0 else None
 
     def positive(self, runs: ControlRuns, control: str) -> Verdict:
         from scipy.stats import binomtest
 
         o, seen = self.options, Perturbed(runs, control, self.options.system, self.options.conditions)
         changed = seen.changed_questions(seen.right)
-        hits = [q for q in changed if explain(seen.groups[q]).most_influential_id in seen.planted[q].nodes]
+        hits = [q for q in changed if self.named(runs, seen.groups[q]) in seen.planted[q].nodes]
         chance = [len(seen.planted[q].nodes) / len({n["id"] for p in seen.groups[q].paths for n in p["nodes"]})
                   for q in changed]
         rate, at_random = (len(hits) / len(changed), sum(chance) / len(chance)) if changed else (0.0, 0.0)
