@@ -165,11 +165,8 @@ class ClaimRef(PluginRef):
 
 
 class ControlDifferences(_Strict):
-    """What a suite's controls run otherwise than the suite (printed beside the verdicts). Each
-    field left out is the suite's own. In ``systems``, ``interventions`` and ``metrics`` an entry
-    named by a key of the suite's list is that entry (its ``options`` override the suite's option by
-    option); any other entry is a plugin reference of its own, added or replacing the suite's
-    entry of the same key."""
+    """What a suite's controls run otherwise than the suite (each field left out: the suite's own;
+    printed beside the verdicts). How a list's entries resolve: :mod:`provbench.controls.configuration`."""
 
     systems: list[PluginRef] | None = Field(default=None, min_length=1)
     interventions: list[PluginRef] | None = None
@@ -308,7 +305,8 @@ def load_suite(path: str | Path, registry: "Registry | None" = None) -> LoadedSu
         from .controls.configuration import check_controls
 
         _check_dataset_file(path, tree, loaded, suite.controls.dataset, ("controls",))
-        check_controls(path, tree, suite, registry)
+        check_plugins(path, tree, suite.controls, registry, ("controls",))
+        check_controls(path, tree, suite, registry, check_refs)
     return loaded
 
 

@@ -16,6 +16,8 @@ claim gets shams; a claim of a package's own declares more precisely by overridi
 
 from __future__ import annotations
 
+import hashlib
+import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -54,3 +56,15 @@ def default_about(claim: "Claim") -> ClaimAbout:
     return ClaimAbout(conditions=conditions, positive_conditions=conditions if positive or not expect else (),
                       positive_controls=positive, negative_controls=negative,
                       settings=tuple(needs.systems) if len(needs.systems) > 1 else ())
+
+
+def blind_credit(mode: str, what: str, candidates: list[str], credit: list[float]) -> list[float]:
+    """A blind explanation's credit: all on the first candidate, on a random one (by a hash of
+    the candidates, so it is reproducible), or the real credit shuffled."""
+    if not candidates:
+        return list(credit)
+    rng = random.Random(hashlib.sha256("|".join([what, *candidates]).encode()).hexdigest())
+    if mode == "shuffled":
+        return rng.sample(list(credit), len(credit))
+    chosen = 0 if mode == "first" else rng.randrange(len(candidates))
+    return [1.0 if i == chosen else 0.0 for i in range(len(candidates))]

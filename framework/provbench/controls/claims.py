@@ -97,7 +97,7 @@ class ControlRuns:
         """The credit an explanation or ranking ``what`` gives its ``candidates`` (in the order
         shown), as the claim computed it; under a blind sham, the first candidate's, a random
         one's, or the credit shuffled. A claim that reads an explanation routes it through here."""
-        from .shams import blind_credit
+        from .about import blind_credit
 
         return blind_credit(self.blind, what, candidates, credit) if self.blind else list(credit)
 

@@ -10,7 +10,7 @@ certificate never silently covers another configuration than the one that runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..model import BASELINE
 from ..registry import unknown_name_message
@@ -20,14 +20,14 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..registry import Registry
-    from ..suite import ExclusionSpec, PluginRef, Suite, SystemPluginRef
+    from ..suite import ExclusionSpec, PluginRef, Suite
 
 
 @dataclass(frozen=True)
 class ControlsConfiguration:
     """The systems, interventions, targets, exclusion and metrics the controls run."""
 
-    systems: list["SystemPluginRef"]
+    systems: list["PluginRef"]  # as the suite lists them (a Suite makes them SystemPluginRefs)
     interventions: list["PluginRef"]
     intervention_systems: list[str] | None
     exclusion: "ExclusionSpec"
@@ -44,10 +44,8 @@ class ControlsConfiguration:
 
 def controls_configuration(suite: "Suite") -> ControlsConfiguration:
     """The suite's configuration with the controls' declared differences applied."""
-    from ..suite import SystemPluginRef
-
     d = suite.controls.differences
-    systems = [SystemPluginRef.model_validate(r) for r in _resolve(d.systems, suite.systems)]
+    systems = _resolve(d.systems, suite.systems)
     keys = {s.key for s in systems}
     targets = d.intervention_systems  # declared: as written (checked); else the suite's, among those run
     if targets is None and suite.intervention_systems is not None:
@@ -60,8 +58,10 @@ def controls_configuration(suite: "Suite") -> ControlsConfiguration:
 
 
 def _resolve(declared: list["PluginRef"] | None, own: list["PluginRef"]) -> list["PluginRef"]:
-    """The suite's list, or the declared one: an entry named by a key of the suite's list is that
-    entry with its options overridden; any other entry stands as written."""
+    """The suite's list, or the declared one (``systems``, ``interventions``, ``metrics``): an entry
+    named by a key of the suite's list (and no label) is that entry, its ``options`` overriding the
+    suite's option by option; any other entry is a plugin reference of its own, added or replacing
+    the suite's entry of the same key."""
     if declared is None:
         return list(own)
     by_key = {ref.key: ref for ref in own}
@@ -130,15 +130,12 @@ def _exclusion(spec: "ExclusionSpec") -> str:
 
 # -- checks when the suite is loaded -----------------------------------------------------------------
 
-def check_controls(path: "Path", tree: Any, suite: "Suite", registry: "Registry") -> None:
-    """The controls' data, LLMs, claims and differences: plugins exist and take their options, the
-    declared differences name what they change, the dataset has gold, the LLMs are offline, and
-    every claim finds what it reads in the configuration the controls run."""
-    from ..suite import check_plugins, check_refs
-
-    controls, prefix = suite.controls, ("controls",)
-    check_plugins(path, tree, controls, registry, prefix)
-    d, diff = controls.differences, (*prefix, "differences")
+def check_controls(path: "Path", tree: Any, suite: "Suite", registry: "Registry", check_refs: Callable) -> None:
+    """The controls' differences and claims (the suite checked the block's own plugins): each
+    declared difference names a plugin that takes its options (``check_refs``, the suite's check
+    of a list of references), the dataset has gold, the LLMs are offline, and every claim finds
+    what it reads in the configuration the controls run."""
+    d, diff = suite.controls.differences, ("controls", "differences")
     for section, kind in (("systems", "system"), ("interventions", "intervention"), ("metrics", "metric")):
         declared = getattr(d, section)
         if declared is not None:  # each entry as the controls run it: the suite's own with its overrides

@@ -20,7 +20,6 @@ A claim that still passes under a sham has no power against it.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -162,18 +161,6 @@ def sham_records_present(runs: "ControlRuns", sham: Sham) -> bool:
     """Whether a condition sham ran for some control (a random sham of a context-level
     intervention without variants cannot)."""
     return any(r.key.condition == sham.condition_key for run in runs.runs.values() for r in run.records)
-
-
-def blind_credit(mode: str, what: str, candidates: list[str], credit: list[float]) -> list[float]:
-    """A blind explanation's credit: all on the first candidate, on a random one (by a hash of
-    the candidates, so it is reproducible), or the real credit shuffled."""
-    if not candidates:
-        return list(credit)
-    rng = random.Random(hashlib.sha256("|".join([what, *candidates]).encode()).hexdigest())
-    if mode == "shuffled":
-        return rng.sample(list(credit), len(credit))
-    chosen = 0 if mode == "first" else rng.randrange(len(candidates))
-    return [1.0 if i == chosen else 0.0 for i in range(len(candidates))]
 
 
 # -- the stand-in intervention ------------------------------------------------------------------------

@@ -39,7 +39,9 @@ class PowerRow(BaseModel):
 
     @property
     def shown_status(self) -> str:
-        return f"NO POWER against {self.sham}" if self.counts_as_failure else self.status
+        if self.status == "no power":
+            return f"no power (excused: {self.excused})" if self.excused else f"NO POWER against {self.sham}"
+        return self.status
 
 
 class Validity(BaseModel):

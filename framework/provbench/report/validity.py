@@ -33,7 +33,7 @@ def validity_section(run: RunData) -> Section | None:
                     rows=rows, numeric_from=4, css_class="validity")]
     if validity.power:
         blocks += [Text(text=POWER), Table(columns=["Claim", "Sham", "Power", "Observed"], css_class="validity-power",
-                                           numeric_from=4, rows=[Row(cells=[p.claim, p.sham, Cell(text=p.shown_status, note=p.excused),
+                                           numeric_from=4, rows=[Row(cells=[p.claim, p.sham, p.shown_status,
                                                             p.observed]) for p in validity.power])]
     if run.manifest.suite_sha256 and validity.suite_sha256 != run.manifest.suite_sha256:
         blocks.append(Text(text="The suite file changed since these controls ran: run provbench validate again."))
