@@ -165,3 +165,16 @@ def test_the_stand_in_hides_nothing_or_as_much_at_random(tmp_path):
     draws = {tuple(sorted(ShamIntervention(real, "random").make_view(view, None, None, random.Random(seed))
                           .hidden.entities)) for seed in range(8)}
     assert len(draws) > 1  # drawn at random, not the real intervention's choice
+
+
+def test_an_open_claim_shows_its_result_without_failing():
+    from provbench.controls.validate import check_claim
+
+    claim, ref = claim_and_ref()
+    runs = runs_where_the_sham_changes(1.0)
+    closed = check_claim(claim, ref, control_runs({"pos": [], "neg": []}))  # nothing analysed: it fails
+    assert closed and all(v.counts_as_failure and v.status == "FAIL" for v in closed)
+    opened = check_claim(claim, ref.model_copy(update={"open": "noise-sensitive"}), control_runs({"pos": [], "neg": []}))
+    assert all(not v.counts_as_failure and v.status == "open: fail" and v.open == "noise-sensitive" for v in opened)
+    assert all(v.status == "open: pass" for v in check_claim(claim, ref.model_copy(update={"open": "x"}), runs)
+               if v.passed)

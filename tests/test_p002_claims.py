@@ -92,6 +92,14 @@ def test_paper002s_claims_hold_on_their_controls(tmp_path, data, kb_dir):
     gold, off_chain = found[("p002/gold-edge-changes-answer", "oracle")]
     assert gold.observed == "an effect: mean 1.00 vs 0.00 over 5 questions"  # the five deep answers
     assert off_chain.observed.startswith("no effect: mean 0.00") and "difference >=" not in off_chain.expected
+    power = {(row.claim.removeprefix("p002/"), row.sham): row.status for row in validity.power}
+    assert power["gold-edge-changes-answer", "invalidate-gold-edge hides nothing"] == "power"
+    assert power["gold-edge-changes-answer", "oracle swapped for ignores-context"] == "power"
+    # only "changes nothing" is expected of the off-chain edge: an invalidation hiding nothing would pass too
+    assert power["gold-edge-changes-answer", "invalidate-off-chain-edge"] == "untested"
+    assert power["rounds-reach-deep-answers", "every setting answered as planning-loop"] == "power"
+    assert power["rounds-reach-deep-answers", "oracle swapped for parametric"] == "power"
+    assert power["abstains-when-unreachable", "oracle swapped for ignores-context"] == "power"
 
 
 def test_the_random_control_in_place_of_the_oracle_fails_each_claim(tmp_path, data, kb_dir, monkeypatch):

@@ -67,6 +67,15 @@ def test_paper003s_claims_pass_on_fever_garags_controls(tmp_path):
     assert prompts.observed.startswith("passed: the 3 settings sent one identical prompt for 0 of 36 claims")
     [empty] = found[("p003/settings-send-different-prompts", "ignores-context")]
     assert empty.observed.startswith("FAILED: all 3 settings sent one identical prompt for 36 of 36")
+    power = {(row.claim, row.sham): row.status for row in read_validity(tmp_path / "out").power}
+    assert power == {  # each claim fails under its shams, named
+        ("p003/ranking-changes-label", "oracle swapped for ignores-context"): "power",
+        ("p003/ranking-changes-label", "every setting answered as ga-rag"): "power",
+        ("p003/settings-send-different-prompts", "oracle swapped for ignores-context"): "power"}
+    assert read_validity(tmp_path / "out").differences == [  # the suite's own three rankings and filter
+        "systems not run by the controls: vanilla-rag, planning-loop",
+        "interventions not run by the controls: cited-removal, random-removal, full-isolation",
+        "metrics not run by the controls: accuracy, output-changed, fever, provenance, table1, prompt-diversity"]
 
 
 def test_an_oracle_that_ignores_its_context_fails_each_claim_naming_it(tmp_path, kb_dir, monkeypatch):

@@ -197,6 +197,7 @@ def test_a_run_with_controls_reports_suite_validity(tmp_path, kb_dir):
     assert result.exit_code == 0, result.output
     html = (out / "report.html").read_text(encoding="utf-8")
     assert 'id="suite-validity"' in html and "p000/cited-removal-beats-random" in html
+    assert "Certified: 4 of 4 verdicts" in html  # the run's own configuration, certified
     assert (out / "controls" / "oracle" / "records.jsonl").is_file()
 
 
@@ -214,6 +215,7 @@ def test_suite_validity_section_in_chromium(tmp_path, kb_dir, browser, artifacts
     assert heading.is_visible() and heading.inner_text() == "Suite validity" and table.is_visible()
     rows = table.locator("tbody tr")
     assert rows.count() == 6  # 2 controls x 2 scores, then 2 controls
+    assert page.locator("p.caption", has_text="UNCERTIFIED").is_visible()
     assert page.locator("p.caption", has_text="not detectable: p000/exclusion-reference").is_visible()
     failed = rows.filter(has_text="FAIL")
     assert failed.count() == 1 and "ignores-context" in failed.inner_text()  # it excludes almost nothing
