@@ -58,6 +58,11 @@ def test_the_oracle_follows_the_gold_chain_and_depends_on_its_gold_steps(tmp_pat
     assert held == total and int(total) >= 8  # every critical step held gold, at least one per question
     report = (tmp_path / "out" / "controls" / "oracle" / "report.html").read_text()
     assert 'id="trajectory-gold"' in report and 'id="suite-validity"' in report
+    power = {(row.claim, row.sham): (row.status, row.observed) for row in validity.power}
+    assert {sham: status for (claim, sham), (status, _) in power.items() if claim == "critical-steps-hold-gold"} == {
+        "leave-one-step-out-replay hides nothing": "power",
+        "leave-one-step-out-replay hides a same-size random set": "power"}, power
+    assert not [sham for claim, sham in power if claim == "gold-path-followed"]  # it declares nothing to fake
 
 
 def test_the_random_control_in_place_of_the_oracle_fails_both_claims(tmp_path, kb_dir, monkeypatch):
