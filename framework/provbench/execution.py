@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Protocol
 
 from .model import RunRecord, UnitKey
-from .plugin_api import answered_by_reference
+from .results.rules import answered_by_reference
 
 if TYPE_CHECKING:
     from pathlib import Path

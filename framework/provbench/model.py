@@ -304,3 +304,16 @@ class RunManifest(BaseModel):
     created_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None
     stopped: str | None = Field(default=None, description="why units were left unrun (a budget), if any")
+
+
+class MetricValue(BaseModel):
+    """One reported number with the counts behind it, so a reader can recompute it."""
+
+    metric: str
+    system: str
+    condition: str = BASELINE
+    value: float | None
+    numerator: float | None = None
+    denominator: float | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+    note: str = ""

@@ -16,7 +16,8 @@ from .capture import UnitCapture
 from .errors import UserError
 from .leakguard import check_unit
 from .model import LeakCheck, Question, RunRecord, Trace, UnitKey, utc_now
-from .plugin_api import Environment, Intervention, MetricContext, Variant, answered_by_reference, compared_output
+from .plugin_api import Environment, Intervention, MetricContext, Variant
+from .results.rules import answered_by_reference, compared_output
 from .suite import LoadedSuite, PluginRef, Suite
 
 if TYPE_CHECKING:

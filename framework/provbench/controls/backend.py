@@ -106,18 +106,3 @@ def make_control(model_id: str, /) -> ControlBackend:
 def control_model_id(name: str) -> str:
     """A controls block's LLM as a model id: a behaviour's name means ``control:<name>``."""
     return name if ":" in name else f"{PREFIX}:{name}"
-
-
-def control_model_problem(name: str, registry: Any) -> str | None:
-    """Why ``name`` cannot be a control LLM (None when it can): a behaviour of this module, or a
-    model id of a registered backend other than litellm (a control never calls an API model)."""
-    from ..llm.backends import DEFAULT_BACKEND, backend_prefix
-
-    model_id = control_model_id(name)
-    prefix = backend_prefix(model_id, registry.names("llm_backend"))
-    if prefix == PREFIX and model_id.partition(":")[2] in BEHAVIOURS:
-        return None
-    if prefix in (PREFIX, DEFAULT_BACKEND):
-        return (f"unknown control LLM {name!r}: name one of {', '.join(BEHAVIOURS)}, or give the model id of a "
-                "registered offline backend (prefix:name, not litellm: controls never call an API model)")
-    return None

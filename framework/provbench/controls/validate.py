@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from .backend import VERSION, control_model_id
-from .claims import ControlRuns, Verdict
-from .validity import Validity, write_validity
+from ..results.claims import ControlRuns, Verdict
+from ..results.validity import Validity, write_validity
 
 if TYPE_CHECKING:
     import pluggy

@@ -23,14 +23,14 @@ from ..model import BASELINE, RunRecord
 from ..store import export_csv
 from . import charts
 from .pictures import cached_picture
-from .data import RunData, load_run
+from ..results.data import RunData, load_run
 from .explore import EXPLORE_SCRIPT, filter_choices, knowledge_base_blocks, record_row, script_hash
 from .gold_view import gold_view
 from .leaks import leak_section, leak_summary, leak_view
 from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
 from .paired import paired_scores_section
-from .significance import repeat_spread
-from .stats import Share, per_question, select, share
+from ..results.significance import repeat_spread
+from ..results.stats import Share, per_question, select, share
 from .validity import validity_section
 
 log = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ def accuracy_chart(run: RunData) -> dict[str, str] | None:
 
 def metric_listing(run: RunData) -> dict[str, Any]:
     """Every value in metrics.json, formatted, and the metrics that failed."""
-    from .data import format_metric_value
+    from ..results.data import format_metric_value
 
     return {"all": [{**v, "shown": format_metric_value(v)} for v in run.metric_values()],
             "errors": run.metrics.get("errors", {})}

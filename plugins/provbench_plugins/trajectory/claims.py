@@ -55,7 +55,7 @@ class GoldPathFollowed(Claim):
         return ClaimNeeds(controls=(o.follower, o.wanderer), systems=(o.system,))
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
-        from provbench.report.stats import paired_permutation
+        from provbench.results.stats import paired_permutation
 
         o = self.options
         coverage = {c: runs.scores(c, o.system, BASELINE, "gold.path_coverage", questions=runs.run(c).question_ids)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from provbench.model import BASELINE
-from provbench.report.data import RunData
+from provbench.results.data import RunData
 from provbench.report.sections import Cell, Row, Section, Table, Text
 from provbench.trajectory import STAGE_KINDS
 
