@@ -198,7 +198,7 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
     option (the shared builder option), else 2. ``executor`` ``ray`` embeds with Ray Data.
     """
     from .kb import KnowledgeBase
-    from .llm import make_llm
+    from .llm_setup import make_llm
 
     _, registry = _plugins(None)
     _check_limit(limit)

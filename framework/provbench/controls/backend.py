@@ -70,7 +70,7 @@ class ControlBackend:
             raise ValueError(f"{self.model_id} only judges (ragas faithfulness's statement and verdict prompts); "
                              "as a system's model use a control behaviour: " + ", ".join(BEHAVIOURS))
         if self.behaviour.schema_following:
-            from ..testing.llms import SchemaFollowingBackend
+            from ..llm.offline import SchemaFollowingBackend
 
             return SchemaFollowingBackend().complete(request)
         return self._reply(messages, self.reply_text(PromptReading(messages, self.question_in(messages)),

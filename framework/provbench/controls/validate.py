@@ -130,7 +130,7 @@ def _kb_llm(controls_dir: Path) -> Any:
     """The controls' KB builder LLM: the schema-following test LLM (offline, deterministic), so
     every control run reuses one KB whatever its own model."""
     from ..llm import LLMClient
-    from ..testing import SchemaFollowingBackend
+    from ..llm.offline import SchemaFollowingBackend
 
     return LLMClient(SchemaFollowingBackend(), cache_dir=controls_dir / "kb-llm-cache", max_attempts=1)
 

@@ -41,8 +41,6 @@ from llama_index.core.instrumentation.events.llm import LLMChatEndEvent, LLMComp
 from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
 from llama_index.core.instrumentation.events.synthesis import SynthesizeEndEvent
 
-from ...agents.base import record_retrieved
-
 if TYPE_CHECKING:
     from ...model import Trace
     from .store import ViewPropertyGraphStore
@@ -135,7 +133,7 @@ class TraceCapture:
         with self._lock:
             self._retrieved += found
             for item in results:
-                record_retrieved(self.trace, item["kind"], item["id"], item["score"])
+                self.trace.record_retrieved(item["kind"], item["id"], item["score"])
             self.trace.add_step("retrieval", tool=f"llamaindex:{retriever_name(event.span_id)}",
                                 arguments={"query": query}, result=results)
 
