@@ -7,8 +7,8 @@ a pandas DataFrame (:mod:`provbench.results.data`; docs/api.md).
 from typing import Any
 
 from .hookspecs import hookimpl
+from .version import __version__
 
-__version__ = "0.1.0"
 __all__ = ["hookimpl", "load_run", "__version__"]
 
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from . import hookspecs
 from .errors import PluginError, UserError  # noqa: F401 (PluginError is re-exported)
 from .results.claims import Claim
+from .version import __version__
 from .plugin_api import DatasetLoader, Intervention, KBBuilder, Metric, System
 from .plugin_base import Plugin, parse_options
 
@@ -246,8 +247,6 @@ def provbench_version() -> str:
     try:
         return importlib.metadata.version("provbench")
     except importlib.metadata.PackageNotFoundError:
-        from . import __version__
-
         return __version__
 
 
