@@ -9,6 +9,9 @@ a module's own ancestor package (``from .. import x``), since each is a dependen
 from __future__ import annotations
 
 import ast
+import importlib
+import re
+import warnings
 from functools import lru_cache
 from pathlib import Path
 
@@ -162,6 +165,39 @@ def test_a_planted_upward_import_is_found(planted):
     g.add_edge(*planted.split(" -> "), typing_only=True)
     found = set(upward(g)) - set(upward(graph()))
     assert len(found) == 1 and next(iter(found)).startswith(planted.split(" -> ")[0] + " (")
+
+
+def resolve(path: str):
+    """The object a dotted path names: its longest importable module, then attributes."""
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            found = getattr(found, attr)
+        return found
+
+
+OLD_PATHS = re.findall(r"^\| `([\w.]+)` \| `([\w.]+)` \| (.+?) \|$",
+                       (REPO / "docs" / "architecture.md").read_text(encoding="utf-8"), re.M)
+
+
+@pytest.mark.parametrize("old, new, now", OLD_PATHS, ids=[old for old, _, _ in OLD_PATHS])
+def test_old_paths_import_as_the_table_says(old, new, now):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        moved = resolve(new)
+        if now.startswith("gone"):
+            with pytest.raises(AttributeError):
+                resolve(old)
+        elif now.startswith("the same module"):  # ``import old`` and ``from old import x`` work
+            assert importlib.import_module(old) is moved
+        elif now.startswith("the same"):
+            assert resolve(old) is moved
+        else:
+            assert resolve(old) is not None
 
 
 def test_modules_stay_small_or_say_why():
