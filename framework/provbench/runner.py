@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from .costs import Budget, spending_lines
 from .errors import UserError
-from .execution import executor_session, kb_embedding, reopen_read_only, warm_up_embeddings, warm_up_later_work
+from .execution import (Scheduler, executor_session, kb_embedding, make_executor, pictures_ahead, reopen_read_only,
+                        warm_up_embeddings, warm_up_later_work)
 from .kb.embeddings import query_embedder
 from .leakguard import leak_lines
 from .llm_setup import check_budget_prices, check_same_models, make_judge, make_run_llm
@@ -313,8 +314,6 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
              draw_pictures: bool = False, budget: Budget | None = None) -> str | None:
     """Run every unit not yet recorded: interventions start as soon as their baselines exist. Once
     the ``budget`` is reached no more units start; returns why, if it stopped the run."""
-    from .execution import Scheduler, make_executor, pictures_ahead
-
     baselines = baseline_units(ctx.suite, list(ctx.questions))
     with unit_progress(console) as progress:
         task = progress.add_task("units", total=0)
