@@ -223,7 +223,7 @@ class _DryRun:
             try:
                 self.registry.create("metric", mref.name, **mref.options).score(
                     record, question, MetricContext(llm=llm.client, view=view))
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - a metric that cannot score a dry record adds no judge prompt
                 continue
         self.judge_prompts += llm.sizes
 

@@ -31,6 +31,9 @@ from .model import BASELINE, MetricValue, Question, RunRecord, Trace, VariantInf
 from .plugin_base import Plugin, parse_options
 # the record rules metrics use, kept importable from here (they live with the results)
 from .results.rules import CORRECT, answered_by_reference, compared_output, correctness, is_correct, is_leaked, select
+__all__ = ["Plugin", "parse_options", "Environment", "System", "ResumePoint", "Variant", "Intervention", "MetricValue",
+           "Results", "Metric", "MetricContext", "DatasetLoader", "KBBuilder", "CORRECT", "correctness", "is_correct",
+           "compared_output", "is_leaked", "answered_by_reference"]
 
 if TYPE_CHECKING:  # heavy modules stay lazy
     from .kb.store import KnowledgeBase

@@ -332,7 +332,7 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
             if pictures is not None:
                 pictures.record_landed(record)
 
-        plan = lambda qid, system: intervention_units(ctx, [qid], done, systems=[system])  # noqa: E731
+        plan = lambda qid, system: intervention_units(ctx, [qid], done, systems=[system])  # noqa: E731 - a one-line closure
         scheduler = Scheduler(ctx, done, plan, recorded, planned, stop=budget.reached if budget else None)
         try:
             scheduler.run(baselines, make_executor(ctx, run_unit))
@@ -362,7 +362,7 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
     for name, metric in ctx.metrics:
         try:
             values += list(metric.aggregate(results, metric_context(ctx)))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - one metric's failure goes to metrics.json's errors
             errors[name] = f"{type(exc).__name__}: {exc}"[:1000]
     store.write_metrics(RunMetrics(values=values, errors=errors, excluded=sorted(excluded),
                                    exclusion=ctx.suite.exclusion.model_dump()))

@@ -53,8 +53,6 @@ from .graphstore import (ALL_INDICES, BATCH, BUILD_INFO, COMPLETE_MARKER, DB_NAM
 from .types import Community, Entity, KBStats, Relation, TextUnit
 
 if TYPE_CHECKING:
-    import kuzu
-
     from .embeddings import BuildEmbedder
 
     from .view import GraphView

@@ -25,7 +25,7 @@ from ..model import BASELINE, Question, RunRecord
 from ..results.rules import correctness
 from ..store import leak_status
 from ..results.data import RunData
-from .sections import Row, Table, Text
+from .sections import Table, Text
 
 EXPLORE_SCRIPT = files("provbench.report").joinpath("templates", "explore.js").read_text(encoding="utf-8")
 

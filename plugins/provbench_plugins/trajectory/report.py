@@ -66,7 +66,7 @@ def summary_table(values: dict, systems: list[str]) -> Table:
         columns += [f"Single-step dependence ({condition})", f"Most often critical step ({condition})"]
     rows = []
     for system in systems:
-        get = lambda name, condition=BASELINE: values.get((name, system, condition))  # noqa: E731
+        get = lambda name, condition=BASELINE: values.get((name, system, condition))  # noqa: E731, B023 - this row's look-up, used before the loop moves on
         first = get("first_complete_step")
         cells = [system, _cell(get("path_coverage")), _cell(get("complete")),
                  Cell(text=f"{first['value']:.1f}", counts=f"n={first['denominator']:g}")

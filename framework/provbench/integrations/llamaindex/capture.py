@@ -229,7 +229,7 @@ class _Router(BaseEventHandler):
             return
         try:
             capture.handle(event)
-        except Exception as exc:  # noqa: BLE001 - the dispatcher would swallow it silently
+        except Exception as exc:  # the dispatcher would swallow it silently
             log.exception("recording a LlamaIndex %s failed", type(event).__name__)
             capture.note_error(f"{type(event).__name__}: {type(exc).__name__}: {exc}"[:300])
 
