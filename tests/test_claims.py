@@ -56,7 +56,7 @@ def error_of(path: Path, registry=None) -> str:
 
 
 def test_a_controls_block_loads(tmp_path):
-    from provbench.controls.configuration import controls_configuration, describe_differences
+    from provbench.suite_controls import controls_configuration, describe_differences
 
     suite = load_suite(write(tmp_path, SUITE), default_registry()).suite
     controls, config = suite.controls, controls_configuration(suite)

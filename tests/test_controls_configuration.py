@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from provbench.controls import ClaimAbout, ConditionEffect
-from provbench.controls.configuration import controls_configuration, describe_differences
+from provbench.suite_controls import controls_configuration, describe_differences
 from provbench.controls.power import power_rows
-from provbench.controls.about import blind_credit
+from provbench.results.about import blind_credit
 from provbench.controls.shams import Sham, ShamIntervention, shams_of, under_sham
 from provbench.model import BASELINE, RunRecord, Trace, UnitKey
 from provbench.plugin_api import Intervention

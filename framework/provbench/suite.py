@@ -2,6 +2,9 @@
 interventions and metrics. :func:`load_suite` parses it with ruamel.yaml (keeping line
 numbers), validates it with pydantic, and checks plugin names against the registry, so
 every mistake is reported as ``file, line N, field 'a.b[2]': what is wrong``.
+
+A controls block's own checks (its differences, claims and control LLMs) are in
+:mod:`provbench.suite_controls`, which receives this module's reference check rather than import it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from .costs import BudgetSpec
 from .errors import UserError
 from .llm.spec import ModelSpec
 from .registry import unknown_name_message
+from .results.rules import plugin_key
 from .suite_yaml import SuiteError, field_name, line_of, parse_yaml as _parse_yaml, plain as _plain, validation_message
 from .suite_yaml import where as _where
 
@@ -49,9 +53,8 @@ class PluginRef(_Strict):
 
     @property
     def key(self) -> str:
-        """The name results use: the label, else the plugin's short name (``p000/rag`` -> ``rag``),
-        so naming a plugin in full to pick it among namesakes does not rename its records."""
-        return self.label or self.name.rsplit("/", 1)[-1]
+        """The name results use (:func:`provbench.results.rules.plugin_key`)."""
+        return plugin_key(self.name, self.label)
 
 
 class SystemPluginRef(PluginRef, SystemRef):
@@ -166,7 +169,7 @@ class ClaimRef(PluginRef):
 
 class ControlDifferences(_Strict):
     """What a suite's controls run otherwise than the suite (each field left out: the suite's own;
-    printed beside the verdicts). How a list's entries resolve: :mod:`provbench.controls.configuration`."""
+    printed beside the verdicts). How a list's entries resolve: :mod:`provbench.suite_controls`."""
 
     systems: list[PluginRef] | None = Field(default=None, min_length=1)
     interventions: list[PluginRef] | None = None
@@ -302,7 +305,7 @@ def load_suite(path: str | Path, registry: "Registry | None" = None) -> LoadedSu
         registry = default_registry()
     check_plugins(path, tree, suite, registry)
     if suite.controls is not None:
-        from .controls.configuration import check_controls
+        from .suite_controls import check_controls
 
         _check_dataset_file(path, tree, loaded, suite.controls.dataset, ("controls",))
         check_plugins(path, tree, suite.controls, registry, ("controls",))

@@ -9,7 +9,7 @@ package's defaults (paper 000's claims are):
 
 Each lists its expectations: for each control LLM, whether it must show the effect (a positive
 control) or must not (a negative one). The effect is shown when the one-sided paired permutation
-test (:func:`provbench.report.stats.paired_permutation`) gives p < ``alpha`` and the difference
+test (:func:`provbench.results.stats.paired_permutation`) gives p < ``alpha`` and the difference
 of means is at least ``min_difference``. A control with no analysed question fails either way:
 a check that saw nothing confirms nothing.
 """
@@ -19,8 +19,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..model import BASELINE
-from .about import ClaimAbout
-from .claims import Claim, ClaimNeeds, ControlRuns, Verdict, describe_test, effect_words
+from ..results.about import ClaimAbout
+from ..results.claims import Claim, ClaimNeeds, ControlRuns, Verdict, describe_test, effect_words
 
 
 class Expectation(BaseModel):
@@ -87,7 +87,7 @@ class ConditionContrast(PairedClaim):
                       [o.treatment] if any(e.effect for e in o.expect) and o.treatment != BASELINE else [])
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
-        from ..report.stats import paired_permutation
+        from ..results.stats import paired_permutation
 
         o, verdicts = self.options, []
         for e in o.expect:
@@ -118,7 +118,7 @@ class ConditionEffect(PairedClaim):
         return _about(o.expect, list(self.needs().conditions), positive)
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
-        from ..report.stats import paired_permutation
+        from ..results.stats import paired_permutation
 
         o, verdicts = self.options, []
         for e in o.expect:

@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from .shams import Sham, sham_records_present, shams_of, under_sham
-from .validity import PowerRow
+from ..results.validity import PowerRow
 
 if TYPE_CHECKING:
     from ..suite import ClaimRef
-    from .about import ClaimAbout
-    from .claims import ControlRuns, Verdict
+    from ..results.about import ClaimAbout
+    from ..results.claims import ControlRuns, Verdict
 
 Check = Callable[["ControlRuns"], "list[Verdict]"]
 

@@ -32,10 +32,10 @@ if TYPE_CHECKING:
     from ..kb import GraphView
     from ..model import Question, Trace
     from ..registry import Registry
-    from ..report.data import RunData
+    from ..results.data import RunData
     from ..suite import PluginRef
-    from .about import ClaimAbout
-    from .claims import ControlRuns
+    from ..results.about import ClaimAbout
+    from ..results.claims import ControlRuns
 
 SHAM_PLUGIN = "control-sham"
 HIDES = ("nothing", "random")
@@ -111,7 +111,7 @@ def random_stand_in_exists(intervention: Intervention) -> bool:
 def under_sham(runs: "ControlRuns", sham: Sham) -> "ControlRuns":
     """The control runs (with every stand-in's records) as the claim sees them with ``sham`` in
     place of what it is about."""
-    from .claims import ControlRuns
+    from ..results.claims import ControlRuns
 
     if sham.kind == "condition":
         return ControlRuns({c: _sham_condition(run, sham) for c, run in runs.runs.items()})
@@ -127,7 +127,7 @@ def under_sham(runs: "ControlRuns", sham: Sham) -> "ControlRuns":
 
 def without_shams(runs: "ControlRuns") -> "ControlRuns":
     """The runs as the suite made them: no stand-in's record."""
-    from .claims import ControlRuns
+    from ..results.claims import ControlRuns
 
     return ControlRuns({c: replace(run, records=[r for r in run.records if SEPARATOR not in r.key.condition])
                         for c, run in runs.runs.items()})

@@ -18,16 +18,17 @@ import json
 import re
 import shutil
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from .backend import VERSION, control_model_id
-from .claims import Claim, ControlRuns, Verdict
-from .configuration import controls_configuration, describe_differences
+from ..results.claims import Claim, ControlRuns, Verdict
+from ..results.validity import Validity, write_validity
+from ..suite_controls import controls_configuration, describe_differences
 from .power import power_rows
 from .shams import sham_interventions, sham_plugin, shams_of, without_shams
-from .validity import Validity, write_validity
 
 if TYPE_CHECKING:
     import pluggy
@@ -72,7 +73,7 @@ def validate_suite(suite_path: "str | Path | LoadedSuite", out: str | Path | Non
     for ref, claim in claims:
         own = check_claim(claim, ref, without_shams(with_shams))
         verdicts += own
-        power += power_rows(ref, claim.about(), with_shams, own, lambda runs: check_claim(claim, ref, runs))
+        power += power_rows(ref, claim.about(), with_shams, own, partial(check_claim, claim, ref))
     validity = Validity(suite_name=loaded.suite.name, suite_sha256=loaded.sha256, verdicts=verdicts, power=power,
                         differences=describe_differences(loaded.suite),
                         runs={name: str(path) for name, path in run_dirs.items()},
@@ -173,7 +174,7 @@ def _kb_llm(controls_dir: Path) -> Any:
     """The controls' KB builder LLM: the schema-following test LLM (offline, deterministic), so
     every control run reuses one KB whatever its own model."""
     from ..llm import LLMClient
-    from ..testing import SchemaFollowingBackend
+    from ..llm.offline import SchemaFollowingBackend
 
     return LLMClient(SchemaFollowingBackend(), cache_dir=controls_dir / "kb-llm-cache", max_attempts=1)
 

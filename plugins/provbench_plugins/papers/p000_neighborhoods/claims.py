@@ -118,7 +118,7 @@ class ExclusionReference(Claim):
         return ClaimAbout(options=("exclusion",), positive_controls=(o.knows,), negative_controls=(o.ignorant,))
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
-        from provbench.report.stats import mcnemar
+        from provbench.results.stats import mcnemar
 
         o = self.options
         right = {c: runs.scores(c, o.reference_system, score="accuracy", questions=runs.run(c).question_ids)

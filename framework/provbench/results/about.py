@@ -19,12 +19,9 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ..model import BASELINE
-
-if TYPE_CHECKING:
-    from .claims import Claim
 
 
 @dataclass(frozen=True)
@@ -45,7 +42,7 @@ class ClaimAbout:
         return [c for c in self.conditions if c not in self.positive_conditions]
 
 
-def default_about(claim: "Claim") -> ClaimAbout:
+def default_about(claim: Any) -> ClaimAbout:
     """A claim's subject read from what it needs and its ``expect`` option: every condition it
     reads counts as positive when some control must show an effect (or no expectation is listed)."""
     needs = claim.needs()

@@ -1,5 +1,7 @@
 """What a suite's controls run: the suite's own systems, interventions and options, except what
-the ``controls.differences`` block declares otherwise (docs/controls.md).
+the ``controls.differences`` block declares otherwise (docs/controls.md); and the block's checks
+when the suite loads (:func:`check_controls`, called by :func:`provbench.suite.load_suite` with its
+own reference check, so this module imports nothing of :mod:`provbench.suite`).
 
 :func:`controls_configuration` resolves the block against the suite; :func:`describe_differences`
 says in words every way the controls' configuration differs from the suite's (``provbench
@@ -12,26 +14,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..model import BASELINE
-from ..registry import unknown_name_message
-from ..suite_yaml import SuiteError, where
+from .model import BASELINE
+from .registry import unknown_name_message
+from .suite_yaml import SuiteError, where
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..registry import Registry
-    from ..suite import ExclusionSpec, PluginRef, Suite
+    from .registry import Registry
+    from .results.claims import Claim
+
+# A suite, its references and its exclusion step, as provbench.suite declares them (not imported:
+# the suite's loader imports this module).
+Suite = PluginRef = ExclusionSpec = Any
 
 
 @dataclass(frozen=True)
 class ControlsConfiguration:
     """The systems, interventions, targets, exclusion and metrics the controls run."""
 
-    systems: list["PluginRef"]  # as the suite lists them (a Suite makes them SystemPluginRefs)
-    interventions: list["PluginRef"]
+    systems: list[PluginRef]  # as the suite lists them (a Suite makes them SystemPluginRefs)
+    interventions: list[PluginRef]
     intervention_systems: list[str] | None
-    exclusion: "ExclusionSpec"
-    metrics: list["PluginRef"]
+    exclusion: ExclusionSpec
+    metrics: list[PluginRef]
 
     @property
     def system_names(self) -> list[str]:
@@ -42,7 +48,7 @@ class ControlsConfiguration:
         return [BASELINE] + [i.key for i in self.interventions]
 
 
-def controls_configuration(suite: "Suite") -> ControlsConfiguration:
+def controls_configuration(suite: Suite) -> ControlsConfiguration:
     """The suite's configuration with the controls' declared differences applied."""
     d = suite.controls.differences
     systems = _resolve(d.systems, suite.systems)
@@ -57,7 +63,7 @@ def controls_configuration(suite: "Suite") -> ControlsConfiguration:
         metrics=_resolve(d.metrics, suite.metrics))
 
 
-def _resolve(declared: list["PluginRef"] | None, own: list["PluginRef"]) -> list["PluginRef"]:
+def _resolve(declared: list[PluginRef] | None, own: list[PluginRef]) -> list[PluginRef]:
     """The suite's list, or the declared one (``systems``, ``interventions``, ``metrics``): an entry
     named by a key of the suite's list (and no label) is that entry, its ``options`` overriding the
     suite's option by option; any other entry is a plugin reference of its own, added or replacing
@@ -72,7 +78,7 @@ def _resolve(declared: list["PluginRef"] | None, own: list["PluginRef"]) -> list
     return resolved
 
 
-def describe_differences(suite: "Suite") -> list[str]:
+def describe_differences(suite: Suite) -> list[str]:
     """Every way the controls' configuration differs from the suite's, one sentence each (empty:
     the controls certify exactly the suite's systems, interventions and options)."""
     c = controls_configuration(suite)
@@ -89,7 +95,7 @@ def describe_differences(suite: "Suite") -> list[str]:
     return lines
 
 
-def _list_differences(kind: str, own: list["PluginRef"], run: list["PluginRef"]) -> list[str]:
+def _list_differences(kind: str, own: list[PluginRef], run: list[PluginRef]) -> list[str]:
     own_by_key, run_by_key = {r.key: r for r in own}, {r.key: r for r in run}
     lines = []
     left_out = [k for k in own_by_key if k not in run_by_key]
@@ -124,13 +130,13 @@ def _options(options: dict[str, Any]) -> str:
     return f", options {options}" if options else ""
 
 
-def _exclusion(spec: "ExclusionSpec") -> str:
+def _exclusion(spec: ExclusionSpec) -> str:
     return f"by {spec.reference_system}" if spec.enabled else "off"
 
 
 # -- checks when the suite is loaded -----------------------------------------------------------------
 
-def check_controls(path: "Path", tree: Any, suite: "Suite", registry: "Registry", check_refs: Callable) -> None:
+def check_controls(path: "Path", tree: Any, suite: Suite, registry: "Registry", check_refs: Callable) -> None:
     """The controls' differences and claims (the suite checked the block's own plugins): each
     declared difference names a plugin that takes its options (``check_refs``, the suite's check
     of a list of references), the dataset has gold, the LLMs are offline, and every claim finds
@@ -158,10 +164,8 @@ def _check_targets(path: "Path", tree: Any, config: ControlsConfiguration, diff:
                          "run it too, or declare an exclusion under controls.differences")
 
 
-def _check_gold_llms_claims(path: "Path", tree: Any, suite: "Suite", config: ControlsConfiguration,
+def _check_gold_llms_claims(path: "Path", tree: Any, suite: Suite, config: ControlsConfiguration,
                             registry: "Registry") -> None:
-    from . import claim_problems, control_model_problem
-
     controls = suite.controls
     loader = registry.get("dataset_loader", controls.dataset.loader).factory
     if not getattr(loader, "provides_gold", False):
@@ -178,3 +182,30 @@ def _check_gold_llms_claims(path: "Path", tree: Any, suite: "Suite", config: Con
         if problems:
             loc = ("controls", "claims", i) + (("name",) if isinstance(tree["controls"]["claims"][i], dict) else ())
             raise SuiteError(f"{where(path, tree, loc)}: claim {ref.key!r}: {'; '.join(problems)}")
+
+
+def claim_problems(claim: "Claim", llms: list[str], config: ControlsConfiguration) -> list[str]:
+    """What a claim needs that the controls lack (empty when they have everything)."""
+    needs = claim.needs()
+    have = {"control LLM": set(llms), "system": set(config.system_names), "condition": set(config.condition_names)}
+    wanted = {"control LLM": needs.controls, "system": needs.systems, "condition": needs.conditions}
+    return [f"needs {kind} {name!r}, which the controls do not run (they run: "
+            f"{', '.join(sorted(have[kind])) or 'none'})"
+            for kind, names in wanted.items() for name in names if name not in have[kind]]
+
+
+def control_model_problem(name: str, registry: Any) -> str | None:
+    """Why ``name`` cannot be a control LLM (None when it can): a behaviour of :mod:`provbench.controls`, or a
+    model id of a registered backend other than litellm (a control never calls an API model)."""
+    from .controls.backend import PREFIX, control_model_id
+    from .controls.behaviours import BEHAVIOURS
+    from .llm.backends import DEFAULT_BACKEND, backend_prefix
+
+    model_id = control_model_id(name)
+    prefix = backend_prefix(model_id, registry.names("llm_backend"))
+    if prefix == PREFIX and model_id.partition(":")[2] in BEHAVIOURS:
+        return None
+    if prefix in (PREFIX, DEFAULT_BACKEND):
+        return (f"unknown control LLM {name!r}: name one of {', '.join(BEHAVIOURS)}, or give the model id of a "
+                "registered offline backend (prefix:name, not litellm: controls never call an API model)")
+    return None

@@ -22,12 +22,11 @@ from typing import TYPE_CHECKING, Any, Iterable
 from pydantic import BaseModel, Field
 
 from ..model import BASELINE
-from ..plugin_api import Plugin
+from ..plugin_base import Plugin
 
 if TYPE_CHECKING:
-    from ..report.data import RunData
     from .about import ClaimAbout
-    from .configuration import ControlsConfiguration
+    from .data import RunData
 
 
 class Verdict(BaseModel):
@@ -76,7 +75,7 @@ class Claim(Plugin, ABC):
         return ClaimNeeds()
 
     def about(self) -> "ClaimAbout":
-        """What the claim tests (:mod:`provbench.controls.about`): its shams are derived from it."""
+        """What the claim tests (:mod:`provbench.results.about`): its shams are derived from it."""
         from .about import default_about
 
         return default_about(self)
@@ -122,22 +121,12 @@ class ControlRuns:
                questions: Iterable[str] | None = None) -> dict[str, float]:
         """Per-question mean of ``score`` (``accuracy``: graded correctness) over a condition's
         repeats, for the analysed questions (all questions for ``questions=...`` given)."""
-        from ..report.stats import per_question
+        from .stats import per_question
 
         run = self.run(control)
         wanted = set(questions if questions is not None else self.analysed(control))
         values = per_question(run.select(system, condition), score)
         return {q: v for q, v in values.items() if q in wanted}
-
-
-def claim_problems(claim: Claim, llms: list[str], config: "ControlsConfiguration") -> list[str]:
-    """What a claim needs that the controls lack (empty when they have everything)."""
-    needs = claim.needs()
-    have = {"control LLM": set(llms), "system": set(config.system_names), "condition": set(config.condition_names)}
-    wanted = {"control LLM": needs.controls, "system": needs.systems, "condition": needs.conditions}
-    return [f"needs {kind} {name!r}, which the controls do not run (they run: "
-            f"{', '.join(sorted(have[kind])) or 'none'})"
-            for kind, names in wanted.items() for name in names if name not in have[kind]]
 
 
 def effect_words(effect: bool) -> str:
