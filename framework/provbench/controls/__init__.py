@@ -23,13 +23,13 @@ must show (docs/controls.md).
 import sys
 
 from ..results import claims, validity
-from ..results.about import ClaimAbout
+from ..results.about import ClaimAbout, default_about
 from ..results.claims import Claim, ClaimNeeds, ControlRuns, Verdict
 from .backend import ControlBackend, control_model_id, make_control
 from .behaviours import BEHAVIOURS, Behaviour
 from .contrasts import ConditionContrast, ConditionEffect, Expectation, PairedClaim
 
-__all__ = ["ClaimAbout", "ControlBackend", "control_model_id", "make_control", "BEHAVIOURS", "Behaviour",
+__all__ = ["ClaimAbout", "default_about", "ControlBackend", "control_model_id", "make_control", "BEHAVIOURS", "Behaviour",
            "Claim", "ClaimNeeds", "ControlRuns", "Verdict", "ConditionContrast", "ConditionEffect",
            "Expectation", "PairedClaim"]
 

@@ -28,8 +28,7 @@ from dataclasses import dataclass, field, replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from provbench.controls import Claim, ClaimAbout, ClaimNeeds, ControlRuns, Verdict
-from provbench.controls.about import default_about
+from provbench.controls import Claim, ClaimAbout, ClaimNeeds, ControlRuns, Verdict, default_about
 from provbench.controls.contrasts import Expectation
 from provbench.gold import GoldEvidence, normalize_relation, normalize_text
 from provbench.model import BASELINE
