@@ -45,7 +45,6 @@ def validate_suite(suite_path: "str | Path | LoadedSuite", out: str | Path | Non
     UserError when the suite declares no controls."""
     from ..registry import build_registry, default_plugin_manager
     from ..report import load_run, write_report
-    from ..runner import run_suite
     from ..suite import LoadedSuite, load_suite
 
     pm = pm or default_plugin_manager()
@@ -54,20 +53,10 @@ def validate_suite(suite_path: "str | Path | LoadedSuite", out: str | Path | Non
     if loaded.suite.controls is None:
         raise UserError(f"{loaded.path}: the suite declares no controls (a 'controls:' block; see docs/controls.md)")
     out = Path(out) if out else Path("reports") / loaded.suite.name
-    controls_dir = out / "controls"
-    kb_llm = _kb_llm(controls_dir)
     claims = [(ref, _claim(registry, ref)) for ref in loaded.suite.controls.claims]
-    run_dirs: dict[str, Path] = {}
     with _sham_plugin_registered(pm):
-        for name in loaded.suite.controls.llms:
-            if console is not None:
-                console.print(f"control {name!r}: model {control_model_id(name)}", highlight=False)
-            shams = sham_interventions([s for _, claim in claims if name in claim.needs().controls
-                                        for s in shams_of(claim.about(), loaded.suite.controls.llms)],
-                                       controls_configuration(loaded.suite).interventions, registry)
-            run_dir = start_or_resume(controls_dir / slug(name), run_identity(loaded, name))
-            run_dirs[name] = run_suite(controls_suite(loaded, name, controls_dir, shams), out=run_dir, console=console,
-                                       pm=pm, kb_llm=kb_llm, write_report=False)
+        run_dirs = {name: _run_control(loaded, name, out / "controls", claims, registry, pm, console)
+                    for name in loaded.suite.controls.llms}
     with_shams = ControlRuns({name: load_run(run_dir) for name, run_dir in run_dirs.items()})
     verdicts, power = [], []
     for ref, claim in claims:
@@ -82,6 +71,22 @@ def validate_suite(suite_path: "str | Path | LoadedSuite", out: str | Path | Non
     for run_dir in [*run_dirs.values(), *([out] if (out / "manifest.json").is_file() else [])]:
         write_report(run_dir, pm)
     return validity
+
+
+def _run_control(loaded: "LoadedSuite", name: str, controls_dir: Path, claims: list, registry: "Registry",
+                 pm: "pluggy.PluginManager", console: "Console | None") -> Path:
+    """One control LLM's run (resumed when it exists), with the stand-ins of the shams of the
+    claims that read this control."""
+    from ..runner import run_suite
+
+    if console is not None:
+        console.print(f"control {name!r}: model {control_model_id(name)}", highlight=False)
+    shams = sham_interventions([s for _, claim in claims if name in claim.needs().controls
+                                for s in shams_of(claim.about(), loaded.suite.controls.llms)],
+                               controls_configuration(loaded.suite).interventions, registry)
+    run_dir = start_or_resume(controls_dir / slug(name), run_identity(loaded, name))
+    return run_suite(controls_suite(loaded, name, controls_dir, shams), out=run_dir, console=console, pm=pm,
+                     kb_llm=_kb_llm(controls_dir), write_report=False)
 
 
 def _claim(registry: "Registry", ref: "ClaimRef") -> Claim:
