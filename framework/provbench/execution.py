@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import queue
 import threading
+import time
 from collections import deque
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Protocol
 
 from .model import RunRecord, UnitKey
@@ -47,18 +49,89 @@ class Executor(Protocol):
 
 
 class ThreadExecutor:
-    """Units on a thread pool in this process (they share the knowledge base and the LLM client)."""
+    """Units on worker threads in this process (they share the knowledge base and the LLM client).
+
+    The workers are daemon threads of its own, not a ``ThreadPoolExecutor``: a thread cannot be
+    killed, and a pool waits for (and, at exit, joins) a hung one forever. A unit past its
+    timeout is :meth:`abandon`-ed instead: its worker is retired (if its plugin ever returns,
+    the thread ends and its result is dropped) and a fresh worker takes its place, so the run
+    keeps its concurrency; a daemon thread never keeps the process alive."""
 
     def __init__(self, ctx: "RunContext", run_unit: Callable[..., RunRecord]) -> None:
         self._run_unit = run_unit
         self._ctx = ctx
-        self._pool = ThreadPoolExecutor(max_workers=ctx.suite.concurrency, thread_name_prefix="unit")
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._running: dict[Future, threading.Thread] = {}
+        self._retired: set[threading.Thread] = set()
+        self._when_idle: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+        self._started = 0
+        self._workers = [self._start_worker() for _ in range(ctx.suite.concurrency)]
+
+    def _start_worker(self) -> threading.Thread:
+        self._started += 1
+        worker = threading.Thread(target=self._work, name=f"unit-{self._started}", daemon=True)
+        worker.start()
+        return worker
+
+    def _work(self) -> None:
+        me = threading.current_thread()
+        while me not in self._retired:
+            job = self._jobs.get()
+            if job is None:
+                return
+            future, unit, baseline = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            with self._lock:
+                self._running[future] = me
+            record, error = None, None
+            try:
+                record = self._run_unit(self._ctx, unit, baseline)
+            except BaseException as exc:  # noqa: BLE001 - even a plugin's SystemExit: the scheduler records it
+                error = exc
+            self._left(future)  # first: once the run has every record, nothing of a unit runs here
+            if error is None:
+                future.set_result(record)
+            else:
+                future.set_exception(error)
+
+    def _left(self, future: Future) -> None:
+        """A unit's thread is done with it; the last one out runs what waited for idle workers."""
+        with self._lock:
+            self._running.pop(future, None)
+            actions, self._when_idle = (self._when_idle, []) if not self._running else ([], self._when_idle)
+        for action in actions:
+            action()
+
+    def when_idle(self, action: Callable[[], None]) -> None:
+        """Run ``action`` once no unit's code runs on a worker (now, if none does): after Ctrl-C or
+        an abandoned unit, the knowledge base closes only when no thread can be inside a query."""
+        with self._lock:
+            if self._running:
+                self._when_idle.append(action)
+                return
+        action()
 
     def submit(self, unit: "Unit", baseline: RunRecord | None) -> Future:
-        return self._pool.submit(self._run_unit, self._ctx, unit, baseline)
+        future: Future = Future()
+        self._jobs.put((future, unit, baseline))
+        return future
+
+    def abandon(self, future: Future) -> None:
+        """Give up on a unit that overran its timeout: retire its worker, start another."""
+        with self._lock:
+            worker = self._running.get(future)  # still running: it leaves _running when it returns
+            if worker is None:
+                return
+            self._retired.add(worker)
+            self._workers = [w for w in self._workers if w is not worker] + [self._start_worker()]
+        log.warning("abandoned the hung thread %s; %s replaces it", worker.name, self._workers[-1].name)
 
     def shutdown(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        """Stop the workers without waiting for a unit still running (on Ctrl-C, or a hung one)."""
+        for _ in self._workers:
+            self._jobs.put(None)
 
 
 def make_executor(ctx: "RunContext", run_unit: Callable[..., RunRecord]) -> Executor:
@@ -79,7 +152,8 @@ class Scheduler:
     """Hands units to an executor as their inputs become ready; records each result as it lands.
 
     ``plan(question_id, system)`` returns a pair's intervention units once the records they need
-    exist; ``on_record(record)`` stores a finished record (append, hooks, progress);
+    exist; ``on_record(record)`` stores a finished record (append, hooks, progress); a unit still
+    running ``suite.unit_timeout_s`` after it started is abandoned and recorded as failed;
     ``on_planned(planned, already_recorded)`` counts units as they are planned. ``stop()`` returns
     why no more units may start (a budget reached), or None: then units already started finish,
     the rest stay unrun (``stopped`` says why, ``left`` how many were ready).
@@ -102,32 +176,61 @@ class Scheduler:
         self.stop = stop or (lambda: None)
         self.stopped: str | None = None
         self.left = 0
+        self.timeout_s = suite.unit_timeout_s
 
     def run(self, baselines: list["Unit"], executor: Executor) -> None:
         # the longest chains of work first (a costly baseline that unlocks interventions), then
         # question by question so pairs unlock early; a run's tail is then short units, not a long one
         order = {q: n for n, q in enumerate(self.ctx.questions)}
         chain = self._chain_costs()
+        self.ctx.executor = executor  # the runner closes what units use once they are done (after_units)
         self._queue(sorted(baselines, key=lambda u: (-chain[u.key.system], order[u.key.question_id])))
         self._plan_ready()
-        in_flight: dict[Future, "Unit"] = {}
+        in_flight: dict[Future, tuple["Unit", float]] = {}  # unit, and when it must be done by
         try:
             while in_flight or (self.ready and not self.stopped):
                 while self.ready and len(in_flight) < self.window and not self._stopping():
                     unit = self.ready.popleft()
-                    in_flight[executor.submit(unit, self._baseline_of(unit))] = unit
-                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                    future = executor.submit(unit, self._baseline_of(unit))
+                    in_flight[future] = (unit, time.monotonic() + self.timeout_s)
+                next_deadline = min(deadline for _, deadline in in_flight.values())
+                finished, _ = wait(in_flight, timeout=max(0.0, next_deadline - time.monotonic()),
+                                   return_when=FIRST_COMPLETED)
                 for future in finished:
-                    del in_flight[future]
-                    record = future.result()  # run_unit turns a unit's own failure into a record
-                    self.done[record.key.as_str()] = record
-                    self.rerun.discard(record.key.as_str())
-                    self.on_record(record)
-                    if record.key.condition == "baseline":
-                        self._plan_ready()
+                    self._land(self._record_of(future, in_flight.pop(future)[0]))
+                for future in self._overdue(in_flight):
+                    unit, _ = in_flight.pop(future)
+                    getattr(executor, "abandon", lambda f: None)(future)
+                    self._land(self._failed(unit, f"timed out: the unit ran longer than unit_timeout_s "
+                                                  f"({self.timeout_s:g} s) and was abandoned"))
             self.left = len(self.ready) if self.stopped else 0
-        finally:  # on Ctrl-C, drop queued units instead of waiting for them; recorded ones stay
+        finally:  # on Ctrl-C, drop queued and running units at once; recorded ones stay
             executor.shutdown()
+
+    def _land(self, record: RunRecord) -> None:
+        self.done[record.key.as_str()] = record
+        self.rerun.discard(record.key.as_str())
+        self.on_record(record)
+        if record.key.condition == "baseline":
+            self._plan_ready()
+
+    def _record_of(self, future: Future, unit: "Unit") -> RunRecord:
+        """The unit's record; an exception that escaped it (a plugin's ``sys.exit`` while scoring,
+        a lost Ray worker) makes it a failed record instead of ending the run."""
+        error = future.exception()  # the future is done: this never waits
+        if error is None:
+            return future.result()
+        return self._failed(unit, f"{type(error).__name__}: {error}")
+
+    def _failed(self, unit: "Unit", reason: str) -> RunRecord:
+        from .units import failed_record
+
+        return failed_record(self.ctx, unit, reason)
+
+    @staticmethod
+    def _overdue(in_flight: dict[Future, tuple["Unit", float]]) -> list[Future]:
+        now = time.monotonic()
+        return [f for f, (_, deadline) in in_flight.items() if deadline <= now and not f.done()]
 
     def _stopping(self) -> bool:
         self.stopped = self.stopped or self.stop()
@@ -175,6 +278,16 @@ class Scheduler:
         if unit.intervention is None:
             return None
         return self.done.get(baseline_key(unit.key.question_id, unit.key.system))
+
+
+def after_units(ctx: "RunContext | None", action: Callable[[], None]) -> None:
+    """``action`` (closing the knowledge base) once no unit of the run is still running: now, or
+    when the last one left running after Ctrl-C or a timeout returns (never, for a unit hung for good)."""
+    when_idle = getattr(getattr(ctx, "executor", None), "when_idle", None)
+    if when_idle is None:
+        action()
+    else:
+        when_idle(action)
 
 
 def executor_session(spec: "ExecutorSpec") -> ContextManager[Any]:

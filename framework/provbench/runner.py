@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from .costs import Budget, spending_lines
 from .errors import UserError
-from .execution import executor_session, kb_embedding, reopen_read_only, warm_up_embeddings, warm_up_later_work
+from .execution import (after_units, executor_session, kb_embedding, reopen_read_only, warm_up_embeddings,
+                        warm_up_later_work)
 from .kb.embeddings import query_embedder
 from .leakguard import leak_lines
 from .llm_setup import check_budget_prices, check_same_models, make_judge, make_run_llm
-from .manifest import write_manifest
+from .manifest import check_same_settings, write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
 from .plugin_api import Results
 from .progress import status, unit_progress
@@ -66,9 +67,12 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
     loader = registry.create("dataset_loader", suite.dataset.loader)
     questions = _load_questions(loaded, loader)  # validated before the run directory exists
     check_same_models(store, suite)
+    check_same_settings(store, loaded)
     check_budget_prices(loaded, llm)
     with store.claim(), redacted_logs(redactor), executor_session(suite.executor), ExitStack() as closing:
         done = store.load_records()
+        if store.stale_lines:  # a run killed between retrying units and compacting: one line per unit first
+            store.compact(done)
         # the embedding model loads while litellm and the KB do; a finished run needs none of them
         warm_up = warm_up_embeddings(suite, default_kb_dir(loaded, store.run_dir.parent) if suite.knowledge_base
                                      else None) if llm is None and _baselines_left(suite, questions, done) else None
@@ -81,12 +85,13 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
                 client.bind_questions(questions.values())
         kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm,
                                      console, store.run_dir.parent)
+        ctx = None
         try:
             manifest = write_manifest(store, loaded, llm, kb_dir, pm, console, judge=judge_llm)
             store.write_questions(questions.values())
             pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
-            if kb is not None and suite.executor.kind != "threads":
-                kb = reopen_read_only(kb, kb_dir)  # workers in other processes open it too
+            if kb is not None:  # no plugin can write it; other processes (Ray workers, `kb info`) can open it
+                kb = reopen_read_only(kb, kb_dir)
             ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
                              kb_dir=kb_dir, judge=judge_llm if judge_llm is not llm else None)
             ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
@@ -111,8 +116,8 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
                     console.print(line, highlight=False)
             _report_leaks(ctx, done, console)
         finally:
-            if kb is not None:
-                kb.close()
+            if kb is not None:  # not under a unit still running (Ctrl-C, a timeout): it may be in a query
+                after_units(ctx, kb.close)
         if write_report:
             from .report import write_report as render
 
