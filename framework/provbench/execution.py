@@ -108,6 +108,8 @@ class Scheduler:
                     unit = self.ready.popleft()
                     future = executor.submit(unit, self._baseline_of(unit))
                     in_flight[future] = (unit, time.monotonic() + self.timeout_s)
+                if not in_flight:  # the budget stopped the run before another unit started
+                    break
                 next_deadline = min(deadline for _, deadline in in_flight.values())
                 finished, _ = wait(in_flight, timeout=max(0.0, next_deadline - time.monotonic()),
                                    return_when=FIRST_COMPLETED)
