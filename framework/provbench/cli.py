@@ -235,7 +235,7 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
     Exit status: 0 all units ok, 2 a usage or input error, 3 finished with failed units, 4 (with
     --controls) a claim is not detectable, 5 one of the suite's assertions failed (its summary.json
     and junit.xml are in the run directory), 6 the suite's budget stopped the run (run it again with
-    a larger budget to continue)."""
+    a larger budget to continue), 130 interrupted (Ctrl-C; the same command resumes)."""
     from .bundled import resolve_suite
     from .runner import run_suite
     from .store import RunStore
