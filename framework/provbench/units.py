@@ -20,7 +20,8 @@ from .capture import UnitCapture
 from .errors import UserError
 from .leakguard import check_unit
 from .model import LeakCheck, Question, RunRecord, Trace, UnitKey, utc_now
-from .plugin_api import Environment, Intervention, MetricContext, Variant, answered_by_reference, compared_output
+from .plugin_api import Environment, Intervention, MetricContext, Variant
+from .results.rules import answered_by_reference, compared_output
 from .suite import LoadedSuite, PluginRef, Suite
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> 
         produced, guard = _produce_trace(ctx, unit, question, baseline)
         trace = storable_trace(produced)
         trace.wall_time_s = round(time.perf_counter() - started, 4)
-    except BaseException as exc:  # noqa: BLE001 - a unit's failure is data, not a crash
+    except BaseException as exc:  # a unit's failure is data, not a crash (a plugin's sys.exit too)
         _reraise_a_real_interrupt(exc)
         log.debug("unit %s failed", unit.key.as_str(), exc_info=True)
         record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"[:2000]
@@ -286,7 +287,7 @@ def _leak_check(view: Any, question: Question, trace: Trace, capture: UnitCaptur
                 trace_ids: str) -> LeakCheck:
     try:
         return check_unit(view, question, trace, capture, baseline, trace_ids)
-    except Exception as exc:  # noqa: BLE001 - a guard failure is reported, never a unit's failure
+    except Exception as exc:  # a guard failure is reported, never a unit's failure
         log.warning("leak guard failed for %s: %s", capture.key, exc, exc_info=True)
         return LeakCheck(status="not-checkable", notes=[f"the leak guard failed: {type(exc).__name__}: {exc}"[:500]])
 
