@@ -75,7 +75,7 @@ TABLE1 = Question(id="t1", question="A baby born with pulmonary hypoplasia ... w
 @pytest.mark.parametrize("prediction, letter", [
     ("a sequence", "C"), ("A sequence", "C"), ("a sequence.", "C"), ("  A  Sequence ", "C"), ("an association", "A"),
     ("a syndrome", "D"), ("C", "C"), ("C.", "C"), ("(C)", "C"), ("C)", "C"), ("[C]", "C"), ("Answer: C", "C"),
-    ("The answer is C.", "C"), ("C. a sequence", "C"), ("(c)", "C"), ("c)", "C"), ("c.", "C"), ("a", None), ("an", None),
+    ("The answer is C.", "C"), ("C. a sequence", "C"), ("(c)", "C"), ("c)", "C"), ("c.", "C"), ("a", "A"), ("an", None),
     ("A syndrome-like picture", None), ("Because", None)])
 def test_option_text_is_matched_before_a_letter_and_articles_are_not_letters(prediction, letter):
     assert option_letter(prediction, TABLE1) == letter
@@ -89,6 +89,24 @@ def test_an_option_text_after_its_own_letter_or_an_article_names_it(prediction, 
     # the embedded model answered "A bone marrow" to mm-06 of medical-mini (A. bone marrow)
     question = Question(id="q", question="?", answer="A", choices=["bone marrow", "pancreas", "inner ear", "nerve"])
     assert option_letter(prediction, question) == letter
+
+
+def test_a_reply_that_is_a_single_letter_is_that_letter_even_where_options_are_letters():
+    # real MedMCQA dev records whose options are letters ('a', 'c', 'bc', 'ad'): "C" is option C, not the text "c"
+    question = Question(id="q", question="Which are true?", answer="C", choices=["a", "c", "bc", "ad"])
+    for reply in ("C", "c", "(C)", "C.", "c)"):
+        assert option_letter(reply, question) == "C", reply
+        assert MedMCQALoader().score_answer(question, reply) == {"accuracy": 1.0}, reply
+    assert option_letter("bc", question) == "C" and option_letter("ad", question) == "D"  # texts still name options
+    assert MedMCQALoader().normalize("c") == MedMCQALoader().normalize("C") == "C"
+
+
+def test_a_text_naming_options_that_share_it_is_ambiguous():
+    question = Question(id="q", question="?", answer="B", choices=["None", "none", "Both", "Aspirin"])
+    assert option_letter("none", question) is None
+    assert MedMCQALoader().score_answer(question, "None.") == {"accuracy": 0.0, "ambiguous_reply": 1.0}
+    assert option_letter("B none", question) == "B"  # its own letter settles it
+    assert MedMCQALoader().score_answer(question, "B") == {"accuracy": 1.0}
 
 
 def test_normalize_keeps_different_options_apart():

@@ -277,15 +277,20 @@ def test_grounding_needs_a_close_score_and_a_shared_word_and_records_every_candi
     assert exact.one("Night Cough", "question")["how"] == "exact" and exact.one("coughing at night", "question") is None
 
 
-def test_one_path_per_pair_capped_by_max_paths_shortest_first(kb):
+def test_kept_paths_are_not_fragments_of_other_paths_and_cover_the_most_grounded_entities(kb):
     env = Environment(view=kb.view(), llm=None)
-    names = ["fasting", "night cough", "spleen", "mirel disease", "pale gums"]  # 10 pairs, 7 distinct paths
+    names = ["fasting", "night cough", "spleen", "mirel disease", "pale gums"]  # 10 pairs, 10 distinct paths
     grounded = [{"entity": kb.view().find_entity(n).id, "role": "question"} for n in names]
     assert KGRAGEx().options.max_paths == 3
     paths = KGRAGEx().find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
-    assert [len(p["edges"]) for p in paths] == [1, 1, 1]
+    # the one-edge paths (fasting-night cough, mirel-spleen, pale gums-spleen) lie on longer ones: dropped;
+    # every kept path passes 3 grounded entities; the shorter first, then by names
+    assert [len(p["edges"]) for p in paths] == [2, 3, 3]
+    assert [n["name"] for n in paths[1]["nodes"]] == ["fasting", "corvane fever", "mirel disease", "spleen"]
     every = KGRAGEx(max_paths=None).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
-    assert len(every) == 10 and [len(p["edges"]) for p in every] == sorted(len(p["edges"]) for p in every)
+    assert [len(p["edges"]) for p in every] == [2, 3, 3, 3, 3]
+    node_sets = [{n["id"] for n in p["nodes"]} for p in every]
+    assert not any(a <= b for i, a in enumerate(node_sets) for j, b in enumerate(node_sets) if i != j)
 
 
 def test_a_tie_never_goes_to_the_earlier_option(tmp_path):

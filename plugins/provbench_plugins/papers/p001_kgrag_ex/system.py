@@ -4,8 +4,10 @@ pseudo-paragraphs -> pseudo-document-guided chunk retrieval -> an option letter.
 1. The query is parsed and its entities grounded (:mod:`.grounding`): triplets and every pair of
    the query's entities (paper), or the model's entity pairs (``preset: authors``).
 2. One shortest path per pair (edges in either direction, or only forward with ``directed``; at
-   most ``max_hops``); paths are ranked by length, then by the names along them (never by the
-   order of the options), and ``max_paths`` are kept. None found: plain retrieval on the
+   most ``max_hops``); a path lying wholly on another is dropped, the rest are ranked by the
+   grounded entities they cover, then length, then the names along them (never by the order of
+   the options), and ``max_paths`` are kept (:func:`choose_paths`); with ``path_order: pairs``
+   (the authors) every pair's path is kept in the model's pair order. None found: plain retrieval on the
    question (recorded as the fallback).
 3. Each path becomes a pseudo-paragraph (an LLM call with the authors' prompt, or ``paragraphs:
    template``); together they form the pseudo-document that retrieves ``top_k`` chunks; the LLM
@@ -111,9 +113,11 @@ class KGRAGEx(System):
                                                 directed=self.options.directed):
                 if len(path.entities) >= 2:
                     found.setdefault(tuple(sorted(r.id for r in path.relations)), path)
-        names = {eid: (env.view.entity(eid).name if env.view.entity(eid) else eid).casefold()
-                 for path in found.values() for eid in path.entities}
-        kept = sorted(found.values(), key=lambda p: rank_key(p, names))[: self.options.max_paths]
+        if self.options.path_order == "pairs":  # the authors: every pair's path, in the model's pair order
+            kept = list(found.values())[: self.options.max_paths]
+        else:
+            kept = choose_paths(list(found.values()), {g["entity"] for g in grounded}, self.options.max_paths,
+                                lambda eid: env.view.entity(eid).name if env.view.entity(eid) else eid)
         paths = [self.describe_path(env, f"path:{i}", p) for i, p in enumerate(kept)]
         trace.add_step("retrieval", tool="shortest_paths", result=[triplet_lines(p) for p in paths])
         return paths
@@ -142,9 +146,10 @@ class KGRAGEx(System):
             trace.visit(*entities)
         trace.artifacts["pseudo_paragraphs"] = paragraphs
         pseudo_document = "\n".join(p for p in paragraphs if p.strip())
-        trace.artifacts["context_words"] = len(pseudo_document.split())  # the authors' "tokens" per call
         passages = self.retrieve(env, trace, pseudo_document or question.question, fallback=not pseudo_document)
         context = "\n".join([pseudo_document, *passages]).strip()
+        # the authors' "tokens" per call: the words of the context the model reads (paragraphs and chunks)
+        trace.artifacts["context_words"] = len(context.split())
         messages = P.answer_messages(context, question.question, question.choices or [])
         reply = self.chat(env, trace, messages, P.answer_schema(max(1, len(question.choices or []))), "answer")
         return trace if reply is None else answer_letter(trace, reply)
@@ -211,11 +216,27 @@ def answer_letter(trace: Trace, reply: Any) -> Trace:
     return trace
 
 
-def rank_key(path: Any, names: dict[str, str]) -> tuple:
-    """Shorter first; among equals, by the names along the path read from its smaller end, so the
-    order in which the options (or pairs) came never decides a tie."""
+def choose_paths(found: list[Any], grounded: set[str], max_paths: int | None, name_of: Any) -> list[Any]:
+    """The paths kept (provbench's rule; with many grounded entities the pairs' shortest paths are
+    mostly one-edge fragments of longer ones): a path whose nodes all lie on another found path is
+    dropped (of two with the same nodes, the one ranked first stays); the rest are ranked by how
+    many grounded entities they pass through (most first), then shorter first, then by the names
+    along them, and ``max_paths`` are kept. The order of the options or pairs never decides."""
+    names = {eid: str(name_of(eid)).casefold() for path in found for eid in path.entities}
+    ranked = sorted(found, key=lambda p: rank_key(p, names, grounded))
+    kept = [p for i, p in enumerate(ranked) if not any(
+        set(p.entities) <= set(other.entities) and (set(p.entities) < set(other.entities) or j < i)
+        for j, other in enumerate(ranked) if j != i)]
+    return kept[:max_paths]
+
+
+def rank_key(path: Any, names: dict[str, str], grounded: set[str] = frozenset()) -> tuple:
+    """Most grounded entities covered first, then shorter; among equals, by the names along the
+    path read from its smaller end, so the order in which the options (or pairs) came never
+    decides a tie."""
     along = tuple(names[e] for e in path.entities)
-    return len(path.relations), min(along, along[::-1]), sorted(r.id for r in path.relations)
+    return (-len(grounded & set(path.entities)), len(path.relations), min(along, along[::-1]),
+            sorted(r.id for r in path.relations))
 
 
 def _sentence(line: str) -> str:
