@@ -174,8 +174,8 @@ def test_bundled_medical_mini_in_both_forms():
 
     dev = MedMCQALoader().load(REPO / "datasets" / "medical-mini" / "dev.jsonl")
     mmlu = MMLUMedicalLoader().load(REPO / "datasets" / "medical-mini" / "mirage-benchmark.json")
-    assert len(dev) == 10 and facet_counts(dev, "choice_type") == {"single": 8, "multi": 2}
-    assert len(mmlu) == 8 and all(q.answer in "ABCD" for q in mmlu)
+    assert len(dev) == 14 and facet_counts(dev, "choice_type") == {"single": 12, "multi": 2}
+    assert len(mmlu) == 12 and all(q.answer in "ABCD" for q in mmlu)
 
 
 def test_medical_mini_questions_carry_their_gold_path_in_both_forms(tmp_path):
@@ -188,7 +188,10 @@ def test_medical_mini_questions_carry_their_gold_path_in_both_forms(tmp_path):
     for q in dev:
         gold = q.gold
         assert gold is not None and gold.triples and gold.ordered == (q.type == "single")
-        if q.type == "single":  # a chain from a question entity to the answer
+        if q.id.startswith("mm-b"):  # a bridge: the middle triple of a path between two named entities
+            assert len(gold.triples) == 1 and gold.entities[-1] == q.aliases[0]
+            assert not any(e.lower() in q.question.lower() for e in gold.entities)
+        elif q.type == "single":  # a chain from a question entity to the answer
             assert gold.entities[0].lower() in q.question.lower() and gold.entities[-1] == q.aliases[0]
             assert len(gold.entities) == len(gold.triples) + 1
             for triple, (a, b) in zip(gold.triples, zip(gold.entities, gold.entities[1:])):

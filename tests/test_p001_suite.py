@@ -129,7 +129,7 @@ def test_the_authors_suite_runs_every_part_on_its_authors_preset(tmp_path, monke
 
     sections = {s.id: s for s in p001_report.sections(load_run(run_dir))}
     (row,) = cells(sections["p001-table4-kgrag-ex"])
-    assert row[:2] == ["MedMCQA", "authors (blanked in place)"] and int(row[2]) > 0  # questions with a change
+    assert row[:2] == ["MedMCQA form: medical-mini/dev.jsonl", "authors (blanked in place)"] and int(row[2]) > 0  # questions with a change
     cost = sections["p001-cost-kgrag-ex"]
     authors = {r[0]: r[1:] for r in cells(cost, 1)}
     label = "RAG-Ex (vector-rag, 5-word windows, stride 1, over the 'Chunk 0' labels too)"

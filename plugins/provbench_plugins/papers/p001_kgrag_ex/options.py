@@ -51,8 +51,9 @@ class KGRAGExOptions(BaseModel):
     max_paths: int | None = Field(3, ge=1, le=50, description="paths kept: one per pair, the shortest first "
                                                               "(null: every pair's)")
     path_order: Literal["covering", "pairs"] = Field(
-        "covering", description="'covering': drop paths lying on another, prefer those covering the most grounded "
-                                "entities (provbench); 'pairs': every pair's path in the model's order (the authors)")
+        "covering", description="'covering': drop paths lying on another, keep those covering the most grounded "
+                                "entities not yet covered (provbench); 'pairs': every pair's path in the model's "
+                                "order (the authors)")
     directed: bool = Field(False, description="follow edges only in their direction (the authors' nx.DiGraph)")
     path_format: Literal["lines", "chain"] = Field("lines", description="triplet lines (Tables 1-2) or one chain")
     paragraphs: Literal["llm", "template"] = "llm"

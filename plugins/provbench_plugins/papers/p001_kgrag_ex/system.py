@@ -4,9 +4,10 @@ pseudo-paragraphs -> pseudo-document-guided chunk retrieval -> an option letter.
 1. The query is parsed and its entities grounded (:mod:`.grounding`): triplets and every pair of
    the query's entities (paper), or the model's entity pairs (``preset: authors``).
 2. One shortest path per pair (edges in either direction, or only forward with ``directed``; at
-   most ``max_hops``); a path lying wholly on another is dropped, the rest are ranked by the
-   grounded entities they cover, then length, then the names along them (never by the order of
-   the options), and ``max_paths`` are kept (:func:`choose_paths`); with ``path_order: pairs``
+   most ``max_hops``); a path lying wholly on another is dropped, then paths are kept one at a
+   time, each passing the most grounded entities not yet covered (ties: shorter, then the names
+   along them; never the order of the options), until ``max_paths`` or nothing new is covered
+   (:func:`choose_paths`); with ``path_order: pairs``
    (the authors) every pair's path is kept in the model's pair order. None found: plain retrieval on the
    question (recorded as the fallback).
 3. Each path becomes a pseudo-paragraph (an LLM call with the authors' prompt, or ``paragraphs:
@@ -217,26 +218,35 @@ def answer_letter(trace: Trace, reply: Any) -> Trace:
 
 
 def choose_paths(found: list[Any], grounded: set[str], max_paths: int | None, name_of: Any) -> list[Any]:
-    """The paths kept (provbench's rule; with many grounded entities the pairs' shortest paths are
-    mostly one-edge fragments of longer ones): a path whose nodes all lie on another found path is
-    dropped (of two with the same nodes, the one ranked first stays); the rest are ranked by how
-    many grounded entities they pass through (most first), then shorter first, then by the names
-    along them, and ``max_paths`` are kept. The order of the options or pairs never decides."""
+    """The paths kept (provbench's rule: with many grounded entities the pairs' shortest paths are
+    mostly one-edge fragments of longer ones, and overlapping paths repeat each other's triplets,
+    so one removal changes nothing). A path whose nodes all lie on another found path is dropped
+    (of two with the same nodes, the first ranked stays); then, one at a time, the path passing the
+    most grounded entities not yet on a kept path is kept (ties: shorter, then by the names along
+    it), until ``max_paths`` are kept or no path adds a grounded entity. The order of the options
+    or pairs never decides."""
     names = {eid: str(name_of(eid)).casefold() for path in found for eid in path.entities}
-    ranked = sorted(found, key=lambda p: rank_key(p, names, grounded))
-    kept = [p for i, p in enumerate(ranked) if not any(
-        set(p.entities) <= set(other.entities) and (set(p.entities) < set(other.entities) or j < i)
-        for j, other in enumerate(ranked) if j != i)]
-    return kept[:max_paths]
+    ranked = sorted(found, key=lambda p: rank_key(p, names))
+    nodes = [set(p.entities) for p in ranked]
+    left = [p for i, p in enumerate(ranked)
+            if not any(nodes[i] < nodes[j] or (nodes[i] == nodes[j] and j < i) for j in range(len(ranked)) if j != i)]
+    kept: list[Any] = []
+    covered: set[str] = set()
+    while left and (max_paths is None or len(kept) < max_paths):
+        best = max(left, key=lambda p: len(grounded & set(p.entities) - covered))  # the first ranked of equals
+        if kept and not grounded & set(best.entities) - covered:
+            break
+        kept.append(best)
+        covered |= grounded & set(best.entities)
+        left.remove(best)
+    return kept
 
 
-def rank_key(path: Any, names: dict[str, str], grounded: set[str] = frozenset()) -> tuple:
-    """Most grounded entities covered first, then shorter; among equals, by the names along the
-    path read from its smaller end, so the order in which the options (or pairs) came never
-    decides a tie."""
+def rank_key(path: Any, names: dict[str, str]) -> tuple:
+    """Shorter first; among equals, by the names along the path read from its smaller end, so the
+    order in which the options (or pairs) came never decides a tie."""
     along = tuple(names[e] for e in path.entities)
-    return (-len(grounded & set(path.entities)), len(path.relations), min(along, along[::-1]),
-            sorted(r.id for r in path.relations))
+    return len(path.relations), min(along, along[::-1]), sorted(r.id for r in path.relations)
 
 
 def _sentence(line: str) -> str:
