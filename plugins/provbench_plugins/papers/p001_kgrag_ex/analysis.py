@@ -9,8 +9,10 @@ their node labels, and relative ranks by degree, edge betweenness and eq. (1):
     sub-path score = betweenness(edge) / (degree(node1) + degree(node2))
 
 Ranks within one path (the paper: "within the derived path"): 0 = highest value, 1 = lowest,
-``rank / (N - 1)``. Ties as the authors' notebook settles them (the paper is silent): sub-paths
-share their average rank; nodes and edges keep the earlier one on the path first.
+``rank / (N - 1)``, a path with N < 2 ranked elements left out. Ties as the authors' notebook
+settles them (the paper is silent): sub-paths share their average rank; nodes and edges keep the
+earlier one on the path first. :func:`authors_rank_histogram` ranks as their notebook does (per
+question, each node once by DiGraph degree). :func:`path_lengths` counts the kept paths' edges.
 
 Sub-path records carry the rule they ran under (``rule``: "paper" or "authors"); :func:`group`
 takes one rule's, so Table 4 can be read under either. Positions are the paper's k / (m - 1) in
