@@ -41,7 +41,7 @@ def test_suite_runs_end_to_end_and_reruns_from_cache(tmp_path, monkeypatch):
     report = (run_dir / "report.html").read_text()
     for title in ("Table 4: impact of perturbation methods", "critical changes by position on the path",
                   "critical changes by node label", "sub-path score (eq. 1)", "Table 5: cost of an explanation",
-                  "Table 2: explanations per question", "accuracy by choice type"):
+                  "Table 2: explanations per question", "accuracy by choice type", "lengths of the kept paths"):
         assert title in report, title
     assert "Section from provbench_plugins.papers.p001_kgrag_ex failed" not in report
     check_table_figures(run_dir, records)
