@@ -153,3 +153,24 @@ def test_the_authors_tokens_count_every_word_the_model_reads(kb):
     passage = P.PASSAGE.format(id=unit.id, text=clip(unit.text, KGRAGEx().options.text_chars))
     assert passage in llm.backend.calls[-1]["messages"][-1]["content"] + llm.backend.calls[-1]["messages"][0]["content"]
     assert trace.artifacts["context_words"] == len("A short paragraph.".split()) + len(passage.split())
+
+
+def test_the_authors_builder_keeps_names_differing_in_case_apart(tmp_path):
+    from p001_helpers import write_inputs
+    from provbench.testing import schema_following_llm
+    from provbench_plugins.kb_builders.medical.builder import MedicalKGBuilder
+
+    corpus, triples = write_inputs(tmp_path / "in")
+    triples.write_text(triples.read_text() + "Fasting,Risk Factors,CAUSES,ashen skin,Symptoms,a.txt,a_0\n")
+    assert MedicalKGBuilder(corpus=str(corpus), triples=str(triples), preset="authors").build_options({}).entity_names \
+        == "exact"
+    for rule, expected in (("merged", None), ("exact", "ent:fasting-2")):
+        kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples), entity_names=rule).build(
+            [], tmp_path / rule, schema_following_llm())
+        try:
+            view = kb.view()
+            found = view.find_entity("Fasting", case_sensitive=True)
+            assert (found.id if found else None) == expected  # merged: "Fasting" became "fasting"
+            assert view.find_entity("fasting", case_sensitive=True).id == "ent:fasting"
+        finally:
+            kb.close()
