@@ -19,9 +19,10 @@ The authors' pipeline as a preset (``preset: authors``, or each part alone): ``c
 authors`` re-cuts the corpus as their ``Chunker.py`` (600/100 overlapping recursive splits, sha256
 ids) and ``extraction: authors`` asks for every valid triple under their 7 labels and 19 relation
 types, and ``entity_names: exact`` keeps names differing only in case or punctuation apart (by
-default they are one entity, as ``ent:<name>`` lower-cases). ``unmatched_chunks: keep`` keeps a triple whose ChunkID is no chunk of the corpus (as in the
-authors' ``arch_kg.csv`` read against another cut of StatPearls) with file-level provenance only:
-no text unit, its SourceFilename in ``relation_sources``; by default such a triple is an error.
+default they are one entity, as ``ent:<name>`` lower-cases). ``unmatched_chunks: keep`` keeps a
+triple whose ChunkID is no chunk of the corpus (as in the authors' ``arch_kg.csv`` read against
+another cut of StatPearls) with file-level provenance only: no text unit, its SourceFilename in
+``relation_sources``; by default such a triple is an error.
 
 Built on :mod:`provbench_plugins.kb_builders.common` like every builder: the LLM calls run
 ``max_workers`` at once and are tallied; reuse, build info (``counts`` beside paper 001's) and

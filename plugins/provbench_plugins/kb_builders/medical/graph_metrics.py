@@ -2,11 +2,12 @@
 
 Written to ``graph_metrics.json`` in the knowledge-base directory: ``degree`` (entity id ->
 in + out degree over all relations), ``digraph_degree`` (in + out distinct neighbours, as the
-authors' ``nx.DiGraph`` counts: two triples on one ordered pair are one edge), ``betweenness`` (relation id -> edge betweenness of its
-node pair in the undirected simple graph, the graph shortest paths are searched in) and
-``labels`` (entity id -> label); the builder adds ``relation_sources`` (relation id -> the
-SourceFilename a triples file gave it, kept for traceability even where no chunk holds the edge). Exact betweenness costs O(n m); ``k`` samples k source nodes
-(networkx's approximation, seeded) for large graphs.
+authors' ``nx.DiGraph`` counts: two triples on one ordered pair are one edge), ``betweenness``
+(relation id -> edge betweenness of its node pair in the undirected simple graph, the graph
+shortest paths are searched in) and ``labels`` (entity id -> label); the builder adds
+``relation_sources`` (relation id -> the SourceFilename a triples file gave it, kept for
+traceability even where no chunk holds the edge). Exact betweenness costs O(n m); ``k`` samples
+k source nodes (networkx's approximation, seeded) for large graphs.
 
 :func:`summary` and :func:`corpus_summary` give paper 001's Table 3 (graph and corpus halves);
 :func:`side_by_side` puts them next to the paper's figures.

@@ -14,8 +14,8 @@ single removal changed it (the same element elsewhere on another path would keep
   it) is a planted node: the hit rate reaches ``min_hit_rate`` and a one-sided binomial test
   finds it above naming a node of the question's paths at random (p < ``alpha``), so an
   explanation that ignores the perturbations (the first node of the first path) fails where the
-  planted node is not a path end (medical-mini's bridge questions). A control that ignores context changes under no
-  removal, so its explanation names nothing.
+  planted node is not a path end (medical-mini's bridge questions). A control that ignores
+  context changes under no removal, so its explanation names nothing.
 * ``unplanted-change-nothing``: a removal that blanks no planted node and no planted triplet
   (``blanked`` in the variant's data) never changes the oracle's answer, while removals that do
   blank one change it more often (one-sided Fisher exact test).
