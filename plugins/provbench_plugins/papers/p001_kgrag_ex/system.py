@@ -226,10 +226,7 @@ def choose_paths(found: list[Any], grounded: set[str], max_paths: int | None, na
     it), until ``max_paths`` are kept or no path adds a grounded entity. The order of the options
     or pairs never decides."""
     names = {eid: str(name_of(eid)).casefold() for path in found for eid in path.entities}
-    ranked = sorted(found, key=lambda p: rank_key(p, names))
-    nodes = [set(p.entities) for p in ranked]
-    left = [p for i, p in enumerate(ranked)
-            if not any(nodes[i] < nodes[j] or (nodes[i] == nodes[j] and j < i) for j in range(len(ranked)) if j != i)]
+    left = not_lying_on_another(sorted(found, key=lambda p: rank_key(p, names)))
     kept: list[Any] = []
     covered: set[str] = set()
     while left and (max_paths is None or len(kept) < max_paths):
@@ -240,6 +237,13 @@ def choose_paths(found: list[Any], grounded: set[str], max_paths: int | None, na
         covered |= grounded & set(best.entities)
         left.remove(best)
     return kept
+
+
+def not_lying_on_another(ranked: list[Any]) -> list[Any]:
+    """The paths whose nodes are not all on another path (of equal node sets, the first stays)."""
+    nodes = [set(p.entities) for p in ranked]
+    return [p for i, p in enumerate(ranked)
+            if not any(nodes[i] < nodes[j] or (nodes[i] == nodes[j] and j < i) for j in range(len(ranked)) if j != i)]
 
 
 def rank_key(path: Any, names: dict[str, str]) -> tuple:
