@@ -402,7 +402,7 @@ def test_table4_section_has_a_row_per_dataset_as_the_paper():
 def test_table4_under_both_subpath_rules():
     """The same question under the paper's sub-path rule (its removals change nothing) and the
     authors' (blanking both nodes changes the answer): Table 4 reads node, then sub-path."""
-    from provbench_plugins.papers.p001_kgrag_ex.report import dataset_label, table4_section
+    from provbench_plugins.papers.p001_kgrag_ex.report import table4_section
 
     path = four_node_path()
     records = [record(k, i, k == "node" and i == 0, "B", path) for k, n in (("node", 4), ("edge", 3)) for i in range(n)]

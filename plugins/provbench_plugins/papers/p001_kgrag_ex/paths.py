@@ -72,7 +72,7 @@ def triplet_lines(path: dict) -> list[str]:
     if path.get("format", "lines") == "chain":
         return _chains(node_text, edge_text, dropped)
     lines = []
-    for k, edge in enumerate(path["edges"]):
+    for k in range(len(path["edges"])):
         if k not in dropped:
             head, tail = edge_ends(path, k)
             lines.append(f"{node_text[head]} ->[{edge_text[k]}]-> {node_text[tail]}")
