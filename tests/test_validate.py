@@ -249,6 +249,8 @@ def test_the_built_in_suites_controls_pass_within_five_minutes(tmp_path, suite):
     verdicts = read_validity(tmp_path / "out").verdicts
     assert all(v.passed or v.expected_failure for v in verdicts)  # the authors' suite marks the claims it cannot test
     assert sum(bool(v.expected_failure) for v in verdicts) == (2 if suite.endswith("-authors") else 0)
+    power = read_validity(tmp_path / "out").power  # the claim x sham matrix: a "no power" only where excused
+    assert power and all(row.status != "no power" or row.excused for row in power)
 
 
 def test_control_runs_of_another_controls_version_start_over(tmp_path, monkeypatch):
