@@ -247,8 +247,7 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
     console.print(f"report: {run_dir / 'report.html'}")
     gates = show_gates(run_dir)
     if validity is not None and validity.failed_claims:  # the report marks the run uncertified too
-        err_console.print(f"[red]uncertified run[/]: claims not shown by the controls: "
-                          f"{', '.join(validity.failed_claims)}", highlight=False)
+        err_console.print(f"[red]uncertified run[/]: {', '.join(validity.failed_claims)}", highlight=False)
         sys.exit(EXIT_CLAIM_NOT_DETECTABLE)
     store = RunStore(run_dir)
     stopped = store.read_manifest().stopped
@@ -288,29 +287,11 @@ def validate_cmd(suite: str, out: Path | None) -> None:
 
 
 def _validate(suite: Path, out: Path | None):
+    from .cli_results import show_validity
     from .controls.validate import validate_suite
 
     validity = validate_suite(suite, out=out, console=console)
-    rows = [(v.claim, v.control, v.expected, v.observed, "–" if v.p_value is None else f"{v.p_value:.3g}", v.status)
-            for v in validity.verdicts]
-    show_table(console, f"suite validity: {validity.suite_name}",
-               ("claim", "control", "expected", "observed", "p", "verdict"), rows, wrap=("claim", "expected", "observed"))
-    for v in validity.verdicts:
-        if v.expected_failure or v.open:
-            why = f"expected to fail: {v.expected_failure}" if v.expected_failure else f"open: {v.open}"
-            console.print(f"  {v.claim}: {escape(why)}", highlight=False)
-    show_table(console, "power against shams", ("claim", "sham", "power", "observed"),
-               [(p.claim, p.sham, p.shown_status, p.observed) for p in validity.power], wrap=("claim", "sham", "observed"))
-    for line in validity.differences or ["none: the controls ran the suite's own systems, interventions and options"]:
-        console.print(f"  controls differ from the suite: {escape(line)}", highlight=False)
-    failed = sorted({v.claim for v in validity.failures})
-    if failed:
-        err_console.print(f"[red]not detectable:[/] {', '.join(failed)}", highlight=False)
-    for row in validity.powerless:
-        err_console.print(f"[red]no power against {escape(row.sham)}:[/] {row.claim}", highlight=False)
-    if validity.failed_units:
-        err_console.print(f"[yellow]{validity.failed_units} control unit(s) failed[/]: see the control runs' reports "
-                          f"({', '.join(validity.runs.values())})", highlight=False)
+    show_validity(validity, console, err_console)
     return validity
 
 

@@ -1,9 +1,11 @@
 """Commands that read finished runs: ``export`` (records as a table), ``check`` (CI assertions) and
-``traces`` (OpenTelemetry spans). :mod:`provbench.cli` adds them to the ``provbench`` group; heavy modules load inside them."""
+``traces`` (OpenTelemetry spans). :mod:`provbench.cli` adds them to the ``provbench`` group; heavy modules load inside them.
+Also how ``validate`` shows what it found (:func:`show_validity`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -72,3 +74,29 @@ def traces_cmd(run_dir: Path, out: Path | None, endpoint: str | None, headers: t
     count = export_traces(run_dir, out=out, endpoint=endpoint, headers=pairs)
     console.print(f"{count} span(s) exported" + (f" to {out}" if out else "") + (f" to {endpoint}" if endpoint else ""),
                   highlight=False)
+
+
+def show_validity(validity: Any, console: Console, err_console: Console) -> None:
+    """The verdicts, the claim x sham matrix and the controls' differences from the suite; on
+    stderr, the claims not shown, each sham a claim has no power against, and failed control units."""
+    from .listing import show_table
+
+    rows = [(v.claim, v.control, v.expected, v.observed, "–" if v.p_value is None else f"{v.p_value:.3g}", v.status)
+            for v in validity.verdicts]
+    show_table(console, f"suite validity: {validity.suite_name}",
+               ("claim", "control", "expected", "observed", "p", "verdict"), rows, wrap=("claim", "expected", "observed"))
+    for v in (v for v in validity.verdicts if v.expected_failure or v.open):
+        why = f"expected to fail: {v.expected_failure}" if v.expected_failure else f"open: {v.open}"
+        console.print(f"  {v.claim}: {escape(why)}", highlight=False)
+    show_table(console, "power against shams", ("claim", "sham", "power", "observed"),
+               [(p.claim, p.sham, p.shown_status, p.observed) for p in validity.power], wrap=("claim", "sham", "observed"))
+    for line in validity.differences or ["none: the controls ran the suite's own systems, interventions and options"]:
+        console.print(f"  controls differ from the suite: {escape(line)}", highlight=False)
+    failed = sorted({v.claim for v in validity.failures})
+    if failed:
+        err_console.print(f"[red]not detectable:[/] {', '.join(failed)}", highlight=False)
+    for row in validity.powerless:
+        err_console.print(f"[red]no power against {escape(row.sham)}:[/] {row.claim}", highlight=False)
+    if validity.failed_units:
+        err_console.print(f"[yellow]{validity.failed_units} control unit(s) failed[/]: see the control runs' reports "
+                          f"({', '.join(validity.runs.values())})", highlight=False)

@@ -1,10 +1,8 @@
 """Declarative suites: a YAML file naming a dataset, a knowledge base, a model, systems,
 interventions and metrics. :func:`load_suite` parses it with ruamel.yaml (keeping line
 numbers), validates it with pydantic, and checks plugin names against the registry, so
-every mistake is reported as ``file, line N, field 'a.b[2]': what is wrong``.
-
-A controls block's own checks (its differences, claims and control LLMs) are in
-:mod:`provbench.suite_controls`, which receives this module's reference check rather than import it.
+every mistake is reported as ``file, line N, field 'a.b[2]': what is wrong`` (a controls block's
+own checks: :mod:`provbench.suite_controls`, handed this module's reference check).
 """
 
 from __future__ import annotations
@@ -184,10 +182,9 @@ class ControlDifferences(_Strict):
 
 
 class ControlsSpec(_Strict):
-    """A suite's known-truth controls, run by ``provbench validate`` (docs/controls.md): the data
-    they run on (a dataset with gold evidence, its knowledge base), the control LLMs that run the
-    suite's own systems and interventions in turn (never the suite's model), the claims to check,
-    and any ``differences`` from the suite's systems, interventions and options."""
+    """A suite's known-truth controls, run by ``provbench validate`` (docs/controls.md): their data (a
+    dataset with gold, its knowledge base), the control LLMs that run the suite's own systems and
+    interventions in turn, the claims to check, and any ``differences`` from the suite's configuration."""
 
     dataset: DatasetSpec
     knowledge_base: KnowledgeBaseSpec | None = None
