@@ -77,12 +77,13 @@ def data_group() -> None:
 
 
 @data_group.command("info")
-@click.argument("dataset", type=click.Path(exists=True, path_type=Path))
+@click.argument("dataset")
 @click.option("--loader", default=None, help="Dataset loader (default: the one loader that recognises DATASET).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Loader option (repeatable).")
 @JSON_OPTION
-def data_info_cmd(dataset: Path, loader: str | None, options: tuple[str, ...], as_json: bool) -> None:
-    """Load and validate DATASET, print its counts; exit non-zero on invalid input."""
+def data_info_cmd(dataset: str, loader: str | None, options: tuple[str, ...], as_json: bool) -> None:
+    """Load and validate DATASET (a file, or with --loader a hub id), print its counts; exit non-zero
+    on invalid input."""
     from .datainfo import data_info
     from .registry import default_registry
 
@@ -154,7 +155,7 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
             model=model or "embedded", limit=limit, options=_parse_options(options), console=console,
             concurrency=concurrency, executor=spec)
     console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}")
-    _print_stats(stats)
+    _print_stats(stats, degenerate=_degenerate(kb_dir))
 
 
 def _parse_options(pairs: tuple[str, ...]) -> dict:
@@ -179,19 +180,35 @@ def kb_info_cmd(kb_dir: Path, as_json: bool) -> None:
     """Describe the knowledge base at KB_DIR (paragraphs, text units, entities, ...)."""
     from .kb import KnowledgeBase
 
+    from .kb.health import kb_degenerate_reasons
+
     kb = KnowledgeBase.open(kb_dir, read_only=True)
     try:
+        degenerate = kb_degenerate_reasons(kb)
         if as_json:
-            return print_json(console, {"stats": kb.stats().model_dump(mode="json"), "build_info": kb.build_info})
-        _print_stats(kb.stats(), kb.build_info)
+            return print_json(console, {"stats": kb.stats().model_dump(mode="json"), "degenerate": degenerate,
+                                        "build_info": kb.build_info})
+        _print_stats(kb.stats(), kb.build_info, degenerate)
     finally:
         kb.close()
 
 
-def _print_stats(stats, build_info: dict | None = None) -> None:
-    """The KB's counts (beside the paper's when the KB says which paper it follows), then its build info."""
+def _degenerate(kb_dir: Path) -> list[str]:
+    from .kb import KnowledgeBase
+    from .kb.health import kb_degenerate_reasons
+
+    with KnowledgeBase.open(kb_dir, read_only=True) as kb:
+        return kb_degenerate_reasons(kb)
+
+
+def _print_stats(stats, build_info: dict | None = None, degenerate: list[str] | None = None) -> None:
+    """Why the KB is degenerate (first, when it is), its counts (beside the paper's when the KB says
+    which paper it follows), then its build info."""
     from .kb.info import count_rows, detail_lines
 
+    for reason in degenerate or []:
+        err_console.print(f"[bold red]degenerate knowledge base[/]: {escape(reason)} (`provbench run` refuses it)",
+                          highlight=False)
     info = build_info or {}
     paper = info.get("paper") or {}
     columns = ["item", "count"] + ([f"paper {paper.get('id', '')}".strip(), "ratio"] if paper else [])

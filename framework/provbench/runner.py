@@ -81,6 +81,7 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
                 client.bind_questions(questions.values())
         kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm,
                                      console, store.run_dir.parent)
+        _refuse_degenerate(kb, kb_dir)
         try:
             manifest = write_manifest(store, loaded, llm, kb_dir, pm, console, judge=judge_llm)
             store.write_questions(questions.values())
@@ -305,6 +306,16 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
         raise UserError(f"{loaded.path}: knowledge base {kb_dir} lives in {graph_store_of(kb_dir)!r}, not the "
                         f"suite's graph_store {spec.graph_store!r}; give another directory")
     return kb_dir, kb
+
+
+def _refuse_degenerate(kb: Any, kb_dir: Path | None) -> None:
+    """A degenerate knowledge base (provbench.kb.health) yields no results: the run stops here."""
+    from .kb.health import kb_degenerate_reasons, refusal
+
+    reasons = kb_degenerate_reasons(kb) if kb is not None else []
+    if reasons:
+        kb.close()
+        raise UserError(refusal(kb_dir, reasons))
 
 
 # -- execution ---------------------------------------------------------------------------------------

@@ -1,0 +1,57 @@
+"""Is a knowledge base fit to measure anything? A degenerate one never yields results.
+
+A knowledge base is **degenerate** when it has no text units, no entities or no relations, when
+none of its entities is linked to a text unit (no ablation of paper 000 could hide or keep any
+text), or when the share of its text units whose LLM extraction failed (the call failed, or the
+reply was not JSON of the schema) is above the builder option ``max_failed_extraction_share``
+(default :data:`DEFAULT_MAX_FAILED_EXTRACTION_SHARE`). ``provbench run`` and ``validate`` refuse it
+with these reasons; ``kb info`` and the report's knowledge-base section show them first.
+
+The typical route there: a corpus converted into a built-in format whose builder takes its graph
+from fields the corpus lacks (2Wiki JSON without ``evidences``: no gold triples, and extraction
+only on text units that support no question), which builds 0 entities and 0 relations.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .store import KnowledgeBase
+
+DEFAULT_MAX_FAILED_EXTRACTION_SHARE = 0.5
+
+
+def degenerate_reasons(counts: dict[str, Any], build_info: dict[str, Any],
+                       linked_entities: int | None = None) -> list[str]:
+    """Why a knowledge base with these ``counts`` (text_units, entities, relations) and build info
+    is degenerate; [] when it is fit. ``linked_entities``: entities linked to some text unit (None:
+    not known, not checked)."""
+    reasons = []
+    for name, what in (("text_units", "text units"), ("entities", "entities"), ("relations", "relations")):
+        if counts.get(name) == 0:
+            reasons.append(f"it has no {what}")
+    if linked_entities == 0 and counts.get("entities") and counts.get("text_units"):
+        reasons.append(f"none of its {counts['entities']} entities is linked to a text unit")
+    extraction = build_info.get("extraction") or {}
+    tried = extraction.get("text_units") or 0
+    failed = (extraction.get("failed_calls") or 0) + (extraction.get("invalid_outputs") or 0)
+    limit = (build_info.get("options") or {}).get("max_failed_extraction_share")
+    limit = DEFAULT_MAX_FAILED_EXTRACTION_SHARE if limit is None else float(limit)
+    if tried and failed / tried > limit:
+        reasons.append(f"extraction failed on {failed} of {tried} text units ({failed / tried:.0%}, above the "
+                       f"builder option max_failed_extraction_share={limit:g})")
+    return reasons
+
+
+def kb_degenerate_reasons(kb: "KnowledgeBase") -> list[str]:
+    """:func:`degenerate_reasons` of an open knowledge base, its counts read from the database."""
+    stats = kb.stats()
+    linked = kb.store.scalar("MATCH (:Chunk)-[:MENTIONS]->(e:Entity) RETURN count(DISTINCT e)")
+    return degenerate_reasons(stats.model_dump(), kb.build_info, linked)
+
+
+def refusal(kb_dir: Any, reasons: list[str]) -> str:
+    return (f"the knowledge base at {kb_dir} is degenerate, so nothing measured on it would mean anything: "
+            + "; ".join(reasons) + ". See `provbench kb info` for its build; fix the data or the builder options "
+            "(docs/own-data.md) and build it again")

@@ -1,0 +1,94 @@
+"""A ``qa`` question's gold evidence from the user's columns, in :mod:`provbench.gold`'s terms.
+
+* ``supporting_sentences``: each item a sentence (text), or an object ``{document, text}``; all of
+  them together are the evidence (one sentence group).
+* ``supporting_documents``: names of documents (a relative path, a file name, its stem, or its
+  title) in the folder the loader option ``documents`` names. A document stands for one gold
+  sentence of its own: the first of its sentences that holds the answer (or an alias), else the
+  one sharing the most words with the question and answer (a bridge document of a two-hop
+  question names the bridge, not the answer). Sentences come from the same reader and splitter
+  the ``documents`` builder chunks with, so they are found in its text units.
+* ``gold_path``: entity names in order (a chain through the graph), ``GoldEvidence.entities``.
+
+The mapping onto a knowledge base (which text units hold those sentences, which entities bear
+those names) is :mod:`provbench.kb.goldmap`'s, once per KB.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from provbench.errors import UserError
+from provbench.gold import GoldEvidence, GoldSentence
+
+from .fields import Row
+
+_WORD = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=8)
+def document_index(source: str) -> dict[str, Any]:
+    """Name (see the module docstring, case ignored) -> the documents of ``source`` bearing it."""
+    from provbench_plugins.kb_builders.documents.readers import read_documents
+
+    index: dict[str, list[Any]] = {}
+    for doc in read_documents(source):
+        for name in doc.names():
+            index.setdefault(name, []).append(doc)
+    return index
+
+
+def gold_evidence(row: Row, answers: list[str], documents: str | None) -> GoldEvidence | None:
+    sentences = [_sentence(row, item) for item in row.values("supporting_sentences")]
+    names = row.strings("supporting_documents")
+    if names and documents is None:
+        raise row.problem("supporting_documents", "names documents, but the loader option 'documents' (the folder "
+                          "of the documents) is not set, so they cannot be found")
+    for name in names:
+        sentences.append(_document_sentence(row, name, answers, documents or ""))
+    path = row.strings("gold_path")
+    if not sentences and not path:
+        return None
+    return GoldEvidence(sentences=sentences, entities=path)
+
+
+def _sentence(row: Row, item: Any) -> GoldSentence:
+    if isinstance(item, str):
+        return GoldSentence(document="", text=item.strip())
+    if isinstance(item, dict) and isinstance(item.get("text"), str) and item["text"].strip():
+        return GoldSentence(document=str(item.get("document") or item.get("title") or ""), text=item["text"].strip())
+    raise row.problem("supporting_sentences", f"each item must be a sentence or {{document, text}}, got {item!r}")
+
+
+def _document_sentence(row: Row, name: str, answers: list[str], documents: str) -> GoldSentence:
+    try:
+        found = document_index(documents).get(name.casefold(), [])
+    except UserError as err:
+        raise row.problem("supporting_documents", f"cannot read the documents: {err}") from None
+    if not found:
+        raise row.problem("supporting_documents", f"no document named {name!r} in {documents} (name one by its "
+                          "relative path, file name, file name without suffix, or title)")
+    if len(found) > 1:
+        raise row.problem("supporting_documents", f"{name!r} names {len(found)} documents "
+                          f"({', '.join(d.relative for d in found)}); use its relative path")
+    doc = found[0]
+    sentences = doc.sentences
+    keys = [a.casefold() for a in answers if a.strip()]
+    holding = next((s for s in sentences if any(k in s.casefold() for k in keys)), None)
+    if holding is None:
+        wanted = set(_WORD.findall(" ".join([row.text("question"), *answers]).casefold()))
+        holding = max(sentences, key=lambda s: len(wanted & set(_WORD.findall(s.casefold()))))
+    return GoldSentence(document=doc.relative, text=holding)
+
+
+def resolve_documents(option: str | None, source: str | Path) -> str | None:
+    """The ``documents`` option against the question file's folder (kept as given for a hub source)."""
+    if option is None:
+        return None
+    path = Path(option).expanduser()
+    if not path.is_absolute() and Path(str(source)).exists():
+        path = Path(str(source)).resolve().parent / path
+    return str(path)
