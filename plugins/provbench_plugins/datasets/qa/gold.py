@@ -8,7 +8,10 @@
   one sharing the most words with the question and answer (a bridge document of a two-hop
   question names the bridge, not the answer). Sentences come from the same reader and splitter
   the ``documents`` builder chunks with, so they are found in its text units.
-* ``gold_path``: entity names in order (a chain through the graph), ``GoldEvidence.entities``.
+  A titled document is about the entity its title names (as the ``documents`` builder reads it):
+  that name is a gold entity, so a control agent knows where to look.
+* ``gold_path``: entity names in order (a chain through the graph), ``GoldEvidence.entities``
+  (before the supporting documents' subjects).
 
 The mapping onto a knowledge base (which text units hold those sentences, which entities bear
 those names) is :mod:`provbench.kb.goldmap`'s, once per KB.
@@ -24,9 +27,14 @@ from typing import Any
 from provbench.errors import UserError
 from provbench.gold import GoldEvidence, GoldSentence
 
+from provbench_plugins.kb_builders.common.names import strip_qualifier
+
 from .fields import Row
 
 _WORD = re.compile(r"\w+")
+_STOPWORDS = {"a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "and", "or", "is", "was", "are",
+              "were", "be", "did", "does", "do", "which", "what", "who", "whom", "whose", "where", "when", "how",
+              "that", "this", "it", "its", "he", "she", "his", "her", "they", "their", "same", "yes", "no"}
 
 
 @lru_cache(maxsize=8)
@@ -47,12 +55,15 @@ def gold_evidence(row: Row, answers: list[str], documents: str | None) -> GoldEv
     if names and documents is None:
         raise row.problem("supporting_documents", "names documents, but the loader option 'documents' (the folder "
                           "of the documents) is not set, so they cannot be found")
+    subjects = []
     for name in names:
-        sentences.append(_document_sentence(row, name, answers, documents or ""))
+        doc = _document(row, name, documents or "")
+        sentences.append(GoldSentence(document=doc.relative, text=gold_sentence(doc, row.text("question"), answers)))
+        subjects.append(strip_qualifier(doc.title))
     path = row.strings("gold_path")
     if not sentences and not path:
         return None
-    return GoldEvidence(sentences=sentences, entities=path)
+    return GoldEvidence(sentences=sentences, entities=list(dict.fromkeys(e for e in [*path, *subjects] if e)))
 
 
 def _sentence(row: Row, item: Any) -> GoldSentence:
@@ -63,7 +74,7 @@ def _sentence(row: Row, item: Any) -> GoldSentence:
     raise row.problem("supporting_sentences", f"each item must be a sentence or {{document, text}}, got {item!r}")
 
 
-def _document_sentence(row: Row, name: str, answers: list[str], documents: str) -> GoldSentence:
+def _document(row: Row, name: str, documents: str) -> Any:
     try:
         found = document_index(documents).get(name.casefold(), [])
     except UserError as err:
@@ -74,14 +85,24 @@ def _document_sentence(row: Row, name: str, answers: list[str], documents: str) 
     if len(found) > 1:
         raise row.problem("supporting_documents", f"{name!r} names {len(found)} documents "
                           f"({', '.join(d.relative for d in found)}); use its relative path")
-    doc = found[0]
-    sentences = doc.sentences
-    keys = [a.casefold() for a in answers if a.strip()]
-    holding = next((s for s in sentences if any(k in s.casefold() for k in keys)), None)
-    if holding is None:
-        wanted = set(_WORD.findall(" ".join([row.text("question"), *answers]).casefold()))
-        holding = max(sentences, key=lambda s: len(wanted & set(_WORD.findall(s.casefold()))))
-    return GoldSentence(document=doc.relative, text=holding)
+    return found[0]
+
+
+def _stems(text: str) -> set[str]:
+    """Content words, cut to five letters (a crude stem: "founder" and "founded" meet)."""
+    return {w[:5] for w in _WORD.findall(text.casefold()) if w not in _STOPWORDS}
+
+
+def gold_sentence(doc: Any, question: str, answers: list[str]) -> str:
+    """The sentence of ``doc`` that stands for it as gold (module docstring): its title line left
+    out, the first sentence holding the answer (unless the document is about the answer itself:
+    then every sentence names it), else the one sharing the most words with question and answer
+    beyond the title's own words; the earliest on a tie."""
+    title = doc.title.casefold().strip()
+    candidates = [s for s in doc.sentences if s.casefold().strip() != title] or list(doc.sentences)
+    keys = [a.casefold() for a in answers if a.strip() and a.casefold() != title]
+    wanted = _stems(" ".join([question, *answers])) - _stems(doc.title)
+    return max(candidates, key=lambda s: (any(k in s.casefold() for k in keys), len(wanted & _stems(s))))
 
 
 def resolve_documents(option: str | None, source: str | Path) -> str | None:

@@ -60,7 +60,7 @@ class QALoader(DatasetLoader):
 
     name = LOADER_NAME
     Options = QAOptions
-    facets = ("answer_type", "type", "category", "gold")
+    facets = ("answer_type", "category", "has_gold")
     provides_gold = True
     claims_as_fallback = True  # it reads any plain file: a loader of the file's own format comes first
 
@@ -130,7 +130,7 @@ def to_question(row: Row, number: int, opts: QAOptions, documents: str | None) -
     if documents:
         metadata["documents"] = documents
     gold = gold_evidence(row, [answer, *aliases] if kind != "choice" else aliases, documents)
-    metadata["gold"] = "yes" if gold is not None else "no"
+    metadata["has_gold"] = "yes" if gold is not None else "no"
     return Question(id=row.text("id") or str(number), question=row.text("question", required=True), answer=answer,
                     aliases=list(dict.fromkeys(a for a in aliases if a != answer)), choices=choices or None,
                     dataset=LOADER_NAME, type=row.text("type") or kind, category=row.text("category"),
