@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from .cli_init import init_cmd
 from .cli_results import check_cmd, export_cmd, show_gates, traces_cmd
 from .listing import print_json, show_table
 
@@ -69,27 +70,6 @@ def suites_cmd(as_json: bool) -> None:
     if as_json:
         return print_json(console, [dict(zip(columns, row)) for row in rows])
     show_table(console, "built-in suites", columns, rows, wrap=("description", "file"))
-
-
-@main.command("init")
-@click.option("--docs", "docs", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Folder of your documents (.txt, .md, .html, .pdf).")
-@click.option("--questions", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Your questions: .csv, .jsonl, .json or .parquet (docs/own-data.md lists the columns).")
-@click.option("--system", "systems", multiple=True, help="A system to evaluate (repeatable; default: paper 000's "
-              "llm-only, rag, graphrag, agentic-graphrag).")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=Path("suite.yaml"), show_default=True,
-              help="Where to write the suite.")
-@click.option("--force", is_flag=True, help="Replace --out if it exists.")
-def init_cmd(docs: Path, questions: Path, systems: tuple[str, ...], out: Path, force: bool) -> None:
-    """Write a commented suite that evaluates GraphRAG on your own documents and questions; it runs as
-    written (`provbench kb build`, `provbench run`, `provbench validate`)."""
-    from .registry import default_registry
-    from .scaffold import DEFAULT_SYSTEMS, write_suite
-
-    path, summary = write_suite(default_registry(), docs, questions, out, list(systems or DEFAULT_SYSTEMS), force)
-    console.print(f"suite: {path} ({summary})\nnext: provbench kb build {path}; provbench run {path}; "
-                  f"provbench validate {path}", highlight=False)
 
 
 @main.group("data")
@@ -176,7 +156,9 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
             model=model or "embedded", limit=limit, options=_parse_options(options), console=console,
             concurrency=concurrency, executor=spec)
     console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}")
-    _print_stats(stats, degenerate=_degenerate(kb_dir))
+    from .kb.health import degenerate_reasons_at
+
+    _print_stats(stats, degenerate=degenerate_reasons_at(kb_dir))
 
 
 def _parse_options(pairs: tuple[str, ...]) -> dict:
@@ -214,17 +196,8 @@ def kb_info_cmd(kb_dir: Path, as_json: bool) -> None:
         kb.close()
 
 
-def _degenerate(kb_dir: Path) -> list[str]:
-    from .kb import KnowledgeBase
-    from .kb.health import kb_degenerate_reasons
-
-    with KnowledgeBase.open(kb_dir, read_only=True) as kb:
-        return kb_degenerate_reasons(kb)
-
-
 def _print_stats(stats, build_info: dict | None = None, degenerate: list[str] | None = None) -> None:
-    """Why the KB is degenerate (first, when it is), its counts (beside the paper's when the KB says
-    which paper it follows), then its build info."""
+    """Why the KB is degenerate (first), its counts (beside a paper's it follows), then its build info."""
     from .kb.info import count_rows, detail_lines
 
     for reason in degenerate or []:
@@ -395,7 +368,7 @@ def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
     console.print(f"comparison: {write_comparison(runs, out)}")
 
 
-for command in (export_cmd, check_cmd, traces_cmd):
+for command in (export_cmd, check_cmd, traces_cmd, init_cmd):
     main.add_command(command)
 
 

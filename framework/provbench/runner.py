@@ -21,6 +21,7 @@ from .costs import Budget, spending_lines
 from .errors import UserError
 from .execution import executor_session, kb_embedding, reopen_read_only, warm_up_embeddings, warm_up_later_work
 from .kb.embeddings import query_embedder
+from .kb.health import check_run_kb
 from .leakguard import leak_lines
 from .llm_setup import check_budget_prices, check_same_models, make_judge, make_run_llm
 from .manifest import write_manifest
@@ -81,7 +82,9 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
                 client.bind_questions(questions.values())
         kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm,
                                      console, store.run_dir.parent)
-        _refuse_degenerate(kb, kb_dir)
+        for line in check_run_kb(kb, kb_dir, questions.values()):  # refuses a degenerate KB; lists unmapped gold
+            if console is not None:
+                console.print(line, highlight=False, markup=False)
         try:
             manifest = write_manifest(store, loaded, llm, kb_dir, pm, console, judge=judge_llm)
             store.write_questions(questions.values())
@@ -306,16 +309,6 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
         raise UserError(f"{loaded.path}: knowledge base {kb_dir} lives in {graph_store_of(kb_dir)!r}, not the "
                         f"suite's graph_store {spec.graph_store!r}; give another directory")
     return kb_dir, kb
-
-
-def _refuse_degenerate(kb: Any, kb_dir: Path | None) -> None:
-    """A degenerate knowledge base (provbench.kb.health) yields no results: the run stops here."""
-    from .kb.health import kb_degenerate_reasons, refusal
-
-    reasons = kb_degenerate_reasons(kb) if kb is not None else []
-    if reasons:
-        kb.close()
-        raise UserError(refusal(kb_dir, reasons))
 
 
 # -- execution ---------------------------------------------------------------------------------------

@@ -14,10 +14,16 @@ only on text units that support no question), which builds 0 entities and 0 rela
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import logging
+from typing import TYPE_CHECKING, Any, Iterable
+
+from ..errors import UserError
 
 if TYPE_CHECKING:
+    from ..model import Question
     from .store import KnowledgeBase
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_FAILED_EXTRACTION_SHARE = 0.5
 
@@ -51,7 +57,39 @@ def kb_degenerate_reasons(kb: "KnowledgeBase") -> list[str]:
     return degenerate_reasons(stats.model_dump(), kb.build_info, linked)
 
 
+def degenerate_reasons_at(kb_dir: Any) -> list[str]:
+    """:func:`kb_degenerate_reasons` of the finished knowledge base at ``kb_dir`` (opened read-only)."""
+    from .store import KnowledgeBase
+
+    with KnowledgeBase.open(kb_dir, read_only=True) as kb:
+        return kb_degenerate_reasons(kb)
+
+
 def refusal(kb_dir: Any, reasons: list[str]) -> str:
     return (f"the knowledge base at {kb_dir} is degenerate, so nothing measured on it would mean anything: "
             + "; ".join(reasons) + ". See `provbench kb info` for its build; fix the data or the builder options "
             "(docs/own-data.md) and build it again")
+
+
+def check_run_kb(kb: "KnowledgeBase | None", kb_dir: Any, questions: "Iterable[Question]") -> list[str]:
+    """What a run checks on its knowledge base before any unit: a degenerate one is refused (a
+    UserError with the reasons); otherwise the lines that say how much of the questions' gold it
+    holds, each question whose gold it does not hold wholly listed (also logged), so none is
+    dropped silently (:mod:`provbench.kb.goldmap`)."""
+    from .goldmap import gold_mapping_report
+
+    if kb is None:
+        return []
+    reasons = kb_degenerate_reasons(kb)
+    if reasons:
+        kb.close()
+        raise UserError(refusal(kb_dir, reasons))
+    questions = list(questions)
+    if not any(q.gold is not None for q in questions):
+        return []
+    with_gold, unmapped = gold_mapping_report(kb.view(), questions)
+    lines = [f"gold evidence: {with_gold - len(unmapped)} of {with_gold} question(s) map wholly onto the knowledge base"]
+    lines += [f"  {qid}: {'; '.join(items)}" for qid, items in unmapped.items()]
+    if unmapped:
+        log.warning("\n".join(lines))
+    return lines
