@@ -85,10 +85,8 @@ class QALoader(DatasetLoader):
         questions: list[Question] = []
         problems: list[str] = []
         seen: dict[str, str] = {}
-        columns: dict[str, str] | None = None
         for number, (where, data) in enumerate(read_rows(source, opts.split, opts.config), start=1):
-            if columns is None:
-                columns = resolve_columns(opts.fields, set(data))
+            columns = resolve_columns(opts.fields, set(data))  # per row: JSON records may differ in keys
             try:
                 q = to_question(Row(where, data, columns), number, opts, documents)
                 if q.id in seen:
