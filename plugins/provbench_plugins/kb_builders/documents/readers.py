@@ -200,8 +200,13 @@ def read_documents(source: str | Path) -> list[SourceDocument]:
 
     root, files = document_files(source)
     reader = llama_reader()
-    loaded = SimpleDirectoryReader(input_files=[str(f) for f in files], file_extractor={s: reader for s in SUFFIXES},
-                                   raise_on_error=True, filename_as_id=True).load_data(show_progress=False)
+    try:
+        loaded = SimpleDirectoryReader(input_files=[str(f) for f in files], file_extractor={s: reader for s in SUFFIXES},
+                                       raise_on_error=True, filename_as_id=True).load_data(show_progress=False)
+    except Exception as exc:  # it wraps a reader's error in a bare "Error loading file"
+        if isinstance(exc.__cause__, DocumentError):
+            raise exc.__cause__ from None
+        raise
     documents = []
     for doc in loaded:
         path = Path(doc.metadata.get("file_path", "")).resolve()
