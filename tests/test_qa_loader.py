@@ -165,3 +165,21 @@ def test_gold_sentences_of_supporting_documents_are_the_ones_that_answer(own_doc
     texts = {qid: [normalize_text(s.text) for s in q.gold.sentences] for qid, q in questions.items()}
     assert texts["q02"] == ["mira castell founded halden observatory in 1921.", "she was born in brennmoor in 1889."]
     assert texts["q06"][1] == "lindqvist founded orlen optical works in 1902."  # not the title line naming the answer
+
+
+def test_a_dataset_folder_reads_through_hugging_face_datasets(tmp_path):
+    pytest.importorskip("datasets")
+    folder = tmp_path / "my-questions"
+    folder.mkdir()
+    write(folder / "train.csv", [{"query": "Who founded Halden Observatory?", "reference": "Mira Castell"}])
+    [q] = QALoader().load(folder, split="train")
+    assert (q.question, q.answer) == ("Who founded Halden Observatory?", "Mira Castell")
+    with pytest.raises(UserError, match="split 'test'"):
+        QALoader().load(folder, split="test")
+
+
+def test_the_committed_corpus_is_what_the_generator_writes(tmp_path):
+    committed = Path(__file__).resolve().parents[1] / "datasets" / "own-docs-mini"
+    written = write_own_docs(tmp_path)
+    files = sorted(p.relative_to(written) for p in written.rglob("*") if p.is_file())
+    assert files and all((committed / f).read_bytes() == (written / f).read_bytes() for f in files)

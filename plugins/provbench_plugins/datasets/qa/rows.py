@@ -1,5 +1,5 @@
 """Rows of a plain question file, each with where it is: JSON lines, a JSON array, CSV/TSV, Parquet,
-or a Hugging Face dataset id (through ``datasets``, the ``hub`` extra).
+or a Hugging Face dataset id or local dataset folder (through ``datasets``, the ``hub`` extra).
 
 Where a row is, for error messages: ``<file>:<line>`` for JSON lines and CSV (the line its record
 starts on; line 1 of a CSV is its header), ``<file>, record <n>`` (from 1) for a JSON array,
@@ -21,12 +21,15 @@ FILE_KINDS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "c
 
 
 def file_kind(source: str | Path) -> str | None:
-    """``jsonl``, ``json``, ``csv``, ``tsv``, ``parquet``, ``hub`` (an ``owner/name`` id), or None."""
+    """``jsonl``, ``json``, ``csv``, ``tsv``, ``parquet``, ``hub`` (an ``owner/name`` id or a local
+    dataset folder), or None."""
     path = Path(str(source))
     name = path.name.lower().removesuffix(".gz")
     kind = FILE_KINDS.get(Path(name).suffix)
     if kind:
         return kind
+    if path.is_dir():  # a local dataset folder, read as the hub reads it (``datasets.load_dataset(folder)``)
+        return "hub"
     parts = str(source).split("/")
     return "hub" if len(parts) == 2 and all(parts) and not path.exists() else None
 
