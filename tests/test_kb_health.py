@@ -86,3 +86,26 @@ def test_the_builder_option_is_validated_and_does_not_change_the_kb():
     assert "max_failed_extraction_share" not in CommonBuildOptions(max_failed_extraction_share=0.9).fingerprint_fields()
     with pytest.raises(UserError, match="max_failed_extraction_share"):
         parse_options({"max_failed_extraction_share": 1.5})
+
+
+def test_a_question_whose_gold_does_not_map_is_listed_not_dropped(tmp_path):
+    from provbench.gold import GoldEvidence, GoldSentence
+    from provbench.kb.health import check_run_kb
+    from provbench.model import Question
+    from provbench.testing.kb import build_tiny_kb
+    from provbench_plugins.trajectory.metric import mapping_value
+    from provbench.kb.goldmap import map_gold
+
+    kb = build_tiny_kb(tmp_path / "kb")
+    held = Question(id="held", question="Q?", answer="Orin Vale", gold=GoldEvidence(
+        sentences=[GoldSentence(document="film", text="Orin Vale was born in Dunmere.")], entities=["Orin Vale"]))
+    lost = Question(id="lost", question="Q?", answer="x", gold=GoldEvidence(
+        sentences=[GoldSentence(document="a.md", text="A sentence no text unit holds.")], entities=["Nobody"]))
+    plain = Question(id="plain", question="Q?", answer="x")
+    lines = check_run_kb(kb, tmp_path / "kb", [held, lost, plain])
+    assert lines[0] == "gold evidence: 1 of 2 question(s) map wholly onto the knowledge base"
+    assert lines[1] == ("  lost: sentence 'A sentence no text unit holds.' (a.md) is in no text unit; "
+                        "entity 'Nobody' is not in the graph")
+    detail = mapping_value({q.id: map_gold(kb.view(), q) for q in (held, lost)}).detail
+    assert list(detail["unmapped"]) == ["lost"]  # the report's trajectory section lists it
+    kb.close()
