@@ -32,7 +32,7 @@ from provbench.errors import UserError
 from provbench.model import Question
 from provbench.plugin_api import DatasetLoader
 
-from .fields import Row, check_mapping, resolve_columns
+from .fields import DEFAULT_COLUMNS, Row, check_mapping, resolve_columns
 from .gold import gold_evidence, resolve_documents
 from .rows import file_kind, read_rows
 from .scoring import LETTERS, option_key, score_answer
@@ -103,9 +103,15 @@ class QALoader(DatasetLoader):
         return questions, problems
 
     def claims(self, source: str | Path) -> bool:
-        """Any file of a kind it reads (other loaders claim their own formats more narrowly: name
-        ``--loader qa`` when one does)."""
-        return file_kind(source) not in (None, "hub") and Path(str(source)).is_file()
+        """A file of a kind it reads whose first record has a question column of the defaults
+        (a loader of the file's own format comes first: ``claims_as_fallback``)."""
+        if file_kind(source) in (None, "hub") or not Path(str(source)).is_file():
+            return False
+        try:
+            _, first = next(iter(read_rows(source)))
+        except (UserError, StopIteration, OSError):
+            return False
+        return any(column in first for column in DEFAULT_COLUMNS["question"])
 
     def normalize(self, text: str) -> str:
         from ..twowiki.scoring import normalize_answer
