@@ -183,3 +183,45 @@ def test_the_committed_corpus_is_what_the_generator_writes(tmp_path):
     written = write_own_docs(tmp_path)
     files = sorted(p.relative_to(written) for p in written.rglob("*") if p.is_file())
     assert files and all((committed / f).read_bytes() == (written / f).read_bytes() for f in files)
+
+
+@pytest.mark.parametrize("name,content,problem", [
+    ("bad.json", b'[{"question": "Q?"', "bad.json:1: not valid JSON"),
+    ("bad.json", b'{"question": "Q?"}', "expected a JSON array of question objects"),
+    ("bad.json", b'[{"question": "Q?", "answer": "x"}, 3]', "bad.json, record 2: expected an object"),
+    ("bad.jsonl", b'{"question": "Q?", "answer": "x"}\n{oops\n', "bad.jsonl:2"),
+    ("bad.csv", "question,answer\nQ?,caf\xe9\n".encode("latin-1"), "bad.csv: not UTF-8 text"),
+    ("bad.parquet", b"PAR1 not really", "bad.parquet: not a readable Parquet file"),
+])
+def test_unreadable_files_name_the_file_and_where(tmp_path, name, content, problem):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(UserError, match=problem.replace(".", r"\.").replace("[", r"\[")):
+        QALoader().load(path)
+
+
+@pytest.mark.parametrize("row,options,problem", [
+    ({"question": "Q?", "answer": "maybe"}, {"answer_type": "yes-no"}, "field 'answer': a yes-no question's answer"),
+    ({"question": "Q?", "answer": "TRUE"}, {"labels": ["SUPPORTS", "REFUTES"]}, "field 'answer': 'TRUE' is not one"),
+    ({"question": "Q?", "choices": ["a", {"b": 1}], "correct": "A"}, {}, "field 'choices': item 2 must be text"),
+    ({"question": "Q?", "answer": "x", "supporting_documents": "Halden"}, {"documents": "DOCS"},
+     "no document named 'Halden'"),
+])
+def test_answer_type_and_gold_errors_name_row_and_field(tmp_path, own_docs, row, options, problem):
+    path = write(tmp_path / "bad.jsonl", [row])
+    options = {k: str(own_docs / "docs") if v == "DOCS" else v for k, v in options.items()}
+    with pytest.raises(UserError) as err:
+        QALoader().load(path, **options)
+    assert str(err.value).startswith(f"{path}:1: ") and problem in str(err.value), str(err.value)
+
+
+def test_a_name_shared_by_two_documents_must_be_a_path(tmp_path):
+    docs = tmp_path / "docs"
+    for sub in ("a", "b"):
+        (docs / sub).mkdir(parents=True)
+        (docs / sub / "notes.md").write_text(f"# Notes {sub}\n\nSome text about {sub}.\n", encoding="utf-8")
+    path = write(tmp_path / "q.jsonl", [{"question": "Q?", "answer": "x", "supporting_documents": ["notes.md"]},
+                                        {"question": "Q?", "answer": "x", "supporting_documents": ["a/notes.md"]}])
+    problems = QALoader().problems(path, documents=str(docs))
+    assert len(problems) == 1 and "'notes.md' names 2 documents (a/notes.md, b/notes.md); use its relative path" \
+        in problems[0] and problems[0].startswith(f"{path}:1: field 'supporting_documents'")
