@@ -69,3 +69,21 @@ def test_every_question_of_the_corpus_maps_its_gold(project, monkeypatch):
     with KnowledgeBase.open(kb_dir, read_only=True) as kb:
         with_gold, unmapped = gold_mapping_report(kb.view(), questions)
     assert (with_gold, unmapped) == (10, {})
+
+
+def test_init_refuses_what_would_not_run(project, tmp_path):
+    runner = CliRunner()
+    args = ["init", "--docs", str(project / "data" / "docs"), "--questions", str(project / "data" / "questions.csv")]
+    result = runner.invoke(main, [*args, "--out", str(tmp_path / "s.yaml"), "--system", "llamaindex"])
+    assert result.exit_code == 2 and "--system llamaindex" in result.output and "by hand" in result.output
+    result = runner.invoke(main, [*args, "--out", str(tmp_path / "s.yaml"), "--system", "graphrg"])
+    assert result.exit_code == 2 and "did you mean" in result.output
+    (tmp_path / "s.yaml").write_text("mine", encoding="utf-8")
+    result = runner.invoke(main, [*args, "--out", str(tmp_path / "s.yaml")])
+    assert result.exit_code == 2 and "exists" in result.output and (tmp_path / "s.yaml").read_text() == "mine"
+    bad = tmp_path / "bad.csv"
+    bad.write_text("question,answer\nQ?,\n", encoding="utf-8")
+    result = runner.invoke(main, ["init", "--docs", str(project / "data" / "docs"), "--questions", str(bad),
+                                  "--out", str(tmp_path / "t.yaml")])
+    assert result.exit_code == 2 and f"{bad}:2: field 'answer': is empty" in " ".join(result.output.split())
+    assert not (tmp_path / "t.yaml").exists()

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import UserError
+from .errors import PluginError, UserError
 
 if TYPE_CHECKING:
     from .registry import Registry
@@ -110,8 +110,11 @@ def write_suite(registry: "Registry", docs: Path, questions: Path, out: Path, sy
         raise UserError(f"{out} exists; choose another --out or pass --force to replace it")
     if not docs.is_dir():
         raise UserError(f"--docs {docs}: no such folder")
-    for system in systems:
-        registry.get("system", system)  # an unknown name fails here, with the known ones
+    for system in systems:  # an unknown name, or one that needs options, fails here: the suite must run as written
+        try:
+            registry.create("system", system)
+        except (PluginError, UserError) as err:
+            raise UserError(f"--system {system}: {err} (add a system that needs options to the suite by hand)") from None
     documents = relative(docs, questions.parent)
     count, with_gold, types = probe_questions(registry, questions, documents)
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", out.stem).strip("-.") or "own-data"
