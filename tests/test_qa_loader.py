@@ -225,3 +225,11 @@ def test_a_name_shared_by_two_documents_must_be_a_path(tmp_path):
     problems = QALoader().problems(path, documents=str(docs))
     assert len(problems) == 1 and "'notes.md' names 2 documents (a/notes.md, b/notes.md); use its relative path" \
         in problems[0] and problems[0].startswith(f"{path}:1: field 'supporting_documents'")
+
+
+def test_gzipped_json_lines_load(tmp_path):
+    import gzip
+
+    path = tmp_path / "q.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"question": "Q?", "answer": "x"}\n'))
+    assert [q.answer for q in QALoader().load(path)] == ["x"]

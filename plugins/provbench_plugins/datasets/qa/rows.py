@@ -24,9 +24,9 @@ def file_kind(source: str | Path) -> str | None:
     """``jsonl``, ``json``, ``csv``, ``tsv``, ``parquet``, ``hub`` (an ``owner/name`` id or a local
     dataset folder), or None."""
     path = Path(str(source))
-    name = path.name.lower().removesuffix(".gz")
-    kind = FILE_KINDS.get(Path(name).suffix)
-    if kind:
+    name = path.name.lower()
+    kind = FILE_KINDS.get(Path(name.removesuffix(".gz")).suffix)
+    if kind and (kind == "jsonl" or not name.endswith(".gz")):  # JSON lines may be gzipped
         return kind
     if path.is_dir():  # a local dataset folder, read as the hub reads it (``datasets.load_dataset(folder)``)
         return "hub"
