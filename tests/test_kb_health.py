@@ -68,12 +68,17 @@ def test_every_reason_and_the_report_section():
     healthy = {"text_units": 4, "entities": 3, "relations": 2}
     assert degenerate_reasons(healthy, {}, linked_entities=3) == []
     assert degenerate_reasons({**healthy, "text_units": 0}, {}) == ["it has no text units"]
-    assert degenerate_reasons(healthy, {}, linked_entities=0) == ["none of its 3 entities is linked to a text unit"]
+    [unlinked] = degenerate_reasons(healthy, {}, linked_entities=0)
+    assert unlinked.startswith("none of its 3 entities is linked to a text unit")
+    assert degenerate_reasons(healthy, {}, 0, {"allow_unlinked_entities": True}) == []  # KG paths only (paper 001)
     failing = {"extraction": {"text_units": 10, "failed_calls": 4, "invalid_outputs": 2}}
     [reason] = degenerate_reasons(healthy, failing, 3)
     assert "extraction failed on 6 of 10 text units (60%" in reason
     assert f"max_failed_extraction_share={DEFAULT_MAX_FAILED_EXTRACTION_SHARE:g}" in reason
     assert degenerate_reasons(healthy, {**failing, "options": {"max_failed_extraction_share": 0.7}}, 3) == []
+    # the suite's option now wins over the one the build recorded (it does not change the KB)
+    assert degenerate_reasons(healthy, {**failing, "options": {"max_failed_extraction_share": 0.7}}, 3,
+                              {"max_failed_extraction_share": 0.5}) == [reason]
     blocks = knowledge_base_blocks({"counts": {**healthy, "relations": 0}, "problems": []})
     assert blocks[0].css_class == "kb kb-degenerate" and blocks[0].rows[0].cells[0].text == "it has no relations"
 

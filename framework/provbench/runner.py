@@ -82,7 +82,8 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
                 client.bind_questions(questions.values())
         kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm,
                                      console, store.run_dir.parent)
-        for line in check_run_kb(kb, kb_dir, questions.values()):  # refuses a degenerate KB; lists unmapped gold
+        kb_options = suite.knowledge_base.options if suite.knowledge_base else {}
+        for line in check_run_kb(kb, kb_dir, questions.values(), kb_options):  # refuses a degenerate KB; lists unmapped gold
             if console is not None:
                 console.print(line, highlight=False, markup=False)
         try:
