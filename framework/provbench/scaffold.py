@@ -44,7 +44,7 @@ def suite_text(name: str, questions: str, documents: str, systems: list[str], co
     graph = [k for k in keys if k not in NOT_GRAPH]
     kinds = ", ".join(f"{n} {t}" for t, n in types.most_common())
     lines = [
-        f"# Written by `provbench init`: your documents and questions, evaluated as paper 000 evaluates",
+        "# Written by `provbench init`: your documents and questions, evaluated as paper 000 evaluates",
         "# GraphRAG (docs/own-data.md). Edit freely; `provbench run` checks every field and names the line.",
         f"name: {name}",
         f"description: Own documents ({documents}) and {count} questions ({kinds}).",
