@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from provbench.llm import make_llm
+from provbench.llm_setup import make_llm
 from provbench_plugins.kb_builders.common.extraction import extract_into
 from provbench_plugins.kb_builders.common.graph import Graph
 from provbench_plugins.kb_builders.common.llm_calls import LLMTally
