@@ -88,8 +88,7 @@ def data_group() -> None:
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Loader option (repeatable).")
 @JSON_OPTION
 def data_info_cmd(dataset: str, loader: str | None, options: tuple[str, ...], as_json: bool) -> None:
-    """Load and validate DATASET (a file, or with --loader a hub id), print its counts; exit non-zero
-    on invalid input."""
+    """Load and validate DATASET (a file; with --loader a hub id), print its counts; exit non-zero on bad input."""
     from .datainfo import data_info
     from .registry import default_registry
 
@@ -140,6 +139,7 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
     from . import runner
     from .bundled import resolve_suite
     from .errors import UserError
+    from .kb import health
     from .suite import ExecutorSpec
 
     if ray_address is not None and executor == "threads":
@@ -161,9 +161,7 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
             model=model or "embedded", limit=limit, options=_parse_options(options), console=console,
             concurrency=concurrency, executor=spec)
     console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}")
-    from .kb.health import degenerate_reasons_at
-
-    _print_stats(stats, degenerate=degenerate_reasons_at(kb_dir))
+    _print_stats(stats, degenerate=health.degenerate_reasons_at(kb_dir))
 
 
 def _parse_options(pairs: tuple[str, ...]) -> dict:
@@ -186,13 +184,11 @@ def _parse_options(pairs: tuple[str, ...]) -> dict:
 @JSON_OPTION
 def kb_info_cmd(kb_dir: Path, as_json: bool) -> None:
     """Describe the knowledge base at KB_DIR (paragraphs, text units, entities, ...)."""
-    from .kb import KnowledgeBase
-
-    from .kb.health import kb_degenerate_reasons
+    from .kb import KnowledgeBase, health
 
     kb = KnowledgeBase.open(kb_dir, read_only=True)
     try:
-        degenerate = kb_degenerate_reasons(kb)
+        degenerate = health.kb_degenerate_reasons(kb)
         if as_json:
             return print_json(console, {"stats": kb.stats().model_dump(mode="json"), "degenerate": degenerate,
                                         "build_info": kb.build_info})
@@ -206,8 +202,7 @@ def _print_stats(stats, build_info: dict | None = None, degenerate: list[str] | 
     from .kb.info import count_rows, detail_lines
 
     for reason in degenerate or []:
-        err_console.print(f"[bold red]degenerate knowledge base[/]: {escape(reason)} (`provbench run` refuses it)",
-                          highlight=False)
+        err_console.print(f"[bold red]degenerate knowledge base[/]: {escape(reason)}", highlight=False)
     info = build_info or {}
     paper = info.get("paper") or {}
     columns = ["item", "count"] + ([f"paper {paper.get('id', '')}".strip(), "ratio"] if paper else [])
