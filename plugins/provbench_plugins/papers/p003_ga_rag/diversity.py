@@ -12,9 +12,10 @@ across the settings (by default every system whose traces hold a local graph), a
 * ``prompts.identical_claims``: the share of claims for which *all* settings showed one set of
   facts (small graphs may legitimately coincide; a claim whose graphs are all empty is one);
 * ``prompts.check``: 1 (passed) or 0 (failed) — failed when identical claims make up at least
-  ``fail_share`` (0.5) of the claims, or when no setting showed any fact on any claim (every graph
-  empty: the gated settings then send the baseline's prompt, which can differ for other reasons);
-  a failure is logged as a warning and shown in the report.
+  ``fail_share`` (0.5) of the claims; a claim whose graphs are all empty counts as identical, so
+  the check fails when every graph is empty, even where the prompts differ (gated settings send
+  the baseline's prompt, which other options may change); a failure is logged as a warning and
+  shown in the report.
 
 :func:`diversity` is the same computation on any records, for tests and the known-truth controls.
 """
@@ -54,10 +55,9 @@ class Diversity:
 
     @property
     def passed(self) -> bool | None:
+        """Claims whose graphs are all empty count as identical, so all-empty graphs always fail."""
         share = self.identical_share
-        if share is None:
-            return None
-        return self.empty < self.claims and share < self.fail_share
+        return None if share is None else share < self.fail_share
 
     def verdict(self) -> str:
         if self.passed is None:
