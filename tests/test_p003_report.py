@@ -69,7 +69,7 @@ def test_the_hallucination_row_shows_the_authors_definition_when_asked_and_says_
     assert "Hallucination rate (authors' definition)" in [r.cells[0].text for r in definitions.rows]
     assert "evaluate_hallucination_rate" in table1_caption(data)
     assert "another quantity than the paper's" in table1_caption(run_data([trace]))
-    assert "the paper's GA-RAG column is the baseline's answer asked again" in table1_caption(data)
+    assert "The paper's GA-RAG column is the baseline's answer asked again" in table1_caption(data)
 
 
 def test_table_one_pairs_each_rows_means_and_delta_over_the_same_claims():

@@ -179,7 +179,7 @@ def paper_cell(row: RowDef) -> Cell:
         return Cell(text="not comparable", note=f"paper: {numbers}, another quantity: {row.authors}")
     note = "same definition; model and data differ" if row.comparable == "yes" else \
         f"close definition: {row.difference}"
-    return Cell(text=numbers, note=f"{note}; {PAPER_GA_RAG} (caption)")
+    return Cell(text=numbers, note=f"{note}; {PAPER_GA_RAG}")
 
 
 def table1_row(run: RunData, base: list[str], graphs: list[str], row: RowDef) -> Row:
@@ -225,8 +225,8 @@ def table1_caption(run: RunData) -> str:
              "Avg response time: the time without the LLM cache (cache hits counted at the latency their "
              "reply first took); metrics.json's table1.wall_time is the time as run. The paper's GA-RAG time "
              "is not the same quantity: it includes a full baseline query per claim.",
-             f"The paper's column: {PAPER_GA_RAG}; it is no measure of a GA-RAG that answers from its graph, "
-             "as this run's may (the intro says from how many claims' graphs it did)."]
+             f"{PAPER_GA_RAG[0].upper()}{PAPER_GA_RAG[1:]}: it is no measure of a GA-RAG that answers from its "
+             "graph, as this run's may (the intro says from how many claims' graphs it did)."]
     kb = run.suite.get("knowledge_base") or {}
     kb_options = kb.get("options") or {}
     if kb.get("builder", "fever-wiki").endswith("fever-wiki"):
