@@ -130,3 +130,16 @@ def test_the_keep_option_leaves_an_isolated_fact_its_initial_score_and_nothing_e
     assert {i: keep.sT[i] for i in keep.sT if i != "top"} == {i: decay.sT[i] for i in decay.sT if i != "top"}
     # on a graph without isolated nodes the option changes nothing
     assert propagate(local_graph(NODES), S0, 0.5, 2, "keep") == propagate(local_graph(NODES), S0, 0.5, 2)
+
+
+def test_ga_rag_passes_its_isolated_option_to_eq_3_and_lists_the_isolated_facts():
+    from provbench.model import Question
+    from provbench_plugins.papers.p003_ga_rag.systems import GARAG, graph_artifact
+
+    claim = Question(id="q", question="Ostbra is a town.", answer="SUPPORTS")
+    for option, first in (("decay", "p0"), ("keep", "top")):
+        system = GARAG(isolated=option)
+        scored = system.score(LONE, claim)
+        assert scored.ranked[0].id == first
+        artifact = graph_artifact(scored, system.options)
+        assert artifact["isolated"] == ["top"] and artifact["params"]["isolated"] == option
