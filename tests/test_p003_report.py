@@ -131,7 +131,7 @@ def test_the_report_says_what_eq_3_did_to_facts_without_an_edge():
     lone = ga_trace("1", 3)
     lone.artifacts["graph"]["isolated"] = ["f0"]
     note = scoring_note(run_data([lone, ga_trace("2", 3)]), "ga")
-    assert "decays to (1 - gamma)^T = 0.25 of s(0)" in note and "facts without an edge in 1" in note
+    assert "decays to (1 - gamma)^T = 0.25 of s(0)" in note and "facts without an edge in 1 graphs" in note
     kept = scoring_note(run_data([ga_trace("1", 3, isolated="keep")]), "ga")
     assert "keeping s(0) (isolated: keep)" in kept and "decays" not in kept
 

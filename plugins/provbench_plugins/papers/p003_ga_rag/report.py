@@ -132,7 +132,7 @@ def graph_note(run: RunData, system: str) -> str:
     empty = sum(not t.facts for t in traces)
     failed = [len(t.artifacts.get("extraction_failures") or []) for t in traces]
     isolated = sum(1 for t in traces if (t.artifacts.get("graph") or {}).get("isolated"))
-    return (f"graphs empty for {empty} of {len(traces)} claims; facts without an edge in {isolated}; extraction "
+    return (f"graphs empty for {empty} of {len(traces)} claims; facts without an edge in {isolated} graphs; extraction "
             f"replies without a triple list: {sum(failed)} documents in {sum(1 for f in failed if f)} claims")
 
 
