@@ -23,6 +23,7 @@ from typing import Any
 from ..kb.info import count_rows, detail_lines
 from ..model import BASELINE, Question, RunRecord
 from ..plugin_api import correctness
+from ..secrets import Redactor
 from ..store import leak_status
 from .data import RunData
 from .sections import Row, Table, Text
@@ -77,7 +78,9 @@ def filter_choices(run: RunData) -> dict[str, list[str]]:
 # -- the knowledge base --------------------------------------------------------------------------
 
 def knowledge_base_blocks(info: dict[str, Any]) -> list[Any]:
-    """Counts (beside the paper's when the builder follows one), problems, build, options."""
+    """Counts (beside the paper's when the builder follows one), problems, build, options; redacted
+    (a KB built before its builder redacted error texts may still quote a provider's key)."""
+    info = Redactor.for_run().data(info)
     paper = info.get("paper") or {}
     columns = ["Item", "This knowledge base"]
     if paper:
