@@ -25,15 +25,17 @@ JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON i
 
 
 class ProvbenchGroup(click.Group):
-    """Turns provbench's own user-facing errors into one clear line and exit code 2."""
+    """Turns provbench's own user-facing errors into one clear line and exit code 2 (redacted: an
+    error may quote a provider's reply; escaped: it may quote a path or label holding ``[...]``)."""
 
     def invoke(self, ctx: click.Context):  # noqa: D401
         from .errors import UserError
+        from .secrets import redact
 
         try:
             return super().invoke(ctx)
         except UserError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+            err_console.print(f"[bold red]error:[/] {escape(redact(str(exc)))}", highlight=False, soft_wrap=True)
             sys.exit(EXIT_USAGE)
 
 
@@ -91,7 +93,8 @@ def data_info_cmd(dataset: Path, loader: str | None, options: tuple[str, ...], a
         return print_json(console, {"source": str(info.source), "records": info.records, "loader": info.loader,
                                     "facets": {k: dict(v) for k, v in info.facets.items()},
                                     "choices": dict(info.choices or {}), "with_aliases": info.with_aliases})
-    console.print(f"{info.source}: [bold]{info.records}[/] record(s), loader {info.loader!r}", highlight=False)
+    console.print(f"{escape(str(info.source))}: [bold]{info.records}[/] record(s), loader {escape(repr(info.loader))}",
+                  highlight=False)
     for facet, counts in info.facets.items():
         _print_counts(f"per {facet}", counts)
     if info.choices:
@@ -153,7 +156,7 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
             path, out or Path("reports/kb") / path.stem, loader=loader, builder=builder,
             model=model or "embedded", limit=limit, options=_parse_options(options), console=console,
             concurrency=concurrency, executor=spec)
-    console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}")
+    console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}", markup=False)
     _print_stats(stats)
 
 
@@ -182,7 +185,10 @@ def kb_info_cmd(kb_dir: Path, as_json: bool) -> None:
     kb = KnowledgeBase.open(kb_dir, read_only=True)
     try:
         if as_json:
-            return print_json(console, {"stats": kb.stats().model_dump(mode="json"), "build_info": kb.build_info})
+            from .secrets import Redactor
+
+            return print_json(console, {"stats": kb.stats().model_dump(mode="json"),
+                                        "build_info": Redactor.for_run().data(kb.build_info)})
         _print_stats(kb.stats(), kb.build_info)
     finally:
         kb.close()
@@ -204,7 +210,7 @@ def _print_stats(stats, build_info: dict | None = None) -> None:
         rows.append(row)
     show_table(console, "knowledge base", columns, rows, right=columns[1:])
     if paper.get("title"):
-        console.print(f"  paper: {paper['title']}", highlight=False)
+        console.print(f"  paper: {paper['title']}", highlight=False, markup=False)
     for heading, text in detail_lines(info):
         colour = "yellow" if heading == "problem" else "bold"
         console.print(f"  [{colour}]{heading}[/]: {escape(text)}", highlight=False)
@@ -239,14 +245,14 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
     validity = _validate(resolve_suite(suite), out) if controls else None
     run_dir = run_suite(resolve_suite(suite), model=model, limit=limit, out=out, console=console,
                         retry_failed=retry_failed, judge=judge)
-    console.print(f"report: {run_dir / 'report.html'}")
+    console.print(f"report: {run_dir / 'report.html'}", markup=False)
     gates = show_gates(run_dir)
     if validity is not None and validity.failures:
         sys.exit(EXIT_CLAIM_NOT_DETECTABLE)
     store = RunStore(run_dir)
     stopped = store.read_manifest().stopped
     if stopped:
-        err_console.print(f"[yellow]stopped by the budget[/]: {stopped}", highlight=False)
+        err_console.print(f"[yellow]stopped by the budget[/]: {escape(stopped)}", highlight=False)
         sys.exit(EXIT_BUDGET)
     failed = [r for r in store.load_records().values() if r.status == "failed"]
     if failed:
@@ -293,10 +299,10 @@ def _validate(suite: Path, out: Path | None):
             console.print(f"  {v.claim}: expected to fail: {escape(v.expected_failure)}", highlight=False)
     failed = sorted({v.claim for v in validity.failures})
     if failed:
-        err_console.print(f"[red]not detectable:[/] {', '.join(failed)}", highlight=False)
+        err_console.print(f"[red]not detectable:[/] {escape(', '.join(failed))}", highlight=False)
     if validity.failed_units:
         err_console.print(f"[yellow]{validity.failed_units} control unit(s) failed[/]: see the control runs' reports "
-                          f"({', '.join(validity.runs.values())})", highlight=False)
+                          f"({escape(', '.join(validity.runs.values()))})", highlight=False)
     return validity
 
 
@@ -344,7 +350,7 @@ def report_cmd(run_dir: Path) -> None:
     """(Re)write the HTML report of RUN_DIR."""
     from .report import write_report
 
-    console.print(f"report: {write_report(run_dir)}")
+    console.print(f"report: {write_report(run_dir)}", markup=False)
 
 
 @main.command("compare")
@@ -354,7 +360,7 @@ def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
     """Report two or more runs side by side; each is tested against the first."""
     from .report import write_comparison
 
-    console.print(f"comparison: {write_comparison(runs, out)}")
+    console.print(f"comparison: {write_comparison(runs, out)}", markup=False)
 
 
 for command in (export_cmd, check_cmd, traces_cmd):
