@@ -49,9 +49,8 @@ def listed(kb_dir: Path) -> list[str] | None:
 
 
 def foreign_entries(kb_dir: Path) -> list[str]:
-    """Entries of ``kb_dir`` provbench did not write (all of them when it recorded none)."""
-    names = listed(kb_dir)
-    own = set(names) | {OWNED_LIST, OWNED_LIST + ".tmp"} if names is not None else set()
+    """Entries of ``kb_dir`` provbench did not write (all but its list when it recorded none)."""
+    own = {OWNED_LIST, OWNED_LIST + ".tmp"} | set(listed(kb_dir) or ())  # .tmp: killed while listing
     return sorted(p.name for p in kb_dir.iterdir() if p.name not in own)
 
 
@@ -71,7 +70,8 @@ def remove_kb(kb_dir: Path, why: str) -> None:
             shutil.rmtree(entry)
         else:
             entry.unlink(missing_ok=True)
-    (kb_dir / OWNED_LIST).unlink(missing_ok=True)
+    for name in (OWNED_LIST, OWNED_LIST + ".tmp"):
+        (kb_dir / name).unlink(missing_ok=True)
     try:
         kb_dir.rmdir()
     except OSError:  # something appeared meanwhile: leave it
