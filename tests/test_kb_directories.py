@@ -111,3 +111,12 @@ def test_a_kb_changed_after_its_build_is_refused_naming_the_counts(tmp_path):
     with pytest.raises(KBError, match=r"has changed since it was built: entities 9 \(built with 10\), "
                                       r"relations 11 \(built with 12\)"):
         KnowledgeBase.open(tmp_path / "kb", read_only=True)
+
+
+def test_a_build_killed_while_listing_its_files_is_built_again(tmp_path):
+    kb_dir = tmp_path / "kb"
+    kb_dir.mkdir()
+    (kb_dir / ".provbench-files.json.tmp").write_text('["graph.ku')  # torn: the first thing create writes
+    kb = build(kb_dir, concept_files(tmp_path / "in"))
+    assert kb.complete and not (kb_dir / ".provbench-files.json.tmp").exists()
+    kb.close()
