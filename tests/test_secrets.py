@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from rich.console import Console
 from runner_helpers import QUESTIONS, toy_plugin_manager, toy_reply, write_toy_suite
 
-from provbench import hookimpl
+from provbench import hookimpl, secrets
 from provbench.cli import main
 from provbench.errors import UserError
 from provbench.kb import KnowledgeBase
@@ -95,6 +95,12 @@ def files_holding(root: Path, secrets: tuple[str, ...]) -> list[str]:
             for s in secrets if s.encode() in p.read_bytes()]
 
 
+@pytest.fixture(autouse=True)
+def forget_remembered_secrets(monkeypatch):
+    """Each test starts with no suite secrets remembered by an earlier one."""
+    monkeypatch.setattr(secrets, "_REMEMBERED", set())
+
+
 def test_canaries_planted_ten_ways_reach_no_artefact_log_or_console(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("PROVBENCH_TEST_API_KEY", ENV)
     suite = leaky_suite(tmp_path)
@@ -167,3 +173,32 @@ def test_a_kb_build_that_fails_on_every_call_raises_a_redacted_error(monkeypatch
 def test_url_credentials_are_redacted_and_other_urls_kept(text, expected):
     assert Redactor().text(text) == expected == redact(text)
     assert Redactor().data({"api_base": text}) == {"api_base": expected}
+
+
+def test_every_command_redacts_its_log_lines(monkeypatch, caplog):
+    import click
+
+    from provbench.cli import ProvbenchGroup
+
+    monkeypatch.setenv("PROVBENCH_TEST_API_KEY", ENV)
+
+    @click.group(cls=ProvbenchGroup)
+    def group() -> None:
+        pass
+
+    @group.command("build")
+    def build() -> None:  # as a KB build outside a run logs a provider's retry
+        logging.getLogger("provbench.llm").warning("retrying: 401 key %s at http://u:%s@h/v1", ENV, URL_PASSWORD)
+
+    with caplog.at_level(logging.WARNING):
+        assert CliRunner().invoke(group, ["build"]).exit_code == 0
+    assert f"retrying: 401 key {REDACTED} at http://{REDACTED}@h/v1" in caplog.text
+
+
+def test_kb_build_of_a_suite_redacts_the_suite_secrets_its_builder_was_not_given(tmp_path):
+    from provbench.runner import build_suite_kb
+
+    llm = LLMClient(ScriptedBackend(replies=[leaky_reply] * 10), backoff_s=0, max_attempts=1)  # knows no key
+    kb_dir, _, _ = build_suite_kb(leaky_suite(tmp_path), pm=toy_plugin_manager(LeakyKBPlugin()), llm=llm)
+    [error] = json.loads((kb_dir / "build_info.json").read_text())["llm"]["errors"]
+    assert f"(sent {REDACTED}, url pass {REDACTED})" in error

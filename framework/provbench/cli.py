@@ -30,10 +30,11 @@ class ProvbenchGroup(click.Group):
 
     def invoke(self, ctx: click.Context):  # noqa: D401
         from .errors import UserError
-        from .secrets import redact
+        from .secrets import redact, redacted_logs
 
         try:
-            return super().invoke(ctx)
+            with redacted_logs():  # every command's log lines (kb build's provider errors too)
+                return super().invoke(ctx)
         except UserError as exc:
             err_console.print(f"[bold red]error:[/] {escape(redact(str(exc)))}", highlight=False, soft_wrap=True)
             sys.exit(EXIT_USAGE)

@@ -190,6 +190,7 @@ def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int 
         loaded.suite.executor = executor
     if loaded.suite.knowledge_base is None:
         raise UserError(f"{loaded.path}: the suite declares no knowledge_base")
+    remember(Redactor.for_run(loaded.suite.model_dump(mode="json")))  # the build's errors may quote them
     kb_dir = default_kb_dir(loaded, Path("reports"))
     reused = KnowledgeBase.is_complete(kb_dir)
     llm = llm if llm is not None else make_run_llm(loaded.suite.model, kb_llm_cache_dir(kb_dir), loaded.suite.concurrency)

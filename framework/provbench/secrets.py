@@ -174,24 +174,27 @@ def questions_with_secrets(questions: Iterable[Any], redactor: Redactor) -> list
 
 
 class RedactingFilter(logging.Filter):
-    """A logging filter that redacts each message before any handler formats it."""
+    """A logging filter that redacts each message before any handler formats it; with no
+    ``redactor``, by what the process knows at that moment (:meth:`Redactor.for_run`)."""
 
-    def __init__(self, redactor: Redactor) -> None:
+    def __init__(self, redactor: Redactor | None = None) -> None:
         super().__init__()
         self.redactor = redactor
 
     def filter(self, record: logging.LogRecord) -> bool:
+        redactor = self.redactor or Redactor.for_run()
         message = record.getMessage()
-        if self.redactor.needed(message):
-            record.msg, record.args = self.redactor.text(message), ()
-        if record.exc_info and record.exc_info[1] is not None and self.redactor.needed(str(record.exc_info[1])):
+        if redactor.needed(message):
+            record.msg, record.args = redactor.text(message), ()
+        if record.exc_info and record.exc_info[1] is not None and redactor.needed(str(record.exc_info[1])):
             record.exc_info, record.exc_text = None, None  # a traceback quoting a key is dropped
         return True
 
 
 @contextmanager
-def redacted_logs(redactor: Redactor) -> Iterator[None]:
-    """Redact every log message while the block runs, whichever root handler writes it."""
+def redacted_logs(redactor: Redactor | None = None) -> Iterator[None]:
+    """Redact every log message while the block runs, whichever root handler writes it (by
+    ``redactor``, else by what the process knows when the message is logged)."""
     handlers = [h for h in [*logging.getLogger().handlers, logging.lastResort] if h is not None]
     flt = RedactingFilter(redactor)
     for handler in handlers:
