@@ -118,6 +118,6 @@ def input_errors(path: Path | str) -> Iterator[None]:
     except RecursionError:
         raise UserError(f"{path}: nested too deeply to read (JSON or YAML nesting beyond Python's limit)") from None
     except Exception as exc:
-        if type(exc).__module__.startswith("pyarrow"):  # ArrowInvalid: a damaged or foreign Parquet file
+        if path.suffix.lower() == ".parquet" and type(exc).__module__.startswith("pyarrow"):  # ArrowInvalid
             raise UserError(f"{path}: not a readable Parquet file: {exc}") from None
         raise
