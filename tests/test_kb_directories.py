@@ -120,3 +120,10 @@ def test_a_build_killed_while_listing_its_files_is_built_again(tmp_path):
     kb = build(kb_dir, concept_files(tmp_path / "in"))
     assert kb.complete and not (kb_dir / ".provbench-files.json.tmp").exists()
     kb.close()
+
+
+def test_a_corrupt_database_beside_a_complete_marker_is_refused(tmp_path):
+    build_tiny_kb(tmp_path / "kb").close()
+    (tmp_path / "kb" / "graph.kuzu").write_bytes(b"\x00garbage" * 10_000)
+    with pytest.raises(KBError, match=r"cannot open the knowledge base at .*kb: .*not a valid Kuzu database file"):
+        KnowledgeBase.open(tmp_path / "kb", read_only=True)
