@@ -253,3 +253,17 @@ def test_traces_to_a_closed_port_exits_non_zero_naming_the_failure(tmp_path, mon
     assert result.exit_code == 2, result.output
     assert re.search(rf"traces: not exported: (\d+) of \1 span\(s\) to {re.escape(endpoint)}", result.output)
     assert "span(s) exported" not in result.output
+
+
+FLOW_BOMB = "[" + ", ".join(f"&{n} [{', '.join([f'*{p}' if p else 'x'] * 9)}]"
+                            for p, n in zip(["", "a", "b", "c", "d", "e", "f"], "abcdefg")) + "]"
+
+
+@pytest.mark.parametrize("value, expected", [
+    (FLOW_BOMB, r"--option x: invalid YAML: its aliases expand to more than 100,000 values"),
+    ("[1, 2", r"--option x: invalid YAML value: expected ',' or ']'"),
+])
+def test_a_bad_command_line_option_is_a_located_error(tmp_path, value, expected):
+    result = CliRunner().invoke(main, ["data", "info", str(write_toy_suite(tmp_path / "s", kb=False).parent /
+                                                         "questions.json"), "--loader", "2wiki", "--option", f"x={value}"])
+    assert result.exit_code == 2 and re.search(expected, result.output), result.output

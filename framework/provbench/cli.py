@@ -164,15 +164,21 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
 def _parse_options(pairs: tuple[str, ...]) -> dict:
     """KEY=VALUE pairs, values read as YAML scalars (8 -> int, true -> bool)."""
     from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
 
     from .errors import UserError
+    from .suite_yaml import check_expansion
 
     options = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise UserError(f"--option {pair!r}: expected KEY=VALUE")
-        options[key] = YAML(typ="safe").load(value)
+        try:
+            options[key] = YAML(typ="safe").load(value)
+        except YAMLError as exc:
+            raise UserError(f"--option {key}: invalid YAML value: {getattr(exc, 'problem', None) or exc}") from None
+        check_expansion(f"--option {key}", options[key])  # a one-line alias bomb too
     return options
 
 

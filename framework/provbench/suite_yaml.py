@@ -37,14 +37,14 @@ def parse_yaml(path: Path, text: str) -> Any:
         raise SuiteError(f"{path}{line}: invalid YAML: {what}") from None
     except YAMLError as exc:
         raise SuiteError(f"{path}: invalid YAML: {exc}") from None
-    _check_expansion(path, tree)
+    check_expansion(path, tree)
     return tree
 
 
 MAX_VALUES = 100_000  # a suite has hundreds; aliases that expand beyond this are a YAML alias bomb
 
 
-def _check_expansion(path: Path, tree: Any) -> None:
+def check_expansion(path: Path | str, tree: Any) -> None:
     """Refuse a tree whose aliases expand (as :func:`plain` would copy them) beyond MAX_VALUES
     values. Each shared node is sized once, so this costs one pass over the file's own nodes.
     (ruamel reads an alias to an enclosing node as null, so there are no cycles.)"""
