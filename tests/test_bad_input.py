@@ -267,3 +267,14 @@ def test_a_bad_command_line_option_is_a_located_error(tmp_path, value, expected)
     result = CliRunner().invoke(main, ["data", "info", str(write_toy_suite(tmp_path / "s", kb=False).parent /
                                                          "questions.json"), "--loader", "2wiki", "--option", f"x={value}"])
     assert result.exit_code == 2 and re.search(expected, result.output), result.output
+
+
+def test_a_listing_on_a_terminal_shows_brackets_as_written():
+    from rich.console import Console
+
+    from provbench.listing import show_table
+
+    console = Console(force_terminal=True, record=True, width=200)
+    show_table(console, "plugins [x]", ("name", "description"), [("lo[/x]", "needs pip install 'provbench[ray]'")])
+    shown = console.export_text()
+    assert "plugins [x]" in shown and "lo[/x]" in shown and "provbench[ray]" in shown
