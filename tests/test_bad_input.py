@@ -278,3 +278,11 @@ def test_a_listing_on_a_terminal_shows_brackets_as_written():
     show_table(console, "plugins [x]", ("name", "description"), [("lo[/x]", "needs pip install 'provbench[ray]'")])
     shown = console.export_text()
     assert "plugins [x]" in shown and "lo[/x]" in shown and "provbench[ray]" in shown
+
+
+def test_a_report_that_cannot_be_written_is_a_located_error(tmp_path):
+    suite = write_toy_suite(tmp_path / "suite", kb=False, questions=QUESTIONS[:1])
+    run = run_toy(suite, tmp_path / "run", write_report=False)
+    (run / "report.html").mkdir()  # something in the report's place that cannot be overwritten
+    result = CliRunner().invoke(main, ["report", str(run)])
+    assert result.exit_code == 2 and re.search(r"error: .*run/report.html: Is a directory", result.output), result.output

@@ -25,8 +25,9 @@ JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON i
 
 
 class ProvbenchGroup(click.Group):
-    """Turns provbench's own user-facing errors into one clear line and exit code 2 (redacted: an
-    error may quote a provider's reply; escaped: it may quote a path or label holding ``[...]``)."""
+    """Turns provbench's own user-facing errors, and the OS's (a file that cannot be written), into
+    one clear line and exit code 2 (redacted: an error may quote a provider's reply; escaped: it
+    may quote a path or label holding ``[...]``)."""
 
     def invoke(self, ctx: click.Context):  # noqa: D401
         from .errors import UserError
@@ -36,8 +37,15 @@ class ProvbenchGroup(click.Group):
             with redacted_logs():  # every command's log lines (kb build's provider errors too)
                 return super().invoke(ctx)
         except UserError as exc:
-            err_console.print(f"[bold red]error:[/] {escape(redact(str(exc)))}", highlight=False, soft_wrap=True)
-            sys.exit(EXIT_USAGE)
+            _print_error(redact(str(exc)))
+        except OSError as exc:  # a read-only folder, a full disk, a directory in a file's place: say where
+            where = f"{exc.filename}: " if exc.filename else ""
+            _print_error(redact(f"{where}{exc.strerror or exc}"))
+
+
+def _print_error(text: str) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
+    sys.exit(EXIT_USAGE)
 
 
 @click.group(cls=ProvbenchGroup)
@@ -88,8 +96,9 @@ def data_info_cmd(dataset: Path, loader: str | None, options: tuple[str, ...], a
     """Load and validate DATASET, print its counts; exit non-zero on invalid input."""
     from .datainfo import data_info
     from .registry import default_registry
+    from .suite_yaml import parse_option_pairs
 
-    info = data_info(default_registry(), dataset, loader, _parse_options(options))
+    info = data_info(default_registry(), dataset, loader, parse_option_pairs(options))
     if as_json:
         return print_json(console, {"source": str(info.source), "records": info.records, "loader": info.loader,
                                     "facets": {k: dict(v) for k, v in info.facets.items()},
@@ -138,6 +147,7 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
     from .bundled import resolve_suite
     from .errors import UserError
     from .suite import ExecutorSpec
+    from .suite_yaml import parse_option_pairs
 
     if ray_address is not None and executor == "threads":
         raise UserError("--ray-address goes with --executor ray, not threads")
@@ -155,31 +165,10 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
             raise UserError(f"kb build {source}: name the knowledge-base builder with --builder (known: {known})")
         kb_dir, stats, reused = runner.build_dataset_kb(
             path, out or Path("reports/kb") / path.stem, loader=loader, builder=builder,
-            model=model or "embedded", limit=limit, options=_parse_options(options), console=console,
+            model=model or "embedded", limit=limit, options=parse_option_pairs(options), console=console,
             concurrency=concurrency, executor=spec)
     console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}", markup=False)
     _print_stats(stats)
-
-
-def _parse_options(pairs: tuple[str, ...]) -> dict:
-    """KEY=VALUE pairs, values read as YAML scalars (8 -> int, true -> bool)."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
-    from .errors import UserError
-    from .suite_yaml import check_expansion
-
-    options = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise UserError(f"--option {pair!r}: expected KEY=VALUE")
-        try:
-            options[key] = YAML(typ="safe").load(value)
-        except YAMLError as exc:
-            raise UserError(f"--option {key}: invalid YAML value: {getattr(exc, 'problem', None) or exc}") from None
-        check_expansion(f"--option {key}", options[key])  # a one-line alias bomb too
-    return options
 
 
 @kb_group.command("info")

@@ -155,3 +155,22 @@ def _model_in(annotation: Any) -> Any:
         if found is not None:
             return found
     return None
+
+
+def parse_option_pairs(pairs: tuple[str, ...]) -> dict:
+    """``--option`` KEY=VALUE pairs, values read as YAML scalars (8 -> int, true -> bool); a bad
+    pair, invalid YAML or an alias bomb is an error naming the option."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UserError(f"--option {pair!r}: expected KEY=VALUE")
+        try:
+            options[key] = YAML(typ="safe").load(value)
+        except YAMLError as exc:
+            raise UserError(f"--option {key}: invalid YAML value: {getattr(exc, 'problem', None) or exc}") from None
+        check_expansion(f"--option {key}", options[key])  # a one-line alias bomb too
+    return options
