@@ -29,7 +29,7 @@ class ProvbenchGroup(click.Group):
     one clear line and exit code 2 (redacted: an error may quote a provider's reply; escaped: it
     may quote a path or label holding ``[...]``)."""
 
-    def invoke(self, ctx: click.Context):  # noqa: D401
+    def invoke(self, ctx: click.Context):
         from .errors import UserError
         from .secrets import redact, redacted_logs
 

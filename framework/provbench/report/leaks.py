@@ -13,7 +13,7 @@ from typing import Any
 
 from ..leakguard import leak_counts, not_measurable
 from ..model import RunRecord
-from .data import RunData
+from ..results.data import RunData
 from .sections import Row, Section, Table, Text
 
 STATUSES = ("clean", "leaked", "no-effect", "not-checkable")

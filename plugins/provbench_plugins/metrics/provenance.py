@@ -145,7 +145,7 @@ class _SystemScores:
         for trace in traces:
             for key, count in coverage_counts(trace).items():
                 totals[key] += count
-        share = lambda num, den: totals[num] / totals[den] if totals[den] else None  # noqa: E731
+        share = lambda num, den: totals[num] / totals[den] if totals[den] else None  # noqa: E731 - a one-line closure
         return [
             self.value("citation_coverage", share("cited_and_visited", "visited"),
                        totals["cited_and_visited"], totals["visited"], answers=len(traces)),
@@ -188,7 +188,7 @@ class _SystemScores:
         gap = self.missing("structure_reliance", "text_only_isolation", "full_isolation")
         if gap:
             return [gap, self.missing("structure_reliance_stability", "text_only_isolation", "full_isolation")]
-        stable = lambda role: {q: 1 - o.changed for q, o in self.changes(role).items()}  # noqa: E731
+        stable = lambda role: {q: 1 - o.changed for q, o in self.changes(role).items()}  # noqa: E731 - a one-line closure
         return [
             self.paired_difference("structure_reliance", self.correct("text_only_isolation"),
                                    self.correct("full_isolation"),

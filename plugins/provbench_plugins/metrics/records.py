@@ -61,10 +61,6 @@ def loader_normalizer(results: Any) -> Callable[[str], str]:
     return (getattr(results, "loader", None) or _PlainLoader()).normalize
 
 
-def answer_of(record: RunRecord) -> str:
-    return (record.trace.answer if record.trace and record.trace.answer is not None else "")
-
-
 def analysed_questions(results: Results) -> list[str]:
     """Questions in the intervention analysis: all known questions minus the excluded ones."""
     ids = list(results.questions) or list(dict.fromkeys(r.key.question_id for r in results.records))

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from ..errors import UserError
 from ..model import BASELINE, Question, RunManifest, RunRecord
-from ..plugin_api import is_leaked
+from .rules import plugin_key, select
 from ..store import RunStore, columns_of, flat_rows
 
 
@@ -71,9 +71,7 @@ class RunData:
     def select(self, system: str, condition: str = BASELINE, *, leaked: bool | None = None) -> list[RunRecord]:
         """Records for statistics, as :meth:`provbench.plugin_api.Results.select`: units the leak
         guard found leaked are left out unless ``leaked`` (default: the suite's ``include_leaked``)."""
-        keep_leaked = self.include_leaked if leaked is None else leaked
-        return [r for r in self.records if r.key.system == system and r.key.condition == condition
-                and (keep_leaked or not is_leaked(r))]
+        return select(self.records, system, condition, self.include_leaked if leaked is None else leaked)
 
     def rows(self) -> list[dict[str, Any]]:
         """One flat row per unit with its question's text, type and category (:func:`provbench.store.flat_rows`)."""
@@ -124,12 +122,8 @@ def format_metric_value(v: dict[str, Any], with_note: bool = True) -> str:
 
 
 def ref_key(ref: Any) -> str:
-    """The record key of a plugin reference in a stored suite (the suite's own rule)."""
-    from ..suite import PluginRef
-
-    if isinstance(ref, dict):  # a system's reference also holds its repeats
-        ref = {k: v for k, v in ref.items() if k in PluginRef.model_fields}
-    return PluginRef.model_validate(ref).key
+    """The record key of a plugin reference in a stored suite (the suite's own rule, :func:`plugin_key`)."""
+    return plugin_key(ref) if isinstance(ref, str) else plugin_key(ref["name"], ref.get("label"))
 
 
 def load_run(run_dir: str | Path) -> RunData:
