@@ -99,7 +99,7 @@ class CheckedExporter:
         result_type = _otel("opentelemetry.sdk.trace.export").SpanExportResult
         try:
             result = self.inner.export(spans)
-        except Exception as exc:  # an exporter's own bug or I/O error: counted, the export goes on
+        except Exception as exc:  # noqa: BLE001 - an exporter's own bug or I/O error: counted, the export goes on
             result, self.problem = result_type.FAILURE, f"{type(exc).__name__}: {exc}"
         if result != result_type.SUCCESS:
             self.lost += len(spans)

@@ -116,7 +116,7 @@ class KnowledgeBase:
         damaged database beside a ``COMPLETE`` marker is refused here, not met by every unit."""
         try:
             found = self.stats().model_dump()
-        except Exception as exc:  # Kùzu's binder/runtime errors: tables or columns missing
+        except RuntimeError as exc:  # Kùzu's binder error: tables or columns missing
             self.close()
             raise KBError(f"{self.path / DB_NAME} is not a provbench knowledge base, or is damaged ({exc}); "
                           "build it again into an empty directory") from None
