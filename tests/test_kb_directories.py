@@ -127,3 +127,13 @@ def test_a_corrupt_database_beside_a_complete_marker_is_refused(tmp_path):
     (tmp_path / "kb" / "graph.kuzu").write_bytes(b"\x00garbage" * 10_000)
     with pytest.raises(KBError, match=r"cannot open the knowledge base at .*kb: .*not a valid Kuzu database file"):
         KnowledgeBase.open(tmp_path / "kb", read_only=True)
+
+
+def test_files_a_builder_claims_are_removed_with_the_kb(tmp_path):
+    from provbench.kb.owned import remove_kb
+    from provbench.kb.sources import write_sources
+
+    KnowledgeBase.create(tmp_path / "kb").close()
+    write_sources(tmp_path / "kb", {"tu:0": {"path": "/a.md", "file": "a.md", "document": "doc:0", "start": 0, "end": 1}})
+    remove_kb(tmp_path / "kb", "rebuilt")
+    assert not (tmp_path / "kb").exists()
