@@ -26,7 +26,7 @@ def export_cmd(run_dir: Path, fmt: str, out: Path | None) -> None:
     footprint, tokens, the leak guard's verdict and every score (score.NAME)."""
     from .export import export_run
 
-    console.print(f"exported: {export_run(run_dir, fmt, out)}", highlight=False)
+    console.print(f"exported: {export_run(run_dir, fmt, out)}", highlight=False, markup=False)
 
 
 @click.command("check")
@@ -50,7 +50,7 @@ def show_gates(run_dir: Path) -> int:
         console.print(f"assert {escape(result['name'])}: {escape(result['message'])} {verdict}", highlight=False)
     if data["assertions"]:
         console.print(f"{data['assertions_failed']} of {len(data['assertions'])} assertion(s) failed; "
-                      f"{run_dir / SUMMARY_FILE}, {run_dir / JUNIT_FILE}", highlight=False)
+                      f"{escape(str(run_dir / SUMMARY_FILE))}, {escape(str(run_dir / JUNIT_FILE))}", highlight=False)
     return data["exit_status"]
 
 
@@ -73,7 +73,7 @@ def traces_cmd(run_dir: Path, out: Path | None, endpoint: str | None, headers: t
         raise UserError("--header expects KEY=VALUE")
     count = export_traces(run_dir, out=out, endpoint=endpoint, headers=pairs)
     console.print(f"{count} span(s) exported" + (f" to {out}" if out else "") + (f" to {endpoint}" if endpoint else ""),
-                  highlight=False)
+                  highlight=False, markup=False)
 
 
 def show_validity(validity: Any, console: Console, err_console: Console) -> None:
@@ -87,16 +87,16 @@ def show_validity(validity: Any, console: Console, err_console: Console) -> None
                ("claim", "control", "expected", "observed", "p", "verdict"), rows, wrap=("claim", "expected", "observed"))
     for v in (v for v in validity.verdicts if v.expected_failure or v.open):
         why = f"expected to fail: {v.expected_failure}" if v.expected_failure else f"open: {v.open}"
-        console.print(f"  {v.claim}: {escape(why)}", highlight=False)
+        console.print(f"  {escape(v.claim)}: {escape(why)}", highlight=False)
     show_table(console, "power against shams", ("claim", "sham", "power", "observed"),
                [(p.claim, p.sham, p.shown_status, p.observed) for p in validity.power], wrap=("claim", "sham", "observed"))
     for line in validity.differences or ["none: the controls ran the suite's own systems, interventions and options"]:
         console.print(f"  controls differ from the suite: {escape(line)}", highlight=False)
     failed = sorted({v.claim for v in validity.failures})
     if failed:
-        err_console.print(f"[red]not detectable:[/] {', '.join(failed)}", highlight=False)
+        err_console.print(f"[red]not detectable:[/] {escape(', '.join(failed))}", highlight=False)
     for row in validity.powerless:
-        err_console.print(f"[red]no power against {escape(row.sham)}:[/] {row.claim}", highlight=False)
+        err_console.print(f"[red]no power against {escape(row.sham)}:[/] {escape(row.claim)}", highlight=False)
     if validity.failed_units:
         err_console.print(f"[yellow]{validity.failed_units} control unit(s) failed[/]: see the control runs' reports "
-                          f"({', '.join(validity.runs.values())})", highlight=False)
+                          f"({escape(', '.join(validity.runs.values()))})", highlight=False)

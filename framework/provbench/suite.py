@@ -17,7 +17,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from .assertions import AssertionSpec, SystemRef, check_declarations
 from .costs import BudgetSpec
 from .errors import UserError
-from .llm.spec import ModelSpec
+from .jsonlines import input_errors
+from .llm.spec import ModelSpec, check_model_params
 from .registry import unknown_name_message
 from .results.rules import plugin_key
 from .suite_yaml import SuiteError, field_name, line_of, parse_yaml as _parse_yaml, plain as _plain, validation_message
@@ -159,10 +160,8 @@ class ClaimRef(PluginRef):
 
     expect_failure: str | None = Field(default=None, description="why the claim is known not to hold yet: its "
                                        "verdict is shown, but `provbench validate` does not fail on it")
-    open: str | None = Field(default=None, description="why the claim's outcome is genuinely open on this suite: "
-                             "its verdicts and power are shown, but `provbench validate` does not fail on them")
-    expect_no_power: str | None = Field(default=None, description="why the claim is known to pass under some "
-                                        "sham (its repair is pending): shown, but not failing `provbench validate`")
+    open: str | None = Field(default=None, description="why its outcome is open on this suite (shown, never failing)")
+    expect_no_power: str | None = Field(default=None, description="why it passes under a sham yet (shown, not failing)")
 
 
 class ControlDifferences(_Strict):
@@ -284,7 +283,8 @@ def load_suite(path: str | Path, registry: "Registry | None" = None) -> LoadedSu
     """Read, validate and check a suite file; raise :class:`SuiteError` naming file and line."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with input_errors(path):  # not UTF-8: the line and column
+            text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SuiteError(f"{path}: cannot read suite file: {exc.strerror or exc}") from None
     tree = _parse_yaml(path, text)
@@ -298,6 +298,7 @@ def load_suite(path: str | Path, registry: "Registry | None" = None) -> LoadedSu
     _check_dataset_file(path, tree, loaded, suite.dataset)
     _check_references(path, tree, suite)
     check_declarations(suite, lambda loc: _where(path, tree, loc), SuiteError)  # assertions, repeats
+    check_model_params({"model": suite.model, "judge": suite.judge}, lambda loc: _where(path, tree, loc), SuiteError)
     if registry is None:
         from .registry import default_registry
 
