@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections import defaultdict
 from dataclasses import dataclass
 from statistics import fmean
@@ -79,17 +78,14 @@ def share(values: dict[str, float], questions: Iterable[str] | None = None, *, r
 def bootstrap_ci(values: list[float], *, resamples: int = 2000, confidence: float = 0.95,
                  seed: int = 0) -> tuple[float | None, float | None]:
     """Percentile bootstrap interval of the mean (scipy.stats.bootstrap; its default BCa would move every
-    interval shown so far and is undefined when every resample has the same mean); None for fewer than
+    interval shown so far and gives NaN when every resample has the same mean); None for fewer than
     two values."""
     if len(values) < 2:
         return None, None
-    from scipy import stats as scipy_stats  # slow to import: only when an interval is drawn
+    from scipy.stats import bootstrap  # slow to import: only when an interval is drawn
 
-    with warnings.catch_warnings():  # all-equal values: a zero-width interval is the right answer here
-        warnings.simplefilter("ignore", scipy_stats.DegenerateDataWarning)
-        result = scipy_stats.bootstrap((np.asarray(values, dtype=float),), np.mean, n_resamples=resamples,
-                                       confidence_level=confidence, method="percentile",
-                                       rng=np.random.default_rng(seed))
+    result = bootstrap((np.asarray(values, dtype=float),), np.mean, n_resamples=resamples,
+                       confidence_level=confidence, method="percentile", rng=np.random.default_rng(seed))
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
