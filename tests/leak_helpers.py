@@ -1,5 +1,6 @@
 """Systems for the leak-guard tests: one that reads around its view, one whose prompts ignore what it
-reads, and one that keeps its own store (filtered by ``env.hidden``, or not).
+reads, one whose prompts come from around its view in visible names only (no effect), and one that
+keeps its own store (filtered by ``env.hidden``, or not).
 
 Registered under the ``leaky`` namespace by :func:`leaky_plugin`; they run beside the built-in systems.
 """
@@ -63,6 +64,28 @@ class IgnoresWhatItReads(System):
         return trace
 
 
+class RelationCache(System):
+    """Retrieves through its view (the trace records what the view returned), but writes its prompt
+    from relation lines it reads from the database behind the view: an invalidated edge still reaches
+    the prompt, in names the view shows elsewhere, so only the "no effect" check can tell."""
+
+    name = "relation-cache"
+
+    def run(self, question: Question, env: Environment) -> Trace:
+        trace = Trace(question_id=question.id, system=self.name)
+        hits = env.view.search_entities(question.question, k=1)
+        trace.visit(*(h.id for h in hits))
+        trace.retrieved = [RetrievedItem(kind="relationship", id=n.relation.id) for h in hits
+                           for n in env.view.neighbors(h.id)]
+        rows = env.view._store.rows(  # around the view: the leak under test
+            "MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE a.id IN $ids OR b.id IN $ids "
+            "RETURN a.name, r.label, b.name ORDER BY r.id", {"ids": [h.id for h in hits]})
+        lines = "\n".join(f"{a} {label.replace('_', ' ')} {b}." for a, label, b in rows)
+        trace.answer = env.llm.chat([{"role": "user", "content": f"{lines}\n\nQuestion: {question.question}"}],
+                                    purpose="answer", trace=trace).text
+        return trace
+
+
 class OwnStoreRAG(System):
     """Keeps a store of its own (the question's context paragraphs, as a service indexing the same
     corpus would) and retrieves from it by word overlap; ``filter`` drops what ``env.hidden`` hides."""
@@ -96,7 +119,7 @@ def own_store(question: Question) -> list[tuple[str, str]]:
 
 @hookimpl
 def provbench_register_systems():
-    return {cls.name: cls for cls in (ReadsAroundTheView, IgnoresWhatItReads, OwnStoreRAG)}
+    return {cls.name: cls for cls in (ReadsAroundTheView, IgnoresWhatItReads, RelationCache, OwnStoreRAG)}
 
 
 def leaky_plugin() -> Any:

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from ..errors import UserError
 from ..model import BASELINE, Question, RunManifest, RunRecord
-from ..plugin_api import is_leaked
+from ..plugin_api import select_records
 from ..store import RunStore, columns_of, flat_rows
 
 
@@ -69,11 +69,9 @@ class RunData:
         return bool((self.suite.get("leak_guard") or {}).get("include_leaked", False))
 
     def select(self, system: str, condition: str = BASELINE, *, leaked: bool | None = None) -> list[RunRecord]:
-        """Records for statistics, as :meth:`provbench.plugin_api.Results.select`: units the leak
-        guard found leaked are left out unless ``leaked`` (default: the suite's ``include_leaked``)."""
-        keep_leaked = self.include_leaked if leaked is None else leaked
-        return [r for r in self.records if r.key.system == system and r.key.condition == condition
-                and (keep_leaked or not is_leaked(r))]
+        """Records for statistics, as :meth:`provbench.plugin_api.Results.select`: units the pairing
+        rule leaves out are left out (:func:`provbench.plugin_api.left_out_as`); ``leaked=True``: all."""
+        return select_records(self.records, system, condition, self.include_leaked, leaked)
 
     def rows(self) -> list[dict[str, Any]]:
         """One flat row per unit with its question's text, type and category (:func:`provbench.store.flat_rows`)."""

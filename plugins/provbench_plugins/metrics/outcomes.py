@@ -94,14 +94,14 @@ class OutputChanged(Metric):
                 unmeasured = cell_not_measurable(results, system, condition, analysed)
                 detail = tally.counts() | {"stayed_correct": round6(kept.numerator),
                                            "originally_correct": kept.denominator}
+                note = unmeasured or tally.note()
                 values.append(MetricValue(metric=self.name, system=system, condition=condition,
                                           value=None if unmeasured else tally.value, numerator=round6(tally.numerator),
-                                          denominator=tally.denominator, detail=detail, note=unmeasured or ""))
+                                          denominator=tally.denominator, detail=detail, note=note))
                 values.append(MetricValue(metric="stayed-correct", system=system, condition=condition,
                                           value=None if unmeasured else kept.value, numerator=round6(kept.numerator),
-                                          denominator=kept.denominator, note=unmeasured or "",
-                                          detail={"failed": tally.failed, "missing": tally.missing}
-                                          | ({"leaked": tally.leaked} if tally.leaked else {})))
+                                          denominator=kept.denominator, note=note,
+                                          detail={"failed": tally.failed, "missing": tally.missing} | tally.left_out))
         return values
 
 
@@ -135,10 +135,9 @@ def delta_value(metric: str, system: str, condition: str, base: Mapping[str, flo
     detail = {"baseline_correct": round6(before_sum), "condition_correct": round6(after_sum),
               "questions": n, "arrow": arrow(delta) if delta is not None else "",
               "failed": tally.failed, "missing": tally.missing, "unscored": tally.unscored}
-    if tally.leaked:
-        detail["leaked"] = tally.leaked
     return MetricValue(metric=metric, system=system, condition=condition, value=delta,
-                       numerator=round6(after_sum - before_sum), denominator=n, detail=detail)
+                       numerator=round6(after_sum - before_sum), denominator=n, detail=detail | tally.left_out,
+                       note=tally.note())
 
 
 class Footprint(Metric):
