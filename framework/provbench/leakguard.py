@@ -23,7 +23,7 @@ store built over it). The guard checks every such unit, whatever the system, aft
     ablation that removes no entity (a text ablation), finding nothing is no evidence (its store may
     paraphrase the hidden text): ``not-checkable``.
 (d) ``no_effect``: items the view hides reached the baseline's prompts (by id, name, sentence, or
-    for a relation both ends' names in one message), yet every request of the unit equals the
+    for a relation one line with both ends' names and its label; the question's words aside), yet every request of the unit equals the
     baseline's (by request hash). Items a retriever returned but the pipeline dropped before the
     prompt do not count. Needs the baseline's stored requests (``RunRecord.requests``).
 
@@ -79,7 +79,8 @@ def check_unit(view: "GraphView", question: Question, trace: Trace, capture: Req
     for name, (status, found) in (("trace_ids", trace_check(view, content, trace, trace_ids)),
                                   ("citations", citation_check(view, content, trace, requests)),
                                   ("request_text", text_check(view, content, question, trace, requests, trace_ids)),
-                                  ("no_effect", no_effect(view, content, requests, baseline, baseline_requests))):
+                                  ("no_effect", no_effect(view, content, question, requests, baseline,
+                                                          baseline_requests))):
         checks[name] = status
         evidence += found
     notes = []
@@ -270,7 +271,7 @@ def snippet(text: str) -> str:
 
 # -- (d) no effect -----------------------------------------------------------------------------------
 
-def no_effect(view: "GraphView", content: "HiddenContent", requests: Sequence["CapturedRequest"],
+def no_effect(view: "GraphView", content: "HiddenContent", question: Question, requests: Sequence["CapturedRequest"],
               baseline: Trace | None, baseline_requests: Sequence["CapturedRequest"] | None
               ) -> tuple[LeakStatus, list[LeakEvidence]]:
     """``no-effect`` when hidden items reached the baseline's prompts and every request equals the baseline's."""
@@ -279,7 +280,8 @@ def no_effect(view: "GraphView", content: "HiddenContent", requests: Sequence["C
     before = [r.call.request_hash for r in baseline_requests]
     if None in before:  # a baseline recorded before requests were hashed
         return "not-checkable", []
-    reached = reached_prompts(content, [item for _, item, _ in hidden_ids(view, content, baseline)], baseline_requests)
+    read = [item for _, item, _ in hidden_ids(view, content, baseline)]
+    reached = reached_prompts(content, question, read, baseline_requests)
     after = [request.call.request_hash for request in requests]
     if not reached or Counter(after) != Counter(before):
         return "clean", []
@@ -289,22 +291,26 @@ def no_effect(view: "GraphView", content: "HiddenContent", requests: Sequence["C
                                               "which reached the baseline's prompts")]
 
 
-def reached_prompts(content: "HiddenContent", items: Iterable[str],
+def reached_prompts(content: "HiddenContent", question: Question, items: Iterable[str],
                     prompts: Sequence["CapturedRequest"]) -> list[str]:
-    """The ``items`` whose content the prompts showed: the id, a hidden name or sentence of it, or
-    (a relation) both ends' names in one message."""
+    """The ``items`` whose content the prompts showed beyond the question: the id, a hidden name or
+    sentence of it, or (a relation) one line with both ends' names and its label, not all from the question."""
     from .kb.hidden import joined, tokens
 
     wanted = list(dict.fromkeys(items))
+    asked = joined(tokens(" ".join([question.question, *(question.choices or [])])))
     texts = list(dict.fromkeys(text for request in prompts for _, text in request.messages))
-    shown = {word for text in texts for word in ids_in(text, frozenset(wanted))}
-    shown |= {m.item for text in texts for m in content.find(text)}
-    messages = [joined(tokens(text)) for text in texts]
-    names = content.index.names
+    shown = {word for text in texts for word in ids_in(text, frozenset(wanted)) if f" {word.lower()} " not in asked}
+    shown |= {m.item for text in texts for m in content.find(text, asked)}
+    lines = [joined(tokens(line)) for text in texts for line in text.splitlines()]
+    index = content.index
     for item in wanted:
-        ends = content.index.relation_ends.get(item)
-        if item not in shown and ends and all(names.get(e) for e in ends) and any(
-                all(joined(tokens(names[e])) in message for e in ends) for message in messages):
+        if item in shown or item not in index.relation_ends:
+            continue
+        parts = [joined(tokens(index.names.get(end))) for end in index.relation_ends[item]]
+        parts.append(joined(tokens((index.relation_labels.get(item) or "").replace("_", " "))))  # born_in: "born in"
+        if all(p.strip() for p in parts) and not all(p in asked for p in parts) and any(
+                all(p in line for p in parts) for line in lines):
             shown.add(item)
     return [item for item in wanted if item in shown]
 

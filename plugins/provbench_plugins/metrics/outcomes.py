@@ -29,7 +29,7 @@ class Accuracy(Metric):
         analysed = analysed_questions(results)
         for system in results.systems:
             for condition in results.conditions:
-                if not results.select(system, condition):
+                if not results.select(system, condition, leaked=True):  # a cell left with no unit says so
                     continue
                 _, tally = per_question_correctness(results, system, condition, analysed)
                 detail: dict[str, Any] = tally.counts()
@@ -55,7 +55,7 @@ class OfficialAnswerScore(Metric):
         values = []
         for system in results.systems:
             for condition in results.conditions:
-                if not results.select(system, condition):
+                if not results.select(system, condition, leaked=True):  # a cell left with no unit says so
                     continue
                 questions = all_questions(results) if condition == BASELINE else analysed_questions(results)
                 _, tally = per_question_official(results, system, condition, questions, self.score_name)
@@ -151,7 +151,7 @@ class Footprint(Metric):
             for condition in results.conditions:
                 records = results.select(system, condition)
                 traced = [r.trace.footprint() for r in records if r.status == "ok" and r.trace is not None]
-                if not records:
+                if not results.select(system, condition, leaked=True):
                     continue
                 for field_name in FOOTPRINT_FIELDS:
                     total = sum(fp[field_name] for fp in traced)

@@ -149,12 +149,16 @@ def per_question_official(results: Any, system: str, condition: str, questions: 
                           score: str) -> tuple[dict[str, float], Tally]:
     """A per-record answer score (``em``, ``f1``) per question as the official 2WikiMultihopQA /
     HotpotQA evaluation counts it: every question in ``questions`` is in the denominator, and one
-    without a scored prediction (no record, a failed run, no score) scores 0. Repeats are averaged."""
-    grouped = by_question(results.select(system, condition))
+    without a scored prediction (no record, a failed run, no score) scores 0, except one whose every
+    unit the pairing rule left out (not in the denominator). Repeats are averaged."""
+    questions = list(questions)
+    grouped, left_out = by_question(results.select(system, condition)), left_out_questions(results, system, condition)
     values: dict[str, float] = {}
-    tally = Tally()
+    tally = Tally(left_out=left_out_units(results, system, condition, questions))
     for qid in questions:
         records = grouped.get(qid, [])
+        if not records and qid in left_out:  # the pairing rule: not a 0, not in the denominator
+            continue
         tally.missing += not records
         tally.failed += sum(r.status == "failed" for r in records)
         tally.unscored += sum(r.status == "ok" and r.scores.get(score) is None for r in records)
