@@ -192,8 +192,6 @@ def test_units_whose_intervention_hid_nothing_are_no_op_and_counted_apart(run):
 def test_outside_plugin_units_without_evidence_are_never_counted(run):
     from collections import Counter
 
-    from provbench.plugin_api import left_out_as
-
     run_dir, records, _ = run
     # (a) an empty trace and no model: hidden citations or a removed name are leaks; otherwise no evidence
     a = [r for r in records if r.key.system == "empty-trace-own-store" and r.leak_check is not None]
@@ -211,8 +209,8 @@ def test_outside_plugin_units_without_evidence_are_never_counted(run):
     for system in ("empty-trace-own-store", "own-summary-store", "own-summary-unfiltered", "li-fusion"):
         for condition in ABLATIONS:
             units = [r for r in records if r.key.system == system and r.key.condition == condition]
-            counted = {r.key.question_id for r in units if not left_out_as(r)}
-            left_out = Counter(left_out_as(r) for r in units if left_out_as(r))
+            counted = {r.key.question_id for r in units if r.leak_check.status in ("clean", "suspect")}
+            left_out = Counter(r.leak_check.status for r in units if r.leak_check.status not in ("clean", "suspect"))
             for name in ("output-changed", "accuracy"):
                 value = next(v for v in metrics if (v["metric"], v["system"], v["condition"]) == (name, system, condition))
                 assert value["denominator"] == len(counted), (name, system, condition)
