@@ -28,6 +28,8 @@ from pydantic import BaseModel, Field, ValidationError
 from .errors import PluginError, UserError
 from .locks import kb_build_lock
 from .model import BASELINE, Question, RunRecord, Trace, VariantInfo
+from .pairing import (LEFT_OUT, left_out_as, left_out_counts, left_out_note, left_out_text,  # noqa: F401 - the
+                      not_measurable, select_records, with_left_out_notes)  # record rules, re-exported here
 
 if TYPE_CHECKING:  # heavy modules stay lazy
     from .kb.store import KnowledgeBase
@@ -221,46 +223,6 @@ def is_leaked(record: RunRecord) -> bool:
     return record.leak_check is not None and record.leak_check.status == "leaked"
 
 
-# The one pairing rule: intervention units whose leak-guard status says they measure nothing.
-LEFT_OUT = ("leaked", "no-effect", "no-op", "not-checkable")
-
-
-def left_out_as(record: RunRecord, include_leaked: bool = False) -> str | None:
-    """Why every statistic leaves this unit out (its leak-guard status: saw what its view hides,
-    requests unchanged though hidden items reached the baseline's prompts, an intervention that hid
-    nothing, or no evidence either way); None when it counts. ``include_leaked`` (the suite's
-    ``leak_guard.include_leaked``) counts leaked units. A condition's units that count are compared
-    with the baseline of the same questions (the metrics' and tables' per-question pairing)."""
-    status = record.leak_check.status if record.leak_check is not None else None
-    if status not in LEFT_OUT or (include_leaked and status == "leaked"):
-        return None
-    return status
-
-
-def left_out_counts(records: "Iterable[RunRecord]", include_leaked: bool = False) -> dict[str, int]:
-    """How many of ``records`` the pairing rule leaves out, by reason (reasons in LEFT_OUT order)."""
-    found = [left_out_as(r, include_leaked) for r in records]
-    return {reason: found.count(reason) for reason in LEFT_OUT if reason in found}
-
-
-def left_out_note(records: "Iterable[RunRecord]", include_leaked: bool = False) -> str:
-    """The units of ``records`` left out, "3 leaked, 2 no-op"; "" when none is."""
-    return ", ".join(f"{n} {reason}" for reason, n in left_out_counts(records, include_leaked).items())
-
-
-def left_out_text(counts: "dict[str, int]") -> str:
-    """The note beside a number whose units the pairing rule thinned: "left out (leak guard): 3 no-op"."""
-    return ("left out (leak guard): " + ", ".join(f"{n} {why}" for why, n in counts.items())) if counts else ""
-
-
-def select_records(records: "Iterable[RunRecord]", system: str, condition: str, include_leaked: bool,
-                   every: bool | None = None) -> list[RunRecord]:
-    """``Results.select`` and the report's ``RunData.select``: a system's records under a condition,
-    without the units :func:`left_out_as` leaves out (all of them when ``every``)."""
-    return [r for r in records if r.key.system == system and r.key.condition == condition
-            and (every or not left_out_as(r, include_leaked))]
-
-
 def answered_by_reference(records: "Iterable[RunRecord]", reference_system: str) -> set[str]:
     """Paper 000's exclusion step: ids of questions the reference system's baseline answered
     correctly (accuracy 1.0; its first repeat when it is repeated); a failed run never counts as correct."""
@@ -297,39 +259,6 @@ class Results:
     @property
     def conditions(self) -> list[str]:
         return list(dict.fromkeys(r.key.condition for r in self.records))
-
-
-def not_measurable(records: "Iterable[RunRecord]", include_leaked: bool = False) -> str | None:
-    """Why a system x condition's statistics mean nothing: every unit is left out by the pairing
-    rule, e.g. "not measurable: 3 leaked, 2 no-op"; None when some unit can be read."""
-    records = list(records)
-    if not records or not all(left_out_as(r, include_leaked) for r in records):
-        return None
-    return "not measurable: " + left_out_note(records, include_leaked)
-
-
-def with_left_out_notes(values: list[MetricValue], results: Results) -> list[MetricValue]:
-    """Every metric's values under the pairing rule, in one place: a value of an intervention
-    condition (or of "a vs b") whose units the rule thinned carries the counts
-    (``detail["left_out"]``) and the note beside the number; one over a condition with nothing
-    measurable becomes "not measurable" (value None), never a number computed from nothing."""
-    cells: dict[tuple[str, str], list[RunRecord]] = {}
-    for record in results.records:
-        if record.key.condition != BASELINE and record.key.question_id not in results.excluded:
-            cells.setdefault((record.key.system, record.key.condition), []).append(record)
-    for value in values:
-        records = {c: cells.get((value.system, c), []) for c in value.condition.split(" vs ")}
-        counts = left_out_counts((r for rs in records.values() for r in rs), results.include_leaked)
-        if not counts:
-            continue
-        value.detail.setdefault("left_out", counts)
-        unmeasured = next(filter(None, (not_measurable(rs, results.include_leaked) for rs in records.values())), None)
-        if unmeasured:
-            value.value = None
-        text = unmeasured or left_out_text(counts)
-        if text not in value.note:
-            value.note = "; ".join(filter(None, (value.note, text)))
-    return values
 
 
 class Metric(Plugin, ABC):

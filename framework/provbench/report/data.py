@@ -70,7 +70,7 @@ class RunData:
 
     def select(self, system: str, condition: str = BASELINE, *, leaked: bool | None = None) -> list[RunRecord]:
         """Records for statistics, as :meth:`provbench.plugin_api.Results.select`: units the pairing
-        rule leaves out are left out (:func:`provbench.plugin_api.left_out_as`); ``leaked=True``: all."""
+        rule leaves out are left out (:func:`provbench.pairing.left_out_as`); ``leaked=True``: all."""
         return select_records(self.records, system, condition, self.include_leaked, leaked)
 
     def rows(self) -> list[dict[str, Any]]:

@@ -5,9 +5,9 @@ Definitions and formulas are in docs/provenance.md; the names there match the
 shares over a *paired* question set (analysed questions that have usable records in every
 condition the score compares), so each MetricValue carries a numerator and denominator on one
 common question set, and ``detail`` carries the component counts. Units the pairing rule leaves out
-(:func:`provbench.plugin_api.left_out_as`: leaked, no-effect, no-op, not checkable) are not in any
+(:func:`provbench.pairing.left_out_as`: leaked, no-effect, no-op, not checkable) are not in any
 score; the run notes them beside each value, and a score over a condition with none left is "not
-measurable" (:func:`provbench.plugin_api.with_left_out_notes`).
+measurable" (:func:`provbench.pairing.with_left_out_notes`).
 """
 
 from __future__ import annotations
