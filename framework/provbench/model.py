@@ -53,7 +53,7 @@ class LLMCall(BaseModel):
     error: str | None = None
     # sha256 of the request's messages and schema (provbench.capture.request_hash): what the model
     # was shown, stable across processes and resumed runs; the leak guard's "no effect" check
-    # compares these. The request's text itself is never stored.
+    # compares these. The request's text is in the record's ``requests`` log (redacted, compressed).
     request_hash: str | None = None
     # US dollars for its tokens (provbench.costs): None when unknown, never 0 for "no price";
     # a cache hit keeps the price of its tokens (``cached`` says this run did not pay it)
