@@ -7,7 +7,7 @@ import pytest
 
 from provbench.capture import UnitCapture
 from provbench.leakguard import check_unit, leak_lines, not_measurable
-from provbench.model import LeakCheck, Question, RetrievedItem, RunRecord, Trace, UnitKey
+from provbench.model import LLMCall, LeakCheck, Question, RetrievedItem, RunRecord, Trace, UnitKey
 from provbench.plugin_api import Environment, MetricValue, Results, left_out_note, with_left_out_notes
 from provbench.testing import build_tiny_kb, scripted_llm
 
@@ -81,6 +81,12 @@ def test_the_question_and_the_models_own_earlier_words_are_no_leak(view, orin_go
     # the reply to the request that showed the name does not excuse that request
     shown = requests(("It was Orin Vale.", "Orin Vale"), ("Again: Orin Vale.", "yes"))
     assert check(orin_gone, shown).evidence[0].where == "request 1 (answer)"
+    # an assistant message is the model's own words, also when a resumed trajectory replays it unasked
+    replayed = UnitCapture("unit")
+    replayed.add_request([{"role": "assistant", "content": '{"tool": "get_neighbors", "entity_id": "ent:orin-vale"}'},
+                          {"role": "user", "content": "Error: unknown entity id 'ent:orin-vale'"}],
+                         LLMCall(model="m", request_hash="h"), "x", replayed.tick())
+    assert check(orin_gone, replayed).status == "clean"
 
 
 def test_short_names_and_sentences_are_not_matched(view):

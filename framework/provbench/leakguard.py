@@ -228,7 +228,9 @@ def request_text_leaks(content: "HiddenContent", question: Question,
                        requests: Sequence["CapturedRequest"]) -> Iterator[LeakEvidence]:
     """Hidden text and ids in the unit's requests, each finding once, with the first request it
     appeared in. Each distinct message is scanned once, in the first request that sends it (agents
-    resend their history), against the question and the model's replies received before that request."""
+    resend their history), against the question, the model's replies received before that request
+    and the assistant messages before it (the model's own words, also where a resumed trajectory
+    replays its recorded replies without asking the model)."""
     from .kb.hidden import joined, tokens
 
     replies = sorted((r for r in requests if r.reply), key=lambda r: r.replied)
@@ -241,14 +243,16 @@ def request_text_leaks(content: "HiddenContent", question: Question,
         while used < len(replies) and replies[used].replied < request.sent:
             excuse_words += tokens(replies[used].reply)
             used += 1
-        excuse = joined(excuse_words)
         where = f"request {number}" + (f" ({request.call.purpose})" if request.call.purpose else "")
-        for _, text in request.messages:
-            if text in scanned:
+        for role, text in request.messages:
+            if role == "assistant":
+                excuse_words += tokens(text)
+            if text in scanned or role == "assistant":
                 continue
             scanned.add(text)
+            excuse = joined(excuse_words)
             found = [(m.kind, m.item, m.text) for m in content.find(text, excuse)]
-            found += [("id", item, item) for item in ids_in(text, hidden) if f" {item.lower()} " not in excuse]
+            found += [("id", item, item) for item in ids_in(text, hidden) if joined(tokens(item)) not in excuse]
             for kind, item, shown in found:
                 if (kind, item) not in reported:
                     reported.add((kind, item))
@@ -300,7 +304,7 @@ def reached_prompts(content: "HiddenContent", question: Question, items: Iterabl
     wanted = list(dict.fromkeys(items))
     asked = joined(tokens(" ".join([question.question, *(question.choices or [])])))
     texts = list(dict.fromkeys(text for request in prompts for _, text in request.messages))
-    shown = {word for text in texts for word in ids_in(text, frozenset(wanted)) if f" {word.lower()} " not in asked}
+    shown = {word for text in texts for word in ids_in(text, frozenset(wanted)) if joined(tokens(word)) not in asked}
     shown |= {m.item for text in texts for m in content.find(text, asked)}
     lines = [joined(tokens(line)) for text in texts for line in text.splitlines()]
     index = content.index
