@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs everything the tests need, then runs the whole test suite (integration and browser tests included).
+# Installs everything the tests need, lints (ruff check, pyproject.toml's rules), then runs the whole test
+# suite (integration and browser tests included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh --test
+.venv/bin/ruff check framework plugins tools tests
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RAGAS_DO_NOT_TRACK=true TOKENIZERS_PARALLELISM=false
 .venv/bin/python -m pytest "$@"
 # Kùzu and LadybugDB cannot share a process: the graph, view-time, view-leak and LlamaIndex-store tests again, on LadybugDB, in a process of their own.

@@ -180,7 +180,7 @@ def test_an_invalidated_gold_edge_changes_the_answer_an_off_chain_one_does_not(c
     view, on_chain, off_chain = kb.view(), InvalidateGoldEdge(), InvalidateOffChainEdge()
     for q in of_type(questions, "deep")[:4]:
         def answer(under):
-            trace = PlanningLoop().run(q, Environment(view=under, llm=oracle_llm(questions, 8)))
+            trace = PlanningLoop().run(q, Environment(view=under, llm=oracle_llm(questions, 8)))  # noqa: B023
             return trace, (trace.answer if trace.outcome == "answered" else None)
 
         baseline, gold_answer = answer(view)

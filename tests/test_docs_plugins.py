@@ -3,6 +3,7 @@ own module and folder)."""
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 import types
@@ -40,3 +41,14 @@ def test_example_runs(doc, index, block, tmp_path, monkeypatch):
     module.__file__ = str(doc)
     monkeypatch.setitem(sys.modules, name, module)
     exec(compile(block, f"{doc}:block {index + 1}", "exec"), module.__dict__)
+
+
+SURFACE = re.findall(r"^\| (`provbench[^|]*) \| ([^|]*) \|$", DOC.read_text(encoding="utf-8"), re.M)
+
+
+@pytest.mark.parametrize("modules, names", SURFACE, ids=[m for m, _ in SURFACE])
+def test_the_public_surface_imports(modules, names):
+    """Every name the public-surface table lists is in one of its row's modules."""
+    found = [importlib.import_module(m) for m in re.findall(r"`([\w.]+)`", modules)]
+    missing = [n for n in re.findall(r"`(\w+)`", names) if not any(hasattr(m, n) for m in found)]
+    assert missing == []

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from fault_helpers import essence, nan_metrics, records, run_faults, server_reply, write_fault_suite
 
-from provbench.locks import LockHeld
 from provbench.testing.faults import FAULTS, FaultServer
 
 HERE = Path(__file__).resolve().parent

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from provbench.suite import SuiteError, load_suite
-from runner_helpers import QUESTIONS, scripted_llm, toy_plugin_manager, toy_registry, write_toy_suite
+from runner_helpers import QUESTIONS, scripted_llm, toy_plugin_manager, toy_registry
 
 SUITE = """\
 name: t

@@ -3,7 +3,6 @@ inside the package, so `provbench suites`, `provbench data info` and suites by n
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys

@@ -521,7 +521,7 @@ def test_concurrent_reads_from_one_view(view):
         try:
             for _ in range(5):
                 results.append(snapshot())
-        except Exception as exc:  # surfaced below
+        except Exception as exc:  # noqa: BLE001 - surfaced below
             errors.append(exc)
 
     threads = [threading.Thread(target=work) for _ in range(4)]

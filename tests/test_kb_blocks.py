@@ -218,7 +218,7 @@ def test_run_calls_runs_as_many_at_once_as_asked():
 
 
 def test_dataset_builds_get_an_llm_client_as_wide_as_max_workers(tmp_path, monkeypatch):
-    import provbench.llm as llm_module
+    import provbench.llm_setup as llm_module
     from kb_2wiki_helpers import write_tiny_2wiki
 
     from provbench import runner

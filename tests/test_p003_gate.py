@@ -11,7 +11,7 @@ import pytest
 
 from conftest import REPO
 from p003_helpers import PaperBackend, mini_kb, run  # noqa: F401 - mini_kb is a fixture
-from provbench.model import BASELINE, RunRecord, Trace, UnitKey
+from provbench.model import RunRecord, UnitKey
 from provbench.plugin_api import MetricContext
 
 

@@ -96,12 +96,11 @@ def test_rerun_from_the_cache_makes_no_llm_call(suite_run):
     timed = [r for r in RunStore(second).load_records().values() if r.key.system in ("vanilla-rag", "ga-rag")]
     assert all(c.cached and c.original_latency_s is not None for r in timed for c in r.trace.llm_calls)
     assert all(r.scores["response_time"] is not None for r in timed if r.key.condition == BASELINE)
-    answers = lambda d: {k: (r.trace.answer if r.trace else None) for k, r in RunStore(d).load_records().items()}
+    answers = lambda d: {k: (r.trace.answer if r.trace else None) for k, r in RunStore(d).load_records().items()}  # noqa: E731
     assert answers(second) == answers(first)
 
 
 def test_kb_has_sentences_pages_links_and_is_reused(tmp_path):
-    from provbench.kb import KnowledgeBase
     from provbench_plugins.datasets.fever.loader import FeverLoader
     from provbench_plugins.kb_builders.fever.builder import FeverWikiBuilder, read_facts
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from provbench.llm import LLMClient, ScriptedBackend
-from provbench.report import write_comparison, write_report
+from provbench.report import write_comparison
 from provbench.report.data import load_run
 from provbench.report.significance import adjust_bh, paired_scores, repeat_spread
-from runner_helpers import QUESTIONS, run_toy, toy_plugin_manager, toy_reply, write_toy_suite
+from runner_helpers import QUESTIONS, run_toy, toy_reply, write_toy_suite
 
 REPEATED = """\
 name: rep

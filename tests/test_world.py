@@ -79,7 +79,7 @@ def test_supporting_facts_name_sentences_stating_the_evidence(medium):
             assert 0 <= index < len(context[title])
             sentence = context[title][index]
             assert any(s in sentence or o in sentence for s, _, o in record["evidences"]), sentence
-        for subject, _, obj in record["evidences"]:  # every triple's object is stated by a fact
+        for _subject, _, obj in record["evidences"]:  # every triple's object is stated by a fact
             assert any(obj in context[t][i] for t, i in facts), (record["_id"], obj)
 
 

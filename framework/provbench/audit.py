@@ -123,7 +123,7 @@ class Audited:
 def audit_run(run_dir: str | Path) -> list[Audited]:
     """Re-run the leak guard on every checked unit of a finished run, from its records alone."""
     from .kb import KnowledgeBase
-    from .report.data import load_run
+    from .results.data import load_run
 
     run = load_run(run_dir)
     directory = (run.suite.get("knowledge_base") or {}).get("directory")

@@ -27,7 +27,7 @@ JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON i
 class ProvbenchGroup(click.Group):
     """Turns provbench's own user-facing errors into one clear line and exit code 2."""
 
-    def invoke(self, ctx: click.Context):  # noqa: D401
+    def invoke(self, ctx: click.Context):
         from .errors import UserError
 
         try:

@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Protocol
 
 from .model import RunRecord, UnitKey
-from .plugin_api import answered_by_reference
+from .results.rules import answered_by_reference
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -214,7 +214,7 @@ class WarmUp:
         else:
             # the build imports LlamaIndex at once: imported here first, not from two threads at
             # once (that fails at random, "partially initialized module ... BaseEmbedding")
-            import llama_index.core  # noqa: F401
+            import llama_index.core  # noqa: F401 - imported for its side effect, see above
 
             self._thread = threading.Thread(target=self._load, name="warm-up", daemon=True)
             self._thread.start()
@@ -225,7 +225,7 @@ class WarmUp:
             from .kb.embeddings import embedding_model
 
             embedding_model()
-        except Exception:  # noqa: BLE001 - the first search reports it properly
+        except Exception:  # the first search reports it properly
             log.debug("embedding model warm-up failed", exc_info=True)
 
     def before_units(self) -> None:
@@ -261,7 +261,7 @@ def warm_up_later_work(metrics: list[tuple[str, Any]], report: bool) -> threadin
             for name, metric in metrics:
                 try:
                     metric.warm_up()
-                except Exception:  # noqa: BLE001 - scoring reports a real problem where it happens
+                except Exception:  # scoring reports a real problem where it happens
                     log.debug("warm-up of metric %s failed", name, exc_info=True)
         finally:
             ready.set()

@@ -2,7 +2,7 @@
 JSON lines (the rows of :func:`provbench.store.flat_rows`: unit key, the question's text, type and
 category, status, answer, footprint, tokens, the leak guard's verdict and every score as
 ``score.<name>``). parquet is written with pyarrow, CSV with the standard library, so none of
-them needs pandas; :meth:`provbench.report.data.RunData.dataframe` gives the same rows as a
+them needs pandas; :meth:`provbench.results.data.RunData.dataframe` gives the same rows as a
 pandas DataFrame.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UserError
-from .report.data import RunData, load_run
+from .results.data import RunData, load_run
 from .store import columns_of, export_csv
 
 FORMATS = ("parquet", "csv", "jsonl")

@@ -25,8 +25,8 @@ from typing import Any
 
 from .assertions import BASELINE, AssertionSpec
 from .costs import CostTotal, record_calls
-from .report.data import RunData, load_run
-from .report.stats import per_question, share
+from .results.data import RunData, load_run
+from .results.stats import per_question, share
 from .store import leak_status
 
 SUMMARY_FILE = "summary.json"

@@ -82,5 +82,5 @@ def provbench_run_finished(manifest: Any, run_dir: Any) -> None:
 @hookspec
 def provbench_report_sections(run: Any) -> list[Any]:
     """Sections for a run's HTML report: a list of :class:`provbench.report.sections.Section`
-    built from ``run`` (:class:`provbench.report.data.RunData`); [] when the run is not yours.
+    built from ``run`` (:class:`provbench.results.data.RunData`); [] when the run is not yours.
     Sections are placed by their ``order`` and rendered (escaped) by the core."""

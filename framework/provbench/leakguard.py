@@ -31,7 +31,7 @@ The record's ``leak_check.status``: ``no-op`` when the view hides nothing beyond
 (nothing is checked); else ``leaked`` when any check found something; else ``no-effect`` when (d)
 fired; else ``suspect`` when (b) did; else ``clean`` when (a) or (c) could check; else
 ``not-checkable``. Which units then count in statistics is the results' one pairing rule
-(:func:`provbench.pairing.left_out_as`): leaked, no-effect, no-op and not-checkable units are
+(:func:`provbench.results.rules.left_out_as`): leaked, no-effect, no-op and not-checkable units are
 left out, and a cell with nothing measurable says so (:func:`not_measurable`), never a 0.
 """
 
@@ -43,7 +43,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Protocol, Sequence
 
 from .model import LeakCheck, LeakEvidence, LeakStatus, Question, RunRecord, Trace
-from .pairing import LEFT_OUT, not_measurable  # noqa: F401 - not_measurable: its old home
+from .results.rules import LEFT_OUT, not_measurable  # noqa: F401 - not_measurable: its old home
 
 if TYPE_CHECKING:
     from .capture import CapturedRequest

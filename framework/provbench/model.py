@@ -178,6 +178,11 @@ class Trace(BaseModel):
     def read_community(self, *community_ids: str) -> None:
         _extend_unique(self.read_communities, community_ids)
 
+    def record_retrieved(self, kind: str, item_id: str, score: float | None = None) -> None:
+        """Add to ``retrieved`` once per (kind, id)."""
+        if not any(r.kind == kind and r.id == item_id for r in self.retrieved):
+            self.retrieved.append(RetrievedItem(kind=kind, id=item_id, score=score))
+
     def footprint(self) -> dict[str, int]:
         """Table 1 of paper 000: retrieved/cited text units, visited/cited entities."""
         return {
@@ -334,3 +339,16 @@ class RunManifest(BaseModel):
     created_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None
     stopped: str | None = Field(default=None, description="why units were left unrun (a budget), if any")
+
+
+class MetricValue(BaseModel):
+    """One reported number with the counts behind it, so a reader can recompute it."""
+
+    metric: str
+    system: str
+    condition: str = BASELINE
+    value: float | None
+    numerator: float | None = None
+    denominator: float | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+    note: str = ""

@@ -72,7 +72,7 @@ class Plan:
 def make_plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, kb_dir: Path | None, *, sample: int = 2,
               concurrency: int | None = None, latency_s: float = 1.0) -> tuple[Plan, float]:
     """The plan of ``loaded`` and the longest chain of calls (for the time estimate)."""
-    from .llm import make_backend
+    from .llm_setup import make_backend
 
     suite = loaded.suite
     loader = registry.create("dataset_loader", suite.dataset.loader)
@@ -223,7 +223,7 @@ class _DryRun:
             try:
                 self.registry.create("metric", mref.name, **mref.options).score(
                     record, question, MetricContext(llm=llm.client, view=view))
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - a metric that cannot score a dry record adds no judge prompt
                 continue
         self.judge_prompts += llm.sizes
 
@@ -248,7 +248,7 @@ class _SizingLLM:
 
     def __init__(self, model_id: str) -> None:
         from .llm import LLMClient
-        from .testing import SchemaFollowingBackend
+        from .llm.offline import SchemaFollowingBackend
 
         sizes = self.sizes = []
 

@@ -8,7 +8,7 @@
 - :class:`DatasetLoader` reads a benchmark into Questions and scores answers the dataset's way.
 - :class:`KBBuilder` builds a persisted knowledge base from Questions.
 
-All derive from :class:`Plugin`: a class may declare ``Options`` (a pydantic model) and gets
+All derive from :class:`Plugin` (:mod:`provbench.plugin_base`): a class may declare ``Options`` (a pydantic model) and gets
 ``self.options``; the registry validates a suite's options against it (:func:`parse_options` is
 the one path, so every bad option is reported the same way). docs/plugins.md has an example
 of each kind.
@@ -21,57 +21,28 @@ import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from .errors import PluginError, UserError
+from .errors import UserError
 from .locks import kb_build_lock
-from .model import BASELINE, Question, RunRecord, Trace, VariantInfo
-from .pairing import (LEFT_OUT, left_out_as, left_out_counts, left_out_note, left_out_text,  # noqa: F401 - the
-                      not_measurable, select_records, with_left_out_notes)  # record rules, re-exported here
+from .model import BASELINE, MetricValue, Question, RunRecord, Trace, VariantInfo
+from .plugin_base import Plugin, parse_options
+# the record rules metrics use, kept importable from here (they live with the results)
+from .results.rules import (CORRECT, answered_by_reference, compared_output, correctness, is_correct, is_leaked,
+                            left_out_as, left_out_counts, left_out_note, left_out_text, not_measurable, select,
+                            with_left_out_notes)
+__all__ = ["Plugin", "parse_options", "Environment", "System", "ResumePoint", "Variant", "Intervention", "MetricValue",
+           "Results", "Metric", "MetricContext", "DatasetLoader", "KBBuilder", "CORRECT", "correctness", "is_correct",
+           "compared_output", "is_leaked", "answered_by_reference", "left_out_as", "left_out_counts", "left_out_note",
+           "left_out_text", "not_measurable", "with_left_out_notes"]
 
 if TYPE_CHECKING:  # heavy modules stay lazy
     from .kb.store import KnowledgeBase
     from .kb.hidden import HiddenContent
     from .kb.view import GraphView
     from .llm import LLMClient
-
-
-OptionsT = TypeVar("OptionsT", bound=BaseModel)
-
-
-def parse_options(model: type[OptionsT], options: dict[str, Any], owner: str,
-                  error: type[Exception] = UserError) -> OptionsT:
-    """A plugin's options validated by its pydantic ``model``; ``owner`` names the plugin in the
-    error, e.g. "system 'rag'", which lists every bad option and the known ones."""
-    try:
-        return model(**options)
-    except ValidationError as err:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'options'}={e.get('input')!r}: {e['msg']}" for e in err.errors())
-        known = ", ".join(model.model_fields)
-        raise error(f"{owner}: bad options: {problems} (known options: {known})") from None
-
-
-class Plugin:
-    """What every plugin kind shares: a ``name`` and, optionally, an ``Options`` pydantic model.
-
-    A subclass that declares ``Options`` gets ``self.options`` (the validated model) from this
-    ``__init__``; the registry validates a suite's options against the same model when it
-    creates the plugin, so a bad option is reported once, naming kind, plugin and option.
-    """
-
-    name: str = ""
-    kind: ClassVar[str] = "plugin"
-    Options: ClassVar[type[BaseModel] | None] = None
-
-    def __init__(self, **options: Any) -> None:
-        owner = f"{self.kind} {self.name or type(self).__name__!r}"
-        if self.Options is not None:
-            self.options = parse_options(self.Options, options, owner, PluginError)
-        elif options:
-            raise PluginError(f"{owner}: bad options: takes no options, got {', '.join(sorted(options))}")
 
 
 @dataclass
@@ -175,61 +146,6 @@ class Intervention(Plugin, ABC):
         raise NotImplementedError
 
 
-class MetricValue(BaseModel):
-    """One reported number with the counts behind it, so a reader can recompute it."""
-
-    metric: str
-    system: str
-    condition: str = BASELINE
-    value: float | None
-    numerator: float | None = None
-    denominator: float | None = None
-    detail: dict[str, Any] = Field(default_factory=dict)
-    note: str = ""
-
-
-CORRECT = 1.0  # a graded accuracy at or above this counts as "answered correctly"
-
-
-def correctness(record: RunRecord) -> float | None:
-    """The one definition of how right a record is: its graded ``scores["accuracy"]`` in [0, 1]
-    (a dataset may give partial credit, e.g. 0.3 for an honest "I don't know"); a failed run
-    scores 0; None when the record carries no accuracy score."""
-    if record.status == "failed":
-        return 0.0
-    value = record.scores.get("accuracy")
-    return None if value is None else min(1.0, max(0.0, float(value)))
-
-
-def is_correct(record: RunRecord) -> bool:
-    """Answered correctly: full credit (:func:`correctness` >= 1)."""
-    value = correctness(record)
-    return value is not None and value >= CORRECT
-
-
-def compared_output(trace: Trace | None, normalize: "Callable[[str], str]") -> tuple[str, str]:
-    """What "output changed" compares: ``("abstained", "")`` for a deliberate abstention, else
-    ``("answer", normalized answer)`` (``""`` when there is none). An abstention is therefore not
-    an empty answer: abstaining where the baseline answered (or the reverse) is a change, two
-    abstentions are not, and an empty or missing answer of a run that did not abstain (a failed
-    or exhausted run) compares as the empty answer."""
-    if trace is not None and trace.outcome == "abstained":
-        return ("abstained", "")
-    return ("answer", normalize(trace.answer) if trace is not None and trace.answer is not None else normalize(""))
-
-
-def is_leaked(record: RunRecord) -> bool:
-    """The leak guard found that this intervention unit saw what its view hides (provbench.leakguard)."""
-    return record.leak_check is not None and record.leak_check.status == "leaked"
-
-
-def answered_by_reference(records: "Iterable[RunRecord]", reference_system: str) -> set[str]:
-    """Paper 000's exclusion step: ids of questions the reference system's baseline answered
-    correctly (accuracy 1.0; its first repeat when it is repeated); a failed run never counts as correct."""
-    return {r.key.question_id for r in records if r.key.system == reference_system
-            and r.key.condition == BASELINE and r.key.repeat == 0 and is_correct(r)}
-
-
 @dataclass
 class Results:
     """All records of a run, indexed for metrics."""
@@ -242,8 +158,8 @@ class Results:
 
     def select(self, system: str, condition: str = BASELINE, *, leaked: bool | None = None) -> list[RunRecord]:
         """The records of a system under a condition, for statistics: units the pairing rule leaves
-        out (:func:`left_out_as`) are left out; ``leaked=True`` gives every record."""
-        return select_records(self.records, system, condition, self.include_leaked, leaked)
+        out (:func:`provbench.results.rules.left_out_as`) are left out; ``leaked=True`` gives every record."""
+        return select(self.records, system, condition, self.include_leaked, leaked)
 
     def baseline(self, system: str, question_id: str) -> RunRecord | None:
         for r in self.records:

@@ -23,8 +23,10 @@ from pydantic import BaseModel
 
 from . import hookspecs
 from .errors import PluginError, UserError  # noqa: F401 (PluginError is re-exported)
-from .controls.claims import Claim
-from .plugin_api import DatasetLoader, Intervention, KBBuilder, Metric, Plugin, System, parse_options
+from .results.claims import Claim
+from .version import __version__
+from .plugin_api import DatasetLoader, Intervention, KBBuilder, Metric, System
+from .plugin_base import Plugin, parse_options
 
 # Built-in plugins are ordinary plugin modules (datasette's DEFAULT_PLUGINS pattern).
 BUILTIN_PLUGINS = (
@@ -245,8 +247,6 @@ def provbench_version() -> str:
     try:
         return importlib.metadata.version("provbench")
     except importlib.metadata.PackageNotFoundError:
-        from . import __version__
-
         return __version__
 
 

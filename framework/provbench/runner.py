@@ -7,6 +7,10 @@ executor could run it (:mod:`provbench.execution`: threads by default, or Ray), 
 intervention unit starts as soon as its own baseline (and the exclusion step's reference) exists.
 Each finished unit is scored and appended to ``records.jsonl`` straight away; a re-run skips
 every unit already recorded, so an interrupted run resumes and a finished one makes no LLM call.
+
+Longer than 400 lines because :func:`run_suite` reads as the run goes (prepare, clients, knowledge
+base, start, units, scores, summary, report), each step a short function below it, and the
+knowledge-base entry points share its setup.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from .costs import Budget, spending_lines
 from .errors import UserError
-from .execution import executor_session, kb_embedding, reopen_read_only, warm_up_embeddings, warm_up_later_work
+from .execution import (Scheduler, executor_session, kb_embedding, make_executor, pictures_ahead, reopen_read_only,
+                        warm_up_embeddings, warm_up_later_work)
 from .kb.embeddings import query_embedder
 from .leakguard import leak_lines
 from .llm_setup import check_budget_prices, check_same_models, make_judge, make_run_llm
@@ -59,6 +64,41 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
     ``retry_failed`` is False. ``judge`` overrides the suite's judge model (the LLM of every
     LLM-judged metric). The LLMs receive the loaded questions (``bind_questions``) first."""
     pm, registry = _plugins(pm)
+    loaded, store, loader, questions = _prepare(suite_path, registry, model, limit, judge, out, llm)
+    suite = loaded.suite
+    with store.claim(), redacted_logs(store.redactor), executor_session(suite.executor), ExitStack() as closing:
+        done = store.load_records()
+        warm_up = _warm_up(loaded, store, questions, done, llm)
+        if warm_up is not None:
+            closing.callback(warm_up.close)
+        llm, judge_llm = _clients(suite, store, llm, questions)
+        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm,
+                                     console, store.run_dir.parent)
+        try:
+            manifest = _start(store, loaded, questions, (llm, judge_llm), kb_dir, pm, console)
+            if kb is not None and suite.executor.kind != "threads":
+                kb = reopen_read_only(kb, kb_dir)  # workers in other processes open it too
+            ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
+                             kb_dir=kb_dir, judge=judge_llm if judge_llm is not llm else None)
+            _plan_work(ctx, done, console, write_report=write_report, retry_failed=retry_failed)
+            manifest.stopped = _run_units(ctx, store, done, pm, console, warm_up, draw_pictures=write_report)
+            _finish(ctx, store, manifest, done, pm)
+            _summarise(ctx, store, done, console)
+        finally:
+            if kb is not None:
+                kb.close()
+    if write_report:
+        from .report import write_report as render
+
+        render(store.run_dir, pm)
+    return store.run_dir
+
+
+# -- the steps of a run, in order ---------------------------------------------------------------------
+
+def _prepare(suite_path: "str | Path | LoadedSuite", registry: "Registry", model: str | None, limit: int | None,
+             judge: str | None, out: str | Path | None, llm: Any) -> tuple[LoadedSuite, RunStore, Any, dict[str, Question]]:
+    """The suite, its run store, dataset loader and questions, checked before the run directory exists."""
     loaded = prepare_suite(suite_path, registry, model, limit, judge)
     suite = loaded.suite
     redactor = Redactor.for_run(suite.model_dump(mode="json"))
@@ -67,57 +107,71 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
     questions = _load_questions(loaded, loader)  # validated before the run directory exists
     check_same_models(store, suite)
     check_budget_prices(loaded, llm)
-    with store.claim(), redacted_logs(redactor), executor_session(suite.executor), ExitStack() as closing:
-        done = store.load_records()
-        # the embedding model loads while litellm and the KB do; a finished run needs none of them
-        warm_up = warm_up_embeddings(suite, default_kb_dir(loaded, store.run_dir.parent) if suite.knowledge_base
-                                     else None) if llm is None and _baselines_left(suite, questions, done) else None
-        if warm_up is not None:
-            closing.callback(warm_up.close)
-        llm = llm if llm is not None else make_run_llm(suite.model, store.cache_dir, suite.concurrency)
-        judge_llm = make_judge(suite, llm, store.cache_dir)
-        for client in {id(c): c for c in (llm, judge_llm)}.values():
-            if hasattr(client, "bind_questions"):
-                client.bind_questions(questions.values())
-        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm,
-                                     console, store.run_dir.parent)
-        try:
-            manifest = write_manifest(store, loaded, llm, kb_dir, pm, console, judge=judge_llm)
-            store.write_questions(questions.values())
-            pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
-            if kb is not None and suite.executor.kind != "threads":
-                kb = reopen_read_only(kb, kb_dir)  # workers in other processes open it too
-            ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
-                             kb_dir=kb_dir, judge=judge_llm if judge_llm is not llm else None)
-            ctx.metrics = [(ref.key, registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
-            if _baselines_left(suite, questions, done):
-                ctx.metrics_ready = warm_up_later_work(ctx.metrics, report=write_report)
-            ctx.retry = _failed_to_retry(done, questions, console) if retry_failed else set()
-            retried = bool(ctx.retry)
-            if warm_up is not None:
-                warm_up.before_units()
-            budget = Budget(suite.budget, done.values()) if suite.budget else None
-            with query_embedder(warm_up.queries if warm_up is not None else None):
-                manifest.stopped = _execute(ctx, store, done, pm, console, draw_pictures=write_report,
-                                            budget=budget)
-            if retried:
-                _drop_unplanned(ctx, done)
-                store.compact(done)  # one line per unit again
-            _finish(ctx, store, manifest, done, pm)
-            if console is not None:
-                failed = sum(r.status == "failed" for r in done.values())
-                console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""))
-                for line in spending_lines(done.values()):
-                    console.print(line, highlight=False)
-            _report_leaks(ctx, done, console)
-        finally:
-            if kb is not None:
-                kb.close()
-        if write_report:
-            from .report import write_report as render
+    return loaded, store, loader, questions
 
-            render(store.run_dir, pm)
-    return store.run_dir
+
+def _warm_up(loaded: LoadedSuite, store: RunStore, questions: dict[str, Question], done: dict[str, RunRecord],
+             llm: Any) -> Any:
+    """The embedding model loads while litellm and the KB do; a finished run needs none of them."""
+    suite = loaded.suite
+    if llm is not None or not _baselines_left(suite, questions, done):
+        return None
+    return warm_up_embeddings(suite, default_kb_dir(loaded, store.run_dir.parent) if suite.knowledge_base else None)
+
+
+def _clients(suite: Suite, store: RunStore, llm: Any, questions: dict[str, Question]) -> tuple[Any, Any]:
+    """The systems' LLM and the judge, each given the run's questions (``bind_questions``) first."""
+    llm = llm if llm is not None else make_run_llm(suite.model, store.cache_dir, suite.concurrency)
+    judge_llm = make_judge(suite, llm, store.cache_dir)
+    for client in {id(c): c for c in (llm, judge_llm)}.values():
+        if hasattr(client, "bind_questions"):
+            client.bind_questions(questions.values())
+    return llm, judge_llm
+
+
+def _start(store: RunStore, loaded: LoadedSuite, questions: dict[str, Question], clients: tuple[Any, Any],
+           kb_dir: Path | None, pm: Any, console: "Console | None") -> RunManifest:
+    """The manifest and the questions written, and the reporters told the run started."""
+    llm, judge_llm = clients
+    manifest = write_manifest(store, loaded, llm, kb_dir, pm, console, judge=judge_llm)
+    store.write_questions(questions.values())
+    pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
+    return manifest
+
+
+def _plan_work(ctx: RunContext, done: dict[str, RunRecord], console: "Console | None", *, write_report: bool,
+               retry_failed: bool) -> None:
+    """The metrics (warming up while the first units run) and the failed units to run again."""
+    ctx.metrics = [(ref.key, ctx.registry.create("metric", ref.name, **ref.options)) for ref in ctx.suite.metrics]
+    if _baselines_left(ctx.suite, ctx.questions, done):
+        ctx.metrics_ready = warm_up_later_work(ctx.metrics, report=write_report)
+    ctx.retry = _failed_to_retry(done, ctx.questions, console) if retry_failed else set()
+
+
+def _run_units(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: Any, console: "Console | None",
+               warm_up: Any, draw_pictures: bool) -> str | None:
+    """Baselines, the exclusion step and interventions (scheduled without phase barriers); returns
+    why the budget stopped the run, if it did."""
+    retried = bool(ctx.retry)
+    if warm_up is not None:
+        warm_up.before_units()
+    budget = Budget(ctx.suite.budget, done.values()) if ctx.suite.budget else None
+    with query_embedder(warm_up.queries if warm_up is not None else None):
+        stopped = _execute(ctx, store, done, pm, console, draw_pictures=draw_pictures, budget=budget)
+    if retried:
+        _drop_unplanned(ctx, done)
+        store.compact(done)  # one line per unit again
+    return stopped
+
+
+def _summarise(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], console: "Console | None") -> None:
+    """Records, failures, spending and the leak guard's findings, on the console."""
+    if console is not None:
+        failed = sum(r.status == "failed" for r in done.values())
+        console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""))
+        for line in spending_lines(done.values()):
+            console.print(line, highlight=False)
+    _report_leaks(ctx, done, console)
 
 
 def _report_leaks(ctx: RunContext, done: dict[str, RunRecord], console: "Console | None") -> None:
@@ -198,7 +252,7 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
     option (the shared builder option), else 2. ``executor`` ``ray`` embeds with Ray Data.
     """
     from .kb import KnowledgeBase
-    from .llm import make_llm
+    from .llm_setup import make_llm
 
     _, registry = _plugins(None)
     _check_limit(limit)
@@ -313,8 +367,6 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
              draw_pictures: bool = False, budget: Budget | None = None) -> str | None:
     """Run every unit not yet recorded: interventions start as soon as their baselines exist. Once
     the ``budget`` is reached no more units start; returns why, if it stopped the run."""
-    from .execution import Scheduler, make_executor, pictures_ahead
-
     baselines = baseline_units(ctx.suite, list(ctx.questions))
     with unit_progress(console) as progress:
         task = progress.add_task("units", total=0)
@@ -333,7 +385,7 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
             if pictures is not None:
                 pictures.record_landed(record)
 
-        plan = lambda qid, system: intervention_units(ctx, [qid], done, systems=[system])  # noqa: E731
+        plan = lambda qid, system: intervention_units(ctx, [qid], done, systems=[system])  # noqa: E731 - a one-line closure
         scheduler = Scheduler(ctx, done, plan, recorded, planned, stop=budget.reached if budget else None)
         try:
             scheduler.run(baselines, make_executor(ctx, run_unit))
@@ -363,7 +415,7 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
     for name, metric in ctx.metrics:
         try:
             values += list(metric.aggregate(results, metric_context(ctx)))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - one metric's failure goes to metrics.json's errors
             errors[name] = f"{type(exc).__name__}: {exc}"[:1000]
     values = with_left_out_notes(values, results)  # the one pairing rule's notes beside every number
     store.write_metrics(RunMetrics(values=values, errors=errors, excluded=sorted(excluded),

@@ -32,8 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import UserError
 from .locks import DirLock
-from .model import Question, RunManifest, RunRecord, utc_now
-from .plugin_api import MetricValue
+from .model import MetricValue, Question, RunManifest, RunRecord, utc_now
 from .secrets import Redactor
 
 log = logging.getLogger(__name__)

@@ -2,6 +2,10 @@
 interventions and metrics. :func:`load_suite` parses it with ruamel.yaml (keeping line
 numbers), validates it with pydantic, and checks plugin names against the registry, so
 every mistake is reported as ``file, line N, field 'a.b[2]': what is wrong``.
+
+Longer than 400 lines because the checks :func:`load_suite` runs against the registry (plugin
+names, a controls block's claims and control LLMs) stand beside the declarations they check: in a
+module of their own they would need these models and be needed by the loader, a circle.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from .assertions import AssertionSpec, SystemRef, check_declarations
 from .costs import BudgetSpec
 from .errors import UserError
 from .llm.spec import ModelSpec
+from .model import BASELINE
 from .registry import unknown_name_message
+from .results.rules import plugin_key
 from .suite_yaml import SuiteError, field_name, line_of, parse_yaml as _parse_yaml, plain as _plain, validation_message
 from .suite_yaml import where as _where
 
@@ -25,6 +31,7 @@ __all__ = ["Suite", "LoadedSuite", "PluginRef", "SuiteError", "load_suite", "lin
 
 if TYPE_CHECKING:
     from .registry import Registry
+    from .results.claims import Claim
 
 
 class _Strict(BaseModel):
@@ -49,9 +56,8 @@ class PluginRef(_Strict):
 
     @property
     def key(self) -> str:
-        """The name results use: the label, else the plugin's short name (``p000/rag`` -> ``rag``),
-        so naming a plugin in full to pick it among namesakes does not rename its records."""
-        return self.label or self.name.rsplit("/", 1)[-1]
+        """The name results use (:func:`provbench.results.rules.plugin_key`)."""
+        return plugin_key(self.name, self.label)
 
 
 class SystemPluginRef(PluginRef, SystemRef):
@@ -375,8 +381,6 @@ def check_plugins(path: Path, tree: Any, block: "Suite | ControlsSpec", registry
 def check_controls(path: Path, tree: Any, controls: ControlsSpec, registry: "Registry") -> None:
     """The control LLMs are offline models, and every claim finds what it reads among them, the
     controls' systems and their interventions."""
-    from .controls import claim_problems, control_model_problem
-
     loader = registry.get("dataset_loader", controls.dataset.loader).factory
     if not getattr(loader, "provides_gold", False):
         raise SuiteError(f"{_where(path, tree, ('controls', 'dataset', 'loader'))}: dataset loader "
@@ -392,3 +396,31 @@ def check_controls(path: Path, tree: Any, controls: ControlsSpec, registry: "Reg
         if problems:
             loc = ("controls", "claims", i) + (("name",) if isinstance(tree["controls"]["claims"][i], dict) else ())
             raise SuiteError(f"{_where(path, tree, loc)}: claim {ref.key!r}: {'; '.join(problems)}")
+
+
+def claim_problems(claim: "Claim", controls: "ControlsSpec") -> list[str]:
+    """What a claim needs that the controls block lacks (empty when it has everything)."""
+    needs = claim.needs()
+    have = {"control LLM": set(controls.llms), "system": set(controls.system_names),
+            "condition": {ref.key for ref in controls.interventions} | {BASELINE}}
+    wanted = {"control LLM": needs.controls, "system": needs.systems, "condition": needs.conditions}
+    return [f"needs {kind} {name!r}, which the controls block does not list (it has: "
+            f"{', '.join(sorted(have[kind])) or 'none'})"
+            for kind, names in wanted.items() for name in names if name not in have[kind]]
+
+
+def control_model_problem(name: str, registry: Any) -> str | None:
+    """Why ``name`` cannot be a control LLM (None when it can): a behaviour of :mod:`provbench.controls`, or a
+    model id of a registered backend other than litellm (a control never calls an API model)."""
+    from .controls.backend import PREFIX, control_model_id
+    from .controls.behaviours import BEHAVIOURS
+    from .llm.backends import DEFAULT_BACKEND, backend_prefix
+
+    model_id = control_model_id(name)
+    prefix = backend_prefix(model_id, registry.names("llm_backend"))
+    if prefix == PREFIX and model_id.partition(":")[2] in BEHAVIOURS:
+        return None
+    if prefix in (PREFIX, DEFAULT_BACKEND):
+        return (f"unknown control LLM {name!r}: name one of {', '.join(BEHAVIOURS)}, or give the model id of a "
+                "registered offline backend (prefix:name, not litellm: controls never call an API model)")
+    return None

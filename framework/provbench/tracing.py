@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import UserError
 from .model import RunRecord, Step
-from .report.data import RunData, load_run
+from .results.data import RunData, load_run
 from .store import leak_status
 
 if TYPE_CHECKING:

@@ -17,7 +17,8 @@ from .capture import UnitCapture
 from .errors import UserError
 from .leakguard import check_unit
 from .model import HiddenSet, LeakCheck, Question, RunRecord, Trace, UnitKey, utc_now
-from .plugin_api import Environment, Intervention, MetricContext, Variant, answered_by_reference, compared_output
+from .plugin_api import Environment, Intervention, MetricContext, Variant
+from .results.rules import answered_by_reference, compared_output
 from .suite import LoadedSuite, PluginRef, Suite
 
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> 
     try:
         trace, guard = _produce_trace(ctx, unit, question, baseline, capture)
         trace.wall_time_s = round(time.perf_counter() - started, 4)
-    except Exception as exc:  # noqa: BLE001 - a unit's failure is data, not a crash
+    except Exception as exc:  # a unit's failure is data, not a crash
         log.debug("unit %s failed", unit.key.as_str(), exc_info=True)
         record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"[:2000]
     else:
@@ -214,7 +215,7 @@ def _leak_check(view: Any, question: Question, trace: Trace, capture: UnitCaptur
     try:
         return check_unit(view, question, trace, capture, baseline.trace, trace_ids, base=base,
                           baseline_requests=logged_requests(baseline.requests))
-    except Exception as exc:  # noqa: BLE001 - a guard failure is reported, never a unit's failure
+    except Exception as exc:  # a guard failure is reported, never a unit's failure
         log.warning("leak guard failed for %s: %s", capture.key, exc, exc_info=True)
         return LeakCheck(status="not-checkable", notes=[f"the leak guard failed: {type(exc).__name__}: {exc}"[:500]])
 
@@ -234,7 +235,7 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
     prediction = answer if answer is not None or abstained else ""
     try:
         record.scores.update(ctx.loader.score_answer(question, prediction))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - a loader's scoring failure is a note on the record
         record.score_notes["accuracy"] = f"scoring failed: {type(exc).__name__}: {exc}"[:500]
     if baseline is not None and baseline.trace is not None and record.status == "ok":
         # an abstention is its own output, never an empty answer (plugin_api.compared_output)

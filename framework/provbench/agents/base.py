@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..model import Citations, Question, RetrievedItem, Trace
+from ..model import Citations, Question, Trace
 from ..plugin_api import Environment, System
 
 
@@ -127,9 +127,8 @@ def replayed_reply(text: str) -> ReplayedReply:
 
 
 def record_retrieved(trace: Trace, kind: str, item_id: str, score: float | None = None) -> None:
-    """Add to ``trace.retrieved`` once per (kind, id)."""
-    if not any(r.kind == kind and r.id == item_id for r in trace.retrieved):
-        trace.retrieved.append(RetrievedItem(kind=kind, id=item_id, score=score))
+    """Deprecated: :meth:`provbench.model.Trace.record_retrieved`."""
+    trace.record_retrieved(kind, item_id, score)
 
 
 # Names of the citation lists in model replies and tool arguments, and the Citations field each fills.

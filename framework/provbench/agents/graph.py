@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from .base import SystemOptions, clip, record_retrieved
+from .base import SystemOptions, clip
 from .loop import AgentOptions, AgentRun, ToolAgent
 from .tools import CITED_PARAMS, Tool, ToolFailure, ToolResult
 
@@ -77,7 +77,7 @@ class GraphAgent(ToolAgent):
 
     def hits_result(self, run: AgentRun, hits: list, what: str) -> ToolResult:
         for hit in hits:
-            record_retrieved(run.trace, hit.kind, hit.id, hit.score)
+            run.trace.record_retrieved(hit.kind, hit.id, hit.score)
             run.show(hit.kind, hit.id)
         lines = [f"- {h.id} | {h.name} (score {h.score:.2f})" for h in hits]
         text = "\n".join(lines) if lines else f"no {what} found"
@@ -86,7 +86,7 @@ class GraphAgent(ToolAgent):
     def get_entity_details(self, run: AgentRun, args: dict[str, Any]) -> ToolResult:
         view, entity = run.env.view, self.entity_or_fail(run, args["entity_id"])
         run.trace.visit(entity.id)
-        record_retrieved(run.trace, "entity", entity.id)
+        run.trace.record_retrieved("entity", entity.id)
         text_units, communities = view.text_units_of(entity.id), view.communities_of(entity.id)
         run.show("entity", entity.id)
         run.show("text_unit", *text_units, content=False)  # listed: their text is read_textunit's
@@ -106,8 +106,8 @@ class GraphAgent(ToolAgent):
         lines = []
         for nb in neighbours:
             relation, other = nb.relation, f"{nb.entity.name} [{nb.entity.id}]"
-            record_retrieved(run.trace, "relationship", relation.id)
-            record_retrieved(run.trace, "entity", nb.entity.id)
+            run.trace.record_retrieved("relationship", relation.id)
+            run.trace.record_retrieved("entity", nb.entity.id)
             run.show("relationship", relation.id)
             run.show("entity", nb.entity.id)
             left, right = (entity.name, other) if nb.direction == "out" else (other, entity.name)
@@ -120,7 +120,7 @@ class GraphAgent(ToolAgent):
         if unit is None:
             raise ToolFailure(f"text unit {args['textunit_id']!r} does not exist or cannot be read")
         run.trace.read_text_unit(unit.id)
-        record_retrieved(run.trace, "text_unit", unit.id)
+        run.trace.record_retrieved("text_unit", unit.id)
         run.show("text_unit", unit.id)
         return ToolResult(f"[{unit.id}] {clip(unit.text, self.options.text_chars)}", {"text_unit": unit.id})
 
@@ -130,7 +130,7 @@ class GraphAgent(ToolAgent):
         if community is None:
             raise ToolFailure(f"community {args['community_id']!r} does not exist or cannot be read")
         run.trace.read_community(community.id)
-        record_retrieved(run.trace, "community", community.id)
+        run.trace.record_retrieved("community", community.id)
         run.show("community", community.id)
         members = [e for e in (view.entity(i) for i in community.entity_ids[: self.options.community_members]) if e]
         run.show("entity", *(e.id for e in members))

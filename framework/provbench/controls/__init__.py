@@ -11,18 +11,25 @@ must show (docs/controls.md).
   ``control:random``, usable in any suite (``model: {id: control:oracle}``) or ``--model``. They
   read gold only from the run's questions (:meth:`ControlBackend.bind_questions`), never from
   the graph, so they see exactly what a system shows them.
-* Claims (:mod:`.claims`): a plugin kind registered with ``provbench_register_claims``;
+* Claims (:mod:`provbench.results.claims`): a plugin kind registered with ``provbench_register_claims``;
   :class:`Claim` returns :class:`Verdict` rows from :class:`ControlRuns`. The general
   :class:`ConditionContrast` and :class:`ConditionEffect` (:mod:`.contrasts`) cover most claims;
   :class:`PairedClaim` is their verdict on a paired test, for claims of a package's own.
 * Running them: :mod:`provbench.controls.validate` (imported on demand: it needs the runner).
 """
 
-from .backend import ControlBackend, control_model_id, control_model_problem, make_control
+import sys
+
+from ..results import claims, validity
+from ..results.claims import Claim, ClaimNeeds, ControlRuns, Verdict
+from .backend import ControlBackend, control_model_id, make_control
 from .behaviours import BEHAVIOURS, Behaviour
-from .claims import Claim, ClaimNeeds, ControlRuns, Verdict, claim_problems
 from .contrasts import ConditionContrast, ConditionEffect, Expectation, PairedClaim
 
-__all__ = ["ControlBackend", "control_model_id", "control_model_problem", "make_control", "BEHAVIOURS", "Behaviour",
-           "Claim", "ClaimNeeds", "ControlRuns", "Verdict", "claim_problems", "ConditionContrast", "ConditionEffect",
+__all__ = ["ControlBackend", "control_model_id", "make_control", "BEHAVIOURS", "Behaviour",
+           "Claim", "ClaimNeeds", "ControlRuns", "Verdict", "ConditionContrast", "ConditionEffect",
            "Expectation", "PairedClaim"]
+
+# Deprecated paths: these modules moved to provbench.results (docs/architecture.md); the old
+# names still import, as the very same modules.
+sys.modules.update({f"{__name__}.{m.__name__.rpartition('.')[2]}": m for m in (claims, validity)})

@@ -70,7 +70,7 @@ class ControlBackend:
             raise ValueError(f"{self.model_id} only judges (ragas faithfulness's statement and verdict prompts); "
                              "as a system's model use a control behaviour: " + ", ".join(BEHAVIOURS))
         if self.behaviour.schema_following:
-            from ..testing.llms import SchemaFollowingBackend
+            from ..llm.offline import SchemaFollowingBackend
 
             return SchemaFollowingBackend().complete(request)
         return self._reply(messages, self.reply_text(PromptReading(messages, self.question_in(messages)),
@@ -106,18 +106,3 @@ def make_control(model_id: str, /) -> ControlBackend:
 def control_model_id(name: str) -> str:
     """A controls block's LLM as a model id: a behaviour's name means ``control:<name>``."""
     return name if ":" in name else f"{PREFIX}:{name}"
-
-
-def control_model_problem(name: str, registry: Any) -> str | None:
-    """Why ``name`` cannot be a control LLM (None when it can): a behaviour of this module, or a
-    model id of a registered backend other than litellm (a control never calls an API model)."""
-    from ..llm.backends import DEFAULT_BACKEND, backend_prefix
-
-    model_id = control_model_id(name)
-    prefix = backend_prefix(model_id, registry.names("llm_backend"))
-    if prefix == PREFIX and model_id.partition(":")[2] in BEHAVIOURS:
-        return None
-    if prefix in (PREFIX, DEFAULT_BACKEND):
-        return (f"unknown control LLM {name!r}: name one of {', '.join(BEHAVIOURS)}, or give the model id of a "
-                "registered offline backend (prefix:name, not litellm: controls never call an API model)")
-    return None

@@ -9,7 +9,7 @@ package's defaults (paper 000's claims are):
 
 Each lists its expectations: for each control LLM, whether it must show the effect (a positive
 control) or must not (a negative one). The effect is shown when the one-sided paired permutation
-test (:func:`provbench.report.stats.paired_permutation`) gives p < ``alpha`` and the difference
+test (:func:`provbench.results.stats.paired_permutation`) gives p < ``alpha`` and the difference
 of means is at least ``min_difference``. A control with no analysed question fails either way:
 a check that saw nothing confirms nothing.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..model import BASELINE
-from .claims import Claim, ClaimNeeds, ControlRuns, Verdict, describe_test, effect_words
+from ..results.claims import Claim, ClaimNeeds, ControlRuns, Verdict, describe_test, effect_words
 
 
 class Expectation(BaseModel):
@@ -79,7 +79,7 @@ class ConditionContrast(PairedClaim):
                           conditions=(o.treatment, o.reference))
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
-        from ..report.stats import paired_permutation
+        from ..results.stats import paired_permutation
 
         o, verdicts = self.options, []
         for e in o.expect:
@@ -104,7 +104,7 @@ class ConditionEffect(PairedClaim):
                           conditions=tuple(dict.fromkeys(conditions)))
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
-        from ..report.stats import paired_permutation
+        from ..results.stats import paired_permutation
 
         o, verdicts = self.options, []
         for e in o.expect:

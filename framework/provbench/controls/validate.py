@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from .backend import VERSION, control_model_id
-from .claims import ControlRuns, Verdict
-from .validity import Validity, write_validity
+from ..results.claims import ControlRuns, Verdict
+from ..results.validity import Validity, write_validity
 
 if TYPE_CHECKING:
     import pluggy
@@ -130,7 +130,7 @@ def _kb_llm(controls_dir: Path) -> Any:
     """The controls' KB builder LLM: the schema-following test LLM (offline, deterministic), so
     every control run reuses one KB whatever its own model."""
     from ..llm import LLMClient
-    from ..testing import SchemaFollowingBackend
+    from ..llm.offline import SchemaFollowingBackend
 
     return LLMClient(SchemaFollowingBackend(), cache_dir=controls_dir / "kb-llm-cache", max_attempts=1)
 

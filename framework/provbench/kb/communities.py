@@ -46,15 +46,6 @@ def largest_component(edges: list[tuple[str, str, float]]) -> list[tuple[str, st
     return [e for e in edges if e[0] in best]
 
 
-def leiden_communities(edges: Iterable[tuple[str, str]], seed: int = 0,
-                       resolution: float = 1.0) -> list[list[str]]:
-    """Flat Leiden over the whole graph; member lists, largest first (kept for existing callers).
-
-    Entities without relations are in no community. Deterministic for a given graph and seed.
-    """
-    return [list(c.members) for c in detect_clusters(edges, seed=seed, resolution=resolution)]
-
-
 def detect_clusters(edges: Iterable[tuple[str, str]], *, seed: int = 0, resolution: float = 1.0,
                     hierarchical: bool = False, max_cluster_size: int = 10, levels: int = 1,
                     scope: Scope = "all") -> list[Cluster]:

@@ -152,7 +152,7 @@ def map_gold(view: "GraphView", question: "Question") -> MappedGold | None:
     once per open store and question, then cached (a question's gold is part of its key)."""
     if question.gold is None or question.gold.empty and not question.gold.entities:
         return None
-    store = view._store  # noqa: SLF001 - this package's own view internals
+    store = view._store  # this package's own view internals
     with _MAPS_LOCK:
         maps = _MAPS.setdefault(store, _StoreMaps())
     key = hashlib.sha256(f"{question.id}\n{question.gold.model_dump_json()}".encode()).hexdigest()

@@ -13,9 +13,12 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
+
+if TYPE_CHECKING:
+    import kuzu
 
 DB_NAME = "graph.kuzu"
 VECTORS_DIR = "vectors"

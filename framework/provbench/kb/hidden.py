@@ -173,7 +173,7 @@ _INDEXES_LOCK = threading.Lock()
 
 def text_index(view: "GraphView") -> TextIndex:
     """The index of the view's knowledge base (built once per open store)."""
-    store = view._store  # noqa: SLF001 - this package's own view internals
+    store = view._store  # this package's own view internals
     with _INDEXES_LOCK:
         if store not in _INDEXES:
             _INDEXES[store] = build_index(store)

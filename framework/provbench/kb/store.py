@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
+from ..deprecated import moved
 from .graphstore import (ALL_INDICES, BATCH, BUILD_INFO, COMPLETE_MARKER, DB_NAME, FORMAT_VERSION, INDEX_COMMUNITIES,
                          INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, KB_JSON, MENTION_LABEL, OWN_TEXT_LABEL,
                          SCHEMA_EXTENSIONS, STAGING_DIR, VECTORS_DIR, GraphStore, KBError, entity_text, natural_key,
@@ -52,8 +53,6 @@ from .graphstore import (ALL_INDICES, BATCH, BUILD_INFO, COMPLETE_MARKER, DB_NAM
 from .types import Community, Entity, KBStats, Relation, TextUnit
 
 if TYPE_CHECKING:
-    import kuzu
-
     from .embeddings import BuildEmbedder
 
     from .view import GraphView
@@ -132,21 +131,19 @@ class KnowledgeBase:
 
     @property
     def property_graph_store(self):
-        """A read-only LlamaIndex ``PropertyGraphStore`` over :meth:`view` (everything visible);
-        for an intervention's view use ``provbench.integrations.llamaindex.property_graph_store(view)``."""
-        from ..integrations.llamaindex import property_graph_store
-
-        return property_graph_store(self.view())
+        """Deprecated: ``provbench.integrations.llamaindex.property_graph_store(kb.view())``, a read-only
+        LlamaIndex ``PropertyGraphStore`` over :meth:`view` (everything visible)."""
+        return moved(f"{__name__}.KnowledgeBase.property_graph_store",
+                     "provbench.integrations.llamaindex.property_graph_store")(self.view())
 
     @property
     def index(self):
-        """A LlamaIndex ``PropertyGraphIndex`` over :attr:`property_graph_store` (made on first use):
-        its retrievers search the KB's own entity vectors; its LLM is LlamaIndex's ``Settings.llm``
-        (give one with ``provbench.integrations.llamaindex.property_graph_index(kb.view(), llm=...)``)."""
+        """Deprecated: ``provbench.integrations.llamaindex.property_graph_index(kb.view(), llm=...)``, a
+        LlamaIndex ``PropertyGraphIndex`` over :meth:`view` (made on first use; its LLM is LlamaIndex's
+        ``Settings.llm``)."""
         if self._index is None:
-            from ..integrations.llamaindex import property_graph_index
-
-            self._index = property_graph_index(self.view())
+            self._index = moved(f"{__name__}.KnowledgeBase.index",
+                                "provbench.integrations.llamaindex.property_graph_index")(self.view())
         return self._index
 
     @property

@@ -13,7 +13,6 @@ also have ``price(prompt_tokens, completion_tokens) -> (US dollars or None, sour
 from __future__ import annotations
 
 import importlib.util
-import inspect
 import json
 import os
 import threading
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..costs import CUSTOM_PRICE_PARAMS, litellm_price
+from ..deprecated import module_getattr
 from ..errors import UserError
 from ..hookspecs import hookimpl
 from .cache import public_params
@@ -335,32 +335,5 @@ def backend_prefix(model_id: str, prefixes: Any) -> str:
     return namesakes[0] if namesakes else DEFAULT_BACKEND
 
 
-def make_backend(model_id: str, *, registry: Any = None, **backend_params: Any) -> Any:
-    """``embedded`` | ``llama-cpp:<name or path.gguf>`` | ``scripted`` | ``schema-following`` | a plugin's
-    prefix | any litellm id."""
-    from ..registry import check_instance, default_registry
-
-    if not isinstance(model_id, str) or not model_id.strip():
-        raise UserError(f"model id must be a non-empty string, got {model_id!r}")
-    registry = registry or default_registry()
-    prefix = backend_prefix(model_id, registry.names("llm_backend"))
-    registration = registry.get("llm_backend", prefix)
-    _check_params(registration, model_id, backend_params)
-    backend = registration.factory(model_id, **backend_params)
-    check_instance(registration, backend)
-    return backend
-
-
-def _check_params(registration: Any, model_id: str, params: dict[str, Any]) -> None:
-    """The model's parameters fit its backend factory's signature, or an error lists the known ones."""
-    try:
-        signature = inspect.signature(registration.factory)
-    except (TypeError, ValueError):
-        return
-    try:
-        signature.bind(model_id, **params)
-    except TypeError as exc:
-        named = [p.name for p in list(signature.parameters.values())[1:]
-                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-        raise UserError(f"model {model_id!r} ({registration.label()}): unknown or missing parameters "
-                        f"{sorted(params)}: {exc} (known parameters: {', '.join(named) or 'none'})") from None
+# deprecated: moved above the plugin registry it consults
+__getattr__ = module_getattr(__name__, {"make_backend": "provbench.llm_setup.make_backend"})

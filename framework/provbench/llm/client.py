@@ -22,9 +22,9 @@ from tenacity import (RetryError, Retrying, retry_if_exception, stop_after_attem
 
 from ..capture import UnitCapture, current_capture, request_hash
 from ..costs import price_of
+from ..deprecated import module_getattr
 from ..errors import UserError
 from ..model import LLMCall, Trace
-from .backends import make_backend
 from .cache import ResponseCache, cache_key
 from .errors import InvalidJSONReply, LLMError, describe, is_transient, retry_after_s
 
@@ -357,29 +357,5 @@ def check_messages(messages: Any) -> None:
             raise TypeError(f"messages[{i}] must be a dict with str 'role' and 'content', got {message!r:.200}")
 
 
-CLIENT_PARAMS = {"max_attempts", "backoff_s", "max_backoff_s", "deadline_s", "json_retries"}
-
-
-def make_llm(model_id: str, cache_dir: Path | str | None = None, max_concurrency: int = 2,
-             rate_limit: Any = None, **params: Any) -> LLMClient:
-    """An LLMClient for ``embedded`` | ``llama-cpp:<path.gguf>`` | ``scripted`` | ``schema-following`` (no
-    model: replies follow the requested schema, :mod:`provbench.llm.offline`) | any litellm id.
-
-    ``params``: generation defaults (max_tokens, temperature, seed, ...), client settings
-    (max_attempts, backoff_s, max_backoff_s, deadline_s, json_retries), ``replies`` for scripted,
-    llama.cpp settings (n_ctx, n_threads, logprobs_n_ctx), or anything else litellm accepts
-    (api_base, timeout: seconds per request, input_cost_per_token, ...). A temperature given here
-    wins over the one a plugin passes to chat(). ``rate_limit``: a
-    :class:`~provbench.llm.ratelimit.RateLimitSpec` (requests and tokens per minute), or None.
-    """
-    client = {"json_retries": 1, **{k: params.pop(k) for k in list(params) if k in CLIENT_PARAMS}}
-    generation = {k: params.pop(k) for k in list(params) if k in GENERATION_DEFAULTS}
-    backend = make_backend(model_id, **params)  # the backend's factory checks what is left
-    pinned = tuple(k for k in PINNABLE_PARAMS if k in generation)
-    limiter = None
-    if rate_limit is not None and (rate_limit.requests_per_minute or rate_limit.tokens_per_minute):
-        from .ratelimit import RateLimiter
-
-        limiter = RateLimiter(rate_limit)
-    return LLMClient(backend, cache_dir=cache_dir, max_concurrency=max_concurrency, pinned_params=pinned,
-                     rate_limiter=limiter, **client, **generation)
+# deprecated: moved above the plugin registry it consults
+__getattr__ = module_getattr(__name__, {"make_llm": "provbench.llm_setup.make_llm"})

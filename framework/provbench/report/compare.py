@@ -5,7 +5,7 @@ change against the reference with an exact McNemar test on the questions both an
 continuous per-record score both runs have (F1, RAGAS faithfulness, ...) with a paired
 permutation test; every intervention's output-changed and accuracy per run. Each table's
 p-values are Benjamini-Hochberg adjusted over that table's tests
-(:mod:`provbench.report.significance`).
+(:mod:`provbench.results.significance`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import UserError
-from .data import RunData, load_run
+from ..results.data import RunData, load_run
 from .render import environment, header, share_cell
-from .significance import BH_NOTE, PAIRED_NOTE, adjust_bh, continuous_scores, paired_scores, with_adjusted
-from .stats import MCNEMAR_NOTE, mcnemar, per_question, select, share
+from ..results.significance import BH_NOTE, PAIRED_NOTE, adjust_bh, continuous_scores, paired_scores, with_adjusted
+from ..results.stats import MCNEMAR_NOTE, mcnemar, per_question, select, share
 
 def write_comparison(runs: Sequence[str | Path], out: str | Path | None = None) -> Path:
     """Compare two or more runs (the first is the reference); returns the HTML file written."""

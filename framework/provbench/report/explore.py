@@ -22,10 +22,10 @@ from typing import Any
 
 from ..kb.info import count_rows, detail_lines
 from ..model import BASELINE, Question, RunRecord
-from ..plugin_api import correctness
+from ..results.rules import correctness
 from ..store import leak_status
-from .data import RunData
-from .sections import Row, Table, Text
+from ..results.data import RunData
+from .sections import Table, Text
 
 EXPLORE_SCRIPT = files("provbench.report").joinpath("templates", "explore.js").read_text(encoding="utf-8")
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..kb.goldmap import MappedGold, map_gold
 from ..model import Question, RunRecord
-from ..plugin_api import is_leaked
+from ..results.rules import is_leaked
 from ..trajectory import StepGold, left_out_step, score_trajectory
 
 MAX_ARGUMENTS_CHARS = 80

@@ -14,7 +14,7 @@ from typing import Any
 from ..leakguard import leak_counts
 from ..plugin_api import left_out_note, not_measurable
 from ..model import RunRecord
-from .data import RunData
+from ..results.data import RunData
 from .sections import Row, Section, Table, Text
 
 STATUSES = ("clean", "suspect", "leaked", "no-effect", "no-op", "not-checkable")

@@ -1,14 +1,14 @@
 """The report's "Scores under interventions" section: every continuous per-record score (F1, RAGAS
 faithfulness, ...) of each system under each intervention against its own baseline, over the
 analysed questions, with a paired permutation test and the Benjamini-Hochberg adjustment over
-the section's tests (:mod:`provbench.report.significance`)."""
+the section's tests (:mod:`provbench.results.significance`)."""
 
 from __future__ import annotations
 
-from .data import RunData
+from ..results.data import RunData
 from .sections import Row, Section, Table
-from .significance import BH_NOTE, PAIRED_NOTE, adjust_bh, continuous_scores, paired_scores, with_adjusted
-from .stats import per_question
+from ..results.significance import BH_NOTE, PAIRED_NOTE, adjust_bh, continuous_scores, paired_scores, with_adjusted
+from ..results.stats import per_question
 
 
 def paired_scores_section(run: RunData) -> Section | None:

@@ -14,7 +14,6 @@ import hashlib
 import json
 import logging
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +22,14 @@ from ..model import BASELINE, RunRecord
 from ..store import export_csv
 from . import charts
 from .pictures import cached_picture
-from .data import RunData, load_run
+from ..results.data import RunData, load_run
 from .explore import EXPLORE_SCRIPT, filter_choices, knowledge_base_blocks, record_row, script_hash
 from .gold_view import gold_view
 from .leaks import leak_section, leak_summary, leak_view
 from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
 from .paired import paired_scores_section
-from .significance import repeat_spread
-from .stats import Share, per_question, select, share
+from ..results.significance import repeat_spread
+from ..results.stats import Share, per_question, share
 from .validity import validity_section
 
 log = logging.getLogger(__name__)
@@ -143,7 +142,7 @@ def accuracy_chart(run: RunData) -> dict[str, str] | None:
 
 def metric_listing(run: RunData) -> dict[str, Any]:
     """Every value in metrics.json, formatted, and the metrics that failed."""
-    from .data import format_metric_value
+    from ..results.data import format_metric_value
 
     return {"all": [{**v, "shown": format_metric_value(v)} for v in run.metric_values()],
             "errors": run.metrics.get("errors", {})}
@@ -265,7 +264,7 @@ def _with_gold(shown: dict[str, Any], question: Any, record: RunRecord, others: 
     """The record's view with its trajectory drawn against the gold chain, when there is one."""
     try:
         shown["gold"] = gold_view(question, record, others, view)
-    except Exception as exc:  # noqa: BLE001 - a drawing must not sink the report
+    except Exception as exc:  # a drawing must not sink the report
         log.warning("gold view failed for %s: %s", record.key.as_str(), exc, exc_info=True)
     return shown
 
@@ -288,7 +287,7 @@ class _KBHandle:
                 self.reason = f"knowledge base {directory} not found"
                 return
             self.kb = KnowledgeBase.open(directory, read_only=True)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - the report shows why, without the pictures
             self.reason = f"knowledge base could not be opened: {exc}"
 
     @property

@@ -1,7 +1,7 @@
 """What a plugin may put in a report: sections made of text, tables and charts.
 
 A plugin implements ``provbench_report_sections(run)`` (see :mod:`provbench.hookspecs`) and
-returns :class:`Section` objects built from the run's data (:class:`provbench.report.data.RunData`:
+returns :class:`Section` objects built from the run's data (:class:`provbench.results.data.RunData`:
 manifest, questions, records and metric values). The core renders them: every string is
 autoescaped, and charts are drawn by the core from numbers, so no plugin ever writes markup.
 """

@@ -4,8 +4,8 @@ could have seen the effect at all."""
 
 from __future__ import annotations
 
-from ..controls.validity import read_validity
-from .data import RunData
+from ..results.validity import read_validity
+from ..results.data import RunData
 from .sections import Cell, Row, Section, Table, Text
 
 INTRO = ("Each claim of the suite was checked offline on its known-truth controls (provbench validate, "

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from ..controls.claims import ControlRuns
+from ..results.claims import ControlRuns
 from ..model import Question, RunManifest, RunRecord
-from ..report.data import RunData
+from ..results.data import RunData
 
 
 def control_runs(records: dict[str, Iterable[RunRecord]], excluded: dict[str, set[str]] | None = None,

@@ -92,7 +92,7 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:  # quiet
             pass
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:  # http.server's naming
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             server.models.append(str(body.get("model", "")))
             fault = server.next_fault()

@@ -22,8 +22,9 @@ from typing import Any
 
 import pluggy
 
-from .. import hookimpl, hookspecs
+from .. import hookspecs
 from ..errors import UserError
+from ..hookspecs import hookimpl
 from ..model import Question, Trace
 from ..plugin_api import DatasetLoader, KBBuilder, System
 

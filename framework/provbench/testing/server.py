@@ -105,7 +105,7 @@ class LoopbackServer:
             # the client's delayed ACK of the headers (~40 ms a reply on Linux), which no real API adds
             disable_nagle_algorithm = True
 
-            def do_POST(self) -> None:  # noqa: N802 - the http.server naming
+            def do_POST(self) -> None:  # the http.server naming
                 length = int(self.headers.get("Content-Length") or 0)
                 try:
                     body = json.loads(self.rfile.read(length) or b"{}")

@@ -16,5 +16,5 @@ def load_split(source: str, split: str, config: str | None = None) -> Any:
         raise UserError(f"reading {source!r} from the Hugging Face hub needs: pip install 'provbench[hub]'") from None
     try:
         return datasets.load_dataset(*(source, config) if config else (source,), split=split)
-    except Exception as exc:  # network, unknown split, config or repo: all the user's to fix
+    except Exception as exc:  # noqa: BLE001 - network, unknown split, config or repo: all the user's to fix
         raise UserError(f"could not load {source!r} (split {split!r}) with datasets: {exc}") from None

@@ -10,7 +10,7 @@ invalidated, from the counts each record keeps in ``artifacts["hidden_by_interve
 from __future__ import annotations
 
 from provbench.model import RunRecord
-from provbench.report.data import RunData
+from provbench.results.data import RunData
 from provbench.report.sections import Section, Table
 
 

@@ -5,9 +5,9 @@ Definitions and formulas are in docs/provenance.md; the names there match the
 shares over a *paired* question set (analysed questions that have usable records in every
 condition the score compares), so each MetricValue carries a numerator and denominator on one
 common question set, and ``detail`` carries the component counts. Units the pairing rule leaves out
-(:func:`provbench.pairing.left_out_as`: leaked, no-effect, no-op, not checkable) are not in any
+(:func:`provbench.results.rules.left_out_as`: leaked, no-effect, no-op, not checkable) are not in any
 score; the run notes them beside each value, and a score over a condition with none left is "not
-measurable" (:func:`provbench.pairing.with_left_out_notes`).
+measurable" (:func:`provbench.results.rules.with_left_out_notes`).
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ class _SystemScores:
         for trace in traces:
             for key, count in coverage_counts(trace).items():
                 totals[key] += count
-        share = lambda num, den: totals[num] / totals[den] if totals[den] else None  # noqa: E731
+        share = lambda num, den: totals[num] / totals[den] if totals[den] else None  # noqa: E731 - a one-line closure
         return [
             self.value("citation_coverage", share("cited_and_visited", "visited"),
                        totals["cited_and_visited"], totals["visited"], answers=len(traces)),
@@ -191,7 +191,7 @@ class _SystemScores:
         gap = self.missing("structure_reliance", "text_only_isolation", "full_isolation")
         if gap:
             return [gap, self.missing("structure_reliance_stability", "text_only_isolation", "full_isolation")]
-        stable = lambda role: {q: 1 - o.changed for q, o in self.changes(role).items()}  # noqa: E731
+        stable = lambda role: {q: 1 - o.changed for q, o in self.changes(role).items()}  # noqa: E731 - a one-line closure
         return [
             self.paired_difference("structure_reliance", self.correct("text_only_isolation"),
                                    self.correct("full_isolation"),

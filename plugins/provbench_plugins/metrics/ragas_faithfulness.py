@@ -111,7 +111,7 @@ def run_sync(coro: Any) -> Any:
     def target() -> None:
         try:
             box["value"] = asyncio.run(coro)
-        except BaseException as exc:  # handed back to the caller's thread
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
             box["error"] = exc
 
     worker = threading.Thread(target=target)
@@ -136,7 +136,7 @@ def _relation_text(view: "GraphView", relation_id: str) -> str | None:
     relation = view.relation(relation_id)
     if relation is None:
         return None
-    name = lambda eid: (view.entity(eid).name if view.entity(eid) else eid)  # noqa: E731
+    name = lambda eid: (view.entity(eid).name if view.entity(eid) else eid)  # noqa: E731 - a one-line closure
     return f"{name(relation.source)} {relation.label.replace('_', ' ').lower()} {name(relation.target)}."
 
 
@@ -267,7 +267,7 @@ class RagasFaithfulness(Metric):
         contexts, truncated = self.capped(texts)
         try:
             value = (await metric.ascore(user_input=question, response=answer, retrieved_contexts=contexts)).value
-        except Exception as exc:  # ragas or the judge failed: record it, never crash the run
+        except Exception as exc:  # noqa: BLE001 - ragas or the judge failed: record it, never crash the run
             return None, f"ragas failed: {type(exc).__name__}: {exc}"[:500]
         if value is None or math.isnan(value):
             return None, "ragas returned NaN (no statements or no verdicts from the judge)"

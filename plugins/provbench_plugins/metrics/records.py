@@ -18,7 +18,7 @@ Reading records
       accuracy score is ``unscored``. Both are left out of the denominator and reported.
     * Repeats of a condition (random removal) are averaged per question first, so counts may be
       fractional (16.3/20 in the paper).
-    * The pairing rule (:func:`provbench.pairing.left_out_as`): intervention units the leak guard
+    * The pairing rule (:func:`provbench.results.rules.left_out_as`): intervention units the leak guard
       found leaked, no-effect, no-op or not checkable measure nothing and are left out
       (``results.select``; leaked ones count with the suite's ``leak_guard.include_leaked``); the
       units left out are counted by reason in ``detail`` (``detail["leaked"]``, ``detail["no-op"]``,
@@ -63,10 +63,6 @@ class _PlainLoader(DatasetLoader):
 
 def loader_normalizer(results: Any) -> Callable[[str], str]:
     return (getattr(results, "loader", None) or _PlainLoader()).normalize
-
-
-def answer_of(record: RunRecord) -> str:
-    return (record.trace.answer if record.trace and record.trace.answer is not None else "")
 
 
 def analysed_questions(results: Results) -> list[str]:
@@ -231,7 +227,7 @@ def intervention_conditions(results: Results, system: str) -> list[str]:
 
 
 def left_out_questions(results: Any, system: str, condition: str) -> set[str]:
-    """Questions with a unit the pairing rule left out (:func:`provbench.pairing.left_out_as`)."""
+    """Questions with a unit the pairing rule left out (:func:`provbench.results.rules.left_out_as`)."""
     kept = {id(r) for r in results.select(system, condition)}
     return {r.key.question_id for r in results.select(system, condition, leaked=True) if id(r) not in kept}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from provbench.report.data import RunData, format_metric_value
+from provbench.results.data import RunData, format_metric_value
 from provbench.report.sections import Cell, Row, Section, Table
 
 PREFIXES = ("ragas-faithfulness.", "provenance.")

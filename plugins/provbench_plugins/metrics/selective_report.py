@@ -4,7 +4,7 @@ a table per system, risk-coverage curves and a reliability diagram."""
 from __future__ import annotations
 
 from provbench.model import BASELINE
-from provbench.report.data import RunData, format_metric_value
+from provbench.results.data import RunData, format_metric_value
 from provbench.report.sections import Cell, LineChart, Section, Table
 
 ABSTENTION_COLUMNS = (("abstention.coverage", "Coverage"), ("abstention.rate", "Abstention rate"),

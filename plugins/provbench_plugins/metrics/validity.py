@@ -271,7 +271,7 @@ def run_controls(dataset: str | Path, out: str | Path, *, questions: int, contro
     # thread and its knowledge-base build, it can fail as "partially initialized" (a race in the runner)
 
     from provbench.llm import LLMClient
-    from provbench.report import load_run
+    from provbench.results import load_run
     from provbench.runner import run_suite
     from provbench.testing import SchemaFollowingBackend
 

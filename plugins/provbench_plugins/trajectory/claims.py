@@ -55,7 +55,7 @@ class GoldPathFollowed(Claim):
         return ClaimNeeds(controls=(o.follower, o.wanderer), systems=(o.system,))
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
-        from provbench.report.stats import paired_permutation
+        from provbench.results.stats import paired_permutation
 
         o = self.options
         coverage = {c: runs.scores(c, o.system, BASELINE, "gold.path_coverage", questions=runs.run(c).question_ids)
@@ -63,7 +63,7 @@ class GoldPathFollowed(Claim):
         test = paired_permutation(coverage[o.follower], coverage[o.wanderer], resamples=o.resamples)
         means = {c: fmean(v.values()) if v else None for c, v in coverage.items()}
         shown = lambda c: f"mean gold-path coverage {means[c]:.2f} over {len(coverage[c])} question(s)" \
-            if means[c] is not None else "no question with a mapped gold chain"  # noqa: E731
+            if means[c] is not None else "no question with a mapped gold chain"  # noqa: E731 - a closure
         follower_ok = means[o.follower] is not None and means[o.follower] >= o.min_coverage
         apart = test.n > 0 and test.p_value is not None and test.p_value < o.alpha and test.difference >= o.min_difference
         return [

@@ -93,7 +93,7 @@ class GoldTrajectory(Metric):
             scores.append(score_trajectory(record.trace, gold))
         if not scores:
             return []
-        value = lambda name, ratio, **kw: _ratio_value(name, system, condition, ratio, **kw)  # noqa: E731
+        value = lambda name, ratio, **kw: _ratio_value(name, system, condition, ratio, **kw)  # noqa: E731 - a one-line closure
         out = []
         for stage, kind in dict.fromkeys(key for s in scores for key in s.recall):
             out.append(value(f"{stage}.{kind}.recall", _sum(s.recall.get((stage, kind)) for s in scores)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from provbench.model import BASELINE
-from provbench.report.data import RunData
+from provbench.results.data import RunData
 from provbench.report.sections import Cell, Row, Section, Table, Text
 from provbench.trajectory import STAGE_KINDS
 
@@ -66,7 +66,7 @@ def summary_table(values: dict, systems: list[str]) -> Table:
         columns += [f"Single-step dependence ({condition})", f"Most often critical step ({condition})"]
     rows = []
     for system in systems:
-        get = lambda name, condition=BASELINE: values.get((name, system, condition))  # noqa: E731
+        get = lambda name, condition=BASELINE: values.get((name, system, condition))  # noqa: E731, B023 - this row's look-up, used before the loop moves on
         first = get("first_complete_step")
         cells = [system, _cell(get("path_coverage")), _cell(get("complete")),
                  Cell(text=f"{first['value']:.1f}", counts=f"n={first['denominator']:g}")

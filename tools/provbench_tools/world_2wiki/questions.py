@@ -4,7 +4,7 @@ record lands in its requested category (see the package docstring)."""
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from provbench_plugins.datasets.twowiki import selection

@@ -21,7 +21,7 @@ docs/integrations.md shows both ways. LlamaIndex is imported only when this modu
 from __future__ import annotations
 
 try:
-    import llama_index.core  # noqa: F401
+    import llama_index.core  # noqa: F401 - only to fail early with a clear error
 except ImportError as exc:  # pragma: no cover - it is a dependency of provbench today
     from ...errors import UserError
 

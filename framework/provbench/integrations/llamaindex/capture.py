@@ -41,8 +41,6 @@ from llama_index.core.instrumentation.events.llm import LLMChatEndEvent, LLMComp
 from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
 from llama_index.core.instrumentation.events.synthesis import SynthesizeEndEvent
 
-from ...agents.base import record_retrieved
-
 if TYPE_CHECKING:
     from ...model import Trace
     from .store import ViewPropertyGraphStore
@@ -135,7 +133,7 @@ class TraceCapture:
         with self._lock:
             self._retrieved += found
             for item in results:
-                record_retrieved(self.trace, item["kind"], item["id"], item["score"])
+                self.trace.record_retrieved(item["kind"], item["id"], item["score"])
             self.trace.add_step("retrieval", tool=f"llamaindex:{retriever_name(event.span_id)}",
                                 arguments={"query": query}, result=results)
 
@@ -231,7 +229,7 @@ class _Router(BaseEventHandler):
             return
         try:
             capture.handle(event)
-        except Exception as exc:  # noqa: BLE001 - the dispatcher would swallow it silently
+        except Exception as exc:  # the dispatcher would swallow it silently
             log.exception("recording a LlamaIndex %s failed", type(event).__name__)
             capture.note_error(f"{type(event).__name__}: {type(exc).__name__}: {exc}"[:300])
 

@@ -64,7 +64,7 @@ class LLMTally:
         """``llm.chat(...)`` counted under ``purpose``: the response, or None when the call failed for good."""
         try:
             resp = llm.chat(messages, purpose=purpose, **params)
-        except Exception as exc:  # a failing call must not end the build; it is counted
+        except Exception as exc:  # noqa: BLE001 - a failing call must not end the build; it is counted
             self.fail(purpose, exc)
             return None
         self.record(resp, purpose)

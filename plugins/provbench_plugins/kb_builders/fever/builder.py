@@ -76,10 +76,6 @@ def entity_id(page_id: str) -> str:
     return f"p:{page_id}"
 
 
-def page_of_entity(entity: str) -> str | None:
-    return entity[2:] if entity.startswith("p:") else None
-
-
 def choose_pages(questions: list[Question], source: str, opts: FeverWikiOptions) -> dict[str, Page]:
     if opts.scope == "all":
         return read_pages(source)

@@ -113,7 +113,7 @@ class ExclusionReference(Claim):
         return ClaimNeeds(controls=(o.knows, o.ignorant), systems=(o.reference_system,))
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
-        from provbench.report.stats import mcnemar
+        from provbench.results.stats import mcnemar
 
         o = self.options
         right = {c: runs.scores(c, o.reference_system, score="accuracy", questions=runs.run(c).question_ids)

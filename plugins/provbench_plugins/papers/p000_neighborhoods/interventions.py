@@ -54,7 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from provbench.model import Question, Trace
 from provbench.plugin_api import Intervention
 
-from .hiding import (EntityLabel, EntityLabels, HidePlan, Lookup, cited_text, known, label_entities,  # noqa: F401
+from .hiding import (EntityLabel, EntityLabels, HidePlan, Lookup, cited_text, known, label_entities,  # noqa: F401 (re-exported)
                      lookup_for, quotes, quoting_metadata, text_hidden_with)
 
 if TYPE_CHECKING:

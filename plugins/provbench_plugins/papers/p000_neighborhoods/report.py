@@ -8,9 +8,9 @@ Table 2's "output changed" and "stayed correct" are the ``output-changed`` / ``s
 metric values (metrics.json) when the run computed them, else the same computation
 (:func:`provbench_plugins.metrics.records.per_question_changes`, whose docstring gives the rule
 for failed units); accuracy cells read the ``accuracy`` metric likewise. Intervals come from the
-per-question values of that computation (:mod:`provbench.report.stats`: percentile bootstrap,
+per-question values of that computation (:mod:`provbench.results.stats`: percentile bootstrap,
 exact McNemar tests, their p-values Benjamini-Hochberg adjusted over the table's cells:
-:mod:`provbench.report.significance`).
+:mod:`provbench.results.significance`).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 from provbench.model import BASELINE
-from provbench.report.data import RunData
+from provbench.results.data import RunData
 from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
-from provbench.report.significance import BH_NOTE, adjust_bh, with_adjusted
-from provbench.report.stats import MCNEMAR_NOTE, Share, arrow, mcnemar, mean_footprint, per_question, share
+from provbench.results.significance import BH_NOTE, adjust_bh, with_adjusted
+from provbench.results.stats import MCNEMAR_NOTE, Share, arrow, mcnemar, mean_footprint, per_question, share
 from provbench_plugins.metrics.records import (cell_not_measurable, per_question_changes, per_question_official,
                                                stayed_correct_tally)
 

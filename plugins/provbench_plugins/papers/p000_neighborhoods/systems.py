@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from provbench.agents import (CITATION_FIELDS, LLMSystem, OneShotOptions, OneShotSystem, SystemOptions, clip,
-                              record_retrieved, string_list)
+                              string_list)
 from provbench.kb.types import Entity
 from provbench.model import Question, Trace
 from provbench.plugin_api import Environment
@@ -86,7 +86,7 @@ class RAG(PaperOneShot):
         passages = []
         readable = {unit.id: unit for unit in env.view.text_units([h.id for h in hits])}  # one batch
         for hit in hits:
-            record_retrieved(trace, "text_unit", hit.id, hit.score)
+            trace.record_retrieved("text_unit", hit.id, hit.score)
             unit = readable.get(hit.id)
             if unit is not None:
                 trace.read_text_unit(unit.id)
@@ -149,7 +149,7 @@ class GraphRAG(PaperOneShot):
         entity_hits = view.search_entities(question.question, k=opts.entity_k)
         community_hits = view.search_communities(question.question, k=opts.community_k) if opts.community_k else []
         for hit in [*entity_hits, *community_hits]:
-            record_retrieved(trace, hit.kind, hit.id, hit.score)
+            trace.record_retrieved(hit.kind, hit.id, hit.score)
         seeds = [h.id for h in entity_hits]
         entities, relations, neighbour_ids = list(seeds), [], []
         for seed in seeds:
@@ -191,7 +191,7 @@ class GraphRAG(PaperOneShot):
         for kind, field in (("entity", "entities"), ("relationship", "relationships"),
                             ("text_unit", "text_units"), ("community", "communities")):
             for item_id in shown[field]:
-                record_retrieved(trace, kind, item_id)
+                trace.record_retrieved(kind, item_id)
         user = P.GRAPHRAG_USER.format(context=text, question=self.question_text(question))
         messages = [{"role": "system", "content": P.GRAPHRAG_SYSTEM}, {"role": "user", "content": user}]
         return self.generate(env, trace, messages, shown={k: set(v) for k, v in shown.items()})

@@ -6,7 +6,7 @@ from __future__ import annotations
 from statistics import fmean
 from typing import Any
 
-from provbench.report.data import RunData
+from provbench.results.data import RunData
 
 SYSTEM_NAMES = ("llm-only", "rag", "graphrag", "agentic-graphrag", "agentic-visited-only", "agentic-evidence-first")
 # Table 1's rows, top to bottom, and the names the paper's tables give the systems.

@@ -18,7 +18,7 @@ from typing import Any
 from provbench.kb.graphstore import BUILD_INFO
 from provbench.model import RunRecord
 from provbench.plugin_api import correctness
-from provbench.report.data import RunData
+from provbench.results.data import RunData
 from provbench.report.sections import Row, Section, Table, Text
 from provbench_plugins.kb_builders.medical import graph_metrics
 

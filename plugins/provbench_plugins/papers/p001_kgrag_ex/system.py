@@ -135,7 +135,7 @@ class KGRAGEx(System):
         paragraphs = [self.paragraph(env, trace, p) for p in paths]
         if trace.outcome == "failed":
             return trace
-        for path, paragraph in zip(paths, paragraphs):
+        for path, _paragraph in zip(paths, paragraphs):
             entities = [n["id"] for n in path["nodes"]]
             trace.paths.append(EvidencePath(id=path["id"], entities=entities, relations=[e["id"] for e in path["edges"]],
                                             description=path_text(path)))

@@ -47,7 +47,7 @@ class _P002Claim(PairedClaim):
 
 
 def _paired(a: dict[str, float], b: dict[str, float], resamples: int):
-    from provbench.report.stats import paired_permutation
+    from provbench.results.stats import paired_permutation
 
     return paired_permutation(a, b, resamples=resamples)
 

@@ -5,8 +5,8 @@ their context was, and a paired test of each system against the loop.
 curriculum loader sets them from the answer's distance to the concepts a question names).
 *Accuracy* is the dataset's graded correctness of the baseline record (a right abstention on an
 unanswerable question counts; a failed run is 0), averaged per question over repeats
-(:func:`provbench.report.stats.per_question`). The *paired test* is the exact McNemar test
-(:func:`provbench.report.stats.mcnemar`) of the reference loop configuration against each other
+(:func:`provbench.results.stats.per_question`). The *paired test* is the exact McNemar test
+(:func:`provbench.results.stats.mcnemar`) of the reference loop configuration against each other
 system over the questions both ran, a question counting as right at correctness >= 0.5; "deep"
 restricts it to answerable questions 3 or more hops away. *Context precision* and *gold chain
 shown* are the means of the ``context-precision`` metric's scores (:mod:`.metrics`), when a suite
@@ -19,9 +19,9 @@ import re
 from statistics import fmean
 from typing import Iterable
 
-from provbench.report.data import RunData
+from provbench.results.data import RunData
 from provbench.report.sections import Cell, Table
-from provbench.report.stats import mcnemar, per_question
+from provbench.results.stats import mcnemar, per_question
 
 DEEP_HOPS = 3
 _HOPS = re.compile(r"^(\d+)-hop$")

@@ -18,7 +18,7 @@ from statistics import fmean
 from typing import Any
 
 from provbench.plugin_api import correctness
-from provbench.report.data import RunData, ref_key
+from provbench.results.data import RunData, ref_key
 from provbench.report.sections import LineChart, Section, Table
 
 from provbench_plugins.metrics.selective import abstained, answered, unanswerable

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from provbench.controls import Claim, ClaimNeeds, ControlRuns, Verdict
-from provbench.controls.claims import effect_words
+from provbench.results.claims import effect_words
 from provbench.controls.contrasts import Expectation
 from provbench.model import BASELINE, Question, RunRecord
 
@@ -99,7 +99,7 @@ class RankingChangesLabel(Claim):
         return verdicts
 
     def labels_differ(self, e: Expectation, units: dict[str, dict[str, RunRecord]]) -> Verdict:
-        from provbench.report.stats import paired_permutation
+        from provbench.results.stats import paired_permutation
 
         o = self.options
         changed = {q: float(len({label_of(r) for r in by.values()}) > 1) for q, by in units.items()}

@@ -11,9 +11,9 @@ from statistics import fmean
 from typing import Any
 
 from provbench.model import BASELINE, RunRecord
-from provbench.report.data import RunData, format_metric_value
+from provbench.results.data import RunData, format_metric_value
 from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
-from provbench.report.stats import bootstrap_ci, per_question
+from provbench.results.stats import bootstrap_ci, per_question
 
 from .metrics import empty_graph_warning
 from .rows import ROWS, RowDef

@@ -1,6 +1,6 @@
 """The numbers a report shows, computed from run records.
 
-* Correctness of a record: :func:`provbench.plugin_api.correctness` (graded, in [0, 1]); a
+* Correctness of a record: :func:`provbench.results.rules.correctness` (graded, in [0, 1]); a
   failed record scores 0.
   Repeats of a condition are averaged per question, so counts may be fractional (paper 000's
   16.3/20).
@@ -24,14 +24,14 @@ from typing import Iterable
 import numpy as np
 
 from ..model import BASELINE, RunRecord
-from ..plugin_api import correctness
+from .rules import correctness
 
 MCNEMAR_NOTE = ("exact McNemar test (two-sided binomial test on the discordant question pairs, "
                 "scipy.stats.binomtest) of each condition against the same system's baseline")
 
 
 def per_question(records: Iterable[RunRecord], score: str = "accuracy") -> dict[str, float]:
-    """Mean score per question over repeats (accuracy: :func:`provbench.plugin_api.correctness`)."""
+    """Mean score per question over repeats (accuracy: :func:`provbench.results.rules.correctness`)."""
     grouped: dict[str, list[float]] = defaultdict(list)
     for r in records:
         value = correctness(r) if score == "accuracy" else r.scores.get(score)

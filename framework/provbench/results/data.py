@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from ..errors import UserError
 from ..model import BASELINE, Question, RunManifest, RunRecord
-from ..plugin_api import select_records
+from .rules import plugin_key, select
 from ..store import RunStore, columns_of, flat_rows
 
 
@@ -70,8 +70,8 @@ class RunData:
 
     def select(self, system: str, condition: str = BASELINE, *, leaked: bool | None = None) -> list[RunRecord]:
         """Records for statistics, as :meth:`provbench.plugin_api.Results.select`: units the pairing
-        rule leaves out are left out (:func:`provbench.pairing.left_out_as`); ``leaked=True``: all."""
-        return select_records(self.records, system, condition, self.include_leaked, leaked)
+        rule leaves out are left out (:func:`provbench.results.rules.left_out_as`); ``leaked=True``: all."""
+        return select(self.records, system, condition, self.include_leaked, leaked)
 
     def rows(self) -> list[dict[str, Any]]:
         """One flat row per unit with its question's text, type and category (:func:`provbench.store.flat_rows`)."""
@@ -122,12 +122,8 @@ def format_metric_value(v: dict[str, Any], with_note: bool = True) -> str:
 
 
 def ref_key(ref: Any) -> str:
-    """The record key of a plugin reference in a stored suite (the suite's own rule)."""
-    from ..suite import PluginRef
-
-    if isinstance(ref, dict):  # a system's reference also holds its repeats
-        ref = {k: v for k, v in ref.items() if k in PluginRef.model_fields}
-    return PluginRef.model_validate(ref).key
+    """The record key of a plugin reference in a stored suite (the suite's own rule, :func:`plugin_key`)."""
+    return plugin_key(ref) if isinstance(ref, str) else plugin_key(ref["name"], ref.get("label"))
 
 
 def load_run(run_dir: str | Path) -> RunData:

@@ -22,11 +22,10 @@ from typing import TYPE_CHECKING, Any, Iterable
 from pydantic import BaseModel, Field
 
 from ..model import BASELINE
-from ..plugin_api import Plugin
+from ..plugin_base import Plugin
 
 if TYPE_CHECKING:
-    from ..report.data import RunData
-    from ..suite import ControlsSpec
+    from .data import RunData
 
 
 class Verdict(BaseModel):
@@ -103,23 +102,12 @@ class ControlRuns:
                questions: Iterable[str] | None = None) -> dict[str, float]:
         """Per-question mean of ``score`` (``accuracy``: graded correctness) over a condition's
         repeats, for the analysed questions (all questions for ``questions=...`` given)."""
-        from ..report.stats import per_question
+        from .stats import per_question
 
         run = self.run(control)
         wanted = set(questions if questions is not None else self.analysed(control))
         values = per_question(run.select(system, condition), score)
         return {q: v for q, v in values.items() if q in wanted}
-
-
-def claim_problems(claim: Claim, controls: "ControlsSpec") -> list[str]:
-    """What a claim needs that the controls block lacks (empty when it has everything)."""
-    needs = claim.needs()
-    have = {"control LLM": set(controls.llms), "system": set(controls.system_names),
-            "condition": {ref.key for ref in controls.interventions} | {BASELINE}}
-    wanted = {"control LLM": needs.controls, "system": needs.systems, "condition": needs.conditions}
-    return [f"needs {kind} {name!r}, which the controls block does not list (it has: "
-            f"{', '.join(sorted(have[kind])) or 'none'})"
-            for kind, names in wanted.items() for name in names if name not in have[kind]]
 
 
 def effect_words(effect: bool) -> str:

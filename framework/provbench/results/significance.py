@@ -1,9 +1,9 @@
-"""Statistics beyond :mod:`provbench.report.stats`' intervals and McNemar tests: a paired test for
+"""Statistics beyond :mod:`provbench.results.stats`' intervals and McNemar tests: a paired test for
 continuous scores, the correction of a table's p-values for multiple comparisons, and the spread
 of a repeated system's accuracy.
 
 * Continuous scores (F1, RAGAS faithfulness, any per-record score): the core's paired
-  permutation test (:func:`provbench.report.stats.paired_permutation`, the one the known-truth
+  permutation test (:func:`provbench.results.stats.paired_permutation`, the one the known-truth
   controls use), two-sided, on the per-question values (each averaged over its repeats first).
 * Multiple comparisons: a table of many tests (paper 000's Table 2, conditions x systems; the
   comparison of runs) reports each p-value beside its Benjamini-Hochberg adjustment over the
@@ -19,7 +19,7 @@ from statistics import fmean, pstdev
 from typing import Iterable, Sequence
 
 from ..model import RunRecord
-from ..plugin_api import correctness
+from .rules import correctness
 from .stats import paired_permutation
 
 PAIRED_NOTE = ("two-sided paired permutation test of the per-question scores (the signs of their differences "

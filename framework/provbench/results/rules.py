@@ -1,4 +1,9 @@
-"""The one pairing rule every statistic follows: which intervention units count.
+"""The rules a run's records are read by: how right a record is, whether the leak guard found it
+leaked, which records statistics select, paper 000's exclusion step, and the key a plugin
+reference files its records under. Metrics, statistics, reports and claims all use these, so a
+record means the same everywhere (plugins may import them from :mod:`provbench.plugin_api` too).
+
+The pairing rule, which intervention units every statistic counts:
 
 A unit under a graph-level intervention counts only when the leak guard (:mod:`provbench.leakguard`)
 has evidence that it measured the intervention: ``clean``, or ``suspect`` (a cited hidden id no
@@ -16,13 +21,64 @@ counts leaked units. Records without a leak check (baselines, context-level inte
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
-from .model import BASELINE, RunRecord
+from ..model import BASELINE, RunRecord, Trace
 
 if TYPE_CHECKING:
-    from .plugin_api import MetricValue, Results
+    from ..model import MetricValue
+    from ..plugin_api import Results
 
+CORRECT = 1.0  # a graded accuracy at or above this counts as "answered correctly"
+
+
+def correctness(record: RunRecord) -> float | None:
+    """The one definition of how right a record is: its graded ``scores["accuracy"]`` in [0, 1]
+    (a dataset may give partial credit, e.g. 0.3 for an honest "I don't know"); a failed run
+    scores 0; None when the record carries no accuracy score."""
+    if record.status == "failed":
+        return 0.0
+    value = record.scores.get("accuracy")
+    return None if value is None else min(1.0, max(0.0, float(value)))
+
+
+def is_correct(record: RunRecord) -> bool:
+    """Answered correctly: full credit (:func:`correctness` >= 1)."""
+    value = correctness(record)
+    return value is not None and value >= CORRECT
+
+
+def compared_output(trace: Trace | None, normalize: "Callable[[str], str]") -> tuple[str, str]:
+    """What "output changed" compares: ``("abstained", "")`` for a deliberate abstention, else
+    ``("answer", normalized answer)`` (``""`` when there is none). An abstention is therefore not
+    an empty answer: abstaining where the baseline answered (or the reverse) is a change, two
+    abstentions are not, and an empty or missing answer of a run that did not abstain (a failed
+    or exhausted run) compares as the empty answer."""
+    if trace is not None and trace.outcome == "abstained":
+        return ("abstained", "")
+    return ("answer", normalize(trace.answer) if trace is not None and trace.answer is not None else normalize(""))
+
+
+def is_leaked(record: RunRecord) -> bool:
+    """The leak guard found that this intervention unit saw what its view hides (provbench.leakguard)."""
+    return record.leak_check is not None and record.leak_check.status == "leaked"
+
+
+def answered_by_reference(records: "Iterable[RunRecord]", reference_system: str) -> set[str]:
+    """Paper 000's exclusion step: ids of questions the reference system's baseline answered
+    correctly (accuracy 1.0; its first repeat when it is repeated); a failed run never counts as correct."""
+    return {r.key.question_id for r in records if r.key.system == reference_system
+            and r.key.condition == BASELINE and r.key.repeat == 0 and is_correct(r)}
+
+
+def plugin_key(name: str, label: str | None = None) -> str:
+    """The name results use for a plugin reference: the label, else the plugin's short name
+    (``p000/rag`` -> ``rag``), so naming a plugin in full to pick it among namesakes does not
+    rename its records."""
+    return label or name.rsplit("/", 1)[-1]
+
+
+# -- the one pairing rule --------------------------------------------------------------------------
 
 # leak-guard statuses of units that measure nothing
 LEFT_OUT = ("leaked", "no-effect", "no-op", "not-checkable")
@@ -56,10 +112,10 @@ def left_out_text(counts: "dict[str, int]") -> str:
     return ("left out (leak guard): " + ", ".join(f"{n} {why}" for why, n in counts.items())) if counts else ""
 
 
-def select_records(records: "Iterable[RunRecord]", system: str, condition: str, include_leaked: bool,
-                   every: bool | None = None) -> list[RunRecord]:
-    """``Results.select`` and the report's ``RunData.select``: a system's records under a condition,
-    without the units :func:`left_out_as` leaves out (all of them when ``every``)."""
+def select(records: "Iterable[RunRecord]", system: str, condition: str, include_leaked: bool,
+           every: bool | None = None) -> list[RunRecord]:
+    """The records of a system under a condition, for statistics (``Results.select``,
+    ``RunData.select``): without the units :func:`left_out_as` leaves out (all of them when ``every``)."""
     return [r for r in records if r.key.system == system and r.key.condition == condition
             and (every or not left_out_as(r, include_leaked))]
 
