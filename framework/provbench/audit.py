@@ -54,9 +54,13 @@ def request_log(requests: Sequence[CapturedRequest]) -> RequestLog | None:
     from .leakguard import _redactor
 
     redact = _redactor().text
-    texts: dict[str, int] = {}
+    texts: dict[str, int] = {}  # each distinct text once: an agent resends its history
     rows: list[list[Any]] = []
     chars = dropped = 0
+
+    def index(text: str) -> int:
+        return texts.setdefault(text, len(texts))
+
     for request in requests:
         shown = [redact(text) for _, text in request.messages]
         reply = redact(request.reply) if request.reply is not None else None
@@ -65,7 +69,6 @@ def request_log(requests: Sequence[CapturedRequest]) -> RequestLog | None:
             dropped += 1
             continue
         chars += sum(map(len, new))
-        index = lambda text: texts.setdefault(text, len(texts))  # noqa: E731
         rows.append([request.call.purpose, request.call.request_hash,
                      [[role, index(text)] for (role, _), text in zip(request.messages, shown)],
                      None if reply is None else index(reply), request.sent, request.replied])

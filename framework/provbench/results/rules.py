@@ -21,13 +21,12 @@ counts leaked units. Records without a leak check (baselines, context-level inte
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..model import BASELINE, RunRecord, Trace
 
 if TYPE_CHECKING:
     from ..model import MetricValue
-    from ..plugin_api import Results
 
 CORRECT = 1.0  # a graded accuracy at or above this counts as "answered correctly"
 
@@ -129,11 +128,12 @@ def not_measurable(records: "Iterable[RunRecord]", include_leaked: bool = False)
     return "not measurable: " + left_out_note(records, include_leaked)
 
 
-def with_left_out_notes(values: list[MetricValue], results: Results) -> list[MetricValue]:
+def with_left_out_notes(values: list[MetricValue], results: Any) -> list[MetricValue]:
     """Every metric's values under the pairing rule, in one place: a value of an intervention
     condition (or of "a vs b") whose units the rule thinned carries the counts
     (``detail["left_out"]``) and the note beside the number; one over a condition with nothing
-    measurable becomes "not measurable" (value None), never a number computed from nothing."""
+    measurable becomes "not measurable" (value None), never a number computed from nothing.
+    ``results``: a :class:`provbench.plugin_api.Results` (records, excluded, include_leaked)."""
     cells: dict[tuple[str, str], list[RunRecord]] = {}
     for record in results.records:
         if record.key.condition != BASELINE and record.key.question_id not in results.excluded:
