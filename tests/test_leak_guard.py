@@ -135,6 +135,10 @@ def test_a_cited_hidden_id_leaks_without_a_model_or_when_shown_and_is_suspect_ot
     shown = check(orin_gone, requests(("[tu:1] (text withheld)", "Glass Harbor")), trace=cites("tu:1"))
     assert shown.status == "leaked" and shown.checks["citations"] == "leaked"
     assert check(orin_gone, requests(("Which film?", "x")), trace=cites("tu:3")).checks["citations"] == "clean"
+    own_words = UnitCapture("unit")  # the model wrote the id itself, and its history shows it back
+    own_words.add_request([{"role": "assistant", "content": "I cite tu:1."}, {"role": "user", "content": "Sure?"}],
+                          LLMCall(model="m", request_hash="h"), "yes", own_words.tick())
+    assert check(orin_gone, own_words, trace=cites("tu:1")).status == "suspect"
 
 
 def test_an_empty_trace_without_requests_is_not_checkable_unless_its_answer_shows_hidden_content(orin_gone):

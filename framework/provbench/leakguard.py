@@ -183,8 +183,8 @@ def citation_check(view: "GraphView", content: "HiddenContent", trace: Trace,
     cited = [(kind, item) for kind, item, _ in _cited_ids(trace) if _is_hidden(view, content, kind, item)]
     if not cited:
         return "clean", []
-    shown = {item for request in requests for _, text in request.messages
-             for item in ids_in(text, frozenset(i for _, i in cited))}
+    shown = {item for request in requests for role, text in request.messages if role != "assistant"
+             for item in ids_in(text, frozenset(i for _, i in cited))}  # the model's own words show nothing
     found = []
     for kind, item in dict.fromkeys(cited):
         seen = not requests or item in shown
