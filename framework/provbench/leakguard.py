@@ -165,12 +165,27 @@ def _known(content: "HiddenContent", kind: str, item: str) -> bool:
             or (kind in ("relationship", "source") and item in index.relation_ends))
 
 
-def hidden_id_set(content: "HiddenContent") -> frozenset[str]:
-    """Every id the view hides: removed entities, unreadable text units, hidden relations and reports."""
-    return content.entity_ids | content.text_unit_ids | content.relation_ids | content.community_ids
+class HiddenIds:
+    """Membership in every id the view hides (removed entities, unreadable text units, hidden
+    relations and reports), decided per id from the index: no pass over the whole knowledge base."""
+
+    def __init__(self, view: "GraphView", content: "HiddenContent") -> None:
+        self.view, self.content = view, content
+
+    def __contains__(self, item: object) -> bool:
+        if not isinstance(item, str):
+            return False
+        view, content, index = self.view, self.content, self.content.index
+        return ((item in index.names and item in view.hidden.entities)
+                or (item in index.unit_texts and not view.text_unit_readable(item))
+                or (item in index.relation_ends and content.relation_hidden(item))
+                or (item in index.communities and not view.community_visible(item)))
+
+    def __bool__(self) -> bool:
+        return True
 
 
-def ids_in(text: str, ids: frozenset[str]) -> list[str]:
+def ids_in(text: str, ids: "frozenset[str] | HiddenIds") -> list[str]:
     """The ids of ``ids`` that ``text`` shows as whole words, in order, each once."""
     return list(dict.fromkeys(word for word in _ID_TOKEN.findall(text) if word in ids)) if ids else []
 
@@ -220,7 +235,7 @@ def answer_leaks(content: "HiddenContent", question: Question, trace: Trace) -> 
     for match in content.find(answer, excuse):
         yield LeakEvidence(check="request_text", kind=match.kind, item=match.item,
                            where="answer (no LLM request)", snippet=snippet(match.text))
-    for item in ids_in(answer, hidden_id_set(content)):
+    for item in ids_in(answer, HiddenIds(content.view, content)):
         yield LeakEvidence(check="request_text", kind="id", item=item, where="answer (no LLM request)")
 
 
@@ -235,7 +250,7 @@ def request_text_leaks(content: "HiddenContent", question: Question,
 
     replies = sorted((r for r in requests if r.reply), key=lambda r: r.replied)
     excuse_words = tokens(" ".join([question.question, *(question.choices or [])]))
-    hidden = hidden_id_set(content)
+    hidden = HiddenIds(content.view, content)
     scanned: set[str] = set()
     reported: set[tuple[str, str]] = set()
     used = 0
@@ -284,10 +299,12 @@ def no_effect(view: "GraphView", content: "HiddenContent", question: Question, r
     before = [r.call.request_hash for r in baseline_requests]
     if None in before:  # a baseline recorded before requests were hashed
         return "not-checkable", []
+    after = [request.call.request_hash for request in requests]
+    if Counter(after) != Counter(before):  # the requests changed: the intervention took effect
+        return "clean", []
     read = [item for _, item, _ in hidden_ids(view, content, baseline)]
     reached = reached_prompts(content, question, read, baseline_requests)
-    after = [request.call.request_hash for request in requests]
-    if not reached or Counter(after) != Counter(before):
+    if not reached:
         return "clean", []
     hid = ", ".join(reached[:5]) + (", …" if len(reached) > 5 else "")
     return "no-effect", [LeakEvidence(check="no_effect", kind="requests", where=f"{len(after)} request(s)",
