@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from .cli_init import init_cmd
 from .cli_results import audit_cmd, check_cmd, export_cmd, show_gates, traces_cmd
 from .listing import print_json, show_table
 
@@ -82,12 +83,12 @@ def data_group() -> None:
 
 
 @data_group.command("info")
-@click.argument("dataset", type=click.Path(exists=True, path_type=Path))
+@click.argument("dataset")
 @click.option("--loader", default=None, help="Dataset loader (default: the one loader that recognises DATASET).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Loader option (repeatable).")
 @JSON_OPTION
-def data_info_cmd(dataset: Path, loader: str | None, options: tuple[str, ...], as_json: bool) -> None:
-    """Load and validate DATASET, print its counts; exit non-zero on invalid input."""
+def data_info_cmd(dataset: str, loader: str | None, options: tuple[str, ...], as_json: bool) -> None:
+    """Load and validate DATASET (a file; with --loader a hub id), print its counts; exit non-zero on bad input."""
     from .datainfo import data_info
     from .registry import default_registry
 
@@ -138,6 +139,7 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
     from . import runner
     from .bundled import resolve_suite
     from .errors import UserError
+    from .kb import health
     from .suite import ExecutorSpec
 
     if ray_address is not None and executor == "threads":
@@ -159,7 +161,7 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
             model=model or "embedded", limit=limit, options=_parse_options(options), console=console,
             concurrency=concurrency, executor=spec)
     console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}")
-    _print_stats(stats)
+    _print_stats(stats, degenerate=health.degenerate_reasons_at(kb_dir))
 
 
 def _parse_options(pairs: tuple[str, ...]) -> dict:
@@ -182,21 +184,25 @@ def _parse_options(pairs: tuple[str, ...]) -> dict:
 @JSON_OPTION
 def kb_info_cmd(kb_dir: Path, as_json: bool) -> None:
     """Describe the knowledge base at KB_DIR (paragraphs, text units, entities, ...)."""
-    from .kb import KnowledgeBase
+    from .kb import KnowledgeBase, health
 
     kb = KnowledgeBase.open(kb_dir, read_only=True)
     try:
+        degenerate = health.kb_degenerate_reasons(kb)
         if as_json:
-            return print_json(console, {"stats": kb.stats().model_dump(mode="json"), "build_info": kb.build_info})
-        _print_stats(kb.stats(), kb.build_info)
+            return print_json(console, {"stats": kb.stats().model_dump(mode="json"), "degenerate": degenerate,
+                                        "build_info": kb.build_info})
+        _print_stats(kb.stats(), kb.build_info, degenerate)
     finally:
         kb.close()
 
 
-def _print_stats(stats, build_info: dict | None = None) -> None:
-    """The KB's counts (beside the paper's when the KB says which paper it follows), then its build info."""
+def _print_stats(stats, build_info: dict | None = None, degenerate: list[str] | None = None) -> None:
+    """Why the KB is degenerate (first), its counts (beside a paper's it follows), then its build info."""
     from .kb.info import count_rows, detail_lines
 
+    for reason in degenerate or []:
+        err_console.print(f"[bold red]degenerate knowledge base[/]: {escape(reason)}", highlight=False)
     info = build_info or {}
     paper = info.get("paper") or {}
     columns = ["item", "count"] + ([f"paper {paper.get('id', '')}".strip(), "ratio"] if paper else [])
@@ -362,7 +368,7 @@ def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
     console.print(f"comparison: {write_comparison(runs, out)}")
 
 
-for command in (export_cmd, check_cmd, traces_cmd, audit_cmd):
+for command in (export_cmd, check_cmd, traces_cmd, init_cmd, audit_cmd):
     main.add_command(command)
 
 

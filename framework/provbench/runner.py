@@ -9,7 +9,7 @@ Each finished unit is scored and appended to ``records.jsonl`` straight away; a 
 every unit already recorded, so an interrupted run resumes and a finished one makes no LLM call.
 
 Longer than 400 lines because :func:`run_suite` reads as the run goes (prepare, clients, knowledge
-base, start, units, scores, summary, report), each step a short function below it, and the
+base and its checks, start, units, scores, summary, report), each step a short function below it, and the
 knowledge-base entry points share its setup.
 """
 
@@ -26,6 +26,7 @@ from .errors import UserError
 from .execution import (Scheduler, after_units, executor_session, kb_embedding, make_executor, pictures_ahead,
                         reopen_read_only, warm_up_embeddings, warm_up_later_work)
 from .kb.embeddings import query_embedder
+from .kb.health import check_run_kb
 from .leakguard import leak_lines
 from .llm_setup import check_budget_prices, check_same_models, make_judge, make_run_llm
 from .manifest import check_same_settings, write_manifest
@@ -76,6 +77,7 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
         llm, judge_llm = _clients(suite, store, llm, questions)
         kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm,
                                      console, store.run_dir.parent)
+        _check_kb(loaded, kb, kb_dir, questions, console)
         ctx = None
         try:
             manifest = _start(store, loaded, questions, (llm, judge_llm), kb_dir, pm, console)
@@ -340,6 +342,15 @@ def default_kb_dir(loaded: LoadedSuite, runs_root: Path) -> Path:
 def _file_sha(source: str) -> str:
     path = Path(source)
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+
+
+def _check_kb(loaded: LoadedSuite, kb: Any, kb_dir: Path | None, questions: dict[str, Question],
+              console: "Console | None") -> None:
+    """Refuse a degenerate knowledge base; say how much of the questions' gold it holds (kb.health)."""
+    options = loaded.suite.knowledge_base.options if loaded.suite.knowledge_base else {}
+    for line in check_run_kb(kb, kb_dir, questions.values(), options):
+        if console is not None:
+            console.print(line, highlight=False, markup=False)
 
 
 def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Question], llm: Any,

@@ -10,6 +10,7 @@ only through autoescaped template expressions or matplotlib's own SVG escaping.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..costs import CostTotal, record_calls
+from ..kb.sources import SOURCES_FILE, source_link, text_unit_sources
 from ..model import BASELINE, RunRecord
 from ..store import export_csv
 from . import charts
@@ -203,7 +205,10 @@ def model_read(record: RunRecord) -> list[dict[str, Any]]:
     return shown
 
 
-def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_dir: Path | None = None) -> dict[str, Any]:
+def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_dir: Path | None = None,
+                sources: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A record for the template; ``sources``: text unit id -> the user's file it came from
+    (:mod:`provbench.kb.sources`), so read text units link back to it."""
     trace = record.trace
     variant = record.variant.description or record.variant.id if record.variant else ""
     out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "", "variant": variant,
@@ -218,6 +223,8 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_
                     "confidence": trace.confidence, "error": trace.error or "",
                     "citations": trace.citations.model_dump(), "visited": trace.visited_entities,
                     "read_text_units": trace.read_text_units, "footprint": trace.footprint(),
+                    "read_links": [(tu, *source_link(sources[tu])) if tu in (sources or {}) else (tu, "", "")
+                                   for tu in trace.read_text_units],
                     "llm_calls": len(trace.llm_calls), "tokens": trace.tokens, "wall_time_s": trace.wall_time_s,
                     "cost": CostTotal.of(trace.llm_calls).describe(),
                     "paths": [p.model_dump() for p in trace.paths], "facts": [f.model_dump() for f in trace.facts],
@@ -242,6 +249,9 @@ def _judge_note(record: RunRecord) -> str:
 def question_page(run: RunData, qid: str, view: Any) -> dict[str, Any]:
     q = run.questions.get(qid)
     pictures = bool(run.report_option("subgraph_pictures", True))
+    kb_dir = (run.suite.get("knowledge_base") or {}).get("directory")
+    sources_file = Path(kb_dir) / SOURCES_FILE if kb_dir else None
+    sources = _kb_sources(str(kb_dir), sources_file.stat().st_mtime) if sources_file and sources_file.is_file() else {}
     sections = []
     for system in run.systems:
         records = [r for r in run.records if r.key.system == system and r.key.question_id == qid]
@@ -250,13 +260,19 @@ def question_page(run: RunData, qid: str, view: Any) -> dict[str, Any]:
         if not records:
             continue
         sections.append({"system": system, "anchor": anchor(system),
-                         "baseline": [_with_gold(record_view(r, view, pictures, run.run_dir), q, r, others, view)
-                                      for r in base],
-                         "interventions": [record_view(r) for r in sorted(
+                         "baseline": [_with_gold(record_view(r, view, pictures, run.run_dir, sources), q, r, others,
+                                                 view) for r in base],
+                         "interventions": [record_view(r, sources=sources) for r in sorted(
                              others, key=lambda r: (run.conditions.index(r.key.condition)
                                                     if r.key.condition in run.conditions else 99, r.key.repeat,
                                                     r.key.variant))]})
     return {"question": q, "qid": qid, "excluded": qid in run.excluded, "sections": sections}
+
+
+@functools.lru_cache(maxsize=4)
+def _kb_sources(kb_dir: str, modified: float) -> dict[str, dict[str, Any]]:
+    """The KB's text-unit sources, read once per report (every question page uses them)."""
+    return text_unit_sources(kb_dir)
 
 
 def _with_gold(shown: dict[str, Any], question: Any, record: RunRecord, others: list[RunRecord],
