@@ -21,6 +21,7 @@ from typing import Any
 from ..costs import CostTotal, record_calls
 from ..kb.sources import SOURCES_FILE, source_link, text_unit_sources
 from ..model import BASELINE, RunRecord
+from ..secrets import redact
 from ..store import export_csv
 from . import charts
 from .pictures import cached_picture
@@ -95,7 +96,7 @@ def knowledge_base_section(run: RunData) -> Section | None:
         info = json.loads(info_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return Section(id="knowledge-base", title="Knowledge base", order=15,
-                       blocks=[Text(text=f"build_info.json could not be read: {exc}")])
+                       blocks=[Text(text=redact(f"build_info.json could not be read: {exc}"))])
     return Section(id="knowledge-base", title="Knowledge base", order=15, blocks=knowledge_base_blocks(info),
                    intro=f"From {info_file}: what the builder recorded while building this knowledge base.")
 
@@ -334,7 +335,7 @@ def header(run: RunData) -> dict[str, Any]:
     same = judge == m.models.get("suite_model", m.models.get("llm"))
     return {"judge": judge + (" (the same model as the systems)" if same else " (a separate model)"),
             "cost": CostTotal.of(c for r in run.records for c in record_calls(r)).describe(),
-            "stopped": m.stopped or "","title": run.report_option("title", None) or f"provbench report: {m.suite_name}",
+            "stopped": m.stopped or "", "redacted_questions": m.redacted_questions, "title": run.report_option("title", None) or f"provbench report: {m.suite_name}",
             "suite_name": m.suite_name, "description": run.suite.get("description", ""), "run_id": m.run_id,
             "models": m.models, "versions": m.versions, "git_revision": m.git_revision or "none (not a git checkout or no commit yet)",
             "created_at": m.created_at, "finished_at": m.finished_at or "unfinished", "seeds": m.seeds,
