@@ -120,12 +120,14 @@ class ControlRuns:
     def scores(self, control: str, system: str, condition: str = BASELINE, score: str = "output_changed",
                questions: Iterable[str] | None = None) -> dict[str, float]:
         """Per-question mean of ``score`` (``accuracy``: graded correctness) over a condition's
-        repeats, for the analysed questions (all questions for ``questions=...`` given)."""
+        repeats, for the analysed questions (all questions for ``questions=...`` given). Every unit
+        counts: a control's unit whose intervention hid nothing (``no-op``) is what the claim must
+        see, not a unit to leave out as statistics of a real model do (the pairing rule)."""
         from .stats import per_question
 
         run = self.run(control)
         wanted = set(questions if questions is not None else self.analysed(control))
-        values = per_question(run.select(system, condition), score)
+        values = per_question(run.select(system, condition, leaked=True), score)
         return {q: v for q, v in values.items() if q in wanted}
 
 
