@@ -97,7 +97,7 @@ def test_validate_passes_paper000_claims(validated):
     for control in ("oracle", "uses-uncited", "ignores-context"):  # the controls never leak: gold comes from questions
         records = RunStore(out / "controls" / control).load_records().values()
         checks = [r.leak_check.status for r in records if r.key.condition != "baseline" and "~sham-" not in r.key.condition]
-        assert checks and set(checks) == {"clean"}, (control, set(checks))
+        assert checks and set(checks) <= {"clean", "no-op"}, (control, set(checks))  # no-op: nothing cited to hide
     report = (out / "controls" / "oracle" / "report.html").read_text(encoding="utf-8")
     assert 'id="suite-validity"' in report and "p000/isolation-breaks-uncited" in report
     assert json.loads((out / "controls" / "oracle" / "validity.json").read_text())["suite_name"] == "small-controls"
