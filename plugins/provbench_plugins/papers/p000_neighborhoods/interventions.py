@@ -54,8 +54,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from provbench.model import Question, Trace
 from provbench.plugin_api import Intervention
 
-from .hiding import (EntityLabel, EntityLabels, HidePlan, Lookup, cited_text, known, label_entities,  # noqa: F401 (re-exported)
-                     lookup_for, quotes, quoting_metadata, text_hidden_with)
+from .hiding import (EntityLabel, EntityLabels, HidePlan, Lookup, cited_reports, cited_text, known,  # noqa: F401
+                     label_entities, lookup_for, own_text_note, quotes, quoting_metadata, text_hidden_with)
 
 if TYPE_CHECKING:
     from provbench.kb import GraphView
@@ -100,10 +100,15 @@ class GraphAblation(Intervention):
 class Removal(GraphAblation):
     """Base of the ablations that remove entities, and with them their text (:func:`text_hidden_with`)."""
 
-    def removal_plan(self, lookup: Lookup, removed: frozenset[str], keep_units: Iterable[str],
-                     kept: Iterable[str], notes: list[str]) -> HidePlan:
-        units, quoting = text_hidden_with(lookup, removed, keep_units, kept)
-        return HidePlan(entities=removed, text_units=units, hide_metadata_of=quoting, notes=notes)
+    def removal_plan(self, lookup: Lookup, removed: frozenset[str], baseline: Trace, cited: frozenset[str],
+                     notes: list[str], keep_units: Iterable[str] | None = None) -> HidePlan:
+        """Remove ``removed`` with their text, keeping the cited evidence (``keep_units``, default
+        :func:`cited_text`) and the cited reports."""
+        keep = cited_text(lookup, baseline, cited) if keep_units is None else keep_units
+        units, quoting = text_hidden_with(lookup, removed, keep, cited)
+        notes = notes + [own_text_note(lookup, removed, units, f"{len(removed)} removed entities")]
+        return HidePlan(entities=removed, text_units=units, hide_metadata_of=quoting,
+                        keep_communities=cited_reports(baseline), notes=notes)
 
 
 def _unknown_note(count: int) -> list[str]:
@@ -120,9 +125,8 @@ class Isolation(GraphAblation):
         """(the non-cited entities, the text units that stay readable, the hidden text units): a
         cited entity's text that only names it (another entity's paragraph) is not its own."""
         others = frozenset(e for e in view.entity_ids() if e not in cited)  # O(graph): once per question
-        keep = set(baseline.citations.text_units)
-        if self.options.shared_text == "keep":
-            keep |= lookup.own_text_units_of_all(cited)
+        keep = cited_text(lookup, baseline, cited) if self.options.shared_text == "keep" else set(
+            baseline.citations.text_units)
         return others, frozenset(keep), frozenset(lookup.text_units_of_all(others) - keep)
 
 
@@ -136,7 +140,7 @@ class FullIsolation(Isolation, Removal):
         cited, unknown = known(lookup, label_entities(baseline).cited)
         removed, keep, _ = self.isolated_text(lookup, view, baseline, cited)
         notes = _unknown_note(unknown) + ([] if cited else ["baseline cited no known entity: every entity removed"])
-        return self.removal_plan(lookup, removed, keep, (), notes)
+        return self.removal_plan(lookup, removed, baseline, cited, notes, keep_units=keep)
 
 
 class TextOnlyIsolation(Isolation):
@@ -148,8 +152,10 @@ class TextOnlyIsolation(Isolation):
     def plan(self, view, question, baseline, rng) -> HidePlan:
         lookup = lookup_for(view)
         cited, unknown = known(lookup, label_entities(baseline).cited)
-        _, _, hidden = self.isolated_text(lookup, view, baseline, cited)
-        return HidePlan(text_units=hidden, notes=_unknown_note(unknown))  # metadata stays, as the paper says
+        others, _, hidden = self.isolated_text(lookup, view, baseline, cited)
+        notes = _unknown_note(unknown) + [own_text_note(lookup, others, hidden, f"{len(others)} non-cited entities")]
+        return HidePlan(text_units=hidden, keep_communities=cited_reports(baseline),  # metadata stays, as the paper says
+                        notes=notes)
 
 
 class CitedRemoval(Removal):
@@ -169,6 +175,7 @@ class CitedRemoval(Removal):
         if cited_units:
             notes.append(f"hides the baseline's {len(cited_units)} cited text unit(s); {len(extra)} of them "
                          "linked to no cited entity")
+        notes.append(own_text_note(lookup, cited, units, f"{len(cited)} removed entities"))
         return HidePlan(entities=cited, text_units=units, hide_metadata_of=quoting_metadata(lookup, units, cited),
                         notes=notes)
 
@@ -197,7 +204,7 @@ class RandomRemoval(Removal):
         cited, unknown = known(lookup, labels.cited)
         notes = _unknown_note(unknown)
         chosen = self.draw(view, lookup, question, labels, cited, rng, notes)
-        return self.removal_plan(lookup, frozenset(chosen), cited_text(lookup, baseline, cited), cited, notes)
+        return self.removal_plan(lookup, frozenset(chosen), baseline, cited, notes)
 
     def draw(self, view: "GraphView", lookup: Lookup, question: Question, labels: EntityLabels,
              cited: frozenset[str], rng: random.Random, notes: list[str]) -> list[str]:
@@ -239,7 +246,7 @@ class EntityRemoval(Removal):
         lookup = lookup_for(view)
         removed, _ = known(lookup, label_entities(baseline).visited_uncited)
         cited, _ = known(lookup, label_entities(baseline).cited)
-        return self.removal_plan(lookup, removed, cited_text(lookup, baseline, cited), cited, [])
+        return self.removal_plan(lookup, removed, baseline, cited, [])
 
 
 class EntityTextMask(GraphAblation):
@@ -253,7 +260,8 @@ class EntityTextMask(GraphAblation):
         masked, _ = known(lookup, label_entities(baseline).visited_uncited)
         cited, _ = known(lookup, label_entities(baseline).cited)
         units, quoting = text_hidden_with(lookup, masked, cited_text(lookup, baseline, cited), cited)
-        return HidePlan(text_units=units, hide_metadata_of=masked | quoting)
+        return HidePlan(text_units=units, hide_metadata_of=masked | quoting, keep_communities=cited_reports(baseline),
+                        notes=[own_text_note(lookup, masked, units, f"{len(masked)} masked entities")])
 
 
 ABLATIONS = (FullIsolation, TextOnlyIsolation, CitedRemoval, RandomRemoval, EntityRemoval, EntityTextMask)

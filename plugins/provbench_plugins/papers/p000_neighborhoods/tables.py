@@ -99,17 +99,21 @@ def caption_of_text_rules(run: RunData) -> str:
 
 def hidden_reports_note(run: RunData) -> Any:
     """The mean number of community reports each condition hid per unit (a report goes when any of
-    its members is removed or masked, so at the paper's scale most removals hide most reports)."""
+    its members is removed or masked, so at the paper's scale most removals hide most reports), and
+    the mean number of cited reports it kept readable."""
     from provbench.report.sections import Text
 
     means = []
     for condition in run.conditions:
-        counts = [((r.trace.artifacts.get("hidden_by_intervention") or {}).get("communities") or {}).get("count", 0)
-                  for r in run.records if r.key.condition == condition and r.trace is not None
-                  and "hidden_by_intervention" in r.trace.artifacts]
-        if counts:
-            means.append(f"{title_of(run, condition)} {fmean(counts):.1f}")
+        summaries = [r.trace.artifacts["hidden_by_intervention"] or {} for r in run.records
+                     if r.key.condition == condition and r.trace is not None
+                     and "hidden_by_intervention" in r.trace.artifacts]
+        if summaries:
+            hidden, kept = (fmean((s.get(name) or {}).get("count", 0) for s in summaries)
+                            for name in ("communities", "keep_communities"))
+            means.append(f"{title_of(run, condition)} {hidden:.1f} (cited reports kept {kept:.1f})")
     if not means:
         return None
     return Text(text="Community reports hidden per unit (mean over the condition's units; a report is hidden when "
-                     "any of its member entities is removed or masked): " + "; ".join(means) + ".")
+                     "any of its member entities is removed or masked, unless the baseline cited it: every "
+                     "condition but cited removal keeps the cited reports): " + "; ".join(means) + ".")
