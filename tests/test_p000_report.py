@@ -143,3 +143,19 @@ def test_a_labelled_isolation_is_classified_by_its_intervention():
     assert groups == ["Baseline experiment", "Isolation"]
     titles = [row.cells[0].text for row in table.rows if not row.group and row.cells[1].text == "Output changed"]
     assert titles == ["Full isolation", "Full isolation (isolation-hide)"]
+
+
+def test_the_title_names_the_model_a_run_used_and_the_mistral_suite_does_not_say_reproduced():
+    import yaml
+
+    from provbench.report.render import report_title
+
+    run = run_of(baseline_records())
+    run.manifest.suite["report"] = {"title": "provbench quickstart (embedded model: pipeline check, not a result)"}
+    run.manifest.models = {"llm": "embedded", "suite_model": "embedded"}
+    assert report_title(run) == "provbench quickstart (embedded model: pipeline check, not a result)"
+    run.manifest.models = {"llm": "deepseek/deepseek-chat", "suite_model": "deepseek/deepseek-chat"}
+    assert report_title(run) == "provbench quickstart (model deepseek/deepseek-chat)"
+    mistral = yaml.safe_load((Path(__file__).parents[1] / "suites" / "2wiki-paper000-mistral.yaml").read_text())
+    assert "reproduc" not in mistral["report"]["title"].replace("not a reproduction", "")
+    assert "reproduced" not in mistral["description"]

@@ -292,6 +292,20 @@ def environment():
     return env
 
 
+_EMBEDDED_NOTE = re.compile(r"\(embedded model[^)]*\)|embedded model")
+
+
+def report_title(run: RunData) -> str:
+    """The suite's title, whose "embedded model" (a pipeline-check note) names the model the run
+    used instead when that was not the embedded one (``--model``)."""
+    m = run.manifest
+    title = run.report_option("title", None) or f"provbench report: {m.suite_name}"
+    model = m.models.get("suite_model") or m.models.get("llm") or ""
+    if not model or model == "embedded" or model.startswith("llama-cpp:"):
+        return title
+    return _EMBEDDED_NOTE.sub(lambda hit: f"(model {model})" if hit.group().startswith("(") else f"model {model}", title)
+
+
 def header(run: RunData) -> dict[str, Any]:
     m = run.manifest
     statuses = [r.status for r in run.records]
@@ -299,7 +313,7 @@ def header(run: RunData) -> dict[str, Any]:
     same = judge == m.models.get("suite_model", m.models.get("llm"))
     return {"judge": judge + (" (the same model as the systems)" if same else " (a separate model)"),
             "cost": CostTotal.of(c for r in run.records for c in record_calls(r)).describe(),
-            "stopped": m.stopped or "","title": run.report_option("title", None) or f"provbench report: {m.suite_name}",
+            "stopped": m.stopped or "", "title": report_title(run),
             "suite_name": m.suite_name, "description": run.suite.get("description", ""), "run_id": m.run_id,
             "models": m.models, "versions": m.versions, "git_revision": m.git_revision or "none (not a git checkout or no commit yet)",
             "created_at": m.created_at, "finished_at": m.finished_at or "unfinished", "seeds": m.seeds,
