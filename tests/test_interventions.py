@@ -304,7 +304,7 @@ def test_every_condition_notes_the_targeted_own_text_left_readable(view):
 def test_cited_community_reports_stay_readable(view, ablation):
     every = sorted({c for e in ALL_ENTITIES for c in view.communities_of(e)})
     cited = baseline_trace(visited=tuple(ALL_ENTITIES - {G}))
-    cited.citations.communities = every
+    cited.citations.communities = every + ["com:ghost"]  # an unknown id is not kept
     for seed in range(3):
         plan, ablated = apply(ablation(), view, cited, seed)
         assert plan.keep_communities == set(every)

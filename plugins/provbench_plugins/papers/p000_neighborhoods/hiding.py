@@ -198,9 +198,10 @@ def cited_text(lookup: Lookup, baseline: Trace, cited: frozenset[str]) -> set[st
     return set(baseline.citations.text_units) | lookup.own_text_units_of_all(cited)
 
 
-def cited_reports(baseline: Trace) -> frozenset[str]:
-    """The community reports the baseline cited: readable in every condition but cited removal."""
-    return frozenset(baseline.citations.communities)
+def cited_reports(lookup: Lookup, baseline: Trace) -> frozenset[str]:
+    """The community reports the baseline cited and the view knows: readable in every condition
+    but cited removal."""
+    return frozenset(c for c in baseline.citations.communities if lookup.view.community(c) is not None)
 
 
 def own_text_note(lookup: Lookup, targeted: Iterable[str], hidden_units: Iterable[str], what: str) -> str:

@@ -108,7 +108,7 @@ class Removal(GraphAblation):
         units, quoting = text_hidden_with(lookup, removed, keep, cited)
         notes = notes + [own_text_note(lookup, removed, units, f"{len(removed)} removed entities")]
         return HidePlan(entities=removed, text_units=units, hide_metadata_of=quoting,
-                        keep_communities=cited_reports(baseline), notes=notes)
+                        keep_communities=cited_reports(lookup, baseline), notes=notes)
 
 
 def _unknown_note(count: int) -> list[str]:
@@ -154,7 +154,7 @@ class TextOnlyIsolation(Isolation):
         cited, unknown = known(lookup, label_entities(baseline).cited)
         others, _, hidden = self.isolated_text(lookup, view, baseline, cited)
         notes = _unknown_note(unknown) + [own_text_note(lookup, others, hidden, f"{len(others)} non-cited entities")]
-        return HidePlan(text_units=hidden, keep_communities=cited_reports(baseline),  # metadata stays, as the paper says
+        return HidePlan(text_units=hidden, keep_communities=cited_reports(lookup, baseline),  # metadata stays, as the paper says
                         notes=notes)
 
 
@@ -260,7 +260,7 @@ class EntityTextMask(GraphAblation):
         masked, _ = known(lookup, label_entities(baseline).visited_uncited)
         cited, _ = known(lookup, label_entities(baseline).cited)
         units, quoting = text_hidden_with(lookup, masked, cited_text(lookup, baseline, cited), cited)
-        return HidePlan(text_units=units, hide_metadata_of=masked | quoting, keep_communities=cited_reports(baseline),
+        return HidePlan(text_units=units, hide_metadata_of=masked | quoting, keep_communities=cited_reports(lookup, baseline),
                         notes=[own_text_note(lookup, masked, units, f"{len(masked)} masked entities")])
 
 
