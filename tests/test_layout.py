@@ -37,7 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("kit for plugin authors", ("agents", "integrations", "testing", "controls", "controls.contrasts",
                                 "controls.plugin")),
     ("report", ("report",)),
-    ("orchestration", ("runner", "execution", "units", "ray_executor", "plan", "gates", "export", "tracing")),
+    ("orchestration", ("runner", "execution", "workers", "units", "ray_executor", "plan", "gates", "export", "tracing")),
     ("controls' validation", ("controls.validate",)),
     ("cli", ("cli", "cli_results", "")),  # "": the package's face, provbench/__init__.py
 ]

@@ -21,6 +21,7 @@ EXIT_USAGE = 2  # a UserError: bad suite, dataset, option, or a directory in use
 EXIT_UNITS_FAILED = 3  # the run finished, but some units are recorded as failed
 EXIT_CLAIM_NOT_DETECTABLE = 4  # provbench validate: a claim's controls did not show what it says
 EXIT_BUDGET = 6  # the suite's budget stopped the run before every unit ran (run again with a larger one)
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 
 
@@ -35,6 +36,10 @@ class ProvbenchGroup(click.Group):
         except UserError as exc:
             err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
             sys.exit(EXIT_USAGE)
+        except KeyboardInterrupt:  # the first Ctrl-C stops at once (units still running are dropped)
+            err_console.print("[yellow]interrupted[/]: a run keeps every unit recorded so far; the same command "
+                              "resumes it", highlight=False)
+            sys.exit(EXIT_INTERRUPTED)
 
 
 @click.group(cls=ProvbenchGroup)
@@ -230,7 +235,7 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
     Exit status: 0 all units ok, 2 a usage or input error, 3 finished with failed units, 4 (with
     --controls) a claim is not detectable, 5 one of the suite's assertions failed (its summary.json
     and junit.xml are in the run directory), 6 the suite's budget stopped the run (run it again with
-    a larger budget to continue)."""
+    a larger budget to continue), 130 interrupted (Ctrl-C; the same command resumes)."""
     from .bundled import resolve_suite
     from .runner import run_suite
     from .store import RunStore

@@ -8,7 +8,7 @@ longest chains (agent baseline, then its ablations) moving.
 
 Executors run :func:`provbench.units.run_unit` somewhere and hand back records:
 
-* ``threads`` (default): a thread pool in this process, ``suite.concurrency`` units at once;
+* ``threads`` (default): :mod:`provbench.workers`, ``suite.concurrency`` worker threads in this process;
 * ``ray``: :mod:`provbench.ray_executor`, units on Ray workers (every core, or a cluster).
 
 Whatever the executor, the driver (this process) is the only writer of the run directory: it
@@ -21,8 +21,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections import deque
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Protocol
 
 from .model import RunRecord, UnitKey
@@ -46,21 +47,6 @@ class Executor(Protocol):
         """Drop queued units and release workers (recorded units stay)."""
 
 
-class ThreadExecutor:
-    """Units on a thread pool in this process (they share the knowledge base and the LLM client)."""
-
-    def __init__(self, ctx: "RunContext", run_unit: Callable[..., RunRecord]) -> None:
-        self._run_unit = run_unit
-        self._ctx = ctx
-        self._pool = ThreadPoolExecutor(max_workers=ctx.suite.concurrency, thread_name_prefix="unit")
-
-    def submit(self, unit: "Unit", baseline: RunRecord | None) -> Future:
-        return self._pool.submit(self._run_unit, self._ctx, unit, baseline)
-
-    def shutdown(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
-
-
 def make_executor(ctx: "RunContext", run_unit: Callable[..., RunRecord]) -> Executor:
     """The suite's executor running ``run_unit(ctx, unit, baseline)`` (passed in: this module is below the runner)."""
     spec = ctx.suite.executor
@@ -68,6 +54,8 @@ def make_executor(ctx: "RunContext", run_unit: Callable[..., RunRecord]) -> Exec
         from .ray_executor import RayExecutor
 
         return RayExecutor(ctx, run_unit, address=spec.address, workers=spec.workers)
+    from .workers import ThreadExecutor
+
     return ThreadExecutor(ctx, run_unit)
 
 
@@ -79,7 +67,8 @@ class Scheduler:
     """Hands units to an executor as their inputs become ready; records each result as it lands.
 
     ``plan(question_id, system)`` returns a pair's intervention units once the records they need
-    exist; ``on_record(record)`` stores a finished record (append, hooks, progress);
+    exist; ``on_record(record)`` stores a finished record (append, hooks, progress); a unit still
+    running ``suite.unit_timeout_s`` after it started is abandoned and recorded as failed;
     ``on_planned(planned, already_recorded)`` counts units as they are planned. ``stop()`` returns
     why no more units may start (a budget reached), or None: then units already started finish,
     the rest stay unrun (``stopped`` says why, ``left`` how many were ready).
@@ -102,32 +91,63 @@ class Scheduler:
         self.stop = stop or (lambda: None)
         self.stopped: str | None = None
         self.left = 0
+        self.timeout_s = suite.unit_timeout_s
 
     def run(self, baselines: list["Unit"], executor: Executor) -> None:
         # the longest chains of work first (a costly baseline that unlocks interventions), then
         # question by question so pairs unlock early; a run's tail is then short units, not a long one
         order = {q: n for n, q in enumerate(self.ctx.questions)}
         chain = self._chain_costs()
+        self.ctx.executor = executor  # the runner closes what units use once they are done (after_units)
         self._queue(sorted(baselines, key=lambda u: (-chain[u.key.system], order[u.key.question_id])))
         self._plan_ready()
-        in_flight: dict[Future, "Unit"] = {}
+        in_flight: dict[Future, tuple["Unit", float]] = {}  # unit, and when it must be done by
         try:
             while in_flight or (self.ready and not self.stopped):
                 while self.ready and len(in_flight) < self.window and not self._stopping():
                     unit = self.ready.popleft()
-                    in_flight[executor.submit(unit, self._baseline_of(unit))] = unit
-                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                    future = executor.submit(unit, self._baseline_of(unit))
+                    in_flight[future] = (unit, time.monotonic() + self.timeout_s)
+                if not in_flight:  # the budget stopped the run before another unit started
+                    break
+                next_deadline = min(deadline for _, deadline in in_flight.values())
+                finished, _ = wait(in_flight, timeout=max(0.0, next_deadline - time.monotonic()),
+                                   return_when=FIRST_COMPLETED)
                 for future in finished:
-                    del in_flight[future]
-                    record = future.result()  # run_unit turns a unit's own failure into a record
-                    self.done[record.key.as_str()] = record
-                    self.rerun.discard(record.key.as_str())
-                    self.on_record(record)
-                    if record.key.condition == "baseline":
-                        self._plan_ready()
+                    self._land(self._record_of(future, in_flight.pop(future)[0]))
+                for future in self._overdue(in_flight):
+                    unit, _ = in_flight.pop(future)
+                    getattr(executor, "abandon", lambda f: None)(future)
+                    self._land(self._failed(unit, f"timed out: the unit ran longer than unit_timeout_s "
+                                                  f"({self.timeout_s:g} s) and was abandoned"))
             self.left = len(self.ready) if self.stopped else 0
-        finally:  # on Ctrl-C, drop queued units instead of waiting for them; recorded ones stay
+        finally:  # on Ctrl-C, drop queued and running units at once; recorded ones stay
             executor.shutdown()
+
+    def _land(self, record: RunRecord) -> None:
+        self.done[record.key.as_str()] = record
+        self.rerun.discard(record.key.as_str())
+        self.on_record(record)
+        if record.key.condition == "baseline":
+            self._plan_ready()
+
+    def _record_of(self, future: Future, unit: "Unit") -> RunRecord:
+        """The unit's record; an exception that escaped it (a plugin's ``sys.exit`` while scoring,
+        a lost Ray worker) makes it a failed record instead of ending the run."""
+        error = future.exception()  # the future is done: this never waits
+        if error is None:
+            return future.result()
+        return self._failed(unit, f"{type(error).__name__}: {error}")
+
+    def _failed(self, unit: "Unit", reason: str) -> RunRecord:
+        from .units import failed_record
+
+        return failed_record(self.ctx, unit, reason)
+
+    @staticmethod
+    def _overdue(in_flight: dict[Future, tuple["Unit", float]]) -> list[Future]:
+        now = time.monotonic()
+        return [f for f, (_, deadline) in in_flight.items() if deadline <= now and not f.done()]
 
     def _stopping(self) -> bool:
         self.stopped = self.stopped or self.stop()
@@ -175,6 +195,16 @@ class Scheduler:
         if unit.intervention is None:
             return None
         return self.done.get(baseline_key(unit.key.question_id, unit.key.system))
+
+
+def after_units(ctx: "RunContext | None", action: Callable[[], None]) -> None:
+    """``action`` (closing the knowledge base) once no unit of the run is still running: now, or
+    when the last one left running after Ctrl-C or a timeout returns (never, for a unit hung for good)."""
+    when_idle = getattr(getattr(ctx, "executor", None), "when_idle", None)
+    if when_idle is None:
+        action()
+    else:
+        when_idle(action)
 
 
 def executor_session(spec: "ExecutorSpec") -> ContextManager[Any]:

@@ -8,8 +8,9 @@ import platform
 import subprocess
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
+from .errors import UserError
 from .model import RunManifest, utc_now
 from .store import RunStore
 from .suite import LoadedSuite
@@ -53,6 +54,59 @@ def write_manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path 
         created_at=previous.created_at if previous else utc_now())
     store.write_manifest(manifest)
     return manifest
+
+
+# Suite settings a resumed run may change: how it is executed, analysed and reported, and which
+# questions it takes; none changes what an already recorded unit holds.
+FREE_SETTINGS = {"name", "description", "concurrency", "unit_timeout_s", "executor", "report", "budget",
+                 "assertions", "controls", "leak_guard", "dataset.limit", "dataset.seed", "dataset.sample",
+                 "knowledge_base.directory", "model.rate_limit", "judge.rate_limit"}
+# model parameters that change how a request travels, not what the model is asked or answers
+TRANSPORT_PARAMS = {"timeout", "deadline_s", "max_attempts", "backoff_s", "max_backoff_s", "api_base", "api_key"}
+KEYED_LISTS = ("systems", "interventions", "metrics")  # compared entry by entry (adding one is free)
+FREE_FORM = ("params", "options")  # the user's own dicts: a key added or removed is a change
+
+
+def check_same_settings(store: RunStore, loaded: LoadedSuite) -> None:
+    """Resuming a run whose suite now differs in a setting its recorded units were made under
+    (a model parameter, a system's or intervention's options, the seed, ...) would leave a
+    manifest claiming settings those records never had: refuse, naming each difference. Free to
+    change: :data:`FREE_SETTINGS`, transport parameters, and systems, interventions or metrics added."""
+    previous = store.read_manifest()
+    recorded = store.records_path.exists() and store.records_path.stat().st_size > 0
+    if previous is None or not previous.suite or not recorded:
+        return
+    now = store.redactor.data(loaded.suite.model_dump(mode="json"))  # as the manifest keeps it
+    changes = list(_changes(_comparable(previous.suite), _comparable(now), ""))
+    if changes:
+        shown = "; ".join(f"{path}: {old!r} -> {new!r}" for path, old, new in changes[:10])
+        raise UserError(f"{loaded.path} changed since run {previous.run_id} in {store.run_dir} started, in settings "
+                        f"its recorded units were made under: {shown}. Undo the change to resume, or pass --out "
+                        "with a new directory for a run under the new settings")
+
+
+def _comparable(suite: dict[str, Any]) -> dict[str, Any]:
+    """The suite's settings that recorded units depend on, keyed lists as dicts by their keys."""
+    data = {k: v for k, v in suite.items() if k not in FREE_SETTINGS}
+    for name in ("dataset", "knowledge_base", "model", "judge"):
+        if isinstance(data.get(name), dict):
+            data[name] = {k: v for k, v in data[name].items() if f"{name}.{k}" not in FREE_SETTINGS}
+            if isinstance(data[name].get("params"), dict):
+                data[name]["params"] = {k: v for k, v in data[name]["params"].items() if k not in TRANSPORT_PARAMS}
+    for name in KEYED_LISTS:
+        if isinstance(data.get(name), list):
+            data[name] = {ref.get("label") or ref["name"].rsplit("/", 1)[-1]: ref for ref in data[name]}
+    return data
+
+
+def _changes(old: Any, new: Any, path: str) -> Iterator[tuple[str, Any, Any]]:
+    """(path, old, new) where the two differ; within the suite's own structure only keys both
+    have are compared (a setting a newer provbench added, or a system added, is no change)."""
+    if isinstance(old, dict) and isinstance(new, dict) and not path.endswith(FREE_FORM):
+        for key in sorted(old.keys() & new.keys()):
+            yield from _changes(old[key], new[key], f"{path}.{key}" if path else key)
+    elif old != new:
+        yield path, old, new
 
 
 def _versions() -> dict[str, str]:

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from .costs import Budget, spending_lines
 from .errors import UserError
-from .execution import (Scheduler, executor_session, kb_embedding, make_executor, pictures_ahead, reopen_read_only,
-                        warm_up_embeddings, warm_up_later_work)
+from .execution import (Scheduler, after_units, executor_session, kb_embedding, make_executor, pictures_ahead,
+                        reopen_read_only, warm_up_embeddings, warm_up_later_work)
 from .kb.embeddings import query_embedder
 from .leakguard import leak_lines
 from .llm_setup import check_budget_prices, check_same_models, make_judge, make_run_llm
-from .manifest import write_manifest
+from .manifest import check_same_settings, write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
 from .plugin_api import Results
 from .progress import status, unit_progress
@@ -68,16 +68,19 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
     suite = loaded.suite
     with store.claim(), redacted_logs(store.redactor), executor_session(suite.executor), ExitStack() as closing:
         done = store.load_records()
+        if store.stale_lines:  # a run killed between retrying units and compacting: one line per unit first
+            store.compact(done)
         warm_up = _warm_up(loaded, store, questions, done, llm)
         if warm_up is not None:
             closing.callback(warm_up.close)
         llm, judge_llm = _clients(suite, store, llm, questions)
         kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm,
                                      console, store.run_dir.parent)
+        ctx = None
         try:
             manifest = _start(store, loaded, questions, (llm, judge_llm), kb_dir, pm, console)
-            if kb is not None and suite.executor.kind != "threads":
-                kb = reopen_read_only(kb, kb_dir)  # workers in other processes open it too
+            if kb is not None:  # no plugin can write it; other processes (Ray workers, `kb info`) can open it
+                kb = reopen_read_only(kb, kb_dir)
             ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
                              kb_dir=kb_dir, judge=judge_llm if judge_llm is not llm else None)
             _plan_work(ctx, done, console, write_report=write_report, retry_failed=retry_failed)
@@ -85,8 +88,8 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
             _finish(ctx, store, manifest, done, pm)
             _summarise(ctx, store, done, console)
         finally:
-            if kb is not None:
-                kb.close()
+            if kb is not None:  # not under a unit still running (Ctrl-C, a timeout): it may be in a query
+                after_units(ctx, kb.close)
     if write_report:
         from .report import write_report as render
 
@@ -106,6 +109,7 @@ def _prepare(suite_path: "str | Path | LoadedSuite", registry: "Registry", model
     loader = registry.create("dataset_loader", suite.dataset.loader)
     questions = _load_questions(loaded, loader)  # validated before the run directory exists
     check_same_models(store, suite)
+    check_same_settings(store, loaded)
     check_budget_prices(loaded, llm)
     return loaded, store, loader, questions
 

@@ -50,6 +50,7 @@ class RunStore:
         self.run_dir = Path(run_dir)
         self.redactor = redactor or Redactor()
         self._lock = threading.Lock()
+        self.stale_lines = 0
 
     def lock(self) -> DirLock:
         """The inter-process lock on this run directory (acquire it, or use it as a context)."""
@@ -91,8 +92,10 @@ class RunStore:
 
     # -- records ---------------------------------------------------------------------------
     def load_records(self) -> dict[str, RunRecord]:
-        """Records by unit key. A truncated last line (a killed writer) is cut off the file;
-        a corrupt line elsewhere is an error naming it."""
+        """Records by unit key, the last line of each unit winning (``stale_lines`` counts the
+        others). A truncated last line (a killed writer) is cut off the file; a corrupt line
+        elsewhere is an error naming it."""
+        self.stale_lines = 0  # lines a later line of the same unit replaces (compact() drops them)
         if not self.records_path.exists():
             return {}
         data = self.records_path.read_bytes()
@@ -113,7 +116,8 @@ class RunStore:
                                 "writing); its unit runs again", self.records_path, len(line))
                     break
                 raise UserError(f"{self.records_path}, line {number}: corrupt record: {exc.errors()[0]['msg']}") from None
-            records[record.key.as_str()] = record  # a duplicate (should not happen) keeps the last
+            self.stale_lines += record.key.as_str() in records
+            records[record.key.as_str()] = record  # a unit run again (a retried failure) keeps its last line
             offset += len(line) + 1
             if is_last:  # complete JSON but no newline yet: finish the line
                 with self.records_path.open("ab") as fh:

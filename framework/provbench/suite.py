@@ -223,6 +223,8 @@ class Suite(_Strict):
     seed: int = Field(default=0, description="base seed: every unit's seed derives from it and the unit key")
     repeats: int | None = Field(default=None, ge=1, description="override randomised interventions' repeats")
     concurrency: int = Field(default=2, ge=1, le=64)
+    unit_timeout_s: float = Field(default=3600.0, gt=0, description="a unit still running after this long is "
+                                  "abandoned and recorded failed (far above an honest unit's time; docs/reliability.md)")
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     report: ReportSpec = Field(default_factory=ReportSpec)
     leak_guard: LeakGuardSpec = Field(default_factory=LeakGuardSpec)

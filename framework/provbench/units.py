@@ -7,10 +7,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError, to_json
 
 from .capture import UnitCapture
 from .errors import UserError
@@ -41,6 +45,7 @@ class RunContext:
     retry: set[str] = field(default_factory=set)  # recorded units to run again (failed before)
     judge: Any = None  # the metrics' LLM (the suite's judge); None: the systems' LLM
     metrics_ready: Any = None  # a threading.Event set once the metrics' warm-up is done (scoring waits)
+    executor: Any = None  # the executor running the units (provbench.execution.after_units)
 
     @property
     def suite(self) -> Suite:
@@ -149,14 +154,17 @@ def _variant_unit(suite: Suite, qid: str, sref: PluginRef, iref: PluginRef, vari
 # -- running one unit ---------------------------------------------------------------------------------
 
 def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> RunRecord:
-    """One unit, scored. A system or LLM failure becomes a ``failed`` record, never an exception."""
+    """One unit, scored. A system or LLM failure, or a trace that cannot be stored, becomes a
+    ``failed`` record, never an exception (a plugin's ``sys.exit`` included)."""
     question = ctx.questions[unit.key.question_id]
     record = RunRecord(key=unit.key, gold=question.answer, seed=unit.seed, variant=unit.variant)
     started = time.perf_counter()
     try:
-        trace, guard = _produce_trace(ctx, unit, question, baseline)
+        produced, guard = _produce_trace(ctx, unit, question, baseline)
+        trace = storable_trace(produced)
         trace.wall_time_s = round(time.perf_counter() - started, 4)
-    except Exception as exc:  # a unit's failure is data, not a crash
+    except BaseException as exc:  # a unit's failure is data, not a crash (a plugin's sys.exit too)
+        _reraise_a_real_interrupt(exc)
         log.debug("unit %s failed", unit.key.as_str(), exc_info=True)
         record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"[:2000]
     else:
@@ -166,7 +174,67 @@ def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> 
         record.leak_check = guard() if guard is not None else None
     _score(ctx, record, question, baseline)
     record.finished_at = utc_now()
-    return record
+    return storable_record(record)
+
+
+def failed_record(ctx: RunContext, unit: Unit, reason: str) -> RunRecord:
+    """The scored failed record of a unit that produced none itself (it hung, or its worker died)."""
+    question = ctx.questions[unit.key.question_id]
+    record = RunRecord(key=unit.key, gold=question.answer, seed=unit.seed, variant=unit.variant,
+                       status="failed", error=reason[:2000])
+    _score(ctx, record, question, None)
+    record.finished_at = utc_now()
+    return storable_record(record)
+
+
+def _reraise_a_real_interrupt(exc: BaseException) -> None:
+    """Ctrl-C reaches only the main thread: there a KeyboardInterrupt may be the user's, so it stops
+    the run; on a worker thread it can only be a plugin's own, which fails its unit like any error."""
+    if isinstance(exc, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
+        raise exc
+
+
+class UnstorableTrace(TypeError):
+    """A system returned something records.jsonl cannot hold (the message says what and where)."""
+
+
+def storable_trace(trace: Trace) -> Trace:
+    """``trace`` as it will read back from records.jsonl (a copy: the plugin keeps no handle on it),
+    or :class:`UnstorableTrace` naming the field that cannot be stored (a non-JSON artifact, a
+    non-str answer, ...). Checked before scoring, so a bad trace fails its unit, not the run."""
+    try:
+        return Trace.model_validate_json(trace.model_dump_json(warnings=False))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(map(str, error["loc"]))
+        raise UnstorableTrace(f"the trace cannot be stored: field {where}: {error['msg']} "
+                              f"(got {type(error.get('input')).__name__})") from None
+    except PydanticSerializationError as exc:
+        raise UnstorableTrace(f"the trace cannot be stored: {_unserialisable_field(trace)}: {exc}") from None
+
+
+def _unserialisable_field(trace: Trace) -> str:
+    """The first top-level field (an artifact by name) that does not serialise to JSON."""
+    for name in type(trace).model_fields:
+        value = getattr(trace, name)
+        items = value.items() if name == "artifacts" and isinstance(value, dict) else [(None, value)]
+        for key, item in items:
+            try:
+                to_json(item)
+            except (PydanticSerializationError, ValueError, TypeError):
+                return f"field artifacts[{key!r}]" if key is not None else f"field {name}"
+    return "a field"
+
+
+def storable_record(record: RunRecord) -> RunRecord:
+    """``record`` if it reads back from its JSON line, else the unit's failed record saying why
+    (records.jsonl must never hold, nor a run crash on, a line that does not read back)."""
+    try:
+        return RunRecord.model_validate_json(record.model_dump_json(warnings=False))
+    except (ValidationError, PydanticSerializationError, ValueError, TypeError) as exc:
+        reason = f"the record cannot be stored: {type(exc).__name__}: {exc}"[:2000]
+        return RunRecord(key=record.key, gold=record.gold, seed=record.seed, variant=record.variant,
+                         status="failed", error=reason, started_at=record.started_at, finished_at=utc_now())
 
 
 def _produce_trace(ctx: RunContext, unit: Unit, question: Question,
@@ -176,7 +244,7 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question,
     capture = UnitCapture(unit.key.as_str())  # every LLM request the unit makes, from any thread
     bind = getattr(ctx.llm, "bound_to", None)  # an LLMClient; a test's stand-in may not bind
     llm = _unit_llm(bind(capture) if bind is not None else ctx.llm, unit)
-    env = Environment(view=ctx.view, llm=llm, seed=unit.seed, options=dict(unit.system.options))
+    env = Environment(view=own_view(ctx.view), llm=llm, seed=unit.seed, options=dict(unit.system.options))
     if unit.intervention is None:
         return _captured(capture, system.run, question, env), None
     if baseline is None or baseline.status != "ok" or baseline.trace is None:
@@ -187,7 +255,7 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question,
     if intervention.level == "context":
         perturbed = intervention.perturb(question, baseline.trace.model_copy(deep=True), rng, **chosen)
         return _captured(capture, system.resume, question, env, perturbed), None
-    env.view = intervention.make_view(ctx.view, question, baseline.trace, rng, **chosen)
+    env.view = intervention.make_view(env.view, question, baseline.trace, rng, **chosen)
     if intervention.resumes:  # the baseline's trajectory replayed up to a step, then on under the view
         point = intervention.resume_point(question, baseline.trace, rng, **chosen)
         trace = _captured(capture, system.resume_from_step, question, env, baseline.trace.model_copy(deep=True), point)
@@ -199,10 +267,19 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question,
     return trace, lambda: _leak_check(env.view, question, trace, capture, baseline.trace, system.trace_ids)
 
 
+def own_view(view: Any) -> Any:
+    """A view object of the unit's own over the run's (same store, same filter; costs nothing):
+    a plugin that mutates its view, even its private state, changes no other unit's retrieval."""
+    fresh = getattr(view, "hide", None)  # a GraphView's; a test's stand-in view may have none
+    return fresh() if fresh is not None else view
+
+
 def _captured(capture: UnitCapture, run: Callable[..., Trace], *args: Any) -> Trace:
     """``run(*args)`` as the capture's unit; the calls and observations it did not record join its trace."""
     with capture.active():
         trace = run(*args)
+    if not isinstance(trace, Trace):
+        raise UnstorableTrace(f"the system returned {type(trace).__name__}, not a Trace")
     return capture.complete(trace)
 
 
@@ -230,7 +307,8 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
     prediction = answer if answer is not None or abstained else ""
     try:
         record.scores.update(ctx.loader.score_answer(question, prediction))
-    except Exception as exc:  # noqa: BLE001 - a loader's scoring failure is a note on the record
+    except BaseException as exc:  # noqa: BLE001 - a plugin's sys.exit included
+        _reraise_a_real_interrupt(exc)
         record.score_notes["accuracy"] = f"scoring failed: {type(exc).__name__}: {exc}"[:500]
     if baseline is not None and baseline.trace is not None and record.status == "ok":
         # an abstention is its own output, never an empty answer (plugin_api.compared_output)
@@ -243,7 +321,8 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
     for name, metric in ctx.metrics:
         try:
             record.scores.update(metric.score(record, question, metric_ctx) or {})
-        except Exception as exc:  # noqa: BLE001 - a judge failure leaves a note, never a crash
+        except BaseException as exc:  # noqa: BLE001 - a judge failure leaves a note, never a crash
+            _reraise_a_real_interrupt(exc)
             record.score_notes[name] = f"{type(exc).__name__}: {exc}"[:500]
 
 
@@ -253,6 +332,6 @@ def metric_context(ctx: RunContext, judge_calls: list | None = None) -> MetricCo
     judge = ctx.llm if judge is None else judge
     if judge_calls is not None and hasattr(judge, "recording"):
         judge = judge.recording(judge_calls)
-    return MetricContext(llm=judge, view=ctx.view, loader=ctx.loader)
+    return MetricContext(llm=judge, view=own_view(ctx.view), loader=ctx.loader)
 
 

@@ -128,6 +128,26 @@ def _shared_llama(path: Path, n_ctx: int, n_threads: int, logits_all: bool) -> t
         return _LLAMAS[key]
 
 
+def _generate_holding(lock: threading.Lock, model: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """One generation under the model's lock. The lock is held only inside it (no plugin code runs
+    there, and it ends after ``max_tokens``), so an abandoned unit's thread cannot keep it. Should
+    a generation never end, waiters do not wait forever: after ``PROVBENCH_LLAMA_LOCK_WAIT_S``
+    the stuck instance is dropped (the next call loads a fresh one) and this attempt fails as a
+    timeout, which the client retries."""
+    wait_s = _env_int("PROVBENCH_LLAMA_LOCK_WAIT_S", 900)
+    if not lock.acquire(timeout=wait_s):
+        with _LLAMAS_LOCK:
+            for key, (held, _) in list(_LLAMAS.items()):
+                if held is model:
+                    del _LLAMAS[key]
+        raise TimeoutError(f"the embedded model stayed busy for {wait_s} s (a generation that never ended); "
+                           "it is loaded afresh for the next attempt")
+    try:
+        return model.create_chat_completion(**kwargs)
+    finally:
+        lock.release()
+
+
 def _env_int(name: str, default: int) -> int:
     value = os.environ.get(name, "").strip()
     if not value:
@@ -173,8 +193,7 @@ class LlamaCppBackend:
         if want_logprobs:
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = int(request.get("top_logprobs") or 0)
-        with lock:
-            out = model.create_chat_completion(**kwargs)
+        out = _generate_holding(lock, model, kwargs)
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         return reply(choice["message"].get("content") or "", usage.get("prompt_tokens"),

@@ -215,6 +215,7 @@ class LLMClient:
         retrying = Retrying(stop=stop_after_attempt(self.max_attempts) | stop_before_delay(self.deadline_s),
                             reraise=False, wait=self._wait, retry=retry_if_exception(is_transient))
         attempts, reasks, current = 0, 0, request
+        spent = {"prompt_tokens": 0, "completion_tokens": 0}  # every answered attempt's, re-asks included
         try:
             for attempt in retrying:
                 with attempt:
@@ -222,12 +223,13 @@ class LLMClient:
                     if attempts > 1:
                         self.stats.add(retries=1)
                     reply = self._call_backend(current)
+                    spent = {name: spent[name] + reply[name] for name in spent}
                     problem = json_problem(reply["text"]) if request.get("schema") is not None else None
                     if problem and reasks < self.json_retries and attempts < self.max_attempts:
                         reasks += 1
                         current = reask(request, reply["text"], problem)
                         raise InvalidJSONReply(problem)
-                    return reply, attempts
+                    return {**reply, **spent}, attempts  # the call costs what all its attempts cost
         except RetryError as err:  # every attempt failed with a transient fault, or the deadline passed
             cause = err.last_attempt.exception()
             raise self._failure(cause, attempts) from cause

@@ -1,0 +1,109 @@
+"""Misbehaving plugins for the "a plugin cannot take a run down" tests (tests/test_robust_units.py).
+
+Each system misbehaves on every question whose metadata names it (``{"bad": "<how>"}``) and
+otherwise answers like the toy systems of runner_helpers, so one small suite mixes good and bad units.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+from runner_helpers import ToyPlugin, scripted_llm, toy_plugin_manager
+
+from provbench import hookimpl
+from provbench.model import Question, Trace
+from provbench.plugin_api import System
+
+RELEASE = threading.Event()  # a hung system waits on it (the test sets it when done)
+
+
+class BadSystem(System):
+    """Misbehaves as the question's ``bad`` metadata says; answers "ok" otherwise."""
+
+    name = "bad"
+
+    def run(self, question: Question, env) -> Trace:
+        how = question.metadata.get("bad", "")
+        trace = Trace(question_id=question.id, system=self.name, answer="ok")
+        if how == "artifact":
+            trace.artifacts["fn"] = object()
+        elif how == "answer":
+            trace.answer = 5  # type: ignore[assignment] - what a buggy plugin does
+        elif how == "none":
+            return None  # type: ignore[return-value]
+        elif how == "exit":
+            raise SystemExit(3)
+        elif how == "interrupt":
+            raise KeyboardInterrupt
+        elif how == "base":
+            raise GeneratorExit("a BaseException from a plugin")
+        elif how == "hang":
+            RELEASE.wait(60)  # "forever" for the test; released at its end
+        return trace
+
+
+class ViewMutator(System):
+    """Empties its own view's filter into "hide everything" and tries to empty the KB on disk,
+    through private attributes (as the issue's attacks did); then answers from what it sees."""
+
+    name = "mutator"
+
+    def run(self, question: Question, env) -> Trace:
+        from provbench.kb.view import ViewFilter
+
+        everything = frozenset(question.metadata.get("entities", []))
+        env.view._hidden = ViewFilter(entities=everything)  # noqa: SLF001 - the attack
+        trace = Trace(question_id=question.id, system=self.name, answer="mutated")
+        try:
+            env.view._store.connection().execute("MATCH (n) DETACH DELETE n")  # noqa: SLF001
+            trace.artifacts["wrote_kb"] = True
+        except Exception as exc:  # noqa: BLE001 - a read-only database refuses
+            trace.artifacts["wrote_kb"] = f"{type(exc).__name__}: {exc}"[:300]
+        return trace
+
+
+class BadPlugin:
+    @hookimpl
+    def provbench_register_systems(self):
+        return {"bad": BadSystem, "mutator": ViewMutator}
+
+
+def bad_plugin_manager(*extra: object):
+    return toy_plugin_manager(BadPlugin(), *extra)
+
+
+SUITE = """\
+name: robust
+dataset: {{loader: toy-json, path: questions.json}}
+{kb}model: {{id: scripted}}
+systems: {systems}
+concurrency: {concurrency}
+unit_timeout_s: {timeout}
+"""
+
+
+def write_suite(folder: Path, questions: list[dict], systems: list[str], *, kb: bool = False,
+                concurrency: int = 2, timeout: float = 60) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "questions.json").write_text(json.dumps(questions))
+    path = folder / "suite.yaml"
+    path.write_text(SUITE.format(kb="knowledge_base: {builder: toy-tiny, directory: kb}\n" if kb else "",
+                                 systems=json.dumps(systems), concurrency=concurrency, timeout=timeout))
+    return path
+
+
+def run(suite: Path, out: Path, *extra_plugins: object, **kwargs):
+    from provbench.runner import run_suite
+
+    llm, _ = scripted_llm()
+    return run_suite(suite, out=out, pm=bad_plugin_manager(*extra_plugins), llm=llm, write_report=False, **kwargs)
+
+
+def question(qid: str, bad: str = "", **metadata) -> dict:
+    return {"id": qid, "question": f"Who directed Glass Harbor? ({qid})", "answer": "Orin Vale",
+            "metadata": {"bad": bad, "entities": ["ent:orin-vale", "ent:glass-harbor"], **metadata}}
+
+
+__all__ = ["RELEASE", "ToyPlugin", "bad_plugin_manager", "question", "run", "write_suite"]
