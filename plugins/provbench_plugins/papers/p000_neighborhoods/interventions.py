@@ -10,15 +10,14 @@ rng)`` is public: it says exactly what a condition hides for one question.
 The text rule (:func:`text_hidden_with`; docs/provenance.md has the table)
     * Removing or masking an entity takes its text with it: every text unit linked to it
       becomes unreadable ...
-    * ... except the evidence a condition keeps. The baseline's cited text units stay readable
-      in every condition but cited removal. Every text unit linked to a cited entity stays
-      readable under random removal, entity removal and entity text mask (the controls must not
-      take cited evidence). The isolations keep less: with ``shared_text: keep`` (the default)
-      the cited entities' *own* text (``Entity.own_text_unit_ids``: the text units of the
-      entity's own paragraph or page, as its builder declares them) and nothing else of
-      theirs, so another entity's paragraph that merely names a cited date or place is hidden
-      ("leaving the agent with only the cited evidence"); a knowledge base whose builder
-      declares no own text keeps the cited text units only. With ``shared_text: hide`` the
+    * ... except the cited evidence (:func:`cited_text`), which every condition but cited
+      removal keeps: the baseline's cited text units and the cited entities' *own* text
+      (``Entity.own_text_unit_ids``: the text units of the entity's own paragraph or page, as
+      its builder declares them) and nothing else of theirs, so another entity's paragraph that
+      merely names a cited entity is hidden: under the isolations "only the cited evidence" is
+      left, and Study 3 takes a visited-but-uncited entity's own paragraph although it names the
+      cited entity it neighbours. A knowledge base whose builder declares no own text keeps the
+      cited text units only. With ``shared_text: hide`` the
       isolations hide a text unit as soon as any non-cited entity is linked to it, so a cited
       entity's own paragraph goes when it names a date, a place or a relative. The paper says
       both that "access to text units attached to non-cited entities is blocked" and that the
@@ -38,7 +37,9 @@ The text rule (:func:`text_hidden_with`; docs/provenance.md has the table)
 
 Community reports describing a removed or masked entity (one of their members) are not readable
 or searchable: the view hides them (see :mod:`provbench.kb.view`); a record's
-``artifacts["hidden_by_intervention"]["communities"]`` counts them.
+``artifacts["hidden_by_intervention"]["communities"]`` counts them. The reports the baseline
+cited stay readable in every condition but cited removal (``keep_communities``, counted beside).
+Every plan's last note says how many of its targets' own text units stayed readable.
 
 Cited ids the knowledge base does not know (hallucinated citations) are ignored and counted in
 the plan's notes; random removal matches the size of the *known* cited set.
@@ -54,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from provbench.model import Question, Trace
 from provbench.plugin_api import Intervention
 
-from .hiding import (EntityLabel, EntityLabels, HidePlan, Lookup, cited_reports, cited_text, known,  # noqa: F401
+from .hiding import (EntityLabel, EntityLabels, HidePlan, Lookup, cited_reports, cited_text, known,  # noqa: F401 (re-exported)
                      label_entities, lookup_for, own_text_note, quotes, quoting_metadata, text_hidden_with)
 
 if TYPE_CHECKING:
