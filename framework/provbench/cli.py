@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .cli_init import init_cmd
-from .cli_results import check_cmd, export_cmd, show_gates, traces_cmd
+from .cli_results import audit_cmd, check_cmd, export_cmd, show_gates, traces_cmd
 from .listing import print_json, show_table
 
 # soft_wrap: lines are never cut or folded to a width (a pipe or a file has none; a terminal wraps them)
@@ -368,7 +368,7 @@ def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
     console.print(f"comparison: {write_comparison(runs, out)}", markup=False)
 
 
-for command in (export_cmd, check_cmd, traces_cmd, init_cmd):
+for command in (export_cmd, check_cmd, traces_cmd, init_cmd, audit_cmd):
     main.add_command(command)
 
 
