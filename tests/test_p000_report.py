@@ -148,7 +148,7 @@ def test_a_labelled_isolation_is_classified_by_its_intervention():
 def test_the_title_names_the_model_a_run_used_and_the_mistral_suite_does_not_say_reproduced():
     import yaml
 
-    from provbench.report.render import report_title
+    from provbench.report.title import report_title
 
     run = run_of(baseline_records())
     run.manifest.suite["report"] = {"title": "provbench quickstart (embedded model: pipeline check, not a result)"}

@@ -30,6 +30,7 @@ from .explore import EXPLORE_SCRIPT, filter_choices, knowledge_base_blocks, reco
 from .gold_view import gold_view
 from .leaks import leak_section, leak_summary, leak_view
 from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
+from .title import report_title
 from .paired import paired_scores_section
 from ..results.significance import repeat_spread
 from ..results.stats import Share, per_question, share
@@ -326,20 +327,6 @@ def environment():
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.1f}%"
     return env
-
-
-_EMBEDDED_NOTE = re.compile(r"\(embedded model[^)]*\)|embedded model")
-
-
-def report_title(run: RunData) -> str:
-    """The suite's title, whose "embedded model" (a pipeline-check note) names the model the run
-    used instead when that was not the embedded one (``--model``)."""
-    m = run.manifest
-    title = run.report_option("title", None) or f"provbench report: {m.suite_name}"
-    model = m.models.get("suite_model") or m.models.get("llm") or ""
-    if not model or model == "embedded" or model.startswith("llama-cpp:"):
-        return title
-    return _EMBEDDED_NOTE.sub(lambda hit: f"(model {model})" if hit.group().startswith("(") else f"model {model}", title)
 
 
 def header(run: RunData) -> dict[str, Any]:
