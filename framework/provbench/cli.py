@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from .cli_options import MODEL_HELP, PLUGIN_OPTION
 from .cli_results import check_cmd, export_cmd, show_gates, traces_cmd
 from .listing import print_json, show_table
 
@@ -23,6 +24,7 @@ EXIT_CLAIM_NOT_DETECTABLE = 4  # provbench validate: a claim's controls did not 
 EXIT_BUDGET = 6  # the suite's budget stopped the run before every unit ran (run again with a larger one)
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+
 
 
 class ProvbenchGroup(click.Group):
@@ -49,6 +51,7 @@ def main() -> None:
 
 
 @main.command("plugins")
+@PLUGIN_OPTION
 @JSON_OPTION
 def plugins_cmd(as_json: bool) -> None:
     """List every registered plugin: kind, full name, version, source (a table on a terminal,
@@ -116,6 +119,7 @@ def kb_group() -> None:
 
 
 @kb_group.command("build")
+@PLUGIN_OPTION
 @click.argument("source")
 @click.option("--model", default=None, help="LLM for extraction and summaries (default: the suite's, or embedded).")
 @click.option("--limit", type=int, default=None, help="Use at most N questions.")
@@ -217,7 +221,8 @@ def _print_stats(stats, build_info: dict | None = None) -> None:
 
 @main.command("run")
 @click.argument("suite")
-@click.option("--model", default=None, help="Override the suite's model (a litellm id or 'embedded').")
+@PLUGIN_OPTION
+@click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--limit", type=int, default=None, help="Run at most N questions.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: reports/<suite name>). An existing one is resumed.")
@@ -267,6 +272,7 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
 
 @main.command("validate")
 @click.argument("suite")
+@PLUGIN_OPTION
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="The suite's run directory (default: reports/<suite name>); control runs go to OUT/controls/.")
 def validate_cmd(suite: str, out: Path | None) -> None:
@@ -307,7 +313,8 @@ def _validate(suite: Path, out: Path | None):
 
 @main.command("plan")
 @click.argument("suite")
-@click.option("--model", default=None, help="Override the suite's model (a litellm id or 'embedded').")
+@PLUGIN_OPTION
+@click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--judge", default=None, help="Override the judge model of LLM-judged metrics.")
 @click.option("--limit", type=int, default=None, help="Plan for at most N questions.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -326,10 +333,10 @@ def plan_cmd(suite: str, model: str | None, judge: str | None, limit: int | None
     recorded or cached. No request leaves the machine."""
     from .bundled import resolve_suite
     from .plan import COLUMNS, make_plan, plan_json, plan_rows, plan_summary
-    from .registry import default_registry
+    from .local_plugins import plugin_setup
     from .runner import default_kb_dir, prepare_suite
 
-    registry = default_registry()
+    _, registry = plugin_setup(resolve_suite(suite))
     loaded = prepare_suite(resolve_suite(suite), registry, model, limit, judge)
     run_dir = out or Path("reports") / loaded.suite.name
     kb_dir = default_kb_dir(loaded, run_dir.parent) if loaded.suite.knowledge_base else None

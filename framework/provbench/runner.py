@@ -63,7 +63,7 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
     base (default: the run's LLM). On resume, units recorded as failed run again unless
     ``retry_failed`` is False. ``judge`` overrides the suite's judge model (the LLM of every
     LLM-judged metric). The LLMs receive the loaded questions (``bind_questions``) first."""
-    pm, registry = _plugins(pm)
+    pm, registry = _plugins(pm, suite_path)
     loaded, store, loader, questions = _prepare(suite_path, registry, model, limit, judge, out, llm)
     suite = loaded.suite
     with store.claim(), redacted_logs(store.redactor), executor_session(suite.executor), ExitStack() as closing:
@@ -222,7 +222,7 @@ def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int 
     ``executor`` (default: the suite's) decides where the build embeds: Ray Data for ``ray``."""
     from .kb import KnowledgeBase
 
-    _, registry = _plugins(pm)
+    _, registry = _plugins(pm, suite_path)
     loaded = prepare_suite(suite_path, registry, model, limit)
     if executor is not None:
         loaded.suite.executor = executor
@@ -280,12 +280,11 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
 
 # -- setup ------------------------------------------------------------------------------------------
 
-def _plugins(pm: "pluggy.PluginManager | None") -> tuple["pluggy.PluginManager", "Registry"]:
-    from .registry import build_registry, default_plugin_manager, default_registry
+def _plugins(pm: "pluggy.PluginManager | None", suite_path: Any = None) -> tuple["pluggy.PluginManager", "Registry"]:
+    """The plugin manager (default: the process's) with the suite file's own ``plugins:``, and its registry."""
+    from .local_plugins import plugin_setup
 
-    if pm is None:
-        return default_plugin_manager(), default_registry()
-    return pm, build_registry(pm)
+    return plugin_setup(None if isinstance(suite_path, LoadedSuite) else suite_path, pm)
 
 
 def prepare_suite(suite_path: "str | Path | LoadedSuite", registry: "Registry", model: str | None,
