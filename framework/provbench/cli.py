@@ -363,10 +363,15 @@ def report_cmd(run_dir: Path) -> None:
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
-    """Report two or more runs side by side; each is tested against the first."""
+    """Report two or more runs side by side; each is tested against the first. Warns on every way
+    the runs differ besides their systems (dataset, questions, knowledge base, model, judge, versions,
+    suite settings); means and tests use the questions every run answered."""
     from .report import write_comparison
 
-    console.print(f"comparison: {write_comparison(runs, out)}")
+    def warn(line: str) -> None:
+        err_console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+
+    console.print(f"comparison: {write_comparison(runs, out, warn)}")
 
 
 for command in (export_cmd, check_cmd, traces_cmd):

@@ -78,7 +78,7 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
                                      console, store.run_dir.parent)
         ctx = None
         try:
-            manifest = _start(store, loaded, questions, (llm, judge_llm), kb_dir, pm, console)
+            manifest = _start(store, loaded, questions, (llm, judge_llm), kb_dir, pm, console, kb=kb)
             if kb is not None:  # no plugin can write it; other processes (Ray workers, `kb info`) can open it
                 kb = reopen_read_only(kb, kb_dir)
             ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
@@ -134,10 +134,10 @@ def _clients(suite: Suite, store: RunStore, llm: Any, questions: dict[str, Quest
 
 
 def _start(store: RunStore, loaded: LoadedSuite, questions: dict[str, Question], clients: tuple[Any, Any],
-           kb_dir: Path | None, pm: Any, console: "Console | None") -> RunManifest:
+           kb_dir: Path | None, pm: Any, console: "Console | None", kb: Any = None) -> RunManifest:
     """The manifest and the questions written, and the reporters told the run started."""
     llm, judge_llm = clients
-    manifest = write_manifest(store, loaded, llm, kb_dir, pm, console, judge=judge_llm)
+    manifest = write_manifest(store, loaded, llm, kb_dir, pm, console, judge=judge_llm, kb=kb)
     store.write_questions(questions.values())
     pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
     return manifest
