@@ -204,3 +204,13 @@ budget: {{max_calls: 1}}
     result = CliRunner().invoke(main, ["run", str(suite), "--out", str(tmp_path / "run")])
     assert result.exit_code == EXIT_BUDGET == 6, result.output
     assert "budget.max_calls 1 reached" in result.output
+
+
+def test_a_cheap_call_shows_its_significant_digits():
+    """Issue 37 item 5: a priced call never shows as $0.0000."""
+    from provbench.costs import dollars
+
+    assert dollars(0.00000135) == "$0.00000135" and dollars(0.000042) == "$0.0000420"
+    assert dollars(0.0123) == "$0.0123" and dollars(1234.5) == "$1,234.50" and dollars(0) == "$0.0000"
+    total = CostTotal.of([LLMCall(purpose="a", model="m", prompt_tokens=9, completion_tokens=1, cost_usd=2.5e-6)])
+    assert total.describe() == "$0.00000250"

@@ -127,7 +127,9 @@ def kb_group() -> None:
 @click.option("--builder", default=None, help="KB builder, required for a dataset file (see `provbench plugins`).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Builder option (repeatable).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="KB directory for a dataset file (default: reports/kb/<file name>).")
+              help="For a dataset file: the KB directory (default: reports/kb/<file name>). For a suite: the run "
+                   "directory the KB is for, as `run --out` (default: reports/<suite name>); a suite's KB lives "
+                   "in OUT/../.kb-cache unless the suite names its directory, where `run` and `plan` look.")
 @click.option("--concurrency", type=click.IntRange(1, 256), default=None,
               help="Concurrent LLM calls for a dataset file (default: the builder option max_workers, else 2).")
 @click.option("--executor", type=click.Choice(["threads", "ray"]), default=None,
@@ -151,7 +153,7 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
     path = Path(source)
     if path.suffix in {".yaml", ".yml"} or not path.exists():
         kb_dir, stats, reused = runner.build_suite_kb(resolve_suite(source), model=model, limit=limit, console=console,
-                                                      executor=spec)
+                                                      executor=spec, out=out)
     else:
         if builder is None:
             from .registry import default_registry
@@ -334,12 +336,12 @@ def plan_cmd(suite: str, model: str | None, judge: str | None, limit: int | None
     from .bundled import resolve_suite
     from .plan import COLUMNS, make_plan, plan_json, plan_rows, plan_summary
     from .local_plugins import plugin_setup
-    from .runner import default_kb_dir, prepare_suite
+    from .runner import default_run_dir, prepare_suite, suite_kb_dir
 
     _, registry = plugin_setup(resolve_suite(suite))
     loaded = prepare_suite(resolve_suite(suite), registry, model, limit, judge)
-    run_dir = out or Path("reports") / loaded.suite.name
-    kb_dir = default_kb_dir(loaded, run_dir.parent) if loaded.suite.knowledge_base else None
+    run_dir = out or default_run_dir(loaded)
+    kb_dir = suite_kb_dir(loaded, run_dir) if loaded.suite.knowledge_base else None
     plan, chain = make_plan(loaded, registry, run_dir, kb_dir, sample=sample, concurrency=concurrency,
                             latency_s=latency)
     if as_json:

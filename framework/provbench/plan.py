@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .costs import price_of
+from .costs import dollars, price_of
 from .model import BASELINE, RunRecord
 from .plugin_api import Environment, MetricContext
 
@@ -48,6 +48,7 @@ class Plan:
     to_rerun: int
     cached_replies: int
     kb: str
+    kb_built: bool | None  # None: the suite has no knowledge base
     concurrency: int
     latency_s: float
     notes: list[str] = field(default_factory=list)
@@ -63,6 +64,21 @@ class Plan:
     def cost(self) -> tuple[float, int]:
         """(known dollars, rows whose price is unknown)."""
         return sum(r.cost_usd or 0.0 for r in self.rows), sum(r.cost_usd is None and r.calls > 0 for r in self.rows)
+
+    def unknown_cost_causes(self) -> list[str]:
+        """Why rows have no cost: no token sizes (an unbuilt knowledge base, a dry run that failed)
+        or no price for a model whose token sizes are known."""
+        unsized = [r for r in self.rows if r.calls and (r.prompt_tokens is None or r.completion_tokens is None)]
+        unpriced = sorted({r.model for r in self.rows if r.calls and r.cost_usd is None and r not in unsized})
+        causes = []
+        if unsized and self.kb_built is False:
+            causes.append("the knowledge base is not built yet, so prompt sizes are unknown (see the note)")
+        elif unsized:
+            causes.append(f"no token sizes for {', '.join(r.what for r in unsized)} (see the notes)")
+        if unpriced:
+            causes.append(f"no price for {', '.join(unpriced)}: give model params input_cost_per_token / "
+                          "output_cost_per_token")
+        return causes
 
     def hours(self, longest_chain_calls: float) -> float:
         """Wall time: the calls spread over the concurrency, but never under the longest chain."""
@@ -94,8 +110,9 @@ def _plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, questions: list[A
           system_backend: Any, judge_backend: Any, dry: "_DryRun", concurrency: int | None,
           latency_s: float) -> tuple[Plan, float]:
     suite = loaded.suite
-    notes = [] if dry.view is not None else [f"knowledge base {dry.kb_dir} is not built yet: token sizes and "
-                                             "cost are unknown (`provbench kb build SUITE` builds it)"]
+    notes = [] if dry.view is not None else [f"knowledge base {dry.kb_dir} is not built yet, so no question can be "
+                                             f"dry-run: token sizes and cost are unknown ({kb_build_command(loaded, run_dir)} "
+                                             "builds it where this run will look; then plan again)"]
     rows, chain = [], 0.0
     metrics = [registry.create("metric", ref.name, **ref.options) for ref in suite.metrics]
     for ref in suite.systems:
@@ -118,7 +135,7 @@ def _plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, questions: list[A
     done = {k: r for k, r in records.items() if r.key.question_id in {q.id for q in questions}}
     plan = Plan(suite.name, len(questions), rows, recorded=sum(r.status == "ok" for r in done.values()),
                 to_rerun=sum(r.status == "failed" for r in done.values()), cached_replies=_cache_entries(run_dir),
-                kb=dry.kb_state, concurrency=concurrency or suite.concurrency, latency_s=latency_s, notes=notes)
+                kb=dry.kb_state, kb_built=None if dry.kb_dir is None else dry.view is not None, concurrency=concurrency or suite.concurrency, latency_s=latency_s, notes=notes)
     if suite.exclusion.enabled and suite.interventions:
         plan.notes.append("the exclusion step will leave out the questions the reference system answers "
                           "correctly: intervention units are an upper bound")
@@ -285,6 +302,14 @@ def _recorded(run_dir: Path) -> dict[str, RunRecord]:
     return found
 
 
+def kb_build_command(loaded: "LoadedSuite", run_dir: Path) -> str:
+    """The command that builds the suite's knowledge base where a run into ``run_dir`` looks."""
+    from .runner import default_run_dir
+
+    out = "" if Path(run_dir) == default_run_dir(loaded) else f" --out {run_dir}"
+    return f"`provbench kb build {loaded.path}{out}`"
+
+
 def _cache_entries(run_dir: Path) -> int:
     if not (run_dir / "cache" / "cache.db").is_file():
         return 0
@@ -311,7 +336,7 @@ def plan_rows(plan: Plan) -> list[list[str]]:
     for row in plan.rows:
         tokens = None if row.prompt_tokens is None or row.completion_tokens is None else \
             row.calls * (row.prompt_tokens + row.completion_tokens)
-        cost = "unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
+        cost = "unknown" if row.cost_usd is None else dollars(row.cost_usd)
         rows.append([row.what, row.model, "" if row.what == "judge" else str(row.units), number(row.calls),
                      number(row.prompt_tokens), number(row.completion_tokens), number(tokens),
                      cost if row.calls else "–", "; ".join(row.notes)])
@@ -320,8 +345,9 @@ def plan_rows(plan: Plan) -> list[list[str]]:
 
 def plan_summary(plan: Plan, chain: float) -> list[str]:
     usd, unknown = plan.cost()
-    cost = f"${usd:.4f}" + (f" + {unknown} line(s) at an unknown price" if unknown else "") if usd or not unknown \
-        else "unknown (no price for the model: give model params input_cost_per_token / output_cost_per_token)"
+    why = "; ".join(plan.unknown_cost_causes())
+    cost = dollars(usd) + (f" + {unknown} line(s) of unknown cost: {why}" if unknown else "") if usd or not unknown \
+        else f"unknown: {why}"
     minutes = plan.hours(chain) * 60
     return [f"total: {plan.units:,} unit(s), about {plan.calls:,.0f} LLM call(s), estimated cost {cost}",
             f"time: about {minutes:.1f} min at concurrency {plan.concurrency} and {plan.latency_s:g} s a call "
@@ -334,7 +360,7 @@ def plan_summary(plan: Plan, chain: float) -> list[str]:
 def plan_json(plan: Plan, chain: float) -> dict[str, Any]:
     usd, unknown = plan.cost()
     return {"suite": plan.suite, "questions": plan.questions, "units": plan.units, "llm_calls": plan.calls,
-            "cost_usd": usd, "unpriced_rows": unknown, "minutes": plan.hours(chain) * 60,
+            "cost_usd": usd, "unpriced_rows": unknown, "unknown_cost_causes": plan.unknown_cost_causes(), "minutes": plan.hours(chain) * 60,
             "concurrency": plan.concurrency, "latency_s": plan.latency_s, "recorded_units": plan.recorded,
             "failed_units": plan.to_rerun, "cached_replies": plan.cached_replies, "knowledge_base": plan.kb,
             "rows": [dict(zip(COLUMNS, row)) | {"units": r.units, "calls": r.calls, "cost_usd": r.cost_usd}

@@ -38,7 +38,7 @@ from .suite import ExecutorSpec, LoadedSuite, ModelSpec, Suite, load_suite
 from .units import (RunContext, Unit, baseline_units, excluded_questions, intervention_units, metric_context,
                     run_unit, unit_seed)
 
-__all__ = ["run_suite", "prepare_suite", "build_suite_kb", "build_dataset_kb", "default_kb_dir", "kb_llm_cache_dir", "run_unit",
+__all__ = ["run_suite", "prepare_suite", "build_suite_kb", "build_dataset_kb", "default_kb_dir", "suite_kb_dir", "kb_llm_cache_dir", "run_unit",
            "unit_seed", "RunContext", "Unit"]
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
             closing.callback(warm_up.close)
         llm, judge_llm = _clients(suite, store, llm, questions)
         kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm,
-                                     console, store.run_dir.parent)
+                                     console, store.run_dir)
         ctx = None
         try:
             manifest = _start(store, loaded, questions, (llm, judge_llm), kb_dir, pm, console, kb=kb)
@@ -105,7 +105,7 @@ def _prepare(suite_path: "str | Path | LoadedSuite", registry: "Registry", model
     loaded = prepare_suite(suite_path, registry, model, limit, judge)
     suite = loaded.suite
     redactor = Redactor.for_run(suite.model_dump(mode="json"))
-    store = RunStore(Path(out) if out else Path("reports") / suite.name, redactor)
+    store = RunStore(Path(out) if out else default_run_dir(loaded), redactor)
     loader = registry.create("dataset_loader", suite.dataset.loader)
     questions = _load_questions(loaded, loader)  # validated before the run directory exists
     check_same_models(store, suite)
@@ -120,7 +120,7 @@ def _warm_up(loaded: LoadedSuite, store: RunStore, questions: dict[str, Question
     suite = loaded.suite
     if llm is not None or not _baselines_left(suite, questions, done):
         return None
-    return warm_up_embeddings(suite, default_kb_dir(loaded, store.run_dir.parent) if suite.knowledge_base else None)
+    return warm_up_embeddings(suite, suite_kb_dir(loaded, store.run_dir) if suite.knowledge_base else None)
 
 
 def _clients(suite: Suite, store: RunStore, llm: Any, questions: dict[str, Question]) -> tuple[Any, Any]:
@@ -179,12 +179,13 @@ def _summarise(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], con
 
 
 def _report_leaks(ctx: RunContext, done: dict[str, RunRecord], console: "Console | None") -> None:
-    """The leak guard's findings (system, condition, count), on the console and, for leaks, in the log."""
+    """The leak guard's findings (system, condition, count), printed once: on the console, or (a
+    run without one, from Python) as a logged warning when units leaked."""
     lines = leak_lines(r for r in done.values() if r.key.question_id in ctx.questions)
-    for line in lines:
-        if console is not None:
-            console.print(line)
-    if any(line.startswith("  leaked") for line in lines):
+    if console is not None:
+        for line in lines:
+            console.print(line, highlight=False)
+    elif any(line.startswith("  leaked") for line in lines):
         log.warning("\n".join(lines))
 
 
@@ -216,8 +217,10 @@ def _drop_unplanned(ctx: RunContext, done: dict[str, RunRecord]) -> None:
 
 def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int | None = None,
                    console: "Console | None" = None, *, pm: "pluggy.PluginManager | None" = None,
-                   llm: Any = None, executor: ExecutorSpec | None = None) -> tuple[Path, "KBStats", bool]:
-    """Build (or reuse) the knowledge base a suite declares: (directory, stats, reused).
+                   llm: Any = None, executor: ExecutorSpec | None = None,
+                   out: str | Path | None = None) -> tuple[Path, "KBStats", bool]:
+    """Build (or reuse) the knowledge base a suite declares: (directory, stats, reused), where a
+    run into ``out`` (default: reports/<suite name>) looks for it (:func:`suite_kb_dir`).
 
     ``executor`` (default: the suite's) decides where the build embeds: Ray Data for ``ray``."""
     from .kb import KnowledgeBase
@@ -228,12 +231,13 @@ def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int 
         loaded.suite.executor = executor
     if loaded.suite.knowledge_base is None:
         raise UserError(f"{loaded.path}: the suite declares no knowledge_base")
-    kb_dir = default_kb_dir(loaded, Path("reports"))
+    run_dir = Path(out) if out else default_run_dir(loaded)
+    kb_dir = suite_kb_dir(loaded, run_dir)
     reused = KnowledgeBase.is_complete(kb_dir)
     llm = llm if llm is not None else make_run_llm(loaded.suite.model, kb_llm_cache_dir(kb_dir), loaded.suite.concurrency)
     loader = registry.create("dataset_loader", loaded.suite.dataset.loader)
     questions = list(_load_questions(loaded, loader).values())
-    _, kb = _knowledge_base(loaded, registry, questions, llm, console, Path("reports"))
+    _, kb = _knowledge_base(loaded, registry, questions, llm, console, run_dir)
     try:
         return kb_dir, kb.stats(), reused
     finally:
@@ -320,6 +324,19 @@ def _load_questions(loaded: LoadedSuite, loader: Any) -> dict[str, Question]:
     return by_id
 
 
+def default_run_dir(loaded: LoadedSuite) -> Path:
+    """Where a suite's run goes without ``--out``."""
+    return Path("reports") / loaded.suite.name
+
+
+def suite_kb_dir(loaded: LoadedSuite, run_dir: Path) -> Path:
+    """The one rule for where a suite's knowledge base lives, which ``run``, ``plan`` and ``kb
+    build`` all follow for the same ``--out``: the suite's ``knowledge_base.directory`` when it
+    names one, else a cache beside the run directory (``<run dir>/../.kb-cache/<builder>-<inputs>``),
+    shared by every run in that folder with the same dataset, builder, options and model."""
+    return default_kb_dir(loaded, Path(run_dir).parent)
+
+
 def default_kb_dir(loaded: LoadedSuite, runs_root: Path) -> Path:
     """The suite's KB directory, or a cache dir keyed by dataset + builder + options + model."""
     spec = loaded.suite.knowledge_base
@@ -342,14 +359,14 @@ def _file_sha(source: str) -> str:
 
 
 def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Question], llm: Any,
-                    console: "Console | None", runs_root: Path) -> tuple[Path | None, Any]:
+                    console: "Console | None", run_dir: Path) -> tuple[Path | None, Any]:
     from .kb.backends import default_graph_store
     from .kb.graphstore import graph_store_of
 
     spec = loaded.suite.knowledge_base
     if spec is None:
         return None, None
-    kb_dir = default_kb_dir(loaded, runs_root)
+    kb_dir = suite_kb_dir(loaded, run_dir)
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
     builder = registry.create("kb_builder", spec.builder, **spec.options)
     if console is not None:
