@@ -75,6 +75,8 @@ def test_an_unbuilt_knowledge_base_is_named_as_the_cause_and_its_build_lands_whe
     assert "estimated cost unknown: the knowledge base is not built yet" in before and "no price" not in before
     hint = f"provbench kb build {resolve_suite('quickstart')} --out {out_dir}"
     assert hint in before and f"{tmp_path / 'elsewhere' / '.kb-cache'}" in before
+    kb_row = next(line.split("\t") for line in before.splitlines() if line.startswith("knowledge base build\t"))
+    assert kb_row[3] == "16" and kb_row[7] == "unknown"  # 8 extractions + 8 summaries at most (quickstart's caps)
     kb_dir, _, _ = build_suite_kb(resolve_suite("quickstart"), model=MODEL, limit=2, llm=schema_following_llm(),
                                   out=out_dir)  # what the hint runs (offline here)
     assert kb_dir.parent == tmp_path / "elsewhere" / ".kb-cache"

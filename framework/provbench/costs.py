@@ -133,6 +133,12 @@ class Budget:
             self.usd += sum(c.cost_usd or 0.0 for c in fresh)
             self.calls += sum(c.attempts for c in fresh)
 
+    def add_spent(self, usd: float, calls: int) -> None:
+        """Spending outside the units: the run's own knowledge-base build."""
+        with self._lock:
+            self.usd += usd
+            self.calls += calls
+
     def reached(self) -> str | None:
         """Why the run must start no more units, or None."""
         with self._lock:

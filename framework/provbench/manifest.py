@@ -53,7 +53,8 @@ def write_manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path 
                 "judge_llm": str(getattr(judge or llm, "model_id", ""))},
         seeds=[suite.seed, suite.dataset.seed], versions=_versions(), git_revision=_git_revision(loaded.path),
         plugins={name: plugin_source(pm, plugin) for name, plugin in pm.list_name_plugin()},
-        plugin_versions=build_registry(pm).versions(), knowledge_base=_kb_summary(kb, kb_dir),
+        plugin_versions=build_registry(pm).versions(),
+        knowledge_base=_kb_summary(kb, kb_dir) | _kept_build_spending(previous),
         created_at=previous.created_at if previous else utc_now())
     store.write_manifest(manifest)
     return manifest
@@ -127,6 +128,12 @@ def _kb_summary(kb: Any, kb_dir: Path | None) -> dict[str, Any]:
     inputs = info.get("inputs") if isinstance(info.get("inputs"), dict) else {}
     fingerprint = inputs.get("fingerprint") or hashlib.sha256(json.dumps(info, sort_keys=True).encode()).hexdigest()
     return {"fingerprint": str(fingerprint), "counts": kb.stats().model_dump(mode="json")}
+
+
+def _kept_build_spending(previous: RunManifest | None) -> dict[str, Any]:
+    """What building the KB cost an earlier start of this run (the budget still counts it)."""
+    spent = previous.knowledge_base.get("build_llm") if previous is not None else None
+    return {"build_llm": spent} if spent else {}
 
 
 def _versions() -> dict[str, str]:

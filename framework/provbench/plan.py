@@ -7,7 +7,9 @@ judge). Tokens per call are measured on a sample: the first questions run throug
 against the suite's knowledge base with an offline schema-following LLM (no request leaves the
 machine), their prompts counted with litellm's tokenizer for the model; a reply's tokens are taken
 as its ``max_tokens`` (an upper bound) unless the run directory already holds real replies, whose
-sizes are used instead. Prices come from litellm's table (:mod:`provbench.costs`).
+sizes are used instead. Prices come from litellm's table (:mod:`provbench.costs`). Before the
+knowledge base exists, a row counts its build's own calls as its builder bounds them
+(``KBBuilder.expected_llm_calls``): the run makes them first, and its ``budget:`` counts them.
 """
 
 from __future__ import annotations
@@ -127,6 +129,8 @@ def _plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, questions: list[A
             rows += [_intervention_row(suite, registry, iref, ref, len(questions), calls, baseline, dry)
                      for iref in suite.interventions]
     rows.append(_judge_row(metrics, rows, judge_backend, dry, records))
+    if dry.kb_dir is not None and dry.view is None:  # the run builds the KB first, with the systems' model
+        rows.insert(0, _kb_build_row(suite, registry, questions, system_backend.model_id))
     for row in rows:
         backend = judge_backend if row.what == "judge" else system_backend
         if row.prompt_tokens is not None and row.completion_tokens is not None:
@@ -154,6 +158,18 @@ def _intervention_row(suite: Any, registry: Any, iref: Any, sref: Any, questions
     units = math.ceil(per_question * questions)
     return Row(f"{sref.key} x {iref.key}", units, calls * units, baseline.prompt_tokens,
                baseline.completion_tokens, baseline.model, notes=note)
+
+
+KB_BUILD = "knowledge base build"
+
+
+def _kb_build_row(suite: Any, registry: Any, questions: list[Any], model: str) -> Row:
+    """The knowledge base's own LLM calls, as its builder bounds them (its calls count against the budget)."""
+    builder = registry.create("kb_builder", suite.knowledge_base.builder, **suite.knowledge_base.options)
+    calls = builder.expected_llm_calls(questions)
+    note = "the builder does not say how many calls its build makes" if calls is None else \
+        "at most, by the builder's caps; they count against the suite's budget"
+    return Row(KB_BUILD, 0, float(calls or 0.0), model=model, notes=[note])
 
 
 def _judge_row(metrics: list[Any], rows: list[Row], backend: Any, dry: "_DryRun",
@@ -337,7 +353,7 @@ def plan_rows(plan: Plan) -> list[list[str]]:
         tokens = None if row.prompt_tokens is None or row.completion_tokens is None else \
             row.calls * (row.prompt_tokens + row.completion_tokens)
         cost = "unknown" if row.cost_usd is None else dollars(row.cost_usd)
-        rows.append([row.what, row.model, "" if row.what == "judge" else str(row.units), number(row.calls),
+        rows.append([row.what, row.model, "" if row.what in ("judge", KB_BUILD) else str(row.units), number(row.calls),
                      number(row.prompt_tokens), number(row.completion_tokens), number(tokens),
                      cost if row.calls else "–", "; ".join(row.notes)])
     return rows

@@ -74,11 +74,14 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
         if warm_up is not None:
             closing.callback(warm_up.close)
         llm, judge_llm = _clients(suite, store, llm, questions)
-        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm,
-                                     console, store.run_dir)
+        builder_llm = kb_llm if kb_llm is not None else llm
+        before = _spent(builder_llm)
+        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), builder_llm, console, store.run_dir)
+        kb_spent = [after - was for after, was in zip(_spent(builder_llm), before)]
         ctx = None
         try:
             manifest = _start(store, loaded, questions, (llm, judge_llm), kb_dir, pm, console, kb=kb)
+            _record_kb_build(store, manifest, kb_spent)
             if kb is not None:  # no plugin can write it; other processes (Ray workers, `kb info`) can open it
                 kb = reopen_read_only(kb, kb_dir)
             ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
@@ -143,6 +146,24 @@ def _start(store: RunStore, loaded: LoadedSuite, questions: dict[str, Question],
     return manifest
 
 
+def _spent(llm: Any) -> tuple[float, int]:
+    """(dollars, requests sent) by a client so far (one without accounting: nothing)."""
+    stats = getattr(llm, "stats", None)
+    return (float(getattr(stats, "cost_usd", 0.0)), int(getattr(stats, "calls", 0))) if stats is not None else (0.0, 0)
+
+
+def _record_kb_build(store: RunStore, manifest: RunManifest, spent: list[float]) -> None:
+    """What building the knowledge base cost this run, added to what earlier attempts of the run
+    spent on it (the manifest keeps it across a resume), for the budget and the reader."""
+    usd, calls = spent
+    if not (usd or calls):
+        return
+    build = manifest.knowledge_base.setdefault("build_llm", {"calls": 0, "cost_usd": 0.0})
+    build["calls"] += int(calls)
+    build["cost_usd"] += usd
+    store.write_manifest(manifest)
+
+
 def _plan_work(ctx: RunContext, done: dict[str, RunRecord], console: "Console | None", *, write_report: bool,
                retry_failed: bool) -> None:
     """The metrics (warming up while the first units run) and the failed units to run again."""
@@ -160,6 +181,9 @@ def _run_units(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm:
     if warm_up is not None:
         warm_up.before_units()
     budget = Budget(ctx.suite.budget, done.values()) if ctx.suite.budget else None
+    if budget is not None:  # the knowledge base this run built counts too
+        spent = store.read_manifest().knowledge_base.get("build_llm", {})
+        budget.add_spent(float(spent.get("cost_usd", 0.0)), int(spent.get("calls", 0)))
     with query_embedder(warm_up.queries if warm_up is not None else None):
         stopped = _execute(ctx, store, done, pm, console, draw_pictures=draw_pictures, budget=budget)
     if retried:
