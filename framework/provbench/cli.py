@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from .cli_init import init_cmd
 from .cli_options import MODEL_HELP, PLUGIN_OPTION
-from .cli_results import check_cmd, export_cmd, show_gates, traces_cmd
+from .cli_results import check_cmd, compare_cmd, export_cmd, report_cmd, show_gates, traces_cmd
 from .listing import print_json, show_table
 
 # soft_wrap: lines are never cut or folded to a width (a pipe or a file has none; a terminal wraps them)
@@ -357,31 +357,7 @@ def plan_cmd(suite: str, model: str | None, judge: str | None, limit: int | None
         console.print(line, highlight=False, markup=False)
 
 
-@main.command("report")
-@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-def report_cmd(run_dir: Path) -> None:
-    """(Re)write the HTML report of RUN_DIR."""
-    from .report import write_report
-
-    console.print(f"report: {write_report(run_dir)}", markup=False)
-
-
-@main.command("compare")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
-def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
-    """Report two or more runs side by side; each is tested against the first. Warns on every way
-    the runs differ besides their systems (dataset, questions, knowledge base, model, judge, versions,
-    suite settings); means and tests use the questions every run answered."""
-    from .report import write_comparison
-
-    def warn(line: str) -> None:
-        err_console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
-
-    console.print(f"comparison: {write_comparison(runs, out, warn)}", markup=False)
-
-
-for command in (export_cmd, check_cmd, traces_cmd, init_cmd):
+for command in (report_cmd, compare_cmd, export_cmd, check_cmd, traces_cmd, init_cmd):
     main.add_command(command)
 
 
