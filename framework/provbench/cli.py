@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from .cli_init import init_cmd
 from .cli_options import MODEL_HELP, PLUGIN_OPTION
-from .cli_results import check_cmd, compare_cmd, export_cmd, report_cmd, show_gates, traces_cmd
+from .cli_results import audit_cmd, check_cmd, compare_cmd, export_cmd, report_cmd, show_gates, traces_cmd
 from .listing import print_json, show_table
 
 # soft_wrap: lines are never cut or folded to a width (a pipe or a file has none; a terminal wraps them)
@@ -357,7 +357,7 @@ def plan_cmd(suite: str, model: str | None, judge: str | None, limit: int | None
         console.print(line, highlight=False, markup=False)
 
 
-for command in (report_cmd, compare_cmd, export_cmd, check_cmd, traces_cmd, init_cmd):
+for command in (report_cmd, compare_cmd, export_cmd, check_cmd, traces_cmd, init_cmd, audit_cmd):
     main.add_command(command)
 
 

@@ -34,7 +34,7 @@ from .leakguard import leak_lines
 from .llm_setup import check_budget_prices, check_same_models, make_judge, make_run_llm
 from .manifest import check_same_settings, write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
-from .plugin_api import Results
+from .plugin_api import Results, with_left_out_notes
 from .progress import status, unit_progress
 from .secrets import Redactor, questions_with_secrets, redacted_logs, remember
 from .store import RunMetrics, RunStore, export_csv
@@ -495,6 +495,7 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
             values += list(metric.aggregate(results, metric_context(ctx)))
         except Exception as exc:  # noqa: BLE001 - one metric's failure goes to metrics.json's errors
             errors[name] = f"{type(exc).__name__}: {exc}"[:1000]
+    values = with_left_out_notes(values, results)  # the one pairing rule's notes beside every number
     store.write_metrics(RunMetrics(values=values, errors=errors, excluded=sorted(excluded),
                                    exclusion=ctx.suite.exclusion.model_dump()))
     manifest.finished_at = utc_now()

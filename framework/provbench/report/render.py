@@ -38,6 +38,7 @@ from .validity import validity_section
 log = logging.getLogger(__name__)
 
 MAX_RESULT_CHARS = 1500
+MAX_READ_CHARS = 4000  # per message on a question page (the record keeps it whole)
 
 
 # -- what every run has: the systems overview and the knowledge base -----------------------------------
@@ -189,6 +190,22 @@ def _json(value: Any, limit: int | None = None) -> str:
     return text if limit is None or len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
+def model_read(record: RunRecord) -> list[dict[str, Any]]:
+    """What the unit's model was shown and replied, request by request; a message an earlier request
+    already sent (an agent's history) is counted, not repeated."""
+    from ..audit import logged_requests
+
+    seen: set[str] = set()
+    shown = []
+    for number, request in enumerate(logged_requests(record.requests, record.key.as_str()), 1):
+        new = [{"role": role, "text": _json(text, MAX_READ_CHARS)} for role, text in request.messages if text not in seen]
+        seen.update(text for _, text in request.messages)
+        shown.append({"number": number, "purpose": request.call.purpose, "messages": new,
+                      "repeated": len(request.messages) - len(new),
+                      "reply": None if request.reply is None else _json(request.reply, MAX_READ_CHARS)})
+    return shown
+
+
 def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_dir: Path | None = None,
                 sources: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """A record for the template; ``sources``: text unit id -> the user's file it came from
@@ -198,7 +215,9 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_
     out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "", "variant": variant,
                            "scores": {k: ("–" if v is None else f"{v:.3g}") for k, v in record.scores.items()},
                            "notes": record.score_notes, "trace": None, "svg": None, "leak": leak_view(record),
-                           "judge": _judge_note(record), "gold": None}
+                           "judge": _judge_note(record), "gold": None, "read": model_read(record),
+                           "read_dropped": record.requests.dropped if record.requests else 0,
+                           "hidden_notes": record.hidden.notes if record.hidden else []}
     if trace is None:
         return out
     out["trace"] = {"answer": trace.answer if trace.answer is not None else "", "outcome": trace.outcome,
