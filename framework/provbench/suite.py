@@ -165,8 +165,7 @@ class ClaimRef(PluginRef):
 
 
 class ControlDifferences(_Strict):
-    """What a suite's controls run otherwise than the suite (each field left out: the suite's own;
-    printed beside the verdicts). How a list's entries resolve: :mod:`provbench.suite_controls`."""
+    """What the controls run otherwise than the suite (unset: its own); see :mod:`provbench.suite_controls`."""
 
     systems: list[PluginRef] | None = Field(default=None, min_length=1)
     interventions: list[PluginRef] | None = None
@@ -181,9 +180,8 @@ class ControlDifferences(_Strict):
 
 
 class ControlsSpec(_Strict):
-    """A suite's known-truth controls, run by ``provbench validate`` (docs/controls.md): their data (a
-    dataset with gold, its knowledge base), the control LLMs that run the suite's own systems and
-    interventions in turn, the claims to check, and any ``differences`` from the suite's configuration."""
+    """Known-truth controls (``provbench validate``, docs/controls.md): data with gold, the control LLMs that
+    run the suite's own systems in turn, the claims, and any ``differences`` from the suite's configuration."""
 
     dataset: DatasetSpec
     knowledge_base: KnowledgeBaseSpec | None = None
@@ -208,6 +206,8 @@ class ControlsSpec(_Strict):
 class Suite(_Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     description: str = ""
+    plugins: list[str] = Field(default_factory=list, description="the user's own plugin files (./my_system.py, "
+                               "relative to the suite's folder) or modules (my_pkg.module), loaded before the rest")
     dataset: DatasetSpec
     knowledge_base: KnowledgeBaseSpec | None = None
     model: ModelSpec = Field(default_factory=ModelSpec)
