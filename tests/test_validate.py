@@ -17,20 +17,17 @@ from provbench import hookimpl
 from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE, main
 from provbench.controls.validate import validate_suite
 from provbench.controls.validity import read_validity
-from provbench.plugin_api import Intervention
+from provbench.controls import Claim, ClaimAbout, ClaimNeeds, Verdict
+from provbench.plugin_api import Intervention, answered_by_reference
 from provbench.store import RunStore
 from provbench.testing import plugin_manager
 from test_report_browser import browser  # noqa: F401 (the headless Chromium fixture)
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "datasets" / "2wiki-controls" / "dev.json"
-EXCLUSION_NO_POWER = """\
-    - name: p000/exclusion-reference
-      expect_no_power: it recomputes the exclusion from the reference's records
-"""
 P000_CLAIMS = """\
     - p000/cited-removal-beats-random
-""" + EXCLUSION_NO_POWER + """\
+    - p000/exclusion-reference
     - name: p000/ignores-context-unchanged
       options: {conditions: [cited-removal, random-removal, full-isolation]}
     - p000/isolation-breaks-uncited
@@ -122,23 +119,52 @@ def test_every_claim_meets_its_shams(validated):
     assert power["cited-removal-beats-random", "random-removal"] == "untested"  # the reference is never tested
     assert power["ignores-context-unchanged", "full-isolation"] == "untested"  # only "no effect" expected of it
     assert power["exclusion-reference", "parametric swapped for oracle"] == "power"
-    assert power["exclusion-reference", "the exclusion step off (no question left out)"] == "no power"
+    # repaired in the paper 000 work: it reads the run's exclusion, so it fails with the step off
+    assert power["exclusion-reference", "the exclusion step off (no question left out)"] == "power"
     assert "power against shams" in result.output and "NO POWER" not in result.output  # excused: expect_no_power
     html = (out / "controls" / "oracle" / "report.html").read_text(encoding="utf-8")
     assert 'class="validity-power"' in html
     assert "The controls ran this suite" in html and "own systems, interventions and options." in html
 
 
+class RecountedExclusion(Claim):
+    """The exclusion claim as issue 32 found it: the exclusion recounted from the reference's
+    baseline records, whatever the run's exclusion step did."""
+
+    def needs(self):
+        return ClaimNeeds(controls=("parametric", "oracle"), systems=("llm-only",))
+
+    def about(self):
+        return ClaimAbout(options=("exclusion",), positive_controls=("parametric",), negative_controls=("oracle",))
+
+    def check(self, runs):
+        verdicts = []
+        for control, everything in (("parametric", True), ("oracle", False)):
+            run = runs.run(control)
+            excluded = answered_by_reference(run.records, "llm-only") & set(run.question_ids)
+            want = len(run.question_ids) if everything else 0
+            verdicts.append(Verdict(claim=self.name, control=control, expected=f"{want} excluded",
+                                    observed=f"{len(excluded)} excluded", passed=len(excluded) == want))
+        return verdicts
+
+
+@hookimpl
+def provbench_register_claims():
+    return {"recounted-exclusion": RecountedExclusion}
+
+
 def test_a_claim_without_power_against_a_sham_fails_validate(validated, kb_dir):
-    """Paper 000's exclusion claim recomputes the exclusion from the reference's records: with the
-    exclusion step off it still passes, so, undeclared, validate names it and exits with 4."""
+    """Recounting the exclusion from the records passes with the exclusion step off: no power
+    against that sham, so the claim fails validation (the CLI exits 4 on it, as paper 001's test shows)."""
     folder, out, _ = validated
-    suite = small_suite(folder / "strict", kb_dir, claims="    - p000/exclusion-reference\n")
+    suite = small_suite(folder / "strict", kb_dir, claims="    - recounted-exclusion\n")
     shutil.copytree(out / "controls", folder / "strict" / "out" / "controls")  # the same control runs, resumed
-    result = CliRunner().invoke(main, ["validate", str(suite), "--out", str(folder / "strict" / "out")])
-    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
-    assert "no power against the exclusion step off (no question left out): p000/exclusion-reference" in result.stderr
-    assert read_validity(folder / "strict" / "out").failed_claims == ["p000/exclusion-reference"]
+    validity = validate_suite(suite, out=folder / "strict" / "out",
+                              pm=plugin_manager(sys.modules[__name__], builtins=True))
+    assert all(v.passed for v in validity.verdicts)
+    assert [(row.sham, row.status) for row in validity.powerless] == [
+        ("the exclusion step off (no question left out)", "no power")]
+    assert validity.failed_claims == ["recounted-exclusion"]
 
 
 def test_the_random_control_in_place_of_the_oracle_fails_the_claims(tmp_path, kb_dir, monkeypatch):

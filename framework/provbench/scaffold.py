@@ -98,8 +98,7 @@ def controls_block(questions: str, documents: str, agent: str) -> list[str]:
             "  differences:               # what the controls run otherwise than this suite (printed with the verdicts)",
             f"    systems: [llm-only, {agent}]", f"    intervention_systems: [{agent}]",
             "    interventions: [cited-removal, full-isolation]", "    metrics: [accuracy, gold-trajectory]",
-            "  claims:", "    - name: p000/exclusion-reference",
-            "      expect_no_power: it recomputes the exclusion from llm-only's records (docs/controls.md)",
+            "  claims:", "    - p000/exclusion-reference",
             "    - name: p000/ignores-context-unchanged",
             "      options: {conditions: [cited-removal, full-isolation]}"]
 
