@@ -47,10 +47,10 @@ def digest(path: Path) -> str:
     return hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in files)).hexdigest()
 
 
-def build_with_llamaindex(docs: Path, graph_store, persist_dir: Path | None = None) -> None:
+def build_with_llamaindex(docs: Path, graph_store=None, persist_dir: Path | None = None, implicit: bool = False) -> None:
     """The user's side: LlamaIndex's own index and extractor over the documents, into ``graph_store``."""
     from llama_index.core import Document, PropertyGraphIndex
-    from llama_index.core.indices.property_graph import SchemaLLMPathExtractor
+    from llama_index.core.indices.property_graph import ImplicitPathExtractor, SchemaLLMPathExtractor
 
     from provbench.integrations.llamaindex import llamaindex_embedding, llamaindex_llm
     from provbench.llm_setup import make_llm
@@ -59,7 +59,8 @@ def build_with_llamaindex(docs: Path, graph_store, persist_dir: Path | None = No
     documents = [Document(text=p.read_text(encoding="utf-8"), metadata={"file_name": p.name})
                  for p in sorted(docs.glob("*.md"))]
     index = PropertyGraphIndex.from_documents(documents, property_graph_store=graph_store, llm=llm, embed_model=embed,
-                                              kg_extractors=[SchemaLLMPathExtractor(llm=llm, strict=False)])
+                                              kg_extractors=[SchemaLLMPathExtractor(llm=llm, strict=False)]
+                                              + ([ImplicitPathExtractor()] if implicit else []))
     if persist_dir is not None:
         index.storage_context.persist(persist_dir=str(persist_dir))
 
@@ -95,7 +96,7 @@ def test_a_kuzu_graph_of_llamaindex_is_imported_run_and_validated(project, monke
     info = json.loads(invoke("kb", "info", str(kb_dir), "--json"))
     stats, build = info["stats"], info["build_info"]
     assert stats["documents"] == 4 and stats["text_units"] >= 4 and stats["entities"] > 0
-    assert build["store"] if "store" in build else build["inputs"]["store"] == "kuzu"
+    assert build["inputs"]["store"] == "kuzu"
     assert "unmapped" in build and "re-embedded" in build["vectors"]
     assert "unmapped" in invoke("kb", "info", str(kb_dir))  # listed for people too
     assert digest(source) == before  # copied, never written to
@@ -104,3 +105,36 @@ def test_a_kuzu_graph_of_llamaindex_is_imported_run_and_validated(project, monke
     assert "gold evidence: 2 of 2 question(s) map wholly onto the knowledge base" in ran
     validated = invoke("validate", "suite.yaml")
     assert "FAIL" not in validated and "ignores-context-unchanged" in validated
+
+
+def test_a_persisted_simple_property_graph_is_imported_with_what_did_not_map(project, monkeypatch):
+    monkeypatch.chdir(project)
+    storage = project / "storage"
+    build_with_llamaindex(project / "data" / "docs", persist_dir=storage, implicit=True)
+    before = digest(storage)
+    suite = SUITE.format(source="storage").split("controls:")[0].replace("name: imported", "name: simple")
+    (project / "simple.yaml").write_text(suite, encoding="utf-8")
+    built = invoke("kb", "build", "simple.yaml", "--model", "schema-following")
+    kb_dir = Path(built.split("knowledge base built: ")[1].split()[0])
+    build = json.loads(invoke("kb", "info", str(kb_dir), "--json"))["build_info"]
+    assert build["inputs"]["store"] == "simple" and build["counts"]["documents"] == 4
+    # ImplicitPathExtractor's links from chunks to their source documents have no entity at either end
+    assert any("between chunks or unknown nodes" in reason for reason in build["unmapped"])
+    assert any("placeholder node" in reason for reason in build["unmapped"])
+    assert digest(storage) == before
+
+
+@pytest.mark.parametrize("name, content, problem", [
+    ("missing.kuzu", None, "graph to import not found"),
+    ("broken.kuzu", b"not a database", "cannot open as a kuzu database"),
+])
+def test_a_graph_that_cannot_be_read_is_named(tmp_path, monkeypatch, name, content, problem):
+    from provbench.errors import UserError
+    from provbench_plugins.kb_builders.graph_import.builder import ImportOptions, import_graph
+    from provbench.llm_setup import make_llm
+
+    if content is not None:
+        (tmp_path / name).write_bytes(content)
+    with pytest.raises(UserError) as caught:
+        import_graph([], tmp_path / "kb", make_llm("schema-following"), ImportOptions(source=str(tmp_path / name)))
+    assert str(tmp_path / name) in str(caught.value) and problem in str(caught.value)

@@ -121,7 +121,9 @@ def map_graph(nodes: list[Any], triplets: list[tuple[Any, Any, Any]]) -> tuple[C
             add_chunk(corpus, chunk_unit, node, unmapped)
     entity_of = {}
     for node in nodes:
-        if isinstance(node, EntityNode):
+        if isinstance(node, EntityNode) and _placeholder(node):
+            unmapped["placeholder node of an id outside the graph (e.g. ImplicitPathExtractor's source document)"] += 1
+        elif isinstance(node, EntityNode):
             draft = graph.entity(node.name, ORIGIN, node.label if node.label != "entity" else None)
             draft.text_unit_ids |= {chunk_unit[s] for s in _sources(node) if s in chunk_unit}
             entity_of[node.id] = draft
@@ -152,6 +154,11 @@ def add_chunk(corpus: Corpus, chunk_unit: dict[str, str], node: Any, unmapped: C
     corpus.text_units[unit_id] = TextUnit(id=unit_id, text=node.text, document_id=doc_id)
     document.text_unit_ids.append(unit_id)
     chunk_unit[node.id] = unit_id
+
+
+def _placeholder(node: Any) -> bool:
+    """LlamaIndex's stand-in for a node it does not hold: an untyped entity whose name is an id, with no properties."""
+    return node.label == "entity" and node.name == node.id and not node.properties
 
 
 def _title(props: dict, text: str) -> str:
