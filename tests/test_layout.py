@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "bundled", "capture", "costs", "deprecated", "plugin_base", "version")),
     ("engines", ("kb", "llm", "controls.backend", "controls.behaviours", "controls.reading", "controls.replies",
                  "controls.agent", "controls.judge")),
-    ("results", ("results", "store", "leakguard", "trajectory")),
+    ("results", ("results", "store", "leakguard", "trajectory", "audit")),
     ("contracts", ("plugin_api",)),
     ("plugin machinery and declarations", ("registry", "suite", "suite_yaml", "assertions", "llm_setup",
                                            "manifest", "datainfo", "scaffold")),

@@ -119,3 +119,31 @@ def test_a_labelled_isolation_is_classified_by_its_intervention():
     assert groups == ["Baseline experiment", "Isolation"]
     titles = [row.cells[0].text for row in table.rows if not row.group and row.cells[1].text == "Output changed"]
     assert titles == ["Full isolation", "Full isolation (isolation-hide)"]
+
+
+def test_table2_leaves_out_no_op_units_and_pairs_arrows_with_the_baseline_of_the_same_questions():
+    """Issue 32 item 5: a unit whose intervention hid nothing is counted in the note, not in the cell, and
+    the arrow compares the measured questions with their own baseline (not the whole baseline)."""
+    from provbench.model import LeakCheck
+
+    records = baseline_records()
+    graphrag = {r.key.question_id: r for r in records if r.key.system == "graphrag"}
+    graphrag["q1"].scores["accuracy"], graphrag["q2"].scores["accuracy"] = 0.0, 1.0
+    for qid, status in (("q1", "no-op"), ("q2", "clean")):
+        unit = record("graphrag", qid, condition="cited-removal")
+        unit.leak_check = LeakCheck(status=status)
+        records.append(unit)
+    records += [record("graphrag", qid, condition="full-isolation") for qid in ("q1", "q2")]
+    for unit in records[-2:]:
+        unit.leak_check = LeakCheck(status="no-op")
+    table = table2_section(run_of(records, ["cited-removal", "full-isolation"])).blocks[0]
+    column = table.columns.index("GraphRAG")
+    rows, title = {}, ""
+    for row in (r for r in table.rows if not r.group):
+        title = row.cells[0].text or title
+        rows[(title, row.cells[1].text)] = row.cells[column]
+    changed, accuracy = rows[("Cited ablation", "Output changed")], rows[("Cited ablation", "Acc.")]
+    assert changed.text == "0.0%" and "left out (leak guard): 1 no-op" in changed.note
+    assert accuracy.counts == "(1/1)" and accuracy.arrow == "→"  # q2 stayed right; q1 (wrong at baseline) is out
+    isolation = rows[("Full isolation", "Output changed")]
+    assert isolation.text == "not measurable" and "not measurable: 2 no-op" in isolation.note

@@ -1,5 +1,5 @@
-"""Commands that read finished runs: ``export`` (records as a table), ``check`` (CI assertions) and
-``traces`` (OpenTelemetry spans). :mod:`provbench.cli` adds them to the ``provbench`` group; heavy modules load inside them."""
+"""Commands that read finished runs: ``export`` (records as a table), ``check`` (CI assertions),
+``traces`` (OpenTelemetry spans) and ``audit`` (the leak guard again, offline). :mod:`provbench.cli` adds them to the ``provbench`` group; heavy modules load inside them."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from rich.markup import escape
 
 console = Console(soft_wrap=True)
 RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+EXIT_AUDIT_DIFFERS = 7  # provbench audit: a unit's recorded leak verdict is not what its records give
 
 
 @click.command("export")
@@ -24,7 +25,7 @@ def export_cmd(run_dir: Path, fmt: str, out: Path | None) -> None:
     footprint, tokens, the leak guard's verdict and every score (score.NAME)."""
     from .export import export_run
 
-    console.print(f"exported: {export_run(run_dir, fmt, out)}", highlight=False)
+    console.print(f"exported: {export_run(run_dir, fmt, out)}", highlight=False, markup=False)
 
 
 @click.command("check")
@@ -48,7 +49,7 @@ def show_gates(run_dir: Path) -> int:
         console.print(f"assert {escape(result['name'])}: {escape(result['message'])} {verdict}", highlight=False)
     if data["assertions"]:
         console.print(f"{data['assertions_failed']} of {len(data['assertions'])} assertion(s) failed; "
-                      f"{run_dir / SUMMARY_FILE}, {run_dir / JUNIT_FILE}", highlight=False)
+                      f"{escape(str(run_dir / SUMMARY_FILE))}, {escape(str(run_dir / JUNIT_FILE))}", highlight=False)
     return data["exit_status"]
 
 
@@ -71,4 +72,29 @@ def traces_cmd(run_dir: Path, out: Path | None, endpoint: str | None, headers: t
         raise UserError("--header expects KEY=VALUE")
     count = export_traces(run_dir, out=out, endpoint=endpoint, headers=pairs)
     console.print(f"{count} span(s) exported" + (f" to {out}" if out else "") + (f" to {endpoint}" if endpoint else ""),
+                  highlight=False, markup=False)
+
+
+@click.command("audit")
+@click.argument("run_dir", type=RUN_DIR)
+def audit_cmd(run_dir: Path) -> None:
+    """Re-run the leak guard on RUN_DIR's intervention units from their records alone (the requests
+    and hidden sets they keep, over the run's knowledge base; no model is called) and print each
+    verdict beside the recorded one.
+
+    Exit status: 0 every verdict reproduced, 7 some differ (a record changed after the run)."""
+    from collections import Counter
+
+    from .audit import audit_run
+
+    audited = audit_run(run_dir)
+    for unit in audited:
+        mark = "" if unit.same else f"  [red]differs: recorded {escape(unit.recorded)}[/]"
+        note = f"  ({escape(unit.note)})" if unit.note else ""
+        console.print(f"{escape(unit.key)}: {escape(unit.audited)}{mark}{note}", highlight=False)
+    counts = Counter(unit.audited for unit in audited)
+    differ = sum(not unit.same for unit in audited)
+    console.print(f"audit: {len(audited)} unit(s): " + ", ".join(f"{n} {s}" for s, n in counts.items())
+                  + (f"; [red]{differ} differ from the records[/]" if differ else "; every recorded verdict reproduced"),
                   highlight=False)
+    raise SystemExit(EXIT_AUDIT_DIFFERS if differ else 0)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import UserError
+from .jsonlines import input_errors
 from .model import Question
 
 if TYPE_CHECKING:
@@ -86,9 +87,11 @@ def data_info(registry: "Registry", source: str | Path, loader_name: str | None 
     options = dict(options or {})
     registry.check_options("dataset_loader", loader.name, options)
     try:
-        questions = loader.load(str(source), **options)
+        with input_errors(path):
+            questions = loader.load(str(source), **options)
     except UserError as err:
-        problems = loader.problems(str(source), max_problems, **options) or [str(err)]
+        with input_errors(path):
+            problems = loader.problems(str(source), max_problems, **options) or [str(err)]
         raise DataError(f"{source} is not a valid {loader.name} dataset; first problem(s):\n  "
                         + "\n  ".join(problems[:max_problems])) from None
     duplicates = [qid for qid, n in Counter(q.id for q in questions).items() if n > 1]

@@ -30,10 +30,13 @@ from .locks import kb_build_lock
 from .model import BASELINE, MetricValue, Question, RunRecord, Trace, VariantInfo
 from .plugin_base import Plugin, parse_options
 # the record rules metrics use, kept importable from here (they live with the results)
-from .results.rules import CORRECT, answered_by_reference, compared_output, correctness, is_correct, is_leaked, select
+from .results.rules import (CORRECT, answered_by_reference, compared_output, correctness, is_correct, is_leaked,
+                            left_out_as, left_out_counts, left_out_note, left_out_text, not_measurable, select,
+                            with_left_out_notes)
 __all__ = ["Plugin", "parse_options", "Environment", "System", "ResumePoint", "Variant", "Intervention", "MetricValue",
            "Results", "Metric", "MetricContext", "DatasetLoader", "KBBuilder", "CORRECT", "correctness", "is_correct",
-           "compared_output", "is_leaked", "answered_by_reference"]
+           "compared_output", "is_leaked", "answered_by_reference", "left_out_as", "left_out_counts", "left_out_note",
+           "left_out_text", "not_measurable", "with_left_out_notes"]
 
 if TYPE_CHECKING:  # heavy modules stay lazy
     from .kb.store import KnowledgeBase
@@ -157,9 +160,9 @@ class Results:
     include_leaked: bool = False  # the suite's leak_guard.include_leaked
 
     def select(self, system: str, condition: str = BASELINE, *, leaked: bool | None = None) -> list[RunRecord]:
-        """The records of a system under a condition, for statistics: units the leak guard found
-        leaked are left out unless ``leaked`` (default: the suite's ``leak_guard.include_leaked``)."""
-        return select(self.records, system, condition, self.include_leaked if leaked is None else leaked)
+        """The records of a system under a condition, for statistics: units the pairing rule leaves
+        out (:func:`provbench.results.rules.left_out_as`) are left out; ``leaked=True`` gives every record."""
+        return select(self.records, system, condition, self.include_leaked, leaked)
 
     def baseline(self, system: str, question_id: str) -> RunRecord | None:
         for r in self.records:

@@ -21,19 +21,22 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+
 from .costs import Budget, spending_lines
 from .errors import UserError
 from .execution import (Scheduler, after_units, executor_session, kb_embedding, make_executor, pictures_ahead,
                         reopen_read_only, warm_up_embeddings, warm_up_later_work)
+from .jsonlines import input_errors
 from .kb.embeddings import query_embedder
 from .kb.health import check_run_kb
 from .leakguard import leak_lines
 from .llm_setup import check_budget_prices, check_same_models, make_judge, make_run_llm
 from .manifest import check_same_settings, write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
-from .plugin_api import Results
+from .plugin_api import Results, with_left_out_notes
 from .progress import status, unit_progress
-from .secrets import Redactor, redacted_logs
+from .secrets import Redactor, questions_with_secrets, redacted_logs, remember
 from .store import RunMetrics, RunStore, export_csv
 from .suite import ExecutorSpec, LoadedSuite, ModelSpec, Suite, load_suite
 from .units import (RunContext, Unit, baseline_units, excluded_questions, intervention_units, metric_context,
@@ -107,6 +110,7 @@ def _prepare(suite_path: "str | Path | LoadedSuite", registry: "Registry", model
     loaded = prepare_suite(suite_path, registry, model, limit, judge)
     suite = loaded.suite
     redactor = Redactor.for_run(suite.model_dump(mode="json"))
+    remember(redactor)  # builders and the console redact what the suite holds too
     store = RunStore(Path(out) if out else Path("reports") / suite.name, redactor)
     loader = registry.create("dataset_loader", suite.dataset.loader)
     questions = _load_questions(loaded, loader)  # validated before the run directory exists
@@ -140,6 +144,7 @@ def _start(store: RunStore, loaded: LoadedSuite, questions: dict[str, Question],
     """The manifest and the questions written, and the reporters told the run started."""
     llm, judge_llm = clients
     manifest = write_manifest(store, loaded, llm, kb_dir, pm, console, judge=judge_llm)
+    _note_redacted_questions(store, manifest, questions.values(), console)
     store.write_questions(questions.values())
     pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
     return manifest
@@ -174,10 +179,25 @@ def _summarise(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], con
     """Records, failures, spending and the leak guard's findings, on the console."""
     if console is not None:
         failed = sum(r.status == "failed" for r in done.values())
-        console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""))
+        console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""),
+                      markup=False)
         for line in spending_lines(done.values()):
-            console.print(line, highlight=False)
+            console.print(line, highlight=False, markup=False)
     _report_leaks(ctx, done, console)
+
+
+def _note_redacted_questions(store: RunStore, manifest: RunManifest, questions: Any, console: "Console | None") -> None:
+    """Say (console, log, manifest) which questions hold key-like text the artefacts redact."""
+    manifest.redacted_questions = questions_with_secrets(questions, store.redactor)
+    if not manifest.redacted_questions:
+        return
+    shown = ", ".join(manifest.redacted_questions[:5]) + (" ..." if len(manifest.redacted_questions) > 5 else "")
+    line = (f"{len(manifest.redacted_questions)} question(s) hold text that looks like a credential ({shown}): "
+            "artefacts show it as [REDACTED]; the model is sent it as written")
+    log.warning(line)
+    if console is not None:
+        console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+    store.write_manifest(manifest)
 
 
 def _report_leaks(ctx: RunContext, done: dict[str, RunRecord], console: "Console | None") -> None:
@@ -185,7 +205,7 @@ def _report_leaks(ctx: RunContext, done: dict[str, RunRecord], console: "Console
     lines = leak_lines(r for r in done.values() if r.key.question_id in ctx.questions)
     for line in lines:
         if console is not None:
-            console.print(line)
+            console.print(line, markup=False)  # system labels are the user's: "lo[/x]" is no markup
     if any(line.startswith("  leaked") for line in lines):
         log.warning("\n".join(lines))
 
@@ -230,6 +250,7 @@ def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int 
         loaded.suite.executor = executor
     if loaded.suite.knowledge_base is None:
         raise UserError(f"{loaded.path}: the suite declares no knowledge_base")
+    remember(Redactor.for_run(loaded.suite.model_dump(mode="json")))  # the build's errors may quote them
     kb_dir = default_kb_dir(loaded, Path("reports"))
     reused = KnowledgeBase.is_complete(kb_dir)
     llm = llm if llm is not None else make_run_llm(loaded.suite.model, kb_llm_cache_dir(kb_dir), loaded.suite.concurrency)
@@ -266,7 +287,8 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
     reused = KnowledgeBase.is_complete(kb_dir)
     from .datainfo import resolve_loader
 
-    questions = resolve_loader(registry, dataset, loader).load(dataset, limit=limit)
+    with input_errors(dataset):
+        questions = resolve_loader(registry, dataset, loader).load(dataset, limit=limit)
     if llm is None:
         workers = concurrency or (options or {}).get("max_workers") or 2
         llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir), max_concurrency=int(workers))
@@ -311,8 +333,9 @@ def _check_limit(limit: int | None) -> None:
 
 def _load_questions(loaded: LoadedSuite, loader: Any) -> dict[str, Question]:
     spec = loaded.suite.dataset
-    questions = loader.load(loaded.dataset_source(), limit=spec.limit, seed=spec.seed, sample=spec.sample,
-                            **spec.options)
+    with input_errors(loaded.dataset_source()):
+        questions = loader.load(loaded.dataset_source(), limit=spec.limit, seed=spec.seed, sample=spec.sample,
+                                **spec.options)
     if not questions:
         raise UserError(f"{loaded.path}: dataset {spec.path!r} gave no questions")
     by_id: dict[str, Question] = {}
@@ -365,7 +388,7 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
     builder = registry.create("kb_builder", spec.builder, **spec.options)
     if console is not None:
-        console.print(f"knowledge base: {kb_dir}")
+        console.print(f"knowledge base: {kb_dir}", markup=False)
     with status(console, "building or reusing the knowledge base"), default_graph_store(spec.graph_store), \
             kb_embedding(loaded.suite.executor):  # the builder takes the KB lock
         kb = builder.build(questions, kb_dir, llm)
@@ -411,9 +434,9 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
     if console is not None and ctx.suite.interventions and ctx.suite.exclusion.enabled:
         excluded = excluded_questions(ctx.suite, done) & set(ctx.questions)
         console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "
-                      f"{ctx.suite.exclusion.reference_system!r} left out of the interventions")
+                      f"{ctx.suite.exclusion.reference_system!r} left out of the interventions", markup=False)
     if scheduler.stopped and console is not None:
-        console.print(f"[yellow]stopped:[/] {scheduler.stopped}; units not run: at least {scheduler.left}. Raise "
+        console.print(f"[yellow]stopped:[/] {escape(scheduler.stopped)}; units not run: at least {scheduler.left}. Raise "
                       "the suite's budget and run again to continue", highlight=False)
     return scheduler.stopped
 
@@ -432,6 +455,7 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
             values += list(metric.aggregate(results, metric_context(ctx)))
         except Exception as exc:  # noqa: BLE001 - one metric's failure goes to metrics.json's errors
             errors[name] = f"{type(exc).__name__}: {exc}"[:1000]
+    values = with_left_out_notes(values, results)  # the one pairing rule's notes beside every number
     store.write_metrics(RunMetrics(values=values, errors=errors, excluded=sorted(excluded),
                                    exclusion=ctx.suite.exclusion.model_dump()))
     manifest.finished_at = utc_now()

@@ -13,10 +13,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .owned import claim
+
 SOURCES_FILE = "sources.json"
 
 
 def write_sources(kb_dir: str | Path, text_units: dict[str, dict[str, Any]]) -> None:
+    claim(kb_dir, SOURCES_FILE)  # provbench's own file: removed with the KB when it is rebuilt
     (Path(kb_dir) / SOURCES_FILE).write_text(json.dumps({"text_units": text_units}, indent=1, ensure_ascii=False),
                                              encoding="utf-8")
 

@@ -133,6 +133,7 @@ class GraphView:
         self._unreadable: frozenset[str] | None = None  # computed on first need, then kept
         self._hidden_communities: frozenset[str] | None = None  # likewise
         self._content: "HiddenContent | None" = None  # hidden_content(), on first need
+        self.notes: tuple[str, ...] = ()  # an intervention's notes on what it decided (kept with the unit)
 
     # -- filter
 
@@ -159,6 +160,22 @@ class GraphView:
                            hide_metadata_of=_id_set(hide_metadata_of, "hide_metadata_of"),
                            communities=_id_set(communities, "communities"))
         return GraphView(self._store, self._hidden.union(extra), self._as_of)
+
+    def noted(self, notes: Iterable[str]) -> "GraphView":
+        """This view with an intervention's notes on what it decided (the run keeps them with the
+        unit's record, ``RunRecord.hidden.notes``, and the question page shows them)."""
+        view = GraphView(self._store, self._hidden, self._as_of)
+        view.notes = tuple(notes)
+        return view
+
+    def restored(self, sets: dict[str, Iterable[str]], as_of: str | None = None) -> "GraphView":
+        """A view over the same store hiding exactly ``sets`` (as :meth:`ViewFilter.as_dict` gives
+        them) at ``as_of`` (ISO text; None: the current time): how ``provbench audit`` rebuilds a
+        unit's view from its record."""
+        from .temporal import parse_instant
+
+        hidden = ViewFilter(**{name: _id_set(ids, name) for name, ids in sets.items()})
+        return GraphView(self._store, hidden, parse_instant(as_of) if as_of else None)
 
     def invalidate(self, relation_ids: Iterable[str]) -> "GraphView":
         """A new view in which these relations are invalidated (inactive) as well."""

@@ -24,6 +24,7 @@ from ..kb.health import degenerate_reasons
 from ..kb.info import count_rows, detail_lines
 from ..model import BASELINE, Question, RunRecord
 from ..results.rules import correctness
+from ..secrets import Redactor
 from ..store import leak_status
 from ..results.data import RunData
 from .sections import Table, Text
@@ -78,7 +79,9 @@ def filter_choices(run: RunData) -> dict[str, list[str]]:
 # -- the knowledge base --------------------------------------------------------------------------
 
 def knowledge_base_blocks(info: dict[str, Any]) -> list[Any]:
-    """Counts (beside the paper's when the builder follows one), problems, build, options."""
+    """Counts (beside the paper's when the builder follows one), problems, build, options; redacted
+    (a KB built before its builder redacted error texts may still quote a provider's key)."""
+    info = Redactor.for_run().data(info)
     paper = info.get("paper") or {}
     columns = ["Item", "This knowledge base"]
     if paper:

@@ -196,7 +196,8 @@ class MedMCQALoader(DatasetLoader):
             if path.suffix.lower() == ".jsonl" and path.is_file():
                 with path.open(encoding="utf-8") as lines:
                     first = json.loads(next((line for line in lines if line.strip()), "{}"))
-                return self.default_subset == "medmcqa" and {"opa", "cop", "question"} <= set(first)
+                return (self.default_subset == "medmcqa" and isinstance(first, dict)  # a first line may be an array
+                        and {"opa", "cop", "question"} <= set(first))
             if path.suffix.lower() == ".json" and path.is_file():
                 return isinstance(json.loads(path.read_text(encoding="utf-8")).get(self.default_subset), dict)
         except (OSError, ValueError, AttributeError):

@@ -90,7 +90,8 @@ class GraphAblation(Intervention):
 
     def make_view(self, view: "GraphView", question: Question, baseline: Trace,
                   rng: random.Random) -> "GraphView":
-        return view.hide(**self.plan(view, question, baseline, rng).as_kwargs())
+        plan = self.plan(view, question, baseline, rng)
+        return view.hide(**plan.as_kwargs()).noted(plan.notes)
 
     def plan(self, view: "GraphView", question: Question, baseline: Trace,
              rng: random.Random) -> HidePlan:

@@ -143,8 +143,9 @@ def table2_section(run: RunData) -> Section | None:
                "out of originally correct answers. “Acc.” is post-intervention accuracy with correct/total in "
                "parentheses; arrows give the direction of the change from baseline. Randomised interventions are "
                f"averaged over repeats, so counts may be fractional. {caption_of_text_rules(run)} "
-               "Units the leak guard found leaked are left out; “not measurable”: every unit leaked or had no "
-               "effect (see the leak guard section). "
+               "Units the leak guard found leaked, without effect, not checkable or whose intervention hid nothing "
+               "(no-op) are left out, counted in each cell's note; arrows compare a cell's measured questions with "
+               "the baseline of the same questions; “not measurable”: no unit left (see the leak guard section). "
                f"Significance: {MCNEMAR_NOTE}; {BH_NOTE.format(n=sum(p is not None for p, _ in tests.values()))}.")
     table = Table(columns=["Condition", "Outcome", *(display_name(run, s) for s in systems)], rows=rows,
                   numeric_from=2, css_class="table2", caption=caption)
@@ -183,9 +184,9 @@ def condition_rows(run: RunData, condition: str, systems: list[str], baseline: d
                    tests: dict[tuple[str, str], tuple[float | None, str]]) -> list[Row]:
     changed_cells, acc_cells = [], []
     for system in systems:
-        records = run.select(system, condition)  # the leak guard's leaked units left out
+        records = run.select(system, condition)  # the units the pairing rule counts
         unmeasured = cell_not_measurable(run, system, condition, analysed)
-        if unmeasured or not records:  # a leak is never a finding: no 0 % where nothing was measured
+        if unmeasured or not records:  # a leak or a no-op is never a finding: no 0 % where nothing was measured
             cell = Cell(text="not measurable", note=f"{unmeasured} (leak guard)") if unmeasured else Cell()
             changed_cells.append(cell)
             acc_cells.append(cell)
@@ -194,14 +195,14 @@ def condition_rows(run: RunData, condition: str, systems: list[str], baseline: d
         changed = metric_share(run, "output-changed", system, condition,
                                share({q: o.changed for q, o in outcomes.items()}, analysed, **opts))
         kept = metric_share(run, "stayed-correct", system, condition, stayed_correct_tally(outcomes))
-        left_out = f"; {tally.leaked} question(s) left out: leaked (leak guard)" if tally.leaked else ""
+        left_out = f"; {tally.note()}" if tally.left_out else ""
         changed_cells.append(Cell(text=changed.percent(), counts=kept.counts(), interval=changed.interval(),
                                   note=f"changed {changed.counts()}; stayed correct "
                                        f"{kept.counts() or '(none originally correct)'}{left_out}"))
         after = per_question(records)
         acc = metric_share(run, "accuracy", system, condition, share(after, analysed, **opts))
-        before = metric_share(run, "accuracy", system, BASELINE, share(baseline[system], analysed, **opts))
-        acc_cells.append(share_cell(acc, tests[(condition, system)][1], arrow(before.value, acc.value)))
+        before = share(baseline[system], [q for q in analysed if q in after])  # the baseline of the same questions
+        acc_cells.append(share_cell(acc, tests[(condition, system)][1] + left_out, arrow(before.value, acc.value)))
     return [Row(cells=[title_of(run, condition), "Output changed", *changed_cells]),
             Row(cells=["", "Acc.", *acc_cells])]
 
