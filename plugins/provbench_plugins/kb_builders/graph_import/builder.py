@@ -7,7 +7,7 @@ What maps:
 
 - a chunk (``ChunkNode``) becomes a text unit of the document its ``file_name`` / ``file_path``
   names (so a question's supporting documents map onto it), else of its ``ref_doc_id``; the
-  document's title (metadata ``title``, else a Markdown ``# heading`` opening its first chunk) names
+  document's title (metadata ``title``, else a heading line opening its first chunk) names
   the entity it is about, as in the ``documents`` builder;
 - an entity (``EntityNode``) becomes an entity (merged by name as every builder merges), linked to
   the chunks its ``triplet_source_id`` names; own text and mention links as the ``documents`` builder;
@@ -162,9 +162,12 @@ def _placeholder(node: Any) -> bool:
 
 
 def _title(props: dict, text: str) -> str:
-    """The document's title: its metadata's, else a Markdown heading opening its first chunk."""
-    first = text.strip().splitlines()[0]
-    heading = first.lstrip("#").strip() if first.startswith("# ") else ""
+    """The document's title: its metadata's (the Kùzu store keeps none), else a heading opening its first
+    chunk: a Markdown ``# line``, or a short line without final punctuation standing alone before a blank line."""
+    lines = text.strip().splitlines()
+    first = lines[0].strip()
+    alone = len(lines) > 1 and not lines[1].strip() and len(first) <= 100 and not first.endswith((".", "!", "?", ":"))
+    heading = first.lstrip("#").strip() if first.startswith("# ") or alone else ""
     return str(props.get("title") or props.get("document_title") or heading)
 
 
