@@ -1,5 +1,7 @@
-"""Commands that read finished runs: ``export`` (records as a table), ``check`` (CI assertions),
-``traces`` (OpenTelemetry spans) and ``audit`` (the leak guard again, offline). :mod:`provbench.cli` adds them to the ``provbench`` group; heavy modules load inside them."""
+"""Commands that read finished runs: ``report`` (the HTML report again), ``compare`` (runs side by
+side), ``export`` (records as a table), ``check`` (CI assertions), ``traces`` (OpenTelemetry spans)
+and ``audit`` (the leak guard again, offline). :mod:`provbench.cli` adds them to the ``provbench``
+group; heavy modules load inside them."""
 
 from __future__ import annotations
 
@@ -12,6 +14,30 @@ from rich.markup import escape
 console = Console(soft_wrap=True)
 RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 EXIT_AUDIT_DIFFERS = 7  # provbench audit: a unit's recorded leak verdict is not what its records give
+
+
+@click.command("report")
+@click.argument("run_dir", type=RUN_DIR)
+def report_cmd(run_dir: Path) -> None:
+    """(Re)write the HTML report of RUN_DIR."""
+    from .report import write_report
+
+    console.print(f"report: {write_report(run_dir)}", markup=False)
+
+
+@click.command("compare")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
+    """Report two or more runs side by side; each is tested against the first. Warns on every way
+    the runs differ besides their systems (dataset, questions, knowledge base, model, judge, versions,
+    suite settings); means and tests use the questions every run answered."""
+    from .report import write_comparison
+
+    def warn(line: str) -> None:
+        Console(stderr=True, soft_wrap=True).print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+
+    console.print(f"comparison: {write_comparison(runs, out, warn)}", markup=False)
 
 
 @click.command("export")

@@ -336,6 +336,8 @@ class RunManifest(BaseModel):
     git_revision: str | None = None
     plugins: dict[str, str] = Field(default_factory=dict)
     plugin_versions: dict[str, str] = Field(default_factory=dict, description="kind:name -> version")
+    knowledge_base: dict[str, Any] = Field(default_factory=dict, description="the knowledge base's fingerprint and "
+                                           "counts when the run started (empty without one)")
     created_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None
     stopped: str | None = Field(default=None, description="why units were left unrun (a budget), if any")

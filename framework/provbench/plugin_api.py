@@ -278,6 +278,11 @@ class KBBuilder(Plugin, ABC):
     def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":
         """Build (or reuse, if already complete) the knowledge base at ``kb_dir``."""
 
+    def expected_llm_calls(self, questions: list[Question]) -> float | None:
+        """At most how many LLM calls building a knowledge base for ``questions`` makes, for
+        ``provbench plan`` (a build's calls count against the run's ``budget:``); None: unknown."""
+        return None
+
     def build_options(self, overrides: dict[str, Any]) -> Any:
         """``self.options`` with a ``build`` call's own options on top, validated by ``Options``."""
         owner = f"kb builder {self.name or type(self).__name__!r}"

@@ -209,6 +209,8 @@ class ControlsSpec(_Strict):
 class Suite(_Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     description: str = ""
+    plugins: list[str] = Field(default_factory=list, description="the user's own plugin files (./my_system.py, "
+                               "relative to the suite's folder) or modules (my_pkg.module), loaded before the rest")
     dataset: DatasetSpec
     knowledge_base: KnowledgeBaseSpec | None = None
     model: ModelSpec = Field(default_factory=ModelSpec)

@@ -30,6 +30,7 @@ from .explore import EXPLORE_SCRIPT, filter_choices, knowledge_base_blocks, reco
 from .gold_view import gold_view
 from .leaks import leak_section, leak_summary, leak_view
 from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
+from .title import report_title
 from .paired import paired_scores_section
 from ..results.significance import repeat_spread
 from ..results.stats import Share, per_question, share
@@ -335,7 +336,7 @@ def header(run: RunData) -> dict[str, Any]:
     same = judge == m.models.get("suite_model", m.models.get("llm"))
     return {"judge": judge + (" (the same model as the systems)" if same else " (a separate model)"),
             "cost": CostTotal.of(c for r in run.records for c in record_calls(r)).describe(),
-            "stopped": m.stopped or "", "redacted_questions": m.redacted_questions, "title": run.report_option("title", None) or f"provbench report: {m.suite_name}",
+            "stopped": m.stopped or "", "redacted_questions": m.redacted_questions, "title": report_title(run),
             "suite_name": m.suite_name, "description": run.suite.get("description", ""), "run_id": m.run_id,
             "models": m.models, "versions": m.versions, "git_revision": m.git_revision or "none (not a git checkout or no commit yet)",
             "created_at": m.created_at, "finished_at": m.finished_at or "unfinished", "seeds": m.seeds,

@@ -25,8 +25,9 @@ from provbench.results.stats import MCNEMAR_NOTE, Share, arrow, mcnemar, mean_fo
 from provbench_plugins.metrics.records import (cell_not_measurable, per_question_changes, per_question_official,
                                                stayed_correct_tally)
 
-from .tables import (CONDITION_TITLES, SYSTEM_NAMES, ablation_of, caption_of_text_rules, display_name,
-                     footprint_applies, hidden_reports_note, is_agent, table1_order, title_of)
+from .tables import (CONDITION_TITLES, PAPER_DENOMINATORS, SYSTEM_NAMES, ablation_of, caption_of_text_rules,
+                     display_name, footprint_applies, hidden_reports_note, is_agent, paper_system, table1_order,
+                     title_of)
 
 # The paper groups its ablations into studies (Table 2's row groups).
 STUDIES = (
@@ -72,12 +73,17 @@ def table1_section(run: RunData) -> Section:
     """Accuracy (all questions, bootstrap CI), official EM and F1, mean footprint, forced and flagged
     answers per system at baseline, in the paper's order."""
     rows = [table1_row(run, system) for system in table1_order(run)]
-    table = Table(columns=["System", "Accuracy", "EM", "F1", "Retrieved TUs", "Cited TUs", "Visited entities",
-                           "Cited entities", "Forced answers", "Flagged answers", "Failed"],
+    table = Table(columns=["System", "Accuracy", "Accuracy (analysed)", "Paper's denominator", "EM", "F1",
+                           "Retrieved TUs", "Cited TUs", "Visited entities", "Cited entities", "Forced answers",
+                           "Flagged answers", "Failed"],
                   rows=rows, css_class="table1", caption=(
         f"Accuracy over all {len(run.question_ids)} questions with a percentile-bootstrap confidence interval "
-        "(questions resampled; provbench's answer rule, docs/datasets.md). EM and F1 as the official "
-        "2WikiMultihopQA evaluation computes them: means x 100 over all questions, a missing answer scoring 0. "
+        "(questions resampled; provbench's answer rule, docs/datasets.md), and over the "
+        f"{len(run.analysed)} analysed questions (after the exclusion step; all questions when it is off). The "
+        "paper's Table 1 mixes the two: its agentic and GraphRAG rows fit only the 25 analysed questions (Table "
+        "2's baseline row), its LLM and RAG rows only all 30; “Paper's denominator” says which per row. "
+        f"EM and F1 as the official 2WikiMultihopQA evaluation computes them ({aliases_note(run)}): means x 100 "
+        "over all questions, a missing answer scoring 0. "
         "Footprint columns are means per answer; TUs stands for text units; “–” marks a column the system does "
         "not have. Forced answers were accepted on the agent's last step; flagged answers had citations dropped "
         "(rejected after the allowed retries, or failing at the budget's end). Failed runs count as wrong."))
@@ -91,12 +97,30 @@ def table1_row(run: RunData, system: str) -> Row:
     footprint = [("–" if v is None or field not in applies else f"{v:.1f}")
                  for field, v in mean_footprint(records).items()]
     agent = is_agent(run, system)
+    analysed = share(per_question(records), run.analysed, **run.stats_options())
     forced = sum(bool(r.trace and (r.trace.artifacts.get("forced_answer"))) for r in records)
     flagged = sum(bool(r.trace and (r.trace.artifacts.get("flagged_citations") or r.trace.artifacts.get(
         "flagged_evidence"))) for r in records)
-    return Row(cells=[display_name(run, system), share_cell(acc), official_cell(run, system, "em"),
+    return Row(cells=[display_name(run, system), share_cell(acc), share_cell(analysed),
+                      paper_denominator(run, system), official_cell(run, system, "em"),
                       official_cell(run, system, "f1"), *footprint, str(forced) if agent else "–",
                       str(flagged) if agent else "–", str(sum(r.status == "failed" for r in records))])
+
+
+def paper_denominator(run: RunData, system: str) -> str:
+    """Which questions the paper's Table 1 figure for this system is a share of; "–" for a system
+    the paper has no row for (another plugin's, or a suite's labelled variant)."""
+    short = paper_system(run, system)
+    return PAPER_DENOMINATORS[short] if short is not None and short == system else "–"
+
+
+def aliases_note(run: RunData) -> str:
+    """Whether the gold answers carried aliases (the official evaluation takes the best over them)."""
+    with_aliases = sum(bool(q.aliases) for q in run.questions.values())
+    if with_aliases:
+        return f"best over the answer and its aliases; {with_aliases} of {len(run.questions)} questions have aliases"
+    return ("no aliases: the dataset gave none, so an answer the official evaluation accepts as an alias "
+            "scores 0 here; the data_ids release's id_aliases.json supplies them, docs/papers/p000.md")
 
 
 def official_cell(run: RunData, system: str, score: str) -> Cell:
