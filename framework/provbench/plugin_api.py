@@ -67,6 +67,9 @@ class System(Plugin, ABC):
     # whose ids the trace records: the knowledge base's (the leak guard checks them against the
     # view), or "own" for a system that retrieves from a store of its own and records its ids
     trace_ids: ClassVar[Literal["kb", "own"]] = "kb"
+    # False for a system that replays answers produced earlier (``recorded``): no intervention can
+    # change what it saw, so a suite whose interventions apply to it is refused at load time
+    live: ClassVar[bool] = True
 
     @abstractmethod
     def run(self, question: Question, env: Environment) -> Trace:

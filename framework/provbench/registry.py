@@ -39,6 +39,7 @@ BUILTIN_PLUGINS = (
     "provbench_plugins.kb_builders.concepts.builder",
     "provbench_plugins.datasets.qa.loader",
     "provbench_plugins.kb_builders.documents.builder",
+    "provbench_plugins.kb_builders.graph_import.builder",
     "provbench_plugins.metrics",
     "provbench_plugins.interventions",
     "provbench_plugins.trajectory",

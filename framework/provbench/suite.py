@@ -3,6 +3,10 @@ interventions and metrics. :func:`load_suite` parses it with ruamel.yaml (keepin
 numbers), validates it with pydantic, and checks plugin names against the registry, so
 every mistake is reported as ``file, line N, field 'a.b[2]': what is wrong`` (a controls block's
 own checks: :mod:`provbench.suite_controls`, handed this module's reference check).
+
+Longer than 400 lines because the checks :func:`load_suite` runs against the registry (plugin
+names and options, live intervention targets) stand beside the declarations they check: in a
+module of their own they would need these models and be needed by the loader, a circle.
 """
 
 from __future__ import annotations
@@ -304,6 +308,7 @@ def load_suite(path: str | Path, registry: "Registry | None" = None) -> LoadedSu
 
         registry = default_registry()
     check_plugins(path, tree, suite, registry)
+    check_live_targets(path, tree, suite, registry)
     if suite.controls is not None:
         from .suite_controls import check_controls
 
@@ -379,6 +384,23 @@ def check_plugins(path: Path, tree: Any, block: "Suite | ControlsSpec", registry
         [("systems", "system"), ("interventions", "intervention"), ("metrics", "metric")]
     for section, kind in sections:
         check_refs(path, tree, registry, kind, getattr(block, section), (*prefix, section))
+
+
+def check_live_targets(path: Path, tree: Any, block: "Suite | ControlsSpec", registry: "Registry",
+                       prefix: tuple = ()) -> None:
+    """Interventions apply only to live systems: one that replays recorded answers cannot be intervened on."""
+    if not block.interventions:
+        return
+    names = {ref.key: ref.name for ref in block.systems}
+    targets = block.intervention_systems if block.intervention_systems is not None else list(names)
+    for i, key in enumerate(targets):
+        if getattr(registry.get("system", names[key]).factory, "live", True):
+            continue
+        loc = ((*prefix, "intervention_systems", i) if block.intervention_systems is not None
+               else (*prefix, "interventions"))
+        raise SuiteError(f"{_where(path, tree, loc)}: system {key!r} replays answers recorded earlier, so no "
+                         "intervention can change what it saw: interventions need a live system (list only live "
+                         "systems under intervention_systems, or remove the interventions)")
 
 
 def check_refs(path: Path, tree: Any, registry: "Registry", kind: str, refs: list[PluginRef], loc: tuple) -> None:
