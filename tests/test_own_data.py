@@ -87,3 +87,11 @@ def test_init_refuses_what_would_not_run(project, tmp_path):
                                   "--out", str(tmp_path / "t.yaml")])
     assert result.exit_code == 2 and f"{bad}:2: field 'answer': is empty" in " ".join(result.output.split())
     assert not (tmp_path / "t.yaml").exists()
+
+
+def test_init_prints_a_suite_path_holding_console_markup_as_written(project, tmp_path):
+    out = tmp_path / "a[" / "x]" / "suite [bold].yaml"  # its path reads ".../a[/x]/...": a closing tag
+    out.parent.mkdir(parents=True)
+    said = invoke("init", "--docs", str(project / "data" / "docs"), "--questions",
+                  str(project / "data" / "questions.csv"), "--out", str(out))
+    assert f"suite: {out}" in " ".join(said.split()) and out.exists()

@@ -28,4 +28,4 @@ def init_cmd(docs: Path, questions: Path, systems: tuple[str, ...], out: Path, f
 
     path, summary = write_suite(default_registry(), docs, questions, out, list(systems or DEFAULT_SYSTEMS), force)
     console.print(f"suite: {path} ({summary})\nnext: provbench kb build {path}; provbench run {path}; "
-                  f"provbench validate {path}", highlight=False)
+                  f"provbench validate {path}", highlight=False, markup=False)

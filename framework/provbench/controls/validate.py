@@ -80,7 +80,7 @@ def _run_control(loaded: "LoadedSuite", name: str, controls_dir: Path, claims: l
     from ..runner import run_suite
 
     if console is not None:
-        console.print(f"control {name!r}: model {control_model_id(name)}", highlight=False)
+        console.print(f"control {name!r}: model {control_model_id(name)}", highlight=False, markup=False)
     shams = sham_interventions([s for _, claim in claims if name in claim.needs().controls
                                 for s in shams_of(claim.about(), loaded.suite.controls.llms)],
                                controls_configuration(loaded.suite).interventions, registry)
