@@ -131,7 +131,7 @@ def loop_runs(curriculum_mini):
     questions, kb = curriculum_mini
     view, loader = kb.view(), CurriculumLoader()
     runs = {}
-    for label, options in {"loop": {}, "one round": {"max_rounds": 1}, "never abstains": {"confidence_bar": 0.0}}.items():
+    for label, options in {"loop": {}, "one round": {"max_rounds": 1}, "never abstains": {"abstain": False}}.items():
         for q in of_type(questions, "deep", "too-deep", "stale", "unanswerable"):
             trace = PlanningLoop(**options).run(q, Environment(view=view, llm=oracle_llm(questions, 8)))
             prediction = trace.answer if trace.outcome == "answered" else None
@@ -160,9 +160,12 @@ def test_the_loop_abstains_on_too_deep_and_unanswerable_questions(loop_runs):
         trace, _ = runs["loop", q.id]
         assert trace.outcome == "abstained", q.id
     assert all(len(runs["loop", q.id][0].visited_entities) == 48 for q in of_type(questions, "too-deep"))
-    # without the bar it answers them, and wrongly: the abstention is the gate's doing
-    assert all(runs["never abstains", q.id][1] == 0.0 and runs["never abstains", q.id][0].outcome == "answered"
-               for q in of_type(questions, "too-deep"))
+    # without the final abstention it runs the same four rounds and answers them, wrongly: the abstention
+    # (not the round limit) is what keeps the wrong answers out
+    for q in of_type(questions, "too-deep"):
+        ungated, right = runs["never abstains", q.id]
+        assert ungated.outcome == "answered" and right == 0.0, q.id
+        assert len(ungated.artifacts["rounds"]) == len(runs["loop", q.id][0].artifacts["rounds"]) == 4, q.id
 
 
 def test_one_shot_graphrag_misses_the_deep_chains(curriculum_mini):

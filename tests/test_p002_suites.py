@@ -146,7 +146,7 @@ def test_only_a_deliberate_abstention_is_right_on_an_unanswerable_question(outco
 def test_the_suite_isolates_rounds_and_gate():
     systems = {s.key: s for s in load_suite(SUITES / "curriculum-planning.yaml").suite.systems}
     assert systems["one-shot, same seeds"].options == {"max_rounds": 1}  # same seeds, prompt and gate, one round
-    assert systems["never abstains"].options == {"confidence_bar": 0.0}
+    assert systems["never abstains"].options == {"abstain": False}
     assert systems["graphrag, abstains below 0.80"].options == {"ask_confidence": True, "confidence_bar": 0.8}
     assert "fallback_search_k" not in systems["planning-loop"].options  # the paper's loop: named seeds only
 

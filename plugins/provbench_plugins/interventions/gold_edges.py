@@ -7,7 +7,9 @@ e.g. curriculum-mini).
   lacks hides nothing). If the system's answer rests on the chain, every variant should change it.
 * ``invalidate-off-chain-edge``: one edge the baseline used (retrieved, cited or walked) that is
   not on the gold chain, drawn at random (``repeats``): the same size as one variant of the above,
-  the control that should change nothing.
+  the control that should change nothing. A baseline that used no edge at all runs no unit (nothing
+  to perturb); one whose used edges all lie on the chain is an error (the unit fails, saying so): a
+  control that hides nothing would pass for one that changed nothing.
 * ``as-of``: the graph as it stood at ``time`` (``GraphView.as_of``): edges invalidated later are
   active again, edges recorded later are not there yet (a stale-edge question's old answer).
 
@@ -27,7 +29,7 @@ from provbench.kb.temporal import InstantError, parse_instant
 from provbench.model import Question, Trace
 from provbench.plugin_api import Intervention, Variant
 
-from .edges import RandomDraw, RandomEdgesOptions, known_used_relations
+from .edges import RandomDraw, RandomEdgesOptions, known_used_relations, used_relations
 
 if TYPE_CHECKING:
     from provbench.kb import GraphView
@@ -76,11 +78,17 @@ class InvalidateOffChainEdge(RandomDraw):
     name = "invalidate-off-chain-edge"
     Options = OffChainOptions
 
+    def variants(self, question: Question, baseline: Trace, rng: random.Random) -> list[Variant] | None:
+        return [] if not used_relations(baseline) else None  # [] : no unit for a baseline that used no edge
+
     def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
                   **kwargs: Any) -> "GraphView":
         on_chain = {rid for rid, _ in gold_relations(view, question.gold)}
         pool = [rid for rid in known_used_relations(view, baseline) if rid not in on_chain]
-        return view.invalidate(rng.sample(pool, 1) if pool else [])
+        if not pool:
+            raise ValueError(f"{self.name}: question {question.id!r}: the baseline used no edge off the gold chain, "
+                             "so there is no edge to invalidate")
+        return view.invalidate(rng.sample(pool, 1))
 
 
 class AsOfOptions(BaseModel):

@@ -11,10 +11,14 @@ Each reads a subset of the questions by their ``type`` (curriculum-mini's ``deep
   so the difference comes from the evidence the rounds reach, not from the configurations.
 * ``abstains-when-unreachable``: on unanswerable questions and on those deeper than the round
   budget, the loop with the oracle abstains on every one; with a model confident whatever it is
-  shown (``ignores-context``) the gate lets the answers through, so the check can see it fail.
+  shown (``ignores-context``) the gate lets the answers through, so the check can see it fail. And
+  the same loop answers the questions within its rounds (``deep``), so an abstention that comes
+  from a shorter round limit (one round abstains on everything deep) does not pass for the gate.
 * ``gold-edge-changes-answer``: on the questions the loop answered, invalidating an edge of the
   gold chain changes its answer far more than invalidating a used edge off the chain, and the
   off-chain edge alone changes nothing; a model that ignores its context changes under neither.
+  Every unit of both conditions must have invalidated an edge: a condition that hid nothing
+  (``as-of`` a far future time in the off-chain edge's place) would otherwise pass as "no change".
 """
 
 from __future__ import annotations
@@ -89,6 +93,8 @@ class AbstainsOptions(TestOptions):
     question_types: list[str] = Field(default_factory=lambda: ["unanswerable", "too-deep"], min_length=1,
                                       description="question types the loop cannot answer within its rounds")
     min_difference: float = Field(1.0, ge=0, le=1, description="share of those questions abstained on (1: every one)")
+    reachable_types: list[str] = Field(default_factory=lambda: ["deep"],
+                                       description="question types within the round budget: answered by every control")
     expect: list[Expectation] = Field(default_factory=lambda: _expect(("oracle", True), ("ignores-context", False)))
 
 
@@ -110,7 +116,23 @@ class AbstainsWhenUnreachable(_P002Claim):
             statement = f"{o.system} abstains on the {'/'.join(o.question_types)} questions (against never)"
             test = _paired(abstained, dict.fromkeys(abstained, 0.0), o.resamples)
             verdicts.append(self.verdict(e.control, e.effect, test, statement))
+            if o.reachable_types:
+                verdicts.append(self.answers_within_reach(runs, e.control))
         return verdicts
+
+    def answers_within_reach(self, runs: ControlRuns, control: str) -> Verdict:
+        """The round limit apart from the gate: the reachable questions are answered (by half at least)."""
+        o = self.options
+        reachable = set(self.typed(runs, control, o.reachable_types))
+        answered = _per_question(runs, control, o.system, lambda r: float(not r.trace.abstained), reachable)
+        statement = f"{o.system} answers the {'/'.join(o.reachable_types)} questions, within its rounds (against never)"
+        return self.verdict(control, True, _paired(answered, dict.fromkeys(answered, 0.0), o.resamples), statement,
+                            min_difference=0.5)
+
+
+def _invalidated(record) -> bool:
+    hidden = record.trace.artifacts.get("hidden_by_intervention", {}) if record.trace is not None else {}
+    return record.status == "ok" and hidden.get("invalidated", {}).get("count", 0) > 0
 
 
 def _per_question(runs: ControlRuns, control: str, system: str, value: Callable, questions: set[str],
@@ -153,7 +175,18 @@ class GoldEdgeChangesAnswer(_P002Claim):
             still = _paired(off, dict.fromkeys(off, 0.0), o.resamples)  # any significant change counts
             verdicts.append(self.verdict(e.control, False, still, f"{o.off_chain} changes the output of {o.system}",
                                          min_difference=0.0))
+            verdicts.append(self.every_unit_invalidated(runs, e.control))
         return verdicts
+
+    def every_unit_invalidated(self, runs: ControlRuns, control: str) -> Verdict:
+        """Each unit of both conditions ran with at least one edge invalidated (a failed unit did not)."""
+        o = self.options
+        records = [r for c in (o.gold, o.off_chain) for r in runs.run(control).select(o.system, c)]
+        missed = sorted({f"{r.key.condition} on {r.key.question_id}" for r in records if not _invalidated(r)})
+        observed = (f"{len(records) - len(missed)} of {len(records)} units invalidated an edge"
+                    + (f"; none in: {', '.join(missed[:5])}{' ...' if len(missed) > 5 else ''}" if missed else ""))
+        return Verdict(claim=self.name, control=control, observed=observed, passed=bool(records) and not missed,
+                       expected=f"every unit of {o.gold} and {o.off_chain} ran with an edge invalidated")
 
     def answered_with_chain(self, runs: ControlRuns, control: str) -> list[str]:
         """Questions with a gold chain that the system answered at baseline: an answer that can change."""
