@@ -44,7 +44,7 @@ def test_curriculum_planning_suite_runs_and_reports_abstention_and_calibration(t
             "gold_chain_shown"} <= metric_names
     html = (run_dir / "report.html").read_text(encoding="utf-8")
     for title in ("Abstention and cost", "Calibration", "Risk-coverage curves", "Reliability diagram",
-                  "Planning loop: rounds, cost", "Baseline accuracy per hop count", "McNemar p (deep)",
+                  "Planning loop: rounds, cost", "Baseline accuracy per gold chain length", "McNemar p (deep)",
                   "Edge invalidation: control sizes"):
         assert title in html, title
 
@@ -202,6 +202,69 @@ def test_accuracy_per_hop_count_and_paired_test_between_systems():
     (cells,) = [[c.text for c in r.cells] for r in paired.rows]
     # 4 questions only the loop got right (the two 3-hop, the 4-hop, the unanswerable): p = 2 * 0.5^4
     assert cells[:5] == ["graphrag", "5", "4", "0", "0.125"] and cells[5] == "3" and cells[6] == "0.25"
+
+
+def typed_questions(spec):
+    """(type, gold chain length, answerable) per question -> questions q0, q1, ... as the curriculum loader makes them."""
+    from provbench.gold import GoldEvidence, GoldTriple
+    from provbench.model import Question
+
+    def chain(n):
+        return GoldEvidence(triples=[GoldTriple(subject=f"c{i}", relation="r", object=f"c{i + 1}") for i in range(n)],
+                            entities=[f"c{i}" for i in range(n + 1)], ordered=True) if n else None
+
+    return {f"q{i}": Question(id=f"q{i}", question="?", answer="x", type=kind, gold=chain(n),
+                              category=f"{min(n, 1)}-hop" if answerable else "unanswerable",
+                              metadata={"hops": min(n, 1), "answerable": answerable})
+            for i, (kind, n, answerable) in enumerate(spec)}
+
+
+def test_groups_follow_the_gold_chain_and_keep_too_deep_and_stale_apart():
+    from provbench_plugins.papers.p002_planning.comparison import deep_questions
+
+    # q0: a 1-hop category with a 3-edge chain (two named concepts); q1 deep; q2 too deep; q3 stale; q4 none
+    spec = [("multi", 3, True), ("deep", 3, True), ("too-deep", 5, True), ("stale", 3, True), ("unanswerable", 0, False)]
+    systems = [{"name": "planning-loop"}]
+    run = in_memory_run(systems, loop_records("planning-loop", [("answered", 1.0)] * 2 + [("abstained", 0.0)] * 3))
+    run.questions.update(typed_questions(spec))
+    blocks = planning_section(run).blocks
+    by_chain = next(b for b in blocks if b.kind == "table" and "3-hop" in b.columns)
+    assert by_chain.columns[1:6] == ["3-hop", "stale", "too-deep", "unanswerable", "All"]
+    assert by_chain.rows[0].cells[1].counts == "(n=2)"
+    assert deep_questions(run) == ["q0", "q1"]
+    # abstaining on the too-deep question is intended: of the answerable q0, q1, q3 only the stale one abstained
+    cells = {c: blocks[0].rows[0].cells[i].text for i, c in enumerate(blocks[0].columns)}
+    assert cells["Abstained on answerable"] == "0.33"
+
+
+def test_a_one_round_configuration_exits_in_its_only_round():
+    systems = [{"name": "planning-loop", "label": "one round", "options": {"max_rounds": 1}}]
+    records = loop_records("one round", [("answered", 1.0)])
+    records[0].trace.artifacts["rounds"] = [{}]
+    run = in_memory_run(systems, records)
+    run.questions.update(questions_by_hops([1]))
+    table = planning_section(run).blocks[0]
+    cells = {c: table.rows[0].cells[i].text for i, c in enumerate(table.columns)}
+    assert cells["Exit round"] == "1" and cells["Answered by the exit round"] == "1.00"
+
+
+def test_stale_answers_are_scored_by_the_concept_they_name(curriculum_mini):
+    from provbench.model import RunRecord, Trace, UnitKey
+    from provbench_plugins.papers.p002_planning.metrics import StaleAnswer
+
+    questions, _ = curriculum_mini
+    stale = next(q for q in questions if q.type == "stale")
+
+    def scored(outcome, answer):
+        trace = Trace(question_id=stale.id, system="s", outcome=outcome, answer=answer)
+        return StaleAnswer().score(RunRecord(key=UnitKey(question_id=stale.id, system="s"), trace=trace), stale, None)
+
+    assert scored("answered", stale.metadata["stale_answer"].upper()) == {"stale_answer": 1.0}
+    assert scored("answered", stale.answer) == {"stale_answer": 0.0}
+    assert scored("abstained", None) == {"stale_answer": 0.0}
+    other = next(q for q in questions if q.type == "deep")
+    assert StaleAnswer().score(RunRecord(key=UnitKey(question_id=other.id, system="s"),
+                                         trace=Trace(question_id=other.id, system="s", answer="x")), other, None) == {}
 
 
 def test_control_sizes_flag_unmatched_pairs():
