@@ -283,3 +283,20 @@ def test_control_sizes_flag_unmatched_pairs():
     (section,) = control_size_sections(run)
     (row,) = section.blocks[0].rows
     assert [c.text for c in row.cells] == ["planning-loop", "2", "1", "q2 (0/43)"]
+
+
+def test_table2_arrows_compare_a_condition_with_the_baseline_of_the_same_questions():
+    """invalidate-gold-edge runs on the answerable questions only: its accuracy is compared with the
+    baseline's on those, not with the baseline over every question (unanswerable ones included)."""
+    from provbench.model import RunRecord, Trace, UnitKey
+    from provbench_plugins.papers.p000_neighborhoods.report import table2_section
+
+    baseline = loop_records("planning-loop", [("answered", 1.0), ("answered", 0.0)])  # q1: unanswerable, answered
+    gold = RunRecord(key=UnitKey(question_id="q0", system="planning-loop", condition="invalidate-gold-edge"),
+                     scores={"accuracy": 1.0}, trace=Trace(question_id="q0", system="planning-loop", answer="x"))
+    run = in_memory_run([{"name": "planning-loop"}], [*baseline, gold])
+    run.questions.update(questions_by_hops([1, 0]))
+    rows = [r for r in table2_section(run).blocks[0].rows if r.cells]
+    assert rows[0].cells[2].text == "50.0%"  # the baseline row: both questions
+    assert rows[-1].cells[1].text == "Acc." and rows[-1].cells[2].text == "100.0%"
+    assert rows[-1].cells[2].arrow == "→"  # 1/1 against the baseline's 1/1 on q0, not its 1/2 on both

@@ -141,7 +141,8 @@ def table2_section(run: RunData) -> Section | None:
     caption = (f"Over the {len(analysed)} analysed questions{excluded}. “Output changed” is the share of answers that "
                "differ from the baseline answer; its parentheses give originally correct answers that stayed correct "
                "out of originally correct answers. “Acc.” is post-intervention accuracy with correct/total in "
-               "parentheses; arrows give the direction of the change from baseline. Randomised interventions are "
+               "parentheses; arrows give the direction of the change from the baseline of the same questions. "
+               "Randomised interventions are "
                f"averaged over repeats, so counts may be fractional. {caption_of_text_rules(run)} "
                "Units the leak guard found leaked are left out; “not measurable”: every unit leaked or had no "
                "effect (see the leak guard section). "
@@ -200,7 +201,8 @@ def condition_rows(run: RunData, condition: str, systems: list[str], baseline: d
                                        f"{kept.counts() or '(none originally correct)'}{left_out}"))
         after = per_question(records)
         acc = metric_share(run, "accuracy", system, condition, share(after, analysed, **opts))
-        before = metric_share(run, "accuracy", system, BASELINE, share(baseline[system], analysed, **opts))
+        # the baseline of the same questions: a condition may skip some (gold-edge ones skip unanswerable questions)
+        before = share(baseline[system], [q for q in analysed if q in after], **opts)
         acc_cells.append(share_cell(acc, tests[(condition, system)][1], arrow(before.value, acc.value)))
     return [Row(cells=[title_of(run, condition), "Output changed", *changed_cells]),
             Row(cells=["", "Acc.", *acc_cells])]
