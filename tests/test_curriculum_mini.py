@@ -233,3 +233,18 @@ def test_the_control_oracle_shows_the_claims_and_cites_the_chain(curriculum_mini
     assert PlanningLoop(max_rounds=1).run(deep, Environment(view=view, llm=llm)).outcome == "abstained"
     for q in (too_deep, unanswerable):
         assert PlanningLoop().run(q, Environment(view=view, llm=llm)).outcome == "abstained", q.id
+
+
+def test_one_shot_with_the_loops_budget_reads_the_chain_only_within_two_hops(curriculum_mini):
+    """Issue 35 item 1a: one call over the same seeds with the loop's 48 concepts (4 hops, ranked as the
+    loop ranks). With the known-truth reader it fills its budget with the tracks' breadth before the
+    chain: it reads the 2-edge stale chains and none of the 3-4 edge deep ones (the loop reads all)."""
+    questions, kb = curriculum_mini
+    view, budget = kb.view(), {"max_rounds": 1, "hops_per_round": 4, "frontier_cap": 48}
+    outcomes = {}
+    for q in of_type(questions, "deep", "stale"):
+        trace = PlanningLoop(**budget).run(q, Environment(view=view, llm=oracle_llm(questions, 1)))
+        assert len(trace.llm_calls) == 1 and len(trace.visited_entities) == 48, q.id
+        outcomes[q.id] = (len(q.gold.triples), trace.outcome)
+    assert {chain for chain, outcome in outcomes.values() if outcome == "answered"} == {2}
+    assert all(outcome == "abstained" for chain, outcome in outcomes.values() if chain >= 3)

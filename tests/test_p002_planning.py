@@ -368,3 +368,14 @@ def test_linked_text_is_read_for_the_seeds_too(view):
     assert {"tu:beta", "tu:delta"} <= set(trace.read_text_units)
     assert "[tu:alpha] Alpha Topic: Alpha Topic is a test concept." in calls[0]["messages"][1]["content"]
     assert not run(view, "What does Alpha Topic lead to?", [reply()] * 4)[0].read_text_units  # default: graph only
+
+
+def test_one_shot_with_the_loops_budget_expands_several_hops_before_its_one_call(view):
+    trace, _ = run(view, "Where does Grid Node 00 lead?", [reply("Grid Node 20", 0.9)],
+                   max_rounds=1, hops_per_round=4, frontier_cap=48)
+    assert len(trace.llm_calls) == 1 and len(trace.visited_entities) == 48  # the loop's 4 x 12, in one context
+    assert [s.tool for s in trace.steps] == ["seed", *["expand"] * 4, "synthesize"]  # the last hop adds edges only
+    assert rounds(trace)[0]["expanded"] == ["ent:g00"] and len(rounds(trace)[0]["frontier"]) == 47
+    # with one hop, the same budget sees only the seed's 14 neighbours
+    trace, _ = run(view, "Where does Grid Node 00 lead?", [reply("Grid Node 20", 0.9)], max_rounds=1, frontier_cap=48)
+    assert len(trace.visited_entities) == 15

@@ -47,7 +47,6 @@ decided again. A replayed step before the resume step whose result differs from 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import Field, model_validator
@@ -55,13 +54,14 @@ from pydantic import Field, model_validator
 from provbench.agents import LLMSystem, SystemOptions, replayed_reply, reply_object, string_list
 from provbench.agents.base import stated_confidence
 from provbench.kb.temporal import instant_text, now
-from provbench.kb.types import Entity, Neighbor, Relation
+from provbench.kb.types import Entity, Neighbor
 from provbench.model import Question, RetrievedItem, Trace
 from provbench.plugin_api import Environment, ResumePoint
 
 from . import prompts as P
 from .frontier import Focus, rank_candidates
 from .seeds import select_seeds
+from .state import Candidate, Expansion, LoopState
 
 SUPPORT_KINDS = {"supporting_concepts": "entities", "supporting_relations": "relationships",
                  "supporting_texts": "text_units"}
@@ -85,6 +85,8 @@ class PlanningOptions(SystemOptions):
     max_tokens: int = Field(512, ge=32, le=8192)
     keep_best: bool = Field(False, description="verify the most confident answer so far, not the current round's "
                                                "(a round-2 answer on more evidence, or a retraction, is then lost)")
+    hops_per_round: int = Field(1, ge=1, le=10, description="expansions before each synthesis (a one-round loop "
+                                                             "with 4 hops and cap 48: one-shot with the loop's budget)")
     abstain: bool = Field(True, description="abstain when no round's answer cleared the bar (false: answer with the "
                                             "held-back one after every round: the loop without its abstention)")
 
@@ -94,47 +96,6 @@ class PlanningOptions(SystemOptions):
             raise ValueError(f"max_seeds ({self.max_seeds}) must not exceed frontier_cap ({self.frontier_cap}): "
                              "round 1's frontier counts the seeds")
         return self
-
-
-@dataclass
-class Candidate:
-    """An answer a round gave, with what it rests on."""
-
-    answer: str
-    confidence: float
-    round: int
-    reason: str = ""
-    support: dict[str, list[str]] = field(default_factory=dict)  # Citations field -> ids shown
-
-
-@dataclass
-class LoopState:
-    question: str
-    visited: dict[str, Entity] = field(default_factory=dict)  # also the evidence concepts, in order
-    edges: dict[str, Relation] = field(default_factory=dict)  # evidence edges, in order
-    texts: dict[str, str] = field(default_factory=dict)  # text units shown
-    relation_vocab: list[str] = field(default_factory=list)  # types on the next frontier's edges
-    neighbours: dict[str, list[Neighbor]] = field(default_factory=dict)  # per concept, fetched once
-    frontier: list[str] = field(default_factory=list)  # the concepts the next expansion starts from
-    frontier_before: list[str] = field(default_factory=list)  # what the current round expanded
-    focus: str = ""
-    relation_types: list[str] = field(default_factory=list)
-    confidence: float | None = None  # the last stated one
-    best: Candidate | None = None  # the most confident answer so far
-    current: Candidate | None = None  # the last round's answer (None: it gave none)
-    latest: Candidate | None = None  # the last answer any round gave
-    shown: dict[str, list[str]] = field(default_factory=dict)  # kind -> ids the current step brought in
-    replies: list[str] = field(default_factory=list)  # recorded synthesize replies still to replay, in order
-    read_at: str = ""  # when the graph was read: the view's time, else the moment the loop began
-
-
-@dataclass
-class Expansion:
-    added: list[str]
-    edges: list[str]
-    followed: list[str] | None  # relation types followed (None: all)
-    widened: bool = False  # the chosen types led nowhere new, so every type was followed
-    capped: bool = False
 
 
 class PlanningLoop(LLMSystem):
@@ -177,7 +138,7 @@ class PlanningLoop(LLMSystem):
         opts = self.options
         for number in range(1, opts.max_rounds + 1):
             budget = opts.frontier_cap - (len(state.frontier) if number == 1 else 0)
-            expansion = self.expand(env, trace, state, budget, narrow=number >= opts.narrow_from_round)
+            expansion = self.expand_hops(env, trace, state, budget, narrow=number >= opts.narrow_from_round)
             if number > 1 and not expansion.added and not expansion.edges:
                 # the evidence is the last round's: its answers stand as this round's
                 if self.confident(state, number):
@@ -232,6 +193,20 @@ class PlanningLoop(LLMSystem):
         return bool(seeds)
 
     # -- expand ----------------------------------------------------------------------------
+    def expand_hops(self, env: Environment, trace: Trace, state: LoopState, budget: int, narrow: bool) -> Expansion:
+        """``hops_per_round`` expansions sharing the round's budget, as one expansion."""
+        expansion = self.expand(env, trace, state, budget, narrow)
+        expanded = list(state.frontier_before)
+        for _ in range(self.options.hops_per_round - 1):
+            more = self.expand(env, trace, state, budget - len(expansion.added), narrow)
+            if not more.added and not more.edges:
+                break
+            expansion.added += more.added
+            expansion.edges += more.edges
+            expansion.capped = more.capped
+        state.frontier_before = expanded
+        return expansion
+
     def expand(self, env: Environment, trace: Trace, state: LoopState, budget: int, narrow: bool) -> Expansion:
         types = (list(state.relation_types) or None) if narrow else None
         state.shown = {}
