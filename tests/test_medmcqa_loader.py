@@ -75,7 +75,7 @@ TABLE1 = Question(id="t1", question="A baby born with pulmonary hypoplasia ... w
 @pytest.mark.parametrize("prediction, letter", [
     ("a sequence", "C"), ("A sequence", "C"), ("a sequence.", "C"), ("  A  Sequence ", "C"), ("an association", "A"),
     ("a syndrome", "D"), ("C", "C"), ("C.", "C"), ("(C)", "C"), ("C)", "C"), ("[C]", "C"), ("Answer: C", "C"),
-    ("The answer is C.", "C"), ("C. a sequence", "C"), ("(c)", "C"), ("c)", "C"), ("c.", "C"), ("a", None), ("an", None),
+    ("The answer is C.", "C"), ("C. a sequence", "C"), ("(c)", "C"), ("c)", "C"), ("c.", "C"), ("a", "A"), ("an", None),
     ("A syndrome-like picture", None), ("Because", None)])
 def test_option_text_is_matched_before_a_letter_and_articles_are_not_letters(prediction, letter):
     assert option_letter(prediction, TABLE1) == letter
@@ -89,6 +89,24 @@ def test_an_option_text_after_its_own_letter_or_an_article_names_it(prediction, 
     # the embedded model answered "A bone marrow" to mm-06 of medical-mini (A. bone marrow)
     question = Question(id="q", question="?", answer="A", choices=["bone marrow", "pancreas", "inner ear", "nerve"])
     assert option_letter(prediction, question) == letter
+
+
+def test_a_reply_that_is_a_single_letter_is_that_letter_even_where_options_are_letters():
+    # real MedMCQA dev records whose options are letters ('a', 'c', 'bc', 'ad'): "C" is option C, not the text "c"
+    question = Question(id="q", question="Which are true?", answer="C", choices=["a", "c", "bc", "ad"])
+    for reply in ("C", "c", "(C)", "C.", "c)"):
+        assert option_letter(reply, question) == "C", reply
+        assert MedMCQALoader().score_answer(question, reply) == {"accuracy": 1.0}, reply
+    assert option_letter("bc", question) == "C" and option_letter("ad", question) == "D"  # texts still name options
+    assert MedMCQALoader().normalize("c") == MedMCQALoader().normalize("C") == "C"
+
+
+def test_a_text_naming_options_that_share_it_is_ambiguous():
+    question = Question(id="q", question="?", answer="B", choices=["None", "none", "Both", "Aspirin"])
+    assert option_letter("none", question) is None
+    assert MedMCQALoader().score_answer(question, "None.") == {"accuracy": 0.0, "ambiguous_reply": 1.0}
+    assert option_letter("B none", question) == "B"  # its own letter settles it
+    assert MedMCQALoader().score_answer(question, "B") == {"accuracy": 1.0}
 
 
 def test_normalize_keeps_different_options_apart():
@@ -156,8 +174,8 @@ def test_bundled_medical_mini_in_both_forms():
 
     dev = MedMCQALoader().load(REPO / "datasets" / "medical-mini" / "dev.jsonl")
     mmlu = MMLUMedicalLoader().load(REPO / "datasets" / "medical-mini" / "mirage-benchmark.json")
-    assert len(dev) == 10 and facet_counts(dev, "choice_type") == {"single": 8, "multi": 2}
-    assert len(mmlu) == 8 and all(q.answer in "ABCD" for q in mmlu)
+    assert len(dev) == 14 and facet_counts(dev, "choice_type") == {"single": 12, "multi": 2}
+    assert len(mmlu) == 12 and all(q.answer in "ABCD" for q in mmlu)
 
 
 def test_medical_mini_questions_carry_their_gold_path_in_both_forms(tmp_path):
@@ -170,7 +188,10 @@ def test_medical_mini_questions_carry_their_gold_path_in_both_forms(tmp_path):
     for q in dev:
         gold = q.gold
         assert gold is not None and gold.triples and gold.ordered == (q.type == "single")
-        if q.type == "single":  # a chain from a question entity to the answer
+        if q.id.startswith("mm-b"):  # a bridge: the middle triple of a path between two named entities
+            assert len(gold.triples) == 1 and gold.entities[-1] == q.aliases[0]
+            assert not any(e.lower() in q.question.lower() for e in gold.entities)
+        elif q.type == "single":  # a chain from a question entity to the answer
             assert gold.entities[0].lower() in q.question.lower() and gold.entities[-1] == q.aliases[0]
             assert len(gold.entities) == len(gold.triples) + 1
             for triple, (a, b) in zip(gold.triples, zip(gold.entities, gold.entities[1:])):

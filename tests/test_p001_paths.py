@@ -277,15 +277,21 @@ def test_grounding_needs_a_close_score_and_a_shared_word_and_records_every_candi
     assert exact.one("Night Cough", "question")["how"] == "exact" and exact.one("coughing at night", "question") is None
 
 
-def test_one_path_per_pair_capped_by_max_paths_shortest_first(kb):
+def test_kept_paths_are_not_fragments_of_other_paths_and_cover_the_most_grounded_entities(kb):
     env = Environment(view=kb.view(), llm=None)
-    names = ["fasting", "night cough", "spleen", "mirel disease", "pale gums"]  # 10 pairs, 7 distinct paths
+    names = ["fasting", "night cough", "spleen", "mirel disease", "pale gums"]  # 10 pairs, 10 distinct paths
     grounded = [{"entity": kb.view().find_entity(n).id, "role": "question"} for n in names]
     assert KGRAGEx().options.max_paths == 3
     paths = KGRAGEx().find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
-    assert [len(p["edges"]) for p in paths] == [1, 1, 1]
+    # one-edge paths (fasting-night cough, mirel-spleen, pale gums-spleen) lie on longer ones: dropped; the first
+    # kept passes 3 grounded entities (the shortest such), the second the 2 left; then nothing new is covered
+    along = [[n["name"] for n in p["nodes"]] for p in paths]
+    assert [min(a, a[::-1]) for a in along] == [["mirel disease", "spleen", "pale gums"],
+                                                ["fasting", "night cough", "tarsik anaemia", "pale gums"]]
     every = KGRAGEx(max_paths=None).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
-    assert len(every) == 10 and [len(p["edges"]) for p in every] == sorted(len(p["edges"]) for p in every)
+    assert [len(p["edges"]) for p in every] == [2, 3]
+    one = KGRAGEx(max_paths=1).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded[:3] + grounded[4:])
+    assert [len(p["edges"]) for p in one] == [3]  # fasting, night cough, spleen, pale gums: a 3-hop path passes 3
 
 
 def test_a_tie_never_goes_to_the_earlier_option(tmp_path):
@@ -338,7 +344,8 @@ def test_the_authors_preset_asks_for_pairs_and_follows_their_code(kb):
     assert KGRAGEx(preset="authors", top_k=2).options.top_k == 2  # a suite's own option wins
     question = Question(id="q", question="Can fasting lead to corvane fever or to the spleen?", answer="A",
                         choices=["spleen", "nothing"])
-    reply = {"pairs": [{"entity1": "fasting", "entity2": "Corvane Fever"}, {"entity1": "spleen", "entity2": "fasting"},
+    reply = {"pairs": [{"entity1": "fasting", "entity2": "corvane fever"}, {"entity1": "spleen", "entity2": "fasting"},
+                       {"entity1": "fasting", "entity2": "Corvane Fever"},  # names are case-sensitive: no entity
                        {"entity1": "fasting", "entity2": "unknown thing"}]}
     trace, calls = run_kgrag(kb, question, reply, preset="authors")
     assert calls[0]["schema"]["properties"]["pairs"]["items"]["required"] == ["entity1", "entity2"]
@@ -376,7 +383,7 @@ def test_an_edge_without_a_chunk_takes_its_file_from_the_triples_file():
 
 
 def test_table4_section_has_a_row_per_dataset_as_the_paper():
-    from provbench_plugins.papers.p001_kgrag_ex.report import table4_section
+    from provbench_plugins.papers.p001_kgrag_ex.report import dataset_label, table4_section
 
     path = four_node_path()
     def question(qid, kind):
@@ -384,10 +391,12 @@ def test_table4_section_has_a_row_per_dataset_as_the_paper():
                 for i in range(n)]
         return [r.model_copy(update={"key": r.key.model_copy(update={"question_id": qid})}) for r in recs]
     groups = A.group(question("m1", "node") + question("m2", "subpath") + question("u1", "edge"), "kgrag-ex")
-    section = table4_section({"paper": groups}, "kgrag-ex", {"m1": "medmcqa", "m2": "medmcqa", "u1": "mmlu"})
+    suite = {"dataset": {"path": "/data/MIRAGE/benchmark.json"}}
+    labels = {q: dataset_label(d, suite) for q, d in (("m1", "medmcqa"), ("m2", "medmcqa"), ("u1", "mmlu"))}
+    section = table4_section({"paper": groups}, "kgrag-ex", labels)
     rows = [[c.text for c in row.cells] for row in section.blocks[0].rows]
-    assert rows == [["MedMCQA", "paper (line dropped)", "2", "1", "0", "1", "0"],
-                    ["MMLU", "paper (line dropped)", "1", "0", "1", "0", "0"]]
+    assert rows == [["MMLU form: MIRAGE/benchmark.json", "paper (line dropped)", "1", "0", "1", "0", "0"],
+                    ["MedMCQA form: MIRAGE/benchmark.json", "paper (line dropped)", "2", "1", "0", "1", "0"]]
 
 
 def test_table4_under_both_subpath_rules():

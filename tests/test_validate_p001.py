@@ -65,12 +65,25 @@ def test_paper001_claims_pass_on_medical_mini(tmp_path, kb_dir):
     assert result.exit_code == 0, result.output
     verdicts = {(v.claim, v.control): v for v in read_validity(out).verdicts}
     named = verdicts["p001/explanation-names-planted", "oracle"]
-    assert named.passed and named.observed.startswith("hit rate 1.00: 6 of 6 explanations name a planted node")
+    assert named.passed and named.observed.startswith("hit rate 1.00: 14 of 14 explanations name a planted node "
+                                                      "(a random node of their paths: 0.72)")
+    assert named.p_value < 0.05  # the bridge questions' planted nodes are no path ends
     assert verdicts["p001/explanation-names-planted", "ignores-context"].observed == \
-        "0 of 10 questions with removals changed"  # the oracle's paths (its parse), answers that ignore them
+        "0 of 14 questions with removals changed"  # the oracle's paths (its parse), answers that ignore them
     specific = verdicts["p001/unplanted-change-nothing", "oracle"]
-    assert specific.passed and specific.observed.startswith("unplanted: 0 of 12 changed; planted: 40 of 60 changed")
+    assert specific.passed and specific.observed.startswith("unplanted: 0 of 57 changed; planted: 86 of 129 changed")
     assert specific.p_value < 1e-4
+    paths = kept_paths(out / "controls" / "oracle")
+    assert min(len(p["edges"]) for ps in paths.values() for p in ps) >= 2  # no one-edge fragments
+    bridges = [ps for qid, ps in paths.items() if qid.startswith("mm-b")]
+    assert len(bridges) == 4 and all([len(p["edges"]) for p in ps] == [3] for ps in bridges)
+
+
+def kept_paths(run_dir: Path) -> dict[str, list[dict]]:
+    from provbench.report.data import load_run
+
+    return {r.key.question_id: r.trace.artifacts["kgrag"]["paths"] for r in load_run(run_dir).records
+            if r.key.condition == BASELINE and r.trace and "kgrag" in r.trace.artifacts}
 
 
 def test_the_random_control_in_place_of_the_oracle_fails_paper001s_claims(tmp_path, kb_dir, monkeypatch):
@@ -142,7 +155,8 @@ def test_the_claims_on_hand_built_records():
     planted_changes = {"node:0:1", "edge:0:1", "subpath:0:1"}  # the fever -AFFECTS-> knee triplet
     good = runs_of(records(planted_changes))
     named, ignoring = ExplanationNamesPlanted().check(good)
-    assert named.passed and named.observed.startswith("hit rate 1.00: 1 of 1")
+    assert named.observed.startswith("hit rate 1.00: 1 of 1")
+    assert not named.passed and named.p_value == pytest.approx(0.75)  # one question, 3 of 4 nodes planted: no evidence
     assert not ignoring.passed and ignoring.observed == "no question had a path to perturb"  # saw nothing
     (specific,) = UnplantedChangeNothing().check(good)
     assert specific.observed.startswith("unplanted: 0 of 2 changed; planted: 3 of 9 changed")
@@ -152,3 +166,52 @@ def test_the_claims_on_hand_built_records():
     assert not specific.passed and specific.observed.startswith("unplanted: 1 of 2 changed")
     assert ExplanationNamesPlanted().check(runs_of(records({"node:1:1", "edge:1:0"})))[0].observed.startswith(
         "hit rate 0.00: 0 of 1")  # only the distractor path mattered: the explanation names "cough"
+
+
+# -- the hit rate must beat naming a random path node (binomial test in the pass rule) ----------
+
+def bridge_records(qid: str, changes: set[str]) -> tuple[list[RunRecord], Question]:
+    """A right baseline on the path cough - Fever* - Palsy* - ear, whose gold is the one middle
+    triple "Fever CAN LEAD TO Palsy" (medical-mini's bridge questions): the ends are not planted."""
+    names = ["cough", "Fever", "Palsy", "ear"]
+    nodes = [{"id": f"{qid}-n{i}", "name": n, "label": "Diseases"} for i, n in enumerate(names)]
+    labels = ["CAUSES", "CAN LEAD TO", "AFFECTS"]
+    sources = [(1, 0), (1, 2), (2, 3)]  # Fever causes cough; Fever can lead to Palsy; Palsy affects ear
+    edges = [{"id": f"{qid}-r{k}", "label": labels[k], "source": nodes[a]["id"], "target": nodes[b]["id"],
+              "text_unit": "", "source_file": ""} for k, (a, b) in enumerate(sources)]
+    paths = [make_path("path:0", nodes, edges)]
+    out = [RunRecord(key=UnitKey(question_id=qid, system="kgrag-ex"), scores={"accuracy": 1.0},
+                     trace=Trace(question_id=qid, system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": paths}}))]
+    for kind in ("node", "edge", "subpath"):
+        for v in enumerate_variants(paths, kind):
+            hit = v["id"] in changes
+            out.append(RunRecord(key=UnitKey(question_id=qid, system="kgrag-ex", condition=f"kg-{kind}-removal",
+                                             variant=v["id"]), scores={"output_changed": float(hit)},
+                                 trace=Trace(question_id=qid, system="kgrag-ex", answer="B" if hit else "A"),
+                                 variant=VariantInfo(**v)))
+    gold = GoldEvidence(triples=[GoldTriple(subject="Fever", relation="CAN LEAD TO", object="Palsy")], ordered=True,
+                        entities=["Fever", "Palsy"])
+    return out, Question(id=qid, question="?", answer="A", gold=gold)
+
+
+def explanation_verdict(changes: set[str], questions: int = 6):
+    recs, asked = [], []
+    for i in range(questions):
+        r, q = bridge_records(f"b{i}", changes)
+        recs += r
+        asked.append(q)
+    runs = control_runs({"oracle": recs}, questions={"oracle": asked})
+    (verdict,) = ExplanationNamesPlanted(expect=[{"control": "oracle", "effect": True}]).check(runs)
+    return verdict
+
+
+def test_an_explanation_must_beat_naming_a_random_node_of_its_paths():
+    # the answer hangs on the middle triple: its node, edge and sub-path removals change it
+    honest = explanation_verdict({"node:0:1", "node:0:2", "edge:0:1", "subpath:0:1"})
+    assert honest.passed and honest.observed.startswith("hit rate 1.00: 6 of 6") and honest.p_value == pytest.approx(0.5 ** 6)
+    # a sham whose changes credit only the path's first node (an explanation blind to the perturbations)
+    sham = explanation_verdict({"node:0:0"})
+    assert not sham.passed and sham.observed.startswith("hit rate 0.00: 0 of 6")
+    # a high hit rate on too few questions is no evidence either
+    few = explanation_verdict({"node:0:1", "node:0:2", "edge:0:1", "subpath:0:1"}, questions=2)
+    assert few.observed.startswith("hit rate 1.00: 2 of 2") and not few.passed  # p = 0.25

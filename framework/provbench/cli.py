@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from .cli_init import init_cmd
 from .cli_results import check_cmd, export_cmd, show_gates, traces_cmd
 from .listing import print_json, show_table
 
@@ -26,20 +27,31 @@ JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON i
 
 
 class ProvbenchGroup(click.Group):
-    """Turns provbench's own user-facing errors into one clear line and exit code 2."""
+    """Turns provbench's own user-facing errors, and the OS's (a file that cannot be written), into
+    one clear line and exit code 2 (redacted: an error may quote a provider's reply; escaped: it
+    may quote a path or label holding ``[...]``)."""
 
     def invoke(self, ctx: click.Context):
         from .errors import UserError
+        from .secrets import redact, redacted_logs
 
         try:
-            return super().invoke(ctx)
+            with redacted_logs():  # every command's log lines (kb build's provider errors too)
+                return super().invoke(ctx)
         except UserError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
-            sys.exit(EXIT_USAGE)
+            _print_error(redact(str(exc)))
+        except OSError as exc:  # a read-only folder, a full disk, a directory in a file's place: say where
+            where = f"{exc.filename}: " if exc.filename else ""
+            _print_error(redact(f"{where}{exc.strerror or exc}"))
         except KeyboardInterrupt:  # the first Ctrl-C stops at once (units still running are dropped)
             err_console.print("[yellow]interrupted[/]: a run keeps every unit recorded so far; the same command "
                               "resumes it", highlight=False)
             sys.exit(EXIT_INTERRUPTED)
+
+
+def _print_error(text: str) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
+    sys.exit(EXIT_USAGE)
 
 
 @click.group(cls=ProvbenchGroup)
@@ -82,21 +94,23 @@ def data_group() -> None:
 
 
 @data_group.command("info")
-@click.argument("dataset", type=click.Path(exists=True, path_type=Path))
+@click.argument("dataset")
 @click.option("--loader", default=None, help="Dataset loader (default: the one loader that recognises DATASET).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Loader option (repeatable).")
 @JSON_OPTION
-def data_info_cmd(dataset: Path, loader: str | None, options: tuple[str, ...], as_json: bool) -> None:
-    """Load and validate DATASET, print its counts; exit non-zero on invalid input."""
+def data_info_cmd(dataset: str, loader: str | None, options: tuple[str, ...], as_json: bool) -> None:
+    """Load and validate DATASET (a file; with --loader a hub id), print its counts; exit non-zero on bad input."""
     from .datainfo import data_info
     from .registry import default_registry
+    from .suite_yaml import parse_option_pairs
 
-    info = data_info(default_registry(), dataset, loader, _parse_options(options))
+    info = data_info(default_registry(), dataset, loader, parse_option_pairs(options))
     if as_json:
         return print_json(console, {"source": str(info.source), "records": info.records, "loader": info.loader,
                                     "facets": {k: dict(v) for k, v in info.facets.items()},
                                     "choices": dict(info.choices or {}), "with_aliases": info.with_aliases})
-    console.print(f"{info.source}: [bold]{info.records}[/] record(s), loader {info.loader!r}", highlight=False)
+    console.print(f"{escape(str(info.source))}: [bold]{info.records}[/] record(s), loader {escape(repr(info.loader))}",
+                  highlight=False)
     for facet, counts in info.facets.items():
         _print_counts(f"per {facet}", counts)
     if info.choices:
@@ -138,7 +152,9 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
     from . import runner
     from .bundled import resolve_suite
     from .errors import UserError
+    from .kb import health
     from .suite import ExecutorSpec
+    from .suite_yaml import parse_option_pairs
 
     if ray_address is not None and executor == "threads":
         raise UserError("--ray-address goes with --executor ray, not threads")
@@ -156,25 +172,10 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
             raise UserError(f"kb build {source}: name the knowledge-base builder with --builder (known: {known})")
         kb_dir, stats, reused = runner.build_dataset_kb(
             path, out or Path("reports/kb") / path.stem, loader=loader, builder=builder,
-            model=model or "embedded", limit=limit, options=_parse_options(options), console=console,
+            model=model or "embedded", limit=limit, options=parse_option_pairs(options), console=console,
             concurrency=concurrency, executor=spec)
-    console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}")
-    _print_stats(stats)
-
-
-def _parse_options(pairs: tuple[str, ...]) -> dict:
-    """KEY=VALUE pairs, values read as YAML scalars (8 -> int, true -> bool)."""
-    from ruamel.yaml import YAML
-
-    from .errors import UserError
-
-    options = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise UserError(f"--option {pair!r}: expected KEY=VALUE")
-        options[key] = YAML(typ="safe").load(value)
-    return options
+    console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}", markup=False)
+    _print_stats(stats, degenerate=health.degenerate_reasons_at(kb_dir))
 
 
 @kb_group.command("info")
@@ -182,21 +183,26 @@ def _parse_options(pairs: tuple[str, ...]) -> dict:
 @JSON_OPTION
 def kb_info_cmd(kb_dir: Path, as_json: bool) -> None:
     """Describe the knowledge base at KB_DIR (paragraphs, text units, entities, ...)."""
-    from .kb import KnowledgeBase
+    from .kb import KnowledgeBase, health
+    from .secrets import Redactor
 
     kb = KnowledgeBase.open(kb_dir, read_only=True)
     try:
+        degenerate = health.kb_degenerate_reasons(kb)
         if as_json:
-            return print_json(console, {"stats": kb.stats().model_dump(mode="json"), "build_info": kb.build_info})
-        _print_stats(kb.stats(), kb.build_info)
+            return print_json(console, {"stats": kb.stats().model_dump(mode="json"), "degenerate": degenerate,
+                                        "build_info": Redactor.for_run().data(kb.build_info)})
+        _print_stats(kb.stats(), kb.build_info, degenerate)
     finally:
         kb.close()
 
 
-def _print_stats(stats, build_info: dict | None = None) -> None:
-    """The KB's counts (beside the paper's when the KB says which paper it follows), then its build info."""
+def _print_stats(stats, build_info: dict | None = None, degenerate: list[str] | None = None) -> None:
+    """Why the KB is degenerate (first), its counts (beside a paper's it follows), then its build info."""
     from .kb.info import count_rows, detail_lines
 
+    for reason in degenerate or []:
+        err_console.print(f"[bold red]degenerate knowledge base[/]: {escape(reason)}", highlight=False)
     info = build_info or {}
     paper = info.get("paper") or {}
     columns = ["item", "count"] + ([f"paper {paper.get('id', '')}".strip(), "ratio"] if paper else [])
@@ -209,7 +215,7 @@ def _print_stats(stats, build_info: dict | None = None) -> None:
         rows.append(row)
     show_table(console, "knowledge base", columns, rows, right=columns[1:])
     if paper.get("title"):
-        console.print(f"  paper: {paper['title']}", highlight=False)
+        console.print(f"  paper: {paper['title']}", highlight=False, markup=False)
     for heading, text in detail_lines(info):
         colour = "yellow" if heading == "problem" else "bold"
         console.print(f"  [{colour}]{heading}[/]: {escape(text)}", highlight=False)
@@ -244,14 +250,14 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
     validity = _validate(resolve_suite(suite), out) if controls else None
     run_dir = run_suite(resolve_suite(suite), model=model, limit=limit, out=out, console=console,
                         retry_failed=retry_failed, judge=judge)
-    console.print(f"report: {run_dir / 'report.html'}")
+    console.print(f"report: {run_dir / 'report.html'}", markup=False)
     gates = show_gates(run_dir)
     if validity is not None and validity.failures:
         sys.exit(EXIT_CLAIM_NOT_DETECTABLE)
     store = RunStore(run_dir)
     stopped = store.read_manifest().stopped
     if stopped:
-        err_console.print(f"[yellow]stopped by the budget[/]: {stopped}", highlight=False)
+        err_console.print(f"[yellow]stopped by the budget[/]: {escape(stopped)}", highlight=False)
         sys.exit(EXIT_BUDGET)
     failed = [r for r in store.load_records().values() if r.status == "failed"]
     if failed:
@@ -298,10 +304,10 @@ def _validate(suite: Path, out: Path | None):
             console.print(f"  {v.claim}: expected to fail: {escape(v.expected_failure)}", highlight=False)
     failed = sorted({v.claim for v in validity.failures})
     if failed:
-        err_console.print(f"[red]not detectable:[/] {', '.join(failed)}", highlight=False)
+        err_console.print(f"[red]not detectable:[/] {escape(', '.join(failed))}", highlight=False)
     if validity.failed_units:
         err_console.print(f"[yellow]{validity.failed_units} control unit(s) failed[/]: see the control runs' reports "
-                          f"({', '.join(validity.runs.values())})", highlight=False)
+                          f"({escape(', '.join(validity.runs.values()))})", highlight=False)
     return validity
 
 
@@ -349,7 +355,7 @@ def report_cmd(run_dir: Path) -> None:
     """(Re)write the HTML report of RUN_DIR."""
     from .report import write_report
 
-    console.print(f"report: {write_report(run_dir)}")
+    console.print(f"report: {write_report(run_dir)}", markup=False)
 
 
 @main.command("compare")
@@ -359,10 +365,10 @@ def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
     """Report two or more runs side by side; each is tested against the first."""
     from .report import write_comparison
 
-    console.print(f"comparison: {write_comparison(runs, out)}")
+    console.print(f"comparison: {write_comparison(runs, out)}", markup=False)
 
 
-for command in (export_cmd, check_cmd, traces_cmd):
+for command in (export_cmd, check_cmd, traces_cmd, init_cmd):
     main.add_command(command)
 
 

@@ -24,7 +24,7 @@ def export_cmd(run_dir: Path, fmt: str, out: Path | None) -> None:
     footprint, tokens, the leak guard's verdict and every score (score.NAME)."""
     from .export import export_run
 
-    console.print(f"exported: {export_run(run_dir, fmt, out)}", highlight=False)
+    console.print(f"exported: {export_run(run_dir, fmt, out)}", highlight=False, markup=False)
 
 
 @click.command("check")
@@ -48,7 +48,7 @@ def show_gates(run_dir: Path) -> int:
         console.print(f"assert {escape(result['name'])}: {escape(result['message'])} {verdict}", highlight=False)
     if data["assertions"]:
         console.print(f"{data['assertions_failed']} of {len(data['assertions'])} assertion(s) failed; "
-                      f"{run_dir / SUMMARY_FILE}, {run_dir / JUNIT_FILE}", highlight=False)
+                      f"{escape(str(run_dir / SUMMARY_FILE))}, {escape(str(run_dir / JUNIT_FILE))}", highlight=False)
     return data["exit_status"]
 
 
@@ -71,4 +71,4 @@ def traces_cmd(run_dir: Path, out: Path | None, endpoint: str | None, headers: t
         raise UserError("--header expects KEY=VALUE")
     count = export_traces(run_dir, out=out, endpoint=endpoint, headers=pairs)
     console.print(f"{count} span(s) exported" + (f" to {out}" if out else "") + (f" to {endpoint}" if endpoint else ""),
-                  highlight=False)
+                  highlight=False, markup=False)

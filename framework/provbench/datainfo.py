@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import UserError
+from .jsonlines import input_errors
 from .model import Question
 
 if TYPE_CHECKING:
@@ -38,8 +39,12 @@ def resolve_loader(registry: "Registry", source: str | Path, name: str | None) -
         return registry.create("dataset_loader", name)
     loaders = [registry.create("dataset_loader", n) for n in registry.names("dataset_loader")]
     claiming = [loader for loader in loaders if loader.claims(source)]
-    if len(claiming) == 1:
-        return claiming[0]
+    # a loader of any plain file (``qa``) says so with ``claims_as_fallback``: a loader that
+    # recognises the file's own format comes first
+    specific = [loader for loader in claiming if not getattr(loader, "claims_as_fallback", False)]
+    if len(specific) == 1 or len(claiming) == 1:
+        return (specific or claiming)[0]
+    claiming = specific or claiming
     known = ", ".join(registry.names("dataset_loader")) or "none"
     if claiming:
         names = ", ".join(loader.name for loader in claiming)
@@ -76,15 +81,17 @@ def data_info(registry: "Registry", source: str | Path, loader_name: str | None 
               options: dict[str, Any] | None = None, max_problems: int = 10) -> DataInfo:
     """Counts for a valid dataset; a :class:`DataError` listing the first problems otherwise."""
     path = Path(source)
-    if not path.exists():
+    if not path.exists() and not loader_name:  # a named loader may read a hub id
         raise UserError(f"{source}: no such file or directory")
     loader = resolve_loader(registry, source, loader_name)
     options = dict(options or {})
     registry.check_options("dataset_loader", loader.name, options)
     try:
-        questions = loader.load(str(source), **options)
+        with input_errors(path):
+            questions = loader.load(str(source), **options)
     except UserError as err:
-        problems = loader.problems(str(source), max_problems, **options) or [str(err)]
+        with input_errors(path):
+            problems = loader.problems(str(source), max_problems, **options) or [str(err)]
         raise DataError(f"{source} is not a valid {loader.name} dataset; first problem(s):\n  "
                         + "\n  ".join(problems[:max_problems])) from None
     duplicates = [qid for qid, n in Counter(q.id for q in questions).items() if n > 1]

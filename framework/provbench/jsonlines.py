@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
@@ -52,6 +53,8 @@ def parse_json_line(path: Path | str, number: int, text: str, objects: bool = Tr
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise JsonLineError(path, number, f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise JsonLineError(path, number, "JSON nested too deeply to read") from None
     if objects and not isinstance(value, dict):
         raise JsonLineError(path, number, f"expected a JSON object, got {type(value).__name__}")
     return value
@@ -79,3 +82,42 @@ def read_json_lines(path: Path | str, *, objects: bool = True, keep: Callable[[s
                 if problems is None:
                     raise
                 problems.append(str(err))
+
+
+TEXT_SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".txt", ".yaml", ".yml", ".gz")
+
+
+def first_non_utf8(path: Path) -> tuple[Path, int, int] | None:
+    """(file, line, column) of the first byte of ``path`` (or of a text file directly in it, for a
+    folder) that is not UTF-8; None if all is. Streams line by line."""
+    files = [path] if path.is_file() else sorted(p for p in path.glob("*") if p.suffix.lower() in TEXT_SUFFIXES)
+    for file in files:
+        opener = gzip.open if file.suffix.lower() == ".gz" else open
+        with opener(file, "rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    return file, number, exc.start + 1
+    return None
+
+
+@contextmanager
+def input_errors(path: Path | str) -> Iterator[None]:
+    """Turn what a reader of the input file (or folder) ``path`` may raise on bad bytes into a
+    :class:`UserError` that says where: text that is not UTF-8 (file, line, column), JSON nested
+    too deeply for Python, a file that is not the Parquet its name says."""
+    path = Path(path)
+    try:
+        yield
+    except UnicodeDecodeError as exc:
+        found = first_non_utf8(path) if path.exists() else None
+        where = f"{located(found[0], found[1])}, column {found[2]}" if found else str(path)
+        raise UserError(f"{where}: not UTF-8 text ({exc.reason}, byte {exc.object[exc.start:exc.start + 1]!r}); "
+                        "save the file as UTF-8") from None
+    except RecursionError:
+        raise UserError(f"{path}: nested too deeply to read (JSON or YAML nesting beyond Python's limit)") from None
+    except Exception as exc:
+        if path.suffix.lower() == ".parquet" and type(exc).__module__.startswith("pyarrow"):  # ArrowInvalid
+            raise UserError(f"{path}: not a readable Parquet file: {exc}") from None
+        raise

@@ -21,14 +21,15 @@ def show_table(console: Any, title: str, columns: Sequence[str], rows: Iterable[
             out.write("\t".join(_one_line(v) for v in row) + "\n")
         out.flush()
         return
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=title)
+    table = Table(title=escape(title))
     for column in columns:
         table.add_column(column, no_wrap=column not in wrap, overflow="fold",
                          justify="right" if column in right else "left")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(escape(v) for v in row))  # user text: "[ray]" stays, "[/x]" is no markup
     console.print(table)
 
 

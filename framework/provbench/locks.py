@@ -8,11 +8,13 @@ file whose lock is free is stale (its writer died) and is simply overwritten.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 import socket
 import sys
+import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -101,10 +103,23 @@ class DirLock:
 KB_WAIT_S = 6 * 3600.0  # default wait for another process's KB build (PROVBENCH_KB_LOCK_WAIT_S)
 
 
+def lock_dir() -> Path:
+    """Where knowledge-base locks live: ``PROVBENCH_LOCK_DIR``, else a per-user folder in the
+    system's temporary directory. Not beside the KB: its parent may be an input folder (a
+    dataset's) or read-only media, and a lock file must land in neither."""
+    configured = os.environ.get("PROVBENCH_LOCK_DIR")
+    if configured:
+        return Path(configured)
+    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    return Path(tempfile.gettempdir()) / f"provbench-locks-{user}"
+
+
 def kb_lock_path(kb_dir: Path | str) -> Path:
-    """Beside the KB, not inside it: a builder deletes and recreates the KB directory itself."""
-    kb_dir = Path(kb_dir)
-    return kb_dir.parent / f".{kb_dir.name}.lock"
+    """The lock of the KB at ``kb_dir``: named by its resolved path, in :func:`lock_dir`. (Processes
+    of one user on one host exclude each other; other users' builds of one KB do not.)"""
+    resolved = Path(kb_dir).resolve()
+    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
+    return lock_dir() / f"kb-{resolved.name[:40]}-{digest}.lock"
 
 
 _HELD: set[tuple[str, int]] = set()  # (lock path, thread id) this process holds: re-entry is free
@@ -115,7 +130,7 @@ def kb_build_lock(kb_dir: Path | str, wait_s: float | None = None) -> Iterator[D
     """Hold while deciding to reuse or (re)build the KB at ``kb_dir``: a second process waits for
     the first one's build to finish, then finds it complete and reuses it. Re-entrant within a
     thread (``KBBuilder`` takes it around every ``build``; a nested build takes it again for free)."""
-    path = kb_lock_path(kb_dir).resolve()
+    path = kb_lock_path(kb_dir)
     token = (str(path), threading.get_ident())
     if token in _HELD:
         yield None

@@ -10,6 +10,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
+from rich.markup import escape
+
 from .errors import UserError
 from .model import RunManifest, utc_now
 from .store import RunStore
@@ -36,7 +38,8 @@ def write_manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path 
     if previous is not None and previous.suite_sha256 != loaded.sha256:
         log.warning("%s changed since run %s started; its recorded units are kept", loaded.path, previous.run_id)
         if console is not None:
-            console.print(f"[yellow]note:[/] {loaded.path} changed since this run started; recorded units are kept")
+            console.print(f"[yellow]note:[/] {escape(str(loaded.path))} changed since this run started; "
+                          "recorded units are kept")
     suite = loaded.suite
     suite_dump = suite.model_dump(mode="json")
     if kb_dir is not None:

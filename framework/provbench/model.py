@@ -309,6 +309,9 @@ class RunManifest(BaseModel):
     created_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None
     stopped: str | None = Field(default=None, description="why units were left unrun (a budget), if any")
+    redacted_questions: list[str] = Field(default_factory=list, description=(
+        "questions whose dataset text looks like it holds a credential: stored as [REDACTED] in every "
+        "artefact, sent to the model as written"))
 
 
 class MetricValue(BaseModel):

@@ -54,7 +54,7 @@ class PlainProgress:
             elapsed = int(now - self.started)
             for t in self.tasks:
                 self.console.print(f"{t.description} {int(t.completed)}/{int(t.total or 0)} "
-                                   f"({elapsed // 60}:{elapsed % 60:02d})")
+                                   f"({elapsed // 60}:{elapsed % 60:02d})", markup=False)
 
 
 class status:
@@ -63,7 +63,7 @@ class status:
     def __init__(self, console: Any, message: str):
         self._inner = console.status(message) if console is not None and console.is_terminal else None
         if console is not None and not console.is_terminal:  # a spinner shows nothing in a log
-            console.print(f"{message}...")
+            console.print(f"{message}...", markup=False)
 
     def __enter__(self):
         return self._inner.__enter__() if self._inner else None

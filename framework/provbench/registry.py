@@ -37,6 +37,8 @@ BUILTIN_PLUGINS = (
     "provbench_plugins.datasets.curriculum.loader",
     "provbench_plugins.kb_builders.twowiki.builder",
     "provbench_plugins.kb_builders.concepts.builder",
+    "provbench_plugins.datasets.qa.loader",
+    "provbench_plugins.kb_builders.documents.builder",
     "provbench_plugins.metrics",
     "provbench_plugins.interventions",
     "provbench_plugins.trajectory",

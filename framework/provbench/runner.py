@@ -9,7 +9,7 @@ Each finished unit is scored and appended to ``records.jsonl`` straight away; a 
 every unit already recorded, so an interrupted run resumes and a finished one makes no LLM call.
 
 Longer than 400 lines because :func:`run_suite` reads as the run goes (prepare, clients, knowledge
-base, start, units, scores, summary, report), each step a short function below it, and the
+base and its checks, start, units, scores, summary, report), each step a short function below it, and the
 knowledge-base entry points share its setup.
 """
 
@@ -21,18 +21,22 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+
 from .costs import Budget, spending_lines
 from .errors import UserError
 from .execution import (Scheduler, after_units, executor_session, kb_embedding, make_executor, pictures_ahead,
                         reopen_read_only, warm_up_embeddings, warm_up_later_work)
+from .jsonlines import input_errors
 from .kb.embeddings import query_embedder
+from .kb.health import check_run_kb
 from .leakguard import leak_lines
 from .llm_setup import check_budget_prices, check_same_models, make_judge, make_run_llm
 from .manifest import check_same_settings, write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
 from .plugin_api import Results
 from .progress import status, unit_progress
-from .secrets import Redactor, redacted_logs
+from .secrets import Redactor, questions_with_secrets, redacted_logs, remember
 from .store import RunMetrics, RunStore, export_csv
 from .suite import ExecutorSpec, LoadedSuite, ModelSpec, Suite, load_suite
 from .units import (RunContext, Unit, baseline_units, excluded_questions, intervention_units, metric_context,
@@ -76,6 +80,7 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
         llm, judge_llm = _clients(suite, store, llm, questions)
         kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm,
                                      console, store.run_dir.parent)
+        _check_kb(loaded, kb, kb_dir, questions, console)
         ctx = None
         try:
             manifest = _start(store, loaded, questions, (llm, judge_llm), kb_dir, pm, console)
@@ -105,6 +110,7 @@ def _prepare(suite_path: "str | Path | LoadedSuite", registry: "Registry", model
     loaded = prepare_suite(suite_path, registry, model, limit, judge)
     suite = loaded.suite
     redactor = Redactor.for_run(suite.model_dump(mode="json"))
+    remember(redactor)  # builders and the console redact what the suite holds too
     store = RunStore(Path(out) if out else Path("reports") / suite.name, redactor)
     loader = registry.create("dataset_loader", suite.dataset.loader)
     questions = _load_questions(loaded, loader)  # validated before the run directory exists
@@ -138,6 +144,7 @@ def _start(store: RunStore, loaded: LoadedSuite, questions: dict[str, Question],
     """The manifest and the questions written, and the reporters told the run started."""
     llm, judge_llm = clients
     manifest = write_manifest(store, loaded, llm, kb_dir, pm, console, judge=judge_llm)
+    _note_redacted_questions(store, manifest, questions.values(), console)
     store.write_questions(questions.values())
     pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
     return manifest
@@ -172,10 +179,25 @@ def _summarise(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], con
     """Records, failures, spending and the leak guard's findings, on the console."""
     if console is not None:
         failed = sum(r.status == "failed" for r in done.values())
-        console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""))
+        console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""),
+                      markup=False)
         for line in spending_lines(done.values()):
-            console.print(line, highlight=False)
+            console.print(line, highlight=False, markup=False)
     _report_leaks(ctx, done, console)
+
+
+def _note_redacted_questions(store: RunStore, manifest: RunManifest, questions: Any, console: "Console | None") -> None:
+    """Say (console, log, manifest) which questions hold key-like text the artefacts redact."""
+    manifest.redacted_questions = questions_with_secrets(questions, store.redactor)
+    if not manifest.redacted_questions:
+        return
+    shown = ", ".join(manifest.redacted_questions[:5]) + (" ..." if len(manifest.redacted_questions) > 5 else "")
+    line = (f"{len(manifest.redacted_questions)} question(s) hold text that looks like a credential ({shown}): "
+            "artefacts show it as [REDACTED]; the model is sent it as written")
+    log.warning(line)
+    if console is not None:
+        console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+    store.write_manifest(manifest)
 
 
 def _report_leaks(ctx: RunContext, done: dict[str, RunRecord], console: "Console | None") -> None:
@@ -183,7 +205,7 @@ def _report_leaks(ctx: RunContext, done: dict[str, RunRecord], console: "Console
     lines = leak_lines(r for r in done.values() if r.key.question_id in ctx.questions)
     for line in lines:
         if console is not None:
-            console.print(line)
+            console.print(line, markup=False)  # system labels are the user's: "lo[/x]" is no markup
     if any(line.startswith("  leaked") for line in lines):
         log.warning("\n".join(lines))
 
@@ -228,6 +250,7 @@ def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int 
         loaded.suite.executor = executor
     if loaded.suite.knowledge_base is None:
         raise UserError(f"{loaded.path}: the suite declares no knowledge_base")
+    remember(Redactor.for_run(loaded.suite.model_dump(mode="json")))  # the build's errors may quote them
     kb_dir = default_kb_dir(loaded, Path("reports"))
     reused = KnowledgeBase.is_complete(kb_dir)
     llm = llm if llm is not None else make_run_llm(loaded.suite.model, kb_llm_cache_dir(kb_dir), loaded.suite.concurrency)
@@ -264,7 +287,8 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
     reused = KnowledgeBase.is_complete(kb_dir)
     from .datainfo import resolve_loader
 
-    questions = resolve_loader(registry, dataset, loader).load(dataset, limit=limit)
+    with input_errors(dataset):
+        questions = resolve_loader(registry, dataset, loader).load(dataset, limit=limit)
     if llm is None:
         workers = concurrency or (options or {}).get("max_workers") or 2
         llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir), max_concurrency=int(workers))
@@ -309,8 +333,9 @@ def _check_limit(limit: int | None) -> None:
 
 def _load_questions(loaded: LoadedSuite, loader: Any) -> dict[str, Question]:
     spec = loaded.suite.dataset
-    questions = loader.load(loaded.dataset_source(), limit=spec.limit, seed=spec.seed, sample=spec.sample,
-                            **spec.options)
+    with input_errors(loaded.dataset_source()):
+        questions = loader.load(loaded.dataset_source(), limit=spec.limit, seed=spec.seed, sample=spec.sample,
+                                **spec.options)
     if not questions:
         raise UserError(f"{loaded.path}: dataset {spec.path!r} gave no questions")
     by_id: dict[str, Question] = {}
@@ -342,6 +367,15 @@ def _file_sha(source: str) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
 
 
+def _check_kb(loaded: LoadedSuite, kb: Any, kb_dir: Path | None, questions: dict[str, Question],
+              console: "Console | None") -> None:
+    """Refuse a degenerate knowledge base; say how much of the questions' gold it holds (kb.health)."""
+    options = loaded.suite.knowledge_base.options if loaded.suite.knowledge_base else {}
+    for line in check_run_kb(kb, kb_dir, questions.values(), options):
+        if console is not None:
+            console.print(line, highlight=False, markup=False)
+
+
 def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Question], llm: Any,
                     console: "Console | None", runs_root: Path) -> tuple[Path | None, Any]:
     from .kb.backends import default_graph_store
@@ -354,7 +388,7 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
     builder = registry.create("kb_builder", spec.builder, **spec.options)
     if console is not None:
-        console.print(f"knowledge base: {kb_dir}")
+        console.print(f"knowledge base: {kb_dir}", markup=False)
     with status(console, "building or reusing the knowledge base"), default_graph_store(spec.graph_store), \
             kb_embedding(loaded.suite.executor):  # the builder takes the KB lock
         kb = builder.build(questions, kb_dir, llm)
@@ -400,9 +434,9 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
     if console is not None and ctx.suite.interventions and ctx.suite.exclusion.enabled:
         excluded = excluded_questions(ctx.suite, done) & set(ctx.questions)
         console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "
-                      f"{ctx.suite.exclusion.reference_system!r} left out of the interventions")
+                      f"{ctx.suite.exclusion.reference_system!r} left out of the interventions", markup=False)
     if scheduler.stopped and console is not None:
-        console.print(f"[yellow]stopped:[/] {scheduler.stopped}; units not run: at least {scheduler.left}. Raise "
+        console.print(f"[yellow]stopped:[/] {escape(scheduler.stopped)}; units not run: at least {scheduler.left}. Raise "
                       "the suite's budget and run again to continue", highlight=False)
     return scheduler.stopped
 

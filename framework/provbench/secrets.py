@@ -5,6 +5,9 @@ Two rules, applied together: a value stored under a *name* that looks like a cre
 is, and a string that *looks like* a key (``sk-...``, ``ghp_...``, ``AKIA...``, a JWT, ...) is
 replaced wherever it appears. The exact values found under such names in the suite and in the
 environment are also replaced anywhere they reappear (an error message quoting a key, say).
+Credentials inside URLs are replaced too, whatever the key looks like: the password part of
+``scheme://user:password@host`` and the value of a credential-named query parameter
+(``?api_key=...``, ``&token=...``).
 """
 
 from __future__ import annotations
@@ -31,10 +34,15 @@ KEY_PATTERN = re.compile(
 # every key KEY_PATTERN finds starts with one of these (then "bearer", in any case): checking
 # for them first is much cheaper than the pattern on a record with none, which is nearly every record
 _KEY_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "AIza", "xox", "hf_", "gsk_", "eyJ")
+# scheme://user:password@ -> the userinfo goes (a user name alone is no secret, but kept together
+# with the password it names an account: both are replaced)
+URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^\s/@:?#]*:[^\s/@?#]*)@")
+URL_QUERY_PARAM = re.compile(r"(?P<lead>[?&;](?P<name>[A-Za-z0-9_.\-]+)=)(?P<value>[^&#\s;'\"]+)")
 _SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # a record's unit key is no credential, nor is the shell's working directory (PWD, OLDPWD)
 NOT_SECRET_NAMES = {"key", "keys", "cache_key", "sort_key", "pwd", "oldpwd"}
+AUTH_SCHEMES = {"bearer", "basic", "token"}
 MIN_SECRET_LEN = 6  # shorter values (e.g. a dummy "x") are redacted by name only
 
 
@@ -50,6 +58,38 @@ def _may_hold_key(text: str) -> bool:
     return any(prefix in text for prefix in _KEY_PREFIXES) or "bearer" in text.lower()
 
 
+def _may_hold_url_secret(text: str) -> bool:
+    return "://" in text and ("@" in text or "=" in text)
+
+
+def _query_param(match: re.Match) -> str:
+    return match["lead"] + REDACTED if is_secret_name(match["name"]) else match[0]
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with URL credentials replaced (``user:password@``, credential-named query parameters)."""
+    if not _may_hold_url_secret(text):
+        return text
+    text = URL_USERINFO.sub(lambda m: m["scheme"] + REDACTED + "@", text)
+    return URL_QUERY_PARAM.sub(_query_param, text)
+
+
+_REMEMBERED: set[str] = set()  # secrets of the suites this process runs
+
+
+def remember(redactor: "Redactor") -> None:
+    """Make ``redactor``'s known values (a run's suite secrets) known to every later redaction in
+    this process: a KB builder's error text or a console line knows no suite, but may quote them."""
+    _REMEMBERED.update(redactor.values)
+
+
+def redact(text: str, *configs: Any) -> str:
+    """``text`` with every secret known to this process replaced (the environment's credential
+    variables, those of ``configs``, key-like strings, URL credentials): for error texts and
+    anything else printed or stored outside a run store."""
+    return Redactor.for_run(*configs).text(str(text))
+
+
 def secret_values(data: Any) -> set[str]:
     """Every string stored under a credential-like name anywhere inside ``data``."""
     found: set[str] = set()
@@ -62,12 +102,16 @@ def secret_values(data: Any) -> set[str]:
     elif isinstance(data, (list, tuple)):
         for item in data:
             found |= secret_values(item)
+    elif isinstance(data, str) and _may_hold_url_secret(data):  # a URL's password may reappear alone
+        found |= {m["userinfo"].partition(":")[2] for m in URL_USERINFO.finditer(data)}
+        found |= {m["value"] for m in URL_QUERY_PARAM.finditer(data) if is_secret_name(m["name"])}
     return found
 
 
 def _strings(value: Any) -> set[str]:
-    if isinstance(value, str):
-        return {value}
+    if isinstance(value, str):  # "Bearer X" may reappear as X alone
+        scheme, _, rest = value.partition(" ")
+        return {value, rest} if scheme.lower() in AUTH_SCHEMES and rest else {value}
     if isinstance(value, Mapping):
         return set().union(*(_strings(v) for v in value.values())) if value else set()
     if isinstance(value, (list, tuple)):
@@ -84,19 +128,22 @@ class Redactor:
 
     @classmethod
     def for_run(cls, *configs: Any, environ: Mapping[str, str] | None = None) -> "Redactor":
-        """Secrets of the given configs (suite dumps, plugin options) and of the environment."""
+        """Secrets of the given configs (suite dumps, plugin options), of the environment, and
+        those :func:`remember` was given in this process."""
         env = os.environ if environ is None else environ
-        values = {v for name, v in env.items() if is_secret_name(name)}
+        values = {v for name, v in env.items() if is_secret_name(name)} | _REMEMBERED
         for config in configs:
             values |= secret_values(config)
         return cls(values)
 
     def needed(self, text: str) -> bool:
-        return any(v in text for v in self.values) or (_may_hold_key(text) and KEY_PATTERN.search(text) is not None)
+        return (any(v in text for v in self.values) or (_may_hold_key(text) and KEY_PATTERN.search(text) is not None)
+                or redact_urls(text) != text)
 
     def text(self, text: str) -> str:
         for value in self.values:
             text = text.replace(value, REDACTED)
+        text = redact_urls(text)
         return KEY_PATTERN.sub(REDACTED, text) if _may_hold_key(text) else text
 
     def data(self, data: Any, by_name: bool = True) -> Any:
@@ -118,25 +165,36 @@ class Redactor:
         return json.dumps(self.data(json.loads(line), by_name=False), ensure_ascii=False, separators=(",", ":"))
 
 
-class RedactingFilter(logging.Filter):
-    """A logging filter that redacts each message before any handler formats it."""
+def questions_with_secrets(questions: Iterable[Any], redactor: Redactor) -> list[str]:
+    """Ids of the questions (pydantic models with an ``id``) whose text the run store will redact.
 
-    def __init__(self, redactor: Redactor) -> None:
+    The model is sent each question as the dataset wrote it (the run evaluates the dataset as
+    given); only the artefacts hold ``[REDACTED]``, so the run says which questions differ."""
+    return [q.id for q in questions if redactor.needed(q.model_dump_json())]
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts each message before any handler formats it; with no
+    ``redactor``, by what the process knows at that moment (:meth:`Redactor.for_run`)."""
+
+    def __init__(self, redactor: Redactor | None = None) -> None:
         super().__init__()
         self.redactor = redactor
 
     def filter(self, record: logging.LogRecord) -> bool:
+        redactor = self.redactor or Redactor.for_run()
         message = record.getMessage()
-        if self.redactor.needed(message):
-            record.msg, record.args = self.redactor.text(message), ()
-        if record.exc_info and record.exc_info[1] is not None and self.redactor.needed(str(record.exc_info[1])):
+        if redactor.needed(message):
+            record.msg, record.args = redactor.text(message), ()
+        if record.exc_info and record.exc_info[1] is not None and redactor.needed(str(record.exc_info[1])):
             record.exc_info, record.exc_text = None, None  # a traceback quoting a key is dropped
         return True
 
 
 @contextmanager
-def redacted_logs(redactor: Redactor) -> Iterator[None]:
-    """Redact every log message while the block runs, whichever root handler writes it."""
+def redacted_logs(redactor: Redactor | None = None) -> Iterator[None]:
+    """Redact every log message while the block runs, whichever root handler writes it (by
+    ``redactor``, else by what the process knows when the message is logged)."""
     handlers = [h for h in [*logging.getLogger().handlers, logging.lastResort] if h is not None]
     flt = RedactingFilter(redactor)
     for handler in handlers:

@@ -61,9 +61,13 @@ class RunStore:
         """Create and lock the run directory for this process. A new directory that setup rejects
         (a UserError before any record) is removed again: a mistake leaves no empty run behind."""
         created = not self.run_dir.exists()
-        self.create()
         lock = self.lock()
-        lock.acquire()
+        try:
+            self.create()
+            lock.acquire()
+        except OSError as exc:  # read-only, a file in the way, no permission: say where
+            raise UserError(f"run directory {self.run_dir}: cannot write there ({exc.strerror or exc}); "
+                            "choose another output directory") from None
         try:
             yield
         except UserError:
@@ -148,7 +152,7 @@ class RunStore:
     def read_manifest(self) -> RunManifest | None:
         if not self.manifest_path.exists():
             return None
-        return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
+        return _read_model(self.manifest_path, 1, RunManifest, self.manifest_path.read_bytes())
 
     def write_manifest(self, manifest: RunManifest) -> None:
         _atomic_write(self.manifest_path, json.dumps(self.redactor.data(manifest.model_dump(mode="json")),
@@ -162,7 +166,8 @@ class RunStore:
         path = self.run_dir / QUESTIONS
         if not path.exists():
             return []
-        return [Question.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+        return [_read_model(path, number, Question, line)
+                for number, line in enumerate(path.read_bytes().splitlines(), 1) if line.strip()]
 
     def write_metrics(self, metrics: "RunMetrics") -> None:
         text = metrics.model_dump_json(indent=2)
@@ -270,6 +275,18 @@ def columns_of(rows: list[dict[str, Any]]) -> list[str]:
     columns = list(dict.fromkeys(c for row in rows for c in row))
     front = [c for c in ("question_id", "question", "question_type", "category") if c in columns]
     return front + [c for c in columns if c not in front]
+
+
+def _read_model(path: Path, line: int, model: type[BaseModel], data: bytes) -> Any:
+    """``model`` from one JSON document of a run directory's file, or an error naming file, line
+    and field (a damaged file: provbench never writes one, but a disk, an editor or a copy can)."""
+    try:
+        return model.model_validate_json(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(map(str, error["loc"])) or "(the document)"
+        raise UserError(f"{path}:{line}: field {field}: {error['msg']}; the file is damaged: restore it, or "
+                        "start the run in a new directory") from None
 
 
 def export_csv(run_dir: str | Path, path: str | Path | None = None,

@@ -20,7 +20,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from .assertions import AssertionSpec, SystemRef, check_declarations
 from .costs import BudgetSpec
 from .errors import UserError
-from .llm.spec import ModelSpec
+from .jsonlines import input_errors
+from .llm.spec import ModelSpec, check_model_params
 from .model import BASELINE
 from .registry import unknown_name_message
 from .results.rules import plugin_key
@@ -283,7 +284,8 @@ def load_suite(path: str | Path, registry: "Registry | None" = None) -> LoadedSu
     """Read, validate and check a suite file; raise :class:`SuiteError` naming file and line."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with input_errors(path):  # not UTF-8: the line and column
+            text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SuiteError(f"{path}: cannot read suite file: {exc.strerror or exc}") from None
     tree = _parse_yaml(path, text)
@@ -299,6 +301,7 @@ def load_suite(path: str | Path, registry: "Registry | None" = None) -> LoadedSu
         _check_dataset_file(path, tree, loaded, block.dataset, prefix)
         _check_references(path, tree, block, prefix)
     check_declarations(suite, lambda loc: _where(path, tree, loc), SuiteError)  # assertions, repeats
+    check_model_params({"model": suite.model, "judge": suite.judge}, lambda loc: _where(path, tree, loc), SuiteError)
     if registry is None:
         from .registry import default_registry
 

@@ -23,7 +23,9 @@ def parse_yaml(path: Path, text: str) -> Any:
 
     yaml = YAML(typ="rt")
     try:
-        return yaml.load(text)
+        tree = yaml.load(text)
+    except RecursionError:
+        raise SuiteError(f"{path}: invalid YAML: nested too deeply") from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -35,6 +37,33 @@ def parse_yaml(path: Path, text: str) -> Any:
         raise SuiteError(f"{path}{line}: invalid YAML: {what}") from None
     except YAMLError as exc:
         raise SuiteError(f"{path}: invalid YAML: {exc}") from None
+    check_expansion(path, tree)
+    return tree
+
+
+MAX_VALUES = 100_000  # a suite has hundreds; aliases that expand beyond this are a YAML alias bomb
+
+
+def check_expansion(path: Path | str, tree: Any) -> None:
+    """Refuse a tree whose aliases expand (as :func:`plain` would copy them) beyond MAX_VALUES
+    values. Each shared node is sized once, so this costs one pass over the file's own nodes.
+    (ruamel reads an alias to an enclosing node as null, so there are no cycles.)"""
+    sizes: dict[int, int] = {}
+
+    def size(node: Any) -> int:
+        if not isinstance(node, (dict, list)):
+            return 1
+        if id(node) not in sizes:
+            sizes[id(node)] = 1 + sum(size(child) for child in (node.values() if isinstance(node, dict) else node))
+        if sizes[id(node)] > MAX_VALUES:
+            raise SuiteError(f"{path}: invalid YAML: its aliases expand to more than {MAX_VALUES:,} values "
+                             "(an alias bomb?); write the values out or use fewer aliases")
+        return sizes[id(node)]
+
+    try:
+        size(tree)
+    except RecursionError:
+        raise SuiteError(f"{path}: invalid YAML: nested too deeply") from None
 
 
 def plain(node: Any) -> Any:
@@ -126,3 +155,22 @@ def _model_in(annotation: Any) -> Any:
         if found is not None:
             return found
     return None
+
+
+def parse_option_pairs(pairs: tuple[str, ...]) -> dict:
+    """``--option`` KEY=VALUE pairs, values read as YAML scalars (8 -> int, true -> bool); a bad
+    pair, invalid YAML or an alias bomb is an error naming the option."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UserError(f"--option {pair!r}: expected KEY=VALUE")
+        try:
+            options[key] = YAML(typ="safe").load(value)
+        except YAMLError as exc:
+            raise UserError(f"--option {key}: invalid YAML value: {getattr(exc, 'problem', None) or exc}") from None
+        check_expansion(f"--option {key}", options[key])  # a one-line alias bomb too
+    return options

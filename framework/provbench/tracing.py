@@ -67,7 +67,8 @@ def emit_run(run: RunData, exporters: Sequence[Any]) -> int:
     provider = sdk.TracerProvider(id_generator=ids, resource=resources.Resource.create(
         {"service.name": "provbench", "openinference.project.name": run.manifest.suite_name,
          "provbench.run_id": run.manifest.run_id, "provbench.suite": run.manifest.suite_name}))
-    for exporter in exporters:
+    checked = [CheckedExporter(exporter) for exporter in exporters]
+    for exporter in checked:
         provider.add_span_processor(export.BatchSpanProcessor(exporter, max_queue_size=1 << 16))
     spans = 0
     try:
@@ -78,7 +79,39 @@ def emit_run(run: RunData, exporters: Sequence[Any]) -> int:
                 provider.force_flush()
     finally:
         provider.shutdown()  # flushes what is queued
+    failures = [f"{e.lost} of {spans} span(s) to {e.name} ({e.problem})" for e in checked if e.lost]
+    if failures:
+        raise UserError("traces: not exported: " + "; ".join(failures))
     return spans
+
+
+class CheckedExporter:
+    """A span exporter that counts the spans its inner exporter failed to send (the SDK only logs
+    it, so an export to a closed port or a 401 would otherwise look like success)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = str(getattr(inner, "_endpoint", None) or getattr(inner, "path", None) or type(inner).__name__)
+        self.lost = 0
+        self.problem = ""
+
+    def export(self, spans: Sequence[Any]) -> Any:
+        result_type = _otel("opentelemetry.sdk.trace.export").SpanExportResult
+        try:
+            result = self.inner.export(spans)
+        except Exception as exc:  # noqa: BLE001 - an exporter's own bug or I/O error: counted, the export goes on
+            result, self.problem = result_type.FAILURE, f"{type(exc).__name__}: {exc}"
+        if result != result_type.SUCCESS:
+            self.lost += len(spans)
+            self.problem = self.problem or "the exporter reported a failure; see the log above"
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        flush = getattr(self.inner, "force_flush", None)
+        return flush(timeout_millis) if flush is not None else True
 
 
 def unit_spans(provider: "TracerProvider", run: RunData, record: RunRecord) -> int:

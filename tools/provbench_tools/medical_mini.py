@@ -1,5 +1,6 @@
 """Generator of ``datasets/medical-mini/``: an invented medical world, a StatPearls-like corpus
 written from it, the knowledge graph as triples, and MedMCQA-form questions needing 2-3 hops
+(and bridge questions whose answer hangs on the middle triple of a 3-hop path)
 (``dev.jsonl``, and ``mirage-benchmark.json`` in MIRAGE's form with a "medmcqa" and an "mmlu" part).
 Each question carries its gold path (``gold``, in :class:`provbench.gold.GoldEvidence`'s form): the
 chain of triples, as the graph states them, from a question entity to the answer, and the chain's
@@ -36,7 +37,8 @@ TESTS = ["Pell stain", "Dorran reflex test", "copper clearance assay", "Vesk uri
          "marrow smear", "tilt-table scan", "Ruhl antibody test", "scale biopsy"]
 MEDICATIONS = ["ambrolex", "sitravine", "coperase", "delmitol", "fenquarin", "hestrol", "orbazine", "talvocid"]
 
-SUBJECTS = {"body_part": "Anatomy", "medication": "Pharmacology", "test": "Pathology", "symptom": "Medicine"}
+SUBJECTS = {"body_part": "Anatomy", "medication": "Pharmacology", "test": "Pathology", "symptom": "Medicine",
+            "bridge": "Pathology"}
 # the relations the corpus states (the graph's edge labels)
 RISK, AFFECTS, CAUSES = "IS RISK FACTOR FOR", "AFFECTS", "CAUSES"
 DETECTED, TREATED, LEADS = "IS DETECTED BY", "IS TREATED WITH", "CAN LEAD TO"
@@ -140,6 +142,29 @@ def questions(world: list[Disease], seed: int) -> list[dict]:
                       "cop": options.index(wrong) + 1, "exp": "2 hops: risk -> disease -> features",
                       "subject_name": SUBJECTS["symptom"], "topic_name": d.name, "choice_type": "multi",
                       "gold": gold(linked, [d.risk, d.name, d.symptom, d.body_part, d.test], ordered=False)})
+    items += bridge_questions(world, rng)
+    return items
+
+
+BRIDGES = 4  # diseases with a bridge question
+
+
+def bridge_questions(world: list[Disease], rng: random.Random) -> list[dict]:
+    """Questions whose answer hangs on one triple in the middle of the path: the question names a
+    disease's symptom and its complication's body part (the path's ends, joined by 3 hops), and
+    the answer is the complication, so the gold (what the oracle control needs) is the one triple
+    "disease CAN LEAD TO complication" and neither end of the path is planted."""
+    by_name = {d.name: d for d in world}
+    items = []
+    for j, d in enumerate(world[:BRIDGES]):
+        comp = by_name[d.complication]
+        options, cop = _options(rng, comp.name, DISEASES)
+        items.append({"id": f"mm-b{j}", "question": f"A patient's illness causes {d.symptom}. Left untreated, it "
+                      f"can lead to a complication that affects the {comp.body_part}. Which disease is that "
+                      "complication?", "opa": options[0], "opb": options[1], "opc": options[2], "opd": options[3],
+                      "cop": cop, "exp": "3 hops: symptom -> disease -> complication -> body part; the answer "
+                      "hangs on the middle triple", "subject_name": SUBJECTS["bridge"], "topic_name": d.name,
+                      "choice_type": "single", "gold": gold([(d.name, LEADS, comp.name)], [d.name, comp.name])})
     return items
 
 

@@ -164,6 +164,30 @@ def map_gold(view: "GraphView", question: "Question") -> MappedGold | None:
         return maps.questions[key]
 
 
+def unmapped_items(gold: MappedGold) -> list[str]:
+    """What of a question's gold the knowledge base does not hold, one short line per item."""
+    lines = [f"sentence {s.sentence.text[:80]!r}" + (f" ({s.sentence.document})" if s.sentence.document else "")
+             + " is in no text unit" for s in gold.sentences if not s.text_units]
+    lines += [f"hop {h.describe()} has no relation" for h in gold.hops if not h.mapped]
+    lines += [f"entity {name!r} is not in the graph" for name, ids in gold.entities if not ids]
+    return lines
+
+
+def gold_mapping_report(view: "GraphView", questions: "Iterable[Question]") -> tuple[int, dict[str, list[str]]]:
+    """(questions with gold, {question id: what of its gold is unmapped}) on the view's KB: what
+    ``provbench run`` lists, so a question whose gold cannot be mapped is never dropped silently."""
+    with_gold, unmapped = 0, {}
+    for question in questions:
+        gold = map_gold(view, question)
+        if gold is None:
+            continue
+        with_gold += 1
+        missing = unmapped_items(gold)
+        if missing:
+            unmapped[question.id] = missing
+    return with_gold, unmapped
+
+
 def _map(view: "GraphView", question: "Question", text: _TextIndex | None) -> MappedGold:
     gold = question.gold
     sentences = tuple(MappedSentence(s, text.holding(s.text) if text is not None and s.text.strip() else ())
@@ -193,4 +217,4 @@ def _hop(view: "GraphView", triple: GoldTriple, named: dict[str, tuple[str, ...]
     return MappedHop(triple, subjects, tuple(sorted(objects)), tuple(relations), by_label=bool(labelled) or not between)
 
 
-__all__ = ["KINDS", "MappedGold", "MappedHop", "MappedSentence", "map_gold"]
+__all__ = ["KINDS", "MappedGold", "MappedHop", "MappedSentence", "gold_mapping_report", "map_gold", "unmapped_items"]

@@ -43,7 +43,11 @@ def _flat(value: Any) -> str:
 
 
 def detail_lines(build_info: dict[str, Any]) -> list[tuple[str, str]]:
-    """(heading, text) lines: problems first, then extraction, communities, LLM calls, the rest."""
+    """(heading, text) lines: problems first, then extraction, communities, LLM calls, the rest;
+    redacted (an older KB's build info may quote a provider's key in an error text)."""
+    from ..secrets import Redactor
+
+    build_info = Redactor.for_run().data(build_info)
     lines: list[tuple[str, str]] = []
     problems = build_info.get("problems")
     if problems is not None:

@@ -10,6 +10,8 @@ Layout of a knowledge-base directory::
     vectors/            normalised float32 embeddings (numpy) and their ids, one pair per index
     build_info.json     what the builder says about the build
     COMPLETE            written last by ``finalize``: a finished knowledge base is reusable
+    .provbench-files.json  written first: the entries provbench wrote, the only ones it deletes
+                        (:mod:`provbench.kb.owned`)
 
 How each kind is stored (in the tables of LlamaIndex's Kùzu store, extended; LlamaIndex itself reads
 them through a view, :mod:`provbench.integrations.llamaindex`):
@@ -50,6 +52,7 @@ from .graphstore import (ALL_INDICES, BATCH, BUILD_INFO, COMPLETE_MARKER, DB_NAM
                          INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, KB_JSON, MENTION_LABEL, OWN_TEXT_LABEL,
                          SCHEMA_EXTENSIONS, STAGING_DIR, VECTORS_DIR, GraphStore, KBError, entity_text, natural_key,
                          open_store)
+from . import owned
 from .types import Community, Entity, KBStats, Relation, TextUnit
 
 if TYPE_CHECKING:
@@ -82,6 +85,7 @@ class KnowledgeBase:
         if path.exists() and (not path.is_dir() or any(path.iterdir())):
             raise KBError(f"cannot create a knowledge base at {path}: it exists and is not an empty directory")
         path.mkdir(parents=True, exist_ok=True)
+        owned.start(path)  # first: whatever is deleted later is only what provbench wrote
         store = GraphStore(path, read_only=False, backend=chosen)
         store.pg_store  # noqa: B018 - LlamaIndex's store creates the tables the extensions alter
         for statement in SCHEMA_EXTENSIONS:
@@ -102,7 +106,29 @@ class KnowledgeBase:
             raise KBError(f"no knowledge base at {path} (no {DB_NAME} there)")
         if not allow_incomplete and not cls.is_complete(path):
             raise KBError(f"knowledge base at {path} is not finished (no {COMPLETE_MARKER} marker): build it again")
-        return cls(path, open_store(path, read_only))
+        kb = cls(path, open_store(path, read_only))
+        if not allow_incomplete:
+            kb._check_integrity()
+        return kb
+
+    def _check_integrity(self) -> None:
+        """The database has provbench's schema and the counts ``finalize`` recorded: a foreign or
+        damaged database beside a ``COMPLETE`` marker is refused here, not met by every unit."""
+        try:
+            found = self.stats().model_dump()
+        except RuntimeError as exc:  # Kùzu's binder error: tables or columns missing
+            self.close()
+            raise KBError(f"{self.path / DB_NAME} is not a provbench knowledge base, or is damaged ({exc}); "
+                          "build it again into an empty directory") from None
+        try:
+            recorded = json.loads((self.path / COMPLETE_MARKER).read_text(encoding="utf-8")).get("counts") or {}
+        except (OSError, ValueError, AttributeError):
+            recorded = {}
+        differing = [f"{k} {found[k]:,} (built with {v:,})" for k, v in recorded.items() if found.get(k) != v]
+        if differing:
+            self.close()
+            raise KBError(f"knowledge base at {self.path} has changed since it was built: {', '.join(differing)}; "
+                          "build it again")
 
     @staticmethod
     def is_complete(path: str | Path) -> bool:
@@ -388,7 +414,8 @@ class KnowledgeBase:
         _atomic_write(self.path / BUILD_INFO, info_text)
         _atomic_write(self.path / COMPLETE_MARKER, json.dumps({
             "format": FORMAT_VERSION, "finished": time.time(), "embedded": embed,
-            "embedder": embedder.name if embedder is not None else None}))
+            "embedder": embedder.name if embedder is not None else None,
+            "counts": self.stats().model_dump()}))  # checked on every open (_check_integrity)
 
     def _write_vectors(self, embedder: "BuildEmbedder | None", ann_min_vectors: int | None,
                        progress: "Callable[[str, int, int], None] | None") -> None:

@@ -339,12 +339,14 @@ class GraphView:
         found = self._entities([entity_id])
         return found[0] if found else None
 
-    def find_entity(self, name: str) -> Entity | None:
-        """A visible entity named exactly ``name``, else one whose name matches ignoring case."""
+    def find_entity(self, name: str, case_sensitive: bool = False) -> Entity | None:
+        """A visible entity named exactly ``name``, else (unless ``case_sensitive``) one whose name
+        matches ignoring case."""
         if not isinstance(name, str) or not name.strip():
             return None
-        for query in ("MATCH (e:Entity) WHERE e.name = $name RETURN e.id ORDER BY e.id",
-                      "MATCH (e:Entity) WHERE lower(e.name) = lower($name) RETURN e.id ORDER BY e.id"):
+        queries = ("MATCH (e:Entity) WHERE e.name = $name RETURN e.id ORDER BY e.id",
+                   "MATCH (e:Entity) WHERE lower(e.name) = lower($name) RETURN e.id ORDER BY e.id")
+        for query in queries[:1] if case_sensitive else queries:
             ids = [row[0] for row in self._store.rows(query, {"name": name.strip()})]
             visible = [i for i in ids if self.entity_visible(i)]
             if visible:

@@ -6,6 +6,7 @@ directory. Only successful replies are stored; secrets never reach the key or th
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -15,6 +16,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from ..errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -46,23 +49,28 @@ class ResponseCache:
 
     A corrupted cache (a damaged SQLite file) is moved aside to ``<dir>.corrupt-<time>`` with a
     warning naming both paths, and the run continues with an empty cache: the replies are asked
-    again, nothing is lost but time.
+    again, nothing is lost but time. A cache that cannot be written (disk full, read-only, locked:
+    SQLite's *operational* errors, or the OS's) is not damaged: it is kept as it is, the run goes
+    on without caching, and one warning says why ("disk full").
     """
 
     def __init__(self, directory: Path | str) -> None:
         self.directory = Path(directory)
         self.quarantined: Path | None = None
+        self.unwritable: str | None = None  # why the cache stopped caching (e.g. "disk full")
         self._guard = threading.Lock()
         self._cache = self._open()
 
     def _open(self) -> Any:
         import diskcache
 
-        self.directory.mkdir(parents=True, exist_ok=True)
         try:
+            self.directory.mkdir(parents=True, exist_ok=True)
             cache = diskcache.Cache(str(self.directory))
             cache.get("provbench-probe")  # some damage shows only on the first read
             return cache
+        except (sqlite3.OperationalError, OSError) as exc:
+            raise UserError(f"LLM cache {self.directory}: cannot open it: {why_unwritable(exc)}") from None
         except sqlite3.DatabaseError as exc:
             self._quarantine(exc)
             return diskcache.Cache(str(self.directory))
@@ -79,6 +87,9 @@ class ResponseCache:
     def _guarded(self, action: str, *args: Any) -> Any:
         try:
             return getattr(self._cache, action)(*args)
+        except (sqlite3.OperationalError, OSError) as exc:  # the cache is fine; the disk is not
+            self._stop_caching(exc)
+            return None
         except sqlite3.DatabaseError as exc:
             with self._guard:
                 if self.quarantined is None:  # the first thread to notice moves it aside
@@ -90,11 +101,19 @@ class ResponseCache:
                     self._cache = self._open()
             return getattr(self._cache, action)(*args)
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def _stop_caching(self, exc: Exception) -> None:
+        with self._guard:
+            if self.unwritable is None:
+                self.unwritable = why_unwritable(exc)
+                log.warning("LLM cache %s: %s; continuing without it (new replies are not cached; the "
+                            "cache itself is kept as it was)", self.directory, self.unwritable)
+
+    def get(self, key: str) -> dict[str, Any] | None:  # a full disk still reads
         return self._guarded("get", key)
 
     def put(self, key: str, reply: dict[str, Any]) -> None:
-        self._guarded("set", key, reply)
+        if self.unwritable is None:
+            self._guarded("set", key, reply)
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -104,3 +123,10 @@ class ResponseCache:
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.directory)!r})"
+
+
+def why_unwritable(exc: Exception) -> str:
+    """"disk full" for SQLite's SQLITE_FULL or the OS's ENOSPC / EDQUOT; else the error itself."""
+    if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or "full" in str(exc).lower():
+        return f"disk full ({exc})"
+    return f"{type(exc).__name__}: {exc}"

@@ -20,9 +20,11 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import Any
 
+from ..kb.health import degenerate_reasons
 from ..kb.info import count_rows, detail_lines
 from ..model import BASELINE, Question, RunRecord
 from ..results.rules import correctness
+from ..secrets import Redactor
 from ..store import leak_status
 from ..results.data import RunData
 from .sections import Table, Text
@@ -77,7 +79,9 @@ def filter_choices(run: RunData) -> dict[str, list[str]]:
 # -- the knowledge base --------------------------------------------------------------------------
 
 def knowledge_base_blocks(info: dict[str, Any]) -> list[Any]:
-    """Counts (beside the paper's when the builder follows one), problems, build, options."""
+    """Counts (beside the paper's when the builder follows one), problems, build, options; redacted
+    (a KB built before its builder redacted error texts may still quote a provider's key)."""
+    info = Redactor.for_run().data(info)
     paper = info.get("paper") or {}
     columns = ["Item", "This knowledge base"]
     if paper:
@@ -90,6 +94,10 @@ def knowledge_base_blocks(info: dict[str, Any]) -> list[Any]:
         rows.append(row)
     blocks: list[Any] = [Table(columns=columns, rows=rows, css_class="kb kb-counts", caption=(
         "Counts" + (f", beside those of {paper['title']}" if paper.get("title") else "") + "."))] if rows else []
+    degenerate = degenerate_reasons(info.get("counts") or {}, info, info.get("linked_entities"))
+    if degenerate:  # first: nothing measured on such a KB means anything (provbench.kb.health)
+        blocks.insert(0, Table(columns=["This knowledge base is degenerate: runs on it are refused"],
+                               rows=[[r] for r in degenerate], numeric_from=1, css_class="kb kb-degenerate"))
     problems = info.get("problems")
     if problems:
         blocks.append(Table(columns=["Problems the build met (it went on)"], rows=[[p] for p in problems],

@@ -10,6 +10,7 @@ only through autoescaped template expressions or matplotlib's own SVG escaping.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -18,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..costs import CostTotal, record_calls
+from ..kb.sources import SOURCES_FILE, source_link, text_unit_sources
 from ..model import BASELINE, RunRecord
+from ..secrets import redact
 from ..store import export_csv
 from . import charts
 from .pictures import cached_picture
@@ -92,7 +95,7 @@ def knowledge_base_section(run: RunData) -> Section | None:
         info = json.loads(info_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return Section(id="knowledge-base", title="Knowledge base", order=15,
-                       blocks=[Text(text=f"build_info.json could not be read: {exc}")])
+                       blocks=[Text(text=redact(f"build_info.json could not be read: {exc}"))])
     return Section(id="knowledge-base", title="Knowledge base", order=15, blocks=knowledge_base_blocks(info),
                    intro=f"From {info_file}: what the builder recorded while building this knowledge base.")
 
@@ -186,7 +189,10 @@ def _json(value: Any, limit: int | None = None) -> str:
     return text if limit is None or len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
-def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_dir: Path | None = None) -> dict[str, Any]:
+def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_dir: Path | None = None,
+                sources: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A record for the template; ``sources``: text unit id -> the user's file it came from
+    (:mod:`provbench.kb.sources`), so read text units link back to it."""
     trace = record.trace
     variant = record.variant.description or record.variant.id if record.variant else ""
     out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "", "variant": variant,
@@ -199,6 +205,8 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_
                     "confidence": trace.confidence, "error": trace.error or "",
                     "citations": trace.citations.model_dump(), "visited": trace.visited_entities,
                     "read_text_units": trace.read_text_units, "footprint": trace.footprint(),
+                    "read_links": [(tu, *source_link(sources[tu])) if tu in (sources or {}) else (tu, "", "")
+                                   for tu in trace.read_text_units],
                     "llm_calls": len(trace.llm_calls), "tokens": trace.tokens, "wall_time_s": trace.wall_time_s,
                     "cost": CostTotal.of(trace.llm_calls).describe(),
                     "paths": [p.model_dump() for p in trace.paths], "facts": [f.model_dump() for f in trace.facts],
@@ -223,6 +231,9 @@ def _judge_note(record: RunRecord) -> str:
 def question_page(run: RunData, qid: str, view: Any) -> dict[str, Any]:
     q = run.questions.get(qid)
     pictures = bool(run.report_option("subgraph_pictures", True))
+    kb_dir = (run.suite.get("knowledge_base") or {}).get("directory")
+    sources_file = Path(kb_dir) / SOURCES_FILE if kb_dir else None
+    sources = _kb_sources(str(kb_dir), sources_file.stat().st_mtime) if sources_file and sources_file.is_file() else {}
     sections = []
     for system in run.systems:
         records = [r for r in run.records if r.key.system == system and r.key.question_id == qid]
@@ -231,13 +242,19 @@ def question_page(run: RunData, qid: str, view: Any) -> dict[str, Any]:
         if not records:
             continue
         sections.append({"system": system, "anchor": anchor(system),
-                         "baseline": [_with_gold(record_view(r, view, pictures, run.run_dir), q, r, others, view)
-                                      for r in base],
-                         "interventions": [record_view(r) for r in sorted(
+                         "baseline": [_with_gold(record_view(r, view, pictures, run.run_dir, sources), q, r, others,
+                                                 view) for r in base],
+                         "interventions": [record_view(r, sources=sources) for r in sorted(
                              others, key=lambda r: (run.conditions.index(r.key.condition)
                                                     if r.key.condition in run.conditions else 99, r.key.repeat,
                                                     r.key.variant))]})
     return {"question": q, "qid": qid, "excluded": qid in run.excluded, "sections": sections}
+
+
+@functools.lru_cache(maxsize=4)
+def _kb_sources(kb_dir: str, modified: float) -> dict[str, dict[str, Any]]:
+    """The KB's text-unit sources, read once per report (every question page uses them)."""
+    return text_unit_sources(kb_dir)
 
 
 def _with_gold(shown: dict[str, Any], question: Any, record: RunRecord, others: list[RunRecord],
@@ -299,7 +316,7 @@ def header(run: RunData) -> dict[str, Any]:
     same = judge == m.models.get("suite_model", m.models.get("llm"))
     return {"judge": judge + (" (the same model as the systems)" if same else " (a separate model)"),
             "cost": CostTotal.of(c for r in run.records for c in record_calls(r)).describe(),
-            "stopped": m.stopped or "","title": run.report_option("title", None) or f"provbench report: {m.suite_name}",
+            "stopped": m.stopped or "", "redacted_questions": m.redacted_questions, "title": run.report_option("title", None) or f"provbench report: {m.suite_name}",
             "suite_name": m.suite_name, "description": run.suite.get("description", ""), "run_id": m.run_id,
             "models": m.models, "versions": m.versions, "git_revision": m.git_revision or "none (not a git checkout or no commit yet)",
             "created_at": m.created_at, "finished_at": m.finished_at or "unfinished", "seeds": m.seeds,

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from provbench.kb.goldmap import MappedGold, map_gold
+from provbench.kb.goldmap import MappedGold, map_gold, unmapped_items
 from provbench.model import BASELINE, Question, RunRecord
 from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
 from provbench.trajectory import Ratio, TrajectoryScore, left_out_step, score_trajectory
@@ -141,7 +141,8 @@ def mapping_value(golds: dict[str, MappedGold | None]) -> MetricValue:
     detail = {kind: {"mapped": m, "total": t} for kind, (m, t) in totals.items() if t}
     detail.update({"questions": len(golds), "questions_with_gold": len(with_gold),
                    "questions_with_mapped_gold": sum(g.any_mapped for g in with_gold),
-                   "triples_mapped_by_endpoints": by_endpoints})
+                   "triples_mapped_by_endpoints": by_endpoints,
+                   "unmapped": {qid: unmapped_items(g) for qid, g in golds.items() if g is not None and unmapped_items(g)}})
     return MetricValue(metric=f"{PREFIX}.mapping", system=ALL_SYSTEMS, value=round(mapped / total, 6) if total else None,
                        numerator=mapped, denominator=total, detail=detail,
                        note="" if total else "no question of this run has gold evidence")

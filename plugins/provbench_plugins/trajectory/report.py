@@ -27,7 +27,13 @@ def trajectory_section(run: RunData) -> list[Section]:
               for v in run.metric_values(prefix=PREFIX + ".")}
     if not values:
         return []
-    blocks: list[Any] = [Text(text=mapping_text(values.get(("mapping", ALL_SYSTEMS, BASELINE))))]
+    mapping = values.get(("mapping", ALL_SYSTEMS, BASELINE))
+    blocks: list[Any] = [Text(text=mapping_text(mapping))]
+    unmapped = ((mapping or {}).get("detail") or {}).get("unmapped") or {}
+    if unmapped:  # listed, never dropped silently: these questions' gold scores count only what mapped
+        blocks.append(Table(columns=["Question", "Gold the knowledge base does not hold"], numeric_from=2,
+                            rows=[[qid, "; ".join(items)] for qid, items in unmapped.items()],
+                            css_class="trajectory-unmapped"))
     systems = [s for s in run.systems if any(k[1] == s for k in values)]
     if systems:
         blocks += [summary_table(values, systems), recall_table(values, systems)]

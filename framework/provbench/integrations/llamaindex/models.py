@@ -19,7 +19,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.llms.types import (ChatMessage, ChatResponse, ChatResponseAsyncGen, ChatResponseGen,
                                               CompletionResponse, CompletionResponseAsyncGen, CompletionResponseGen,
                                               LLMMetadata, MessageRole)
-from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.bridge.pydantic import BaseModel, Field, PrivateAttr
 from llama_index.core.constants import DEFAULT_CONTEXT_WINDOW
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 from llama_index.core.llms.llm import LLM
@@ -67,15 +67,30 @@ class ProvbenchLLM(LLM):
         return LLMMetadata(context_window=self.context_window, num_output=num_output, is_chat_model=True,
                            model_name=self._client.model_id)
 
-    def ask(self, messages: list[dict[str, str]]) -> str:
-        """One call through the client, recorded on the given trace or the running unit's."""
+    def ask(self, messages: list[dict[str, str]], schema: dict[str, Any] | None = None) -> Any:
+        """One call through the client, recorded on the given trace or the running unit's: the
+        reply's text, or with a JSON ``schema`` the client's whole reply (``.data`` parsed)."""
         capture = current_capture()
         trace = self._trace if self._trace is not None else (capture.trace if capture is not None else None)
         if capture is not None:
             capture.count_provbench_call()
-        reply = self._client.chat(messages, max_tokens=self.max_tokens, temperature=self.temperature,
+        reply = self._client.chat(messages, schema=schema, max_tokens=self.max_tokens, temperature=self.temperature,
                                   seed=self.seed, purpose=self.purpose, trace=trace)
-        return reply.text
+        return reply if schema is not None else reply.text
+
+    # LlamaIndex's default structured_predict puts format instructions into a plain prompt and parses
+    # the text; passing the pydantic schema instead gives llama.cpp its grammar, a hosted model its
+    # response format and schema-following its instance (SchemaLLMPathExtractor and the like use it).
+    def structured_predict(self, output_cls: type[BaseModel], prompt: Any, llm_kwargs: dict[str, Any] | None = None,
+                           **prompt_args: Any) -> BaseModel:
+        messages = as_dicts(prompt.format_messages(llm=self, **prompt_args))
+        return _validated(output_cls, self.ask(messages, schema=pydantic_schema(output_cls)))
+
+    async def astructured_predict(self, output_cls: type[BaseModel], prompt: Any,
+                                  llm_kwargs: dict[str, Any] | None = None, **prompt_args: Any) -> BaseModel:
+        messages = as_dicts(prompt.format_messages(llm=self, **prompt_args))
+        reply = await asyncio.to_thread(self.ask, messages, pydantic_schema(output_cls))  # keeps the context
+        return _validated(output_cls, reply)
 
     @llm_chat_callback()
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
@@ -128,6 +143,32 @@ class ProvbenchLLM(LLM):
             yield CompletionResponse(text=text, delta=text)
 
         return once()
+
+
+def pydantic_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s JSON schema with its ``$defs`` inlined (the client's backends take plain schemas)."""
+    schema = model.model_json_schema()
+    definitions = schema.pop("$defs", {})
+
+    def inline(node: Any, depth: int = 0) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            if ref.startswith("#/$defs/") and depth < 32:
+                return inline({**definitions[ref.rsplit("/", 1)[-1]], **{k: v for k, v in node.items() if k != "$ref"}},
+                              depth + 1)
+            return {k: inline(v, depth) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(v, depth) for v in node]
+        return node
+
+    return inline(schema)
+
+
+def _validated(output_cls: type[BaseModel], reply: Any) -> BaseModel:
+    """The reply as ``output_cls``; a ValueError (what LlamaIndex's callers catch) when it is not one."""
+    if reply.data is None:
+        raise ValueError(f"the reply is not JSON of the {output_cls.__name__} schema: {reply.text[:200]!r}")
+    return output_cls.model_validate(reply.data)
 
 
 def as_dicts(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:

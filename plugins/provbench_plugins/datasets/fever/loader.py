@@ -17,6 +17,7 @@ Options:
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,6 +29,8 @@ from provbench.plugin_api import DatasetLoader
 from .claims import ClaimRecord, jsonl_problems, read_hub, read_jsonl, stratified_sample, to_question
 from .gold import evidence_texts, gold_evidence
 from .scoring import LABELS, graded_accuracy, normalize_label
+
+log = logging.getLogger(__name__)
 
 LOADER_NAME = "fever"
 DEFAULT_HUB_SPLIT = "paper_dev"
@@ -75,6 +78,12 @@ class FeverLoader(DatasetLoader):
     @staticmethod
     def _add_gold(questions: list[Question], pages: str | None) -> None:
         texts = evidence_texts(pages, [group for q in questions for group in q.metadata["evidence"]])
+        if pages:  # evidence the pages lack: counted, its gold text left empty
+            missing = [f"claim {q.id}: [{page!r}, {line}]" for q in questions for group in q.metadata["evidence"]
+                       for page, line in group if (page, int(line)) not in texts]
+            if missing:
+                log.warning("fever: %d evidence sentence(s) name a page or line not in %s (first: %s)",
+                            len(missing), pages, "; ".join(missing[:3]))
         for q in questions:
             q.gold = gold_evidence(q.metadata["evidence"], texts)  # None for NEI: it has no evidence sets
 

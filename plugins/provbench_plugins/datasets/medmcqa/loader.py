@@ -9,8 +9,11 @@ Sources: raw MedMCQA ``.jsonl``; a MIRAGE ``benchmark.json`` (option ``subset``:
 Questions: ``answer`` is the option letter, ``choices`` the four option texts, ``aliases`` the
 correct option's text; ``metadata`` keeps subject, topic, choice type and the explanation, which
 also fill ``category`` (subject) and ``type`` (choice type). ``facets`` names what
-``provbench data info`` counts. Scoring takes the exact text of an option first (case, spacing
-and end punctuation aside: "A sequence." is the option "a sequence"), or an option's text after
+``provbench data info`` counts. Scoring reads a reply that is a single letter ("C", "c", "(C)")
+as that letter (real MedMCQA has options whose text is a letter: 'a', 'c', 'bc'); otherwise it
+takes the exact text of an option first (case, spacing and end punctuation aside: "A sequence."
+is the option "a sequence"; a text two options share is ambiguous, scored wrong and marked
+``ambiguous_reply``), or an option's text after
 its own letter or an article ("A bone marrow" when A is "bone marrow"), then an option letter
 written as one: a capital alone or with punctuation ("C", "C.", "(C)", "C)", "C. text",
 "Answer: C"), or a small letter closed by a bracket or a full stop ("(c)", "c)", "c."). An "a"
@@ -98,23 +101,46 @@ def sample_by_subject(questions: list[Question], limit: int | None, seed: int) -
 
 
 def option_letter(prediction: str | None, question: Question | None = None) -> str | None:
-    """The option a prediction names: the exact text of one of ``question``'s options (tried
-    first, so "a sequence" is never read as A), or that text after its own letter ("A bone
-    marrow" when A is "bone marrow") or after an article ("a sequence" when C is "sequence"),
-    else an option letter written as one."""
+    """The option a prediction names (None when it names none, or several: see :func:`read_option`)."""
+    return read_option(prediction, question)[0]
+
+
+def read_option(prediction: str | None, question: Question | None = None) -> tuple[str | None, bool]:
+    """(letter, ambiguous): a reply that is a single letter is that letter (real MedMCQA has
+    options whose text is a letter, 'c' or 'bc', so "C" must not be read as the option "c"); else
+    the exact text of one of ``question``'s options (tried before letters, so "a sequence" is never
+    read as A), or that text after its own letter ("A bone marrow" when A is "bone marrow") or
+    after an article ("a sequence" when C is "sequence"); else an option letter written as one.
+    A text naming two options with the same text (21 real dev records) is ambiguous: no letter."""
     if not prediction:
-        return None
+        return None, False
+    if lone := lone_letter(prediction):
+        return lone, False
     if question is not None and question.choices:
-        texts = {option_text_key(text): letter for letter, text in zip(LETTERS, question.choices)}
-        wanted = option_text_key(prediction)
-        if wanted in texts:
-            return texts[wanted]
-        head, _, rest = wanted.partition(" ")
-        rest = rest.lstrip(_EDGE_PUNCT + ")]")
-        head = head.strip("([").rstrip(_EDGE_PUNCT + ")]")
-        if rest in texts and (texts[rest] == head.upper() or head in ("a", "an", "the")):
-            return texts[rest]
-    return letter_of(prediction)
+        texts: dict[str, list[str]] = defaultdict(list)
+        for letter, text in zip(LETTERS, question.choices):
+            texts[option_text_key(text)].append(letter)
+        named = texts.get(option_text_key(prediction)) or _text_after_letter(option_text_key(prediction), texts)
+        if named:
+            return (named[0], False) if len(named) == 1 else (None, True)
+    return letter_of(prediction), False
+
+
+def _text_after_letter(wanted: str, texts: dict[str, list[str]]) -> list[str]:
+    """The options whose text follows their own letter or an article ("A bone marrow")."""
+    head, _, rest = wanted.partition(" ")
+    rest = rest.lstrip(_EDGE_PUNCT + ")]")
+    head = head.strip("([").rstrip(_EDGE_PUNCT + ")]")
+    letters = texts.get(rest, [])
+    if head.upper() in letters:
+        return [head.upper()]
+    return letters if head in ("a", "an", "the") else []
+
+
+def lone_letter(reply: str) -> str | None:
+    """The option letter of a reply that is one letter, either case, brackets and punctuation aside."""
+    lone = option_text_key(reply).strip("()[]")
+    return lone.upper() if len(lone) == 1 and lone.upper() in LETTERS else None
 
 
 def letter_of(prediction: str) -> str | None:
@@ -170,7 +196,8 @@ class MedMCQALoader(DatasetLoader):
             if path.suffix.lower() == ".jsonl" and path.is_file():
                 with path.open(encoding="utf-8") as lines:
                     first = json.loads(next((line for line in lines if line.strip()), "{}"))
-                return self.default_subset == "medmcqa" and {"opa", "cop", "question"} <= set(first)
+                return (self.default_subset == "medmcqa" and isinstance(first, dict)  # a first line may be an array
+                        and {"opa", "cop", "question"} <= set(first))
             if path.suffix.lower() == ".json" and path.is_file():
                 return isinstance(json.loads(path.read_text(encoding="utf-8")).get(self.default_subset), dict)
         except (OSError, ValueError, AttributeError):
@@ -192,10 +219,11 @@ class MedMCQALoader(DatasetLoader):
         """For "output changed": a written letter stays a letter, anything else is compared as
         option text ("a sequence" and "a syndrome" differ). Without the question a letter and an
         option's text are not matched to each other, so a system should answer in one form."""
-        return letter_of(text) or option_text_key(text)
+        return lone_letter(text) or letter_of(text) or option_text_key(text)
 
     def score_answer(self, question: Question, prediction: str | None) -> dict[str, float]:
-        return {"accuracy": float(option_letter(prediction, question) == question.answer)}
+        letter, ambiguous = read_option(prediction, question)
+        return {"accuracy": float(letter == question.answer), **({"ambiguous_reply": 1.0} if ambiguous else {})}
 
 
 class MMLUMedicalLoader(MedMCQALoader):

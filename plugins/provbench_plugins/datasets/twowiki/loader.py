@@ -72,6 +72,15 @@ class TwoWikiRecord(BaseModel):
             raise ValueError(f"names paragraphs not in context: {missing[:3]}")
         return facts
 
+    def drop_facts_beyond_context(self) -> list[str]:
+        """Remove supporting facts naming a sentence their paragraph does not have; one line each."""
+        sentences = {title: len(lines) for title, lines in self.context}
+        kept = [(t, s) for t, s in self.supporting_facts if 0 <= s < sentences.get(t, 0)]
+        dropped = [f"record {self.id!r}: supporting fact [{t!r}, {s}]: paragraph {t!r} has {sentences.get(t, 0)} "
+                   "sentence(s)" for t, s in self.supporting_facts if (t, s) not in kept]
+        self.supporting_facts = kept
+        return dropped
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "type": self.type, "answer": self.answer,
@@ -193,7 +202,12 @@ def read_records(source: str | Path, split: str = DEFAULT_HUB_SPLIT) -> list[Two
         raw_records, where = _read_hub(str(source), split), f"{source} [{split}]"
     else:
         raise UserError(f"2Wiki dataset not found: {source} (a file path or a hub id like xanhho/2WikiMultihopQA)")
-    return [validate_record(raw, where, i) for i, raw in enumerate(raw_records)]
+    records = [validate_record(raw, where, i) for i, raw in enumerate(raw_records)]
+    dropped = [line for record in records for line in record.drop_facts_beyond_context()]
+    if dropped:  # published data may hold a few: counted and left out, not fatal
+        log.warning("%s: %d supporting fact(s) point at a sentence their paragraph does not have; left out "
+                    "(first: %s)", where, len(dropped), "; ".join(dropped[:3]))
+    return records
 
 
 def _looks_like_hub_id(source: str) -> bool:

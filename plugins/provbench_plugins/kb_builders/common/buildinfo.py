@@ -2,8 +2,9 @@
 
 A build is keyed by a fingerprint of its inputs (builder name and version, model, options that
 change the KB, content hash). :func:`reuse_existing` opens a finished KB with the same
-fingerprint, deletes an interrupted one, and refuses to overwrite a finished KB built from other
-inputs unless asked. :func:`standard_info` lays out build info the same way for every builder,
+fingerprint, deletes an interrupted one (only the files provbench wrote there:
+:mod:`provbench.kb.owned`; a directory holding others is refused), and refuses to replace a finished
+KB built from other inputs, another builder version included, unless asked (``overwrite``). :func:`standard_info` lays out build info the same way for every builder,
 so ``provbench kb info`` and the report read any builder's KB:
 
 ``counts``      documents, text_units, entities, relations, communities (the KB's own counts)
@@ -20,12 +21,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import shutil
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from provbench.errors import UserError
+from provbench.kb.owned import remove_kb
 
 if TYPE_CHECKING:
     from provbench.kb import KnowledgeBase
@@ -33,10 +34,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FINGERPRINT_KEYS = ("builder", "model", "options", "content")
-
-# files a knowledge base writes from its first moment (provbench.kb.store): proof that a
-# directory without the completion marker is an interrupted build we may delete
-_KB_FILES = ("kb.json", "graph.kuzu")
 
 
 def fingerprint(builder: str, model_id: str, options: dict[str, Any], content: Any,
@@ -65,7 +62,9 @@ def file_digests(paths: Iterable[Path]) -> list[list[str]]:
 def reuse_existing(kb_dir: Path, expected: dict[str, Any], overwrite: bool,
                    read_only: bool = False) -> "KnowledgeBase | None":
     """The finished KB at ``kb_dir`` if it was built from the same inputs (opened ``read_only``
-    when asked); None if there is none."""
+    when asked); None if there is none (an interrupted build's files are removed first). A
+    finished KB from other inputs, another builder version included, is refused unless
+    ``overwrite``: rebuilding it may cost a paid build again."""
     from provbench.kb import KnowledgeBase
 
     if not kb_dir.exists():
@@ -79,26 +78,22 @@ def reuse_existing(kb_dir: Path, expected: dict[str, Any], overwrite: bool,
         return kb
     kb.close()
     differing = [k for k in expected if k != "fingerprint" and found.get(k) != expected[k]]
-    stale = found.get("builder") != expected["builder"]  # another builder version: an outdated cache entry
-    if not overwrite and not stale:
+    if not overwrite:
+        version = (f"it was built by {found.get('builder') or 'an unknown builder'}, this is {expected['builder']}; "
+                   if "builder" in differing else "")
         raise UserError(
-            f"knowledge base at {kb_dir} was built from other inputs ({', '.join(differing) or 'unknown'} differ); "
-            "use another directory or the builder option overwrite=true"
-        )
+            f"knowledge base at {kb_dir} was built from other inputs ({version}{', '.join(differing) or 'unknown'} "
+            "differ); use another directory, or the builder option overwrite=true to rebuild it "
+            "(a build through an API model is paid for again)")
     log.warning("replacing knowledge base at %s (%s differ)", kb_dir, ", ".join(differing))
-    shutil.rmtree(kb_dir)
+    remove_kb(kb_dir, "the knowledge base there is to be replaced (overwrite=true)")
     return None
 
 
 def remove_partial(kb_dir: Path) -> None:
-    """Delete an interrupted build (refuses a directory that holds no knowledge base)."""
-    if kb_dir.is_dir() and any(kb_dir.iterdir()) and not any((kb_dir / f).exists() for f in _KB_FILES):
-        raise UserError(f"{kb_dir} is not empty and holds no knowledge base; refusing to delete it: "
-                        "choose an empty or new directory for the knowledge base")
-    if not kb_dir.is_dir():
-        raise UserError(f"{kb_dir} is a file, not a knowledge-base directory")
-    log.warning("knowledge base at %s is incomplete (an interrupted build?): building it again", kb_dir)
-    shutil.rmtree(kb_dir)
+    """Delete an interrupted build: only the files provbench wrote, and nothing if there are others."""
+    remove_kb(kb_dir, "it holds no finished knowledge base (an interrupted build?)")
+    log.warning("knowledge base at %s was incomplete (an interrupted build?): building it again", kb_dir)
 
 
 def _plain(value: Any) -> Any:

@@ -4,7 +4,8 @@ Every call a builder makes goes through :meth:`LLMTally.chat` (a failing call is
 recorded instead of ending the build), usually inside :func:`run_calls` (results in input order,
 so the knowledge base never depends on timing; a progress bar on a terminal). A build whose
 every call failed is a broken model, not bad luck: :meth:`LLMTally.raise_if_all_failed`.
-The tally goes into ``build_info["llm"]``, where ``kb info`` and the report show it.
+The tally goes into ``build_info["llm"]``, where ``kb info`` and the report show it. Error texts
+are redacted before they are kept or raised: a provider's error may quote the key it was sent.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar
 
 from provbench.errors import UserError
+from provbench.secrets import redact
 
 from .progress import progress_bar
 
@@ -52,20 +54,22 @@ class LLMTally:
         with self._lock:
             self.salvaged += 1
 
-    def fail(self, purpose: str, exc: Exception) -> None:
+    def fail(self, purpose: str, exc: Exception, llm: Any = None) -> None:
+        """Count a failed call; its error text is kept redacted (``llm``'s own key included)."""
+        text = redact(f"{purpose}: {type(exc).__name__}: {exc}", _backend_params(llm))[:300]
         with self._lock:
             self.calls += 1
             self.failed += 1
             self.by_purpose[purpose] = self.by_purpose.get(purpose, 0) + 1
             if len(self.errors) < MAX_ERRORS_KEPT:
-                self.errors.append(f"{purpose}: {type(exc).__name__}: {exc}"[:300])
+                self.errors.append(text)
 
     def chat(self, llm: Any, messages: list[dict[str, str]], purpose: str, **params: Any) -> Any:
         """``llm.chat(...)`` counted under ``purpose``: the response, or None when the call failed for good."""
         try:
             resp = llm.chat(messages, purpose=purpose, **params)
         except Exception as exc:  # noqa: BLE001 - a failing call must not end the build; it is counted
-            self.fail(purpose, exc)
+            self.fail(purpose, exc, llm)
             return None
         self.record(resp, purpose)
         return resp
@@ -83,6 +87,12 @@ class LLMTally:
                 "truncated_salvaged": self.salvaged, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "by_purpose": dict(self.by_purpose),
                 "errors": list(self.errors)}
+
+
+def _backend_params(llm: Any) -> dict[str, Any]:
+    """The settings ``llm`` sends its provider (an ``api_key`` among them): secrets to redact."""
+    params = getattr(getattr(llm, "backend", None), "params", None)
+    return params if isinstance(params, dict) else {}
 
 
 def effective_workers(asked: int | None, llm: Any) -> int:

@@ -14,11 +14,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from provbench.kb.health import DEFAULT_MAX_FAILED_EXTRACTION_SHARE
+
 from .communities import CommunitySettings, SummarySettings
 from .extraction import ExtractionSettings
 
 #: options that do not change the knowledge base (left out of its fingerprint)
-RUNTIME_FIELDS = {"max_workers", "overwrite", "ann_min_vectors"}
+RUNTIME_FIELDS = {"max_workers", "overwrite", "ann_min_vectors", "max_failed_extraction_share", "allow_unlinked_entities"}
 
 
 class BaseBuildOptions(BaseModel):
@@ -32,6 +34,14 @@ class BaseBuildOptions(BaseModel):
     overwrite: bool = Field(False, description="replace a finished KB built from other inputs")
     ann_min_vectors: int | None = Field(
         None, ge=1, description="vector indices this large also get an HNSW index (default 20,000)",
+    )
+    max_failed_extraction_share: float = Field(
+        DEFAULT_MAX_FAILED_EXTRACTION_SHARE, ge=0, le=1, description="a KB whose LLM extraction failed on a larger "
+        "share of the text units it was tried on is degenerate: runs refuse it (provbench.kb.health)",
+    )
+    allow_unlinked_entities: bool = Field(
+        False, description="a KB none of whose entities is linked to a text unit is degenerate unless this is true: "
+        "for an evaluation that never reads entity text (paper 001's KG paths over triples with file-level provenance)",
     )
 
     def fingerprint_fields(self) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from provbench.errors import UserError
-from provbench.jsonlines import JsonLineError, read_json_lines
+from provbench.jsonlines import JsonLineError, input_errors, read_json_lines
 from provbench.kb.temporal import InstantError, parse_instant
 
 
@@ -59,9 +59,8 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise ConceptFileError(f"{path}: no such file")
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        with path.open(encoding="utf-8", newline="") as handle:
-            for number, row in enumerate(csv.DictReader(handle), start=2):  # line 1 is the header
-                yield number, {k.strip(): v for k, v in row.items() if k}
+        with input_errors(path), path.open(encoding="utf-8", newline="") as handle:
+            yield from _csv_rows(path, handle)
     elif suffix in (".jsonl", ".ndjson"):
         try:
             yield from read_json_lines(path)
@@ -69,6 +68,22 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise ConceptFileError(str(err)) from None
     else:
         raise ConceptFileError(f"{path}: unknown file kind {suffix!r} (use .csv or .jsonl)")
+
+
+def _csv_rows(path: Path, handle: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a CSV file with their first line; a broken quote or a row with more fields than
+    the header is an error naming the line (the csv module would run on, or drop the extras)."""
+    reader = csv.DictReader(handle, strict=True)
+    start = 2  # line 1 is the header
+    try:
+        for row in reader:
+            if None in row:
+                raise ConceptFileError(f"{path}:{start}: more fields than the header names "
+                                       f"({len(row[None])} extra); quote values that contain a comma")
+            yield start, {k.strip(): v for k, v in row.items() if k}
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise ConceptFileError(f"{path}:{start}: broken CSV ({exc}); check the quotes from this line on") from None
 
 
 def text_field(path: Path, line: int, row: dict[str, Any], name: str, required: bool = False) -> str:

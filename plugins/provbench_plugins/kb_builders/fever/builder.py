@@ -36,6 +36,7 @@ from pydantic import Field
 from provbench import hookimpl
 from provbench.errors import UserError
 from provbench.jsonlines import read_json_lines
+from provbench.kb.owned import claim
 from provbench.kb.types import Entity, Relation, TextUnit
 from provbench.model import Question
 from provbench.plugin_api import KBBuilder
@@ -185,6 +186,7 @@ def build(questions: list[Question], kb_dir: Path, llm: "LLMClient", source: str
         facts, costs, extraction = extract_page_facts(llm, pages, opts, tally, effective_workers(opts.max_workers, llm))
         tally.raise_if_all_failed(BUILDER_NAME, llm.model_id)
     kb = write_kb(kb_dir, units, entities, relations)
+    claim(kb_dir, FACTS_FILE)  # provbench's own file: removed with the KB when it is rebuilt
     with (kb_dir / FACTS_FILE).open("w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(f, ensure_ascii=False) + "\n" for f in facts)
     info = standard_info(

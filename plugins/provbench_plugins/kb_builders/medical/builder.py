@@ -18,9 +18,11 @@ statistics next to the paper's own, which ``provbench kb info`` prints.
 The authors' pipeline as a preset (``preset: authors``, or each part alone): ``chunking:
 authors`` re-cuts the corpus as their ``Chunker.py`` (600/100 overlapping recursive splits, sha256
 ids) and ``extraction: authors`` asks for every valid triple under their 7 labels and 19 relation
-types. ``unmatched_chunks: keep`` keeps a triple whose ChunkID is no chunk of the corpus (as in the
-authors' ``arch_kg.csv`` read against another cut of StatPearls) with file-level provenance only:
-no text unit, its SourceFilename in ``relation_sources``; by default such a triple is an error.
+types, and ``entity_names: exact`` keeps names differing only in case or punctuation apart (by
+default they are one entity, as ``ent:<name>`` lower-cases). ``unmatched_chunks: keep`` keeps a
+triple whose ChunkID is no chunk of the corpus (as in the authors' ``arch_kg.csv`` read against
+another cut of StatPearls) with file-level provenance only: no text unit, its SourceFilename in
+``relation_sources``; by default such a triple is an error.
 
 Built on :mod:`provbench_plugins.kb_builders.common` like every builder: the LLM calls run
 ``max_workers`` at once and are tallied; reuse, build info (``counts`` beside paper 001's) and
@@ -59,7 +61,7 @@ if TYPE_CHECKING:
 
 BUILDER_NAME = "medical-kg"
 BUILDER_VERSION = 2  # 2: inputs fingerprinted like every builder's (common.buildinfo)
-AUTHORS = {"chunking": "authors", "extraction": "authors"}
+AUTHORS = {"chunking": "authors", "extraction": "authors", "entity_names": "exact"}
 PURPOSE = "kg-extraction"
 
 #: the graph paper 001 reports (Table 3), printed beside ours by ``kb info``
@@ -79,6 +81,9 @@ class MedicalKGOptions(BaseBuildOptions):
     chunking: Literal["paragraphs", "authors"] = Field("paragraphs", description="'authors': 600/100 recursive, sha256 ids")
     extraction: Literal["provbench", "authors"] = Field(
         "provbench", description="'authors': every valid triple, their 7 labels and 19 relation types")
+    entity_names: Literal["merged", "exact"] = Field(
+        "merged", description="names differing only in case or punctuation are one entity ('merged'), or each "
+                              "exact name its own (the authors' nx.DiGraph nodes)")
     unmatched_chunks: Literal["error", "keep"] = Field(
         "error", description="a triple whose ChunkID is no corpus chunk: an error, or kept with its file only")
 
@@ -136,11 +141,33 @@ def extract_triples(chunks: list[Chunk], llm: "LLMClient", opts: MedicalKGOption
     return triples, counts
 
 
-def to_records(chunks: list[Chunk], triples: list[Triple], unmatched: str = "error"):
+class EntityIds:
+    """Entity ids for names: ``merged`` gives names differing only in case or punctuation one id
+    (their first spelling names the entity); ``exact`` gives every exact name its own, the plain id
+    to the first and "-2", "-3"... to later spellings, in the triples' order."""
+
+    def __init__(self, names: str = "merged") -> None:
+        self.exact, self.ids, self.taken = names == "exact", {}, set()
+
+    def __call__(self, name: str) -> str:
+        if not self.exact:
+            return entity_id(name)
+        if name not in self.ids:
+            base, n = entity_id(name), 1
+            while (eid := base if n == 1 else f"{base}-{n}") in self.taken:
+                n += 1
+            self.ids[name] = eid
+            self.taken.add(eid)
+        return self.ids[name]
+
+
+def to_records(chunks: list[Chunk], triples: list[Triple], unmatched: str = "error", names_rule: str = "merged"):
     """Text units, labelled entities and relations; a triple naming an unknown chunk is an error,
-    or with ``unmatched="keep"`` a relation with no text unit (its file stays in relation_sources)."""
+    or with ``unmatched="keep"`` a relation with no text unit (its file stays in relation_sources).
+    ``names_rule``: see :class:`EntityIds`."""
     triples = match_chunk_ids(triples, chunks)  # the authors' ids: sha256 of the chunk text
     by_chunk = {c.id: c for c in chunks}
+    id_of = EntityIds(names_rule)
     names: dict[str, str] = {}
     votes: dict[str, Counter] = defaultdict(Counter)
     units_of: dict[str, list[str]] = defaultdict(list)
@@ -154,7 +181,7 @@ def to_records(chunks: list[Chunk], triples: list[Triple], unmatched: str = "err
                             "option unmatched_chunks: keep keeps such triples with their file only)")
         ends = []
         for name, label in ((t.head, t.head_label), (t.tail, t.tail_label)):
-            eid = entity_id(name)
+            eid = id_of(name)
             names.setdefault(eid, name)
             votes[eid][label if label in P.LABELS else "Unknown"] += 1
             if t.chunk_id and unit_id(t.chunk_id) not in units_of[eid]:
@@ -195,7 +222,7 @@ def build(kb_dir: Path, llm: "LLMClient", opts: MedicalKGOptions) -> "KnowledgeB
     else:
         triples, extraction = extract_triples(chunks, llm, opts, tally, effective_workers(opts.max_workers, llm))
         tally.raise_if_all_failed(BUILDER_NAME, llm.model_id)
-    units, entities, relations = to_records(chunks, triples, opts.unmatched_chunks)
+    units, entities, relations = to_records(chunks, triples, opts.unmatched_chunks, opts.entity_names)
     kb = write_kb(kb_dir, units, entities, relations)
     metrics = graph_metrics.compute({e.id: e.label for e in entities},
                                     [(r.id, r.source, r.target) for r in relations],

@@ -1,11 +1,13 @@
 """Degree and edge betweenness of a labelled graph, computed once at build time.
 
 Written to ``graph_metrics.json`` in the knowledge-base directory: ``degree`` (entity id ->
-in + out degree over all relations), ``betweenness`` (relation id -> edge betweenness of its
-node pair in the undirected simple graph, the graph shortest paths are searched in) and
-``labels`` (entity id -> label); the builder adds ``relation_sources`` (relation id -> the
-SourceFilename a triples file gave it, kept for traceability even where no chunk holds the edge). Exact betweenness costs O(n m); ``k`` samples k source nodes
-(networkx's approximation, seeded) for large graphs.
+in + out degree over all relations), ``digraph_degree`` (in + out distinct neighbours, as the
+authors' ``nx.DiGraph`` counts: two triples on one ordered pair are one edge), ``betweenness``
+(relation id -> edge betweenness of its node pair in the undirected simple graph, the graph
+shortest paths are searched in) and ``labels`` (entity id -> label); the builder adds
+``relation_sources`` (relation id -> the SourceFilename a triples file gave it, kept for
+traceability even where no chunk holds the edge). Exact betweenness costs O(n m); ``k`` samples
+k source nodes (networkx's approximation, seeded) for large graphs.
 
 :func:`summary` and :func:`corpus_summary` give paper 001's Table 3 (graph and corpus halves);
 :func:`side_by_side` puts them next to the paper's figures.
@@ -29,11 +31,13 @@ def compute(entities: dict[str, str], relations: Iterable[tuple[str, str, str]],
 
     relations = list(relations)
     degree = Counter()
-    graph = nx.Graph()
+    graph, digraph = nx.Graph(), nx.DiGraph()
     graph.add_nodes_from(entities)
+    digraph.add_nodes_from(entities)
     for _, source, target in relations:
         degree[source] += 1
         degree[target] += 1
+        digraph.add_edge(source, target)
         if source != target:
             graph.add_edge(source, target)
     sample = k if k is not None and k < graph.number_of_nodes() else None
@@ -42,7 +46,8 @@ def compute(entities: dict[str, str], relations: Iterable[tuple[str, str, str]],
     for rid, source, target in relations:
         value = by_pair.get((source, target), by_pair.get((target, source), 0.0))
         betweenness[rid] = round(float(value), 8)
-    return {"degree": {e: degree.get(e, 0) for e in entities}, "betweenness": betweenness,
+    return {"degree": {e: degree.get(e, 0) for e in entities}, "digraph_degree": dict(digraph.degree()),
+            "betweenness": betweenness,
             "labels": dict(entities), "betweenness_samples": sample}
 
 

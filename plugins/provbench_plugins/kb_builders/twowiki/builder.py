@@ -6,9 +6,11 @@ The build, step by step:
 
 1. **Reuse.** A finished KB at ``kb_dir`` built from the same inputs (question content, options,
    model id, builder version) is opened and returned: no rebuild, no LLM call. A finished KB
-   built from other inputs is an error (``overwrite=True`` replaces it; a KB of an older builder
-   version is replaced with a warning). A directory without the completion marker is an
-   interrupted build: it is deleted and built again (the LLM cache makes that cheap).
+   built from other inputs, a KB of another builder version included, is an error naming what
+   differs (both versions, for a version change): ``overwrite=True`` replaces it, nothing else
+   does, since a rebuild may pay for an API build again. A directory without the completion
+   marker is an interrupted build: the files provbench wrote there are deleted and it is built
+   again (the LLM cache makes that cheap); a directory holding anything else is refused.
 2. **Corpus.** Gold and distractor paragraphs of all questions are merged into unique paragraphs
    (same title and text = one paragraph), each chunked into text units by LlamaIndex's
    ``SentenceSplitter``; each sentence is mapped to the text unit holding most of it, so

@@ -9,8 +9,10 @@ their node labels, and relative ranks by degree, edge betweenness and eq. (1):
     sub-path score = betweenness(edge) / (degree(node1) + degree(node2))
 
 Ranks within one path (the paper: "within the derived path"): 0 = highest value, 1 = lowest,
-``rank / (N - 1)``. Ties as the authors' notebook settles them (the paper is silent): sub-paths
-share their average rank; nodes and edges keep the earlier one on the path first.
+``rank / (N - 1)``, a path with N < 2 ranked elements left out. Ties as the authors' notebook
+settles them (the paper is silent): sub-paths share their average rank; nodes and edges keep the
+earlier one on the path first. :func:`authors_rank_histogram` ranks as their notebook does (per
+question, each node once by DiGraph degree). :func:`path_lengths` counts the kept paths' edges.
 
 Sub-path records carry the rule they ran under (``rule``: "paper" or "authors"); :func:`group`
 takes one rule's, so Table 4 can be read under either. Positions are the paper's k / (m - 1) in
@@ -202,7 +204,9 @@ TIES = {"degree": "first", "betweenness": "first", "eq1": "average"}  # the auth
 
 
 def rank_histogram(groups: dict[str, QuestionPerturbations], metrics: dict[str, Any], measure: str) -> list[int]:
-    """Relative ranks (within each path) of the critical elements, by ``measure``, in bins."""
+    """Relative ranks (within each path) of the critical elements, by ``measure``, in bins. A path
+    with fewer than two ranked elements is left out (a lone element has no rank; the authors skip
+    N <= 1 too), so one-edge paths do not pile up at rank 0."""
     kind, counts = RANKED[measure], [0] * BINS
     for g in groups.values():
         by_path: dict[str, list[RunRecord]] = defaultdict(list)
@@ -212,7 +216,54 @@ def rank_histogram(groups: dict[str, QuestionPerturbations], metrics: dict[str, 
             recs.sort(key=lambda r: r.variant.data.get("index", 0))  # path order settles "first" ties
             scored = [(r, element_value(r, metrics, measure)) for r in recs]
             scored = [(r, v) for r, v in scored if v is not None]
+            if len(scored) < 2:
+                continue
             for (r, _), rank in zip(scored, relative_ranks([v for _, v in scored], TIES[measure])):
                 if changed(r):
                     counts[bin_of(rank)] += 1
     return counts
+
+
+def authors_rank_histogram(groups: dict[str, QuestionPerturbations], metrics: dict[str, Any],
+                           measure: str) -> list[int] | None:
+    """The authors' notebook's ranks, in their 20 bins: per question over all its paths; nodes
+    once each by DiGraph degree (distinct neighbours per direction; None when the KB predates
+    ``digraph_degree``), edges once per node pair by betweenness, sub-paths every variant by eq. (1)
+    with averaged ties; nodes and edges skip a question of one element, a lone sub-path ranks 0."""
+    kind, counts = RANKED[measure], [0] * AUTHORS_BINS
+    if measure == "degree" and "digraph_degree" not in metrics:
+        return None
+    for g in groups.values():
+        values: dict[Any, float] = {}
+        critical: list[Any] = []
+        for n, r in enumerate(sorted(g.records.get(kind, []), key=lambda r: (r.variant.data.get("path_index", 0),
+                                                                             r.variant.data.get("index", 0)))):
+            key, value = _authors_element(r, metrics, measure, n)
+            if value is None:
+                continue
+            values.setdefault(key, value)
+            if changed(r) and (measure != "degree" or key not in critical):
+                critical.append(key)
+        keys = list(values)
+        if len(keys) < 2 and measure != "eq1":
+            continue
+        ranks = dict(zip(keys, relative_ranks([values[k] for k in keys], TIES[measure])))
+        for key in critical:
+            counts[bin_of(ranks[key], AUTHORS_BINS)] += 1
+    return counts
+
+
+def _authors_element(record: RunRecord, metrics: dict[str, Any], measure: str, n: int) -> tuple[Any, float | None]:
+    """What the authors rank a variant as: its node, its node pair, or (sub-paths) the variant."""
+    data = record.variant.data
+    if measure == "degree":
+        return data.get("element_id"), metrics["digraph_degree"].get(data.get("element_id"))
+    if measure == "betweenness":
+        return tuple(data.get("credited") or [data.get("element_id")]), element_value(record, metrics, measure)
+    return n, element_value(record, metrics, measure)
+
+
+def path_lengths(groups: dict[str, QuestionPerturbations]) -> dict[int, int]:
+    """Edges per kept path -> how many baseline paths have that many (over the grouped questions)."""
+    counts: Counter = Counter(len(p["edges"]) for g in groups.values() for p in g.paths)
+    return dict(sorted(counts.items()))

@@ -7,7 +7,8 @@ Two definitions, each labelled wherever it is shown:
   tokens they used (prompt + completion);
 - ``authors``: the authors' notebooks count 1 call per perturbation and, as "tokens", the
   perturbations times the words of the baseline's context (RAG-Ex: the retrieved chunk as shown;
-  KGRAG-Ex: the pseudo-paragraphs).
+  KGRAG-Ex: the pseudo-paragraphs and any chunks retrieved with them, all the model reads; under
+  ``top_k: 0``, the authors' setting, the pseudo-paragraphs alone).
 
 The paper's "average" is a median (the authors' notebook takes ``np.median``; their result files
 give exactly the paper's 65 / 20 calls and 4,032 / 2,112 tokens on MMLU), so the table reports

@@ -1,7 +1,8 @@
 """From the query to grounded entity pairs (paper 001, section 3).
 
 1. The LLM restates the question as triplets (paper) or lists entity pairs (the authors' code).
-2. Each mention is grounded: an entity of exactly that name (case aside) scores 1.0; otherwise,
+2. Each mention is grounded: an entity of exactly that name (case aside, unless
+   ``case_sensitive``: the authors') scores 1.0; otherwise,
    with ``grounding: similarity``, the nearest entity by embedding when its cosine score reaches
    ``min_match`` and, with ``lexical``, the two share a word (its first five letters), so
    "Aspirin" is not grounded to "fenquarin" (0.53) nor "kidney" to "left kidney" (0.72), while
@@ -55,7 +56,7 @@ class Grounder:
         self.candidates: list[dict] = []
 
     def one(self, text: str, role: str) -> dict | None:
-        exact = self.env.view.find_entity(text)
+        exact = self.env.view.find_entity(text, case_sensitive=self.options.case_sensitive)
         if exact is not None:
             return self._note(text, role, exact.id, exact.name, 1.0, "exact", True)
         if self.options.grounding == "exact":

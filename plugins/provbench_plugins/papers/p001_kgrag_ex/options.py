@@ -6,9 +6,11 @@ letter-constrained answer, the embedding model). ``preset: authors`` sets every 
 authors' experiments notebook does; an option the suite also gives wins over the preset:
 
 - ``query: pairs``: the model lists entity pairs from the question (options not shown);
-- ``grounding: exact``: a pair's entity is an entity of that name (case aside), nothing nearer;
-  ``named_fallback: false``: no entities are added from the question's text;
-- ``directed: true``, ``max_paths: null``: one directed shortest path per pair, all kept;
+- ``grounding: exact``, ``case_sensitive: true``: a pair's entity is an entity of exactly that
+  name (as ``nx.shortest_path`` on names), nothing nearer; ``named_fallback: false``: no entities
+  are added from the question's text; ``max_triplets: null``: no cap on the model's pairs;
+- ``directed: true``, ``max_paths: null``, ``path_order: pairs``: one directed shortest path per
+  pair, all kept, in the model's pair order;
 - ``path_format: chain``: a path reads "a->[R]->b->[S]->c";
 - ``top_k: 0``: the answer comes from the pseudo-paragraphs alone (no chunk retrieval).
 """
@@ -22,8 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from provbench.kb.view import MAX_PATH_HOPS
 from provbench_plugins.kb_builders.common.options import with_preset
 
-AUTHORS = {"query": "pairs", "grounding": "exact", "named_fallback": False, "directed": True, "max_paths": None,
-           "path_format": "chain", "top_k": 0}
+AUTHORS = {"query": "pairs", "grounding": "exact", "case_sensitive": True, "named_fallback": False,
+           "max_triplets": None, "directed": True, "max_paths": None, "path_order": "pairs", "path_format": "chain",
+           "top_k": 0}
 
 
 class KGRAGExOptions(BaseModel):
@@ -37,14 +40,20 @@ class KGRAGExOptions(BaseModel):
                                 "entities ('options', a provbench variant)")
     grounding: Literal["similarity", "exact"] = Field(
         "similarity", description="exact name, else the nearest entity by embedding ('similarity'); 'exact' only")
+    case_sensitive: bool = Field(False, description="an exact name must match case too (the authors')")
     min_match: float = Field(0.8, ge=0.0, le=1.0, description="least cosine score to ground by similarity")
     lexical: bool = Field(True, description="grounding by similarity also needs a word in common")
     named_fallback: bool = Field(True, description="add entities the question names verbatim")
-    max_triplets: int = Field(4, ge=1, le=10, description="triplets or pairs the query parse may return")
+    max_triplets: int | None = Field(4, ge=1, le=50, description="triplets or pairs the query parse may return "
+                                                                 "(null: no cap, the authors')")
     max_hops: int = Field(MAX_PATH_HOPS, ge=1, le=MAX_PATH_HOPS,
                           description="longest path searched (default: the view's most, the paper sets none)")
     max_paths: int | None = Field(3, ge=1, le=50, description="paths kept: one per pair, the shortest first "
                                                               "(null: every pair's)")
+    path_order: Literal["covering", "pairs"] = Field(
+        "covering", description="'covering': drop paths lying on another, keep those covering the most grounded "
+                                "entities not yet covered (provbench); 'pairs': every pair's path in the model's "
+                                "order (the authors)")
     directed: bool = Field(False, description="follow edges only in their direction (the authors' nx.DiGraph)")
     path_format: Literal["lines", "chain"] = Field("lines", description="triplet lines (Tables 1-2) or one chain")
     paragraphs: Literal["llm", "template"] = "llm"

@@ -71,16 +71,22 @@ def triplet_lines(path: dict) -> list[str]:
     node_text, edge_text, dropped = shown(path)
     if path.get("format", "lines") == "chain":
         return _chains(node_text, edge_text, dropped)
-    nodes, lines = path["nodes"], []
-    for k, edge in enumerate(path["edges"]):
-        if k in dropped:
-            continue
-        ends = {nodes[k]["id"]: k, nodes[k + 1]["id"]: k + 1}
-        head, tail = ends.get(edge.get("source"), k), ends.get(edge.get("target"), k + 1)
-        if head == tail:  # a relation whose ends are not the path's nodes: keep the path order
-            head, tail = k, k + 1
-        lines.append(f"{node_text[head]} ->[{edge_text[k]}]-> {node_text[tail]}")
+    lines = []
+    for k in range(len(path["edges"])):
+        if k not in dropped:
+            head, tail = edge_ends(path, k)
+            lines.append(f"{node_text[head]} ->[{edge_text[k]}]-> {node_text[tail]}")
     return lines
+
+
+def edge_ends(path: dict, k: int) -> tuple[int, int]:
+    """Indices of edge k's head and tail on the path: the relation's own direction, which an
+    undirected search may walk backwards (a relation whose ends are not the path's nodes keeps
+    the path order)."""
+    nodes, edge = path["nodes"], path["edges"][k]
+    ends = {nodes[k]["id"]: k, nodes[k + 1]["id"]: k + 1}
+    head, tail = ends.get(edge.get("source"), k), ends.get(edge.get("target"), k + 1)
+    return (k, k + 1) if head == tail else (head, tail)
 
 
 def _chains(node_text: list[str], edge_text: list[str], dropped: set[int]) -> list[str]:
@@ -120,7 +126,8 @@ def describe_element(path: dict, kind: str, k: int) -> dict[str, Any]:
             "source_files": _files([edge]), "node_ids": []}
     if kind == "subpath":
         data["node_ids"] = [nodes[k]["id"], nodes[k + 1]["id"]]
-        data["element"] = f"{nodes[k]['name']} ->[{edge['label']}]-> {nodes[k + 1]['name']}"
+        head, tail = edge_ends(path, k)
+        data["element"] = f"{nodes[head]['name']} ->[{edge['label']}]-> {nodes[tail]['name']}"
     return data
 
 

@@ -79,19 +79,24 @@ def options_text(choices: list[str]) -> str:
     return lettered_choices(choices, sep="\n")
 
 
-def triplet_schema(max_triplets: int) -> dict:
+def _array(items: dict, most: int | None) -> dict:
+    """A JSON-schema array of ``items``, at most ``most`` (None: no cap, the authors' pairs)."""
+    return {"type": "array", "items": items, **({"maxItems": most} if most else {})}
+
+
+def triplet_schema(max_triplets: int | None) -> dict:
     phrase = {"type": "string", "maxLength": 60}
     triplet = {"type": "object", "properties": {"subject": phrase, "relation": phrase, "object": phrase},
                "required": ["subject", "relation", "object"], "additionalProperties": False}
-    return {"type": "object", "properties": {"triplets": {"type": "array", "maxItems": max_triplets, "items": triplet}},
+    return {"type": "object", "properties": {"triplets": _array(triplet, max_triplets)},
             "required": ["triplets"], "additionalProperties": False}
 
 
-def pairs_schema(max_pairs: int) -> dict:
+def pairs_schema(max_pairs: int | None) -> dict:
     phrase = {"type": "string", "maxLength": 60}
     pair = {"type": "object", "properties": {"entity1": phrase, "entity2": phrase},
             "required": ["entity1", "entity2"], "additionalProperties": False}
-    return {"type": "object", "properties": {"pairs": {"type": "array", "maxItems": max_pairs, "items": pair}},
+    return {"type": "object", "properties": {"pairs": _array(pair, max_pairs)},
             "required": ["pairs"], "additionalProperties": False}
 
 

@@ -44,12 +44,13 @@ def sections(run: RunData) -> list[Section]:
     kb_dir = (run.suite.get("knowledge_base") or {}).get("directory")
     found = [accuracy_section(run), table3_section(kb_dir)]
     metrics = graph_metrics.load(kb_dir)
-    datasets = {qid: q.dataset for qid, q in run.questions.items()}
+    datasets = {qid: dataset_label(q.dataset, run.suite) for qid, q in run.questions.items()}
     for system in kg_systems:
         by_rule = {rule: A.group(run.records, system, rule) for rule in A.subpath_rules(run.records, system)}
         rule = next(iter(by_rule))  # one explanation's sub-paths: the paper's rule when the run used both
         groups = by_rule[rule]
-        found += [table4_section(by_rule, system, datasets), positions_section(groups, system, rule),
+        found += [table4_section(by_rule, system, datasets), path_lengths_section(groups, system),
+                  positions_section(groups, system, rule),
                   labels_section(groups, system), centrality_section(groups, system, metrics),
                   cost_section(run, system, rule, list(by_rule)), explanations_section(groups, system, metrics, rule)]
     return found
@@ -100,6 +101,14 @@ def _mean(values: list[float]) -> str:
 DATASET_TITLES = {"medmcqa": "MedMCQA", "mmlu": "MMLU"}
 
 
+def dataset_label(dataset: str, suite: dict) -> str:
+    """A Table 4 row's dataset as the data says: the form (MedMCQA, MMLU) and the source it came
+    from, so the invented medical-mini set is never labelled plain "MedMCQA"."""
+    source = str((suite.get("dataset") or {}).get("path") or "")
+    tail = "/".join(Path(source).parts[-2:]) if source else "source not recorded"
+    return f"{DATASET_TITLES.get(dataset, dataset)} form: {tail}"
+
+
 def table4_section(by_rule: dict[str, dict[str, A.QuestionPerturbations]], system: str,
                    datasets: dict[str, str]) -> Section:
     """Table 4 as the paper lays it out, a row per dataset (``datasets``: question id -> dataset),
@@ -111,7 +120,7 @@ def table4_section(by_rule: dict[str, dict[str, A.QuestionPerturbations]], syste
             by_dataset[datasets.get(qid) or "(none)"][qid] = g
         for name, part in sorted(by_dataset.items()):
             t = A.table4(part)
-            rows.append([DATASET_TITLES.get(name, name), RULE_TITLES[rule], t["examples"], t["node"], t["edge"],
+            rows.append([name, RULE_TITLES[rule], t["examples"], t["node"], t["edge"],
                          t["subpath"], t["tied"]])
         variants += [[KIND_TITLES[k] + (f", {RULE_TITLES[rule]}" if k == "subpath" else ""),
                       sum(g.variants(k) for g in groups.values()), sum(g.changes(k) for g in groups.values())]
@@ -165,10 +174,31 @@ def centrality_section(groups: dict[str, A.QuestionPerturbations], system: str, 
     rows = [[names[m], *A.rank_histogram(groups, metrics, m)] for m in names]
     table = Table(columns=["Measure", *A.bin_labels()], rows=rows,
                   caption="Relative rank within the path of elements whose removal changed the answer (0 = highest "
-                          "value, 1 = lowest; ties share their average rank). Eq. (1): betweenness(edge) / "
-                          "(degree(node1) + degree(node2)). Paper: both extremes matter most.")
+                          "value, 1 = lowest; ties as the authors' notebook settles them: sub-paths share their "
+                          "average rank, nodes and edges keep path order, the earlier first). A path with fewer "
+                          "than two ranked elements is left out. Eq. (1): betweenness(edge) / (degree(node1) + "
+                          "degree(node2)). Paper: both extremes matter most.")
+    authors = [[names[m], *(A.authors_rank_histogram(groups, metrics, m) or ["–"] * A.AUTHORS_BINS)] for m in names]
+    authors_table = Table(columns=["Measure", *A.bin_labels(A.AUTHORS_BINS)], rows=authors,
+                          caption="The same as the authors' notebook ranks them, in their 20 bins: per question over "
+                                  "all its paths; each node once, by its degree in the directed simple graph "
+                                  "(nx.DiGraph: distinct neighbours per direction; '–' when the KB predates it); "
+                                  "each node pair's edge once; every sub-path variant; nodes and edges skip a question "
+                                  "with one element, a lone sub-path ranks 0.")
     note = f"Betweenness: {'sampled from ' + str(metrics['betweenness_samples']) + ' nodes' if metrics.get('betweenness_samples') else 'exact'}."
-    return Section(id=sid, title=title, blocks=[table, Text(text=note)], order=114)
+    return Section(id=sid, title=title, blocks=[table, authors_table, Text(text=note)], order=114)
+
+
+def path_lengths_section(groups: dict[str, A.QuestionPerturbations], system: str) -> Section:
+    """How long the kept paths are: one-edge paths put every element at position 0 or 1, so the
+    position and rank sections say little about them."""
+    lengths = A.path_lengths(groups)
+    table = Table(columns=["Edges on the path", "Paths"], rows=[[n, count] for n, count in lengths.items()],
+                  caption=f"{system}: the baseline paths of the perturbed questions by their number of edges. On a "
+                          "one-edge path every element sits at position 0 or 1 and ranks are ties or absent. "
+                          "The authors' MMLU paths have 2 to 12 edges.")
+    return Section(id=f"p001-path-lengths-{_slug(system)}", title="Paper 001: lengths of the kept paths",
+                   blocks=[table], order=112)
 
 
 def ragex_conditions(run: RunData) -> list[tuple[str, RagExOptions]]:
@@ -200,7 +230,8 @@ def cost_table(definition: str, ragex_label: str, costs: dict[str, Any]) -> Tabl
     what = ("every LLM call of the perturbation runs (cache hits included: they are the method's cost) and the "
             "model's prompt + completion tokens" if definition == "provbench" else
             "1 call per perturbation, and perturbations x the words of the baseline's context as tokens (RAG-Ex: "
-            "the chunk shown; KGRAG-Ex: the pseudo-paragraphs), as the authors' notebooks count")
+            "the chunk shown; KGRAG-Ex: the pseudo-paragraphs and the chunks retrieved with them, all the model "
+            "reads), as the authors' notebooks count")
     return Table(columns=COST_COLUMNS, rows=rows, caption=f"{definition} definition: {what}.")
 
 

@@ -4,8 +4,11 @@ pseudo-paragraphs -> pseudo-document-guided chunk retrieval -> an option letter.
 1. The query is parsed and its entities grounded (:mod:`.grounding`): triplets and every pair of
    the query's entities (paper), or the model's entity pairs (``preset: authors``).
 2. One shortest path per pair (edges in either direction, or only forward with ``directed``; at
-   most ``max_hops``); paths are ranked by length, then by the names along them (never by the
-   order of the options), and ``max_paths`` are kept. None found: plain retrieval on the
+   most ``max_hops``); a path lying wholly on another is dropped, then paths are kept one at a
+   time, each passing the most grounded entities not yet covered (ties: shorter, then the names
+   along them; never the order of the options), until ``max_paths`` or nothing new is covered
+   (:func:`choose_paths`); with ``path_order: pairs``
+   (the authors) every pair's path is kept in the model's pair order. None found: plain retrieval on the
    question (recorded as the fallback).
 3. Each path becomes a pseudo-paragraph (an LLM call with the authors' prompt, or ``paragraphs:
    template``); together they form the pseudo-document that retrieves ``top_k`` chunks; the LLM
@@ -111,9 +114,11 @@ class KGRAGEx(System):
                                                 directed=self.options.directed):
                 if len(path.entities) >= 2:
                     found.setdefault(tuple(sorted(r.id for r in path.relations)), path)
-        names = {eid: (env.view.entity(eid).name if env.view.entity(eid) else eid).casefold()
-                 for path in found.values() for eid in path.entities}
-        kept = sorted(found.values(), key=lambda p: rank_key(p, names))[: self.options.max_paths]
+        if self.options.path_order == "pairs":  # the authors: every pair's path, in the model's pair order
+            kept = list(found.values())[: self.options.max_paths]
+        else:
+            kept = choose_paths(list(found.values()), {g["entity"] for g in grounded}, self.options.max_paths,
+                                lambda eid: env.view.entity(eid).name if env.view.entity(eid) else eid)
         paths = [self.describe_path(env, f"path:{i}", p) for i, p in enumerate(kept)]
         trace.add_step("retrieval", tool="shortest_paths", result=[triplet_lines(p) for p in paths])
         return paths
@@ -142,9 +147,10 @@ class KGRAGEx(System):
             trace.visit(*entities)
         trace.artifacts["pseudo_paragraphs"] = paragraphs
         pseudo_document = "\n".join(p for p in paragraphs if p.strip())
-        trace.artifacts["context_words"] = len(pseudo_document.split())  # the authors' "tokens" per call
         passages = self.retrieve(env, trace, pseudo_document or question.question, fallback=not pseudo_document)
         context = "\n".join([pseudo_document, *passages]).strip()
+        # the authors' "tokens" per call: the words of the context the model reads (paragraphs and chunks)
+        trace.artifacts["context_words"] = len(context.split())
         messages = P.answer_messages(context, question.question, question.choices or [])
         reply = self.chat(env, trace, messages, P.answer_schema(max(1, len(question.choices or []))), "answer")
         return trace if reply is None else answer_letter(trace, reply)
@@ -209,6 +215,35 @@ def answer_letter(trace: Trace, reply: Any) -> Trace:
     trace.answer = letter or None
     trace.outcome = "answered" if letter else "abstained"
     return trace
+
+
+def choose_paths(found: list[Any], grounded: set[str], max_paths: int | None, name_of: Any) -> list[Any]:
+    """The paths kept (provbench's rule: with many grounded entities the pairs' shortest paths are
+    mostly one-edge fragments of longer ones, and overlapping paths repeat each other's triplets,
+    so one removal changes nothing). A path whose nodes all lie on another found path is dropped
+    (of two with the same nodes, the first ranked stays); then, one at a time, the path passing the
+    most grounded entities not yet on a kept path is kept (ties: shorter, then by the names along
+    it), until ``max_paths`` are kept or no path adds a grounded entity. The order of the options
+    or pairs never decides."""
+    names = {eid: str(name_of(eid)).casefold() for path in found for eid in path.entities}
+    left = not_lying_on_another(sorted(found, key=lambda p: rank_key(p, names)))
+    kept: list[Any] = []
+    covered: set[str] = set()
+    while left and (max_paths is None or len(kept) < max_paths):
+        best = max(left, key=lambda p: len(grounded & set(p.entities) - covered))  # the first ranked of equals
+        if kept and not grounded & set(best.entities) - covered:
+            break
+        kept.append(best)
+        covered |= grounded & set(best.entities)
+        left.remove(best)
+    return kept
+
+
+def not_lying_on_another(ranked: list[Any]) -> list[Any]:
+    """The paths whose nodes are not all on another path (of equal node sets, the first stays)."""
+    nodes = [set(p.entities) for p in ranked]
+    return [p for i, p in enumerate(ranked)
+            if not any(nodes[i] < nodes[j] or (nodes[i] == nodes[j] and j < i) for j in range(len(ranked)) if j != i)]
 
 
 def rank_key(path: Any, names: dict[str, str]) -> tuple:
