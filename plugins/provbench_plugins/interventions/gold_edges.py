@@ -8,8 +8,10 @@ e.g. curriculum-mini).
 * ``invalidate-off-chain-edge``: one edge the baseline used (retrieved, cited or walked) that is
   not on the gold chain, drawn at random (``repeats``): the same size as one variant of the above,
   the control that should change nothing. A baseline that used no edge at all runs no unit (nothing
-  to perturb); one whose used edges all lie on the chain is an error (the unit fails, saying so): a
-  control that hides nothing would pass for one that changed nothing.
+  to perturb); one whose used edges all lie on the chain hides nothing, and its trace says so
+  (``hidden_by_intervention`` lists no invalidated edge; a warning names the question): a claim
+  must leave such a unit out, since a control that hides nothing would pass for one that changed
+  nothing (paper 002's ``gold-edge-changes-answer`` does).
 * ``as-of``: the graph as it stood at ``time`` (``GraphView.as_of``): edges invalidated later are
   active again, edges recorded later are not there yet (a stale-edge question's old answer).
 
@@ -19,6 +21,7 @@ alias), its relation label and its object's name (or alias).
 
 from __future__ import annotations
 
+import logging
 import random
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +36,8 @@ from .edges import RandomDraw, RandomEdgesOptions, known_used_relations, used_re
 
 if TYPE_CHECKING:
     from provbench.kb import GraphView
+
+log = logging.getLogger(__name__)
 
 
 def gold_relations(view: "GraphView", gold: GoldEvidence | None) -> list[tuple[str, str]]:
@@ -86,9 +91,9 @@ class InvalidateOffChainEdge(RandomDraw):
         on_chain = {rid for rid, _ in gold_relations(view, question.gold)}
         pool = [rid for rid in known_used_relations(view, baseline) if rid not in on_chain]
         if not pool:
-            raise ValueError(f"{self.name}: question {question.id!r}: the baseline used no edge off the gold chain, "
-                             "so there is no edge to invalidate")
-        return view.invalidate(rng.sample(pool, 1))
+            log.warning("%s: question %r: the baseline used no edge off the gold chain; nothing is invalidated",
+                        self.name, question.id)
+        return view.invalidate(rng.sample(pool, 1) if pool else [])
 
 
 class AsOfOptions(BaseModel):

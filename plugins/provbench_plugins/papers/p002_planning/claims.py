@@ -17,8 +17,10 @@ Each reads a subset of the questions by their ``type`` (curriculum-mini's ``deep
 * ``gold-edge-changes-answer``: on the questions the loop answered, invalidating an edge of the
   gold chain changes its answer far more than invalidating a used edge off the chain, and the
   off-chain edge alone changes nothing; a model that ignores its context changes under neither.
-  Every unit of both conditions must have invalidated an edge: a condition that hid nothing
-  (``as-of`` a far future time in the off-chain edge's place) would otherwise pass as "no change".
+  Only questions where every unit of both conditions invalidated an edge are compared (those left
+  out are named), and they must be at least half of the answered ones: a condition that hid
+  nothing (``as-of`` a far future time in the off-chain edge's place) would otherwise pass as "no
+  change".
 """
 
 from __future__ import annotations
@@ -168,25 +170,32 @@ class GoldEdgeChangesAnswer(_P002Claim):
         (an effect no control may show, however small)."""
         o, verdicts = self.options, []
         for e in o.expect:
-            answered = self.answered_with_chain(runs, e.control)
+            answered, check = self.invalidated_everywhere(runs, e.control)
+            verdicts.append(check)
             gold, off = (runs.scores(e.control, o.system, c, questions=answered) for c in (o.gold, o.off_chain))
             verdicts.append(self.verdict(e.control, e.effect, _paired(gold, off, o.resamples),
                                          f"output of {o.system} changed more under {o.gold} than under {o.off_chain}"))
             still = _paired(off, dict.fromkeys(off, 0.0), o.resamples)  # any significant change counts
             verdicts.append(self.verdict(e.control, False, still, f"{o.off_chain} changes the output of {o.system}",
                                          min_difference=0.0))
-            verdicts.append(self.every_unit_invalidated(runs, e.control))
         return verdicts
 
-    def every_unit_invalidated(self, runs: ControlRuns, control: str) -> Verdict:
-        """Each unit of both conditions ran with at least one edge invalidated (a failed unit did not)."""
-        o = self.options
-        records = [r for c in (o.gold, o.off_chain) for r in runs.run(control).select(o.system, c)]
-        missed = sorted({f"{r.key.condition} on {r.key.question_id}" for r in records if not _invalidated(r)})
-        observed = (f"{len(records) - len(missed)} of {len(records)} units invalidated an edge"
-                    + (f"; none in: {', '.join(missed[:5])}{' ...' if len(missed) > 5 else ''}" if missed else ""))
-        return Verdict(claim=self.name, control=control, observed=observed, passed=bool(records) and not missed,
-                       expected=f"every unit of {o.gold} and {o.off_chain} ran with an edge invalidated")
+    def invalidated_everywhere(self, runs: ControlRuns, control: str) -> tuple[list[str], Verdict]:
+        """The answered questions where every unit of both conditions invalidated an edge, and the
+        verdict that they are at least half of them (a failed or missing unit invalidated nothing)."""
+        o, answered = self.options, self.answered_with_chain(runs, control)
+        units = {c: {} for c in (o.gold, o.off_chain)}
+        for condition, seen in units.items():
+            for r in runs.run(control).select(o.system, condition):
+                seen[r.key.question_id] = seen.get(r.key.question_id, True) and _invalidated(r)
+        missed = [f"{c} on {q}" for q in answered for c, seen in units.items() if not seen.get(q, False)]
+        kept = [q for q in answered if all(seen.get(q, False) for seen in units.values())]
+        observed = (f"{len(kept)} of {len(answered)} answered questions; left out (no edge invalidated): "
+                    f"{', '.join(missed[:5]) or 'none'}{' ...' if len(missed) > 5 else ''}")
+        verdict = Verdict(claim=self.name, control=control, observed=observed, passed=2 * len(kept) >= len(answered) > 0,
+                          expected=f"{o.gold} and {o.off_chain} invalidated an edge on at least half the answered "
+                                   "questions (the others left out of the comparison)")
+        return kept, verdict
 
     def answered_with_chain(self, runs: ControlRuns, control: str) -> list[str]:
         """Questions with a gold chain that the system answered at baseline: an answer that can change."""
