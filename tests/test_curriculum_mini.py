@@ -248,3 +248,17 @@ def test_one_shot_with_the_loops_budget_reads_the_chain_only_within_two_hops(cur
         outcomes[q.id] = (len(q.gold.triples), trace.outcome)
     assert {chain for chain, outcome in outcomes.values() if outcome == "answered"} == {2}
     assert all(outcome == "abstained" for chain, outcome in outcomes.values() if chain >= 3)
+
+
+def test_the_off_chain_control_runs_no_unit_without_used_edges_and_says_when_it_hides_nothing(curriculum_mini, caplog):
+    from provbench.model import RetrievedItem, Trace
+    from provbench_plugins.interventions.gold_edges import InvalidateOffChainEdge, gold_relations
+
+    questions, kb = curriculum_mini
+    view, control, q = kb.view(), InvalidateOffChainEdge(), of_type(questions, "deep")[0]
+    assert control.variants(q, Trace(question_id=q.id, system="s"), random.Random(0)) == []  # nothing used
+    on_chain = Trace(question_id=q.id, system="s",
+                     retrieved=[RetrievedItem(kind="relationship", id=rid) for rid, _ in gold_relations(view, q.gold)])
+    assert control.variants(q, on_chain, random.Random(0)) is None
+    hidden = control.make_view(view, q, on_chain, random.Random(0))
+    assert not hidden.hidden.invalidated and q.id in caplog.text  # hides nothing, and says so
