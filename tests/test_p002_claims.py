@@ -137,7 +137,7 @@ def test_a_control_condition_that_hides_nothing_fails_the_gold_edge_claim(tmp_pa
     failures = validate_suite(suite, out=tmp_path / "out").failures
     assert {f.control for f in failures} == {"oracle", "ignores-context"}
     checks = [f for f in failures if "left out (no edge invalidated)" in f.observed]
-    assert len(checks) == 2 and all(f.observed.startswith("0 of 5") for f in checks)
+    assert len(checks) == 2 and all(f.observed.startswith("0 of ") for f in checks)
     assert all("invalidate-off-chain-edge on" in f.observed for f in checks)
 
 
