@@ -10,7 +10,8 @@ per process on first use, is timed apart. Prints, for the graph-level interventi
 * units checked, their summed run time (``trace.wall_time_s``) and the guard's summed time;
 * the ratio guard / unit run time (the baseline: the same units, in the same run), overall and
   the median and 95th percentile of the per-unit ratio;
-* the one-off index build, and the requests scanned per unit.
+* the one-off index build, and the requests scanned per unit;
+* what keeping every unit's requests in its record costs (:func:`provbench.audit.request_log`), and its size.
 
 Run: ``python benchmarks/bench_leak_guard.py [--questions 30]``
 """
@@ -45,16 +46,24 @@ def main() -> None:
     from provbench.kb import hidden
     from provbench.runner import run_suite
     from provbench.store import RunStore
+    from provbench.leakguard import STATUSES
     from provbench.testing import schema_following_llm
     from provbench_tools.world_2wiki import write_world
 
     timed: dict[str, float] = {}
-    check, build = units.check_unit, hidden.build_index
+    logged: list[float] = []  # keeping each unit's requests in its record (provbench.audit)
+    check, build, log_requests = units.check_unit, hidden.build_index, units.request_log
 
-    def timed_check(view, question, trace, capture, baseline, trace_ids):
+    def timed_check(view, question, trace, capture, *args, **kwargs):
         started = time.perf_counter()
-        result = check(view, question, trace, capture, baseline, trace_ids)
+        result = check(view, question, trace, capture, *args, **kwargs)
         timed[capture.key] = time.perf_counter() - started
+        return result
+
+    def timed_log(requests):
+        started = time.perf_counter()
+        result = log_requests(requests)
+        logged.append(time.perf_counter() - started)
         return result
 
     index_s: list[float] = []
@@ -65,14 +74,15 @@ def main() -> None:
         index_s.append(time.perf_counter() - started)
         return index
 
-    units.check_unit, hidden.build_index = timed_check, timed_build
+    units.check_unit, hidden.build_index, units.request_log = timed_check, timed_build, timed_log
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         dataset = write_world(tmp_path / "dev.json", n_questions=args.questions, seed=11)
         (tmp_path / "suite.yaml").write_text(SUITE.format(dataset=dataset, kb=tmp_path / "kb"))
         run_dir = run_suite(tmp_path / "suite.yaml", out=tmp_path / "run", llm=schema_following_llm(),
                             write_report=False)
-        records = [r for r in RunStore(run_dir).load_records().values() if r.leak_check is not None]
+        every = list(RunStore(run_dir).load_records().values())
+        records = [r for r in every if r.leak_check is not None]
     index_build = sum(index_s)
     guard = {r.key.as_str(): timed[r.key.as_str()] for r in records}
     guard[next(iter(guard))] -= index_build  # the first check paid the one-off index build
@@ -86,8 +96,11 @@ def main() -> None:
           f"max {1000 * max(guard.values()):.2f} ms; requests per unit: median "
           f"{statistics.median(r.leak_check.requests for r in records):g}")
     print(f"text index (once per process): {1000 * index_build:.1f} ms")
-    print("statuses: " + ", ".join(f"{s} {sum(r.leak_check.status == s for r in records)}"
-                                   for s in ("clean", "leaked", "no-effect", "not-checkable")))
+    print("statuses: " + ", ".join(f"{s} {sum(r.leak_check.status == s for r in records)}" for s in STATUSES))
+    all_time = sum(r.trace.wall_time_s or 0.0 for r in every if r.trace is not None)
+    print(f"request logs, every unit ({len(logged)}): {sum(logged):.3f} s against {all_time:.3f} s of unit run time; "
+          f"kept {sum(len(r.requests.data) for r in every if r.requests) / 1e6:.2f} MB compressed "
+          f"(from {sum(r.requests.chars for r in every if r.requests) / 1e6:.2f} M characters)")
 
 
 if __name__ == "__main__":

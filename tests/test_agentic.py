@@ -135,7 +135,7 @@ MALFORMED = [
 def test_malformed_output_is_recorded_reported_and_the_run_goes_on(view, question, facts,
                                                                    label, reply, kind, tool, message):
     final = submit("done", entities=[])
-    trace, scripted = run_agent(AgenticGraphRAG(), view, question, [reply, final])
+    trace, scripted = run_agent(AgenticGraphRAG(check_citations=True), view, question, [reply, final])
     assert kinds(trace) == [(kind, tool), ("tool_call", "submit_answer")]
     assert message in trace.steps[0].error
     assert trace.outcome == "answered" and trace.answer == "done"
@@ -198,13 +198,27 @@ def test_an_llm_failure_ends_the_agent_run_as_failed(view, question):
 def test_rejected_citations_are_retried_then_accepted_with_flags(view, question, facts):
     e = facts.entity.id
     bad = submit("guess", entities=[e, "ent:ghost"])
-    trace, scripted = run_agent(AgenticGraphRAG(max_retries=1), view, question, [bad, bad])
+    trace, scripted = run_agent(AgenticGraphRAG(max_retries=1, check_citations=True), view, question, [bad, bad])
     assert kinds(trace) == [("rejection", "submit_answer"), ("tool_call", "submit_answer")]
     assert trace.outcome == "answered" and trace.answer == "guess"
     assert trace.citations.entities == [e]  # the nonexistent citation is dropped
     assert trace.artifacts["flagged_citations"] == [{"field": "entities", "id": "ent:ghost",
                                                      "reason": "no such entity"}]
     assert len(scripted.calls) == 2
+
+
+def test_the_base_agents_citations_are_not_checked_by_default(view, question, facts):
+    """The paper reserves citation control for the two variants: the base agent's submission is
+    taken as given, and its forced last step may cite any id."""
+    e = facts.entity.id
+    trace, _ = run_agent(AgenticGraphRAG(), view, question, [submit("guess", entities=[e, "ent:ghost"])])
+    assert kinds(trace) == [("tool_call", "submit_answer")]
+    assert trace.citations.entities == [e, "ent:ghost"] and "flagged_citations" not in trace.artifacts
+    replies = [act("get_entity_details", entity_id=e), submit("Dunmere", entities=[e, "ent:ghost"])]
+    trace, scripted = run_agent(AgenticGraphRAG(max_steps=2), view, question, replies)
+    cited = scripted.calls[1]["schema"]["anyOf"][0]["properties"]["arguments"]["properties"]["cited_entities"]
+    assert "enum" not in cited["items"] and trace.citations.entities == [e, "ent:ghost"]
+    assert AgenticVisitedOnly().options.check_citations and AgenticEvidenceFirst().options.check_citations
 
 
 # -- visited-only -----------------------------------------------------------------------------------
@@ -314,7 +328,7 @@ def test_evidence_first_tool_set_and_prompt(view):
 def test_the_last_step_offers_only_the_answer_and_records_that_it_was_forced(view, question, facts):
     e = facts.entity.id
     replies = [act("get_entity_details", entity_id=e), submit("Dunmere", entities=[e, "ent:ghost"])]
-    trace, scripted = run_agent(AgenticGraphRAG(max_steps=2), view, question, replies)
+    trace, scripted = run_agent(AgenticGraphRAG(max_steps=2, check_citations=True), view, question, replies)
     last = scripted.calls[1]
     branches = (last["schema"] if isinstance(last, dict) else last.schema)["anyOf"]
     assert [b["properties"]["tool"]["enum"] for b in branches] == [["submit_answer"]]

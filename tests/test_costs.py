@@ -204,3 +204,47 @@ budget: {{max_calls: 1}}
     result = CliRunner().invoke(main, ["run", str(suite), "--out", str(tmp_path / "run")])
     assert result.exit_code == EXIT_BUDGET == 6, result.output
     assert "budget.max_calls 1 reached" in result.output
+
+
+def test_a_cheap_call_shows_its_significant_digits():
+    """Issue 37 item 5: a priced call never shows as $0.0000."""
+    from provbench.costs import dollars
+
+    assert dollars(0.00000135) == "$0.00000135" and dollars(0.000042) == "$0.0000420"
+    assert dollars(0.0123) == "$0.0123" and dollars(1234.5) == "$1,234.50" and dollars(0) == "$0.0000"
+    total = CostTotal.of([LLMCall(purpose="a", model="m", prompt_tokens=9, completion_tokens=1, cost_usd=2.5e-6)])
+    assert total.describe() == "$0.00000250"
+
+
+def test_the_runs_own_kb_build_counts_against_its_budget(tmp_path):
+    """Issue 37 item 4: the calls a run makes to build its knowledge base count against `budget:`,
+    also when the run is resumed (the manifest keeps them)."""
+    from runner_helpers import ToyKB, scripted_llm, toy_plugin_manager, write_toy_suite
+
+    class AskingKB(ToyKB):
+        name = "asking-kb"
+
+        def build(self, questions, kb_dir, llm, **options):
+            from provbench.kb import KnowledgeBase
+
+            for i in range(0 if KnowledgeBase.is_complete(kb_dir) else 3):  # a finished KB is reused as is
+                llm.chat([{"role": "user", "content": f"extract {i}"}], purpose="extraction")
+            return super().build(questions, kb_dir, llm, **options)
+
+    class Plugin:
+        @hookimpl
+        def provbench_register_kb_builders(self):
+            return {"asking-kb": AskingKB}
+
+    suite = write_toy_suite(tmp_path / "suite")
+    suite.write_text(suite.read_text().replace("builder: toy-tiny", "builder: asking-kb") + "budget: {max_calls: 3}\n")
+    llm, _ = scripted_llm()
+    run_dir = run_suite(suite, out=tmp_path / "run", pm=toy_plugin_manager(Plugin()), llm=llm, write_report=False)
+    manifest = RunStore(run_dir).read_manifest()
+    assert manifest.knowledge_base["build_llm"]["calls"] == 3
+    assert manifest.stopped == "budget.max_calls 3 reached (3 LLM requests sent)"
+    assert not RunStore(run_dir).load_records()  # no unit started
+    llm, _ = scripted_llm()  # resumed: the KB is reused (no call), its build still counts
+    run_suite(suite, out=run_dir, pm=toy_plugin_manager(Plugin()), llm=llm, write_report=False)
+    assert RunStore(run_dir).read_manifest().stopped == "budget.max_calls 3 reached (3 LLM requests sent)"
+    assert not RunStore(run_dir).load_records()

@@ -55,8 +55,10 @@ def projected_records(out: Path) -> dict[str, Any]:
     for record in RunStore(run_dir).load_records().values():
         # exclude_defaults: fields added later with a default do not count as a change
         # judge_calls: the metrics' LLM accounting, added after the reference was written (the scores stay pinned)
-        data = record.model_dump(mode="json", exclude={"started_at", "finished_at", "leak_check", "judge_calls"},
-                                 exclude_defaults=True)
+        # requests, hidden: what each unit's model read and its view hid, kept for `provbench audit`
+        # (added after the reference was written; tests/test_leak_guard_suite.py tests them)
+        data = record.model_dump(mode="json", exclude={"started_at", "finished_at", "leak_check", "judge_calls",
+                                                       "requests", "hidden"}, exclude_defaults=True)
         if "scores" in data:
             data["scores"] = {k: v for k, v in data["scores"].items() if not k.startswith(GOLD_SCORES)}
         trace = data.get("trace") or {}

@@ -97,7 +97,8 @@ def test_cited_removal(view):
     assert plan.entities == {A}
     # A's text goes with it (tu:1 though B shares it), and so does the cited tu:2 (A is not linked to it)
     assert plan.text_units == {"tu:1", "tu:2", "tu:6"}
-    assert plan.notes == ["hides the baseline's 1 cited text unit(s); 1 of them linked to no cited entity"]
+    assert plan.notes == ["hides the baseline's 1 cited text unit(s); 1 of them linked to no cited entity",
+                          "1 removed entities: 0 of their 2 own text unit(s) still readable"]
     assert plan.hide_metadata_of == frozenset()  # B's and C's descriptions quote no hidden text
     assert removed.entity(A) is None and A not in set(removed.entity_ids())
     assert {n.entity.id for n in removed.neighbors(B)} == {C, D}
@@ -198,7 +199,7 @@ def test_random_removal_takes_visited_entities_last(view):
     baseline = baseline_trace(cited=(A, B), visited=tuple(ALL_ENTITIES))
     plan, _ = apply(RandomRemoval(search_k=0), view, baseline, seed=1)
     assert len(plan.entities) == 2 and plan.entities <= {C, D, E, F, G}
-    assert plan.notes[-1].endswith("drawn from the visited-but-uncited entities")
+    assert plan.notes[-2].endswith("drawn from the visited-but-uncited entities")
 
 
 def test_random_removal_hides_the_text_but_not_the_cited_entitys(view):
@@ -274,3 +275,46 @@ def test_a_record_counts_the_community_reports_a_removal_hides(view):
     summary = view.hide(entities=[A]).hidden_summary()
     assert communities and summary["communities"] == {"count": len(communities), "ids": communities}
     assert summary["entities"] == {"count": 1, "ids": [A]}
+
+
+@pytest.mark.parametrize("ablation", [EntityRemoval, EntityTextMask])
+def test_study3_takes_a_visited_entitys_own_paragraph_that_names_a_cited_entity(view, ablation):
+    """D's own tu:4 names the cited place E: the old rule kept every text unit linked to a cited
+    entity, so it stayed readable; only the cited entities' own text (E has none) is protected now."""
+    baseline = baseline_trace(cited=(A, E), visited=(A, B, C, D), cited_text_units=())
+    plan, ablated = apply(ablation(), view, baseline)
+    assert plan.text_units == {"tu:2", "tu:3", "tu:4", "tu:7"}
+    assert readable_text_units(ablated) == {"tu:1", "tu:5", "tu:6", "tu:8", "tu:9"}
+    what = "removed" if ablation is EntityRemoval else "masked"
+    assert plan.notes[-1] == f"3 {what} entities: 0 of their 4 own text unit(s) still readable"
+
+
+def test_every_condition_notes_the_targeted_own_text_left_readable(view):
+    """The cited tu:2 is C's own text: the controls keep it, and their notes count it."""
+    notes = {cls.name: apply(cls(), view)[0].notes[-1] for cls in ABLATIONS}
+    assert notes["entity-removal"] == "2 removed entities: 1 of their 3 own text unit(s) still readable"
+    assert notes["entity-text-mask"] == "2 masked entities: 1 of their 3 own text unit(s) still readable"
+    assert notes["full-isolation"] == notes["text-only-isolation"].replace("non-cited", "removed") == (
+        "6 removed entities: 1 of their 6 own text unit(s) still readable")
+    assert notes["random-removal"].endswith("0 of their 1 own text unit(s) still readable")
+
+
+@pytest.mark.parametrize("ablation", [FullIsolation, TextOnlyIsolation, RandomRemoval, EntityRemoval,
+                                      EntityTextMask])
+def test_cited_community_reports_stay_readable(view, ablation):
+    every = sorted({c for e in ALL_ENTITIES for c in view.communities_of(e)})
+    cited = baseline_trace(visited=tuple(ALL_ENTITIES - {G}))
+    cited.citations.communities = every + ["com:ghost"]  # an unknown id is not kept
+    for seed in range(3):
+        plan, ablated = apply(ablation(), view, cited, seed)
+        assert plan.keep_communities == set(every)
+        assert all(ablated.community(c) is not None for c in every), (ablation.name, seed)
+        assert ablated.hidden_summary()["keep_communities"]["count"] == len(every)
+
+
+def test_cited_removal_takes_the_cited_community_reports(view):
+    baseline = baseline_trace()
+    baseline.citations.communities = view.communities_of(A)
+    plan, removed = apply(CitedRemoval(), view, baseline)
+    assert plan.keep_communities == frozenset()
+    assert all(removed.community(c) is None for c in view.communities_of(A))

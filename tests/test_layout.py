@@ -30,16 +30,16 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "bundled", "capture", "costs", "deprecated", "plugin_base", "version")),
     ("engines", ("kb", "llm", "controls.backend", "controls.behaviours", "controls.reading", "controls.replies",
                  "controls.agent", "controls.judge")),
-    ("results", ("results", "store", "leakguard", "trajectory")),
+    ("results", ("results", "store", "leakguard", "trajectory", "audit")),
     ("contracts", ("plugin_api",)),
-    ("plugin machinery and declarations", ("registry", "suite", "suite_yaml", "assertions", "llm_setup",
-                                           "manifest", "datainfo", "scaffold")),
+    ("plugin machinery and declarations", ("registry", "local_plugins", "suite", "suite_yaml", "assertions",
+                                           "llm_setup", "manifest", "datainfo", "scaffold")),
     ("kit for plugin authors", ("agents", "integrations", "testing", "controls", "controls.contrasts",
                                 "controls.plugin")),
     ("report", ("report",)),
     ("orchestration", ("runner", "execution", "workers", "units", "ray_executor", "plan", "gates", "export", "tracing")),
     ("controls' validation", ("controls.validate",)),
-    ("cli", ("cli", "cli_results", "cli_init", "")),  # "": the package's face, provbench/__init__.py
+    ("cli", ("cli", "cli_options", "cli_results", "cli_init", "")),  # "": the package's face, provbench/__init__.py
 ]
 # the only circles: each pair's second module names the first for type hints only
 TYPE_ONLY_PAIRS = {("provbench.kb.view", "provbench.kb.hidden"), ("provbench.agents.loop", "provbench.agents.tools"),

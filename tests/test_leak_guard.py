@@ -7,8 +7,8 @@ import pytest
 
 from provbench.capture import UnitCapture
 from provbench.leakguard import check_unit, leak_lines, not_measurable
-from provbench.model import LeakCheck, Question, RetrievedItem, RunRecord, Trace, UnitKey
-from provbench.plugin_api import Environment, Results
+from provbench.model import LLMCall, LeakCheck, Question, RetrievedItem, RunRecord, Trace, UnitKey
+from provbench.plugin_api import Environment, MetricValue, Results, left_out_note, with_left_out_notes
 from provbench.testing import build_tiny_kb, scripted_llm
 
 ORIN = "ent:orin-vale"
@@ -81,6 +81,12 @@ def test_the_question_and_the_models_own_earlier_words_are_no_leak(view, orin_go
     # the reply to the request that showed the name does not excuse that request
     shown = requests(("It was Orin Vale.", "Orin Vale"), ("Again: Orin Vale.", "yes"))
     assert check(orin_gone, shown).evidence[0].where == "request 1 (answer)"
+    # an assistant message is the model's own words, also when a resumed trajectory replays it unasked
+    replayed = UnitCapture("unit")
+    replayed.add_request([{"role": "assistant", "content": '{"tool": "get_neighbors", "entity_id": "ent:orin-vale"}'},
+                          {"role": "user", "content": "Error: unknown entity id 'ent:orin-vale'"}],
+                         LLMCall(model="m", request_hash="h"), "x", replayed.tick())
+    assert check(orin_gone, replayed).status == "clean"
 
 
 def test_short_names_and_sentences_are_not_matched(view):
@@ -96,7 +102,7 @@ def test_short_names_and_sentences_are_not_matched(view):
 
 # -- (a) trace ids -----------------------------------------------------------------------------------
 
-def test_ids_the_view_hides_in_the_trace_leak_but_citations_and_unknown_ids_do_not(view, orin_gone):
+def test_ids_the_view_hides_in_the_trace_leak_and_unknown_ids_do_not(view, orin_gone):
     trace = Trace(question_id="q1", system="s", visited_entities=[ORIN, "ent:unknown"], read_text_units=["tu:3"],
                   retrieved=[RetrievedItem(kind="relationship", id="rel:6"), RetrievedItem(kind="text_unit", id="tu:1")],
                   read_communities=["com:1"])
@@ -104,28 +110,88 @@ def test_ids_the_view_hides_in_the_trace_leak_but_citations_and_unknown_ids_do_n
     assert found.checks["trace_ids"] == "leaked"
     assert leaked_items(found) == {("entity", ORIN), ("relationship", "rel:6"), ("text_unit", "tu:1"),
                                    ("community", "com:1")}
-    cited = Trace(question_id="q1", system="s")
-    cited.citations.entities = [ORIN]  # the model may write an id it never saw
-    assert check(orin_gone, trace=cited).checks["trace_ids"] == "clean"
     assert check(orin_gone, trace=trace, trace_ids="own").checks["trace_ids"] == "not-checkable"
+    # a trace of known, visible ids is evidence; one of no id the knowledge base knows is none
+    assert check(orin_gone, trace=Trace(question_id="q1", system="s", read_text_units=["tu:3"])).status == "clean"
+    unknown = check(orin_gone, trace=Trace(question_id="q1", system="s", visited_entities=["ent:unknown"]))
+    assert unknown.checks["trace_ids"] == "not-checkable" and unknown.status == "not-checkable"
 
 
-# -- (c) no effect -------------------------------------------------------------------------------------
+# -- citations, and a unit with no evidence ------------------------------------------------------------
 
-def test_requests_identical_to_a_baseline_that_read_hidden_items_have_no_effect(view, orin_gone):
-    baseline = Trace(question_id="q1", system="s", visited_entities=[ORIN])
-    capture = requests(("Which film won?", "Glass Harbor"))
-    baseline.llm_calls = [r.call for r in capture.requests]
-    found = check(orin_gone, requests(("Which film won?", "Glass Harbor")), baseline=baseline)
+def cites(*ids: str, answer: str = "Glass Harbor") -> Trace:
+    trace = Trace(question_id="q1", system="s", answer=answer)
+    trace.citations.entities = [i for i in ids if i.startswith("ent:")]
+    trace.citations.text_units = [i for i in ids if i.startswith("tu:")]
+    return trace
+
+
+def test_a_cited_hidden_id_leaks_without_a_model_or_when_shown_and_is_suspect_otherwise(orin_gone):
+    alone = check(orin_gone, trace=cites(ORIN, "tu:3"))  # no LLM request: the system itself wrote it
+    assert alone.status == "leaked" and alone.checks["citations"] == "leaked"
+    assert leaked_items(alone) == {("entity", ORIN)}
+    guessed = check(orin_gone, requests(("Which film won the award?", "Glass Harbor")), trace=cites("tu:1"))
+    assert guessed.status == "suspect" and guessed.checks["citations"] == "suspect"
+    shown = check(orin_gone, requests(("[tu:1] (text withheld)", "Glass Harbor")), trace=cites("tu:1"))
+    assert shown.status == "leaked" and shown.checks["citations"] == "leaked"
+    assert check(orin_gone, requests(("Which film?", "x")), trace=cites("tu:3")).checks["citations"] == "clean"
+    own_words = UnitCapture("unit")  # the model wrote the id itself, and its history shows it back
+    own_words.add_request([{"role": "assistant", "content": "I cite tu:1."}, {"role": "user", "content": "Sure?"}],
+                          LLMCall(model="m", request_hash="h"), "yes", own_words.tick())
+    assert check(orin_gone, own_words, trace=cites("tu:1")).status == "suspect"
+
+
+def test_an_empty_trace_without_requests_is_not_checkable_unless_its_answer_shows_hidden_content(orin_gone):
+    assert check(orin_gone, trace=cites(answer="Glass Harbor")).status == "not-checkable"
+    named = check(orin_gone, trace=cites(answer="Orin Vale"))  # a removed entity's name, with no model to guess it
+    assert named.status == "leaked" and named.evidence[0].where == "answer (no LLM request)"
+
+
+def test_a_hidden_id_in_a_request_is_hidden_content_where_its_name_is_visible(view):
+    only_entity = view.hide(entities=[ORIN])  # his name stays readable in the text units
+    assert check(only_entity, requests(("Orin Vale directed it.", "x"))).status == "clean"
+    found = check(only_entity, requests(("[ent:orin-vale] Orin Vale directed it.", "x")))
+    assert found.status == "leaked" and ("id", ORIN) in leaked_items(found)
+    assert check(view.hide(text_units=["tu:3"]), requests(("see tu:33 and tu:30", "x"))).status == "clean"
+
+
+def test_an_own_store_system_under_a_text_ablation_needs_a_quotation_to_be_judged(view, orin_gone):
+    text_only = view.hide(text_units=["tu:0", "tu:1", "tu:2"])  # removes no entity: a text ablation
+    paraphrase = requests(("A Vale picture took the big prize.", "Glass Harbor"))
+    assert check(text_only, paraphrase, trace_ids="own").status == "not-checkable"
+    quoted = requests(("Lumen Studios employed Orin Vale for a decade.", "x"))
+    assert check(text_only, quoted, trace_ids="own").status == "leaked"
+    assert check(orin_gone, requests(("Which film won?", "x")), trace_ids="own").status == "clean"
+
+
+def test_an_intervention_that_hid_nothing_is_a_no_op(view):
+    found = check(view.hide(), requests(("Orin Vale?", "x")), trace=cites(ORIN))
+    assert found.status == "no-op" and found.notes == ["the intervention hid nothing"]
+    base = view.hide(text_units=["tu:5"])  # a run whose own view already hides something
+    assert check_unit(base.hide(text_units=["tu:5"]), QUESTION, cites(), UnitCapture(), None, base=base).status == "no-op"
+    assert check_unit(base.hide(text_units=["tu:4"]), QUESTION, cites(), UnitCapture(), None, base=base).status != "no-op"
+
+
+# -- (d) no effect -------------------------------------------------------------------------------------
+
+def test_requests_identical_to_a_baseline_whose_prompts_showed_hidden_items_have_no_effect(view):
+    no_bridge = view.hide(relations=["rel:6"])  # both names stay visible: only the relation is gone
+    line = "Orin Vale born in Dunmere."
+    baseline_capture = requests((line, "Dunmere"))
+    baseline = Trace(question_id="q1", system="s", retrieved=[RetrievedItem(kind="relationship", id="rel:6")])
+    found = check_unit(no_bridge, QUESTION, Trace(question_id="q1", system="s", read_text_units=["tu:3"]),
+                       requests((line, "Dunmere")), baseline, baseline_requests=baseline_capture.requests)
     assert found.status == "no-effect" and found.evidence[0].check == "no_effect"
-    assert check(orin_gone, requests(("Which film won? (new context)", "x")), baseline=baseline).status == "clean"
-    # the baseline read nothing the view hides: the same requests are expected
-    unread = baseline.model_copy(update={"visited_entities": ["ent:norland"]})
-    assert check(orin_gone, requests(("Which film won?", "x")), baseline=unread).checks["no_effect"] == "clean"
-    # a baseline recorded before requests were hashed cannot be compared
-    old = baseline.model_copy(deep=True)
-    old.llm_calls[0].request_hash = None
-    assert check(orin_gone, requests(("Which film won?", "x")), baseline=old).checks["no_effect"] == "not-checkable"
+    changed = check_unit(no_bridge, QUESTION, cites(), requests(("Where was he born?", "x")), baseline,
+                         baseline_requests=baseline_capture.requests)
+    assert changed.checks["no_effect"] == "clean"
+    # a retriever returned the relation, but the pipeline dropped it before the prompt: no effect expected
+    dropped = requests(("Norland is a country.", "x"))
+    unseen = check_unit(no_bridge, QUESTION, cites(), requests(("Norland is a country.", "x")), baseline,
+                        baseline_requests=dropped.requests)
+    assert unseen.checks["no_effect"] == "clean"
+    # without the baseline's stored requests it cannot be compared
+    assert check_unit(no_bridge, QUESTION, cites(), requests((line, "x")), baseline).checks["no_effect"] == "not-checkable"
 
 
 def test_nothing_to_check_is_not_checkable(orin_gone):
@@ -156,24 +222,41 @@ def record(status: str | None, question: str = "q1", condition: str = "cited-rem
                      trace=Trace(question_id=question, system="s"))
 
 
-def test_leaked_units_are_left_out_unless_the_suite_includes_them():
-    records = [record("leaked", "q1"), record("clean", "q2"), record(None, "q3", "baseline")]
-    assert [r.key.question_id for r in Results(records, {}).select("s", "cited-removal")] == ["q2"]
-    assert len(Results(records, {}, include_leaked=True).select("s", "cited-removal")) == 2
-    assert len(Results(records, {}).select("s", "cited-removal", leaked=True)) == 2
+def test_the_pairing_rule_leaves_out_leaked_no_effect_no_op_and_not_checkable_units():
+    records = [record("leaked", "q1"), record("clean", "q2"), record(None, "q3", "baseline"), record("no-op", "q4"),
+               record("not-checkable", "q5"), record("no-effect", "q6"), record("suspect", "q7")]
+    assert [r.key.question_id for r in Results(records, {}).select("s", "cited-removal")] == ["q2", "q7"]
+    assert len(Results(records, {}, include_leaked=True).select("s", "cited-removal")) == 3
+    assert len(Results(records, {}).select("s", "cited-removal", leaked=True)) == 6
+    assert left_out_note(records) == "1 leaked, 1 no-effect, 1 no-op, 1 not-checkable"
 
 
-def test_a_cell_of_only_leaked_or_no_effect_units_is_not_measurable():
+def test_a_cell_with_no_unit_left_is_not_measurable():
     assert not_measurable([record("leaked"), record("no-effect")]) == "not measurable: 1 leaked, 1 no-effect"
+    assert not_measurable([record("no-op"), record("no-op")]) == "not measurable: 2 no-op"
     assert not_measurable([record("leaked"), record("clean")]) is None
+    assert not_measurable([record("leaked")], include_leaked=True) is None
     assert not_measurable([record(None)]) is None and not_measurable([]) is None
+
+
+def test_every_metric_value_notes_the_units_left_out_beside_it():
+    records = [record("no-op", "q1"), record("clean", "q2"), record("no-op", "q1", "random-removal")]
+    values = [MetricValue(metric="m", system="s", condition="cited-removal", value=0.5),
+              MetricValue(metric="n", system="s", condition="cited-removal vs random-removal", value=0.0),
+              MetricValue(metric="b", system="s", value=1.0)]
+    noted = with_left_out_notes(values, Results(records, {}))
+    assert noted[0].value == 0.5 and noted[0].note == "left out (leak guard): 1 no-op"
+    assert noted[0].detail["left_out"] == {"no-op": 1}
+    assert noted[1].value is None and noted[1].note == "not measurable: 1 no-op"
+    assert noted[2].note == "" and "left_out" not in noted[2].detail
 
 
 def test_the_console_lines_name_system_condition_and_count():
     lines = leak_lines([record("leaked"), record("leaked", "q2"), record("no-effect", "q3", "full-isolation"),
-                        record("clean", "q4")])
-    assert lines[0] == "leak guard: 4 intervention unit(s) checked: 1 clean, 2 leaked, 1 no-effect, 0 not-checkable"
+                        record("clean", "q4"), record("no-op", "q5")])
+    assert lines[0] == "leak guard: 5 intervention unit(s) checked: 1 clean, 2 leaked, 1 no-effect, 1 no-op"
     assert "  leaked: s x cited-removal: 2 unit(s)" in lines and "  no-effect: s x full-isolation: 1 unit(s)" in lines
+    assert "  no-op: s x cited-removal: 1 unit(s)" in lines
     assert leak_lines([record(None)]) == []
 
 
@@ -210,7 +293,7 @@ def test_the_own_store_recipe_in_docs_runs(tmp_path, monkeypatch):
 
 
 def test_no_effect_is_found_against_a_baseline_recorded_by_an_earlier_run(tmp_path):
-    """The baseline's requests come back from records.jsonl as hashes: the comparison survives a resume."""
+    """The baseline's requests come back from records.jsonl (their log and hashes): the comparison survives a resume."""
     import json
 
     from leak_helpers import leaky_plugin
@@ -221,12 +304,12 @@ def test_no_effect_is_found_against_a_baseline_recorded_by_an_earlier_run(tmp_pa
     (tmp_path / "q.json").write_text(json.dumps(list(TINY_QUESTIONS)[:2]))
     suite = ("name: resume\ndataset: {loader: questions-json, path: q.json}\n"
              "knowledge_base: {builder: tiny-kb, directory: kb}\nmodel: {id: schema-following}\n"
-             "systems: [leaky/ignores-what-it-reads]\n")
+             "systems: [leaky/relation-cache]\n")
     (tmp_path / "first.yaml").write_text(suite)
-    (tmp_path / "second.yaml").write_text(suite + "interventions: [p000/cited-removal]\n")
+    (tmp_path / "second.yaml").write_text(suite + "interventions: [invalidate-used-edges]\n")
     pm = plugin_manager(toy_plugin(), leaky_plugin(), builtins=True)
     run_suite(tmp_path / "first.yaml", out=tmp_path / "run", pm=pm, llm=schema_following_llm(), write_report=False)
     run_dir = run_suite(tmp_path / "second.yaml", out=tmp_path / "run", pm=pm, llm=schema_following_llm(),
                         write_report=False)
-    checked = [r for r in RunStore(run_dir).load_records().values() if r.key.condition == "cited-removal"]
+    checked = [r for r in RunStore(run_dir).load_records().values() if r.key.condition == "invalidate-used-edges"]
     assert len(checked) == 2 and {r.leak_check.status for r in checked} == {"no-effect"}

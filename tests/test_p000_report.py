@@ -50,39 +50,61 @@ def test_table1_follows_the_papers_order_and_names():
     # a labelled variant keeps its label and sits beside the system it runs
     assert [row.cells[0].text for row in table.rows] == [
         "Agentic GraphRAG", "agent-24", "Evidence-first", "Visited-only", "GraphRAG", "RAG", "LLM"]
-    assert table.columns[:4] == ["System", "Accuracy", "EM", "F1"]
+    assert table.columns[:6] == ["System", "Accuracy", "Accuracy (analysed)", "Paper's denominator", "EM", "F1"]
 
 
 def test_table1_shows_a_dash_for_columns_a_system_does_not_have():
     rows = rows_by_name(table1_section(run_of(baseline_records())))
-    # columns after System: Accuracy, EM, F1, Retrieved TUs, Cited TUs, Visited entities, Cited entities,
+    # columns after System: Accuracy, Accuracy (analysed), Paper's denominator, EM, F1, Retrieved TUs, Cited TUs, Visited entities, Cited entities,
     # Forced answers, Flagged answers, Failed
-    assert rows["LLM"][3:9] == ["–"] * 6  # reads, visits and cites nothing; no agent loop
-    assert rows["RAG"][3:9] == ["1.0", "1.0", "–", "–", "–", "–"]  # 0.0 visited entities came from mean_footprint
-    assert rows["GraphRAG"][3:9] == ["1.0", "1.0", "1.0", "0.0", "–", "–"]
-    assert rows["Agentic GraphRAG"][3:7] == ["1.0", "1.0", "1.0", "0.0"]
+    assert rows["LLM"][5:11] == ["–"] * 6  # reads, visits and cites nothing; no agent loop
+    assert rows["RAG"][5:11] == ["1.0", "1.0", "–", "–", "–", "–"]  # 0.0 visited entities came from mean_footprint
+    assert rows["GraphRAG"][5:11] == ["1.0", "1.0", "1.0", "0.0", "–", "–"]
+    assert rows["Agentic GraphRAG"][5:9] == ["1.0", "1.0", "1.0", "0.0"]
 
 
 def test_table1_counts_forced_and_flagged_answers_of_the_agents():
     rows = rows_by_name(table1_section(run_of(baseline_records())))
-    assert rows["Evidence-first"][7:9] == ["1", "1"]
-    assert rows["Visited-only"][7:9] == ["0", "1"]
-    assert rows["Agentic GraphRAG"][7:9] == ["0", "0"]
+    assert rows["Evidence-first"][9:11] == ["1", "1"]
+    assert rows["Visited-only"][9:11] == ["0", "1"]
+    assert rows["Agentic GraphRAG"][9:11] == ["0", "0"]
 
 
 def test_table1_shows_official_em_and_f1():
     run = run_of(baseline_records())
     row = next(r for r in table1_section(run).blocks[-1].rows if r.cells[0].text == "RAG")
-    assert (row.cells[2].text, row.cells[2].counts) == ("50.0", "(1/2)")  # mean x 100 over both questions
+    assert (row.cells[4].text, row.cells[4].counts) == ("50.0", "(1/2)")  # mean x 100 over both questions
     # a question with no record scores 0, as in the official evaluation
     row = next(r for r in table1_section(run_of([r for r in baseline_records() if r.key.question_id == "q1"])
                                          ).blocks[-1].rows if r.cells[0].text == "RAG")
-    assert row.cells[2].text == "50.0" and row.cells[3].text == "50.0"
+    assert row.cells[4].text == "50.0" and row.cells[5].text == "50.0"
     stored = {"values": [{"metric": "em", "system": "rag", "condition": BASELINE, "value": 12.5,
                           "numerator": 0.25, "denominator": 2}]}
     row = next(r for r in table1_section(run_of(baseline_records(), metrics=stored)).blocks[-1].rows
                if r.cells[0].text == "RAG")
-    assert row.cells[2].text == "12.5"  # metrics.json is read when the run has it
+    assert row.cells[4].text == "12.5"  # metrics.json is read when the run has it
+
+
+def test_table1_shows_both_denominators_and_the_papers_per_row():
+    """The paper's agentic and GraphRAG rows are shares of the 25 analysed questions, LLM and RAG of all 30."""
+    run = run_of(baseline_records(), metrics={"excluded": ["q2"]})
+    table = table1_section(run).blocks[-1]
+    rows = {row.cells[0].text: row.cells for row in table.rows}
+    assert (rows["RAG"][1].counts, rows["RAG"][2].counts) == ("(1/2)", "(1/1)")  # q2 (wrong) excluded
+    assert rows["Agentic GraphRAG"][3].text == "analysed: 76.0 % = 19/25" and rows["LLM"][3].text == "all: 16.7 % = 5/30"
+    assert rows["agent-24"][3].text == "–"  # a suite's own label is not a row of the paper
+    assert "over the 1 analysed questions" in table.caption and "agentic and GraphRAG rows" in table.caption
+
+
+def test_the_em_caption_says_whether_aliases_were_used():
+    caption = table1_section(run_of(baseline_records())).blocks[-1].caption
+    assert "no aliases" in caption
+    QUESTIONS["q1"].aliases = ["Kristiania"]
+    try:
+        caption = table1_section(run_of(baseline_records())).blocks[-1].caption
+    finally:
+        QUESTIONS["q1"].aliases = []
+    assert "best over the answer and its aliases; 1 of 2 questions have aliases" in caption
 
 
 def test_table2_names_the_text_rule_and_the_hidden_reports():
@@ -91,7 +113,8 @@ def test_table2_names_the_text_rule_and_the_hidden_reports():
         summary = {"entities": {"count": 2, "ids": []}, "communities": {"count": hidden, "ids": []}}
         records.append(record("agentic-graphrag", qid, condition="cited-removal",
                               artifacts={"hidden_by_intervention": summary}))
-        records.append(record("agentic-graphrag", qid, condition="full-isolation", artifacts={"hidden_by_intervention": {}}))
+        kept = {"keep_communities": {"count": 1, "ids": ["com:1"]}} if qid == "q1" else {}
+        records.append(record("agentic-graphrag", qid, condition="full-isolation", artifacts={"hidden_by_intervention": kept}))
     run = run_of(records, ["cited-removal", {"name": "full-isolation", "options": {"shared_text": "hide"}}])
     section = table2_section(run)
     table = section.blocks[0]
@@ -99,7 +122,8 @@ def test_table2_names_the_text_rule_and_the_hidden_reports():
     assert "Full isolation: a text unit linked to any non-cited entity is hidden" in table.caption
     assert "shared_text: hide" in table.caption
     assert "Community reports hidden per unit" in section.blocks[1].text
-    assert "Cited ablation 6.0; Full isolation 0.0" in section.blocks[1].text
+    assert ("Cited ablation 6.0 (cited reports kept 0.0); Full isolation 0.0 (cited reports kept 0.5)"
+            in section.blocks[1].text)
     default = table2_section(run_of(records, ["cited-removal", "full-isolation"])).blocks[0].caption
     assert "naming a cited one is hidden (shared_text: keep" in default
 
@@ -119,3 +143,47 @@ def test_a_labelled_isolation_is_classified_by_its_intervention():
     assert groups == ["Baseline experiment", "Isolation"]
     titles = [row.cells[0].text for row in table.rows if not row.group and row.cells[1].text == "Output changed"]
     assert titles == ["Full isolation", "Full isolation (isolation-hide)"]
+
+
+def test_the_title_names_the_model_a_run_used_and_the_mistral_suite_does_not_say_reproduced():
+    import yaml
+
+    from provbench.report.title import report_title
+
+    run = run_of(baseline_records())
+    run.manifest.suite["report"] = {"title": "provbench quickstart (embedded model: pipeline check, not a result)"}
+    run.manifest.models = {"llm": "embedded", "suite_model": "embedded"}
+    assert report_title(run) == "provbench quickstart (embedded model: pipeline check, not a result)"
+    run.manifest.models = {"llm": "deepseek/deepseek-chat", "suite_model": "deepseek/deepseek-chat"}
+    assert report_title(run) == "provbench quickstart (model deepseek/deepseek-chat)"
+    mistral = yaml.safe_load((Path(__file__).parents[1] / "suites" / "2wiki-paper000-mistral.yaml").read_text())
+    assert "reproduc" not in mistral["report"]["title"].replace("not a reproduction", "")
+    assert "reproduced" not in mistral["description"]
+
+
+def test_table2_leaves_out_no_op_units_and_pairs_arrows_with_the_baseline_of_the_same_questions():
+    """Issue 32 item 5: a unit whose intervention hid nothing is counted in the note, not in the cell, and
+    the arrow compares the measured questions with their own baseline (not the whole baseline)."""
+    from provbench.model import LeakCheck
+
+    records = baseline_records()
+    graphrag = {r.key.question_id: r for r in records if r.key.system == "graphrag"}
+    graphrag["q1"].scores["accuracy"], graphrag["q2"].scores["accuracy"] = 0.0, 1.0
+    for qid, status in (("q1", "no-op"), ("q2", "clean")):
+        unit = record("graphrag", qid, condition="cited-removal")
+        unit.leak_check = LeakCheck(status=status)
+        records.append(unit)
+    records += [record("graphrag", qid, condition="full-isolation") for qid in ("q1", "q2")]
+    for unit in records[-2:]:
+        unit.leak_check = LeakCheck(status="no-op")
+    table = table2_section(run_of(records, ["cited-removal", "full-isolation"])).blocks[0]
+    column = table.columns.index("GraphRAG")
+    rows, title = {}, ""
+    for row in (r for r in table.rows if not r.group):
+        title = row.cells[0].text or title
+        rows[(title, row.cells[1].text)] = row.cells[column]
+    changed, accuracy = rows[("Cited ablation", "Output changed")], rows[("Cited ablation", "Acc.")]
+    assert changed.text == "0.0%" and "left out (leak guard): 1 no-op" in changed.note
+    assert accuracy.counts == "(1/1)" and accuracy.arrow == "→"  # q2 stayed right; q1 (wrong at baseline) is out
+    isolation = rows[("Full isolation", "Output changed")]
+    assert isolation.text == "not measurable" and "not measurable: 2 no-op" in isolation.note

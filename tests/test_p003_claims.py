@@ -64,9 +64,10 @@ def test_paper003s_claims_pass_on_fever_garags_controls(tmp_path):
     [quiet] = found[("p003/ranking-changes-label", "ignores-context")]
     assert quiet.observed.startswith("no effect: labels differ on 0 of 36")
     [prompts] = found[("p003/settings-send-different-prompts", "oracle")]
-    assert prompts.observed.startswith("passed: the 3 settings sent one identical prompt for 0 of 36 claims")
+    assert prompts.observed.startswith("passed: the 3 settings showed one identical set of facts for 0 of 36 claims")
     [empty] = found[("p003/settings-send-different-prompts", "ignores-context")]
-    assert empty.observed.startswith("FAILED: all 3 settings sent one identical prompt for 36 of 36")
+    assert empty.observed.startswith("FAILED: every local graph was empty")
+    assert "the sets of facts shown differ on 36 (their order alone on 0 more)" in differ.observed
 
 
 def test_an_oracle_that_ignores_its_context_fails_each_claim_naming_it(tmp_path, kb_dir, monkeypatch):
@@ -99,7 +100,25 @@ def test_one_setting_under_three_names_fails_each_claim(tmp_path, kb_dir):
     [differ, _] = failed[("p003/ranking-changes-label", "oracle")]
     assert not differ.passed and differ.observed.startswith("no effect: labels differ on 0 of 12 claims")
     [prompts] = failed[("p003/settings-send-different-prompts", "oracle")]
-    assert not prompts.passed and prompts.observed.startswith("FAILED: all 3 settings sent one identical prompt")
+    assert not prompts.passed and prompts.observed.startswith("FAILED: all 3 settings showed one identical set of "
+                                                              "facts for 12 of 12 claims")
+
+
+def test_settings_that_only_reorder_whole_graphs_fail_each_claim(tmp_path, kb_dir):
+    """The three rankings with every fact shown (top_facts 100) send prompts that differ in the
+    facts' order only: the prompt check fails, and the label claim says the sets never differed."""
+    whole = [{"name": "p003/ga-rag", "label": label, "options": {**options, "top_facts": 100}}
+             for label, options in (("ga-rag", {}), ("ga-rag-gamma0", {"gamma": 0.0}),
+                                    ("ga-rag-authors", {"ranking": "authors"}))]
+    result = validate(smaller_suite(tmp_path, kb_dir, systems=whole), tmp_path / "out")
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    failed = verdicts(tmp_path / "out")
+    [prompts] = failed[("p003/settings-send-different-prompts", "oracle")]
+    assert not prompts.passed and prompts.observed.startswith("FAILED: all 3 settings showed one identical set of "
+                                                              "facts for 12 of 12 claims")
+    differ = failed[("p003/ranking-changes-label", "oracle")][0]
+    assert "the sets of facts shown differ on 0 (their order alone on" in differ.observed
+    assert "their order alone on 0 more" not in differ.observed
 
 
 def test_a_claim_naming_a_setting_the_controls_lack_is_refused(tmp_path, kb_dir):

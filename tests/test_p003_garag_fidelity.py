@@ -38,9 +38,9 @@ def test_ga_rag_extracts_once_per_retrieved_page(mini_kb):
     nodes = trace.artifacts["graph"]["nodes"]
     assert {n["document"] for n in nodes} == set(pages)
     assert all(n["rank"] == pages.index(n["document"]) + 1 for n in nodes)
-    for fact in trace.facts:  # evidence stays at sentence level, within the fact's page
-        page = next(n["document"] for n in nodes if n["id"] == fact.id)
-        assert [s.rsplit(":", 1)[0] for s in fact.source_ids] == [f"s:{page}"]
+    for fact in trace.facts:  # evidence stays at sentence level, within the fact's page (if any sentence
+        page = next(n["document"] for n in nodes if n["id"] == fact.id)  # restates it: test_p003_sources.py)
+        assert all(s.rsplit(":", 1)[0] == f"s:{page}" for s in fact.source_ids)
     assert {u.rsplit(":", 1)[0][2:] for u in trace.read_text_units} == set(pages)
 
 

@@ -176,3 +176,13 @@ def test_consistency_and_grounding_scores_by_hand():
     assert consistency_score([]) == 0.0
     assert grounding_score(chain, "Ann was born in Veel.") == pytest.approx(2 / 3)  # f1 (Veel), f3 (Ann, Veel)
     assert grounding_score(chain, "") == 0.0
+
+
+def test_the_gates_boundaries_are_the_authors_a_score_at_the_bar_answers_from_the_graph():
+    """The authors answer from the graph when consistency >= 0.7 and facts shown >= 5, so exactly
+    0.7 and exactly 5 pass, and one step under each fails (``<`` vs ``<=`` is pinned)."""
+    from provbench_plugins.papers.p003_ga_rag.gate import Gate, pre_answer_reason
+
+    assert pre_answer_reason(Gate(facts_shown=5, consistency=0.7), 5, 0.7) is None
+    assert pre_answer_reason(Gate(facts_shown=5, consistency=0.699999), 5, 0.7) == "[Warning: Low consistency (0.70)]"
+    assert pre_answer_reason(Gate(facts_shown=4, consistency=0.7), 5, 0.7) == "[Graph coverage low (4 facts)]"

@@ -106,3 +106,40 @@ def test_authors_ranking_by_hand():
     assert result.s0 == {} and result.sT == {} and result.graph.number_of_edges() == len(EDGES)
     twice = [*NODES, FactNode("F", "X", "r", "Y", 0.8, "d2", 2, 0.5)]  # A's triple again: 2 mentions each
     assert authors_ranking(twice, claim).final["A"] == pytest.approx(by_hand["A"] / 1.1 * 1.2)
+
+
+# The only fact of the best page (sim 0.954) shares no page and no entity with the others.
+LONE = [FactNode("top", "Ostbra", "is", "a town", 0.9, "d1", 1, 0.954),
+        *(FactNode(f"p{k}", f"S{k}", "r", f"O{k}", 0.9, "d2", 2, 0.6) for k in range(2))]
+
+
+def test_eq_3_as_printed_decays_an_isolated_fact_by_one_minus_gamma_to_the_t():
+    result = score_facts(LONE, alpha=0.8, beta=0.2, gamma=0.5, iterations=2, lambdas=(0.6, 0.2, 0.2),
+                         centrality_kind="degree")
+    assert result.sT["top"] == pytest.approx(0.25 * result.s0["top"])
+    assert [n.id for n in result.ranked][-1] == "top"  # the best page's only fact ranks last
+
+
+def test_the_keep_option_leaves_an_isolated_fact_its_initial_score_and_nothing_else():
+    decay = score_facts(LONE, alpha=0.8, beta=0.2, gamma=0.5, iterations=2, lambdas=(0.6, 0.2, 0.2),
+                        centrality_kind="degree")
+    keep = score_facts(LONE, alpha=0.8, beta=0.2, gamma=0.5, iterations=2, lambdas=(0.6, 0.2, 0.2),
+                       centrality_kind="degree", isolated="keep")
+    assert keep.sT["top"] == pytest.approx(keep.s0["top"])
+    assert [n.id for n in keep.ranked][0] == "top"
+    assert {i: keep.sT[i] for i in keep.sT if i != "top"} == {i: decay.sT[i] for i in decay.sT if i != "top"}
+    # on a graph without isolated nodes the option changes nothing
+    assert propagate(local_graph(NODES), S0, 0.5, 2, "keep") == propagate(local_graph(NODES), S0, 0.5, 2)
+
+
+def test_ga_rag_passes_its_isolated_option_to_eq_3_and_lists_the_isolated_facts():
+    from provbench.model import Question
+    from provbench_plugins.papers.p003_ga_rag.systems import GARAG, graph_artifact
+
+    claim = Question(id="q", question="Ostbra is a town.", answer="SUPPORTS")
+    for option, first in (("decay", "p0"), ("keep", "top")):
+        system = GARAG(isolated=option)
+        scored = system.score(LONE, claim)
+        assert scored.ranked[0].id == first
+        artifact = graph_artifact(scored, system.options)
+        assert artifact["isolated"] == ["top"] and artifact["params"]["isolated"] == option

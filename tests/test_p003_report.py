@@ -47,10 +47,49 @@ def test_paper_column_marks_other_quantities_not_comparable_and_defines_every_ro
     for title in ("Factual accuracy", "Response coherence", "Graph completeness", "Factual grounding",
                   "Graph coverage", "Context precision"):
         assert paper[title].text == "not comparable", title
-    assert paper["Hallucination rate"].text == "0.170 → 0.147" and "close" in paper["Hallucination rate"].note
-    assert paper["Avg response time (s)"].text == "1.769 → 12.442"
+    assert paper["Hallucination rate (provbench's tokens)"].text == "not comparable"
+    time = paper["Avg response time (s)"]
+    assert time.text == "1.769 → 12.442" and "same definition" not in time.note
+    assert "close definition" in time.note and "full baseline query" in time.note
+    assert "answer_source is \"baseline\" on 20 of 20 claims" in time.note
     assert [r.cells[0].text for r in definitions.rows] == [r.title for r in ROWS]
     assert all(r.cells[1].text and r.cells[2].text for r in definitions.rows)
+
+
+def test_the_hallucination_row_shows_the_authors_definition_when_asked_and_says_which():
+    from provbench_plugins.papers.p003_ga_rag.report import table1_caption, table1_section
+
+    trace = ga_trace("1", 3)
+    suite = {**SUITE, "metrics": [{"name": "p003/table1", "options": {"hallucination_row": "authors"}}]}
+    data = run_data([trace], suite=suite)
+    table, definitions = [b for b in table1_section(data, [], ["ga"]).blocks if b.kind == "table"]
+    paper = {row.cells[0].text: row.cells[-1] for row in table.rows}
+    authors = paper["Hallucination rate (authors' definition)"]
+    assert authors.text == "0.170 → 0.147" and "close definition" in authors.note
+    assert "Hallucination rate (authors' definition)" in [r.cells[0].text for r in definitions.rows]
+    assert "evaluate_hallucination_rate" in table1_caption(data)
+    assert "another quantity than the paper's" in table1_caption(run_data([trace]))
+    assert "The paper's GA-RAG column is the baseline's answer asked again" in table1_caption(data)
+
+
+def test_table_one_pairs_each_rows_means_and_delta_over_the_same_claims():
+    """The baseline scored claims 1-3, GA-RAG 1-2 (its claim 3 failed): both means, and the delta,
+    are over claims 1 and 2."""
+    from provbench_plugins.papers.p003_ga_rag.report import table1_row
+    from provbench_plugins.papers.p003_ga_rag.rows import ROWS
+
+    traces = [ga_trace(q, 3) for q in "123"] + [Trace(question_id=q, system="vanilla-rag") for q in "123"]
+    data = run_data(traces)
+    scores = {("ga", "1"): 0.2, ("ga", "2"): 0.4, ("vanilla-rag", "1"): 0.4, ("vanilla-rag", "2"): 0.6,
+              ("vanilla-rag", "3"): 1.0}
+    for r in data.records:
+        value = scores.get((r.key.system, r.key.question_id))
+        r.scores["hallucination_rate"] = value
+    row = next(r for r in ROWS if r.key == "hallucination_rate")
+    cells = table1_row(data, ["vanilla-rag"], ["ga"], row).cells
+    assert [cells[1].text, cells[2].text] == ["0.500", "0.300"]
+    assert cells[1].counts == cells[2].counts == "(n=2)" and "1 scored by only some left out" in cells[1].note
+    assert cells[3].text == "+40.0%"  # (0.5 - 0.3) / 0.5, signed as an improvement
 
 
 def test_captions_give_the_formulas_figure_the_corpus_few_claims_and_padded_evidence(tmp_path):
@@ -84,6 +123,17 @@ def test_the_report_says_which_ranking_filter_and_answer_ran():
     authors = scoring_note(run_data([ga_trace("1", 3, ranking="authors")]), "ga")
     assert "the authors' released ranking" in authors and "eqs. (2)-(4)" not in authors.split("(")[0]
     assert "without propagation (gamma = 0" in scoring_note(run_data([ga_trace("1", 3, gamma=0.0)]), "ga")
+
+
+def test_the_report_says_what_eq_3_did_to_facts_without_an_edge():
+    from provbench_plugins.papers.p003_ga_rag.report import scoring_note
+
+    lone = ga_trace("1", 3)
+    lone.artifacts["graph"]["isolated"] = ["f0"]
+    note = scoring_note(run_data([lone, ga_trace("2", 3)]), "ga")
+    assert "decays to (1 - gamma)^T = 0.25 of s(0)" in note and "facts without an edge in 1 graphs" in note
+    kept = scoring_note(run_data([ga_trace("1", 3, isolated="keep")]), "ga")
+    assert "keeping s(0) (isolated: keep)" in kept and "decays" not in kept
 
 
 def test_mostly_empty_graphs_are_warned_about_in_the_report_metric_and_log(caplog):

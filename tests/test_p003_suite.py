@@ -55,7 +55,7 @@ def test_suite_runs_every_unit_and_reports_table1(suite_run):
     assert "without propagation (gamma = 0" in html and "propagation with gamma = 0.5" in html
     assert "the authors&#39; released ranking" in html and "triple filter off" in html
     assert "not comparable" in html and "In the paper (the authors&#39; released evaluation)" in html
-    assert "Aggregate comparison (Fig. 2)" in html and "(b) Hallucination rate (Fig. 3)" in html
+    assert "Aggregate comparison (Fig. 2)" in html and "(b) Hallucination rate (provbench" in html
     assert "no local graph (paper: 0.000)" in html and "signed as an improvement" in html
     base = [r for r in records if r.key.system == "vanilla-rag" and r.key.condition == BASELINE]
     assert all(r.scores.get("graph_coverage") is None and r.scores.get("response_time") is not None for r in base)
@@ -79,7 +79,8 @@ def test_the_shipped_suite_runs_ga_rag_on_a_graph(suite_run):
     assert len(with_facts) > len(records) / 2
     assert all(r.trace.artifacts["graph"]["params"]["triple_confidence_threshold"] is None for r in records)
     assert all(r.scores["empty_graph"] == float(not r.trace.facts) for r in records)
-    metrics = {(v["metric"], v["system"]): v for v in json.loads((run_dir / "metrics.json").read_text())["values"]}
+    metrics = {(v["metric"], v["system"]): v for v in json.loads((run_dir / "metrics.json").read_text())["values"]
+               if v.get("condition") in (BASELINE, None)}  # full isolation may leave no page to build on
     assert metrics[("table1.empty_graph", "ga-rag")]["value"] < 0.5
     assert not metrics[("table1.empty_graph", "ga-rag")]["note"]
     assert metrics[("prompts.check", "all settings")]["value"] is not None

@@ -1,6 +1,7 @@
-"""The sweep's prompt check (``p003/prompt-diversity``): distinct prompts per pair of settings by
-hand, a check that fails when for at least half the claims every setting sent one prompt, and the
-shipped sweep suite on the schema-following LLM, whose settings do send different prompts."""
+"""The sweep's prompt check (``p003/prompt-diversity``): distinct sets of facts shown per pair of
+settings by hand, order ignored, a check that fails when for at least half the claims every setting
+showed one set of facts, or when every graph is empty, and the shipped sweep suite on the
+schema-following LLM, whose settings do show different facts."""
 
 from __future__ import annotations
 
@@ -10,34 +11,48 @@ import logging
 import pytest
 
 from conftest import REPO
-from provbench.model import BASELINE, RunRecord, Trace, UnitKey
+from provbench.model import BASELINE, Fact, RunRecord, Trace, UnitKey
 from provbench.plugin_api import Results
 
 SWEEP = REPO / "suites" / "fever-garag-sweep.yaml"
 
 
-def record(system: str, question: str, *digests: str, condition: str = BASELINE) -> RunRecord:
-    trace = Trace(question_id=question, system=system, artifacts={"shown": [], "prompt_digests": list(digests)})
+def record(system: str, question: str, *shown: str, condition: str = BASELINE) -> RunRecord:
+    """A GA-RAG unit that showed the facts named ``shown`` (each "x" is the fact x | r | o), in order."""
+    facts = [Fact(id=f"f{k}", subject=name, relation="r", object="o") for k, name in enumerate(shown)]
+    trace = Trace(question_id=question, system=system, facts=facts,
+                  artifacts={"shown": [f.id for f in facts], "prompt_digests": [f"{system}{question}"]})
     return RunRecord(key=UnitKey(question_id=question, system=system, condition=condition), trace=trace)
 
 
-# claims 1-2: every setting sent one prompt; 3: a and b agree, c differs; 4: all differ
+# claims 1-2: every setting showed one set of facts; 3: a and b agree, c differs; 4: all differ
 RECORDS = [record("a", "1", "p"), record("b", "1", "p"), record("c", "1", "p"),
-           record("a", "2", "q"), record("b", "2", "q"), record("c", "2", "q"),
+           record("a", "2", "q", "w"), record("b", "2", "w", "q"), record("c", "2", "q", "w"),  # order alone
            record("a", "3", "r"), record("b", "3", "r"), record("c", "3", "s"),
            record("a", "4", "t"), record("b", "4", "u"), record("c", "4", "v"),
            record("a", "1", "x", condition="cited-removal")]  # interventions are not compared
 
 
 def test_distinct_shares_per_pair_and_identical_claims_by_hand():
+    """Every prompt here differs (each unit's digest is its own); the facts shown decide."""
     from provbench_plugins.papers.p003_ga_rag.diversity import diversity
 
     found = diversity(RECORDS, ["a", "b", "c"])
     assert found.pairs == {("a", "b"): (1, 4), ("a", "c"): (2, 4), ("b", "c"): (2, 4)}
     assert found.identical == ["1", "2"] and found.claims == 4
-    assert found.passed is False and found.verdict().startswith("FAILED: all 3 settings sent one identical prompt "
-                                                                 "for 2 of 4 claims")
-    assert diversity(RECORDS[3:12], ["a", "b", "c"]).passed is True  # 1 of 3 claims identical
+    assert found.passed is False and found.verdict().startswith("FAILED: all 3 settings showed one identical set "
+                                                                 "of facts for 2 of 4 claims")
+    assert diversity(RECORDS[6:12], ["a", "b", "c"]).passed is True  # 0 of 2 claims identical
+
+
+def test_the_check_fails_when_every_graph_is_empty_even_if_the_prompts_differ():
+    from provbench_plugins.papers.p003_ga_rag.diversity import diversity
+
+    empty = [record(s, q) for q in "123" for s in "ab"]  # no fact shown; digests differ per unit
+    found = diversity(empty, ["a", "b"], fail_share=1.0)
+    assert found.passed is False and found.empty == 3
+    assert found.verdict().startswith("FAILED: every local graph was empty")
+    assert diversity([*empty, record("a", "4", "x"), record("b", "4", "y")], ["a", "b"], fail_share=1.0).passed
 
 
 def test_the_metric_reports_pairs_and_fails_its_check_with_a_warning(caplog):
@@ -86,4 +101,4 @@ def test_the_shipped_sweep_sends_different_prompts_per_setting(sweep_run):
     records = [r for r in RunStore(sweep_run).load_records().values() if r.key.system != "vanilla-rag"]
     assert sum(bool(r.trace.facts) for r in records) > len(records) / 2
     html = (sweep_run / "report.html").read_text()
-    assert "do the sweep&#39;s settings change the prompt?" in html and "Check passed" in html
+    assert "do the sweep&#39;s settings change the facts shown?" in html and "Check passed" in html

@@ -60,3 +60,34 @@ def test_plan_counts_a_repeated_systems_units(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     rows = {line.split("\t")[0]: line.split("\t") for line in result.output.splitlines() if "\t" in line}
     assert rows["llm-only"][2:4] == ["6", "6"]  # 3 repeats x 2 questions, one call each
+
+
+def test_an_unbuilt_knowledge_base_is_named_as_the_cause_and_its_build_lands_where_the_run_looks(tmp_path, monkeypatch):
+    """Issue 37 item 4: a priced model's plan before the KB exists blames the KB, not the price;
+    its hint builds the KB where `plan --out X` (and `run --out X`) look."""
+    from provbench.bundled import resolve_suite
+    from provbench.runner import build_suite_kb
+    from provbench.testing import schema_following_llm
+
+    monkeypatch.chdir(tmp_path)
+    out_dir = tmp_path / "elsewhere" / "qs"
+    before = plan("--out", str(out_dir))
+    assert "estimated cost unknown: the knowledge base is not built yet" in before and "no price" not in before
+    hint = f"provbench kb build {resolve_suite('quickstart')} --out {out_dir}"
+    assert hint in before and f"{tmp_path / 'elsewhere' / '.kb-cache'}" in before
+    kb_row = next(line.split("\t") for line in before.splitlines() if line.startswith("knowledge base build\t"))
+    assert kb_row[3] == "16" and kb_row[7] == "unknown"  # 8 extractions + 8 summaries at most (quickstart's caps)
+    kb_dir, _, _ = build_suite_kb(resolve_suite("quickstart"), model=MODEL, limit=2, llm=schema_following_llm(),
+                                  out=out_dir)  # what the hint runs (offline here)
+    assert kb_dir.parent == tmp_path / "elsewhere" / ".kb-cache"
+    after = plan("--out", str(out_dir))
+    assert "built: reused as is" in after and "is not built yet" not in after and "estimated cost $" in after
+    assert not (tmp_path / "reports").exists()  # nothing went to the default place
+
+
+def test_an_unpriced_model_is_named_as_the_cause(tmp_path, monkeypatch):
+    from provbench.plan import Plan, Row, plan_summary
+
+    rows = [Row("rag", 2, 2, 100, 10, model="openai/unpriced", cost_usd=None)]
+    summary = plan_summary(Plan("s", 2, rows, 0, 0, 0, "none", None, 1, 1.0), 0)
+    assert "estimated cost unknown: no price for openai/unpriced" in summary[0]

@@ -92,6 +92,21 @@ def test_compare_two_runs(run_dir, tmp_path):
     assert not UNESCAPED.search(text)
 
 
+def test_bootstrap_interval_is_scipys_percentile_interval_and_quiet_on_equal_values():
+    import warnings
+
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    values = [1.0] * 17 + [0.0] * 3  # skewed: BCa and percentile intervals differ here
+    expected = bootstrap((np.asarray(values),), np.mean, n_resamples=2000, method="percentile",
+                         rng=np.random.default_rng(5)).confidence_interval
+    assert bootstrap_ci(values, seed=5) == (expected.low, expected.high)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # all-equal values: a zero-width interval, no warning, no NaN
+        assert bootstrap_ci([1.0] * 5) == (1.0, 1.0)
+
+
 def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
     values = [1.0] * 6 + [0.0] * 4
     low, high = bootstrap_ci(values, seed=3)

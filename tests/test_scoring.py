@@ -125,3 +125,30 @@ def test_the_loader_scores_comparisons_with_their_other_candidate():
     assert loader.score_answer(COMPARISON, "Cold Pilgrim")["accuracy"] == 1.0
     assert loader.score_answer(COMPARISON, "Salt Vigil, not Cold Pilgrim")["accuracy"] == 0.0
     assert loader.score_answer(COMPARISON, "Cold Pilgrim or Salt Vigil")["accuracy"] == 0.0
+
+
+# -- issue 34 item 6: false credits and rejections of the accuracy rule -----------------------------
+
+BRIDGE = Question(id="b2", question="Who is the mother of the director of film Glass Harbor?", answer="Mira Vale",
+                  type="compositional", metadata={"evidences": [["Glass Harbor", "director", "Orin Vale"],
+                                                                ["Orin Vale", "mother", "Mira Vale"]]})
+
+
+@pytest.mark.parametrize("prediction", ["Orin Vale; Mira Vale", "Mira Vale and Orin Vale"])
+def test_a_bridge_answer_naming_the_bridge_entity_too_is_wrong(prediction):
+    assert S.other_candidates(BRIDGE) == ["Orin Vale"]
+    assert S.score(prediction, ["Mira Vale"], S.other_candidates(BRIDGE))["accuracy"] == 0.0
+    assert S.score("It was Mira Vale.", ["Mira Vale"], S.other_candidates(BRIDGE))["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("prediction, gold", [("Paris, Texas", "Paris"), ("Kedem Tramore Jr.", "Kedem Tramore")])
+def test_an_answer_extending_the_gold_into_a_longer_name_is_wrong(prediction, gold):
+    assert S.accurate(prediction, gold) == 0.0
+    assert S.accurate(f"It was {gold}.", gold) == 1.0 and S.accurate(f"{gold} (born 1950)", gold) == 1.0
+
+
+def test_a_comparison_stated_with_the_gold_first_is_right():
+    others = S.other_candidates(COMPARISON)
+    assert S.score("Cold Pilgrim came out before Salt Vigil", ["Cold Pilgrim"], others)["accuracy"] == 1.0
+    assert S.score("Salt Vigil came out after Cold Pilgrim", ["Cold Pilgrim"], others)["accuracy"] == 0.0
+    assert S.score("Cold Pilgrim, not before Salt Vigil", ["Cold Pilgrim"], others)["accuracy"] == 0.0

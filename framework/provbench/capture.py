@@ -11,9 +11,10 @@ The runner opens one :class:`UnitCapture` around each unit's system run. A reque
   too, and an integration (e.g. LlamaIndex instrumentation) can find the unit it works for.
   Threads do not inherit context: wrap what a thread runs with :func:`propagate`.
 
-A captured request keeps its messages and the model's reply **in memory only**, for the leak guard
+A captured request keeps its messages and the model's reply for the leak guard
 (:mod:`provbench.leakguard`); records get an :class:`~provbench.model.LLMCall` with the request's
-hash (:func:`request_hash`). When the system returns, the runner adds to its trace the calls it
+hash (:func:`request_hash`) and the requests themselves, redacted and compressed
+(:func:`provbench.audit.request_log`). When the system returns, the runner adds to its trace the calls it
 did not record itself (made without ``trace=``) and what integrations :meth:`~UnitCapture.observe`-d.
 """
 

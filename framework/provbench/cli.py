@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from .cli_init import init_cmd
-from .cli_results import check_cmd, export_cmd, show_gates, traces_cmd
+from .cli_options import MODEL_HELP, PLUGIN_OPTION
+from .cli_results import audit_cmd, check_cmd, compare_cmd, export_cmd, report_cmd, show_gates, traces_cmd
 from .listing import print_json, show_table
 
 # soft_wrap: lines are never cut or folded to a width (a pipe or a file has none; a terminal wraps them)
@@ -61,6 +62,7 @@ def main() -> None:
 
 
 @main.command("plugins")
+@PLUGIN_OPTION
 @JSON_OPTION
 def plugins_cmd(as_json: bool) -> None:
     """List every registered plugin: kind, full name, version, source (a table on a terminal,
@@ -130,6 +132,7 @@ def kb_group() -> None:
 
 
 @kb_group.command("build")
+@PLUGIN_OPTION
 @click.argument("source")
 @click.option("--model", default=None, help="LLM for extraction and summaries (default: the suite's, or embedded).")
 @click.option("--limit", type=int, default=None, help="Use at most N questions.")
@@ -137,7 +140,9 @@ def kb_group() -> None:
 @click.option("--builder", default=None, help="KB builder, required for a dataset file (see `provbench plugins`).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Builder option (repeatable).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="KB directory for a dataset file (default: reports/kb/<file name>).")
+              help="For a dataset file: the KB directory (default: reports/kb/<file name>). For a suite: the run "
+                   "directory the KB is for, as `run --out` (default: reports/<suite name>); a suite's KB lives "
+                   "in OUT/../.kb-cache unless the suite names its directory, where `run` and `plan` look.")
 @click.option("--concurrency", type=click.IntRange(1, 256), default=None,
               help="Concurrent LLM calls for a dataset file (default: the builder option max_workers, else 2).")
 @click.option("--executor", type=click.Choice(["threads", "ray"]), default=None,
@@ -163,7 +168,7 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
     path = Path(source)
     if path.suffix in {".yaml", ".yml"} or not path.exists():
         kb_dir, stats, reused = runner.build_suite_kb(resolve_suite(source), model=model, limit=limit, console=console,
-                                                      executor=spec)
+                                                      executor=spec, out=out)
     else:
         if builder is None:
             from .registry import default_registry
@@ -223,7 +228,8 @@ def _print_stats(stats, build_info: dict | None = None, degenerate: list[str] | 
 
 @main.command("run")
 @click.argument("suite")
-@click.option("--model", default=None, help="Override the suite's model (a litellm id or 'embedded').")
+@PLUGIN_OPTION
+@click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--limit", type=int, default=None, help="Run at most N questions.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: reports/<suite name>). An existing one is resumed.")
@@ -273,6 +279,7 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
 
 @main.command("validate")
 @click.argument("suite")
+@PLUGIN_OPTION
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="The suite's run directory (default: reports/<suite name>); control runs go to OUT/controls/.")
 def validate_cmd(suite: str, out: Path | None) -> None:
@@ -313,7 +320,8 @@ def _validate(suite: Path, out: Path | None):
 
 @main.command("plan")
 @click.argument("suite")
-@click.option("--model", default=None, help="Override the suite's model (a litellm id or 'embedded').")
+@PLUGIN_OPTION
+@click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--judge", default=None, help="Override the judge model of LLM-judged metrics.")
 @click.option("--limit", type=int, default=None, help="Plan for at most N questions.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -332,13 +340,13 @@ def plan_cmd(suite: str, model: str | None, judge: str | None, limit: int | None
     recorded or cached. No request leaves the machine."""
     from .bundled import resolve_suite
     from .plan import COLUMNS, make_plan, plan_json, plan_rows, plan_summary
-    from .registry import default_registry
-    from .runner import default_kb_dir, prepare_suite
+    from .local_plugins import plugin_setup
+    from .runner import default_run_dir, prepare_suite, suite_kb_dir
 
-    registry = default_registry()
+    _, registry = plugin_setup(resolve_suite(suite))
     loaded = prepare_suite(resolve_suite(suite), registry, model, limit, judge)
-    run_dir = out or Path("reports") / loaded.suite.name
-    kb_dir = default_kb_dir(loaded, run_dir.parent) if loaded.suite.knowledge_base else None
+    run_dir = out or default_run_dir(loaded)
+    kb_dir = suite_kb_dir(loaded, run_dir) if loaded.suite.knowledge_base else None
     plan, chain = make_plan(loaded, registry, run_dir, kb_dir, sample=sample, concurrency=concurrency,
                             latency_s=latency)
     if as_json:
@@ -349,26 +357,7 @@ def plan_cmd(suite: str, model: str | None, judge: str | None, limit: int | None
         console.print(line, highlight=False, markup=False)
 
 
-@main.command("report")
-@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-def report_cmd(run_dir: Path) -> None:
-    """(Re)write the HTML report of RUN_DIR."""
-    from .report import write_report
-
-    console.print(f"report: {write_report(run_dir)}", markup=False)
-
-
-@main.command("compare")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
-def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
-    """Report two or more runs side by side; each is tested against the first."""
-    from .report import write_comparison
-
-    console.print(f"comparison: {write_comparison(runs, out)}", markup=False)
-
-
-for command in (export_cmd, check_cmd, traces_cmd, init_cmd):
+for command in (report_cmd, compare_cmd, export_cmd, check_cmd, traces_cmd, init_cmd, audit_cmd):
     main.add_command(command)
 
 

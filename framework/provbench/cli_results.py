@@ -1,5 +1,7 @@
-"""Commands that read finished runs: ``export`` (records as a table), ``check`` (CI assertions) and
-``traces`` (OpenTelemetry spans). :mod:`provbench.cli` adds them to the ``provbench`` group; heavy modules load inside them."""
+"""Commands that read finished runs: ``report`` (the HTML report again), ``compare`` (runs side by
+side), ``export`` (records as a table), ``check`` (CI assertions), ``traces`` (OpenTelemetry spans)
+and ``audit`` (the leak guard again, offline). :mod:`provbench.cli` adds them to the ``provbench``
+group; heavy modules load inside them."""
 
 from __future__ import annotations
 
@@ -11,6 +13,31 @@ from rich.markup import escape
 
 console = Console(soft_wrap=True)
 RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+EXIT_AUDIT_DIFFERS = 7  # provbench audit: a unit's recorded leak verdict is not what its records give
+
+
+@click.command("report")
+@click.argument("run_dir", type=RUN_DIR)
+def report_cmd(run_dir: Path) -> None:
+    """(Re)write the HTML report of RUN_DIR."""
+    from .report import write_report
+
+    console.print(f"report: {write_report(run_dir)}", markup=False)
+
+
+@click.command("compare")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
+    """Report two or more runs side by side; each is tested against the first. Warns on every way
+    the runs differ besides their systems (dataset, questions, knowledge base, model, judge, versions,
+    suite settings); means and tests use the questions every run answered."""
+    from .report import write_comparison
+
+    def warn(line: str) -> None:
+        Console(stderr=True, soft_wrap=True).print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+
+    console.print(f"comparison: {write_comparison(runs, out, warn)}", markup=False)
 
 
 @click.command("export")
@@ -72,3 +99,28 @@ def traces_cmd(run_dir: Path, out: Path | None, endpoint: str | None, headers: t
     count = export_traces(run_dir, out=out, endpoint=endpoint, headers=pairs)
     console.print(f"{count} span(s) exported" + (f" to {out}" if out else "") + (f" to {endpoint}" if endpoint else ""),
                   highlight=False, markup=False)
+
+
+@click.command("audit")
+@click.argument("run_dir", type=RUN_DIR)
+def audit_cmd(run_dir: Path) -> None:
+    """Re-run the leak guard on RUN_DIR's intervention units from their records alone (the requests
+    and hidden sets they keep, over the run's knowledge base; no model is called) and print each
+    verdict beside the recorded one.
+
+    Exit status: 0 every verdict reproduced, 7 some differ (a record changed after the run)."""
+    from collections import Counter
+
+    from .audit import audit_run
+
+    audited = audit_run(run_dir)
+    for unit in audited:
+        mark = "" if unit.same else f"  [red]differs: recorded {escape(unit.recorded)}[/]"
+        note = f"  ({escape(unit.note)})" if unit.note else ""
+        console.print(f"{escape(unit.key)}: {escape(unit.audited)}{mark}{note}", highlight=False)
+    counts = Counter(unit.audited for unit in audited)
+    differ = sum(not unit.same for unit in audited)
+    console.print(f"audit: {len(audited)} unit(s): " + ", ".join(f"{n} {s}" for s, n in counts.items())
+                  + (f"; [red]{differ} differ from the records[/]" if differ else "; every recorded verdict reproduced"),
+                  highlight=False)
+    raise SystemExit(EXIT_AUDIT_DIFFERS if differ else 0)

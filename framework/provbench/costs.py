@@ -9,6 +9,7 @@ is fetched), prices given in the model's parameters (``input_cost_per_token``,
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Literal
@@ -21,6 +22,17 @@ if TYPE_CHECKING:
     from .model import LLMCall, RunRecord
 
 CostSource = Literal["litellm", "custom", "local", "unknown"]
+
+
+def dollars(usd: float) -> str:
+    """An amount with its significant digits: "$0.0123", "$0.00000135" for one cheap call (never
+    "$0.0000" for a priced one), "$1,234.50"."""
+    if usd >= 100:
+        return f"${usd:,.2f}"
+    if usd >= 0.01 or usd <= 0:
+        return f"${usd:.4f}"
+    decimals = 2 - math.floor(math.log10(usd))  # three significant digits
+    return f"${usd:.{decimals}f}"
 
 
 def price_of(backend: Any, prompt_tokens: int, completion_tokens: int) -> tuple[float | None, CostSource]:
@@ -81,8 +93,7 @@ class CostTotal:
             return "unknown"
         if self.local == self.calls:
             return "0 (local)"
-        text = f"${self.usd:.4f}" if self.usd < 100 else f"${self.usd:,.2f}"
-        return text + (f" + {self.unknown} unpriced call{'s' * (self.unknown > 1)}" if self.unknown else "")
+        return dollars(self.usd) + (f" + {self.unknown} unpriced call{'s' * (self.unknown > 1)}" if self.unknown else "")
 
 
 def record_calls(record: "RunRecord") -> list["LLMCall"]:
@@ -122,12 +133,18 @@ class Budget:
             self.usd += sum(c.cost_usd or 0.0 for c in fresh)
             self.calls += sum(c.attempts for c in fresh)
 
+    def add_spent(self, usd: float, calls: int) -> None:
+        """Spending outside the units: the run's own knowledge-base build."""
+        with self._lock:
+            self.usd += usd
+            self.calls += calls
+
     def reached(self) -> str | None:
         """Why the run must start no more units, or None."""
         with self._lock:
             usd, calls = self.usd, self.calls
         if self.spec.max_cost_usd is not None and usd >= self.spec.max_cost_usd:
-            return f"budget.max_cost_usd {self.spec.max_cost_usd:g} reached (${usd:.4f} spent)"
+            return f"budget.max_cost_usd {self.spec.max_cost_usd:g} reached ({dollars(usd)} spent)"
         if self.spec.max_calls is not None and calls >= self.spec.max_calls:
             return f"budget.max_calls {self.spec.max_calls} reached ({calls} LLM requests sent)"
         return None

@@ -1,73 +1,93 @@
-"""The leak guard: did a unit under a graph-level intervention see what its view hides?
+"""The leak guard: did a unit under a graph-level intervention see what its view hides? It never
+says "clean" without evidence.
 
 An intervention binds a system only where the system reads through its view (``env.view``, or a
-store built over it). The guard checks every such unit, whatever the system, after it ran:
+store built over it). The guard checks every such unit, whatever the system, after it ran (and
+``provbench audit`` re-runs it later from the records, :mod:`provbench.audit`):
 
 (a) ``trace_ids``: ids the view hides in the trace (visited entities, read text units and
-    communities, retrieved items, evidence paths, facts' sources). Citations are not checked: a
-    model may write an id it never saw. ``not-checkable`` for a system whose trace records the ids
-    of a store of its own (``System.trace_ids == "own"``).
-(b) ``request_text``: text the view hides in the unit's LLM requests (:mod:`provbench.capture`): a
+    communities, retrieved items, evidence paths, facts' sources). ``not-checkable`` when the trace
+    holds no id the knowledge base knows, or for a system whose trace records the ids of a store of
+    its own (``System.trace_ids == "own"``).
+(b) ``citations``: cited ids the view hides. ``leaked`` when the unit made no LLM request (the
+    system itself wrote them) or the id appears in a request; ``suspect`` otherwise (a model can
+    guess ``tu:3``).
+(c) ``request_text``: text the view hides in the unit's LLM requests (:mod:`provbench.capture`): a
     removed entity's name, a sentence of a hidden or blocked text unit, of a hidden or masked
-    description, of a hidden community report (:mod:`provbench.kb.hidden`), except text the view
-    shows elsewhere, text in the question, and text the model itself wrote in an earlier reply of
-    the same unit (a model that guesses a removed name has not leaked). ``not-checkable`` when the
-    unit made no request through provbench's LLM client.
-(c) ``no_effect``: the intervention hid items the baseline read, yet the unit's requests are exactly
-    the baseline's (compared by request hash, so it holds across a resumed run).
+    description, of a hidden community report (:mod:`provbench.kb.hidden`), and any id the view
+    hides ("[ent:x] Name" shows a removed entity even where its name is visible elsewhere); except
+    text the view shows elsewhere, text in the question, and text the model itself wrote in an
+    earlier reply of the same unit (a model that guesses a removed name has not leaked). A unit
+    that made no request is judged by its answer instead (the system wrote it), and is
+    ``not-checkable`` when that shows nothing hidden. For a ``trace_ids = "own"`` system under an
+    ablation that removes no entity (a text ablation), finding nothing is no evidence (its store may
+    paraphrase the hidden text): ``not-checkable``.
+(d) ``no_effect``: items the view hides reached the baseline's prompts (by id, name, sentence, or
+    for a relation one line with both ends' names and its label; the question's words aside), yet every request of the unit equals the
+    baseline's (by request hash). Items a retriever returned but the pipeline dropped before the
+    prompt do not count. Needs the baseline's stored requests (``RunRecord.requests``).
 
-The record's ``leak_check.status`` is ``leaked`` when (a) or (b) found something, else
-``no-effect`` when (c) fired, else ``clean`` when (a) or (b) could check, else ``not-checkable``.
-Leaked units are left out of intervention statistics unless the suite's ``leak_guard.include_leaked``
-says otherwise (:meth:`provbench.plugin_api.Results.select`); a cell whose every unit leaked or had no
-effect is "not measurable" (:func:`not_measurable`), never a 0.
+The record's ``leak_check.status``: ``no-op`` when the view hides nothing beyond the run's own view
+(nothing is checked); else ``leaked`` when any check found something; else ``no-effect`` when (d)
+fired; else ``suspect`` when (b) did; else ``clean`` when (a) or (c) could check; else
+``not-checkable``. Which units then count in statistics is the results' one pairing rule
+(:func:`provbench.results.rules.left_out_as`): leaked, no-effect, no-op and not-checkable units are
+left out, and a cell with nothing measurable says so (:func:`not_measurable`), never a 0.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Protocol, Sequence
 
 from .model import LeakCheck, LeakEvidence, LeakStatus, Question, RunRecord, Trace
+from .results.rules import LEFT_OUT, not_measurable  # noqa: F401 - not_measurable: its old home
 
 if TYPE_CHECKING:
-    from .capture import UnitCapture
+    from .capture import CapturedRequest
     from .kb.hidden import HiddenContent
     from .kb.view import GraphView
 
 MAX_EVIDENCE = 20
 SNIPPET_CHARS = 200
-CHECKS = ("trace_ids", "request_text", "no_effect")
+CHECKS = ("trace_ids", "citations", "request_text", "no_effect")
+STATUSES = ("clean", "suspect", "leaked", "no-effect", "no-op", "not-checkable")
+_ID_TOKEN = re.compile(r"\w[\w:./#-]*\w|\w")  # an id as a whole word ("tu:3", not "tu:33")
 
 
-def check_unit(view: "GraphView", question: Question, trace: Trace, capture: "UnitCapture",
-               baseline: Trace | None, trace_ids: str = "kb") -> LeakCheck:
-    """The three checks for one unit: ``view`` is the intervention's, ``capture`` the unit's requests."""
+class Requests(Protocol):
+    """A unit's captured requests: a :class:`~provbench.capture.UnitCapture`, or a stored log replayed."""
+
+    @property
+    def requests(self) -> Sequence["CapturedRequest"]: ...
+
+
+def check_unit(view: "GraphView", question: Question, trace: Trace, capture: Requests,
+               baseline: Trace | None, trace_ids: str = "kb", *, base: "GraphView | None" = None,
+               baseline_requests: Sequence["CapturedRequest"] | None = None) -> LeakCheck:
+    """The checks for one unit: ``view`` is the intervention's, ``base`` the run's own view (None: a
+    view hiding nothing), ``capture`` the unit's requests, ``baseline_requests`` the baseline's."""
+    requests = list(capture.requests)
+    if view.hidden == (base.hidden if base is not None else type(view.hidden)()):
+        return LeakCheck(status="no-op", checks={c: "no-op" for c in CHECKS}, requests=len(requests),
+                         notes=["the intervention hid nothing"], trace_ids=trace_ids)
     content = view.hidden_content()
-    evidence: list[LeakEvidence] = []
     checks: dict[str, LeakStatus] = {}
-    if trace_ids == "kb":
-        found = [LeakEvidence(check="trace_ids", kind=kind, item=item, where=where)
-                 for kind, item, where in hidden_ids(view, content, trace)]
-        checks["trace_ids"] = "leaked" if found else "clean"
+    evidence: list[LeakEvidence] = []
+    for name, (status, found) in (("trace_ids", trace_check(view, content, trace, trace_ids)),
+                                  ("citations", citation_check(view, content, trace, requests)),
+                                  ("request_text", text_check(view, content, question, trace, requests, trace_ids)),
+                                  ("no_effect", no_effect(view, content, question, requests, baseline,
+                                                          baseline_requests))):
+        checks[name] = status
         evidence += found
-    else:
-        checks["trace_ids"] = "not-checkable"
-    requests = capture.requests
-    if requests:
-        found = list(request_text_leaks(content, question, capture))
-        checks["request_text"] = "leaked" if found else "clean"
-        evidence += found
-    else:
-        checks["request_text"] = "not-checkable"
-    checks["no_effect"], effect = no_effect(view, content, capture, baseline, trace_ids)
-    evidence += effect
-    notes = ["the intervention hid nothing"] if view.hidden.empty else []
+    notes = []
     if len(evidence) > MAX_EVIDENCE:
         notes.append(f"{len(evidence) - MAX_EVIDENCE} more finding(s) not listed")
     return LeakCheck(status=overall(checks), checks=checks, evidence=evidence[:MAX_EVIDENCE],
-                     requests=len(requests), notes=notes)
+                     requests=len(requests), notes=notes, trace_ids=trace_ids)
 
 
 def overall(checks: dict[str, LeakStatus]) -> LeakStatus:
@@ -75,12 +95,27 @@ def overall(checks: dict[str, LeakStatus]) -> LeakStatus:
         return "leaked"
     if checks.get("no_effect") == "no-effect":
         return "no-effect"
+    if checks.get("citations") == "suspect":
+        return "suspect"
     if "clean" in (checks.get("trace_ids"), checks.get("request_text")):
         return "clean"
     return "not-checkable"
 
 
-# -- (a) ids ---------------------------------------------------------------------------------------
+# -- (a) trace ids ---------------------------------------------------------------------------------
+
+def trace_check(view: "GraphView", content: "HiddenContent", trace: Trace,
+                trace_ids: str) -> tuple[LeakStatus, list[LeakEvidence]]:
+    """Hidden ids in the trace; nothing to say about a trace of no known id, or of a store's own ids."""
+    if trace_ids != "kb":
+        return "not-checkable", []
+    found = [LeakEvidence(check="trace_ids", kind=kind, item=item, where=where)
+             for kind, item, where in hidden_ids(view, content, trace)]
+    if found:
+        return "leaked", found
+    known = any(_known(content, kind, item) for kind, item, _ in _trace_ids(trace))
+    return ("clean" if known else "not-checkable"), []
+
 
 def hidden_ids(view: "GraphView", content: "HiddenContent", trace: Trace) -> Iterator[tuple[str, str, str]]:
     """(kind, id, trace field) for every id in the trace that the view hides, each once."""
@@ -103,6 +138,13 @@ def _trace_ids(trace: Trace) -> Iterator[tuple[str, str, str]]:
         yield from (("source", s, f"facts[{fact.id}]") for s in fact.source_ids)
 
 
+def _cited_ids(trace: Trace) -> Iterator[tuple[str, str, str]]:
+    cited = trace.citations
+    for kind, ids in (("entity", cited.entities), ("relationship", cited.relationships),
+                      ("text_unit", cited.text_units), ("community", cited.communities)):
+        yield from ((kind, item, "citations") for item in ids)
+
+
 def _is_hidden(view: "GraphView", content: "HiddenContent", kind: str, item: str) -> bool:
     """``kind`` "source" (a fact's source) may be any kind of id; unknown ids are never hidden."""
     if kind in ("entity", "source") and item in view.hidden.entities:
@@ -114,17 +156,101 @@ def _is_hidden(view: "GraphView", content: "HiddenContent", kind: str, item: str
     return kind in ("relationship", "source") and content.relation_hidden(item)
 
 
-# -- (b) request text --------------------------------------------------------------------------------
+def _known(content: "HiddenContent", kind: str, item: str) -> bool:
+    """An id of the knowledge base (of any kind for a fact's "source")."""
+    index = content.index
+    return ((kind in ("entity", "source") and item in index.names)
+            or (kind in ("text_unit", "source") and item in index.unit_texts)
+            or (kind in ("community", "source") and item in index.communities)
+            or (kind in ("relationship", "source") and item in index.relation_ends))
 
-def request_text_leaks(content: "HiddenContent", question: Question, capture: "UnitCapture") -> Iterator[LeakEvidence]:
-    """Hidden text in the unit's requests, each finding once, with the first request it appeared in.
-    Each distinct message is scanned once, in the first request that sends it (agents resend their
-    history), against the question and the model's replies received before that request."""
+
+class HiddenIds:
+    """Membership in every id the view hides (removed entities, unreadable text units, hidden
+    relations and reports), decided per id from the index: no pass over the whole knowledge base."""
+
+    def __init__(self, view: "GraphView", content: "HiddenContent") -> None:
+        self.view, self.content = view, content
+
+    def __contains__(self, item: object) -> bool:
+        if not isinstance(item, str):
+            return False
+        view, content, index = self.view, self.content, self.content.index
+        return ((item in index.names and item in view.hidden.entities)
+                or (item in index.unit_texts and not view.text_unit_readable(item))
+                or (item in index.relation_ends and content.relation_hidden(item))
+                or (item in index.communities and not view.community_visible(item)))
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def ids_in(text: str, ids: "frozenset[str] | HiddenIds") -> list[str]:
+    """The ids of ``ids`` that ``text`` shows as whole words, in order, each once."""
+    return list(dict.fromkeys(word for word in _ID_TOKEN.findall(text) if word in ids)) if ids else []
+
+
+# -- (b) citations ----------------------------------------------------------------------------------
+
+def citation_check(view: "GraphView", content: "HiddenContent", trace: Trace,
+                   requests: Sequence["CapturedRequest"]) -> tuple[LeakStatus, list[LeakEvidence]]:
+    """Cited hidden ids: leaked when no model wrote them, or a request showed them; else suspect."""
+    cited = [(kind, item) for kind, item, _ in _cited_ids(trace) if _is_hidden(view, content, kind, item)]
+    if not cited:
+        return "clean", []
+    shown = {item for request in requests for role, text in request.messages if role != "assistant"
+             for item in ids_in(text, frozenset(i for _, i in cited))}  # the model's own words show nothing
+    found = []
+    for kind, item in dict.fromkeys(cited):
+        seen = not requests or item in shown
+        why = "no LLM request: the system wrote it" if not requests else (
+            "a request showed it" if seen else "in no request: the model may have guessed it")
+        found.append(LeakEvidence(check="citations", kind=kind, item=item, where="citations", snippet=why))
+    leaked = not requests or any(item in shown for _, item in cited)
+    return ("leaked" if leaked else "suspect"), found
+
+
+# -- (c) request text -------------------------------------------------------------------------------
+
+def text_check(view: "GraphView", content: "HiddenContent", question: Question, trace: Trace,
+               requests: Sequence["CapturedRequest"], trace_ids: str) -> tuple[LeakStatus, list[LeakEvidence]]:
+    """Hidden text or ids in the requests (in the answer when the unit asked no model)."""
+    if not requests:
+        found = list(answer_leaks(content, question, trace))
+        return ("leaked" if found else "not-checkable"), found
+    found = list(request_text_leaks(content, question, requests))
+    if found:
+        return "leaked", found
+    if trace_ids == "own" and not view.hidden.entities:  # a paraphrase of hidden text is not found
+        return "not-checkable", []
+    return "clean", []
+
+
+def answer_leaks(content: "HiddenContent", question: Question, trace: Trace) -> Iterator[LeakEvidence]:
+    """Hidden names, sentences and ids in an answer the system wrote without asking a model."""
     from .kb.hidden import joined, tokens
 
-    requests = capture.requests
+    answer = trace.answer or ""
+    excuse = joined(tokens(" ".join([question.question, *(question.choices or [])])))
+    for match in content.find(answer, excuse):
+        yield LeakEvidence(check="request_text", kind=match.kind, item=match.item,
+                           where="answer (no LLM request)", snippet=snippet(match.text))
+    for item in ids_in(answer, HiddenIds(content.view, content)):
+        yield LeakEvidence(check="request_text", kind="id", item=item, where="answer (no LLM request)")
+
+
+def request_text_leaks(content: "HiddenContent", question: Question,
+                       requests: Sequence["CapturedRequest"]) -> Iterator[LeakEvidence]:
+    """Hidden text and ids in the unit's requests, each finding once, with the first request it
+    appeared in. Each distinct message is scanned once, in the first request that sends it (agents
+    resend their history), against the question, the model's replies received before that request
+    and the assistant messages before it (the model's own words, also where a resumed trajectory
+    replays its recorded replies without asking the model)."""
+    from .kb.hidden import joined, tokens
+
     replies = sorted((r for r in requests if r.reply), key=lambda r: r.replied)
     excuse_words = tokens(" ".join([question.question, *(question.choices or [])]))
+    hidden = HiddenIds(content.view, content)
     scanned: set[str] = set()
     reported: set[tuple[str, str]] = set()
     used = 0
@@ -132,17 +258,21 @@ def request_text_leaks(content: "HiddenContent", question: Question, capture: "U
         while used < len(replies) and replies[used].replied < request.sent:
             excuse_words += tokens(replies[used].reply)
             used += 1
-        excuse = joined(excuse_words)
-        for _, text in request.messages:
-            if text in scanned:
+        where = f"request {number}" + (f" ({request.call.purpose})" if request.call.purpose else "")
+        for role, text in request.messages:
+            if role == "assistant":
+                excuse_words += tokens(text)
+            if text in scanned or role == "assistant":
                 continue
             scanned.add(text)
-            for match in content.find(text, excuse):
-                if (match.kind, match.item) not in reported:
-                    reported.add((match.kind, match.item))
-                    where = f"request {number}" + (f" ({request.call.purpose})" if request.call.purpose else "")
-                    yield LeakEvidence(check="request_text", kind=match.kind, item=match.item, where=where,
-                                       snippet=snippet(match.text))
+            excuse = joined(excuse_words)
+            found = [(m.kind, m.item, m.text) for m in content.find(text, excuse)]
+            found += [("id", item, item) for item in ids_in(text, hidden) if joined(tokens(item)) not in excuse]
+            for kind, item, shown in found:
+                if (kind, item) not in reported:
+                    reported.add((kind, item))
+                    yield LeakEvidence(check="request_text", kind=kind, item=item, where=where,
+                                       snippet=snippet(shown))
 
 
 @lru_cache(maxsize=1)
@@ -153,28 +283,57 @@ def _redactor() -> Any:
 
 
 def snippet(text: str) -> str:
-    """Evidence as stored: redacted and short (requests themselves are never stored)."""
+    """Evidence as stored: redacted and short."""
     clipped = text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS] + "…"
     return _redactor().text(clipped)
 
 
-# -- (c) no effect -----------------------------------------------------------------------------------
+# -- (d) no effect -----------------------------------------------------------------------------------
 
-def no_effect(view: "GraphView", content: "HiddenContent", capture: "UnitCapture", baseline: Trace | None,
-              trace_ids: str) -> tuple[LeakStatus, list[LeakEvidence]]:
-    """``no-effect`` when the view hides something the baseline read and every request equals the baseline's."""
-    if baseline is None or trace_ids != "kb":
+def no_effect(view: "GraphView", content: "HiddenContent", question: Question, requests: Sequence["CapturedRequest"],
+              baseline: Trace | None, baseline_requests: Sequence["CapturedRequest"] | None
+              ) -> tuple[LeakStatus, list[LeakEvidence]]:
+    """``no-effect`` when hidden items reached the baseline's prompts and every request equals the baseline's."""
+    if baseline is None or not baseline_requests:
         return "not-checkable", []
-    before = [call.request_hash for call in baseline.llm_calls]
-    if not before or None in before:  # a baseline recorded before requests were hashed, or with no request
+    before = [r.call.request_hash for r in baseline_requests]
+    if None in before:  # a baseline recorded before requests were hashed
         return "not-checkable", []
-    read = list(hidden_ids(view, content, baseline))
-    after = [request.call.request_hash for request in capture.requests]
-    if not read or Counter(after) != Counter(before):
+    after = [request.call.request_hash for request in requests]
+    if Counter(after) != Counter(before):  # the requests changed: the intervention took effect
         return "clean", []
-    hid = ", ".join(item for _, item, _ in read[:5]) + (", …" if len(read) > 5 else "")
+    read = [item for _, item, _ in hidden_ids(view, content, baseline)]
+    reached = reached_prompts(content, question, read, baseline_requests)
+    if not reached:
+        return "clean", []
+    hid = ", ".join(reached[:5]) + (", …" if len(reached) > 5 else "")
     return "no-effect", [LeakEvidence(check="no_effect", kind="requests", where=f"{len(after)} request(s)",
-                                      snippet=f"identical to the baseline's, though the view hides {hid}")]
+                                      snippet=f"identical to the baseline's, though the view hides {hid}, "
+                                              "which reached the baseline's prompts")]
+
+
+def reached_prompts(content: "HiddenContent", question: Question, items: Iterable[str],
+                    prompts: Sequence["CapturedRequest"]) -> list[str]:
+    """The ``items`` whose content the prompts showed beyond the question: the id, a hidden name or
+    sentence of it, or (a relation) one line with both ends' names and its label, not all from the question."""
+    from .kb.hidden import joined, tokens
+
+    wanted = list(dict.fromkeys(items))
+    asked = joined(tokens(" ".join([question.question, *(question.choices or [])])))
+    texts = list(dict.fromkeys(text for request in prompts for _, text in request.messages))
+    shown = {word for text in texts for word in ids_in(text, frozenset(wanted)) if joined(tokens(word)) not in asked}
+    shown |= {m.item for text in texts for m in content.find(text, asked)}
+    lines = [joined(tokens(line)) for text in texts for line in text.splitlines()]
+    index = content.index
+    for item in wanted:
+        if item in shown or item not in index.relation_ends:
+            continue
+        parts = [joined(tokens(index.names.get(end))) for end in index.relation_ends[item]]
+        parts.append(joined(tokens((index.relation_labels.get(item) or "").replace("_", " "))))  # born_in: "born in"
+        if all(p.strip() for p in parts) and not all(p in asked for p in parts) and any(
+                all(p in line for p in parts) for line in lines):
+            shown.add(item)
+    return [item for item in wanted if item in shown]
 
 
 # -- reporting ---------------------------------------------------------------------------------------
@@ -195,21 +354,11 @@ def leak_lines(records: Iterable[RunRecord]) -> list[str]:
         return []
     total = sum(counts.values(), Counter())
     lines = [f"leak guard: {sum(total.values())} intervention unit(s) checked: " + ", ".join(
-        f"{total[s]} {s}" for s in ("clean", "leaked", "no-effect", "not-checkable"))]
-    for status in ("leaked", "no-effect"):
+        f"{total[s]} {s}" for s in STATUSES if total[s] or s in ("clean", "leaked"))]
+    for status in ("leaked", "suspect", "no-effect", "no-op", "not-checkable"):
         lines += [f"  {status}: {system} x {condition}: {c[status]} unit(s)"
                   for (system, condition), c in counts.items() if c[status]]
-    if total["leaked"]:
-        lines.append("  leaked units are left out of the intervention statistics (leak_guard.include_leaked: true "
-                     "keeps them); see the report's leak guard section")
+    if any(total[s] for s in LEFT_OUT):
+        lines.append("  leaked, no-effect, no-op and not-checkable units are left out of the intervention statistics "
+                     "(leak_guard.include_leaked: true keeps leaked ones); see the report's leak guard section")
     return lines
-
-
-def not_measurable(records: Iterable[RunRecord]) -> str | None:
-    """Why a system x condition's intervention statistics mean nothing: every unit leaked or had no
-    effect (the reason, e.g. "not measurable: 3 leaked, 2 no-effect"); None when they can be read."""
-    statuses = [r.leak_check.status if r.leak_check is not None else None for r in records]
-    if not statuses or not all(s in ("leaked", "no-effect") for s in statuses):
-        return None
-    counts = Counter(statuses)
-    return "not measurable: " + ", ".join(f"{counts[s]} {s}" for s in ("leaked", "no-effect") if counts[s])

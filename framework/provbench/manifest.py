@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
+import json
 import logging
 import platform
 import subprocess
@@ -28,7 +30,8 @@ KEY_PACKAGES = ("pydantic", "pluggy", "kuzu", "llama-index-core", "litellm", "ra
 
 
 def write_manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path | None,
-                   pm: "pluggy.PluginManager", console: "Console | None" = None, judge: Any = None) -> RunManifest:
+                   pm: "pluggy.PluginManager", console: "Console | None" = None, judge: Any = None,
+                   kb: Any = None) -> RunManifest:
     """The run's manifest, written; ``models`` names the systems' model (``suite_model``; ``llm``: the
     client's) and the ``judge`` of LLM-judged metrics (the systems' model unless the suite names one;
     ``judge_llm``: the client's)."""
@@ -54,6 +57,7 @@ def write_manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path 
         seeds=[suite.seed, suite.dataset.seed], versions=_versions(), git_revision=_git_revision(loaded.path),
         plugins={name: plugin_source(pm, plugin) for name, plugin in pm.list_name_plugin()},
         plugin_versions=build_registry(pm).versions(),
+        knowledge_base=_kb_summary(kb, kb_dir) | _kept_build_spending(previous),
         created_at=previous.created_at if previous else utc_now())
     store.write_manifest(manifest)
     return manifest
@@ -88,6 +92,12 @@ def check_same_settings(store: RunStore, loaded: LoadedSuite) -> None:
                         "with a new directory for a run under the new settings")
 
 
+def suite_changes(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """(setting, old, new) for each record-affecting setting two stored suites differ in (the rule
+    of :func:`check_same_settings`; ``provbench compare`` warns with it)."""
+    return list(_changes(_comparable(old), _comparable(new), ""))
+
+
 def _comparable(suite: dict[str, Any]) -> dict[str, Any]:
     """The suite's settings that recorded units depend on, keyed lists as dicts by their keys."""
     data = {k: v for k, v in suite.items() if k not in FREE_SETTINGS}
@@ -110,6 +120,23 @@ def _changes(old: Any, new: Any, path: str) -> Iterator[tuple[str, Any, Any]]:
             yield from _changes(old[key], new[key], f"{path}.{key}" if path else key)
     elif old != new:
         yield path, old, new
+
+
+def _kb_summary(kb: Any, kb_dir: Path | None) -> dict[str, Any]:
+    """What identifies the run's knowledge base: its builder's input fingerprint (else a hash of
+    its build info) and its counts (``provbench compare`` warns when two runs' differ)."""
+    if kb is None or kb_dir is None:
+        return {}
+    info = kb.build_info
+    inputs = info.get("inputs") if isinstance(info.get("inputs"), dict) else {}
+    fingerprint = inputs.get("fingerprint") or hashlib.sha256(json.dumps(info, sort_keys=True).encode()).hexdigest()
+    return {"fingerprint": str(fingerprint), "counts": kb.stats().model_dump(mode="json")}
+
+
+def _kept_build_spending(previous: RunManifest | None) -> dict[str, Any]:
+    """What building the KB cost an earlier start of this run (the budget still counts it)."""
+    spent = previous.knowledge_base.get("build_llm") if previous is not None else None
+    return {"build_llm": spent} if spent else {}
 
 
 def _versions() -> dict[str, str]:

@@ -53,7 +53,7 @@ class LLMCall(BaseModel):
     error: str | None = None
     # sha256 of the request's messages and schema (provbench.capture.request_hash): what the model
     # was shown, stable across processes and resumed runs; the leak guard's "no effect" check
-    # compares these. The request's text itself is never stored.
+    # compares these. The request's text is in the record's ``requests`` log (redacted, compressed).
     request_hash: str | None = None
     # US dollars for its tokens (provbench.costs): None when unknown, never 0 for "no price";
     # a cache hit keeps the price of its tokens (``cached`` says this run did not pay it)
@@ -245,14 +245,17 @@ class VariantInfo(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
-LeakStatus = Literal["clean", "leaked", "no-effect", "not-checkable"]
+# suspect: a cited id the view hides that no captured text showed (the model may have guessed it);
+# no-op: the intervention hid nothing beyond what the run's own view hides
+LeakStatus = Literal["clean", "leaked", "suspect", "no-effect", "no-op", "not-checkable"]
 
 
 class LeakEvidence(BaseModel):
-    """One thing the leak guard found: a hidden id in the trace, hidden text in a request, or
-    requests identical to the baseline's. ``snippet`` is redacted and short; requests are never stored."""
+    """One thing the leak guard found: a hidden id in the trace or among the citations, hidden text
+    in a request (or in an answer written without any request), or requests identical to the
+    baseline's though hidden items reached its prompts. ``snippet`` is redacted and short."""
 
-    check: Literal["trace_ids", "request_text", "no_effect"]
+    check: Literal["trace_ids", "citations", "request_text", "no_effect"]
     kind: str = Field(description="what was hidden: entity, relationship, text_unit, community, name, "
                       "text, description, community_text; or 'requests' for no effect")
     item: str = Field(default="", description="the knowledge base's id of the hidden item")
@@ -264,13 +267,38 @@ class LeakCheck(BaseModel):
     """What the leak guard found for one unit under a graph-level intervention (provbench.leakguard).
 
     ``checks`` holds each check's own status: ``trace_ids`` (ids the view hides in the trace),
-    ``request_text`` (text the view hides in the unit's LLM requests) and ``no_effect`` (the
-    intervention hid what the baseline read, yet every request equals the baseline's)."""
+    ``citations`` (cited ids the view hides), ``request_text`` (text or ids the view hides in the
+    unit's LLM requests) and ``no_effect`` (hidden items reached the baseline's prompts, yet every
+    request equals the baseline's)."""
 
     status: LeakStatus
     checks: dict[str, LeakStatus] = Field(default_factory=dict)
     evidence: list[LeakEvidence] = Field(default_factory=list)
     requests: int = Field(default=0, description="LLM requests the unit made (captured)")
+    notes: list[str] = Field(default_factory=list)
+    trace_ids: Literal["kb", "own"] = Field(default="kb", description="whose ids the system's trace records")
+
+
+class RequestLog(BaseModel):
+    """A unit's LLM requests as the model saw them, kept so a finished run can be audited
+    (``provbench audit``) and its question pages show what the model read: messages and replies,
+    redacted, each distinct text once, zlib-compressed JSON in base64 (:mod:`provbench.audit`).
+    Requests past the size cap keep only their hash (in the trace's ``llm_calls``) and are counted."""
+
+    data: str = ""
+    requests: int = 0
+    chars: int = Field(default=0, description="characters of text kept (before compression)")
+    dropped: int = Field(default=0, description="requests left out: over the size cap")
+
+
+class HiddenSet(BaseModel):
+    """Everything a unit's view hid (every id, not a sample), compressed as :class:`RequestLog`,
+    with its size and digest, the view's time, and the intervention's notes on what it decided."""
+
+    data: str = ""
+    size: int = 0
+    digest: str = ""
+    as_of: str | None = None
     notes: list[str] = Field(default_factory=list)
 
 
@@ -288,6 +316,8 @@ class RunRecord(BaseModel):
     seed: int | None = None
     variant: VariantInfo | None = None
     leak_check: LeakCheck | None = Field(default=None, description="graph-level interventions only")
+    requests: RequestLog | None = Field(default=None, description="what the unit's LLMs were shown and replied")
+    hidden: HiddenSet | None = Field(default=None, description="graph-level interventions: the view, in full")
     started_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None
 
@@ -306,6 +336,8 @@ class RunManifest(BaseModel):
     git_revision: str | None = None
     plugins: dict[str, str] = Field(default_factory=dict)
     plugin_versions: dict[str, str] = Field(default_factory=dict, description="kind:name -> version")
+    knowledge_base: dict[str, Any] = Field(default_factory=dict, description="the knowledge base's fingerprint and "
+                                           "counts when the run started (empty without one)")
     created_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None
     stopped: str | None = Field(default=None, description="why units were left unrun (a budget), if any")

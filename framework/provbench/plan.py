@@ -7,7 +7,9 @@ judge). Tokens per call are measured on a sample: the first questions run throug
 against the suite's knowledge base with an offline schema-following LLM (no request leaves the
 machine), their prompts counted with litellm's tokenizer for the model; a reply's tokens are taken
 as its ``max_tokens`` (an upper bound) unless the run directory already holds real replies, whose
-sizes are used instead. Prices come from litellm's table (:mod:`provbench.costs`).
+sizes are used instead. Prices come from litellm's table (:mod:`provbench.costs`). Before the
+knowledge base exists, a row counts its build's own calls as its builder bounds them
+(``KBBuilder.expected_llm_calls``): the run makes them first, and its ``budget:`` counts them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .costs import price_of
+from .costs import dollars, price_of
 from .model import BASELINE, RunRecord
 from .plugin_api import Environment, MetricContext
 
@@ -48,6 +50,7 @@ class Plan:
     to_rerun: int
     cached_replies: int
     kb: str
+    kb_built: bool | None  # None: the suite has no knowledge base
     concurrency: int
     latency_s: float
     notes: list[str] = field(default_factory=list)
@@ -63,6 +66,21 @@ class Plan:
     def cost(self) -> tuple[float, int]:
         """(known dollars, rows whose price is unknown)."""
         return sum(r.cost_usd or 0.0 for r in self.rows), sum(r.cost_usd is None and r.calls > 0 for r in self.rows)
+
+    def unknown_cost_causes(self) -> list[str]:
+        """Why rows have no cost: no token sizes (an unbuilt knowledge base, a dry run that failed)
+        or no price for a model whose token sizes are known."""
+        unsized = [r for r in self.rows if r.calls and (r.prompt_tokens is None or r.completion_tokens is None)]
+        unpriced = sorted({r.model for r in self.rows if r.calls and r.cost_usd is None and r not in unsized})
+        causes = []
+        if unsized and self.kb_built is False:
+            causes.append("the knowledge base is not built yet, so prompt sizes are unknown (see the note)")
+        elif unsized:
+            causes.append(f"no token sizes for {', '.join(r.what for r in unsized)} (see the notes)")
+        if unpriced:
+            causes.append(f"no price for {', '.join(unpriced)}: give model params input_cost_per_token / "
+                          "output_cost_per_token")
+        return causes
 
     def hours(self, longest_chain_calls: float) -> float:
         """Wall time: the calls spread over the concurrency, but never under the longest chain."""
@@ -94,8 +112,9 @@ def _plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, questions: list[A
           system_backend: Any, judge_backend: Any, dry: "_DryRun", concurrency: int | None,
           latency_s: float) -> tuple[Plan, float]:
     suite = loaded.suite
-    notes = [] if dry.view is not None else [f"knowledge base {dry.kb_dir} is not built yet: token sizes and "
-                                             "cost are unknown (`provbench kb build SUITE` builds it)"]
+    notes = [] if dry.view is not None else [f"knowledge base {dry.kb_dir} is not built yet, so no question can be "
+                                             f"dry-run: token sizes and cost are unknown ({kb_build_command(loaded, run_dir)} "
+                                             "builds it where this run will look; then plan again)"]
     rows, chain = [], 0.0
     metrics = [registry.create("metric", ref.name, **ref.options) for ref in suite.metrics]
     for ref in suite.systems:
@@ -110,6 +129,8 @@ def _plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, questions: list[A
             rows += [_intervention_row(suite, registry, iref, ref, len(questions), calls, baseline, dry)
                      for iref in suite.interventions]
     rows.append(_judge_row(metrics, rows, judge_backend, dry, records))
+    if dry.kb_dir is not None and dry.view is None:  # the run builds the KB first, with the systems' model
+        rows.insert(0, _kb_build_row(suite, registry, questions, system_backend.model_id))
     for row in rows:
         backend = judge_backend if row.what == "judge" else system_backend
         if row.prompt_tokens is not None and row.completion_tokens is not None:
@@ -118,7 +139,7 @@ def _plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, questions: list[A
     done = {k: r for k, r in records.items() if r.key.question_id in {q.id for q in questions}}
     plan = Plan(suite.name, len(questions), rows, recorded=sum(r.status == "ok" for r in done.values()),
                 to_rerun=sum(r.status == "failed" for r in done.values()), cached_replies=_cache_entries(run_dir),
-                kb=dry.kb_state, concurrency=concurrency or suite.concurrency, latency_s=latency_s, notes=notes)
+                kb=dry.kb_state, kb_built=None if dry.kb_dir is None else dry.view is not None, concurrency=concurrency or suite.concurrency, latency_s=latency_s, notes=notes)
     if suite.exclusion.enabled and suite.interventions:
         plan.notes.append("the exclusion step will leave out the questions the reference system answers "
                           "correctly: intervention units are an upper bound")
@@ -137,6 +158,18 @@ def _intervention_row(suite: Any, registry: Any, iref: Any, sref: Any, questions
     units = math.ceil(per_question * questions)
     return Row(f"{sref.key} x {iref.key}", units, calls * units, baseline.prompt_tokens,
                baseline.completion_tokens, baseline.model, notes=note)
+
+
+KB_BUILD = "knowledge base build"
+
+
+def _kb_build_row(suite: Any, registry: Any, questions: list[Any], model: str) -> Row:
+    """The knowledge base's own LLM calls, as its builder bounds them (its calls count against the budget)."""
+    builder = registry.create("kb_builder", suite.knowledge_base.builder, **suite.knowledge_base.options)
+    calls = builder.expected_llm_calls(questions)
+    note = "the builder does not say how many calls its build makes" if calls is None else \
+        "at most, by the builder's caps; they count against the suite's budget"
+    return Row(KB_BUILD, 0, float(calls or 0.0), model=model, notes=[note])
 
 
 def _judge_row(metrics: list[Any], rows: list[Row], backend: Any, dry: "_DryRun",
@@ -285,6 +318,14 @@ def _recorded(run_dir: Path) -> dict[str, RunRecord]:
     return found
 
 
+def kb_build_command(loaded: "LoadedSuite", run_dir: Path) -> str:
+    """The command that builds the suite's knowledge base where a run into ``run_dir`` looks."""
+    from .runner import default_run_dir
+
+    out = "" if Path(run_dir) == default_run_dir(loaded) else f" --out {run_dir}"
+    return f"`provbench kb build {loaded.path}{out}`"
+
+
 def _cache_entries(run_dir: Path) -> int:
     if not (run_dir / "cache" / "cache.db").is_file():
         return 0
@@ -311,8 +352,8 @@ def plan_rows(plan: Plan) -> list[list[str]]:
     for row in plan.rows:
         tokens = None if row.prompt_tokens is None or row.completion_tokens is None else \
             row.calls * (row.prompt_tokens + row.completion_tokens)
-        cost = "unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
-        rows.append([row.what, row.model, "" if row.what == "judge" else str(row.units), number(row.calls),
+        cost = "unknown" if row.cost_usd is None else dollars(row.cost_usd)
+        rows.append([row.what, row.model, "" if row.what in ("judge", KB_BUILD) else str(row.units), number(row.calls),
                      number(row.prompt_tokens), number(row.completion_tokens), number(tokens),
                      cost if row.calls else "–", "; ".join(row.notes)])
     return rows
@@ -320,8 +361,9 @@ def plan_rows(plan: Plan) -> list[list[str]]:
 
 def plan_summary(plan: Plan, chain: float) -> list[str]:
     usd, unknown = plan.cost()
-    cost = f"${usd:.4f}" + (f" + {unknown} line(s) at an unknown price" if unknown else "") if usd or not unknown \
-        else "unknown (no price for the model: give model params input_cost_per_token / output_cost_per_token)"
+    why = "; ".join(plan.unknown_cost_causes())
+    cost = dollars(usd) + (f" + {unknown} line(s) of unknown cost: {why}" if unknown else "") if usd or not unknown \
+        else f"unknown: {why}"
     minutes = plan.hours(chain) * 60
     return [f"total: {plan.units:,} unit(s), about {plan.calls:,.0f} LLM call(s), estimated cost {cost}",
             f"time: about {minutes:.1f} min at concurrency {plan.concurrency} and {plan.latency_s:g} s a call "
@@ -334,7 +376,7 @@ def plan_summary(plan: Plan, chain: float) -> list[str]:
 def plan_json(plan: Plan, chain: float) -> dict[str, Any]:
     usd, unknown = plan.cost()
     return {"suite": plan.suite, "questions": plan.questions, "units": plan.units, "llm_calls": plan.calls,
-            "cost_usd": usd, "unpriced_rows": unknown, "minutes": plan.hours(chain) * 60,
+            "cost_usd": usd, "unpriced_rows": unknown, "unknown_cost_causes": plan.unknown_cost_causes(), "minutes": plan.hours(chain) * 60,
             "concurrency": plan.concurrency, "latency_s": plan.latency_s, "recorded_units": plan.recorded,
             "failed_units": plan.to_rerun, "cached_replies": plan.cached_replies, "knowledge_base": plan.kb,
             "rows": [dict(zip(COLUMNS, row)) | {"units": r.units, "calls": r.calls, "cost_usd": r.cost_usd}

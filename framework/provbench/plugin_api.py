@@ -30,10 +30,13 @@ from .locks import kb_build_lock
 from .model import BASELINE, MetricValue, Question, RunRecord, Trace, VariantInfo
 from .plugin_base import Plugin, parse_options
 # the record rules metrics use, kept importable from here (they live with the results)
-from .results.rules import CORRECT, answered_by_reference, compared_output, correctness, is_correct, is_leaked, select
+from .results.rules import (CORRECT, answered_by_reference, compared_output, correctness, is_correct, is_leaked,
+                            left_out_as, left_out_counts, left_out_note, left_out_text, not_measurable, select,
+                            with_left_out_notes)
 __all__ = ["Plugin", "parse_options", "Environment", "System", "ResumePoint", "Variant", "Intervention", "MetricValue",
            "Results", "Metric", "MetricContext", "DatasetLoader", "KBBuilder", "CORRECT", "correctness", "is_correct",
-           "compared_output", "is_leaked", "answered_by_reference"]
+           "compared_output", "is_leaked", "answered_by_reference", "left_out_as", "left_out_counts", "left_out_note",
+           "left_out_text", "not_measurable", "with_left_out_notes"]
 
 if TYPE_CHECKING:  # heavy modules stay lazy
     from .kb.store import KnowledgeBase
@@ -64,6 +67,9 @@ class System(Plugin, ABC):
     # whose ids the trace records: the knowledge base's (the leak guard checks them against the
     # view), or "own" for a system that retrieves from a store of its own and records its ids
     trace_ids: ClassVar[Literal["kb", "own"]] = "kb"
+    # False for a system that replays answers produced earlier (``recorded``): no intervention can
+    # change what it saw, so a suite whose interventions apply to it is refused at load time
+    live: ClassVar[bool] = True
 
     @abstractmethod
     def run(self, question: Question, env: Environment) -> Trace:
@@ -154,9 +160,9 @@ class Results:
     include_leaked: bool = False  # the suite's leak_guard.include_leaked
 
     def select(self, system: str, condition: str = BASELINE, *, leaked: bool | None = None) -> list[RunRecord]:
-        """The records of a system under a condition, for statistics: units the leak guard found
-        leaked are left out unless ``leaked`` (default: the suite's ``leak_guard.include_leaked``)."""
-        return select(self.records, system, condition, self.include_leaked if leaked is None else leaked)
+        """The records of a system under a condition, for statistics: units the pairing rule leaves
+        out (:func:`provbench.results.rules.left_out_as`) are left out; ``leaked=True`` gives every record."""
+        return select(self.records, system, condition, self.include_leaked, leaked)
 
     def baseline(self, system: str, question_id: str) -> RunRecord | None:
         for r in self.records:
@@ -271,6 +277,11 @@ class KBBuilder(Plugin, ABC):
     @abstractmethod
     def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":
         """Build (or reuse, if already complete) the knowledge base at ``kb_dir``."""
+
+    def expected_llm_calls(self, questions: list[Question]) -> float | None:
+        """At most how many LLM calls building a knowledge base for ``questions`` makes, for
+        ``provbench plan`` (a build's calls count against the run's ``budget:``); None: unknown."""
+        return None
 
     def build_options(self, overrides: dict[str, Any]) -> Any:
         """``self.options`` with a ``build`` call's own options on top, validated by ``Options``."""

@@ -39,6 +39,7 @@ BUILTIN_PLUGINS = (
     "provbench_plugins.kb_builders.concepts.builder",
     "provbench_plugins.datasets.qa.loader",
     "provbench_plugins.kb_builders.documents.builder",
+    "provbench_plugins.kb_builders.graph_import.builder",
     "provbench_plugins.metrics",
     "provbench_plugins.interventions",
     "provbench_plugins.trajectory",
@@ -238,6 +239,9 @@ def make_plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
     return pm
 
 
+LOCAL_MARK = "__provbench_local__"  # a local plugin module's attribute: (its file or module, sha256 of its file)
+
+
 @dataclass(frozen=True)
 class Origin:
     source: str
@@ -258,11 +262,22 @@ def plugin_origin(pm: pluggy.PluginManager, plugin: object) -> Origin:
     declared = getattr(plugin, "PROVBENCH_NAMESPACE", None)
     if name in BUILTIN_PLUGINS:
         return Origin(f"builtin ({name})", provbench_version(), declared or "")
+    local = getattr(plugin, LOCAL_MARK, None)
+    if local is not None:
+        return local_origin(local, declared)
     for dist_plugin, dist in pm.list_plugin_distinfo():
         if dist_plugin is plugin:
             return Origin(f"{dist.project_name} {dist.version} (entry point {name})", dist.version,
                           name if declared is None else declared)
     return Origin(name, "", declared or "")
+
+
+def local_origin(mark: tuple[str, str], declared: str | None) -> Origin:
+    """A plugin file or module a suite or ``--plugin`` named (:mod:`provbench.local_plugins`): its
+    version is its file's digest, its default namespace its file's or module's own name."""
+    source, digest = mark
+    namespace = source.rpartition("/")[2].removesuffix(".py") if source.endswith(".py") else source.rpartition(".")[2]
+    return Origin(f"local {source} (sha256 {digest})", f"sha256:{digest[:12]}", namespace if declared is None else declared)
 
 
 def plugin_source(pm: pluggy.PluginManager, plugin: object) -> str:

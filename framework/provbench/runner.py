@@ -34,7 +34,7 @@ from .leakguard import leak_lines
 from .llm_setup import check_budget_prices, check_same_models, make_judge, make_run_llm
 from .manifest import check_same_settings, write_manifest
 from .model import Question, RunManifest, RunRecord, utc_now
-from .plugin_api import Results
+from .plugin_api import Results, with_left_out_notes
 from .progress import status, unit_progress
 from .secrets import Redactor, questions_with_secrets, redacted_logs, remember
 from .store import RunMetrics, RunStore, export_csv
@@ -42,7 +42,7 @@ from .suite import ExecutorSpec, LoadedSuite, ModelSpec, Suite, load_suite
 from .units import (RunContext, Unit, baseline_units, excluded_questions, intervention_units, metric_context,
                     run_unit, unit_seed)
 
-__all__ = ["run_suite", "prepare_suite", "build_suite_kb", "build_dataset_kb", "default_kb_dir", "kb_llm_cache_dir", "run_unit",
+__all__ = ["run_suite", "prepare_suite", "build_suite_kb", "build_dataset_kb", "default_kb_dir", "suite_kb_dir", "kb_llm_cache_dir", "run_unit",
            "unit_seed", "RunContext", "Unit"]
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
     base (default: the run's LLM). On resume, units recorded as failed run again unless
     ``retry_failed`` is False. ``judge`` overrides the suite's judge model (the LLM of every
     LLM-judged metric). The LLMs receive the loaded questions (``bind_questions``) first."""
-    pm, registry = _plugins(pm)
+    pm, registry = _plugins(pm, suite_path)
     loaded, store, loader, questions = _prepare(suite_path, registry, model, limit, judge, out, llm)
     suite = loaded.suite
     with store.claim(), redacted_logs(store.redactor), executor_session(suite.executor), ExitStack() as closing:
@@ -78,12 +78,15 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
         if warm_up is not None:
             closing.callback(warm_up.close)
         llm, judge_llm = _clients(suite, store, llm, questions)
-        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), kb_llm if kb_llm is not None else llm,
-                                     console, store.run_dir.parent)
+        builder_llm = kb_llm if kb_llm is not None else llm
+        before = _spent(builder_llm)
+        kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), builder_llm, console, store.run_dir)
+        kb_spent = [after - was for after, was in zip(_spent(builder_llm), before)]
         _check_kb(loaded, kb, kb_dir, questions, console)
         ctx = None
         try:
-            manifest = _start(store, loaded, questions, (llm, judge_llm), kb_dir, pm, console)
+            manifest = _start(store, loaded, questions, (llm, judge_llm), kb_dir, pm, console, kb=kb)
+            _record_kb_build(store, manifest, kb_spent)
             if kb is not None:  # no plugin can write it; other processes (Ray workers, `kb info`) can open it
                 kb = reopen_read_only(kb, kb_dir)
             ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
@@ -111,7 +114,7 @@ def _prepare(suite_path: "str | Path | LoadedSuite", registry: "Registry", model
     suite = loaded.suite
     redactor = Redactor.for_run(suite.model_dump(mode="json"))
     remember(redactor)  # builders and the console redact what the suite holds too
-    store = RunStore(Path(out) if out else Path("reports") / suite.name, redactor)
+    store = RunStore(Path(out) if out else default_run_dir(loaded), redactor)
     loader = registry.create("dataset_loader", suite.dataset.loader)
     questions = _load_questions(loaded, loader)  # validated before the run directory exists
     check_same_models(store, suite)
@@ -126,7 +129,7 @@ def _warm_up(loaded: LoadedSuite, store: RunStore, questions: dict[str, Question
     suite = loaded.suite
     if llm is not None or not _baselines_left(suite, questions, done):
         return None
-    return warm_up_embeddings(suite, default_kb_dir(loaded, store.run_dir.parent) if suite.knowledge_base else None)
+    return warm_up_embeddings(suite, suite_kb_dir(loaded, store.run_dir) if suite.knowledge_base else None)
 
 
 def _clients(suite: Suite, store: RunStore, llm: Any, questions: dict[str, Question]) -> tuple[Any, Any]:
@@ -140,14 +143,32 @@ def _clients(suite: Suite, store: RunStore, llm: Any, questions: dict[str, Quest
 
 
 def _start(store: RunStore, loaded: LoadedSuite, questions: dict[str, Question], clients: tuple[Any, Any],
-           kb_dir: Path | None, pm: Any, console: "Console | None") -> RunManifest:
+           kb_dir: Path | None, pm: Any, console: "Console | None", kb: Any = None) -> RunManifest:
     """The manifest and the questions written, and the reporters told the run started."""
     llm, judge_llm = clients
-    manifest = write_manifest(store, loaded, llm, kb_dir, pm, console, judge=judge_llm)
+    manifest = write_manifest(store, loaded, llm, kb_dir, pm, console, judge=judge_llm, kb=kb)
     _note_redacted_questions(store, manifest, questions.values(), console)
     store.write_questions(questions.values())
     pm.hook.provbench_run_started(manifest=manifest, run_dir=store.run_dir)
     return manifest
+
+
+def _spent(llm: Any) -> tuple[float, int]:
+    """(dollars, requests sent) by a client so far (one without accounting: nothing)."""
+    stats = getattr(llm, "stats", None)
+    return (float(getattr(stats, "cost_usd", 0.0)), int(getattr(stats, "calls", 0))) if stats is not None else (0.0, 0)
+
+
+def _record_kb_build(store: RunStore, manifest: RunManifest, spent: list[float]) -> None:
+    """What building the knowledge base cost this run, added to what earlier attempts of the run
+    spent on it (the manifest keeps it across a resume), for the budget and the reader."""
+    usd, calls = spent
+    if not (usd or calls):
+        return
+    build = manifest.knowledge_base.setdefault("build_llm", {"calls": 0, "cost_usd": 0.0})
+    build["calls"] += int(calls)
+    build["cost_usd"] += usd
+    store.write_manifest(manifest)
 
 
 def _plan_work(ctx: RunContext, done: dict[str, RunRecord], console: "Console | None", *, write_report: bool,
@@ -167,6 +188,9 @@ def _run_units(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm:
     if warm_up is not None:
         warm_up.before_units()
     budget = Budget(ctx.suite.budget, done.values()) if ctx.suite.budget else None
+    if budget is not None:  # the knowledge base this run built counts too
+        spent = store.read_manifest().knowledge_base.get("build_llm", {})
+        budget.add_spent(float(spent.get("cost_usd", 0.0)), int(spent.get("calls", 0)))
     with query_embedder(warm_up.queries if warm_up is not None else None):
         stopped = _execute(ctx, store, done, pm, console, draw_pictures=draw_pictures, budget=budget)
     if retried:
@@ -201,12 +225,13 @@ def _note_redacted_questions(store: RunStore, manifest: RunManifest, questions: 
 
 
 def _report_leaks(ctx: RunContext, done: dict[str, RunRecord], console: "Console | None") -> None:
-    """The leak guard's findings (system, condition, count), on the console and, for leaks, in the log."""
+    """The leak guard's findings (system, condition, count), printed once: on the console, or (a
+    run without one, from Python) as a logged warning when units leaked."""
     lines = leak_lines(r for r in done.values() if r.key.question_id in ctx.questions)
-    for line in lines:
-        if console is not None:
-            console.print(line, markup=False)  # system labels are the user's: "lo[/x]" is no markup
-    if any(line.startswith("  leaked") for line in lines):
+    if console is not None:
+        for line in lines:
+            console.print(line, markup=False, highlight=False)  # system labels are the user's: "lo[/x]" is no markup
+    elif any(line.startswith("  leaked") for line in lines):
         log.warning("\n".join(lines))
 
 
@@ -238,25 +263,28 @@ def _drop_unplanned(ctx: RunContext, done: dict[str, RunRecord]) -> None:
 
 def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int | None = None,
                    console: "Console | None" = None, *, pm: "pluggy.PluginManager | None" = None,
-                   llm: Any = None, executor: ExecutorSpec | None = None) -> tuple[Path, "KBStats", bool]:
-    """Build (or reuse) the knowledge base a suite declares: (directory, stats, reused).
+                   llm: Any = None, executor: ExecutorSpec | None = None,
+                   out: str | Path | None = None) -> tuple[Path, "KBStats", bool]:
+    """Build (or reuse) the knowledge base a suite declares: (directory, stats, reused), where a
+    run into ``out`` (default: reports/<suite name>) looks for it (:func:`suite_kb_dir`).
 
     ``executor`` (default: the suite's) decides where the build embeds: Ray Data for ``ray``."""
     from .kb import KnowledgeBase
 
-    _, registry = _plugins(pm)
+    _, registry = _plugins(pm, suite_path)
     loaded = prepare_suite(suite_path, registry, model, limit)
     if executor is not None:
         loaded.suite.executor = executor
     if loaded.suite.knowledge_base is None:
         raise UserError(f"{loaded.path}: the suite declares no knowledge_base")
     remember(Redactor.for_run(loaded.suite.model_dump(mode="json")))  # the build's errors may quote them
-    kb_dir = default_kb_dir(loaded, Path("reports"))
+    run_dir = Path(out) if out else default_run_dir(loaded)
+    kb_dir = suite_kb_dir(loaded, run_dir)
     reused = KnowledgeBase.is_complete(kb_dir)
     llm = llm if llm is not None else make_run_llm(loaded.suite.model, kb_llm_cache_dir(kb_dir), loaded.suite.concurrency)
     loader = registry.create("dataset_loader", loaded.suite.dataset.loader)
     questions = list(_load_questions(loaded, loader).values())
-    _, kb = _knowledge_base(loaded, registry, questions, llm, console, Path("reports"))
+    _, kb = _knowledge_base(loaded, registry, questions, llm, console, run_dir)
     try:
         return kb_dir, kb.stats(), reused
     finally:
@@ -304,12 +332,11 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
 
 # -- setup ------------------------------------------------------------------------------------------
 
-def _plugins(pm: "pluggy.PluginManager | None") -> tuple["pluggy.PluginManager", "Registry"]:
-    from .registry import build_registry, default_plugin_manager, default_registry
+def _plugins(pm: "pluggy.PluginManager | None", suite_path: Any = None) -> tuple["pluggy.PluginManager", "Registry"]:
+    """The plugin manager (default: the process's) with the suite file's own ``plugins:``, and its registry."""
+    from .local_plugins import plugin_setup
 
-    if pm is None:
-        return default_plugin_manager(), default_registry()
-    return pm, build_registry(pm)
+    return plugin_setup(None if isinstance(suite_path, LoadedSuite) else suite_path, pm)
 
 
 def prepare_suite(suite_path: "str | Path | LoadedSuite", registry: "Registry", model: str | None,
@@ -346,6 +373,19 @@ def _load_questions(loaded: LoadedSuite, loader: Any) -> dict[str, Question]:
     return by_id
 
 
+def default_run_dir(loaded: LoadedSuite) -> Path:
+    """Where a suite's run goes without ``--out``."""
+    return Path("reports") / loaded.suite.name
+
+
+def suite_kb_dir(loaded: LoadedSuite, run_dir: Path) -> Path:
+    """The one rule for where a suite's knowledge base lives, which ``run``, ``plan`` and ``kb
+    build`` all follow for the same ``--out``: the suite's ``knowledge_base.directory`` when it
+    names one, else a cache beside the run directory (``<run dir>/../.kb-cache/<builder>-<inputs>``),
+    shared by every run in that folder with the same dataset, builder, options and model."""
+    return default_kb_dir(loaded, Path(run_dir).parent)
+
+
 def default_kb_dir(loaded: LoadedSuite, runs_root: Path) -> Path:
     """The suite's KB directory, or a cache dir keyed by dataset + builder + options + model."""
     spec = loaded.suite.knowledge_base
@@ -377,14 +417,14 @@ def _check_kb(loaded: LoadedSuite, kb: Any, kb_dir: Path | None, questions: dict
 
 
 def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Question], llm: Any,
-                    console: "Console | None", runs_root: Path) -> tuple[Path | None, Any]:
+                    console: "Console | None", run_dir: Path) -> tuple[Path | None, Any]:
     from .kb.backends import default_graph_store
     from .kb.graphstore import graph_store_of
 
     spec = loaded.suite.knowledge_base
     if spec is None:
         return None, None
-    kb_dir = default_kb_dir(loaded, runs_root)
+    kb_dir = suite_kb_dir(loaded, run_dir)
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
     builder = registry.create("kb_builder", spec.builder, **spec.options)
     if console is not None:
@@ -455,6 +495,7 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
             values += list(metric.aggregate(results, metric_context(ctx)))
         except Exception as exc:  # noqa: BLE001 - one metric's failure goes to metrics.json's errors
             errors[name] = f"{type(exc).__name__}: {exc}"[:1000]
+    values = with_left_out_notes(values, results)  # the one pairing rule's notes beside every number
     store.write_metrics(RunMetrics(values=values, errors=errors, excluded=sorted(excluded),
                                    exclusion=ctx.suite.exclusion.model_dump()))
     manifest.finished_at = utc_now()

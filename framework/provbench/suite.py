@@ -209,6 +209,8 @@ class ControlsSpec(_Strict):
 class Suite(_Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     description: str = ""
+    plugins: list[str] = Field(default_factory=list, description="the user's own plugin files (./my_system.py, "
+                               "relative to the suite's folder) or modules (my_pkg.module), loaded before the rest")
     dataset: DatasetSpec
     knowledge_base: KnowledgeBaseSpec | None = None
     model: ModelSpec = Field(default_factory=ModelSpec)
@@ -308,6 +310,7 @@ def load_suite(path: str | Path, registry: "Registry | None" = None) -> LoadedSu
         registry = default_registry()
     for prefix, block in blocks:
         check_plugins(path, tree, block, registry, prefix)
+        check_live_targets(path, tree, block, registry, prefix)
     if suite.controls is not None:
         check_controls(path, tree, suite.controls, registry)
     return loaded
@@ -381,6 +384,23 @@ def check_plugins(path: Path, tree: Any, block: "Suite | ControlsSpec", registry
             item = _node(tree, (*prefix, section))[i]
             loc = (section, i, "name") if isinstance(item, dict) else (section, i)
             check(kind, ref.name, ref.options, loc)
+
+
+def check_live_targets(path: Path, tree: Any, block: "Suite | ControlsSpec", registry: "Registry",
+                       prefix: tuple = ()) -> None:
+    """Interventions apply only to live systems: one that replays recorded answers cannot be intervened on."""
+    if not block.interventions:
+        return
+    names = {ref.key: ref.name for ref in block.systems}
+    targets = block.intervention_systems if block.intervention_systems is not None else list(names)
+    for i, key in enumerate(targets):
+        if getattr(registry.get("system", names[key]).factory, "live", True):
+            continue
+        loc = ((*prefix, "intervention_systems", i) if block.intervention_systems is not None
+               else (*prefix, "interventions"))
+        raise SuiteError(f"{_where(path, tree, loc)}: system {key!r} replays answers recorded earlier, so no "
+                         "intervention can change what it saw: interventions need a live system (list only live "
+                         "systems under intervention_systems, or remove the interventions)")
 
 
 def check_controls(path: Path, tree: Any, controls: ControlsSpec, registry: "Registry") -> None:

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError, to_json
 
+from .audit import hidden_set, logged_requests, request_log
 from .capture import UnitCapture
 from .errors import UserError
 from .leakguard import check_unit
-from .model import LeakCheck, Question, RunRecord, Trace, UnitKey, utc_now
+from .model import HiddenSet, LeakCheck, Question, RunRecord, Trace, UnitKey, utc_now
 from .plugin_api import Environment, Intervention, MetricContext, Variant
 from .results.rules import answered_by_reference, compared_output
 from .suite import LoadedSuite, PluginRef, Suite
@@ -159,8 +160,9 @@ def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> 
     question = ctx.questions[unit.key.question_id]
     record = RunRecord(key=unit.key, gold=question.answer, seed=unit.seed, variant=unit.variant)
     started = time.perf_counter()
+    capture = UnitCapture(unit.key.as_str())  # every LLM request the unit makes, from any thread
     try:
-        produced, guard = _produce_trace(ctx, unit, question, baseline)
+        produced, guard = _produce_trace(ctx, unit, question, baseline, capture)
         trace = storable_trace(produced)
         trace.wall_time_s = round(time.perf_counter() - started, 4)
     except BaseException as exc:  # a unit's failure is data, not a crash (a plugin's sys.exit too)
@@ -171,7 +173,9 @@ def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> 
         record.trace = trace
         if trace.outcome == "failed":
             record.status, record.error = "failed", trace.error or "the system reported a failure"
-        record.leak_check = guard() if guard is not None else None
+        if guard is not None:
+            record.leak_check, record.hidden = guard()
+    record.requests = request_log(capture.requests)  # kept for `provbench audit` and the question pages
     _score(ctx, record, question, baseline)
     record.finished_at = utc_now()
     return storable_record(record)
@@ -237,11 +241,10 @@ def storable_record(record: RunRecord) -> RunRecord:
                          status="failed", error=reason, started_at=record.started_at, finished_at=utc_now())
 
 
-def _produce_trace(ctx: RunContext, unit: Unit, question: Question,
-                   baseline: RunRecord | None) -> tuple[Trace, Callable[[], LeakCheck] | None]:
-    """The unit's trace, and for a graph-level intervention its leak check (run after the timing)."""
+def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: RunRecord | None,
+                   capture: UnitCapture) -> tuple[Trace, Callable[[], tuple[LeakCheck, HiddenSet]] | None]:
+    """The unit's trace, and for a graph-level intervention its leak check and hidden set (run after the timing)."""
     system = ctx.registry.create("system", unit.system.name, **unit.system.options)
-    capture = UnitCapture(unit.key.as_str())  # every LLM request the unit makes, from any thread
     bind = getattr(ctx.llm, "bound_to", None)  # an LLMClient; a test's stand-in may not bind
     llm = _unit_llm(bind(capture) if bind is not None else ctx.llm, unit)
     env = Environment(view=own_view(ctx.view), llm=llm, seed=unit.seed, options=dict(unit.system.options))
@@ -264,7 +267,8 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question,
     if env.view is None:
         return trace, None
     trace.artifacts["hidden_by_intervention"] = env.view.hidden_summary()  # what this run could not see
-    return trace, lambda: _leak_check(env.view, question, trace, capture, baseline.trace, system.trace_ids)
+    view, base, trace_ids = env.view, ctx.view, system.trace_ids
+    return trace, lambda: (_leak_check(view, question, trace, capture, baseline, trace_ids, base), hidden_set(view))
 
 
 def own_view(view: Any) -> Any:
@@ -283,10 +287,11 @@ def _captured(capture: UnitCapture, run: Callable[..., Trace], *args: Any) -> Tr
     return capture.complete(trace)
 
 
-def _leak_check(view: Any, question: Question, trace: Trace, capture: UnitCapture, baseline: Trace,
-                trace_ids: str) -> LeakCheck:
+def _leak_check(view: Any, question: Question, trace: Trace, capture: UnitCapture, baseline: RunRecord,
+                trace_ids: str, base: Any) -> LeakCheck:
     try:
-        return check_unit(view, question, trace, capture, baseline, trace_ids)
+        return check_unit(view, question, trace, capture, baseline.trace, trace_ids, base=base,
+                          baseline_requests=logged_requests(baseline.requests))
     except Exception as exc:  # a guard failure is reported, never a unit's failure
         log.warning("leak guard failed for %s: %s", capture.key, exc, exc_info=True)
         return LeakCheck(status="not-checkable", notes=[f"the leak guard failed: {type(exc).__name__}: {exc}"[:500]])

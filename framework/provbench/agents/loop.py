@@ -35,7 +35,9 @@ Submissions
     Citations must pass :meth:`ToolAgent.check_submission` (overridable; by default every cited
     id must exist in ``env.view``). A rejected submission may be retried ``max_retries`` times;
     the next rejection ends the run as ``answered`` with the citations that passed, the failed
-    ones in ``artifacts["flagged_citations"]``.
+    ones in ``artifacts["flagged_citations"]``. With ``check_citations: false`` cited ids need not
+    exist and a forced submission may cite any id (only a subclass's own rules still apply): the
+    agent's citations are recorded as it gave them (a study of unconstrained citing needs this).
 
 What each step keeps for later
     ``reply`` is the model's reply text as received; ``shown`` the ids whose content the tool's
@@ -100,6 +102,9 @@ class AgentOptions(SystemOptions):
     force_final_answer: bool = Field(True, description="the last step offers only the finishing tools and "
                                                        "its submission is accepted (failing citations dropped)")
     reject_repeats: bool = Field(True, description="reject an exact repeat of an earlier call with a hint")
+    check_citations: bool = Field(True, description="cited ids must exist in the view (else sent back for a "
+                                                    "retry) and a forced submission may cite only citable ids; "
+                                                    "off: neither (a subclass's own rules still apply)")
 
 
 @dataclass
@@ -150,7 +155,10 @@ class ToolAgent(LLMSystem):
         return float(self.options.max_steps)  # one call a step; most runs use their budget
 
     def check_submission(self, run: AgentRun, citations: Citations) -> list[CitationProblem]:
-        """Problems with submitted citations; here: every cited id must exist in the view."""
+        """Problems with submitted citations; here: every cited id must exist in the view (none
+        with ``check_citations: false``)."""
+        if not self.options.check_citations:
+            return []
         view = run.env.view
         if view is None:
             return [CitationProblem(f, i, "nothing to cite") for f in KIND_OF_FIELD for i in getattr(citations, f)]
@@ -235,7 +243,7 @@ class ToolAgent(LLMSystem):
         """One branch per offered tool, so constrained decoding pairs each tool with its arguments.
         Id arguments are limited to shown ids with ``constrain_ids``, and to citable ids on a forced step."""
         allowed = None
-        if run is not None and run.forced:
+        if run is not None and run.forced and self.options.check_citations:
             allowed = self.citable_ids(run)
         elif run is not None and self.options.constrain_ids:
             allowed = run.shown_ids

@@ -85,6 +85,7 @@ class TextIndex:
         self.documents: dict[str, list[str]] = {}
         self.communities: list[str] = []
         self.relation_ends: dict[str, tuple[str, str]] = {}
+        self.relation_labels: dict[str, str] = {}
 
     def add_secret(self, surface: str, kind: str, item: str) -> None:
         found = tuple(tokens(surface))
@@ -136,8 +137,9 @@ def build_index(store: Any) -> TextIndex:
     entities = store.rows("MATCH (e:Entity) RETURN e.id, e.name, e.description")
     units = store.rows("MATCH (c:Chunk) RETURN c.id, c.text, c.ref_doc_id")
     communities = store.rows("MATCH (m:Community) RETURN m.id, m.title, m.summary")
-    index.relation_ends = {rid: (a, b) for rid, a, b in store.rows("MATCH (a:Entity)-[r:LINKS]->(b:Entity) "
-                                                                     "RETURN r.id, a.id, b.id")}
+    relations = store.rows("MATCH (a:Entity)-[r:LINKS]->(b:Entity) RETURN r.id, a.id, b.id, r.label")
+    index.relation_ends = {rid: (a, b) for rid, a, b, _ in relations}
+    index.relation_labels = {rid: label or "" for rid, _, _, label in relations}
     for eid, name, description in entities:
         index.names[eid] = name or ""
         index.add_secret(name or "", "name", eid)

@@ -21,6 +21,9 @@ What the filter hides
                           relations stored with ``invalidated_at`` set, they are inactive, and no
                           query returns them (neighbours, paths, ``relation()``, subgraphs)
     ``communities``       those community reports (lookup, search, an entity's community list)
+    ``keep_communities``  these community reports stay readable although a member is removed or
+                          masked (an ablation keeping the reports a baseline cited; it hides
+                          nothing itself, and ``communities`` still hides them by id)
     ``out_of_time``       relations not active at the view's ``as_of`` time (set by
                           ``GraphView.as_of``): not yet valid, not yet recorded, or invalidated by
                           then; inactive like ``invalidated`` ones
@@ -37,7 +40,8 @@ Time (bi-temporal stamps, :mod:`provbench.kb.temporal`)
 
 Hiding an entity does not hide its text units: say so with ``text_units`` or ``block_text_of``.
 A community report whose members include an entity of ``entities`` or ``hide_metadata_of`` is
-hidden (lookup, search, an entity's community list): its summary was written from those entities.
+hidden (lookup, search, an entity's community list): its summary was written from those entities,
+unless it is one of ``keep_communities``.
 
 Longer than 400 lines because every graph read of every system goes through this one class:
 keeping it whole keeps the one place to audit for leaks in one file.
@@ -96,6 +100,7 @@ class ViewFilter:
     hide_metadata_of: frozenset[str] = frozenset()
     invalidated: frozenset[str] = frozenset()
     communities: frozenset[str] = frozenset()
+    keep_communities: frozenset[str] = frozenset()
     out_of_time: frozenset[str] = frozenset()
 
     def union(self, other: "ViewFilter") -> "ViewFilter":
@@ -133,6 +138,7 @@ class GraphView:
         self._unreadable: frozenset[str] | None = None  # computed on first need, then kept
         self._hidden_communities: frozenset[str] | None = None  # likewise
         self._content: "HiddenContent | None" = None  # hidden_content(), on first need
+        self.notes: tuple[str, ...] = ()  # an intervention's notes on what it decided (kept with the unit)
 
     # -- filter
 
@@ -151,14 +157,32 @@ class GraphView:
 
     def hide(self, entities: Iterable[str] = (), relations: Iterable[str] = (), text_units: Iterable[str] = (),
              block_text_of: Iterable[str] = (), hide_metadata_of: Iterable[str] = (),
-             communities: Iterable[str] = ()) -> "GraphView":
-        """A new view over the same store hiding these ids as well as what this one hides."""
+             communities: Iterable[str] = (), keep_communities: Iterable[str] = ()) -> "GraphView":
+        """A new view over the same store hiding these ids as well as what this one hides
+        (``keep_communities``: reports spared the hiding by a removed or masked member)."""
         extra = ViewFilter(entities=_id_set(entities, "entities"), relations=_id_set(relations, "relations"),
                            text_units=_id_set(text_units, "text_units"),
                            block_text_of=_id_set(block_text_of, "block_text_of"),
                            hide_metadata_of=_id_set(hide_metadata_of, "hide_metadata_of"),
-                           communities=_id_set(communities, "communities"))
+                           communities=_id_set(communities, "communities"),
+                           keep_communities=_id_set(keep_communities, "keep_communities"))
         return GraphView(self._store, self._hidden.union(extra), self._as_of)
+
+    def noted(self, notes: Iterable[str]) -> "GraphView":
+        """This view with an intervention's notes on what it decided (the run keeps them with the
+        unit's record, ``RunRecord.hidden.notes``, and the question page shows them)."""
+        view = GraphView(self._store, self._hidden, self._as_of)
+        view.notes = tuple(notes)
+        return view
+
+    def restored(self, sets: dict[str, Iterable[str]], as_of: str | None = None) -> "GraphView":
+        """A view over the same store hiding exactly ``sets`` (as :meth:`ViewFilter.as_dict` gives
+        them) at ``as_of`` (ISO text; None: the current time): how ``provbench audit`` rebuilds a
+        unit's view from its record."""
+        from .temporal import parse_instant
+
+        hidden = ViewFilter(**{name: _id_set(ids, name) for name, ids in sets.items()})
+        return GraphView(self._store, hidden, parse_instant(as_of) if as_of else None)
 
     def invalidate(self, relation_ids: Iterable[str]) -> "GraphView":
         """A new view in which these relations are invalidated (inactive) as well."""
@@ -230,12 +254,13 @@ class GraphView:
         return summary
 
     def _communities_hidden(self) -> frozenset[str]:
-        """Communities hidden by id or with a removed or masked member (one scan of the few community rows)."""
+        """Communities hidden by id or with a removed or masked member and not kept (one scan of
+        the few community rows)."""
         if self._hidden_communities is None:
-            gone = self._hidden.entities | self._hidden.hide_metadata_of
+            gone, kept = self._hidden.entities | self._hidden.hide_metadata_of, self._hidden.keep_communities
             rows = self._store.rows("MATCH (m:Community) RETURN m.id, m.entity_ids") if gone else []
             self._hidden_communities = self._hidden.communities | frozenset(
-                c for c, members in rows if gone.intersection(members or ()))
+                c for c, members in rows if c not in kept and gone.intersection(members or ()))
         return self._hidden_communities
 
 

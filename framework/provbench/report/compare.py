@@ -1,5 +1,10 @@
 """``provbench compare``: N runs side by side, each tested against the first (the reference).
 
+First what each run was made with (dataset and questions, knowledge base, model, judge,
+provbench and plugin versions, suite settings), with a warning for every difference
+(:mod:`provbench.report.comparability`). Means, deltas and tests use the questions every run
+answered; each cell says how many of its run's questions that left out.
+
 Per system: baseline accuracy with its bootstrap interval in every run, and each later run's
 change against the reference with an exact McNemar test on the questions both answered; every
 continuous per-record score both runs have (F1, RAGAS faithfulness, ...) with a paired
@@ -11,27 +16,34 @@ p-values are Benjamini-Hochberg adjusted over that table's tests
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import UserError
 from ..results.data import RunData, load_run
+from .comparability import comparability
 from .render import environment, header, share_cell
 from ..results.significance import BH_NOTE, PAIRED_NOTE, adjust_bh, continuous_scores, paired_scores, with_adjusted
 from ..results.stats import MCNEMAR_NOTE, mcnemar, per_question, select, share
 
-def write_comparison(runs: Sequence[str | Path], out: str | Path | None = None) -> Path:
-    """Compare two or more runs (the first is the reference); returns the HTML file written."""
+def write_comparison(runs: Sequence[str | Path], out: str | Path | None = None,
+                     warn: Callable[[str], None] | None = None) -> Path:
+    """Compare two or more runs (the first is the reference); returns the HTML file written.
+    ``warn`` receives a line for each way the runs are not comparable (also in the HTML)."""
     if len(runs) < 2:
         raise UserError("compare needs at least two run directories")
     loaded = [load_run(r) for r in runs]
     ref = loaded[0]
     labels = [_label(i) for i in range(len(loaded))]
+    checked = comparability(loaded, labels)
+    for line in checked.warnings:
+        if warn is not None:
+            warn(line)
     systems = list(dict.fromkeys(s for run in loaded for s in run.systems))
     context = {"h": header(ref), "runs": [{"label": label, "dir": str(run.run_dir), **header(run)}
                                           for label, run in zip(labels, loaded)],
                "labels": labels, "accuracy": _accuracy_rows(loaded, systems), "scores": _score_rows(loaded, systems),
                "conditions": _condition_rows(loaded, systems), "mcnemar_note": MCNEMAR_NOTE,
-               "paired_note": PAIRED_NOTE}
+               "paired_note": PAIRED_NOTE, "comparability": checked}
     for table in ("accuracy", "scores"):
         context[f"{table}_bh"] = BH_NOTE.format(n=context[table]["tests"])
     names = "-vs-".join(run.run_dir.name for run in loaded)[:120]
@@ -48,38 +60,53 @@ def _label(index: int) -> str:
 
 
 def _accuracy_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
-    """Per system: each run's accuracy, and each later run's delta and McNemar test against the first."""
+    """Per system: each run's accuracy over the questions every run answered (the others dropped,
+    and counted), and each later run's delta and McNemar test against the first on them."""
     rows, tests = [], []
     for system in systems:
         values = [per_question(select(run.records, system)) for run in runs]
-        shares = [share(v, **run.stats_options()) for v, run in zip(values, runs)]
+        shared = shared_questions(values)
+        shares = [share(v, shared, **run.stats_options()) for v, run in zip(values, runs)]
         against = []
         for later, s in zip(values[1:], shares[1:]):
-            shared = [q for q in values[0] if q in later]
             test = mcnemar(values[0], later, shared) if shared else None
             tests.append(test.p_value if test else None)
             delta = "–" if shares[0].value is None or s.value is None else f"{100 * (s.value - shares[0].value):+.1f} pts"
             against.append({"delta": delta, "test": test.describe() if test else "no shared questions"})
-        rows.append({"system": system, "cells": [share_cell(s) for s in shares], "against": against})
+        rows.append({"system": system, "cells": [share_cell(s, _dropped(v, shared)) for s, v in zip(shares, values)],
+                     "against": against})
     _adjust([a for row in rows for a in row["against"]], tests)
     return {"rows": rows, "tests": sum(p is not None for p in tests)}
 
 
 def _score_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
-    """Per system and continuous score both the first and a later run have: means, paired permutation tests."""
+    """Per system and continuous score both the first and a later run have: means over the
+    questions every run scored, paired permutation tests on them."""
     rows, tests = [], []
     for system in systems:
         for score in _continuous_scores(runs, system):
             values = [per_question(select(run.records, system), score) for run in runs]
+            shared = shared_questions(values)
             against = []
             for later in values[1:]:
-                test = paired_scores(values[0], later)
+                test = paired_scores(values[0], later, shared)
                 tests.append(test.p_value)
                 against.append({"test": test.describe()})
-            means = [f"{sum(v.values()) / len(v):.3f} (n={len(v)})" if v else "–" for v in values]
+            means = [(f"{sum(v[q] for q in shared) / len(shared):.3f} (n={len(shared)})" if shared else "–")
+                     + (f"; {_dropped(v, shared)}" if _dropped(v, shared) else "") for v in values]
             rows.append({"system": system, "score": score, "means": means, "against": against})
     _adjust([a for row in rows for a in row["against"]], tests)
     return {"rows": rows, "tests": sum(p is not None for p in tests)}
+
+
+def shared_questions(values: list[dict[str, float]]) -> list[str]:
+    """The questions every run has a value for, in the first run's order."""
+    return [q for q in values[0] if all(q in v for v in values[1:])]
+
+
+def _dropped(values: dict[str, float], shared: list[str]) -> str:
+    left_out = len(values) - len(shared)
+    return f"{left_out} question(s) not in every run left out" if left_out else ""
 
 
 def _continuous_scores(runs: list[RunData], system: str) -> list[str]:

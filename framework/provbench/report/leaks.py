@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ..leakguard import leak_counts, not_measurable
+from ..leakguard import leak_counts
+from ..plugin_api import left_out_note, not_measurable
 from ..model import RunRecord
 from ..results.data import RunData
 from .sections import Row, Section, Table, Text
 
-STATUSES = ("clean", "leaked", "no-effect", "not-checkable")
+STATUSES = ("clean", "suspect", "leaked", "no-effect", "no-op", "not-checkable")
 
 
 def leak_section(run: RunData) -> Section | None:
@@ -26,16 +27,20 @@ def leak_section(run: RunData) -> Section | None:
         return None
     rows = []
     for (system, condition), found in counts.items():
-        verdict = not_measurable(run.select(system, condition, leaked=True)) or _effect_on_statistics(found, run)
+        every = run.select(system, condition, leaked=True)
+        verdict = not_measurable(every, run.include_leaked) or _effect_on_statistics(every, run)
         rows.append(Row(cells=[system, condition, *(str(found[s]) for s in STATUSES), verdict]))
     total = sum(counts.values(), Counter())
-    table = Table(columns=["System", "Condition", "Clean", "Leaked", "No effect", "Not checkable", "Statistics"],
-                  rows=rows, numeric_from=2, css_class="leaks", caption=(
+    table = Table(columns=["System", "Condition", "Clean", "Suspect", "Leaked", "No effect", "No-op", "Not checkable",
+                           "Statistics"], rows=rows, numeric_from=2, css_class="leaks", caption=(
                       "Each unit under a graph-level intervention, checked after it ran: leaked = ids or text its view "
-                      "hides reached its trace or its LLM requests; no effect = the intervention hid what the baseline "
-                      "read, yet every request equals the baseline's; not checkable = the guard had nothing to check "
-                      "(no request through provbench's LLM client, and trace ids of the system's own store). "
-                      "Question pages give the evidence."))
+                      "hides reached its trace, its citations (written without a model, or shown in a request) or "
+                      "its LLM requests; suspect = it cited a hidden id no request showed (a model may guess one; "
+                      "counted); no effect = hidden items reached the baseline's prompts, yet every request equals "
+                      "the baseline's; no-op = the intervention hid nothing; not checkable = no evidence either way "
+                      "(no id of the knowledge base in the trace and no request captured, or a store of the system's "
+                      "own under a text ablation). Leaked, no-effect, no-op and not-checkable units are left out of "
+                      "every statistic. Question pages give the evidence; `provbench audit` re-checks it offline."))
     blocks: list[Any] = [table]
     if total["leaked"] or total["no-effect"]:
         blocks.insert(0, Text(text=(
@@ -46,12 +51,11 @@ def leak_section(run: RunData) -> Section | None:
     return Section(id="leak-guard", title="Leak guard", blocks=blocks, order=12)
 
 
-def _effect_on_statistics(found: Counter, run: RunData) -> str:
-    if not found["leaked"]:
-        return "all units counted"
-    if run.include_leaked:
-        return f"{found['leaked']} leaked unit(s) counted (leak_guard.include_leaked)"
-    return f"{found['leaked']} leaked unit(s) left out"
+def _effect_on_statistics(records: list[RunRecord], run: RunData) -> str:
+    note = left_out_note(records, run.include_leaked)
+    kept = sum(r.leak_check is not None and r.leak_check.status == "leaked" for r in records) if run.include_leaked else 0
+    counted = f"{kept} leaked unit(s) counted (leak_guard.include_leaked)" if kept else ""
+    return "; ".join(filter(None, (f"left out: {note}" if note else "", counted))) or "all units counted"
 
 
 def leak_summary(run: RunData, system: str) -> str:
@@ -59,8 +63,7 @@ def leak_summary(run: RunData, system: str) -> str:
     found = sum((c for (s, _), c in leak_counts(run.records).items() if s == system), Counter())
     if not found:
         return "–"
-    shown = ("leaked", "no-effect") if found["leaked"] or found["no-effect"] else ("clean", "not-checkable")
-    return ", ".join(f"{found[s]} {s}" for s in shown if found[s])
+    return ", ".join(f"{found[s]} {s}" for s in STATUSES if found[s])
 
 
 def leak_view(record: RunRecord) -> dict[str, Any] | None:

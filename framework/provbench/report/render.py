@@ -30,6 +30,7 @@ from .explore import EXPLORE_SCRIPT, filter_choices, knowledge_base_blocks, reco
 from .gold_view import gold_view
 from .leaks import leak_section, leak_summary, leak_view
 from .sections import BarChart, Cell, LineChart, Row, Section, Table, Text
+from .title import report_title
 from .paired import paired_scores_section
 from ..results.significance import repeat_spread
 from ..results.stats import Share, per_question, share
@@ -38,6 +39,7 @@ from .validity import validity_section
 log = logging.getLogger(__name__)
 
 MAX_RESULT_CHARS = 1500
+MAX_READ_CHARS = 4000  # per message on a question page (the record keeps it whole)
 
 
 # -- what every run has: the systems overview and the knowledge base -----------------------------------
@@ -189,6 +191,22 @@ def _json(value: Any, limit: int | None = None) -> str:
     return text if limit is None or len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
+def model_read(record: RunRecord) -> list[dict[str, Any]]:
+    """What the unit's model was shown and replied, request by request; a message an earlier request
+    already sent (an agent's history) is counted, not repeated."""
+    from ..audit import logged_requests
+
+    seen: set[str] = set()
+    shown = []
+    for number, request in enumerate(logged_requests(record.requests, record.key.as_str()), 1):
+        new = [{"role": role, "text": _json(text, MAX_READ_CHARS)} for role, text in request.messages if text not in seen]
+        seen.update(text for _, text in request.messages)
+        shown.append({"number": number, "purpose": request.call.purpose, "messages": new,
+                      "repeated": len(request.messages) - len(new),
+                      "reply": None if request.reply is None else _json(request.reply, MAX_READ_CHARS)})
+    return shown
+
+
 def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_dir: Path | None = None,
                 sources: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """A record for the template; ``sources``: text unit id -> the user's file it came from
@@ -198,7 +216,9 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_
     out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "", "variant": variant,
                            "scores": {k: ("–" if v is None else f"{v:.3g}") for k, v in record.scores.items()},
                            "notes": record.score_notes, "trace": None, "svg": None, "leak": leak_view(record),
-                           "judge": _judge_note(record), "gold": None}
+                           "judge": _judge_note(record), "gold": None, "read": model_read(record),
+                           "read_dropped": record.requests.dropped if record.requests else 0,
+                           "hidden_notes": record.hidden.notes if record.hidden else []}
     if trace is None:
         return out
     out["trace"] = {"answer": trace.answer if trace.answer is not None else "", "outcome": trace.outcome,
@@ -316,7 +336,7 @@ def header(run: RunData) -> dict[str, Any]:
     same = judge == m.models.get("suite_model", m.models.get("llm"))
     return {"judge": judge + (" (the same model as the systems)" if same else " (a separate model)"),
             "cost": CostTotal.of(c for r in run.records for c in record_calls(r)).describe(),
-            "stopped": m.stopped or "", "redacted_questions": m.redacted_questions, "title": run.report_option("title", None) or f"provbench report: {m.suite_name}",
+            "stopped": m.stopped or "", "redacted_questions": m.redacted_questions, "title": report_title(run),
             "suite_name": m.suite_name, "description": run.suite.get("description", ""), "run_id": m.run_id,
             "models": m.models, "versions": m.versions, "git_revision": m.git_revision or "none (not a git checkout or no commit yet)",
             "created_at": m.created_at, "finished_at": m.finished_at or "unfinished", "seeds": m.seeds,

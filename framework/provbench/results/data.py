@@ -69,9 +69,9 @@ class RunData:
         return bool((self.suite.get("leak_guard") or {}).get("include_leaked", False))
 
     def select(self, system: str, condition: str = BASELINE, *, leaked: bool | None = None) -> list[RunRecord]:
-        """Records for statistics, as :meth:`provbench.plugin_api.Results.select`: units the leak
-        guard found leaked are left out unless ``leaked`` (default: the suite's ``include_leaked``)."""
-        return select(self.records, system, condition, self.include_leaked if leaked is None else leaked)
+        """Records for statistics, as :meth:`provbench.plugin_api.Results.select`: units the pairing
+        rule leaves out are left out (:func:`provbench.results.rules.left_out_as`); ``leaked=True``: all."""
+        return select(self.records, system, condition, self.include_leaked, leaked)
 
     def rows(self) -> list[dict[str, Any]]:
         """One flat row per unit with its question's text, type and category (:func:`provbench.store.flat_rows`)."""

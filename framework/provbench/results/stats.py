@@ -4,7 +4,7 @@
   failed record scores 0.
   Repeats of a condition are averaged per question, so counts may be fractional (paper 000's
   16.3/20).
-* Confidence intervals: percentile bootstrap over questions (numpy, seeded).
+* Confidence intervals: percentile bootstrap over questions (scipy.stats.bootstrap, seeded).
 * Paired tests: exact McNemar test on the discordant pairs of a condition against the baseline
   (two-sided binomial test with p = 1/2, scipy.stats.binomtest). For repeated conditions a
   question counts as correct when it is correct in at least half of its repeats.
@@ -77,14 +77,16 @@ def share(values: dict[str, float], questions: Iterable[str] | None = None, *, r
 
 def bootstrap_ci(values: list[float], *, resamples: int = 2000, confidence: float = 0.95,
                  seed: int = 0) -> tuple[float | None, float | None]:
-    """Percentile bootstrap interval of the mean; None for fewer than two values."""
+    """Percentile bootstrap interval of the mean (scipy.stats.bootstrap; its default BCa would move every
+    interval shown so far and gives NaN when every resample has the same mean); None for fewer than
+    two values."""
     if len(values) < 2:
         return None, None
-    data = np.asarray(values, dtype=float)
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, len(data), size=(resamples, len(data)))].mean(axis=1)
-    alpha = (1 - confidence) / 2
-    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+    from scipy.stats import bootstrap  # slow to import: only when an interval is drawn
+
+    result = bootstrap((np.asarray(values, dtype=float),), np.mean, n_resamples=resamples,
+                       confidence_level=confidence, method="percentile", rng=np.random.default_rng(seed))
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
 @dataclass

@@ -87,6 +87,9 @@ class TinyKBBuilder(KBBuilder):
 
         return build_tiny_kb(Path(kb_dir))
 
+    def expected_llm_calls(self, questions) -> float:
+        return 0.0
+
 
 class TopEntitySystem(System):
     """Answers with the name of the entity most similar to the question, and cites it (no LLM)."""

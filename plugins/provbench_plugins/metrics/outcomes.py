@@ -29,7 +29,7 @@ class Accuracy(Metric):
         analysed = analysed_questions(results)
         for system in results.systems:
             for condition in results.conditions:
-                if not results.select(system, condition):
+                if not results.select(system, condition, leaked=True):  # a cell left with no unit says so
                     continue
                 _, tally = per_question_correctness(results, system, condition, analysed)
                 detail: dict[str, Any] = tally.counts()
@@ -55,7 +55,7 @@ class OfficialAnswerScore(Metric):
         values = []
         for system in results.systems:
             for condition in results.conditions:
-                if not results.select(system, condition):
+                if not results.select(system, condition, leaked=True):  # a cell left with no unit says so
                     continue
                 questions = all_questions(results) if condition == BASELINE else analysed_questions(results)
                 _, tally = per_question_official(results, system, condition, questions, self.score_name)
@@ -94,14 +94,14 @@ class OutputChanged(Metric):
                 unmeasured = cell_not_measurable(results, system, condition, analysed)
                 detail = tally.counts() | {"stayed_correct": round6(kept.numerator),
                                            "originally_correct": kept.denominator}
+                note = unmeasured or tally.note()
                 values.append(MetricValue(metric=self.name, system=system, condition=condition,
                                           value=None if unmeasured else tally.value, numerator=round6(tally.numerator),
-                                          denominator=tally.denominator, detail=detail, note=unmeasured or ""))
+                                          denominator=tally.denominator, detail=detail, note=note))
                 values.append(MetricValue(metric="stayed-correct", system=system, condition=condition,
                                           value=None if unmeasured else kept.value, numerator=round6(kept.numerator),
-                                          denominator=kept.denominator, note=unmeasured or "",
-                                          detail={"failed": tally.failed, "missing": tally.missing}
-                                          | ({"leaked": tally.leaked} if tally.leaked else {})))
+                                          denominator=kept.denominator, note=note,
+                                          detail={"failed": tally.failed, "missing": tally.missing} | tally.left_out))
         return values
 
 
@@ -135,10 +135,9 @@ def delta_value(metric: str, system: str, condition: str, base: Mapping[str, flo
     detail = {"baseline_correct": round6(before_sum), "condition_correct": round6(after_sum),
               "questions": n, "arrow": arrow(delta) if delta is not None else "",
               "failed": tally.failed, "missing": tally.missing, "unscored": tally.unscored}
-    if tally.leaked:
-        detail["leaked"] = tally.leaked
     return MetricValue(metric=metric, system=system, condition=condition, value=delta,
-                       numerator=round6(after_sum - before_sum), denominator=n, detail=detail)
+                       numerator=round6(after_sum - before_sum), denominator=n, detail=detail | tally.left_out,
+                       note=tally.note())
 
 
 class Footprint(Metric):
@@ -152,7 +151,7 @@ class Footprint(Metric):
             for condition in results.conditions:
                 records = results.select(system, condition)
                 traced = [r.trace.footprint() for r in records if r.status == "ok" and r.trace is not None]
-                if not records:
+                if not results.select(system, condition, leaked=True):
                     continue
                 for field_name in FOOTPRINT_FIELDS:
                     total = sum(fp[field_name] for fp in traced)

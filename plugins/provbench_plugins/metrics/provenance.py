@@ -4,7 +4,10 @@ Definitions and formulas are in docs/provenance.md; the names there match the
 ``provenance.<score>`` metric names emitted here. Every score is a share or a difference of
 shares over a *paired* question set (analysed questions that have usable records in every
 condition the score compares), so each MetricValue carries a numerator and denominator on one
-common question set, and ``detail`` carries the component counts.
+common question set, and ``detail`` carries the component counts. Units the pairing rule leaves out
+(:func:`provbench.results.rules.left_out_as`: leaked, no-effect, no-op, not checkable) are not in any
+score; the run notes them beside each value, and a score over a condition with none left is "not
+measurable" (:func:`provbench.results.rules.with_left_out_notes`).
 """
 
 from __future__ import annotations
@@ -114,7 +117,7 @@ class _SystemScores:
         return " vs ".join(self.roles[r] for r in roles)
 
     def missing(self, score: str, *roles: str) -> MetricValue | None:
-        absent = [self.roles[r] for r in roles if not self.results.select(self.system, self.roles[r])]
+        absent = [self.roles[r] for r in roles if not self.results.select(self.system, self.roles[r], leaked=True)]
         if not absent:
             return None
         return self.value(score, None, None, None, self.versus(*roles),

@@ -68,14 +68,15 @@ def _adapter_class() -> type:
     class ProvbenchRagasLLM(InstructorBaseRagasLLM):
         """Ragas' structured-output LLM interface over a provbench ``LLMClient``."""
 
-        def __init__(self, llm: "LLMClient", max_tokens: int = 512) -> None:
+        def __init__(self, llm: "LLMClient", max_tokens: int = 512, purpose: str = "ragas-faithfulness") -> None:
             self.llm = llm
             self.max_tokens = max_tokens
+            self.purpose = purpose
 
         def _request(self, prompt: str, response_model: type) -> dict[str, Any]:
             return {"messages": [{"role": "user", "content": prompt}],
                     "schema": inline_refs(response_model.model_json_schema()),
-                    "max_tokens": self.max_tokens, "temperature": 0.0, "purpose": "ragas-faithfulness"}
+                    "max_tokens": self.max_tokens, "temperature": 0.0, "purpose": self.purpose}
 
         @staticmethod
         def _parse(resp: Any, response_model: type) -> Any:
@@ -95,9 +96,9 @@ def _adapter_class() -> type:
     return ProvbenchRagasLLM
 
 
-def make_ragas_llm(llm: "LLMClient", max_tokens: int = 512) -> Any:
-    """A ragas ``InstructorBaseRagasLLM`` whose every call goes through ``llm``."""
-    return _adapter_class()(llm, max_tokens=max_tokens)
+def make_ragas_llm(llm: "LLMClient", max_tokens: int = 512, purpose: str = "ragas-faithfulness") -> Any:
+    """A ragas ``InstructorBaseRagasLLM`` whose every call goes through ``llm`` (``purpose`` labels the calls)."""
+    return _adapter_class()(llm, max_tokens=max_tokens, purpose=purpose)
 
 
 def run_sync(coro: Any) -> Any:
@@ -180,10 +181,9 @@ def trajectory_items(trace: Trace) -> list[tuple[str, str]]:
 
 # -- the metric --------------------------------------------------------------------------------
 
-class RagasFaithfulness(Metric):
-    """RAGAS faithfulness of each answer against its cited evidence and its whole trajectory."""
-
-    name = "ragas-faithfulness"
+class RagasJudged(Metric):
+    """What every ragas-judged metric shares: options, which records it judges, why one cannot be judged,
+    and the evidence budget (subclasses: faithfulness here, the reference metrics in ragas_reference)."""
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -207,6 +207,37 @@ class RagasFaithfulness(Metric):
 
     def applies_to(self, record: RunRecord) -> bool:
         return self.conditions == "all" or record.key.condition in self.conditions
+
+    @staticmethod
+    def unscorable(record: RunRecord, context: MetricContext) -> str | None:
+        if record.status == "failed" or record.trace is None:
+            return "run failed: no trace"
+        if not (record.trace.answer or "").strip():
+            return f"no answer (outcome {record.trace.outcome})"
+        if context.llm is None:
+            return "no judge LLM in the metric context"
+        if context.view is None:
+            return "no knowledge-base view in the metric context"
+        return None
+
+    def capped(self, texts: list[str]) -> tuple[list[str], bool]:
+        """Keep whole texts in order until the character budget; cut the one that overflows."""
+        kept, used = [], 0
+        for text in texts:
+            room = self.max_context_chars - used
+            if room <= 0:
+                return kept, True
+            kept.append(text[:room])
+            used += len(kept[-1])
+            if len(text) > room:
+                return kept, True
+        return kept, False
+
+
+class RagasFaithfulness(RagasJudged):
+    """RAGAS faithfulness of each answer against its cited evidence and its whole trajectory."""
+
+    name = "ragas-faithfulness"
 
     def warm_up(self) -> None:
         from ragas.metrics.collections import Faithfulness  # noqa: F401 - seconds to import: not in a unit
@@ -235,18 +266,6 @@ class RagasFaithfulness(Metric):
                     "trajectory": evidence_texts(context.view, trajectory_items(trace))}
         return run_sync(self._score_all(question.question, trace.answer, evidence, context.llm))
 
-    @staticmethod
-    def unscorable(record: RunRecord, context: MetricContext) -> str | None:
-        if record.status == "failed" or record.trace is None:
-            return "run failed: no trace"
-        if not (record.trace.answer or "").strip():
-            return f"no answer (outcome {record.trace.outcome})"
-        if context.llm is None:
-            return "no judge LLM in the metric context"
-        if context.view is None:
-            return "no knowledge-base view in the metric context"
-        return None
-
     async def _score_all(self, question: str, answer: str, evidence: dict[str, list[str]], llm: "LLMClient"
                          ) -> tuple[dict[str, float | None], dict[str, str]]:
         from ragas.metrics.collections import Faithfulness
@@ -272,19 +291,6 @@ class RagasFaithfulness(Metric):
         if value is None or math.isnan(value):
             return None, "ragas returned NaN (no statements or no verdicts from the judge)"
         return float(value), (f"context truncated to {self.max_context_chars} characters" if truncated else None)
-
-    def capped(self, texts: list[str]) -> tuple[list[str], bool]:
-        """Keep whole texts in order until the character budget; cut the one that overflows."""
-        kept, used = [], 0
-        for text in texts:
-            room = self.max_context_chars - used
-            if room <= 0:
-                return kept, True
-            kept.append(text[:room])
-            used += len(kept[-1])
-            if len(text) > room:
-                return kept, True
-        return kept, False
 
     def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         values = []

@@ -18,10 +18,13 @@ Reading records
       accuracy score is ``unscored``. Both are left out of the denominator and reported.
     * Repeats of a condition (random removal) are averaged per question first, so counts may be
       fractional (16.3/20 in the paper).
-    * Intervention units the leak guard found ``leaked`` saw what their view hides: they are left
-      out (``results.select``, unless the suite's ``leak_guard.include_leaked``); a question left
-      with none is counted in ``detail["leaked"]``, not in the denominator. A cell whose every
-      unit leaked or had no effect is not measurable (:func:`provbench.leakguard.not_measurable`).
+    * The pairing rule (:func:`provbench.results.rules.left_out_as`): intervention units the leak guard
+      found leaked, no-effect, no-op or not checkable measure nothing and are left out
+      (``results.select``; leaked ones count with the suite's ``leak_guard.include_leaked``); the
+      units left out are counted by reason in ``detail`` (``detail["leaked"]``, ``detail["no-op"]``,
+      ...), and a question left with none is not in the denominator. A condition's measured units
+      are compared with the baseline of the same questions. A cell whose every unit is left out is
+      not measurable (:func:`provbench.leakguard.not_measurable`).
     * Intervention conditions are analysed over the questions not in ``results.excluded``.
       Accuracy of the baseline is reported over the same analysed set (Table 2) and, in
       ``detail["all_questions"]``, over every question (Table 1).
@@ -35,13 +38,14 @@ Reading records
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any, Callable, Iterable, Mapping
 
 from provbench.leakguard import not_measurable
 from provbench.model import BASELINE, RunRecord
-from provbench.plugin_api import DatasetLoader, Results, compared_output, correctness, is_correct
+from provbench.plugin_api import (DatasetLoader, Results, compared_output, correctness, is_correct, left_out_counts,
+                                  left_out_text)
 
 FOOTPRINT_FIELDS = ("retrieved_text_units", "cited_text_units", "visited_entities", "cited_entities")
 
@@ -95,7 +99,7 @@ class Tally:
     failed: int = 0
     missing: int = 0
     unscored: int = 0
-    leaked: int = 0  # questions whose every unit the leak guard found leaked (left out)
+    left_out: dict[str, int] = field(default_factory=dict)  # units the pairing rule left out, by reason
 
     @property
     def value(self) -> float | None:
@@ -104,7 +108,11 @@ class Tally:
     def counts(self) -> dict[str, Any]:
         counts = {"numerator": round6(self.numerator), "denominator": self.denominator,
                   "failed": self.failed, "missing": self.missing, "unscored": self.unscored}
-        return counts | ({"leaked": self.leaked} if self.leaked else {})
+        return counts | self.left_out
+
+    def note(self) -> str:
+        """The units left out, for the note beside the number ("" when none is)."""
+        return left_out_text(self.left_out)
 
 
 def round6(x: float | None) -> float | None:
@@ -114,17 +122,16 @@ def round6(x: float | None) -> float | None:
 def per_question_correctness(results: Results, system: str, condition: str,
                              questions: Iterable[str]) -> tuple[dict[str, float], Tally]:
     """Mean correctness over repeats for each question that has a usable record."""
-    grouped, leaked = by_question(results.select(system, condition)), leaked_questions(results, system, condition)
+    questions = list(questions)
+    grouped, left_out = by_question(results.select(system, condition)), left_out_questions(results, system, condition)
     values: dict[str, float] = {}
-    tally = Tally()
+    tally = Tally(left_out=left_out_units(results, system, condition, questions))
     for qid in questions:
         records = grouped.get(qid, [])
         tally.failed += sum(r.status == "failed" for r in records)
         scored = [c for c in map(correctness, records) if c is not None]
-        if not records and qid in leaked:
-            tally.leaked += 1
-        elif not records:
-            tally.missing += 1
+        if not records:  # none left to count (counted in tally.left_out), or none recorded
+            tally.missing += qid not in left_out
         elif not scored:
             tally.unscored += 1
         else:
@@ -138,12 +145,16 @@ def per_question_official(results: Any, system: str, condition: str, questions: 
                           score: str) -> tuple[dict[str, float], Tally]:
     """A per-record answer score (``em``, ``f1``) per question as the official 2WikiMultihopQA /
     HotpotQA evaluation counts it: every question in ``questions`` is in the denominator, and one
-    without a scored prediction (no record, a failed run, no score) scores 0. Repeats are averaged."""
-    grouped = by_question(results.select(system, condition))
+    without a scored prediction (no record, a failed run, no score) scores 0, except one whose every
+    unit the pairing rule left out (not in the denominator). Repeats are averaged."""
+    questions = list(questions)
+    grouped, left_out = by_question(results.select(system, condition)), left_out_questions(results, system, condition)
     values: dict[str, float] = {}
-    tally = Tally()
+    tally = Tally(left_out=left_out_units(results, system, condition, questions))
     for qid in questions:
         records = grouped.get(qid, [])
+        if not records and qid in left_out:  # the pairing rule: not a 0, not in the denominator
+            continue
         tally.missing += not records
         tally.failed += sum(r.status == "failed" for r in records)
         tally.unscored += sum(r.status == "ok" and r.scores.get(score) is None for r in records)
@@ -167,14 +178,14 @@ def per_question_changes(results: Any, system: str, condition: str, questions: I
     """Answer changes against the baseline, by the module's rule for failed units. ``results`` is
     anything with ``select(system, condition)`` (metrics' Results, the report's RunData)."""
     normalize = normalize or loader_normalizer(results)
+    questions = list(questions)
     baselines = baseline_records(results, system)
-    grouped, leaked = by_question(results.select(system, condition)), leaked_questions(results, system, condition)
+    grouped, left_out = by_question(results.select(system, condition)), left_out_questions(results, system, condition)
     outcomes: dict[str, ChangeOutcome] = {}
-    tally = Tally()
+    tally = Tally(left_out=left_out_units(results, system, condition, questions))
     for qid in questions:
         base, records = baselines.get(qid), grouped.get(qid, [])
-        if base is not None and not records and qid in leaked:
-            tally.leaked += 1
+        if base is not None and not records and qid in left_out:
             continue
         if base is None or not records:
             tally.missing += 1
@@ -215,17 +226,25 @@ def intervention_conditions(results: Results, system: str) -> list[str]:
     return [c for c in results.conditions if c != BASELINE and results.select(system, c, leaked=True)]
 
 
-def leaked_questions(results: Any, system: str, condition: str) -> set[str]:
-    """Questions with a unit left out of the statistics because the leak guard found it leaked."""
+def left_out_questions(results: Any, system: str, condition: str) -> set[str]:
+    """Questions with a unit the pairing rule left out (:func:`provbench.results.rules.left_out_as`)."""
     kept = {id(r) for r in results.select(system, condition)}
     return {r.key.question_id for r in results.select(system, condition, leaked=True) if id(r) not in kept}
 
 
-def cell_not_measurable(results: Any, system: str, condition: str, questions: Iterable[str]) -> str | None:
-    """Why this system x condition over ``questions`` measures nothing (every unit leaked or had no
-    effect: :func:`provbench.leakguard.not_measurable`), or None."""
+def left_out_units(results: Any, system: str, condition: str, questions: Iterable[str]) -> dict[str, int]:
+    """Units of ``questions`` the pairing rule left out, by reason."""
     wanted = set(questions)
-    return not_measurable(r for r in results.select(system, condition, leaked=True) if r.key.question_id in wanted)
+    return left_out_counts((r for r in results.select(system, condition, leaked=True) if r.key.question_id in wanted),
+                           getattr(results, "include_leaked", False))
+
+
+def cell_not_measurable(results: Any, system: str, condition: str, questions: Iterable[str]) -> str | None:
+    """Why this system x condition over ``questions`` measures nothing (every unit left out by the
+    pairing rule: :func:`provbench.leakguard.not_measurable`), or None."""
+    wanted = set(questions)
+    return not_measurable((r for r in results.select(system, condition, leaked=True) if r.key.question_id in wanted),
+                          getattr(results, "include_leaked", False))
 
 
 def arrow(delta: float) -> str:

@@ -20,10 +20,17 @@ What the reports call **accuracy** is provbench's own rule, not the official one
    negates (``NEGATIONS``: "not", "no", "never", ...), so "Not Kedem Tramore" and "Cold Pilgrim
    or Salt Vigil" are wrong. For a gold "no" a negation agrees with it: "No, they are not" is
    right; the opposite verdict ("yes" for a gold "no", "no" for a gold "yes") is always wrong;
-4. it names none of ``others``: the other candidates of a comparison question, given by the
-   caller from the question's evidence (:func:`other_candidates`), never parsed from its text.
-   "Salt Vigil, not Cold Pilgrim" is wrong for a gold Cold Pilgrim when Salt Vigil is the other
-   film compared.
+4. it names none of ``others``, given by the caller from the question's evidence
+   (:func:`other_candidates`), never parsed from its text: the other candidates of a comparison
+   question ("Salt Vigil, not Cold Pilgrim" is wrong for a gold Cold Pilgrim when Salt Vigil is
+   the other film compared), and the bridge entities of a compositional question ("Orin Vale;
+   Mira Vale" and "Mira Vale and Orin Vale" are wrong for the mother of Orin Vale). A statement
+   that puts the gold first and the other after a comparative ("Cold Pilgrim came out before
+   Salt Vigil": ``COMPARATIVES``) names the other only to compare, and stays right;
+5. it does not extend the gold into a longer name: a capitalised word right after it, or after
+   a comma ("Paris, Texas" or "Kedem Tramore Jr." for Paris or Kedem Tramore), makes it another
+   name. The price: "Paris, France" is wrong for Paris too (the rule cannot tell a place's
+   country from another place); a qualifier in parentheses ("Cold Pilgrim (1985)") is fine.
 """
 
 from __future__ import annotations
@@ -45,6 +52,8 @@ HEDGE_PHRASES = tuple(tuple(p.split()) for p in (
     "uncertain", "unknown", "unclear", "not sure", "no idea", "dont know", "do not know", "cannot tell",
     "not known", "noanswer"))
 VERDICTS = ("yes", "no")
+COMPARATIVES = frozenset({"before", "after", "than", "earlier", "later", "first", "older", "younger"})
+_NAME_GOES_ON = re.compile(r"\s*,?\s*[A-Z]")  # a capitalised word after the gold (a comma between allowed)
 _CLOSED_ANSWERS = frozenset({"yes", "no", "noanswer"})
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
@@ -107,12 +116,33 @@ def hedges_or_negates(pred: list[str], ref: list[str]) -> bool:
 
 
 def names_another(pred: list[str], ref: list[str], others: Iterable[str]) -> bool:
-    """Rule 4: the prediction names another candidate (one that is not part of the gold name)."""
+    """Rule 4: the prediction names another candidate (one that is not part of the gold name),
+    other than after a comparative that follows the gold."""
     for other in others:
         candidate = normalize_answer(other).split()
         if candidate and candidate != ref and span_starts(pred, candidate) and not span_starts(ref, candidate):
-            return True
+            if not compares(pred, ref, candidate):
+                return True
     return False
+
+
+def compares(pred: list[str], ref: list[str], candidate: list[str]) -> bool:
+    """The gold comes first and a comparative stands between it and the candidate ("Cold Pilgrim
+    came out before Salt Vigil")."""
+    gold_at, other_at = span_starts(pred, ref), span_starts(pred, candidate)
+    if not gold_at or not other_at or gold_at[0] >= other_at[0]:
+        return False
+    return bool(COMPARATIVES.intersection(pred[gold_at[0] + len(ref):other_at[0]]))
+
+
+def extends_name(prediction: str, gold: str) -> bool:
+    """Rule 5: every occurrence of the gold in the raw prediction goes on into a longer
+    capitalised name ("Paris, Texas", "Kedem Tramore Jr.")."""
+    words = re.findall(r"\w+", gold)
+    if not words:
+        return False
+    found = list(re.finditer(r"\b" + r"\W+".join(map(re.escape, words)) + r"\b", prediction, re.IGNORECASE))
+    return bool(found) and all(_NAME_GOES_ON.match(prediction, m.end()) for m in found)
 
 
 def accurate(prediction: str, gold: str, others: Iterable[str] = ()) -> float:
@@ -120,7 +150,7 @@ def accurate(prediction: str, gold: str, others: Iterable[str] = ()) -> float:
     if not contains_answer(prediction, gold):
         return 0.0
     pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
-    if hedges_or_negates(pred, ref) or names_another(pred, ref, others):
+    if hedges_or_negates(pred, ref) or names_another(pred, ref, others) or extends_name(prediction, gold):
         return 0.0
     return 1.0
 
@@ -143,7 +173,9 @@ def _key(name: str) -> str:
 
 
 def other_candidates(question: Question) -> list[str]:
-    """The entities a comparison question compares, other than its answer, from its evidence.
+    """Entities an answer must not name beside the gold, from the question's evidence: for a
+    comparison, the entities it compares other than its answer (below); for another question,
+    its bridge entities (:func:`bridge_entities`).
 
     The compared entities are the evidence triples' subjects that are no triple's object (the
     roots: "Glass Harbor" and "Red Meadow" in ``[Glass Harbor, publication date, 1987],
@@ -151,9 +183,9 @@ def other_candidates(question: Question) -> list[str]:
     Empty for other question types, for a yes/no answer (naming both entities is then normal)
     and when no root is the answer or an alias (nothing to tell the right candidate from).
     """
-    if question.type not in COMPARISON_TYPES:
-        return []
     golds = {_key(g) for g in (question.answer, *question.aliases) if g}
+    if question.type not in COMPARISON_TYPES:
+        return bridge_entities(question, golds)
     if golds & set(VERDICTS):
         return []
     triples = [t for t in question.metadata.get("evidences") or [] if isinstance(t, (list, tuple)) and len(t) == 3]
@@ -162,3 +194,12 @@ def other_candidates(question: Question) -> list[str]:
     if not any(_key(r) in golds for r in roots):
         return []
     return [r for r in roots if _key(r) not in golds]
+
+
+def bridge_entities(question: Question, golds: set[str]) -> list[str]:
+    """The entities a chain passes through (a triple's object that is another's subject: the
+    director between a film and his mother), not the gold and not a date or number."""
+    triples = [t for t in question.metadata.get("evidences") or [] if isinstance(t, (list, tuple)) and len(t) == 3]
+    subjects = {_key(str(s)) for s, _, _ in triples}
+    middle = dict.fromkeys(str(o) for _, _, o in triples if _key(str(o)) in subjects)
+    return [m for m in middle if _key(m) not in golds and not any(c.isdigit() for c in m)]

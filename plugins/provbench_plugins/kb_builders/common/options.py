@@ -96,6 +96,13 @@ class CommonBuildOptions(BaseBuildOptions):
             raise ValueError(f"chunk_overlap ({value}) must be smaller than chunk_size ({size})")
         return value
 
+    def llm_call_bound(self) -> int | None:
+        """At most how many LLM calls a build makes: its extractions and summaries (None when a
+        step has no cap, so the count depends on the data)."""
+        extractions = self.max_extractions if self.extract else 0
+        summaries = self.max_summaries if self.summarize else 0
+        return None if extractions is None or summaries is None else extractions + summaries
+
     def extraction_settings(self, entity_types: tuple[str, ...] | None = None) -> ExtractionSettings:
         extra = {"entity_types": entity_types} if entity_types else {}
         return ExtractionSettings(max_entities=self.max_entities_per_unit, max_relations=self.max_relations_per_unit,

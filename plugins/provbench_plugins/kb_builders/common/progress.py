@@ -1,7 +1,9 @@
-"""Progress bars for the long steps of a build (LLM calls, embedding), on the terminal only.
+"""Progress of the long steps of a build (LLM calls, embedding), on standard error.
 
 On a terminal the bars are transient (rich): they vanish when the step ends, so a build's
-output keeps only its summary. Elsewhere (CI, tests, a log file) nothing is drawn.
+output keeps only its summary. Elsewhere (CI, a pipe, a log file), where a bar would draw
+nothing until the end, plain lines: the step and its size when it starts, then how far it got
+every 30 seconds and when it ends (:class:`provbench.progress.PlainProgress`).
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator
+
+from provbench.progress import PlainProgress
 
 
 def _progress():
@@ -21,10 +25,23 @@ def _progress():
 
 
 @contextmanager
+def _plain(description: str, total: int | None) -> Iterator[tuple[PlainProgress, int | None]]:
+    """Plain progress lines on standard error; a first line says the step has started."""
+    from rich.console import Console
+
+    console = Console(stderr=True, soft_wrap=True)
+    console.print(f"{description}: started" + (f", {total} to do" if total is not None else ""), markup=False,
+                  highlight=False)
+    with PlainProgress(console) as plain:
+        yield plain, (plain.add_task(description, total=total) if total is not None else None)
+
+
+@contextmanager
 def progress_bar(description: str, total: int) -> Iterator[Callable[[int], None]]:
     """``advance(n)``: n more of ``total`` done."""
     if not sys.stderr.isatty():
-        yield lambda n=1: None
+        with _plain(description, total) as (plain, task):
+            yield lambda n=1: plain.advance(task, n)
         return
     with _progress() as bar:
         task = bar.add_task(description, total=total)
@@ -35,7 +52,15 @@ def progress_bar(description: str, total: int) -> Iterator[Callable[[int], None]
 def embedding_progress() -> Iterator[Callable[[str, int, int], None]]:
     """A ``progress(index name, done, total)`` callback for ``KnowledgeBase.finalize``."""
     if not sys.stderr.isatty():
-        yield lambda name, done, total: None
+        with _plain("embedding", None) as (plain, _):
+            tasks: dict[str, int] = {}
+
+            def plain_update(name: str, done: int, total: int) -> None:
+                if name not in tasks:
+                    tasks[name] = plain.add_task(f"embedding {name.replace('_', ' ')}", total=total)
+                plain.update(tasks[name], total=total, advance=done - plain.tasks[tasks[name]].completed)
+
+            yield plain_update
         return
     with _progress() as bar:
         tasks: dict[str, int] = {}

@@ -146,6 +146,9 @@ class TwoWikiKBBuilder(KBBuilder):
     name = BUILDER_NAME
     Options = BuildOptions
 
+    def expected_llm_calls(self, questions: list[Question]) -> float | None:
+        return self.options.llm_call_bound()
+
     def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":
         return build_knowledge_base(questions, Path(kb_dir), llm, self.build_options(options))
 

@@ -7,7 +7,9 @@ rejection come from :mod:`provbench.agents` (see :mod:`provbench.agents.loop` an
 holds what is paper 000's: its prompts and tool wording, and its two variants' rules.
 
 Submissions
-    Citations must exist in the view (every variant).
+    The base agent's citations are not checked (``check_citations: false``, the paper's reading:
+    citation control is what the two variants add); a suite may turn the check on.
+    Citations must exist in the view (both variants).
     - agentic-visited-only also rejects citing an entity that was not visited.
     - agentic-evidence-first adds ``submit_evidence``: its citations must exist and have been
       seen (entities visited, relationships listed by get_neighbors, text units and communities
@@ -32,6 +34,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from pydantic import Field
+
 from provbench.agents import (KIND_OF_FIELD, AgentMessages, AgentRun, CitationProblem, GraphAgent,
                               GraphAgentOptions, SystemOptions, Tool, ToolResult, citations_from, rejected, without)
 from provbench.agents.tools import CITED_PARAMS
@@ -53,7 +57,19 @@ PAPER_MESSAGES = AgentMessages(
 
 
 class AgenticOptions(GraphAgentOptions):
-    """The paper's agent options (defaults of :class:`~provbench.agents.GraphAgentOptions`: 12 steps)."""
+    """The paper's agent options (defaults of :class:`~provbench.agents.GraphAgentOptions`: 12 steps).
+    The base agent's citations are not checked: the paper reserves citation control for its two
+    variants, so ``agentic-graphrag`` records whatever it cites (hallucinated ids included)."""
+
+    check_citations: bool = Field(False, description="cited ids must exist in the view, and a forced submission "
+                                                     "cites only shown ids: off for the base agent, as the paper")
+
+
+class VariantOptions(AgenticOptions):
+    """The variants check citations: that is their design."""
+
+    check_citations: bool = Field(True, description="cited ids must exist in the view, and a forced submission "
+                                                    "cites only ids the variant accepts")
 
 
 class AgenticGraphRAG(PaperSystem, GraphAgent):
@@ -70,6 +86,7 @@ class AgenticVisitedOnly(AgenticGraphRAG):
     """Agentic GraphRAG that rejects a submission citing entities the agent never visited."""
 
     name = "agentic-visited-only"
+    Options: ClassVar[type[SystemOptions]] = VariantOptions
 
     def rules(self) -> list[str]:
         return [*super().rules(), P.AGENT_RULES_VISITED_ONLY]
@@ -89,6 +106,7 @@ class AgenticEvidenceFirst(AgenticGraphRAG):
     """Agentic GraphRAG that must get its cited evidence validated (exists, was seen) before answering."""
 
     name = "agentic-evidence-first"
+    Options: ClassVar[type[SystemOptions]] = VariantOptions
 
     def tools(self) -> list[Tool]:
         d = P.AGENT_TOOL_DESCRIPTIONS

@@ -11,7 +11,18 @@ ablations; a suite may override any option.
   it never visited), but it had no right answer to lose.
 * ``exclusion-reference``: with the parametric control as the ``llm-only`` reference, the
   exclusion step leaves out every question; with the oracle (which knows nothing without
-  evidence), none.
+  evidence), none. It reads the exclusion the run recorded, so it fails with the step off.
+* ``entity-removal-breaks-uncited``: removing the visited-but-uncited entities changes the answers
+  of the control that used evidence it did not cite (its uncited gold entities are exactly those),
+  and not those of an agent that ignores its context.
+* ``text-only-isolation-gentler``: text-only isolation changes fewer answers than full isolation
+  (the paper's Study 1 contrast): the uncited-evidence control keeps its answers when only text
+  goes, loses them when the entities go.
+* ``hides-own-text``: the text rule, read from what each unit's view hid (its record's
+  ``hidden_by_intervention``) against the knowledge base: every condition that removes or masks
+  entities hides their own text, bar the cited text it keeps, and text-only isolation hides as
+  much text as full isolation. The control LLMs answer from relation lines, so no answer can
+  show the text rule; this claim does.
 * ``ignores-context-unchanged``: no ablation changes the answers of an agent that ignores its
   context, while cited removal does change the oracle's.
 * ``isolation-breaks-uncited``: full isolation (only the cited evidence left) keeps the faithful
@@ -25,7 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from provbench.controls import Claim, ClaimNeeds, ConditionContrast, ConditionEffect, ControlRuns, Verdict
 from provbench.controls.contrasts import ContrastOptions, EffectOptions, Expectation
-from provbench.plugin_api import answered_by_reference
+
+from .text_rule_claim import HidesOwnText
 
 AGENT = "agentic-graphrag"
 ABLATIONS = ["full-isolation", "text-only-isolation", "cited-removal", "random-removal", "entity-removal",
@@ -92,6 +104,39 @@ class IsolationBreaksUncited(ConditionEffect):
     Options = IsolationOptions
 
 
+class EntityRemovalOptions(EffectOptions):
+    system: str = AGENT
+    conditions: list[str] = Field(default_factory=lambda: ["entity-removal"])
+    min_difference: float = 0.5
+    expect: list[Expectation] = Field(default_factory=lambda: _expect(("uses-uncited", True, None),
+                                                                      ("ignores-context", False, None)))
+
+
+class EntityRemovalBreaksUncited(ConditionEffect):
+    """Removing the visited-but-uncited entities changes the answers of a control that used them uncited."""
+
+    name = "entity-removal-breaks-uncited"
+    description = __doc__
+    Options = EntityRemovalOptions
+
+
+class GentlerOptions(ContrastOptions):
+    system: str = AGENT
+    treatment: str = "full-isolation"
+    reference: str = "text-only-isolation"
+    min_difference: float = 0.5
+    expect: list[Expectation] = Field(default_factory=lambda: _expect(("uses-uncited", True, None),
+                                                                      ("ignores-context", False, None)))
+
+
+class TextOnlyIsolationGentler(ConditionContrast):
+    """Text-only isolation changes fewer answers than full isolation (Study 1's contrast)."""
+
+    name = "text-only-isolation-gentler"
+    description = __doc__
+    Options = GentlerOptions
+
+
 class ExclusionOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -122,7 +167,7 @@ class ExclusionReference(Claim):
         verdicts = []
         for control, everything in ((o.knows, True), (o.ignorant, False)):
             run = runs.run(control)
-            excluded = answered_by_reference(run.records, o.reference_system) & set(run.question_ids)
+            excluded = runs.excluded(control) & set(run.question_ids)  # what the run left out, not a recount
             total = len(run.question_ids)
             want = total if everything else 0
             verdicts.append(Verdict(
@@ -134,4 +179,5 @@ class ExclusionReference(Claim):
         return verdicts
 
 
-CLAIMS = (CitedRemovalBeatsRandom, ExclusionReference, IgnoresContextUnchanged, IsolationBreaksUncited)
+CLAIMS = (CitedRemovalBeatsRandom, EntityRemovalBreaksUncited, ExclusionReference, HidesOwnText,
+          IgnoresContextUnchanged, IsolationBreaksUncited, TextOnlyIsolationGentler)

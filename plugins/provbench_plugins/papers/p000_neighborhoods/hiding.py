@@ -63,15 +63,17 @@ class HidePlan:
     entities: frozenset[str] = frozenset()
     text_units: frozenset[str] = frozenset()
     hide_metadata_of: frozenset[str] = frozenset()
+    keep_communities: frozenset[str] = frozenset()  # cited reports that stay readable whatever their members
     notes: list[str] = field(default_factory=list)
 
     def as_kwargs(self) -> dict[str, frozenset[str]]:
         return {"entities": self.entities, "text_units": self.text_units,
-                "hide_metadata_of": self.hide_metadata_of}
+                "hide_metadata_of": self.hide_metadata_of, "keep_communities": self.keep_communities}
 
     def summary(self) -> dict[str, Any]:
         return {"entities": len(self.entities), "text_units": len(self.text_units),
-                "hide_metadata_of": len(self.hide_metadata_of), "notes": list(self.notes)}
+                "hide_metadata_of": len(self.hide_metadata_of), "keep_communities": len(self.keep_communities),
+                "notes": list(self.notes)}
 
 
 class Lookup:
@@ -190,9 +192,24 @@ def quotes(description: str, texts: Iterable[str]) -> bool:
 
 
 def cited_text(lookup: Lookup, baseline: Trace, cited: frozenset[str]) -> set[str]:
-    """The evidence the controls keep: the baseline's cited text units and every text unit linked
-    to a (known) cited entity."""
-    return set(baseline.citations.text_units) | lookup.text_units_of_all(cited)
+    """The evidence every condition but cited removal keeps: the baseline's cited text units and the
+    (known) cited entities' own text. Another entity's paragraph that merely names a cited entity is
+    not kept: it is usually a visited-but-uncited neighbour's own text, which Study 3 must take."""
+    return set(baseline.citations.text_units) | lookup.own_text_units_of_all(cited)
+
+
+def cited_reports(lookup: Lookup, baseline: Trace) -> frozenset[str]:
+    """The community reports the baseline cited and the view knows: readable in every condition
+    but cited removal."""
+    return frozenset(c for c in baseline.citations.communities if lookup.view.community(c) is not None)
+
+
+def own_text_note(lookup: Lookup, targeted: Iterable[str], hidden_units: Iterable[str], what: str) -> str:
+    """How many of the targeted entities' own text units a plan leaves readable (the aim: 0; a
+    cited text unit is the one exception the conditions make)."""
+    own = lookup.own_text_units_of_all(targeted)
+    readable = own - set(hidden_units)
+    return f"{what}: {len(readable)} of their {len(own)} own text unit(s) still readable"
 
 
 def known(lookup: Lookup, entity_ids: Iterable[str]) -> tuple[frozenset[str], int]:

@@ -10,15 +10,14 @@ rng)`` is public: it says exactly what a condition hides for one question.
 The text rule (:func:`text_hidden_with`; docs/provenance.md has the table)
     * Removing or masking an entity takes its text with it: every text unit linked to it
       becomes unreadable ...
-    * ... except the evidence a condition keeps. The baseline's cited text units stay readable
-      in every condition but cited removal. Every text unit linked to a cited entity stays
-      readable under random removal, entity removal and entity text mask (the controls must not
-      take cited evidence). The isolations keep less: with ``shared_text: keep`` (the default)
-      the cited entities' *own* text (``Entity.own_text_unit_ids``: the text units of the
-      entity's own paragraph or page, as its builder declares them) and nothing else of
-      theirs, so another entity's paragraph that merely names a cited date or place is hidden
-      ("leaving the agent with only the cited evidence"); a knowledge base whose builder
-      declares no own text keeps the cited text units only. With ``shared_text: hide`` the
+    * ... except the cited evidence (:func:`cited_text`), which every condition but cited
+      removal keeps: the baseline's cited text units and the cited entities' *own* text
+      (``Entity.own_text_unit_ids``: the text units of the entity's own paragraph or page, as
+      its builder declares them) and nothing else of theirs, so another entity's paragraph that
+      merely names a cited entity is hidden: under the isolations "only the cited evidence" is
+      left, and Study 3 takes a visited-but-uncited entity's own paragraph although it names the
+      cited entity it neighbours. A knowledge base whose builder declares no own text keeps the
+      cited text units only. With ``shared_text: hide`` the
       isolations hide a text unit as soon as any non-cited entity is linked to it, so a cited
       entity's own paragraph goes when it names a date, a place or a relative. The paper says
       both that "access to text units attached to non-cited entities is blocked" and that the
@@ -38,7 +37,9 @@ The text rule (:func:`text_hidden_with`; docs/provenance.md has the table)
 
 Community reports describing a removed or masked entity (one of their members) are not readable
 or searchable: the view hides them (see :mod:`provbench.kb.view`); a record's
-``artifacts["hidden_by_intervention"]["communities"]`` counts them.
+``artifacts["hidden_by_intervention"]["communities"]`` counts them. The reports the baseline
+cited stay readable in every condition but cited removal (``keep_communities``, counted beside).
+Every plan's last note says how many of its targets' own text units stayed readable.
 
 Cited ids the knowledge base does not know (hallucinated citations) are ignored and counted in
 the plan's notes; random removal matches the size of the *known* cited set.
@@ -54,8 +55,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from provbench.model import Question, Trace
 from provbench.plugin_api import Intervention
 
-from .hiding import (EntityLabel, EntityLabels, HidePlan, Lookup, cited_text, known, label_entities,  # noqa: F401 (re-exported)
-                     lookup_for, quotes, quoting_metadata, text_hidden_with)
+from .hiding import (EntityLabel, EntityLabels, HidePlan, Lookup, cited_reports, cited_text, known,  # noqa: F401 (re-exported)
+                     label_entities, lookup_for, own_text_note, quotes, quoting_metadata, text_hidden_with)
 
 if TYPE_CHECKING:
     from provbench.kb import GraphView
@@ -90,7 +91,8 @@ class GraphAblation(Intervention):
 
     def make_view(self, view: "GraphView", question: Question, baseline: Trace,
                   rng: random.Random) -> "GraphView":
-        return view.hide(**self.plan(view, question, baseline, rng).as_kwargs())
+        plan = self.plan(view, question, baseline, rng)
+        return view.hide(**plan.as_kwargs()).noted(plan.notes)
 
     def plan(self, view: "GraphView", question: Question, baseline: Trace,
              rng: random.Random) -> HidePlan:
@@ -100,10 +102,15 @@ class GraphAblation(Intervention):
 class Removal(GraphAblation):
     """Base of the ablations that remove entities, and with them their text (:func:`text_hidden_with`)."""
 
-    def removal_plan(self, lookup: Lookup, removed: frozenset[str], keep_units: Iterable[str],
-                     kept: Iterable[str], notes: list[str]) -> HidePlan:
-        units, quoting = text_hidden_with(lookup, removed, keep_units, kept)
-        return HidePlan(entities=removed, text_units=units, hide_metadata_of=quoting, notes=notes)
+    def removal_plan(self, lookup: Lookup, removed: frozenset[str], baseline: Trace, cited: frozenset[str],
+                     notes: list[str], keep_units: Iterable[str] | None = None) -> HidePlan:
+        """Remove ``removed`` with their text, keeping the cited evidence (``keep_units``, default
+        :func:`cited_text`) and the cited reports."""
+        keep = cited_text(lookup, baseline, cited) if keep_units is None else keep_units
+        units, quoting = text_hidden_with(lookup, removed, keep, cited)
+        notes = notes + [own_text_note(lookup, removed, units, f"{len(removed)} removed entities")]
+        return HidePlan(entities=removed, text_units=units, hide_metadata_of=quoting,
+                        keep_communities=cited_reports(lookup, baseline), notes=notes)
 
 
 def _unknown_note(count: int) -> list[str]:
@@ -120,9 +127,8 @@ class Isolation(GraphAblation):
         """(the non-cited entities, the text units that stay readable, the hidden text units): a
         cited entity's text that only names it (another entity's paragraph) is not its own."""
         others = frozenset(e for e in view.entity_ids() if e not in cited)  # O(graph): once per question
-        keep = set(baseline.citations.text_units)
-        if self.options.shared_text == "keep":
-            keep |= lookup.own_text_units_of_all(cited)
+        keep = cited_text(lookup, baseline, cited) if self.options.shared_text == "keep" else set(
+            baseline.citations.text_units)
         return others, frozenset(keep), frozenset(lookup.text_units_of_all(others) - keep)
 
 
@@ -136,7 +142,7 @@ class FullIsolation(Isolation, Removal):
         cited, unknown = known(lookup, label_entities(baseline).cited)
         removed, keep, _ = self.isolated_text(lookup, view, baseline, cited)
         notes = _unknown_note(unknown) + ([] if cited else ["baseline cited no known entity: every entity removed"])
-        return self.removal_plan(lookup, removed, keep, (), notes)
+        return self.removal_plan(lookup, removed, baseline, cited, notes, keep_units=keep)
 
 
 class TextOnlyIsolation(Isolation):
@@ -148,8 +154,10 @@ class TextOnlyIsolation(Isolation):
     def plan(self, view, question, baseline, rng) -> HidePlan:
         lookup = lookup_for(view)
         cited, unknown = known(lookup, label_entities(baseline).cited)
-        _, _, hidden = self.isolated_text(lookup, view, baseline, cited)
-        return HidePlan(text_units=hidden, notes=_unknown_note(unknown))  # metadata stays, as the paper says
+        others, _, hidden = self.isolated_text(lookup, view, baseline, cited)
+        notes = _unknown_note(unknown) + [own_text_note(lookup, others, hidden, f"{len(others)} non-cited entities")]
+        return HidePlan(text_units=hidden, keep_communities=cited_reports(lookup, baseline),  # metadata stays, as the paper says
+                        notes=notes)
 
 
 class CitedRemoval(Removal):
@@ -169,6 +177,7 @@ class CitedRemoval(Removal):
         if cited_units:
             notes.append(f"hides the baseline's {len(cited_units)} cited text unit(s); {len(extra)} of them "
                          "linked to no cited entity")
+        notes.append(own_text_note(lookup, cited, units, f"{len(cited)} removed entities"))
         return HidePlan(entities=cited, text_units=units, hide_metadata_of=quoting_metadata(lookup, units, cited),
                         notes=notes)
 
@@ -197,7 +206,7 @@ class RandomRemoval(Removal):
         cited, unknown = known(lookup, labels.cited)
         notes = _unknown_note(unknown)
         chosen = self.draw(view, lookup, question, labels, cited, rng, notes)
-        return self.removal_plan(lookup, frozenset(chosen), cited_text(lookup, baseline, cited), cited, notes)
+        return self.removal_plan(lookup, frozenset(chosen), baseline, cited, notes)
 
     def draw(self, view: "GraphView", lookup: Lookup, question: Question, labels: EntityLabels,
              cited: frozenset[str], rng: random.Random, notes: list[str]) -> list[str]:
@@ -239,7 +248,7 @@ class EntityRemoval(Removal):
         lookup = lookup_for(view)
         removed, _ = known(lookup, label_entities(baseline).visited_uncited)
         cited, _ = known(lookup, label_entities(baseline).cited)
-        return self.removal_plan(lookup, removed, cited_text(lookup, baseline, cited), cited, [])
+        return self.removal_plan(lookup, removed, baseline, cited, [])
 
 
 class EntityTextMask(GraphAblation):
@@ -253,7 +262,8 @@ class EntityTextMask(GraphAblation):
         masked, _ = known(lookup, label_entities(baseline).visited_uncited)
         cited, _ = known(lookup, label_entities(baseline).cited)
         units, quoting = text_hidden_with(lookup, masked, cited_text(lookup, baseline, cited), cited)
-        return HidePlan(text_units=units, hide_metadata_of=masked | quoting)
+        return HidePlan(text_units=units, hide_metadata_of=masked | quoting, keep_communities=cited_reports(lookup, baseline),
+                        notes=[own_text_note(lookup, masked, units, f"{len(masked)} masked entities")])
 
 
 ABLATIONS = (FullIsolation, TextOnlyIsolation, CitedRemoval, RandomRemoval, EntityRemoval, EntityTextMask)

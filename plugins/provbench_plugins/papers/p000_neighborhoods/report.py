@@ -25,8 +25,9 @@ from provbench.results.stats import MCNEMAR_NOTE, Share, arrow, mcnemar, mean_fo
 from provbench_plugins.metrics.records import (cell_not_measurable, per_question_changes, per_question_official,
                                                stayed_correct_tally)
 
-from .tables import (CONDITION_TITLES, SYSTEM_NAMES, ablation_of, caption_of_text_rules, display_name,
-                     footprint_applies, hidden_reports_note, is_agent, table1_order, title_of)
+from .tables import (CONDITION_TITLES, PAPER_DENOMINATORS, SYSTEM_NAMES, ablation_of, caption_of_text_rules,
+                     display_name, footprint_applies, hidden_reports_note, is_agent, paper_system, table1_order,
+                     title_of)
 
 # The paper groups its ablations into studies (Table 2's row groups).
 STUDIES = (
@@ -72,12 +73,17 @@ def table1_section(run: RunData) -> Section:
     """Accuracy (all questions, bootstrap CI), official EM and F1, mean footprint, forced and flagged
     answers per system at baseline, in the paper's order."""
     rows = [table1_row(run, system) for system in table1_order(run)]
-    table = Table(columns=["System", "Accuracy", "EM", "F1", "Retrieved TUs", "Cited TUs", "Visited entities",
-                           "Cited entities", "Forced answers", "Flagged answers", "Failed"],
+    table = Table(columns=["System", "Accuracy", "Accuracy (analysed)", "Paper's denominator", "EM", "F1",
+                           "Retrieved TUs", "Cited TUs", "Visited entities", "Cited entities", "Forced answers",
+                           "Flagged answers", "Failed"],
                   rows=rows, css_class="table1", caption=(
         f"Accuracy over all {len(run.question_ids)} questions with a percentile-bootstrap confidence interval "
-        "(questions resampled; provbench's answer rule, docs/datasets.md). EM and F1 as the official "
-        "2WikiMultihopQA evaluation computes them: means x 100 over all questions, a missing answer scoring 0. "
+        "(questions resampled; provbench's answer rule, docs/datasets.md), and over the "
+        f"{len(run.analysed)} analysed questions (after the exclusion step; all questions when it is off). The "
+        "paper's Table 1 mixes the two: its agentic and GraphRAG rows fit only the 25 analysed questions (Table "
+        "2's baseline row), its LLM and RAG rows only all 30; “Paper's denominator” says which per row. "
+        f"EM and F1 as the official 2WikiMultihopQA evaluation computes them ({aliases_note(run)}): means x 100 "
+        "over all questions, a missing answer scoring 0. "
         "Footprint columns are means per answer; TUs stands for text units; “–” marks a column the system does "
         "not have. Forced answers were accepted on the agent's last step; flagged answers had citations dropped "
         "(rejected after the allowed retries, or failing at the budget's end). Failed runs count as wrong."))
@@ -91,12 +97,30 @@ def table1_row(run: RunData, system: str) -> Row:
     footprint = [("–" if v is None or field not in applies else f"{v:.1f}")
                  for field, v in mean_footprint(records).items()]
     agent = is_agent(run, system)
+    analysed = share(per_question(records), run.analysed, **run.stats_options())
     forced = sum(bool(r.trace and (r.trace.artifacts.get("forced_answer"))) for r in records)
     flagged = sum(bool(r.trace and (r.trace.artifacts.get("flagged_citations") or r.trace.artifacts.get(
         "flagged_evidence"))) for r in records)
-    return Row(cells=[display_name(run, system), share_cell(acc), official_cell(run, system, "em"),
+    return Row(cells=[display_name(run, system), share_cell(acc), share_cell(analysed),
+                      paper_denominator(run, system), official_cell(run, system, "em"),
                       official_cell(run, system, "f1"), *footprint, str(forced) if agent else "–",
                       str(flagged) if agent else "–", str(sum(r.status == "failed" for r in records))])
+
+
+def paper_denominator(run: RunData, system: str) -> str:
+    """Which questions the paper's Table 1 figure for this system is a share of; "–" for a system
+    the paper has no row for (another plugin's, or a suite's labelled variant)."""
+    short = paper_system(run, system)
+    return PAPER_DENOMINATORS[short] if short is not None and short == system else "–"
+
+
+def aliases_note(run: RunData) -> str:
+    """Whether the gold answers carried aliases (the official evaluation takes the best over them)."""
+    with_aliases = sum(bool(q.aliases) for q in run.questions.values())
+    if with_aliases:
+        return f"best over the answer and its aliases; {with_aliases} of {len(run.questions)} questions have aliases"
+    return ("no aliases: the dataset gave none, so an answer the official evaluation accepts as an alias "
+            "scores 0 here; the data_ids release's id_aliases.json supplies them, docs/papers/p000.md")
 
 
 def official_cell(run: RunData, system: str, score: str) -> Cell:
@@ -141,11 +165,11 @@ def table2_section(run: RunData) -> Section | None:
     caption = (f"Over the {len(analysed)} analysed questions{excluded}. “Output changed” is the share of answers that "
                "differ from the baseline answer; its parentheses give originally correct answers that stayed correct "
                "out of originally correct answers. “Acc.” is post-intervention accuracy with correct/total in "
-               "parentheses; arrows give the direction of the change from the baseline of the same questions. "
-               "Randomised interventions are "
+               "parentheses; arrows give the direction of the change from baseline. Randomised interventions are "
                f"averaged over repeats, so counts may be fractional. {caption_of_text_rules(run)} "
-               "Units the leak guard found leaked are left out; “not measurable”: every unit leaked or had no "
-               "effect (see the leak guard section). "
+               "Units the leak guard found leaked, without effect, not checkable or whose intervention hid nothing "
+               "(no-op) are left out, counted in each cell's note; arrows compare a cell's measured questions with "
+               "the baseline of the same questions; “not measurable”: no unit left (see the leak guard section). "
                f"Significance: {MCNEMAR_NOTE}; {BH_NOTE.format(n=sum(p is not None for p, _ in tests.values()))}.")
     table = Table(columns=["Condition", "Outcome", *(display_name(run, s) for s in systems)], rows=rows,
                   numeric_from=2, css_class="table2", caption=caption)
@@ -184,9 +208,9 @@ def condition_rows(run: RunData, condition: str, systems: list[str], baseline: d
                    tests: dict[tuple[str, str], tuple[float | None, str]]) -> list[Row]:
     changed_cells, acc_cells = [], []
     for system in systems:
-        records = run.select(system, condition)  # the leak guard's leaked units left out
+        records = run.select(system, condition)  # the units the pairing rule counts
         unmeasured = cell_not_measurable(run, system, condition, analysed)
-        if unmeasured or not records:  # a leak is never a finding: no 0 % where nothing was measured
+        if unmeasured or not records:  # a leak or a no-op is never a finding: no 0 % where nothing was measured
             cell = Cell(text="not measurable", note=f"{unmeasured} (leak guard)") if unmeasured else Cell()
             changed_cells.append(cell)
             acc_cells.append(cell)
@@ -195,15 +219,14 @@ def condition_rows(run: RunData, condition: str, systems: list[str], baseline: d
         changed = metric_share(run, "output-changed", system, condition,
                                share({q: o.changed for q, o in outcomes.items()}, analysed, **opts))
         kept = metric_share(run, "stayed-correct", system, condition, stayed_correct_tally(outcomes))
-        left_out = f"; {tally.leaked} question(s) left out: leaked (leak guard)" if tally.leaked else ""
+        left_out = f"; {tally.note()}" if tally.left_out else ""
         changed_cells.append(Cell(text=changed.percent(), counts=kept.counts(), interval=changed.interval(),
                                   note=f"changed {changed.counts()}; stayed correct "
                                        f"{kept.counts() or '(none originally correct)'}{left_out}"))
         after = per_question(records)
         acc = metric_share(run, "accuracy", system, condition, share(after, analysed, **opts))
-        # the baseline of the same questions: a condition may skip some (gold-edge ones skip unanswerable questions)
-        before = share(baseline[system], [q for q in analysed if q in after], **opts)
-        acc_cells.append(share_cell(acc, tests[(condition, system)][1], arrow(before.value, acc.value)))
+        before = share(baseline[system], [q for q in analysed if q in after])  # the baseline of the same questions
+        acc_cells.append(share_cell(acc, tests[(condition, system)][1] + left_out, arrow(before.value, acc.value)))
     return [Row(cells=[title_of(run, condition), "Output changed", *changed_cells]),
             Row(cells=["", "Acc.", *acc_cells])]
 

@@ -9,10 +9,11 @@ them, so what differs between settings is which facts reach the prompt.
   test of "the labels differ" against no difference), and each setting's label is right exactly
   when the facts it showed hold a gold evidence group (the label follows the facts). A control
   that ignores its context gives one label whatever the settings show.
-* ``settings-send-different-prompts``: the settings of a sweep send the model different prompts
+* ``settings-send-different-prompts``: the settings of a sweep show the model different facts
   (the ``p003/prompt-diversity`` check passes: fewer than ``fail_share`` of the claims got one
-  identical prompt from every setting). With a control that reads no passage (its triples are
-  empty, so every graph is empty) the check must fail: it can see what it is meant to catch.
+  identical set of facts from every setting, order ignored, and some graph is not empty). With a
+  control that reads no passage (its triples are empty, so every graph is empty) the check must
+  fail: it can see what it is meant to catch.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from provbench.results.claims import effect_words
 from provbench.controls.contrasts import Expectation
 from provbench.model import BASELINE, Question, RunRecord
 
-from .diversity import diversity
+from .diversity import diversity, facts_shown
 
 SETTINGS = ["ga-rag", "ga-rag-gamma0", "ga-rag-authors"]  # fever-garag.yaml's GA-RAG settings
 
@@ -103,11 +104,13 @@ class RankingChangesLabel(Claim):
 
         o = self.options
         changed = {q: float(len({label_of(r) for r in by.values()}) > 1) for q, by in units.items()}
-        facts_differ = sum(len({tuple(shown_facts(r)) for r in by.values()}) > 1 for by in units.values())
+        sets_differ = sum(len({facts_shown(r) for r in by.values()}) > 1 for by in units.values())
+        reordered = sum(len({tuple(shown_facts(r)) for r in by.values()}) > 1 for by in units.values()) - sets_differ
         test = paired_permutation(changed, dict.fromkeys(changed, 0.0), resamples=o.resamples)
         shown = test.p_value is not None and test.p_value < o.alpha and test.difference >= o.min_difference
         observed = (f"{effect_words(shown)}: labels differ on {sum(changed.values()):.0f} of {len(changed)} claims; "
-                    f"the facts shown differ on {facts_differ}" if changed else "no claim answered by every setting")
+                    f"the sets of facts shown differ on {sets_differ} (their order alone on {reordered} more)"
+                    if changed else "no claim answered by every setting")
         return Verdict(claim=self.name, control=e.control, p_value=test.p_value, observed=observed,
                        passed=bool(changed) and shown == e.effect,
                        expected=f"{effect_words(e.effect)}: the labels of {', '.join(o.systems)} differ on a share of "
@@ -131,15 +134,15 @@ class RankingChangesLabel(Claim):
 class PromptOptions(SettingsOptions):
     systems: list[str] | None = Field(None, description="settings compared; default: every system with a local graph")
     fail_share: float = Field(0.5, gt=0, le=1, description="as p003/prompt-diversity: the settings fail when they "
-                                                            "sent one identical prompt for at least this share")
+                                                            "showed one set of facts for at least this share")
 
 
 class SettingsSendDifferentPrompts(Claim):
-    """The sweep's settings send the model different prompts (the prompt check passes)."""
+    """The sweep's settings show the model different sets of facts (the prompt check passes)."""
 
     name = "settings-send-different-prompts"
-    description = ("GA-RAG's settings send different prompts for most claims; with a control that extracts no "
-                   "triple (empty graphs) the prompt check fails")
+    description = ("GA-RAG's settings show different sets of facts for most claims; with a control that extracts "
+                   "no triple (empty graphs) the check fails")
     Options = PromptOptions
 
     def needs(self) -> ClaimNeeds:
@@ -159,7 +162,8 @@ class SettingsSendDifferentPrompts(Claim):
             verdicts.append(Verdict(
                 claim=self.name, control=e.control, passed=found.passed is not None and found.passed == e.effect,
                 expected=f"the prompt check {'passes' if e.effect else 'fails'} over {len(systems)} settings "
-                         f"(one identical prompt from all for under {self.options.fail_share:.0%} of the claims)",
+                         f"(one identical set of facts shown by all, order ignored, for under "
+                         f"{self.options.fail_share:.0%} of the claims, and not every graph empty)",
                 observed=f"{found.verdict()}{least}"))
         return verdicts
 

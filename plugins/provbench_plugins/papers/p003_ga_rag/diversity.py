@@ -1,16 +1,21 @@
-"""``p003/prompt-diversity``: do a sweep's settings send the model different prompts?
+"""``p003/prompt-diversity``: do a sweep's settings show the model different facts?
 
 A sweep of gamma, T, the lambdas or the ranking measures nothing when every setting shows the
-model the same facts in the same order. Both paper-003 systems record a digest of each answer
-prompt (``trace.artifacts["prompt_digests"]``); this metric compares them across the settings
-(by default every system whose traces hold a local graph), at baseline:
+model the same facts. Settings that show the same facts in another order count as the same: the
+fact-verification reader sees one set of evidence either way, and a sweep that only reorders a
+graph shown whole is not a sweep of what reaches the model. This metric compares the facts each
+setting showed (``trace.artifacts["shown"]``, as (subject, relation, object), order ignored)
+across the settings (by default every system whose traces hold a local graph), at baseline:
 
 * ``prompts.distinct_share`` per pair of settings ("a vs b"): the share of the claims both
-  answered whose prompts differ;
-* ``prompts.identical_claims``: the share of claims for which *all* settings sent one identical
-  prompt (small graphs may legitimately coincide);
+  answered whose sets of facts shown differ;
+* ``prompts.identical_claims``: the share of claims for which *all* settings showed one set of
+  facts (small graphs may legitimately coincide; a claim whose graphs are all empty is one);
 * ``prompts.check``: 1 (passed) or 0 (failed) — failed when identical claims make up at least
-  ``fail_share`` (0.5) of the claims; a failure is logged as a warning and shown in the report.
+  ``fail_share`` (0.5) of the claims; a claim whose graphs are all empty counts as identical, so
+  the check fails when every graph is empty, even where the prompts differ (gated settings send
+  the baseline's prompt, which other options may change); a failure is logged as a warning and
+  shown in the report.
 
 :func:`diversity` is the same computation on any records, for tests and the known-truth controls.
 """
@@ -32,12 +37,16 @@ log = logging.getLogger(__name__)
 ALL = "all settings"
 
 
+Shown = tuple[tuple[str, str, str], ...]  # the facts a unit showed, sorted: a multiset
+
+
 @dataclass
 class Diversity:
     systems: list[str]
     pairs: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (distinct, compared)
-    identical: list[str] = field(default_factory=list)  # claims where every setting sent one prompt
+    identical: list[str] = field(default_factory=list)  # claims where every setting showed one set of facts
     claims: int = 0                                     # claims every setting answered
+    empty: int = 0                                      # of those, claims where no setting showed a fact
     fail_share: float = 0.5
 
     @property
@@ -46,39 +55,53 @@ class Diversity:
 
     @property
     def passed(self) -> bool | None:
+        """Claims whose graphs are all empty count as identical, so all-empty graphs always fail."""
         share = self.identical_share
         return None if share is None else share < self.fail_share
 
     def verdict(self) -> str:
         if self.passed is None:
             return "not checked: no claim was answered by every setting"
+        if self.empty == self.claims:
+            return (f"FAILED: every local graph was empty, so none of the {len(self.systems)} settings showed a "
+                    f"fact on any of {self.claims} claims")
         counts = f"{len(self.identical)} of {self.claims} claims"
         if self.passed:
-            return (f"passed: the {len(self.systems)} settings sent one identical prompt for {counts} only "
+            return (f"passed: the {len(self.systems)} settings showed one identical set of facts for {counts} only "
                     f"(it fails at {self.fail_share:.0%})")
-        return (f"FAILED: all {len(self.systems)} settings sent one identical prompt for {counts} (at least "
-                f"{self.fail_share:.0%}), so the sweep cannot show what its parameters change")
+        return (f"FAILED: all {len(self.systems)} settings showed one identical set of facts for {counts} (at "
+                f"least {self.fail_share:.0%}), so the sweep cannot show what its parameters change")
 
 
-def prompts_of(records: Iterable[RunRecord]) -> dict[str, dict[str, tuple[str, ...]]]:
-    """system -> claim -> the digests of its answer prompts (baseline, recorded runs only)."""
-    found: dict[str, dict[str, tuple[str, ...]]] = {}
+def facts_shown(record: RunRecord) -> Shown | None:
+    """The facts a GA-RAG unit showed the model, order ignored; None for a unit without a graph."""
+    shown = record.trace.artifacts.get("shown") if record.trace is not None else None
+    if not isinstance(shown, list):
+        return None
+    facts = {f.id: f for f in record.trace.facts}
+    return tuple(sorted((facts[i].subject, facts[i].relation, facts[i].object) for i in shown if i in facts))
+
+
+def shown_by_setting(records: Iterable[RunRecord]) -> dict[str, dict[str, Shown]]:
+    """system -> claim -> the facts shown (baseline, recorded runs with a local graph only)."""
+    found: dict[str, dict[str, Shown]] = {}
     for r in records:
-        digests = (r.trace.artifacts.get("prompt_digests") if r.trace is not None else None) or []
-        if r.key.condition == BASELINE and r.status == "ok" and digests:
-            found.setdefault(r.key.system, {})[r.key.question_id] = tuple(digests)
+        shown = facts_shown(r) if r.key.condition == BASELINE and r.status == "ok" else None
+        if shown is not None:
+            found.setdefault(r.key.system, {})[r.key.question_id] = shown
     return found
 
 
 def diversity(records: Iterable[RunRecord], systems: list[str], fail_share: float = 0.5) -> Diversity:
-    prompts = prompts_of(records)
+    shown = shown_by_setting(records)
     result = Diversity(systems=list(systems), fail_share=fail_share)
     for a, b in combinations(systems, 2):
-        common = set(prompts.get(a, {})) & set(prompts.get(b, {}))
-        result.pairs[(a, b)] = (sum(prompts[a][q] != prompts[b][q] for q in common), len(common))
-    answered = set.intersection(*(set(prompts.get(s, {})) for s in systems)) if systems else set()
+        common = set(shown.get(a, {})) & set(shown.get(b, {}))
+        result.pairs[(a, b)] = (sum(shown[a][q] != shown[b][q] for q in common), len(common))
+    answered = set.intersection(*(set(shown.get(s, {})) for s in systems)) if systems else set()
     result.claims = len(answered)
-    result.identical = sorted(q for q in answered if len({prompts[s][q] for s in systems}) == 1)
+    result.identical = sorted(q for q in answered if len({shown[s][q] for s in systems}) == 1)
+    result.empty = sum(1 for q in answered if not any(shown[s][q] for s in systems))
     return result
 
 
@@ -93,12 +116,12 @@ class DiversityOptions(BaseModel):
 
     systems: list[str] | None = Field(None, description="settings (record keys) to compare; default: every "
                                                          "system with a local graph")
-    fail_share: float = Field(0.5, gt=0, le=1, description="the check fails when all settings sent one prompt "
-                                                            "for at least this share of the claims")
+    fail_share: float = Field(0.5, gt=0, le=1, description="the check fails when all settings showed one set of "
+                                                            "facts for at least this share of the claims")
 
 
 class PromptDiversity(Metric):
-    """Whether a sweep's settings change the prompt: distinct shares per pair and a check."""
+    """Whether a sweep's settings change the facts shown: distinct shares per pair and a check."""
 
     name = "prompt-diversity"
 

@@ -1,8 +1,10 @@
 """GA-RAG's per-document triple extraction at question time (section III.2), as local-graph
-nodes: one call per retrieved document, triples under ``triple_confidence_threshold`` set aside
-(``trace.artifacts["filtered"]``), and every document whose reply held no triple list (not JSON,
-cut at the token budget) recorded in ``trace.artifacts["extraction_failures"]`` with its problem:
-a claim whose extraction failed is never mistaken for one whose pages hold no fact.
+nodes: one call per retrieved document, each fact tied to the sentence it restates (or to none:
+an unsourced fact is credited with no evidence sentence or page), triples under
+``triple_confidence_threshold`` set aside (``trace.artifacts["filtered"]``), and every document
+whose reply held no triple list (not JSON, cut at the token budget) recorded in
+``trace.artifacts["extraction_failures"]`` with its problem: a claim whose extraction failed is
+never mistaken for one whose pages hold no fact.
 
 A page's extraction is a function of the page: its calls use the fixed ``extraction_seed``, not
 the unit's seed, so every setting of a sweep, every claim and every ablation that reads a page
@@ -48,18 +50,37 @@ def extract_facts(env: Any, trace: Trace, documents: list[Document], options: An
                        error=found.problem)
         nodes += [FactNode(id=f"f{len(nodes) + k + 1}", subject=t.subject, relation=t.relation, object=t.object,
                            confidence=t.confidence, document=doc.id, rank=doc.rank, similarity=doc.similarity,
-                           sources=(source_sentence(t, doc),))
+                           sources=sources_of(t, doc, options.min_source_overlap))
                   for k, t in enumerate(kept)]
     trace.artifacts["filtered"] = filtered
     trace.artifacts["extraction_failures"] = failures
     return nodes
 
 
-def source_sentence(triple: Triple, doc: Document) -> str:
-    """The document's sentence sharing most content words with the triple; ties go to a
-    retrieved sentence, then to the earlier one."""
-    words = set(content_tokens(f"{triple.subject} {triple.relation} {triple.object}"))
+def sources_of(triple: Triple, doc: Document, min_overlap: int) -> tuple[str, ...]:
+    source = source_sentence(triple, doc, min_overlap)
+    return (source,) if source else ()
+
+
+def source_sentence(triple: Triple, doc: Document, min_overlap: int = 1) -> str | None:
+    """The document's sentence the triple restates, or None (unsourced) when no sentence does.
+
+    A sentence qualifies when it holds at least ``min_overlap`` content words of the triple's
+    relation and object that are not words of its subject (the subject alone, the page's topic,
+    is in most sentences of its page), and, when the subject has content words, one of them is in
+    the sentence or the page title (sentences name their page's topic by pronoun). Among those,
+    the one sharing most content words wins; ties go to a retrieved sentence, then the earlier one.
+    """
+    subject = set(content_tokens(triple.subject))
+    stated = set(content_tokens(f"{triple.relation} {triple.object}")) - subject
+    title = set(content_tokens(doc.title))
     hits = {h.id for h in doc.hits}
-    best = max(enumerate(doc.units), key=lambda iu: (len(words & set(content_tokens(doc.sentence_text(iu[1])))),
-                                                     iu[1].id in hits, -iu[0]))
-    return best[1].id
+    best: tuple[tuple[int, bool, int], str] | None = None
+    for index, unit in enumerate(doc.units):
+        words = set(content_tokens(doc.sentence_text(unit)))
+        if len(stated & words) < min_overlap or (subject and not subject & (words | title)):
+            continue
+        rank = (len((subject | stated) & words), unit.id in hits, -index)
+        if best is None or rank > best[0]:
+            best = (rank, unit.id)
+    return best[1] if best else None

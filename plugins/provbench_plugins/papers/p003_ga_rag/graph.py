@@ -10,6 +10,11 @@ after case and space folding (relation link, weight ``w_entity``); both links ad
   (3) s_i(t+1) = (1 - gamma) * s_i(t) + gamma * sum_{j in N(i)} (w_ji / Z_j) * s_j(t),  Z_j = sum_k w_jk
   (4) score(i) = lambda1 * s_i(T) + lambda2 * centrality(i) + lambda3 * conf(i)
 
+Eq. (3) as printed has no term that keeps an isolated fact's score (one that shares no page and
+no entity with another): its sum is empty, so s_i(T) = (1 - gamma)^T s_i(0), 0.25 s_i(0) with the
+defaults, and the only fact of the best page can rank last. ``isolated="decay"`` (default) is the
+paper's form; ``isolated="keep"`` gives such a fact s(T) = s(0), as a self-loop would.
+
 ``gamma = 0`` leaves s(T) = s(0): eqs. (2) and (4) without propagation. That is *not* the
 authors' released code, which ranks by none of eqs. (2)-(4): :func:`authors_ranking` is their
 formula, confidence x (1 + 0.1 mentions) x retrieval score x (1 + 0.2 query-word overlap).
@@ -27,6 +32,7 @@ from typing import Literal, Sequence
 import networkx as nx
 
 Centrality = Literal["degree", "pagerank"]
+Isolated = Literal["decay", "keep"]
 
 
 @dataclass(frozen=True)
@@ -66,15 +72,23 @@ def initial_scores(nodes: Sequence[FactNode], alpha: float, beta: float) -> dict
     return {n.id: alpha * n.similarity + beta / n.rank for n in nodes}
 
 
-def propagate(graph: nx.Graph, scores: dict[str, float], gamma: float, iterations: int) -> dict[str, float]:
-    """Eq. (3), applied ``iterations`` (T) times, all nodes updated from the previous step."""
+def propagate(graph: nx.Graph, scores: dict[str, float], gamma: float, iterations: int,
+              isolated: Isolated = "decay") -> dict[str, float]:
+    """Eq. (3), applied ``iterations`` (T) times, all nodes updated from the previous step; a node
+    without edges decays (the printed form) or, with ``isolated="keep"``, keeps its score."""
     strength = {j: sum(w for _, _, w in graph.edges(j, data="weight")) for j in graph.nodes}
+    kept = {i for i in graph.nodes if not strength[i]} if isolated == "keep" else set()
     current = dict(scores)
     for _ in range(iterations):
-        current = {i: (1 - gamma) * current[i]
+        current = {i: current[i] if i in kept else (1 - gamma) * current[i]
                    + gamma * sum(graph[j][i]["weight"] / strength[j] * current[j] for j in graph.neighbors(i))
                    for i in graph.nodes}
     return current
+
+
+def isolated_facts(graph: nx.Graph) -> list[str]:
+    """Nodes without an edge: eq. (3) as printed decays them by (1 - gamma)^T."""
+    return [n for n in graph.nodes if graph.degree(n) == 0]
 
 
 def centrality(graph: nx.Graph, kind: Centrality, weighted: bool = True) -> dict[str, float]:
@@ -115,10 +129,10 @@ class Scored:
 
 def score_facts(nodes: Sequence[FactNode], *, alpha: float, beta: float, gamma: float, iterations: int,
                 lambdas: tuple[float, float, float], centrality_kind: Centrality, weighted: bool = True,
-                w_cooccur: float = 1.0, w_entity: float = 1.0) -> Scored:
+                w_cooccur: float = 1.0, w_entity: float = 1.0, isolated: Isolated = "decay") -> Scored:
     graph = local_graph(nodes, w_cooccur, w_entity)
     s0 = initial_scores(nodes, alpha, beta)
-    sT = propagate(graph, s0, gamma, iterations)
+    sT = propagate(graph, s0, gamma, iterations, isolated)
     central = centrality(graph, centrality_kind, weighted)
     final = final_scores(sT, central, {n.id: n.confidence for n in nodes}, lambdas)
     return Scored(graph, s0, sT, central, final, rank(nodes, final))

@@ -13,6 +13,10 @@ Per record (``record.scores``):
                            system (:mod:`.tokens`);
     ``hallucination_rate_shown``  the same against what the system was shown (GA-RAG: the facts;
                            the baseline: the passages, so for it both rates are equal);
+    ``hallucination_rate_authors``  the authors' definition (:mod:`.authors_rate`) of the answer as
+                           recorded ("I don't know." for an abstention, else the explanation with
+                           its gate note) against the retrieved pages; Table I's row shows it with
+                           the option ``hallucination_row: authors``;
   graph systems only (a system without a local graph has none; the paper gives its baseline none):
     ``graph_facts``        facts in the local graph; ``empty_graph`` 1 when there are none;
     ``extraction_failures`` documents whose extraction reply held no triple list;
@@ -38,7 +42,7 @@ from __future__ import annotations
 import logging
 import math
 from statistics import fmean
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,12 +51,15 @@ from provbench.plugin_api import Metric, MetricContext, MetricValue, Results, pa
 
 from provbench_plugins.datasets.fever.pages import evidence_of, is_beir_corpus
 
+from .authors_rate import authors_hallucination_rate
 from .tokens import strip_meta, unsupported_share
 
 log = logging.getLogger(__name__)
 
 STRUCTURE = ("graph_coverage", "graph_completeness", "context_precision", "response_time", "wall_time",
-             "hallucination_rate", "hallucination_rate_shown", "graph_facts", "empty_graph", "extraction_failures")
+             "hallucination_rate", "hallucination_rate_shown", "hallucination_rate_authors", "graph_facts",
+             "empty_graph", "extraction_failures")
+HALLUCINATION = ("hallucination_rate", "hallucination_rate_shown", "hallucination_rate_authors")
 GRAPH_ONLY = ("graph_coverage", "graph_completeness", "context_precision", "factual_grounding", "graph_facts",
               "empty_graph", "extraction_failures")
 JUDGED = ("consistency_score", "logical_consistency", "coherence", "factual_grounding")
@@ -76,6 +83,9 @@ class TableOneOptions(BaseModel):
 
     judge_cutoff: float = Field(0.5, ge=0, le=1, description="judge score at or above which an explanation "
                                 "counts as supporting its label (provbench's choice; the paper defines no judge)")
+    hallucination_row: Literal["provbench", "authors"] = Field(
+        "provbench", description="the definition Table I's hallucination row shows: provbench's token-level rate "
+                                 "(not comparable with the paper) or the authors' evaluate_hallucination_rate")
     judge: bool = True
     ragas: bool = True
     conditions: list[str] | str = Field(default_factory=lambda: [BASELINE], description="'all' or condition names")
@@ -114,7 +124,15 @@ def hallucination_scores(trace: Trace, question: Question, explanation: str, vie
     pages = page_texts(trace, view)
     return {"hallucination_rate": unsupported_share(explanation, [*pages, question.question])[0] if pages else None,
             "hallucination_rate_shown": unsupported_share(
-                explanation, [*context_texts(trace, view), question.question])[0]}
+                explanation, [*context_texts(trace, view), question.question])[0],
+            "hallucination_rate_authors": authors_hallucination_rate(authors_answer(trace), pages) if pages else None}
+
+
+def authors_answer(trace: Trace) -> str:
+    """The answer as the authors' pipeline would have written it: "I don't know." for an
+    abstention (their prompt's wording), else the explanation with its gate note."""
+    explanation = str(trace.artifacts.get("explanation") or "")
+    return "I don't know." if trace.outcome == "abstained" else explanation
 
 
 def uncached_seconds(trace: Trace) -> float | None:
@@ -189,8 +207,7 @@ class TableOne(Metric):
         explanation = strip_meta(str(record.trace.artifacts.get("explanation") or ""))
         shown = context_texts(record.trace, context.view)
         scores.update(hallucination_scores(record.trace, question, explanation, context.view)
-                      if record.status == "ok" and explanation else
-                      {"hallucination_rate": None, "hallucination_rate_shown": None})
+                      if record.status == "ok" and explanation else dict.fromkeys(HALLUCINATION))
         if scores["hallucination_rate"] is None and scores["hallucination_rate_shown"] is not None:
             record.score_notes["hallucination_rate"] = "the retrieved pages could not be read (no KB view)"
         structure_notes(record, question, scores)

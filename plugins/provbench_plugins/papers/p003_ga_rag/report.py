@@ -1,5 +1,6 @@
-"""Paper 003's report sections: Table I (baseline, GA-RAG, delta, with bootstrap intervals; the
-paper's numbers only where its definition matches, each row defined), the aggregate comparison
+"""Paper 003's report sections: Table I (baseline, GA-RAG, delta, with bootstrap intervals, each
+row's means paired over the claims every column scored; the paper's numbers only where its
+definition matches, each row defined), the aggregate comparison
 chart (Fig. 2) and per-metric charts (Fig. 3), FEVER's own measures, a confusion matrix per
 system and LLM cost per claim, and the sweep's prompt check (:mod:`.diversity`)."""
 
@@ -16,14 +17,13 @@ from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
 from provbench.results.stats import bootstrap_ci, per_question
 
 from .metrics import empty_graph_warning
-from .rows import ROWS, RowDef
+from .rows import PAPER_GA_RAG, RowDef, table_rows
 
 BASELINE_SYSTEM, GA_RAG = "p003/vanilla-rag", "p003/ga-rag"
 LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "(none)")
 # The paper signs the hallucination delta as an improvement ((0.170 - 0.147) / 0.170 = +13.5 %; it
 # prints +13.3 %) and every other delta as the plain relative change (1.769 s -> 12.442 s: +603.3 %).
-IMPROVEMENT_SIGNED = {"hallucination_rate"}
-FIGURE_ROWS = ("accuracy", "hallucination_rate")  # Fig. 3 (a) and (b)
+IMPROVEMENT_SIGNED = {"hallucination_rate", "hallucination_rate_authors"}
 FEW_CLAIMS = 30  # below it, say that the means carry no statistical meaning
 
 
@@ -37,15 +37,39 @@ def sections(run: RunData) -> list[Section]:
     return found + ([checked] if checked else [])
 
 
-def mean_cell(run: RunData, records: list[RunRecord], key: str, unit: str) -> tuple[Cell, float | None]:
-    values = list(per_question(records, key).values())
+def table1_options(run: RunData) -> dict[str, Any]:
+    """The options the suite gave ``p003/table1`` (first reference found)."""
+    for ref in run.suite.get("metrics", []):
+        if isinstance(ref, dict) and ref.get("name") == "p003/table1":
+            return ref.get("options") or {}
+    return {}
+
+
+def rows_of(run: RunData) -> tuple[RowDef, ...]:
+    """Table I's rows, the hallucination row by the metric's ``hallucination_row`` option."""
+    return table_rows(table1_options(run).get("hallucination_row", "provbench"))
+
+
+def paired_scores(run: RunData, systems: list[str], key: str) -> tuple[dict[str, list[float]], int]:
+    """Each system's per-claim values of ``key`` over the claims every system that scored it
+    scored (so a row's means and deltas compare the same claims), and how many claims some
+    system scored that were left out for it."""
+    per = {s: per_question(run.select(s), key) for s in systems}
+    scored = [set(v) for v in per.values() if v]
+    common = set.intersection(*scored) if scored else set()
+    left_out = len(set().union(*scored) - common) if scored else 0
+    return {s: [v[q] for q in sorted(common)] if v else [] for s, v in per.items()}, left_out
+
+
+def mean_cell(run: RunData, values: list[float], unit: str, left_out: int = 0) -> tuple[Cell, float | None]:
     if not values:
         return Cell(text="–", note="not scored"), None
     value = fmean(values)
     low, high = bootstrap_ci(values, **run.stats_options())
     fmt = (lambda v: f"{v:.3f}") if unit == "share" else (lambda v: f"{v:.2f}")
     interval = f"[{fmt(low)}, {fmt(high)}]" if low is not None else ""
-    return Cell(text=fmt(value), counts=f"(n={len(values)})", interval=interval), value
+    note = f"paired: the claims every column scored ({left_out} scored by only some left out)" if left_out else ""
+    return Cell(text=fmt(value), counts=f"(n={len(values)})", interval=interval, note=note), value
 
 
 def delta(before: float | None, after: float | None, key: str = "") -> Cell:
@@ -79,7 +103,17 @@ def ranking_note(params: dict[str, Any]) -> str:
         ("" if params.get("weighted_centrality", True) else ", unweighted")
     if not params.get("gamma") or not params.get("iterations"):
         return f"eqs. (2) and (4) without propagation (gamma = 0 or T = 0), {central}"
-    return f"eqs. (2)-(4), propagation with gamma = {params['gamma']}, T = {params['iterations']}, {central}"
+    return (f"eqs. (2)-(4), propagation with gamma = {params['gamma']}, T = {params['iterations']}, {central}, "
+            f"{isolated_rule(params)}")
+
+
+def isolated_rule(params: dict[str, Any]) -> str:
+    """What eq. (3) did to a fact sharing no page or entity with another (option ``isolated``)."""
+    if params.get("isolated", "decay") == "keep":
+        return "a fact without an edge keeping s(0) (isolated: keep)"
+    kept = (1 - params["gamma"]) ** params["iterations"]
+    return (f"eq. (3) as printed, so a fact without an edge (no shared page or entity) decays to "
+            f"(1 - gamma)^T = {kept:.3g} of s(0) and can drop out of the prompt (isolated: keep keeps s(0))")
 
 
 def answer_note(run: RunData, system: str, params: dict[str, Any]) -> str:
@@ -97,8 +131,9 @@ def graph_note(run: RunData, system: str) -> str:
     traces = graph_traces(run, system)
     empty = sum(not t.facts for t in traces)
     failed = [len(t.artifacts.get("extraction_failures") or []) for t in traces]
-    return (f"graphs empty for {empty} of {len(traces)} claims; extraction replies without a triple list: "
-            f"{sum(failed)} documents in {sum(1 for f in failed if f)} claims")
+    isolated = sum(1 for t in traces if (t.artifacts.get("graph") or {}).get("isolated"))
+    return (f"graphs empty for {empty} of {len(traces)} claims; facts without an edge in {isolated} graphs; extraction "
+            f"replies without a triple list: {sum(failed)} documents in {sum(1 for f in failed if f)} claims")
 
 
 def scoring_note(run: RunData, system: str) -> str:
@@ -127,12 +162,13 @@ def table1_section(run: RunData, base: list[str], graphs: list[str]) -> Section:
     for g in graphs:
         columns += [f"GA-RAG ({g})"] + (["Delta (%)"] if base else [])
     columns += ["Paper (baseline → GA-RAG)"]
-    rows = [table1_row(run, base, graphs, row) for row in ROWS]
+    rows = [table1_row(run, base, graphs, row) for row in rows_of(run)]
     intro = ("Paper 003's Table I on this run's claims (baseline condition). Each value is a mean over "
-             "claims with a percentile-bootstrap interval; the table below it defines every row. Which "
+             "claims with a percentile-bootstrap interval, every column of a row over the same claims (those "
+             "all its systems scored); the table below it defines every row. Which "
              "scoring ran: " + "; ".join(scoring_note(run, g) for g in graphs) + ".")
     blocks: list[Any] = [*empty_graph_warnings(run, graphs),
-                         Table(columns=columns, rows=rows, caption=table1_caption(run)), definitions_table()]
+                         Table(columns=columns, rows=rows, caption=table1_caption(run)), definitions_table(run)]
     return Section(id="p003-table1", title="Paper 003, Table I: baseline RAG vs GA-RAG", intro=intro, order=40,
                    blocks=blocks)
 
@@ -141,18 +177,20 @@ def paper_cell(row: RowDef) -> Cell:
     numbers = f"{row.paper[0]:.3f} → {row.paper[1]:.3f}"
     if row.comparable == "no":
         return Cell(text="not comparable", note=f"paper: {numbers}, another quantity: {row.authors}")
-    note = "same definition; model and data differ" if row.comparable == "yes" else "close definition, details differ"
-    return Cell(text=numbers, note=note)
+    note = "same definition; model and data differ" if row.comparable == "yes" else \
+        f"close definition: {row.difference}"
+    return Cell(text=numbers, note=f"{note}; {PAPER_GA_RAG}")
 
 
 def table1_row(run: RunData, base: list[str], graphs: list[str], row: RowDef) -> Row:
     cells: list[Any] = [row.title]
     before = None
+    values, left_out = paired_scores(run, graphs if row.graph_only else [*base, *graphs], row.key)
     for s in base:
-        cell, before = mean_cell(run, run.select(s), row.key, row.unit)
+        cell, before = (None, None) if row.graph_only else mean_cell(run, values[s], row.unit, left_out)
         cells.append(Cell(text="–", note="no local graph (paper: 0.000)") if row.graph_only else cell)
     for g in graphs:
-        cell, after = mean_cell(run, run.select(g), row.key, row.unit)
+        cell, after = mean_cell(run, values[g], row.unit, left_out)
         if base:
             cells += [cell, Cell(text="–", note="graph-only row") if row.graph_only else delta(before, after, row.key)]
         else:
@@ -161,9 +199,9 @@ def table1_row(run: RunData, base: list[str], graphs: list[str], row: RowDef) ->
     return Row(cells=cells)
 
 
-def definitions_table() -> Table:
+def definitions_table(run: RunData) -> Table:
     return Table(columns=["Row", "Here", "In the paper (the authors' released evaluation)", "Comparable"],
-                 rows=[Row(cells=[r.title, r.here, r.authors, r.comparable]) for r in ROWS], numeric_from=4,
+                 rows=[Row(cells=[r.title, r.here, r.authors, r.comparable]) for r in rows_of(run)], numeric_from=4,
                  caption="The paper defines none of its rows; its numbers come from the authors' code. "
                          "'not comparable' in Table I marks another quantity under the same name.")
 
@@ -183,10 +221,12 @@ def table1_caption(run: RunData) -> str:
              "+13.5% by this formula; the paper prints +13.3%).",
              "Graph completeness, factual grounding, graph coverage and context precision are graph-only: "
              "the baseline has no local graph (the paper gives it 0.000 and no delta).",
-             "Hallucination rate: share of the explanation's content tokens, meta-prefixes stripped, found "
-             "nowhere in the retrieved pages or the claim (the same context for both systems).",
+             hallucination_caption(run),
              "Avg response time: the time without the LLM cache (cache hits counted at the latency their "
-             "reply first took); metrics.json's table1.wall_time is the time as run."]
+             "reply first took); metrics.json's table1.wall_time is the time as run. The paper's GA-RAG time "
+             "is not the same quantity: it includes a full baseline query per claim.",
+             f"{PAPER_GA_RAG[0].upper()}{PAPER_GA_RAG[1:]}: it is no measure of a GA-RAG that answers from its "
+             "graph, as this run's may (the intro says from how many claims' graphs it did)."]
     kb = run.suite.get("knowledge_base") or {}
     kb_options = kb.get("options") or {}
     if kb.get("builder", "fever-wiki").endswith("fever-wiki"):
@@ -204,27 +244,37 @@ def table1_caption(run: RunData) -> str:
     return " ".join(notes)
 
 
+def hallucination_caption(run: RunData) -> str:
+    if table1_options(run).get("hallucination_row", "provbench") == "authors":
+        return ("Hallucination rate (authors' definition, option hallucination_row: authors): their "
+                "evaluate_hallucination_rate of each answer against the retrieved pages' sentences (0.0 for a "
+                "hedged answer); it reproduces the paper's 0.170 and 0.147 on the authors' stored answers.")
+    return ("Hallucination rate (provbench's tokens): share of the explanation's content tokens, meta-prefixes "
+            "stripped, found nowhere in the retrieved pages or the claim (the same context for both systems); "
+            "another quantity than the paper's (option hallucination_row: authors shows theirs).")
+
+
 def figures_section(run: RunData, systems: list[str]) -> Section:
-    """Fig. 2 (the share rows of Table I per system) and Fig. 3 (one chart per metric)."""
-    shares = [(r.title, r.key) for r in ROWS if r.unit == "share"]
-    means = {s: {key: mean_of(run.select(s), key) for _, key in shares} for s in systems}
+    """Fig. 2 (the share rows of Table I per system) and Fig. 3 (one chart per metric), paired as Table I."""
+    rows = rows_of(run)
+    shares = [(r.title, r.key) for r in rows if r.unit == "share"]
+    means: dict[str, dict[str, float | None]] = {s: {} for s in systems}
+    for _, key in shares:
+        values, _ = paired_scores(run, systems, key)
+        for s in systems:
+            means[s][key] = fmean(values[s]) if values[s] else None
     blocks: list[Any] = [BarChart(title="Aggregate comparison (Fig. 2)", ylabel="mean (%)",
                                   categories=[t for t, _ in shares],
                                   series={s: [means[s][k] for _, k in shares] for s in systems},
                                   caption="Table I's 0-1 rows per system; a missing bar is a row not scored "
                                           "(graph-only rows for the baseline).")]
-    for letter, key in zip("ab", FIGURE_ROWS):
-        title = next(r.title for r in ROWS if r.key == key)
+    figure_rows = [r for r in rows if r.key == "accuracy" or r.key.startswith("hallucination_rate")]
+    for letter, (title, key) in zip("ab", ((r.title, r.key) for r in figure_rows)):
         blocks.append(BarChart(title=f"({letter}) {title} (Fig. 3)", ylabel=f"{title.lower()} (%)",
                                categories=systems, series={title: [means[s][key] for s in systems]},
                                caption=f"{title} per system (baseline condition)."))
     return Section(id="p003-figures", title="Paper 003, Figures 2 and 3: metric comparisons", order=41,
                    blocks=blocks)
-
-
-def mean_of(records: list[RunRecord], key: str) -> float | None:
-    values = list(per_question(records, key).values())
-    return fmean(values) if values else None
 
 
 def fever_section(run: RunData, systems: list[str]) -> Section:
@@ -275,12 +325,12 @@ def diversity_section(run: RunData) -> Section | None:
     identical = next((v for v in values if v["metric"] == "prompts.identical_claims"), None)
     blocks: list[Any] = [Text(text=f"Check {check['note']}." if check else "Check not run.")]
     if identical is not None:
-        blocks.append(Text(text=f"Claims for which every setting sent one identical prompt: "
+        blocks.append(Text(text=f"Claims for which every setting showed one identical set of facts: "
                                 f"{format_metric_value(identical)}."))
     if pairs:
-        blocks.append(Table(columns=["Settings", "Claims with different prompts"], rows=pairs,
-                            caption="Per pair of settings: the share of the claims both answered whose answer "
-                                    "prompts differ (facts shown, or their order)."))
-    return Section(id="p003-prompts", title="Paper 003: do the sweep's settings change the prompt?", order=43,
-                   intro="A setting that sends the prompt another setting sent cannot change the answer; "
-                         "a sweep whose settings mostly coincide measures nothing.", blocks=blocks)
+        blocks.append(Table(columns=["Settings", "Claims with different facts shown"], rows=pairs,
+                            caption="Per pair of settings: the share of the claims both answered whose sets of "
+                                    "facts shown differ (the order they are shown in is ignored)."))
+    return Section(id="p003-prompts", title="Paper 003: do the sweep's settings change the facts shown?", order=43,
+                   intro="A setting that shows the facts another setting showed cannot change what the answer "
+                         "rests on; a sweep whose settings mostly coincide measures nothing.", blocks=blocks)

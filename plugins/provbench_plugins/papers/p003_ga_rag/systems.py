@@ -20,7 +20,8 @@ documents), behind the gate's note.
 What the trace holds (so paper 000's graph ablations and the provenance metrics apply):
 ``retrieved`` = the sentence hits of the chosen documents, ``read_text_units`` = every sentence
 passed on, ``visited_entities`` = the pages; GA-RAG's ``facts`` = every node of the local graph
-(source = the document's sentence sharing most content words with the triple),
+(source = the document's sentence restating the triple, :func:`.extraction.source_sentence`; none
+when no sentence does),
 ``artifacts["graph"]`` = nodes with s(0), s(T), centrality, confidence and final score, the
 edges and the parameters, ``artifacts["shown"]`` = the fact ids shown, ``artifacts["filtered"]``
 = triples dropped by the filter, ``artifacts["extraction_failures"]`` = documents whose reply
@@ -48,7 +49,7 @@ from provbench_plugins.kb_builders.fever.builder import entity_id
 from . import prompts as P
 from .extraction import extract_facts
 from .gate import Gate, consistency_score, grounding_score, pre_answer_reason
-from .graph import FactNode, Scored, authors_ranking, score_facts
+from .graph import FactNode, Scored, authors_ranking, isolated_facts, score_facts
 from .retrieval import Document, retrieve_documents
 from .tokens import strip_meta
 
@@ -72,6 +73,8 @@ class GARAGOptions(RAGOptions):
     beta: float = Field(0.2, ge=0, description="eq. (2) weight of 1/r_i (paper: 0.2)")
     gamma: float = Field(0.5, ge=0, le=1, description="eq. (3) propagation strength; 0 = no propagation")
     iterations: int = Field(2, ge=0, le=50, description="eq. (3) T")
+    isolated: Literal["decay", "keep"] = Field(
+        "decay", description="eq. (3) for a fact with no edge: 'decay' by (1 - gamma)^T as printed, or 'keep' s(0)")
     lambda1: float = Field(0.6, ge=0, description="eq. (4) weight of s(T)")
     lambda2: float = Field(0.2, ge=0, description="eq. (4) weight of centrality")
     lambda3: float = Field(0.2, ge=0, description="eq. (4) weight of the extractor's confidence")
@@ -83,6 +86,9 @@ class GARAGOptions(RAGOptions):
     triples_max_tokens: int = Field(400, ge=32, le=4096, description="reply budget of one document's extraction")
     extraction_seed: int = Field(0, description="seed of every extraction call: a page's triples are shared by "
                                                 "all settings, claims and ablations (through the LLM cache)")
+    min_source_overlap: int = Field(
+        1, ge=1, le=20, description="content words of a triple's relation and object (not its subject) that its "
+                                    "source sentence must hold; a triple no sentence restates is unsourced")
     triple_confidence_threshold: float | None = Field(
         0.6, ge=0, le=1, description="drop triples whose confidence is below it (authors: 0.6); null keeps all")
     top_facts: int = Field(10, ge=1, le=100, description="facts linearised into the prompt (authors: 4)")
@@ -225,7 +231,8 @@ class GARAG(P003System):
             return authors_ranking(nodes, question.question, o.w_cooccur, o.w_entity)
         return score_facts(nodes, alpha=o.alpha, beta=o.beta, gamma=o.gamma, iterations=o.iterations,
                            lambdas=(o.lambda1, o.lambda2, o.lambda3), centrality_kind=o.centrality,
-                           weighted=o.weighted_centrality, w_cooccur=o.w_cooccur, w_entity=o.w_entity)
+                           weighted=o.weighted_centrality, w_cooccur=o.w_cooccur, w_entity=o.w_entity,
+                           isolated=o.isolated)
 
     def answer(self, env: Environment, trace: Trace, question: Question, documents: list[Document],
                nodes: list[FactNode], shown: list[FactNode]) -> None:
@@ -270,9 +277,10 @@ def graph_artifact(scored: Scored, options: GARAGOptions) -> dict:
               "centrality": scored.centrality.get(n.id), "conf": n.confidence, "final": scored.final[n.id]}
              for n in scored.ranked]
     edges = [[a, b, w] for a, b, w in scored.graph.edges(data="weight")]
-    params = options.model_dump(include={"ranking", "alpha", "beta", "gamma", "iterations", "lambda1", "lambda2",
+    params = options.model_dump(include={"ranking", "alpha", "beta", "gamma", "iterations", "isolated", "lambda1", "lambda2",
                                          "lambda3", "centrality", "weighted_centrality", "w_cooccur", "w_entity",
                                          "top_facts", "k_retrieve", "triple_confidence_threshold", "low_coverage_facts",
                                          "fallback_to_baseline", "consistency_threshold", "grounding_threshold"})
     propagation = options.ranking == "equations" and options.gamma > 0 and options.iterations > 0
-    return {"nodes": nodes, "edges": edges, "params": params, "propagation": propagation}
+    return {"nodes": nodes, "edges": edges, "params": params, "propagation": propagation,
+            "isolated": isolated_facts(scored.graph)}

@@ -1,0 +1,72 @@
+"""`provbench compare` says when runs are not comparable (issue 37 item 3): three runs, one with
+another judge, one with fewer questions and a smaller knowledge base; a warning per difference,
+and means, deltas and tests over the questions every run answered."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from runner_helpers import run_toy, write_toy_suite
+
+from provbench.cli import main
+from provbench.kb import KnowledgeBase
+from provbench.report import write_comparison
+from provbench.testing.kb import TINY_ENTITIES, TINY_RELATIONS, TINY_TEXT_UNITS
+
+
+def smaller_kb(path):
+    """The tiny KB with six of its ten entities (and the text units about them only): the toy
+    builder reuses a finished KB."""
+    kept = TINY_ENTITIES[:6]
+    ids = {e.id for e in kept}
+    kb = KnowledgeBase.create(path)
+    kb.add_text_units([t for t in TINY_TEXT_UNITS if set(t.entity_ids) <= ids])
+    kb.add_entities(kept)
+    kb.add_relations([r for r in TINY_RELATIONS if r.source in ids and r.target in ids])
+    kb.finalize({"builder": "a smaller graph", "version": 1})
+    kb.close()
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("compare")
+    a = run_toy(write_toy_suite(root / "a", kb=True), root / "runs" / "a", write_report=False)
+    b = run_toy(write_toy_suite(root / "b", kb=True), root / "runs" / "b", write_report=False, judge="scripted:judge")
+    smaller_kb(root / "c" / "kb")
+    c = run_toy(write_toy_suite(root / "c", kb=True), root / "runs" / "c", write_report=False, limit=4)
+    return a, b, c
+
+
+def test_each_difference_is_a_warning_and_a_table_row(three_runs, tmp_path):
+    warnings = []
+    out = write_comparison(three_runs, tmp_path / "cmp.html", warnings.append)
+    assert any(w.startswith("B differs from A in judge: scripted vs scripted:judge") for w in warnings)
+    assert any(w.startswith("C differs from A in knowledge base counts:") and "entities 10" in w
+               and "entities 6" in w for w in warnings), warnings
+    assert any(w.startswith("C differs from A in knowledge base fingerprint") for w in warnings)
+    assert any(w.startswith("C differs from A in questions: 7:") and "vs 4:" in w for w in warnings)
+    assert any(w.startswith("C differs from A in dataset") and "limit=4" in w for w in warnings)
+    assert not any(w.startswith("B differs from A in knowledge base") for w in warnings)  # same KB, same questions
+    text = out.read_text()
+    assert text.count('class="warning"') == len(warnings) and "Comparability" in text
+    assert text.count('class="differs"') >= 5
+
+
+def test_means_and_deltas_use_the_questions_every_run_answered(three_runs, tmp_path):
+    text = write_comparison(three_runs, tmp_path / "cmp.html").read_text()
+    table = text.split('class="compare-accuracy"', 1)[1].split("</table>", 1)[0]
+    row = next(r for r in table.split("<tr>") if r.startswith("<th>toy-graph</th>"))
+    counts = re.findall(r'<span class="counts">\(([\d.]+)/(\d+)\)</span>', row)
+    assert len(counts) == 3 and len({den for _, den in counts}) == 1, counts  # one denominator for all three
+    assert int(counts[0][1]) <= 4
+    assert row.count("not in every run left out") == 2  # A and B dropped the questions C did not take
+
+
+def test_the_command_prints_the_warnings(three_runs, tmp_path):
+    result = CliRunner().invoke(main, ["compare", *map(str, three_runs), "--out", str(tmp_path / "c.html")])
+    assert result.exit_code == 0, result.output
+    output = result.output + (result.stderr if result.stderr_bytes is not None else "")
+    assert "warning: B differs from A in judge" in output and "warning: C differs from A in knowledge base" in output

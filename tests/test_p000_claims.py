@@ -1,0 +1,116 @@
+"""Paper 000's claims see every condition (issue 34 item 6a): each one passes on runs that show
+its effect and fails on a blind run (a condition that hides nothing, the text rule turned off, the
+exclusion step off)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from interventions_helpers import A, B, C, D, E, baseline_trace, build_ablation_kb
+from provbench.model import Question, RunManifest, RunRecord, Trace, UnitKey
+from provbench.results.data import RunData
+from provbench.controls import ControlRuns
+from provbench.testing import control_runs
+from provbench_plugins.papers.p000_neighborhoods import interventions as I
+from provbench_plugins.papers.p000_neighborhoods.claims import (EntityRemovalBreaksUncited, ExclusionReference,
+                                                               TextOnlyIsolationGentler)
+from provbench_plugins.papers.p000_neighborhoods.text_rule_claim import HidesOwnText
+
+AGENT = "agentic-graphrag"
+QUESTIONS = [f"q{i}" for i in range(8)]
+QUESTION = Question(id="q0", question="Who directed Blue River?", answer="Ann Lee")
+
+
+def record(qid: str, system: str = AGENT, condition: str = "baseline", changed: float | None = None,
+           accuracy: float = 1.0, trace: Trace | None = None) -> RunRecord:
+    scores = {"accuracy": accuracy} if changed is None else {"accuracy": accuracy, "output_changed": changed}
+    return RunRecord(key=UnitKey(question_id=qid, system=system, condition=condition),
+                     trace=trace or Trace(question_id=qid, system=system, answer="a"), scores=scores)
+
+
+def changes(control_changes: dict[str, dict[str, float]]) -> ControlRuns:
+    """control -> condition -> output changed on every question."""
+    return control_runs({control: [record(q) for q in QUESTIONS] + [
+        record(q, condition=c, changed=v) for c, v in cells.items() for q in QUESTIONS]
+        for control, cells in control_changes.items()})
+
+
+def passed(claim, runs) -> list[bool]:
+    return [v.passed for v in claim.check(runs)]
+
+
+def test_entity_removal_must_change_the_uncited_evidence_control():
+    claim = EntityRemovalBreaksUncited()
+    assert passed(claim, changes({"uses-uncited": {"entity-removal": 1.0}, "ignores-context": {"entity-removal": 0.0}}))
+    blind = changes({"uses-uncited": {"entity-removal": 0.0}, "ignores-context": {"entity-removal": 0.0}})
+    assert passed(claim, blind) == [False, True]  # a removal that hides nothing fails it
+
+
+def test_text_only_isolation_must_change_fewer_answers_than_full_isolation():
+    claim = TextOnlyIsolationGentler()
+    seen = {"full-isolation": 1.0, "text-only-isolation": 0.0}
+    assert all(passed(claim, changes({"uses-uncited": seen, "ignores-context": dict.fromkeys(seen, 0.0)})))
+    blind = {"full-isolation": 0.0, "text-only-isolation": 0.0}  # full isolation hides nothing
+    assert not passed(claim, changes({"uses-uncited": blind, "ignores-context": blind}))[0]
+
+
+def test_exclusion_reference_reads_the_runs_exclusion():
+    def runs(excluded: set[str]) -> ControlRuns:
+        return control_runs({"parametric": [record(q, "llm-only") for q in QUESTIONS],
+                             "oracle": [record(q, "llm-only", accuracy=0.0) for q in QUESTIONS]},
+                            {"parametric": excluded, "oracle": set()})
+
+    assert passed(ExclusionReference(), runs(set(QUESTIONS))) == [True, True]
+    # the exclusion step off: the parametric reference was right everywhere, yet nothing was left out
+    assert passed(ExclusionReference(), runs(set())) == [False, True]
+
+
+# -- hides-own-text: the text rule, read from what each unit's view hid ------------------------------
+
+@pytest.fixture(scope="module")
+def kb_dir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("p000-claims") / "kb"
+    build_ablation_kb(path).close()  # the claim opens it read-only, as after a controls run
+    return path
+
+
+def text_rule_run(kb_dir: Path, entity_removal: I.GraphAblation) -> ControlRuns:
+    """One question: A and E cited, B, C and D visited but not cited; each condition's view hidden summary."""
+    from provbench.kb import KnowledgeBase
+
+    baseline = baseline_trace(cited=(A, E), visited=(A, B, C, D), cited_text_units=())
+    ablations = {"entity-removal": entity_removal, "entity-text-mask": I.EntityTextMask(),
+                 "cited-removal": I.CitedRemoval(), "random-removal": I.RandomRemoval(repeats=1),
+                 "text-only-isolation": I.TextOnlyIsolation(), "full-isolation": I.FullIsolation()}
+    kb = KnowledgeBase.open(kb_dir, read_only=True)
+    try:
+        records = [record("q0", trace=baseline)]
+        for condition, ablation in ablations.items():
+            view = ablation.make_view(kb.view(), QUESTION, baseline, random.Random(0))
+            trace = Trace(question_id="q0", system=AGENT, answer="a",
+                          artifacts={"hidden_by_intervention": view.hidden_summary()})
+            records.append(record("q0", condition=condition, changed=0.0, trace=trace))
+    finally:
+        kb.close()
+    manifest = RunManifest(run_id="oracle", suite_name="s", suite={"knowledge_base": {"directory": str(kb_dir)}})
+    return ControlRuns({"oracle": RunData(Path("."), manifest, {}, records, {})})
+
+
+class EntitiesWithoutText(I.EntityRemoval):
+    """A planted fault: removes the visited-but-uncited entities and none of their text."""
+
+    def plan(self, view, question, baseline, rng):
+        return I.HidePlan(entities=super().plan(view, question, baseline, rng).entities)
+
+
+def test_hides_own_text_sees_the_text_rule(kb_dir):
+    claim = HidesOwnText(controls=["oracle"])
+    verdicts = claim.check(text_rule_run(kb_dir, I.EntityRemoval()))
+    assert [v.passed for v in verdicts] == [True] * 5, [v.observed for v in verdicts]
+    assert verdicts[0].observed == "0 of 4 own text unit(s) readable"  # B's tu:3, C's tu:2 and tu:7, D's tu:4
+    faulty = claim.check(text_rule_run(kb_dir, EntitiesWithoutText()))
+    assert [v.passed for v in faulty] == [False, True, True, True, True]
+    assert faulty[0].observed == "4 of 4 own text unit(s) readable"
