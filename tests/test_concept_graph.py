@@ -59,6 +59,8 @@ def test_unanswerable_scoring_rewards_abstention_only():
     ("cm-03", "fine tuning", True), ("cm-03", "the Fine-Tuning", True),  # spelled otherwise, still the concept
     ("cm-02", "LoRA", True), ("cm-02", "Low-Rank Adaptation or RLHF", False),  # two concepts name neither
     ("cm-02", "", False), ("cm-02", None, False),
+    ("cm-01", "not GraphRAG", False), ("cm-01", "It is not GraphRAG.", False),  # a negation names nothing
+    ("cm-06", "embedding", True), ("cm-06", "an embedding", True),  # singular and plural are one name
 ])
 def test_answers_are_scored_by_the_concept_they_name(mini, qid, prediction, right):
     questions, _ = mini

@@ -131,7 +131,7 @@ def loop_runs(curriculum_mini):
     questions, kb = curriculum_mini
     view, loader = kb.view(), CurriculumLoader()
     runs = {}
-    for label, options in {"loop": {}, "one round": {"max_rounds": 1}, "never abstains": {"confidence_bar": 0.0}}.items():
+    for label, options in {"loop": {}, "one round": {"max_rounds": 1}, "never abstains": {"abstain": False}}.items():
         for q in of_type(questions, "deep", "too-deep", "stale", "unanswerable"):
             trace = PlanningLoop(**options).run(q, Environment(view=view, llm=oracle_llm(questions, 8)))
             prediction = trace.answer if trace.outcome == "answered" else None
@@ -160,9 +160,12 @@ def test_the_loop_abstains_on_too_deep_and_unanswerable_questions(loop_runs):
         trace, _ = runs["loop", q.id]
         assert trace.outcome == "abstained", q.id
     assert all(len(runs["loop", q.id][0].visited_entities) == 48 for q in of_type(questions, "too-deep"))
-    # without the bar it answers them, and wrongly: the abstention is the gate's doing
-    assert all(runs["never abstains", q.id][1] == 0.0 and runs["never abstains", q.id][0].outcome == "answered"
-               for q in of_type(questions, "too-deep"))
+    # without the final abstention it runs the same four rounds and answers them, wrongly: the abstention
+    # (not the round limit) is what keeps the wrong answers out
+    for q in of_type(questions, "too-deep"):
+        ungated, right = runs["never abstains", q.id]
+        assert ungated.outcome == "answered" and right == 0.0, q.id
+        assert len(ungated.artifacts["rounds"]) == len(runs["loop", q.id][0].artifacts["rounds"]) == 4, q.id
 
 
 def test_one_shot_graphrag_misses_the_deep_chains(curriculum_mini):
@@ -230,3 +233,32 @@ def test_the_control_oracle_shows_the_claims_and_cites_the_chain(curriculum_mini
     assert PlanningLoop(max_rounds=1).run(deep, Environment(view=view, llm=llm)).outcome == "abstained"
     for q in (too_deep, unanswerable):
         assert PlanningLoop().run(q, Environment(view=view, llm=llm)).outcome == "abstained", q.id
+
+
+def test_one_shot_with_the_loops_budget_reads_the_chain_only_within_two_hops(curriculum_mini):
+    """Issue 35 item 1a: one call over the same seeds with the loop's 48 concepts (4 hops, ranked as the
+    loop ranks). With the known-truth reader it fills its budget with the tracks' breadth before the
+    chain: it reads the 2-edge stale chains and none of the 3-4 edge deep ones (the loop reads all)."""
+    questions, kb = curriculum_mini
+    view, budget = kb.view(), {"max_rounds": 1, "hops_per_round": 4, "frontier_cap": 48}
+    outcomes = {}
+    for q in of_type(questions, "deep", "stale"):
+        trace = PlanningLoop(**budget).run(q, Environment(view=view, llm=oracle_llm(questions, 1)))
+        assert len(trace.llm_calls) == 1 and len(trace.visited_entities) == 48, q.id
+        outcomes[q.id] = (len(q.gold.triples), trace.outcome)
+    assert {chain for chain, outcome in outcomes.values() if outcome == "answered"} == {2}
+    assert all(outcome == "abstained" for chain, outcome in outcomes.values() if chain >= 3)
+
+
+def test_the_off_chain_control_runs_no_unit_without_used_edges_and_says_when_it_hides_nothing(curriculum_mini, caplog):
+    from provbench.model import RetrievedItem, Trace
+    from provbench_plugins.interventions.gold_edges import InvalidateOffChainEdge, gold_relations
+
+    questions, kb = curriculum_mini
+    view, control, q = kb.view(), InvalidateOffChainEdge(), of_type(questions, "deep")[0]
+    assert control.variants(q, Trace(question_id=q.id, system="s"), random.Random(0)) == []  # nothing used
+    on_chain = Trace(question_id=q.id, system="s",
+                     retrieved=[RetrievedItem(kind="relationship", id=rid) for rid, _ in gold_relations(view, q.gold)])
+    assert control.variants(q, on_chain, random.Random(0)) is None
+    hidden = control.make_view(view, q, on_chain, random.Random(0))
+    assert not hidden.hidden.invalidated and q.id in caplog.text  # hides nothing, and says so

@@ -45,7 +45,7 @@ def kb_dir(tmp_path_factory) -> Path:
 
 
 def controls_suite(folder: Path, data: Path, kb: Path, *, loop: str = LOOP, one_round: str = ONE_ROUND,
-                   gold: str = "invalidate-gold-edge", llms: str = "[oracle, parametric, ignores-context]",
+                   gold: str = "invalidate-gold-edge", off_chain: str = "invalidate-off-chain-edge", llms: str = "[oracle, parametric, ignores-context]",
                    claims: tuple[str, ...] = CLAIMS) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "suite.yaml"
@@ -60,7 +60,7 @@ systems:
 intervention_systems: [planning-loop]
 interventions:
   - {gold}
-  - invalidate-off-chain-edge
+  - {off_chain}
 report: {{subgraph_pictures: false}}
 controls:
   dataset: {{loader: curriculum, path: {data}}}
@@ -87,11 +87,13 @@ def test_paper002s_claims_hold_on_their_controls(tmp_path, data, kb_dir):
     assert rounds.observed == "an effect: mean 1.00 vs 0.00 over 5 questions" and rounds.p_value == 1 / 32
     [knows] = found[("p002/rounds-reach-deep-answers", "parametric")]  # right with or without the rounds
     assert knows.observed == "no effect: mean 1.00 vs 1.00 over 5 questions"
-    [abstains] = found[("p002/abstains-when-unreachable", "oracle")]
+    abstains, reaches = found[("p002/abstains-when-unreachable", "oracle")]
     assert abstains.observed == "an effect: mean 1.00 vs 0.00 over 5 questions"
-    gold, off_chain = found[("p002/gold-edge-changes-answer", "oracle")]
+    assert reaches.observed == "an effect: mean 1.00 vs 0.00 over 5 questions"  # the deep ones are answered
+    invalidated, gold, off_chain = found[("p002/gold-edge-changes-answer", "oracle")]
     assert gold.observed == "an effect: mean 1.00 vs 0.00 over 5 questions"  # the five deep answers
     assert off_chain.observed.startswith("no effect: mean 0.00") and "difference >=" not in off_chain.expected
+    assert invalidated.passed and invalidated.observed.startswith("5 of 5 answered questions")
     power = {(row.claim.removeprefix("p002/"), row.sham): row.status for row in validity.power}
     assert power["gold-edge-changes-answer", "invalidate-gold-edge hides nothing"] == "power"
     assert power["gold-edge-changes-answer", "oracle swapped for ignores-context"] == "power"
@@ -124,6 +126,26 @@ def test_the_loop_without_its_gate_fails_the_abstention_claim(tmp_path, data, kb
     [failure] = validity.failures
     assert (failure.claim, failure.control) == ("p002/abstains-when-unreachable", "oracle")
     assert failure.observed.startswith("no effect: mean 0.")
+
+
+def test_the_one_round_loop_fails_the_abstention_claim(tmp_path, data, kb_dir):
+    """One round abstains on everything deep as well: the round limit, not the gate."""
+    suite = controls_suite(tmp_path, data, kb_dir, loop="{name: planning-loop, options: {max_rounds: 1}}",
+                           llms="[oracle, ignores-context]", claims=(CLAIMS[1],))
+    failures = validate_suite(suite, out=tmp_path / "out").failures
+    assert [(f.claim, f.control) for f in failures] == [("p002/abstains-when-unreachable", "oracle")]
+    assert "answers the deep questions" in failures[0].expected and failures[0].observed.startswith("no effect")
+
+
+def test_a_control_condition_that_hides_nothing_fails_the_gold_edge_claim(tmp_path, data, kb_dir):
+    hides_nothing = '{name: as-of, label: invalidate-off-chain-edge, options: {time: "2099-01-01"}}'
+    suite = controls_suite(tmp_path, data, kb_dir, off_chain=hides_nothing, llms="[oracle, ignores-context]",
+                           claims=(CLAIMS[2],))
+    failures = validate_suite(suite, out=tmp_path / "out").failures
+    assert {f.control for f in failures} == {"oracle", "ignores-context"}
+    checks = [f for f in failures if "left out (no edge invalidated)" in f.observed]
+    assert len(checks) == 2 and all(f.observed.startswith("0 of ") for f in checks)
+    assert all("invalidate-off-chain-edge on" in f.observed for f in checks)
 
 
 def test_an_off_chain_edge_as_the_treatment_fails_the_gold_edge_claim(tmp_path, data, kb_dir):

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from provbench.kb.temporal import instant_text, now
 from provbench.model import Question
 from provbench.plugin_api import Environment
 from provbench.testing import scripted_llm
@@ -159,13 +160,39 @@ def test_early_exit_at_the_bar_cites_the_supporting_subgraph(view):
     assert any(s.kind == "rejection" and "dropped_support" in s.arguments for s in trace.steps)
 
 
-def test_round_one_does_not_exit_and_a_more_confident_earlier_answer_is_kept(view):
-    # the paper: round 2 "can exit early at >= 0.80"; round 1 only focuses the query for the next hop. But a
-    # confident round-1 answer is never discarded for a less confident later one
+def test_round_one_does_not_exit_and_the_current_rounds_answer_is_verified(view):
+    # the paper: round 2 "can exit early at >= 0.80" and verifies the answer it gives on more evidence
     trace, _ = run(view, "What comes after Alpha Topic?", [reply("Beta Topic", 0.95), reply("Gamma Topic", 0.85)])
-    assert len(trace.llm_calls) == 2 and trace.answer == "Beta Topic" and trace.confidence == 0.95
+    assert len(trace.llm_calls) == 2 and trace.answer == "Gamma Topic" and trace.confidence == 0.85
+    assert trace.artifacts["grounding"]["round"] == 2
     trace, _ = run(view, "What comes after Alpha Topic?", [reply("Beta Topic", 0.95)], exit_from_round=1)
     assert len(trace.llm_calls) == 1 and trace.answer == "Beta Topic"
+
+
+def test_keep_best_verifies_the_most_confident_answer_so_far(view):
+    replies = [reply("Beta Topic", 0.95), reply("Gamma Topic", 0.85)]
+    trace, _ = run(view, "What comes after Alpha Topic?", replies, keep_best=True)
+    assert len(trace.llm_calls) == 2 and trace.answer == "Beta Topic" and trace.confidence == 0.95
+
+
+def test_a_retraction_in_round_two_is_not_overruled_by_round_one(view):
+    # round 2 gives no answer: round 1's confident one is not verified in its place
+    trace, _ = run(view, "What comes after Alpha Topic?", [reply("Beta Topic", 0.95), reply("", 0.0)], max_rounds=2)
+    assert trace.outcome == "abstained" and trace.artifacts["candidate_answer"] == "Beta Topic"
+    trace, _ = run(view, "What comes after Alpha Topic?", [reply("Beta Topic", 0.95), reply("", 0.0)],
+                   max_rounds=2, keep_best=True)
+    assert trace.outcome == "answered" and trace.answer == "Beta Topic"
+
+
+def test_without_abstention_every_round_runs_and_the_last_answer_is_given(view):
+    replies = [reply(f"Chain Step {i}", 0.3 + i / 100) for i in range(2, 6)]
+    trace, _ = run(view, "Where does Chain Step 1 lead?", replies, abstain=False)
+    assert trace.outcome == "answered" and trace.answer == "Chain Step 5" and len(trace.llm_calls) == 4
+    assert "after 4 rounds" in trace.artifacts["abstention_skipped"]
+    # the bar still exits early: only the final abstention is gone
+    trace, _ = run(view, "Where does Chain Step 1 lead?", [reply("Chain Step 2", 0.1), reply("Chain Step 3", 0.9)],
+                   abstain=False)
+    assert trace.answer == "Chain Step 3" and len(trace.llm_calls) == 2
 
 
 def test_a_later_invalid_reply_keeps_the_earlier_candidate(view):
@@ -180,8 +207,9 @@ def test_grounding_record_of_an_answer(view):
                                    concepts=["ent:beta"], relations=["rel:20"])])
     grounding = trace.artifacts["grounding"]
     assert grounding["confidence"] == 0.9 and grounding["reason"] == "alpha is a prerequisite of beta"
-    assert grounding["source"] == {"knowledge_base": view.knowledge_base_fingerprint, "as_of": None,
-                                   "model": "scripted"}
+    source = grounding["source"]
+    assert source["knowledge_base"] == view.knowledge_base_fingerprint and source["model"] == "scripted"
+    assert source["as_of"] and source["as_of"] <= instant_text(now())  # when the current graph was read
     assert view.knowledge_base_fingerprint and grounding["evidence"]["relationships"] == ["rel:20"]
     assert grounding["round"] == 2 and grounding["held_back"] is False
 
@@ -340,3 +368,14 @@ def test_linked_text_is_read_for_the_seeds_too(view):
     assert {"tu:beta", "tu:delta"} <= set(trace.read_text_units)
     assert "[tu:alpha] Alpha Topic: Alpha Topic is a test concept." in calls[0]["messages"][1]["content"]
     assert not run(view, "What does Alpha Topic lead to?", [reply()] * 4)[0].read_text_units  # default: graph only
+
+
+def test_one_shot_with_the_loops_budget_expands_several_hops_before_its_one_call(view):
+    trace, _ = run(view, "Where does Grid Node 00 lead?", [reply("Grid Node 20", 0.9)],
+                   max_rounds=1, hops_per_round=4, frontier_cap=48)
+    assert len(trace.llm_calls) == 1 and len(trace.visited_entities) == 48  # the loop's 4 x 12, in one context
+    assert [s.tool for s in trace.steps] == ["seed", *["expand"] * 4, "synthesize"]  # the last hop adds edges only
+    assert rounds(trace)[0]["expanded"] == ["ent:g00"] and len(rounds(trace)[0]["frontier"]) == 47
+    # with one hop, the same budget sees only the seed's 14 neighbours
+    trace, _ = run(view, "Where does Grid Node 00 lead?", [reply("Grid Node 20", 0.9)], max_rounds=1, frontier_cap=48)
+    assert len(trace.visited_entities) == 15

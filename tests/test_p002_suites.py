@@ -23,7 +23,8 @@ def test_curriculum_planning_suite_runs_and_reports_abstention_and_calibration(t
     run_dir = run_suite(SUITES / "curriculum-planning.yaml", limit=4, out=out, llm=llm)
     records = RunStore(run_dir).load_records().values()
     systems = {r.key.system for r in records}
-    assert systems == {"planning-loop", "one-shot, same seeds", "never abstains", "graphrag",
+    assert systems == {"planning-loop", "one-shot, same seeds", "one-shot, loop's budget", "never abstains",
+                       "graphrag",
                        "graphrag, abstains below 0.80", "agentic-graphrag"}
     conditions = {r.key.condition for r in records}
     assert {"invalidate-used-edges", "invalidate-random-edges", "invalidate-gold-edge",
@@ -44,7 +45,7 @@ def test_curriculum_planning_suite_runs_and_reports_abstention_and_calibration(t
             "gold_chain_shown"} <= metric_names
     html = (run_dir / "report.html").read_text(encoding="utf-8")
     for title in ("Abstention and cost", "Calibration", "Risk-coverage curves", "Reliability diagram",
-                  "Planning loop: rounds, cost", "Baseline accuracy per hop count", "McNemar p (deep)",
+                  "Planning loop: rounds, cost", "Baseline accuracy per gold chain length", "McNemar p (deep)",
                   "Edge invalidation: control sizes"):
         assert title in html, title
 
@@ -146,7 +147,8 @@ def test_only_a_deliberate_abstention_is_right_on_an_unanswerable_question(outco
 def test_the_suite_isolates_rounds_and_gate():
     systems = {s.key: s for s in load_suite(SUITES / "curriculum-planning.yaml").suite.systems}
     assert systems["one-shot, same seeds"].options == {"max_rounds": 1}  # same seeds, prompt and gate, one round
-    assert systems["never abstains"].options == {"confidence_bar": 0.0}
+    assert systems["never abstains"].options == {"abstain": False}
+    assert systems["one-shot, loop's budget"].options == {"max_rounds": 1, "hops_per_round": 4, "frontier_cap": 48}
     assert systems["graphrag, abstains below 0.80"].options == {"ask_confidence": True, "confidence_bar": 0.8}
     assert "fallback_search_k" not in systems["planning-loop"].options  # the paper's loop: named seeds only
 
@@ -204,6 +206,69 @@ def test_accuracy_per_hop_count_and_paired_test_between_systems():
     assert cells[:5] == ["graphrag", "5", "4", "0", "0.125"] and cells[5] == "3" and cells[6] == "0.25"
 
 
+def typed_questions(spec):
+    """(type, gold chain length, answerable) per question -> questions q0, q1, ... as the curriculum loader makes them."""
+    from provbench.gold import GoldEvidence, GoldTriple
+    from provbench.model import Question
+
+    def chain(n):
+        return GoldEvidence(triples=[GoldTriple(subject=f"c{i}", relation="r", object=f"c{i + 1}") for i in range(n)],
+                            entities=[f"c{i}" for i in range(n + 1)], ordered=True) if n else None
+
+    return {f"q{i}": Question(id=f"q{i}", question="?", answer="x", type=kind, gold=chain(n),
+                              category=f"{min(n, 1)}-hop" if answerable else "unanswerable",
+                              metadata={"hops": min(n, 1), "answerable": answerable})
+            for i, (kind, n, answerable) in enumerate(spec)}
+
+
+def test_groups_follow_the_gold_chain_and_keep_too_deep_and_stale_apart():
+    from provbench_plugins.papers.p002_planning.comparison import deep_questions
+
+    # q0: a 1-hop category with a 3-edge chain (two named concepts); q1 deep; q2 too deep; q3 stale; q4 none
+    spec = [("multi", 3, True), ("deep", 3, True), ("too-deep", 5, True), ("stale", 3, True), ("unanswerable", 0, False)]
+    systems = [{"name": "planning-loop"}]
+    run = in_memory_run(systems, loop_records("planning-loop", [("answered", 1.0)] * 2 + [("abstained", 0.0)] * 3))
+    run.questions.update(typed_questions(spec))
+    blocks = planning_section(run).blocks
+    by_chain = next(b for b in blocks if b.kind == "table" and "3-hop" in b.columns)
+    assert by_chain.columns[1:6] == ["3-hop", "stale", "too-deep", "unanswerable", "All"]
+    assert by_chain.rows[0].cells[1].counts == "(n=2)"
+    assert deep_questions(run) == ["q0", "q1"]
+    # abstaining on the too-deep question is intended: of the answerable q0, q1, q3 only the stale one abstained
+    cells = {c: blocks[0].rows[0].cells[i].text for i, c in enumerate(blocks[0].columns)}
+    assert cells["Abstained on answerable"] == "0.33"
+
+
+def test_a_one_round_configuration_exits_in_its_only_round():
+    systems = [{"name": "planning-loop", "label": "one round", "options": {"max_rounds": 1}}]
+    records = loop_records("one round", [("answered", 1.0)])
+    records[0].trace.artifacts["rounds"] = [{}]
+    run = in_memory_run(systems, records)
+    run.questions.update(questions_by_hops([1]))
+    table = planning_section(run).blocks[0]
+    cells = {c: table.rows[0].cells[i].text for i, c in enumerate(table.columns)}
+    assert cells["Exit round"] == "1" and cells["Answered by the exit round"] == "1.00"
+
+
+def test_stale_answers_are_scored_by_the_concept_they_name(curriculum_mini):
+    from provbench.model import RunRecord, Trace, UnitKey
+    from provbench_plugins.papers.p002_planning.metrics import StaleAnswer
+
+    questions, _ = curriculum_mini
+    stale = next(q for q in questions if q.type == "stale")
+
+    def scored(outcome, answer):
+        trace = Trace(question_id=stale.id, system="s", outcome=outcome, answer=answer)
+        return StaleAnswer().score(RunRecord(key=UnitKey(question_id=stale.id, system="s"), trace=trace), stale, None)
+
+    assert scored("answered", stale.metadata["stale_answer"].upper()) == {"stale_answer": 1.0}
+    assert scored("answered", stale.answer) == {"stale_answer": 0.0}
+    assert scored("abstained", None) == {"stale_answer": 0.0}
+    other = next(q for q in questions if q.type == "deep")
+    assert StaleAnswer().score(RunRecord(key=UnitKey(question_id=other.id, system="s"),
+                                         trace=Trace(question_id=other.id, system="s", answer="x")), other, None) == {}
+
+
 def test_control_sizes_flag_unmatched_pairs():
     from provbench.model import RunRecord, Trace, UnitKey
     from provbench_plugins.interventions.report import control_size_sections
@@ -220,3 +285,20 @@ def test_control_sizes_flag_unmatched_pairs():
     (section,) = control_size_sections(run)
     (row,) = section.blocks[0].rows
     assert [c.text for c in row.cells] == ["planning-loop", "2", "1", "q2 (0/43)"]
+
+
+def test_table2_arrows_compare_a_condition_with_the_baseline_of_the_same_questions():
+    """invalidate-gold-edge runs on the answerable questions only: its accuracy is compared with the
+    baseline's on those, not with the baseline over every question (unanswerable ones included)."""
+    from provbench.model import RunRecord, Trace, UnitKey
+    from provbench_plugins.papers.p000_neighborhoods.report import table2_section
+
+    baseline = loop_records("planning-loop", [("answered", 1.0), ("answered", 0.0)])  # q1: unanswerable, answered
+    gold = RunRecord(key=UnitKey(question_id="q0", system="planning-loop", condition="invalidate-gold-edge"),
+                     scores={"accuracy": 1.0}, trace=Trace(question_id="q0", system="planning-loop", answer="x"))
+    run = in_memory_run([{"name": "planning-loop"}], [*baseline, gold])
+    run.questions.update(questions_by_hops([1, 0]))
+    rows = [r for r in table2_section(run).blocks[0].rows if r.cells]
+    assert rows[0].cells[2].text == "50.0%"  # the baseline row: both questions
+    assert rows[-1].cells[1].text == "Acc." and rows[-1].cells[2].text == "100.0%"
+    assert rows[-1].cells[2].arrow == "→"  # 1/1 against the baseline's 1/1 on q0, not its 1/2 on both

@@ -7,7 +7,11 @@ e.g. curriculum-mini).
   lacks hides nothing). If the system's answer rests on the chain, every variant should change it.
 * ``invalidate-off-chain-edge``: one edge the baseline used (retrieved, cited or walked) that is
   not on the gold chain, drawn at random (``repeats``): the same size as one variant of the above,
-  the control that should change nothing.
+  the control that should change nothing. A baseline that used no edge at all runs no unit (nothing
+  to perturb); one whose used edges all lie on the chain hides nothing, and its trace says so
+  (``hidden_by_intervention`` lists no invalidated edge; a warning names the question): a claim
+  must leave such a unit out, since a control that hides nothing would pass for one that changed
+  nothing (paper 002's ``gold-edge-changes-answer`` does).
 * ``as-of``: the graph as it stood at ``time`` (``GraphView.as_of``): edges invalidated later are
   active again, edges recorded later are not there yet (a stale-edge question's old answer).
 
@@ -17,6 +21,7 @@ alias), its relation label and its object's name (or alias).
 
 from __future__ import annotations
 
+import logging
 import random
 from typing import TYPE_CHECKING, Any
 
@@ -27,10 +32,12 @@ from provbench.kb.temporal import InstantError, parse_instant
 from provbench.model import Question, Trace
 from provbench.plugin_api import Intervention, Variant
 
-from .edges import RandomDraw, RandomEdgesOptions, known_used_relations
+from .edges import RandomDraw, RandomEdgesOptions, known_used_relations, used_relations
 
 if TYPE_CHECKING:
     from provbench.kb import GraphView
+
+log = logging.getLogger(__name__)
 
 
 def gold_relations(view: "GraphView", gold: GoldEvidence | None) -> list[tuple[str, str]]:
@@ -76,10 +83,16 @@ class InvalidateOffChainEdge(RandomDraw):
     name = "invalidate-off-chain-edge"
     Options = OffChainOptions
 
+    def variants(self, question: Question, baseline: Trace, rng: random.Random) -> list[Variant] | None:
+        return [] if not used_relations(baseline) else None  # [] : no unit for a baseline that used no edge
+
     def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
                   **kwargs: Any) -> "GraphView":
         on_chain = {rid for rid, _ in gold_relations(view, question.gold)}
         pool = [rid for rid in known_used_relations(view, baseline) if rid not in on_chain]
+        if not pool:
+            log.warning("%s: question %r: the baseline used no edge off the gold chain; nothing is invalidated",
+                        self.name, question.id)
         return view.invalidate(rng.sample(pool, 1) if pool else [])
 
 

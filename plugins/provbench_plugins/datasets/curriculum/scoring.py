@@ -1,13 +1,15 @@
 """Which concept an answer names, by the dataset's concept and alias list.
 
 Names, aliases and answers are compared *normalised*: case folded, hyphens, underscores and
-slashes read as spaces, other punctuation dropped, a leading article dropped ("Fine-Tuning",
-"fine tuning" and "the fine-tuning" are one name). An answer names a concept when
+slashes read as spaces, other punctuation dropped, a leading article dropped, a plural "s" dropped
+from each word ("Fine-Tuning", "fine tuning" and "the fine-tuning" are one name; "embedding"
+names Embeddings). An answer names a concept when
 
 1. the whole answer is that concept's name or one of its aliases; else
-2. the concepts whose names occur in it as whole-word runs, leaving out a run that lies inside a
-   longer matched run ("GraphRAG" inside "Agentic GraphRAG", "prompting" inside "Few-Shot
-   Prompting"), come down to exactly one concept.
+2. it negates nothing ("not GraphRAG", "no prerequisite" name none), and the concepts whose names
+   occur in it as whole-word runs, leaving out a run that lies inside a longer matched run
+   ("GraphRAG" inside "Agentic GraphRAG", "prompting" inside "Few-Shot Prompting"), come down to
+   exactly one concept.
 
 Otherwise (no concept, or several) the answer names none: an answer listing two concepts does
 not name either.
@@ -25,15 +27,20 @@ _SEPARATORS = re.compile(r"[-_/]+")
 _PUNCTUATION = re.compile(r"[^\w\s]+")
 _ARTICLES = ("the ", "a ", "an ")
 MAX_NAME_WORDS = 12
+NEGATIONS = frozenset({"not", "no", "neither", "nor", "never", "none", "cannot", "isn", "aren", "doesn"})
 
 
 def normalize_name(text: str) -> str:
     text = _PUNCTUATION.sub(" ", _SEPARATORS.sub(" ", text.casefold()))
-    text = " ".join(text.split())
+    text = " ".join(_singular(word) for word in text.split())
     for article in _ARTICLES:
         if text.startswith(article) and len(text) > len(article):
             return text[len(article):]
     return text
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
 
 
 class ConceptNames:
@@ -59,6 +66,8 @@ class ConceptNames:
         if text in self.by_name:
             return self.by_name[text]
         words = text.split()
+        if NEGATIONS.intersection(words):
+            return None  # "not GraphRAG" does not name GraphRAG
         found = [(start, end, self.by_name[run]) for start in range(len(words))
                  for end in range(start + 1, min(len(words), start + MAX_NAME_WORDS) + 1)
                  if (run := " ".join(words[start:end])) in self.by_name]

@@ -1,7 +1,7 @@
 """Paper 002, *Reasoning Over the Graph: From GraphRAG to Planning Agents*, as one plugin: the
 confidence-gated planning loop (:mod:`.loop`, seeds in :mod:`.seeds`, the frontier's ranking in
-:mod:`.frontier`, prompt in :mod:`.prompts`), its context measure (:mod:`.metrics`:
-``context-precision``) and its report section (:mod:`.report`, :mod:`.comparison`: rounds, cost,
+:mod:`.frontier`, prompt in :mod:`.prompts`), its context measure and stale answers (:mod:`.metrics`:
+``context-precision``, ``stale-answer``) and its report section (:mod:`.report`, :mod:`.comparison`: rounds, cost,
 accuracy per hop count, paired tests between systems, the accuracy/coverage trade-off of a sweep)
 and the paper's claims as checks on known-truth controls (:mod:`.claims`).
 
@@ -28,9 +28,9 @@ def provbench_register_systems():
 
 @hookimpl
 def provbench_register_metrics():
-    from .metrics import ContextPrecision
+    from .metrics import ContextPrecision, StaleAnswer
 
-    return {ContextPrecision.name: ContextPrecision}
+    return {ContextPrecision.name: ContextPrecision, StaleAnswer.name: StaleAnswer}
 
 
 @hookimpl

@@ -11,10 +11,16 @@ Each reads a subset of the questions by their ``type`` (curriculum-mini's ``deep
   so the difference comes from the evidence the rounds reach, not from the configurations.
 * ``abstains-when-unreachable``: on unanswerable questions and on those deeper than the round
   budget, the loop with the oracle abstains on every one; with a model confident whatever it is
-  shown (``ignores-context``) the gate lets the answers through, so the check can see it fail.
+  shown (``ignores-context``) the gate lets the answers through, so the check can see it fail. And
+  the same loop answers the questions within its rounds (``deep``), so an abstention that comes
+  from a shorter round limit (one round abstains on everything deep) does not pass for the gate.
 * ``gold-edge-changes-answer``: on the questions the loop answered, invalidating an edge of the
   gold chain changes its answer far more than invalidating a used edge off the chain, and the
   off-chain edge alone changes nothing; a model that ignores its context changes under neither.
+  Only questions where every unit of both conditions invalidated an edge are compared (those left
+  out are named), and they must be at least half of the answered ones: a condition that hid
+  nothing (``as-of`` a far future time in the off-chain edge's place) would otherwise pass as "no
+  change".
 """
 
 from __future__ import annotations
@@ -89,6 +95,8 @@ class AbstainsOptions(TestOptions):
     question_types: list[str] = Field(default_factory=lambda: ["unanswerable", "too-deep"], min_length=1,
                                       description="question types the loop cannot answer within its rounds")
     min_difference: float = Field(1.0, ge=0, le=1, description="share of those questions abstained on (1: every one)")
+    reachable_types: list[str] = Field(default_factory=lambda: ["deep"],
+                                       description="question types within the round budget: answered by every control")
     expect: list[Expectation] = Field(default_factory=lambda: _expect(("oracle", True), ("ignores-context", False)))
 
 
@@ -110,7 +118,23 @@ class AbstainsWhenUnreachable(_P002Claim):
             statement = f"{o.system} abstains on the {'/'.join(o.question_types)} questions (against never)"
             test = _paired(abstained, dict.fromkeys(abstained, 0.0), o.resamples)
             verdicts.append(self.verdict(e.control, e.effect, test, statement))
+            if o.reachable_types:
+                verdicts.append(self.answers_within_reach(runs, e.control))
         return verdicts
+
+    def answers_within_reach(self, runs: ControlRuns, control: str) -> Verdict:
+        """The round limit apart from the gate: the reachable questions are answered (by half at least)."""
+        o = self.options
+        reachable = set(self.typed(runs, control, o.reachable_types))
+        answered = _per_question(runs, control, o.system, lambda r: float(not r.trace.abstained), reachable)
+        statement = f"{o.system} answers the {'/'.join(o.reachable_types)} questions, within its rounds (against never)"
+        return self.verdict(control, True, _paired(answered, dict.fromkeys(answered, 0.0), o.resamples), statement,
+                            min_difference=0.5)
+
+
+def _invalidated(record) -> bool:
+    hidden = record.trace.artifacts.get("hidden_by_intervention", {}) if record.trace is not None else {}
+    return record.status == "ok" and hidden.get("invalidated", {}).get("count", 0) > 0
 
 
 def _per_question(runs: ControlRuns, control: str, system: str, value: Callable, questions: set[str],
@@ -153,7 +177,8 @@ class GoldEdgeChangesAnswer(_P002Claim):
         (an effect no control may show, however small)."""
         o, verdicts = self.options, []
         for e in o.expect:
-            answered = self.answered_with_chain(runs, e.control)
+            answered, check = self.invalidated_everywhere(runs, e.control)
+            verdicts.append(check)
             gold, off = (runs.scores(e.control, o.system, c, questions=answered) for c in (o.gold, o.off_chain))
             verdicts.append(self.verdict(e.control, e.effect, _paired(gold, off, o.resamples),
                                          f"output of {o.system} changed more under {o.gold} than under {o.off_chain}"))
@@ -161,6 +186,23 @@ class GoldEdgeChangesAnswer(_P002Claim):
             verdicts.append(self.verdict(e.control, False, still, f"{o.off_chain} changes the output of {o.system}",
                                          min_difference=0.0))
         return verdicts
+
+    def invalidated_everywhere(self, runs: ControlRuns, control: str) -> tuple[list[str], Verdict]:
+        """The answered questions where every unit of both conditions invalidated an edge, and the
+        verdict that they are at least half of them (a failed or missing unit invalidated nothing)."""
+        o, answered = self.options, self.answered_with_chain(runs, control)
+        units = {c: {} for c in (o.gold, o.off_chain)}
+        for condition, seen in units.items():
+            for r in runs.run(control).select(o.system, condition):
+                seen[r.key.question_id] = seen.get(r.key.question_id, True) and _invalidated(r)
+        missed = [f"{c} on {q}" for q in answered for c, seen in units.items() if not seen.get(q, False)]
+        kept = [q for q in answered if all(seen.get(q, False) for seen in units.values())]
+        observed = (f"{len(kept)} of {len(answered)} answered questions; left out (no edge invalidated): "
+                    f"{', '.join(missed[:5]) or 'none'}{' ...' if len(missed) > 5 else ''}")
+        verdict = Verdict(claim=self.name, control=control, observed=observed, passed=2 * len(kept) >= len(answered) > 0,
+                          expected=f"{o.gold} and {o.off_chain} invalidated an edge on at least half the answered "
+                                   "questions (the others left out of the comparison)")
+        return kept, verdict
 
     def answered_with_chain(self, runs: ControlRuns, control: str) -> list[str]:
         """Questions with a gold chain that the system answered at baseline: an answer that can change."""

@@ -1,14 +1,17 @@
 """Paper 002's comparison of systems on the same questions: accuracy per hop count, how focused
 their context was, and a paired test of each system against the loop.
 
-*Hop groups* are the questions' categories ("1-hop" ... "6-hop", then "unanswerable"; the
-curriculum loader sets them from the answer's distance to the concepts a question names).
+*Hop groups* count the edges of a question's gold chain ("1-hop" ... "4-hop": a question naming
+two concepts may have its answer one edge from one of them and still need a 2-3 edge chain); the
+question types that are not a plain walk are kept apart (``too-deep``: beyond the round budget,
+abstaining is intended; ``stale``: the answer changed when an edge was invalidated), then the
+categories of the rest ("unanswerable").
 *Accuracy* is the dataset's graded correctness of the baseline record (a right abstention on an
 unanswerable question counts; a failed run is 0), averaged per question over repeats
 (:func:`provbench.results.stats.per_question`). The *paired test* is the exact McNemar test
 (:func:`provbench.results.stats.mcnemar`) of the reference loop configuration against each other
 system over the questions both ran, a question counting as right at correctness >= 0.5; "deep"
-restricts it to answerable questions 3 or more hops away. *Context precision* and *gold chain
+restricts it to answerable questions of a 3 or more edge chain, too-deep and stale ones left out. *Context precision* and *gold chain
 shown* are the means of the ``context-precision`` metric's scores (:mod:`.metrics`), when a suite
 enables it.
 """
@@ -24,22 +27,34 @@ from provbench.report.sections import Cell, Table
 from provbench.results.stats import mcnemar, per_question
 
 DEEP_HOPS = 3
+APART = ("too-deep", "stale")  # question types shown in groups of their own, never as "N-hop"
 _HOPS = re.compile(r"^(\d+)-hop$")
 
 
+def group_of(question) -> str:
+    """A question's group: its type when kept apart, else its gold chain's length, else its category."""
+    if question is None:
+        return "other"
+    if question.type in APART:
+        return question.type
+    if question.gold is not None and question.gold.triples:
+        return f"{len(question.gold.triples)}-hop"
+    return question.category or "other"
+
+
 def hop_groups(run: RunData) -> dict[str, list[str]]:
-    """Question ids per category, hop groups first by hop count, then the others."""
+    """Question ids per group, hop groups first by chain length, then the others."""
     groups: dict[str, list[str]] = {}
     for qid in run.question_ids:
-        question = run.questions.get(qid)
-        groups.setdefault(question.category if question and question.category else "other", []).append(qid)
+        groups.setdefault(group_of(run.questions.get(qid)), []).append(qid)
     order = sorted(groups, key=lambda g: (0, int(_HOPS.match(g).group(1))) if _HOPS.match(g) else (1, g))
     return {g: groups[g] for g in order}
 
 
 def deep_questions(run: RunData) -> list[str]:
-    return [qid for qid, q in run.questions.items()
-            if q.metadata.get("answerable", True) is not False and (q.metadata.get("hops") or 0) >= DEEP_HOPS]
+    """Answerable questions of a chain of DEEP_HOPS edges or more, too-deep and stale ones left out."""
+    return [qid for qid, q in run.questions.items() if q.metadata.get("answerable", True) is not False
+            and q.type not in APART and _HOPS.match(group_of(q)) and int(group_of(q).split("-")[0]) >= DEEP_HOPS]
 
 
 def accuracy_table(run: RunData, systems: Iterable[str]) -> Table:
@@ -54,7 +69,7 @@ def accuracy_table(run: RunData, systems: Iterable[str]) -> Table:
         cells += [_mean_score(run, system, "context_precision"), _mean_score(run, system, "gold_chain_shown")]
         rows.append(cells)
     return Table(columns=["System", *groups, "All", "Context precision", "Gold chain shown"], rows=rows,
-                 caption="Baseline accuracy per hop count (the dataset's graded correctness: a right abstention on "
+                 caption="Baseline accuracy per gold chain length, too-deep and stale questions apart (the dataset's graded correctness: a right abstention on "
                          "an unanswerable question counts), with the questions behind it. Context precision: share "
                          "of the concepts shown to the model that lie on the gold chain; gold chain shown: share of "
                          "the chain's concepts shown (context-precision metric, when the suite enables it).")

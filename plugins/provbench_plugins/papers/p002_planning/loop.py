@@ -18,17 +18,19 @@ call. Each round, at most ``max_rounds``:
    bi-temporal stamps) and states a confidence, a reason, the supporting subgraph (ids chosen
    from those shown), a focus for the next round and the relation types to follow.
 3. **verify**: from round ``exit_from_round`` on (the paper: round 2; and always in the last
-   round) the most confident answer so far is returned once its confidence reaches
-   ``confidence_bar`` (a later, less confident answer never replaces it), cited by its supporting
-   subgraph; otherwise the focus and relation types carry into the next round. A round that finds
-   nothing new to examine makes no call: the answers so far are verified again. After the last
-   round the loop abstains (``outcome="abstained"``, no answer; the held-back answer and its
-   confidence in ``artifacts["candidate_answer"]`` and ``trace.confidence``).
+   round) the current round's answer is returned once its confidence reaches ``confidence_bar``
+   (the article's check; ``keep_best`` verifies the most confident answer so far instead), cited
+   by its supporting subgraph; otherwise the focus and relation types carry into the next round.
+   A round that finds nothing new to examine makes no call: the last answer is verified again.
+   After the last round the loop abstains (``outcome="abstained"``, no answer; the held-back
+   answer and its confidence in ``artifacts["candidate_answer"]`` and ``trace.confidence``), or,
+   with ``abstain: false`` (the gate isolated: every round run, no abstention), answers with it.
 
 ``artifacts``: ``rounds`` (per round: the concepts expanded, the new frontier, the edges used, the
 focused query, the relation types followed and chosen, the answer, confidence, reason and
 support), ``evidence`` (everything examined), ``grounding`` (the answer's confidence, reason,
-source: the knowledge base's fingerprint, the view's time and the model, and its evidence: the
+source: the knowledge base's fingerprint, when the graph was read (the view's time, or the
+moment the loop began for a view of the current graph) and the model, and its evidence: the
 supporting subgraph). A reply that is not valid JSON counts as confidence 0 without an answer; an
 LLM failure fails the trace.
 
@@ -45,20 +47,21 @@ decided again. A replayed step before the resume step whose result differs from 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import Field, model_validator
 
 from provbench.agents import LLMSystem, SystemOptions, replayed_reply, reply_object, string_list
 from provbench.agents.base import stated_confidence
-from provbench.kb.types import Entity, Neighbor, Relation
+from provbench.kb.temporal import instant_text, now
+from provbench.kb.types import Entity, Neighbor
 from provbench.model import Question, RetrievedItem, Trace
 from provbench.plugin_api import Environment, ResumePoint
 
 from . import prompts as P
 from .frontier import Focus, rank_candidates
 from .seeds import select_seeds
+from .state import Candidate, Expansion, LoopState
 
 SUPPORT_KINDS = {"supporting_concepts": "entities", "supporting_relations": "relationships",
                  "supporting_texts": "text_units"}
@@ -80,6 +83,12 @@ class PlanningOptions(SystemOptions):
     text_units_per_concept: int = Field(0, ge=0, le=20, description="linked text shown per concept (0: graph only)")
     text_chars: int = Field(400, ge=50)
     max_tokens: int = Field(512, ge=32, le=8192)
+    keep_best: bool = Field(False, description="verify the most confident answer so far, not the current round's "
+                                               "(a round-2 answer on more evidence, or a retraction, is then lost)")
+    hops_per_round: int = Field(1, ge=1, le=10, description="expansions before each synthesis (a one-round loop "
+                                                             "with 4 hops and cap 48: one-shot with the loop's budget)")
+    abstain: bool = Field(True, description="abstain when no round's answer cleared the bar (false: answer with the "
+                                            "held-back one after every round: the loop without its abstention)")
 
     @model_validator(mode="after")
     def _seeds_fit_the_frontier(self) -> "PlanningOptions":
@@ -87,44 +96,6 @@ class PlanningOptions(SystemOptions):
             raise ValueError(f"max_seeds ({self.max_seeds}) must not exceed frontier_cap ({self.frontier_cap}): "
                              "round 1's frontier counts the seeds")
         return self
-
-
-@dataclass
-class Candidate:
-    """An answer a round gave, with what it rests on."""
-
-    answer: str
-    confidence: float
-    round: int
-    reason: str = ""
-    support: dict[str, list[str]] = field(default_factory=dict)  # Citations field -> ids shown
-
-
-@dataclass
-class LoopState:
-    question: str
-    visited: dict[str, Entity] = field(default_factory=dict)  # also the evidence concepts, in order
-    edges: dict[str, Relation] = field(default_factory=dict)  # evidence edges, in order
-    texts: dict[str, str] = field(default_factory=dict)  # text units shown
-    relation_vocab: list[str] = field(default_factory=list)  # types on the next frontier's edges
-    neighbours: dict[str, list[Neighbor]] = field(default_factory=dict)  # per concept, fetched once
-    frontier: list[str] = field(default_factory=list)  # the concepts the next expansion starts from
-    frontier_before: list[str] = field(default_factory=list)  # what the current round expanded
-    focus: str = ""
-    relation_types: list[str] = field(default_factory=list)
-    confidence: float | None = None  # the last stated one
-    best: Candidate | None = None  # the most confident answer so far
-    shown: dict[str, list[str]] = field(default_factory=dict)  # kind -> ids the current step brought in
-    replies: list[str] = field(default_factory=list)  # recorded synthesize replies still to replay, in order
-
-
-@dataclass
-class Expansion:
-    added: list[str]
-    edges: list[str]
-    followed: list[str] | None  # relation types followed (None: all)
-    widened: bool = False  # the chosen types led nowhere new, so every type was followed
-    capped: bool = False
 
 
 class PlanningLoop(LLMSystem):
@@ -159,39 +130,52 @@ class PlanningLoop(LLMSystem):
         return trace
 
     def loop(self, question: Question, env: Environment, trace: Trace, replies: list[str]) -> Trace:
-        state = LoopState(question=self.question_text(question), focus=question.question, replies=list(replies))
+        state = LoopState(question=self.question_text(question), focus=question.question, replies=list(replies),
+                          read_at=env.view.as_of_time or instant_text(now()))
         if not self.seed(question, env, trace, state):
             trace.add_step("error", tool="seed", error="no concept is named in the question")
             return self.abstain(trace, state, env, "no seed concept")
         opts = self.options
         for number in range(1, opts.max_rounds + 1):
             budget = opts.frontier_cap - (len(state.frontier) if number == 1 else 0)
-            expansion = self.expand(env, trace, state, budget, narrow=number >= opts.narrow_from_round)
+            expansion = self.expand_hops(env, trace, state, budget, narrow=number >= opts.narrow_from_round)
             if number > 1 and not expansion.added and not expansion.edges:
                 # the evidence is the last round's: its answers stand as this round's
                 if self.confident(state, number):
-                    return self.emit(trace, state, env)
+                    return self.emit(trace, state, env, self.verified(state))
                 return self.abstain(trace, state, env, f"round {number} found nothing new to examine")
             reply = self.synthesize(question, env, trace, state, number)
             if reply is None:
                 return trace  # the LLM failed for good: the trace says so
             self.record_round(trace, state, number, expansion, reply)
             if self.confident(state, number):
-                return self.emit(trace, state, env)
+                return self.emit(trace, state, env, self.verified(state))
             state.focus = reply["focus"] or state.focus
             state.relation_types = reply["relation_types"] if opts.relation_focus else []
-        return self.abstain(trace, state, env, f"confidence below {opts.confidence_bar} after {opts.max_rounds} rounds")
+        reason = f"confidence below {opts.confidence_bar} after {opts.max_rounds} rounds"
+        if not opts.abstain and self.held(state) is not None:
+            trace.artifacts["abstention_skipped"] = reason
+            return self.emit(trace, state, env, self.held(state))
+        return self.abstain(trace, state, env, reason)
 
     @property
     def expected_llm_calls(self) -> float:
         return float(self.options.max_rounds)  # the runner's scheduling hint: an abstention uses every round
 
     def confident(self, state: LoopState, number: int) -> bool:
-        """The verify step: may this round answer (the paper: from round 2 on), and does the best
-        answer so far clear the bar?"""
+        """The verify step: may this round answer (the paper: from round 2 on), and does the answer
+        it verifies (the current round's; with ``keep_best`` the most confident so far) clear the bar?"""
         opts = self.options
         may_exit = number >= min(opts.exit_from_round, opts.max_rounds)
-        return may_exit and state.best is not None and state.best.confidence >= opts.confidence_bar
+        verified = self.verified(state)
+        return may_exit and verified is not None and verified.confidence >= opts.confidence_bar
+
+    def verified(self, state: LoopState) -> Candidate | None:
+        return state.best if self.options.keep_best else state.current
+
+    def held(self, state: LoopState) -> Candidate | None:
+        """The answer held back at an abstention: the verified one, else the last one given."""
+        return self.verified(state) or state.latest
 
     # -- seeding ---------------------------------------------------------------------------
     def seed(self, question: Question, env: Environment, trace: Trace, state: LoopState) -> bool:
@@ -209,6 +193,20 @@ class PlanningLoop(LLMSystem):
         return bool(seeds)
 
     # -- expand ----------------------------------------------------------------------------
+    def expand_hops(self, env: Environment, trace: Trace, state: LoopState, budget: int, narrow: bool) -> Expansion:
+        """``hops_per_round`` expansions sharing the round's budget, as one expansion."""
+        expansion = self.expand(env, trace, state, budget, narrow)
+        expanded = list(state.frontier_before)
+        for _ in range(self.options.hops_per_round - 1):
+            more = self.expand(env, trace, state, budget - len(expansion.added), narrow)
+            if not more.added and not more.edges:
+                break
+            expansion.added += more.added
+            expansion.edges += more.edges
+            expansion.capped = more.capped
+        state.frontier_before = expanded
+        return expansion
+
     def expand(self, env: Environment, trace: Trace, state: LoopState, budget: int, narrow: bool) -> Expansion:
         types = (list(state.relation_types) or None) if narrow else None
         state.shown = {}
@@ -317,8 +315,11 @@ class PlanningLoop(LLMSystem):
     def record_round(self, trace: Trace, state: LoopState, number: int, expansion: Expansion,
                      reply: dict[str, Any]) -> None:
         state.confidence = reply["confidence"]
-        if reply["answer"] and (state.best is None or reply["confidence"] >= state.best.confidence):
-            state.best = Candidate(reply["answer"], reply["confidence"], number, reply["reason"], reply["support"])
+        given = Candidate(reply["answer"], reply["confidence"], number, reply["reason"], reply["support"])
+        state.current = given if reply["answer"] else None
+        state.latest = state.current or state.latest
+        if state.current and (state.best is None or given.confidence >= state.best.confidence):
+            state.best = given
         rounds = trace.artifacts.setdefault("rounds", [])
         rounds.append({"round": number, "expanded": state.frontier_before, "frontier": expansion.added,
                        "edges_used": expansion.edges, "focused_query": state.focus,
@@ -332,35 +333,33 @@ class PlanningLoop(LLMSystem):
                                "focus": reply["focus"], "relation_types": reply["relation_types"]},
                        reply=reply["text"])
 
-    def emit(self, trace: Trace, state: LoopState, env: Environment) -> Trace:
-        best = state.best
-        trace.answer, trace.confidence, trace.outcome = best.answer, best.confidence, "answered"
-        for kind, ids in best.support.items():
+    def emit(self, trace: Trace, state: LoopState, env: Environment, answer: Candidate) -> Trace:
+        trace.answer, trace.confidence, trace.outcome = answer.answer, answer.confidence, "answered"
+        for kind, ids in answer.support.items():
             setattr(trace.citations, kind, list(ids))
-        self.keep_evidence(trace, state, env)
+        self.keep_evidence(trace, state, env, answer)
         return trace
 
     def abstain(self, trace: Trace, state: LoopState, env: Environment, reason: str) -> Trace:
-        held = state.best
+        held = self.held(state)
         trace.answer, trace.outcome = None, "abstained"
         trace.confidence = held.confidence if held is not None else state.confidence
         trace.artifacts["abstention_reason"] = reason
         if held is not None:
             trace.artifacts["candidate_answer"] = held.answer
-        self.keep_evidence(trace, state, env)
+        self.keep_evidence(trace, state, env, held)
         return trace
 
-    def keep_evidence(self, trace: Trace, state: LoopState, env: Environment) -> None:
+    def keep_evidence(self, trace: Trace, state: LoopState, env: Environment, best: Candidate | None) -> None:
         """Everything examined, and the grounding record of the answer (or of the one held back)."""
         trace.artifacts["evidence"] = {"entities": list(state.visited), "relations": list(state.edges),
                                        "text_units": list(state.texts)}
-        best = state.best
         if best is None:
             return
         trace.artifacts["grounding"] = {
             "answer": best.answer, "confidence": best.confidence, "reason": best.reason, "round": best.round,
             "held_back": trace.outcome == "abstained",
-            "source": {"knowledge_base": env.view.knowledge_base_fingerprint, "as_of": env.view.as_of_time,
+            "source": {"knowledge_base": env.view.knowledge_base_fingerprint, "as_of": state.read_at,
                        "model": env.llm.model_id},
             "evidence": best.support}
 

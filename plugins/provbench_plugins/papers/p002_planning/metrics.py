@@ -12,6 +12,12 @@ alias (a gold name the KB lacks is left out, never counted as missed):
 
 Questions without a gold chain (unanswerable ones) get neither. ``aggregate`` gives the mean of
 each per system and condition, with the number of records behind it.
+
+``stale-answer``: for a question whose loader records the answer it had before an edge was
+invalidated (``metadata["stale_answer"]``, curriculum-mini's stale questions), ``stale_answer``
+is 1 when the answer names that old concept (the loader's concept-id scoring), else 0; an
+abstention names nothing. Its mean per system and condition is the share of stale answers: near 0
+on the current graph, near 1 under ``as-of`` a time before the revision.
 """
 
 from __future__ import annotations
@@ -42,13 +48,37 @@ class ContextPrecision(Metric):
                 "gold_chain_shown": on_chain / len(chain)}
 
     def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
-        values = []
-        for system in results.systems:
-            for condition in results.conditions:
-                records = results.select(system, condition)
-                for name in SCORES:
-                    scored = [r.scores[name] for r in records if r.scores.get(name) is not None]
-                    if scored:
-                        values.append(MetricValue(metric=name, system=system, condition=condition,
-                                                  value=round(fmean(scored), 6), denominator=len(scored)))
-        return values
+        return means(results, SCORES)
+
+
+class StaleAnswer(Metric):
+    """1 when the answer names the concept the question's answer was before its revision."""
+
+    name = "stale-answer"
+
+    def score(self, record: RunRecord, question: Question | None, context: MetricContext) -> dict[str, float]:
+        from provbench_plugins.datasets.curriculum.scoring import concept_names
+
+        stale = question.metadata.get("stale_answer") if question is not None else None
+        if record.trace is None or not stale or "concept_graph" not in question.metadata:
+            return {}
+        names = concept_names(question.metadata["concept_graph"]["concepts"])
+        said = record.trace.answer if record.trace.outcome == "answered" else None
+        return {"stale_answer": float(said is not None and names.concept_of(said) == names.concept_of(stale))}
+
+    def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
+        return means(results, ("stale_answer",))
+
+
+def means(results: Results, names: tuple[str, ...]) -> list[MetricValue]:
+    """The mean of each score per system and condition, over the records that have it."""
+    values = []
+    for system in results.systems:
+        for condition in results.conditions:
+            records = results.select(system, condition)
+            for name in names:
+                scored = [r.scores[name] for r in records if r.scores.get(name) is not None]
+                if scored:
+                    values.append(MetricValue(metric=name, system=system, condition=condition,
+                                              value=round(fmean(scored), 6), denominator=len(scored)))
+    return values

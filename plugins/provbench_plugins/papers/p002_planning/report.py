@@ -7,9 +7,11 @@ the general abstention and calibration sections sit beside it. Shares count over
 record of a configuration, as the ``abstention.*`` metrics do (a failed run is neither answered
 nor abstained). *Accuracy* is the dataset loader's graded correctness (a failed run 0), so a right
 abstention (an unanswerable question) earns what the loader gives it; *accuracy (abstain =
-wrong)* counts every abstention as 0, the strict reading. *Answered by the exit round*: share of
-the answered questions that cleared the bar by the configuration's ``exit_from_round`` (the
-paper's early exit, round 2).
+wrong)* counts every abstention as 0, the strict reading. *Abstained on answerable* leaves out
+the questions where abstaining is intended (unanswerable, and ``too-deep``: beyond the round
+budget). *Answered by the exit round*: share of the answered questions that cleared the bar by
+the configuration's first exit round (``exit_from_round``, the paper's round 2; round 1 for a
+one-round configuration, which may answer in its only round).
 """
 
 from __future__ import annotations
@@ -64,17 +66,23 @@ def summary(run: RunData, key: str) -> dict[str, Any] | None:
     options = PlanningOptions(**_options(run, key))
     done = [r for r in records if answered(r)]
     right = [correctness(r) or 0.0 for r in done]
-    answerable = [r for r in records if not unanswerable(run.questions.get(r.key.question_id))]
+    answerable = [r for r in records if not abstention_intended(run.questions.get(r.key.question_id))]
     traced = [r.trace for r in records if r.trace is not None]
-    early = [r for r in done if len(r.trace.artifacts.get("rounds", [])) <= options.exit_from_round]
+    exit_round = min(options.exit_from_round, options.max_rounds)
+    early = [r for r in done if len(r.trace.artifacts.get("rounds", [])) <= exit_round]
     return {"key": key, "bar": options.confidence_bar, "cap": options.frontier_cap, "rounds": options.max_rounds,
-            "exit": options.exit_from_round, "n": len(records), "coverage": len(done) / len(records),
+            "exit": exit_round, "n": len(records), "coverage": len(done) / len(records),
             "graded": fmean(correctness(r) or 0.0 for r in records),
             "selective": fmean(right) if right else None, "overall": sum(right) / len(records),
             "answerable_abstained": (sum(map(abstained, answerable)) / len(answerable)) if answerable else None,
             "calls": fmean(len(t.llm_calls) for t in traced) if traced else None,
             "concepts": fmean(len(t.visited_entities) for t in traced) if traced else None,
             "early": len(early) / len(done) if done else None}
+
+
+def abstention_intended(question) -> bool:
+    """Unanswerable, or answerable beyond the round budget (type ``too-deep``)."""
+    return unanswerable(question) or (question is not None and question.type == "too-deep")
 
 
 def tradeoff_charts(rows: list[dict[str, Any]]) -> list[LineChart]:
