@@ -26,15 +26,11 @@ systems: [llm-only, agentic-graphrag]
 interventions: [cited-removal]
 intervention_systems: [agentic-graphrag]
 metrics: [accuracy, gold-trajectory]
-controls:
+exclusion: {{reference_system: llm-only}}
+controls:  # validate runs the suite's own systems, interventions and metrics (issue 32)
   dataset: {{loader: qa, path: data/questions.csv, options: {{documents: docs}}}}
   knowledge_base: {{builder: property-graph, options: {{source: {source}}}}}
   llms: [oracle, parametric]
-  systems: [llm-only, agentic-graphrag]
-  intervention_systems: [agentic-graphrag]
-  interventions: [cited-removal]
-  exclusion: {{reference_system: llm-only}}
-  metrics: [accuracy, gold-trajectory]
   claims:
     - p000/exclusion-reference
 """

@@ -119,7 +119,10 @@ def test_each_metric_is_read_on_its_own_control(small_world):
     assert sufficiency.sensitivity == {"uses-uncited": 1.0} and sufficiency.specificity == 1.0
     assert sufficiency.cells[FAITHFUL].flagged == 0 and sufficiency.cells["uses-uncited"].flagged == 6
     necessity = results["provenance.citation_necessity"]
-    assert necessity.sensitivity == {"parametric": 1.0, "ignores-context": 1.0} and necessity.specificity == 1.0
+    # parametric and ignores-context cite nothing, so cited removal hides nothing for them: a no-op unit, left
+    # out of every statistic (issue 32), so necessity has no reading there, which counts as a miss
+    assert necessity.sensitivity == {"parametric": 0.0, "ignores-context": 0.0} and necessity.specificity == 1.0
+    assert necessity.cells["parametric"].no_reading == necessity.cells["ignores-context"].no_reading == 6
     assert necessity.cells["uses-uncited"].flag_rate == 0.0  # not a target: its citations are needed
     masked = results["output-changed (entity-text-mask)"]
     assert masked.sensitivity["uses-uncited"] == 0.0  # relations keep the uncited hop (docs/metric-validity.md)

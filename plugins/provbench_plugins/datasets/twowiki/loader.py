@@ -72,14 +72,13 @@ class TwoWikiRecord(BaseModel):
             raise ValueError(f"names paragraphs not in context: {missing[:3]}")
         return facts
 
-    def drop_facts_beyond_context(self) -> list[str]:
-        """Remove supporting facts naming a sentence their paragraph does not have; one line each."""
+    def facts_beyond_context(self) -> list[str]:
+        """One line per supporting fact naming a sentence its paragraph does not have. The fact is kept:
+        its gold sentence has no text, so the question's sentence evidence is never complete (gold.py),
+        where dropping it would make the rest look complete."""
         sentences = {title: len(lines) for title, lines in self.context}
-        kept = [(t, s) for t, s in self.supporting_facts if 0 <= s < sentences.get(t, 0)]
-        dropped = [f"record {self.id!r}: supporting fact [{t!r}, {s}]: paragraph {t!r} has {sentences.get(t, 0)} "
-                   "sentence(s)" for t, s in self.supporting_facts if (t, s) not in kept]
-        self.supporting_facts = kept
-        return dropped
+        return [f"record {self.id!r}: supporting fact [{t!r}, {s}]: paragraph {t!r} has {sentences.get(t, 0)} "
+                "sentence(s)" for t, s in self.supporting_facts if not 0 <= s < sentences.get(t, 0)]
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -203,10 +202,10 @@ def read_records(source: str | Path, split: str = DEFAULT_HUB_SPLIT) -> list[Two
     else:
         raise UserError(f"2Wiki dataset not found: {source} (a file path or a hub id like xanhho/2WikiMultihopQA)")
     records = [validate_record(raw, where, i) for i, raw in enumerate(raw_records)]
-    dropped = [line for record in records for line in record.drop_facts_beyond_context()]
-    if dropped:  # published data may hold a few: counted and left out, not fatal
-        log.warning("%s: %d supporting fact(s) point at a sentence their paragraph does not have; left out "
-                    "(first: %s)", where, len(dropped), "; ".join(dropped[:3]))
+    beyond = [line for record in records for line in record.facts_beyond_context()]
+    if beyond:  # published data may hold a few: counted, not fatal
+        log.warning("%s: %d supporting fact(s) point at a sentence their paragraph does not have; kept as gold "
+                    "no prompt can hold (first: %s)", where, len(beyond), "; ".join(beyond[:3]))
     return records
 
 
