@@ -10,11 +10,11 @@ import json
 import threading
 from pathlib import Path
 
-from runner_helpers import ToyPlugin, scripted_llm, toy_plugin_manager
+from runner_helpers import ToyKB, ToyPlugin, scripted_llm, toy_plugin_manager
 
 from provbench import hookimpl
 from provbench.model import Question, Trace
-from provbench.plugin_api import System
+from provbench.plugin_api import Intervention, Metric, System, Variant
 
 RELEASE = threading.Event()  # a hung system waits on it (the test sets it when done)
 
@@ -64,10 +64,63 @@ class ViewMutator(System):
         return trace
 
 
+# -- plugins whose code exits while a run is planned or estimated --------------------------------
+
+class ExitingEstimate(BadSystem):
+    """A system whose call estimate (asked while the run is planned) calls sys.exit."""
+
+    name = "estimate-exits"
+
+    @property
+    def expected_llm_calls(self) -> float:
+        raise SystemExit("no estimate")
+
+
+class ExitingListing(Intervention):
+    """Enumerated: one variant per question, but variants() calls sys.exit on a question whose
+    ``bad`` metadata is "variants"."""
+
+    name = "exits-listing"
+
+    def variants(self, question, baseline, rng):
+        if question.metadata.get("bad") == "variants":
+            raise SystemExit(4)
+        return [Variant(id="as-is", description="the view as it is")]
+
+    def make_view(self, view, question, baseline, rng, **kwargs):
+        return view
+
+
+class ExitingJudgeEstimate(Metric):
+    name = "judge-estimate-exits"
+
+    def expected_llm_calls(self, condition):
+        raise SystemExit("no judge estimate")
+
+
+class ExitingBuildEstimate(ToyKB):
+    name = "build-estimate-exits"
+
+    def expected_llm_calls(self, questions):
+        raise SystemExit("no build estimate")
+
+
 class BadPlugin:
     @hookimpl
     def provbench_register_systems(self):
-        return {"bad": BadSystem, "mutator": ViewMutator}
+        return {"bad": BadSystem, "mutator": ViewMutator, "estimate-exits": ExitingEstimate}
+
+    @hookimpl
+    def provbench_register_interventions(self):
+        return {"exits-listing": ExitingListing}
+
+    @hookimpl
+    def provbench_register_metrics(self):
+        return {"judge-estimate-exits": ExitingJudgeEstimate}
+
+    @hookimpl
+    def provbench_register_kb_builders(self):
+        return {"build-estimate-exits": ExitingBuildEstimate}
 
 
 def bad_plugin_manager(*extra: object):

@@ -83,6 +83,50 @@ def test_a_metric_that_exits_leaves_a_note_not_a_crash(tmp_path):
     assert record["status"] == "ok" and "SystemExit" in record["score_notes"]["exits"]
 
 
+def test_a_plugin_that_exits_while_the_run_is_planned_fails_one_unit_not_the_run(tmp_path):
+    """variants() exits for one question: that question's intervention unit is recorded failed with
+    the reason, the other question's variant runs; a system whose call estimate exits is counted as
+    one call (the estimate only orders the work) and its units run."""
+    suite = write_suite(tmp_path / "s", [question("good"), question("listing", "variants")], ["bad", "estimate-exits"])
+    suite.write_text(suite.read_text() + "interventions: [exits-listing]\nintervention_systems: [bad]\n")
+    out = run(suite, tmp_path / "run")
+    records = {(r["key"]["question_id"], r["key"]["system"], r["key"]["condition"]): r for r in lines(out)}
+    assert len(records) == 6
+    failed = records[("listing", "bad", "exits-listing")]
+    assert failed["status"] == "failed"
+    assert failed["error"] == ("PluginFailure: intervention 'exits-listing': variants() for question 'listing' and "
+                               "system 'bad' failed: SystemExit: 4 (while the run was planned)")
+    assert records[("good", "bad", "exits-listing")]["key"]["variant"] == "as-is"
+    assert all(r["status"] == "ok" for key, r in records.items() if key != ("listing", "bad", "exits-listing"))
+
+
+def test_plan_notes_a_plugin_that_exits_while_it_estimates(tmp_path):
+    """`provbench plan` asks plugins for estimates and dry-runs them: each sys.exit is a note on its row."""
+    from robust_helpers import bad_plugin_manager
+
+    from provbench.local_plugins import plugin_setup
+    from provbench.plan import KB_BUILD, make_plan
+    from provbench.suite import load_suite
+
+    suite = write_suite(tmp_path / "s", [question("exit", "exit"), question("listing", "variants")],
+                        ["bad", "estimate-exits"])
+    suite.write_text(suite.read_text() + "interventions: [exits-listing]\nmetrics: [judge-estimate-exits]\n")
+    _, registry = plugin_setup(suite, bad_plugin_manager())
+    plan, _ = make_plan(load_suite(suite, registry), registry, tmp_path / "run", None)
+    notes = {row.what: "; ".join(row.notes) for row in plan.rows}
+    assert "system 'estimate-exits': expected_llm_calls failed: SystemExit: no estimate; counted as one call" in notes[
+        "estimate-exits"]
+    assert "dry run failed: SystemExit: 3" in notes["bad"]
+    assert "variants() on the dry run failed: SystemExit: 4" in notes["bad x exits-listing"]
+    assert "metric 'judge-estimate-exits': expected_llm_calls('baseline') failed: SystemExit" in notes["judge"]
+    kb_suite = write_suite(tmp_path / "k", [question("q1")], ["bad"], kb=True)
+    kb_suite.write_text(kb_suite.read_text().replace("builder: toy-tiny", "builder: build-estimate-exits"))
+    plan, _ = make_plan(load_suite(kb_suite, registry), registry, tmp_path / "run-k", tmp_path / "k" / "kb")
+    build = next(row for row in plan.rows if row.what == KB_BUILD)
+    assert build.notes == ["kb builder 'build-estimate-exits': expected_llm_calls failed: SystemExit: no build "
+                           "estimate: calls unknown"]
+
+
 def test_a_hung_system_is_abandoned_at_the_unit_timeout_and_its_worker_replaced(tmp_path):
     """concurrency 1 and two hung units: each is abandoned after 0.5 s, a fresh worker runs the
     rest, and the run ends in seconds (a thread pool would wait for the hung threads forever)."""

@@ -156,8 +156,10 @@ class Scheduler:
     def _chain_costs(self) -> dict[str, float]:
         """Per system, the expected LLM calls of its baseline plus what it unlocks: its own
         interventions (about its cost again) and, for the exclusion reference, the costliest target's."""
+        from .units import expected_system_calls
+
         suite = self.ctx.suite
-        cost = {ref.key: max(0.0, float(self.ctx.registry.create("system", ref.name, **ref.options).expected_llm_calls))
+        cost = {ref.key: expected_system_calls(self.ctx.registry.create("system", ref.name, **ref.options), ref.key)[0]
                 for ref in suite.systems}
         unlocked = max((cost[t] for t in self.targets if t in cost), default=0.0)
         return {key: c + (c if key in self.targets else 0.0) + (unlocked if key == self.reference else 0.0)
