@@ -10,9 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from provbench.cli import main
+from cli_helpers import invoke_ok as invoke
 from provbench_tools.own_docs import write as write_own_docs
 
 SUITE = """\
@@ -59,12 +58,6 @@ def build_with_llamaindex(docs: Path, graph_store=None, persist_dir: Path | None
                                               + ([ImplicitPathExtractor()] if implicit else []))
     if persist_dir is not None:
         index.storage_context.persist(persist_dir=str(persist_dir))
-
-
-def invoke(*args: str) -> str:
-    result = CliRunner().invoke(main, list(args), env={"COLUMNS": "200"})
-    assert result.exit_code == 0, result.output + repr(result.exception)
-    return result.output
 
 
 @pytest.fixture(scope="module")

@@ -11,14 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from cli_helpers import invoke_ok as invoke
 from provbench.cli import main
 from provbench_tools.own_docs import write as write_own_docs
-
-
-def invoke(*args: str):
-    result = CliRunner().invoke(main, list(args), env={"COLUMNS": "200"})
-    assert result.exit_code == 0, result.output + repr(result.exception)
-    return result.output
 
 
 @pytest.fixture(scope="module")
