@@ -6,9 +6,13 @@ otherwise answers like the toy systems of runner_helpers, so one small suite mix
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import subprocess
 import threading
 from pathlib import Path
+from typing import Iterator
 
 from runner_helpers import ToyKB, ToyPlugin, scripted_llm, toy_plugin_manager
 
@@ -159,4 +163,27 @@ def question(qid: str, bad: str = "", **metadata) -> dict:
             "metadata": {"bad": bad, "entities": ["ent:orin-vale", "ent:glass-harbor"], **metadata}}
 
 
-__all__ = ["RELEASE", "ToyPlugin", "bad_plugin_manager", "question", "run", "write_suite"]
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[None]:
+    """``folder`` on read-only media for the block: a read-only bind mount of itself as root (root
+    writes through chmod), else chmod -R a-w. Skips the test when neither is possible."""
+    import pytest
+
+    if os.geteuid() != 0:
+        subprocess.run(["chmod", "-R", "a-w", str(folder)], check=True)
+        try:
+            yield
+        finally:
+            subprocess.run(["chmod", "-R", "u+w", str(folder)], check=True)
+        return
+    mount = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True, text=True)
+    if mount.returncode != 0:
+        pytest.skip(f"root without a read-only mount (chmod does not stop root): {mount.stderr.strip()}")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], check=True, capture_output=True)
+        yield
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+__all__ = ["read_only", "RELEASE", "ToyPlugin", "bad_plugin_manager", "question", "run", "write_suite"]

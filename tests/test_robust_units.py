@@ -274,6 +274,36 @@ def test_kb_info_opens_the_kb_while_a_run_holds_it(tmp_path):
     assert "entities" in probe.result.stdout
 
 
+# -- item 11: read-only media -----------------------------------------------------------------------
+
+def test_a_run_reads_a_knowledge_base_on_read_only_media(tmp_path):
+    from robust_helpers import read_only
+
+    suite = write_suite(tmp_path / "s", [question("q1")], ["toy-graph"], kb=True)
+    first = by_question(run(suite, tmp_path / "built"))  # builds the KB, then reads it
+    with read_only(tmp_path / "s" / "kb"):
+        again = by_question(run(suite, tmp_path / "again"))
+    assert again["q1"]["status"] == "ok" and again["q1"]["trace"]["answer"] == first["q1"]["trace"]["answer"]
+    assert again["q1"]["trace"]["visited_entities"]
+
+
+def test_a_run_into_read_only_media_is_refused_and_loses_nothing(tmp_path):
+    from robust_helpers import read_only
+
+    suite = write_suite(tmp_path / "s", [question("q1"), question("q2")], ["toy-graph"])
+    out = run(suite, tmp_path / "runs" / "run", limit=1)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    (tmp_path / "runs" / "empty").mkdir()
+    with read_only(tmp_path / "runs"):
+        for target in (out, tmp_path / "runs" / "empty" / "new"):  # resuming a run there, a new run there
+            with pytest.raises(UserError) as refused:
+                run(suite, target)
+            assert f"run directory {target}: cannot write there" in str(refused.value)
+            assert "choose another output directory" in str(refused.value)
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert not (tmp_path / "runs" / "empty" / "new").exists()
+
+
 # -- item 16: a changed suite does not rewrite what recorded units were made under ------------------
 
 def test_resuming_with_changed_settings_is_refused_naming_each_change(tmp_path):
