@@ -86,8 +86,10 @@ class ExitingListing(Intervention):
 
     name = "exits-listing"
 
+    healed = False  # a test sets it: the listing works from then on
+
     def variants(self, question, baseline, rng):
-        if question.metadata.get("bad") == "variants":
+        if question.metadata.get("bad") == "variants" and not ExitingListing.healed:
             raise SystemExit(4)
         return [Variant(id="as-is", description="the view as it is")]
 

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from robust_helpers import RELEASE, question, run, write_suite
+from robust_helpers import RELEASE, ExitingListing, question, run, write_suite
 
 from provbench import hookimpl
 from provbench.errors import UserError
@@ -98,6 +98,13 @@ def test_a_plugin_that_exits_while_the_run_is_planned_fails_one_unit_not_the_run
                                "system 'bad' failed: SystemExit: 4 (while the run was planned)")
     assert records[("good", "bad", "exits-listing")]["key"]["variant"] == "as-is"
     assert all(r["status"] == "ok" for key, r in records.items() if key != ("listing", "bad", "exits-listing"))
+    ExitingListing.healed = True  # the plugin is fixed: the resume runs the variant, and the stand-in goes
+    try:
+        healed = lines(run(suite, tmp_path / "run"))
+    finally:
+        ExitingListing.healed = False
+    assert len(healed) == 6 and all(r["status"] == "ok" for r in healed)
+    assert {r["key"]["variant"] for r in healed if r["key"]["condition"] == "exits-listing"} == {"as-is"}
 
 
 def test_plan_notes_a_plugin_that_exits_while_it_estimates(tmp_path):

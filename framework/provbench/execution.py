@@ -88,6 +88,7 @@ class Scheduler:
         self.ready: deque["Unit"] = deque()
         self.rerun = set(getattr(ctx, "retry", ()))  # recorded (failed) units to run again: not yet usable
         self.planned_keys: set[str] = set()
+        self.planned_pairs: set[tuple[str, str]] = set()  # (question, system) pairs whose interventions were planned
         self.stop = stop or (lambda: None)
         self.stopped: str | None = None
         self.left = 0
@@ -188,6 +189,7 @@ class Scheduler:
                     self.waiting.discard((question_id, system))
                     continue
             self.waiting.discard((question_id, system))
+            self.planned_pairs.add((question_id, system))
             self._queue(self.plan(question_id, system), first=True)
 
     def _recorded(self, key: str) -> bool:

@@ -261,6 +261,19 @@ def _drop_unplanned(ctx: RunContext, done: dict[str, RunRecord]) -> None:
             del done[key]
 
 
+def _drop_superseded(ctx: RunContext, done: dict[str, RunRecord], planned_pairs: set[tuple[str, str]]) -> None:
+    """Failed intervention units that a pair's new plan no longer holds (a variant listing that
+    failed, or a missing baseline, planned one stand-in unit; healed, the variants have keys of
+    their own): forget their old records, so they are not retried (and failed) forever."""
+    conditions = {ref.key for ref in ctx.suite.interventions}
+    for key in list(ctx.retry):
+        record = done.get(key)
+        if record is not None and record.key.condition in conditions and \
+                (record.key.question_id, record.key.system) in planned_pairs:
+            del done[key]
+            ctx.retry.discard(key)
+
+
 def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int | None = None,
                    console: "Console | None" = None, *, pm: "pluggy.PluginManager | None" = None,
                    llm: Any = None, executor: ExecutorSpec | None = None,
@@ -471,6 +484,7 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
             if pictures is not None:
                 pictures.close()
     ctx.retry -= scheduler.planned_keys  # what is left was not planned this time
+    _drop_superseded(ctx, done, scheduler.planned_pairs)
     if console is not None and ctx.suite.interventions and ctx.suite.exclusion.enabled:
         excluded = excluded_questions(ctx.suite, done) & set(ctx.questions)
         console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "
