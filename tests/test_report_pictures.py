@@ -71,7 +71,7 @@ def test_every_label_lies_inside_the_view_box():
     left, top, width, height = map(float, root.get("viewBox").split())
     for text in root.iter(f"{SVG}text"):
         size = float(text.get("font-size") or 12)
-        half = len(text.text) * size * subgraph.CHAR_EM / 2
+        half = subgraph._text_width(text.text, size) / 2
         x = float(text.get("x")) + (half if text.get("text-anchor") != "middle" else 0)
         y = float(text.get("y"))
         assert left <= x - half and x + half <= left + width, (text.text, x, half, left, width)

@@ -5,8 +5,8 @@ What a node was is drawn in separate visual channels, so one node can be several
 the fill says cited, visited or a never-visited neighbour (paper 000's Figure 2); a ring marks the
 question's gold; a cross and a dashed outline mark what the record's intervention hid. Edges carry
 their relation's label and direction. Every label is placed inside the picture's viewBox, which is
-computed from the labels' extent (estimated generously, then checked in headless Chromium by the
-report's browser tests), so no name is cut off at the edge.
+computed from the labels' extent (measured in the picture's font with a margin, and checked in headless
+Chromium by the report's browser tests), so no name is cut off at the edge.
 
 :func:`subgraph_data` reads the knowledge base and returns plain data; :func:`draw_subgraph` lays it
 out and writes the SVG, in this process or the drawer's (:mod:`.drawer`).
@@ -19,11 +19,14 @@ import json
 import math
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable
 
 NODE_RADIUS, FONT, EDGE_FONT = 10, 13, 11
-# the widest a sans-serif glyph runs on average, in ems: an overestimate keeps labels off the edge
-CHAR_EM = 0.62
+# labels are measured in DejaVu Sans (matplotlib's own copy, the SVG's first font); another font
+# the browser falls back to may run wider (Verdana: about a tenth), hence the margin
+FONT_FILE = ("mpl-data", "fonts", "ttf", "DejaVuSans.ttf")
+WIDTH_MARGIN = 1.12
 CANVAS = (900, 470)  # where the layout puts node centres, before labels widen the box
 MAX_LABEL, MAX_EDGE_LABEL = 28, 24
 MARK_KINDS = ("visited", "cited", "gold_entities", "gold_relations", "hidden_entities", "hidden_relations")
@@ -165,7 +168,18 @@ def _legend_items(legend: list[tuple[str, str]], left: float, width: float,
 
 
 def _text_width(text: str, size: float) -> float:
-    return len(text) * size * CHAR_EM
+    """How wide ``text`` runs at ``size`` px, with the margin for fallback fonts."""
+    return _font().getlength(text) / 100 * size * WIDTH_MARGIN
+
+
+@lru_cache(maxsize=1)
+def _font() -> Any:
+    import importlib.util
+
+    from PIL import ImageFont
+
+    package = Path(importlib.util.find_spec("matplotlib").origin).parent  # found, not imported: pyplot is slow
+    return ImageFont.truetype(str(package.joinpath(*FONT_FILE)), 100)
 
 
 def _short(text: str, limit: int) -> str:
