@@ -67,17 +67,27 @@ def accuracy_chart(systems: Sequence[str], values: Sequence[float | None],
     return svg
 
 
-def grouped_chart(groups: Sequence[str], series: dict[str, Sequence[float | None]], ylabel: str, title: str) -> str:
-    """Bars per group (e.g. intervention) and series (e.g. system), values as shares 0..1."""
+def grouped_chart(groups: Sequence[str], series: dict[str, Sequence[float | None]], ylabel: str, title: str,
+                  intervals: dict[str, Sequence[tuple[float | None, float | None] | None]] | None = None,
+                  scale: str = "share") -> str:
+    """Bars per group (e.g. intervention) and series (e.g. system): shares 0..1 drawn as percentages
+    (``scale="share"``) or counts; error bars from ``intervals``; a missing value is marked "n/m"."""
+    factor = 100.0 if scale == "share" else 1.0
     with _LOCK:
         plt = _pyplot()
         fig, ax = plt.subplots(figsize=(max(5.0, 1.4 * len(groups) + 2), 3.4))
         width = 0.8 / max(1, len(series))
         for i, (name, values) in enumerate(series.items()):
             xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
-            ax.bar(xs, [100 * (v or 0.0) for v in values], width=width, label=plain(name), color=PALETTE[i % len(PALETTE)])
+            heights = [factor * v if v is not None else 0.0 for v in values]
+            ax.bar(xs, heights, width=width, label=plain(name), color=PALETTE[i % len(PALETTE)],
+                   yerr=_error_bars(values, (intervals or {}).get(name), factor), capsize=3, ecolor="#333333")
+            for x, v in zip(xs, values):
+                if v is None:  # nothing measured: say so where a bar would stand
+                    ax.text(x, 1, "n/m", ha="center", va="bottom", fontsize=7, color="#777777", rotation=90)
         ax.set_xticks(range(len(groups)), [plain(g) for g in groups], rotation=20, ha="right")
-        ax.set_ylim(0, 105)
+        if scale == "share":
+            ax.set_ylim(0, 105)
         ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize=11)
         ax.grid(axis="y", alpha=0.3)
@@ -85,6 +95,20 @@ def grouped_chart(groups: Sequence[str], series: dict[str, Sequence[float | None
         svg = to_svg(fig)
         plt.close(fig)
     return svg
+
+
+def _error_bars(values: Sequence[float | None], intervals: Sequence[tuple[float | None, float | None] | None] | None,
+                factor: float) -> list[list[float]] | None:
+    """matplotlib's [below, above] error lengths from (low, high) intervals (none: no bar)."""
+    if not intervals:
+        return None
+    below, above = [], []
+    for value, interval in zip(values, intervals):
+        low, high = interval or (None, None)
+        ok = value is not None and low is not None and high is not None
+        below.append(max(0.0, factor * (value - low)) if ok else 0.0)
+        above.append(max(0.0, factor * (high - value)) if ok else 0.0)
+    return [below, above]
 
 
 def plain(text: str) -> str:

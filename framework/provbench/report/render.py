@@ -130,7 +130,8 @@ def section_view(section: Section) -> dict[str, Any]:
     for block in section.blocks:
         view = block.model_dump()
         if isinstance(block, BarChart):
-            view["svg"] = charts.grouped_chart(block.categories, block.series, block.ylabel, block.title)
+            view["svg"] = charts.grouped_chart(block.categories, block.series, block.ylabel, block.title,
+                                               block.intervals, block.scale)
         elif isinstance(block, LineChart):
             view["svg"] = charts.line_chart(block.series, block.xlabel, block.ylabel, block.title, block.diagonal)
         blocks.append(view)
