@@ -27,7 +27,9 @@ NODE_RADIUS, FONT, EDGE_FONT = 10, 13, 11
 # the browser falls back to may run wider (Verdana: about a tenth), hence the margin
 FONT_FILE = ("mpl-data", "fonts", "ttf", "DejaVuSans.ttf")
 WIDTH_MARGIN = 1.12
-CANVAS = (900, 470)  # where the layout puts node centres, before labels widen the box
+EDGE_LENGTH, GAP, ROW_WIDTH = 150.0, 36.0, 920.0  # px: a relation's typical length, between parts, a row
+LABEL_DEPTH = NODE_RADIUS + 6 + FONT * 1.3  # below a node's centre: its label
+LEGEND_TEXT = 32  # px from a legend entry's left to its text (the template's too)
 MAX_LABEL, MAX_EDGE_LABEL = 28, 24
 MARK_KINDS = ("visited", "cited", "gold_entities", "gold_relations", "hidden_entities", "hidden_relations")
 LEGEND = (("cited", "cited"), ("visited", "visited, not cited"), ("neighbour", "neighbour, never visited"),
@@ -79,7 +81,8 @@ def draw_subgraph(data: dict) -> str | None:
     """The SVG of :func:`subgraph_data`'s result (None for an empty graph)."""
     if not data["nodes"]:
         return None
-    centres = _layout([n for n, _, _ in data["nodes"]], [(u, v) for u, v, _, _ in data["edges"]])
+    widths = {n: _text_width(_short(name, MAX_LABEL), FONT) for n, name, _ in data["nodes"]}
+    centres = _layout([n for n, _, _ in data["nodes"]], [(u, v) for u, v, _, _ in data["edges"]], widths)
     nodes = [{"id": n, "x": centres[n][0], "y": centres[n][1], "name": re.sub(r"\s+", " ", name).strip(),
               "label": _short(name, MAX_LABEL), "roles": roles} for n, name, roles in data["nodes"]]
     edges = _edges(data["edges"], centres)
@@ -87,30 +90,67 @@ def draw_subgraph(data: dict) -> str | None:
     legend = [(role, text) for role, text in LEGEND if role in used]
     left, top, right, bottom = _box(nodes, edges)
     items, legend_bottom = _legend_items(legend, left, max(right - left, 600.0), bottom + 16)
-    right = max([right] + [i["x"] + _text_width(i["text"], 12) + 8 for i in items])
+    right = max([right] + [i["x"] + LEGEND_TEXT + _text_width(i["text"], 12) + 8 for i in items])
     uid = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]
-    return _template().render(uid=uid, nodes=nodes, edges=edges, legend=items, radius=NODE_RADIUS, font=FONT,
-                              edge_font=EDGE_FONT, view=[round(v, 1) for v in (left, top, right - left,
-                                                                               legend_bottom - top)])
+    return _template().render(uid=uid, nodes=nodes, edges=edges, legend=items, legend_text=LEGEND_TEXT,
+                              radius=NODE_RADIUS, font=FONT, edge_font=EDGE_FONT,
+                              view=[round(v, 1) for v in (left, top, right - left, legend_bottom - top)])
 
 
-def _layout(nodes: list[str], edges: list[tuple[str, str]]) -> dict[str, tuple[float, float]]:
-    """Node centres on the canvas: Kamada-Kawai (even spacing along paths), seeded, so a picture is
-    the same on every run."""
+def _layout(nodes: list[str], edges: list[tuple[str, str]],
+            widths: dict[str, float]) -> dict[str, tuple[float, float]]:
+    """Node centres in px: each connected part laid out on its own (Kamada-Kawai: even spacing
+    along paths; seeded, so a picture is the same on every run) at a fixed edge length, parts side
+    by side in rows, lone entities in rows below them. ``widths``: each node's label width."""
     import networkx as nx
 
     graph = nx.Graph()
     graph.add_nodes_from(nodes)
     graph.add_edges_from(edges)
+    parts = sorted(nx.connected_components(graph), key=lambda part: (-len(part), min(part)))
+    centres: dict[str, tuple[float, float]] = {}
+    shelf = _Shelf()
+    for part in parts:
+        local = _part_layout(graph.subgraph(part))
+        left = min(x - max(NODE_RADIUS + 7, widths[n] / 2) for n, (x, _) in local.items())
+        right = max(x + max(NODE_RADIUS + 7, widths[n] / 2) for n, (x, _) in local.items())
+        top, bottom = min(y for _, y in local.values()), max(y for _, y in local.values())
+        x0, y0 = shelf.place(right - left, bottom - top + LABEL_DEPTH, single=len(part) == 1)
+        centres.update({n: (round(x - left + x0, 1), round(y - top + y0, 1)) for n, (x, y) in local.items()})
+    return centres
+
+
+class _Shelf:
+    """Places boxes left to right in rows no wider than ``ROW_WIDTH``; lone nodes start a new row
+    below the connected parts."""
+
+    def __init__(self) -> None:
+        self.x = self.y = self.row = 0.0
+        self.singles = False
+
+    def place(self, width: float, height: float, single: bool) -> tuple[float, float]:
+        if (single and not self.singles and self.x > 0) or (self.x > 0 and self.x + width > ROW_WIDTH):
+            self.x, self.y, self.row = 0.0, self.y + self.row + GAP, 0.0
+        self.singles = self.singles or single
+        at = (self.x, self.y)
+        self.x += width + GAP
+        self.row = max(self.row, height)
+        return at
+
+
+def _part_layout(part: Any) -> dict[str, tuple[float, float]]:
+    """One connected part's centres, scaled so its median edge is ``EDGE_LENGTH`` px long."""
+    import networkx as nx
+
+    nodes = sorted(part.nodes)
     if len(nodes) == 1:
-        return {nodes[0]: (CANVAS[0] / 2, CANVAS[1] / 2)}
-    start = nx.spring_layout(graph, seed=0)
-    positions = nx.kamada_kawai_layout(graph, pos=start) if nx.is_connected(graph) else \
-        nx.spring_layout(graph, seed=0, k=1.6 / math.sqrt(len(nodes)))
-    xs, ys = [p[0] for p in positions.values()], [p[1] for p in positions.values()]
-    span_x, span_y = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0
-    return {n: (round((p[0] - min(xs)) / span_x * CANVAS[0], 1), round((p[1] - min(ys)) / span_y * CANVAS[1], 1))
-            for n, p in positions.items()}
+        return {nodes[0]: (0.0, 0.0)}
+    if len(nodes) == 2:
+        return {nodes[0]: (0.0, 0.0), nodes[1]: (EDGE_LENGTH, 0.0)}
+    positions = nx.kamada_kawai_layout(part, pos=nx.spring_layout(part, seed=0))
+    lengths = sorted(math.dist(positions[u], positions[v]) for u, v in part.edges)
+    scale = EDGE_LENGTH / (lengths[len(lengths) // 2] or 1.0)
+    return {n: (positions[n][0] * scale, positions[n][1] * scale) for n in nodes}
 
 
 def _edges(edges: list, centres: dict[str, tuple[float, float]]) -> list[dict[str, Any]]:
@@ -130,10 +170,13 @@ def _edges(edges: list, centres: dict[str, tuple[float, float]]) -> list[dict[st
         ox, oy = -uy * shift, ux * shift
         inset = NODE_RADIUS + 4  # end at the node's rim, leaving room for the gold ring
         labels = list(dict.fromkeys(label for label in pair["labels"] if label))
+        label = _short(", ".join(labels), MAX_EDGE_LABEL)
+        # the label beside the line's middle, on its right, clear of the line whatever its slope
+        away = 5 + abs(uy) * _text_width(label, EDGE_FONT) / 2 + abs(ux) * EDGE_FONT / 2
         drawn.append({"x1": x1 + ux * inset + ox, "y1": y1 + uy * inset + oy, "x2": x2 - ux * inset + ox,
-                      "y2": y2 - uy * inset + oy, "roles": sorted(pair["roles"]),
-                      "label": _short(", ".join(labels), MAX_EDGE_LABEL), "full": ", ".join(labels),
-                      "lx": (x1 + x2) / 2 + ox * 2.6, "ly": (y1 + y2) / 2 + oy * 2.6})
+                      "y2": y2 - uy * inset + oy, "roles": sorted(pair["roles"]), "label": label,
+                      "full": ", ".join(labels), "lx": (x1 + x2) / 2 + ox - uy * away,
+                      "ly": (y1 + y2) / 2 + oy + ux * away + EDGE_FONT * 0.35})
     return drawn
 
 
@@ -143,7 +186,7 @@ def _box(nodes: list[dict], edges: list[dict]) -> tuple[float, float, float, flo
     xs0 = [n["x"] - max(ring, _text_width(n["label"], FONT) / 2) for n in nodes]
     xs1 = [n["x"] + max(ring, _text_width(n["label"], FONT) / 2) for n in nodes]
     ys0 = [n["y"] - ring for n in nodes]
-    ys1 = [n["y"] + NODE_RADIUS + 6 + FONT * 1.3 for n in nodes]
+    ys1 = [n["y"] + LABEL_DEPTH for n in nodes]
     for e in edges:
         half = _text_width(e["label"], EDGE_FONT) / 2
         xs0.append(e["lx"] - half)
@@ -159,9 +202,9 @@ def _legend_items(legend: list[tuple[str, str]], left: float, width: float,
     """The legend's entries in rows as wide as the picture; and where the last row ends."""
     items, x, y = [], left + 8, top + 8
     for role, text in legend:
-        step = _text_width(text, 12) + 40
+        step = LEGEND_TEXT + _text_width(text, 12) + 16
         if x > left + 8 and x + step > left + width:
-            x, y = left + 8, y + 22
+            x, y = left + 8, y + 30
         items.append({"role": role, "text": text, "x": x, "y": y})
         x += step
     return items, y + 16
