@@ -213,10 +213,11 @@ def test_the_report_tables_fit_a_laptop_window(browser, run_dir):
     page.close()
 
 
-LABELS_OUTSIDE = """svg => { const [left, top, width, height] = svg.getAttribute('viewBox').split(' ').map(Number);
-    return Array.from(svg.querySelectorAll('text')).map(t => [t.textContent, t.getBBox()]).filter(([_, b]) =>
-        b.x < left - 0.5 || b.y < top - 0.5 || b.x + b.width > left + width + 0.5 || b.y + b.height > top + height + 0.5)
-        .map(([text, b]) => `${text}: ${Math.round(b.x)}..${Math.round(b.x + b.width)} in ${left}..${left + width}`); }"""
+LABELS_OUTSIDE = """svg => { const box = svg.getBoundingClientRect();
+    return Array.from(svg.querySelectorAll('text')).map(t => [t.textContent, t.getBoundingClientRect()])
+        .filter(([_, b]) => b.left < box.left - 0.5 || b.top < box.top - 0.5 || b.right > box.right + 0.5
+                            || b.bottom > box.bottom + 0.5)
+        .map(([text, b]) => `${text}: ${Math.round(b.left)}..${Math.round(b.right)} in ${Math.round(box.left)}..${Math.round(box.right)}`); }"""
 SMALLEST_FONT_PX = """svg => { const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
     return Math.min(...Array.from(svg.querySelectorAll('text')).map(t => parseFloat(getComputedStyle(t).fontSize) * scale)); }"""
 
@@ -229,8 +230,8 @@ def errors_of(page) -> list[str]:
 
 
 def assert_legible(svg) -> None:
-    """Every label (names, relations, legend) inside the picture's viewBox as Chromium lays it out,
-    and no text under 10 px on screen."""
+    """Every label (names, relations, legend, ticks) inside the picture's box as Chromium lays it
+    out (rotated ones by their rotated box), and no text under 10 px on screen."""
     assert svg.evaluate(LABELS_OUTSIDE) == []
     assert svg.evaluate(SMALLEST_FONT_PX) >= 10
 
@@ -272,5 +273,45 @@ def test_long_names_at_the_edges_stay_inside_the_picture(browser, tmp_path, arti
     page.goto(page_file.as_uri())
     assert_legible(page.locator("svg"))
     page.locator("svg").screenshot(path=str(artifacts_dir / "subgraph-long-names.png"))
+    assert errors == []
+    page.close()
+
+
+def test_paper_charts_keep_their_labels_inside(browser, tmp_path, artifacts_dir):
+    """Table 2's bars (with n/m), paper 001's position histogram and paper 002's accuracy per chain
+    length, drawn from in-memory runs, measured in Chromium as the report shows them."""
+    from test_p000_report import baseline_records, record, run_of
+    from test_p001_paths import four_node_path
+    from test_p001_paths import record as p001_record
+
+    from provbench.model import LeakCheck, RunRecord, Trace, UnitKey
+    from provbench.report.render import section_view
+    from provbench_plugins.papers.p000_neighborhoods.report import table2_section
+    from provbench_plugins.papers.p001_kgrag_ex import analysis, report as p001
+
+    records = baseline_records() + [record("graphrag", q, condition=c) for c in ("cited-removal", "full-isolation")
+                                    for q in ("q1", "q2")]
+    for unit in records[-2:]:
+        unit.leak_check = LeakCheck(status="no-op")
+    path = four_node_path()
+    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
+                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
+    groups = analysis.group([base, p001_record("node", 1, True, "C", path), p001_record("subpath", 0, True, "B", path)],
+                            "kgrag-ex")
+    sections = [table2_section(run_of(records, ["cited-removal", "full-isolation"])),
+                p001.positions_section(groups, "kgrag-ex")]
+    svgs = [b["svg"] for s in sections for b in section_view(s)["blocks"] if b.get("svg")]
+    assert len(svgs) == 3
+    page_file = tmp_path / "charts.html"
+    figures = "".join(f"<figure style='width:600px'>{svg}</figure>" for svg in svgs)
+    page_file.write_text(f"<!doctype html><meta charset=utf-8><style>svg {{ width: 100%; height: auto; }}</style>"
+                         f"<body style='width:1280px'>{figures}</body>", encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors = errors_of(page)
+    page.goto(page_file.as_uri())
+    charts = page.locator("figure svg")
+    for i in range(charts.count()):
+        assert charts.nth(i).evaluate(LABELS_OUTSIDE) == []
+    page.screenshot(path=str(artifacts_dir / "paper-charts.png"), full_page=True)
     assert errors == []
     page.close()

@@ -23,6 +23,8 @@ def tick_values(svg: str) -> list[float]:
 def test_a_histogram_of_counts_keeps_its_scale():
     svg = charts.grouped_chart(["0–0.5", "0.5–1"], {"node": [150.0, 20.0]}, "changes", "t", scale="count")
     assert max(tick_values(svg)) >= 120  # not cut at 105 as a share chart is
+    few = charts.grouped_chart(["a", "b"], {"node": [1.0, 0.0]}, "changes", "t", scale="count")
+    assert all(v == int(v) for v in tick_values(few)) and len(tick_values(few)) >= 2  # no 0.2 of a change
 
 
 def test_shares_are_percentages_with_error_bars_and_a_missing_value_is_marked():

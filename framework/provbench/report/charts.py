@@ -88,6 +88,10 @@ def grouped_chart(groups: Sequence[str], series: dict[str, Sequence[float | None
         ax.set_xticks(range(len(groups)), [plain(g) for g in groups], rotation=20, ha="right")
         if scale == "share":
             ax.set_ylim(0, 105)
+        else:  # counts: whole numbers on the axis
+            from matplotlib.ticker import MaxNLocator
+
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize=11)
         ax.grid(axis="y", alpha=0.3)
