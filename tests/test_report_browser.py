@@ -283,11 +283,13 @@ def test_paper_charts_keep_their_labels_inside(browser, tmp_path, artifacts_dir)
     from test_p000_report import baseline_records, record, run_of
     from test_p001_paths import four_node_path
     from test_p001_paths import record as p001_record
+    from test_report_charts import p002_run
 
     from provbench.model import LeakCheck, RunRecord, Trace, UnitKey
     from provbench.report.render import section_view
     from provbench_plugins.papers.p000_neighborhoods.report import table2_section
     from provbench_plugins.papers.p001_kgrag_ex import analysis, report as p001
+    from provbench_plugins.papers.p002_planning import report as p002
 
     records = baseline_records() + [record("graphrag", q, condition=c) for c in ("cited-removal", "full-isolation")
                                     for q in ("q1", "q2")]
@@ -299,9 +301,9 @@ def test_paper_charts_keep_their_labels_inside(browser, tmp_path, artifacts_dir)
     groups = analysis.group([base, p001_record("node", 1, True, "C", path), p001_record("subpath", 0, True, "B", path)],
                             "kgrag-ex")
     sections = [table2_section(run_of(records, ["cited-removal", "full-isolation"])),
-                p001.positions_section(groups, "kgrag-ex")]
+                p001.positions_section(groups, "kgrag-ex"), *p002.sections(p002_run())]
     svgs = [b["svg"] for s in sections for b in section_view(s)["blocks"] if b.get("svg")]
-    assert len(svgs) == 3
+    assert len(svgs) == 4
     page_file = tmp_path / "charts.html"
     figures = "".join(f"<figure style='width:600px'>{svg}</figure>" for svg in svgs)
     page_file.write_text(f"<!doctype html><meta charset=utf-8><style>svg {{ width: 100%; height: auto; }}</style>"

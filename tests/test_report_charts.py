@@ -38,18 +38,22 @@ def chain(n: int) -> GoldEvidence:
     return GoldEvidence(triples=[GoldTriple(subject=f"e{i}", relation="r", object=f"e{i + 1}") for i in range(n)])
 
 
-def test_paper_002s_accuracy_per_chain_length_is_charted_from_its_table():
-    from provbench_plugins.papers.p002_planning.report import sections
-
+def p002_run() -> RunData:
+    """Three questions (two 1-hop, one 2-hop), the loop and a one-shot system."""
     questions = {f"q{i}": Question(id=f"q{i}", question="?", answer="a", gold=chain(hops))
                  for i, hops in enumerate((1, 1, 2))}
     records = [RunRecord(key=UnitKey(question_id=q, system=system), scores={"accuracy": score},
                          trace=Trace(question_id=q, system=system, answer="a", outcome="answered"))
                for system, scores in (("planning-loop", (1.0, 0.0, 1.0)), ("one-shot", (1.0, 1.0, 0.0)))
                for q, score in zip(questions, scores)]
-    run = RunData(Path("."), RunManifest(run_id="r", suite_name="s", suite={"systems": ["planning-loop", "one-shot"]}),
-                  questions, records, {})
-    section = next(s for s in sections(run) if s.id == "p002-planning")
+    return RunData(Path("."), RunManifest(run_id="r", suite_name="s", suite={"systems": ["planning-loop", "one-shot"]}),
+                   questions, records, {})
+
+
+def test_paper_002s_accuracy_per_chain_length_is_charted_from_its_table():
+    from provbench_plugins.papers.p002_planning.report import sections
+
+    section = next(s for s in sections(p002_run()) if s.id == "p002-planning")
     chart = next(b for b in section.blocks if isinstance(b, BarChart))
     assert chart.categories == ["1-hop (n=2)", "2-hop (n=1)", "All (n=3)"]
     assert chart.series == {"planning-loop": [0.5, 1.0, 2 / 3], "one-shot": [1.0, 0.0, 2 / 3]}
