@@ -102,3 +102,25 @@ def test_the_cache_tells_pictures_apart_by_every_mark(view, tmp_path):  # noqa: 
     first = cached_picture(tmp_path, view, plain)
     assert cached_picture(tmp_path, view, with_gold) != first and "gold-ring" in cached_picture(tmp_path, view, with_gold)
     assert cached_picture(tmp_path, view, plain, draw=lambda data: "not drawn again") == first
+
+
+def test_pictures_drawn_ahead_are_the_ones_the_report_reads(view, tmp_path):  # noqa: F811
+    """The run's background drawer (gold included, in its child process) leaves each picture under
+    the key the report looks up: writing the report draws none again."""
+    from provbench.report.pictures import PictureAhead, record_picture
+
+    landed = [record(), record("drop", {"entities": {"count": 1, "ids": ["ent:dunmere"]}}),
+              record("drop-text", {"text_units": {"count": 1, "ids": ["tu:3"]}})]
+    ahead = PictureAhead(tmp_path, view, {"q-born": question()})
+    for r in landed:
+        ahead.record_landed(r)
+    for pending in ahead._pending:  # close() cancels what has not started: the report would draw it
+        pending.result()
+    ahead.close()
+    assert len(list((tmp_path / "pictures").glob("*.svg"))) == 2  # the text-only intervention gets none
+
+    def never(data):
+        raise AssertionError("drawn again")
+
+    shown = [record_picture(tmp_path, view, r, question(), draw=never) for r in landed]
+    assert "gold-ring" in shown[0] and "cross" in shown[1] and shown[2] is None
