@@ -16,7 +16,10 @@ Each unit (record) becomes one trace:
 Times: provbench records a unit's start (to the second), its wall time and each LLM call's latency,
 not when each step ran, so LLM spans follow one another from the unit's start with their own
 latency and step spans are spread evenly over the unit in trajectory order
-(``provbench.timing = approximate``). Trace and span ids derive from the run id and the unit key,
+(``provbench.timing = approximate``). A unit that kept live spans (a LlamaIndex pipeline's,
+``artifacts["live_spans"]``: :mod:`provbench.integrations.llamaindex.live_spans`) sends those, with
+the times they ran, in place of its step spans, provbench's LLM calls joined to them
+(``provbench.timing = live``). The project is the run's own (:func:`project_name`) unless named. Trace and span ids derive from the run id and the unit key,
 so exporting a run twice sends the same ids. Prompts are not exported: records never store them.
 """
 
