@@ -7,7 +7,8 @@ extra) reports every retrieval, synthesis and LLM call as it happens; inside
 ``with live_spans(trace):`` those spans are kept on the unit's trace as
 ``artifacts["live_spans"]``, and ``provbench traces`` sends them with their real times.
 
-Without the instrumentor installed, ``live_spans`` records nothing and the after-the-run mapping
+Without the instrumentor installed, or when the application instrumented LlamaIndex itself (its
+own tracing then gets the spans), ``live_spans`` records nothing and the after-the-run mapping
 stands. The instrumentor hooks LlamaIndex's one dispatcher per process, so it is installed once,
 on a tracer provider of provbench's own (the application's global provider is left alone), and
 each finished span goes to the unit whose root span it descends from (a context variable:
@@ -21,12 +22,14 @@ messages, prompt templates and variables, an LLM span's input), as records keep 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:
     from ...model import Trace
 
+log = logging.getLogger(__name__)
 ARTIFACT = "live_spans"
 MAX_TEXT = 4000  # characters of one attribute's text kept (as provbench.tracing keeps of a step)
 PROMPT_ATTRIBUTES = ("input.", "llm.input_messages", "llm.prompt_template", "llm.prompts")
@@ -91,10 +94,14 @@ def _instrumented_tracer() -> Any:
                 if found is not None:
                     found.append(span)
 
+    instrumentor = LlamaIndexInstrumentor()  # one per process (OpenTelemetry's instrumentors are singletons)
+    if instrumentor.is_instrumented_by_opentelemetry:
+        log.info("LlamaIndex is instrumented already (by the application): its spans go there, none kept here")
+        return False
     provider = TracerProvider()
     provider.add_span_processor(ToTheUnit())
     config = TraceConfig(hide_input_messages=True, hide_prompts=True, hide_embeddings_vectors=True)
-    LlamaIndexInstrumentor().instrument(tracer_provider=provider, config=config)
+    instrumentor.instrument(tracer_provider=provider, config=config)
     return provider.get_tracer("provbench.live")
 
 
