@@ -36,7 +36,7 @@ def phoenix_command() -> list[str] | None:
     named = os.environ.get("PROVBENCH_PHOENIX")
     if named:
         return [named, "serve"]
-    if importlib.util.find_spec("phoenix.server") is not None:
+    if importlib.util.find_spec("phoenix") is not None and importlib.util.find_spec("phoenix.server") is not None:
         return [sys.executable, "-m", "phoenix.server.main", "serve"]
     return None
 
