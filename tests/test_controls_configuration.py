@@ -78,8 +78,16 @@ def test_a_condition_with_no_positive_expectation_is_untested():
     assert about.positive_conditions == ("cited-removal",)
     assert about.untested == ["full-isolation", "text-only-isolation", "random-removal", "entity-removal",
                               "entity-text-mask"]
-    assert about_of("p000/cited-removal-beats-random").untested == ["random-removal"]  # a contrast's reference
-    assert about_of("p002/gold-edge-changes-answer").untested == ["invalidate-off-chain-edge"]
+
+
+def test_a_contrasts_reference_is_declared_as_such():
+    """A contrast's reference is compared with, never expected to show an effect: "reference", not a gap."""
+    contrast = about_of("p000/cited-removal-beats-random")
+    assert contrast.reference_conditions == ("random-removal",) and contrast.untested == []
+    edge = about_of("p002/gold-edge-changes-answer")
+    assert edge.reference_conditions == ("invalidate-off-chain-edge",) and edge.untested == []
+    assert about_of("condition-contrast", system="s", treatment="a", reference="baseline",
+                    expect=[{"control": "oracle", "effect": True}]).reference_conditions == ()
 
 
 def test_shams_are_derived_from_the_declaration():
