@@ -46,7 +46,7 @@ POWER = ("Power against shams: each claim checked again with what it is about fa
          "nothing or a same-size random set, a positive control swapped for its negative, the compared settings "
          "made one, a blind explanation). 'power': the claim fails under the sham, as it should; 'no power': it "
          "still passes, so it cannot tell the real thing from the sham; 'untested': a condition the claim names "
-         "with no control expected to show its effect.")
+         "with no control expected to show its effect; 'reference': a condition a tested one is compared with.")
 
 
 def _differences(differences: list[str]) -> str:
