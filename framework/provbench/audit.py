@@ -95,6 +95,13 @@ def hidden_set(view: "GraphView") -> HiddenSet:
                      as_of=view.as_of_time, notes=list(view.notes))
 
 
+def hidden_ids(hidden: HiddenSet | None, where: str = "record") -> set[str] | None:
+    """Every id a record's hidden set holds, as ``kind:id`` (None: the record keeps no hidden set)."""
+    if hidden is None or not hidden.data:
+        return None
+    return {f"{kind}:{i}" for kind, ids in _unpack(hidden.data, f"{where}: hidden set").items() for i in ids}
+
+
 def _digest(sets: dict[str, list[str]]) -> str:
     return hashlib.sha256(json.dumps(sets, sort_keys=True).encode("utf-8")).hexdigest()[:32]
 
