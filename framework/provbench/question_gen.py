@@ -162,8 +162,9 @@ def generate_questions(kb: "KnowledgeBase", llm: Any, files: dict[str, str], *, 
     found = read_hops(kb, files)
     chains = sample_chains(found, hops, count, seed)
     if not chains:
+        hint = "try fewer --hops" if hops > 1 else "questions need relations whose source text unit is known"
         raise UserError(f"the knowledge base at {kb.path} holds no chain of {hops} relation(s) with one answer "
-                        f"({len(found)} relation(s) with a source text unit): try --hops 1, or a KB with relations")
+                        f"({len(found)} relation(s) with a source text unit): {hint}")
     return [question_row(n, chain, *phrase(llm, chain)) for n, chain in enumerate(chains, start=1)]
 
 
