@@ -313,10 +313,8 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
     _check_limit(limit)
     kb_dir = Path(out).resolve()
     reused = KnowledgeBase.is_complete(kb_dir)
-    from .datainfo import resolve_loader
-
     with input_errors(dataset):
-        questions = resolve_loader(registry, dataset, loader).load(dataset, limit=limit)
+        questions, options = _questions_or_source(registry, dataset, loader, builder, limit, options or {})
     if llm is None:
         workers = concurrency or (options or {}).get("max_workers") or 2
         llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir), max_concurrency=int(workers))
@@ -328,6 +326,19 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
         return kb_dir, kb.stats(), reused
     finally:
         kb.close()
+
+
+def _questions_or_source(registry: "Registry", dataset: str | Path, loader: str | None, builder: str,
+                         limit: int | None, options: dict[str, Any]) -> tuple[list[Question], dict[str, Any]]:
+    """The dataset's questions and the builder options; a folder given to a builder that reads one
+    (its option ``source``: ``documents``, ``property-graph``) is that source, with no questions."""
+    from .datainfo import resolve_loader
+
+    takes = registry.get("kb_builder", builder).options_model
+    if loader is None and Path(dataset).is_dir() and "source" not in options \
+            and takes is not None and "source" in takes.model_fields:
+        return [], {**options, "source": str(dataset)}
+    return resolve_loader(registry, dataset, loader).load(dataset, limit=limit), options
 
 
 # -- setup ------------------------------------------------------------------------------------------
