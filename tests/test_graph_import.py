@@ -202,3 +202,52 @@ def test_a_graph_that_cannot_be_read_is_named(tmp_path, monkeypatch, name, conte
     with pytest.raises(UserError) as caught:
         import_graph([], tmp_path / "kb", make_llm("schema-following"), ImportOptions(source=str(tmp_path / name)))
     assert str(tmp_path / name) in str(caught.value) and problem in str(caught.value)
+
+
+LADYBUG_CHILD = """
+import json, sys
+from pathlib import Path
+from click.testing import CliRunner
+import ladybug
+from llama_index.graph_stores.ladybug import LadybugPropertyGraphStore
+from provbench.cli import main
+from provbench.integrations.llamaindex import llamaindex_embedding
+from test_graph_import import build_with_llamaindex, digest
+# the user's side; LadybugDB's vector index needs an extension it downloads, so the store keeps vectors without one
+database = ladybug.Database("user-graph.lbdb")
+build_with_llamaindex(Path("data/docs"), LadybugPropertyGraphStore(database, embed_model=llamaindex_embedding(),
+                                                                   use_vector_index=False))
+database.close()
+before = digest(Path("user-graph.lbdb"))
+built = CliRunner().invoke(main, ["kb", "build", "ladybug.yaml", "--model", "schema-following"])
+assert built.exit_code == 0, built.output + repr(built.exception)
+kb_dir = built.output.split("knowledge base built: ")[1].split()[0]
+info = CliRunner().invoke(main, ["kb", "info", kb_dir, "--json"]).output
+print(json.dumps({"info": json.loads(info), "unchanged": digest(Path("user-graph.lbdb")) == before}))
+"""
+
+
+def test_a_ladybug_graph_of_llamaindex_is_imported(tmp_path):
+    """LadybugDB (``store: ladybug``) in a child process: Kùzu, loaded here, and LadybugDB cannot share one."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("ladybug") is None or importlib.util.find_spec("llama_index.graph_stores.ladybug") is None:
+        pytest.skip("LadybugDB is not installed (pip install 'provbench[ladybug]')")
+    write_own_docs(tmp_path / "data")
+    suite = SUITE.format(source="user-graph.lbdb").split("controls:")[0].replace("name: imported", "name: ladybug")
+    suite = suite.replace("{builder: property-graph, options: {source: user-graph.lbdb}}",
+                          "{builder: property-graph, graph_store: ladybug, options: {source: user-graph.lbdb, "
+                          "store: ladybug}}")
+    (tmp_path / "ladybug.yaml").write_text(suite, encoding="utf-8")
+    path = os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])
+    child = subprocess.run([sys.executable, "-c", LADYBUG_CHILD], cwd=tmp_path, capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": path}, timeout=900)
+    assert child.returncode == 0, child.stderr[-3000:]
+    result = json.loads(child.stdout.strip().splitlines()[-1])
+    stats, build = result["info"]["stats"], result["info"]["build_info"]
+    assert stats["documents"] == 10 and stats["entities"] > 0 and stats["relations"] > 0
+    assert build["inputs"]["store"] == "ladybug" and result["info"]["degenerate"] == []
+    assert "keep the store's own vectors" in build["vectors"] and result["unchanged"]
