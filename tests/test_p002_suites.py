@@ -149,6 +149,8 @@ def test_the_suite_isolates_rounds_and_gate():
     assert systems["one-shot, same seeds"].options == {"max_rounds": 1}  # same seeds, prompt and gate, one round
     assert systems["never abstains"].options == {"abstain": False}
     assert systems["one-shot, loop's budget"].options == {"max_rounds": 1, "hops_per_round": 4, "frontier_cap": 48}
+    assert systems["one-shot, 4-hop neighbourhood"].options == {"max_rounds": 1, "hops_per_round": 4,
+                                                                "frontier_cap": 1000}  # every concept within 4 hops
     assert systems["graphrag, abstains below 0.80"].options == {"ask_confidence": True, "confidence_bar": 0.8}
     assert "fallback_search_k" not in systems["planning-loop"].options  # the paper's loop: named seeds only
 
