@@ -23,7 +23,8 @@ def test_curriculum_planning_suite_runs_and_reports_abstention_and_calibration(t
     run_dir = run_suite(SUITES / "curriculum-planning.yaml", limit=4, out=out, llm=llm)
     records = RunStore(run_dir).load_records().values()
     systems = {r.key.system for r in records}
-    assert systems == {"planning-loop", "one-shot, same seeds", "one-shot, loop's budget", "never abstains",
+    assert systems == {"planning-loop", "one-shot, same seeds", "one-shot, loop's budget", "one-shot, 4-hop neighbourhood",
+                       "never abstains",
                        "graphrag",
                        "graphrag, abstains below 0.80", "agentic-graphrag"}
     conditions = {r.key.condition for r in records}
