@@ -77,14 +77,17 @@ def kb_dir(tmp_path_factory) -> Path:
     return path
 
 
-def text_rule_run(kb_dir: Path, entity_removal: I.GraphAblation) -> ControlRuns:
-    """One question: A and E cited, B, C and D visited but not cited; each condition's view hidden summary."""
+def text_rule_run(kb_dir: Path, entity_removal: I.GraphAblation,
+                  text_only: I.GraphAblation | None = None) -> ControlRuns:
+    """One question: A and E cited, B, C and D visited but not cited; each condition's view hidden
+    summary and full hidden set, as a unit's record keeps them."""
+    from provbench.audit import hidden_set
     from provbench.kb import KnowledgeBase
 
     baseline = baseline_trace(cited=(A, E), visited=(A, B, C, D), cited_text_units=())
     ablations = {"entity-removal": entity_removal, "entity-text-mask": I.EntityTextMask(),
                  "cited-removal": I.CitedRemoval(), "random-removal": I.RandomRemoval(repeats=1),
-                 "text-only-isolation": I.TextOnlyIsolation(), "full-isolation": I.FullIsolation()}
+                 "text-only-isolation": text_only or I.TextOnlyIsolation(), "full-isolation": I.FullIsolation()}
     kb = KnowledgeBase.open(kb_dir, read_only=True)
     try:
         records = [record("q0", trace=baseline)]
@@ -93,6 +96,7 @@ def text_rule_run(kb_dir: Path, entity_removal: I.GraphAblation) -> ControlRuns:
             trace = Trace(question_id="q0", system=AGENT, answer="a",
                           artifacts={"hidden_by_intervention": view.hidden_summary()})
             records.append(record("q0", condition=condition, changed=0.0, trace=trace))
+            records[-1].hidden = hidden_set(view)
     finally:
         kb.close()
     manifest = RunManifest(run_id="oracle", suite_name="s", suite={"knowledge_base": {"directory": str(kb_dir)}})
@@ -114,3 +118,22 @@ def test_hides_own_text_sees_the_text_rule(kb_dir):
     faulty = claim.check(text_rule_run(kb_dir, EntitiesWithoutText()))
     assert [v.passed for v in faulty] == [False, True, True, True, True]
     assert faulty[0].observed == "4 of 4 own text unit(s) readable"
+
+
+class OtherTextSameCount(I.TextOnlyIsolation):
+    """A planted fault: hides as many text units as text-only isolation, other ones (a same-size random set)."""
+
+    def make_view(self, view, question, baseline, rng, **kwargs):
+        from provbench.controls.shams import random_view
+
+        real = super().make_view(view, question, baseline, rng, **kwargs).hidden
+        return random_view(view, {"text_units": len(real.text_units)}, random.Random(3))
+
+
+def test_text_only_isolation_must_hide_the_very_text_full_isolation_hides(kb_dir):
+    """Counting the hidden text units per question is blind to which: a same-size random set passed."""
+    claim = HidesOwnText(controls=["oracle"])
+    same = claim.check(text_rule_run(kb_dir, I.EntityRemoval()))[-1]
+    assert same.passed and same.observed == "0 of 1 question(s) differ"
+    other = claim.check(text_rule_run(kb_dir, I.EntityRemoval(), OtherTextSameCount()))[-1]
+    assert not other.passed and other.observed == "1 of 1 question(s) differ"

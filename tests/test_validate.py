@@ -167,6 +167,35 @@ def test_a_claim_without_power_against_a_sham_fails_validate(validated, kb_dir):
     assert validity.failed_claims == ["recounted-exclusion"]
 
 
+def test_a_random_stand_in_that_is_mostly_the_real_set_is_indistinct(validated, kb_dir, monkeypatch):
+    """Full isolation hides all but a question's neighbourhood, so a same-size random set is mostly the
+    real one: the claim's positive half alone still passes under it, and the cell says 'indistinct' (no
+    failure) while 'hides nothing' keeps its power. Demanding more overlap than any set can have turns
+    the same cell into 'no power', which fails the claim."""
+    from provbench.controls import power
+
+    folder, out, _ = validated
+    claims = ("    - name: p000/isolation-breaks-uncited\n"
+              "      options: {expect: [{control: uses-uncited, effect: true}]}\n")
+    suite = small_suite(folder / "half", kb_dir, claims=claims)
+    shutil.copytree(out / "controls", folder / "half" / "out" / "controls")  # the same control runs, resumed
+
+    def matrix():
+        validity = validate_suite(suite, out=folder / "half" / "out", pm=plugin_manager(builtins=True))
+        return validity, {row.sham: row for row in validity.power}
+
+    validity, rows = matrix()
+    random_set = rows["full-isolation hides a same-size random set"]
+    assert random_set.status == "indistinct", random_set
+    assert "what full-isolation hid itself" in random_set.observed
+    assert rows["full-isolation hides nothing"].status == "power"
+    assert validity.failed_claims == []
+    monkeypatch.setattr(power, "INDISTINCT", 1.01)
+    validity, rows = matrix()
+    assert rows["full-isolation hides a same-size random set"].status == "no power"
+    assert validity.failed_claims == ["p000/isolation-breaks-uncited"]
+
+
 def test_the_random_control_in_place_of_the_oracle_fails_the_claims(tmp_path, kb_dir, monkeypatch):
     from provbench.controls import BEHAVIOURS
 

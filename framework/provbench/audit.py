@@ -47,8 +47,9 @@ def _unpack(text: str, what: str) -> Any:
 
 # -- what a record keeps ----------------------------------------------------------------------------
 
-def request_log(requests: Sequence[CapturedRequest]) -> RequestLog | None:
-    """A unit's captured requests as its record keeps them (None: it made none)."""
+def request_log(requests: Sequence[CapturedRequest], instructions: Sequence[str] = ()) -> RequestLog | None:
+    """A unit's captured requests as its record keeps them, with its system's fixed instructions
+    (which the leak guard reads the requests without); None: it made none."""
     if not requests:
         return None
     from .leakguard import _redactor
@@ -72,8 +73,9 @@ def request_log(requests: Sequence[CapturedRequest]) -> RequestLog | None:
         rows.append([request.call.purpose, request.call.request_hash,
                      [[role, index(text)] for (role, _), text in zip(request.messages, shown)],
                      None if reply is None else index(reply), request.sent, request.replied])
-    return RequestLog(data=_pack({"texts": list(texts), "requests": rows}), requests=len(rows), chars=chars,
-                      dropped=dropped)
+    fixed = [index(redact(text)) for text in instructions]  # mostly a message already kept
+    return RequestLog(data=_pack({"texts": list(texts), "requests": rows, "instructions": fixed}),
+                      requests=len(rows), chars=chars, dropped=dropped)
 
 
 def logged_requests(log: RequestLog | None, where: str = "record") -> list[CapturedRequest]:
@@ -88,11 +90,26 @@ def logged_requests(log: RequestLog | None, where: str = "record") -> list[Captu
             for purpose, request_hash, messages, reply, sent, replied in data["requests"]]
 
 
+def logged_instructions(log: RequestLog | None, where: str = "record") -> tuple[str, ...]:
+    """The system's fixed instructions a record keeps with its requests (() without them)."""
+    if log is None or not log.data:
+        return ()
+    data = _unpack(log.data, f"{where}: requests")
+    return tuple(data["texts"][i] for i in data.get("instructions", []))
+
+
 def hidden_set(view: "GraphView") -> HiddenSet:
     """Everything ``view`` hides, in full, as a record keeps it."""
     sets = view.hidden.as_dict()
     return HiddenSet(data=_pack(sets), size=sum(map(len, sets.values())), digest=_digest(sets),
                      as_of=view.as_of_time, notes=list(view.notes))
+
+
+def hidden_ids(hidden: HiddenSet | None, where: str = "record") -> set[str] | None:
+    """Every id a record's hidden set holds, as ``kind:id`` (None: the record keeps no hidden set)."""
+    if hidden is None or not hidden.data:
+        return None
+    return {f"{kind}:{i}" for kind, ids in _unpack(hidden.data, f"{where}: hidden set").items() for i in ids}
 
 
 def _digest(sets: dict[str, list[str]]) -> str:
@@ -151,7 +168,7 @@ def audit_unit(record: RunRecord, questions: dict, records: dict[str, RunRecord]
     baseline = records.get(UnitKey(question_id=record.key.question_id, system=record.key.system).as_str())
     view = view_of(record.hidden, base, key)
     found = check_unit(view, questions[record.key.question_id], record.trace,
-                       _Replayed(logged_requests(record.requests, key)),
+                       _Replayed(logged_requests(record.requests, key), logged_instructions(record.requests, key)),
                        baseline.trace if baseline is not None else None, record.leak_check.trace_ids, base=base,
                        baseline_requests=logged_requests(baseline.requests, key) if baseline is not None else None)
     dropped = record.requests.dropped if record.requests is not None else 0
@@ -164,3 +181,4 @@ def audit_unit(record: RunRecord, questions: dict, records: dict[str, RunRecord]
 @dataclass
 class _Replayed:
     requests: list[CapturedRequest]
+    instructions: tuple[str, ...] = ()

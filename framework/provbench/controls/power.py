@@ -5,6 +5,11 @@ For one claim, :func:`power_rows` checks it again under every sham its declarati
 ``no power`` (it still passes: it could not tell the real thing from the sham), and per condition
 it names with no positive expectation, ``untested``. A claim that fails on its own controls has
 nothing to measure (``not measured``).
+
+A random stand-in of an intervention that hides most of what can be hidden (full isolation hides
+all but a question's neighbourhood) is mostly the real set again: a claim still passing under it is
+``indistinct`` there, not powerless, when on average at least :data:`INDISTINCT` of the random
+set is what the real intervention hid (its "hides nothing" sham still tests it).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ if TYPE_CHECKING:
     from ..results.claims import ControlRuns, Verdict
 
 Check = Callable[["ControlRuns"], "list[Verdict]"]
+INDISTINCT = 0.5  # mean share of a random stand-in's hidden ids that the real intervention hid too
 
 
 def power_rows(ref: "ClaimRef", about: "ClaimAbout", runs: "ControlRuns", verdicts: list["Verdict"],
@@ -40,8 +46,41 @@ def power_rows(ref: "ClaimRef", about: "ClaimAbout", runs: "ControlRuns", verdic
                                  observed="no stand-in unit ran (a context-level intervention without variants "
                                           "has no same-size random set)"))
         else:
-            rows.append(_row(claim, sham, check(under_sham(runs, sham)), excuse))
+            rows.append(_indistinct(_row(claim, sham, check(under_sham(runs, sham)), excuse), sham, runs))
     return rows
+
+
+def _indistinct(row: PowerRow, sham: Sham, runs: "ControlRuns") -> PowerRow:
+    """``row``, or "indistinct" where a random stand-in that did not fail the claim is mostly the real set."""
+    if row.status != "no power" or (sham.kind, sham.mode) != ("condition", "random"):
+        return row
+    share = random_overlap(runs, sham)
+    if share is None or share < INDISTINCT:
+        return row
+    return row.model_copy(update={"status": "indistinct", "observed": (
+        f"{row.observed}; but {share:.0%} of each random set, on average, is what {sham.target} hid itself: "
+        "it hides most of what can be hidden, so no same-size set could differ")})
+
+
+def random_overlap(runs: "ControlRuns", sham: Sham) -> float | None:
+    """The mean share of a random stand-in unit's hidden ids that the real intervention's unit of the
+    same question, system, repeat and variant hid too (None: no pair keeps its hidden sets)."""
+    from ..audit import hidden_ids
+
+    shares = []
+    for run in runs.runs.values():
+        real = {_pair_key(r): r for r in run.records if r.key.condition == sham.target}
+        for record in (r for r in run.records if r.key.condition == sham.condition_key):
+            twin = real.get(_pair_key(record))
+            faked, hid = hidden_ids(record.hidden), hidden_ids(twin.hidden) if twin is not None else None
+            if faked and hid is not None:
+                shares.append(len(faked & hid) / len(faked))
+    return sum(shares) / len(shares) if shares else None
+
+
+def _pair_key(record) -> tuple:
+    k = record.key
+    return k.question_id, k.system, k.repeat, k.variant
 
 
 def _row(claim: str, sham: Sham, verdicts: list["Verdict"], excuse: str) -> PowerRow:

@@ -45,8 +45,10 @@ def validity_section(run: RunData) -> Section | None:
 POWER = ("Power against shams: each claim checked again with what it is about faked (an intervention that hides "
          "nothing or a same-size random set, a positive control swapped for its negative, the compared settings "
          "made one, a blind explanation). 'power': the claim fails under the sham, as it should; 'no power': it "
-         "still passes, so it cannot tell the real thing from the sham; 'untested': a condition the claim names "
-         "with no control expected to show its effect.")
+         "still passes, so it cannot tell the real thing from the sham; 'indistinct': it still passes under a random set "
+         "of the real one's size that is mostly the real one (the intervention hides most of what can be hidden, so "
+         "no random set of that size could differ; the 'hides nothing' sham still tests it); 'untested': a condition "
+         "the claim names with no control expected to show its effect.")
 
 
 def _differences(differences: list[str]) -> str:

@@ -18,7 +18,7 @@ from .claims import Verdict
 VALIDITY_FILE = "validity.json"
 
 
-PowerStatus = Literal["power", "no power", "untested", "not run", "not measured"]
+PowerStatus = Literal["power", "no power", "indistinct", "untested", "not run", "not measured"]
 
 
 class PowerRow(BaseModel):
@@ -27,7 +27,9 @@ class PowerRow(BaseModel):
     claim: str
     sham: str = Field(description="what stood in for what the claim is about, in words")
     status: PowerStatus = Field(description="power: the claim fails under the sham; no power: it still passes; "
-                                "untested: a condition the claim names with no positive expectation; not run: "
+                                "indistinct: it still passes under a same-size random set that is mostly what the real "
+                                "intervention hid (no set of that size could differ); untested: a condition the claim "
+                                "names with no positive expectation; not run: "
                                 "the sham has no stand-in here; not measured: the claim itself fails")
     observed: str = ""
     excused: str = Field(default="", description="why a 'no power' does not fail validate (the claim is declared "

@@ -6,7 +6,8 @@ Each intervention record keeps its view's ``hidden_by_intervention`` summary; th
 controls' knowledge base (read-only) for the targeted entities' own text units
 (``Entity.own_text_unit_ids``) and counts those the record did not hide, bar the cited evidence
 the condition keeps. Target: none, over at least one such text unit. Text-only isolation must
-also hide as many text units as full isolation does for the same question (the same text rule).
+hide the very text units full isolation hides for the same question (the same text rule), id for
+id, read from the full hidden set each record keeps.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class HidesOwnTextOptions(BaseModel):
         description="condition -> whose own text it must hide: the baseline's visited-but-uncited "
                     "or cited entities, or the entities the unit's view removed")
     same_text: list[str] = Field(default_factory=lambda: ["text-only-isolation", "full-isolation"],
-                                 description="two conditions that must hide as many text units per question")
+                                 description="two conditions that must hide the same text units per question")
 
 
 class HidesOwnText(Claim):
@@ -88,14 +89,23 @@ class HidesOwnText(Claim):
 
     def same_text_verdict(self, control: str, run) -> Verdict:
         first, second = self.options.same_text
-        counts = [{r.key.question_id: ((_summary(r) or {}).get("text_units") or {}).get("count", 0)
-                   for r in run.select(self.options.system, c)} for c in (first, second)]
-        common = counts[0].keys() & counts[1].keys()
-        differ = sum(counts[0][q] != counts[1][q] for q in common)
+        texts = [{r.key.question_id: _hidden_text_units(r) for r in run.select(self.options.system, c)}
+                 for c in (first, second)]
+        common = [q for q in texts[0].keys() & texts[1].keys() if None not in (texts[0][q], texts[1][q])]
+        differ = sum(texts[0][q] != texts[1][q] for q in common)
         return Verdict(claim=self.name, control=control, p_value=None,
-                       expected=f"{first} hides as many text units as {second}, question by question",
-                       observed=f"{differ} of {len(common)} question(s) differ",
-                       passed=bool(common) and differ == 0 and any(counts[1][q] for q in common))
+                       expected=f"{first} hides the same text units as {second}, question by question",
+                       observed=f"{differ} of {len(common)} question(s) differ" if common else
+                       "no question measured under both (a unit whose view hid nothing is left out)",
+                       passed=bool(common) and differ == 0 and any(texts[1][q] for q in common))
+
+
+def _hidden_text_units(record: RunRecord) -> frozenset[str] | None:
+    """The text units a record's view hid, every one (None: the record keeps no hidden set)."""
+    from provbench.audit import hidden_ids
+
+    ids = hidden_ids(record.hidden)
+    return None if ids is None else frozenset(i for i in ids if i.startswith("text_units:"))
 
 
 def _summary(record: RunRecord) -> dict | None:

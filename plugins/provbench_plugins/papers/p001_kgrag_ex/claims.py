@@ -115,8 +115,10 @@ class ExplanationNamesPlanted(Claim):
         return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=(o.system,), conditions=tuple(o.conditions))
 
     def about(self) -> ClaimAbout:
-        """As its options say, and the explanation it reads (so blind explanations stand in for it)."""
-        return replace(default_about(self), explanations=("most-influential",))
+        """As its options say, and the explanation it reads (so blind explanations stand in for it):
+        only a positive expectation reads it (a negative one counts changed answers alone)."""
+        about = default_about(self)
+        return replace(about, explanations=("most-influential",) if about.positive_controls else ())
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
         return [self.positive(runs, e.control) if e.effect else self.negative(runs, e.control)
