@@ -117,7 +117,8 @@ def test_config_names_behaviour_and_bound_questions():
     with pytest.raises(Exception, match="unknown control LLM 'control:nope'"):
         make_control("control:nope")
     assert make_llm("control:parametric").model_id == "control:parametric"
-    assert set(BEHAVIOURS) == {"oracle", "uses-uncited", "parametric", "cites-everything", "ignores-context", "random"}
+    assert set(BEHAVIOURS) == {"oracle", "uses-uncited", "parametric", "cites-everything", "ignores-context", "random",
+                               "noise-sensitive"}
 
 
 # -- paper 000's agent: one action per request, towards the gold -----------------------------------
