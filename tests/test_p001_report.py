@@ -123,3 +123,21 @@ def test_a_kgrag_ex_table_with_nothing_measurable_says_so():
     assert row.cells[2].text == "not measurable" and row.cells[2].note == "not measurable: 10 no-op"
     positions = section(run, "p001-positions")
     assert [b.text for b in positions.blocks] == ["kgrag-ex: not measurable: 10 no-op (of 10 perturbation units)."]
+
+
+def test_the_position_histogram_is_drawn_from_the_tables_counts():
+    """Issue 37 item 6: Fig. 3's histogram beside its table, the same counts in the same bins."""
+    from provbench.report.render import section_view
+    from provbench.report.sections import BarChart
+
+    path = four_node_path()
+    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
+                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
+    records = [base, record("node", 1, True, "C", path), record("node", 2, False, "A", path),
+               record("subpath", 0, True, "B", path), record("subpath", 1, True, "C", path)]
+    section = R.positions_section(A.group(records, "kgrag-ex"), "kgrag-ex")
+    table, chart = section.blocks[0], next(b for b in section.blocks if isinstance(b, BarChart))
+    assert chart.scale == "count" and chart.categories == table.columns[1:]
+    assert {k: [float(c) for c in v] for k, v in cells(table).items()} == chart.series
+    assert sum(chart.series[R.KIND_TITLES["subpath"]]) == 2.0
+    assert "<svg" in next(b["svg"] for b in section_view(section)["blocks"] if b.get("svg"))

@@ -19,7 +19,7 @@ from provbench.kb.graphstore import BUILD_INFO
 from provbench.model import RunRecord
 from provbench.plugin_api import correctness, left_out_counts, left_out_text, not_measurable
 from provbench.results.data import RunData
-from provbench.report.sections import Cell, Row, Section, Table, Text
+from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
 from provbench_plugins.kb_builders.medical import graph_metrics
 
 from . import analysis as A
@@ -165,7 +165,8 @@ def table4_section(by_rule: dict[str, dict[str, A.QuestionPerturbations]], syste
 
 
 def positions_section(groups: dict[str, A.QuestionPerturbations], system: str, rule: str = "paper") -> Section:
-    rows = [[KIND_TITLES[k], *A.position_histogram(groups, k)] for k in KINDS]
+    histograms = {KIND_TITLES[k]: A.position_histogram(groups, k) for k in KINDS}
+    rows = [[title, *counts] for title, counts in histograms.items()]
     table = Table(columns=["Perturbation", *A.bin_labels()], rows=rows,
                   caption="Critical changes (answer changed) by relative position of the removed element on its "
                           "path: 0 = start, 1 = end (element k of m at k/(m-1), as the paper's text); "
@@ -174,8 +175,11 @@ def positions_section(groups: dict[str, A.QuestionPerturbations], system: str, r
                     rows=[[KIND_TITLES[k], *A.position_histogram(groups, k, "authors")] for k in KINDS],
                     caption="The same changes as the authors' code places them (k/m, so the last element sits "
                             "below 1) in the 20 bins of the paper's Fig. 3.")
+    chart = BarChart(title="Critical changes by position on the path (Fig. 3)", ylabel="critical changes",
+                     categories=A.bin_labels(), series={t: [float(c) for c in h] for t, h in histograms.items()},
+                     scale="count", caption="The first table as a histogram: 0 = the path's start, 1 = its end.")
     return Section(id=f"p001-positions-{_slug(system)}", title="Paper 001: critical changes by position on the path",
-                   blocks=[table, authors], order=112)
+                   blocks=[table, chart, authors], order=112)
 
 
 def labels_section(groups: dict[str, A.QuestionPerturbations], system: str) -> Section:
