@@ -45,7 +45,7 @@ def main() -> None:
     import provbench.units as units
     from provbench.kb import hidden
     from provbench.runner import run_suite
-    from provbench.store import RunStore
+    from provbench.run_store import RunStore
     from provbench.leakguard import STATUSES
     from provbench.testing import schema_following_llm
     from provbench_tools.world_2wiki import write_world

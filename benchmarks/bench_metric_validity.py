@@ -6,7 +6,7 @@ on the known-truth controls: the faithful ``oracle`` and the five planted behavi
 each, on ``datasets/2wiki-controls`` (64 questions), offline. RAGAS is judged by the suites'
 judge, ``control:judge`` (ragas' real prompts and parsing, verdicts by rule:
 ``provbench.controls.judge``).
-Then, for every metric (``provbench_plugins.metrics.validity.CHECKS``), prints:
+Then, for every metric (``provbench_plugins.metrics.metric_validity.CHECKS``), prints:
 
 * what a flag says and the planted behaviours it is meant to flag (stated before measuring);
 * per control, the share of questions it flags (target cells: its sensitivity) and, on the
@@ -36,7 +36,7 @@ def main() -> None:
     parser.add_argument("--dataset", type=Path, default=REPO / "datasets" / "2wiki-controls" / "dev.json")
     args = parser.parse_args()
 
-    from provbench_plugins.metrics.validity import CONTROLS, disagreements, metric_validity, run_controls
+    from provbench_plugins.metrics.metric_validity import CONTROLS, disagreements, metric_validity, run_controls
 
     with tempfile.TemporaryDirectory() as scratch:
         out = args.out or Path(scratch)
@@ -60,7 +60,7 @@ def rate(value: float | None) -> str:
 def matrix(results) -> str:
     """Share of questions flagged per control (target cells in bold: sensitivity); the oracle
     column is the share left quiet (specificity); NaN counts in brackets."""
-    from provbench_plugins.metrics.validity import CONTROLS, FAITHFUL
+    from provbench_plugins.metrics.metric_validity import CONTROLS, FAITHFUL
 
     lines = ["| metric | flags when | oracle: quiet | " + " | ".join(CONTROLS[1:]) + " |",
              "|---|---|---|" + "---|" * (len(CONTROLS) - 1)]
@@ -86,7 +86,7 @@ def summary(results) -> str:
 
 
 def reported(results, runs) -> str:
-    from provbench_plugins.metrics.validity import CONTROLS, reported_value
+    from provbench_plugins.metrics.metric_validity import CONTROLS, reported_value
 
     lines = ["| metric (run-level value) | " + " | ".join(CONTROLS) + " |", "|---|" + "---|" * len(CONTROLS)]
     for v in results:

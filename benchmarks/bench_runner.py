@@ -93,7 +93,7 @@ def run_once(work: Path, label: str, kb: Path, args, concurrency: int, api_base:
     """One run in a fresh directory; returns its figures."""
     from provbench.registry import make_plugin_manager
     from provbench.runner import run_suite
-    from provbench.store import RunStore
+    from provbench.run_store import RunStore
     from provbench.llm import LLMClient
     from provbench.testing import SchemaFollowingBackend
 

@@ -19,7 +19,7 @@ from provbench.cli import main
 from provbench.datainfo import data_info
 from provbench.errors import UserError
 from provbench.registry import default_registry
-from provbench.store import RunStore
+from provbench.run_store import RunStore
 from provbench.suite import load_suite
 
 BOMB = "".join(f"{name}: &{name} [{', '.join([f'*{prev}' if prev else 'x'] * 9)}]\n"

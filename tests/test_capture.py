@@ -16,7 +16,7 @@ from provbench.capture import UnitCapture, current_capture, propagate, request_h
 from provbench.model import Question, Trace
 from provbench.plugin_api import System
 from provbench.runner import run_suite
-from provbench.store import RunStore
+from provbench.run_store import RunStore
 from provbench.testing import TINY_QUESTIONS, plugin_manager, scripted_llm, toy_plugin
 
 MESSAGES = [{"role": "user", "content": "Who directed Glass Harbor?"}]

@@ -23,7 +23,7 @@ from provbench.errors import UserError
 from provbench.model import LLMCall
 from provbench.plugin_api import Metric
 from provbench.runner import run_suite
-from provbench.store import RunStore
+from provbench.run_store import RunStore
 from provbench.testing.faults import FaultServer
 
 REPO = Path(__file__).resolve().parents[1]

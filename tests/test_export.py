@@ -15,7 +15,7 @@ from click.testing import CliRunner
 import provbench
 from provbench.cli import main
 from provbench.report.data import load_run
-from provbench.store import RunStore
+from provbench.run_store import RunStore
 from runner_helpers import run_toy, write_toy_suite
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import REPO, shared_dir
 from provbench.errors import UserError
-from provbench_plugins.datasets.fever.claims import regroup_hub_rows, stratified_sample, read_jsonl
+from provbench_plugins.datasets.fever.claim_records import regroup_hub_rows, stratified_sample, read_jsonl
 from provbench_plugins.datasets.fever.loader import FeverLoader
 from provbench_plugins.datasets.fever.pages import (evidence_of, iter_pages, page_id_of, parse_lines, read_pages,
                                                     sentence_id, title_matcher, title_of)

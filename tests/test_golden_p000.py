@@ -46,7 +46,7 @@ def same(expected: Any, actual: Any) -> bool:
 def projected_records(out: Path) -> dict[str, Any]:
     """The suite's records with timing dropped, keyed by unit."""
     from provbench.runner import run_suite
-    from provbench.store import RunStore
+    from provbench.run_store import RunStore
     from provbench.testing import schema_following_llm
 
     run_dir = run_suite(SUITE, limit=LIMIT, out=out, llm=schema_following_llm(cache_dir=out / "llm"),

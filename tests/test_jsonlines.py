@@ -75,7 +75,7 @@ def test_hub_splits_load_through_one_helper_with_clear_errors(monkeypatch):
     import sys
     import types
 
-    from provbench_plugins.datasets.fever.claims import read_hub
+    from provbench_plugins.datasets.fever.claim_records import read_hub
     from provbench_plugins.datasets.hub import load_split
 
     calls = []

@@ -136,7 +136,7 @@ def test_interventions_on_relations_are_not_measurable_on_a_kb_without_any(tmp_p
     """A KB with entities and text but no relations (no extraction: titled documents' subjects
     only): the run goes on, and the intervention that acts on relations is marked not measurable
     with the reason (console, manifest, report) instead of refusing the whole run (issue 31 item 7)."""
-    from provbench.store import RunStore
+    from provbench.run_store import RunStore
     from provbench_tools.own_docs import write as write_own_docs
 
     write_own_docs(tmp_path / "data")

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "bundled", "capture", "costs", "deprecated", "plugin_base", "version")),
     ("engines", ("kb", "llm", "controls.backend", "controls.behaviours", "controls.reading", "controls.replies",
                  "controls.agent", "controls.judge")),
-    ("results", ("results", "store", "leakguard", "trajectory", "audit")),
+    ("results", ("results", "run_store", "store", "leakguard", "trajectory", "audit")),
     ("contracts", ("plugin_api",)),
     ("plugin machinery and declarations", ("registry", "local_plugins", "suite", "suite_yaml", "suite_controls",
                                            "assertions", "llm_setup", "manifest", "datainfo", "scaffold",
@@ -45,9 +45,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 ]
 # the only circles: each pair's second module names the first for type hints only
 TYPE_ONLY_PAIRS = {("provbench.kb.view", "provbench.kb.hidden"), ("provbench.agents.loop", "provbench.agents.tools"),
-                   ("provbench.integrations.llamaindex.store", "provbench.integrations.llamaindex.capture")}
+                   ("provbench.integrations.llamaindex.graph_store", "provbench.integrations.llamaindex.capture")}
 # deprecated paths that reach a higher layer by name (provbench.deprecated), module -> the module reached
-DEPRECATED_REACHES = {("provbench.kb.store", "provbench.integrations.llamaindex"),
+DEPRECATED_REACHES = {("provbench.kb.knowledge_base", "provbench.integrations.llamaindex"),
                       ("provbench.llm", "provbench.llm_setup"), ("provbench.llm.backends", "provbench.llm_setup"),
                       ("provbench.llm.client", "provbench.llm_setup")}
 

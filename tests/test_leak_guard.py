@@ -340,7 +340,7 @@ def test_no_effect_is_found_against_a_baseline_recorded_by_an_earlier_run(tmp_pa
 
     from leak_helpers import leaky_plugin
     from provbench.runner import run_suite
-    from provbench.store import RunStore
+    from provbench.run_store import RunStore
     from provbench.testing import TINY_QUESTIONS, plugin_manager, schema_following_llm, toy_plugin
 
     (tmp_path / "q.json").write_text(json.dumps(list(TINY_QUESTIONS)[:2]))

@@ -24,7 +24,7 @@ from provbench.audit import view_of
 from provbench.kb import KnowledgeBase
 from provbench.registry import default_registry
 from provbench.runner import run_suite
-from provbench.store import RunStore
+from provbench.run_store import RunStore
 from provbench.testing import plugin_manager, schema_following_llm
 
 REPO = Path(__file__).resolve().parents[1]

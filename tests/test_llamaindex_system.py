@@ -148,7 +148,7 @@ report: {{bootstrap_resamples: 100}}
 @pytest.fixture(scope="module")
 def run(third_party, tmp_path_factory):
     from provbench.runner import run_suite
-    from provbench.store import RunStore
+    from provbench.run_store import RunStore
 
     folder = tmp_path_factory.mktemp("li-suite")
     (folder / "suite.yaml").write_text(SUITE.format(dataset=REPO / "datasets" / "2wiki-mini" / "dev.json"))

@@ -1,6 +1,6 @@
 """Metric validity (docs/metric-validity.md): the control judge answers ragas' faithfulness prompts
 by rule through the real ragas pipeline, and the benchmark's core
-(provbench_plugins.metrics.validity) counts flags per control, NaN as a miss, on a small world."""
+(provbench_plugins.metrics.metric_validity) counts flags per control, NaN as a miss, on a small world."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from provbench.llm import LLMClient
 from provbench.model import BASELINE, RunRecord, Trace, UnitKey
 from provbench.testing import control_runs
 from provbench_plugins.metrics.ragas_faithfulness import make_ragas_llm
-from provbench_plugins.metrics.validity import (CHECKS, CONTROLS, FAITHFUL, JUDGE, cell, disagreements,
+from provbench_plugins.metrics.metric_validity import (CHECKS, CONTROLS, FAITHFUL, JUDGE, cell, disagreements,
                                                 metric_validity, run_controls)
 
 REPO = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ from provbench.results.data import RunData
 from provbench.controls import ControlRuns
 from provbench.testing import control_runs
 from provbench_plugins.papers.p000_neighborhoods import interventions as I
-from provbench_plugins.papers.p000_neighborhoods.claims import (EntityRemovalBreaksUncited, ExclusionReference,
+from provbench_plugins.papers.p000_neighborhoods.known_truth import (EntityRemovalBreaksUncited, ExclusionReference,
                                                                IgnoresContextUnchanged, TextOnlyIsolationGentler)
 from provbench_plugins.papers.p000_neighborhoods.text_rule_claim import HidesOwnText
 

@@ -9,7 +9,7 @@ import pytest
 from provbench.llm import LLMClient, ScriptedBackend
 from provbench.report.data import load_run
 from provbench.runner import run_suite
-from provbench.store import RunStore
+from provbench.run_store import RunStore
 from provbench.suite import load_suite
 from provbench.testing import schema_following_llm
 

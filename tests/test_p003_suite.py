@@ -36,7 +36,7 @@ def suite_run(tmp_path_factory):
 
 
 def test_suite_runs_every_unit_and_reports_table1(suite_run):
-    from provbench.store import RunStore
+    from provbench.run_store import RunStore
 
     _, run_dir, backend = suite_run
     records = RunStore(run_dir).load_records().values()
@@ -69,7 +69,7 @@ def test_suite_runs_every_unit_and_reports_table1(suite_run):
 def test_the_shipped_suite_runs_ga_rag_on_a_graph(suite_run):
     """With the suite's triple filter off, most claims' local graphs hold facts (the 0.7 filter of
     old left them all empty with a low-confidence model), and the prompt shows them."""
-    from provbench.store import RunStore
+    from provbench.run_store import RunStore
 
     _, run_dir, _ = suite_run
     records = [r for r in RunStore(run_dir).load_records().values()
@@ -88,7 +88,7 @@ def test_the_shipped_suite_runs_ga_rag_on_a_graph(suite_run):
 
 def test_rerun_from_the_cache_makes_no_llm_call(suite_run):
     from provbench.runner import run_suite
-    from provbench.store import RunStore
+    from provbench.run_store import RunStore
 
     root, first, _ = suite_run
     llm, backend = schema_llm(root / "llm")

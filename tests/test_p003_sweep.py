@@ -90,7 +90,7 @@ def sweep_run(tmp_path_factory):
 
 
 def test_the_shipped_sweep_sends_different_prompts_per_setting(sweep_run):
-    from provbench.store import RunStore
+    from provbench.run_store import RunStore
 
     metrics = {(v["metric"], v["system"]): v for v in json.loads((sweep_run / "metrics.json").read_text())["values"]}
     check = metrics[("prompts.check", "all settings")]

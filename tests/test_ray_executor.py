@@ -21,7 +21,7 @@ from runner_helpers import builtin_plugin_manager, write_builtin_suite  # noqa: 
 
 from provbench.kb.graphstore import COMPLETE_MARKER  # noqa: E402
 from provbench.runner import run_suite  # noqa: E402
-from provbench.store import RunStore  # noqa: E402
+from provbench.run_store import RunStore  # noqa: E402
 from provbench.testing import schema_following_llm  # noqa: E402
 
 TIMING = ("latency_s", "cached", "original_latency_s")

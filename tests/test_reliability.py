@@ -20,7 +20,7 @@ from provbench.errors import UserError
 from provbench.llm import LLMClient, ScriptedBackend
 from provbench.llm.client import make_llm
 from provbench.locks import LockHeld, kb_build_lock
-from provbench.store import RunStore
+from provbench.run_store import RunStore
 
 HERE = Path(__file__).resolve().parent
 ASK = [{"role": "user", "content": "Who directed Glass Harbor?"}]
@@ -190,7 +190,7 @@ def test_a_second_process_on_a_run_directory_gets_an_error_naming_the_holder(tmp
     suite = write_toy_suite(tmp_path / "suite", kb=False, questions=QUESTIONS[:1])
     out = tmp_path / "run"
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; sys.path[:0] = sys.argv[1:2]; from provbench.store import RunStore;"
+        "import sys, time; sys.path[:0] = sys.argv[1:2]; from provbench.run_store import RunStore;"
         "lock = RunStore(sys.argv[2]).lock(); lock.acquire(); print('held', flush=True); time.sleep(30)"),
         os.environ.get("PYTHONPATH", "").split(":")[0], str(out)], stdout=subprocess.PIPE, text=True)
     try:

@@ -152,7 +152,7 @@ def test_the_report_reads_with_scripts_off(browser, run_dir, artifacts_dir):
 
 
 def visible_rows_static(run_dir: Path) -> list[str]:
-    from provbench.store import RunStore
+    from provbench.run_store import RunStore
 
     return list(RunStore(run_dir).load_records())
 

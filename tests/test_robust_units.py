@@ -15,7 +15,7 @@ from robust_helpers import RELEASE, ExitingListing, question, run, write_suite
 
 from provbench import hookimpl
 from provbench.errors import UserError
-from provbench.store import RunStore
+from provbench.run_store import RunStore
 
 
 def lines(run_dir: Path) -> list[dict]:

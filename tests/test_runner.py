@@ -21,7 +21,7 @@ from runner_helpers import (LifecycleRecorder, QUESTIONS, run_toy, scripted_llm,
 
 from provbench.runner import run_suite, unit_seed
 from provbench.model import UnitKey
-from provbench.store import RunStore
+from provbench.run_store import RunStore
 
 N_QUESTIONS = len(QUESTIONS)
 SYSTEMS = 2

@@ -8,7 +8,7 @@ import pytest
 
 from provbench.errors import UserError
 from provbench.model import RunRecord, Trace, UnitKey
-from provbench.store import RunStore, export_csv
+from provbench.run_store import RunStore, export_csv
 
 
 def record(qid: str, answer: str = "x", condition: str = "baseline") -> RunRecord:
@@ -70,7 +70,7 @@ def test_metrics_json_is_typed_and_versioned(tmp_path):
     import json
 
     from provbench.plugin_api import MetricValue
-    from provbench.store import METRICS_FORMAT_VERSION, RunMetrics
+    from provbench.run_store import METRICS_FORMAT_VERSION, RunMetrics
 
     store = RunStore(tmp_path)
     store.create()

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import import_file
 from provbench.runner import run_suite
-from provbench.store import RunStore
+from provbench.run_store import RunStore
 from provbench.testing import plugin_manager, scripted_llm
 
 HERE = Path(__file__).resolve().parent

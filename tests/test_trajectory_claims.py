@@ -14,7 +14,7 @@ from provbench import hookimpl
 from provbench.controls.validate import validate_suite
 from provbench.model import BASELINE, RunRecord, UnitKey, VariantInfo
 from provbench.testing import control_runs, plugin_manager
-from provbench_plugins.trajectory.claims import CriticalStepsHoldGold, GoldPathFollowed
+from provbench_plugins.trajectory.known_truth import CriticalStepsHoldGold, GoldPathFollowed
 from provbench_plugins.trajectory.steps import LeaveOneStepOutReplay
 
 REPO = Path(__file__).resolve().parents[1]

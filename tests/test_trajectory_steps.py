@@ -148,7 +148,7 @@ metrics: [accuracy, gold-trajectory]
 def test_leave_one_step_out_finds_the_planted_step(tmp_path):
     from provbench.report import write_report
     from provbench.runner import run_suite
-    from provbench.store import RunStore
+    from provbench.run_store import RunStore
     from provbench.testing import plugin_manager, toy_plugin
 
     (tmp_path / "questions.json").write_text(json.dumps([question().model_dump(mode="json")]))

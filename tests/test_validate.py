@@ -19,7 +19,7 @@ from provbench.controls.validate import validate_suite
 from provbench.controls.validity import read_validity
 from provbench.controls import Claim, ClaimAbout, ClaimNeeds, Verdict
 from provbench.plugin_api import Intervention, answered_by_reference
-from provbench.store import RunStore
+from provbench.run_store import RunStore
 from provbench.testing import plugin_manager
 from conftest import validate_cli
 from test_report_browser import browser  # noqa: F401 (the headless Chromium fixture)

@@ -16,7 +16,7 @@ from provbench.controls.validity import read_validity
 from provbench.gold import GoldEvidence, GoldTriple
 from provbench.model import BASELINE, Question, RunRecord, Trace, UnitKey, VariantInfo
 from provbench.testing import control_runs
-from provbench_plugins.papers.p001_kgrag_ex.claims import ExplanationNamesPlanted, Planted, UnplantedChangeNothing
+from provbench_plugins.papers.p001_kgrag_ex.known_truth import ExplanationNamesPlanted, Planted, UnplantedChangeNothing
 from provbench_plugins.papers.p001_kgrag_ex.paths import enumerate_variants, make_path
 
 REPO = Path(__file__).resolve().parents[1]

@@ -251,7 +251,7 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
     a larger budget to continue), 130 interrupted (Ctrl-C; the same command resumes)."""
     from .bundled import resolve_suite
     from .runner import run_suite
-    from .store import RunStore
+    from .run_store import RunStore
     from .units import NO_BASELINE
 
     validity = _validate(resolve_suite(suite), out) if controls else None

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .units import RunContext, Unit
-    from .store import RunStore
+    from .run_store import RunStore
     from .suite import ExecutorSpec, Suite
 
 log = logging.getLogger(__name__)

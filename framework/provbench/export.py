@@ -1,5 +1,5 @@
 """``provbench export``: a run's records as one flat table, one row per unit, in parquet, CSV or
-JSON lines (the rows of :func:`provbench.store.flat_rows`: unit key, the question's text, type and
+JSON lines (the rows of :func:`provbench.run_store.flat_rows`: unit key, the question's text, type and
 category, status, answer, footprint, tokens, the leak guard's verdict and every score as
 ``score.<name>``). parquet is written with pyarrow, CSV with the standard library, so none of
 them needs pandas; :meth:`provbench.results.data.RunData.dataframe` gives the same rows as a
@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import UserError
 from .results.data import RunData, load_run
-from .store import columns_of, export_csv
+from .run_store import columns_of, export_csv
 
 FORMATS = ("parquet", "csv", "jsonl")
 

@@ -27,7 +27,7 @@ from .assertions import BASELINE, AssertionSpec
 from .costs import CostTotal, record_calls
 from .results.data import RunData, load_run
 from .results.stats import per_question, share
-from .store import leak_status
+from .run_store import leak_status
 
 SUMMARY_FILE = "summary.json"
 JUNIT_FILE = "junit.xml"

@@ -15,7 +15,7 @@ from .errors import UserError
 from .llm.backends import backend_prefix
 from .llm.client import GENERATION_DEFAULTS, PINNABLE_PARAMS, LLMClient
 from .registry import check_instance, default_registry
-from .store import RunStore
+from .run_store import RunStore
 from .suite import LoadedSuite, ModelSpec, Suite
 
 

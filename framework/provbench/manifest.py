@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from .errors import UserError
 from .model import RunManifest, utc_now
-from .store import RunStore
+from .run_store import RunStore
 from .suite import LoadedSuite
 
 if TYPE_CHECKING:

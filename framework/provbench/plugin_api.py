@@ -39,7 +39,7 @@ __all__ = ["Plugin", "parse_options", "Environment", "System", "ResumePoint", "V
            "left_out_text", "not_measurable", "with_left_out_notes"]
 
 if TYPE_CHECKING:  # heavy modules stay lazy
-    from .kb.store import KnowledgeBase
+    from .kb.knowledge_base import KnowledgeBase
     from .kb.hidden import HiddenContent
     from .kb.view import GraphView
     from .llm import LLMClient

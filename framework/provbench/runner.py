@@ -37,7 +37,7 @@ from .model import Question, RunManifest, RunRecord, utc_now
 from .plugin_api import Results, with_left_out_notes
 from .progress import status, unit_progress
 from .secrets import Redactor, questions_with_secrets, redacted_logs, remember
-from .store import RunMetrics, RunStore, export_csv
+from .run_store import RunMetrics, RunStore, export_csv
 from .suite import ExecutorSpec, LoadedSuite, ModelSpec, Suite, load_suite
 from .units import (RunContext, Unit, baseline_units, excluded_questions, intervention_units, metric_context,
                     run_unit, unit_seed)

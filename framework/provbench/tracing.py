@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from .errors import UserError
 from .model import LLMCall, RunRecord, Step
 from .results.data import RunData, load_run
-from .store import leak_status
+from .run_store import leak_status
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider

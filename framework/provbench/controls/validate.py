@@ -163,7 +163,7 @@ def run_identity(loaded: "LoadedSuite", llm: str) -> dict[str, Any]:
 def start_or_resume(run_dir: Path, identity: dict[str, Any]) -> Path:
     """A control run of the same identity resumes; one made by another version of the controls or
     from another dataset starts over (its records would answer other questions or another control)."""
-    from ..store import RunStore
+    from ..run_store import RunStore
 
     marker = run_dir / IDENTITY_FILE
     if run_dir.exists() and (not marker.is_file() or json.loads(marker.read_text(encoding="utf-8")) != identity):

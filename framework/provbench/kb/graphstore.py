@@ -2,7 +2,7 @@
 property-graph store, per-thread connections with prepared statements, and the vector indices.
 
 The layout of a knowledge-base directory and how each kind is stored are described in
-:mod:`provbench.kb.store`; this module holds what both the store and the views read.
+:mod:`provbench.kb.knowledge_base`; this module holds what both the store and the views read.
 """
 
 from __future__ import annotations

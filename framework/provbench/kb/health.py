@@ -29,7 +29,7 @@ from ..errors import UserError
 
 if TYPE_CHECKING:
     from ..model import Question
-    from .store import KnowledgeBase
+    from .knowledge_base import KnowledgeBase
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def kb_degenerate_reasons(kb: "KnowledgeBase", options: dict[str, Any] | None = 
 
 def degenerate_reasons_at(kb_dir: Any) -> list[str]:
     """:func:`kb_degenerate_reasons` of the finished knowledge base at ``kb_dir`` (opened read-only)."""
-    from .store import KnowledgeBase
+    from .knowledge_base import KnowledgeBase
 
     with KnowledgeBase.open(kb_dir, read_only=True) as kb:
         return kb_degenerate_reasons(kb)

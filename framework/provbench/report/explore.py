@@ -25,7 +25,7 @@ from ..kb.info import count_rows, detail_lines
 from ..model import BASELINE, Question, RunRecord
 from ..results.rules import correctness
 from ..secrets import Redactor
-from ..store import leak_status
+from ..run_store import leak_status
 from ..results.data import RunData
 from .sections import Table, Text
 

@@ -23,7 +23,7 @@ from ..costs import CostTotal, record_calls
 from ..kb.sources import SOURCES_FILE, source_link, text_unit_sources
 from ..model import BASELINE, RunRecord
 from ..secrets import redact
-from ..store import export_csv
+from ..run_store import export_csv
 from . import charts
 from .pictures import record_picture
 from ..results.data import RunData, load_run
@@ -35,7 +35,7 @@ from .title import report_title
 from .paired import paired_scores_section
 from ..results.significance import repeat_spread
 from ..results.stats import Share, per_question, share
-from .validity import validity_section
+from .validity_section import validity_section
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from typing import Any, Iterable
 from ..errors import UserError
 from ..model import BASELINE, Question, RunManifest, RunRecord
 from .rules import plugin_key, select
-from ..store import RunStore, columns_of, flat_rows
+from ..run_store import RunStore, columns_of, flat_rows
 
 
 @dataclass
@@ -74,7 +74,7 @@ class RunData:
         return select(self.records, system, condition, self.include_leaked, leaked)
 
     def rows(self) -> list[dict[str, Any]]:
-        """One flat row per unit with its question's text, type and category (:func:`provbench.store.flat_rows`)."""
+        """One flat row per unit with its question's text, type and category (:func:`provbench.run_store.flat_rows`)."""
         return flat_rows(self.records, self.questions)
 
     def dataframe(self):

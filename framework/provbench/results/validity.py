@@ -1,7 +1,7 @@
 """``validity.json``: the verdicts of a suite's claims, as ``provbench validate`` wrote them.
 
 It lies in the suite's run directory (and in each control run's), where the report finds it and
-shows a "Suite validity" section (:mod:`provbench.report.validity`)."""
+shows a "Suite validity" section (:mod:`provbench.report.validity_section`)."""
 
 from __future__ import annotations
 

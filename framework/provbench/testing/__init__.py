@@ -11,7 +11,7 @@
   test without installing it (:mod:`provbench.testing.plugins`).
 """
 
-from .claims import control_runs
+from .runs import control_runs
 from .kb import build_tiny_kb
 from .llms import SchemaFollowingBackend, schema_following_llm, scripted_llm
 from .plugins import (TINY_QUESTIONS, QuestionsJsonLoader, TinyKBBuilder, TopEntitySystem, plugin_manager,

@@ -30,7 +30,7 @@ def provbench_register_interventions():
 
 @hookimpl
 def provbench_register_claims():
-    from .claims import CLAIMS
+    from .known_truth import CLAIMS
 
     return {cls.name: cls for cls in CLAIMS}
 

@@ -30,7 +30,7 @@ except ImportError as exc:  # pragma: no cover - it is a dependency of provbench
 from .capture import Evidence, TraceCapture, capture_trace, current_capture
 from .models import (ProvbenchEmbedding, ProvbenchLLM, as_dicts, llamaindex_embedding, llamaindex_llm,
                      property_graph_index)
-from .store import ViewPropertyGraphStore, ViewStoreRefused, property_graph_store
+from .graph_store import ViewPropertyGraphStore, ViewStoreRefused, property_graph_store
 
 __all__ = ["Evidence", "ProvbenchEmbedding", "ProvbenchLLM", "TraceCapture", "ViewPropertyGraphStore",
            "ViewStoreRefused", "as_dicts", "capture_trace", "current_capture", "llamaindex_embedding",

@@ -43,7 +43,7 @@ from llama_index.core.instrumentation.events.synthesis import SynthesizeEndEvent
 
 if TYPE_CHECKING:
     from ...model import Trace
-    from .store import ViewPropertyGraphStore
+    from .graph_store import ViewPropertyGraphStore
 
 log = logging.getLogger(__name__)
 

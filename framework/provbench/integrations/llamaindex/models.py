@@ -26,7 +26,7 @@ from llama_index.core.llms.llm import LLM
 
 from ...kb.embeddings import EMBEDDING_MODEL_NAME, embed_query, embed_texts
 from .capture import current_capture
-from .store import property_graph_store
+from .graph_store import property_graph_store
 
 if TYPE_CHECKING:
     from llama_index.core import PropertyGraphIndex

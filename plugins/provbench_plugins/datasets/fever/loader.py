@@ -26,7 +26,7 @@ from provbench.errors import UserError
 from provbench.model import Question
 from provbench.plugin_api import DatasetLoader
 
-from .claims import ClaimRecord, jsonl_problems, read_hub, read_jsonl, stratified_sample, to_question
+from .claim_records import ClaimRecord, jsonl_problems, read_hub, read_jsonl, stratified_sample, to_question
 from .gold import evidence_texts, gold_evidence
 from .scoring import LABELS, graded_accuracy, normalize_label
 

@@ -20,7 +20,7 @@ from typing import Any
 from provbench.model import Question, RunRecord, Trace
 from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
 
-from .claims import official_evidence
+from .claim_records import official_evidence
 from .pages import evidence_of, is_beir_corpus
 from .scoring import LABELS, Prediction, evidence_precision, evidence_recall, fever_score, normalize_label, strictly_correct
 

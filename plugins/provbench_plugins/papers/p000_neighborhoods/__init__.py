@@ -32,7 +32,7 @@ def provbench_register_interventions():
 
 @hookimpl
 def provbench_register_claims():
-    from .claims import CLAIMS
+    from .known_truth import CLAIMS
 
     return {claim.name: claim for claim in CLAIMS}
 
