@@ -85,8 +85,11 @@ def record(suite: str, out: Path, limit: int | None) -> None:
 
 
 def load_trace(out: Path) -> list[dict[str, Any]]:
+    """The recorded calls (the logprobs instance's left out: it keeps no cache), with their prompt
+    tokens and the context each left."""
     rows = [json.loads(line) for line in (out / TRACE).read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [row for row in rows if not row["request"].get("logprobs")]  # the logprobs instance keeps no cache
+    return [{**row, "prompt": row["tokens"][:row["usage"]["prompt_tokens"]], "context": row["tokens"]}
+            for row in rows if not row["request"].get("logprobs")]
 
 
 def shared(a: list[int], b: list[int]) -> int:
@@ -100,18 +103,19 @@ def shared(a: list[int], b: list[int]) -> int:
 
 def simulate(rows: list[dict[str, Any]], capacity_mb: int, token_bytes: int) -> int:
     """Prompt tokens evaluated by llama-cpp-python's rules (its prefix reuse, then LlamaRAMCache's
-    longest-prefix restore and LRU by bytes) from the recorded token sequences, without the model."""
+    longest-prefix restore and LRU by bytes) from each call's prompt tokens and the context it
+    leaves (prompt and reply), without the model."""
     context: list[int] = []
     saved: dict[tuple[int, ...], int] = {}  # key -> recency
     evaluated = 0
     for tick, row in enumerate(rows):
-        prompt = row["tokens"][:row["usage"]["prompt_tokens"]]
+        prompt = row["prompt"]
         best = max(saved, key=lambda k: shared(list(k), prompt), default=None)
         if best is not None and shared(list(best), prompt) > shared(context, prompt):
             context, saved[best] = list(best), tick
         reuse = shared(context, prompt)
         evaluated += len(prompt) - (reuse - 1 if reuse == len(prompt) else reuse)
-        context = row["tokens"]
+        context = row["context"]
         if capacity_mb:
             saved[tuple(context)] = tick
             while sum(len(k) for k in saved) * token_bytes > capacity_mb << 20:
@@ -144,6 +148,56 @@ def replay(rows: list[dict[str, Any]], capacity_mb: int) -> dict[str, Any]:
             "saved": len(cache.cache_state) if cache else 0, "saved_mb": (cache.cache_size >> 20) if cache else 0}
 
 
+def chat_tokens(model: Any) -> Any:
+    """``tokens(messages)``: the prompt tokens ``create_chat_completion`` sends for ``messages``
+    (the GGUF's chat template, as llama-cpp-python applies it)."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    text = model._model.token_get_text
+    formatter = Jinja2ChatFormatter(model.metadata["tokenizer.chat_template"], text(model.token_eos()),
+                                    text(model.token_bos()))
+
+    def tokens(messages: list[dict[str, str]]) -> list[int]:
+        result = formatter(messages=messages)
+        return model.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True)
+
+    tokens.reply = lambda text: model.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+    return tokens
+
+
+def rows_from_records(run_dir: Path, concurrency: int) -> list[dict[str, Any]]:
+    """A run's units' requests (records keep each unit's, in its order) as the model would get them
+    with ``concurrency`` units at a time taking turns, units in the order they started: token
+    sequences for :func:`simulate` (the reply's tokens are its text's)."""
+    from llama_cpp import Llama
+
+    from provbench.audit import logged_requests
+    from provbench.model import RunRecord
+
+    model = Llama(model_path=str(backends.embedded_model_path()), vocab_only=True, verbose=False)
+    tokens = chat_tokens(model)
+    lines = (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    records = sorted((RunRecord.model_validate_json(line) for line in lines if line.strip()),
+                     key=lambda r: r.started_at or "")
+    waiting = [[_row(tokens, request) for request in logged_requests(r.requests)] for r in records]
+    running: list[list[dict[str, Any]]] = []
+    rows: list[dict[str, Any]] = []
+    while waiting or running:
+        while waiting and len(running) < concurrency:
+            running.append(waiting.pop(0))
+        for unit in list(running):  # one call each in turn, as the model's lock hands it over
+            if unit:
+                rows.append(unit.pop(0))
+            if not unit:
+                running.remove(unit)
+    return rows
+
+
+def _row(tokens: Any, request: Any) -> dict[str, Any]:
+    prompt = tokens([{"role": role, "content": text} for role, text in request.messages])
+    return {"prompt": prompt, "context": prompt + tokens.reply(request.reply or "")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     steps = parser.add_subparsers(dest="step", required=True)
@@ -152,7 +206,8 @@ def main() -> None:
     rec.add_argument("out", type=Path)
     rec.add_argument("--limit", type=int)
     sim = steps.add_parser("simulate")
-    sim.add_argument("out", type=Path)
+    sim.add_argument("out", type=Path, help=f"a recorded run ({TRACE}) or any run directory (its records)")
+    sim.add_argument("--concurrency", type=int, default=2, help="units taking turns, for records")
     sim.add_argument("--capacities", default="0,64,128,256,512,1024")
     sim.add_argument("--token-bytes", type=int, default=23_040, help="a saved context's bytes per token")
     rep = steps.add_parser("replay")
@@ -163,10 +218,10 @@ def main() -> None:
     if args.step == "record":
         record(args.suite, args.out, args.limit)
     elif args.step == "simulate":
-        rows = load_trace(args.out)
-        prompts = sum(row["usage"]["prompt_tokens"] for row in rows)
-        print(f"{len(rows)} calls, {prompts} prompt tokens, recorded run evaluated "
-              f"{sum(row['evaluated'] for row in rows)}")
+        traced = (args.out / TRACE).is_file()
+        rows = load_trace(args.out) if traced else rows_from_records(args.out, args.concurrency)
+        recorded = f", the recorded run evaluated {sum(r['evaluated'] for r in rows)}" if traced else ""
+        print(f"{len(rows)} calls, {sum(len(r['prompt']) for r in rows)} prompt tokens{recorded}")
         for capacity in map(int, args.capacities.split(",")):
             print(f"cache {capacity:>5} MB: {simulate(rows, capacity, args.token_bytes):>7} prompt tokens evaluated")
     else:
