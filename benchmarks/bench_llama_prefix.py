@@ -49,12 +49,32 @@ class EvalCounter:
         self._first = True
 
 
-def record(suite: str, out: Path, limit: int | None) -> None:
+def record(suite: str, out: Path, limit: int | None, model: str | None) -> None:
+    """Run ``suite`` here, writing every request to ``out/llama-requests.jsonl`` in the order sent:
+    on the embedded model as it ran them (with the tokens it evaluated), on another model (say
+    ``schema-following``: the pipeline's own prompts in minutes) as the client sent them."""
     out.mkdir(parents=True, exist_ok=True)
-    trace = (out / TRACE).open("w", encoding="utf-8")
+    with (out / TRACE).open("w", encoding="utf-8") as trace:
+        order = threading.Lock()
+
+        def write(row: dict[str, Any]) -> None:
+            with order:
+                trace.write(json.dumps(row) + "\n")
+                trace.flush()
+
+        if model is None or model == "embedded":
+            _trace_llama(write)
+        else:
+            _trace_client(write)
+        from provbench.cli import main
+
+        args = ["run", suite, "--out", str(out)] + (["--limit", str(limit)] if limit else [])
+        main(args + (["--model", model] if model else []), standalone_mode=False)
+
+
+def _trace_llama(write: Any) -> None:
     counters: dict[int, EvalCounter] = {}
     original = backends._generate_holding
-    order = threading.Lock()
 
     def traced(lock: threading.Lock, model: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         counter = counters.setdefault(id(model), EvalCounter(model))
@@ -63,33 +83,48 @@ def record(suite: str, out: Path, limit: int | None) -> None:
             counter.start_call()
             before, started = counter.prompt_tokens, time.perf_counter()
             result = model.__class__.create_chat_completion(model, **call)
-            with order:
-                trace.write(json.dumps({"request": call, "reply": result["choices"][0]["message"]["content"],
-                                        "usage": result.get("usage"), "evaluated": counter.prompt_tokens - before,
-                                        "tokens": model.input_ids[:model.n_tokens].tolist(),
-                                        "seconds": round(time.perf_counter() - started, 4)}) + "\n")
-                trace.flush()
+            write({"request": call, "reply": result["choices"][0]["message"]["content"],
+                   "usage": result.get("usage"), "evaluated": counter.prompt_tokens - before,
+                   "tokens": model.input_ids[:model.n_tokens].tolist(),
+                   "seconds": round(time.perf_counter() - started, 4)})
             return result
 
         model.create_chat_completion = create
         return original(lock, model, kwargs)
 
     backends._generate_holding = traced
-    from provbench.cli import main
 
-    args = ["run", suite, "--out", str(out)] + (["--limit", str(limit)] if limit else [])
-    try:
-        main(args, standalone_mode=False)
-    finally:
-        trace.close()
+
+def _trace_client(write: Any) -> None:
+    from provbench.llm.client import LLMClient
+
+    original = LLMClient._call_backend
+
+    def traced(self: Any, request: dict[str, Any]) -> dict[str, Any]:
+        reply = original(self, request)
+        write({"request": {"messages": request["messages"], "logprobs": request.get("logprobs")},
+               "reply": reply["text"]})
+        return reply
+
+    LLMClient._call_backend = traced
 
 
 def load_trace(out: Path) -> list[dict[str, Any]]:
     """The recorded calls (the logprobs instance's left out: it keeps no cache), with their prompt
-    tokens and the context each left."""
+    tokens and the context each left (tokenized here when another model answered)."""
     rows = [json.loads(line) for line in (out / TRACE).read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [row for row in rows if not row["request"].get("logprobs")]
+    if rows and "tokens" not in rows[0]:
+        tokens = chat_tokens(_vocabulary())
+        return [{**row, **_row(tokens, row["request"]["messages"], row["reply"])} for row in rows]
     return [{**row, "prompt": row["tokens"][:row["usage"]["prompt_tokens"]], "context": row["tokens"]}
-            for row in rows if not row["request"].get("logprobs")]
+            for row in rows]
+
+
+def _vocabulary() -> Any:
+    from llama_cpp import Llama
+
+    return Llama(model_path=str(backends.embedded_model_path()), vocab_only=True, verbose=False)
 
 
 def shared(a: list[int], b: list[int]) -> int:
@@ -169,17 +204,15 @@ def rows_from_records(run_dir: Path, concurrency: int) -> list[dict[str, Any]]:
     """A run's units' requests (records keep each unit's, in its order) as the model would get them
     with ``concurrency`` units at a time taking turns, units in the order they started: token
     sequences for :func:`simulate` (the reply's tokens are its text's)."""
-    from llama_cpp import Llama
-
     from provbench.audit import logged_requests
     from provbench.model import RunRecord
 
-    model = Llama(model_path=str(backends.embedded_model_path()), vocab_only=True, verbose=False)
-    tokens = chat_tokens(model)
+    tokens = chat_tokens(_vocabulary())
     lines = (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines()
     records = sorted((RunRecord.model_validate_json(line) for line in lines if line.strip()),
                      key=lambda r: r.started_at or "")
-    waiting = [[_row(tokens, request) for request in logged_requests(r.requests)] for r in records]
+    waiting = [[_row(tokens, [{"role": role, "content": text} for role, text in request.messages], request.reply)
+                for request in logged_requests(r.requests)] for r in records]
     running: list[list[dict[str, Any]]] = []
     rows: list[dict[str, Any]] = []
     while waiting or running:
@@ -193,9 +226,9 @@ def rows_from_records(run_dir: Path, concurrency: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _row(tokens: Any, request: Any) -> dict[str, Any]:
-    prompt = tokens([{"role": role, "content": text} for role, text in request.messages])
-    return {"prompt": prompt, "context": prompt + tokens.reply(request.reply or "")}
+def _row(tokens: Any, messages: list[dict[str, str]], reply: str | None) -> dict[str, Any]:
+    prompt = tokens(messages)
+    return {"prompt": prompt, "context": prompt + tokens.reply(reply or "")}
 
 
 def main() -> None:
@@ -205,6 +238,7 @@ def main() -> None:
     rec.add_argument("suite")
     rec.add_argument("out", type=Path)
     rec.add_argument("--limit", type=int)
+    rec.add_argument("--model", help="another model than the suite's (schema-following: no model, in minutes)")
     sim = steps.add_parser("simulate")
     sim.add_argument("out", type=Path, help=f"a recorded run ({TRACE}) or any run directory (its records)")
     sim.add_argument("--concurrency", type=int, default=2, help="units taking turns, for records")
@@ -216,7 +250,7 @@ def main() -> None:
     rep.add_argument("--calls", type=int, help="replay only the first N calls")
     args = parser.parse_args()
     if args.step == "record":
-        record(args.suite, args.out, args.limit)
+        record(args.suite, args.out, args.limit, args.model)
     elif args.step == "simulate":
         traced = (args.out / TRACE).is_file()
         rows = load_trace(args.out) if traced else rows_from_records(args.out, args.concurrency)
