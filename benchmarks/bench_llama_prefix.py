@@ -27,6 +27,7 @@ from typing import Any
 from provbench.llm import backends, llama_prefix
 
 TRACE = "llama-requests.jsonl"
+REPLAYED = ("messages", "schema", "max_tokens", "temperature", "seed", "logprobs")  # what a backend reads
 
 
 class EvalCounter:
@@ -102,8 +103,7 @@ def _trace_client(write: Any) -> None:
 
     def traced(self: Any, request: dict[str, Any]) -> dict[str, Any]:
         reply = original(self, request)
-        write({"request": {"messages": request["messages"], "logprobs": request.get("logprobs")},
-               "reply": reply["text"]})
+        write({"request": {key: request.get(key) for key in REPLAYED}, "reply": reply["text"]})
         return reply
 
     LLMClient._call_backend = traced
@@ -159,11 +159,12 @@ def simulate(rows: list[dict[str, Any]], capacity_mb: int, token_bytes: int) -> 
 
 
 def backend_request(call: dict[str, Any]) -> dict[str, Any]:
-    """The backend's request that produced the recorded ``create_chat_completion`` arguments."""
-    request = {"messages": call["messages"], "max_tokens": call["max_tokens"],
-               "temperature": call["temperature"], "seed": call.get("seed"),
-               "schema": (call.get("response_format") or {}).get("schema")}
-    return request
+    """The backend's request: as recorded at the client, or rebuilt from the arguments the
+    embedded model received."""
+    if "response_format" not in call and "schema" in call:
+        return {key: call[key] for key in REPLAYED if key != "logprobs"}
+    return {"messages": call["messages"], "max_tokens": call["max_tokens"], "temperature": call["temperature"],
+            "seed": call.get("seed"), "schema": (call.get("response_format") or {}).get("schema")}
 
 
 def replay(rows: list[dict[str, Any]], capacity_mb: int) -> dict[str, Any]:
@@ -174,12 +175,12 @@ def replay(rows: list[dict[str, Any]], capacity_mb: int) -> dict[str, Any]:
     backend = backends.LlamaCppBackend(backends.EMBEDDED_NAME, n_ctx=8192, n_threads=2)
     model, _ = backends._shared_llama(backend.path, backend.n_ctx, backend.n_threads, logits_all=False)
     counter = EvalCounter(model)
-    differ, started = 0, time.perf_counter()
+    replies, started = [], time.perf_counter()
     for row in rows:
         counter.start_call()
-        differ += backend.complete(backend_request(row["request"]))["text"] != row["reply"]
+        replies.append(backend.complete(backend_request(row["request"]))["text"])
     cache = model.cache
-    return {"evaluated": counter.prompt_tokens, "seconds": time.perf_counter() - started, "differ": differ,
+    return {"evaluated": counter.prompt_tokens, "seconds": time.perf_counter() - started, "replies": replies,
             "saved": len(cache.cache_state) if cache else 0, "saved_mb": (cache.cache_size >> 20) if cache else 0}
 
 
@@ -247,26 +248,32 @@ def main() -> None:
     rep = steps.add_parser("replay")
     rep.add_argument("out", type=Path)
     rep.add_argument("--capacities", default="0,512", help="MB; the first is the reference (0: as before)")
-    rep.add_argument("--calls", type=int, help="replay only the first N calls")
+    rep.add_argument("--skip", type=int, default=0, help="start after the first N calls")
+    rep.add_argument("--calls", type=int, help="replay only N calls")
     args = parser.parse_args()
     if args.step == "record":
         record(args.suite, args.out, args.limit, args.model)
     elif args.step == "simulate":
         traced = (args.out / TRACE).is_file()
         rows = load_trace(args.out) if traced else rows_from_records(args.out, args.concurrency)
-        recorded = f", the recorded run evaluated {sum(r['evaluated'] for r in rows)}" if traced else ""
+        measured = [row["evaluated"] for row in rows if "evaluated" in row]
+        recorded = f", the recorded run evaluated {sum(measured)}" if measured else ""
         print(f"{len(rows)} calls, {sum(len(r['prompt']) for r in rows)} prompt tokens{recorded}")
         for capacity in map(int, args.capacities.split(",")):
             print(f"cache {capacity:>5} MB: {simulate(rows, capacity, args.token_bytes):>7} prompt tokens evaluated")
     else:
-        rows = load_trace(args.out)[:args.calls]
-        print(f"{len(rows)} calls, load average {os.getloadavg()[0]:.1f}")
+        rows = load_trace(args.out)[args.skip:][:args.calls]
+        print(f"{len(rows)} calls, {sum(len(r['prompt']) for r in rows)} prompt tokens, "
+              f"load average {os.getloadavg()[0]:.1f}")
         results = {capacity: replay(rows, capacity) for capacity in map(int, args.capacities.split(","))}
         first = next(iter(results.values()))
+        embedded = "evaluated" in rows[0]  # the recording's replies are the embedded model's
         for capacity, got in results.items():
+            differ = sum(a != b for a, b in zip(got["replies"], first["replies"]))
+            recorded = sum(a != r["reply"] for a, r in zip(got["replies"], rows)) if embedded else "-"
             print(f"cache {capacity:>5} MB: {got['evaluated']:>7} prompt tokens evaluated, {got['seconds']:7.1f} s "
-                  f"(x{got['seconds'] / first['seconds']:.2f}), {got['differ']} replies differ from the recording, "
-                  f"{got['saved']} contexts saved ({got['saved_mb']} MB)")
+                  f"(x{got['seconds'] / first['seconds']:.2f}), replies differing from the first row's {differ}, "
+                  f"from the recording's {recorded}; {got['saved']} contexts saved ({got['saved_mb']} MB)")
 
 
 if __name__ == "__main__":
