@@ -37,7 +37,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("kit for plugin authors", ("agents", "integrations", "testing", "controls", "controls.contrasts",
                                 "controls.plugin")),
     ("report", ("report",)),
-    ("orchestration", ("runner", "execution", "workers", "units", "ray_executor", "plan", "gates", "export", "tracing")),
+    ("orchestration", ("runner", "execution", "workers", "units", "ray_executor", "plan", "gates", "export", "tracing",
+                       "phoenix")),
     ("controls' validation", ("controls.validate",)),
     ("cli", ("cli", "cli_options", "cli_results", "cli_init", "")),  # "": the package's face, provbench/__init__.py
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from provbench.audit import logged_instructions, request_log
 from provbench.capture import UnitCapture
 from provbench.leakguard import check_unit, leak_lines, not_measurable
 from provbench.model import LLMCall, LeakCheck, Question, RetrievedItem, RunRecord, Trace, UnitKey
@@ -141,6 +142,45 @@ def test_a_cited_hidden_id_leaks_without_a_model_or_when_shown_and_is_suspect_ot
     assert check(orin_gone, own_words, trace=cites("tu:1")).status == "suspect"
 
 
+def instructed(instructions: str, user: str, reply: str = "Glass Harbor", declared: bool = True) -> UnitCapture:
+    """One request of a system whose fixed instructions (declared, or not) are its system message."""
+    capture = UnitCapture("unit")
+    capture.instructions = (instructions,) if declared else ()
+    scripted_llm([reply]).bound_to(capture).chat(
+        [{"role": "system", "content": instructions}, {"role": "user", "content": user}], purpose="answer")
+    return capture
+
+
+def test_words_of_a_systems_fixed_instructions_are_no_evidence_but_retrieved_ids_are(view):
+    hidden = view.hide(text_units=["tu:1"])
+    rules = "Cite passage ids as in tu:1 or tu:3. Answer briefly."  # an id that is also a word of the prompt
+    question = "Which film won the Silver Reel Award?"
+    undeclared = check(hidden, instructed(rules, question, declared=False), trace=cites("tu:1"))
+    assert undeclared.status == "leaked" and undeclared.checks["citations"] == "leaked"
+    declared = check(hidden, instructed(rules, question), trace=cites("tu:1"))
+    assert declared.checks == {"trace_ids": "not-checkable", "citations": "suspect", "request_text": "clean",
+                               "no_effect": "not-checkable"}
+    retrieved = check(hidden, instructed(rules, f"[tu:1] (text withheld)\n\n{question}"), trace=cites("tu:1"))
+    assert retrieved.status == "leaked" and ("id", "tu:1") in leaked_items(retrieved)
+    quoted = check(hidden, instructed(rules, f"Tessa Quill starred in Glass Harbor, which Lumen Studios produced.\n\n{question}"))
+    assert quoted.status == "leaked" and quoted.checks["request_text"] == "leaked"
+    # a baseline whose prompts named the hidden id only in the instructions: no effect is not claimed
+    same, read = instructed(rules, question), Trace(question_id="q1", system="s", read_text_units=["tu:1"])
+    assert check_unit(hidden, QUESTION, cites(), same, read, baseline_requests=same.requests
+                      ).checks["no_effect"] == "clean"
+    # the record keeps the instructions, so `provbench audit` reads the requests as the run did
+    log = request_log(same.requests, same.instructions)
+    assert logged_instructions(log) == (rules,) and logged_instructions(request_log(same.requests)) == ()
+
+
+def test_a_cited_id_that_names_nothing_is_never_hidden(view):
+    odd = view.hide(text_units=["tu:1", "Rules"])  # an intervention hid a model's citation "Rules" too
+    trace = cites()
+    trace.citations.text_units = ["Rules"]
+    found = check(odd, instructed("Rules: answer briefly.", "Which film?", declared=False), trace=trace)
+    assert found.checks["citations"] == "clean" and found.status == "clean"
+
+
 def test_an_empty_trace_without_requests_is_not_checkable_unless_its_answer_shows_hidden_content(orin_gone):
     assert check(orin_gone, trace=cites(answer="Glass Harbor")).status == "not-checkable"
     named = check(orin_gone, trace=cites(answer="Orin Vale"))  # a removed entity's name, with no model to guess it
@@ -166,7 +206,9 @@ def test_an_own_store_system_under_a_text_ablation_needs_a_quotation_to_be_judge
 
 def test_an_intervention_that_hid_nothing_is_a_no_op(view):
     found = check(view.hide(), requests(("Orin Vale?", "x")), trace=cites(ORIN))
-    assert found.status == "no-op" and found.notes == ["the intervention hid nothing"]
+    assert found.status == "no-op" and found.notes == ["the intervention hid nothing of the knowledge base"]
+    # hiding ids the knowledge base does not hold (a model cited "Rules") hides nothing either
+    assert check(view.hide(text_units=["Rules"], entities=["ent:nobody"])).status == "no-op"
     base = view.hide(text_units=["tu:5"])  # a run whose own view already hides something
     assert check_unit(base.hide(text_units=["tu:5"]), QUESTION, cites(), UnitCapture(), None, base=base).status == "no-op"
     assert check_unit(base.hide(text_units=["tu:4"]), QUESTION, cites(), UnitCapture(), None, base=base).status != "no-op"

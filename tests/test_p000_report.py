@@ -187,3 +187,26 @@ def test_table2_leaves_out_no_op_units_and_pairs_arrows_with_the_baseline_of_the
     assert accuracy.counts == "(1/1)" and accuracy.arrow == "→"  # q2 stayed right; q1 (wrong at baseline) is out
     isolation = rows[("Full isolation", "Output changed")]
     assert isolation.text == "not measurable" and "not measurable: 2 no-op" in isolation.note
+
+
+def test_table2_charts_show_the_tables_shares_with_intervals_and_mark_what_was_not_measured():
+    """Issue 37 item 6: the bars are Table 2's cells; a cell the leak guard left unmeasured is marked
+    n/m instead of standing as a 0 % bar beside measured ones."""
+    from provbench.model import LeakCheck
+    from provbench.report.render import section_view
+    from provbench.report.sections import BarChart
+
+    records = baseline_records()
+    records += [record("graphrag", qid, condition="cited-removal") for qid in ("q1", "q2")]
+    records += [record("graphrag", qid, condition="full-isolation") for qid in ("q1", "q2")]
+    for unit in records[-2:]:
+        unit.leak_check = LeakCheck(status="no-op")
+    section = table2_section(run_of(records, ["cited-removal", "full-isolation"]))
+    changed, accuracy = [b for b in section.blocks if isinstance(b, BarChart)]
+    assert changed.categories == ["Cited ablation", "Full isolation"]
+    assert changed.series["GraphRAG"][0] == 0.0 and changed.series["GraphRAG"][1] is None
+    low, high = changed.intervals["GraphRAG"][0]
+    assert low is not None and high is not None and changed.intervals["GraphRAG"][1] is None
+    assert accuracy.series["GraphRAG"][0] is not None and accuracy.series["GraphRAG"][2] is None  # baseline, ..., n/m
+    svgs = [b["svg"] for b in section_view(section)["blocks"] if b.get("svg")]
+    assert len(svgs) == 2 and all(">n/m<" in svg for svg in svgs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from provbench.model import RunManifest, RunRecord, Trace, UnitKey, VariantInfo
+from provbench.model import LeakCheck, RunManifest, RunRecord, Trace, UnitKey, VariantInfo
 from provbench.report.data import RunData
 from provbench_plugins.papers.p001_kgrag_ex import analysis as A
 from provbench_plugins.papers.p001_kgrag_ex import report as R
@@ -82,3 +82,62 @@ def test_table2_detail_lists_changed_and_unchanged_variants_with_their_paths():
         ["q", "Node", "N2", "N0 ->[R0]-> N1 | N1 ->[R1]-> __ | __ ->[R2]-> N3", "A", "no"],
         ["q", "Edge", "R0", "N0 ->[__]-> N1 | N1 ->[R1]-> N2 | N2 ->[R2]-> N3", "A", "no"],
         ["q", "Sub-path", "N1 ->[R1]-> N2", "N0 ->[R0]-> N1 | N2 ->[R2]-> N3", "B", "yes"]]
+
+
+def left_out_run(*statuses: str | None) -> RunData:
+    """authors_rule_run with its first node removals changing the answer, each under a leak-guard verdict."""
+    run = authors_rule_run()
+    nodes = [r for r in run.records if A.variant_kind(r) == "node"]
+    for r, status in zip(nodes, statuses):
+        r.scores["output_changed"], r.trace.answer = 1.0, "B"
+        r.leak_check = LeakCheck(status=status) if status else None
+    return run
+
+
+def section(run: RunData, prefix: str):
+    return next(s for s in R.sections(run) if s.id.startswith(prefix))
+
+
+def test_kgrag_ex_tables_leave_out_the_units_the_pairing_rule_leaves_out_and_count_them():
+    counted = section(left_out_run(None), "p001-table4")  # a counted change makes the question an example
+    assert [c.text for c in counted.blocks[0].rows[0].cells[2:4]] == ["1", "1"]
+    run = left_out_run("leaked", "no-op")
+    (row,) = section(run, "p001-table4").blocks[0].rows
+    assert [c.text for c in row.cells[2:]] == ["0", "0", "0", "0", "0"]  # neither change counts
+    assert {c.note for c in row.cells[2:]} == {"left out (leak guard): 1 leaked, 1 no-op"}
+    assert cells(section(run, "p001-table4").blocks[1])["Node"] == ["2", "0"]  # variants counted, changed
+    note = "kgrag-ex: left out (leak guard): 1 leaked, 1 no-op (of 10 perturbation units)."
+    for prefix in ("p001-positions", "p001-labels", "p001-centrality", "p001-path-lengths", "p001-explanations"):
+        assert section(run, prefix).blocks[-1].text == note, prefix
+    run.manifest.suite = {**run.manifest.suite, "leak_guard": {"include_leaked": True}}  # leaked units count
+    (row,) = section(run, "p001-table4").blocks[0].rows
+    assert row.cells[2].text == "1" and row.cells[2].note == "left out (leak guard): 1 no-op"
+
+
+def test_a_kgrag_ex_table_with_nothing_measurable_says_so():
+    run = authors_rule_run()
+    for r in run.records:
+        if A.variant_kind(r) in ("node", "edge", "subpath"):
+            r.leak_check = LeakCheck(status="no-op")
+    (row,) = section(run, "p001-table4").blocks[0].rows
+    assert row.cells[2].text == "not measurable" and row.cells[2].note == "not measurable: 10 no-op"
+    positions = section(run, "p001-positions")
+    assert [b.text for b in positions.blocks] == ["kgrag-ex: not measurable: 10 no-op (of 10 perturbation units)."]
+
+
+def test_the_position_histogram_is_drawn_from_the_tables_counts():
+    """Issue 37 item 6: Fig. 3's histogram beside its table, the same counts in the same bins."""
+    from provbench.report.render import section_view
+    from provbench.report.sections import BarChart
+
+    path = four_node_path()
+    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
+                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
+    records = [base, record("node", 1, True, "C", path), record("node", 2, False, "A", path),
+               record("subpath", 0, True, "B", path), record("subpath", 1, True, "C", path)]
+    section = R.positions_section(A.group(records, "kgrag-ex"), "kgrag-ex")
+    table, chart = section.blocks[0], next(b for b in section.blocks if isinstance(b, BarChart))
+    assert chart.scale == "count" and chart.categories == table.columns[1:]
+    assert {k: [float(c) for c in v] for k, v in cells(table).items()} == chart.series
+    assert sum(chart.series[R.KIND_TITLES["subpath"]]) == 2.0
+    assert "<svg" in next(b["svg"] for b in section_view(section)["blocks"] if b.get("svg"))

@@ -153,3 +153,32 @@ def test_mostly_empty_graphs_are_warned_about_in_the_report_metric_and_log(caplo
     empty = next(v for v in values if v.metric == "table1.empty_graph")
     assert empty.value == 2 / 3 and "empty for 67% of 3 claims" in empty.note and "empty for 67%" in caplog.text
     assert empty.condition == BASELINE
+
+
+def test_intervention_units_the_pairing_rule_leaves_out_never_reach_table_one_and_are_counted_beside_its_metric():
+    """Table I reads the baseline condition only; the table1 metric's values under an intervention
+    leave out the units the pairing rule leaves out and say how many, or "not measurable"."""
+    from provbench.model import LeakCheck
+    from provbench.plugin_api import with_left_out_notes
+    from provbench_plugins.papers.p003_ga_rag.metrics import TableOne
+    from provbench_plugins.papers.p003_ga_rag.report import table1_row
+    from provbench_plugins.papers.p003_ga_rag.rows import ROWS
+
+    data = run_data([ga_trace(q, 3) for q in "123"])
+    for r in data.records:
+        r.scores["graph_completeness"] = 0.5
+    units = {"1": "clean", "2": "leaked", "3": "no-op"}
+    for q, status in units.items():  # under cited removal; a left-out unit would drag the mean to 0.0
+        data.records.append(RunRecord(key=UnitKey(question_id=q, system="ga", condition="cited-removal"),
+                                      trace=ga_trace(q, 3), leak_check=LeakCheck(status=status),
+                                      scores={"graph_completeness": 1.0 if status == "clean" else 0.0}))
+    row = next(r for r in ROWS if r.key == "graph_completeness")
+    assert table1_row(data, [], ["ga"], row).cells[1].text == "0.500"  # the baseline's claims alone
+    results = Results(records=data.records, questions=data.questions)
+    values = with_left_out_notes(TableOne(judge=False, ragas=False).aggregate(results), results)
+    cited = next(v for v in values if v.metric == "table1.graph_completeness" and v.condition == "cited-removal")
+    assert (cited.value, cited.denominator) == (1.0, 1) and cited.note == "left out (leak guard): 1 leaked, 1 no-op"
+    data.records[3].leak_check = LeakCheck(status="not-checkable")  # nothing left to measure
+    values = with_left_out_notes(TableOne(judge=False, ragas=False).aggregate(results), results)
+    cited = [v for v in values if v.metric == "table1.graph_completeness" and v.condition == "cited-removal"]
+    assert [(v.value, v.note) for v in cited] == [(None, "not measurable: 1 leaked, 1 no-op, 1 not-checkable")]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import os
 import subprocess
 import sys
@@ -254,9 +253,10 @@ def test_a_dry_run_through_the_cli_with_the_schema_following_model(tmp_path):
     done = subprocess.run([sys.executable, "-m", "provbench.cli", "run", "suite.yaml", "--model", "schema-following",
                            "--out", "run"], cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ, COLUMNS="200"))
     assert done.returncode == 0, done.stderr[-2000:]
-    # every unit checked; the schema-following model cites words of its prompt, so a verdict on its citations
-    # means nothing here (it once cited "Rules", a word of the instructions that names a hidden text unit)
-    assert re.search(r"leak guard: 4 intervention unit\(s\) checked: \d clean", done.stdout), done.stdout
+    # every unit checked, none leaked. The schema-following model cites words of its prompt ("Rules", a word
+    # of the agent's instructions): cited removal then hides ids no knowledge-base item has, so two units
+    # hid nothing (no-op; one baseline cited only a relationship, which cited removal keeps)
+    assert "leak guard: 4 intervention unit(s) checked: 2 clean, 0 leaked, 2 no-op" in done.stdout, done.stdout
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["models"]["suite_model"] == "schema-following"
     records = [json.loads(line) for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]

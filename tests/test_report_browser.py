@@ -87,8 +87,8 @@ def test_question_page_shows_trace_and_subgraph(browser, run_dir, artifacts_dir)
     section = page.locator("section#toy-graph")
     baseline_steps = section.locator("table.steps").first
     assert baseline_steps.is_visible() and baseline_steps.locator("tbody tr").count() == 4  # 3 get_entity + answer
-    picture = section.locator("figure svg")
-    assert picture.count() == 1 and picture.bounding_box()["height"] > 100
+    picture = section.locator("figure.subgraph svg").first  # the baseline's (interventions' sit in details)
+    assert picture.is_visible() and picture.bounding_box()["height"] > 100
     assert "Orin Vale" in picture.text_content()
     details = section.locator("details", has=page.locator("summary", has_text="toy-hide-cited #0"))
     details.locator("summary").first.click()  # what the ablation hid is in its details
@@ -210,4 +210,110 @@ def test_the_report_tables_fit_a_laptop_window(browser, run_dir):
         return Array.from(main.querySelectorAll('table')).filter(t => t.offsetParent !== null)
             .map(t => [t.className, Math.round(t.getBoundingClientRect().right - edge)]).filter(t => t[1] > 1); }""")
     assert spills == []
+    page.close()
+
+
+LABELS_OUTSIDE = """svg => { const box = svg.getBoundingClientRect();
+    return Array.from(svg.querySelectorAll('text')).map(t => [t.textContent, t.getBoundingClientRect()])
+        .filter(([_, b]) => b.left < box.left - 0.5 || b.top < box.top - 0.5 || b.right > box.right + 0.5
+                            || b.bottom > box.bottom + 0.5)
+        .map(([text, b]) => `${text}: ${Math.round(b.left)}..${Math.round(b.right)} in ${Math.round(box.left)}..${Math.round(box.right)}`); }"""
+SMALLEST_FONT_PX = """svg => { const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    return Math.min(...Array.from(svg.querySelectorAll('text')).map(t => parseFloat(getComputedStyle(t).fontSize) * scale)); }"""
+
+
+def errors_of(page) -> list[str]:
+    found: list[str] = []
+    page.on("console", lambda m: found.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: found.append(str(e)))
+    return found
+
+
+def assert_legible(svg) -> None:
+    """Every label (names, relations, legend, ticks) inside the picture's box as Chromium lays it
+    out (rotated ones by their rotated box), and no text under 10 px on screen."""
+    assert svg.evaluate(LABELS_OUTSIDE) == []
+    assert svg.evaluate(SMALLEST_FONT_PX) >= 10
+
+
+def test_subgraph_pictures_are_legible_at_1280_px(browser, run_dir, artifacts_dir):
+    q1 = next((run_dir / "pages").glob("q1-*.html"))
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors = errors_of(page)
+    page.goto(q1.as_uri())
+    page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+    pictures = page.locator("figure.subgraph svg")
+    assert pictures.count() >= 2  # the baseline's and an intervention's that hid an entity
+    for i in range(pictures.count()):
+        assert_legible(pictures.nth(i))
+    assert page.locator("figure.subgraph svg text.relation").count() >= 3  # edges carry their relation
+    hidden = page.locator("figure.subgraph svg", has=page.locator("path.cross")).first
+    assert hidden.locator("g.legend text", has_text="hidden by this intervention").count() == 1
+    pictures.first.screenshot(path=str(artifacts_dir / "subgraph.png"))
+    assert errors == []
+    page.close()
+
+
+def test_long_names_at_the_edges_stay_inside_the_picture(browser, tmp_path, artifacts_dir):
+    """The worst case for clipping: long names, wide letters and long relation labels on the
+    layout's outermost nodes, each mark drawn; measured in Chromium, not by the estimate."""
+    from provbench.report.subgraph import draw_subgraph
+
+    names = ["Supercalifragilistic Ledger of the Eastern Shore", "W" * 27, "Ean Ledger", "Ωmega Çafé ünïcode",
+             "mmmmmmmmmmmmmmmmmmmmmmmmmmmm"]
+    roles = [["cited", "gold"], ["visited"], ["neighbour", "hidden"], ["visited", "gold", "hidden"], ["neighbour"]]
+    svg = draw_subgraph({"nodes": [(f"n{i}", n, r) for i, (n, r) in enumerate(zip(names, roles))],
+                         "edges": [("n0", "n1", "MMMMMMMMMMMMMMMMMMMMMMMMMMMM", ["gold"]), ("n1", "n0", "back", []),
+                                   ("n1", "n2", "r", ["hidden"]), ("n3", "n4", "a long relation label here", [])]})
+    page_file = tmp_path / "picture.html"
+    page_file.write_text(f"<!doctype html><meta charset=utf-8><body style='margin:0;width:1280px'>{svg}</body>",
+                         encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors = errors_of(page)
+    page.goto(page_file.as_uri())
+    assert_legible(page.locator("svg"))
+    page.locator("svg").screenshot(path=str(artifacts_dir / "subgraph-long-names.png"))
+    assert errors == []
+    page.close()
+
+
+def test_paper_charts_keep_their_labels_inside(browser, tmp_path, artifacts_dir):
+    """Table 2's bars (with n/m), paper 001's position histogram and paper 002's accuracy per chain
+    length, drawn from in-memory runs, measured in Chromium as the report shows them."""
+    from test_p000_report import baseline_records, record, run_of
+    from test_p001_paths import four_node_path
+    from test_p001_paths import record as p001_record
+    from test_report_charts import p002_run
+
+    from provbench.model import LeakCheck, RunRecord, Trace, UnitKey
+    from provbench.report.render import section_view
+    from provbench_plugins.papers.p000_neighborhoods.report import table2_section
+    from provbench_plugins.papers.p001_kgrag_ex import analysis, report as p001
+    from provbench_plugins.papers.p002_planning import report as p002
+
+    records = baseline_records() + [record("graphrag", q, condition=c) for c in ("cited-removal", "full-isolation")
+                                    for q in ("q1", "q2")]
+    for unit in records[-2:]:
+        unit.leak_check = LeakCheck(status="no-op")
+    path = four_node_path()
+    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
+                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
+    groups = analysis.group([base, p001_record("node", 1, True, "C", path), p001_record("subpath", 0, True, "B", path)],
+                            "kgrag-ex")
+    sections = [table2_section(run_of(records, ["cited-removal", "full-isolation"])),
+                p001.positions_section(groups, "kgrag-ex"), *p002.sections(p002_run())]
+    svgs = [b["svg"] for s in sections for b in section_view(s)["blocks"] if b.get("svg")]
+    assert len(svgs) == 4
+    page_file = tmp_path / "charts.html"
+    figures = "".join(f"<figure style='width:600px'>{svg}</figure>" for svg in svgs)
+    page_file.write_text(f"<!doctype html><meta charset=utf-8><style>svg {{ width: 100%; height: auto; }}</style>"
+                         f"<body style='width:1280px'>{figures}</body>", encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors = errors_of(page)
+    page.goto(page_file.as_uri())
+    charts = page.locator("figure svg")
+    for i in range(charts.count()):
+        assert charts.nth(i).evaluate(LABELS_OUTSIDE) == []
+    page.screenshot(path=str(artifacts_dir / "paper-charts.png"), full_page=True)
+    assert errors == []
     page.close()

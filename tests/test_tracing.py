@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from provbench.cli import main  # noqa: E402
 from provbench.report.data import load_run  # noqa: E402
-from provbench.tracing import emit_run  # noqa: E402
+from provbench.tracing import emit_run, project_name  # noqa: E402
 
 KINDS = {k.value for k in OpenInferenceSpanKindValues}
 
@@ -131,7 +131,9 @@ def test_otlp_json_file_and_loopback_receiver_get_every_span(run_dir, spans, tmp
     sent = [span for request in received for rs in request.resource_spans for ss in rs.scope_spans for span in ss.spans]
     assert len(sent) == len(spans)
     resource = {a.key: a.value.string_value for a in received[0].resource_spans[0].resource.attributes}
-    assert resource["service.name"] == "provbench" and resource["openinference.project.name"] == "builtin"
+    run = load_run(run_dir)  # one project per run: runs of a suite do not mix in Phoenix
+    assert resource["service.name"] == "provbench"
+    assert resource["openinference.project.name"] == f"builtin-{run.manifest.run_id}" == project_name(run)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     written = [span for line in lines for rs in line["resourceSpans"] for ss in rs["scopeSpans"] for span in ss["spans"]]
     assert len(written) == len(spans)
@@ -142,3 +144,18 @@ def test_otlp_json_file_and_loopback_receiver_get_every_span(run_dir, spans, tmp
 def test_traces_needs_a_destination(run_dir):
     result = CliRunner().invoke(main, ["traces", str(run_dir)])
     assert result.exit_code == 2 and "--out FILE, --endpoint URL" in result.output
+
+
+def test_a_project_named_on_the_command_line_holds_the_spans(run_dir, tmp_path):
+    out = tmp_path / "spans.jsonl"
+    result = CliRunner().invoke(main, ["traces", str(run_dir), "--out", str(out), "--project", "builtin"])
+    assert result.exit_code == 0, result.output
+    line = json.loads(out.read_text().splitlines()[0])
+    resource = {a["key"]: a["value"]["stringValue"] for a in line["resourceSpans"][0]["resource"]["attributes"]}
+    assert resource["openinference.project.name"] == "builtin"
+
+
+def test_phoenix_and_endpoint_are_one_or_the_other(run_dir):
+    result = CliRunner().invoke(main, ["traces", str(run_dir), "--endpoint", "http://127.0.0.1:9/v1/traces",
+                                       "--phoenix", "http://127.0.0.1:9"])
+    assert result.exit_code == 2 and "not both" in result.output

@@ -47,8 +47,9 @@ def _unpack(text: str, what: str) -> Any:
 
 # -- what a record keeps ----------------------------------------------------------------------------
 
-def request_log(requests: Sequence[CapturedRequest]) -> RequestLog | None:
-    """A unit's captured requests as its record keeps them (None: it made none)."""
+def request_log(requests: Sequence[CapturedRequest], instructions: Sequence[str] = ()) -> RequestLog | None:
+    """A unit's captured requests as its record keeps them, with its system's fixed instructions
+    (which the leak guard reads the requests without); None: it made none."""
     if not requests:
         return None
     from .leakguard import _redactor
@@ -72,8 +73,9 @@ def request_log(requests: Sequence[CapturedRequest]) -> RequestLog | None:
         rows.append([request.call.purpose, request.call.request_hash,
                      [[role, index(text)] for (role, _), text in zip(request.messages, shown)],
                      None if reply is None else index(reply), request.sent, request.replied])
-    return RequestLog(data=_pack({"texts": list(texts), "requests": rows}), requests=len(rows), chars=chars,
-                      dropped=dropped)
+    fixed = [index(redact(text)) for text in instructions]  # mostly a message already kept
+    return RequestLog(data=_pack({"texts": list(texts), "requests": rows, "instructions": fixed}),
+                      requests=len(rows), chars=chars, dropped=dropped)
 
 
 def logged_requests(log: RequestLog | None, where: str = "record") -> list[CapturedRequest]:
@@ -86,6 +88,14 @@ def logged_requests(log: RequestLog | None, where: str = "record") -> list[Captu
                             call=LLMCall(model="", purpose=purpose, request_hash=request_hash),
                             reply=None if reply is None else texts[reply], sent=sent, replied=replied)
             for purpose, request_hash, messages, reply, sent, replied in data["requests"]]
+
+
+def logged_instructions(log: RequestLog | None, where: str = "record") -> tuple[str, ...]:
+    """The system's fixed instructions a record keeps with its requests (() without them)."""
+    if log is None or not log.data:
+        return ()
+    data = _unpack(log.data, f"{where}: requests")
+    return tuple(data["texts"][i] for i in data.get("instructions", []))
 
 
 def hidden_set(view: "GraphView") -> HiddenSet:
@@ -158,7 +168,7 @@ def audit_unit(record: RunRecord, questions: dict, records: dict[str, RunRecord]
     baseline = records.get(UnitKey(question_id=record.key.question_id, system=record.key.system).as_str())
     view = view_of(record.hidden, base, key)
     found = check_unit(view, questions[record.key.question_id], record.trace,
-                       _Replayed(logged_requests(record.requests, key)),
+                       _Replayed(logged_requests(record.requests, key), logged_instructions(record.requests, key)),
                        baseline.trace if baseline is not None else None, record.leak_check.trace_ids, base=base,
                        baseline_requests=logged_requests(baseline.requests, key) if baseline is not None else None)
     dropped = record.requests.dropped if record.requests is not None else 0
@@ -171,3 +181,4 @@ def audit_unit(record: RunRecord, questions: dict, records: dict[str, RunRecord]
 @dataclass
 class _Replayed:
     requests: list[CapturedRequest]
+    instructions: tuple[str, ...] = ()

@@ -65,6 +65,8 @@ class UnitCapture:
         self._clock = itertools.count()
         self._requests: list[CapturedRequest] = []
         self._observed = Trace(question_id="", system="")
+        # the unit's system's fixed prompt text (System.instructions), for the leak guard
+        self.instructions: tuple[str, ...] = ()
 
     # -- requests (called by LLMClient) -----------------------------------------------------------
     def tick(self) -> int:

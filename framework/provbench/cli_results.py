@@ -86,20 +86,36 @@ def show_gates(run_dir: Path) -> int:
               help="Write the spans as OTLP/JSON lines to this file.")
 @click.option("--endpoint", default=None, help="Send the spans by OTLP/HTTP (protobuf), e.g. "
               "http://127.0.0.1:6006/v1/traces for a local Phoenix.")
+@click.option("--phoenix", default=None, metavar="URL", help="A Phoenix server, e.g. http://127.0.0.1:6006: "
+              "the spans to URL/v1/traces and every score as a span annotation (Phoenix's evaluations).")
+@click.option("--project", default=None, help="The project the spans land in (default: the run's own, "
+              "SUITE-RUNID; give the suite's name to keep its runs together).")
 @click.option("--header", "headers", multiple=True, metavar="KEY=VALUE", help="HTTP header for the endpoint "
-              "(repeatable), e.g. an authorization the backend needs.")
-def traces_cmd(run_dir: Path, out: Path | None, endpoint: str | None, headers: tuple[str, ...]) -> None:
+              "and Phoenix (repeatable), e.g. an authorization the backend needs.")
+def traces_cmd(run_dir: Path, out: Path | None, endpoint: str | None, phoenix: str | None, project: str | None,
+               headers: tuple[str, ...]) -> None:
     """Export RUN_DIR's trajectories as OpenTelemetry spans (OpenInference conventions): one trace
-    per unit, with retrieval, tool and LLM spans. Needs the otel extra (pip install 'provbench[otel]')."""
+    per unit, with retrieval, tool and LLM spans; to Phoenix with the scores as annotations. Needs
+    the otel extra (pip install 'provbench[otel]')."""
     from .errors import UserError
-    from .tracing import export_traces
+    from .phoenix import annotate_scores
+    from .results.data import load_run
+    from .tracing import export_traces, project_name
 
     pairs = dict(h.partition("=")[::2] for h in headers)
     if any(not k or not v for k, v in pairs.items()):
         raise UserError("--header expects KEY=VALUE")
-    count = export_traces(run_dir, out=out, endpoint=endpoint, headers=pairs)
+    if phoenix is not None and endpoint is not None:
+        raise UserError("traces: give --endpoint or --phoenix, not both (--phoenix sends to URL/v1/traces)")
+    endpoint = phoenix.rstrip("/") + "/v1/traces" if phoenix is not None else endpoint
+    count = export_traces(run_dir, out=out, endpoint=endpoint, headers=pairs, project=project)
     console.print(f"{count} span(s) exported" + (f" to {out}" if out else "") + (f" to {endpoint}" if endpoint else ""),
                   highlight=False, markup=False)
+    if phoenix is not None:
+        run = load_run(run_dir)
+        annotated = annotate_scores(run, phoenix, headers=pairs)
+        console.print(f"{annotated} score(s) annotated in {phoenix}, project {project or project_name(run)}",
+                      highlight=False, markup=False)
 
 
 @click.command("audit")

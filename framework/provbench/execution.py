@@ -319,4 +319,4 @@ def pictures_ahead(ctx: RunContext, store: RunStore) -> Any:
         return None
     from .report.pictures import PictureAhead
 
-    return PictureAhead(store.run_dir, ctx.view)
+    return PictureAhead(store.run_dir, ctx.view, ctx.questions)

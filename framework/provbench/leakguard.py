@@ -11,7 +11,7 @@ store built over it). The guard checks every such unit, whatever the system, aft
     its own (``System.trace_ids == "own"``).
 (b) ``citations``: cited ids the view hides. ``leaked`` when the unit made no LLM request (the
     system itself wrote them) or the id appears in a request; ``suspect`` otherwise (a model can
-    guess ``tu:3``).
+    guess ``tu:3``). An id no knowledge-base item has is never hidden.
 (c) ``request_text``: text the view hides in the unit's LLM requests (:mod:`provbench.capture`): a
     removed entity's name, a sentence of a hidden or blocked text unit, of a hidden or masked
     description, of a hidden community report (:mod:`provbench.kb.hidden`), and any id the view
@@ -27,7 +27,12 @@ store built over it). The guard checks every such unit, whatever the system, aft
     baseline's (by request hash). Items a retriever returned but the pipeline dropped before the
     prompt do not count. Needs the baseline's stored requests (``RunRecord.requests``).
 
-The record's ``leak_check.status``: ``no-op`` when the view hides nothing beyond the run's own view
+(b) to (d) read each request without the system's fixed instructions (:meth:`System.instructions
+<provbench.plugin_api.System.instructions>`: text it sends whatever its view shows): a word of them
+("Rules" in an agent's prompt, where a knowledge base names a text unit "Rules") shows nothing the
+view hides; an id or text that reached a prompt through retrieval still does.
+
+The record's ``leak_check.status``: ``no-op`` when the view hides no id of the knowledge base beyond the run's own view
 (nothing is checked); else ``leaked`` when any check found something; else ``no-effect`` when (d)
 fired; else ``suspect`` when (b) did; else ``clean`` when (a) or (c) could check; else
 ``not-checkable``. Which units then count in statistics is the results' one pairing rule
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Protocol, Sequence
 
@@ -63,17 +69,22 @@ class Requests(Protocol):
     @property
     def requests(self) -> Sequence["CapturedRequest"]: ...
 
+    @property
+    def instructions(self) -> Sequence[str]: ...  # the system's fixed prompt text
+
 
 def check_unit(view: "GraphView", question: Question, trace: Trace, capture: Requests,
                baseline: Trace | None, trace_ids: str = "kb", *, base: "GraphView | None" = None,
                baseline_requests: Sequence["CapturedRequest"] | None = None) -> LeakCheck:
     """The checks for one unit: ``view`` is the intervention's, ``base`` the run's own view (None: a
     view hiding nothing), ``capture`` the unit's requests, ``baseline_requests`` the baseline's."""
-    requests = list(capture.requests)
-    if view.hidden == (base.hidden if base is not None else type(view.hidden)()):
+    requests = without_instructions(capture.requests, capture.instructions)
+    baseline_requests = without_instructions(baseline_requests, capture.instructions)
+    before = base.hidden if base is not None else type(view.hidden)()
+    content = view.hidden_content() if view.hidden != before else None
+    if content is None or not content.index.hides_any(view.hidden, before):
         return LeakCheck(status="no-op", checks={c: "no-op" for c in CHECKS}, requests=len(requests),
-                         notes=["the intervention hid nothing"], trace_ids=trace_ids)
-    content = view.hidden_content()
+                         notes=["the intervention hid nothing of the knowledge base"], trace_ids=trace_ids)
     checks: dict[str, LeakStatus] = {}
     evidence: list[LeakEvidence] = []
     for name, (status, found) in (("trace_ids", trace_check(view, content, trace, trace_ids)),
@@ -88,6 +99,22 @@ def check_unit(view: "GraphView", question: Question, trace: Trace, capture: Req
         notes.append(f"{len(evidence) - MAX_EVIDENCE} more finding(s) not listed")
     return LeakCheck(status=overall(checks), checks=checks, evidence=evidence[:MAX_EVIDENCE],
                      requests=len(requests), notes=notes, trace_ids=trace_ids)
+
+
+def without_instructions(requests: Sequence["CapturedRequest"] | None,
+                         instructions: Sequence[str]) -> list["CapturedRequest"]:
+    """``requests`` as evidence: every message without the system's fixed instructions, which it
+    sends whatever the view shows, so their words show nothing the view hides (the hashes stay)."""
+    fixed = sorted({t for t in instructions if t.strip()}, key=len, reverse=True)
+    if not fixed or not requests:
+        return list(requests or [])
+
+    def strip(text: str) -> str:
+        for part in fixed:
+            text = text.replace(part, "\n")
+        return text
+
+    return [replace(r, messages=tuple((role, strip(text)) for role, text in r.messages)) for r in requests]
 
 
 def overall(checks: dict[str, LeakStatus]) -> LeakStatus:
@@ -146,7 +173,10 @@ def _cited_ids(trace: Trace) -> Iterator[tuple[str, str, str]]:
 
 
 def _is_hidden(view: "GraphView", content: "HiddenContent", kind: str, item: str) -> bool:
-    """``kind`` "source" (a fact's source) may be any kind of id; unknown ids are never hidden."""
+    """``kind`` "source" (a fact's source) may be any kind of id; unknown ids are never hidden
+    (an intervention may hide a cited id that names nothing, e.g. a model's "Rules")."""
+    if not _known(content, kind, item):
+        return False
     if kind in ("entity", "source") and item in view.hidden.entities:
         return True
     if kind in ("text_unit", "source") and not view.text_unit_readable(item):

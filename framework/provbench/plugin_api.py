@@ -21,7 +21,7 @@ import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -95,6 +95,13 @@ class System(Plugin, ABC):
         """About how many LLM calls one run makes: only a hint, so the runner can start the longest
         chains of work (a costly baseline, then its interventions) first instead of last."""
         return 1.0
+
+    def instructions(self) -> Sequence[str]:
+        """Text this system sends in its LLM requests whatever its view shows (a system prompt, tool
+        descriptions), for the leak guard, which reads each request without it: a word of it shows
+        nothing the view hides, though a knowledge base may name a text unit "Rules". Never put
+        retrieved text here (the guard would not see it leak); () keeps every word as evidence."""
+        return ()
 
 
 class ResumePoint(BaseModel):

@@ -16,7 +16,10 @@ Each unit (record) becomes one trace:
 Times: provbench records a unit's start (to the second), its wall time and each LLM call's latency,
 not when each step ran, so LLM spans follow one another from the unit's start with their own
 latency and step spans are spread evenly over the unit in trajectory order
-(``provbench.timing = approximate``). Trace and span ids derive from the run id and the unit key,
+(``provbench.timing = approximate``). A unit that kept live spans (a LlamaIndex pipeline's,
+``artifacts["live_spans"]``: :mod:`provbench.integrations.llamaindex.live_spans`) sends those, with
+the times they ran, in place of its step spans, provbench's LLM calls joined to them
+(``provbench.timing = live``). The project is the run's own (:func:`project_name`) unless named. Trace and span ids derive from the run id and the unit key,
 so exporting a run twice sends the same ids. Prompts are not exported: records never store them.
 """
 
@@ -31,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import UserError
-from .model import RunRecord, Step
+from .model import LLMCall, RunRecord, Step
 from .results.data import RunData, load_run
 from .store import leak_status
 
@@ -40,14 +43,16 @@ if TYPE_CHECKING:
 
 EXTRA_HINT = "pip install 'provbench[otel]'"
 MAX_TEXT = 4000  # characters of a step's arguments or result kept on its span
+LIVE_SPANS = "live_spans"  # a trace's artifact: live spans, with real times (integrations.llamaindex.live_spans)
 
 
 def export_traces(run_dir: str | Path, *, out: str | Path | None = None, endpoint: str | None = None,
-                  headers: dict[str, str] | None = None) -> int:
+                  headers: dict[str, str] | None = None, project: str | None = None) -> int:
     """Send every unit of the run as spans to ``out`` (OTLP JSON lines) and/or an OTLP/HTTP
-    ``endpoint`` (e.g. http://127.0.0.1:6006/v1/traces); returns the number of spans."""
+    ``endpoint`` (e.g. http://127.0.0.1:6006/v1/traces), in ``project`` (by default the run's own:
+    :func:`project_name`); returns the number of spans."""
     if out is None and endpoint is None:
-        raise UserError("traces: give --out FILE, --endpoint URL, or both")
+        raise UserError("traces: give --out FILE, --endpoint URL, --phoenix URL, or more than one")
     run = load_run(run_dir)
     exporters = []
     if out is not None:
@@ -55,17 +60,23 @@ def export_traces(run_dir: str | Path, *, out: str | Path | None = None, endpoin
     if endpoint is not None:
         exporter_class = _otel("opentelemetry.exporter.otlp.proto.http.trace_exporter").OTLPSpanExporter
         exporters.append(exporter_class(endpoint=endpoint, headers=headers or {}))
-    return emit_run(run, exporters)
+    return emit_run(run, exporters, project=project)
 
 
-def emit_run(run: RunData, exporters: Sequence[Any]) -> int:
+def project_name(run: RunData) -> str:
+    """The run's own project (Phoenix groups traces by it): suite name and run id, so runs of one
+    suite do not mix."""
+    return f"{run.manifest.suite_name}-{run.manifest.run_id}"
+
+
+def emit_run(run: RunData, exporters: Sequence[Any], project: str | None = None) -> int:
     """Emit the run's spans to OpenTelemetry span exporters; returns the number of spans."""
     sdk = _otel("opentelemetry.sdk.trace")
     export = _otel("opentelemetry.sdk.trace.export")
     resources = _otel("opentelemetry.sdk.resources")
     ids = UnitIds(run.manifest.run_id)
     provider = sdk.TracerProvider(id_generator=ids, resource=resources.Resource.create(
-        {"service.name": "provbench", "openinference.project.name": run.manifest.suite_name,
+        {"service.name": "provbench", "openinference.project.name": project or project_name(run),
          "provbench.run_id": run.manifest.run_id, "provbench.suite": run.manifest.suite_name}))
     checked = [CheckedExporter(exporter) for exporter in exporters]
     for exporter in checked:
@@ -120,7 +131,8 @@ def unit_spans(provider: "TracerProvider", run: RunData, record: RunRecord) -> i
 
     tracer = provider.get_tracer("provbench")
     trace = record.trace
-    start = _ns(record.started_at)
+    live = (trace.artifacts.get(LIVE_SPANS) or []) if trace is not None else []
+    start = min(span["start_ns"] for span in live) if live else _ns(record.started_at)  # the latter to the second
     wall = int(1e9 * ((trace.wall_time_s if trace and trace.wall_time_s is not None else 0.0) or 0.001))
     root = tracer.start_span(f"{record.key.system} · {record.key.condition}", start_time=start,
                              attributes=root_attributes(run, record))
@@ -138,31 +150,70 @@ def unit_spans(provider: "TracerProvider", run: RunData, record: RunRecord) -> i
             tracer.start_span("retrieved items", context=context, start_time=start,
                               attributes={"openinference.span.kind": "RETRIEVER", **documents}).end(start)
             count += 1
-        for i, step in enumerate(trace.steps):
-            at = start + wall * (i + 1) // (len(trace.steps) + 1)
+        steps = [] if live else trace.steps  # a live unit's steps are its live spans
+        calls = live_llm_calls(tracer, context, live, trace.llm_calls) if live else trace.llm_calls
+        for i, step in enumerate(steps):
+            at = start + wall * (i + 1) // (len(steps) + 1)
             span = tracer.start_span(step.tool or step.kind, context=context, start_time=at,
                                      attributes=step_attributes(step))
             if step.kind in ("rejection", "error") or step.error:
                 span.set_status(Status(StatusCode.ERROR, (step.error or step.kind)[:500]))
             span.end(at)
         offset = start
-        for call in trace.llm_calls:
+        for call in calls:
             end = offset + max(1, int(1e9 * call.latency_s))
-            span = tracer.start_span(call.purpose or "llm", context=context, start_time=offset, attributes={
-                "openinference.span.kind": "LLM", "llm.model_name": call.model,
-                "llm.token_count.prompt": call.prompt_tokens, "llm.token_count.completion": call.completion_tokens,
-                "llm.token_count.total": call.prompt_tokens + call.completion_tokens,
-                "provbench.purpose": call.purpose, "provbench.cached": call.cached, "provbench.attempts": call.attempts,
-                "provbench.cost_source": call.cost_source})
-            if call.cost_usd is not None:  # an unknown price is left out, never sent as 0
-                span.set_attribute("llm.cost.total", call.cost_usd)
+            span = tracer.start_span(call.purpose or "llm", context=context, start_time=offset,
+                                     attributes={"openinference.span.kind": "LLM", **llm_call_attributes(call)})
             if call.error:
                 span.set_status(Status(StatusCode.ERROR, call.error[:500]))
             span.end(end)
             offset = end
-        count += len(trace.steps) + len(trace.llm_calls)
-    root.end(max(start + wall, offset if trace else start))
+        count += len(steps) + len(calls) + len(live)
+    root.end(max(start + wall, offset if trace else start, *(span["end_ns"] for span in live)))
     return count
+
+
+def llm_call_attributes(call: LLMCall) -> dict[str, Any]:
+    """What provbench knows of an LLM call: model, tokens, cost, whether cached, attempts."""
+    attributes: dict[str, Any] = {
+        "llm.model_name": call.model, "llm.token_count.prompt": call.prompt_tokens,
+        "llm.token_count.completion": call.completion_tokens,
+        "llm.token_count.total": call.prompt_tokens + call.completion_tokens, "provbench.purpose": call.purpose,
+        "provbench.cached": call.cached, "provbench.attempts": call.attempts, "provbench.cost_source": call.cost_source}
+    if call.cost_usd is not None:  # an unknown price is left out, never sent as 0
+        attributes["llm.cost.total"] = call.cost_usd
+    return attributes
+
+
+def live_llm_calls(tracer: Any, context: Any, live: list[dict[str, Any]], calls: list[LLMCall]) -> list[LLMCall]:
+    """Send a unit's live spans (a LlamaIndex pipeline's, with their own times) under its root.
+    provbench's LLM calls join the innermost live LLM spans, in order, when they are as many
+    (LlamaIndex nests one LLM span in another: predict over chat); the calls returned did not
+    join and are sent as their own spans."""
+    from opentelemetry.trace import Status, StatusCode, set_span_in_context
+
+    known = {span["span_id"] for span in live}
+    children: dict[str | None, list[dict[str, Any]]] = {}
+    for span in live:
+        children.setdefault(span["parent_id"] if span["parent_id"] in known else None, []).append(span)
+    innermost = [s for s in live if s["attributes"].get("openinference.span.kind") == "LLM" and not any(
+        c["attributes"].get("openinference.span.kind") == "LLM" for c in children.get(s["span_id"], []))]
+    joined = dict(zip((s["span_id"] for s in innermost), calls)) if len(innermost) == len(calls) else {}
+
+    def send(span: dict[str, Any], parent: Any) -> None:
+        attributes = {k: v for k, v in span["attributes"].items() if v is not None}
+        if span["span_id"] in joined:
+            attributes.update(llm_call_attributes(joined[span["span_id"]]))
+        sent = tracer.start_span(span["name"], context=parent, start_time=span["start_ns"], attributes=attributes)
+        if span["status"] == "ERROR":
+            sent.set_status(Status(StatusCode.ERROR, span["status_message"][:500]))
+        for child in children.get(span["span_id"], []):
+            send(child, set_span_in_context(sent))
+        sent.end(span["end_ns"])
+
+    for top in children.get(None, []):
+        send(top, context)
+    return [] if joined else calls
 
 
 def root_attributes(run: RunData, record: RunRecord) -> dict[str, Any]:
@@ -173,7 +224,8 @@ def root_attributes(run: RunData, record: RunRecord) -> dict[str, Any]:
         "openinference.span.kind": kind, "session.id": run.manifest.run_id,
         "input.value": question.question if question else key.question_id,
         "output.value": trace.answer if trace and trace.answer is not None else "",
-        "tag.tags": [key.system, key.condition], "provbench.timing": "approximate",
+        "tag.tags": [key.system, key.condition],
+        "provbench.timing": "live" if trace and trace.artifacts.get(LIVE_SPANS) else "approximate",
         "provbench.question_id": key.question_id, "provbench.system": key.system, "provbench.condition": key.condition,
         "provbench.repeat": key.repeat, "provbench.variant": key.variant, "provbench.status": record.status,
         "provbench.gold": record.gold, "provbench.leak_check": leak_status(record) or "",
@@ -231,9 +283,16 @@ class UnitIds:
         self.unit("")
 
     def unit(self, key: str) -> None:
-        digest = hashlib.sha256(f"{self.run_id}|{key}".encode()).digest()
+        digest = self._digest(key)
         self._trace_id = int.from_bytes(digest[:16], "big") or 1
         self._spans = random.Random(digest)
+
+    def root_span_id(self, key: str) -> int:
+        """The id of the unit's root span: the first its generator gives (``unit_spans`` starts there)."""
+        return random.Random(self._digest(key)).getrandbits(64) or 1
+
+    def _digest(self, key: str) -> bytes:
+        return hashlib.sha256(f"{self.run_id}|{key}".encode()).digest()
 
     def generate_trace_id(self) -> int:
         return self._trace_id

@@ -175,7 +175,7 @@ def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> 
             record.status, record.error = "failed", trace.error or "the system reported a failure"
         if guard is not None:
             record.leak_check, record.hidden = guard()
-    record.requests = request_log(capture.requests)  # kept for `provbench audit` and the question pages
+    record.requests = request_log(capture.requests, capture.instructions)  # kept for `provbench audit` and the question pages
     _score(ctx, record, question, baseline)
     record.finished_at = utc_now()
     return storable_record(record)
@@ -245,6 +245,7 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: Ru
                    capture: UnitCapture) -> tuple[Trace, Callable[[], tuple[LeakCheck, HiddenSet]] | None]:
     """The unit's trace, and for a graph-level intervention its leak check and hidden set (run after the timing)."""
     system = ctx.registry.create("system", unit.system.name, **unit.system.options)
+    capture.instructions = tuple(system.instructions())  # the leak guard reads requests without them
     bind = getattr(ctx.llm, "bound_to", None)  # an LLMClient; a test's stand-in may not bind
     llm = _unit_llm(bind(capture) if bind is not None else ctx.llm, unit)
     env = Environment(view=own_view(ctx.view), llm=llm, seed=unit.seed, options=dict(unit.system.options))

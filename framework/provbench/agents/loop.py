@@ -239,6 +239,9 @@ class ToolAgent(LLMSystem):
         tools = "\n".join(t.prompt_line(self.messages.tool_line) for t in self.tools())
         return self.messages.system.format(tools=tools, rules="\n".join(self.rules()))
 
+    def instructions(self) -> list[str]:
+        return [self.system_prompt()]  # the same whatever the view shows (the leak guard's System.instructions)
+
     def action_schema(self, run: AgentRun | None = None, offered: list[Tool] | None = None) -> dict:
         """One branch per offered tool, so constrained decoding pairs each tool with its arguments.
         Id arguments are limited to shown ids with ``constrain_ids``, and to citable ids on a forced step."""

@@ -32,7 +32,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar
 
 if TYPE_CHECKING:
-    from .view import GraphView
+    from .view import GraphView, ViewFilter
 
 T = TypeVar("T")
 MIN_NAME_CHARS = 4
@@ -71,6 +71,12 @@ class HiddenMatch:
     text: str
 
 
+# where the index keeps the ids of each set a view hides by (keep_communities spares: hides nothing)
+_KNOWN_IN = {"entities": "names", "block_text_of": "names", "hide_metadata_of": "names", "text_units": "unit_texts",
+             "relations": "relation_ends", "invalidated": "relation_ends", "out_of_time": "relation_ends",
+             "communities": "communities"}
+
+
 class TextIndex:
     """Every secret of one knowledge base, keyed by its first token (one-word secrets) or its first
     two (longer ones) for a one-pass scan; also each relation's ends (whether a view hides it)."""
@@ -86,6 +92,12 @@ class TextIndex:
         self.communities: list[str] = []
         self.relation_ends: dict[str, tuple[str, str]] = {}
         self.relation_labels: dict[str, str] = {}
+
+    def hides_any(self, hidden: "ViewFilter", before: "ViewFilter") -> bool:
+        """Whether ``hidden`` hides an id of this knowledge base beyond ``before``: an intervention
+        may hide a cited id that names nothing (a model's "Rules"), which hides nothing."""
+        return any(item in getattr(self, where) for field, where in _KNOWN_IN.items()
+                   for item in getattr(hidden, field) - getattr(before, field))
 
     def add_secret(self, surface: str, kind: str, item: str) -> None:
         found = tuple(tokens(surface))

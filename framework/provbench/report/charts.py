@@ -7,11 +7,9 @@ cannot inject markup.
 from __future__ import annotations
 
 import io
-import re
 import threading
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
-CITED, VISITED, NOT_VISITED = "#2e9d4f", "#3b73c4", "#d1495b"
 PALETTE = ("#3b73c4", "#e08a2c", "#2e9d4f", "#8e5cc4", "#d1495b", "#5b8c8c", "#8c6d46")
 _LOCK = threading.Lock()  # pyplot's state is global
 
@@ -69,17 +67,31 @@ def accuracy_chart(systems: Sequence[str], values: Sequence[float | None],
     return svg
 
 
-def grouped_chart(groups: Sequence[str], series: dict[str, Sequence[float | None]], ylabel: str, title: str) -> str:
-    """Bars per group (e.g. intervention) and series (e.g. system), values as shares 0..1."""
+def grouped_chart(groups: Sequence[str], series: dict[str, Sequence[float | None]], ylabel: str, title: str,
+                  intervals: dict[str, Sequence[tuple[float | None, float | None] | None]] | None = None,
+                  scale: str = "share") -> str:
+    """Bars per group (e.g. intervention) and series (e.g. system): shares 0..1 drawn as percentages
+    (``scale="share"``) or counts; error bars from ``intervals``; a missing value is marked "n/m"."""
+    factor = 100.0 if scale == "share" else 1.0
     with _LOCK:
         plt = _pyplot()
         fig, ax = plt.subplots(figsize=(max(5.0, 1.4 * len(groups) + 2), 3.4))
         width = 0.8 / max(1, len(series))
         for i, (name, values) in enumerate(series.items()):
             xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
-            ax.bar(xs, [100 * (v or 0.0) for v in values], width=width, label=plain(name), color=PALETTE[i % len(PALETTE)])
+            heights = [factor * v if v is not None else 0.0 for v in values]
+            ax.bar(xs, heights, width=width, label=plain(name), color=PALETTE[i % len(PALETTE)],
+                   yerr=_error_bars(values, (intervals or {}).get(name), factor), capsize=3, ecolor="#333333")
+            for x, v in zip(xs, values):
+                if v is None:  # nothing measured: say so where a bar would stand
+                    ax.text(x, 1, "n/m", ha="center", va="bottom", fontsize=7, color="#777777", rotation=90)
         ax.set_xticks(range(len(groups)), [plain(g) for g in groups], rotation=20, ha="right")
-        ax.set_ylim(0, 105)
+        if scale == "share":
+            ax.set_ylim(0, 105)
+        else:  # counts: whole numbers on the axis
+            from matplotlib.ticker import MaxNLocator
+
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize=11)
         ax.grid(axis="y", alpha=0.3)
@@ -89,62 +101,18 @@ def grouped_chart(groups: Sequence[str], series: dict[str, Sequence[float | None
     return svg
 
 
-def subgraph_data(view: Any, visited: Iterable[str], cited: Iterable[str], max_unvisited: int = 15) -> dict:
-    """Paper 000 Figure 2's graph for one trace, read from the knowledge base: cited, visited but
-    not cited, and never-visited neighbours of visited entities. Plain data: :func:`draw_subgraph`
-    may draw it in another process."""
-    visited, cited = list(dict.fromkeys(visited)), set(cited)
-    shown = set(visited) | cited
-    unvisited: list[str] = []
-    for entity_id in visited:
-        for neighbour in view.neighbors(entity_id, limit=20):
-            other = neighbour.entity.id
-            if other not in shown and other not in unvisited and len(unvisited) < max_unvisited:
-                unvisited.append(other)
-    graph = view.subgraph(list(shown) + unvisited)
-    return {"nodes": [(n, graph.nodes[n].get("name") or n) for n in graph.nodes],
-            "edges": [(u, v) for u, v in graph.edges()], "cited": sorted(cited), "shown": sorted(shown)}
-
-
-def draw_subgraph(data: dict) -> str | None:
-    """The SVG of :func:`subgraph_data`'s result (None for an empty graph)."""
-    import networkx as nx
-
-    if not data["nodes"]:
+def _error_bars(values: Sequence[float | None], intervals: Sequence[tuple[float | None, float | None] | None] | None,
+                factor: float) -> list[list[float]] | None:
+    """matplotlib's [below, above] error lengths from (low, high) intervals (none: no bar)."""
+    if not intervals:
         return None
-    cited, shown = set(data["cited"]), set(data["shown"])
-    simple = nx.Graph()
-    simple.add_nodes_from(n for n, _ in data["nodes"])
-    simple.add_edges_from(data["edges"])
-    positions = nx.spring_layout(simple, seed=0, k=1.2 / max(1, simple.number_of_nodes()) ** 0.5)
-    colours = [CITED if n in cited else VISITED if n in shown else NOT_VISITED for n in simple.nodes]
-    names = dict(data["nodes"])
-    labels = {n: _short(names[n]) for n in simple.nodes}
-    with _LOCK:
-        plt = _pyplot()
-        fig, ax = plt.subplots(figsize=(6.4, 4.6))
-        nx.draw_networkx_edges(simple, positions, ax=ax, edge_color="#b8b8b8", width=1.0)
-        nx.draw_networkx_nodes(simple, positions, ax=ax, node_color=colours, node_size=320, linewidths=0.5,
-                               edgecolors="#ffffff")
-        nx.draw_networkx_labels(simple, positions, labels=labels, ax=ax, font_size=9, verticalalignment="bottom")
-        ax.set_axis_off()
-        ax.legend(handles=_legend(plt), loc="lower center", bbox_to_anchor=(0.5, -0.1), ncols=3, fontsize=8,
-                  frameon=False)
-        svg = to_svg(fig)
-        plt.close(fig)
-    return svg
-
-
-def _legend(plt: Any) -> list:
-    from matplotlib.lines import Line2D
-
-    return [Line2D([0], [0], marker="o", color="w", markerfacecolor=c, markersize=9, label=t)
-            for c, t in ((CITED, "cited"), (VISITED, "visited, not cited"), (NOT_VISITED, "not visited"))]
-
-
-def _short(text: str, limit: int = 28) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    return plain(text if len(text) <= limit else text[: limit - 1] + "…")
+    below, above = [], []
+    for value, interval in zip(values, intervals):
+        low, high = interval or (None, None)
+        ok = value is not None and low is not None and high is not None
+        below.append(max(0.0, factor * (value - low)) if ok else 0.0)
+        above.append(max(0.0, factor * (high - value)) if ok else 0.0)
+    return [below, above]
 
 
 def plain(text: str) -> str:

@@ -1,9 +1,9 @@
 """A child process that draws subgraph pictures for :class:`~provbench.report.pictures.PictureAhead`.
 
-Drawing (networkx layout, matplotlib) is pure Python and holds the GIL for tens of milliseconds
+Drawing (the networkx layout, the SVG template) is pure Python and holds the GIL for tens of milliseconds
 a picture; in the run's own process that delays every unit waiting to handle an LLM reply. Here
 it runs beside the run on another core. One JSON document per line in (what
-:func:`~provbench.report.charts.subgraph_data` returns), one JSON string (the SVG) or null out.
+:func:`~provbench.report.subgraph.subgraph_data` returns), one JSON string (the SVG) or null out.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import subprocess
 import sys
 from typing import Any
 
-from . import charts
+from . import subgraph
 
 
 class Drawer:
@@ -46,7 +46,7 @@ class Drawer:
 
 def main() -> None:
     for line in sys.stdin:
-        print(json.dumps(charts.draw_subgraph(json.loads(line))), flush=True)
+        print(json.dumps(subgraph.draw_subgraph(json.loads(line))), flush=True)
 
 
 if __name__ == "__main__":

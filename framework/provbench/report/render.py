@@ -5,7 +5,8 @@ Output: ``report.html`` (one self-contained file: inline CSS and SVG, no network
 admitted by its hash, filters the Questions table: :mod:`provbench.report.explore`),
 ``pages/<question>.html`` (one page per question: every system's trace step by step and the
 visited subgraph), and ``records.csv``. Every string from a dataset or a model reaches HTML
-only through autoescaped template expressions or matplotlib's own SVG escaping.
+only through autoescaped template expressions (the subgraph pictures' too) or matplotlib's own SVG
+escaping (the charts).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ..model import BASELINE, RunRecord
 from ..secrets import redact
 from ..store import export_csv
 from . import charts
-from .pictures import cached_picture
+from .pictures import record_picture
 from ..results.data import RunData, load_run
 from .explore import EXPLORE_SCRIPT, filter_choices, knowledge_base_blocks, record_row, script_hash
 from .gold_view import gold_view
@@ -129,7 +130,8 @@ def section_view(section: Section) -> dict[str, Any]:
     for block in section.blocks:
         view = block.model_dump()
         if isinstance(block, BarChart):
-            view["svg"] = charts.grouped_chart(block.categories, block.series, block.ylabel, block.title)
+            view["svg"] = charts.grouped_chart(block.categories, block.series, block.ylabel, block.title,
+                                               block.intervals, block.scale)
         elif isinstance(block, LineChart):
             view["svg"] = charts.line_chart(block.series, block.xlabel, block.ylabel, block.title, block.diagonal)
         blocks.append(view)
@@ -208,7 +210,7 @@ def model_read(record: RunRecord) -> list[dict[str, Any]]:
 
 
 def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_dir: Path | None = None,
-                sources: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+                sources: dict[str, dict[str, Any]] | None = None, question: Any = None) -> dict[str, Any]:
     """A record for the template; ``sources``: text unit id -> the user's file it came from
     (:mod:`provbench.kb.sources`), so read text units link back to it."""
     trace = record.trace
@@ -232,9 +234,9 @@ def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_
                     "paths": [p.model_dump() for p in trace.paths], "facts": [f.model_dump() for f in trace.facts],
                     "hidden": trace.artifacts.get("hidden_by_intervention") or {},
                     "steps": [_step_view(s) for s in trace.steps]}
-    if picture and view is not None and (trace.visited_entities or trace.citations.entities):
+    if picture and view is not None:
         try:
-            out["svg"] = cached_picture(run_dir, view, trace.visited_entities, trace.citations.entities)
+            out["svg"] = record_picture(run_dir, view, record, question)
         except Exception as exc:  # noqa: BLE001 - a picture must not sink the report
             log.warning("subgraph picture failed for %s: %s", record.key.as_str(), exc)
     return out
@@ -262,9 +264,9 @@ def question_page(run: RunData, qid: str, view: Any) -> dict[str, Any]:
         if not records:
             continue
         sections.append({"system": system, "anchor": anchor(system),
-                         "baseline": [_with_gold(record_view(r, view, pictures, run.run_dir, sources), q, r, others,
-                                                 view) for r in base],
-                         "interventions": [record_view(r, sources=sources) for r in sorted(
+                         "baseline": [_with_gold(record_view(r, view, pictures, run.run_dir, sources, q), q, r,
+                                                 others, view) for r in base],
+                         "interventions": [record_view(r, view, pictures, run.run_dir, sources, q) for r in sorted(
                              others, key=lambda r: (run.conditions.index(r.key.condition)
                                                     if r.key.condition in run.conditions else 99, r.key.repeat,
                                                     r.key.variant))]})

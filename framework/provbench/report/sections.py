@@ -71,7 +71,10 @@ class Table(_Block):
 
 
 class BarChart(_Block):
-    """Grouped bars: one bar per series in each category; ``values`` are shares in [0, 1]."""
+    """Grouped bars: one bar per series in each category. ``scale="share"``: values are shares in
+    [0, 1], drawn as percentages; ``"count"``: plain counts (a histogram). A value of None is
+    marked "n/m" (not measured), never drawn as a zero bar. ``intervals`` (optional, per series,
+    one (low, high) or None per category, in the values' scale) draw error bars."""
 
     kind: Literal["bar_chart"] = "bar_chart"
     title: str
@@ -79,6 +82,8 @@ class BarChart(_Block):
     series: dict[str, list[float | None]]
     ylabel: str = ""
     caption: str = ""
+    scale: Literal["share", "count"] = "share"
+    intervals: dict[str, list[tuple[float | None, float | None] | None]] = Field(default_factory=dict)
 
 
 class LineChart(_Block):

@@ -19,7 +19,9 @@ The trace comes from LlamaIndex's instrumentation events (:mod:`provbench.integr
 retrieval steps, retrieved relations and text units with scores, and as visited / read what
 reached the model. A pipeline that raises, or whose LLM call fails, gives a failed trace that
 keeps what was recorded up to then. An empty response ("Empty Response": nothing retrieved) is
-an abstention.
+an abstention. With the ``otel`` extra installed, OpenInference's spans of the run, with the times
+they really ran, are kept as ``artifacts["live_spans"]`` for ``provbench traces``
+(:mod:`provbench.integrations.llamaindex.live_spans`; option ``live_spans: false`` keeps none).
 """
 
 from __future__ import annotations
@@ -86,6 +88,8 @@ class LlamaIndexOptions(OneShotOptions):
     text_chars: int = Field(1500, ge=50, description="answer step: characters of each node shown")
     context_window: int = Field(DEFAULT_CONTEXT_WINDOW, ge=256, description="the model's context window in tokens: "
                                 "LlamaIndex splits a longer context over several prompts")
+    live_spans: bool = Field(True, description="keep OpenInference's live spans of the pipeline, with real "
+                             "times, for `provbench traces` (when the otel extra is installed)")
 
     @field_validator("factory")
     @classmethod
@@ -106,10 +110,18 @@ class LlamaIndexSystem(OneShotSystem):
         return 2.0  # a synonym expansion and a synthesis, typically
 
     def run(self, question: Question, env: Environment) -> Trace:
+        from provbench.integrations.llamaindex.live_spans import live_spans
+
+        trace = self.new_trace(question)
+        if not self.options.live_spans:
+            return self.run_pipeline(question, env, trace)
+        with live_spans(trace):
+            return self.run_pipeline(question, env, trace)
+
+    def run_pipeline(self, question: Question, env: Environment, trace: Trace) -> Trace:
         from provbench.integrations.llamaindex import (capture_trace, llamaindex_embedding, llamaindex_llm,
                                                        property_graph_index)
 
-        trace = self.new_trace(question)
         opts = self.options
         llm = llamaindex_llm(env.llm, max_tokens=opts.max_tokens, temperature=opts.temperature, seed=env.seed,
                              context_window=opts.context_window)

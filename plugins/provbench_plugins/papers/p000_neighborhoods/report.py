@@ -242,26 +242,44 @@ def metric_share(run: RunData, metric: str, system: str, condition: str, compute
 
 
 def charts(run: RunData, systems: list[str]) -> list[Any]:
+    """Table 2 as bars: each system's output-changed share and accuracy per condition, with their
+    bootstrap intervals; a cell the leak guard left unmeasured is marked, not drawn as 0 %."""
     conditions = run.conditions
     if not conditions:
         return []
-    changed = {display_name(run, s): [_changed_value(run, s, c) for c in conditions] for s in systems}
-    accuracy = {display_name(run, s): [_share_value(run, s, c) for c in [BASELINE, *conditions]] for s in systems}
+    changed = {display_name(run, s): [_changed_share(run, s, c) for c in conditions] for s in systems}
+    accuracy = {display_name(run, s): [_accuracy_share(run, s, c) for c in [BASELINE, *conditions]] for s in systems}
     return [
         BarChart(title="Answers changed by each intervention (analysed questions)", ylabel="output changed (%)",
-                 categories=[title_of(run, c) for c in conditions], series=changed, caption="Output changed per intervention"),
+                 categories=[title_of(run, c) for c in conditions], series=_values(changed),
+                 intervals=_intervals(changed), caption="Output changed per intervention"),
         BarChart(title="Accuracy under each condition (analysed questions)", ylabel="accuracy (%)",
-                 categories=["Baseline", *(title_of(run, c) for c in conditions)], series=accuracy,
-                 caption="Accuracy per condition"),
-        Text(text="Bars are shares of the analysed questions; repeats of a randomised condition are averaged."),
+                 categories=["Baseline", *(title_of(run, c) for c in conditions)], series=_values(accuracy),
+                 intervals=_intervals(accuracy), caption="Accuracy per condition"),
+        Text(text="Bars are Table 2's shares of the analysed questions (repeats of a randomised condition "
+                  "averaged), error bars their bootstrap intervals; n/m: not measurable (leak guard)."),
     ]
 
 
-def _share_value(run: RunData, system: str, condition: str) -> float | None:
-    return share(per_question(run.select(system, condition)), run.analysed, resamples=100).value
+def _accuracy_share(run: RunData, system: str, condition: str) -> Share | None:
+    if condition != BASELINE and (not run.select(system, condition)
+                                  or cell_not_measurable(run, system, condition, run.analysed)):
+        return None
+    computed = share(per_question(run.select(system, condition)), run.analysed, **run.stats_options())
+    return computed if condition == BASELINE else metric_share(run, "accuracy", system, condition, computed)
 
 
-def _changed_value(run: RunData, system: str, condition: str) -> float | None:
+def _changed_share(run: RunData, system: str, condition: str) -> Share | None:
     if not run.select(system, condition) or cell_not_measurable(run, system, condition, run.analysed):
         return None
-    return per_question_changes(run, system, condition, run.analysed)[1].value
+    outcomes, _ = per_question_changes(run, system, condition, run.analysed)
+    computed = share({q: o.changed for q, o in outcomes.items()}, run.analysed, **run.stats_options())
+    return metric_share(run, "output-changed", system, condition, computed)
+
+
+def _values(shares: dict[str, list[Share | None]]) -> dict[str, list[float | None]]:
+    return {name: [s.value if s is not None else None for s in row] for name, row in shares.items()}
+
+
+def _intervals(shares: dict[str, list[Share | None]]) -> dict[str, list[tuple[float | None, float | None] | None]]:
+    return {name: [(s.low, s.high) if s is not None else None for s in row] for name, row in shares.items()}

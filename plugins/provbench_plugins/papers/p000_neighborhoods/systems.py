@@ -80,6 +80,9 @@ class RAG(PaperOneShot):
     Options = RAGOptions
     citation_keys = ("cited_textunits",)
 
+    def instructions(self) -> list[str]:
+        return [P.RAG_SYSTEM]
+
     def run(self, question: Question, env: Environment) -> Trace:
         trace = self.new_trace(question)
         hits = env.view.search_text_units(question.question, k=self.options.top_k)
@@ -122,6 +125,9 @@ class GraphRAG(PaperOneShot):
     Options = GraphRAGOptions
     supports_resume = True
     citation_keys = tuple(CITATION_FIELDS)
+
+    def instructions(self) -> list[str]:
+        return [P.GRAPHRAG_SYSTEM]
 
     def run(self, question: Question, env: Environment) -> Trace:
         trace = self.new_trace(question)

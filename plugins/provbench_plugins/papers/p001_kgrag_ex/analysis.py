@@ -14,6 +14,9 @@ settles them (the paper is silent): sub-paths share their average rank; nodes an
 earlier one on the path first. :func:`authors_rank_histogram` ranks as their notebook does (per
 question, each node once by DiGraph degree). :func:`path_lengths` counts the kept paths' edges.
 
+Every analysis reads the units the one pairing rule counts (:func:`group`; units the leak guard
+found leaked, without effect, a no-op or not checkable are left out, and the report counts them).
+
 Sub-path records carry the rule they ran under (``rule``: "paper" or "authors"); :func:`group`
 takes one rule's, so Table 4 can be read under either. Positions are the paper's k / (m - 1) in
 fifths, or the authors' k / m in the 20 bins of their Fig. 3 (``rule="authors"``).
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from provbench.model import RunRecord
+from provbench.plugin_api import left_out_as
 
 from .paths import KINDS
 
@@ -66,13 +70,21 @@ def subpath_rules(records: Iterable[RunRecord], system: str) -> list[str]:
     return [rule for rule in ("paper", "authors") if rule in found] or ["paper"]
 
 
-def group(records: Iterable[RunRecord], system: str, rule: str = "paper") -> dict[str, QuestionPerturbations]:
+def perturbations(records: Iterable[RunRecord], system: str, rule: str = "paper") -> list[RunRecord]:
+    """Every KG perturbation record of ``system`` (sub-path removals of ``rule`` only), counted or not."""
+    return [r for r in records if r.key.system == system and variant_kind(r) in KINDS
+            and (variant_kind(r) != "subpath" or subpath_rule(r) == rule)]
+
+
+def group(records: Iterable[RunRecord], system: str, rule: str = "paper",
+          include_leaked: bool = False) -> dict[str, QuestionPerturbations]:
     """KG perturbation records of ``system`` by question (sub-path removals of ``rule`` only),
-    with the baseline's answer and paths."""
+    with the baseline's answer and paths; units the pairing rule leaves out are left out
+    (:func:`provbench.plugin_api.left_out_as`; ``include_leaked``: the suite's leak_guard option)."""
     groups: dict[str, QuestionPerturbations] = {}
     records = list(records)
-    for r in records:
-        if r.key.system == system and variant_kind(r) in KINDS and (variant_kind(r) != "subpath" or subpath_rule(r) == rule):
+    for r in perturbations(records, system, rule):
+        if not left_out_as(r, include_leaked):
             g = groups.setdefault(r.key.question_id, QuestionPerturbations(r.key.question_id, system))
             g.records[variant_kind(r)].append(r)
     for r in records:

@@ -17,9 +17,9 @@ from typing import Any
 
 from provbench.kb.graphstore import BUILD_INFO
 from provbench.model import RunRecord
-from provbench.plugin_api import correctness
+from provbench.plugin_api import correctness, left_out_counts, left_out_text, not_measurable
 from provbench.results.data import RunData
-from provbench.report.sections import Row, Section, Table, Text
+from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
 from provbench_plugins.kb_builders.medical import graph_metrics
 
 from . import analysis as A
@@ -46,13 +46,29 @@ def sections(run: RunData) -> list[Section]:
     metrics = graph_metrics.load(kb_dir)
     datasets = {qid: dataset_label(q.dataset, run.suite) for qid, q in run.questions.items()}
     for system in kg_systems:
-        by_rule = {rule: A.group(run.records, system, rule) for rule in A.subpath_rules(run.records, system)}
-        rule = next(iter(by_rule))  # one explanation's sub-paths: the paper's rule when the run used both
+        rules = A.subpath_rules(run.records, system)
+        by_rule = {rule: A.group(run.records, system, rule, run.include_leaked) for rule in rules}
+        every = {rule: A.perturbations(run.records, system, rule) for rule in rules}
+        rule = rules[0]  # one explanation's sub-paths: the paper's rule when the run used both
         groups = by_rule[rule]
-        found += [table4_section(by_rule, system, datasets), path_lengths_section(groups, system),
-                  positions_section(groups, system, rule),
-                  labels_section(groups, system), centrality_section(groups, system, metrics),
-                  cost_section(run, system, rule, list(by_rule)), explanations_section(groups, system, metrics, rule)]
+        found.append(table4_section(by_rule, system, datasets, every, run.include_leaked))
+        found += left_out_noted([path_lengths_section(groups, system), positions_section(groups, system, rule),
+                                 labels_section(groups, system), centrality_section(groups, system, metrics),
+                                 explanations_section(groups, system, metrics, rule)],
+                                system, every[rule], run.include_leaked)
+        found.append(cost_section(run, system, rule, rules))
+    return found
+
+
+def left_out_noted(found: list[Section], system: str, units: list[RunRecord], include_leaked: bool) -> list[Section]:
+    """The sections read from ``system``'s perturbation ``units`` under the one pairing rule
+    (:mod:`provbench.results.rules`): the units it left out counted in a note beside each table,
+    and a section with nothing measurable says so instead of showing zeros."""
+    unmeasured = not_measurable(units, include_leaked)
+    note = unmeasured or left_out_text(left_out_counts(units, include_leaked))
+    for section in found if note else []:
+        text = Text(text=f"{system}: {note} (of {len(units)} perturbation units).")
+        section.blocks = [text] if unmeasured else [*section.blocks, text]
     return found
 
 
@@ -110,18 +126,26 @@ def dataset_label(dataset: str, suite: dict) -> str:
 
 
 def table4_section(by_rule: dict[str, dict[str, A.QuestionPerturbations]], system: str,
-                   datasets: dict[str, str]) -> Section:
+                   datasets: dict[str, str], every: dict[str, list[RunRecord]] | None = None,
+                   include_leaked: bool = False) -> Section:
     """Table 4 as the paper lays it out, a row per dataset (``datasets``: question id -> dataset),
-    under each sub-path rule the run used (``by_rule``: rule -> groups)."""
+    under each sub-path rule the run used (``by_rule``: rule -> groups of the units counted;
+    ``every``: rule -> all its perturbation units, whose left-out ones each row notes)."""
     rows, variants = [], []
     for rule, groups in by_rule.items():
         by_dataset: dict[str, dict[str, A.QuestionPerturbations]] = defaultdict(dict)
+        units: dict[str, list[RunRecord]] = defaultdict(list)
         for qid, g in groups.items():
             by_dataset[datasets.get(qid) or "(none)"][qid] = g
-        for name, part in sorted(by_dataset.items()):
-            t = A.table4(part)
-            rows.append([name, RULE_TITLES[rule], t["examples"], t["node"], t["edge"],
-                         t["subpath"], t["tied"]])
+        for r in (every or {}).get(rule, []):
+            units[datasets.get(r.key.question_id) or "(none)"].append(r)
+        for name in sorted({*by_dataset, *units}):
+            unmeasured = not_measurable(units[name], include_leaked)
+            note = unmeasured or left_out_text(left_out_counts(units[name], include_leaked))
+            t = A.table4(by_dataset.get(name, {}))
+            numbers = [t[k] for k in ("examples", "node", "edge", "subpath", "tied")]
+            rows.append([name, RULE_TITLES[rule], *(Cell(text="not measurable" if unmeasured else str(n), note=note)
+                                                    if note else n for n in numbers)])
         variants += [[KIND_TITLES[k] + (f", {RULE_TITLES[rule]}" if k == "subpath" else ""),
                       sum(g.variants(k) for g in groups.values()), sum(g.changes(k) for g in groups.values())]
                      for k in KINDS if k == "subpath" or rule == next(iter(by_rule))]
@@ -132,15 +156,17 @@ def table4_section(by_rule: dict[str, dict[str, A.QuestionPerturbations]], syste
                           "highest share of answer-changing variants (the authors' rule); a tie goes to the first "
                           f"type in the order {order} (the authors' order), so node + edge + sub-path = examples; "
                           "the last column counts the ties so settled. Sub-path rule: the paper's Table 2 drops the "
-                          "triplet's line; the authors' code blanks node k, edge k and node k+1 in place. "
-                          + PAPER_TABLE4)
+                          "triplet's line; the authors' code blanks node k, edge k and node k+1 in place. Units the "
+                          "pairing rule leaves out (leaked, no-effect, no-op, not checkable) are not counted; a row's "
+                          "note counts them. " + PAPER_TABLE4)
     counts = Table(columns=["Type", "Variants run", "Answer changed"], rows=variants)
     return Section(id=f"p001-table4-{_slug(system)}", title="Paper 001, Table 4: impact of perturbation methods",
                    blocks=[table, counts], order=111)
 
 
 def positions_section(groups: dict[str, A.QuestionPerturbations], system: str, rule: str = "paper") -> Section:
-    rows = [[KIND_TITLES[k], *A.position_histogram(groups, k)] for k in KINDS]
+    histograms = {KIND_TITLES[k]: A.position_histogram(groups, k) for k in KINDS}
+    rows = [[title, *counts] for title, counts in histograms.items()]
     table = Table(columns=["Perturbation", *A.bin_labels()], rows=rows,
                   caption="Critical changes (answer changed) by relative position of the removed element on its "
                           "path: 0 = start, 1 = end (element k of m at k/(m-1), as the paper's text); "
@@ -149,8 +175,11 @@ def positions_section(groups: dict[str, A.QuestionPerturbations], system: str, r
                     rows=[[KIND_TITLES[k], *A.position_histogram(groups, k, "authors")] for k in KINDS],
                     caption="The same changes as the authors' code places them (k/m, so the last element sits "
                             "below 1) in the 20 bins of the paper's Fig. 3.")
+    chart = BarChart(title="Critical changes by position on the path (Fig. 3)", ylabel="critical changes",
+                     categories=A.bin_labels(), series={t: [float(c) for c in h] for t, h in histograms.items()},
+                     scale="count", caption="The first table as a histogram: 0 = the path's start, 1 = its end.")
     return Section(id=f"p001-positions-{_slug(system)}", title="Paper 001: critical changes by position on the path",
-                   blocks=[table, authors], order=112)
+                   blocks=[table, chart, authors], order=112)
 
 
 def labels_section(groups: dict[str, A.QuestionPerturbations], system: str) -> Section:

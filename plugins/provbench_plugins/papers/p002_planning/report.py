@@ -21,10 +21,11 @@ from typing import Any
 
 from provbench.plugin_api import correctness
 from provbench.results.data import RunData, ref_key
-from provbench.report.sections import LineChart, Section, Table
+from provbench.report.sections import BarChart, LineChart, Section, Table
+from provbench.results.stats import per_question
 
 from provbench_plugins.metrics.selective import abstained, answered, unanswerable
-from .comparison import accuracy_table, paired_table
+from .comparison import accuracy_table, hop_groups, paired_table
 from .loop import PlanningOptions
 
 SYSTEM_NAMES = ("planning-loop",)
@@ -49,7 +50,7 @@ def sections(run: RunData) -> list[Section]:
                 "questions that cleared the bar by the configuration's exit_from_round (the paper's early exit).")
     blocks: list[Any] = [table]
     systems = run.systems
-    blocks.append(accuracy_table(run, systems))
+    blocks += [accuracy_table(run, systems), hop_chart(run, systems)]
     if len(systems) > 1:
         blocks.append(paired_table(run, keys[0], [s for s in systems if s != keys[0]]))
     if len(rows) > 1:
@@ -83,6 +84,20 @@ def summary(run: RunData, key: str) -> dict[str, Any] | None:
 def abstention_intended(question) -> bool:
     """Unanswerable, or answerable beyond the round budget (type ``too-deep``)."""
     return unanswerable(question) or (question is not None and question.type == "too-deep")
+
+
+def hop_chart(run: RunData, systems: list[str]) -> BarChart:
+    """The accuracy-per-hop table as bars: where each system falls off as chains grow longer."""
+    groups = {**hop_groups(run), "All": run.question_ids}
+    series = {}
+    for system in systems:
+        scores = per_question(run.select(system))
+        series[system] = [fmean(found) if (found := [scores[q] for q in ids if q in scores]) else None
+                          for ids in groups.values()]
+    return BarChart(title="Baseline accuracy per gold chain length", ylabel="accuracy (%)",
+                    categories=[f"{g} (n={len(ids)})" for g, ids in groups.items()], series=series,
+                    caption="The accuracy table above, per system: graded correctness, n/m where a group has "
+                            "no record")
 
 
 def tradeoff_charts(rows: list[dict[str, Any]]) -> list[LineChart]:

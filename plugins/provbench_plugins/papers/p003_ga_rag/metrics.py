@@ -257,12 +257,17 @@ class TableOne(Metric):
         for system in results.systems:
             for condition in results.conditions:
                 records = results.select(system, condition)
+                every = records or results.select(system, condition, leaked=True)
                 for key in (*STRUCTURE, *JUDGED):
                     scored = [r.scores[key] for r in records if r.scores.get(key) is not None]
                     if scored:
                         values.append(MetricValue(metric=f"table1.{key}", system=system, condition=condition,
                                                   value=fmean(scored), numerator=round(sum(scored), 6),
                                                   denominator=len(scored)))
+                    elif not records and any(r.scores.get(key) is not None for r in every):
+                        # every unit left out by the pairing rule: the runner's notes say "not measurable"
+                        values.append(MetricValue(metric=f"table1.{key}", system=system, condition=condition,
+                                                  value=None))
         for value in values:
             if value.metric == "table1.empty_graph" and value.condition == BASELINE:
                 value.note = empty_graph_warning(value.system, value.value, value.denominator)
