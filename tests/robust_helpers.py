@@ -6,15 +6,19 @@ otherwise answers like the toy systems of runner_helpers, so one small suite mix
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import subprocess
 import threading
 from pathlib import Path
+from typing import Iterator
 
-from runner_helpers import ToyPlugin, scripted_llm, toy_plugin_manager
+from runner_helpers import ToyKB, ToyPlugin, scripted_llm, toy_plugin_manager
 
 from provbench import hookimpl
 from provbench.model import Question, Trace
-from provbench.plugin_api import System
+from provbench.plugin_api import Intervention, Metric, System, Variant
 
 RELEASE = threading.Event()  # a hung system waits on it (the test sets it when done)
 
@@ -64,10 +68,65 @@ class ViewMutator(System):
         return trace
 
 
+# -- plugins whose code exits while a run is planned or estimated --------------------------------
+
+class ExitingEstimate(BadSystem):
+    """A system whose call estimate (asked while the run is planned) calls sys.exit."""
+
+    name = "estimate-exits"
+
+    @property
+    def expected_llm_calls(self) -> float:
+        raise SystemExit("no estimate")
+
+
+class ExitingListing(Intervention):
+    """Enumerated: one variant per question, but variants() calls sys.exit on a question whose
+    ``bad`` metadata is "variants"."""
+
+    name = "exits-listing"
+
+    healed = False  # a test sets it: the listing works from then on
+
+    def variants(self, question, baseline, rng):
+        if question.metadata.get("bad") == "variants" and not ExitingListing.healed:
+            raise SystemExit(4)
+        return [Variant(id="as-is", description="the view as it is")]
+
+    def make_view(self, view, question, baseline, rng, **kwargs):
+        return view
+
+
+class ExitingJudgeEstimate(Metric):
+    name = "judge-estimate-exits"
+
+    def expected_llm_calls(self, condition):
+        raise SystemExit("no judge estimate")
+
+
+class ExitingBuildEstimate(ToyKB):
+    name = "build-estimate-exits"
+
+    def expected_llm_calls(self, questions):
+        raise SystemExit("no build estimate")
+
+
 class BadPlugin:
     @hookimpl
     def provbench_register_systems(self):
-        return {"bad": BadSystem, "mutator": ViewMutator}
+        return {"bad": BadSystem, "mutator": ViewMutator, "estimate-exits": ExitingEstimate}
+
+    @hookimpl
+    def provbench_register_interventions(self):
+        return {"exits-listing": ExitingListing}
+
+    @hookimpl
+    def provbench_register_metrics(self):
+        return {"judge-estimate-exits": ExitingJudgeEstimate}
+
+    @hookimpl
+    def provbench_register_kb_builders(self):
+        return {"build-estimate-exits": ExitingBuildEstimate}
 
 
 def bad_plugin_manager(*extra: object):
@@ -106,4 +165,27 @@ def question(qid: str, bad: str = "", **metadata) -> dict:
             "metadata": {"bad": bad, "entities": ["ent:orin-vale", "ent:glass-harbor"], **metadata}}
 
 
-__all__ = ["RELEASE", "ToyPlugin", "bad_plugin_manager", "question", "run", "write_suite"]
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[None]:
+    """``folder`` on read-only media for the block: a read-only bind mount of itself as root (root
+    writes through chmod), else chmod -R a-w. Skips the test when neither is possible."""
+    import pytest
+
+    if os.geteuid() != 0:
+        subprocess.run(["chmod", "-R", "a-w", str(folder)], check=True)
+        try:
+            yield
+        finally:
+            subprocess.run(["chmod", "-R", "u+w", str(folder)], check=True)
+        return
+    mount = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True, text=True)
+    if mount.returncode != 0:
+        pytest.skip(f"root without a read-only mount (chmod does not stop root): {mount.stderr.strip()}")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], check=True, capture_output=True)
+        yield
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+__all__ = ["read_only", "RELEASE", "ToyPlugin", "bad_plugin_manager", "question", "run", "write_suite"]

@@ -73,13 +73,29 @@ def about_of(name: str, **options) -> ClaimAbout:
 
 
 def test_a_condition_with_no_positive_expectation_is_untested():
-    """Paper 000: three ablations have only "no effect on ignores-context" expectations."""
+    """Only "no effect on ignores-context" expected of two ablations: no sham of them could fail the claim."""
+    about = about_of("condition-effect", system="agentic-graphrag", conditions=["entity-removal", "entity-text-mask"],
+                     expect=[{"control": "ignores-context", "effect": False}])
+    assert about.positive_conditions == () and about.untested == ["entity-removal", "entity-text-mask"]
+
+
+def test_paper000s_negative_control_claim_names_a_positive_control_for_each_ablation():
+    """Issue 34 item 6a: each ablation it names must change some control's answers."""
     about = about_of("p000/ignores-context-unchanged")
-    assert about.positive_conditions == ("cited-removal",)
-    assert about.untested == ["full-isolation", "text-only-isolation", "random-removal", "entity-removal",
-                              "entity-text-mask"]
-    assert about_of("p000/cited-removal-beats-random").untested == ["random-removal"]  # a contrast's reference
-    assert about_of("p002/gold-edge-changes-answer").untested == ["invalidate-off-chain-edge"]
+    assert about.untested == [] and about.conditions == ("cited-removal", "full-isolation", "entity-removal")
+    assert about.positive_controls == ("oracle", "uses-uncited")
+    assert about.negative_controls == ("ignores-context", "oracle")  # the oracle keeps its answers under full isolation
+    narrowed = about_of("p000/ignores-context-unchanged", conditions=["cited-removal", "full-isolation"])
+    assert narrowed.conditions == ("cited-removal", "full-isolation") and narrowed.untested == []
+
+def test_a_contrasts_reference_is_declared_as_such():
+    """A contrast's reference is compared with, never expected to show an effect: "reference", not a gap."""
+    contrast = about_of("p000/cited-removal-beats-random")
+    assert contrast.reference_conditions == ("random-removal",) and contrast.untested == []
+    edge = about_of("p002/gold-edge-changes-answer")
+    assert edge.reference_conditions == ("invalidate-off-chain-edge",) and edge.untested == []
+    assert about_of("condition-contrast", system="s", treatment="a", reference="baseline",
+                    expect=[{"control": "oracle", "effect": True}]).reference_conditions == ()
 
 
 def test_shams_are_derived_from_the_declaration():

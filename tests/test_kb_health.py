@@ -79,8 +79,13 @@ def test_every_reason_and_the_report_section():
     # the suite's option now wins over the one the build recorded (it does not change the KB)
     assert degenerate_reasons(healthy, {**failing, "options": {"max_failed_extraction_share": 0.7}}, 3,
                               {"max_failed_extraction_share": 0.5}) == [reason]
-    blocks = knowledge_base_blocks({"counts": {**healthy, "relations": 0}, "problems": []})
-    assert blocks[0].css_class == "kb kb-degenerate" and blocks[0].rows[0].cells[0].text == "it has no relations"
+    blocks = knowledge_base_blocks({"counts": {**healthy, "entities": 0}, "problems": []})
+    assert blocks[0].css_class == "kb kb-degenerate" and blocks[0].rows[0].cells[0].text == "it has no entities"
+    blocks = knowledge_base_blocks({"counts": {**healthy, "relations": 0}, "problems": []},
+                                   {"invalidate-used-edges": "not measurable: the knowledge base has no relations, "
+                                                             "which it acts on"})
+    assert blocks[0].css_class == "kb kb-lacking" and "kb kb-degenerate" not in [getattr(b, "css_class", "") for b in blocks]
+    assert [c.text for c in blocks[0].rows[0].cells] == ["it has no relations", "invalidate-used-edges"]
 
 
 def test_the_builder_option_is_validated_and_does_not_change_the_kb():
@@ -114,3 +119,37 @@ def test_a_question_whose_gold_does_not_map_is_listed_not_dropped(tmp_path):
     detail = mapping_value({q.id: map_gold(kb.view(), q) for q in (held, lost)}).detail
     assert list(detail["unmapped"]) == ["lost"]  # the report's trajectory section lists it
     kb.close()
+
+
+NO_RELATIONS = """name: no-relations
+dataset: {loader: qa, path: data/questions.csv, options: {documents: docs}}
+knowledge_base: {builder: documents, options: {extract: false, summarize: false}}
+model: {id: schema-following}
+systems: [llm-only, agentic-graphrag]
+interventions: [cited-removal, invalidate-used-edges]
+intervention_systems: [agentic-graphrag]
+metrics: [accuracy]
+"""
+
+
+def test_interventions_on_relations_are_not_measurable_on_a_kb_without_any(tmp_path):
+    """A KB with entities and text but no relations (no extraction: titled documents' subjects
+    only): the run goes on, and the intervention that acts on relations is marked not measurable
+    with the reason (console, manifest, report) instead of refusing the whole run (issue 31 item 7)."""
+    from provbench.store import RunStore
+    from provbench_tools.own_docs import write as write_own_docs
+
+    write_own_docs(tmp_path / "data")
+    (tmp_path / "suite.yaml").write_text(NO_RELATIONS, encoding="utf-8")
+    result = CliRunner().invoke(main, ["run", str(tmp_path / "suite.yaml"), "--out", str(tmp_path / "run"),
+                                       "--limit", "2"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    said = " ".join(result.output.split())
+    assert ("intervention 'invalidate-used-edges' not measurable: the knowledge base has no relations, which it "
+            "acts on (left out of this run)") in said
+    store = RunStore(tmp_path / "run")
+    conditions = {r.key.condition for r in store.load_records().values()}
+    assert "cited-removal" in conditions and "invalidate-used-edges" not in conditions
+    assert list(store.read_manifest().knowledge_base["not_measurable"]) == ["invalidate-used-edges"]
+    report = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert 'class="kb kb-lacking' in report and 'class="kb kb-degenerate' not in report

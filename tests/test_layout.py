@@ -33,14 +33,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("results", ("results", "store", "leakguard", "trajectory", "audit")),
     ("contracts", ("plugin_api",)),
     ("plugin machinery and declarations", ("registry", "local_plugins", "suite", "suite_yaml", "suite_controls",
-                                           "assertions", "llm_setup", "manifest", "datainfo", "scaffold")),
+                                           "assertions", "llm_setup", "manifest", "datainfo", "scaffold",
+                                           "question_gen")),
     ("kit for plugin authors", ("agents", "integrations", "testing", "controls", "controls.contrasts",
                                 "controls.plugin")),
     ("report", ("report",)),
     ("orchestration", ("runner", "execution", "workers", "units", "ray_executor", "plan", "gates", "export", "tracing",
                        "phoenix")),
     ("controls' validation", ("controls.validate",)),
-    ("cli", ("cli", "cli_options", "cli_results", "cli_init", "")),  # "": the package's face, provbench/__init__.py
+    ("cli", ("cli", "cli_options", "cli_results", "cli_init", "cli_generate", "")),  # "": the package's face, provbench/__init__.py
 ]
 # the only circles: each pair's second module names the first for type hints only
 TYPE_ONLY_PAIRS = {("provbench.kb.view", "provbench.kb.hidden"), ("provbench.agents.loop", "provbench.agents.tools"),

@@ -11,14 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from cli_helpers import invoke_ok as invoke
 from provbench.cli import main
 from provbench_tools.own_docs import write as write_own_docs
-
-
-def invoke(*args: str):
-    result = CliRunner().invoke(main, list(args), env={"COLUMNS": "200"})
-    assert result.exit_code == 0, result.output + repr(result.exception)
-    return result.output
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +90,17 @@ def test_init_prints_a_suite_path_holding_console_markup_as_written(project, tmp
     said = invoke("init", "--docs", str(project / "data" / "docs"), "--questions",
                   str(project / "data" / "questions.csv"), "--out", str(out))
     assert f"suite: {out}" in " ".join(said.split()) and out.exists()
+
+
+def test_kb_build_of_a_documents_folder_needs_no_question_file(project, tmp_path):
+    """``provbench kb build DIR --builder documents``: the folder is the builder's source (issue 31)."""
+    built = invoke("kb", "build", str(project / "data" / "docs"), "--builder", "documents", "--model",
+                   "schema-following", "--out", str(tmp_path / "kb"))
+    assert f"knowledge base built: {tmp_path / 'kb'}" in built and "degenerate" not in built
+    info = json.loads(invoke("kb", "info", str(tmp_path / "kb"), "--json"))
+    assert info["stats"]["documents"] == 10 and info["stats"]["entities"] > 0
+    assert info["build_info"]["counts"]["questions"] == 0
+    assert info["build_info"]["inputs"]["source"] == str(project / "data" / "docs")
+    refused = CliRunner().invoke(main, ["kb", "build", str(project / "data" / "docs"), "--builder", "2wiki-paper000",
+                                        "--out", str(tmp_path / "kb2")])
+    assert refused.exit_code == 2 and "no loader recognises" in refused.output  # a builder that reads no folder

@@ -16,7 +16,7 @@ from provbench.controls import ControlRuns
 from provbench.testing import control_runs
 from provbench_plugins.papers.p000_neighborhoods import interventions as I
 from provbench_plugins.papers.p000_neighborhoods.claims import (EntityRemovalBreaksUncited, ExclusionReference,
-                                                               TextOnlyIsolationGentler)
+                                                               IgnoresContextUnchanged, TextOnlyIsolationGentler)
 from provbench_plugins.papers.p000_neighborhoods.text_rule_claim import HidesOwnText
 
 AGENT = "agentic-graphrag"
@@ -56,6 +56,22 @@ def test_text_only_isolation_must_change_fewer_answers_than_full_isolation():
     blind = {"full-isolation": 0.0, "text-only-isolation": 0.0}  # full isolation hides nothing
     assert not passed(claim, changes({"uses-uncited": blind, "ignores-context": blind}))[0]
 
+
+
+def test_every_ablation_of_the_negative_control_claim_must_change_a_context_reader():
+    """ignores-context-unchanged: an ablation that hides nothing (here entity removal, for the
+    control that used uncited evidence) passes "no change for ignores-context" but fails the claim."""
+    claim = IgnoresContextUnchanged()
+    seen = {"cited-removal": 1.0, "full-isolation": 1.0, "entity-removal": 1.0}
+    blind = dict.fromkeys(seen, 0.0)
+    oracle = {**blind, "cited-removal": 1.0}
+    assert all(passed(claim, changes({"ignores-context": blind, "oracle": oracle, "uses-uncited": seen})))
+    nothing_hidden = {**seen, "entity-removal": 0.0}
+    assert passed(claim, changes({"ignores-context": blind, "oracle": oracle, "uses-uncited": nothing_hidden})) == [
+        True, True, True, True, True, False, True]
+    # a random set as large as full isolation's: every context reader changes, the faithful citer too
+    everything = {**oracle, "full-isolation": 1.0}
+    assert passed(claim, changes({"ignores-context": blind, "oracle": everything, "uses-uncited": seen}))[-1] is False
 
 def test_exclusion_reference_reads_the_runs_exclusion():
     def runs(excluded: set[str]) -> ControlRuns:

@@ -97,8 +97,9 @@ def test_paper002s_claims_hold_on_their_controls(tmp_path, data, kb_dir):
     power = {(row.claim.removeprefix("p002/"), row.sham): row.status for row in validity.power}
     assert power["gold-edge-changes-answer", "invalidate-gold-edge hides nothing"] == "power"
     assert power["gold-edge-changes-answer", "oracle swapped for ignores-context"] == "power"
-    # only "changes nothing" is expected of the off-chain edge: an invalidation hiding nothing would pass too
-    assert power["gold-edge-changes-answer", "invalidate-off-chain-edge"] == "untested"
+    # the off-chain edge is the gold edge's reference: only "changes nothing" is expected of it
+    assert power["gold-edge-changes-answer", "invalidate-off-chain-edge"] == "reference"
+    assert "untested" not in set(power.values())
     assert power["rounds-reach-deep-answers", "every setting answered as planning-loop"] == "power"
     assert power["rounds-reach-deep-answers", "oracle swapped for parametric"] == "power"
     assert power["abstains-when-unreachable", "oracle swapped for ignores-context"] == "power"
@@ -117,6 +118,18 @@ def test_the_random_control_in_place_of_the_oracle_fails_each_claim(tmp_path, da
     assert failed == {(claim, "oracle") for claim in CLAIMS}  # the negative controls still pass
     assert all(claim in result.stderr for claim in CLAIMS), result.stderr
 
+
+
+def test_a_claim_blind_to_the_rounds_has_no_power_and_fails_validate(tmp_path, data, kb_dir):
+    """rounds-reach-deep-answers with only its negative half (parametric: right with or without the
+    rounds) passes, and passes too with every setting answered as the loop: no power against that
+    sham, so validate names it and exits with 4."""
+    blind = "{name: p002/rounds-reach-deep-answers, options: {expect: [{control: parametric, effect: false}]}}"
+    suite = controls_suite(tmp_path, data, kb_dir, llms="[parametric]", claims=(blind,))
+    result = CliRunner().invoke(main, ["validate", str(suite), "--out", str(tmp_path / "out")])
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    assert "not detectable" not in result.stderr  # the claim holds: only its power is missing
+    assert "no power against every setting answered as planning-loop: p002/rounds-reach-deep-answers" in result.stderr
 
 def test_the_loop_without_its_gate_fails_the_abstention_claim(tmp_path, data, kb_dir):
     """confidence_bar 0 in the loop's place: it answers "unknown" where it should abstain."""

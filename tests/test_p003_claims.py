@@ -72,7 +72,8 @@ def test_paper003s_claims_pass_on_fever_garags_controls(tmp_path):
     assert power == {  # each claim fails under its shams, named
         ("p003/ranking-changes-label", "oracle swapped for ignores-context"): "power",
         ("p003/ranking-changes-label", "every setting answered as ga-rag"): "power",
-        ("p003/settings-send-different-prompts", "oracle swapped for ignores-context"): "power"}
+        ("p003/settings-send-different-prompts", "oracle swapped for ignores-context"): "power",
+        ("p003/settings-send-different-prompts", "every setting answered as ga-rag"): "power"}
     assert read_validity(tmp_path / "out").differences == [  # the suite's own three rankings and filter
         "systems not run by the controls: vanilla-rag, planning-loop",
         "interventions not run by the controls: cited-removal, random-removal, full-isolation",
@@ -129,6 +130,22 @@ def test_settings_that_only_reorder_whole_graphs_fail_each_claim(tmp_path, kb_di
     assert "the sets of facts shown differ on 0 (their order alone on" in differ.observed
     assert "their order alone on 0 more" not in differ.observed
 
+
+
+def test_a_claim_blind_to_its_settings_has_no_power_and_fails_validate(tmp_path, kb_dir):
+    """settings-send-different-prompts with only its negative half (a control that extracts nothing,
+    so every graph is empty) passes, and passes too with every setting answered as the first: no
+    power against that sham, so validate names it and exits with 4."""
+    raw = yaml.safe_load(smaller_suite(tmp_path, kb_dir).read_text(encoding="utf-8"))
+    raw["controls"]["llms"] = ["ignores-context"]
+    raw["controls"]["claims"] = [{"name": "p003/settings-send-different-prompts",
+                                  "options": {"expect": [{"control": "ignores-context", "effect": False}]}}]
+    path = tmp_path / "blind.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    result = validate(path, tmp_path / "out")
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    assert "not detectable" not in result.stderr  # the claim holds: only its power is missing
+    assert "no power against every setting answered as ga-rag: p003/settings-send-different-prompts" in result.stderr
 
 def test_a_claim_naming_a_setting_the_controls_lack_is_refused(tmp_path, kb_dir):
     raw = yaml.safe_load(smaller_suite(tmp_path, kb_dir).read_text(encoding="utf-8"))

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from interventions_helpers import A, B, ablation_kb, ablation_view  # noqa: F401 (fixtures)
+from judge_helpers import judge, prompt_of
 from provbench.errors import UserError
-from provbench.llm import LLMClient, ScriptedBackend
 from provbench.model import BASELINE, Citations, Question, RunRecord, Trace, UnitKey
 from provbench.plugin_api import MetricContext, Results
 from provbench_plugins.metrics.ragas_faithfulness import (
@@ -54,16 +54,6 @@ def record(parts, answer: str | None = "Ann directed it.", condition: str = BASE
                   citations=Citations(entities=[cited_entity.id] if cited else []))
     return RunRecord(key=UnitKey(question_id="q1", system="agentic", condition=condition), status=status,
                      trace=None if status == "failed" else trace)
-
-
-def judge(replies: list) -> tuple[LLMClient, ScriptedBackend]:
-    backend = ScriptedBackend(replies=list(replies))
-    return LLMClient(backend), backend
-
-
-def prompt_of(call) -> str:
-    messages = call["messages"] if isinstance(call, dict) else call.messages
-    return "\n".join(m["content"] for m in messages)
 
 
 def test_scores_against_cited_and_trajectory_evidence(view, parts):

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from interventions_helpers import A, B, ablation_kb, ablation_view  # noqa: F401 (fixtures)
+from judge_helpers import judge, prompt_of
 from provbench.errors import UserError
 from provbench.gold import GoldEvidence, GoldSentence, GoldTriple
-from provbench.llm import LLMClient, ScriptedBackend
 from provbench.model import BASELINE, Question, RunRecord, Trace, UnitKey
 from provbench.plugin_api import MetricContext, Results
 from provbench.registry import default_registry
@@ -38,16 +38,6 @@ def record(answer: str | None = "Ann Lee directed it.", status: str = "ok") -> R
                   read_text_units=["tu:4"])
     return RunRecord(key=UnitKey(question_id="q1", system="agentic", condition=BASELINE), status=status,
                      trace=None if status == "failed" else trace)
-
-
-def judge(replies: list) -> tuple[LLMClient, ScriptedBackend]:
-    backend = ScriptedBackend(replies=list(replies))
-    return LLMClient(backend), backend
-
-
-def prompt_of(call) -> str:
-    messages = call["messages"] if isinstance(call, dict) else call.messages
-    return "\n".join(m["content"] for m in messages)
 
 
 def claims(*texts: str) -> dict:

@@ -183,3 +183,21 @@ def test_workers_score_with_the_suites_loader_options(tmp_path, local_ray, monke
     assert len(records) == 3 and all(r.trace.outcome == "abstained" for r in records)
     assert len(llm.backend.calls) == 0  # the workers answered
     assert [r.scores["accuracy"] for r in records] == [0.5] * 3
+
+
+def test_a_timed_out_unit_retires_its_ray_worker_and_a_fresh_one_runs_the_rest(tmp_path, local_ray):
+    """One worker running one unit at a time: a system that hangs is recorded failed at its timeout,
+    its worker (and the hung thread in it) is killed and replaced, and the other units run there."""
+    import time
+
+    from robust_helpers import question, run, write_suite
+
+    questions = [question("hang", "hang"), question("good-1"), question("good-2")]
+    suite = write_suite(tmp_path / "s", questions, ["bad"], concurrency=1, timeout=3)
+    suite.write_text(suite.read_text() + "executor: ray\n")
+    started = time.monotonic()
+    out = run(suite, tmp_path / "run")
+    records = {r.key.question_id: r for r in RunStore(out).load_records().values()}
+    assert time.monotonic() - started < 50  # the hung system waits 60 s
+    assert records["hang"].status == "failed" and "unit_timeout_s (3 s)" in records["hang"].error
+    assert records["good-1"].status == records["good-2"].status == "ok", records

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from robust_helpers import RELEASE, question, run, write_suite
+from robust_helpers import RELEASE, ExitingListing, question, run, write_suite
 
 from provbench import hookimpl
 from provbench.errors import UserError
@@ -81,6 +81,57 @@ def test_a_metric_that_exits_leaves_a_note_not_a_crash(tmp_path):
     out = run(suite, tmp_path / "run", ExitingMetric())
     record = by_question(out)["good"]
     assert record["status"] == "ok" and "SystemExit" in record["score_notes"]["exits"]
+
+
+def test_a_plugin_that_exits_while_the_run_is_planned_fails_one_unit_not_the_run(tmp_path):
+    """variants() exits for one question: that question's intervention unit is recorded failed with
+    the reason, the other question's variant runs; a system whose call estimate exits is counted as
+    one call (the estimate only orders the work) and its units run."""
+    suite = write_suite(tmp_path / "s", [question("good"), question("listing", "variants")], ["bad", "estimate-exits"])
+    suite.write_text(suite.read_text() + "interventions: [exits-listing]\nintervention_systems: [bad]\n")
+    out = run(suite, tmp_path / "run")
+    records = {(r["key"]["question_id"], r["key"]["system"], r["key"]["condition"]): r for r in lines(out)}
+    assert len(records) == 6
+    failed = records[("listing", "bad", "exits-listing")]
+    assert failed["status"] == "failed"
+    assert failed["error"] == ("PluginFailure: intervention 'exits-listing': variants() for question 'listing' and "
+                               "system 'bad' failed: SystemExit: 4 (while the run was planned)")
+    assert records[("good", "bad", "exits-listing")]["key"]["variant"] == "as-is"
+    assert all(r["status"] == "ok" for key, r in records.items() if key != ("listing", "bad", "exits-listing"))
+    ExitingListing.healed = True  # the plugin is fixed: the resume runs the variant, and the stand-in goes
+    try:
+        healed = lines(run(suite, tmp_path / "run"))
+    finally:
+        ExitingListing.healed = False
+    assert len(healed) == 6 and all(r["status"] == "ok" for r in healed)
+    assert {r["key"]["variant"] for r in healed if r["key"]["condition"] == "exits-listing"} == {"as-is"}
+
+
+def test_plan_notes_a_plugin_that_exits_while_it_estimates(tmp_path):
+    """`provbench plan` asks plugins for estimates and dry-runs them: each sys.exit is a note on its row."""
+    from robust_helpers import bad_plugin_manager
+
+    from provbench.local_plugins import plugin_setup
+    from provbench.plan import KB_BUILD, make_plan
+    from provbench.suite import load_suite
+
+    suite = write_suite(tmp_path / "s", [question("exit", "exit"), question("listing", "variants")],
+                        ["bad", "estimate-exits"])
+    suite.write_text(suite.read_text() + "interventions: [exits-listing]\nmetrics: [judge-estimate-exits]\n")
+    _, registry = plugin_setup(suite, bad_plugin_manager())
+    plan, _ = make_plan(load_suite(suite, registry), registry, tmp_path / "run", None)
+    notes = {row.what: "; ".join(row.notes) for row in plan.rows}
+    assert "system 'estimate-exits': expected_llm_calls failed: SystemExit: no estimate; counted as one call" in notes[
+        "estimate-exits"]
+    assert "dry run failed: SystemExit: 3" in notes["bad"]
+    assert "variants() on the dry run failed: SystemExit: 4" in notes["bad x exits-listing"]
+    assert "metric 'judge-estimate-exits': expected_llm_calls('baseline') failed: SystemExit" in notes["judge"]
+    kb_suite = write_suite(tmp_path / "k", [question("q1")], ["bad"], kb=True)
+    kb_suite.write_text(kb_suite.read_text().replace("builder: toy-tiny", "builder: build-estimate-exits"))
+    plan, _ = make_plan(load_suite(kb_suite, registry), registry, tmp_path / "run-k", tmp_path / "k" / "kb")
+    build = next(row for row in plan.rows if row.what == KB_BUILD)
+    assert build.notes == ["kb builder 'build-estimate-exits': expected_llm_calls failed: SystemExit: no build "
+                           "estimate: calls unknown"]
 
 
 def test_a_hung_system_is_abandoned_at_the_unit_timeout_and_its_worker_replaced(tmp_path):
@@ -228,6 +279,36 @@ def test_kb_info_opens_the_kb_while_a_run_holds_it(tmp_path):
     run(suite, tmp_path / "run", probe)
     assert probe.result is not None and probe.result.returncode == 0, probe.result.stderr[-2000:]
     assert "entities" in probe.result.stdout
+
+
+# -- item 11: read-only media -----------------------------------------------------------------------
+
+def test_a_run_reads_a_knowledge_base_on_read_only_media(tmp_path):
+    from robust_helpers import read_only
+
+    suite = write_suite(tmp_path / "s", [question("q1")], ["toy-graph"], kb=True)
+    first = by_question(run(suite, tmp_path / "built"))  # builds the KB, then reads it
+    with read_only(tmp_path / "s" / "kb"):
+        again = by_question(run(suite, tmp_path / "again"))
+    assert again["q1"]["status"] == "ok" and again["q1"]["trace"]["answer"] == first["q1"]["trace"]["answer"]
+    assert again["q1"]["trace"]["visited_entities"]
+
+
+def test_a_run_into_read_only_media_is_refused_and_loses_nothing(tmp_path):
+    from robust_helpers import read_only
+
+    suite = write_suite(tmp_path / "s", [question("q1"), question("q2")], ["toy-graph"])
+    out = run(suite, tmp_path / "runs" / "run", limit=1)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    (tmp_path / "runs" / "empty").mkdir()
+    with read_only(tmp_path / "runs"):
+        for target in (out, tmp_path / "runs" / "empty" / "new"):  # resuming a run there, a new run there
+            with pytest.raises(UserError) as refused:
+                run(suite, target)
+            assert f"run directory {target}: cannot write there" in str(refused.value)
+            assert "choose another output directory" in str(refused.value)
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert not (tmp_path / "runs" / "empty" / "new").exists()
 
 
 # -- item 16: a changed suite does not rewrite what recorded units were made under ------------------

@@ -204,3 +204,20 @@ def test_references_may_use_a_systems_full_name(tmp_path):
     message = error_of(write(tmp_path, text.replace("intervention_systems: [one/top-entity]",
                                                     "intervention_systems: [two/top-entity]")), registry)
     assert "field 'intervention_systems[0]'" in message and "unknown system 'two/top-entity'" in message, message
+    assert message.endswith("(must be one of the suite's systems)"), message
+
+
+def test_the_controls_intervention_systems_must_be_systems_the_controls_run(tmp_path):
+    import yaml
+
+    from provbench.registry import default_registry
+
+    fever_garag = REPO / "suites" / "fever-garag.yaml"
+    raw = yaml.safe_load(fever_garag.read_text(encoding="utf-8"))
+    raw["dataset"]["path"] = raw["controls"]["dataset"]["path"] = str(REPO / "datasets" / "fever-mini" / "dev.jsonl")
+    raw["controls"]["differences"]["systems"] = ["ga-rag"]
+    raw["controls"]["differences"]["intervention_systems"] = ["ga-rag-gamma0"]  # the suite's, not the controls'
+    path = write(tmp_path, yaml.safe_dump(raw, sort_keys=False))
+    message = error_of(path, default_registry())
+    assert "field 'controls.differences.intervention_systems[0]'" in message, message
+    assert "unknown system 'ga-rag-gamma0'" in message and message.endswith("(must be one the controls run)"), message

@@ -21,6 +21,7 @@ from provbench.controls import Claim, ClaimAbout, ClaimNeeds, Verdict
 from provbench.plugin_api import Intervention, answered_by_reference
 from provbench.store import RunStore
 from provbench.testing import plugin_manager
+from conftest import validate_cli
 from test_report_browser import browser  # noqa: F401 (the headless Chromium fixture)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,7 +30,7 @@ P000_CLAIMS = """\
     - p000/cited-removal-beats-random
     - p000/exclusion-reference
     - name: p000/ignores-context-unchanged
-      options: {conditions: [cited-removal, random-removal, full-isolation]}
+      options: {conditions: [cited-removal, full-isolation]}
     - p000/isolation-breaks-uncited
 """
 
@@ -65,17 +66,15 @@ controls:
 
 
 @pytest.fixture(scope="module")
-def kb_dir(tmp_path_factory) -> Path:
-    """One knowledge base for every suite of this module (same inputs: it is reused)."""
-    return tmp_path_factory.mktemp("controls-kb") / "kb"
+def kb_dir(controls_kb_dir) -> Path:
+    return controls_kb_dir
 
 
 @pytest.fixture(scope="module")
 def validated(tmp_path_factory, kb_dir):
     """One `provbench validate` of the small suite: (its folder, its --out, the CLI result)."""
     folder = tmp_path_factory.mktemp("validated")
-    result = CliRunner().invoke(main, ["validate", str(small_suite(folder, kb_dir)), "--out", str(folder / "out")])
-    return folder, folder / "out", result
+    return folder, folder / "out", validate_cli(small_suite(folder, kb_dir), folder / "out")
 
 
 def test_validate_passes_paper000_claims(validated):
@@ -105,8 +104,8 @@ def power_of(validity) -> dict[tuple[str, str], str]:
 
 
 def test_every_claim_meets_its_shams(validated):
-    """The claim x sham matrix: each claim fails when what it is about is faked, a condition with no
-    positive expectation is named untested, and the exclusion claim's known lack of power is shown."""
+    """The claim x sham matrix: each claim fails when what it is about is faked, a contrast's
+    reference is named as such, and no condition is left untested."""
     _, out, result = validated
     power = power_of(read_validity(out))
     for sham in ("cited-removal hides nothing", "cited-removal hides a same-size random set",
@@ -116,8 +115,10 @@ def test_every_claim_meets_its_shams(validated):
     for sham in ("full-isolation hides nothing", "full-isolation hides a same-size random set",
                  "uses-uncited swapped for oracle"):
         assert power["isolation-breaks-uncited", sham] == "power"
-    assert power["cited-removal-beats-random", "random-removal"] == "untested"  # the reference is never tested
-    assert power["ignores-context-unchanged", "full-isolation"] == "untested"  # only "no effect" expected of it
+    for sham in ("full-isolation hides nothing", "uses-uncited swapped for ignores-context"):
+        assert power["ignores-context-unchanged", sham] == "power"  # uses-uncited must show full isolation
+    assert power["cited-removal-beats-random", "random-removal"] == "reference"  # compared with, never tested
+    assert "untested" not in set(power.values())
     assert power["exclusion-reference", "parametric swapped for oracle"] == "power"
     # repaired in the paper 000 work: it reads the run's exclusion, so it fails with the step off
     assert power["exclusion-reference", "the exclusion step off (no question left out)"] == "power"
@@ -153,18 +154,22 @@ def provbench_register_claims():
     return {"recounted-exclusion": RecountedExclusion}
 
 
-def test_a_claim_without_power_against_a_sham_fails_validate(validated, kb_dir):
+def test_a_claim_without_power_against_a_sham_fails_validate(validated, kb_dir, monkeypatch):
     """Recounting the exclusion from the records passes with the exclusion step off: no power
-    against that sham, so the claim fails validation (the CLI exits 4 on it, as paper 001's test shows)."""
+    against that sham, so the claim fails validation and the CLI exits with 4 naming it."""
+    import provbench.registry
+
     folder, out, _ = validated
     suite = small_suite(folder / "strict", kb_dir, claims="    - recounted-exclusion\n")
-    shutil.copytree(out / "controls", folder / "strict" / "out" / "controls")  # the same control runs, resumed
-    validity = validate_suite(suite, out=folder / "strict" / "out",
-                              pm=plugin_manager(sys.modules[__name__], builtins=True))
+    with_planted = plugin_manager(sys.modules[__name__], builtins=True)
+    monkeypatch.setattr(provbench.registry, "default_plugin_manager", lambda: with_planted)
+    result = validate_cli(suite, folder / "strict" / "out", reuse=out)  # the same control runs, resumed
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    assert "no power against the exclusion step off (no question left out): recounted-exclusion" in result.stderr
+    validity = read_validity(folder / "strict" / "out")
     assert all(v.passed for v in validity.verdicts)
     assert [(row.sham, row.status) for row in validity.powerless] == [
         ("the exclusion step off (no question left out)", "no power")]
-    assert validity.failed_claims == ["recounted-exclusion"]
 
 
 def test_a_random_stand_in_that_is_mostly_the_real_set_is_indistinct(validated, kb_dir, monkeypatch):

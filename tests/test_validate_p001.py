@@ -5,12 +5,12 @@ in tests/test_validate.py's integration test."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from conftest import validate_cli
 from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE, main
 from provbench.controls.validity import read_validity
 from provbench.gold import GoldEvidence, GoldTriple
@@ -57,16 +57,15 @@ controls:
 
 
 @pytest.fixture(scope="module")
-def kb_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("p001-controls-kb") / "kb"
+def kb_dir(controls_kb_dir) -> Path:
+    return controls_kb_dir
 
 
 @pytest.fixture(scope="module")
 def validated(tmp_path_factory, kb_dir):
     """One `provbench validate` of the p001 suite: (its folder, its --out, the CLI result)."""
     folder = tmp_path_factory.mktemp("validated")
-    result = CliRunner().invoke(main, ["validate", str(p001_suite(folder, kb_dir)), "--out", str(folder / "out")])
-    return folder, folder / "out", result
+    return folder, folder / "out", validate_cli(p001_suite(folder, kb_dir), folder / "out")
 
 
 def test_paper001_claims_pass_on_medical_mini(validated):
@@ -107,8 +106,7 @@ def test_each_claim_meets_its_shams(validated, kb_dir):
     assert power[claim, "oracle swapped for ignores-context"] == "power", power
     assert power[claim, "kg-node-removal hides nothing"] == "no power", power
     strict = p001_suite(folder / "strict", kb_dir, claims=f"    - {claim}\n")
-    shutil.copytree(out / "controls", folder / "strict" / "out" / "controls")  # the same control runs, resumed
-    result = CliRunner().invoke(main, ["validate", str(strict), "--out", str(folder / "strict" / "out")])
+    result = validate_cli(strict, folder / "strict" / "out", reuse=out)  # the same control runs, resumed
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     assert f"no power against kg-node-removal hides nothing: {claim}" in result.stderr
 

@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from .cli_generate import generate_cmd
 from .cli_init import init_cmd
 from .cli_options import MODEL_HELP, PLUGIN_OPTION
 from .cli_results import audit_cmd, check_cmd, compare_cmd, export_cmd, report_cmd, show_gates, traces_cmd
@@ -347,7 +348,7 @@ def plan_cmd(suite: str, model: str | None, judge: str | None, limit: int | None
         console.print(line, highlight=False, markup=False)
 
 
-for command in (report_cmd, compare_cmd, export_cmd, check_cmd, traces_cmd, init_cmd, audit_cmd):
+for command in (report_cmd, compare_cmd, export_cmd, check_cmd, traces_cmd, init_cmd, generate_cmd, audit_cmd):
     main.add_command(command)
 
 

@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .costs import dollars, price_of
+from .errors import PluginFailure, call_plugin
 from .model import BASELINE, RunRecord
 from .plugin_api import Environment, MetricContext
+from .units import expected_system_calls
 
 if TYPE_CHECKING:
     from .suite import LoadedSuite
@@ -119,9 +121,9 @@ def _plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, questions: list[A
     metrics = [registry.create("metric", ref.name, **ref.options) for ref in suite.metrics]
     for ref in suite.systems:
         system = registry.create("system", ref.name, **ref.options)
-        calls = max(0.0, float(system.expected_llm_calls))
+        calls, problem = expected_system_calls(system, ref.key)
         units = ref.repeats * len(questions)  # a repeated system runs each question ``repeats`` times
-        baseline = Row(ref.key, units, calls * units, model=system_backend.model_id)
+        baseline = Row(ref.key, units, calls * units, model=system_backend.model_id, notes=[problem] if problem else [])
         dry.measure(ref, system, baseline, records)
         rows.append(baseline)
         chain = max(chain, calls * (2 if ref.key in suite.targets_of_interventions() and suite.interventions else 1))
@@ -151,7 +153,11 @@ def _intervention_row(suite: Any, registry: Any, iref: Any, sref: Any, questions
     probe = registry.create("intervention", iref.name, **iref.options)
     per_question = float(suite.repeats if suite.repeats and probe.repeats > 1 else probe.repeats)
     note = []
-    variants = dry.variants(probe, sref.key)
+    try:
+        variants = dry.variants(probe, sref.key)
+    except PluginFailure as exc:  # counted as a plain intervention, with the reason
+        variants = None
+        note.append(str(exc))
     if variants is not None:
         per_question = variants
         note.append("enumerated: variants per question from the dry-run sample")
@@ -166,20 +172,27 @@ KB_BUILD = "knowledge base build"
 def _kb_build_row(suite: Any, registry: Any, questions: list[Any], model: str) -> Row:
     """The knowledge base's own LLM calls, as its builder bounds them (its calls count against the budget)."""
     builder = registry.create("kb_builder", suite.knowledge_base.builder, **suite.knowledge_base.options)
-    calls = builder.expected_llm_calls(questions)
-    note = "the builder does not say how many calls its build makes" if calls is None else \
-        "at most, by the builder's caps; they count against the suite's budget"
+    try:
+        calls = call_plugin(f"kb builder {suite.knowledge_base.builder!r}: expected_llm_calls",
+                            builder.expected_llm_calls, questions)
+        note = "the builder does not say how many calls its build makes" if calls is None else \
+            "at most, by the builder's caps; they count against the suite's budget"
+    except PluginFailure as exc:
+        calls, note = None, f"{exc}: calls unknown"
     return Row(KB_BUILD, 0, float(calls or 0.0), model=model, notes=[note])
 
 
 def _judge_row(metrics: list[Any], rows: list[Row], backend: Any, dry: "_DryRun",
                records: dict[str, RunRecord]) -> Row:
-    calls = 0.0
+    judge = Row("judge", 0, 0.0, model=backend.model_id)
     for metric in metrics:
         for row in rows:
             condition = row.what.split(" x ", 1)[1] if " x " in row.what else BASELINE
-            calls += row.units * float(metric.expected_llm_calls(condition))
-    judge = Row("judge", 0, calls, model=backend.model_id)
+            try:
+                judge.calls += row.units * float(call_plugin(f"metric {metric.name!r}: expected_llm_calls({condition!r})",
+                                                             metric.expected_llm_calls, condition))
+            except PluginFailure as exc:  # its calls are not counted: say so
+                judge.notes.append(f"{exc}: not counted")
     seen = [c for r in records.values() for c in r.judge_calls if not c.cached]
     if seen:
         judge.prompt_tokens, judge.completion_tokens = _means(seen)
@@ -232,10 +245,10 @@ class _DryRun:
         for question in self.questions:
             llm = _SizingLLM(self.model_id)
             env = Environment(view=None if self.view is _NO_VIEW else self.view, llm=llm.client, options=dict(ref.options))
-            try:
-                trace = system.run(question, env)
-            except Exception as exc:  # noqa: BLE001 - a plan must not die on a dry run
-                row.notes.append(f"dry run failed: {type(exc).__name__}: {exc}"[:200])
+            try:  # a plan must not die on a dry run, not even on a plugin's sys.exit
+                trace = call_plugin("dry run", system.run, question, env)
+            except PluginFailure as exc:
+                row.notes.append(str(exc)[:200])
                 continue
             self.baselines[(ref.key, question.id)] = (question, trace)
             sizes += llm.sizes
@@ -253,10 +266,10 @@ class _DryRun:
         llm = _SizingLLM(self.model_id)
         view = None if self.view is _NO_VIEW else self.view
         for mref in self.loaded.suite.metrics:
-            try:
-                self.registry.create("metric", mref.name, **mref.options).score(
-                    record, question, MetricContext(llm=llm.client, view=view))
-            except Exception:  # noqa: BLE001 - a metric that cannot score a dry record adds no judge prompt
+            metric = self.registry.create("metric", mref.name, **mref.options)
+            try:  # a metric that cannot score a dry record adds no judge prompt
+                call_plugin("dry scoring", metric.score, record, question, MetricContext(llm=llm.client, view=view))
+            except PluginFailure:
                 continue
         self.judge_prompts += llm.sizes
 
@@ -266,7 +279,8 @@ class _DryRun:
         counts = []
         for (key, _), (question, trace) in self.baselines.items():
             if key == system:
-                listed = intervention.variants(question, trace.model_copy(deep=True), random.Random(0))
+                listed = call_plugin(f"intervention {intervention.name!r}: variants() on the dry run",
+                                     intervention.variants, question, trace.model_copy(deep=True), random.Random(0))
                 if listed is None:
                     return None
                 counts.append(len(listed))

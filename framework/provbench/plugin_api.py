@@ -133,6 +133,9 @@ class Intervention(Plugin, ABC):
     # a graph-level intervention whose units resume the baseline's trajectory (resume_point) under
     # its view instead of running the system afresh; only systems with supports_step_resume take it
     resumes: ClassVar[bool] = False
+    # the parts of a knowledge base it acts on ("relations"): on a KB without one it is not
+    # measurable, and a run marks it so instead of running it (provbench.kb.health)
+    needs: ClassVar[tuple[str, ...]] = ()
 
     def variants(self, question: Question, baseline: Trace, rng: random.Random) -> list[Variant] | None:
         """The variants to run for this question, or None when the intervention is not enumerated.

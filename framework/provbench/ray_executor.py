@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 import math
 import sqlite3
 import threading
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from .units import RunContext, Unit
     from .suite import LoadedSuite
 
+log = logging.getLogger(__name__)
 _unit_entries: contextvars.ContextVar[list | None] = contextvars.ContextVar("provbench_unit_cache", default=None)
 
 
@@ -163,6 +165,10 @@ class UnitWorker:
             _unit_entries.reset(token)
         return record, entries + self.cache.take_orphans()
 
+    def ready(self) -> bool:
+        """Answers once the worker is built (its knowledge base open, its plugins loaded)."""
+        return True
+
     def close(self) -> None:
         if self.kb is not None:
             self.kb.close()
@@ -192,7 +198,12 @@ def ray_session(address: str | None = None) -> Iterator[None]:
 
 
 class RayExecutor:
-    """Spreads units over ``workers`` Ray actors, each running several at once on threads."""
+    """Spreads units over ``workers`` Ray actors, each running several at once on threads.
+
+    A unit past its timeout is :meth:`abandon`-ed as on threads: its actor is retired (it gets no
+    more units, and is killed, with the hung thread in it, once no other unit runs there) and a
+    fresh actor takes its place, so the run keeps its workers. An actor that dies (its process
+    killed or crashed) is replaced the same way; its units are recorded failed by the scheduler."""
 
     def __init__(self, ctx: "RunContext", run_unit: Callable[..., RunRecord], address: str | None = None,
                  workers: int | None = None) -> None:
@@ -203,23 +214,30 @@ class RayExecutor:
         cpus = int(ray.cluster_resources().get("CPU", 1))
         count = max(1, min(workers or cpus, ctx.suite.concurrency))
         per_worker = math.ceil(ctx.suite.concurrency / count)
-        spec = ray.put(WorkerSpec.from_context(ctx, run_unit, workers=count))
-        actor = ray.remote(num_cpus=0)(UnitWorker).options(max_concurrency=per_worker, scheduling_strategy="SPREAD")
-        self._workers = [actor.remote(spec) for _ in range(count)]
-        self._load = [0] * count
+        self._spec = ray.put(WorkerSpec.from_context(ctx, run_unit, workers=count))
+        self._actor = ray.remote(num_cpus=0)(UnitWorker).options(max_concurrency=per_worker, scheduling_strategy="SPREAD")
         self._lock = threading.Lock()
+        self._live = [self._start_actor() for _ in range(count)]
+        self._retired: list[_Actor] = []
+        try:  # built before the first unit: a unit's timeout counts from its start, not the workers'
+            ray.get([actor.handle.ready.remote() for actor in self._live])
+        except ray.exceptions.RayActorError as exc:
+            self.shutdown()
+            raise UserError(f"the Ray workers could not start: {exc}"[:2000]) from None
         self._cache = ctx.llm.cache
 
-    def submit(self, unit: "Unit", baseline: RunRecord | None) -> Future:
-        with self._lock:
-            index = self._load.index(min(self._load))
-            self._load[index] += 1
-        remote = self._workers[index].run.remote(unit, baseline).future()
-        result: Future = Future()
+    def _start_actor(self) -> "_Actor":
+        return _Actor(self._actor.remote(self._spec))
 
-        def landed(done: Future) -> None:
-            with self._lock:
-                self._load[index] -= 1
+    def submit(self, unit: "Unit", baseline: RunRecord | None) -> Future:
+        result: Future = Future()
+        with self._lock:
+            actor = min(self._live, key=lambda a: len(a.running))
+            actor.running.add(result)
+        remote = actor.handle.run.remote(unit, baseline).future()
+
+        def landed(done: Future) -> None:  # on Ray's event loop: nothing here may wait on Ray (_off_the_loop)
+            _off_the_loop(self._left, actor, result)
             try:
                 record, entries = done.result()
                 if self._cache is not None:  # the driver writes the run's cache, nobody else
@@ -227,19 +245,73 @@ class RayExecutor:
                         self._cache.put(key, reply)
                 result.set_result(record)
             except BaseException as exc:  # noqa: BLE001 - a lost worker surfaces in the driver
+                if isinstance(exc, self._ray.exceptions.RayActorError):
+                    _off_the_loop(self._replace, actor, False)
                 result.set_exception(exc)
 
         remote.add_done_callback(landed)
         return result
 
+    def abandon(self, future: Future) -> None:
+        """Give up on a unit that overran its timeout: retire its actor, start another (and wait for it)."""
+        with self._lock:
+            actor = next((a for a in self._live + self._retired if future in a.running), None)
+            if actor is None:
+                return
+            actor.running.discard(future)
+        if self._replace(actor, wait=True) is not None:
+            log.warning("abandoned a hung unit: its Ray worker is retired and a fresh one replaces it")
+
+    def _replace(self, actor: "_Actor", wait: bool) -> "_Actor | None":
+        """Retire ``actor`` (killed now if idle, else when its last unit leaves) and start a fresh one."""
+        with self._lock:
+            fresh = self._start_actor() if actor in self._live else None  # None: already replaced
+            if fresh is not None:
+                self._live = [a for a in self._live if a is not actor] + [fresh]
+                self._retired.append(actor)
+            idle = not actor.running
+        if idle:
+            self._kill(actor)
+        if wait and fresh is not None:
+            self._ray.get(fresh.handle.ready.remote())
+        return fresh
+
+    def _left(self, actor: "_Actor", result: Future) -> None:
+        with self._lock:
+            actor.running.discard(result)
+            done_with = actor in self._retired and not actor.running
+        if done_with:
+            self._kill(actor)
+
+    def _kill(self, actor: "_Actor") -> None:
+        try:
+            self._ray.kill(actor.handle)
+        except Exception:  # noqa: BLE001 - already dead
+            pass
+
     def shutdown(self) -> None:
         ray = self._ray
-        for worker in self._workers:
+        for actor in self._live:
             try:
-                ray.get(worker.close.remote(), timeout=30)
+                ray.get(actor.handle.close.remote(), timeout=30)
             except Exception:  # noqa: BLE001 - a dead worker has nothing left to close
                 pass
-            ray.kill(worker)
-        self._workers = []
+        for actor in self._live + self._retired:
+            self._kill(actor)
+        self._live, self._retired = [], []
         if self._started_ray:
             ray.shutdown()
+
+
+def _off_the_loop(action: Callable[..., Any], *args: Any) -> None:
+    """``action(*args)`` on a thread of its own: a future's callback runs on Ray's event loop, where
+    a call that waits for Ray (``ray.kill``, ``ray.get``) never returns."""
+    threading.Thread(target=action, args=args, name="ray-worker-upkeep", daemon=True).start()
+
+
+@dataclass(eq=False)
+class _Actor:
+    """A Ray worker and the units it runs now (their futures)."""
+
+    handle: Any
+    running: set = field(default_factory=set)

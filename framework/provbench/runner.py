@@ -29,7 +29,7 @@ from .execution import (Scheduler, after_units, executor_session, kb_embedding, 
                         reopen_read_only, warm_up_embeddings, warm_up_later_work)
 from .jsonlines import input_errors
 from .kb.embeddings import query_embedder
-from .kb.health import check_run_kb
+from .kb.health import check_run_kb, not_measurable_interventions
 from .leakguard import leak_lines
 from .llm_setup import check_budget_prices, check_same_models, make_judge, make_run_llm
 from .manifest import check_same_settings, write_manifest
@@ -82,10 +82,13 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
         before = _spent(builder_llm)
         kb_dir, kb = _knowledge_base(loaded, registry, list(questions.values()), builder_llm, console, store.run_dir)
         kb_spent = [after - was for after, was in zip(_spent(builder_llm), before)]
-        _check_kb(loaded, kb, kb_dir, questions, console)
+        unmeasurable = _check_kb(loaded, registry, kb, kb_dir, questions, console)
         ctx = None
         try:
             manifest = _start(store, loaded, questions, (llm, judge_llm), kb_dir, pm, console, kb=kb)
+            if unmeasurable:
+                manifest.knowledge_base["not_measurable"] = unmeasurable
+                store.write_manifest(manifest)
             _record_kb_build(store, manifest, kb_spent)
             if kb is not None:  # no plugin can write it; other processes (Ray workers, `kb info`) can open it
                 kb = reopen_read_only(kb, kb_dir)
@@ -261,6 +264,19 @@ def _drop_unplanned(ctx: RunContext, done: dict[str, RunRecord]) -> None:
             del done[key]
 
 
+def _drop_superseded(ctx: RunContext, done: dict[str, RunRecord], planned_pairs: set[tuple[str, str]]) -> None:
+    """Failed intervention units that a pair's new plan no longer holds (a variant listing that
+    failed, or a missing baseline, planned one stand-in unit; healed, the variants have keys of
+    their own): forget their old records, so they are not retried (and failed) forever."""
+    conditions = {ref.key for ref in ctx.suite.interventions}
+    for key in list(ctx.retry):
+        record = done.get(key)
+        if record is not None and record.key.condition in conditions and \
+                (record.key.question_id, record.key.system) in planned_pairs:
+            del done[key]
+            ctx.retry.discard(key)
+
+
 def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int | None = None,
                    console: "Console | None" = None, *, pm: "pluggy.PluginManager | None" = None,
                    llm: Any = None, executor: ExecutorSpec | None = None,
@@ -313,10 +329,8 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
     _check_limit(limit)
     kb_dir = Path(out).resolve()
     reused = KnowledgeBase.is_complete(kb_dir)
-    from .datainfo import resolve_loader
-
     with input_errors(dataset):
-        questions = resolve_loader(registry, dataset, loader).load(dataset, limit=limit)
+        questions, options = _questions_or_source(registry, dataset, loader, builder, limit, options or {})
     if llm is None:
         workers = concurrency or (options or {}).get("max_workers") or 2
         llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir), max_concurrency=int(workers))
@@ -328,6 +342,19 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
         return kb_dir, kb.stats(), reused
     finally:
         kb.close()
+
+
+def _questions_or_source(registry: "Registry", dataset: str | Path, loader: str | None, builder: str,
+                         limit: int | None, options: dict[str, Any]) -> tuple[list[Question], dict[str, Any]]:
+    """The dataset's questions and the builder options; a folder given to a builder that reads one
+    (its option ``source``: ``documents``, ``property-graph``) is that source, with no questions."""
+    from .datainfo import resolve_loader
+
+    takes = registry.get("kb_builder", builder).options_model
+    if loader is None and Path(dataset).is_dir() and "source" not in options \
+            and takes is not None and "source" in takes.model_fields:
+        return [], {**options, "source": str(dataset)}
+    return resolve_loader(registry, dataset, loader).load(dataset, limit=limit), options
 
 
 # -- setup ------------------------------------------------------------------------------------------
@@ -407,13 +434,21 @@ def _file_sha(source: str) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
 
 
-def _check_kb(loaded: LoadedSuite, kb: Any, kb_dir: Path | None, questions: dict[str, Question],
-              console: "Console | None") -> None:
-    """Refuse a degenerate knowledge base; say how much of the questions' gold it holds (kb.health)."""
+def _check_kb(loaded: LoadedSuite, registry: "Registry", kb: Any, kb_dir: Path | None, questions: dict[str, Question],
+              console: "Console | None") -> dict[str, str]:
+    """Refuse a degenerate knowledge base; say how much of the questions' gold it holds; leave out
+    the interventions that act on a part it lacks, and return why (kb.health)."""
     options = loaded.suite.knowledge_base.options if loaded.suite.knowledge_base else {}
-    for line in check_run_kb(kb, kb_dir, questions.values(), options):
+    needs = {ref.key: getattr(registry.get("intervention", ref.name).factory, "needs", ())
+             for ref in loaded.suite.interventions}
+    unmeasurable = not_measurable_interventions(kb, needs, options)
+    loaded.suite.interventions = [ref for ref in loaded.suite.interventions if ref.key not in unmeasurable]
+    lines = check_run_kb(kb, kb_dir, questions.values(), options)
+    lines += [f"intervention {key!r} {why} (left out of this run)" for key, why in unmeasurable.items()]
+    for line in lines:
         if console is not None:
             console.print(line, highlight=False, markup=False)
+    return unmeasurable
 
 
 def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Question], llm: Any,
@@ -471,6 +506,7 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
             if pictures is not None:
                 pictures.close()
     ctx.retry -= scheduler.planned_keys  # what is left was not planned this time
+    _drop_superseded(ctx, done, scheduler.planned_pairs)
     if console is not None and ctx.suite.interventions and ctx.suite.exclusion.enabled:
         excluded = excluded_questions(ctx.suite, done) & set(ctx.questions)
         console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "

@@ -23,9 +23,9 @@ from .costs import BudgetSpec
 from .errors import UserError
 from .jsonlines import input_errors
 from .llm.spec import ModelSpec, check_model_params
-from .registry import unknown_name_message
 from .results.rules import plugin_key
-from .suite_yaml import SuiteError, field_name, line_of, parse_yaml as _parse_yaml, plain as _plain, validation_message
+from .suite_yaml import (SuiteError, check_intervention_systems, field_name, line_of, parse_yaml as _parse_yaml,
+                         plain as _plain, validation_message)
 from .suite_yaml import where as _where
 
 __all__ = ["Suite", "LoadedSuite", "PluginRef", "SuiteError", "load_suite", "line_of", "field_name"]
@@ -338,10 +338,7 @@ def _check_dataset_file(path: Path, tree: Any, loaded: LoadedSuite, spec: Datase
 
 def _check_references(path: Path, tree: Any, block: "Suite | ControlsSpec", prefix: tuple = ()) -> None:
     names = block.system_names
-    for i, name in enumerate(block.intervention_systems or []):
-        if name not in names:
-            raise SuiteError(f"{_where(path, tree, (*prefix, 'intervention_systems', i))}: "
-                             + unknown_name_message("system", name, names) + " (must be one of the suite's systems)")
+    check_intervention_systems(path, tree, block.intervention_systems, names, prefix, "one of the suite's systems")
     ex = block.exclusion
     if ex.enabled and ex.reference_system not in names:
         nested = isinstance(_node(tree, (*prefix, "exclusion")), dict)

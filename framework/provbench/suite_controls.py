@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from .model import BASELINE
-from .registry import unknown_name_message
-from .suite_yaml import SuiteError, where
+from .suite_yaml import SuiteError, check_intervention_systems, where
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -153,10 +152,7 @@ def check_controls(path: "Path", tree: Any, suite: Suite, registry: "Registry", 
 
 def _check_targets(path: "Path", tree: Any, config: ControlsConfiguration, diff: tuple) -> None:
     names = config.system_names
-    for i, name in enumerate(config.intervention_systems or []):
-        if name not in names:
-            raise SuiteError(f"{where(path, tree, (*diff, 'intervention_systems', i))}: "
-                             + unknown_name_message("system", name, names) + " (must be one the controls run)")
+    check_intervention_systems(path, tree, config.intervention_systems, names, diff, "one the controls run")
     ex = config.exclusion
     if ex.enabled and ex.reference_system not in names:
         raise SuiteError(f"{where(path, tree, (*diff, 'systems'))}: the exclusion's reference system "

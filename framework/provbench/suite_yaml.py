@@ -119,6 +119,16 @@ def where(path: Path, tree: Any, loc: tuple) -> str:
     return f"{path}" + (f", line {line}" if line else "") + (f", field '{field_name(loc)}'" if loc else "")
 
 
+def check_intervention_systems(path: Path, tree: Any, declared: list[str] | None, names: list[str], loc: tuple,
+                               must_be: str) -> None:
+    """Each system of an ``intervention_systems`` list (at ``loc``) is one of ``names`` (``must_be``
+    says which, in the error: "one of the suite's systems", "one the controls run")."""
+    for i, name in enumerate(declared or []):
+        if name not in names:
+            raise SuiteError(f"{where(path, tree, (*loc, 'intervention_systems', i))}: "
+                             + unknown_name_message("system", name, names) + f" (must be {must_be})")
+
+
 def validation_message(path: Path, tree: Any, exc: ValidationError, root: type[BaseModel]) -> str:
     """Every problem pydantic found (up to 5), each located; ``root`` is the file's model."""
     problems = []

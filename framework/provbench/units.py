@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +17,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from .audit import hidden_set, logged_requests, request_log
 from .capture import UnitCapture
-from .errors import UserError
+from .errors import PluginFailure, UserError, call_plugin, reraise_a_real_interrupt
 from .leakguard import check_unit
 from .model import HiddenSet, LeakCheck, Question, RunRecord, Trace, UnitKey, utc_now
 from .plugin_api import Environment, Intervention, MetricContext, Variant
@@ -60,6 +59,7 @@ class Unit:
     intervention: PluginRef | None = None
     seed: int = 0
     variant: Variant | None = None  # the variant of an enumerated intervention this unit runs
+    unplannable: str | None = None  # why a plugin's code failed while this unit was planned: it runs as failed
 
 
 def unit_seed(base: int, key: UnitKey) -> int:
@@ -104,7 +104,11 @@ def intervention_units(ctx: RunContext, questions: Iterable[str],
             if not _can_take(ctx, probe, sref, iref):
                 continue
             for qid in questions:
-                variants = _variants(ctx, probe, qid, sref.key, iref.key, done)
+                try:
+                    variants = _variants(ctx, probe, qid, sref.key, iref.key, done)
+                except PluginFailure as exc:  # one failed unit says why; the run and its other units go on
+                    units.append(_unplannable_unit(suite, qid, sref, iref, str(exc)))
+                    continue
                 if variants is not None:
                     units += [_variant_unit(suite, qid, sref, iref, v) for v in variants]
                     continue
@@ -137,7 +141,8 @@ def _variants(ctx: RunContext, intervention: Intervention, qid: str, system: str
     if baseline is None or baseline.status != "ok" or baseline.trace is None:
         return None
     rng = random.Random(unit_seed(ctx.suite.seed, UnitKey(question_id=qid, system=system, condition=condition)))
-    variants = intervention.variants(ctx.questions[qid], baseline.trace.model_copy(deep=True), rng)
+    variants = call_plugin(f"intervention {condition!r}: variants() for question {qid!r} and system {system!r}",
+                           intervention.variants, ctx.questions[qid], baseline.trace.model_copy(deep=True), rng)
     if variants is None:
         return None
     ids = [v.id for v in variants]
@@ -152,6 +157,22 @@ def _variant_unit(suite: Suite, qid: str, sref: PluginRef, iref: PluginRef, vari
     return Unit(key, sref, iref, seed=unit_seed(suite.seed, key), variant=variant)
 
 
+def _unplannable_unit(suite: Suite, qid: str, sref: PluginRef, iref: PluginRef, why: str) -> Unit:
+    """The one unit that stands for a question x system x intervention whose planning failed."""
+    key = UnitKey(question_id=qid, system=sref.key, condition=iref.key)
+    return Unit(key, sref, iref, seed=unit_seed(suite.seed, key), unplannable=f"{why} (while the run was planned)")
+
+
+def expected_system_calls(system: Any, key: str) -> tuple[float, str | None]:
+    """A system's ``expected_llm_calls`` (at least 0), and what went wrong asking it: then the
+    default of one call, since the figure only orders work and sizes estimates."""
+    try:
+        return max(0.0, call_plugin(f"system {key!r}: expected_llm_calls", lambda: float(system.expected_llm_calls))), None
+    except PluginFailure as exc:
+        log.warning("%s; counted as one call", exc)
+        return 1.0, f"{exc}; counted as one call"
+
+
 # -- running one unit ---------------------------------------------------------------------------------
 
 def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> RunRecord:
@@ -162,11 +183,13 @@ def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> 
     started = time.perf_counter()
     capture = UnitCapture(unit.key.as_str())  # every LLM request the unit makes, from any thread
     try:
+        if unit.unplannable:
+            raise PluginFailure(unit.unplannable)
         produced, guard = _produce_trace(ctx, unit, question, baseline, capture)
         trace = storable_trace(produced)
         trace.wall_time_s = round(time.perf_counter() - started, 4)
     except BaseException as exc:  # a unit's failure is data, not a crash (a plugin's sys.exit too)
-        _reraise_a_real_interrupt(exc)
+        reraise_a_real_interrupt(exc)
         log.debug("unit %s failed", unit.key.as_str(), exc_info=True)
         record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"[:2000]
     else:
@@ -189,13 +212,6 @@ def failed_record(ctx: RunContext, unit: Unit, reason: str) -> RunRecord:
     _score(ctx, record, question, None)
     record.finished_at = utc_now()
     return storable_record(record)
-
-
-def _reraise_a_real_interrupt(exc: BaseException) -> None:
-    """Ctrl-C reaches only the main thread: there a KeyboardInterrupt may be the user's, so it stops
-    the run; on a worker thread it can only be a plugin's own, which fails its unit like any error."""
-    if isinstance(exc, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
-        raise exc
 
 
 class UnstorableTrace(TypeError):
@@ -314,7 +330,7 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
     try:
         record.scores.update(ctx.loader.score_answer(question, prediction))
     except BaseException as exc:  # noqa: BLE001 - a plugin's sys.exit included
-        _reraise_a_real_interrupt(exc)
+        reraise_a_real_interrupt(exc)
         record.score_notes["accuracy"] = f"scoring failed: {type(exc).__name__}: {exc}"[:500]
     if baseline is not None and baseline.trace is not None and record.status == "ok":
         # an abstention is its own output, never an empty answer (plugin_api.compared_output)
@@ -328,7 +344,7 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
         try:
             record.scores.update(metric.score(record, question, metric_ctx) or {})
         except BaseException as exc:  # noqa: BLE001 - a judge failure leaves a note, never a crash
-            _reraise_a_real_interrupt(exc)
+            reraise_a_real_interrupt(exc)
             record.score_notes[name] = f"{type(exc).__name__}: {exc}"[:500]
 
 

@@ -16,6 +16,8 @@ a check that saw nothing confirms nothing.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..model import BASELINE
@@ -80,11 +82,12 @@ class ConditionContrast(PairedClaim):
                           conditions=(o.treatment, o.reference))
 
     def about(self) -> ClaimAbout:
-        """The treatment is tested when a control must show its effect; the reference never is
-        (a reference that hid nothing would still let the contrast pass)."""
+        """The treatment is tested when a control must show its effect; the reference is declared
+        as such (a reference that hid nothing would still let the contrast pass)."""
         o = self.options
-        return _about(o.expect, [c for c in (o.treatment, o.reference) if c != BASELINE],
-                      [o.treatment] if any(e.effect for e in o.expect) and o.treatment != BASELINE else [])
+        about = _about(o.expect, [c for c in (o.treatment, o.reference) if c != BASELINE],
+                       [o.treatment] if any(e.effect for e in o.expect) and o.treatment != BASELINE else [])
+        return replace(about, reference_conditions=(o.reference,) if o.reference != BASELINE else ())
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
         from ..results.stats import paired_permutation

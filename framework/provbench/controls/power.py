@@ -3,7 +3,8 @@
 For one claim, :func:`power_rows` checks it again under every sham its declaration gives
 (:mod:`provbench.controls.shams`) and says, per sham, ``power`` (the claim fails under it) or
 ``no power`` (it still passes: it could not tell the real thing from the sham), and per condition
-it names with no positive expectation, ``untested``. A claim that fails on its own controls has
+it names with no positive expectation, ``untested`` (``reference`` for the conditions it declares
+as the references of tested ones). A claim that fails on its own controls has
 nothing to measure (``not measured``).
 
 A random stand-in of an intervention that hides most of what can be hidden (full isolation hides
@@ -36,6 +37,9 @@ def power_rows(ref: "ClaimRef", about: "ClaimAbout", runs: "ControlRuns", verdic
     rows = [PowerRow(claim=claim, sham=condition, status="untested",
                      observed="no control must show an effect of this condition, so no sham of it could fail "
                               "the claim") for condition in about.untested]
+    rows += [PowerRow(claim=claim, sham=condition, status="reference",
+                      observed="the reference a tested condition is compared with: by design no control must show "
+                               "an effect of it") for condition in about.reference_conditions]
     holds = bool(verdicts) and all(v.passed for v in verdicts)
     for sham in shams_of(about, runs.controls):
         if not holds:

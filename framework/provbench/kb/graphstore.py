@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
+import os
 import re
 import threading
 import time
@@ -291,7 +293,13 @@ OPEN_WAIT_S = 30.0  # a process that just finished building this KB may still ho
 
 
 def open_store(path: Path, read_only: bool, wait_s: float = OPEN_WAIT_S) -> GraphStore:
-    """Open the database, waiting a little while another process holds Kùzu's lock on it."""
+    """Open the database, waiting a little while another process holds Kùzu's lock on it. A
+    database this process cannot write (read-only media, a folder without write permission) is
+    opened read-only: reusing a finished knowledge base writes nothing, and a write then fails
+    with the database's read-only error instead of the open failing."""
+    if not read_only and not _writable(path / DB_NAME):
+        logging.getLogger(__name__).info("%s is not writable here: opening the knowledge base read-only", path)
+        read_only = True
     deadline = time.monotonic() + wait_s
     while True:
         try:
@@ -303,3 +311,9 @@ def open_store(path: Path, read_only: bool, wait_s: float = OPEN_WAIT_S) -> Grap
                         "wait for that process, or give this run its own knowledge_base directory)") if locked else ""
                 raise KBError(f"cannot open the knowledge base at {path}: {exc}{hint}") from exc
             time.sleep(0.2)
+
+
+def _writable(target: Path) -> bool:
+    """Whether this process may write ``target`` and its folder (``os.access`` also says no on a
+    read-only file system, even to root)."""
+    return all(os.access(p, os.W_OK) for p in (target, target.parent) if p.exists())

@@ -9,6 +9,12 @@ reply was not JSON of the schema) is above the builder option ``max_failed_extra
 option ``allow_unlinked_entities``. ``provbench run`` and ``validate`` refuse a degenerate KB
 with these reasons; ``kb info`` and the report's knowledge-base section show them first.
 
+One reason costs only some interventions their meaning: a KB with text units and entities but no
+relations still measures what the systems read and the entity-level ablations, but not an
+intervention that acts on relations (its ``needs``: edge invalidation). Such a run goes on, and
+those interventions are marked not measurable, with the reason (:func:`not_measurable_interventions`:
+the console, the manifest, the report's knowledge-base section) instead of being run.
+
 The typical route there: a corpus converted into a built-in format whose builder takes its graph
 from fields the corpus lacks (2Wiki JSON without ``evidences``: no gold triples, and extraction
 only on text units that support no question), which builds 0 entities and 0 relations.
@@ -28,6 +34,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_FAILED_EXTRACTION_SHARE = 0.5
+# the part of a KB some interventions need (Intervention.needs) -> the reason a KB without it gives
+PARTS = {"relations": "it has no relations"}
 
 
 def degenerate_reasons(counts: dict[str, Any], build_info: dict[str, Any], linked_entities: int | None = None,
@@ -88,7 +96,7 @@ def check_run_kb(kb: "KnowledgeBase | None", kb_dir: Any, questions: "Iterable[Q
     if kb is None:
         return []
     reasons = kb_degenerate_reasons(kb, options)
-    if reasons:
+    if set(reasons) - set(PARTS.values()):  # all of them said: the missing parts too
         kb.close()
         raise UserError(refusal(kb_dir, reasons))
     questions = list(questions)
@@ -100,3 +108,14 @@ def check_run_kb(kb: "KnowledgeBase | None", kb_dir: Any, questions: "Iterable[Q
     if unmapped:
         log.warning("\n".join(lines))
     return lines
+
+
+def not_measurable_interventions(kb: "KnowledgeBase | None", needs: dict[str, tuple[str, ...]],
+                                 options: dict[str, Any] | None = None) -> dict[str, str]:
+    """Intervention key -> why it is not measurable on ``kb``: a part it ``needs`` is missing (``needs``:
+    each intervention's key and :attr:`provbench.plugin_api.Intervention.needs`)."""
+    if kb is None:
+        return {}
+    reasons = set(kb_degenerate_reasons(kb, options))
+    return {key: f"not measurable: the knowledge base {PARTS[part].removeprefix('it ')}, which it acts on"
+            for key, parts in needs.items() for part in parts if PARTS.get(part) in reasons}

@@ -386,7 +386,8 @@ class KnowledgeBase:
 
     def finalize(self, build_info: dict, embed: bool = True, *, ann_min_vectors: int | None = None,
                  progress: "Callable[[str, int, int], None] | None" = None,
-                 embedder: "BuildEmbedder | None" = None) -> None:
+                 embedder: "BuildEmbedder | None" = None,
+                 known_vectors: "dict[str, dict[str, Any]] | None" = None) -> None:
         """Build the embedding indices, save ``build_info`` and write the completion marker (last).
 
         ``embed=False`` stores random unit vectors instead of model embeddings: only for
@@ -395,6 +396,8 @@ class KnowledgeBase:
         ``embeddings.ANN_MIN_VECTORS``). ``progress(index name, done, total)`` follows embedding.
         ``embedder`` computes the vectors (default: the one set with
         :func:`provbench.kb.embeddings.build_embedder`, else in this process); the marker names it.
+        ``known_vectors`` (index name -> id -> vector of the same embedding model, e.g. an imported
+        store's own) are used as they are; only the other rows are embedded.
         """
         from .embeddings import current_build_embedder
 
@@ -407,7 +410,7 @@ class KnowledgeBase:
         except (TypeError, ValueError) as exc:
             raise KBError(f"build_info must be JSON-serialisable: {exc}") from exc
         embedder = (embedder or current_build_embedder()) if embed else None
-        self._write_vectors(embedder, ann_min_vectors, progress)
+        self._write_vectors(embedder, ann_min_vectors, progress, known_vectors or {})
         store.rows("CHECKPOINT")
         if (self.path / STAGING_DIR).is_dir() and not any((self.path / STAGING_DIR).iterdir()):
             (self.path / STAGING_DIR).rmdir()  # bulk loads leave it empty; a finished KB has no use for it
@@ -418,9 +421,10 @@ class KnowledgeBase:
             "counts": self.stats().model_dump()}))  # checked on every open (_check_integrity)
 
     def _write_vectors(self, embedder: "BuildEmbedder | None", ann_min_vectors: int | None,
-                       progress: "Callable[[str, int, int], None] | None") -> None:
-        """Every index's vectors from one call of ``embedder`` (None: random unit vectors)."""
-        from .embeddings import ANN_MIN_VECTORS, VectorIndex, random_unit_vectors
+                       progress: "Callable[[str, int, int], None] | None", known: dict[str, dict[str, Any]]) -> None:
+        """Every index's vectors: ``known`` ones as given, the rest from one call of ``embedder``
+        (None: random unit vectors)."""
+        from .embeddings import ANN_MIN_VECTORS, VectorIndex, normalise, random_unit_vectors
 
         s = self._store
         units = s.rows("MATCH (c:Chunk) RETURN c.id, c.text ORDER BY c.id")
@@ -433,7 +437,7 @@ class KnowledgeBase:
             INDEX_COMMUNITIES: [(i, f"{t}: {summ}" if t else (summ or "")) for i, t, summ in communities],
         }
         names = list(texts)
-        groups = [[text for _, text in texts[name]] for name in names]
+        groups = [[text for i, text in texts[name] if i not in known.get(name, {})] for name in names]
         done = [0] * len(names)
 
         def step(group: int, n: int) -> None:
@@ -445,6 +449,9 @@ class KnowledgeBase:
             vectors = [random_unit_vectors(len(group)) for group in groups]
         else:
             vectors = _embedded(embedder, groups, step)
+        for n, name in enumerate(names):
+            if known.get(name):
+                vectors[n] = _merged([i for i, _ in texts[name]], known[name], vectors[n], normalise)
         threshold = ANN_MIN_VECTORS if ann_min_vectors is None else ann_min_vectors
         directory = self.path / VECTORS_DIR
         for name, rows in zip(names, vectors):
@@ -517,6 +524,16 @@ def _embedded(embedder: "BuildEmbedder", groups: list[list[str]], progress: Call
         raise KBError(f"build embedder {embedder.name!r} returned arrays of shapes "
                       f"{[v.shape for v in vectors]}, expected {expected} (one row per text of each index)")
     return vectors
+
+
+def _merged(ids: list[str], known: dict[str, Any], embedded: Any, normalise: Callable) -> Any:
+    """One index's rows in ``ids`` order: the known vectors (normalised), the embedded ones between."""
+    import numpy as np
+
+    rows, fresh = [], iter(embedded)
+    for item in ids:
+        rows.append(np.asarray(known[item], dtype=np.float32) if item in known else next(fresh))
+    return normalise(np.vstack(rows)) if rows else embedded
 
 
 def _cypher_path(path: Path) -> str:

@@ -20,7 +20,7 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import Any
 
-from ..kb.health import degenerate_reasons
+from ..kb.health import PARTS, degenerate_reasons
 from ..kb.info import count_rows, detail_lines
 from ..model import BASELINE, Question, RunRecord
 from ..results.rules import correctness
@@ -78,7 +78,7 @@ def filter_choices(run: RunData) -> dict[str, list[str]]:
 
 # -- the knowledge base --------------------------------------------------------------------------
 
-def knowledge_base_blocks(info: dict[str, Any]) -> list[Any]:
+def knowledge_base_blocks(info: dict[str, Any], not_measurable: dict[str, str] | None = None) -> list[Any]:
     """Counts (beside the paper's when the builder follows one), problems, build, options; redacted
     (a KB built before its builder redacted error texts may still quote a provider's key)."""
     info = Redactor.for_run().data(info)
@@ -95,7 +95,13 @@ def knowledge_base_blocks(info: dict[str, Any]) -> list[Any]:
     blocks: list[Any] = [Table(columns=columns, rows=rows, css_class="kb kb-counts", caption=(
         "Counts" + (f", beside those of {paper['title']}" if paper.get("title") else "") + "."))] if rows else []
     degenerate = degenerate_reasons(info.get("counts") or {}, info, info.get("linked_entities"))
-    if degenerate:  # first: nothing measured on such a KB means anything (provbench.kb.health)
+    lacking = [r for r in degenerate if r in PARTS.values()]
+    if lacking:  # some interventions lose their meaning, the rest of the run stands (provbench.kb.health)
+        rows = [[r, ", ".join(k for k, why in (not_measurable or {}).items() if r.removeprefix("it ") in why) or "none"]
+                for r in lacking]
+        blocks.insert(0, Table(columns=["This knowledge base lacks", "Interventions not measurable on it (not run)"],
+                               rows=rows, numeric_from=2, css_class="kb kb-lacking"))
+    if len(lacking) < len(degenerate):  # first: nothing measured on such a KB means anything
         blocks.insert(0, Table(columns=["This knowledge base is degenerate: runs on it are refused"],
                                rows=[[r] for r in degenerate], numeric_from=1, css_class="kb kb-degenerate"))
     problems = info.get("problems")

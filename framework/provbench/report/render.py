@@ -99,7 +99,7 @@ def knowledge_base_section(run: RunData) -> Section | None:
     except (OSError, ValueError) as exc:
         return Section(id="knowledge-base", title="Knowledge base", order=15,
                        blocks=[Text(text=redact(f"build_info.json could not be read: {exc}"))])
-    return Section(id="knowledge-base", title="Knowledge base", order=15, blocks=knowledge_base_blocks(info),
+    return Section(id="knowledge-base", title="Knowledge base", order=15, blocks=knowledge_base_blocks(info, run.manifest.knowledge_base.get("not_measurable")),
                    intro=f"From {info_file}: what the builder recorded while building this knowledge base.")
 
 

@@ -48,7 +48,8 @@ POWER = ("Power against shams: each claim checked again with what it is about fa
          "still passes, so it cannot tell the real thing from the sham; 'indistinct': it still passes under a random set "
          "of the real one's size that is mostly the real one (the intervention hides most of what can be hidden, so "
          "no random set of that size could differ; the 'hides nothing' sham still tests it); 'untested': a condition "
-         "the claim names with no control expected to show its effect.")
+         "the claim names with no control expected to show its effect; 'reference': a condition a tested one is "
+         "compared with.")
 
 
 def _differences(differences: list[str]) -> str:

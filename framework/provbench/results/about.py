@@ -7,7 +7,9 @@ LLMs, the systems whose settings it compares, and the explanations or rankings i
 :meth:`ControlRuns.credit`. ``provbench validate`` replaces each of them by a sham
 (:mod:`provbench.controls.shams`) and checks the claim again: a claim that still passes has no
 power against that sham. A condition with no positive expectation is *untested*: no sham of it
-could make the claim fail.
+could make the claim fail. A *reference* condition is one the claim compares a tested condition
+with (a contrast's same-size random removal, a gentler variant): by design no control must show
+an effect of it, so it is reported as a reference, not as a gap.
 
 :func:`default_about` reads a claim that declares nothing from its :meth:`~Claim.needs` and its
 ``expect`` option (the general claims' :class:`~provbench.controls.Expectation` list), so every
@@ -30,6 +32,7 @@ class ClaimAbout:
 
     conditions: tuple[str, ...] = ()
     positive_conditions: tuple[str, ...] = ()  # conditions some control must show an effect of
+    reference_conditions: tuple[str, ...] = ()  # conditions a tested one is compared with (no effect of their own)
     positive_controls: tuple[str, ...] = ()  # controls that must show the claim's effect
     negative_controls: tuple[str, ...] = ()  # controls that must not
     settings: tuple[str, ...] = ()  # systems whose settings are compared: the first is the reference
@@ -38,8 +41,8 @@ class ClaimAbout:
 
     @property
     def untested(self) -> list[str]:
-        """Conditions the claim names without any positive expectation on them."""
-        return [c for c in self.conditions if c not in self.positive_conditions]
+        """Conditions the claim names without any positive expectation on them, nor as a reference."""
+        return [c for c in self.conditions if c not in self.positive_conditions + self.reference_conditions]
 
 
 def default_about(claim: Any) -> ClaimAbout:

@@ -18,7 +18,7 @@ from .claims import Verdict
 VALIDITY_FILE = "validity.json"
 
 
-PowerStatus = Literal["power", "no power", "indistinct", "untested", "not run", "not measured"]
+PowerStatus = Literal["power", "no power", "indistinct", "untested", "reference", "not run", "not measured"]
 
 
 class PowerRow(BaseModel):
@@ -29,7 +29,8 @@ class PowerRow(BaseModel):
     status: PowerStatus = Field(description="power: the claim fails under the sham; no power: it still passes; "
                                 "indistinct: it still passes under a same-size random set that is mostly what the real "
                                 "intervention hid (no set of that size could differ); untested: a condition the claim "
-                                "names with no positive expectation; not run: "
+                                "names with no positive expectation; reference: one it compares a tested condition "
+                                "with; not run: "
                                 "the sham has no stand-in here; not measured: the claim itself fails")
     observed: str = ""
     excused: str = Field(default="", description="why a 'no power' does not fail validate (the claim is declared "

@@ -48,6 +48,7 @@ class InvalidateUsedEdges(Intervention):
 
     name = "invalidate-used-edges"
     level = "graph"
+    needs = ("relations",)
 
     def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
                   **kwargs: Any) -> "GraphView":
@@ -75,6 +76,7 @@ class InvalidateRandomEdges(RandomDraw):
     """Invalidate as many random edges as the baseline used, drawn from the edges it did not use."""
 
     name = "invalidate-random-edges"
+    needs = ("relations",)
 
     def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
                   **kwargs: Any) -> "GraphView":

@@ -57,6 +57,7 @@ class InvalidateGoldEdge(Intervention):
 
     name = "invalidate-gold-edge"
     level = "graph"
+    needs = ("relations",)
 
     def variants(self, question: Question, baseline: Trace, rng: random.Random) -> list[Variant]:
         triples = question.gold.triples if question.gold is not None else []
@@ -81,6 +82,7 @@ class InvalidateOffChainEdge(RandomDraw):
     """One edge the baseline used that is not on the gold chain, invalidated (a control)."""
 
     name = "invalidate-off-chain-edge"
+    needs = ("relations",)
     Options = OffChainOptions
 
     def variants(self, question: Question, baseline: Trace, rng: random.Random) -> list[Variant] | None:

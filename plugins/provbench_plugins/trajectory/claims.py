@@ -23,7 +23,7 @@ from statistics import fmean
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from provbench.controls import Claim, ClaimNeeds, ControlRuns, Verdict
+from provbench.controls import Claim, ClaimAbout, ClaimNeeds, ControlRuns, Verdict
 from provbench.model import BASELINE
 
 from .dependence import step_dependence
@@ -53,6 +53,10 @@ class GoldPathFollowed(Claim):
     def needs(self) -> ClaimNeeds:
         o = self.options
         return ClaimNeeds(controls=(o.follower, o.wanderer), systems=(o.system,))
+
+    def about(self) -> ClaimAbout:
+        """The follower must follow the gold chain and the wanderer must not: the sham swapping them fails it."""
+        return ClaimAbout(positive_controls=(self.options.follower,), negative_controls=(self.options.wanderer,))
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
         from provbench.results.stats import paired_permutation
@@ -101,6 +105,13 @@ class CriticalStepsHoldGold(Claim):
     def needs(self) -> ClaimNeeds:
         o = self.options
         return ClaimNeeds(controls=(o.follower, o.blind), systems=(o.system,), conditions=(o.condition,))
+
+    def about(self) -> ClaimAbout:
+        """The step condition must show its effect, and the follower's critical steps must be the gold ones
+        (swapped for the blind control's, they are not)."""
+        o = self.options
+        return ClaimAbout(conditions=(o.condition,), positive_conditions=(o.condition,),
+                          positive_controls=(o.follower,), negative_controls=(o.blind,))
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
         return [self.follower_verdict(runs), self.blind_verdict(runs)]

@@ -1,7 +1,7 @@
 """Which column holds what: the suite's field mapping over defaults for common column names, and
 typed reading of one field (text, a list, a letter) with errors naming row and field.
 
-A list field (aliases, choices, supporting documents or sentences, a gold path) may be a list (JSON,
+A list field (aliases, choices, supporting documents or sentences, a gold path or triples) may be a list (JSON,
 Parquet, the hub), a JSON array written as text, or text split at ``|`` (a CSV cell: ``a|b|c``).
 """
 
@@ -26,6 +26,7 @@ DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
     "supporting_sentences": ("supporting_sentences", "supporting_facts", "evidence_sentences", "evidence",
                              "reference_contexts"),
     "gold_path": ("gold_path", "entity_path"),
+    "gold_triples": ("gold_triples", "triples", "evidence_triples"),
     "type": ("type", "question_type"),
     "category": ("category", "topic", "subject"),
 }

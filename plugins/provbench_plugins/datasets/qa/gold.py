@@ -12,6 +12,9 @@
   that name is a gold entity, so a control agent knows where to look.
 * ``gold_path``: entity names in order (a chain through the graph), ``GoldEvidence.entities``
   (before the supporting documents' subjects).
+* ``gold_triples``: (subject, relation, object) statements by name, each ``[s, r, o]`` or
+  ``{subject, relation, object}`` (``provbench generate`` writes them for its chains); when each
+  triple's object is the next one's subject they are a chain, in order (``GoldEvidence.ordered``).
 
 The mapping onto a knowledge base (which text units hold those sentences, which entities bear
 those names) is :mod:`provbench.kb.goldmap`'s, once per KB.
@@ -25,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from provbench.errors import UserError
-from provbench.gold import GoldEvidence, GoldSentence
+from provbench.gold import GoldEvidence, GoldSentence, GoldTriple
 
 from provbench_plugins.kb_builders.common.names import strip_qualifier
 
@@ -61,9 +64,20 @@ def gold_evidence(row: Row, answers: list[str], documents: str | None) -> GoldEv
         sentences.append(GoldSentence(document=doc.relative, text=gold_sentence(doc, row.text("question"), answers)))
         subjects.append(strip_qualifier(doc.title))
     path = row.strings("gold_path")
-    if not sentences and not path:
+    triples = [_triple(row, n, item) for n, item in enumerate(row.values("gold_triples"), start=1)]
+    if not sentences and not path and not triples:
         return None
-    return GoldEvidence(sentences=sentences, entities=list(dict.fromkeys(e for e in [*path, *subjects] if e)))
+    chain = len(triples) > 1 and all(a.object.casefold() == b.subject.casefold() for a, b in zip(triples, triples[1:]))
+    return GoldEvidence(sentences=sentences, triples=triples, ordered=chain,
+                        entities=list(dict.fromkeys(e for e in [*path, *subjects] if e)))
+
+
+def _triple(row: Row, n: int, item: Any) -> GoldTriple:
+    parts = [item.get(k) for k in ("subject", "relation", "object")] if isinstance(item, dict) else item
+    if isinstance(parts, (list, tuple)) and len(parts) == 3 and all(isinstance(p, str) and p.strip() for p in parts):
+        return GoldTriple(subject=parts[0].strip(), relation=parts[1].strip(), object=parts[2].strip())
+    raise row.problem("gold_triples", f"item {n} must be [subject, relation, object] or {{subject, relation, "
+                      f"object}}, each non-empty text; got {item!r}")
 
 
 def _sentence(row: Row, item: Any) -> GoldSentence:

@@ -46,7 +46,7 @@ class QAOptions(BaseModel):
 
     fields: dict[str, str] = Field(default_factory=dict, description="provbench field -> your column "
                                    "(id, question, answer, aliases, choices, correct, supporting_documents, "
-                                   "supporting_sentences, gold_path, type, category)")
+                                   "supporting_sentences, gold_path, gold_triples, type, category)")
     answer_type: Literal["auto", "text", "yes-no", "choice", "label"] = "auto"
     labels: list[str] | None = Field(None, description="the label set of a classification-style dataset")
     documents: str | None = Field(None, description="folder or glob of the documents that supporting_documents "

@@ -15,9 +15,11 @@ What maps:
   entity-to-chunk relation links the entity to that text unit.
 
 Everything else (chunk-to-chunk relations, nodes of other kinds, chunks without text) is counted
-by reason under ``unmapped`` in the build info, which ``provbench kb info`` lists. Vectors are
-always computed again with the KB's embedding model: views search with its query vectors, and
-the stores do not record which model made theirs. Communities and summaries follow as for every builder.
+by reason under ``unmapped`` in the build info, which ``provbench kb info`` lists. Views search
+with the KB's query vectors, so the store's own chunk vectors are kept only when a sample shows
+they come from the KB's embedding model (the stores do not record which made them: :mod:`.vectors`);
+otherwise, and for everything else, the KB's model embeds. Communities and summaries follow as for
+every builder.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pydantic import Field
 
 from provbench import hookimpl
 from provbench.errors import UserError
+from provbench.kb.graphstore import INDEX_TEXT_UNITS
 from provbench.kb.types import TextUnit
 from provbench.model import Question
 from provbench.plugin_api import KBBuilder
@@ -45,6 +48,7 @@ from ..common.writing import finish, write_kb
 from ..documents.corpus import add_title_entities, declare_own_text
 from ..twowiki.gold import describe_entities
 from .sources import STORES, detect_store, read_graph
+from .vectors import reusable_vectors, stored_vector
 
 if TYPE_CHECKING:
     from provbench.kb import KnowledgeBase
@@ -62,6 +66,8 @@ class ImportOptions(CommonBuildOptions):
                         "SimplePropertyGraphStore storage folder (relative to the working directory)")
     store: Literal["auto", *STORES] = Field("auto", description="which LlamaIndex store wrote it (auto: a "
                                             "storage folder is 'simple', anything else 'kuzu')")
+    reuse_vectors: bool = Field(True, description="keep the store's chunk vectors when a sample shows they come "
+                                "from the KB's embedding model (false: always embed again)")
 
 
 class PropertyGraphImport(KBBuilder):
@@ -84,7 +90,7 @@ def import_graph(questions: list[Question], kb_dir: Path, llm: "LLMClient", opts
         return existing
     started = time.monotonic()
     with read_graph(source, store) as (nodes, triplets):
-        corpus, graph, unmapped = map_graph(nodes, triplets)
+        corpus, graph, unmapped, stored = map_graph(nodes, triplets)
     if not corpus.text_units:
         raise UserError(f"kb builder {BUILDER_NAME!r}: {source} holds no chunk with text, so nothing could be "
                         f"grounded in it (read {len(nodes)} node(s); unmapped: {dict(unmapped) or 'none'})")
@@ -94,6 +100,8 @@ def import_graph(questions: list[Question], kb_dir: Path, llm: "LLMClient", opts
     describe_entities(graph)
     units, entities, relations = to_records(graph, corpus)
     kb = write_kb(kb_dir, units, entities, relations)
+    known, vectors = reusable_vectors({u.id: u.text for u in units}, stored) if opts.reuse_vectors else \
+        ({}, "re-embedded with the KB's model (option reuse_vectors: false)")
     tally = LLMTally()
     workers = effective_workers(opts.max_workers, llm)
     summaries = summarize_communities(kb, graph, llm, opts.community_settings(), opts.summary_settings(),
@@ -104,21 +112,26 @@ def import_graph(questions: list[Question], kb_dir: Path, llm: "LLMClient", opts
                                            "text_units": len(units), "entities": len(entities),
                                            "relations": len(relations), "communities": summaries.communities},
         extraction=None, communities=summaries, llm=tally, own_text_links=own_text, title_entities=titles,
-        unmapped=dict(sorted(unmapped.items())), vectors=f"re-embedded with the KB's model ({store} store's own "
-        "vectors, if any, are not used: the store does not record which model made them)", llm_workers=workers)
-    finish(kb, info, started, opts.ann_min_vectors)
+        unmapped=dict(sorted(unmapped.items())), vectors=vectors, llm_workers=workers)
+    finish(kb, info, started, opts.ann_min_vectors, {INDEX_TEXT_UNITS: known})
     return kb
 
 
-def map_graph(nodes: list[Any], triplets: list[tuple[Any, Any, Any]]) -> tuple[Corpus, Graph, Counter]:
-    """The store's nodes and triplets as a corpus and a draft graph; what did not map, counted by reason."""
+def map_graph(nodes: list[Any], triplets: list[tuple[Any, Any, Any]]
+              ) -> tuple[Corpus, Graph, Counter, dict[str, list[float]]]:
+    """The store's nodes and triplets as a corpus and a draft graph; what did not map, counted by
+    reason; the store's own vector of each text unit that has one."""
     from llama_index.core.graph_stores.types import ChunkNode, EntityNode
 
     corpus, graph, unmapped = Corpus(), Graph(), Counter()
     chunk_unit: dict[str, str] = {}
+    stored: dict[str, list[float]] = {}
     for node in nodes:
         if isinstance(node, ChunkNode):
             add_chunk(corpus, chunk_unit, node, unmapped)
+            vector = stored_vector(node) if node.id in chunk_unit else None
+            if vector is not None:
+                stored[chunk_unit[node.id]] = vector
     entity_of = {}
     for node in nodes:
         if isinstance(node, EntityNode) and _placeholder(node):
@@ -140,7 +153,7 @@ def map_graph(nodes: list[Any], triplets: list[tuple[Any, Any, Any]]) -> tuple[C
             (source or target).text_unit_ids.add(chunk_unit.get(head.id) or chunk_unit[tail.id])
         else:
             unmapped[f"relation {relation.label!r} between chunks or unknown nodes"] += 1
-    return corpus, graph, unmapped
+    return corpus, graph, unmapped, stored
 
 
 def add_chunk(corpus: Corpus, chunk_unit: dict[str, str], node: Any, unmapped: Counter) -> None:

@@ -4,7 +4,7 @@ A Kùzu or LadybugDB database written by LlamaIndex's ``KuzuPropertyGraphStore``
 ``LadybugPropertyGraphStore`` is copied to a temporary folder first and opened there with that
 store (the store creates its tables when it opens a database, so it must never open the user's);
 a persisted ``SimplePropertyGraphStore`` (a storage folder with ``property_graph_store.json``) is
-only read. Either way the result is the store's own nodes and triplets.
+only read. Either way the result is the store's own nodes (chunks with their stored vectors) and triplets.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ def read_graph(source: Path, store: str) -> Iterator[tuple[list[Any], list[tuple
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, copy)
         graph_store = _open_database(copy, store, source)
         try:
-            yield graph_store.get(), graph_store.get_triplets()
+            nodes = graph_store.get()
+            _attach_vectors(graph_store, nodes)
+            yield nodes, graph_store.get_triplets()
         finally:
             graph_store.close() if hasattr(graph_store, "close") else None
 
@@ -70,3 +72,17 @@ def _open_database(copy: Path, store: str, source: Path) -> Any:
     except Exception as exc:  # noqa: BLE001 - a foreign or corrupt database is named, not a traceback
         raise UserError(f"{source}: cannot open as a {store} database of LlamaIndex's property graph store: "
                         f"{type(exc).__name__}: {exc}") from None
+
+
+def _attach_vectors(graph_store: Any, nodes: list[Any]) -> None:
+    """The chunks' stored vectors on their nodes: the store's ``get()`` drops them (LlamaIndex's
+    ``value_sanitize`` leaves out lists longer than 128), so they are read with a query of their own."""
+    try:
+        found = graph_store.connection.execute("MATCH (c:Chunk) WHERE c.embedding IS NOT NULL "
+                                               "RETURN c.id, c.embedding").get_all()
+    except Exception:  # noqa: BLE001 - a database without the column holds no vectors
+        return
+    vectors = dict(found)
+    for node in nodes:
+        if getattr(node, "text", None) is not None and node.id in vectors:
+            node.embedding = list(vectors[node.id])

@@ -24,7 +24,11 @@ ablations; a suite may override any option.
   much text as full isolation. The control LLMs answer from relation lines, so no answer can
   show the text rule; this claim does.
 * ``ignores-context-unchanged``: no ablation changes the answers of an agent that ignores its
-  context, while cited removal does change the oracle's.
+  context, while each does change a control that reads it: cited removal the oracle's, full
+  isolation and entity removal those of ``uses-uncited`` (full isolation keeping the oracle's, or a
+  same-size random set, nearly everything, would pass for it). Only ablations some control's answers
+  can show are named (``CHANGE_ANSWERS``): random removal is cited removal's reference, and text-only
+  isolation and entity text mask hide text alone, which ``hides-own-text`` sees.
 * ``isolation-breaks-uncited``: full isolation (only the cited evidence left) keeps the faithful
   citer (the oracle) right, but changes the answers of the control that used evidence it did not
   cite: citations are necessary, not sufficient, and the ablation detects it.
@@ -32,7 +36,7 @@ ablations; a suite may override any option.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from provbench.controls import Claim, ClaimAbout, ClaimNeeds, ConditionContrast, ConditionEffect, ControlRuns, Verdict
 from provbench.controls.contrasts import ContrastOptions, EffectOptions, Expectation
@@ -40,8 +44,10 @@ from provbench.controls.contrasts import ContrastOptions, EffectOptions, Expecta
 from .text_rule_claim import HidesOwnText
 
 AGENT = "agentic-graphrag"
-ABLATIONS = ["full-isolation", "text-only-isolation", "cited-removal", "random-removal", "entity-removal",
-             "entity-text-mask"]
+# The ablations some control's answers show: the controls answer from relation lines, so text-only
+# isolation and entity text mask (text alone) change no answer (hides-own-text reads their text
+# rule), and random removal seldom hits the gold (it is cited removal's reference).
+CHANGE_ANSWERS = ["cited-removal", "full-isolation", "entity-removal"]
 
 
 def _expect(*pairs: tuple[str, bool, list[str] | None]) -> list[Expectation]:
@@ -75,23 +81,47 @@ class CitedRemovalBeatsRandom(ConditionContrast):
 
 class IgnoresContextOptions(EffectOptions):
     system: str = AGENT
-    conditions: list[str] = Field(default_factory=lambda: list(ABLATIONS))
-    expect: list[Expectation] = Field(default_factory=lambda: _expect(("ignores-context", False, None),
-                                                                      ("oracle", True, ["cited-removal"])))
+    conditions: list[str] = Field(default_factory=lambda: list(CHANGE_ANSWERS),
+                                  description="ablations a context reader's answers show (see CHANGE_ANSWERS)")
+    expect: list[Expectation] = Field(default_factory=lambda: _expect(
+        ("ignores-context", False, None), ("oracle", True, ["cited-removal"]),
+        ("uses-uncited", True, ["full-isolation", "entity-removal"]),
+        # full isolation hides nearly everything, so a same-size random set changes uses-uncited too:
+        # only the faithful citer keeping its answers tells the real isolation apart
+        ("oracle", False, ["full-isolation"])))
+
+    @model_validator(mode="after")
+    def _expect_on_these_conditions(self):
+        """A positive expectation holds on the claim's conditions only (a suite that runs fewer
+        ablations narrows ``conditions`` alone); one left with none of them is dropped."""
+        kept = []
+        for e in self.expect:
+            on = None if e.conditions is None else [c for c in e.conditions if c in self.conditions]
+            if on is None or on:
+                kept.append(e.model_copy(update={"conditions": on}))
+        self.expect = kept
+        return self
 
 
 class IgnoresContextUnchanged(ConditionEffect):
-    """No ablation changes an agent that ignores its context; cited removal changes the oracle."""
+    """No ablation changes an agent that ignores its context, while each changes a control that
+    reads it: cited removal the oracle, full isolation and entity removal ``uses-uncited`` (full
+    isolation keeping the oracle's answers)."""
 
     name = "ignores-context-unchanged"
     description = __doc__
     Options = IgnoresContextOptions
 
 
-class IsolationOptions(EffectOptions):
+class _BreaksUncitedOptions(EffectOptions):
+    """One ablation changes the answers of the control that used evidence it did not cite."""
+
     system: str = AGENT
-    conditions: list[str] = Field(default_factory=lambda: ["full-isolation"])
     min_difference: float = 0.5
+
+
+class IsolationOptions(_BreaksUncitedOptions):
+    conditions: list[str] = Field(default_factory=lambda: ["full-isolation"])
     expect: list[Expectation] = Field(default_factory=lambda: _expect(("uses-uncited", True, None),
                                                                       ("oracle", False, None)))
 
@@ -104,10 +134,8 @@ class IsolationBreaksUncited(ConditionEffect):
     Options = IsolationOptions
 
 
-class EntityRemovalOptions(EffectOptions):
-    system: str = AGENT
+class EntityRemovalOptions(_BreaksUncitedOptions):
     conditions: list[str] = Field(default_factory=lambda: ["entity-removal"])
-    min_difference: float = 0.5
     expect: list[Expectation] = Field(default_factory=lambda: _expect(("uses-uncited", True, None),
                                                                       ("ignores-context", False, None)))
 

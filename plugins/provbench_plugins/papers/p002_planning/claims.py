@@ -166,9 +166,10 @@ class GoldEdgeChangesAnswer(_P002Claim):
                           conditions=(o.gold, o.off_chain))
 
     def about(self) -> ClaimAbout:
-        """The gold edge must show an effect; the off-chain edge only must not (so it is untested)."""
+        """The gold edge must show an effect; the off-chain edge is its reference: it must not."""
         o = self.options
         return ClaimAbout(conditions=(o.gold, o.off_chain), positive_conditions=(o.gold,),
+                          reference_conditions=(o.off_chain,),
                           positive_controls=tuple(e.control for e in o.expect if e.effect),
                           negative_controls=tuple(e.control for e in o.expect if not e.effect))
 

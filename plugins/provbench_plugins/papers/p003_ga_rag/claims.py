@@ -13,7 +13,9 @@ them, so what differs between settings is which facts reach the prompt.
   (the ``p003/prompt-diversity`` check passes: fewer than ``fail_share`` of the claims got one
   identical set of facts from every setting, order ignored, and some graph is not empty). With a
   control that reads no passage (its triples are empty, so every graph is empty) the check must
-  fail: it can see what it is meant to catch.
+  fail: it can see what it is meant to catch. It names the settings it compares (``systems``, by
+  default fever-garag's three), so the sham answering every setting with the first one's records
+  stands in for them and must fail it.
 """
 
 from __future__ import annotations
@@ -132,7 +134,6 @@ class RankingChangesLabel(Claim):
 
 
 class PromptOptions(SettingsOptions):
-    systems: list[str] | None = Field(None, description="settings compared; default: every system with a local graph")
     fail_share: float = Field(0.5, gt=0, le=1, description="as p003/prompt-diversity: the settings fail when they "
                                                             "showed one set of facts for at least this share")
 
@@ -147,16 +148,13 @@ class SettingsSendDifferentPrompts(Claim):
 
     def needs(self) -> ClaimNeeds:
         o = self.options
-        return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=tuple(o.systems or ()))
+        return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=tuple(o.systems))
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
-        from .diversity import graph_systems
-
         verdicts = []
         for e in self.options.expect:
-            records = runs.run(e.control).records
-            systems = self.options.systems or graph_systems(records)
-            found = diversity(records, systems, self.options.fail_share)
+            systems = self.options.systems
+            found = diversity(runs.run(e.control).records, systems, self.options.fail_share)
             distinct = [d / n for d, n in found.pairs.values() if n]
             least = f"; least distinct share of a pair {min(distinct):.2f}" if distinct else ""
             verdicts.append(Verdict(
