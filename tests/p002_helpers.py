@@ -1,8 +1,11 @@
 """A test stand-in for a known-truth reader over curriculum-mini: it answers a question right, and
 confidently, exactly when its prompt holds every edge of the question's gold chain
 (``GoldEvidence.held_in``), citing the gold lines it saw; otherwise it names another concept of the
-prompt with low confidence. It reads the gold from the loader's questions only, as the known-truth
-controls do, and fills the planning loop's and the one-shot systems' replies alike."""
+prompt with low confidence. Like the control oracle it focuses the next round on the first gold
+concept its prompt does not show yet (the questions name no relation, so the loop's frontier ranker
+follows the reader's focus, not the question's words). It reads the gold from the loader's questions
+only, as the known-truth controls do, and fills the planning loop's and the one-shot systems'
+replies alike."""
 
 from __future__ import annotations
 
@@ -43,12 +46,19 @@ class ChainOracle:
             return reply(question.answer, 0.95, concepts, [i for i in gold_lines if i.startswith("rel:")])
         names = [m.group(1) for i, text in shown if i.startswith("ent:") and (m := CONCEPT_NAME.match(text))]
         wrong = next((n for n in names if question is None or n != question.answer), "nothing")
-        return reply(wrong, 0.2, [], [])
+        return reply(wrong, 0.2, [], [], focus=self.next_focus(question, prompt))
+
+    @staticmethod
+    def next_focus(question: Question | None, prompt: str) -> str:
+        """The first gold concept the prompt does not name yet (where to look next)."""
+        shown = prompt.casefold()
+        gold = question.gold.entities if question is not None and question.gold is not None else []
+        return next((name for name in gold if name.casefold() not in shown), "")
 
 
-def reply(answer: str, confidence: float, concepts: list[str], relations: list[str]) -> dict[str, Any]:
+def reply(answer: str, confidence: float, concepts: list[str], relations: list[str], focus: str = "") -> dict[str, Any]:
     return {"answer": answer, "confidence": confidence, "reason": "from the gold chain" if relations else "a guess",
-            "supporting_concepts": concepts, "supporting_relations": relations, "focus": "", "relation_types": [],
+            "supporting_concepts": concepts, "supporting_relations": relations, "focus": focus, "relation_types": [],
             "cited_entities": concepts[:5], "cited_relationships": relations[:5]}
 
 

@@ -32,7 +32,7 @@ def test_curriculum_mini_loads_with_unanswerable_questions_marked(mini):
     assert unanswerable and all(q.category == "unanswerable" for q in unanswerable)
     assert {q.metadata["hops"] for q in questions if q.metadata["answerable"]} == {1, 2, 3, 4, 5, 6}
     stats = kb.stats()
-    assert stats.entities == 184 and stats.relations == 769 and stats.communities > 1
+    assert stats.entities == 184 and stats.relations == 770 and stats.communities > 1
     assert kb.build_info["invalidated_edges"] == 6
     assert kb.view().entity("ent:rag").aliases == ("RAG",)
 

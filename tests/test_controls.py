@@ -83,6 +83,26 @@ def test_planted_behaviours_on_the_same_prompt():
     assert graphrag("random") == graphrag("random")  # deterministic, valid (ask() checks the schema)
 
 
+def test_noise_sensitive_reader_drowns_in_distractors():
+    """Issue 35 item 1c: the oracle, but evidence in its prompt is read with a chance that halves per
+    32 concepts shown off the gold (a hash of the prompt draws), drowned it answers as without it;
+    the oracle reads the same prompts every time."""
+    def right_share(name: str, decoys: int, prompts: int = 120) -> float:
+        right = 0
+        for i in range(prompts):  # each prompt's decoys differ, so each draws again
+            extra = "".join(f"\n[ent:decoy-{i}-{n}] Decoy {i} {n} (PLACE): a place" for n in range(decoys))
+            reply = graphrag(name, GRAPH_CONTEXT.replace("a town", f"a town (draw {i}){extra}"))
+            assert reply["answer"] == "Mira Vale" or (reply["answer"], reply["confidence"]) == ("unknown", 0.05)
+            right += reply["answer"] == "Mira Vale"
+        return right / prompts
+
+    assert right_share("noise-sensitive", 0) >= 0.9  # Dunmere alone: chance 0.98
+    assert 0.35 <= right_share("noise-sensitive", 31) <= 0.65  # 32 distractors: chance 0.5
+    assert right_share("noise-sensitive", 127) <= 0.15  # 128: chance 0.06
+    assert right_share("oracle", 127, prompts=20) == 1.0
+    assert graphrag("noise-sensitive", HALF_CONTEXT)["answer"] == "unknown"  # no evidence, nothing to read
+
+
 def test_a_prompt_about_no_bound_question_is_never_answered_right():
     assert graphrag("oracle", GRAPH_CONTEXT.replace(Q.question, "Who is the mother of Orin Vale?"))["answer"] == "unknown"
     unbound = LLMClient(make_control("control:oracle"), max_attempts=1)  # no bind_questions: no gold at all
@@ -97,7 +117,8 @@ def test_config_names_behaviour_and_bound_questions():
     with pytest.raises(Exception, match="unknown control LLM 'control:nope'"):
         make_control("control:nope")
     assert make_llm("control:parametric").model_id == "control:parametric"
-    assert set(BEHAVIOURS) == {"oracle", "uses-uncited", "parametric", "cites-everything", "ignores-context", "random"}
+    assert set(BEHAVIOURS) == {"oracle", "uses-uncited", "parametric", "cites-everything", "ignores-context", "random",
+                               "noise-sensitive"}
 
 
 # -- paper 000's agent: one action per request, towards the gold -----------------------------------

@@ -23,7 +23,8 @@ def test_curriculum_planning_suite_runs_and_reports_abstention_and_calibration(t
     run_dir = run_suite(SUITES / "curriculum-planning.yaml", limit=4, out=out, llm=llm)
     records = RunStore(run_dir).load_records().values()
     systems = {r.key.system for r in records}
-    assert systems == {"planning-loop", "one-shot, same seeds", "one-shot, loop's budget", "never abstains",
+    assert systems == {"planning-loop", "one-shot, same seeds", "one-shot, loop's budget", "one-shot, 4-hop neighbourhood",
+                       "never abstains",
                        "graphrag",
                        "graphrag, abstains below 0.80", "agentic-graphrag"}
     conditions = {r.key.condition for r in records}
@@ -149,6 +150,8 @@ def test_the_suite_isolates_rounds_and_gate():
     assert systems["one-shot, same seeds"].options == {"max_rounds": 1}  # same seeds, prompt and gate, one round
     assert systems["never abstains"].options == {"abstain": False}
     assert systems["one-shot, loop's budget"].options == {"max_rounds": 1, "hops_per_round": 4, "frontier_cap": 48}
+    assert systems["one-shot, 4-hop neighbourhood"].options == {"max_rounds": 1, "hops_per_round": 4,
+                                                                "frontier_cap": 1000}  # every concept within 4 hops
     assert systems["graphrag, abstains below 0.80"].options == {"ask_confidence": True, "confidence_bar": 0.8}
     assert "fallback_search_k" not in systems["planning-loop"].options  # the paper's loop: named seeds only
 

@@ -307,7 +307,10 @@ def test_the_built_in_suites_controls_pass_within_five_minutes(tmp_path, suite):
     assert result.exit_code == 0, result.output
     assert time.monotonic() - started < 300
     verdicts = read_validity(tmp_path / "out").verdicts
-    assert all(v.passed or v.expected_failure for v in verdicts)  # the authors' suite marks the claims it cannot test
+    # the authors' suite marks the claims it cannot test; an open claim (curriculum-planning's loop against
+    # one-shot) is reported either way
+    assert all(v.passed or v.expected_failure or v.open for v in verdicts)
+    assert {v.claim for v in verdicts if v.open} == ({"p002/loop-beats-one-shot"} if suite == "curriculum-planning" else set())
     assert sum(bool(v.expected_failure) for v in verdicts) == (2 if suite.endswith("-authors") else 0)
     power = read_validity(tmp_path / "out").power  # the claim x sham matrix: a "no power" only where excused
     assert power and all(row.status != "no power" or row.excused for row in power)

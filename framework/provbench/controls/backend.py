@@ -93,7 +93,7 @@ def make_control(model_id: str, /) -> ControlBackend:
     """Known-truth control LLMs: `control:<behaviour>` (oracle, uses-uncited, parametric, ...),
     and `control:judge`, the rule-based judge of RAGAS faithfulness.
 
-    Behaviours: oracle, uses-uncited, parametric, cites-everything, ignores-context, random."""
+    Behaviours: oracle, uses-uncited, parametric, cites-everything, ignores-context, noise-sensitive, random."""
     name = model_id.removeprefix(f"{PREFIX}:")
     if name == JUDGE:
         return ControlBackend(f"{PREFIX}:{JUDGE}", None)

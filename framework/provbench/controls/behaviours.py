@@ -19,6 +19,10 @@
                    question, chosen by a hash of the question), confidence 0.9, cites nothing:
                    nothing a graph shows can change its answer. Its query parse (paper
                    001's) is the oracle's: a parse reads the question, not the context.
+``noise-sensitive`` the oracle, drowned by distractors: with the gold evidence in its prompt it
+                   reads it with chance 0.5 ** (distractors / 32), a distractor being a concept
+                   (entity id) the prompt shows off the gold, decided by a hash of the prompt;
+                   drowned, it answers as the oracle without the evidence ("unknown", 0.05).
 ``random``         any reply valid against the schema, chosen by a hash of the whole prompt
                    (:class:`provbench.testing.SchemaFollowingBackend`).
 =================  =========================================================================
@@ -38,6 +42,7 @@ from .reading import NUMBERED, PromptReading
 
 NO_EVIDENCE_ANSWER = "unknown"
 SURE, UNSURE = 0.95, 0.05
+DISTRACTOR_HALF_LIFE = 32  # the noise-sensitive reader's chance of reading the evidence halves per 32 distractors
 ARROW = re.compile(r"\s*->\[(.*?)\]->\s*")  # "head ->[rel]-> tail" and the chain "a->[r]->b->[s]->c"
 
 
@@ -164,6 +169,28 @@ class IgnoresContext(Behaviour):
         return "Some concepts are related."
 
 
+class NoiseSensitive(Behaviour):
+    """The oracle whose reading drowns in distractors (paper 002's "a one-shot subgraph tangled with
+    noise"): a prompt holding the gold evidence is read with a chance that halves with every
+    :data:`DISTRACTOR_HALF_LIFE` concepts shown off the gold. The draw is a hash of the prompt, so a
+    reply is deterministic and another prompt (a later round's) draws again."""
+
+    name = "noise-sensitive"
+
+    def knows(self, r: PromptReading) -> bool:
+        return r.held and _hash(r.text) % 10_000 < 10_000 * reading_chance(r.distractors)
+
+    def explanation(self, r: PromptReading) -> str:
+        if r.held and not self.knows(r):
+            return f"The evidence is lost among {r.distractors} other concepts."
+        return super().explanation(r)
+
+
+def reading_chance(distractors: int) -> float:
+    """The noise-sensitive reader's chance of reading evidence shown beside ``distractors`` concepts."""
+    return 0.5 ** (distractors / DISTRACTOR_HALF_LIFE)
+
+
 class Random(Behaviour):
     """Any reply valid against the schema, chosen by a hash of the prompt."""
 
@@ -172,4 +199,4 @@ class Random(Behaviour):
 
 
 BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in (Behaviour(), UsesUncited(), Parametric(), CitesEverything(),
-                                                         IgnoresContext(), Random())}
+                                                         IgnoresContext(), NoiseSensitive(), Random())}

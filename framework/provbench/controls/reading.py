@@ -106,6 +106,12 @@ class PromptReading:
                     by_kind[kind].append(item)
         return by_kind
 
+    @cached_property
+    def distractors(self) -> int:
+        """Concepts (entity ids) the prompt shows that are not the gold's entities."""
+        gold = set(self.gold_ids(items=[]).get("entity", []))
+        return len(set(self.seen.get("entity", [])) - gold)
+
     def entity_ids(self, name: str) -> list[str]:
         """Ids the prompt writes next to an entity's name."""
         found: list[str] = []

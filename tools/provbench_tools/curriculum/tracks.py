@@ -3,20 +3,23 @@ planning loop's later rounds, its frontier cap and its abstention.
 
 A *track* is a chain of units joined by structural edges (``prerequisite``, ``builds_on``,
 ``part_of``), one (relation, direction) step per edge; a question names only the track's first
-unit and walks the steps ("Start at X. Go to the unit it is a prerequisite of, then to the unit
-that builds on it, ... Which unit do you reach?"). Every step is the only edge of its relation and
-direction at its unit, so the walk has one answer. Names are invented (random syllables), so no
-model knows a track.
+unit and walks the steps in words that name no relation type ("Start at X. Go to the unit that
+requires it, then to the unit it extends, ... Which unit do you reach?"), so a frontier ranker
+cannot keep the track by matching relation words: reading "extends" as ``builds_on`` is the
+reader's work. Every step is the only edge of its relation and direction at its unit, so the walk
+has one answer. Names are invented (random syllables), so no model knows a track.
 
-*Electives* surround the tracks: units joined to each other and to the tracks only by
-``related`` / ``contrasts_with`` edges, never named by a question. Each unit has a *level*: a
-track's first unit is at 0 and its i-th step at i; an elective sits at a level and touches only
-units one level away at most. Every edge therefore changes the level by at most 1, so no path
-from a first unit to its answer is shorter than the track: the answer lies exactly ``depth`` edges
-from the only concept the question names. A first unit has more electives than one round's
-frontier holds (the cap bites from round 1) and the electives reach far enough that every round
-fills its frontier (the loop examines its full 4 x 12 = 48 concepts), while the track's next unit,
-reached by a relation the question names, is the one kept.
+*Electives* surround the tracks: units joined to each other and to the tracks by edges of every
+relation type (the structural ones too, so a relation type does not single out a track; an
+elective's edge at a track unit never repeats the step the walk takes there), never named by a
+question. Each unit has a *level*: a track's first unit is at 0 and its i-th step at i; an
+elective sits at a level and touches only units one level away at most. Every edge therefore
+changes the level by at most 1, so no path from a first unit to its answer is shorter than the
+track: the answer lies exactly ``depth`` edges from the only concept the question names. A first
+unit has more electives than one round's frontier holds (the cap bites from round 1) and the
+electives reach far enough that every round fills its frontier (the loop examines its full
+4 x 12 = 48 concepts). A track's edges are stored in a random order, so the store's order (the
+frontier ranker's last tie-break) favours neither the track nor its electives.
 
 Question kinds: ``deep`` (3 or 4 steps: reachable within the loop's 4 rounds, out of reach of
 one round), ``too-deep`` (5 or 6: beyond the round budget, abstention expected), ``stale`` (one
@@ -35,15 +38,18 @@ SYLLABLES = ("tor", "va", "nel", "mir", "ka", "sel", "dor", "qua", "ren", "ost",
              "hal", "mon", "tri", "vek", "ul", "sar", "po", "ith", "gar", "wen")
 UNIT_NOUNS = ("Foundations", "Workshop", "Lab", "Studio", "Seminar", "Clinic", "Practicum", "Capstone", "Primer",
               "Tutorial", "Colloquium", "Intensive")
-STEPS = {  # (relation, forward?) -> how the question words the step; forward: the unit is the edge's source
-    ("prerequisite", True): "the unit it is a prerequisite of",
-    ("prerequisite", False): "the unit that is a prerequisite of it",
-    ("builds_on", True): "the unit it builds on",
-    ("builds_on", False): "the unit that builds on it",
-    ("part_of", True): "the unit it is part of",
-    ("part_of", False): "the unit that is part of it",
+# (relation, forward?) -> how the question words the step (forward: the unit is the edge's source), in
+# words that name no relation type: "X prerequisite Y" reads "Y requires X", "X builds_on Y" "X extends
+# Y", "X part_of Y" "Y contains X"
+STEPS = {
+    ("prerequisite", True): "the unit that requires it",
+    ("prerequisite", False): "the unit it requires",
+    ("builds_on", True): "the unit it extends",
+    ("builds_on", False): "the unit that extends it",
+    ("part_of", True): "the unit that contains it",
+    ("part_of", False): "the unit it contains",
 }
-ELECTIVE_RELATIONS = ("related", "related", "contrasts_with")
+ELECTIVE_KINDS = (*STEPS, ("related", True), ("contrasts_with", True))  # every relation type, both directions
 LEVELS = 7  # electives at levels 0..6, as deep as the deepest track (6 steps)
 ELECTIVES_PER_LEVEL = 8
 ELECTIVE_LINKS = 3  # elective-elective edges drawn per elective
@@ -129,17 +135,30 @@ class Tracks:
                 for other in self.near(uid, level, ELECTIVE_LINKS):
                     if frozenset((uid, other)) not in linked:
                         linked.add(frozenset((uid, other)))
-                        self.edge(uid, self.rng.choice(ELECTIVE_RELATIONS), other)
+                        self.step_edge(uid, self.rng.choice(ELECTIVE_KINDS), other)
 
     def near(self, uid: str, level: int, count: int) -> list[str]:
         """``count`` distinct electives at most one level from ``level``."""
         pool = [e for lv in range(max(0, level - 1), min(LEVELS, level + 2)) for e in self.electives[lv] if e != uid]
         return self.rng.sample(pool, count)
 
-    def surround(self, uid: str, level: int, count: int) -> None:
-        """``related`` / ``contrasts_with`` edges from a track unit to ``count`` electives near its level."""
+    def surround(self, uid: str, level: int, count: int, walked: set[tuple[str, bool]]) -> None:
+        """Edges of any relation type from a track unit to ``count`` electives near its level, never of
+        a step the walk takes there (``walked``), so the walk stays unique."""
+        kinds = [k for k in ELECTIVE_KINDS if k not in walked]
         for other in self.near(uid, level, count):
-            self.edge(uid, self.rng.choice(ELECTIVE_RELATIONS), other)
+            self.step_edge(uid, self.rng.choice(kinds), other)
+
+    def shuffle_ids(self, since: int) -> None:
+        """The edges made since index ``since`` trade ids at random: the store lists a concept's edges
+        by id, so the order of making them (the track's step before or after its electives) must not
+        decide which of them a frontier cut by the store's order keeps."""
+        made = self.edges[since:]
+        ids = [e.id for e in made]
+        self.rng.shuffle(ids)
+        for made_edge, new_id in zip(made, ids):
+            made_edge.id = new_id
+        self.edges[since:] = sorted(made, key=lambda e: int(e.id))
 
     # -- tracks and questions -------------------------------------------------------------------
     def steps(self, depth: int) -> list[tuple[str, bool]]:
@@ -150,17 +169,19 @@ class Tracks:
             chosen.append(self.rng.choice(options))
         return chosen
 
-    def track(self, steps: list[tuple[str, bool]]) -> tuple[list[str], list[Edge]]:
-        """A new track walking ``steps`` from a new first unit (level 0): its units and edges."""
+    def track(self, steps: list[tuple[str, bool]], not_at_end: tuple[str, bool] | None = None,
+              ) -> tuple[list[str], list[Edge]]:
+        """A new track walking ``steps`` from a new first unit (level 0): its units and edges. No
+        elective edge of the last unit is a ``not_at_end`` step (an unanswerable question asks for it)."""
         # descriptions never name the track: similarity search must not find a track's units together
-        first = self.unit("unit", 0, "The first unit of a track.")
-        self.surround(first, 0, FIRST_UNIT_ELECTIVES)
-        units, edges = [first], []
+        units, edges = [self.unit("unit", 0, "The first unit of a track.")], []
         for level, step in enumerate(steps, start=1):
             nxt = self.unit("unit", level, "A unit of a track.")
-            self.surround(nxt, level, UNIT_ELECTIVES)
             edges.append(self.step_edge(units[-1], step, nxt))
             units.append(nxt)
+        for level, uid in enumerate(units):
+            walked = {steps[level]} if level < len(steps) else {not_at_end} - {None}
+            self.surround(uid, level, FIRST_UNIT_ELECTIVES if level == 0 else UNIT_ELECTIVES, walked)
         return units, edges
 
     def ask(self, kind: str, steps: list[tuple[str, bool]], units: list[str], edges: list[Edge],
@@ -176,25 +197,27 @@ class Tracks:
         return record
 
     def deep(self, depth: int, kind: str) -> None:
-        steps = self.steps(depth)
+        since, steps = len(self.edges), self.steps(depth)
         units, edges = self.track(steps)
+        self.shuffle_ids(since)
         self.ask(kind, steps, units, edges)
 
     def stale(self, depth: int, revised: date) -> None:
         """A track whose last-but-one step was revised: the old edge (to a unit that goes on with the
         last step to the stale answer) is invalidated when the new one takes effect."""
-        steps = self.steps(depth)
+        since, steps = len(self.edges), self.steps(depth)
         units, edges = self.track(steps)
         old_level = depth - 1
         replaced = self.unit("unit", old_level, "A unit the curriculum revision moved out of its track.")
-        self.surround(replaced, old_level, UNIT_ELECTIVES)
+        self.surround(replaced, old_level, UNIT_ELECTIVES, {steps[-1]})
         stale_end = self.unit("unit", depth, "A unit reached through a revised-away edge.")
-        self.surround(stale_end, depth, UNIT_ELECTIVES)
+        self.surround(stale_end, depth, UNIT_ELECTIVES, set())
         before = units[-3]  # where the revised step starts (depth >= 2)
         old_valid = FIRST_DAY + timedelta(days=self.rng.randrange(60))
         self.step_edge(before, steps[-2], replaced, valid=old_valid, invalidated=revised)
         self.step_edge(replaced, steps[-1], stale_end)
         edges[-2] = self.replace_edge(edges[-2], revised)
+        self.shuffle_ids(since)
         self.ask("stale", steps, units, edges, stale_answer=self.units[stale_end].name)
 
     def replace_edge(self, edge: Edge, revised: date) -> Edge:
@@ -205,9 +228,10 @@ class Tracks:
 
     def unanswerable(self) -> None:
         """A one-step track asked for two steps: the second step's edge does not exist."""
-        first_step = self.rng.choice(list(STEPS))
-        units, edges = self.track([first_step])
+        since, first_step = len(self.edges), self.rng.choice(list(STEPS))
         missing = self.rng.choice([s for s in STEPS if s[0] != first_step[0]])
+        units, edges = self.track([first_step], not_at_end=missing)
+        self.shuffle_ids(since)
         self.ask("unanswerable", [first_step, missing], units, edges, answerable=False)
 
 
