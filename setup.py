@@ -19,8 +19,12 @@ class BuildPyWithBundled(build_py):
         root = Path(__file__).resolve().parent
         target = Path(self.build_lib) / "provbench" / "bundled"
         for folder in BUNDLED:
-            shutil.copytree(root / folder, target / folder, dirs_exist_ok=True,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            shutil.copytree(
+                root / folder,
+                target / folder,
+                dirs_exist_ok=True,
+                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+            )
 
 
 setup(cmdclass={"build_py": BuildPyWithBundled})

@@ -44,17 +44,24 @@ def measure(extractor: str, corpus, model: str, cache: Path) -> dict:
         counts = extract_into(graph, units, lambda tu: corpus.documents[tu.document_id].title, llm, settings, tally, 2)
     else:
         counts = extract_with_llamaindex(extractor, graph, units, llm, settings, tally, 2)
-    return {"extractor": extractor, "entities": len(graph.entities), "relations": len(graph.relations),
-            "not in text": counts.hallucinated_items, "invalid items": counts.invalid_items,
-            "failed or invalid replies": counts.failed_calls + counts.invalid_outputs,
-            "calls": llm.stats.calls,
-            "seconds": round(time.monotonic() - started, 2)}
+    return {
+        "extractor": extractor,
+        "entities": len(graph.entities),
+        "relations": len(graph.relations),
+        "not in text": counts.hallucinated_items,
+        "invalid items": counts.invalid_items,
+        "failed or invalid replies": counts.failed_calls + counts.invalid_outputs,
+        "calls": llm.stats.calls,
+        "seconds": round(time.monotonic() - started, 2),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="schema-following")
-    parser.add_argument("--docs", type=Path, default=Path(__file__).resolve().parents[1] / "datasets/own-docs-mini/docs")
+    parser.add_argument(
+        "--docs", type=Path, default=Path(__file__).resolve().parents[1] / "datasets/own-docs-mini/docs"
+    )
     args = parser.parse_args()
     corpus, _ = chunk_corpus(read_documents(args.docs), DocumentsOptions().chunk_size, 0)
     print(f"{len(corpus.documents)} documents, {len(corpus.text_units)} text units, model {args.model}")

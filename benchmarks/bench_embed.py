@@ -64,16 +64,20 @@ def main() -> None:
 
     texts = world_texts(args.texts)
     words = sum(len(t.split()) for t in texts) / len(texts)
-    print(f"{len(texts)} text units of a generated world, {words:.0f} words on average; "
-          f"torch {torch.__version__}, {torch.get_num_threads()} threads", flush=True)
+    print(
+        f"{len(texts)} text units of a generated world, {words:.0f} words on average; "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads",
+        flush=True,
+    )
 
     embedding_model()
     hf_logging.disable_progress_bar()  # no "Loading weights" bar
     raw_model = SentenceTransformer(str(get_model_path()), device="cpu")
 
     def raw(batch_size: int):
-        return lambda items: raw_model.encode(items, batch_size=batch_size, normalize_embeddings=True,
-                                              convert_to_numpy=True, show_progress_bar=False)
+        return lambda items: raw_model.encode(
+            items, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
 
     embed_texts(texts[:16])  # warm-up: first passes allocate
     raw(16)(texts[:16])
@@ -89,8 +93,10 @@ def main() -> None:
     same = np.abs(embed_texts(texts) - raw(batch)(texts)).max()
     print(f"provbench embed_texts (build path):     {best_ours:7.1f} texts/s")
     print(f"hardware baseline (raw, batch {batch}):     {baseline:7.1f} texts/s")
-    print(f"provbench / raw: {best_ours / baseline:.2f} (target >= 0.9); largest difference "
-          f"between their vectors {same:.1e}")
+    print(
+        f"provbench / raw: {best_ours / baseline:.2f} (target >= 0.9); largest difference "
+        f"between their vectors {same:.1e}"
+    )
 
 
 if __name__ == "__main__":

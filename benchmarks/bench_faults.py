@@ -30,8 +30,14 @@ from provbench.testing.faults import FaultServer  # noqa: E402
 
 def timed_run(root: Path, name: str, rate: float, args: argparse.Namespace) -> dict:
     with FaultServer(server_reply, rate=rate, seed=11, hang_s=args.hang, lifetime_s=3600) as server:
-        suite = write_fault_suite(root / name / "suite", server.api_base, n_questions=args.questions,
-                                  timeout=args.timeout, attempts=args.attempts, deadline=args.deadline)
+        suite = write_fault_suite(
+            root / name / "suite",
+            server.api_base,
+            n_questions=args.questions,
+            timeout=args.timeout,
+            attempts=args.attempts,
+            deadline=args.deadline,
+        )
         started = time.perf_counter()
         run = run_faults(suite, root / name / "run")
         first = time.perf_counter() - started
@@ -42,8 +48,15 @@ def timed_run(root: Path, name: str, rate: float, args: argparse.Namespace) -> d
         run_faults(suite, run)
         resume = time.perf_counter() - started
         healed = all(r["status"] == "ok" for r in records(run))
-    return {"rate": rate, "first_s": first, "resume_s": resume, "failed_after_first": failed,
-            "injected": injected, "units": len(records(run)), "healed": healed}
+    return {
+        "rate": rate,
+        "first_s": first,
+        "resume_s": resume,
+        "failed_after_first": failed,
+        "injected": injected,
+        "units": len(records(run)),
+        "healed": healed,
+    }
 
 
 def main() -> None:
@@ -58,15 +71,19 @@ def main() -> None:
         root = Path(tmp)
         timed_run(root, "warm-up", 0.0, args)  # imports and first-call costs out of the figures
         base = timed_run(root, "fault-free", 0.0, args)
-        print(f"fault-free: {base['first_s']:.2f} s for {base['units']} units "
-              f"(timeout {args.timeout} s, hang {args.hang} s, attempts {args.attempts}, deadline {args.deadline} s)")
+        print(
+            f"fault-free: {base['first_s']:.2f} s for {base['units']} units "
+            f"(timeout {args.timeout} s, hang {args.hang} s, attempts {args.attempts}, deadline {args.deadline} s)"
+        )
         for rate in (0.2, 0.4):
             r = timed_run(root, f"faults-{rate}", rate, args)
             total = r["first_s"] + r["resume_s"]
-            print(f"{rate:.0%} faults: first pass {r['first_s']:.2f} s ({r['failed_after_first']} unit(s) failed), "
-                  f"healing resume {r['resume_s']:.2f} s, total {total:.2f} s = "
-                  f"{total / base['first_s']:.1f}x fault-free; healed: {r['healed']}; "
-                  f"injected {json.dumps(r['injected'])}")
+            print(
+                f"{rate:.0%} faults: first pass {r['first_s']:.2f} s ({r['failed_after_first']} unit(s) failed), "
+                f"healing resume {r['resume_s']:.2f} s, total {total:.2f} s = "
+                f"{total / base['first_s']:.1f}x fault-free; healed: {r['healed']}; "
+                f"injected {json.dumps(r['injected'])}"
+            )
 
 
 if __name__ == "__main__":

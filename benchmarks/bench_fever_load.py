@@ -35,18 +35,33 @@ def write_claims(path: Path, n: int, pages: int, rng: random.Random) -> None:
             if label == "NOT ENOUGH INFO":
                 evidence = [[[i, None, None, None]]]
             else:
-                evidence = [[[i, i * 10 + k, f"Page_{rng.randrange(pages)}", rng.randrange(8)]
-                             for k in range(rng.choice((1, 1, 2)))] for _ in range(rng.randint(1, 3))]
-            handle.write(json.dumps({"id": i, "verifiable": "NOT VERIFIABLE" if label == LABELS[2] else "VERIFIABLE",
-                                     "label": label, "claim": f"Page {rng.randrange(pages)} is a claim number {i}.",
-                                     "evidence": evidence}) + "\n")
+                evidence = [
+                    [
+                        [i, i * 10 + k, f"Page_{rng.randrange(pages)}", rng.randrange(8)]
+                        for k in range(rng.choice((1, 1, 2)))
+                    ]
+                    for _ in range(rng.randint(1, 3))
+                ]
+            handle.write(
+                json.dumps(
+                    {
+                        "id": i,
+                        "verifiable": "NOT VERIFIABLE" if label == LABELS[2] else "VERIFIABLE",
+                        "label": label,
+                        "claim": f"Page {rng.randrange(pages)} is a claim number {i}.",
+                        "evidence": evidence,
+                    }
+                )
+                + "\n"
+            )
 
 
 def write_pages(path: Path, n: int) -> None:
     with path.open("w") as handle:
         for i in range(n):
-            lines = "\n".join(f"{k}\tPage {i} sentence {k} about Page {i + 1} .\tPage {i + 1}\tPage {i + 1}"
-                              for k in range(8))
+            lines = "\n".join(
+                f"{k}\tPage {i} sentence {k} about Page {i + 1} .\tPage {i + 1}\tPage {i + 1}" for k in range(8)
+            )
             handle.write(json.dumps({"id": f"Page_{i}", "text": "", "lines": lines}) + "\n")
 
 
@@ -69,16 +84,20 @@ def main() -> None:
         _, floor = timed(lambda: [json.loads(line) for line in claims.open()])
         questions, load = timed(lambda: FeverLoader().load(claims))
         _, sample = timed(lambda: FeverLoader().load(claims, limit=300, sample=True, seed=1))
-        print(f"claims: {len(questions):,} loaded in {load:.2f} s "
-              f"({load / floor:.1f}x a bare json.loads of every line, {floor:.2f} s)")
+        print(
+            f"claims: {len(questions):,} loaded in {load:.2f} s "
+            f"({load / floor:.1f}x a bare json.loads of every line, {floor:.2f} s)"
+        )
         print(f"stratified sample of 300: {sample:.2f} s")
         chosen = questions[:300]
         needed = {p for q in chosen for p in q.metadata["evidence_pages"]}
         kept, stream = timed(lambda: read_pages(pages, needed, title_matcher(q.question for q in chosen)))
         _, full = timed(lambda: read_pages(pages))
         size = pages.stat().st_size / 1e6
-        print(f"pages: {args.pages:,} in {size:.0f} MB; kept {len(kept):,} for 300 claims in {stream:.2f} s "
-              f"(full parse {full:.2f} s, ratio {stream / full:.2f})")
+        print(
+            f"pages: {args.pages:,} in {size:.0f} MB; kept {len(kept):,} for 300 claims in {stream:.2f} s "
+            f"(full parse {full:.2f} s, ratio {stream / full:.2f})"
+        )
 
 
 if __name__ == "__main__":

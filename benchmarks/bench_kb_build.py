@@ -84,8 +84,10 @@ def embedding_rate(sample: int = 512) -> float:
     """Texts per second of the real embedder on text-unit-sized passages (model already loaded)."""
     from provbench.kb.embeddings import embed_texts
 
-    texts = [f"Passage {i}: the film was directed by Orin Vale{i} and released in {1900 + i % 120} in Sorrel. "
-             * (1 + i % 4) for i in range(sample)]
+    texts = [
+        f"Passage {i}: the film was directed by Orin Vale{i} and released in {1900 + i % 120} in Sorrel. " * (1 + i % 4)
+        for i in range(sample)
+    ]
     embed_texts(texts[:32])
     started = time.perf_counter()
     embed_texts(texts)
@@ -104,9 +106,16 @@ def build_once(target_units: int, workdir: Path, baseline: bool) -> dict[str, fl
     seconds = time.perf_counter() - started
     stats = kb.stats()
     kb.close()
-    return {**row, "questions": n_questions, "text_units": stats.text_units, "entities": stats.entities,
-            "relations": stats.relations, "communities": stats.communities, "seconds": seconds,
-            "ms_per_text_unit": 1000 * seconds / max(1, stats.text_units)}
+    return {
+        **row,
+        "questions": n_questions,
+        "text_units": stats.text_units,
+        "entities": stats.entities,
+        "relations": stats.relations,
+        "communities": stats.communities,
+        "seconds": seconds,
+        "ms_per_text_unit": 1000 * seconds / max(1, stats.text_units),
+    }
 
 
 def main() -> None:
@@ -125,21 +134,31 @@ def main() -> None:
         for i, size in enumerate(args.text_units):
             row = build_once(size, Path(tmp), baseline=i == 0)
             rows.append(row)
-            print(f"{row['text_units']:>6,} text units {row['entities']:>6,} entities {row['relations']:>6,} relations "
-                  f"{row['communities']:>3,} communities | build {row['seconds']:6.1f} s = "
-                  f"{row['ms_per_text_unit']:5.1f} ms per text unit | link {row['link_s']:.2f} s, "
-                  f"rank {row['rank_s']:.2f} s", flush=True)
+            print(
+                f"{row['text_units']:>6,} text units {row['entities']:>6,} entities {row['relations']:>6,} relations "
+                f"{row['communities']:>3,} communities | build {row['seconds']:6.1f} s = "
+                f"{row['ms_per_text_unit']:5.1f} ms per text unit | link {row['link_s']:.2f} s, "
+                f"rank {row['rank_s']:.2f} s",
+                flush=True,
+            )
             if "regex_link_s" in row:
-                print(f"       baseline (regex per entity x text unit) at this size: link {row['regex_link_s']:.2f} s "
-                      f"({row['regex_link_s'] / row['link_s']:.0f}x), rank {row['regex_rank_s']:.2f} s "
-                      f"({row['regex_rank_s'] / max(row['rank_s'], 1e-9):.0f}x)", flush=True)
+                print(
+                    f"       baseline (regex per entity x text unit) at this size: link {row['regex_link_s']:.2f} s "
+                    f"({row['regex_link_s'] / row['link_s']:.0f}x), rank {row['regex_rank_s']:.2f} s "
+                    f"({row['regex_rank_s'] / max(row['rank_s'], 1e-9):.0f}x)",
+                    flush=True,
+                )
     if not args.embed:
-        print(f"embedding (not in the builds above): {embedding_rate():.0f} texts/s (MiniLM, batched, sorted by length)")
+        print(
+            f"embedding (not in the builds above): {embedding_rate():.0f} texts/s (MiniLM, batched, sorted by length)"
+        )
     first, last = rows[0], rows[-1]
-    print(f"cost per text unit, {last['text_units']:,} / {first['text_units']:,} text units: "
-          f"build {last['ms_per_text_unit'] / first['ms_per_text_unit']:.2f}, "
-          f"link {(last['link_s'] / last['text_units']) / (first['link_s'] / first['text_units']):.2f}, "
-          f"rank {(last['rank_s'] / last['text_units']) / (first['rank_s'] / first['text_units']):.2f}")
+    print(
+        f"cost per text unit, {last['text_units']:,} / {first['text_units']:,} text units: "
+        f"build {last['ms_per_text_unit'] / first['ms_per_text_unit']:.2f}, "
+        f"link {(last['link_s'] / last['text_units']) / (first['link_s'] / first['text_units']):.2f}, "
+        f"rank {(last['rank_s'] / last['text_units']) / (first['rank_s'] / first['text_units']):.2f}"
+    )
 
 
 if __name__ == "__main__":

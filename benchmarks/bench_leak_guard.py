@@ -79,8 +79,9 @@ def main() -> None:
         tmp_path = Path(tmp)
         dataset = write_world(tmp_path / "dev.json", n_questions=args.questions, seed=11)
         (tmp_path / "suite.yaml").write_text(SUITE.format(dataset=dataset, kb=tmp_path / "kb"))
-        run_dir = run_suite(tmp_path / "suite.yaml", out=tmp_path / "run", llm=schema_following_llm(),
-                            write_report=False)
+        run_dir = run_suite(
+            tmp_path / "suite.yaml", out=tmp_path / "run", llm=schema_following_llm(), write_report=False
+        )
         every = list(RunStore(run_dir).load_records().values())
         records = [r for r in every if r.leak_check is not None]
     index_build = sum(index_s)
@@ -90,17 +91,23 @@ def main() -> None:
     ratios = sorted(guard[k] / run_time[k] for k in guard if run_time[k])
     print(f"units checked: {len(records)} ({args.questions} questions)")
     print(f"unit run time (sum): {sum(run_time.values()):.3f} s; leak guard (sum): {sum(guard.values()):.3f} s")
-    print(f"guard / unit run time: {sum(guard.values()) / sum(run_time.values()):.3f} overall; per unit median "
-          f"{statistics.median(ratios):.3f}, p95 {ratios[int(0.95 * (len(ratios) - 1))]:.3f}")
-    print(f"guard per unit: median {1000 * statistics.median(guard.values()):.2f} ms, "
-          f"max {1000 * max(guard.values()):.2f} ms; requests per unit: median "
-          f"{statistics.median(r.leak_check.requests for r in records):g}")
+    print(
+        f"guard / unit run time: {sum(guard.values()) / sum(run_time.values()):.3f} overall; per unit median "
+        f"{statistics.median(ratios):.3f}, p95 {ratios[int(0.95 * (len(ratios) - 1))]:.3f}"
+    )
+    print(
+        f"guard per unit: median {1000 * statistics.median(guard.values()):.2f} ms, "
+        f"max {1000 * max(guard.values()):.2f} ms; requests per unit: median "
+        f"{statistics.median(r.leak_check.requests for r in records):g}"
+    )
     print(f"text index (once per process): {1000 * index_build:.1f} ms")
     print("statuses: " + ", ".join(f"{s} {sum(r.leak_check.status == s for r in records)}" for s in STATUSES))
     all_time = sum(r.trace.wall_time_s or 0.0 for r in every if r.trace is not None)
-    print(f"request logs, every unit ({len(logged)}): {sum(logged):.3f} s against {all_time:.3f} s of unit run time; "
-          f"kept {sum(len(r.requests.data) for r in every if r.requests) / 1e6:.2f} MB compressed "
-          f"(from {sum(r.requests.chars for r in every if r.requests) / 1e6:.2f} M characters)")
+    print(
+        f"request logs, every unit ({len(logged)}): {sum(logged):.3f} s against {all_time:.3f} s of unit run time; "
+        f"kept {sum(len(r.requests.data) for r in every if r.requests) / 1e6:.2f} MB compressed "
+        f"(from {sum(r.requests.chars for r in every if r.requests) / 1e6:.2f} M characters)"
+    )
 
 
 if __name__ == "__main__":

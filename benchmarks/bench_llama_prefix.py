@@ -84,10 +84,16 @@ def _trace_llama(write: Any) -> None:
             counter.start_call()
             before, started = counter.prompt_tokens, time.perf_counter()
             result = model.__class__.create_chat_completion(model, **call)
-            write({"request": call, "reply": result["choices"][0]["message"]["content"],
-                   "usage": result.get("usage"), "evaluated": counter.prompt_tokens - before,
-                   "tokens": model.input_ids[:model.n_tokens].tolist(),
-                   "seconds": round(time.perf_counter() - started, 4)})
+            write(
+                {
+                    "request": call,
+                    "reply": result["choices"][0]["message"]["content"],
+                    "usage": result.get("usage"),
+                    "evaluated": counter.prompt_tokens - before,
+                    "tokens": model.input_ids[: model.n_tokens].tolist(),
+                    "seconds": round(time.perf_counter() - started, 4),
+                }
+            )
             return result
 
         model.create_chat_completion = create
@@ -117,8 +123,7 @@ def load_trace(out: Path) -> list[dict[str, Any]]:
     if rows and "tokens" not in rows[0]:
         tokens = chat_tokens(_vocabulary())
         return [{**row, **_row(tokens, row["request"]["messages"], row["reply"])} for row in rows]
-    return [{**row, "prompt": row["tokens"][:row["usage"]["prompt_tokens"]], "context": row["tokens"]}
-            for row in rows]
+    return [{**row, "prompt": row["tokens"][: row["usage"]["prompt_tokens"]], "context": row["tokens"]} for row in rows]
 
 
 def _vocabulary() -> Any:
@@ -163,8 +168,13 @@ def backend_request(call: dict[str, Any]) -> dict[str, Any]:
     embedded model received."""
     if "response_format" not in call and "schema" in call:
         return {key: call[key] for key in REPLAYED if key != "logprobs"}
-    return {"messages": call["messages"], "max_tokens": call["max_tokens"], "temperature": call["temperature"],
-            "seed": call.get("seed"), "schema": (call.get("response_format") or {}).get("schema")}
+    return {
+        "messages": call["messages"],
+        "max_tokens": call["max_tokens"],
+        "temperature": call["temperature"],
+        "seed": call.get("seed"),
+        "schema": (call.get("response_format") or {}).get("schema"),
+    }
 
 
 def replay(rows: list[dict[str, Any]], capacity_mb: int) -> dict[str, Any]:
@@ -180,8 +190,13 @@ def replay(rows: list[dict[str, Any]], capacity_mb: int) -> dict[str, Any]:
         counter.start_call()
         replies.append(backend.complete(backend_request(row["request"]))["text"])
     cache = model.cache
-    return {"evaluated": counter.prompt_tokens, "seconds": time.perf_counter() - started, "replies": replies,
-            "saved": len(cache.cache_state) if cache else 0, "saved_mb": (cache.cache_size >> 20) if cache else 0}
+    return {
+        "evaluated": counter.prompt_tokens,
+        "seconds": time.perf_counter() - started,
+        "replies": replies,
+        "saved": len(cache.cache_state) if cache else 0,
+        "saved_mb": (cache.cache_size >> 20) if cache else 0,
+    }
 
 
 def chat_tokens(model: Any) -> Any:
@@ -190,8 +205,9 @@ def chat_tokens(model: Any) -> Any:
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
     text = model._model.token_get_text
-    formatter = Jinja2ChatFormatter(model.metadata["tokenizer.chat_template"], text(model.token_eos()),
-                                    text(model.token_bos()))
+    formatter = Jinja2ChatFormatter(
+        model.metadata["tokenizer.chat_template"], text(model.token_eos()), text(model.token_bos())
+    )
 
     def tokens(messages: list[dict[str, str]]) -> list[int]:
         result = formatter(messages=messages)
@@ -210,10 +226,16 @@ def rows_from_records(run_dir: Path, concurrency: int) -> list[dict[str, Any]]:
 
     tokens = chat_tokens(_vocabulary())
     lines = (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines()
-    records = sorted((RunRecord.model_validate_json(line) for line in lines if line.strip()),
-                     key=lambda r: r.started_at or "")
-    waiting = [[_row(tokens, [{"role": role, "content": text} for role, text in request.messages], request.reply)
-                for request in logged_requests(r.requests)] for r in records]
+    records = sorted(
+        (RunRecord.model_validate_json(line) for line in lines if line.strip()), key=lambda r: r.started_at or ""
+    )
+    waiting = [
+        [
+            _row(tokens, [{"role": role, "content": text} for role, text in request.messages], request.reply)
+            for request in logged_requests(r.requests)
+        ]
+        for r in records
+    ]
     running: list[list[dict[str, Any]]] = []
     rows: list[dict[str, Any]] = []
     while waiting or running:
@@ -262,18 +284,22 @@ def main() -> None:
         for capacity in map(int, args.capacities.split(",")):
             print(f"cache {capacity:>5} MB: {simulate(rows, capacity, args.token_bytes):>7} prompt tokens evaluated")
     else:
-        rows = load_trace(args.out)[args.skip:][:args.calls]
-        print(f"{len(rows)} calls, {sum(len(r['prompt']) for r in rows)} prompt tokens, "
-              f"load average {os.getloadavg()[0]:.1f}")
+        rows = load_trace(args.out)[args.skip :][: args.calls]
+        print(
+            f"{len(rows)} calls, {sum(len(r['prompt']) for r in rows)} prompt tokens, "
+            f"load average {os.getloadavg()[0]:.1f}"
+        )
         results = {capacity: replay(rows, capacity) for capacity in map(int, args.capacities.split(","))}
         first = next(iter(results.values()))
         embedded = "evaluated" in rows[0]  # the recording's replies are the embedded model's
         for capacity, got in results.items():
             differ = sum(a != b for a, b in zip(got["replies"], first["replies"]))
             recorded = sum(a != r["reply"] for a, r in zip(got["replies"], rows)) if embedded else "-"
-            print(f"cache {capacity:>5} MB: {got['evaluated']:>7} prompt tokens evaluated, {got['seconds']:7.1f} s "
-                  f"(x{got['seconds'] / first['seconds']:.2f}), replies differing from the first row's {differ}, "
-                  f"from the recording's {recorded}; {got['saved']} contexts saved ({got['saved_mb']} MB)")
+            print(
+                f"cache {capacity:>5} MB: {got['evaluated']:>7} prompt tokens evaluated, {got['seconds']:7.1f} s "
+                f"(x{got['seconds'] / first['seconds']:.2f}), replies differing from the first row's {differ}, "
+                f"from the recording's {recorded}; {got['saved']} contexts saved ({got['saved_mb']} MB)"
+            )
 
 
 if __name__ == "__main__":

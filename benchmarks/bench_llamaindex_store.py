@@ -86,16 +86,19 @@ def main() -> None:
         # a view without the knowledge base's read cache, so no path is timed on results another one read
         view = GraphView(kb.store).hide(entities=hidden)
         store = property_graph_store(view)
-        retriever = VectorContextRetriever(store, embed_model=llamaindex_embedding(), similarity_top_k=K,
-                                           limit=1000, include_text=True)
+        retriever = VectorContextRetriever(
+            store, embed_model=llamaindex_embedding(), similarity_top_k=K, limit=1000, include_text=True
+        )
         vectors = list(random_unit_vectors(args.queries + 20))
         warm, timed = vectors[:20], vectors[20:]
         for fn in (lambda v: through_view(view, v), lambda v: through_store(store, v)):
             for vector in warm:
                 fn(vector)  # statements prepared for both alike
-        figures = {"view": median_s(lambda v: through_view(view, v), timed),
-                   "store": median_s(lambda v: through_store(store, v), timed),
-                   "retriever": median_s(lambda v: through_retriever(retriever, v), timed)}
+        figures = {
+            "view": median_s(lambda v: through_view(view, v), timed),
+            "store": median_s(lambda v: through_store(store, v), timed),
+            "retriever": median_s(lambda v: through_retriever(retriever, v), timed),
+        }
         index_s = median_s(lambda v: property_graph_index(view), timed[:50])
         kb.close()
     print(f"{args.entities} entities, {HIDDEN} hidden, {args.queries} queries, k={K}, median per retrieval:")

@@ -21,8 +21,11 @@ from pathlib import Path
 from provbench_plugins.datasets.medmcqa.loader import MedMCQALoader
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCES = (REPO.parent / "shared" / "datasets" / "medmcqa" / "dev.sample50.jsonl",
-           Path("/work/shared/datasets/medmcqa/dev.sample50.jsonl"), REPO / "datasets" / "medical-mini" / "dev.jsonl")
+SOURCES = (
+    REPO.parent / "shared" / "datasets" / "medmcqa" / "dev.sample50.jsonl",
+    Path("/work/shared/datasets/medmcqa/dev.sample50.jsonl"),
+    REPO / "datasets" / "medical-mini" / "dev.jsonl",
+)
 
 
 def write_files(folder: Path, count: int) -> tuple[Path, Path, str]:
@@ -32,9 +35,20 @@ def write_files(folder: Path, count: int) -> tuple[Path, Path, str]:
     raw = folder / "dev.jsonl"
     raw.write_text("".join(json.dumps(r) + "\n" for r in records))
     mirage = folder / "benchmark.json"
-    mirage.write_text(json.dumps({"medmcqa": {r["id"]: {
-        "question": r["question"], "options": {k: r["op" + k.lower()] for k in "ABCD"},
-        "answer": "ABCD"[r["cop"] - 1]} for r in records}}))
+    mirage.write_text(
+        json.dumps(
+            {
+                "medmcqa": {
+                    r["id"]: {
+                        "question": r["question"],
+                        "options": {k: r["op" + k.lower()] for k in "ABCD"},
+                        "answer": "ABCD"[r["cop"] - 1],
+                    }
+                    for r in records
+                }
+            }
+        )
+    )
     return raw, mirage, str(source)
 
 
@@ -66,8 +80,10 @@ def main() -> None:
             loaded = len(MedMCQALoader().load(path))
             ours = median_seconds(lambda: MedMCQALoader().load(path), args.repeats)
             bare = median_seconds(lambda: bare_json(path), args.repeats)
-            print(f"{label:12s} {loaded} questions in {ours:.3f} s (median of {args.repeats}); bare json.loads "
-                  f"{bare:.3f} s; ratio {ours / bare:.1f}x")
+            print(
+                f"{label:12s} {loaded} questions in {ours:.3f} s (median of {args.repeats}); bare json.loads "
+                f"{bare:.3f} s; ratio {ours / bare:.1f}x"
+            )
 
 
 if __name__ == "__main__":

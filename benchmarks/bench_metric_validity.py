@@ -44,11 +44,15 @@ def main() -> None:
         runs = run_controls(args.dataset, out, questions=args.questions)
         elapsed = time.perf_counter() - started
         failed = {c: sum(r.status == "failed" for r in run.records) for c, run in runs.items()}
-        print(f"{args.questions} questions x {len(CONTROLS)} controls: {sum(len(r.records) for r in runs.values())} "
-              f"records ({sum(failed.values())} failed) in {elapsed:.0f} s")
+        print(
+            f"{args.questions} questions x {len(CONTROLS)} controls: {sum(len(r.records) for r in runs.values())} "
+            f"records ({sum(failed.values())} failed) in {elapsed:.0f} s"
+        )
         problems = disagreements(runs)
-        print("per-question terms average to each metric's value: "
-              + ("yes" if not problems else "NO\n  " + "\n  ".join(problems)))
+        print(
+            "per-question terms average to each metric's value: "
+            + ("yes" if not problems else "NO\n  " + "\n  ".join(problems))
+        )
         results = metric_validity(runs)
         print("\n" + matrix(results) + "\n\n" + summary(results) + "\n\n" + reported(results, runs))
 
@@ -62,8 +66,10 @@ def matrix(results) -> str:
     column is the share left quiet (specificity); NaN counts in brackets."""
     from provbench_plugins.metrics.metric_validity import CONTROLS, FAITHFUL
 
-    lines = ["| metric | flags when | oracle: quiet | " + " | ".join(CONTROLS[1:]) + " |",
-             "|---|---|---|" + "---|" * (len(CONTROLS) - 1)]
+    lines = [
+        "| metric | flags when | oracle: quiet | " + " | ".join(CONTROLS[1:]) + " |",
+        "|---|---|---|" + "---|" * (len(CONTROLS) - 1),
+    ]
     for v in results:
         cells = []
         for control in CONTROLS:
@@ -80,8 +86,9 @@ def summary(results) -> str:
     lines = ["| metric | a flag says | meant to flag | sensitivity | specificity |", "|---|---|---|---|---|"]
     for v in results:
         sens = ", ".join(f"{t} {rate(s)}" for t, s in v.sensitivity.items())
-        lines.append(f"| {v.check.name} | {v.check.flag_says} | {', '.join(v.check.targets)} | {sens} | "
-                     f"{rate(v.specificity)} |")
+        lines.append(
+            f"| {v.check.name} | {v.check.flag_says} | {', '.join(v.check.targets)} | {sens} | {rate(v.specificity)} |"
+        )
     return "\n".join(lines)
 
 
@@ -90,8 +97,9 @@ def reported(results, runs) -> str:
 
     lines = ["| metric (run-level value) | " + " | ".join(CONTROLS) + " |", "|---|" + "---|" * len(CONTROLS)]
     for v in results:
-        lines.append(f"| {v.check.name} | "
-                     + " | ".join(rate(reported_value(v.check, runs[c])) for c in CONTROLS) + " |")
+        lines.append(
+            f"| {v.check.name} | " + " | ".join(rate(reported_value(v.check, runs[c])) for c in CONTROLS) + " |"
+        )
     return "\n".join(lines)
 
 

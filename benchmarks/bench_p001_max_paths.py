@@ -50,8 +50,14 @@ def measure(folder: Path, max_paths: int, limit: int) -> dict:
     records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
     kg = [r for r in records if r["key"]["system"] == "kgrag-ex"]
     paths = sum(len(r["trace"]["paths"]) for r in kg if r["key"]["condition"] == "baseline")
-    return {"max_paths": max_paths, "paths": paths, "units": len(records),
-            "kg_units": len(kg), "calls": len(llm.backend.calls), "seconds": seconds}
+    return {
+        "max_paths": max_paths,
+        "paths": paths,
+        "units": len(records),
+        "kg_units": len(kg),
+        "calls": len(llm.backend.calls),
+        "seconds": seconds,
+    }
 
 
 def main() -> None:
@@ -64,10 +70,12 @@ def main() -> None:
     base = rows[0]
     for row in rows:
         ratio = {k: row[k] / base[k] if base[k] else float("nan") for k in ("units", "calls", "seconds")}
-        print(f"max_paths {row['max_paths']}: {row['paths']} KGRAG-Ex paths, {row['units']} units "
-              f"({row['kg_units']} KGRAG-Ex), {row['calls']} LLM calls, {row['seconds']:.1f} s; x{ratio['units']:.2f} "
-              f"units, x{ratio['calls']:.2f} calls, x{ratio['seconds']:.2f} time vs max_paths {base['max_paths']}",
-              flush=True)
+        print(
+            f"max_paths {row['max_paths']}: {row['paths']} KGRAG-Ex paths, {row['units']} units "
+            f"({row['kg_units']} KGRAG-Ex), {row['calls']} LLM calls, {row['seconds']:.1f} s; x{ratio['units']:.2f} "
+            f"units, x{ratio['calls']:.2f} calls, x{ratio['seconds']:.2f} time vs max_paths {base['max_paths']}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -83,13 +83,23 @@ class Clock:
 
 
 def write_suite(path: Path, kb: Path, questions: int, concurrency: int, model: str, params: str, steps: int) -> Path:
-    path.write_text(SUITE.format(dataset=DATASET, kb=kb, questions=questions, concurrency=concurrency,
-                                 model=model, params=params, steps=steps))
+    path.write_text(
+        SUITE.format(
+            dataset=DATASET,
+            kb=kb,
+            questions=questions,
+            concurrency=concurrency,
+            model=model,
+            params=params,
+            steps=steps,
+        )
+    )
     return path
 
 
-def run_once(work: Path, label: str, kb: Path, args, concurrency: int, api_base: str | None,
-             latency: float, report: bool = True) -> dict:
+def run_once(
+    work: Path, label: str, kb: Path, args, concurrency: int, api_base: str | None, latency: float, report: bool = True
+) -> dict:
     """One run in a fresh directory; returns its figures."""
     from provbench.registry import make_plugin_manager
     from provbench.runner import run_suite
@@ -114,10 +124,18 @@ def run_once(work: Path, label: str, kb: Path, args, concurrency: int, api_base:
     calls = sum(1 for r in records if r.trace for c in r.trace.llm_calls if not c.cached)
     execute = clock.last - clock.started
     shutil.rmtree(out, ignore_errors=True)
-    return {"label": label, "concurrency": concurrency, "units": len(records), "calls": calls,
-            "llm_s": calls * latency, "wall_s": wall, "execute_s": execute, "cpu_s": cpu,
-            "execute_cpu_s": clock.cpu_last - clock.cpu_started,
-            "failed": sum(r.status == "failed" for r in records)}
+    return {
+        "label": label,
+        "concurrency": concurrency,
+        "units": len(records),
+        "calls": calls,
+        "llm_s": calls * latency,
+        "wall_s": wall,
+        "execute_s": execute,
+        "cpu_s": cpu,
+        "execute_cpu_s": clock.cpu_last - clock.cpu_started,
+        "failed": sum(r.status == "failed" for r in records),
+    }
 
 
 def build_kb(work: Path, questions: int) -> Path:
@@ -136,10 +154,13 @@ def show(row: dict, base: dict | None, n: int) -> None:
     speed = f"{base['wall_s'] / row['wall_s']:5.2f}x" if base else "   - "
     phase = base["execute_s"] / row["execute_s"] if base else None
     phase_text = f"{phase:5.2f}x ({phase / n:.2f} N)" if phase else "       -     "
-    print(f"{row['label']:>14} c={row['concurrency']:<2} units {row['units']:>3} calls {row['calls']:>4} "
-          f"| whole {row['wall_s']:6.2f} s execute {row['execute_s']:6.2f} s LLM {row['llm_s']:6.1f} s "
-          f"| speed-up whole {speed} execute {phase_text} | CPU/unit {1000 * row['execute_cpu_s'] / max(1, row['units']):5.1f} ms"
-          + (f" | {row['failed']} failed" if row["failed"] else ""), flush=True)
+    print(
+        f"{row['label']:>14} c={row['concurrency']:<2} units {row['units']:>3} calls {row['calls']:>4} "
+        f"| whole {row['wall_s']:6.2f} s execute {row['execute_s']:6.2f} s LLM {row['llm_s']:6.1f} s "
+        f"| speed-up whole {speed} execute {phase_text} | CPU/unit {1000 * row['execute_cpu_s'] / max(1, row['units']):5.1f} ms"
+        + (f" | {row['failed']} failed" if row["failed"] else ""),
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -162,8 +183,9 @@ def main() -> None:
         try:
             cold = run_once(work, "cold", kb, args, 16, api_base, args.latency)
             show(cold, None, 16)
-            rows = [run_once(work, f"lat{args.latency:g}", kb, args, c, api_base, args.latency)
-                    for c in args.concurrency]
+            rows = [
+                run_once(work, f"lat{args.latency:g}", kb, args, c, api_base, args.latency) for c in args.concurrency
+            ]
             for row in rows:
                 show(row, rows[0], row["concurrency"])
         finally:
@@ -177,16 +199,24 @@ def main() -> None:
         offline = run_once(work, "in-process", kb, args, 1, None, 0.0, report=False)  # no pictures drawn ahead
         show(offline, None, 1)
     top = rows[-1]
-    print(f"\nLLM-phase speed-up at c={top['concurrency']}: {rows[0]['execute_s'] / top['execute_s']:.2f}x "
-          f"= {rows[0]['execute_s'] / top['execute_s'] / top['concurrency']:.2f} N (target >= 0.8 N)")
+    print(
+        f"\nLLM-phase speed-up at c={top['concurrency']}: {rows[0]['execute_s'] / top['execute_s']:.2f}x "
+        f"= {rows[0]['execute_s'] / top['execute_s'] / top['concurrency']:.2f} N (target >= 0.8 N)"
+    )
     print(f"end-to-end speed-up at c={top['concurrency']}: {rows[0]['wall_s'] / top['wall_s']:.2f}x (target >= 6x)")
-    print(f"overhead at {args.overhead_latency:g} s latency, c=1: whole run {1 - slow['llm_s'] / slow['wall_s']:.3f}, "
-          f"execute phase {1 - slow['llm_s'] / slow['execute_s']:.3f} (targets < 0.05 / < 0.02)")
-    print(f"the same from CPU time (what a quiet machine pays; this one's load average was "
-          f"{os.getloadavg()[1]:.1f} on {os.cpu_count()} cores): whole run {slow['cpu_s'] / slow['llm_s']:.3f}, "
-          f"execute phase {slow['execute_cpu_s'] / slow['llm_s']:.3f} of the LLM time")
-    print(f"CPU per unit besides the LLM: {1000 * offline['execute_cpu_s'] / offline['units']:.1f} ms "
-          f"(in-process LLM), {1000 * slow['execute_cpu_s'] / slow['units']:.1f} ms through litellm (target < 10 ms)")
+    print(
+        f"overhead at {args.overhead_latency:g} s latency, c=1: whole run {1 - slow['llm_s'] / slow['wall_s']:.3f}, "
+        f"execute phase {1 - slow['llm_s'] / slow['execute_s']:.3f} (targets < 0.05 / < 0.02)"
+    )
+    print(
+        f"the same from CPU time (what a quiet machine pays; this one's load average was "
+        f"{os.getloadavg()[1]:.1f} on {os.cpu_count()} cores): whole run {slow['cpu_s'] / slow['llm_s']:.3f}, "
+        f"execute phase {slow['execute_cpu_s'] / slow['llm_s']:.3f} of the LLM time"
+    )
+    print(
+        f"CPU per unit besides the LLM: {1000 * offline['execute_cpu_s'] / offline['units']:.1f} ms "
+        f"(in-process LLM), {1000 * slow['execute_cpu_s'] / slow['units']:.1f} ms through litellm (target < 10 ms)"
+    )
 
 
 def cpu_only(args) -> None:

@@ -35,15 +35,27 @@ def hub_graph(width: int, layers: int, background: int, seed: int = 0) -> tuple[
     """Source -> layers of ``width`` fully joined hubs -> target, beside a random background graph."""
     rng = random.Random(seed)
     unit = TextUnit(id="tu:0", text="Synthetic passage.", document_id="doc:0")
-    names = ["source", *[f"hub-{layer}-{i}" for layer in range(layers) for i in range(width)], "target",
-             *[f"background-{i}" for i in range(background)]]
+    names = [
+        "source",
+        *[f"hub-{layer}-{i}" for layer in range(layers) for i in range(width)],
+        "target",
+        *[f"background-{i}" for i in range(background)],
+    ]
     entities = [Entity(id=f"ent:{n}", name=n, text_unit_ids=("tu:0",)) for n in names]
-    levels = [["ent:source"], *[[f"ent:hub-{layer}-{i}" for i in range(width)] for layer in range(layers)], ["ent:target"]]
+    levels = [
+        ["ent:source"],
+        *[[f"ent:hub-{layer}-{i}" for i in range(width)] for layer in range(layers)],
+        ["ent:target"],
+    ]
     pairs = [(a, b) for upper, lower in zip(levels, levels[1:]) for a in upper for b in lower]
-    pairs += [(f"ent:background-{rng.randrange(background)}", f"ent:background-{rng.randrange(background)}")
-              for _ in range(3 * background)]
-    relations = [Relation(id=f"rel:{i}", source=a, target=b, label="linked", text_unit_id="tu:0")
-                 for i, (a, b) in enumerate(pairs)]
+    pairs += [
+        (f"ent:background-{rng.randrange(background)}", f"ent:background-{rng.randrange(background)}")
+        for _ in range(3 * background)
+    ]
+    relations = [
+        Relation(id=f"rel:{i}", source=a, target=b, label="linked", text_unit_id="tu:0")
+        for i, (a, b) in enumerate(pairs)
+    ]
     return [unit], entities, relations
 
 
@@ -58,8 +70,10 @@ def median_seconds(fn, repeat: int) -> tuple[float, int]:
 
 def limit_one(kb: KnowledgeBase, hops: int) -> int:
     """The query as it was before every tie was fetched: LIMIT 1 inside it (rows returned)."""
-    query = (f"MATCH p = (a:Entity {{id: $source}})-[r:LINKS* ALL SHORTEST 1..{hops}]-(b:Entity {{id: $target}}) "
-             "RETURN nodes(p), rels(p) LIMIT 1")
+    query = (
+        f"MATCH p = (a:Entity {{id: $source}})-[r:LINKS* ALL SHORTEST 1..{hops}]-(b:Entity {{id: $target}}) "
+        "RETURN nodes(p), rels(p) LIMIT 1"
+    )
     return len(kb.store.rows(query, {"source": "ent:source", "target": "ent:target"}))
 
 
@@ -79,13 +93,20 @@ def main() -> None:
         kb.close()
         kb = KnowledgeBase.open(Path(folder) / "kb", read_only=True)
         view = GraphView(kb.store)  # not kb.view(): that one remembers query results, and every repeat would hit
-        print(f"{len(entities):,} entities, {len(relations):,} relations; source and target joined by "
-              f"{args.width ** args.layers:,} shortest paths of {hops} hops (MAX_TIED_PATHS = {MAX_TIED_PATHS:,})")
-        runs = {"LIMIT 1 in the query (old)": lambda: limit_one(kb, hops),
-                "every tie, sorted (before the cap)": lambda: len(view.shortest_paths(
-                    "ent:source", "ent:target", max_hops=hops, limit=10 ** 9)),
-                "capped, sorted (now)": lambda: min(MAX_TIED_PATHS, len(view.shortest_paths(
-                    "ent:source", "ent:target", max_hops=hops, limit=MAX_TIED_PATHS)))}
+        print(
+            f"{len(entities):,} entities, {len(relations):,} relations; source and target joined by "
+            f"{args.width**args.layers:,} shortest paths of {hops} hops (MAX_TIED_PATHS = {MAX_TIED_PATHS:,})"
+        )
+        runs = {
+            "LIMIT 1 in the query (old)": lambda: limit_one(kb, hops),
+            "every tie, sorted (before the cap)": lambda: len(
+                view.shortest_paths("ent:source", "ent:target", max_hops=hops, limit=10**9)
+            ),
+            "capped, sorted (now)": lambda: min(
+                MAX_TIED_PATHS,
+                len(view.shortest_paths("ent:source", "ent:target", max_hops=hops, limit=MAX_TIED_PATHS)),
+            ),
+        }
         results = {name: median_seconds(fn, args.repeat) for name, fn in runs.items()}
         kept = view.shortest_paths("ent:source", "ent:target", max_hops=hops, limit=1)[0]
         base = results["LIMIT 1 in the query (old)"][0]

@@ -45,8 +45,14 @@ def suite_copy(work: Path, concurrency: int) -> Path:
 def cli(args: list[str], work: Path, env: dict[str, str]) -> float:
     """Wall time of one ``provbench`` process."""
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "provbench.cli", *args], cwd=work, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "provbench.cli", *args],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     elapsed = time.perf_counter() - started
     if done.returncode not in (0, 3):
         raise SystemExit(f"provbench {' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}")
@@ -96,8 +102,10 @@ def main() -> None:
     print(f"\nprocess-level speed-up c=1 / c=16: {process[1] / process[16]:.2f}x (target >= 6x)")
     if inside:
         print(f"in-process speed-up c=1 / c=16:    {inside[1] / inside[16]:.2f}x")
-    print(f"load average before: {load_before[0]:.2f} / {load_before[1]:.2f}, after: "
-          f"{os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} (1 / 5 min) on {os.cpu_count()} cores")
+    print(
+        f"load average before: {load_before[0]:.2f} / {load_before[1]:.2f}, after: "
+        f"{os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} (1 / 5 min) on {os.cpu_count()} cores"
+    )
 
 
 if __name__ == "__main__":

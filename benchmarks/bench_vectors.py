@@ -61,8 +61,10 @@ def main() -> None:
     print(f"HNSW build: {build_s:.1f} s (usearch, f16, connectivity 16)")
     print(f"query: exact {1000 * exact_s:.2f} ms, HNSW {1000 * hnsw_s:.2f} ms (HNSW {exact_s / hnsw_s:.1f}x faster)")
     print(f"recall@{args.k} of HNSW vs exact: {recall:.3f} (target >= 0.98)")
-    print(f"memory: exact array {vectors.nbytes / 2**20:.0f} MiB in RAM; HNSW file {ann_mb:.0f} MiB memory-mapped "
-          "(its array is memory-mapped too: only re-scored rows are read)")
+    print(
+        f"memory: exact array {vectors.nbytes / 2**20:.0f} MiB in RAM; HNSW file {ann_mb:.0f} MiB memory-mapped "
+        "(its array is memory-mapped too: only re-scored rows are read)"
+    )
 
 
 if __name__ == "__main__":

@@ -36,17 +36,32 @@ def synthetic_graph(n_entities: int, seed: int = 0) -> tuple[list[TextUnit], lis
     """Random entities linked to text units, and random relations between them (seeded)."""
     rng = random.Random(seed)
     n_units = max(1, n_entities // ENTITIES_PER_TEXT_UNIT)
-    units = [TextUnit(id=f"tu:{i}", text=f"Synthetic passage {i}.", document_id=f"doc:{i // TEXT_UNITS_PER_DOCUMENT}")
-             for i in range(n_units)]
-    entities = [Entity(id=f"ent:{i}", name=f"Entity {i}", label=rng.choice(["PERSON", "PLACE", "WORK"]),
-                       description=f"Synthetic entity number {i}.", text_unit_ids=(f"tu:{i % n_units}",))
-                for i in range(n_entities)]
+    units = [
+        TextUnit(id=f"tu:{i}", text=f"Synthetic passage {i}.", document_id=f"doc:{i // TEXT_UNITS_PER_DOCUMENT}")
+        for i in range(n_units)
+    ]
+    entities = [
+        Entity(
+            id=f"ent:{i}",
+            name=f"Entity {i}",
+            label=rng.choice(["PERSON", "PLACE", "WORK"]),
+            description=f"Synthetic entity number {i}.",
+            text_unit_ids=(f"tu:{i % n_units}",),
+        )
+        for i in range(n_entities)
+    ]
     relations = []
     for i in range(int(n_entities * RELATIONS_PER_ENTITY)):
         source, target = rng.randrange(n_entities), rng.randrange(n_entities)
-        relations.append(Relation(id=f"rel:{i}", source=f"ent:{source}", target=f"ent:{target}",
-                                  label=rng.choice(["related_to", "part_of", "knows"]),
-                                  text_unit_id=f"tu:{source % n_units}"))
+        relations.append(
+            Relation(
+                id=f"rel:{i}",
+                source=f"ent:{source}",
+                target=f"ent:{target}",
+                label=rng.choice(["related_to", "part_of", "knows"]),
+                text_unit_id=f"tu:{source % n_units}",
+            )
+        )
     return units, entities, relations
 
 
@@ -103,10 +118,16 @@ def measure(kb: KnowledgeBase, seed: int = 1) -> dict[str, float]:
         t0 = time.perf_counter()
         narrowed.shortest_paths(a, b, max_hops=4, limit=5)
         path_times.append(time.perf_counter() - t0)
-    return {"entities": stats.entities, "relations": stats.relations, "text_units": stats.text_units,
-            "communities": stats.communities, "neighbors_s": statistics.median(neighbour_times),
-            "mean_degree": statistics.mean(degrees), "entity_s": statistics.median(entity_times),
-            "shortest_paths_s": statistics.median(path_times)}
+    return {
+        "entities": stats.entities,
+        "relations": stats.relations,
+        "text_units": stats.text_units,
+        "communities": stats.communities,
+        "neighbors_s": statistics.median(neighbour_times),
+        "mean_degree": statistics.mean(degrees),
+        "entity_s": statistics.median(entity_times),
+        "shortest_paths_s": statistics.median(path_times),
+    }
 
 
 def main() -> None:
@@ -127,18 +148,23 @@ def main() -> None:
             kb = KnowledgeBase.open(directory, read_only=True)
             kbs.append(kb)
             row = measure(kb) | times
-            print(f"{row['entities']:>7,} entities {row['relations']:>8,} relations {row['text_units']:>6,} text units"
-                  f" {row['communities']:>5,} communities | bulk load {row['load_s']:5.1f} s,"
-                  f" Leiden + write {row['communities_s']:5.1f} s"
-                  f" | through a view hiding {HIDDEN}: neighbors {row['neighbors_s'] * 1e3:6.2f} ms"
-                  f" (mean degree {row['mean_degree']:.1f}), entity {row['entity_s'] * 1e3:5.2f} ms,"
-                  f" shortest paths (<=4 hops) {row['shortest_paths_s'] * 1e3:6.2f} ms", flush=True)
+            print(
+                f"{row['entities']:>7,} entities {row['relations']:>8,} relations {row['text_units']:>6,} text units"
+                f" {row['communities']:>5,} communities | bulk load {row['load_s']:5.1f} s,"
+                f" Leiden + write {row['communities_s']:5.1f} s"
+                f" | through a view hiding {HIDDEN}: neighbors {row['neighbors_s'] * 1e3:6.2f} ms"
+                f" (mean degree {row['mean_degree']:.1f}), entity {row['entity_s'] * 1e3:5.2f} ms,"
+                f" shortest paths (<=4 hops) {row['shortest_paths_s'] * 1e3:6.2f} ms",
+                flush=True,
+            )
         # creation timing alternates between the graphs so that load on the machine hits both alike
         rounds = [[creation_time(kb) for kb in kbs] for _ in range(args.rounds)]
         medians = [statistics.median(r[i] for r in rounds) for i in range(len(kbs))]
         for size, kb, median in zip(args.sizes, kbs, medians):
-            print(f"view creation hiding {HIDDEN} entities, {kb.stats().entities:>7,} entities: {median * 1e6:6.1f} us"
-                  f" (median of {args.rounds} rounds x 25 batches x 200 calls)")
+            print(
+                f"view creation hiding {HIDDEN} entities, {kb.stats().entities:>7,} entities: {median * 1e6:6.1f} us"
+                f" (median of {args.rounds} rounds x 25 batches x 200 calls)"
+            )
         if len(medians) >= 2:
             ratio = medians[-1] / medians[0]
             verdict = "OK (within 2x)" if 0.5 <= ratio <= 2 else "FAIL (more than 2x apart)"

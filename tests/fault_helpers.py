@@ -27,8 +27,9 @@ class JsonToySystem(ToySystem):
 
     def answer(self, question: Question, env, trace: Trace, visible: list[str]) -> Trace:
         prompt = f"Q: {question.question}\nvisible: {','.join(visible)}"
-        resp = env.llm.chat([{"role": "user", "content": prompt}], schema=ANSWER_SCHEMA, purpose="json answer",
-                            trace=trace)
+        resp = env.llm.chat(
+            [{"role": "user", "content": prompt}], schema=ANSWER_SCHEMA, purpose="json answer", trace=trace
+        )
         if resp.data is None:
             raise ValueError(f"the reply was not valid JSON: {resp.text[:80]!r}")
         trace.answer = resp.data["answer"]
@@ -70,17 +71,28 @@ concurrency: {concurrency}
 def questions(n: int) -> list[dict[str, Any]]:
     """``n`` answerable toy questions (the five of runner_helpers.py, repeated under new ids)."""
     base = QUESTIONS[:5]
-    return [{**base[i % 5], "id": f"{base[i % 5]['id']}-{i}", "question": f"({i}) {base[i % 5]['question']}"}
-            for i in range(n)]
+    return [
+        {**base[i % 5], "id": f"{base[i % 5]['id']}-{i}", "question": f"({i}) {base[i % 5]['question']}"}
+        for i in range(n)
+    ]
 
 
-def write_fault_suite(folder: Path, api_base: str, *, n_questions: int = 5, timeout: float = 0.5,
-                      attempts: int = 3, deadline: float = 5.0, concurrency: int = 2) -> Path:
+def write_fault_suite(
+    folder: Path,
+    api_base: str,
+    *,
+    n_questions: int = 5,
+    timeout: float = 0.5,
+    attempts: int = 3,
+    deadline: float = 5.0,
+    concurrency: int = 2,
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "questions.json").write_text(json.dumps(questions(n_questions)))
     path = folder / "suite.yaml"
-    path.write_text(SUITE.format(api_base=api_base, timeout=timeout, attempts=attempts, deadline=deadline,
-                                 concurrency=concurrency))
+    path.write_text(
+        SUITE.format(api_base=api_base, timeout=timeout, attempts=attempts, deadline=deadline, concurrency=concurrency)
+    )
     return path
 
 
@@ -99,15 +111,20 @@ def essence(run: Path) -> dict[str, tuple]:
     out = {}
     for r in records(run):
         k = r["key"]
-        out[f'{k["system"]}|{k["condition"]}|{k["repeat"]}|{k["question_id"]}'] = (
-            r["status"], (r.get("trace") or {}).get("answer"))
+        out[f"{k['system']}|{k['condition']}|{k['repeat']}|{k['question_id']}"] = (
+            r["status"],
+            (r.get("trace") or {}).get("answer"),
+        )
     return out
 
 
 def nan_metrics(run: Path) -> list[str]:
     values = json.loads((run / "metrics.json").read_text())["values"]
-    return [f'{v["metric"]}/{v["system"]}/{v["condition"]}' for v in values
-            if isinstance(v.get("value"), float) and math.isnan(v["value"])]
+    return [
+        f"{v['metric']}/{v['system']}/{v['condition']}"
+        for v in values
+        if isinstance(v.get("value"), float) and math.isnan(v["value"])
+    ]
 
 
 def _build_tiny_kb_slowly(kb_dir: Path, delay: float) -> None:

@@ -30,8 +30,10 @@ from provbench.kb import KnowledgeBase
 from provbench.kb.types import Entity, Relation, TextUnit
 from provbench.model import Citations, Trace
 
-A, B, C, D, E, F, G = (f"ent:{n}" for n in ("ann-lee", "blue-river", "cara-stone", "dune-studio",
-                                              "east-haven", "fox-festival", "gale-park"))
+A, B, C, D, E, F, G = (
+    f"ent:{n}"
+    for n in ("ann-lee", "blue-river", "cara-stone", "dune-studio", "east-haven", "fox-festival", "gale-park")
+)
 ALL_ENTITIES = {A, B, C, D, E, F, G}
 ALL_TEXT_UNITS = {f"tu:{i}" for i in range(1, 10)}
 
@@ -70,8 +72,12 @@ def build_ablation_kb(path: Path) -> KnowledgeBase:
     """The graph above, finalised with real embeddings (the session's one embedding model)."""
     kb = KnowledgeBase.create(path)
     kb.add_text_units([TextUnit(id=tu, text=text, document_id=f"doc:{tu}") for tu, text in TEXTS.items()])
-    kb.add_entities([Entity(id=i, name=n, label=lab, description=d, text_unit_ids=tus, own_text_unit_ids=OWN_TEXT[i])
-                     for i, n, lab, d, tus in ENTITIES])
+    kb.add_entities(
+        [
+            Entity(id=i, name=n, label=lab, description=d, text_unit_ids=tus, own_text_unit_ids=OWN_TEXT[i])
+            for i, n, lab, d, tus in ENTITIES
+        ]
+    )
     kb.add_relations(RELATIONS)
     communities = kb.detect_communities(seed=0)
     kb.set_community_summaries({c.id: (f"Group {c.id}", "Films, people and places.") for c in communities})
@@ -81,9 +87,13 @@ def build_ablation_kb(path: Path) -> KnowledgeBase:
 
 def baseline_trace(cited=(A,), visited=(A, B, C), cited_text_units=("tu:2",)) -> Trace:
     """The baseline the ablations start from: A cited, B and C visited but not cited."""
-    return Trace(question_id="q1", system="agentic-graphrag", answer="Ann Lee",
-                 visited_entities=list(visited),
-                 citations=Citations(entities=list(cited), text_units=list(cited_text_units)))
+    return Trace(
+        question_id="q1",
+        system="agentic-graphrag",
+        answer="Ann Lee",
+        visited_entities=list(visited),
+        citations=Citations(entities=list(cited), text_units=list(cited_text_units)),
+    )
 
 
 @pytest.fixture(scope="session")

@@ -22,50 +22,74 @@ from typing import Any, Callable
 from provbench.model import Question
 from provbench_plugins.kb_builders.common import prompts as P
 
-GLASS_HARBOR_FILM = ["Glass Harbor (film)", [
-    "Glass Harbor is a 1987 drama film set in the port town of Dunmere.",
-    "The film was directed by Orin Vale.",
-    "It stars Tessa Quill as a lighthouse keeper.",
-]]
-GLASS_HARBOR_NOVEL = ["Glass Harbor (novel)", [
-    "Glass Harbor is a 1979 novel by Petra Lune.",
-    "The novel follows a ferry captain in Dunmere.",
-]]
-ORIN_VALE = ["Orin Vale", [
-    "Orin Vale (born 1941) is a film director from Calder Bay.",
-    "He is the son of the painter Mira Vale.",
-    "Vale later taught at the Dunmere Film School.",
-]]
+GLASS_HARBOR_FILM = [
+    "Glass Harbor (film)",
+    [
+        "Glass Harbor is a 1987 drama film set in the port town of Dunmere.",
+        "The film was directed by Orin Vale.",
+        "It stars Tessa Quill as a lighthouse keeper.",
+    ],
+]
+GLASS_HARBOR_NOVEL = [
+    "Glass Harbor (novel)",
+    [
+        "Glass Harbor is a 1979 novel by Petra Lune.",
+        "The novel follows a ferry captain in Dunmere.",
+    ],
+]
+ORIN_VALE = [
+    "Orin Vale",
+    [
+        "Orin Vale (born 1941) is a film director from Calder Bay.",
+        "He is the son of the painter Mira Vale.",
+        "Vale later taught at the Dunmere Film School.",
+    ],
+]
 TESSA_QUILL = ["Tessa Quill", ["Tessa Quill is an actress from Dunmere.", "Her mother is the singer Ada Quill."]]
-CALDER_BAY = ["Calder Bay", [
-    "Calder Bay is a fishing village on the Sorrel Coast.",
-    "The painter Mira Vale lived there until 1960.",
-]]
+CALDER_BAY = [
+    "Calder Bay",
+    [
+        "Calder Bay is a fishing village on the Sorrel Coast.",
+        "The painter Mira Vale lived there until 1960.",
+    ],
+]
 CALDER_BAY_OTHER = ["Calder Bay", ["Calder Bay is a village on the Sorrel Coast.", "Its harbour was rebuilt in 1955."]]
-RED_MEADOW = ["Red Meadow", ["Red Meadow is a 1992 western film directed by Lark Denholm.", "It was filmed near Calder Bay."]]
-LARK_DENHOLM = ["Lark Denholm", [
-    "Lark Denholm was a director and screenwriter born in Sorrel.",
-    "Denholm married the actress Tessa Quill in 1990.",
-]]
+RED_MEADOW = [
+    "Red Meadow",
+    ["Red Meadow is a 1992 western film directed by Lark Denholm.", "It was filmed near Calder Bay."],
+]
+LARK_DENHOLM = [
+    "Lark Denholm",
+    [
+        "Lark Denholm was a director and screenwriter born in Sorrel.",
+        "Denholm married the actress Tessa Quill in 1990.",
+    ],
+]
 DUNMERE = ["Dunmere", ["Dunmere is a port town on the Sorrel Coast.", "The Dunmere Film School opened in 1970."]]
 
 TINY_RECORDS: list[dict[str, Any]] = [
     {
-        "_id": "tiny-q1", "type": "compositional", "answer": "Mira Vale",
+        "_id": "tiny-q1",
+        "type": "compositional",
+        "answer": "Mira Vale",
         "question": "Who is the mother of the director of film Glass Harbor?",
         "context": [GLASS_HARBOR_FILM, ORIN_VALE, GLASS_HARBOR_NOVEL, TESSA_QUILL, CALDER_BAY],
         "supporting_facts": [["Glass Harbor (film)", 1], ["Orin Vale", 1]],
         "evidences": [["Glass Harbor", "director", "Orin Vale"], ["Orin Vale", "mother", "Mira Vale"]],
     },
     {
-        "_id": "tiny-q2", "type": "comparison", "answer": "Glass Harbor",
+        "_id": "tiny-q2",
+        "type": "comparison",
+        "answer": "Glass Harbor",
         "question": "Which film came out first, Glass Harbor or Red Meadow?",
         "context": [GLASS_HARBOR_FILM, RED_MEADOW, GLASS_HARBOR_NOVEL, LARK_DENHOLM],
         "supporting_facts": [["Glass Harbor (film)", 0], ["Red Meadow", 0]],
         "evidences": [["Glass Harbor", "publication date", "1987"], ["Red Meadow", "publication date", "1992"]],
     },
     {
-        "_id": "tiny-q3", "type": "compositional", "answer": "Sorrel",
+        "_id": "tiny-q3",
+        "type": "compositional",
+        "answer": "Sorrel",
         "question": "Where was the director of film Red Meadow born?",
         "context": [RED_MEADOW, LARK_DENHOLM, CALDER_BAY_OTHER, DUNMERE],
         "supporting_facts": [["Red Meadow", 0], ["Lark Denholm", 0]],
@@ -88,7 +112,10 @@ def write_tiny_2wiki(path: Path) -> Path:
 def question_from_record(record: dict[str, Any]) -> Question:
     """A 2Wiki record as the "2wiki" loader shapes it: context as {title, sentences} dicts."""
     return Question(
-        id=record["_id"], question=record["question"], answer=record["answer"], dataset="2wiki",
+        id=record["_id"],
+        question=record["question"],
+        answer=record["answer"],
+        dataset="2wiki",
         type=record["type"],
         metadata={
             "context": [{"title": t, "sentences": list(s)} for t, s in record["context"]],

@@ -39,12 +39,15 @@ class ReadsAroundTheView(System):
         top = sorted(chunks, key=lambda c: -len(wanted & set(c[1].lower().split())))[:3]
         if self.options.record_reads:
             trace.read_text_unit(*(cid for cid, _ in top))
-        mentioned = kuzu.rows("MATCH (c:Chunk)-[:MENTIONS]->(e:Entity) WHERE c.id IN $ids RETURN e.id ORDER BY e.id",
-                              {"ids": [cid for cid, _ in top]})
+        mentioned = kuzu.rows(
+            "MATCH (c:Chunk)-[:MENTIONS]->(e:Entity) WHERE c.id IN $ids RETURN e.id ORDER BY e.id",
+            {"ids": [cid for cid, _ in top]},
+        )
         trace.citations.entities = [row[0] for row in mentioned][:2]
         context = "\n".join(f"- {text}" for _, text in top)
-        reply = env.llm.chat([{"role": "user", "content": f"{context}\n\nQuestion: {question.question}"}],
-                             purpose="answer")  # no trace=: the runner's capture records the call
+        reply = env.llm.chat(
+            [{"role": "user", "content": f"{context}\n\nQuestion: {question.question}"}], purpose="answer"
+        )  # no trace=: the runner's capture records the call
         trace.answer = reply.text
         return trace
 
@@ -60,8 +63,9 @@ class IgnoresWhatItReads(System):
         hits = env.view.search_entities(question.question, k=3)
         trace.visit(*(h.id for h in hits))
         trace.citations.entities = [h.id for h in hits[:1]]
-        trace.answer = env.llm.chat([{"role": "user", "content": question.question}], purpose="answer",
-                                    trace=trace).text
+        trace.answer = env.llm.chat(
+            [{"role": "user", "content": question.question}], purpose="answer", trace=trace
+        ).text
         return trace
 
 
@@ -76,14 +80,18 @@ class RelationCache(System):
         trace = Trace(question_id=question.id, system=self.name)
         hits = env.view.search_entities(question.question, k=1)
         trace.visit(*(h.id for h in hits))
-        trace.retrieved = [RetrievedItem(kind="relationship", id=n.relation.id) for h in hits
-                           for n in env.view.neighbors(h.id)]
+        trace.retrieved = [
+            RetrievedItem(kind="relationship", id=n.relation.id) for h in hits for n in env.view.neighbors(h.id)
+        ]
         rows = env.view._store.rows(  # around the view: the leak under test
             "MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE a.id IN $ids OR b.id IN $ids "
-            "RETURN a.name, r.label, b.name ORDER BY r.id", {"ids": [h.id for h in hits]})
+            "RETURN a.name, r.label, b.name ORDER BY r.id",
+            {"ids": [h.id for h in hits]},
+        )
         lines = "\n".join(f"{a} {label.replace('_', ' ')} {b}." for a, label, b in rows)
-        trace.answer = env.llm.chat([{"role": "user", "content": f"{lines}\n\nQuestion: {question.question}"}],
-                                    purpose="answer", trace=trace).text
+        trace.answer = env.llm.chat(
+            [{"role": "user", "content": f"{lines}\n\nQuestion: {question.question}"}], purpose="answer", trace=trace
+        ).text
         return trace
 
 
@@ -106,8 +114,9 @@ class OwnStoreRAG(System):
         top = sorted(paragraphs, key=lambda p: -len(wanted & set(p[1].lower().split())))[:3]
         trace.retrieved = [RetrievedItem(kind="text_unit", id=pid) for pid, _ in top]
         context = "\n".join(f"[{pid}] {text}" for pid, text in top)
-        trace.answer = env.llm.chat([{"role": "user", "content": f"{context}\n\nQuestion: {question.question}"}],
-                                    purpose="answer", trace=trace).text
+        trace.answer = env.llm.chat(
+            [{"role": "user", "content": f"{context}\n\nQuestion: {question.question}"}], purpose="answer", trace=trace
+        ).text
         return trace
 
 
@@ -124,8 +133,9 @@ class EmptyTraceOwnStore(System):
         wanted = set(question.question.lower().split())
         chunks = kuzu.rows("MATCH (c:Chunk) RETURN c.id, c.text ORDER BY c.id")
         chunk = max(chunks, key=lambda c: len(wanted & set(c[1].lower().split())))[0]
-        named = kuzu.rows("MATCH (c:Chunk {id: $id})-[:MENTIONS]->(e:Entity) RETURN e.id, e.name ORDER BY e.id",
-                          {"id": chunk})
+        named = kuzu.rows(
+            "MATCH (c:Chunk {id: $id})-[:MENTIONS]->(e:Entity) RETURN e.id, e.name ORDER BY e.id", {"id": chunk}
+        )
         picked = [(eid, name) for eid, name in named if name.lower() not in question.question.lower()] or named
         trace.citations.text_units = [chunk]
         trace.citations.entities = [eid for eid, _ in picked[:1]]
@@ -153,8 +163,9 @@ class OwnSummaryStore(System):
             summaries = env.hidden.keep(summaries, text=lambda s: s[1])
         trace.retrieved = [RetrievedItem(kind="text_unit", id=sid) for sid, _ in summaries]
         context = "\n".join(text for _, text in summaries)
-        trace.answer = env.llm.chat([{"role": "user", "content": f"{context}\n\nQuestion: {question.question}"}],
-                                    purpose="answer", trace=trace).text
+        trace.answer = env.llm.chat(
+            [{"role": "user", "content": f"{context}\n\nQuestion: {question.question}"}], purpose="answer", trace=trace
+        ).text
         return trace
 
     def summary(self, text: str) -> str:
@@ -174,8 +185,17 @@ def own_store(question: Question) -> list[tuple[str, str]]:
 
 @hookimpl
 def provbench_register_systems():
-    return {cls.name: cls for cls in (ReadsAroundTheView, IgnoresWhatItReads, RelationCache, OwnStoreRAG, EmptyTraceOwnStore,
-                                         OwnSummaryStore)}
+    return {
+        cls.name: cls
+        for cls in (
+            ReadsAroundTheView,
+            IgnoresWhatItReads,
+            RelationCache,
+            OwnStoreRAG,
+            EmptyTraceOwnStore,
+            OwnSummaryStore,
+        )
+    }
 
 
 def leaky_plugin() -> Any:

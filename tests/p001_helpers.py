@@ -1,8 +1,8 @@
 """A hand-built labelled medical graph for paper 001's tests (real builder, Kùzu, embeddings).
 
-    fasting -IS RISK FACTOR FOR-> corvane fever -CAN LEAD TO-> mirel disease -AFFECTS-> spleen
-    fasting -CAUSES-> night cough -IS SIGN OF-> tarsik anaemia -RELATED TO-> pale gums -AFFECTS-> spleen
-    (the second route from fasting to spleen is one hop longer)
+fasting -IS RISK FACTOR FOR-> corvane fever -CAN LEAD TO-> mirel disease -AFFECTS-> spleen
+fasting -CAUSES-> night cough -IS SIGN OF-> tarsik anaemia -RELATED TO-> pale gums -AFFECTS-> spleen
+(the second route from fasting to spleen is one hop longer)
 """
 
 from __future__ import annotations
@@ -21,11 +21,24 @@ TRIPLES = [
     ("pale gums", "Symptoms", "AFFECTS", "spleen", "Body Parts", "b.txt", "b_0"),
 ]
 CHUNKS = [
-    {"id": "a_0", "title": "Corvane fever", "content": "Fasting is a risk factor for corvane fever, which can lead to "
-     "mirel disease.", "source": "a.txt"},
-    {"id": "b_0", "title": "Spleen", "content": "Mirel disease and pale gums both involve the spleen.", "source": "b.txt"},
-    {"id": "c_0", "title": "Night cough", "content": "Fasting causes night cough, a sign of tarsik anaemia, which is "
-     "related to pale gums.", "source": "c.txt"},
+    {
+        "id": "a_0",
+        "title": "Corvane fever",
+        "content": "Fasting is a risk factor for corvane fever, which can lead to mirel disease.",
+        "source": "a.txt",
+    },
+    {
+        "id": "b_0",
+        "title": "Spleen",
+        "content": "Mirel disease and pale gums both involve the spleen.",
+        "source": "b.txt",
+    },
+    {
+        "id": "c_0",
+        "title": "Night cough",
+        "content": "Fasting causes night cough, a sign of tarsik anaemia, which is related to pale gums.",
+        "source": "c.txt",
+    },
 ]
 
 

@@ -28,8 +28,8 @@ class ChainOracle:
 
     def question_of(self, prompt: str) -> Question | None:
         for line in prompt.splitlines():
-            if line.startswith("Question: ") and line[len("Question: "):] in self.by_text:
-                return self.by_text[line[len("Question: "):]]
+            if line.startswith("Question: ") and line[len("Question: ") :] in self.by_text:
+                return self.by_text[line[len("Question: ") :]]
         return None
 
     def __call__(self, messages: list[dict]) -> dict[str, Any]:
@@ -41,8 +41,11 @@ class ChainOracle:
         if held:
             gold_lines = [i for i, text in shown if any(t.held_in_line(text.casefold()) for t in question.gold.triples)]
             gold_names = {n.casefold() for n in question.gold.entities}
-            concepts = [i for i, text in shown if i.startswith("ent:")
-                        and (CONCEPT_NAME.match(text) or LINE_ID).group(1).casefold() in gold_names]
+            concepts = [
+                i
+                for i, text in shown
+                if i.startswith("ent:") and (CONCEPT_NAME.match(text) or LINE_ID).group(1).casefold() in gold_names
+            ]
             return reply(question.answer, 0.95, concepts, [i for i in gold_lines if i.startswith("rel:")])
         names = [m.group(1) for i, text in shown if i.startswith("ent:") and (m := CONCEPT_NAME.match(text))]
         wrong = next((n for n in names if question is None or n != question.answer), "nothing")
@@ -57,9 +60,17 @@ class ChainOracle:
 
 
 def reply(answer: str, confidence: float, concepts: list[str], relations: list[str], focus: str = "") -> dict[str, Any]:
-    return {"answer": answer, "confidence": confidence, "reason": "from the gold chain" if relations else "a guess",
-            "supporting_concepts": concepts, "supporting_relations": relations, "focus": focus, "relation_types": [],
-            "cited_entities": concepts[:5], "cited_relationships": relations[:5]}
+    return {
+        "answer": answer,
+        "confidence": confidence,
+        "reason": "from the gold chain" if relations else "a guess",
+        "supporting_concepts": concepts,
+        "supporting_relations": relations,
+        "focus": focus,
+        "relation_types": [],
+        "cited_entities": concepts[:5],
+        "cited_relationships": relations[:5],
+    }
 
 
 def oracle_llm(questions: list[Question], calls: int = 400):

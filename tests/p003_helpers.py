@@ -25,8 +25,14 @@ class PaperBackend:
 
     model_id = "paper-backend"
 
-    def __init__(self, confidences=(0.9, 0.5), graph_reply=None, passages_reply=None, extraction_text=None,
-                 truncated: bool = True) -> None:
+    def __init__(
+        self,
+        confidences=(0.9, 0.5),
+        graph_reply=None,
+        passages_reply=None,
+        extraction_text=None,
+        truncated: bool = True,
+    ) -> None:
         self.confidences = confidences
         default = {"label": "SUPPORTS", "explanation": "It says so.", "cited": [1]}
         self.graph_reply, self.passages_reply = graph_reply or default, passages_reply or default
@@ -49,16 +55,19 @@ class PaperBackend:
                 text = self.extraction_text[title]
                 return reply(text, completion_tokens=request["max_tokens"] if self.truncated else len(text.split()))
             high, low = self.confidences
-            triples = [{"subject": title, "relation": "is", "object": "a page", "confidence": high},
-                       {"subject": title, "relation": "maybe", "object": "a guess", "confidence": low}]
+            triples = [
+                {"subject": title, "relation": "is", "object": "a page", "confidence": high},
+                {"subject": title, "relation": "maybe", "object": "a guess", "confidence": low},
+            ]
             return reply(json.dumps({"triplets": triples}))
         if not prompt.startswith("Graph facts"):
             return reply(json.dumps(self.passages_reply))
         return reply(json.dumps(self.graph_reply(prompt) if callable(self.graph_reply) else self.graph_reply))
 
     def answer_prompts(self) -> list[str]:
-        return [r["messages"][-1]["content"] for r in self.requests
-                if "triplets" not in json.dumps(r.get("schema") or {})]
+        return [
+            r["messages"][-1]["content"] for r in self.requests if "triplets" not in json.dumps(r.get("schema") or {})
+        ]
 
 
 @pytest.fixture(scope="module")

@@ -70,6 +70,7 @@ class ViewMutator(System):
 
 # -- plugins whose code exits while a run is planned or estimated --------------------------------
 
+
 class ExitingEstimate(BadSystem):
     """A system whose call estimate (asked while the run is planned) calls sys.exit."""
 
@@ -143,13 +144,26 @@ unit_timeout_s: {timeout}
 """
 
 
-def write_suite(folder: Path, questions: list[dict], systems: list[str], *, kb: bool = False,
-                concurrency: int = 2, timeout: float = 60) -> Path:
+def write_suite(
+    folder: Path,
+    questions: list[dict],
+    systems: list[str],
+    *,
+    kb: bool = False,
+    concurrency: int = 2,
+    timeout: float = 60,
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "questions.json").write_text(json.dumps(questions))
     path = folder / "suite.yaml"
-    path.write_text(SUITE.format(kb="knowledge_base: {builder: toy-tiny, directory: kb}\n" if kb else "",
-                                 systems=json.dumps(systems), concurrency=concurrency, timeout=timeout))
+    path.write_text(
+        SUITE.format(
+            kb="knowledge_base: {builder: toy-tiny, directory: kb}\n" if kb else "",
+            systems=json.dumps(systems),
+            concurrency=concurrency,
+            timeout=timeout,
+        )
+    )
     return path
 
 
@@ -161,8 +175,12 @@ def run(suite: Path, out: Path, *extra_plugins: object, **kwargs):
 
 
 def question(qid: str, bad: str = "", **metadata) -> dict:
-    return {"id": qid, "question": f"Who directed Glass Harbor? ({qid})", "answer": "Orin Vale",
-            "metadata": {"bad": bad, "entities": ["ent:orin-vale", "ent:glass-harbor"], **metadata}}
+    return {
+        "id": qid,
+        "question": f"Who directed Glass Harbor? ({qid})",
+        "answer": "Orin Vale",
+        "metadata": {"bad": bad, "entities": ["ent:orin-vale", "ent:glass-harbor"], **metadata},
+    }
 
 
 @contextlib.contextmanager

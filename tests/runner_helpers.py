@@ -27,10 +27,11 @@ from provbench.testing import QuestionsJsonLoader, TinyKBBuilder
 
 HERE = Path(__file__).resolve().parent
 XSS_QUESTION = "Who directed <script>window.__pwned=1;document.title='pwned'</script><img src=x onerror=\"window.__pwned=2;alert(1)\">?"
-XSS_ANSWER = "<img src=x onerror=\"window.__pwned=3\"><script>window.__pwned=4</script>"
+XSS_ANSWER = '<img src=x onerror="window.__pwned=3"><script>window.__pwned=4</script>'
 
 
 # -- toy plugins ---------------------------------------------------------------------------------
+
 
 class ToyLoader(QuestionsJsonLoader):
     """Reads a JSON list of Question objects."""
@@ -55,8 +56,12 @@ class ToySystem(System):
         wanted = question.metadata.get("entities", [])
         visible = [e for e in wanted if env.view is None or env.view.entity(e) is not None]
         for entity_id in visible:
-            trace.add_step("tool_call", tool="get_entity", arguments={"id": entity_id},
-                           result={"id": entity_id, "note": question.metadata.get("note", "")})
+            trace.add_step(
+                "tool_call",
+                tool="get_entity",
+                arguments={"id": entity_id},
+                result={"id": entity_id, "note": question.metadata.get("note", "")},
+            )
             trace.visit(entity_id)
         trace.artifacts["visible"] = visible
         return self.answer(question, env, trace, visible)
@@ -140,11 +145,21 @@ class ToyLength(Metric):
         out = []
         for system in results.systems:
             for condition in results.conditions:
-                values = [r.scores["answer_length"] for r in results.select(system, condition)
-                          if r.scores.get("answer_length") is not None]
-                out.append(MetricValue(metric="provenance.toy-length", system=system, condition=condition,
-                                       value=sum(values) / len(values) if values else None,
-                                       numerator=sum(values), denominator=len(values)))
+                values = [
+                    r.scores["answer_length"]
+                    for r in results.select(system, condition)
+                    if r.scores.get("answer_length") is not None
+                ]
+                out.append(
+                    MetricValue(
+                        metric="provenance.toy-length",
+                        system=system,
+                        condition=condition,
+                        value=sum(values) / len(values) if values else None,
+                        numerator=sum(values),
+                        denominator=len(values),
+                    )
+                )
         return out
 
 
@@ -219,8 +234,13 @@ def toy_registry():
 
 # -- the scripted LLM ------------------------------------------------------------------------------
 
-ANSWERS = {"ent:orin-vale": "Orin Vale", "ent:norland": "Norland", "ent:mara-holt": "Mara Holt",
-           "ent:lumen-studios": "Lumen Studios", "ent:aster-river": "Aster River"}
+ANSWERS = {
+    "ent:orin-vale": "Orin Vale",
+    "ent:norland": "Norland",
+    "ent:mara-holt": "Mara Holt",
+    "ent:lumen-studios": "Lumen Studios",
+    "ent:aster-river": "Aster River",
+}
 
 
 def toy_reply(messages: list[dict]) -> str:
@@ -248,20 +268,48 @@ def scripted_llm(n: int = 2000, failing: bool = False):
 # -- suite and data --------------------------------------------------------------------------------
 
 QUESTIONS = [
-    {"id": "q1", "question": "Who directed Glass Harbor?", "answer": "Orin Vale",
-     "metadata": {"entities": ["ent:orin-vale", "ent:glass-harbor", "ent:tessa-quill"]}},
-    {"id": "q2", "question": "In which country is Dunmere?", "answer": "Norland",
-     "metadata": {"entities": ["ent:norland", "ent:dunmere"], "known": True}},
-    {"id": "q3", "question": "Who is the mayor of Dunmere?", "answer": "Mara Holt",
-     "metadata": {"entities": ["ent:mara-holt", "ent:dunmere", "ent:aster-river"]}},
-    {"id": "q4", "question": "Which studio produced Glass Harbor?", "answer": "Lumen Studios",
-     "metadata": {"entities": ["ent:glass-harbor", "ent:lumen-studios"]}},
-    {"id": "q5", "question": XSS_QUESTION, "answer": "Orin <b>Vale</b>",
-     "metadata": {"entities": ["ent:tessa-quill"], "note": "<img src=x onerror=\"window.__pwned=5\">"}},
-    {"id": "q6-crash", "question": "Which river flows through Dunmere?", "answer": "Aster River",
-     "metadata": {"entities": ["ent:aster-river"], "crash": True}},
-    {"id": "q7-llm", "question": "LLM-FAIL: who starred in Glass Harbor?", "answer": "Tessa Quill",
-     "metadata": {"entities": ["ent:tessa-quill"]}},
+    {
+        "id": "q1",
+        "question": "Who directed Glass Harbor?",
+        "answer": "Orin Vale",
+        "metadata": {"entities": ["ent:orin-vale", "ent:glass-harbor", "ent:tessa-quill"]},
+    },
+    {
+        "id": "q2",
+        "question": "In which country is Dunmere?",
+        "answer": "Norland",
+        "metadata": {"entities": ["ent:norland", "ent:dunmere"], "known": True},
+    },
+    {
+        "id": "q3",
+        "question": "Who is the mayor of Dunmere?",
+        "answer": "Mara Holt",
+        "metadata": {"entities": ["ent:mara-holt", "ent:dunmere", "ent:aster-river"]},
+    },
+    {
+        "id": "q4",
+        "question": "Which studio produced Glass Harbor?",
+        "answer": "Lumen Studios",
+        "metadata": {"entities": ["ent:glass-harbor", "ent:lumen-studios"]},
+    },
+    {
+        "id": "q5",
+        "question": XSS_QUESTION,
+        "answer": "Orin <b>Vale</b>",
+        "metadata": {"entities": ["ent:tessa-quill"], "note": '<img src=x onerror="window.__pwned=5">'},
+    },
+    {
+        "id": "q6-crash",
+        "question": "Which river flows through Dunmere?",
+        "answer": "Aster River",
+        "metadata": {"entities": ["ent:aster-river"], "crash": True},
+    },
+    {
+        "id": "q7-llm",
+        "question": "LLM-FAIL: who starred in Glass Harbor?",
+        "answer": "Tessa Quill",
+        "metadata": {"entities": ["ent:tessa-quill"]},
+    },
 ]
 
 SUITE = """\
@@ -291,8 +339,9 @@ report:
 """
 
 
-def write_toy_suite(folder: Path, *, kb: bool = True, delay: float = 0.0, concurrency: int = 2,
-                    questions: list[dict] | None = None) -> Path:
+def write_toy_suite(
+    folder: Path, *, kb: bool = True, delay: float = 0.0, concurrency: int = 2, questions: list[dict] | None = None
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "questions.json").write_text(json.dumps(questions if questions is not None else QUESTIONS))
     kb_text = "knowledge_base:\n  builder: toy-tiny\n  directory: kb" if kb else ""
@@ -337,11 +386,24 @@ def builtin_reply(messages: list[dict]) -> dict:
     text = "\n".join(m["content"] for m in messages)
     cited = ["ent:orin-vale"] if "ent:orin-vale" in text else []
     if "submit_answer" in text:
-        return {"thought": "done", "tool": "submit_answer",
-                "arguments": {"answer": "Orin Vale" if cited else "unknown", "cited_entities": cited,
-                              "cited_relationships": [], "cited_textunits": [], "cited_communities": []}}
-    return {"answer": "Orin Vale" if cited else "unknown", "cited_entities": cited,
-            "cited_relationships": [], "cited_textunits": [], "cited_communities": []}
+        return {
+            "thought": "done",
+            "tool": "submit_answer",
+            "arguments": {
+                "answer": "Orin Vale" if cited else "unknown",
+                "cited_entities": cited,
+                "cited_relationships": [],
+                "cited_textunits": [],
+                "cited_communities": [],
+            },
+        }
+    return {
+        "answer": "Orin Vale" if cited else "unknown",
+        "cited_entities": cited,
+        "cited_relationships": [],
+        "cited_textunits": [],
+        "cited_communities": [],
+    }
 
 
 def builtin_plugin_manager() -> pluggy.PluginManager:

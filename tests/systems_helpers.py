@@ -58,9 +58,14 @@ def find_facts(view: Any, neighbor_limit: int = 10) -> KBFacts:
         if far is None or not other_units or not communities:
             continue
         return KBFacts(
-            entity=view.entity(entity_id), relation=neighbours[0].relation, neighbour=neighbours[0].entity,
-            neighbour_ids=tuple(nb.entity.id for nb in neighbours), text_unit=units[0],
-            other_text_unit=other_units[0], far_entity=view.entity(far), community=communities[0],
+            entity=view.entity(entity_id),
+            relation=neighbours[0].relation,
+            neighbour=neighbours[0].entity,
+            neighbour_ids=tuple(nb.entity.id for nb in neighbours),
+            text_unit=units[0],
+            other_text_unit=other_units[0],
+            far_entity=view.entity(far),
+            community=communities[0],
         )
     raise AssertionError("the test KB has no entity with neighbours, text units, a far entity and a community")
 
@@ -91,8 +96,7 @@ def facts(view) -> KBFacts:
 
 @pytest.fixture()
 def question(facts) -> Question:
-    return Question(id="q-test", question=f"What is {facts.entity.name} related to?",
-                    answer=facts.neighbour.name)
+    return Question(id="q-test", question=f"What is {facts.entity.name} related to?", answer=facts.neighbour.name)
 
 
 class Scripted:
@@ -128,15 +132,26 @@ def act(tool: str, thought: str = "next step", **arguments: Any) -> dict:
 
 
 def submit(answer: str, entities=(), relationships=(), textunits=(), communities=()) -> dict:
-    return act("submit_answer", thought="answer", answer=answer, cited_entities=list(entities),
-               cited_relationships=list(relationships), cited_textunits=list(textunits),
-               cited_communities=list(communities))
+    return act(
+        "submit_answer",
+        thought="answer",
+        answer=answer,
+        cited_entities=list(entities),
+        cited_relationships=list(relationships),
+        cited_textunits=list(textunits),
+        cited_communities=list(communities),
+    )
 
 
 def evidence(entities=(), relationships=(), textunits=(), communities=()) -> dict:
-    return act("submit_evidence", thought="evidence", cited_entities=list(entities),
-               cited_relationships=list(relationships), cited_textunits=list(textunits),
-               cited_communities=list(communities))
+    return act(
+        "submit_evidence",
+        thought="evidence",
+        cited_entities=list(entities),
+        cited_relationships=list(relationships),
+        cited_textunits=list(textunits),
+        cited_communities=list(communities),
+    )
 
 
 def kinds(trace) -> list[tuple[str, str | None]]:

@@ -68,14 +68,24 @@ def struct_rows() -> list[dict]:
     """The hub's parquet layout: each list of tuples as a struct of parallel lists."""
     rows = []
     for r in TINY_RECORDS:
-        rows.append({
-            "_id": r["_id"], "type": r["type"], "question": r["question"], "answer": r["answer"],
-            "context": {"title": [t for t, _ in r["context"]], "sentences": [s for _, s in r["context"]]},
-            "supporting_facts": {"title": [t for t, _ in r["supporting_facts"]],
-                                 "sent_id": [i for _, i in r["supporting_facts"]]},
-            "evidences": {"fact": [e[0] for e in r["evidences"]], "relation": [e[1] for e in r["evidences"]],
-                          "entity": [e[2] for e in r["evidences"]]},
-        })
+        rows.append(
+            {
+                "_id": r["_id"],
+                "type": r["type"],
+                "question": r["question"],
+                "answer": r["answer"],
+                "context": {"title": [t for t, _ in r["context"]], "sentences": [s for _, s in r["context"]]},
+                "supporting_facts": {
+                    "title": [t for t, _ in r["supporting_facts"]],
+                    "sent_id": [i for _, i in r["supporting_facts"]],
+                },
+                "evidences": {
+                    "fact": [e[0] for e in r["evidences"]],
+                    "relation": [e[1] for e in r["evidences"]],
+                    "entity": [e[2] for e in r["evidences"]],
+                },
+            }
+        )
     return rows
 
 
@@ -126,13 +136,21 @@ def data_ids_fixture(folder: Path) -> Path:
     evidences_id, answer_id) with an ``id_aliases.json`` beside it, as the official release ships."""
     records = []
     for record, answer_id in zip(copy.deepcopy(TINY_RECORDS), ("Q901", "Q902", "Q903")):
-        records.append({**{k: repr(v) if k == "context" else v for k, v in record.items()},
-                        "entity_ids": "Q900_Q901", "evidences_id": [], "answer_id": answer_id})
+        records.append(
+            {
+                **{k: repr(v) if k == "context" else v for k, v in record.items()},
+                "entity_ids": "Q900_Q901",
+                "evidences_id": [],
+                "answer_id": answer_id,
+            }
+        )
     records[2]["answer_id"] = None  # a date or a string answer has no id
     write(folder / "dev.json", records)
-    lines = [{"Q_id": "Q901", "aliases": ["M. Vale", "Mira Vale"], "demonyms": []},
-             {"Q_id": "Q902", "aliases": ["Glass Harbour"], "demonyms": ["Glass Harborian"]},
-             {"Q_id": "Q903", "aliases": [], "demonyms": []}]
+    lines = [
+        {"Q_id": "Q901", "aliases": ["M. Vale", "Mira Vale"], "demonyms": []},
+        {"Q_id": "Q902", "aliases": ["Glass Harbour"], "demonyms": ["Glass Harborian"]},
+        {"Q_id": "Q903", "aliases": [], "demonyms": []},
+    ]
     (folder / "id_aliases.json").write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
     return folder / "dev.json"
 
@@ -152,21 +170,26 @@ def test_bad_id_aliases_are_clear_errors(tmp_path):
     path = data_ids_fixture(tmp_path)
     with pytest.raises(UserError, match="option id_aliases: .*missing.json does not exist"):
         loader.load(path, id_aliases="missing.json")
-    (tmp_path / "bad.json").write_text('{"Q_id": "Q1", "aliases": ["A"], "demonyms": []}\n{"Q_id": "Q2", "aliases": "B"}\n')
+    (tmp_path / "bad.json").write_text(
+        '{"Q_id": "Q1", "aliases": ["A"], "demonyms": []}\n{"Q_id": "Q2", "aliases": "B"}\n'
+    )
     with pytest.raises(UserError, match=r"bad.json:2: field aliases of Q2 must be a list of strings"):
         loader.load(path, id_aliases="bad.json")
     with pytest.raises(UserError, match="needs records with answer_id"):
         loader.load(write_tiny_2wiki(tmp_path / "plain" / "dev.json"), id_aliases=str(tmp_path / "id_aliases.json"))
 
 
-@pytest.mark.parametrize("mutate, field, message", [
-    (lambda r: r.pop("answer"), "answer", "Field required"),
-    (lambda r: r.update(supporting_facts=[["Glass Harbor (film)", "one"]]), "supporting_facts.0.1", "integer"),
-    (lambda r: r.update(evidences=[["Glass Harbor", "director"]]), "evidences.0", ""),
-    (lambda r: r.update(context="not a list"), "context", ""),
-    (lambda r: r.update(supporting_facts=[["Nowhere", 0]]), "supporting_facts", "Nowhere"),
-    (lambda r: r.update(question=""), "question", "at least 1"),
-])
+@pytest.mark.parametrize(
+    "mutate, field, message",
+    [
+        (lambda r: r.pop("answer"), "answer", "Field required"),
+        (lambda r: r.update(supporting_facts=[["Glass Harbor (film)", "one"]]), "supporting_facts.0.1", "integer"),
+        (lambda r: r.update(evidences=[["Glass Harbor", "director"]]), "evidences.0", ""),
+        (lambda r: r.update(context="not a list"), "context", ""),
+        (lambda r: r.update(supporting_facts=[["Nowhere", 0]]), "supporting_facts", "Nowhere"),
+        (lambda r: r.update(question=""), "question", "at least 1"),
+    ],
+)
 def test_malformed_record_names_file_record_and_field(tmp_path, mutate, field, message):
     records = copy.deepcopy(TINY_RECORDS)
     mutate(records[1])
@@ -195,7 +218,10 @@ def test_malformed_files(tmp_path):
         loader.load(tmp_path / "dev.csv")
     with pytest.raises(UserError, match="2Wiki dataset not found"):
         loader.load(tmp_path / "missing.json")
-    with pytest.raises(UserError, match=r"dataset_loader '2wiki': bad options: selct=True: Extra inputs.*known options: select, quotas, split"):
+    with pytest.raises(
+        UserError,
+        match=r"dataset_loader '2wiki': bad options: selct=True: Extra inputs.*known options: select, quotas, split",
+    ):
         loader.load(write_tiny_2wiki(tmp_path / "ok.json"), selct=True)
 
 
@@ -211,11 +237,14 @@ def test_limit_and_seeded_sampling(tmp_path):
 def test_selection_applies_quotas_in_file_order(tmp_path):
     records = many_records(9)  # categories cycle: distractor, summary, local
     records[3]["type"] = "bridge"  # not a 2Wiki type: never selected
-    records[4]["answer"] = "yes"   # a verdict, not an entity
+    records[4]["answer"] = "yes"  # a verdict, not an entity
     path = write(tmp_path / "dev.json", records)
     chosen = loader.load(path, quotas={"distractor-path": 2, "summary-vs-local": 1})
     assert [(q.id, q.category) for q in chosen] == [
-        ("q000", "distractor-path"), ("q001", "summary-vs-local"), ("q006", "distractor-path")]
+        ("q000", "distractor-path"),
+        ("q001", "summary-vs-local"),
+        ("q006", "distractor-path"),
+    ]
     with pytest.raises(UserError, match="unknown categories"):
         loader.load(path, quotas={"global": 1})
 
@@ -234,12 +263,12 @@ def test_a_selection_shortfall_is_warned_and_recorded(tmp_path, caplog):
 def test_selection_rule_cases():
     record = copy.deepcopy(TINY_RECORDS[0])
     assert selection.ineligible_reason(record) is None
-    assert selection.category(record) == "distractor-path"          # namesake "Glass Harbor (novel)"
+    assert selection.category(record) == "distractor-path"  # namesake "Glass Harbor (novel)"
     record["context"] = [p for p in record["context"] if p[0] != "Glass Harbor (novel)"]
     record["context"].append(["Sorrel", ["Sorrel is a town on the coast."]])
-    assert selection.category(record) == "local-path"               # distractors off the gold route
+    assert selection.category(record) == "local-path"  # distractors off the gold route
     record["context"].append(["Dunmere Film School", ["Its first teacher was Orin Vale."]])
-    assert selection.category(record) == "distractor-path"          # mentions the bridge entity
+    assert selection.category(record) == "distractor-path"  # mentions the bridge entity
     assert "fewer than 2 evidence" in selection.ineligible_reason({**record, "evidences": record["evidences"][:1]})
     assert "not an entity" in selection.ineligible_reason({**record, "answer": "No"})
     assert "longer than" in selection.ineligible_reason({**record, "answer": "a b c d e f"})

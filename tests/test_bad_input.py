@@ -22,8 +22,10 @@ from provbench.registry import default_registry
 from provbench.run_store import RunStore
 from provbench.suite import load_suite
 
-BOMB = "".join(f"{name}: &{name} [{', '.join([f'*{prev}' if prev else 'x'] * 9)}]\n"
-               for prev, name in zip(["", "a", "b", "c", "d", "e", "f"], "abcdefg"))
+BOMB = "".join(
+    f"{name}: &{name} [{', '.join([f'*{prev}' if prev else 'x'] * 9)}]\n"
+    for prev, name in zip(["", "a", "b", "c", "d", "e", "f"], "abcdefg")
+)
 
 
 def suite_with(tmp_path: Path, edit) -> Path:
@@ -36,17 +38,30 @@ def suite_with(tmp_path: Path, edit) -> Path:
 # -- suites -------------------------------------------------------------------------------------
 
 SUITE_CASES = {
-    "alias bomb": (lambda t: BOMB.encode() + t, r"suite.yaml: invalid YAML: its aliases expand to more than 100,000 values"),
-    "not UTF-8": (lambda t: t.replace(b"toy suite for tests", b"toy \xff suite"),
-                  r"suite.yaml:2, column 18: not UTF-8 text \(invalid start byte, byte b'\\xff'\)"),
-    "nested too deeply": (lambda t: t.replace(b"toy suite for tests", b"[" * 5000 + b"]" * 5000),
-                          r"suite.yaml: invalid YAML: nested too deeply"),
-    "deadline_s: soon": (lambda t: t.replace(b"  id: scripted\n", b"  id: scripted\n  params: {deadline_s: soon}\n"),
-                         r"suite.yaml, line 9, field 'model.params.deadline_s': Input should be a valid number.*'soon'"),
-    "timeout: -1": (lambda t: t.replace(b"  id: scripted\n", b"  id: scripted\n  params:\n    timeout: -1\n"),
-                    r"suite.yaml, line 10, field 'model.params.timeout': Input should be greater than 0 \(got -1\)"),
-    "max_tokens: many": (lambda t: t.replace(b"  id: scripted\n", b"  id: scripted\n  params: {max_tokens: many}\n"),
-                         r"field 'model.params.max_tokens': Input should be a valid integer"),
+    "alias bomb": (
+        lambda t: BOMB.encode() + t,
+        r"suite.yaml: invalid YAML: its aliases expand to more than 100,000 values",
+    ),
+    "not UTF-8": (
+        lambda t: t.replace(b"toy suite for tests", b"toy \xff suite"),
+        r"suite.yaml:2, column 18: not UTF-8 text \(invalid start byte, byte b'\\xff'\)",
+    ),
+    "nested too deeply": (
+        lambda t: t.replace(b"toy suite for tests", b"[" * 5000 + b"]" * 5000),
+        r"suite.yaml: invalid YAML: nested too deeply",
+    ),
+    "deadline_s: soon": (
+        lambda t: t.replace(b"  id: scripted\n", b"  id: scripted\n  params: {deadline_s: soon}\n"),
+        r"suite.yaml, line 9, field 'model.params.deadline_s': Input should be a valid number.*'soon'",
+    ),
+    "timeout: -1": (
+        lambda t: t.replace(b"  id: scripted\n", b"  id: scripted\n  params:\n    timeout: -1\n"),
+        r"suite.yaml, line 10, field 'model.params.timeout': Input should be greater than 0 \(got -1\)",
+    ),
+    "max_tokens: many": (
+        lambda t: t.replace(b"  id: scripted\n", b"  id: scripted\n  params: {max_tokens: many}\n"),
+        r"field 'model.params.max_tokens': Input should be a valid integer",
+    ),
 }
 
 
@@ -59,31 +74,53 @@ def test_a_bad_suite_is_a_located_error(tmp_path, case):
 
 
 def test_an_unknown_model_parameter_is_warned_about_with_a_suggestion(tmp_path, caplog):
-    suite = suite_with(tmp_path, lambda t: t.replace(b"  id: scripted\n", b"  id: scripted\n  params:\n"
-                                                                         b"    temprature: 0.5\n"))
+    suite = suite_with(
+        tmp_path, lambda t: t.replace(b"  id: scripted\n", b"  id: scripted\n  params:\n    temprature: 0.5\n")
+    )
     with caplog.at_level(logging.WARNING):
         load_suite(suite, toy_registry())
-    assert ("suite.yaml, line 10, field 'model.params.temprature': not a parameter provbench knows "
-            "(did you mean 'temperature'?)") in caplog.text
+    assert (
+        "suite.yaml, line 10, field 'model.params.temprature': not a parameter provbench knows "
+        "(did you mean 'temperature'?)"
+    ) in caplog.text
 
 
 # -- datasets -----------------------------------------------------------------------------------
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
 DATASET_CASES = {
-    "2wiki json not UTF-8": ("dev.json", "2wiki", b'[\n{"_id": "x\xff"}\n]',
-                             r"dev.json:2, column 11: not UTF-8 text"),
+    "2wiki json not UTF-8": ("dev.json", "2wiki", b'[\n{"_id": "x\xff"}\n]', r"dev.json:2, column 11: not UTF-8 text"),
     "2wiki json nested too deeply": ("dev.json", "2wiki", DEEP, r"dev.json: nested too deeply to read"),
-    "2wiki garbage parquet": ("dev.parquet", "2wiki", b"PAR1 not parquet at all",
-                              r"dev.parquet: not a readable Parquet file: .*magic bytes"),
-    "2wiki jsonl line nested too deeply": ("dev.jsonl", "2wiki", b'{"_id": "a"}\n' + DEEP + b"\n",
-                                           r"dev.jsonl:2: JSON nested too deeply to read"),
-    "fever claim not UTF-8": ("claims.jsonl", "fever", b'{"id": 1, "claim": "x\xfe", "label": "SUPPORTS"}\n',
-                              r"claims.jsonl:1, column 22: not UTF-8 text"),
-    "medmcqa first line an array": ("mcq.jsonl", "medmcqa", b'[["opa"]]\n{"id": "x"}\n',
-                                    r"mcq.jsonl:1: record #1 is list, not an object"),
-    "medmcqa first line an array, loader guessed": ("mcq.jsonl", None, b'[["opa"]]\n',
-                                                    r"mcq.jsonl: no loader recognises this file; name one with --loader"),
+    "2wiki garbage parquet": (
+        "dev.parquet",
+        "2wiki",
+        b"PAR1 not parquet at all",
+        r"dev.parquet: not a readable Parquet file: .*magic bytes",
+    ),
+    "2wiki jsonl line nested too deeply": (
+        "dev.jsonl",
+        "2wiki",
+        b'{"_id": "a"}\n' + DEEP + b"\n",
+        r"dev.jsonl:2: JSON nested too deeply to read",
+    ),
+    "fever claim not UTF-8": (
+        "claims.jsonl",
+        "fever",
+        b'{"id": 1, "claim": "x\xfe", "label": "SUPPORTS"}\n',
+        r"claims.jsonl:1, column 22: not UTF-8 text",
+    ),
+    "medmcqa first line an array": (
+        "mcq.jsonl",
+        "medmcqa",
+        b'[["opa"]]\n{"id": "x"}\n',
+        r"mcq.jsonl:1: record #1 is list, not an object",
+    ),
+    "medmcqa first line an array, loader guessed": (
+        "mcq.jsonl",
+        None,
+        b'[["opa"]]\n',
+        r"mcq.jsonl: no loader recognises this file; name one with --loader",
+    ),
 }
 
 
@@ -96,7 +133,10 @@ def test_a_bad_dataset_is_a_located_error(tmp_path, case):
 
 
 CURRICULUM_CASES = {
-    "a broken quote": ('id,name\na,Alpha\nb,"Beta\nc,Gamma\n', r"concepts.csv:3: broken CSV \(unexpected end of data\)"),
+    "a broken quote": (
+        'id,name\na,Alpha\nb,"Beta\nc,Gamma\n',
+        r"concepts.csv:3: broken CSV \(unexpected end of data\)",
+    ),
     "a stray quote": ('id,name\na,"Al"pha\n', r"concepts.csv:2: broken CSV"),
     "more fields than the header": ("id,name\na,Alpha,extra\n", r"concepts.csv:2: more fields than the header names"),
     "not UTF-8": ("id,name\na,Alph\udcffa\n", r"concepts.csv:2, column 7: not UTF-8 text"),
@@ -116,25 +156,36 @@ def test_a_bad_concepts_file_is_a_located_error(tmp_path, case):
 def test_2wiki_supporting_facts_beyond_their_paragraph_are_counted_and_kept(tmp_path, caplog):
     from provbench_plugins.datasets.twowiki.loader import read_records
 
-    record = {"_id": "r1", "type": "compositional", "question": "Q?", "answer": "A",
-              "context": [["Page", ["One.", "Two."]]], "supporting_facts": [["Page", 1], ["Page", 99]]}
+    record = {
+        "_id": "r1",
+        "type": "compositional",
+        "question": "Q?",
+        "answer": "A",
+        "context": [["Page", ["One.", "Two."]]],
+        "supporting_facts": [["Page", 1], ["Page", 99]],
+    }
     (tmp_path / "dev.json").write_text(json.dumps([record]))
     with caplog.at_level(logging.WARNING):
         [read] = read_records(tmp_path / "dev.json")
     assert read.supporting_facts == [("Page", 1), ("Page", 99)]  # kept: its gold is never complete (gold.py)
-    assert ("dev.json: 1 supporting fact(s) point at a sentence their paragraph does not have; kept as gold "
-            "no prompt can hold "
-            "(first: record 'r1': supporting fact ['Page', 99]: paragraph 'Page' has 2 sentence(s))") in caplog.text
+    assert (
+        "dev.json: 1 supporting fact(s) point at a sentence their paragraph does not have; kept as gold "
+        "no prompt can hold "
+        "(first: record 'r1': supporting fact ['Page', 99]: paragraph 'Page' has 2 sentence(s))"
+    ) in caplog.text
 
 
 def test_fever_evidence_missing_from_the_pages_is_counted(tmp_path, caplog):
     from provbench_plugins.datasets.fever.loader import FeverLoader
 
     (tmp_path / "pages").mkdir()
-    (tmp_path / "pages" / "wiki-001.jsonl").write_text(json.dumps(
-        {"id": "Page_A", "text": "Zero .", "lines": "0\tZero .\n"}) + "\n")
-    claims = [{"id": 1, "claim": "A.", "label": "SUPPORTS", "evidence": [[[0, 0, "Page_A", 0]]]},
-              {"id": 2, "claim": "B.", "label": "SUPPORTS", "evidence": [[[0, 0, "Page_A", 7]], [[0, 0, "Gone", 0]]]}]
+    (tmp_path / "pages" / "wiki-001.jsonl").write_text(
+        json.dumps({"id": "Page_A", "text": "Zero .", "lines": "0\tZero .\n"}) + "\n"
+    )
+    claims = [
+        {"id": 1, "claim": "A.", "label": "SUPPORTS", "evidence": [[[0, 0, "Page_A", 0]]]},
+        {"id": 2, "claim": "B.", "label": "SUPPORTS", "evidence": [[[0, 0, "Page_A", 7]], [[0, 0, "Gone", 0]]]},
+    ]
     (tmp_path / "claims.jsonl").write_text("".join(json.dumps(c) + "\n" for c in claims))
     with caplog.at_level(logging.WARNING):
         FeverLoader().load(tmp_path / "claims.jsonl", pages=str(tmp_path / "pages"))
@@ -145,11 +196,21 @@ def test_fever_evidence_missing_from_the_pages_is_counted(tmp_path, caplog):
 # -- run directories -----------------------------------------------------------------------------
 
 RUN_DIR_CASES = {
-    "manifest not JSON": ("manifest.json", b'{"run_id": "x", ', r"manifest.json:1: field \(the document\): Invalid JSON"),
-    "manifest of wrong types": ("manifest.json", b'{"run_id": 5, "suite_name": "toy"}',
-                                r"manifest.json:1: field run_id: Input should be a valid string"),
-    "questions line damaged": ("questions.jsonl", b'{"id": "q1", "question": "?", "answer": "a"}\n{"id": \n',
-                               r"questions.jsonl:2: field \(the document\): Invalid JSON"),
+    "manifest not JSON": (
+        "manifest.json",
+        b'{"run_id": "x", ',
+        r"manifest.json:1: field \(the document\): Invalid JSON",
+    ),
+    "manifest of wrong types": (
+        "manifest.json",
+        b'{"run_id": 5, "suite_name": "toy"}',
+        r"manifest.json:1: field run_id: Input should be a valid string",
+    ),
+    "questions line damaged": (
+        "questions.jsonl",
+        b'{"id": "q1", "question": "?", "answer": "a"}\n{"id": \n',
+        r"questions.jsonl:2: field \(the document\): Invalid JSON",
+    ),
 }
 
 
@@ -171,6 +232,7 @@ def test_a_run_into_an_unwritable_place_is_a_located_error(tmp_path):
 
 
 # -- a full disk under the LLM cache -------------------------------------------------------------
+
 
 def test_a_full_disk_is_reported_as_such_and_the_cache_is_kept(tmp_path, caplog):
     from provbench.llm.cache import ResponseCache
@@ -198,6 +260,7 @@ def test_a_corrupt_cache_is_still_moved_aside(tmp_path):
 
 
 # -- rich markup in user text ---------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("folder", ["lo[/x]", "x[bold]y"])
 def test_markup_in_a_suite_path_is_printed_as_written(tmp_path, folder):
@@ -229,8 +292,11 @@ def test_a_system_label_with_markup_does_not_crash_the_run(tmp_path):
     from rich.console import Console
 
     suite = write_toy_suite(tmp_path / "suite", kb=True, questions=QUESTIONS[:2])
-    suite.write_text(suite.read_text().replace("  - toy-plain\n", "  - {name: toy-plain, label: 'lo[/x]'}\n")
-                     .replace("reference_system: toy-plain", "reference_system: 'lo[/x]'"))
+    suite.write_text(
+        suite.read_text()
+        .replace("  - toy-plain\n", "  - {name: toy-plain, label: 'lo[/x]'}\n")
+        .replace("reference_system: toy-plain", "reference_system: 'lo[/x]'")
+    )
     console = Console(record=True, width=200)
     run = run_toy(suite, tmp_path / "run", console=console, write_report=False)
     assert "answered correctly by 'lo[/x]'" in console.export_text()
@@ -238,6 +304,7 @@ def test_a_system_label_with_markup_does_not_crash_the_run(tmp_path):
 
 
 # -- provbench traces: a failed export is a failure ----------------------------------------------
+
 
 def test_traces_to_a_closed_port_exits_non_zero_naming_the_failure(tmp_path, monkeypatch):
     pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
@@ -256,17 +323,36 @@ def test_traces_to_a_closed_port_exits_non_zero_naming_the_failure(tmp_path, mon
     assert "span(s) exported" not in result.output
 
 
-FLOW_BOMB = "[" + ", ".join(f"&{n} [{', '.join([f'*{p}' if p else 'x'] * 9)}]"
-                            for p, n in zip(["", "a", "b", "c", "d", "e", "f"], "abcdefg")) + "]"
+FLOW_BOMB = (
+    "["
+    + ", ".join(
+        f"&{n} [{', '.join([f'*{p}' if p else 'x'] * 9)}]"
+        for p, n in zip(["", "a", "b", "c", "d", "e", "f"], "abcdefg")
+    )
+    + "]"
+)
 
 
-@pytest.mark.parametrize("value, expected", [
-    (FLOW_BOMB, r"--option x: invalid YAML: its aliases expand to more than 100,000 values"),
-    ("[1, 2", r"--option x: invalid YAML value: expected ',' or ']'"),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (FLOW_BOMB, r"--option x: invalid YAML: its aliases expand to more than 100,000 values"),
+        ("[1, 2", r"--option x: invalid YAML value: expected ',' or ']'"),
+    ],
+)
 def test_a_bad_command_line_option_is_a_located_error(tmp_path, value, expected):
-    result = CliRunner().invoke(main, ["data", "info", str(write_toy_suite(tmp_path / "s", kb=False).parent /
-                                                         "questions.json"), "--loader", "2wiki", "--option", f"x={value}"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "data",
+            "info",
+            str(write_toy_suite(tmp_path / "s", kb=False).parent / "questions.json"),
+            "--loader",
+            "2wiki",
+            "--option",
+            f"x={value}",
+        ],
+    )
     assert result.exit_code == 2 and re.search(expected, result.output), result.output
 
 
@@ -286,4 +372,6 @@ def test_a_report_that_cannot_be_written_is_a_located_error(tmp_path):
     run = run_toy(suite, tmp_path / "run", write_report=False)
     (run / "report.html").mkdir()  # something in the report's place that cannot be overwritten
     result = CliRunner().invoke(main, ["report", str(run)])
-    assert result.exit_code == 2 and re.search(r"error: .*run/report.html: Is a directory", result.output), result.output
+    assert result.exit_code == 2 and re.search(r"error: .*run/report.html: Is a directory", result.output), (
+        result.output
+    )

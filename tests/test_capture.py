@@ -23,10 +23,13 @@ MESSAGES = [{"role": "user", "content": "Who directed Glass Harbor?"}]
 
 
 def test_the_request_hash_is_stable_across_processes_and_ignores_sampling():
-    code = ("import json, sys; from provbench.capture import request_hash; "
-            "print(request_hash(json.loads(sys.argv[1]), {'type': 'object'}))")
-    other = subprocess.run([sys.executable, "-c", code, json.dumps(MESSAGES)], capture_output=True, text=True,
-                           check=True).stdout.strip()
+    code = (
+        "import json, sys; from provbench.capture import request_hash; "
+        "print(request_hash(json.loads(sys.argv[1]), {'type': 'object'}))"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(MESSAGES)], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert other == request_hash(MESSAGES, {"type": "object"})
     assert request_hash(MESSAGES) != request_hash(MESSAGES, {"type": "object"})
     assert request_hash(MESSAGES) != request_hash([{"role": "user", "content": "Who directed Glass Harbour?"}])
@@ -73,8 +76,13 @@ def test_complete_adds_unrecorded_calls_and_observations_once():
     bound = llm.bound_to(capture)
     bound.chat([{"role": "user", "content": "recorded"}], trace=trace)
     bound.chat([{"role": "user", "content": "not recorded"}], purpose="hidden helper")
-    capture.observe(lambda t: (t.read_text_unit("tu:1"), t.visit("ent:orin-vale"),
-                               t.add_step("retrieval", tool="library retriever", result=["tu:1"])))
+    capture.observe(
+        lambda t: (
+            t.read_text_unit("tu:1"),
+            t.visit("ent:orin-vale"),
+            t.add_step("retrieval", tool="library retriever", result=["tu:1"]),
+        )
+    )
     copied = trace.model_copy(deep=True)  # a system may return a copy: its calls still count once
     capture.complete(copied)
     assert [c.purpose for c in copied.llm_calls] == ["", "hidden helper"]
@@ -90,8 +98,16 @@ class FanOut(System):
     def run(self, question: Question, env) -> Trace:
         trace = Trace(question_id=question.id, system=self.name)
         with ThreadPoolExecutor(2) as pool:
-            replies = list(pool.map(lambda n: env.llm.chat([{"role": "user", "content": f"{question.id} secret {n}"}],
-                                                            purpose=f"part {n}").text, range(2)))
+            replies = list(
+                pool.map(
+                    lambda n: (
+                        env.llm.chat(
+                            [{"role": "user", "content": f"{question.id} secret {n}"}], purpose=f"part {n}"
+                        ).text
+                    ),
+                    range(2),
+                )
+            )
         trace.answer = " ".join(replies)
         return trace
 
@@ -109,11 +125,18 @@ def slow_reply(messages):
 
 def test_units_running_concurrently_each_get_their_own_requests(tmp_path):
     (tmp_path / "questions.json").write_text(json.dumps(list(TINY_QUESTIONS)))
-    (tmp_path / "suite.yaml").write_text("name: fan\ndataset: {loader: questions-json, path: questions.json}\n"
-                                         "model: {id: scripted}\nsystems: [fan-out]\nconcurrency: 2\n")
+    (tmp_path / "suite.yaml").write_text(
+        "name: fan\ndataset: {loader: questions-json, path: questions.json}\n"
+        "model: {id: scripted}\nsystems: [fan-out]\nconcurrency: 2\n"
+    )
     llm = scripted_llm([slow_reply] * 40, max_concurrency=2)
-    run_dir = run_suite(tmp_path / "suite.yaml", out=tmp_path / "run", pm=plugin_manager(toy_plugin(), FanOutPlugin()),
-                        llm=llm, write_report=False)
+    run_dir = run_suite(
+        tmp_path / "suite.yaml",
+        out=tmp_path / "run",
+        pm=plugin_manager(toy_plugin(), FanOutPlugin()),
+        llm=llm,
+        write_report=False,
+    )
     records = RunStore(run_dir).load_records().values()
     assert len(records) == len(TINY_QUESTIONS) >= 2
     for record in records:

@@ -40,7 +40,9 @@ def test_plugins_as_json():
 def test_suites_and_data_info_pipe_too():
     suites = CliRunner().invoke(main, ["suites"])
     assert suites.output.splitlines()[1] == "name\tdescription\tfile"
-    assert any(line.startswith("quickstart\t") and line.endswith("quickstart.yaml") for line in suites.output.splitlines())
+    assert any(
+        line.startswith("quickstart\t") and line.endswith("quickstart.yaml") for line in suites.output.splitlines()
+    )
     assert {s["name"] for s in json.loads(CliRunner().invoke(main, ["suites", "--json"]).output)} >= {"quickstart"}
 
     dataset = str(REPO / "datasets" / "2wiki-mini" / "dev.json")

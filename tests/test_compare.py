@@ -44,8 +44,10 @@ def test_each_difference_is_a_warning_and_a_table_row(three_runs, tmp_path):
     warnings = []
     out = write_comparison(three_runs, tmp_path / "cmp.html", warnings.append)
     assert any(w.startswith("B differs from A in judge: scripted vs scripted:judge") for w in warnings)
-    assert any(w.startswith("C differs from A in knowledge base counts:") and "entities 10" in w
-               and "entities 6" in w for w in warnings), warnings
+    assert any(
+        w.startswith("C differs from A in knowledge base counts:") and "entities 10" in w and "entities 6" in w
+        for w in warnings
+    ), warnings
     assert any(w.startswith("C differs from A in knowledge base fingerprint") for w in warnings)
     assert any(w.startswith("C differs from A in questions: 7:") and "vs 4:" in w for w in warnings)
     assert any(w.startswith("C differs from A in dataset") and "limit=4" in w for w in warnings)

@@ -52,16 +52,27 @@ def test_unanswerable_scoring_rewards_abstention_only():
     assert loader.score_answer(q, "Calibration") == {"accuracy": 0.0}
 
 
-@pytest.mark.parametrize("qid, prediction, right", [
-    ("cm-01", "GraphRAG", True), ("cm-01", "graph RAG", True), ("cm-01", "The answer is GraphRAG.", True),
-    ("cm-01", "Agentic GraphRAG", False),  # another concept whose name contains the gold one
-    ("cm-12", "prompting", True), ("cm-12", "Few-Shot Prompting", False),  # an alias, and a name containing it
-    ("cm-03", "fine tuning", True), ("cm-03", "the Fine-Tuning", True),  # spelled otherwise, still the concept
-    ("cm-02", "LoRA", True), ("cm-02", "Low-Rank Adaptation or RLHF", False),  # two concepts name neither
-    ("cm-02", "", False), ("cm-02", None, False),
-    ("cm-01", "not GraphRAG", False), ("cm-01", "It is not GraphRAG.", False),  # a negation names nothing
-    ("cm-06", "embedding", True), ("cm-06", "an embedding", True),  # singular and plural are one name
-])
+@pytest.mark.parametrize(
+    "qid, prediction, right",
+    [
+        ("cm-01", "GraphRAG", True),
+        ("cm-01", "graph RAG", True),
+        ("cm-01", "The answer is GraphRAG.", True),
+        ("cm-01", "Agentic GraphRAG", False),  # another concept whose name contains the gold one
+        ("cm-12", "prompting", True),
+        ("cm-12", "Few-Shot Prompting", False),  # an alias, and a name containing it
+        ("cm-03", "fine tuning", True),
+        ("cm-03", "the Fine-Tuning", True),  # spelled otherwise, still the concept
+        ("cm-02", "LoRA", True),
+        ("cm-02", "Low-Rank Adaptation or RLHF", False),  # two concepts name neither
+        ("cm-02", "", False),
+        ("cm-02", None, False),
+        ("cm-01", "not GraphRAG", False),
+        ("cm-01", "It is not GraphRAG.", False),  # a negation names nothing
+        ("cm-06", "embedding", True),
+        ("cm-06", "an embedding", True),  # singular and plural are one name
+    ],
+)
 def test_answers_are_scored_by_the_concept_they_name(mini, qid, prediction, right):
     questions, _ = mini
     question = next(q for q in questions if q.id == qid)
@@ -133,39 +144,52 @@ def test_bad_edges_are_located(tmp_path):
     with pytest.raises(ConceptFileError, match=r"edges.csv:2: field 'valid_from' must be an ISO date"):
         read_edges(edges, {"a", "b"})
     # a date beside a zoned timestamp compares (a stamp without a zone is UTC), never a bare TypeError
-    edges.write_text("source,relation,target,valid_from,invalidated_at\na,related,b,2025-01-01T00:00:00+00:00,2024-01-01\n")
+    edges.write_text(
+        "source,relation,target,valid_from,invalidated_at\na,related,b,2025-01-01T00:00:00+00:00,2024-01-01\n"
+    )
     with pytest.raises(ConceptFileError, match=r"edges.csv:2: field 'invalidated_at' is before 'valid_from'"):
         read_edges(edges, {"a", "b"})
-    edges.write_text("source,relation,target,valid_from,recorded_at,invalidated_at\n"
-                     "a,related,b,2024-01-01,2024-01-02T09:00:00+01:00,2025-03-01T00:00:00Z\n")
+    edges.write_text(
+        "source,relation,target,valid_from,recorded_at,invalidated_at\n"
+        "a,related,b,2024-01-01,2024-01-02T09:00:00+01:00,2025-03-01T00:00:00Z\n"
+    )
     (edge,) = read_edges(edges, {"a", "b"})
     assert (edge.valid_from, edge.recorded_at, edge.invalidated_at) == (
-        "2024-01-01", "2024-01-02T09:00:00+01:00", "2025-03-01T00:00:00Z")
+        "2024-01-01",
+        "2024-01-02T09:00:00+01:00",
+        "2025-03-01T00:00:00Z",
+    )
     edges.write_text("source,relation,target,recorded_at\na,related,b,someday\n")
     with pytest.raises(ConceptFileError, match=r"edges.csv:2: field 'recorded_at' must be an ISO date"):
         read_edges(edges, {"a", "b"})
 
 
 def test_loader_errors_are_located(tmp_path):
-    (tmp_path / "questions.jsonl").write_text('{"id": "a", "question": "?", "answer": "x"}\n{"id": "b", "question": "?"}\n')
+    (tmp_path / "questions.jsonl").write_text(
+        '{"id": "a", "question": "?", "answer": "x"}\n{"id": "b", "question": "?"}\n'
+    )
     with pytest.raises(UserError, match=r"questions.jsonl:2: field 'answer'"):
         CurriculumLoader().load(tmp_path)
 
 
-@pytest.mark.parametrize("row, problem", [
-    ({"answer": "Nobody"}, r"field 'answer': 'Nobody' is not the name or alias of one concept of concepts.csv"),
-    ({"chain_from": "a", "chain": ["e1", "e9"]}, r"field 'chain': edge 'e9': unknown edge id"),
-    ({"chain_from": "b", "chain": ["e2"]}, r"field 'chain': edge 'e2': does not touch 'b'"),
-    ({"chain_from": "a", "chain": ["e3"]}, r"field 'chain': edge 'e3' is invalidated"),
-    ({"chain_from": "c", "chain": ["e2"]}, r"field 'chain' never reaches the answer 'Beta'"),
-    ({"chain_from": None}, r"fields 'chain_from' and 'chain' go together"),  # None: the field left out
-    ({"aliases": ["B"]}, r"field 'aliases': a concept's aliases belong in the concepts file"),
-    ({"stale_answer": "B"}, r"field 'stale_answer' names the answer itself"),
-])
+@pytest.mark.parametrize(
+    "row, problem",
+    [
+        ({"answer": "Nobody"}, r"field 'answer': 'Nobody' is not the name or alias of one concept of concepts.csv"),
+        ({"chain_from": "a", "chain": ["e1", "e9"]}, r"field 'chain': edge 'e9': unknown edge id"),
+        ({"chain_from": "b", "chain": ["e2"]}, r"field 'chain': edge 'e2': does not touch 'b'"),
+        ({"chain_from": "a", "chain": ["e3"]}, r"field 'chain': edge 'e3' is invalidated"),
+        ({"chain_from": "c", "chain": ["e2"]}, r"field 'chain' never reaches the answer 'Beta'"),
+        ({"chain_from": None}, r"fields 'chain_from' and 'chain' go together"),  # None: the field left out
+        ({"aliases": ["B"]}, r"field 'aliases': a concept's aliases belong in the concepts file"),
+        ({"stale_answer": "B"}, r"field 'stale_answer' names the answer itself"),
+    ],
+)
 def test_gold_chain_and_answer_errors_are_located(tmp_path, row, problem):
     (tmp_path / "concepts.csv").write_text("id,name,aliases\na,Alpha,\nb,Beta,B\nc,Gamma,\n")
-    (tmp_path / "edges.csv").write_text("id,source,relation,target,invalidated_at\ne1,a,next,b,\ne2,c,next,a,\n"
-                                        "e3,a,next,c,2025-01-01\n")
+    (tmp_path / "edges.csv").write_text(
+        "id,source,relation,target,invalidated_at\ne1,a,next,b,\ne2,c,next,a,\ne3,a,next,c,2025-01-01\n"
+    )
     good = {"id": "q0", "question": "?", "answer": "Beta", "chain_from": "a", "chain": ["e1"]}
     bad = {k: v for k, v in {**good, "id": "q1", **row}.items() if v is not None}
     (tmp_path / "questions.jsonl").write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")

@@ -22,12 +22,30 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_a_kb_build_in_a_pipe_prints_plain_progress_lines(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(REPO / p) for p in ("framework", "plugins", "tools"))}
-    done = subprocess.run([sys.executable, "-m", "provbench.cli", "kb", "build", "quickstart", "--model",
-                           "schema-following", "--limit", "2"], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "provbench.cli",
+            "kb",
+            "build",
+            "quickstart",
+            "--model",
+            "schema-following",
+            "--limit",
+            "2",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
-    assert any(line.startswith("extracting entities") and ": started, " in line and "to do" in line for line in lines), lines
+    assert any(
+        line.startswith("extracting entities") and ": started, " in line and "to do" in line for line in lines
+    ), lines
     assert any(line.startswith("embedding") and ": started" in line for line in lines), lines
     assert any(line.startswith("embedding ") and "/" in line for line in lines)  # how far it got, at the end
     assert "\x1b[" not in done.stderr  # no terminal codes in a log
@@ -36,8 +54,13 @@ def test_a_kb_build_in_a_pipe_prints_plain_progress_lines(tmp_path):
 def test_the_leak_guard_summary_is_printed_once(caplog):
     from provbench.runner import _report_leaks
 
-    records = {f"u{i}": RunRecord(key=UnitKey(question_id="q1", system="rag", condition="cited-removal", repeat=i),
-                                  leak_check=LeakCheck(status="leaked")) for i in range(2)}
+    records = {
+        f"u{i}": RunRecord(
+            key=UnitKey(question_id="q1", system="rag", condition="cited-removal", repeat=i),
+            leak_check=LeakCheck(status="leaked"),
+        )
+        for i in range(2)
+    }
     out = io.StringIO()
     with caplog.at_level(logging.WARNING):
         _report_leaks(SimpleNamespace(questions={"q1": None}), records, Console(file=out, width=200))
@@ -52,6 +75,12 @@ def test_the_leak_guard_summary_is_printed_once(caplog):
 def test_model_help_names_every_kind_of_model_id():
     for command in ("run", "plan"):
         text = " ".join(CliRunner().invoke(main, [command, "--help"], terminal_width=400).output.split())
-        for kind in ("schema-following", "control:<behaviour>", "llama-cpp:<name or file.gguf>", "embedded",
-                     "OPENAI_API_BASE=http://127.0.0.1:8000/v1", "litellm id"):
+        for kind in (
+            "schema-following",
+            "control:<behaviour>",
+            "llama-cpp:<name or file.gguf>",
+            "embedded",
+            "OPENAI_API_BASE=http://127.0.0.1:8000/v1",
+            "litellm id",
+        ):
             assert kind in text, (command, kind)

@@ -22,19 +22,33 @@ from provbench_plugins.papers.p003_ga_rag import prompts as P3
 
 FILM = GoldSentence(document="Glass Harbor (film)", index=1, text="The film was directed by Orin Vale.")
 MOTHER = GoldSentence(document="Orin Vale", index=1, text="He is the son of the painter Mira Vale.")
-Q = Question(id="q1", question="Who is the mother of the director of film Glass Harbor?", answer="Mira Vale",
-             gold=GoldEvidence(sentences=[FILM, MOTHER],
-                               triples=[GoldTriple(subject="Glass Harbor", relation="director", object="Orin Vale"),
-                                        GoldTriple(subject="Orin Vale", relation="mother", object="Mira Vale")],
-                               entities=["Glass Harbor", "Orin Vale", "Mira Vale"]))
+Q = Question(
+    id="q1",
+    question="Who is the mother of the director of film Glass Harbor?",
+    answer="Mira Vale",
+    gold=GoldEvidence(
+        sentences=[FILM, MOTHER],
+        triples=[
+            GoldTriple(subject="Glass Harbor", relation="director", object="Orin Vale"),
+            GoldTriple(subject="Orin Vale", relation="mother", object="Mira Vale"),
+        ],
+        entities=["Glass Harbor", "Orin Vale", "Mira Vale"],
+    ),
+)
 OTHER = Question(id="q2", question="Who directed Red Meadow?", answer="Lark Denholm")
 
-GRAPH_CONTEXT = P0.GRAPHRAG_USER.format(question=P0.QUESTION.format(question=Q.question), context="\n\n".join([
-    "## Entities\n[ent:glass-harbor] Glass Harbor (FILM): a film\n[ent:orin-vale] Orin Vale (PERSON): a director\n"
-    "[ent:mira-vale] Mira Vale (PERSON): a painter\n[ent:dunmere] Dunmere (PLACE): a town",
-    "## Relationships\n[rel:1] Glass Harbor -[director]-> Orin Vale\n[rel:2] Orin Vale -[mother]-> Mira Vale",
-    f"## Text units\n[tu:1] Glass Harbor is a 1987 drama film. {FILM.text}\n[tu:2] Orin Vale is a director. "
-    f"{MOTHER.text}\n[tu:3] Dunmere is a port town."]))
+GRAPH_CONTEXT = P0.GRAPHRAG_USER.format(
+    question=P0.QUESTION.format(question=Q.question),
+    context="\n\n".join(
+        [
+            "## Entities\n[ent:glass-harbor] Glass Harbor (FILM): a film\n[ent:orin-vale] Orin Vale (PERSON): a director\n"
+            "[ent:mira-vale] Mira Vale (PERSON): a painter\n[ent:dunmere] Dunmere (PLACE): a town",
+            "## Relationships\n[rel:1] Glass Harbor -[director]-> Orin Vale\n[rel:2] Orin Vale -[mother]-> Mira Vale",
+            f"## Text units\n[tu:1] Glass Harbor is a 1987 drama film. {FILM.text}\n[tu:2] Orin Vale is a director. "
+            f"{MOTHER.text}\n[tu:3] Dunmere is a port town.",
+        ]
+    ),
+)
 HALF_CONTEXT = GRAPH_CONTEXT.replace("[rel:2] Orin Vale -[mother]-> Mira Vale", "").replace(MOTHER.text, "")
 
 
@@ -53,10 +67,12 @@ def ask(llm: LLMClient, messages: list[dict], schema: dict | None):
 
 
 def graphrag(name: str, context: str = GRAPH_CONTEXT, confidence: bool = True) -> dict:
-    schema = answer_schema("cited_entities", "cited_relationships", "cited_textunits", "cited_communities",
-                           confidence=confidence)
-    return ask(control(name), [{"role": "system", "content": P0.GRAPHRAG_SYSTEM}, {"role": "user", "content": context}],
-               schema)
+    schema = answer_schema(
+        "cited_entities", "cited_relationships", "cited_textunits", "cited_communities", confidence=confidence
+    )
+    return ask(
+        control(name), [{"role": "system", "content": P0.GRAPHRAG_SYSTEM}, {"role": "user", "content": context}], schema
+    )
 
 
 def test_oracle_answers_exactly_when_the_prompt_holds_the_gold():
@@ -72,13 +88,18 @@ def test_planted_behaviours_on_the_same_prompt():
     uncited = graphrag("uses-uncited")
     assert uncited["answer"] == "Mira Vale"
     assert (uncited["cited_entities"], uncited["cited_relationships"], uncited["cited_textunits"]) == (
-        ["ent:mira-vale"], ["rel:2"], ["tu:2"])  # the chain's end only
+        ["ent:mira-vale"],
+        ["rel:2"],
+        ["tu:2"],
+    )  # the chain's end only
     everything = graphrag("cites-everything")
     assert everything["answer"] == "Mira Vale" and "ent:dunmere" in everything["cited_entities"]
     assert everything["cited_textunits"] == ["tu:1", "tu:2", "tu:3"]
     parametric = graphrag("parametric", HALF_CONTEXT)
     assert parametric["answer"] == "Mira Vale" and not any(parametric[k] for k in ("cited_entities", "cited_textunits"))
-    ignoring = [graphrag("ignores-context", c)["answer"] for c in (GRAPH_CONTEXT, HALF_CONTEXT, "Question: " + Q.question)]
+    ignoring = [
+        graphrag("ignores-context", c)["answer"] for c in (GRAPH_CONTEXT, HALF_CONTEXT, "Question: " + Q.question)
+    ]
     assert len(set(ignoring)) == 1 and ignoring[0] in Q.question
     assert graphrag("random") == graphrag("random")  # deterministic, valid (ask() checks the schema)
 
@@ -87,6 +108,7 @@ def test_noise_sensitive_reader_drowns_in_distractors():
     """Issue 35 item 1c: the oracle, but evidence in its prompt is read with a chance that halves per
     32 concepts shown off the gold (a hash of the prompt draws), drowned it answers as without it;
     the oracle reads the same prompts every time."""
+
     def right_share(name: str, decoys: int, prompts: int = 120) -> float:
         right = 0
         for i in range(prompts):  # each prompt's decoys differ, so each draws again
@@ -104,9 +126,13 @@ def test_noise_sensitive_reader_drowns_in_distractors():
 
 
 def test_a_prompt_about_no_bound_question_is_never_answered_right():
-    assert graphrag("oracle", GRAPH_CONTEXT.replace(Q.question, "Who is the mother of Orin Vale?"))["answer"] == "unknown"
+    assert (
+        graphrag("oracle", GRAPH_CONTEXT.replace(Q.question, "Who is the mother of Orin Vale?"))["answer"] == "unknown"
+    )
     unbound = LLMClient(make_control("control:oracle"), max_attempts=1)  # no bind_questions: no gold at all
-    assert unbound.chat([{"role": "user", "content": GRAPH_CONTEXT}], schema=answer_schema()).data["answer"] == "unknown"
+    assert (
+        unbound.chat([{"role": "user", "content": GRAPH_CONTEXT}], schema=answer_schema()).data["answer"] == "unknown"
+    )
 
 
 def test_config_names_behaviour_and_bound_questions():
@@ -117,39 +143,56 @@ def test_config_names_behaviour_and_bound_questions():
     with pytest.raises(Exception, match="unknown control LLM 'control:nope'"):
         make_control("control:nope")
     assert make_llm("control:parametric").model_id == "control:parametric"
-    assert set(BEHAVIOURS) == {"oracle", "uses-uncited", "parametric", "cites-everything", "ignores-context", "random",
-                               "noise-sensitive"}
+    assert set(BEHAVIOURS) == {
+        "oracle",
+        "uses-uncited",
+        "parametric",
+        "cites-everything",
+        "ignores-context",
+        "random",
+        "noise-sensitive",
+    }
 
 
 # -- paper 000's agent: one action per request, towards the gold -----------------------------------
+
 
 def agent_turns(name: str, observations: list[str]) -> list[dict]:
     """The control's actions as an agent whose tool results are ``observations``, in order."""
     from provbench_plugins.papers.p000_neighborhoods.agentic import AgenticGraphRAG
 
     agent, llm = AgenticGraphRAG(), control(name)
-    messages = [{"role": "system", "content": agent.system_prompt()},
-                {"role": "user", "content": agent.question_text(Q)}]
+    messages = [
+        {"role": "system", "content": agent.system_prompt()},
+        {"role": "user", "content": agent.question_text(Q)},
+    ]
     actions = []
     for observation in [*observations, None]:
         action = ask(llm, messages, agent.action_schema())
         actions.append(action)
         if observation is None:
             break
-        messages += [{"role": "assistant", "content": json.dumps(action)},
-                     {"role": "user", "content": f"Result of {action['tool']}:\n{observation}\n\nSteps left: 5."}]
+        messages += [
+            {"role": "assistant", "content": json.dumps(action)},
+            {"role": "user", "content": f"Result of {action['tool']}:\n{observation}\n\nSteps left: 5."},
+        ]
     return actions
 
 
 SEARCH = "- ent:glass-harbor | Glass Harbor (score 0.91)\n- ent:red-meadow | Red Meadow (score 0.40)"
-NEIGHBOURS_1 = "neighbours of ent:glass-harbor (Glass Harbor):\n- rel:1: Glass Harbor -[director]-> Orin Vale [ent:orin-vale]"
+NEIGHBOURS_1 = (
+    "neighbours of ent:glass-harbor (Glass Harbor):\n- rel:1: Glass Harbor -[director]-> Orin Vale [ent:orin-vale]"
+)
 NEIGHBOURS_2 = "neighbours of ent:orin-vale (Orin Vale):\n- rel:2: Orin Vale -[mother]-> Mira Vale [ent:mira-vale]"
 
 
 def test_oracle_agent_follows_the_gold_and_submits_once_it_holds_it():
     actions = agent_turns("oracle", [SEARCH, NEIGHBOURS_1, NEIGHBOURS_2])
     assert [(a["tool"], a["arguments"].get("query") or a["arguments"].get("entity_id")) for a in actions[:3]] == [
-        ("search_entities", "Glass Harbor"), ("get_neighbors", "ent:glass-harbor"), ("get_neighbors", "ent:orin-vale")]
+        ("search_entities", "Glass Harbor"),
+        ("get_neighbors", "ent:glass-harbor"),
+        ("get_neighbors", "ent:orin-vale"),
+    ]
     final = actions[3]["arguments"]
     assert actions[3]["tool"] == "submit_answer" and final["answer"] == "Mira Vale"
     assert final["cited_entities"] == ["ent:glass-harbor", "ent:orin-vale", "ent:mira-vale"]
@@ -174,39 +217,78 @@ def test_cites_everything_agent_cites_every_id_it_was_shown():
 
 # -- papers 001-003: their schemas and prompt shapes ----------------------------------------------
 
+
 def test_p001_parse_paragraph_and_answer():
-    medical = Question(id="m1", question="Does pulmonary hypoplasia in a newborn point to oligohydramnios or to rash?",
-                       answer="B", choices=["fever", "oligohydramnios", "rash", "cough"],
-                       gold=GoldEvidence(triples=[GoldTriple(subject="pulmonary hypoplasia", relation="INDICATES",
-                                                             object="oligohydramnios")], ordered=True,
-                                         entities=["pulmonary hypoplasia", "oligohydramnios"]))
+    medical = Question(
+        id="m1",
+        question="Does pulmonary hypoplasia in a newborn point to oligohydramnios or to rash?",
+        answer="B",
+        choices=["fever", "oligohydramnios", "rash", "cough"],
+        gold=GoldEvidence(
+            triples=[GoldTriple(subject="pulmonary hypoplasia", relation="INDICATES", object="oligohydramnios")],
+            ordered=True,
+            entities=["pulmonary hypoplasia", "oligohydramnios"],
+        ),
+    )
     llm = control("oracle", [medical])
-    parse = ask(llm, [{"role": "system", "content": P1.TRIPLET_SYSTEM},
-                      {"role": "user", "content": P1.TRIPLET_USER.format(question=medical.question)}], P1.triplet_schema(4))
-    assert parse["triplets"] == [{"subject": "pulmonary hypoplasia", "relation": "INDICATES", "object": "oligohydramnios"}]
-    pairs = ask(llm, [{"role": "system", "content": P1.PAIRS_SYSTEM},
-                      {"role": "user", "content": P1.PAIRS_USER.format(question=medical.question)}], P1.pairs_schema(4))
+    parse = ask(
+        llm,
+        [
+            {"role": "system", "content": P1.TRIPLET_SYSTEM},
+            {"role": "user", "content": P1.TRIPLET_USER.format(question=medical.question)},
+        ],
+        P1.triplet_schema(4),
+    )
+    assert parse["triplets"] == [
+        {"subject": "pulmonary hypoplasia", "relation": "INDICATES", "object": "oligohydramnios"}
+    ]
+    pairs = ask(
+        llm,
+        [
+            {"role": "system", "content": P1.PAIRS_SYSTEM},
+            {"role": "user", "content": P1.PAIRS_USER.format(question=medical.question)},
+        ],
+        P1.pairs_schema(4),
+    )
     assert pairs["pairs"] == [{"entity1": "pulmonary hypoplasia", "entity2": "oligohydramnios"}]
-    deep = medical.model_copy(update={"id": "m2", "question": "What does pulmonary hypoplasia lead to, in the end?",
-                                      "gold": GoldEvidence(triples=[*medical.gold.triples, GoldTriple(
-                                          subject="oligohydramnios", relation="CAUSES", object="renal agenesis")],
-                                          ordered=True, entities=["pulmonary hypoplasia", "oligohydramnios",
-                                                                  "renal agenesis"])})
+    deep = medical.model_copy(
+        update={
+            "id": "m2",
+            "question": "What does pulmonary hypoplasia lead to, in the end?",
+            "gold": GoldEvidence(
+                triples=[
+                    *medical.gold.triples,
+                    GoldTriple(subject="oligohydramnios", relation="CAUSES", object="renal agenesis"),
+                ],
+                ordered=True,
+                entities=["pulmonary hypoplasia", "oligohydramnios", "renal agenesis"],
+            ),
+        }
+    )
     deep_llm = control("oracle", [deep])
-    chain = ask(deep_llm, [{"role": "user", "content": P1.TRIPLET_USER.format(question=deep.question)}],
-                P1.triplet_schema(4))["triplets"]
+    chain = ask(
+        deep_llm, [{"role": "user", "content": P1.TRIPLET_USER.format(question=deep.question)}], P1.triplet_schema(4)
+    )["triplets"]
     assert [t["object"] for t in chain] == ["oligohydramnios", "renal agenesis"]  # it looks up the gold chain
-    pairs = ask(deep_llm, [{"role": "user", "content": P1.PAIRS_USER.format(question=deep.question)}],
-                P1.pairs_schema(4))["pairs"]
-    assert [(p["entity1"], p["entity2"]) for p in pairs] == [("pulmonary hypoplasia", "oligohydramnios"),
-                                                             ("oligohydramnios", "renal agenesis")]  # each triple once
-    ignoring = ask(control("ignores-context", [deep]), [{"role": "user", "content": P1.TRIPLET_USER.format(
-        question=deep.question)}], P1.triplet_schema(4))["triplets"]
+    pairs = ask(
+        deep_llm, [{"role": "user", "content": P1.PAIRS_USER.format(question=deep.question)}], P1.pairs_schema(4)
+    )["pairs"]
+    assert [(p["entity1"], p["entity2"]) for p in pairs] == [
+        ("pulmonary hypoplasia", "oligohydramnios"),
+        ("oligohydramnios", "renal agenesis"),
+    ]  # each triple once
+    ignoring = ask(
+        control("ignores-context", [deep]),
+        [{"role": "user", "content": P1.TRIPLET_USER.format(question=deep.question)}],
+        P1.triplet_schema(4),
+    )["triplets"]
     assert ignoring == chain  # its parse reads the question, as the oracle's; only its answers ignore context
     chain = "pulmonary hypoplasia ->[INDICATES]-> oligohydramnios"
     paragraph = ask(llm, P1.paragraph_messages(chain, unknown_instruction=False), None)
     assert paragraph == "pulmonary hypoplasia indicates oligohydramnios."
-    authors = ask(llm, P1.paragraph_messages("pulmonary hypoplasia->[INDICATES]->__->[CAUSES]->renal agenesis", False), None)
+    authors = ask(
+        llm, P1.paragraph_messages("pulmonary hypoplasia->[INDICATES]->__->[CAUSES]->renal agenesis", False), None
+    )
     assert authors == "pulmonary hypoplasia indicates __.\n__ causes renal agenesis."  # the authors' chain format
     blanked = ask(llm, P1.paragraph_messages(chain.replace("INDICATES", "__"), unknown_instruction=True), None)
 
@@ -218,11 +300,20 @@ def test_p001_parse_paragraph_and_answer():
 
 def test_p002_loop_reply_follows_gold_relations_and_gates_confidence():
     def reply(relations: str, vocab: list[str]) -> dict:
-        user = P2.SYNTHESIZE_USER.format(question=Q.question, round=1, max_rounds=4, focus=Q.question,
-                                         concepts="[ent:glass-harbor] Glass Harbor (FILM): a film",
-                                         relations=relations, relation_types=", ".join(vocab))
-        return ask(control("oracle"), [{"role": "system", "content": P2.SYNTHESIZE_SYSTEM},
-                                       {"role": "user", "content": user}], P2.reply_schema(vocab))
+        user = P2.SYNTHESIZE_USER.format(
+            question=Q.question,
+            round=1,
+            max_rounds=4,
+            focus=Q.question,
+            concepts="[ent:glass-harbor] Glass Harbor (FILM): a film",
+            relations=relations,
+            relation_types=", ".join(vocab),
+        )
+        return ask(
+            control("oracle"),
+            [{"role": "system", "content": P2.SYNTHESIZE_SYSTEM}, {"role": "user", "content": user}],
+            P2.reply_schema(vocab),
+        )
 
     early = reply("[rel:1] Glass Harbor -[director]-> Orin Vale", ["director", "mother", "spouse"])
     assert early["confidence"] < 0.8 and early["relation_types"] == ["director", "mother"]
@@ -232,9 +323,13 @@ def test_p002_loop_reply_follows_gold_relations_and_gates_confidence():
 
 
 def test_p003_extraction_then_label_from_fact_lines():
-    claim = Question(id="c1", question="Orin Vale is the son of Mira Vale.", answer="SUPPORTS",
-                     choices=["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"],
-                     gold=GoldEvidence(sentences=[MOTHER], entities=["Orin Vale"]))
+    claim = Question(
+        id="c1",
+        question="Orin Vale is the son of Mira Vale.",
+        answer="SUPPORTS",
+        choices=["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"],
+        gold=GoldEvidence(sentences=[MOTHER], entities=["Orin Vale"]),
+    )
     llm = control("oracle", [claim])
     passage = f"Orin Vale is a director. {MOTHER.text}"
     extracted = ask(llm, triple_messages(passage, 8), triple_schema(8))["triplets"]
@@ -242,11 +337,16 @@ def test_p003_extraction_then_label_from_fact_lines():
 
     def label(lines: list[str]) -> dict:
         user = P3.USER.format(heading="Graph facts", lines="\n".join(lines), claim=claim.question, idk=P3.IDK_LINE)
-        return ask(llm, [{"role": "system", "content": P3.SYSTEM}, {"role": "user", "content": user}],
-                   P3.answer_schema(len(lines), allow_idk=True))
+        return ask(
+            llm,
+            [{"role": "system", "content": P3.SYSTEM}, {"role": "user", "content": user}],
+            P3.answer_schema(len(lines), allow_idk=True),
+        )
 
-    facts = [P3.FACT_LINE.format(n=n, confidence=t["confidence"], **{k: t[k] for k in ("subject", "relation", "object")})
-             for n, t in enumerate(extracted, 1)]
+    facts = [
+        P3.FACT_LINE.format(n=n, confidence=t["confidence"], **{k: t[k] for k in ("subject", "relation", "object")})
+        for n, t in enumerate(extracted, 1)
+    ]
     held = label(facts)
     assert held["label"] == "SUPPORTS" and held["cited"] == [2]
     assert label(facts[:1])["label"] == P3.IDK  # the gold fact is not shown: it abstains

@@ -36,8 +36,9 @@ class AskTheJudge(Metric):
     name = "ask-the-judge"
 
     def score(self, record, question, context):
-        reply = context.llm.chat([{"role": "user", "content": f"Q: {question.question}\nIs it right?"}],
-                                 purpose="judge")
+        reply = context.llm.chat(
+            [{"role": "user", "content": f"Q: {question.question}\nIs it right?"}], purpose="judge"
+        )
         return {"judged": float(bool(reply.text))}
 
     def expected_llm_calls(self, condition):
@@ -56,15 +57,23 @@ def pm():
     return manager
 
 
-def write_suite(folder: Path, api_base: str, *, model: str = PRICED, judge: str | None = UNPRICED,
-                extra: str = "", n_questions: int = 3) -> Path:
+def write_suite(
+    folder: Path,
+    api_base: str,
+    *,
+    model: str = PRICED,
+    judge: str | None = UNPRICED,
+    extra: str = "",
+    n_questions: int = 3,
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "questions.json").write_text(json.dumps(questions(n_questions)))
     params = f'{{api_base: "{api_base}", api_key: "x", max_attempts: 1}}'
     judge_line = f"judge: {{id: {judge}, params: {params}}}\n" if judge else ""
     (folder / "suite.yaml").write_text(
         f"name: costs\ndataset: {{loader: toy-json, path: questions.json}}\nmodel: {{id: {model}, params: {params}}}\n"
-        f"{judge_line}systems: [toy-json]\nmetrics: [ask-the-judge]\nconcurrency: 1\n{extra}")
+        f"{judge_line}systems: [toy-json]\nmetrics: [ask-the-judge]\nconcurrency: 1\n{extra}"
+    )
     return folder / "suite.yaml"
 
 
@@ -120,26 +129,32 @@ def test_calls_are_priced_from_litellms_table_and_an_unpriced_model_stays_unknow
     run = run_suite(write_suite(tmp_path / "s", server.api_base), out=tmp_path / "run", pm=pm(), console=console)
     for record in records(run):
         [call] = record.trace.llm_calls
-        prompt, completion = litellm.cost_per_token(model=PRICED, prompt_tokens=call.prompt_tokens,
-                                                    completion_tokens=call.completion_tokens)
-        assert call.cost_source == "litellm" and call.cost_usd == pytest.approx(prompt + completion) and call.cost_usd > 0
+        prompt, completion = litellm.cost_per_token(
+            model=PRICED, prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens
+        )
+        assert (
+            call.cost_source == "litellm" and call.cost_usd == pytest.approx(prompt + completion) and call.cost_usd > 0
+        )
         [judged] = record.judge_calls
         assert judged.cost_usd is None and judged.cost_source == "unknown"
     system_cost = CostTotal.of(c for r in records(run) for c in r.trace.llm_calls)
-    assert system_cost.describe().startswith("$") and CostTotal.of(
-        c for r in records(run) for c in r.judge_calls).describe() == "unknown"
+    assert (
+        system_cost.describe().startswith("$")
+        and CostTotal.of(c for r in records(run) for c in r.judge_calls).describe() == "unknown"
+    )
     out = console.file.getvalue()
     assert f"systems ({PRICED}): 3 LLM calls" in out and f"judge ({UNPRICED}): 3 LLM calls" in out
     assert "cost unknown" in out and f"cost {system_cost.describe()}" in out
     html = (run / "report.html").read_text()
-    assert "<th class=\"num\">Cost</th>" in html or ">Cost<" in html
+    assert '<th class="num">Cost</th>' in html or ">Cost<" in html
     assert system_cost.describe() in html
 
 
 def test_prices_in_the_models_params_and_local_backends(tmp_path, server):
     suite = write_suite(tmp_path / "s", server.api_base, model="openai/house-model", judge=None)
-    text = suite.read_text().replace('max_attempts: 1}', 'max_attempts: 1, input_cost_per_token: 0.001, '
-                                                        'output_cost_per_token: 0.002}', 1)
+    text = suite.read_text().replace(
+        "max_attempts: 1}", "max_attempts: 1, input_cost_per_token: 0.001, output_cost_per_token: 0.002}", 1
+    )
     suite.write_text(text)
     run = run_suite(suite, out=tmp_path / "run", pm=pm(), write_report=False)
     call = records(run)[0].trace.llm_calls[0]
@@ -151,13 +166,14 @@ def test_prices_in_the_models_params_and_local_backends(tmp_path, server):
     local = scripted_llm(["an answer"])
     assert local.chat([{"role": "user", "content": "q"}]).cost_usd == 0.0
     assert CostTotal.of([LLMCall(model="m", cost_usd=0.0, cost_source="local")]).describe() == "0 (local)"
-    assert CostTotal.of([LLMCall(model="m", cost_usd=0.5, cost_source="litellm"),
-                         LLMCall(model="m")]).describe() == "$0.5000 + 1 unpriced call"
+    assert (
+        CostTotal.of([LLMCall(model="m", cost_usd=0.5, cost_source="litellm"), LLMCall(model="m")]).describe()
+        == "$0.5000 + 1 unpriced call"
+    )
 
 
 def test_a_call_budget_stops_the_run_cleanly_and_a_larger_one_resumes_it(tmp_path, server):
-    suite = write_suite(tmp_path / "s", server.api_base, judge=None, n_questions=4,
-                        extra="budget: {max_calls: 3}\n")
+    suite = write_suite(tmp_path / "s", server.api_base, judge=None, n_questions=4, extra="budget: {max_calls: 3}\n")
     run = run_suite(suite, out=tmp_path / "run", pm=pm())
     stopped = RunStore(run).read_manifest().stopped
     assert stopped and "budget.max_calls 3 reached" in stopped
@@ -182,8 +198,9 @@ def test_a_cost_budget_with_an_unpriced_model_is_refused_unless_accepted(tmp_pat
 
 
 def test_a_cost_budget_stops_a_priced_run(tmp_path, server):
-    suite = write_suite(tmp_path / "s", server.api_base, judge=None, n_questions=4,
-                        extra="budget: {max_cost_usd: 0.0000001}\n")
+    suite = write_suite(
+        tmp_path / "s", server.api_base, judge=None, n_questions=4, extra="budget: {max_cost_usd: 0.0000001}\n"
+    )
     run = run_suite(suite, out=tmp_path / "run", pm=pm(), write_report=False)
     assert "budget.max_cost_usd 1e-07 reached" in RunStore(run).read_manifest().stopped
     assert len(records(run)) < 4
@@ -195,7 +212,7 @@ def test_the_cli_exits_6_when_the_budget_stopped_the_run(tmp_path, server):
 
     suite = tmp_path / "suite.yaml"
     suite.write_text(f"""name: budget
-dataset: {{loader: 2wiki, path: {REPO / 'datasets' / '2wiki-mini' / 'dev.json'}, limit: 3}}
+dataset: {{loader: 2wiki, path: {REPO / "datasets" / "2wiki-mini" / "dev.json"}, limit: 3}}
 model: {{id: {PRICED}, params: {{api_base: "{server.api_base}", api_key: "x", max_attempts: 1}}}}
 systems: [llm-only]
 concurrency: 1

@@ -96,8 +96,10 @@ def test_gold_chains_are_active_edges_of_the_kb(curriculum_mini):
             continue
         for triple in q.gold.triples:
             subject = view.find_entity(triple.subject)
-            assert any(nb.entity.name == triple.object for nb in view.neighbors(
-                subject.id, direction="out", relation_types=[triple.relation])), (q.id, triple)
+            assert any(
+                nb.entity.name == triple.object
+                for nb in view.neighbors(subject.id, direction="out", relation_types=[triple.relation])
+            ), (q.id, triple)
 
 
 def test_stale_questions_have_another_answer_behind_an_invalidated_edge(curriculum_mini):
@@ -206,7 +208,9 @@ def test_one_shot_graphrag_misses_the_deep_chains(curriculum_mini):
     questions, kb = curriculum_mini
     view = kb.view()
     for q in of_type(questions, "deep"):
-        trace = GraphRAG(ask_confidence=True, confidence_bar=0.8).run(q, Environment(view=view, llm=oracle_llm(questions, 1)))
+        trace = GraphRAG(ask_confidence=True, confidence_bar=0.8).run(
+            q, Environment(view=view, llm=oracle_llm(questions, 1))
+        )
         assert trace.outcome == "abstained", q.id  # its one context never holds the whole chain
 
 
@@ -217,6 +221,7 @@ def test_an_invalidated_gold_edge_changes_the_answer_an_off_chain_one_does_not(c
     view, on_chain, off_chain = kb.view(), InvalidateGoldEdge(), InvalidateOffChainEdge()
     checked = 0
     for q in of_type(questions, "deep")[:5]:
+
         def answer(under):
             trace = PlanningLoop().run(q, Environment(view=under, llm=oracle_llm(questions, 8)))  # noqa: B023
             return trace, (trace.answer if trace.outcome == "answered" else None)
@@ -306,8 +311,11 @@ def test_the_off_chain_control_runs_no_unit_without_used_edges_and_says_when_it_
     questions, kb = curriculum_mini
     view, control, q = kb.view(), InvalidateOffChainEdge(), of_type(questions, "deep")[0]
     assert control.variants(q, Trace(question_id=q.id, system="s"), random.Random(0)) == []  # nothing used
-    on_chain = Trace(question_id=q.id, system="s",
-                     retrieved=[RetrievedItem(kind="relationship", id=rid) for rid, _ in gold_relations(view, q.gold)])
+    on_chain = Trace(
+        question_id=q.id,
+        system="s",
+        retrieved=[RetrievedItem(kind="relationship", id=rid) for rid, _ in gold_relations(view, q.gold)],
+    )
     assert control.variants(q, on_chain, random.Random(0)) is None
     hidden = control.make_view(view, q, on_chain, random.Random(0))
     assert not hidden.hidden.invalidated and q.id in caplog.text  # hides nothing, and says so
@@ -326,9 +334,15 @@ def test_what_each_reader_shows_of_the_loop_against_one_shot_over_the_neighbourh
         backend = make_backend(f"control:{reader}")
         backend.bind_questions(questions)
         llm = LLMClient(backend)
-        for label, options in {"loop": {}, "one-shot": {"max_rounds": 1, "hops_per_round": 4, "frontier_cap": 1000}}.items():
-            traces = [PlanningLoop(**options).run(q, Environment(view=view, llm=llm)) for q in of_type(questions, "deep")]
-            right[reader, label] = sum(t.outcome == "answered" and t.answer == q.answer
-                                       for t, q in zip(traces, of_type(questions, "deep")))
+        for label, options in {
+            "loop": {},
+            "one-shot": {"max_rounds": 1, "hops_per_round": 4, "frontier_cap": 1000},
+        }.items():
+            traces = [
+                PlanningLoop(**options).run(q, Environment(view=view, llm=llm)) for q in of_type(questions, "deep")
+            ]
+            right[reader, label] = sum(
+                t.outcome == "answered" and t.answer == q.answer for t, q in zip(traces, of_type(questions, "deep"))
+            )
     assert (right["oracle", "loop"], right["oracle", "one-shot"]) == (7, 8)
     assert (right["noise-sensitive", "loop"], right["noise-sensitive", "one-shot"]) == (4, 1)

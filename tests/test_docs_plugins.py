@@ -26,10 +26,17 @@ EXAMPLES = [(doc, n, block) for doc in DOCS for n, block in enumerate(python_blo
 
 def test_every_plugin_kind_has_an_example():
     text = "\n".join(BLOCKS)
-    for hook in ("provbench_register_systems", "provbench_register_interventions", "provbench_register_metrics",
-                 "provbench_register_dataset_loaders", "provbench_register_kb_builders",
-                 "provbench_report_sections", "provbench_register_llm_backends", "provbench_register_claims",
-                 "def variants("):
+    for hook in (
+        "provbench_register_systems",
+        "provbench_register_interventions",
+        "provbench_register_metrics",
+        "provbench_register_dataset_loaders",
+        "provbench_register_kb_builders",
+        "provbench_report_sections",
+        "provbench_register_llm_backends",
+        "provbench_register_claims",
+        "def variants(",
+    ):
         assert hook in text, hook
 
 

@@ -15,8 +15,12 @@ from provbench.integrations.llamaindex import llamaindex_llm
 from provbench.testing import schema_following_llm
 from provbench_plugins.kb_builders.common.graph import Graph
 from provbench_plugins.kb_builders.documents.corpus import add_title_entities, chunk_corpus, declare_own_text
-from provbench_plugins.kb_builders.documents.readers import (DocumentError, document_files, read_documents,
-                                                              sentence_spans)
+from provbench_plugins.kb_builders.documents.readers import (
+    DocumentError,
+    document_files,
+    read_documents,
+    sentence_spans,
+)
 from provbench_tools.own_docs import write as write_own_docs
 
 
@@ -41,7 +45,12 @@ def test_every_kind_is_read_with_its_title_and_sentence_offsets(docs):
 def test_sentences_split_at_ends_blank_lines_headings_and_list_items():
     text = "# Title\nFirst one. Second one!\n\nThird\nstill third.\n- item one\n- item two"
     assert [text[a:b] for a, b in sentence_spans(text)] == [
-        "# Title\nFirst one.", "Second one!", "Third\nstill third.", "- item one", "- item two"]
+        "# Title\nFirst one.",
+        "Second one!",
+        "Third\nstill third.",
+        "- item one",
+        "- item two",
+    ]
 
 
 def test_unreadable_documents_and_empty_sources_name_the_file(tmp_path):
@@ -70,7 +79,7 @@ def test_text_units_carry_file_and_offsets(docs):
     assert set(sources) == set(corpus.text_units)
     for tu, source in sources.items():
         doc = by_path[source["path"]]
-        held = " ".join(doc.text[source["start"]:source["end"]].split())
+        held = " ".join(doc.text[source["start"] : source["end"]].split())
         assert held == " ".join(corpus.text_units[tu].text.split())
 
 
@@ -85,7 +94,8 @@ def test_own_text_is_the_titled_documents_subject_or_what_was_extracted(docs):
     own_doc = next(d for d in corpus.documents.values() if d.title == "Ada Lindqvist")
     assert ada.own_text_unit_ids == {*own_doc.text_unit_ids, notes}
     assert graph.find("Brennmoor").own_text_unit_ids == set(
-        next(d for d in corpus.documents.values() if d.title == "Brennmoor").text_unit_ids)
+        next(d for d in corpus.documents.values() if d.title == "Brennmoor").text_unit_ids
+    )
 
 
 class Triple(BaseModel):

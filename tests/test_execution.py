@@ -74,9 +74,14 @@ def test_the_costliest_chains_start_first(tmp_path):
     suite = write_builtin_suite(tmp_path / "suite")
     suite.write_text(suite.read_text() + "concurrency: 1\n")
     out = tmp_path / "run"
-    run_suite(suite, out=out, pm=builtin_plugin_manager(), llm=schema_following_llm(cache_dir=out / "cache"),
-              write_report=False)
+    run_suite(
+        suite,
+        out=out,
+        pm=builtin_plugin_manager(),
+        llm=schema_following_llm(cache_dir=out / "cache"),
+        write_report=False,
+    )
     order = [(r["key"]["system"], r["key"]["question_id"]) for r in lines(out)]
     questions = sorted({q for _, q in order})
     assert len(questions) >= 2
-    assert order[:len(questions)] == [("agentic-graphrag", q) for q in questions]
+    assert order[: len(questions)] == [("agentic-graphrag", q) for q in questions]

@@ -46,7 +46,9 @@ def test_load_run_is_the_one_public_function():
 
 def test_jsonl_round_trips_every_record(run_dir, tmp_path):
     target = tmp_path / "out.jsonl"
-    CliRunner().invoke(main, ["export", str(run_dir), "--format", "jsonl", "--out", str(target)], catch_exceptions=False)
+    CliRunner().invoke(
+        main, ["export", str(run_dir), "--format", "jsonl", "--out", str(target)], catch_exceptions=False
+    )
     got = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
     assert {row_key(r): r for r in got} == expected_rows(run_dir)
 
@@ -71,9 +73,10 @@ def test_csv_round_trips_every_record(run_dir, tmp_path):
     CliRunner().invoke(main, ["export", str(run_dir), "--format", "csv", "--out", str(target)], catch_exceptions=False)
     with target.open(encoding="utf-8") as fh:
         got = list(csv.DictReader(fh))
-    expected = {key: {k: "" if v is None else str(v) for k, v in row.items()} for key, row in expected_rows(run_dir).items()}
-    assert {row_key(r): {k: v for k, v in r.items() if k in expected[row_key(r)] or v}
-            for r in got} == expected
+    expected = {
+        key: {k: "" if v is None else str(v) for k, v in row.items()} for key, row in expected_rows(run_dir).items()
+    }
+    assert {row_key(r): {k: v for k, v in r.items() if k in expected[row_key(r)] or v} for r in got} == expected
 
 
 def test_rows_carry_scores_questions_and_failures(run_dir):
@@ -88,8 +91,11 @@ def test_rows_carry_scores_questions_and_failures(run_dir):
 
 def test_typed_records(run_dir):
     run = provbench.load_run(run_dir)
-    record = next(r for r in run.records if r.key.question_id == "q1" and r.key.condition == "baseline"
-                  and r.key.system == "toy-graph")
+    record = next(
+        r
+        for r in run.records
+        if r.key.question_id == "q1" and r.key.condition == "baseline" and r.key.system == "toy-graph"
+    )
     assert record.trace.answer == "Orin Vale" and "ent:orin-vale" in record.trace.visited_entities
 
 

@@ -29,22 +29,24 @@ def reference(tmp_path_factory):
     """The same suite on a fault-free server: what every faulty run must end up equal to."""
     folder = tmp_path_factory.mktemp("fault-free")
     with FaultServer(server_reply, rate=0.0, lifetime_s=300) as server:
-        run = run_faults(write_fault_suite(folder / "suite", server.api_base, n_questions=N_QUESTIONS),
-                         folder / "run")
+        run = run_faults(write_fault_suite(folder / "suite", server.api_base, n_questions=N_QUESTIONS), folder / "run")
     result = essence(run)
     assert len(result) == UNITS and {status for status, _ in result.values()} == {"ok"}
     return result
 
 
 def unit_keys(run: Path) -> list[str]:
-    return [f'{r["key"]["system"]}|{r["key"]["condition"]}|{r["key"]["repeat"]}|{r["key"]["question_id"]}'
-            for r in records(run)]
+    return [
+        f"{r['key']['system']}|{r['key']['condition']}|{r['key']['repeat']}|{r['key']['question_id']}"
+        for r in records(run)
+    ]
 
 
 @pytest.mark.parametrize("rate", [0.2, 0.4])
 def test_a_suite_under_faults_finishes_and_heals_on_resume(tmp_path, reference, rate):
-    with FaultServer(server_reply, rate=rate, seed=int(rate * 100), hang_s=2.0, max_requests=2000,
-                     lifetime_s=300) as server:
+    with FaultServer(
+        server_reply, rate=rate, seed=int(rate * 100), hang_s=2.0, max_requests=2000, lifetime_s=300
+    ) as server:
         suite = write_fault_suite(tmp_path / "suite", server.api_base, n_questions=N_QUESTIONS)
         run = run_faults(suite, tmp_path / "run")  # finishes: no exception escapes
         assert set(server.injected) == set(FAULTS) and sum(server.injected.values()) > 0
@@ -64,8 +66,7 @@ def test_each_kind_of_fault_is_survived(tmp_path, reference):
     """Every fault on every first request: the retries alone must carry the run."""
     for fault in FAULTS:
         with FaultServer(server_reply, rate=0.5, faults=(fault,), seed=7, hang_s=2.0, lifetime_s=300) as server:
-            suite = write_fault_suite(tmp_path / fault / "suite", server.api_base, n_questions=N_QUESTIONS,
-                                      attempts=4)
+            suite = write_fault_suite(tmp_path / fault / "suite", server.api_base, n_questions=N_QUESTIONS, attempts=4)
             run = run_faults(suite, tmp_path / fault / "run")
             assert server.injected[fault] > 0
             assert len(set(unit_keys(run))) == UNITS
@@ -76,9 +77,16 @@ def test_each_kind_of_fault_is_survived(tmp_path, reference):
 
 # -- kill -9 -------------------------------------------------------------------------------------------
 
+
 def _child(args: list[str], **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(HERE / "fault_helpers.py"), *args], cwd=HERE.parent,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, str(HERE / "fault_helpers.py"), *args],
+        cwd=HERE.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
 
 
 def test_kill_9_at_a_random_point_mid_run_resumes_to_the_uninterrupted_records(tmp_path, reference):
@@ -86,8 +94,9 @@ def test_kill_9_at_a_random_point_mid_run_resumes_to_the_uninterrupted_records(t
     with FaultServer(server_reply, rate=0.0, hang_s=0.3, lifetime_s=300) as server:
         # every request slowed a little so a kill lands mid-run; the point is drawn at random
         server.rate, server.faults = 1.0, ("hang",)
-        suite = write_fault_suite(tmp_path / "suite", server.api_base, n_questions=N_QUESTIONS, timeout=5,
-                                  concurrency=2)
+        suite = write_fault_suite(
+            tmp_path / "suite", server.api_base, n_questions=N_QUESTIONS, timeout=5, concurrency=2
+        )
         out = tmp_path / "run"
         stop_after = rng.randint(1, 8)  # of 10 baselines (interventions then hit the cache)
         child = _child(["run", str(suite), str(out)])
@@ -142,6 +151,7 @@ def test_kill_9_at_a_random_point_mid_kb_build_rebuilds_to_the_same_kb(tmp_path)
 
 # -- two processes on one run directory ----------------------------------------------------------------
 
+
 def test_two_processes_on_one_run_directory_never_duplicate_records(tmp_path, reference):
     with FaultServer(server_reply, rate=1.0, faults=("hang",), hang_s=0.2, lifetime_s=300) as server:
         suite = write_fault_suite(tmp_path / "suite", server.api_base, n_questions=N_QUESTIONS, timeout=5)
@@ -162,6 +172,7 @@ def test_two_processes_on_one_run_directory_never_duplicate_records(tmp_path, re
 
 
 # -- rate limits: Retry-After ------------------------------------------------------------------------
+
 
 def test_a_429_with_retry_after_is_retried_no_sooner_than_the_server_asked(tmp_path):
     """The client's own backoff (0.05 s) is far shorter than the server's Retry-After (1.5 s):

@@ -12,8 +12,16 @@ from conftest import REPO, shared_dir
 from provbench.errors import UserError
 from provbench_plugins.datasets.fever.claim_records import regroup_hub_rows, stratified_sample, read_jsonl
 from provbench_plugins.datasets.fever.loader import FeverLoader
-from provbench_plugins.datasets.fever.pages import (evidence_of, iter_pages, page_id_of, parse_lines, read_pages,
-                                                    sentence_id, title_matcher, title_of)
+from provbench_plugins.datasets.fever.pages import (
+    evidence_of,
+    iter_pages,
+    page_id_of,
+    parse_lines,
+    read_pages,
+    sentence_id,
+    title_matcher,
+    title_of,
+)
 
 MINI = REPO / "datasets" / "fever-mini"
 
@@ -55,17 +63,23 @@ def test_test_file_without_labels(tmp_path):
     assert loader.score_answer(questions[0], "SUPPORTS") == {}
 
 
-@pytest.mark.parametrize("line, where", [
-    ("{not json", "claims.jsonl:2: not valid JSON"),
-    ({"id": 5, "label": "SUPPORTS", "evidence": []}, "claims.jsonl:2 (claim id 5): field claim"),
-    ({"id": 6, "claim": "c", "label": "MAYBE"}, "field label"),
-    ({"id": 7, "claim": "c", "label": "SUPPORTS", "evidence": [[[1, None, None, None]]]},
-     "evidence[0][0] has no page or sentence"),
-    ({"id": 8, "claim": "c", "label": "REFUTES", "evidence": [[[1, 2, "P", "zero"]]]}, "field evidence.0.0.3"),
-])
+@pytest.mark.parametrize(
+    "line, where",
+    [
+        ("{not json", "claims.jsonl:2: not valid JSON"),
+        ({"id": 5, "label": "SUPPORTS", "evidence": []}, "claims.jsonl:2 (claim id 5): field claim"),
+        ({"id": 6, "claim": "c", "label": "MAYBE"}, "field label"),
+        (
+            {"id": 7, "claim": "c", "label": "SUPPORTS", "evidence": [[[1, None, None, None]]]},
+            "evidence[0][0] has no page or sentence",
+        ),
+        ({"id": 8, "claim": "c", "label": "REFUTES", "evidence": [[[1, 2, "P", "zero"]]]}, "field evidence.0.0.3"),
+    ],
+)
 def test_malformed_records_are_located(tmp_path, line, where):
-    path = write(tmp_path, [{"id": 1, "claim": "fine", "label": "NOT ENOUGH INFO", "evidence": [[[1, None, None, None]]]},
-                            line])
+    path = write(
+        tmp_path, [{"id": 1, "claim": "fine", "label": "NOT ENOUGH INFO", "evidence": [[[1, None, None, None]]]}, line]
+    )
     with pytest.raises(UserError) as err:
         FeverLoader().load(path)
     assert str(path) in str(err.value) and where in str(err.value)
@@ -73,14 +87,42 @@ def test_malformed_records_are_located(tmp_path, line, where):
 
 def test_hub_rows_regrouped_by_claim_and_annotation():
     rows = [
-        {"id": 9, "label": "SUPPORTS", "claim": "c9", "evidence_annotation_id": 1, "evidence_id": 10,
-         "evidence_wiki_url": "Page_A", "evidence_sentence_id": 0},
-        {"id": 9, "label": "SUPPORTS", "claim": "c9", "evidence_annotation_id": 1, "evidence_id": 11,
-         "evidence_wiki_url": "Page_B", "evidence_sentence_id": 3},
-        {"id": 9, "label": "SUPPORTS", "claim": "c9", "evidence_annotation_id": 2, "evidence_id": 12,
-         "evidence_wiki_url": "Page_A", "evidence_sentence_id": 1},
-        {"id": 4, "label": "NOT ENOUGH INFO", "claim": "c4", "evidence_annotation_id": 3, "evidence_id": -1,
-         "evidence_wiki_url": "", "evidence_sentence_id": -1},
+        {
+            "id": 9,
+            "label": "SUPPORTS",
+            "claim": "c9",
+            "evidence_annotation_id": 1,
+            "evidence_id": 10,
+            "evidence_wiki_url": "Page_A",
+            "evidence_sentence_id": 0,
+        },
+        {
+            "id": 9,
+            "label": "SUPPORTS",
+            "claim": "c9",
+            "evidence_annotation_id": 1,
+            "evidence_id": 11,
+            "evidence_wiki_url": "Page_B",
+            "evidence_sentence_id": 3,
+        },
+        {
+            "id": 9,
+            "label": "SUPPORTS",
+            "claim": "c9",
+            "evidence_annotation_id": 2,
+            "evidence_id": 12,
+            "evidence_wiki_url": "Page_A",
+            "evidence_sentence_id": 1,
+        },
+        {
+            "id": 4,
+            "label": "NOT ENOUGH INFO",
+            "claim": "c4",
+            "evidence_annotation_id": 3,
+            "evidence_id": -1,
+            "evidence_wiki_url": "",
+            "evidence_sentence_id": -1,
+        },
     ]
     datasets = pytest.importorskip("datasets")
     records = regroup_hub_rows(datasets.Dataset.from_list(rows), "fever[paper_dev]")
@@ -155,7 +197,8 @@ def test_a_gzipped_pages_directory_is_streamed(tmp_path):
 
     (tmp_path / "wiki-pages").mkdir()
     with gzip.open(tmp_path / "wiki-pages" / "wiki-001.jsonl.gz", "wt", encoding="utf-8") as handle:
-        handle.writelines(json.dumps({"id": f"Page_{i}", "text": "", "lines": f"0\tPage {i} text ."}) + "\n"
-                          for i in range(3))
+        handle.writelines(
+            json.dumps({"id": f"Page_{i}", "text": "", "lines": f"0\tPage {i} text ."}) + "\n" for i in range(3)
+        )
     assert [p.id for p in iter_pages(tmp_path / "wiki-pages")] == ["Page_0", "Page_1", "Page_2"]
     assert sorted(read_pages(tmp_path / "wiki-pages", ids={"Page_1"})) == ["Page_1"]

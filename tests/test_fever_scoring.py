@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from provbench_plugins.datasets.fever.scoring import (NEI, Prediction, evidence_precision, evidence_recall,
-                                                      fever_score, graded_accuracy, normalize_label)
+from provbench_plugins.datasets.fever.scoring import (
+    NEI,
+    Prediction,
+    evidence_precision,
+    evidence_recall,
+    fever_score,
+    graded_accuracy,
+    normalize_label,
+)
 
 
 def nei(predicted: str | None) -> Prediction:
@@ -59,7 +66,7 @@ def test_graded_accuracy_and_label_spellings():
     assert graded_accuracy("SUPPORTS", "supports") == 1.0
     assert graded_accuracy("SUPPORTS", "REFUTES") == 0.0
     assert graded_accuracy("SUPPORTS", "I don't know.") == 0.3
-    assert graded_accuracy("SUPPORTS", None) == 0.3          # an abstention
+    assert graded_accuracy("SUPPORTS", None) == 0.3  # an abstention
     assert graded_accuracy("SUPPORTS", "Not sure", idk_credit=0.0) == 0.0
     assert normalize_label("Not Enough Info") == NEI and normalize_label("nei") == NEI
     assert normalize_label("refuted") == "REFUTES" and normalize_label("maybe") is None

@@ -37,29 +37,44 @@ def error_of(path: Path) -> str:
 
 
 def test_assertions_load_and_full_names_mean_their_keys(tmp_path):
-    loaded = load_suite(write(tmp_path, "assert:\n  - {metric: accuracy, system: toy-graph, min: 0.5}\n"
-                                        "  - {metric: provenance.toy-length, condition: toy-hide-cited, max: 40}\n"),
-                        toy_registry())
+    loaded = load_suite(
+        write(
+            tmp_path,
+            "assert:\n  - {metric: accuracy, system: toy-graph, min: 0.5}\n"
+            "  - {metric: provenance.toy-length, condition: toy-hide-cited, max: 40}\n",
+        ),
+        toy_registry(),
+    )
     first, second = loaded.suite.assertions
     assert (first.system, first.min, first.condition) == ("toy-graph", 0.5, None)
     assert second.system is None and second.max == 40
 
 
-@pytest.mark.parametrize("entry, line, field, words", [
-    ("{metric: accuracy, system: toy-graph}", 9, "assert[1]", "needs min, max or both"),
-    ("{metric: accuracy, min: 0.9, max: 0.1}", 9, "assert[1]", "min 0.9 is above max 0.1"),
-    ("{metric: accuracy, system: toy-grap, min: 0.5}", 9, "assert[1].system", "did you mean 'toy-graph'"),
-    ("{metric: accuracy, condition: cited-removal, min: 0.5}", 9, "assert[1].condition", "unknown condition"),
-    ("{metric: p.x, condition: toy-hide-cited vs nope, min: 0}", 9, "assert[1].condition", "unknown condition 'nope'"),
-    ("{metric: accuracy, mni: 0.5}", 9, "assert[1].mni", "unknown field"),
-])
+@pytest.mark.parametrize(
+    "entry, line, field, words",
+    [
+        ("{metric: accuracy, system: toy-graph}", 9, "assert[1]", "needs min, max or both"),
+        ("{metric: accuracy, min: 0.9, max: 0.1}", 9, "assert[1]", "min 0.9 is above max 0.1"),
+        ("{metric: accuracy, system: toy-grap, min: 0.5}", 9, "assert[1].system", "did you mean 'toy-graph'"),
+        ("{metric: accuracy, condition: cited-removal, min: 0.5}", 9, "assert[1].condition", "unknown condition"),
+        (
+            "{metric: p.x, condition: toy-hide-cited vs nope, min: 0}",
+            9,
+            "assert[1].condition",
+            "unknown condition 'nope'",
+        ),
+        ("{metric: accuracy, mni: 0.5}", 9, "assert[1].mni", "unknown field"),
+    ],
+)
 def test_a_bad_assertion_names_file_line_and_field(tmp_path, entry, line, field, words):
     message = error_of(write(tmp_path, f"assert:\n  - {{metric: accuracy, min: 0}}\n  - {entry}\n"))
     assert f"suite.yaml, line {line}, field '{field}'" in message and words in message, message
 
 
 def test_repeats_need_a_temperature_above_zero(tmp_path):
-    suite = SUITE.replace("systems: [toy-graph, toy-plain]", "systems:\n  - {name: toy-graph, repeats: 3}\n  - toy-plain")
+    suite = SUITE.replace(
+        "systems: [toy-graph, toy-plain]", "systems:\n  - {name: toy-graph, repeats: 3}\n  - toy-plain"
+    )
     (tmp_path / "questions.json").write_text("[]")
     path = tmp_path / "suite.yaml"
     path.write_text(suite)
@@ -76,15 +91,21 @@ def cli_run(monkeypatch):
     from provbench.cli import main
 
     real = runner.run_suite
-    monkeypatch.setattr(runner, "run_suite", lambda *a, **k: real(*a, **k, pm=toy_plugin_manager(),
-                                                                   llm=scripted_llm()[0], write_report=False))
+    monkeypatch.setattr(
+        runner,
+        "run_suite",
+        lambda *a, **k: real(*a, **k, pm=toy_plugin_manager(), llm=scripted_llm()[0], write_report=False),
+    )
     return lambda suite, out: CliRunner().invoke(main, ["run", str(suite), "--out", str(out)])
 
 
 def test_a_failing_assertion_exits_5_with_junit_and_summary(tmp_path, cli_run):
-    suite = write(tmp_path, "assert:\n  - {metric: accuracy, system: toy-graph, min: 0.5}\n"
-                            "  - {metric: accuracy, system: toy-plain, min: 0.9, name: plain is good}\n"
-                            "  - {metric: answer_length, condition: toy-hide-cited, max: 100}\n")
+    suite = write(
+        tmp_path,
+        "assert:\n  - {metric: accuracy, system: toy-graph, min: 0.5}\n"
+        "  - {metric: accuracy, system: toy-plain, min: 0.9, name: plain is good}\n"
+        "  - {metric: answer_length, condition: toy-hide-cited, max: 100}\n",
+    )
     result = cli_run(suite, tmp_path / "run")
     assert result.exit_code == 5, result.output
     assert "plain is good" in result.output and "FAILED" in result.output
@@ -157,10 +178,16 @@ def test_a_metric_of_one_condition_needs_none_named(tmp_path, cli_run):
     assert load_suite(suite, toy_registry()).suite.assertions[0].condition == "baseline vs toy-hide-cited"
     cli_run(suite, tmp_path / "run")
     run = load_run(tmp_path / "run")
-    run.metrics["values"].append({"metric": "p.x", "system": "toy-graph", "condition": "baseline vs toy-hide-cited",
-                                  "value": 0.25})
+    run.metrics["values"].append(
+        {"metric": "p.x", "system": "toy-graph", "condition": "baseline vs toy-hide-cited", "value": 0.25}
+    )
     run.manifest.suite["assertions"] = [{"metric": "p.x", "max": 0.5}, {"metric": "provenance.toy-length", "max": 100}]
     first, *lengths = check_run(run)
-    assert (first.system, first.condition, first.value, first.passed) == ("toy-graph", "baseline vs toy-hide-cited", 0.25, True)
+    assert (first.system, first.condition, first.value, first.passed) == (
+        "toy-graph",
+        "baseline vs toy-hide-cited",
+        0.25,
+        True,
+    )
     assert first.name == "p.x <= 0.5 (toy-graph, baseline vs toy-hide-cited)"
     assert {r.condition for r in lengths} == {"baseline"}  # several conditions: the baseline's value

@@ -7,11 +7,16 @@ from provbench.gold import GoldEvidence, GoldSentence, GoldTriple
 from provbench.model import Question
 
 TWO_WIKI = GoldEvidence(
-    sentences=[GoldSentence(document="Cold Pilgrim", index=0, text="Cold Pilgrim is a 1931 film directed by Orin Vale."),
-               GoldSentence(document="Orin Vale", index=1, text="Orin Vale was born in Kedem.")],
-    triples=[GoldTriple(subject="Cold Pilgrim", relation="director", object="Orin Vale"),
-             GoldTriple(subject="Orin Vale", relation="place_of_birth", object="Kedem")],
-    entities=["Cold Pilgrim", "Orin Vale", "Kedem"])
+    sentences=[
+        GoldSentence(document="Cold Pilgrim", index=0, text="Cold Pilgrim is a 1931 film directed by Orin Vale."),
+        GoldSentence(document="Orin Vale", index=1, text="Orin Vale was born in Kedem."),
+    ],
+    triples=[
+        GoldTriple(subject="Cold Pilgrim", relation="director", object="Orin Vale"),
+        GoldTriple(subject="Orin Vale", relation="place_of_birth", object="Kedem"),
+    ],
+    entities=["Cold Pilgrim", "Orin Vale", "Kedem"],
+)
 
 
 def test_every_sentence_of_a_group_is_needed_whitespace_and_case_ignored():
@@ -31,10 +36,14 @@ def test_triples_must_each_sit_on_one_relation_line():
 
 
 def test_fever_groups_are_alternatives():
-    gold = GoldEvidence(sentences=[GoldSentence(document="A", index=0, text="A is a city."),
-                                   GoldSentence(document="B", index=2, text="B lies in A."),
-                                   GoldSentence(document="C", index=1, text="C is a river.")],
-                        sentence_groups=[[0, 1], [2]])
+    gold = GoldEvidence(
+        sentences=[
+            GoldSentence(document="A", index=0, text="A is a city."),
+            GoldSentence(document="B", index=2, text="B lies in A."),
+            GoldSentence(document="C", index=1, text="C is a river."),
+        ],
+        sentence_groups=[[0, 1], [2]],
+    )
     assert gold.held_in("C is a river.")
     assert gold.held_in("B lies in A. A is a city.")
     assert not gold.held_in("A is a city.")

@@ -49,16 +49,20 @@ def projected_records(out: Path) -> dict[str, Any]:
     from provbench.run_store import RunStore
     from provbench.testing import schema_following_llm
 
-    run_dir = run_suite(SUITE, limit=LIMIT, out=out, llm=schema_following_llm(cache_dir=out / "llm"),
-                        write_report=False)
+    run_dir = run_suite(
+        SUITE, limit=LIMIT, out=out, llm=schema_following_llm(cache_dir=out / "llm"), write_report=False
+    )
     projected = {}
     for record in RunStore(run_dir).load_records().values():
         # exclude_defaults: fields added later with a default do not count as a change
         # judge_calls: the metrics' LLM accounting, added after the reference was written (the scores stay pinned)
         # requests, hidden: what each unit's model read and its view hid, kept for `provbench audit`
         # (added after the reference was written; tests/test_leak_guard_suite.py tests them)
-        data = record.model_dump(mode="json", exclude={"started_at", "finished_at", "leak_check", "judge_calls",
-                                                       "requests", "hidden"}, exclude_defaults=True)
+        data = record.model_dump(
+            mode="json",
+            exclude={"started_at", "finished_at", "leak_check", "judge_calls", "requests", "hidden"},
+            exclude_defaults=True,
+        )
         if "scores" in data:
             data["scores"] = {k: v for k, v in data["scores"].items() if not k.startswith(GOLD_SCORES)}
         trace = data.get("trace") or {}
@@ -77,20 +81,24 @@ def test_paper000_records_unchanged(tmp_path):
     expected = json.loads(GOLDEN.read_text())
     systems = {key.split("|")[0] for key in expected}
     # the suite also runs other papers' systems (paper 002's planning loop): they are not pinned here
-    actual = {key: record for key, record in json.loads(json.dumps(projected_records(tmp_path / "run"))).items()
-              if key.split("|")[0] in systems}
+    actual = {
+        key: record
+        for key, record in json.loads(json.dumps(projected_records(tmp_path / "run"))).items()
+        if key.split("|")[0] in systems
+    }
     assert sorted(actual) == sorted(expected)
     changed = [key for key in expected if not same(expected[key], actual[key])]
-    assert not changed, f"{len(changed)} record(s) differ, first: {changed[0]}\n" \
-                        f"expected {expected[changed[0]]}\nactual   {actual[changed[0]]}"
+    assert not changed, (
+        f"{len(changed)} record(s) differ, first: {changed[0]}\n"
+        f"expected {expected[changed[0]]}\nactual   {actual[changed[0]]}"
+    )
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        records = {k: v for k, v in projected_records(Path(tmp) / "run").items()
-                   if not k.startswith("planning-loop|")}
+        records = {k: v for k, v in projected_records(Path(tmp) / "run").items() if not k.startswith("planning-loop|")}
     lines = (f"{json.dumps(k)}: {json.dumps(v, sort_keys=True)}" for k, v in records.items())
     GOLDEN.write_text("{\n" + ",\n".join(lines) + "\n}\n")  # one record a line: diffs stay readable
     print(f"wrote {len(records)} records to {GOLDEN}")

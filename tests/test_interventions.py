@@ -8,7 +8,18 @@ import random
 import pytest
 
 from interventions_helpers import (  # noqa: F401 (fixtures)
-    A, ALL_ENTITIES, ALL_TEXT_UNITS, B, C, D, E, F, G, ablation_kb, ablation_view, baseline_trace,
+    A,
+    ALL_ENTITIES,
+    ALL_TEXT_UNITS,
+    B,
+    C,
+    D,
+    E,
+    F,
+    G,
+    ablation_kb,
+    ablation_view,
+    baseline_trace,
 )
 from provbench.errors import UserError
 from provbench.registry import default_registry
@@ -97,8 +108,10 @@ def test_cited_removal(view):
     assert plan.entities == {A}
     # A's text goes with it (tu:1 though B shares it), and so does the cited tu:2 (A is not linked to it)
     assert plan.text_units == {"tu:1", "tu:2", "tu:6"}
-    assert plan.notes == ["hides the baseline's 1 cited text unit(s); 1 of them linked to no cited entity",
-                          "1 removed entities: 0 of their 2 own text unit(s) still readable"]
+    assert plan.notes == [
+        "hides the baseline's 1 cited text unit(s); 1 of them linked to no cited entity",
+        "1 removed entities: 0 of their 2 own text unit(s) still readable",
+    ]
     assert plan.hide_metadata_of == frozenset()  # B's and C's descriptions quote no hidden text
     assert removed.entity(A) is None and A not in set(removed.entity_ids())
     assert {n.entity.id for n in removed.neighbors(B)} == {C, D}
@@ -221,18 +234,25 @@ def test_random_removal_pool_includes_question_hits(view):
     labels = label_entities(baseline_trace())
     from provbench_plugins.papers.p000_neighborhoods.interventions import lookup_for
 
-    pool = ablation.candidate_pool(view, lookup_for(view), Question(id="q", question="Gale Park oak trees",
-                                                                     answer="x"), labels)
+    pool = ablation.candidate_pool(
+        view, lookup_for(view), Question(id="q", question="Gale Park oak trees", answer="x"), labels
+    )
     assert G in pool and {A, B, C} <= pool
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"repeats": 0}, r"intervention '(p000/)?random-removal': bad options: repeats=0: .*greater than or equal to 1"),
-    ({"hops": "2"}, r"hops='2': Input should be a valid integer"),
-    ({"search_k": -1}, r"search_k=-1"),
-    ({"hide_orphan_text_units": False}, r"hide_orphan_text_units=False: Extra inputs"),  # one text rule, no option
-    ({"repeat": 2}, r"repeat=2: Extra inputs .*known options: repeats, hops, search_k"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (
+            {"repeats": 0},
+            r"intervention '(p000/)?random-removal': bad options: repeats=0: .*greater than or equal to 1",
+        ),
+        ({"hops": "2"}, r"hops='2': Input should be a valid integer"),
+        ({"search_k": -1}, r"search_k=-1"),
+        ({"hide_orphan_text_units": False}, r"hide_orphan_text_units=False: Extra inputs"),  # one text rule, no option
+        ({"repeat": 2}, r"repeat=2: Extra inputs .*known options: repeats, hops, search_k"),
+    ],
+)
 def test_random_removal_options_are_validated(options, message):
     with pytest.raises(UserError, match=message):
         RandomRemoval(**options)
@@ -244,8 +264,11 @@ def test_ablations_take_no_text_rule_option():
     for ablation in (CitedRemoval, EntityRemoval):
         with pytest.raises(UserError, match=f"intervention '{ablation.name}': bad options: takes no options"):
             ablation(hide_orphan_text_units=False)
-    with pytest.raises(UserError, match=r"intervention 'p000/cited-removal': bad options: .*"
-                                        r"unknown option 'hide_orphan_text_units' \(known options: none\)"):
+    with pytest.raises(
+        UserError,
+        match=r"intervention 'p000/cited-removal': bad options: .*"
+        r"unknown option 'hide_orphan_text_units' \(known options: none\)",
+    ):
         default_registry().create("intervention", "cited-removal", hide_orphan_text_units=False)
 
 
@@ -261,8 +284,14 @@ def test_registration_and_repeats():
     from provbench_plugins.papers.p000_neighborhoods import provbench_register_interventions
 
     registered = provbench_register_interventions()
-    assert set(registered) == {"full-isolation", "text-only-isolation", "cited-removal", "random-removal",
-                               "entity-removal", "entity-text-mask"}
+    assert set(registered) == {
+        "full-isolation",
+        "text-only-isolation",
+        "cited-removal",
+        "random-removal",
+        "entity-removal",
+        "entity-text-mask",
+    }
     assert all(cls.level == "graph" for cls in ABLATIONS)
     assert RandomRemoval().repeats == 3 and RandomRemoval(repeats=5).repeats == 5
     assert CitedRemoval().repeats == 1
@@ -294,13 +323,15 @@ def test_every_condition_notes_the_targeted_own_text_left_readable(view):
     notes = {cls.name: apply(cls(), view)[0].notes[-1] for cls in ABLATIONS}
     assert notes["entity-removal"] == "2 removed entities: 1 of their 3 own text unit(s) still readable"
     assert notes["entity-text-mask"] == "2 masked entities: 1 of their 3 own text unit(s) still readable"
-    assert notes["full-isolation"] == notes["text-only-isolation"].replace("non-cited", "removed") == (
-        "6 removed entities: 1 of their 6 own text unit(s) still readable")
+    assert (
+        notes["full-isolation"]
+        == notes["text-only-isolation"].replace("non-cited", "removed")
+        == ("6 removed entities: 1 of their 6 own text unit(s) still readable")
+    )
     assert notes["random-removal"].endswith("0 of their 1 own text unit(s) still readable")
 
 
-@pytest.mark.parametrize("ablation", [FullIsolation, TextOnlyIsolation, RandomRemoval, EntityRemoval,
-                                      EntityTextMask])
+@pytest.mark.parametrize("ablation", [FullIsolation, TextOnlyIsolation, RandomRemoval, EntityRemoval, EntityTextMask])
 def test_cited_community_reports_stay_readable(view, ablation):
     every = sorted({c for e in ALL_ENTITIES for c in view.communities_of(e)})
     cited = baseline_trace(visited=tuple(ALL_ENTITIES - {G}))

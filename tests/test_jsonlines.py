@@ -19,10 +19,13 @@ def test_records_come_with_their_line_numbers_blank_lines_skipped(tmp_path):
     assert list(read_json_lines(path)) == [(1, {"id": 1}), (4, {"id": 2})]
 
 
-@pytest.mark.parametrize("bad, problem", [
-    ("{oops", r"not valid JSON: Expecting property name enclosed in double quotes \(column 2\)"),
-    ("[1, 2]", "expected a JSON object, got list"),
-])
+@pytest.mark.parametrize(
+    "bad, problem",
+    [
+        ("{oops", r"not valid JSON: Expecting property name enclosed in double quotes \(column 2\)"),
+        ("[1, 2]", "expected a JSON object, got list"),
+    ],
+)
 def test_a_bad_line_names_file_line_and_problem(tmp_path, bad, problem):
     path = write(tmp_path / "a.jsonl", [{"id": 1}, bad])
     with pytest.raises(JsonLineError, match=rf"a\.jsonl:2: {problem}") as err:
@@ -84,7 +87,9 @@ def test_hub_splits_load_through_one_helper_with_clear_errors(monkeypatch):
         calls.append((args, split))
         if args[0] == "gone/repo":
             raise FileNotFoundError("no such dataset")
-        return [{"id": 1, "claim": "c", "label": "NOT ENOUGH INFO", "evidence_wiki_url": "", "evidence_sentence_id": -1}]
+        return [
+            {"id": 1, "claim": "c", "label": "NOT ENOUGH INFO", "evidence_wiki_url": "", "evidence_sentence_id": -1}
+        ]
 
     monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
     assert [r.claim for r in read_hub("fever", "paper_dev")] == ["c"]

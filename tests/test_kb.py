@@ -171,7 +171,7 @@ class LengthEmbedder:
         out = []
         for number, texts in enumerate(groups):
             rows = np.zeros((max(0, len(texts) - self.short_by), 384), dtype=np.float32)
-            rows[:, 0], rows[:, 1] = 1.0, [len(t) for t in texts][:len(rows)]
+            rows[:, 0], rows[:, 1] = 1.0, [len(t) for t in texts][: len(rows)]
             out.append(rows / np.linalg.norm(rows, axis=1, keepdims=True))
             if progress is not None and texts:
                 progress(number, len(texts))
@@ -183,8 +183,10 @@ def test_finalize_embeds_with_the_build_embedder_in_effect(tmp_path):
     from provbench.kb.embeddings import VectorIndex, build_embedder
     from provbench.kb.graphstore import COMPLETE_MARKER, INDEX_TEXT_UNITS, VECTORS_DIR
 
-    units = [TextUnit(id="tu:0", text="One met Two.", document_id="d", entity_ids=("e:1", "e:2")),
-             TextUnit(id="tu:1", text="Two.", document_id="d", entity_ids=("e:2",))]
+    units = [
+        TextUnit(id="tu:0", text="One met Two.", document_id="d", entity_ids=("e:1", "e:2")),
+        TextUnit(id="tu:1", text="Two.", document_id="d", entity_ids=("e:2",)),
+    ]
     entities = [Entity(id="e:1", name="One"), Entity(id="e:2", name="Two")]
     relations = [Relation(id="r:0", source="e:1", target="e:2", label="met", text_unit_id="tu:0")]
     embedder, seen = LengthEmbedder(), []
@@ -211,11 +213,20 @@ def test_finalize_embeds_with_the_build_embedder_in_effect(tmp_path):
 def test_text_unit_links_come_from_both_sides_and_from_relations(tmp_path):
     kb = KnowledgeBase.create(tmp_path / "kb")
     try:
-        kb.add_text_units([TextUnit(id="tu:0", text="x", document_id="d", entity_ids=("e:late",)),
-                           TextUnit(id="tu:1", text="y", document_id="d"),
-                           TextUnit(id="tu:2", text="z", document_id="d")])
-        kb.add_entities([Entity(id="e:late", name="Late"), Entity(id="e:a", name="A", text_unit_ids=("tu:1",)),
-                         Entity(id="e:b", name="B")])
+        kb.add_text_units(
+            [
+                TextUnit(id="tu:0", text="x", document_id="d", entity_ids=("e:late",)),
+                TextUnit(id="tu:1", text="y", document_id="d"),
+                TextUnit(id="tu:2", text="z", document_id="d"),
+            ]
+        )
+        kb.add_entities(
+            [
+                Entity(id="e:late", name="Late"),
+                Entity(id="e:a", name="A", text_unit_ids=("tu:1",)),
+                Entity(id="e:b", name="B"),
+            ]
+        )
         kb.add_relations([Relation(id="r:0", source="e:a", target="e:b", label="x", text_unit_id="tu:2")])
         view = kb.view()
         assert view.text_units_of("e:late") == ["tu:0"]  # linked once the entity arrived
@@ -229,8 +240,9 @@ def test_an_entitys_own_text_is_marked_on_its_links(tmp_path):
     """``own_text_unit_ids`` (the text of the entity's own document) is a label on the link, so an
     existing mention becomes own text when declared later; a hidden unit leaves both lists; a bulk
     load marks it the same way."""
-    units = [TextUnit(id=f"tu:{i}", text=f"t{i}", document_id="d", entity_ids=("e:a",) if i == 0 else ())
-             for i in range(3)]
+    units = [
+        TextUnit(id=f"tu:{i}", text=f"t{i}", document_id="d", entity_ids=("e:a",) if i == 0 else ()) for i in range(3)
+    ]
     entity = Entity(id="e:a", name="A", text_unit_ids=("tu:0", "tu:1"), own_text_unit_ids=("tu:1", "tu:2"))
     kb = KnowledgeBase.create(tmp_path / "kb")
     bulk = KnowledgeBase.create(tmp_path / "bulk")
@@ -244,7 +256,8 @@ def test_an_entitys_own_text_is_marked_on_its_links(tmp_path):
             assert read.text_unit_ids == ("tu:0", "tu:1", "tu:2") and read.own_text_unit_ids == ("tu:1", "tu:2")
             assert view.hide(text_units=["tu:2"]).entity("e:a").own_text_unit_ids == ("tu:1",)
         assert kb.view().entity("e:a").model_copy(update={"own_text_unit_ids": ()}) == Entity(
-            id="e:a", name="A", text_unit_ids=("tu:0", "tu:1", "tu:2"))
+            id="e:a", name="A", text_unit_ids=("tu:0", "tu:1", "tu:2")
+        )
     finally:
         kb.close()
         bulk.close()
@@ -255,9 +268,14 @@ def test_an_entitys_own_text_is_marked_on_its_links(tmp_path):
 
 def test_entity_and_find_entity(view):
     orin = view.entity("ent:orin-vale")
-    assert orin == Entity(id="ent:orin-vale", name="Orin Vale", label="PERSON",
-                          description="Orin Vale is a film director born in Dunmere.",
-                          text_unit_ids=("tu:0", "tu:1", "tu:2"), community_ids=(orin.community_ids[0],))
+    assert orin == Entity(
+        id="ent:orin-vale",
+        name="Orin Vale",
+        label="PERSON",
+        description="Orin Vale is a film director born in Dunmere.",
+        text_unit_ids=("tu:0", "tu:1", "tu:2"),
+        community_ids=(orin.community_ids[0],),
+    )
     assert view.community(orin.community_ids[0]).title == "Glass Harbor and its makers"
     assert view.entity("ent:nobody") is None
     assert view.find_entity("Glass Harbor").id == "ent:glass-harbor"
@@ -267,14 +285,19 @@ def test_entity_and_find_entity(view):
 
 def test_neighbors_in_both_directions(view):
     out = {("out", "rel:7", "ent:norland")}
-    incoming = {("in", "rel:6", "ent:orin-vale"), ("in", "rel:8", "ent:aster-river"),
-                ("in", "rel:9", "ent:mara-holt"), ("in", "rel:11", "ent:kestrel-bridge")}
+    incoming = {
+        ("in", "rel:6", "ent:orin-vale"),
+        ("in", "rel:8", "ent:aster-river"),
+        ("in", "rel:9", "ent:mara-holt"),
+        ("in", "rel:11", "ent:kestrel-bridge"),
+    }
     assert neighbour_ids(view, "ent:dunmere", "out") == out
     assert neighbour_ids(view, "ent:dunmere", "in") == incoming
     assert neighbour_ids(view, "ent:dunmere") == out | incoming
     both = view.neighbors("ent:dunmere")
     assert both[0].direction == "out" and both[0].relation == Relation(
-        id="rel:7", source="ent:dunmere", target="ent:norland", label="located_in", text_unit_id="tu:3")
+        id="rel:7", source="ent:dunmere", target="ent:norland", label="located_in", text_unit_id="tu:3"
+    )
     assert both[0].entity.description == "Norland is a cold northern country."
     assert both[0].entity.text_unit_ids == ("tu:3",)
     assert len(view.neighbors("ent:dunmere", limit=2)) == 2 and view.neighbors("ent:dunmere", limit=0) == []
@@ -288,8 +311,9 @@ def test_text_units_relations_and_communities(view):
     assert unit.document_id == "doc:dunmere" and "Mara Holt" in unit.text
     assert unit.entity_ids == ("ent:aster-river", "ent:dunmere", "ent:mara-holt")
     assert view.text_unit("tu:99") is None
-    assert view.relation("rel:10") == Relation(id="rel:10", source="ent:kestrel-bridge", target="ent:aster-river",
-                                               label="crosses", text_unit_id="tu:5")
+    assert view.relation("rel:10") == Relation(
+        id="rel:10", source="ent:kestrel-bridge", target="ent:aster-river", label="crosses", text_unit_id="tu:5"
+    )
     assert view.relation("rel:99") is None
     town = view.community(view.communities_of("ent:mara-holt")[0])
     assert set(town.entity_ids) == TOWN_MEMBERS and town.summary.startswith("Dunmere is a coastal town")
@@ -328,7 +352,11 @@ def test_search_by_vector_is_the_same_search(view):
 def test_text_unit_ids_lists_the_readable_ones(view):
     assert list(view.text_unit_ids()) == [f"tu:{n}" for n in range(6)]
     assert list(view.hide(text_units=["tu:1"], block_text_of=["ent:norland"]).text_unit_ids()) == [
-        "tu:0", "tu:2", "tu:4", "tu:5"]
+        "tu:0",
+        "tu:2",
+        "tu:4",
+        "tu:5",
+    ]
 
 
 def test_shortest_paths(view):
@@ -348,9 +376,11 @@ def test_subgraph(view):
     graph = view.subgraph(["ent:orin-vale", "ent:glass-harbor", "ent:tessa-quill", "ent:nobody"])
     assert set(graph.nodes) == {"ent:orin-vale", "ent:glass-harbor", "ent:tessa-quill"}
     assert graph.nodes["ent:orin-vale"] == {"name": "Orin Vale", "label": "PERSON"}
-    assert sorted(graph.edges(keys=True)) == [("ent:orin-vale", "ent:glass-harbor", "rel:0"),
-                                              ("ent:orin-vale", "ent:tessa-quill", "rel:4"),
-                                              ("ent:tessa-quill", "ent:glass-harbor", "rel:1")]
+    assert sorted(graph.edges(keys=True)) == [
+        ("ent:orin-vale", "ent:glass-harbor", "rel:0"),
+        ("ent:orin-vale", "ent:tessa-quill", "rel:4"),
+        ("ent:tessa-quill", "ent:glass-harbor", "rel:1"),
+    ]
     assert graph.edges["ent:orin-vale", "ent:glass-harbor", "rel:0"] == {"id": "rel:0", "label": "directed"}
 
 
@@ -450,17 +480,25 @@ def test_hide_metadata_blanks_label_and_description_everywhere(view):
     assert blind["ent:kestrel-bridge"] == pytest.approx(by_name, abs=1e-5)
     assert full["ent:kestrel-bridge"] != pytest.approx(by_name, abs=1e-3)
     assert {k: v for k, v in blind.items() if k != "ent:kestrel-bridge"} == pytest.approx(
-        {k: v for k, v in full.items() if k != "ent:kestrel-bridge"})
+        {k: v for k, v in full.items() if k != "ent:kestrel-bridge"}
+    )
 
 
 def test_hide_composes_and_does_not_touch_the_store(view, monkeypatch):
     first = view.hide(entities=["ent:norland"], text_units=["tu:1"])
-    second = first.hide(entities=["ent:mara-holt"], relations=["rel:0"], block_text_of=["ent:dunmere"],
-                        hide_metadata_of=["ent:orin-vale"])
-    assert second.hidden == ViewFilter(entities=frozenset({"ent:norland", "ent:mara-holt"}),
-                                       relations=frozenset({"rel:0"}), text_units=frozenset({"tu:1"}),
-                                       block_text_of=frozenset({"ent:dunmere"}),
-                                       hide_metadata_of=frozenset({"ent:orin-vale"}))
+    second = first.hide(
+        entities=["ent:mara-holt"],
+        relations=["rel:0"],
+        block_text_of=["ent:dunmere"],
+        hide_metadata_of=["ent:orin-vale"],
+    )
+    assert second.hidden == ViewFilter(
+        entities=frozenset({"ent:norland", "ent:mara-holt"}),
+        relations=frozenset({"rel:0"}),
+        text_units=frozenset({"tu:1"}),
+        block_text_of=frozenset({"ent:dunmere"}),
+        hide_metadata_of=frozenset({"ent:orin-vale"}),
+    )
     assert first.hidden.entities == {"ent:norland"} and view.hidden.empty
     assert second.entity("ent:norland") is None and second.entity("ent:orin-vale").label == ""
     assert second.text_units_of("ent:glass-harbor") == ["tu:2"]  # tu:0 blocked (Dunmere), tu:1 hidden
@@ -479,7 +517,7 @@ def test_hide_composes_and_does_not_touch_the_store(view, monkeypatch):
 
 
 AWKWARD = [
-    Entity(id="e:quote'1", name="O'Brien \"The Bard\"", label="PERSON", description="It's \"quoted\"."),
+    Entity(id="e:quote'1", name='O\'Brien "The Bard"', label="PERSON", description='It\'s "quoted".'),
     Entity(id="e:back\\slash", name="Back\\slash \\n Name", label="THING", description="C:\\path\\to"),
     Entity(id="e:unicode", name="Zoë Ångström 東京", label="PLACE", description="ünïcödé ✓"),
     Entity(id="e:inject", name="x'}) DETACH DELETE n; //", label="", description="$id {id: 'x'}"),
@@ -487,11 +525,16 @@ AWKWARD = [
 
 
 def test_parameterised_queries_with_awkward_names(tmp_path):
-    relations = [Relation(id="r:'0'", source="e:quote'1", target="e:back\\slash", label="knows \"well\""),
-                 Relation(id="r:1\\", source="e:unicode", target="e:quote'1", label="ünï"),
-                 Relation(id="r:2", source="e:inject", target="e:unicode", label="'; MATCH")]
-    units = [TextUnit(id="tu:'a'", text="O'Brien met Zoë in 東京.", document_id="doc:\"x\"",
-                      entity_ids=("e:quote'1", "e:unicode"))]
+    relations = [
+        Relation(id="r:'0'", source="e:quote'1", target="e:back\\slash", label='knows "well"'),
+        Relation(id="r:1\\", source="e:unicode", target="e:quote'1", label="ünï"),
+        Relation(id="r:2", source="e:inject", target="e:unicode", label="'; MATCH"),
+    ]
+    units = [
+        TextUnit(
+            id="tu:'a'", text="O'Brien met Zoë in 東京.", document_id='doc:"x"', entity_ids=("e:quote'1", "e:unicode")
+        )
+    ]
     kb = small_kb(tmp_path / "kb", entities=AWKWARD, relations=relations, units=units)
     try:
         view = kb.view()
@@ -500,11 +543,17 @@ def test_parameterised_queries_with_awkward_names(tmp_path):
             assert (found.id, found.name, found.description) == (entity.id, entity.name, entity.description)
         assert view.find_entity("zoë ångström 東京").id == "e:unicode"
         assert neighbour_ids(view, "e:quote'1") == {("out", "r:'0'", "e:back\\slash"), ("in", "r:1\\", "e:unicode")}
-        assert view.text_unit("tu:'a'").document_id == "doc:\"x\""
+        assert view.text_unit("tu:'a'").document_id == 'doc:"x"'
         assert view.relation("r:1\\").label == "ünï"
-        assert [r.id for r in view.shortest_paths("e:inject", "e:back\\slash")[0].relations] == ["r:2", "r:1\\", "r:'0'"]
+        assert [r.id for r in view.shortest_paths("e:inject", "e:back\\slash")[0].relations] == [
+            "r:2",
+            "r:1\\",
+            "r:'0'",
+        ]
         assert view.hide(entities=["e:unicode"]).shortest_paths("e:inject", "e:back\\slash") == []
-        assert kb.stats() == KBStats(documents=1, text_units=1, entities=4, relations=3, communities=kb.stats().communities)
+        assert kb.stats() == KBStats(
+            documents=1, text_units=1, entities=4, relations=3, communities=kb.stats().communities
+        )
     finally:
         kb.close()
 
@@ -534,8 +583,15 @@ def test_concurrent_reads_from_one_view(view):
 
 def test_communities_are_deterministic_and_skip_isolated_entities(tmp_path):
     entities = [Entity(id=f"e:{i}", name=f"E{i}") for i in range(7)]
-    triangle = [("e:0", "e:1"), ("e:1", "e:2"), ("e:2", "e:0"), ("e:3", "e:4"), ("e:4", "e:5"), ("e:5", "e:3"),
-                ("e:2", "e:3")]
+    triangle = [
+        ("e:0", "e:1"),
+        ("e:1", "e:2"),
+        ("e:2", "e:0"),
+        ("e:3", "e:4"),
+        ("e:4", "e:5"),
+        ("e:5", "e:3"),
+        ("e:2", "e:3"),
+    ]
     relations = [Relation(id=f"r:{i}", source=s, target=t, label="x") for i, (s, t) in enumerate(triangle)]
     kb = small_kb(tmp_path / "kb", entities=entities, relations=relations, finalize=False)
     try:
@@ -560,8 +616,12 @@ def test_saved_vectors_are_normalised_float32(tiny_kb):
 def test_bulk_load_gives_the_same_graph_as_add(tmp_path):
     from provbench.testing.kb import TINY_ENTITIES, TINY_RELATIONS, TINY_TEXT_UNITS
 
-    odd = TextUnit(id="tu:odd", text="line one\nline \"two\", C:\\dir, 'quoted' ✓", document_id="doc:odd",
-                   entity_ids=("ent:norland",))
+    odd = TextUnit(
+        id="tu:odd",
+        text="line one\nline \"two\", C:\\dir, 'quoted' ✓",
+        document_id="doc:odd",
+        entity_ids=("ent:norland",),
+    )
     units = (*TINY_TEXT_UNITS, odd)
     added = small_kb(tmp_path / "added", entities=TINY_ENTITIES, relations=TINY_RELATIONS, units=units)
     bulk = KnowledgeBase.create(tmp_path / "bulk")

@@ -8,12 +8,21 @@ import re
 import pytest
 
 from kb_2wiki_helpers import (
-    TINY_GOLD_ENTITIES, TINY_RECORDS, TINY_UNIQUE_PARAGRAPHS, question_from_record, scripted_kb_llm,
-    tiny_questions, write_tiny_2wiki,
+    TINY_GOLD_ENTITIES,
+    TINY_RECORDS,
+    TINY_UNIQUE_PARAGRAPHS,
+    question_from_record,
+    scripted_kb_llm,
+    tiny_questions,
+    write_tiny_2wiki,
 )
 from provbench.errors import UserError
-from provbench_plugins.kb_builders.common.extraction import (ExtractionCounts, apply_extraction,
-                                                              choose_extraction_units, salvage_truncated)
+from provbench_plugins.kb_builders.common.extraction import (
+    ExtractionCounts,
+    apply_extraction,
+    choose_extraction_units,
+    salvage_truncated,
+)
 from provbench_plugins.kb_builders.common.graph import Graph
 from provbench_plugins.kb_builders.common.names import pick_type as _pick_type
 from provbench_plugins.kb_builders.twowiki import builder as K
@@ -28,6 +37,7 @@ def pick_type(types):
 def distractor_units(corpus):
     return [tu for tu in corpus.text_units if tu not in corpus.supporting_units]
 
+
 # ---------------------------------------------------------------------------------------------
 # corpus and gold graph (no knowledge base needed)
 
@@ -35,8 +45,9 @@ def distractor_units(corpus):
 def doc(corpus, title, text_starts=""):
     """The document of a paragraph title (ids are opaque digests); ``text_starts`` tells two
     paragraphs of one title apart."""
-    (found,) = [d for d in corpus.documents.values()
-                if d.title == title and " ".join(d.sentences).startswith(text_starts)]
+    (found,) = [
+        d for d in corpus.documents.values() if d.title == title and " ".join(d.sentences).startswith(text_starts)
+    ]
     return found
 
 
@@ -106,8 +117,16 @@ def test_gold_entities_and_relations_come_from_evidence_triples():
     graph, corpus = gold_graph(tiny_questions(), chunk_size=16)
     assert {e.name for e in graph.entities.values()} == TINY_GOLD_ENTITIES
     types = {e.name: pick_type(e.types) for e in graph.entities.values()}
-    assert types == {"Glass Harbor": "FILM", "Orin Vale": "PERSON", "Mira Vale": "PERSON", "1987": "DATE",
-                     "Red Meadow": "FILM", "1992": "DATE", "Lark Denholm": "PERSON", "Sorrel": "PLACE"}
+    assert types == {
+        "Glass Harbor": "FILM",
+        "Orin Vale": "PERSON",
+        "Mira Vale": "PERSON",
+        "1987": "DATE",
+        "Red Meadow": "FILM",
+        "1992": "DATE",
+        "Lark Denholm": "PERSON",
+        "Sorrel": "PLACE",
+    }
     labels = {(graph_name(graph, r.source), r.label, graph_name(graph, r.target)): r for r in graph.relations.values()}
     assert set(labels) == {tuple(e) for rec in TINY_RECORDS for e in rec["evidences"]}
     # each relation points at the text unit of the supporting-fact sentence of the subject's paragraph
@@ -143,8 +162,9 @@ def test_entity_names_merge_case_insensitively_and_ids_are_stable():
 
 
 def test_bad_question_metadata_names_question_and_field():
-    broken = tiny_questions()[0].model_copy(update={"metadata": {"context": [], "supporting_facts": [],
-                                                                  "evidences": [["only", "two"]]}})
+    broken = tiny_questions()[0].model_copy(
+        update={"metadata": {"context": [], "supporting_facts": [], "evidences": [["only", "two"]]}}
+    )
     with pytest.raises(UserError, match=r"tiny-q1.*evidences"):
         read_question(broken)
     missing = tiny_questions()[1].model_copy(update={"metadata": {}})
@@ -167,23 +187,28 @@ def test_extraction_keeps_only_valid_items_found_in_the_text():
     graph, corpus = gold_graph(tiny_questions())
     tu = corpus.text_units[doc(corpus, "Tessa Quill").text_unit_ids[0]]
     counts = ExtractionCounts()
-    apply_extraction(graph, tu, {
-        "entities": [
-            {"name": "Tessa Quill", "type": "PERSON"},
-            {"name": "ada quill", "type": "person"},  # case differs from the text: still found
-            {"name": "Zorro Khan", "type": "PERSON"},  # hallucinated
-            {"name": 7, "type": "PERSON"},  # wrong type
-            {"type": "PLACE"},  # missing name
-            {"name": "Dunmere", "type": "SPACESHIP"},  # unknown type -> OTHER
-            {"name": "an actress", "type": "PERSON"},  # in the text, but not a name
-        ],
-        "relations": [
-            {"source": "Tessa Quill", "relation": "Mother", "target": "Ada Quill"},
-            {"source": "Tessa Quill", "relation": "rival", "target": "Zorro Khan"},  # hallucinated end
-            {"source": "Tessa Quill", "relation": "self", "target": "tessa quill"},  # self-loop
-            ["not", "an", "object"],
-        ],
-    }, counts)
+    apply_extraction(
+        graph,
+        tu,
+        {
+            "entities": [
+                {"name": "Tessa Quill", "type": "PERSON"},
+                {"name": "ada quill", "type": "person"},  # case differs from the text: still found
+                {"name": "Zorro Khan", "type": "PERSON"},  # hallucinated
+                {"name": 7, "type": "PERSON"},  # wrong type
+                {"type": "PLACE"},  # missing name
+                {"name": "Dunmere", "type": "SPACESHIP"},  # unknown type -> OTHER
+                {"name": "an actress", "type": "PERSON"},  # in the text, but not a name
+            ],
+            "relations": [
+                {"source": "Tessa Quill", "relation": "Mother", "target": "Ada Quill"},
+                {"source": "Tessa Quill", "relation": "rival", "target": "Zorro Khan"},  # hallucinated end
+                {"source": "Tessa Quill", "relation": "self", "target": "tessa quill"},  # self-loop
+                ["not", "an", "object"],
+            ],
+        },
+        counts,
+    )
     assert counts.hallucinated_items == 2
     assert counts.invalid_items == 5
     assert counts.entities_added == 3
@@ -202,13 +227,19 @@ def test_an_extracted_label_naming_an_entity_is_not_quoted_in_descriptions():
 
     graph, corpus = gold_graph(tiny_questions())
     tu = corpus.text_units[doc(corpus, "Tessa Quill").text_unit_ids[0]]
-    apply_extraction(graph, tu, {"entities": [{"name": "Ada Quill", "type": "PERSON"}],
-                                 "relations": [{"source": "Tessa Quill", "relation": "daughter of Ada Quill",
-                                                "target": "Ada Quill"},
-                                               {"source": "Tessa Quill", "relation": "acted in Dunmere",
-                                                "target": "Dunmere"},
-                                               {"source": "Tessa Quill", "relation": "Tessa Quill's home",
-                                                "target": "Dunmere"}]}, ExtractionCounts())
+    apply_extraction(
+        graph,
+        tu,
+        {
+            "entities": [{"name": "Ada Quill", "type": "PERSON"}],
+            "relations": [
+                {"source": "Tessa Quill", "relation": "daughter of Ada Quill", "target": "Ada Quill"},
+                {"source": "Tessa Quill", "relation": "acted in Dunmere", "target": "Dunmere"},
+                {"source": "Tessa Quill", "relation": "Tessa Quill's home", "target": "Dunmere"},
+            ],
+        },
+        ExtractionCounts(),
+    )
     describe_entities(graph)
     tessa, ada = graph.find("Tessa Quill").description, graph.find("Ada Quill").description
     assert "Ada Quill".lower() not in tessa.lower() and "dunmere" not in tessa.lower()
@@ -230,8 +261,7 @@ def test_extraction_output_that_is_not_an_object_is_counted():
 def test_extraction_does_not_retype_gold_entities():
     graph, corpus = gold_graph(tiny_questions())
     tu = corpus.text_units[doc(corpus, "Red Meadow").text_unit_ids[0]]
-    apply_extraction(graph, tu, {"entities": [{"name": "1992", "type": "PERSON"}], "relations": []},
-                       ExtractionCounts())
+    apply_extraction(graph, tu, {"entities": [{"name": "1992", "type": "PERSON"}], "relations": []}, ExtractionCounts())
     assert pick_type(graph.find("1992").types) == "DATE"
 
 
@@ -254,8 +284,9 @@ TRUNCATED = '{"entities": [{"name": "Dunmere", "type": "PLACE"}, {"name": "Dunme
 
 
 def test_truncated_reply_keeps_its_complete_items():
-    assert salvage_truncated(TRUNCATED) == {"entities": [{"name": "Dunmere", "type": "PLACE"},
-                                                           {"name": "Dunmere Film School"}]}
+    assert salvage_truncated(TRUNCATED) == {
+        "entities": [{"name": "Dunmere", "type": "PLACE"}, {"name": "Dunmere Film School"}]
+    }
     assert salvage_truncated("not json {") is None
     assert salvage_truncated("[1, 2") is None
 
@@ -263,15 +294,22 @@ def test_truncated_reply_keeps_its_complete_items():
 @pytest.fixture(scope="module")
 def tiny_build(tmp_path_factory):
     """One real build of the tiny world, closed again: tests open it when they need it."""
-    llm, backend = scripted_kb_llm(overrides={
-        "Glass Harbor (novel)": "not json {",  # invalid JSON
-        "Tessa Quill": {"entities": [{"name": "Zorro Khan", "type": "PERSON"}, {"name": 3}], "relations": []},
-        "Dunmere": TRUNCATED,
-    })
+    llm, backend = scripted_kb_llm(
+        overrides={
+            "Glass Harbor (novel)": "not json {",  # invalid JSON
+            "Tessa Quill": {"entities": [{"name": "Zorro Khan", "type": "PERSON"}, {"name": 3}], "relations": []},
+            "Dunmere": TRUNCATED,
+        }
+    )
     kb_dir = tmp_path_factory.mktemp("kb") / "tiny"
     kb = K.TwoWikiKBBuilder().build(tiny_questions(), kb_dir, llm)
-    built = {"kb_dir": kb_dir, "calls": len(backend.calls), "model": llm.model_id,
-             "info": kb.build_info, "stats": kb.stats()}
+    built = {
+        "kb_dir": kb_dir,
+        "calls": len(backend.calls),
+        "model": llm.model_id,
+        "info": kb.build_info,
+        "stats": kb.stats(),
+    }
     kb.close()
     return built
 
@@ -338,23 +376,30 @@ def test_every_chunk_of_an_entitys_own_paragraph_is_linked_to_it(tmp_path, extra
     from provbench_plugins.papers.p000_neighborhoods.interventions import CitedRemoval, FullIsolation
 
     llm, _ = scripted_kb_llm()
-    kb = K.TwoWikiKBBuilder(chunk_size=16, extract=extract, summarize=False).build(tiny_questions(), tmp_path / "kb", llm)
+    kb = K.TwoWikiKBBuilder(chunk_size=16, extract=extract, summarize=False).build(
+        tiny_questions(), tmp_path / "kb", llm
+    )
     view = kb.view()
     _, corpus = corpus_of(tiny_questions(), chunk_size=16)
     orin = view.find_entity("Orin Vale")
     own = doc(corpus, "Orin Vale").text_unit_ids
     nameless = [t for t in own if "Orin Vale" not in corpus.text_units[t].text]
     assert len(own) >= 2 and nameless  # the paragraph is split, and a chunk lacks the name
-    for title, name in (("Orin Vale", "Orin Vale"), ("Glass Harbor (film)", "Glass Harbor"),
-                        ("Glass Harbor (novel)", "Glass Harbor"), ("Lark Denholm", "Lark Denholm")):
+    for title, name in (
+        ("Orin Vale", "Orin Vale"),
+        ("Glass Harbor (film)", "Glass Harbor"),
+        ("Glass Harbor (novel)", "Glass Harbor"),
+        ("Lark Denholm", "Lark Denholm"),
+    ):
         assert set(doc(corpus, title).text_unit_ids) <= set(view.entity(view.find_entity(name).id).text_unit_ids), title
     assert view.entity(orin.id).own_text_unit_ids == tuple(own)
     assert kb.build_info["own_paragraph_links"] >= len(nameless)
     baseline = Trace(question_id="tiny-q1", system="s", citations=Citations(entities=[orin.id]))
     plan = CitedRemoval().plan(view, tiny_questions()[0], baseline, random.Random(0))
     assert set(own) <= plan.text_units
-    film_naming_him = [t for t in doc(corpus, "Glass Harbor (film)").text_unit_ids
-                       if "Orin Vale" in corpus.text_units[t].text]
+    film_naming_him = [
+        t for t in doc(corpus, "Glass Harbor (film)").text_unit_ids if "Orin Vale" in corpus.text_units[t].text
+    ]
     isolated = FullIsolation().plan(view, tiny_questions()[0], baseline, random.Random(0))
     assert film_naming_him and set(film_naming_him) <= isolated.text_units and not set(own) & isolated.text_units
     kb.close()
@@ -370,8 +415,11 @@ def test_descriptions_quote_no_text_and_name_no_other_entity(tiny_kb):
         entity = view.entity(entity_id)
         description = entity.description.lower()
         assert description and not any(s in description or description in s for s in sentences), entity
-        assert not [n for n in names - {entity.name.lower()} if re.search(rf"\b{re.escape(n)}\b", description)
-                    and n not in ("film", "person")], entity
+        assert not [
+            n
+            for n in names - {entity.name.lower()}
+            if re.search(rf"\b{re.escape(n)}\b", description) and n not in ("film", "person")
+        ], entity
     orin = view.find_entity("Orin Vale")
     assert orin.description == "A person; relations: director (incoming), mother (outgoing)."
 
@@ -404,7 +452,7 @@ def test_other_inputs_in_a_finished_kb_dir_are_an_error(tiny_build):
 
 
 def test_summary_fallback_and_no_extraction(tmp_path):
-    llm, backend = scripted_kb_llm(overrides={"summary": "{\"title\": 5}"})
+    llm, backend = scripted_kb_llm(overrides={"summary": '{"title": 5}'})
     kb = K.TwoWikiKBBuilder(extract=False).build(tiny_questions(), tmp_path / "kb", llm)
     try:
         info = kb.build_info
@@ -446,9 +494,12 @@ def test_a_directory_that_holds_no_kb_is_never_deleted(tmp_path):
 def test_a_model_that_always_fails_does_not_leave_a_finished_kb(tmp_path):
     from provbench.kb import KnowledgeBase
 
-    llm, _ = scripted_kb_llm(overrides={"summary": RuntimeError("model down"),
-                                        **{r[0]: RuntimeError("model down") for rec in TINY_RECORDS
-                                           for r in rec["context"]}})
+    llm, _ = scripted_kb_llm(
+        overrides={
+            "summary": RuntimeError("model down"),
+            **{r[0]: RuntimeError("model down") for rec in TINY_RECORDS for r in rec["context"]},
+        }
+    )
     with pytest.raises(UserError, match="every LLM call"):
         K.TwoWikiKBBuilder().build(tiny_questions(), tmp_path / "kb", llm)
     assert not KnowledgeBase.is_complete(tmp_path / "kb")
@@ -464,7 +515,9 @@ def test_registered_and_reads_the_2wiki_loader_output(tmp_path):
     data, corpus = corpus_of(questions)
     assert len(corpus.documents) == TINY_UNIQUE_PARAGRAPHS
     ours = [read_question(q) for q in tiny_questions()]
-    assert K.fingerprint(data, K.BuildOptions(), "m")["content"] == K.fingerprint(ours, K.BuildOptions(), "m")["content"]
+    assert (
+        K.fingerprint(data, K.BuildOptions(), "m")["content"] == K.fingerprint(ours, K.BuildOptions(), "m")["content"]
+    )
 
 
 def test_cli_builds_from_a_dataset_file_then_reuses_and_describes_it(tmp_path):
@@ -475,8 +528,21 @@ def test_cli_builds_from_a_dataset_file_then_reuses_and_describes_it(tmp_path):
     from provbench.cli import main
 
     data = write_tiny_2wiki(tmp_path / "dev.json")
-    args = ["kb", "build", str(data), "--builder", "2wiki-paper000", "--out", str(tmp_path / "kb"), "--model", "scripted",
-            "--option", "extract=false", "--option", "summarize=false"]
+    args = [
+        "kb",
+        "build",
+        str(data),
+        "--builder",
+        "2wiki-paper000",
+        "--out",
+        str(tmp_path / "kb"),
+        "--model",
+        "scripted",
+        "--option",
+        "extract=false",
+        "--option",
+        "summarize=false",
+    ]
     first = CliRunner().invoke(main, args)
     assert first.exit_code == 0, first.output
     assert "knowledge base built" in first.output

@@ -12,8 +12,7 @@ from provbench.kb.communities import detect_clusters
 from provbench.kb.embeddings import VectorIndex, normalise
 from provbench_plugins.kb_builders.common import prompts as P
 from provbench_plugins.kb_builders.common.buildinfo import problems, standard_info
-from provbench_plugins.kb_builders.common.extraction import (ExtractionCounts, ExtractionSettings,
-                                                              apply_extraction)
+from provbench_plugins.kb_builders.common.extraction import ExtractionCounts, ExtractionSettings, apply_extraction
 from provbench_plugins.kb_builders.common.graph import Graph
 from provbench_plugins.kb_builders.common.llm_calls import LLMTally, effective_workers, run_calls
 from provbench_plugins.kb_builders.common.matcher import MentionMatcher, mention_pattern
@@ -32,11 +31,14 @@ def regex_found(names, text):
     return {n for n in names if mention_pattern(n).search(text)}
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("Orin  Vale\nmet A.B. Smith in St. Louis.", {"Vale", "orin vale", "A.B. Smith", "St. Louis"}),
-    ("Valentine O'Neil, 1987x", {"O'Neil"}),  # "Vale" inside "Valentine" and "1987" inside "1987x" are not words
-    ("x-ray; Glass Harbor (film) by ÜNAL ÇELIK", {"x", "Harbor (film)", "Ünal Çelik"}),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Orin  Vale\nmet A.B. Smith in St. Louis.", {"Vale", "orin vale", "A.B. Smith", "St. Louis"}),
+        ("Valentine O'Neil, 1987x", {"O'Neil"}),  # "Vale" inside "Valentine" and "1987" inside "1987x" are not words
+        ("x-ray; Glass Harbor (film) by ÜNAL ÇELIK", {"x", "Harbor (film)", "Ünal Çelik"}),
+    ],
+)
 def test_matcher_agrees_with_the_regex_on_edge_cases(text, expected):
     assert MentionMatcher(TRICKY).names_in(text) == regex_found(TRICKY, text) == expected
 
@@ -70,15 +72,21 @@ def test_caps_reach_the_schema_and_are_enforced_on_replies():
     schema = ExtractionSettings(max_entities=2, max_relations=1).schema
     assert schema["properties"]["entities"]["maxItems"] == 2
     assert schema["properties"]["relations"]["maxItems"] == 1
-    assert K.parse_options({"max_entities_per_unit": 20}).extraction_settings().schema[
-        "properties"]["entities"]["maxItems"] == 20
+    assert (
+        K.parse_options({"max_entities_per_unit": 20})
+        .extraction_settings()
+        .schema["properties"]["entities"]["maxItems"]
+        == 20
+    )
     graph = Graph()
     from provbench.kb.types import TextUnit
 
     tu = TextUnit(id="tu:0", text="Ada Quill, Bo Lark and Cy Moss met Di Fern.", document_id="doc:x")
     counts = ExtractionCounts()
-    reply = {"entities": [{"name": n, "type": "PERSON"} for n in ("Ada Quill", "Bo Lark", "Cy Moss")],
-             "relations": [{"source": "Ada Quill", "relation": "met", "target": t} for t in ("Bo Lark", "Di Fern")]}
+    reply = {
+        "entities": [{"name": n, "type": "PERSON"} for n in ("Ada Quill", "Bo Lark", "Cy Moss")],
+        "relations": [{"source": "Ada Quill", "relation": "met", "target": t} for t in ("Bo Lark", "Di Fern")],
+    }
     apply_extraction(graph, tu, reply, counts, ExtractionSettings(max_entities=2, max_relations=1))
     assert counts.over_cap_items == 2
     assert graph.find("Cy Moss") is None and graph.find("Di Fern") is None
@@ -97,7 +105,8 @@ def test_the_builder_sends_the_capped_schema(tmp_path):
 
     llm, backend = scripted_kb_llm()
     kb = K.TwoWikiKBBuilder(max_entities_per_unit=3, max_relations_per_unit=2, summarize=False).build(
-        tiny_questions(), tmp_path / "kb", llm)
+        tiny_questions(), tmp_path / "kb", llm
+    )
     kb.close()
     schemas = [c["schema"] for c in backend.calls if c["messages"][0]["content"] == P.extraction_system()]
     assert schemas and all(s["properties"]["entities"]["maxItems"] == 3 for s in schemas)
@@ -110,7 +119,7 @@ def test_the_builder_sends_the_capped_schema(tmp_path):
 def two_cliques_and_an_island():
     a = [f"a{i}" for i in range(12)]
     b = [f"b{i}" for i in range(12)]
-    edges = [(x, y) for group in (a, b) for i, x in enumerate(group) for y in group[i + 1:]]
+    edges = [(x, y) for group in (a, b) for i, x in enumerate(group) for y in group[i + 1 :]]
     return edges + [("a0", "b0"), ("island1", "island2")]
 
 
@@ -132,7 +141,7 @@ def test_lower_resolution_gives_fewer_communities():
 def ring_of_cliques(n: int = 30, size: int = 4) -> list[tuple[str, str]]:
     """Modularity's resolution limit: on the whole ring Leiden merges neighbouring cliques; alone, they split."""
     cliques = [[f"c{c}n{i}" for i in range(size)] for c in range(n)]
-    edges = [(x, y) for clique in cliques for i, x in enumerate(clique) for y in clique[i + 1:]]
+    edges = [(x, y) for clique in cliques for i, x in enumerate(clique) for y in clique[i + 1 :]]
     return edges + [(cliques[c][0], cliques[(c + 1) % n][1]) for c in range(n)]
 
 
@@ -174,13 +183,25 @@ def test_store_writes_community_levels(tmp_path):
 def test_problems_name_failures_and_member_list_summaries():
     tally = LLMTally()
     tally.fail("kb-extract", RuntimeError("down"))
-    lines = problems({"failed_calls": 1, "hallucinated_items": 0}, {"fallback_invalid": 2, "deterministic": 3},
-                     tally.as_info())
-    assert lines == ["1 extraction calls failed (their text units added nothing)",
-                     "2 community-summary replies were invalid (member list used instead)",
-                     "3 communities got a member list, not an LLM summary (summarize off or beyond max_summaries)"]
-    info = standard_info(builder="b", inputs={}, model="m", options={}, counts={"entities": 1},
-                         extraction=ExtractionCounts(), communities={}, llm=tally, paper={"id": "000", "counts": {}})
+    lines = problems(
+        {"failed_calls": 1, "hallucinated_items": 0}, {"fallback_invalid": 2, "deterministic": 3}, tally.as_info()
+    )
+    assert lines == [
+        "1 extraction calls failed (their text units added nothing)",
+        "2 community-summary replies were invalid (member list used instead)",
+        "3 communities got a member list, not an LLM summary (summarize off or beyond max_summaries)",
+    ]
+    info = standard_info(
+        builder="b",
+        inputs={},
+        model="m",
+        options={},
+        counts={"entities": 1},
+        extraction=ExtractionCounts(),
+        communities={},
+        llm=tally,
+        paper={"id": "000", "counts": {}},
+    )
     assert info["llm"]["errors"] == ["kb-extract: RuntimeError: down"] and info["paper"]["id"] == "000"
 
 
@@ -231,9 +252,14 @@ def test_dataset_builds_get_an_llm_client_as_wide_as_max_workers(tmp_path, monke
         return real(model, **kwargs)
 
     monkeypatch.setattr(llm_module, "make_llm", spy)
-    runner.build_dataset_kb(write_tiny_2wiki(tmp_path / "tiny.json"), tmp_path / "kb", loader="2wiki",
-                            builder="2wiki-paper000", model="scripted",
-                            options={"extract": False, "summarize": False, "max_workers": 8})
+    runner.build_dataset_kb(
+        write_tiny_2wiki(tmp_path / "tiny.json"),
+        tmp_path / "kb",
+        loader="2wiki",
+        builder="2wiki-paper000",
+        model="scripted",
+        options={"extract": False, "summarize": False, "max_workers": 8},
+    )
     assert asked["max_concurrency"] == 8
     assert effective_workers(None, type("C", (), {"max_concurrency": 5})()) == 5
 

@@ -38,8 +38,11 @@ def test_a_directory_with_a_users_files_and_a_graph_is_refused_and_left_alone(tm
     (kb_dir / "graph.kuzu").write_bytes(b"the user's own database")
     (kb_dir / "notes.txt").write_text("months of work")
     before = entries(kb_dir)
-    with pytest.raises(UserError, match=r"holds files provbench did not write \(graph.kuzu, notes.txt\); "
-                                         r"refusing to delete anything"):
+    with pytest.raises(
+        UserError,
+        match=r"holds files provbench did not write \(graph.kuzu, notes.txt\); "
+        r"refusing to delete anything",
+    ):
         build(kb_dir, concept_files(tmp_path / "in"))
     assert entries(kb_dir) == before
 
@@ -68,9 +71,14 @@ def test_a_finished_kb_of_another_builder_version_is_not_rebuilt_without_overwri
     current = info["inputs"]["builder"]
     info["inputs"].update(builder="concept-graph/v0", fingerprint="older")
     info_path.write_text(json.dumps(info))
-    with pytest.raises(UserError, match=rf"built by concept-graph/v0, this is {current}; builder differ.*overwrite=true"):
+    with pytest.raises(
+        UserError, match=rf"built by concept-graph/v0, this is {current}; builder differ.*overwrite=true"
+    ):
         build(kb_dir, inputs)
-    assert KnowledgeBase.is_complete(kb_dir) and json.loads(info_path.read_text())["inputs"]["builder"] == "concept-graph/v0"
+    assert (
+        KnowledgeBase.is_complete(kb_dir)
+        and json.loads(info_path.read_text())["inputs"]["builder"] == "concept-graph/v0"
+    )
 
     (kb_dir / "keep.me").write_text("x")  # overwrite replaces provbench's files, never a user's
     with pytest.raises(UserError, match=r"holds files provbench did not write \(keep.me\)"):
@@ -108,8 +116,11 @@ def test_a_kb_changed_after_its_build_is_refused_naming_the_counts(tmp_path):
     kb = build_tiny_kb(tmp_path / "kb")
     kb.store.rows("MATCH (e:Entity {id: 'ent:norland'}) DETACH DELETE e")
     kb.close()
-    with pytest.raises(KBError, match=r"has changed since it was built: entities 9 \(built with 10\), "
-                                      r"relations 11 \(built with 12\)"):
+    with pytest.raises(
+        KBError,
+        match=r"has changed since it was built: entities 9 \(built with 10\), "
+        r"relations 11 \(built with 12\)",
+    ):
         KnowledgeBase.open(tmp_path / "kb", read_only=True)
 
 
@@ -134,6 +145,8 @@ def test_files_a_builder_claims_are_removed_with_the_kb(tmp_path):
     from provbench.kb.sources import write_sources
 
     KnowledgeBase.create(tmp_path / "kb").close()
-    write_sources(tmp_path / "kb", {"tu:0": {"path": "/a.md", "file": "a.md", "document": "doc:0", "start": 0, "end": 1}})
+    write_sources(
+        tmp_path / "kb", {"tu:0": {"path": "/a.md", "file": "a.md", "document": "doc:0", "start": 0, "end": 1}}
+    )
     remove_kb(tmp_path / "kb", "rebuilt")
     assert not (tmp_path / "kb").exists()

@@ -30,8 +30,12 @@ def converted_corpus(path: Path) -> Path:
     """The tiny 2Wiki world as a user converts a corpus: no evidence triples, every paragraph supporting."""
     records = []
     for record in TINY_RECORDS[:2]:
-        records.append({**{k: v for k, v in record.items() if k != "evidences"},
-                        "supporting_facts": [[title, 0] for title, _ in record["context"]]})
+        records.append(
+            {
+                **{k: v for k, v in record.items() if k != "evidences"},
+                "supporting_facts": [[title, 0] for title, _ in record["context"]],
+            }
+        )
     path.write_text(json.dumps(records), encoding="utf-8")
     return path
 
@@ -77,14 +81,18 @@ def test_every_reason_and_the_report_section():
     assert f"max_failed_extraction_share={DEFAULT_MAX_FAILED_EXTRACTION_SHARE:g}" in reason
     assert degenerate_reasons(healthy, {**failing, "options": {"max_failed_extraction_share": 0.7}}, 3) == []
     # the suite's option now wins over the one the build recorded (it does not change the KB)
-    assert degenerate_reasons(healthy, {**failing, "options": {"max_failed_extraction_share": 0.7}}, 3,
-                              {"max_failed_extraction_share": 0.5}) == [reason]
+    assert degenerate_reasons(
+        healthy, {**failing, "options": {"max_failed_extraction_share": 0.7}}, 3, {"max_failed_extraction_share": 0.5}
+    ) == [reason]
     blocks = knowledge_base_blocks({"counts": {**healthy, "entities": 0}, "problems": []})
     assert blocks[0].css_class == "kb kb-degenerate" and blocks[0].rows[0].cells[0].text == "it has no entities"
-    blocks = knowledge_base_blocks({"counts": {**healthy, "relations": 0}, "problems": []},
-                                   {"invalidate-used-edges": "not measurable: the knowledge base has no relations, "
-                                                             "which it acts on"})
-    assert blocks[0].css_class == "kb kb-lacking" and "kb kb-degenerate" not in [getattr(b, "css_class", "") for b in blocks]
+    blocks = knowledge_base_blocks(
+        {"counts": {**healthy, "relations": 0}, "problems": []},
+        {"invalidate-used-edges": "not measurable: the knowledge base has no relations, which it acts on"},
+    )
+    assert blocks[0].css_class == "kb kb-lacking" and "kb kb-degenerate" not in [
+        getattr(b, "css_class", "") for b in blocks
+    ]
     assert [c.text for c in blocks[0].rows[0].cells] == ["it has no relations", "invalidate-used-edges"]
 
 
@@ -107,15 +115,29 @@ def test_a_question_whose_gold_does_not_map_is_listed_not_dropped(tmp_path):
     from provbench.kb.goldmap import map_gold
 
     kb = build_tiny_kb(tmp_path / "kb")
-    held = Question(id="held", question="Q?", answer="Orin Vale", gold=GoldEvidence(
-        sentences=[GoldSentence(document="film", text="Orin Vale was born in Dunmere.")], entities=["Orin Vale"]))
-    lost = Question(id="lost", question="Q?", answer="x", gold=GoldEvidence(
-        sentences=[GoldSentence(document="a.md", text="A sentence no text unit holds.")], entities=["Nobody"]))
+    held = Question(
+        id="held",
+        question="Q?",
+        answer="Orin Vale",
+        gold=GoldEvidence(
+            sentences=[GoldSentence(document="film", text="Orin Vale was born in Dunmere.")], entities=["Orin Vale"]
+        ),
+    )
+    lost = Question(
+        id="lost",
+        question="Q?",
+        answer="x",
+        gold=GoldEvidence(
+            sentences=[GoldSentence(document="a.md", text="A sentence no text unit holds.")], entities=["Nobody"]
+        ),
+    )
     plain = Question(id="plain", question="Q?", answer="x")
     lines = check_run_kb(kb, tmp_path / "kb", [held, lost, plain])
     assert lines[0] == "gold evidence: 1 of 2 question(s) map wholly onto the knowledge base"
-    assert lines[1] == ("  lost: sentence 'A sentence no text unit holds.' (a.md) is in no text unit; "
-                        "entity 'Nobody' is not in the graph")
+    assert lines[1] == (
+        "  lost: sentence 'A sentence no text unit holds.' (a.md) is in no text unit; "
+        "entity 'Nobody' is not in the graph"
+    )
     detail = mapping_value({q.id: map_gold(kb.view(), q) for q in (held, lost)}).detail
     assert list(detail["unmapped"]) == ["lost"]  # the report's trajectory section lists it
     kb.close()
@@ -141,12 +163,17 @@ def test_interventions_on_relations_are_not_measurable_on_a_kb_without_any(tmp_p
 
     write_own_docs(tmp_path / "data")
     (tmp_path / "suite.yaml").write_text(NO_RELATIONS, encoding="utf-8")
-    result = CliRunner().invoke(main, ["run", str(tmp_path / "suite.yaml"), "--out", str(tmp_path / "run"),
-                                       "--limit", "2"], env={"COLUMNS": "200"})
+    result = CliRunner().invoke(
+        main,
+        ["run", str(tmp_path / "suite.yaml"), "--out", str(tmp_path / "run"), "--limit", "2"],
+        env={"COLUMNS": "200"},
+    )
     assert result.exit_code == 0, result.output + repr(result.exception)
     said = " ".join(result.output.split())
-    assert ("intervention 'invalidate-used-edges' not measurable: the knowledge base has no relations, which it "
-            "acts on (left out of this run)") in said
+    assert (
+        "intervention 'invalidate-used-edges' not measurable: the knowledge base has no relations, which it "
+        "acts on (left out of this run)"
+    ) in said
     store = RunStore(tmp_path / "run")
     conditions = {r.key.condition for r in store.load_records().values()}
     assert "cited-removal" in conditions and "invalidate-used-edges" not in conditions

@@ -53,9 +53,14 @@ def test_triples_file_graph_statistics(tmp_path):
         table3 = kb.build_info["table3 (this KB / paper 001)"]
         assert table3["nodes"] == "7 / 53,411" and table3["Diseases %"] == "42.86 / 30.73"
         assert table3["Medications %"] == "0.00 / 6.83" and table3["mean_in_degree"] == "1.000 / 2.495"
-        assert graph["corpus"] == {"documents": 3, "chunks": 3, "mean_chunks_per_document": 1.0,
-                                   "std_chunks_per_document": 0.0, "min_chunks_per_document": 1,
-                                   "max_chunks_per_document": 1}
+        assert graph["corpus"] == {
+            "documents": 3,
+            "chunks": 3,
+            "mean_chunks_per_document": 1.0,
+            "std_chunks_per_document": 0.0,
+            "min_chunks_per_document": 1,
+            "max_chunks_per_document": 1,
+        }
         assert table3["documents"] == "3 / 9,552" and table3["text chunks"] == "3 / 445,454"
         assert table3["chunks per document: mean"] == "1.00 / 46.63" and table3["chunks per document: max"] == "1 / 556"
     finally:
@@ -86,8 +91,14 @@ def test_text_files_are_chunked_with_their_file_as_source(tmp_path):
 
 def test_corpus_half_of_table3_counts_chunks_per_document():
     summary = graph_metrics.corpus_summary(["a.jsonl"] * 3 + ["b.jsonl"] + ["c.jsonl"] * 2)
-    assert summary == {"documents": 3, "chunks": 6, "mean_chunks_per_document": 2.0,
-                       "std_chunks_per_document": 0.82, "min_chunks_per_document": 1, "max_chunks_per_document": 3}
+    assert summary == {
+        "documents": 3,
+        "chunks": 6,
+        "mean_chunks_per_document": 2.0,
+        "std_chunks_per_document": 0.82,
+        "min_chunks_per_document": 1,
+        "max_chunks_per_document": 3,
+    }
     assert graph_metrics.corpus_summary([])["documents"] == 0
 
 
@@ -102,8 +113,9 @@ def test_authors_chunk_ids_are_sha256_of_the_chunk_text_and_source_files_are_kep
     with triples.open("w", newline="") as f:  # the authors' form: ChunkID = sha256(chunk text)
         writer = csv.writer(f)
         writer.writerow(["Entity1", "Label1", "Relationship", "Entity2", "Label2", "SourceFilename", "ChunkID"])
-        writer.writerow(["fasting", "Risk Factors", "CAUSES", "night cough", "Symptoms", "article-7.jsonl",
-                         digest["c_0"]])
+        writer.writerow(
+            ["fasting", "Risk Factors", "CAUSES", "night cough", "Symptoms", "article-7.jsonl", digest["c_0"]]
+        )
         writer.writerow(["mirel disease", "Diseases", "AFFECTS", "spleen", "Body Parts", "article-9.jsonl", "b_0"])
         writer.writerow(["spleen", "Body Parts", "PART OF", "abdomen", "Body Parts", "article-9.jsonl", ""])
     kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb", schema_following_llm())
@@ -119,7 +131,8 @@ def test_authors_chunk_ids_are_sha256_of_the_chunk_text_and_source_files_are_kep
     triples.write_text(triples.read_text().replace(digest["c_0"], "0" * 64))
     with pytest.raises(UserError, match=r"triple #1 .*ChunkID: '0{64}' is not a chunk.*sha256"):
         MedicalKGBuilder(corpus=str(corpus), triples=str(triples), overwrite=True).build(
-            [], tmp_path / "kb2", schema_following_llm())
+            [], tmp_path / "kb2", schema_following_llm()
+        )
 
 
 def test_failed_and_bad_replies_are_counted_and_a_dead_model_stops_the_build(tmp_path):
@@ -127,8 +140,19 @@ def test_failed_and_bad_replies_are_counted_and_a_dead_model_stops_the_build(tmp
     from provbench.testing import scripted_llm
 
     corpus, _ = write_inputs(tmp_path / "in")
-    good = json.dumps({"triples": [{"head": "Asthma", "head_label": "Diseases", "relation": "CAUSES",
-                                    "tail": "Wheezing", "tail_label": "Symptoms"}]})
+    good = json.dumps(
+        {
+            "triples": [
+                {
+                    "head": "Asthma",
+                    "head_label": "Diseases",
+                    "relation": "CAUSES",
+                    "tail": "Wheezing",
+                    "tail_label": "Symptoms",
+                }
+            ]
+        }
+    )
     llm = scripted_llm([ConnectionError("down"), "not json at all", good])
     kb = MedicalKGBuilder(corpus=str(corpus), max_workers=1).build([], tmp_path / "kb", llm)
     try:
@@ -153,7 +177,8 @@ def test_every_medical_mini_gold_path_is_in_the_kb_the_builder_makes(tmp_path):
 
     folder = REPO / "datasets" / "medical-mini"
     kb = MedicalKGBuilder(corpus=str(folder / "corpus.jsonl"), triples=str(folder / "kg_triples.csv")).build(
-        [], tmp_path / "kb", schema_following_llm())
+        [], tmp_path / "kb", schema_following_llm()
+    )
     try:
         view = kb.view()
         edges = {}
@@ -184,14 +209,18 @@ def test_the_authors_chunker_extraction_rules_and_unmatched_chunks(tmp_path):
 
     corpus = tmp_path / "corpus.jsonl"
     body = " ".join(f"Sentence {i} says that fasting can cause night cough in adults." for i in range(30))
-    corpus.write_text(json.dumps({"id": "art_0", "title": "Fasting", "content": body[:900], "source": "article-1.jsonl"})
-                      + "\n" + json.dumps({"id": "art_1", "title": "Fasting", "content": body[900:],
-                                           "source": "article-1.jsonl"}) + "\n")
+    corpus.write_text(
+        json.dumps({"id": "art_0", "title": "Fasting", "content": body[:900], "source": "article-1.jsonl"})
+        + "\n"
+        + json.dumps({"id": "art_1", "title": "Fasting", "content": body[900:], "source": "article-1.jsonl"})
+        + "\n"
+    )
     chunks = read_chunks(corpus, chunking="authors")
     assert len(chunks) > 3 and all(len(c.text) <= 600 for c in chunks)
     assert chunks[0].text == "Fasting"  # the title, then "\n\n": too long together, so a chunk of its own
-    assert all(c.id == hashlib.sha256(c.text.encode("utf-8")).hexdigest() and c.source == "article-1.jsonl"
-               for c in chunks)
+    assert all(
+        c.id == hashlib.sha256(c.text.encode("utf-8")).hexdigest() and c.source == "article-1.jsonl" for c in chunks
+    )
     assert chunks[1].text[-60:] in chunks[2].text  # neighbours overlap (up to 100 characters)
 
     llm = schema_following_llm()
@@ -208,14 +237,21 @@ def test_the_authors_chunker_extraction_rules_and_unmatched_chunks(tmp_path):
 
     corpus, triples = write_inputs(tmp_path / "in")
     with triples.open("a", newline="") as f:  # a triple of the authors' arch_kg.csv from another cut of the corpus
-        csv.writer(f).writerow(["spleen", "Body Parts**", "PART_OF", "abdomen", "Body Parts", "article-5.jsonl", "f" * 64])
+        csv.writer(f).writerow(
+            ["spleen", "Body Parts**", "PART_OF", "abdomen", "Body Parts", "article-5.jsonl", "f" * 64]
+        )
     with pytest.raises(UserError, match="unmatched_chunks: keep"):
         MedicalKGBuilder(corpus=str(corpus), triples=str(triples)).build([], tmp_path / "kb2", schema_following_llm())
     kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples), unmatched_chunks="keep").build(
-        [], tmp_path / "kb3", schema_following_llm())
+        [], tmp_path / "kb3", schema_following_llm()
+    )
     try:
         kept = kb.view().relation("rel:7")
-        assert kept.label == "PART_OF" and kept.text_unit_id is None and kb.view().entity("ent:spleen").label == "Body Parts"
+        assert (
+            kept.label == "PART_OF"
+            and kept.text_unit_id is None
+            and kb.view().entity("ent:spleen").label == "Body Parts"
+        )
         assert graph_metrics.load(tmp_path / "kb3")["relation_sources"]["rel:7"] == "article-5.jsonl"
     finally:
         kb.close()

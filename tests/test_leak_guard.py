@@ -34,14 +34,16 @@ def requests(*turns: tuple[str, str]) -> UnitCapture:
     capture = UnitCapture("unit")
     llm = scripted_llm([reply for _, reply in turns]).bound_to(capture)
     for prompt, _ in turns:
-        llm.chat([{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": prompt}],
-                 purpose="answer")
+        llm.chat(
+            [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": prompt}], purpose="answer"
+        )
     return capture
 
 
 def check(view, capture=None, trace=None, baseline=None, question=QUESTION, trace_ids="kb") -> LeakCheck:
-    return check_unit(view, question, trace or Trace(question_id="q1", system="s"), capture or UnitCapture(),
-                      baseline, trace_ids)
+    return check_unit(
+        view, question, trace or Trace(question_id="q1", system="s"), capture or UnitCapture(), baseline, trace_ids
+    )
 
 
 def leaked_items(result: LeakCheck) -> set[tuple[str, str]]:
@@ -49,6 +51,7 @@ def leaked_items(result: LeakCheck) -> set[tuple[str, str]]:
 
 
 # -- (b) request text -------------------------------------------------------------------------------
+
 
 def test_a_removed_name_in_a_request_leaks_only_where_the_view_shows_it_nowhere(view, orin_gone):
     prompt = "Context: the film was directed by Orin Vale."
@@ -67,10 +70,16 @@ def test_hidden_sentences_and_descriptions_leak_in_any_form(view, orin_gone):
     masked = check(view.hide(hide_metadata_of=["ent:norland"]), requests(("Norland is a cold northern country.", "x")))
     assert leaked_items(masked) == {("description", "ent:norland")}
     # a masked description that is also a sentence of a readable text unit is readable through the view
-    assert check(view.hide(hide_metadata_of=["ent:dunmere"]),
-                 requests(("Dunmere is a coastal town in Norland.", "x"))).status == "clean"
-    blocked = check(view.hide(block_text_of=["ent:kestrel-bridge"]),
-                    requests(("Kestrel Bridge crosses the Aster River in the middle of Dunmere.", "x")))
+    assert (
+        check(
+            view.hide(hide_metadata_of=["ent:dunmere"]), requests(("Dunmere is a coastal town in Norland.", "x"))
+        ).status
+        == "clean"
+    )
+    blocked = check(
+        view.hide(block_text_of=["ent:kestrel-bridge"]),
+        requests(("Kestrel Bridge crosses the Aster River in the middle of Dunmere.", "x")),
+    )
     assert leaked_items(blocked) == {("text", "tu:5")}
 
 
@@ -84,9 +93,15 @@ def test_the_question_and_the_models_own_earlier_words_are_no_leak(view, orin_go
     assert check(orin_gone, shown).evidence[0].where == "request 1 (answer)"
     # an assistant message is the model's own words, also when a resumed trajectory replays it unasked
     replayed = UnitCapture("unit")
-    replayed.add_request([{"role": "assistant", "content": '{"tool": "get_neighbors", "entity_id": "ent:orin-vale"}'},
-                          {"role": "user", "content": "Error: unknown entity id 'ent:orin-vale'"}],
-                         LLMCall(model="m", request_hash="h"), "x", replayed.tick())
+    replayed.add_request(
+        [
+            {"role": "assistant", "content": '{"tool": "get_neighbors", "entity_id": "ent:orin-vale"}'},
+            {"role": "user", "content": "Error: unknown entity id 'ent:orin-vale'"},
+        ],
+        LLMCall(model="m", request_hash="h"),
+        "x",
+        replayed.tick(),
+    )
     assert check(orin_gone, replayed).status == "clean"
 
 
@@ -103,14 +118,24 @@ def test_short_names_and_sentences_are_not_matched(view):
 
 # -- (a) trace ids -----------------------------------------------------------------------------------
 
+
 def test_ids_the_view_hides_in_the_trace_leak_and_unknown_ids_do_not(view, orin_gone):
-    trace = Trace(question_id="q1", system="s", visited_entities=[ORIN, "ent:unknown"], read_text_units=["tu:3"],
-                  retrieved=[RetrievedItem(kind="relationship", id="rel:6"), RetrievedItem(kind="text_unit", id="tu:1")],
-                  read_communities=["com:1"])
+    trace = Trace(
+        question_id="q1",
+        system="s",
+        visited_entities=[ORIN, "ent:unknown"],
+        read_text_units=["tu:3"],
+        retrieved=[RetrievedItem(kind="relationship", id="rel:6"), RetrievedItem(kind="text_unit", id="tu:1")],
+        read_communities=["com:1"],
+    )
     found = check(orin_gone, trace=trace)
     assert found.checks["trace_ids"] == "leaked"
-    assert leaked_items(found) == {("entity", ORIN), ("relationship", "rel:6"), ("text_unit", "tu:1"),
-                                   ("community", "com:1")}
+    assert leaked_items(found) == {
+        ("entity", ORIN),
+        ("relationship", "rel:6"),
+        ("text_unit", "tu:1"),
+        ("community", "com:1"),
+    }
     assert check(orin_gone, trace=trace, trace_ids="own").checks["trace_ids"] == "not-checkable"
     # a trace of known, visible ids is evidence; one of no id the knowledge base knows is none
     assert check(orin_gone, trace=Trace(question_id="q1", system="s", read_text_units=["tu:3"])).status == "clean"
@@ -119,6 +144,7 @@ def test_ids_the_view_hides_in_the_trace_leak_and_unknown_ids_do_not(view, orin_
 
 
 # -- citations, and a unit with no evidence ------------------------------------------------------------
+
 
 def cites(*ids: str, answer: str = "Glass Harbor") -> Trace:
     trace = Trace(question_id="q1", system="s", answer=answer)
@@ -137,8 +163,12 @@ def test_a_cited_hidden_id_leaks_without_a_model_or_when_shown_and_is_suspect_ot
     assert shown.status == "leaked" and shown.checks["citations"] == "leaked"
     assert check(orin_gone, requests(("Which film?", "x")), trace=cites("tu:3")).checks["citations"] == "clean"
     own_words = UnitCapture("unit")  # the model wrote the id itself, and its history shows it back
-    own_words.add_request([{"role": "assistant", "content": "I cite tu:1."}, {"role": "user", "content": "Sure?"}],
-                          LLMCall(model="m", request_hash="h"), "yes", own_words.tick())
+    own_words.add_request(
+        [{"role": "assistant", "content": "I cite tu:1."}, {"role": "user", "content": "Sure?"}],
+        LLMCall(model="m", request_hash="h"),
+        "yes",
+        own_words.tick(),
+    )
     assert check(orin_gone, own_words, trace=cites("tu:1")).status == "suspect"
 
 
@@ -147,7 +177,8 @@ def instructed(instructions: str, user: str, reply: str = "Glass Harbor", declar
     capture = UnitCapture("unit")
     capture.instructions = (instructions,) if declared else ()
     scripted_llm([reply]).bound_to(capture).chat(
-        [{"role": "system", "content": instructions}, {"role": "user", "content": user}], purpose="answer")
+        [{"role": "system", "content": instructions}, {"role": "user", "content": user}], purpose="answer"
+    )
     return capture
 
 
@@ -158,16 +189,24 @@ def test_words_of_a_systems_fixed_instructions_are_no_evidence_but_retrieved_ids
     undeclared = check(hidden, instructed(rules, question, declared=False), trace=cites("tu:1"))
     assert undeclared.status == "leaked" and undeclared.checks["citations"] == "leaked"
     declared = check(hidden, instructed(rules, question), trace=cites("tu:1"))
-    assert declared.checks == {"trace_ids": "not-checkable", "citations": "suspect", "request_text": "clean",
-                               "no_effect": "not-checkable"}
+    assert declared.checks == {
+        "trace_ids": "not-checkable",
+        "citations": "suspect",
+        "request_text": "clean",
+        "no_effect": "not-checkable",
+    }
     retrieved = check(hidden, instructed(rules, f"[tu:1] (text withheld)\n\n{question}"), trace=cites("tu:1"))
     assert retrieved.status == "leaked" and ("id", "tu:1") in leaked_items(retrieved)
-    quoted = check(hidden, instructed(rules, f"Tessa Quill starred in Glass Harbor, which Lumen Studios produced.\n\n{question}"))
+    quoted = check(
+        hidden, instructed(rules, f"Tessa Quill starred in Glass Harbor, which Lumen Studios produced.\n\n{question}")
+    )
     assert quoted.status == "leaked" and quoted.checks["request_text"] == "leaked"
     # a baseline whose prompts named the hidden id only in the instructions: no effect is not claimed
     same, read = instructed(rules, question), Trace(question_id="q1", system="s", read_text_units=["tu:1"])
-    assert check_unit(hidden, QUESTION, cites(), same, read, baseline_requests=same.requests
-                      ).checks["no_effect"] == "clean"
+    assert (
+        check_unit(hidden, QUESTION, cites(), same, read, baseline_requests=same.requests).checks["no_effect"]
+        == "clean"
+    )
     # the record keeps the instructions, so `provbench audit` reads the requests as the run did
     log = request_log(same.requests, same.instructions)
     assert logged_instructions(log) == (rules,) and logged_instructions(request_log(same.requests)) == ()
@@ -210,30 +249,55 @@ def test_an_intervention_that_hid_nothing_is_a_no_op(view):
     # hiding ids the knowledge base does not hold (a model cited "Rules") hides nothing either
     assert check(view.hide(text_units=["Rules"], entities=["ent:nobody"])).status == "no-op"
     base = view.hide(text_units=["tu:5"])  # a run whose own view already hides something
-    assert check_unit(base.hide(text_units=["tu:5"]), QUESTION, cites(), UnitCapture(), None, base=base).status == "no-op"
-    assert check_unit(base.hide(text_units=["tu:4"]), QUESTION, cites(), UnitCapture(), None, base=base).status != "no-op"
+    assert (
+        check_unit(base.hide(text_units=["tu:5"]), QUESTION, cites(), UnitCapture(), None, base=base).status == "no-op"
+    )
+    assert (
+        check_unit(base.hide(text_units=["tu:4"]), QUESTION, cites(), UnitCapture(), None, base=base).status != "no-op"
+    )
 
 
 # -- (d) no effect -------------------------------------------------------------------------------------
+
 
 def test_requests_identical_to_a_baseline_whose_prompts_showed_hidden_items_have_no_effect(view):
     no_bridge = view.hide(relations=["rel:6"])  # both names stay visible: only the relation is gone
     line = "Orin Vale born in Dunmere."
     baseline_capture = requests((line, "Dunmere"))
     baseline = Trace(question_id="q1", system="s", retrieved=[RetrievedItem(kind="relationship", id="rel:6")])
-    found = check_unit(no_bridge, QUESTION, Trace(question_id="q1", system="s", read_text_units=["tu:3"]),
-                       requests((line, "Dunmere")), baseline, baseline_requests=baseline_capture.requests)
+    found = check_unit(
+        no_bridge,
+        QUESTION,
+        Trace(question_id="q1", system="s", read_text_units=["tu:3"]),
+        requests((line, "Dunmere")),
+        baseline,
+        baseline_requests=baseline_capture.requests,
+    )
     assert found.status == "no-effect" and found.evidence[0].check == "no_effect"
-    changed = check_unit(no_bridge, QUESTION, cites(), requests(("Where was he born?", "x")), baseline,
-                         baseline_requests=baseline_capture.requests)
+    changed = check_unit(
+        no_bridge,
+        QUESTION,
+        cites(),
+        requests(("Where was he born?", "x")),
+        baseline,
+        baseline_requests=baseline_capture.requests,
+    )
     assert changed.checks["no_effect"] == "clean"
     # a retriever returned the relation, but the pipeline dropped it before the prompt: no effect expected
     dropped = requests(("Norland is a country.", "x"))
-    unseen = check_unit(no_bridge, QUESTION, cites(), requests(("Norland is a country.", "x")), baseline,
-                        baseline_requests=dropped.requests)
+    unseen = check_unit(
+        no_bridge,
+        QUESTION,
+        cites(),
+        requests(("Norland is a country.", "x")),
+        baseline,
+        baseline_requests=dropped.requests,
+    )
     assert unseen.checks["no_effect"] == "clean"
     # without the baseline's stored requests it cannot be compared
-    assert check_unit(no_bridge, QUESTION, cites(), requests((line, "x")), baseline).checks["no_effect"] == "not-checkable"
+    assert (
+        check_unit(no_bridge, QUESTION, cites(), requests((line, "x")), baseline).checks["no_effect"] == "not-checkable"
+    )
 
 
 def test_nothing_to_check_is_not_checkable(orin_gone):
@@ -242,6 +306,7 @@ def test_nothing_to_check_is_not_checkable(orin_gone):
 
 
 # -- hidden content, for systems with their own store ----------------------------------------------------
+
 
 def test_the_environment_resolves_what_the_view_hides(view, orin_gone):
     hidden = Environment(view=orin_gone, llm=None).hidden
@@ -258,15 +323,26 @@ def test_the_environment_resolves_what_the_view_hides(view, orin_gone):
 
 # -- statistics and the console ------------------------------------------------------------------------
 
+
 def record(status: str | None, question: str = "q1", condition: str = "cited-removal") -> RunRecord:
     check_ = LeakCheck(status=status) if status else None
-    return RunRecord(key=UnitKey(question_id=question, system="s", condition=condition), leak_check=check_,
-                     trace=Trace(question_id=question, system="s"))
+    return RunRecord(
+        key=UnitKey(question_id=question, system="s", condition=condition),
+        leak_check=check_,
+        trace=Trace(question_id=question, system="s"),
+    )
 
 
 def test_the_pairing_rule_leaves_out_leaked_no_effect_no_op_and_not_checkable_units():
-    records = [record("leaked", "q1"), record("clean", "q2"), record(None, "q3", "baseline"), record("no-op", "q4"),
-               record("not-checkable", "q5"), record("no-effect", "q6"), record("suspect", "q7")]
+    records = [
+        record("leaked", "q1"),
+        record("clean", "q2"),
+        record(None, "q3", "baseline"),
+        record("no-op", "q4"),
+        record("not-checkable", "q5"),
+        record("no-effect", "q6"),
+        record("suspect", "q7"),
+    ]
     assert [r.key.question_id for r in Results(records, {}).select("s", "cited-removal")] == ["q2", "q7"]
     assert len(Results(records, {}, include_leaked=True).select("s", "cited-removal")) == 3
     assert len(Results(records, {}).select("s", "cited-removal", leaked=True)) == 6
@@ -283,9 +359,11 @@ def test_a_cell_with_no_unit_left_is_not_measurable():
 
 def test_every_metric_value_notes_the_units_left_out_beside_it():
     records = [record("no-op", "q1"), record("clean", "q2"), record("no-op", "q1", "random-removal")]
-    values = [MetricValue(metric="m", system="s", condition="cited-removal", value=0.5),
-              MetricValue(metric="n", system="s", condition="cited-removal vs random-removal", value=0.0),
-              MetricValue(metric="b", system="s", value=1.0)]
+    values = [
+        MetricValue(metric="m", system="s", condition="cited-removal", value=0.5),
+        MetricValue(metric="n", system="s", condition="cited-removal vs random-removal", value=0.0),
+        MetricValue(metric="b", system="s", value=1.0),
+    ]
     noted = with_left_out_notes(values, Results(records, {}))
     assert noted[0].value == 0.5 and noted[0].note == "left out (leak guard): 1 no-op"
     assert noted[0].detail["left_out"] == {"no-op": 1}
@@ -294,8 +372,15 @@ def test_every_metric_value_notes_the_units_left_out_beside_it():
 
 
 def test_the_console_lines_name_system_condition_and_count():
-    lines = leak_lines([record("leaked"), record("leaked", "q2"), record("no-effect", "q3", "full-isolation"),
-                        record("clean", "q4"), record("no-op", "q5")])
+    lines = leak_lines(
+        [
+            record("leaked"),
+            record("leaked", "q2"),
+            record("no-effect", "q3", "full-isolation"),
+            record("clean", "q4"),
+            record("no-op", "q5"),
+        ]
+    )
     assert lines[0] == "leak guard: 5 intervention unit(s) checked: 1 clean, 2 leaked, 1 no-effect, 1 no-op"
     assert "  leaked: s x cited-removal: 2 unit(s)" in lines and "  no-effect: s x full-isolation: 1 unit(s)" in lines
     assert "  no-op: s x cited-removal: 1 unit(s)" in lines
@@ -312,8 +397,11 @@ def test_the_suite_option_is_validated(tmp_path):
     (tmp_path / "ok.yaml").write_text(base + "leak_guard: {include_leaked: true}\n")
     assert load_suite(tmp_path / "ok.yaml", registry_of(toy_plugin())).suite.leak_guard.include_leaked
     (tmp_path / "bad.yaml").write_text(base + "leak_guard:\n  include_leakd: true\n")
-    with pytest.raises(SuiteError, match=r"bad.yaml, line 5, field 'leak_guard.include_leakd': unknown field "
-                                         r"'include_leakd'; did you mean 'include_leaked'"):
+    with pytest.raises(
+        SuiteError,
+        match=r"bad.yaml, line 5, field 'leak_guard.include_leakd': unknown field "
+        r"'include_leakd'; did you mean 'include_leaked'",
+    ):
         load_suite(tmp_path / "bad.yaml", registry_of(toy_plugin()))
 
 
@@ -328,8 +416,9 @@ def test_the_own_store_recipe_in_docs_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     exec(compile(block, "docs/integrations.md", "exec"), {"__name__": "docs_integrations_own_store"})
     # the same system without the filter leaks: the guard sees it
-    unfiltered = block.replace("found = env.hidden.keep(STORE.items(), text=lambda item: item[1])",
-                               "found = list(STORE.items())").replace('== ["svc:2"]', '== ["svc:1", "svc:2"]')
+    unfiltered = block.replace(
+        "found = env.hidden.keep(STORE.items(), text=lambda item: item[1])", "found = list(STORE.items())"
+    ).replace('== ["svc:2"]', '== ["svc:1", "svc:2"]')
     with pytest.raises(AssertionError):
         exec(compile(unfiltered, "docs/integrations.md (unfiltered)", "exec"), {"__name__": "docs_unfiltered"})
 
@@ -344,14 +433,17 @@ def test_no_effect_is_found_against_a_baseline_recorded_by_an_earlier_run(tmp_pa
     from provbench.testing import TINY_QUESTIONS, plugin_manager, schema_following_llm, toy_plugin
 
     (tmp_path / "q.json").write_text(json.dumps(list(TINY_QUESTIONS)[:2]))
-    suite = ("name: resume\ndataset: {loader: questions-json, path: q.json}\n"
-             "knowledge_base: {builder: tiny-kb, directory: kb}\nmodel: {id: schema-following}\n"
-             "systems: [leaky/relation-cache]\n")
+    suite = (
+        "name: resume\ndataset: {loader: questions-json, path: q.json}\n"
+        "knowledge_base: {builder: tiny-kb, directory: kb}\nmodel: {id: schema-following}\n"
+        "systems: [leaky/relation-cache]\n"
+    )
     (tmp_path / "first.yaml").write_text(suite)
     (tmp_path / "second.yaml").write_text(suite + "interventions: [invalidate-used-edges]\n")
     pm = plugin_manager(toy_plugin(), leaky_plugin(), builtins=True)
     run_suite(tmp_path / "first.yaml", out=tmp_path / "run", pm=pm, llm=schema_following_llm(), write_report=False)
-    run_dir = run_suite(tmp_path / "second.yaml", out=tmp_path / "run", pm=pm, llm=schema_following_llm(),
-                        write_report=False)
+    run_dir = run_suite(
+        tmp_path / "second.yaml", out=tmp_path / "run", pm=pm, llm=schema_following_llm(), write_report=False
+    )
     checked = [r for r in RunStore(run_dir).load_records().values() if r.key.condition == "invalidate-used-edges"]
     assert len(checked) == 2 and {r.leak_check.status for r in checked} == {"no-effect"}

@@ -28,10 +28,25 @@ from provbench.run_store import RunStore
 from provbench.testing import plugin_manager, schema_following_llm
 
 REPO = Path(__file__).resolve().parents[1]
-ABLATIONS = ["full-isolation", "text-only-isolation", "cited-removal", "random-removal", "entity-removal",
-             "entity-text-mask"]
-LEAKY = ["reads-around-the-view", "ignores-what-it-reads", "own-store-rag", "own-store-unfiltered",
-         "reads-and-records", "empty-trace-own-store", "own-summary-store", "own-summary-unfiltered", "li-fusion"]
+ABLATIONS = [
+    "full-isolation",
+    "text-only-isolation",
+    "cited-removal",
+    "random-removal",
+    "entity-removal",
+    "entity-text-mask",
+]
+LEAKY = [
+    "reads-around-the-view",
+    "ignores-what-it-reads",
+    "own-store-rag",
+    "own-store-unfiltered",
+    "reads-and-records",
+    "empty-trace-own-store",
+    "own-summary-store",
+    "own-summary-unfiltered",
+    "li-fusion",
+]
 TEXT_ABLATIONS = ["text-only-isolation", "entity-text-mask"]  # they remove no entity
 SUITE = """\
 name: leak-guard
@@ -70,18 +85,27 @@ def builtin_systems() -> list[str]:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("leak-suite")
-    ablations = "\n".join(f"  - {{name: p000/{a}, options: {{repeats: 1}}}}" if a == "random-removal"
-                          else f"  - p000/{a}" for a in ABLATIONS)
-    systems = "\n".join(f"  - {{name: {name}, options: {SYSTEM_OPTIONS[name]}}}" if name in SYSTEM_OPTIONS
-                        else f"  - {name}" for name in builtin_systems())
-    (tmp / "suite.yaml").write_text(SUITE.format(dataset=REPO / "datasets" / "2wiki-mini" / "dev.json",
-                                                 systems=systems, ablations=ablations))
+    ablations = "\n".join(
+        f"  - {{name: p000/{a}, options: {{repeats: 1}}}}" if a == "random-removal" else f"  - p000/{a}"
+        for a in ABLATIONS
+    )
+    systems = "\n".join(
+        f"  - {{name: {name}, options: {SYSTEM_OPTIONS[name]}}}" if name in SYSTEM_OPTIONS else f"  - {name}"
+        for name in builtin_systems()
+    )
+    (tmp / "suite.yaml").write_text(
+        SUITE.format(dataset=REPO / "datasets" / "2wiki-mini" / "dev.json", systems=systems, ablations=ablations)
+    )
     console_out = io.StringIO()
     sys.path.insert(0, str(REPO / "tests" / "third_party"))
     try:
-        run_dir = run_suite(tmp / "suite.yaml", out=tmp / "run", console=Console(file=console_out, width=200),
-                            pm=plugin_manager(leaky_plugin(), builtins=True),
-                            llm=schema_following_llm(cache_dir=tmp / "llm"))
+        run_dir = run_suite(
+            tmp / "suite.yaml",
+            out=tmp / "run",
+            console=Console(file=console_out, width=200),
+            pm=plugin_manager(leaky_plugin(), builtins=True),
+            llm=schema_following_llm(cache_dir=tmp / "llm"),
+        )
     finally:
         sys.path.remove(str(REPO / "tests" / "third_party"))
         sys.modules.pop("li_pipeline", None)
@@ -90,8 +114,13 @@ def run(tmp_path_factory):
 
 
 def statuses(records, system: str, condition: str | None = None) -> list[str]:
-    return [r.leak_check.status for r in records if r.key.system == system and r.key.condition != "baseline"
-            and (condition is None or r.key.condition == condition)]
+    return [
+        r.leak_check.status
+        for r in records
+        if r.key.system == system
+        and r.key.condition != "baseline"
+        and (condition is None or r.key.condition == condition)
+    ]
 
 
 def test_builtin_systems_show_no_leak_under_the_six_ablations(run):
@@ -113,15 +142,22 @@ def test_a_system_reading_around_its_view_is_flagged_leaked(run):
     # cited removal takes the text of the entities it cites: always among what it reads (under the other
     # ablations it leaks when what it read is hidden: checked against its recorded reads below)
     assert set(statuses(records, "reads-around-the-view", "cited-removal")) == {"leaked"}
-    leaked = [r for r in records if r.key.system == "reads-around-the-view" and r.leak_check
-              and r.leak_check.status == "leaked"]
-    assert all(r.leak_check.checks["request_text"] == "leaked" and r.leak_check.checks["no_effect"] == "clean"
-               for r in leaked)
+    leaked = [
+        r
+        for r in records
+        if r.key.system == "reads-around-the-view" and r.leak_check and r.leak_check.status == "leaked"
+    ]
+    assert all(
+        r.leak_check.checks["request_text"] == "leaked" and r.leak_check.checks["no_effect"] == "clean" for r in leaked
+    )
     evidence = leaked[0].leak_check.evidence[0]
     assert evidence.check == "request_text" and evidence.where == "request 1 (answer)" and evidence.snippet
     # recording what it read, the trace shows the hidden ids: leaked exactly when it read a hidden text unit
-    for r in (r for r in records if r.key.system == "reads-and-records" and r.key.condition != "baseline"
-              and r.leak_check.status != "no-op"):
+    for r in (
+        r
+        for r in records
+        if r.key.system == "reads-and-records" and r.key.condition != "baseline" and r.leak_check.status != "no-op"
+    ):
         hidden = set(r.trace.artifacts["hidden_by_intervention"].get("text_units", {}).get("ids", []))
         assert (r.leak_check.checks["trace_ids"] == "leaked") == bool(hidden & set(r.trace.read_text_units))
         assert r.leak_check.status == ("leaked" if hidden & set(r.trace.read_text_units) else "clean")
@@ -134,12 +170,22 @@ def test_a_system_reading_around_its_view_is_flagged_leaked(run):
 def test_leaked_units_are_left_out_of_the_statistics(run):
     run_dir, records, _ = run
     metrics = json.loads((run_dir / "metrics.json").read_text())["values"]
-    changed = next(v for v in metrics if v["metric"] == "output-changed" and v["system"] == "reads-around-the-view"
-                   and v["condition"] == "cited-removal")
+    changed = next(
+        v
+        for v in metrics
+        if v["metric"] == "output-changed"
+        and v["system"] == "reads-around-the-view"
+        and v["condition"] == "cited-removal"
+    )
     assert changed["value"] is None and changed["detail"]["leaked"] == 3 and changed["denominator"] == 0
     assert changed["note"] == "not measurable: 3 leaked"
-    partly = next(v for v in metrics if v["metric"] == "output-changed" and v["system"] == "reads-around-the-view"
-                  and v["condition"] == "full-isolation")
+    partly = next(
+        v
+        for v in metrics
+        if v["metric"] == "output-changed"
+        and v["system"] == "reads-around-the-view"
+        and v["condition"] == "full-isolation"
+    )
     leaked = statuses(records, "reads-around-the-view", "full-isolation").count("leaked")
     assert partly["detail"].get("leaked", 0) == leaked and partly["denominator"] == 3 - leaked
     assert table2_cell(run_dir, "Cited ablation", "reads-around-the-view").startswith("not measurable")
@@ -173,8 +219,11 @@ def test_a_system_with_its_own_store_is_covered(run):
     assert set(statuses(records, "own-store-rag", "full-isolation")) == {"clean"}
     for condition in TEXT_ABLATIONS:  # nothing found is no evidence where no name can show the hidden text
         assert set(statuses(records, "own-store-rag", condition)) <= {"not-checkable", "no-op"}, condition
-    assert {r.leak_check.checks["trace_ids"] for r in records if r.key.system == "own-store-rag"
-            and r.leak_check and r.leak_check.status != "no-op"} == {"not-checkable"}
+    assert {
+        r.leak_check.checks["trace_ids"]
+        for r in records
+        if r.key.system == "own-store-rag" and r.leak_check and r.leak_check.status != "no-op"
+    } == {"not-checkable"}
     assert set(statuses(records, "own-store-unfiltered", "full-isolation")) == {"leaked"}
 
 
@@ -184,8 +233,11 @@ def test_units_whose_intervention_hid_nothing_are_no_op_and_counted_apart(run):
     for condition in ("cited-removal", "random-removal"):
         units = [r for r in records if r.key.system == "own-store-rag" and r.key.condition == condition]
         assert units and {r.leak_check.status for r in units} == {"no-op"}
-        assert all("baseline cited no known entity: no entity removed" in r.hidden.notes
-                   for r in units if condition == "cited-removal")
+        assert all(
+            "baseline cited no known entity: no entity removed" in r.hidden.notes
+            for r in units
+            if condition == "cited-removal"
+        )
     assert table2_cell(run_dir, "Cited ablation", "own-store-rag").startswith("not measurable")
     assert "3 no-op" in table2_cell(run_dir, "Cited ablation", "own-store-rag")
     # every unit whose view hid no id of the knowledge base is a no-op, and no other (a model's
@@ -194,8 +246,11 @@ def test_units_whose_intervention_hid_nothing_are_no_op_and_counted_apart(run):
     try:
         base = kb.view()
         known = {*base.entity_ids(), *base.text_unit_ids(), *base.relation_ids()}
-        hid = {r.key.as_str(): {i for ids in view_of(r.hidden, base).hidden.as_dict().values() for i in ids}
-               for r in records if r.leak_check is not None}
+        hid = {
+            r.key.as_str(): {i for ids in view_of(r.hidden, base).hidden.as_dict().values() for i in ids}
+            for r in records
+            if r.leak_check is not None
+        }
     finally:
         kb.close()
     for r in records:
@@ -227,14 +282,19 @@ def test_outside_plugin_units_without_evidence_are_never_counted(run):
             counted = {r.key.question_id for r in units if r.leak_check.status in ("clean", "suspect")}
             left_out = Counter(r.leak_check.status for r in units if r.leak_check.status not in ("clean", "suspect"))
             for name in ("output-changed", "accuracy"):
-                value = next(v for v in metrics if (v["metric"], v["system"], v["condition"]) == (name, system, condition))
+                value = next(
+                    v for v in metrics if (v["metric"], v["system"], v["condition"]) == (name, system, condition)
+                )
                 assert value["denominator"] == len(counted), (name, system, condition)
-                assert all(value["detail"].get(why) == n or value["detail"]["left_out"][why] == n
-                           for why, n in left_out.items()), (name, system, condition, value)
+                assert all(
+                    value["detail"].get(why) == n or value["detail"]["left_out"][why] == n
+                    for why, n in left_out.items()
+                ), (name, system, condition, value)
                 assert (value["value"] is None) == (not counted)
                 assert not left_out or ("left out (leak guard)" in value["note"] or "not measurable" in value["note"])
-    necessity = next(v for v in metrics if v["metric"] == "provenance.citation_necessity"
-                     and v["system"] == "empty-trace-own-store")
+    necessity = next(
+        v for v in metrics if v["metric"] == "provenance.citation_necessity" and v["system"] == "empty-trace-own-store"
+    )
     assert necessity["value"] is None and necessity["note"].startswith("not measurable")
 
 
@@ -255,8 +315,9 @@ def test_audit_reproduces_the_runs_verdicts_and_catches_a_tampered_record(run, t
     shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("pages", "report.html", "cache", "llm"))
     lines = (copy / "records.jsonl").read_text().splitlines()
     at = next(i for i, line in enumerate(lines) if '"status": "leaked"' in line or '"status":"leaked"' in line)
-    lines[at] = lines[at].replace('"status":"leaked"', '"status":"clean"').replace('"status": "leaked"',
-                                                                                   '"status": "clean"')
+    lines[at] = (
+        lines[at].replace('"status":"leaked"', '"status":"clean"').replace('"status": "leaked"', '"status": "clean"')
+    )
     (copy / "records.jsonl").write_text("\n".join(lines) + "\n")
     result = CliRunner().invoke(main, ["audit", str(copy)])
     assert result.exit_code == 7 and "1 differ from the records" in result.output

@@ -13,8 +13,7 @@ import pytest
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.llms import MockLLM
 
-from provbench.integrations.llamaindex import (capture_trace, llamaindex_embedding, llamaindex_llm,
-                                               property_graph_index)
+from provbench.integrations.llamaindex import capture_trace, llamaindex_embedding, llamaindex_llm, property_graph_index
 from provbench.kb.embeddings import embed_query
 from provbench.llm import LLMError
 from provbench.model import Trace
@@ -48,9 +47,14 @@ def ask(kb, llm_client, question, trace):
 
 
 def summary(trace):
-    return {"steps": [(s.tool, s.arguments, s.result) for s in trace.steps], "visited": trace.visited_entities,
-            "read": trace.read_text_units, "retrieved": [(r.kind, r.id) for r in trace.retrieved],
-            "calls": len(trace.llm_calls), "artifacts": trace.artifacts}
+    return {
+        "steps": [(s.tool, s.arguments, s.result) for s in trace.steps],
+        "visited": trace.visited_entities,
+        "read": trace.read_text_units,
+        "retrieved": [(r.kind, r.id) for r in trace.retrieved],
+        "calls": len(trace.llm_calls),
+        "artifacts": trace.artifacts,
+    }
 
 
 # -- adapters -------------------------------------------------------------------------------------------
@@ -64,8 +68,12 @@ def test_llm_adapter_goes_through_the_client_cached_counted_and_traced(tmp_path)
     assert llm.chat([ChatMessage(role="user", content="hello")]).message.content == "first"  # from the cache
     assert llm.complete("hello").text == "first"  # the same request: a completion is one user message
     assert asyncio.run(llm.acomplete("again")).text == "second"
-    assert [(c.purpose, c.cached) for c in trace.llm_calls] == [("synonyms", False), ("synonyms", True),
-                                                               ("synonyms", True), ("synonyms", False)]
+    assert [(c.purpose, c.cached) for c in trace.llm_calls] == [
+        ("synonyms", False),
+        ("synonyms", True),
+        ("synonyms", True),
+        ("synonyms", False),
+    ]
     assert client.stats.calls == 2 and client.backend.calls[0]["max_tokens"] == 32
     assert llm.metadata.is_chat_model and llm.metadata.model_name == "scripted" and llm.metadata.num_output == 32
     assert [r.delta for r in llm.stream_complete("hello")] == ["first"]
@@ -94,7 +102,9 @@ def test_events_become_the_trace_in_provbench_ids(kb):
     trace = Trace(question_id="q", system="s")
     response = ask(kb, scripted_llm([model] * 2), "Who is the mayor of Dunmere?", trace)
     tools = [s.tool for s in trace.steps]
-    assert {"llamaindex:LLMSynonymRetriever", "llamaindex:VectorContextRetriever", "llamaindex:PGRetriever"} <= set(tools)
+    assert {"llamaindex:LLMSynonymRetriever", "llamaindex:VectorContextRetriever", "llamaindex:PGRetriever"} <= set(
+        tools
+    )
     synonym = next(s for s in trace.steps if s.tool == "llamaindex:LLMSynonymRetriever")
     assert synonym.arguments == {"query": "Who is the mayor of Dunmere?"}
     assert {"kind": "relationship", "id": "rel:9", "score": 1.0} in synonym.result  # Mara Holt -mayor_of-> Dunmere

@@ -12,8 +12,14 @@ from llama_index.core.indices.property_graph import LLMSynonymRetriever, VectorC
 from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
-from provbench.integrations.llamaindex import (ProvbenchEmbedding, ViewStoreRefused, llamaindex_embedding,
-                                               llamaindex_llm, property_graph_index, property_graph_store)
+from provbench.integrations.llamaindex import (
+    ProvbenchEmbedding,
+    ViewStoreRefused,
+    llamaindex_embedding,
+    llamaindex_llm,
+    property_graph_index,
+    property_graph_store,
+)
 from provbench.testing import scripted_llm
 
 
@@ -37,8 +43,10 @@ def test_get_takes_ids_or_names_and_hides_what_the_view_hides(kb):
     store = property_graph_store(kb.view())
     [vale] = store.get(ids=["ent:orin-vale"])
     assert isinstance(vale, EntityNode) and vale.name == vale.id == "Orin Vale" and vale.label == "PERSON"
-    assert vale.properties == {"entity_id": "ent:orin-vale",
-                               "description": "Orin Vale is a film director born in Dunmere."}
+    assert vale.properties == {
+        "entity_id": "ent:orin-vale",
+        "description": "Orin Vale is a film director born in Dunmere.",
+    }
     assert [n.name for n in store.get(ids=["Orin vale", "MARA HOLT", "nobody"])] == ["Orin Vale", "Mara Holt"]
     [unit] = store.get(ids=["tu:3"])
     assert isinstance(unit, ChunkNode) and unit.text == "Dunmere is a coastal town in Norland."
@@ -65,9 +73,13 @@ def test_rel_map_follows_both_directions_from_the_given_nodes_only(kb):
     assert store.get_rel_map([]) == []  # the Kùzu store returns the whole graph here
     [dunmere] = store.get(ids=["ent:dunmere"])
     triplets = store.get_rel_map([dunmere], depth=1)
-    assert names(triplets) == ["Aster River -flows_through-> Dunmere", "Dunmere -located_in-> Norland",
-                               "Kestrel Bridge -located_in-> Dunmere", "Mara Holt -mayor_of-> Dunmere",
-                               "Orin Vale -born_in-> Dunmere"]  # 1 outgoing, 4 incoming
+    assert names(triplets) == [
+        "Aster River -flows_through-> Dunmere",
+        "Dunmere -located_in-> Norland",
+        "Kestrel Bridge -located_in-> Dunmere",
+        "Mara Holt -mayor_of-> Dunmere",
+        "Orin Vale -born_in-> Dunmere",
+    ]  # 1 outgoing, 4 incoming
     born = next(t for t in triplets if t[1].label == "born_in")
     source, relation, target = born
     assert relation.properties == {"relation_id": "rel:6", TRIPLET_SOURCE_KEY: "tu:0"}
@@ -75,18 +87,23 @@ def test_rel_map_follows_both_directions_from_the_given_nodes_only(kb):
     assert target.properties["entity_id"] == "ent:dunmere" and TRIPLET_SOURCE_KEY not in target.properties
     assert (relation.source_id, relation.target_id) == ("Orin Vale", "Dunmere")
     assert len(store.get_rel_map([dunmere], depth=2)) == 9 and len(store.get_rel_map([dunmere], depth=2, limit=3)) == 3
-    assert "Dunmere -located_in-> Norland" not in names(store.get_rel_map([dunmere], depth=1,
-                                                                          ignore_rels=["located_in"]))
+    assert "Dunmere -located_in-> Norland" not in names(
+        store.get_rel_map([dunmere], depth=1, ignore_rels=["located_in"])
+    )
 
 
 def test_hidden_and_invalidated_relations_never_come_back(kb):
     view = kb.view().hide(entities=["ent:mara-holt"], relations=["rel:8"]).invalidate(["rel:7"])
     store = property_graph_store(view)
     [dunmere] = store.get(ids=["Dunmere"])
-    assert names(store.get_rel_map([dunmere], depth=1)) == names(store.get_triplets(entity_names=["Dunmere"])) == [
-        "Kestrel Bridge -located_in-> Dunmere", "Orin Vale -born_in-> Dunmere"]
+    assert (
+        names(store.get_rel_map([dunmere], depth=1))
+        == names(store.get_triplets(entity_names=["Dunmere"]))
+        == ["Kestrel Bridge -located_in-> Dunmere", "Orin Vale -born_in-> Dunmere"]
+    )
     assert names(store.get_triplets(relation_names=["mayor_of", "flows_through", "located_in"])) == [
-        "Kestrel Bridge -located_in-> Dunmere"]
+        "Kestrel Bridge -located_in-> Dunmere"
+    ]
     assert store.get_triplets() == []
     assert "mayor_of" not in store.get_schema()["relation_labels"]
     assert "mayor_of" in property_graph_store(kb.view()).get_schema()["relation_labels"]
@@ -148,8 +165,9 @@ class QueriesOnly(ProvbenchEmbedding):
 
 def test_vector_context_retriever_finds_what_each_question_is_about(kb):
     index = property_graph_index(kb.view(), embed_model=QueriesOnly())
-    retriever = VectorContextRetriever(index.property_graph_store, embed_model=QueriesOnly(),
-                                       similarity_top_k=2, include_text=False)
+    retriever = VectorContextRetriever(
+        index.property_graph_store, embed_model=QueriesOnly(), similarity_top_k=2, include_text=False
+    )
     river = triplet_texts(retriever.retrieve("Who is the mayor of the town the Aster River flows through?"))
     studio = triplet_texts(retriever.retrieve("Which studio produced the film Glass Harbor?"))
     assert "Mara Holt -> mayor_of -> Dunmere" in river and "Aster River -> flows_through -> Dunmere" in river
@@ -162,18 +180,23 @@ def test_synonym_retriever_matches_names_not_slugs(kb):
     llm = llamaindex_llm(scripted_llm(["kestrel BRIDGE^ bridges ^norland"]))
     retriever = LLMSynonymRetriever(index.property_graph_store, llm=llm, include_text=False)
     assert triplet_texts(retriever.retrieve("What crosses the river?")) == {
-        "Kestrel Bridge -> crosses -> Aster River", "Kestrel Bridge -> located_in -> Dunmere",
-        "Dunmere -> located_in -> Norland"}
+        "Kestrel Bridge -> crosses -> Aster River",
+        "Kestrel Bridge -> located_in -> Dunmere",
+        "Dunmere -> located_in -> Norland",
+    }
 
 
 def test_include_text_returns_the_linked_text_units(kb):
     index = property_graph_index(kb.view())
-    retriever = LLMSynonymRetriever(index.property_graph_store, llm=llamaindex_llm(scripted_llm(["Norland"])),
-                                    include_text=True)
+    retriever = LLMSynonymRetriever(
+        index.property_graph_store, llm=llamaindex_llm(scripted_llm(["Norland"])), include_text=True
+    )
     [node] = retriever.retrieve("Where is Dunmere?")
     assert node.node.node_id == "tu:3"
-    assert node.node.get_content() == ("Here are some facts extracted from the provided text:\n\n"
-                                       "Dunmere -> located_in -> Norland\n\nDunmere is a coastal town in Norland.")
+    assert node.node.get_content() == (
+        "Here are some facts extracted from the provided text:\n\n"
+        "Dunmere -> located_in -> Norland\n\nDunmere is a coastal town in Norland."
+    )
 
 
 def test_as_retriever_with_defaults_uses_both_stock_retrievers(kb):
@@ -207,8 +230,9 @@ def test_retrieved_nodes_map_back_to_every_relation_they_show(tmp_path, on_graph
     kb = KnowledgeBase.create(tmp_path / "kb")
     kb.add_text_units([TextUnit(id="tu:1", text="Ada knows Bo.", document_id="d")])
     kb.add_entities([Entity(id="ent:ada", name="Ada"), Entity(id="ent:bo", name="Bo")])
-    kb.add_relations([Relation(id=f"rel:{n}", source="ent:ada", target="ent:bo", label="knows", text_unit_id="tu:1")
-                      for n in (1, 2)])
+    kb.add_relations(
+        [Relation(id=f"rel:{n}", source="ent:ada", target="ent:bo", label="knows", text_unit_id="tu:1") for n in (1, 2)]
+    )
     kb.finalize({"builder": "test"}, embed=False)
     store = property_graph_store(kb.view())
     [ada] = store.get(ids=["Ada"])

@@ -22,8 +22,14 @@ from provbench.testing import schema_following_llm, scripted_llm
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 QUESTION = Question(id="q1", question="Who is the mayor of Dunmere?", answer="Mara Holt")
-ABLATIONS = ["full-isolation", "text-only-isolation", "cited-removal", "random-removal", "entity-removal",
-             "entity-text-mask"]
+ABLATIONS = [
+    "full-isolation",
+    "text-only-isolation",
+    "cited-removal",
+    "random-removal",
+    "entity-removal",
+    "entity-text-mask",
+]
 
 
 @pytest.fixture(scope="module")
@@ -77,19 +83,26 @@ def not_a_pipeline(index):
 
 
 def test_the_query_engines_response_and_source_nodes_become_answer_and_citations(third_party, kb):
-    trace = system(factory="li_pipeline:graph_rag").run(QUESTION, Environment(view=kb.view(), llm=scripted_llm([model] * 3)))
+    trace = system(factory="li_pipeline:graph_rag").run(
+        QUESTION, Environment(view=kb.view(), llm=scripted_llm([model] * 3))
+    )
     assert trace.outcome == "answered" and trace.answer == "Mara Holt is the mayor."
     assert "tu:4" in trace.citations.text_units and "rel:9" in trace.citations.relationships
     assert {"ent:mara-holt", "ent:dunmere"} <= set(trace.citations.entities)
     assert set(trace.read_text_units) == set(trace.citations.text_units)  # what the synthesis was given
-    assert {s.tool for s in trace.steps} >= {"llamaindex:VectorContextRetriever", "llamaindex:LLMSynonymRetriever",
-                                              "llamaindex:query"}
+    assert {s.tool for s in trace.steps} >= {
+        "llamaindex:VectorContextRetriever",
+        "llamaindex:LLMSynonymRetriever",
+        "llamaindex:query",
+    }
     assert [c.purpose for c in trace.llm_calls] == ["llamaindex", "llamaindex"]
 
 
 def test_the_answer_step_keeps_citations_of_nodes_it_showed(third_party, kb):
     llm = scripted_llm([model] * 3)
-    trace = system(factory="li_pipeline:graph_retriever", answer="auto").run(QUESTION, Environment(view=kb.view(), llm=llm))
+    trace = system(factory="li_pipeline:graph_retriever", answer="auto").run(
+        QUESTION, Environment(view=kb.view(), llm=llm)
+    )
     assert trace.answer == "Mara Holt" and trace.citations.text_units == ["tu:4"]
     assert "rel:9" in trace.citations.relationships and "ent:mara-holt" in trace.citations.entities
     assert any(s.kind == "rejection" and "tu:99" in str(s.arguments) for s in trace.steps)
@@ -99,15 +112,23 @@ def test_the_answer_step_keeps_citations_of_nodes_it_showed(third_party, kb):
 
 def test_nothing_retrieved_is_an_abstention(kb):
     trace = system(factory="test_llamaindex_system:empty_engine").run(
-        QUESTION, Environment(view=kb.view(), llm=scripted_llm(["", "unused"])))
+        QUESTION, Environment(view=kb.view(), llm=scripted_llm(["", "unused"]))
+    )
     assert trace.outcome == "abstained" and trace.answer is None and trace.retrieved == []
 
 
-@pytest.mark.parametrize("factory, replies, error", [
-    ("test_llamaindex_system:broken_pipeline", [], "the LlamaIndex pipeline raised RuntimeError: the pipeline's own bug"),
-    ("test_llamaindex_system:not_a_pipeline", [], "expected a LlamaIndex query engine"),
-    ("li_pipeline:graph_rag", [RuntimeError("provider down")], "LLM call failed"),
-])
+@pytest.mark.parametrize(
+    "factory, replies, error",
+    [
+        (
+            "test_llamaindex_system:broken_pipeline",
+            [],
+            "the LlamaIndex pipeline raised RuntimeError: the pipeline's own bug",
+        ),
+        ("test_llamaindex_system:not_a_pipeline", [], "expected a LlamaIndex query engine"),
+        ("li_pipeline:graph_rag", [RuntimeError("provider down")], "LLM call failed"),
+    ],
+)
 def test_a_failing_pipeline_gives_a_failed_trace(third_party, kb, factory, replies, error):
     trace = system(factory=factory).run(QUESTION, Environment(view=kb.view(), llm=scripted_llm(replies)))
     assert trace.outcome == "failed" and error in trace.error and trace.steps[-1].kind == "error"
@@ -161,7 +182,9 @@ def test_the_pipeline_is_a_distribution_outside_the_project(third_party):
 
     assert importlib.metadata.version("li-pipeline") == "0.1.0"
     assert not Path(li_pipeline.__file__).resolve().is_relative_to(REPO)
-    imports = [line for line in Path(li_pipeline.__file__).read_text().splitlines() if line.startswith(("import", "from"))]
+    imports = [
+        line for line in Path(li_pipeline.__file__).read_text().splitlines() if line.startswith(("import", "from"))
+    ]
     assert imports and not any("provbench" in line for line in imports)
 
 
@@ -190,12 +213,17 @@ def test_no_hidden_id_is_in_an_intervention_trace(run):
         baseline = records[record.key.model_copy(update={"condition": "baseline"}).as_str()].trace
         # a query engine cites every node it read: no visited-but-uncited entity for the last two to take
         uncited_only = record.key.condition in ("entity-removal", "entity-text-mask")
-        assert hidden or (uncited_only and set(baseline.visited_entities) <= set(baseline.citations.entities)), record.key
+        assert hidden or (uncited_only and set(baseline.visited_entities) <= set(baseline.citations.entities)), (
+            record.key
+        )
         gone = {kind: set(hidden[kind]["ids"]) for kind in ("entities", "text_units") if kind in hidden}
         trace = record.trace
-        seen = {"entities": set(trace.visited_entities) | set(trace.citations.entities),
-                "text_units": set(trace.read_text_units) | set(trace.citations.text_units)
-                | {r.id for r in trace.retrieved if r.kind == "text_unit"}}
+        seen = {
+            "entities": set(trace.visited_entities) | set(trace.citations.entities),
+            "text_units": set(trace.read_text_units)
+            | set(trace.citations.text_units)
+            | {r.id for r in trace.retrieved if r.kind == "text_unit"},
+        }
         for kind, ids in gone.items():
             assert not ids & seen[kind], (record.key, kind, ids & seen[kind])
 
@@ -210,8 +238,10 @@ def test_units_run_two_at_a_time_are_attributed_to_their_own_traces(run):
         questions = {q.id: q for q in TwoWikiLoader().load(REPO / "datasets" / "2wiki-mini" / "dev.json", limit=3)}
         li = system(factory="li_pipeline:graph_rag")
         for record in (r for r in records.values() if r.key.system == "li-pipeline" and r.key.condition == "baseline"):
-            alone = li.run(questions[record.key.question_id], Environment(view=kb.view(), llm=schema_following_llm(),
-                                                                         seed=record.seed))
+            alone = li.run(
+                questions[record.key.question_id],
+                Environment(view=kb.view(), llm=schema_following_llm(), seed=record.seed),
+            )
             for field in ("steps", "retrieved", "visited_entities", "read_text_units", "citations", "answer"):
                 assert getattr(alone, field) == getattr(record.trace, field), (record.key, field)
     finally:
@@ -228,6 +258,6 @@ def test_its_table2_rows_are_real(run):
     assert all(v["denominator"] == 3 for c, v in changed.items() if c not in uncited)
     assert all(changed[c]["value"] is None and changed[c]["note"] == "not measurable: 3 no-op" for c in uncited)
     html = (run_dir / "report.html").read_text()
-    table2 = html[html.index('id="table2"'):]
+    table2 = html[html.index('id="table2"') :]
     table2 = table2[: table2.index("</table>")]
     assert "li-pipeline" in table2 and "Full isolation" in table2 and "Entity text mask" in table2

@@ -32,6 +32,7 @@ def new_trace() -> Trace:
 
 # -- cache ---------------------------------------------------------------------------------------
 
+
 def test_a_cached_call_is_not_sent_again(tmp_path):
     llm, backend = scripted(["Orin Vale", "second reply"], cache_dir=tmp_path)
     first = llm.chat(ASK)
@@ -53,20 +54,30 @@ def test_the_cache_survives_a_new_client_on_the_same_directory(tmp_path):
 
 
 def test_the_cache_is_shared_with_another_process(tmp_path):
-    code = ("import sys; from provbench.llm import LLMClient, ScriptedBackend; "
-            "llm = LLMClient(ScriptedBackend(replies=['from the child']), cache_dir=sys.argv[1]); "
-            f"print(llm.chat({ASK!r}).text)")
+    code = (
+        "import sys; from provbench.llm import LLMClient, ScriptedBackend; "
+        "llm = LLMClient(ScriptedBackend(replies=['from the child']), cache_dir=sys.argv[1]); "
+        f"print(llm.chat({ASK!r}).text)"
+    )
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "from the child"
     llm, backend = scripted([], cache_dir=tmp_path)
     assert llm.chat(ASK).text == "from the child" and backend.calls == []
 
 
-@pytest.mark.parametrize("change", [
-    {"temperature": 0.7}, {"max_tokens": 64}, {"seed": 1}, {"logprobs": True}, {"top_logprobs": 3},
-    {"schema": SCHEMA}, {"messages": [{"role": "user", "content": "Who directed Glass Harbour?"}]},
-    {"model": "other-model"},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"temperature": 0.7},
+        {"max_tokens": 64},
+        {"seed": 1},
+        {"logprobs": True},
+        {"top_logprobs": 3},
+        {"schema": SCHEMA},
+        {"messages": [{"role": "user", "content": "Who directed Glass Harbour?"}]},
+        {"model": "other-model"},
+    ],
+)
 def test_any_different_parameter_gives_a_different_key(change):
     base = {"schema": None, "max_tokens": 512, "temperature": 0.0, "logprobs": False, "top_logprobs": 0, "seed": None}
     model, messages = change.pop("model", "m"), change.pop("messages", ASK)
@@ -93,6 +104,7 @@ def test_no_cache_dir_means_every_call_is_sent():
 
 
 # -- retries and failures ------------------------------------------------------------------------
+
 
 def test_a_transient_failure_is_retried_then_succeeds():
     llm, backend = scripted([TimeoutError("read timed out"), ConnectionError("reset"), "Orin Vale"], max_attempts=4)
@@ -134,11 +146,20 @@ class StatusError(Exception):
         self.status_code = status_code
 
 
-@pytest.mark.parametrize(("exc", "transient"), [
-    (TimeoutError(), True), (ConnectionError(), True), (StatusError(429), True), (StatusError(503), True),
-    (StatusError(500), True), (StatusError(400), False), (StatusError(401), False), (ValueError(), False),
-    (LLMError("already final"), False),
-])
+@pytest.mark.parametrize(
+    ("exc", "transient"),
+    [
+        (TimeoutError(), True),
+        (ConnectionError(), True),
+        (StatusError(429), True),
+        (StatusError(503), True),
+        (StatusError(500), True),
+        (StatusError(400), False),
+        (StatusError(401), False),
+        (ValueError(), False),
+        (LLMError("already final"), False),
+    ],
+)
 def test_transient_classification(exc, transient):
     assert is_transient(exc) is transient
 
@@ -158,8 +179,9 @@ def test_scripted_callable_replies_see_the_messages():
 
 # -- schema, trace, stats ------------------------------------------------------------------------
 
+
 def test_schema_replies_are_parsed_and_invalid_json_gives_data_none():
-    llm, _ = scripted([{"answer": "Orin Vale"}, '{"answer": "Orin', "```json\n{\"answer\": \"X\"}\n```", '{"a": 1}'])
+    llm, _ = scripted([{"answer": "Orin Vale"}, '{"answer": "Orin', '```json\n{"answer": "X"}\n```', '{"a": 1}'])
     assert llm.chat(ASK, schema=SCHEMA).data == {"answer": "Orin Vale"}
     broken = llm.chat(ASK, schema=SCHEMA)
     assert broken.data is None and broken.text == '{"answer": "Orin'
@@ -196,14 +218,18 @@ def test_bad_input_gets_clear_errors(tmp_path):
         llm.chat([("user", "hi")])
     with pytest.raises(UserError, match="llama-cpp model file not found"):
         make_llm(f"llama-cpp:{tmp_path / 'missing.gguf'}")
-    with pytest.raises(UserError, match=r"model 'embedded' \(llm_backend 'embedded' .*unknown or missing "
-                                        r"parameters \['api_base'\].*known parameters: n_ctx, n_threads, logprobs_n_ctx"):
+    with pytest.raises(
+        UserError,
+        match=r"model 'embedded' \(llm_backend 'embedded' .*unknown or missing "
+        r"parameters \['api_base'\].*known parameters: n_ctx, n_threads, logprobs_n_ctx",
+    ):
         make_llm("embedded", api_base="http://localhost")
     with pytest.raises(UserError, match=r"known parameters: replies"):
         make_llm("scripted", reply=["x"])
 
 
 # -- concurrency and async -----------------------------------------------------------------------
+
 
 class Gauge:
     """A slow reply that records how many calls were in flight at once."""
@@ -238,8 +264,9 @@ def test_achat_runs_concurrently_within_the_limit():
     llm, backend = scripted([gauge] * 6, max_concurrency=3)
 
     async def main():
-        return await asyncio.gather(*(llm.achat([{"role": "user", "content": str(i)}], purpose="ragas")
-                                      for i in range(6)))
+        return await asyncio.gather(
+            *(llm.achat([{"role": "user", "content": str(i)}], purpose="ragas") for i in range(6))
+        )
 
     replies = asyncio.run(main())
     assert [r.text for r in replies] == ["done"] * 6 and len(backend.calls) == 6
@@ -304,10 +331,23 @@ def test_litellm_bad_requests_and_auth_errors_fail_at_once(mock):
 
 
 def test_logprobs_are_normalised_from_openai_shape():
-    raw = {"content": [{"token": "Or", "logprob": -0.1, "bytes": [79, 114],
-                        "top_logprobs": [{"token": "Or", "logprob": -0.1}, {"token": "An", "logprob": -2.5}]}]}
-    assert normalise_logprobs(raw) == [{"token": "Or", "logprob": -0.1, "top_logprobs": [
-        {"token": "Or", "logprob": -0.1}, {"token": "An", "logprob": -2.5}]}]
+    raw = {
+        "content": [
+            {
+                "token": "Or",
+                "logprob": -0.1,
+                "bytes": [79, 114],
+                "top_logprobs": [{"token": "Or", "logprob": -0.1}, {"token": "An", "logprob": -2.5}],
+            }
+        ]
+    }
+    assert normalise_logprobs(raw) == [
+        {
+            "token": "Or",
+            "logprob": -0.1,
+            "top_logprobs": [{"token": "Or", "logprob": -0.1}, {"token": "An", "logprob": -2.5}],
+        }
+    ]
     assert normalise_logprobs(None) is None
 
 

@@ -29,8 +29,10 @@ def test_the_embedded_model_ships_inside_a_package():
 
 
 def test_embedded_model_gives_a_schema_valid_json_reply(llm):
-    messages = [{"role": "system", "content": "Answer with a JSON object."},
-                {"role": "user", "content": "What is the capital of France?"}]
+    messages = [
+        {"role": "system", "content": "Answer with a JSON object."},
+        {"role": "user", "content": "What is the capital of France?"},
+    ]
     resp = llm.chat(messages, schema=SCHEMA, max_tokens=48, seed=0)
     assert resp.data is not None, resp.text
     jsonschema.validate(resp.data, SCHEMA)

@@ -63,8 +63,12 @@ def test_an_interleaved_conversation_resumes_from_its_saved_context(fresh, monke
     said = fresh.complete({**ask, "messages": first})["text"]
     fresh.complete({**ask, "messages": [{"role": "user", "content": "Count to three."}]})
     evaluated.clear()
-    second = fresh.complete({**ask, "messages": first + [{"role": "assistant", "content": said},
-                                                         {"role": "user", "content": "Another one."}]})
+    second = fresh.complete(
+        {
+            **ask,
+            "messages": first + [{"role": "assistant", "content": said}, {"role": "user", "content": "Another one."}],
+        }
+    )
     prompt_evaluated = evaluated[0]  # the first eval of a call is its prompt's
     assert (prompt_evaluated < 30) == (capacity_mb != "0"), prompt_evaluated
     assert second["text"] == _expected_second(fresh, first, said, ask)

@@ -27,7 +27,8 @@ def test_2wiki_gold_sentences_come_from_the_records_context(tmp_path):
     record = TINY_RECORDS[0]
     paragraphs = dict((title, sentences) for title, sentences in record["context"])
     assert [(s.document, s.index, s.text) for s in q1.gold.sentences] == [
-        (title, index, paragraphs[title][index].strip()) for title, index in record["supporting_facts"]]
+        (title, index, paragraphs[title][index].strip()) for title, index in record["supporting_facts"]
+    ]
     assert q1.gold.groups() == [q1.gold.sentences]  # one group: every supporting fact is needed
     assert q1.gold.triples == [GoldTriple(subject=s, relation=r, object=o) for s, r, o in record["evidences"]]
     assert q1.gold.entities == ["Glass Harbor", "Orin Vale", "Mira Vale"]
@@ -73,7 +74,8 @@ def test_fever_gold_groups_are_the_evidence_sets_with_page_text():
             continue
         sets = q.metadata["evidence"]
         assert [[(s.document, s.index) for s in group] for group in q.gold.groups()] == [
-            [(page, line) for page, line in group] for group in sets]
+            [(page, line) for page, line in group] for group in sets
+        ]
         for s in q.gold.sentences:
             assert s.text == next(x.text for x in pages[s.document].sentences if x.line == s.index)
         first = q.gold.groups()[0]

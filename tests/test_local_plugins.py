@@ -66,8 +66,9 @@ def write_suite(folder: Path, plugins: str = "plugins: [./my_system.py]\n", syst
 
 def provbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(REPO / p) for p in ("framework", "plugins", "tools"))}
-    return subprocess.run([sys.executable, "-m", "provbench.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "provbench.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_a_suite_runs_its_own_plugin_file_and_records_its_digest(tmp_path):
@@ -103,11 +104,17 @@ def test_a_module_name_from_the_suite_folder_and_its_namespace(tmp_path):
     assert registry.get("system", "mine/echo")
 
 
-@pytest.mark.parametrize("plugins, expected", [
-    ("plugins: [./missing.py]\n", "line 2, field 'plugins[0]': no plugin file"),
-    ("plugins: [./my_system.py, not_a_module_anywhere]\n", "line 2, field 'plugins[1]': no module 'not_a_module_anywhere'"),
-    ("plugins: ./my_system.py\n", "line 2, field 'plugins': a list of plugin files"),
-])
+@pytest.mark.parametrize(
+    "plugins, expected",
+    [
+        ("plugins: [./missing.py]\n", "line 2, field 'plugins[0]': no plugin file"),
+        (
+            "plugins: [./my_system.py, not_a_module_anywhere]\n",
+            "line 2, field 'plugins[1]': no module 'not_a_module_anywhere'",
+        ),
+        ("plugins: ./my_system.py\n", "line 2, field 'plugins': a list of plugin files"),
+    ],
+)
 def test_a_bad_plugin_entry_is_located(tmp_path, plugins, expected):
     suite = write_suite(tmp_path, plugins=plugins)
     with pytest.raises(UserError, match="suite.yaml") as caught:

@@ -9,11 +9,27 @@ import pytest
 from conftest import shared_dir
 from provbench.errors import UserError
 from provbench.model import Question
-from provbench_plugins.datasets.medmcqa.loader import (MedMCQALoader, MMLUMedicalLoader, facet_counts,
-                                                      option_letter, sample_by_subject)
+from provbench_plugins.datasets.medmcqa.loader import (
+    MedMCQALoader,
+    MMLUMedicalLoader,
+    facet_counts,
+    option_letter,
+    sample_by_subject,
+)
 
-RAW = {"id": "q1", "question": "Which?", "opa": "alpha", "opb": "beta", "opc": "gamma", "opd": "delta", "cop": 2,
-       "exp": None, "subject_name": "Anatomy", "topic_name": None, "choice_type": "single"}
+RAW = {
+    "id": "q1",
+    "question": "Which?",
+    "opa": "alpha",
+    "opb": "beta",
+    "opc": "gamma",
+    "opd": "delta",
+    "cop": 2,
+    "exp": None,
+    "subject_name": "Anatomy",
+    "topic_name": None,
+    "choice_type": "single",
+}
 
 
 def write_jsonl(path, records):
@@ -23,12 +39,25 @@ def write_jsonl(path, records):
 
 def test_raw_jsonl_cop_is_one_based(tmp_path):
     q = MedMCQALoader().load(write_jsonl(tmp_path / "d.jsonl", [RAW]))[0]
-    assert (q.answer, q.aliases, q.choices, q.category, q.type) == ("B", ["beta"], ["alpha", "beta", "gamma", "delta"],
-                                                                   "Anatomy", "single")
+    assert (q.answer, q.aliases, q.choices, q.category, q.type) == (
+        "B",
+        ["beta"],
+        ["alpha", "beta", "gamma", "delta"],
+        "Anatomy",
+        "single",
+    )
 
 
-@pytest.mark.parametrize("change, field", [({"cop": 5}, "cop"), ({"cop": 0}, "cop"), ({"opc": None}, "opc"),
-                                           ({"choice_type": "both"}, "choice_type"), ({"question": ""}, "question")])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"cop": 5}, "cop"),
+        ({"cop": 0}, "cop"),
+        ({"opc": None}, "opc"),
+        ({"choice_type": "both"}, "choice_type"),
+        ({"question": ""}, "question"),
+    ],
+)
 def test_bad_records_get_located_errors(tmp_path, change, field):
     path = write_jsonl(tmp_path / "d.jsonl", [RAW, {**RAW, "id": "q2", **change}])
     with pytest.raises(UserError) as err:
@@ -42,8 +71,9 @@ def test_broken_json_line_and_mirage_record_are_located(tmp_path):
     with pytest.raises(UserError, match=r"d\.jsonl:2: not valid JSON"):
         MedMCQALoader().load(path)
     mirage = tmp_path / "benchmark.json"
-    mirage.write_text(json.dumps({"mmlu": {"m1": {"question": "?", "options": {"A": "a", "B": "b", "C": "c"},
-                                                 "answer": "A"}}}))
+    mirage.write_text(
+        json.dumps({"mmlu": {"m1": {"question": "?", "options": {"A": "a", "B": "b", "C": "c"}, "answer": "A"}}})
+    )
     with pytest.raises(UserError, match=r"benchmark\.json \[mmlu\]: record 'm1': field options: .*lack \['D'\]"):
         MMLUMedicalLoader().load(mirage)
 
@@ -51,8 +81,9 @@ def test_broken_json_line_and_mirage_record_are_located(tmp_path):
 def test_hub_form_is_zero_based_and_skips_unlabelled_rows(tmp_path):
     folder = tmp_path / "hub"
     folder.mkdir()
-    write_jsonl(folder / "validation.jsonl", [{**RAW, "cop": 0}, {**RAW, "id": "q2", "cop": 3},
-                                              {**RAW, "id": "q3", "cop": -1}])
+    write_jsonl(
+        folder / "validation.jsonl", [{**RAW, "cop": 0}, {**RAW, "id": "q2", "cop": 3}, {**RAW, "id": "q3", "cop": -1}]
+    )
     loader = MedMCQALoader()
     questions = loader.load(str(folder), split="validation")
     assert [q.answer for q in questions] == ["A", "D"] and loader.skipped_unlabelled == 1
@@ -61,30 +92,71 @@ def test_hub_form_is_zero_based_and_skips_unlabelled_rows(tmp_path):
 def test_scoring_reads_the_option_letter_or_text():
     loader = MedMCQALoader()
     question = Question(id="q", question="?", answer="B", choices=["alpha", "beta", "gamma", "delta"])
-    for prediction, ok in (("B", 1.0), ("(b) beta", 1.0), ("B. beta", 1.0), ("beta", 1.0), ("A", 0.0),
-                           ("Because", 0.0), (None, 0.0)):
+    for prediction, ok in (
+        ("B", 1.0),
+        ("(b) beta", 1.0),
+        ("B. beta", 1.0),
+        ("beta", 1.0),
+        ("A", 0.0),
+        ("Because", 0.0),
+        (None, 0.0),
+    ):
         assert loader.score_answer(question, prediction) == {"accuracy": ok}, prediction
     assert option_letter("d)") == "D" and loader.normalize("c. Gamma") == loader.normalize("C")
 
 
 # Paper 001's Table 1 options: every one opens with an article a letter regex could misread.
-TABLE1 = Question(id="t1", question="A baby born with pulmonary hypoplasia ... would be classified as having",
-                  answer="C", choices=["an association", "a dysplasia", "a sequence", "a syndrome"])
+TABLE1 = Question(
+    id="t1",
+    question="A baby born with pulmonary hypoplasia ... would be classified as having",
+    answer="C",
+    choices=["an association", "a dysplasia", "a sequence", "a syndrome"],
+)
 
 
-@pytest.mark.parametrize("prediction, letter", [
-    ("a sequence", "C"), ("A sequence", "C"), ("a sequence.", "C"), ("  A  Sequence ", "C"), ("an association", "A"),
-    ("a syndrome", "D"), ("C", "C"), ("C.", "C"), ("(C)", "C"), ("C)", "C"), ("[C]", "C"), ("Answer: C", "C"),
-    ("The answer is C.", "C"), ("C. a sequence", "C"), ("(c)", "C"), ("c)", "C"), ("c.", "C"), ("a", "A"), ("an", None),
-    ("A syndrome-like picture", None), ("Because", None)])
+@pytest.mark.parametrize(
+    "prediction, letter",
+    [
+        ("a sequence", "C"),
+        ("A sequence", "C"),
+        ("a sequence.", "C"),
+        ("  A  Sequence ", "C"),
+        ("an association", "A"),
+        ("a syndrome", "D"),
+        ("C", "C"),
+        ("C.", "C"),
+        ("(C)", "C"),
+        ("C)", "C"),
+        ("[C]", "C"),
+        ("Answer: C", "C"),
+        ("The answer is C.", "C"),
+        ("C. a sequence", "C"),
+        ("(c)", "C"),
+        ("c)", "C"),
+        ("c.", "C"),
+        ("a", "A"),
+        ("an", None),
+        ("A syndrome-like picture", None),
+        ("Because", None),
+    ],
+)
 def test_option_text_is_matched_before_a_letter_and_articles_are_not_letters(prediction, letter):
     assert option_letter(prediction, TABLE1) == letter
     assert MedMCQALoader().score_answer(TABLE1, prediction) == {"accuracy": float(letter == "C")}
 
 
-@pytest.mark.parametrize("prediction, letter", [
-    ("A bone marrow", "A"), ("a bone marrow", "A"), ("the pancreas", "B"), ("a pancreas", "B"), ("(B) pancreas", "B"),
-    ("C pancreas", None), ("B bone marrow", None)])
+@pytest.mark.parametrize(
+    "prediction, letter",
+    [
+        ("A bone marrow", "A"),
+        ("a bone marrow", "A"),
+        ("the pancreas", "B"),
+        ("a pancreas", "B"),
+        ("(B) pancreas", "B"),
+        ("C pancreas", None),
+        ("B bone marrow", None),
+    ],
+)
 def test_an_option_text_after_its_own_letter_or_an_article_names_it(prediction, letter):
     # the embedded model answered "A bone marrow" to mm-06 of medical-mini (A. bone marrow)
     question = Question(id="q", question="?", answer="A", choices=["bone marrow", "pancreas", "inner ear", "nerve"])
@@ -145,7 +217,9 @@ def test_sampling_spreads_over_subjects_with_the_seed(tmp_path):
     picked = sample_by_subject(questions, 3, seed=7)
     assert sorted(q.category for q in picked) == ["Anatomy", "ENT", "Surgery"]
     assert [q.id for q in picked] == [q.id for q in sample_by_subject(questions, 3, seed=7)]
-    assert {tuple(q.id for q in sample_by_subject(questions, 3, seed=s)) for s in range(6)} != {tuple(q.id for q in picked)}
+    assert {tuple(q.id for q in sample_by_subject(questions, 3, seed=s)) for s in range(6)} != {
+        tuple(q.id for q in picked)
+    }
 
 
 def test_facets_count_subjects_and_choice_types(tmp_path):
@@ -183,8 +257,10 @@ def test_medical_mini_questions_carry_their_gold_path_in_both_forms(tmp_path):
 
     assert MedMCQALoader.provides_gold and MMLUMedicalLoader.provides_gold
     dev = MedMCQALoader().load(REPO / "datasets" / "medical-mini" / "dev.jsonl")
-    mmlu = {q.id.replace("mmlu-", "mm-"): q for q in
-            MMLUMedicalLoader().load(REPO / "datasets" / "medical-mini" / "mirage-benchmark.json")}
+    mmlu = {
+        q.id.replace("mmlu-", "mm-"): q
+        for q in MMLUMedicalLoader().load(REPO / "datasets" / "medical-mini" / "mirage-benchmark.json")
+    }
     for q in dev:
         gold = q.gold
         assert gold is not None and gold.triples and gold.ordered == (q.type == "single")
@@ -210,15 +286,28 @@ def test_mmlu_loader_reads_every_subject_in_the_hub_layout_and_the_original_csv(
     from provbench.registry import default_registry
     from provbench_plugins.datasets.medmcqa.mmlu import MMLULoader
 
-    rows = [{"question": "2 + 2?", "subject": "elementary_mathematics", "choices": ["3", "4", "5", "6"], "answer": 1},
-            {"question": "Capital of France?", "subject": "high_school_geography",
-             "choices": ["a city", "Paris", "Lyon", "Nice"], "answer": 1},
-            {"question": "Which bone?", "subject": "anatomy", "choices": ["an ulna", "a femur", "a rib", "a skull"],
-             "answer": 2}]
+    rows = [
+        {"question": "2 + 2?", "subject": "elementary_mathematics", "choices": ["3", "4", "5", "6"], "answer": 1},
+        {
+            "question": "Capital of France?",
+            "subject": "high_school_geography",
+            "choices": ["a city", "Paris", "Lyon", "Nice"],
+            "answer": 1,
+        },
+        {
+            "question": "Which bone?",
+            "subject": "anatomy",
+            "choices": ["an ulna", "a femur", "a rib", "a skull"],
+            "answer": 2,
+        },
+    ]
     hub = write_jsonl(tmp_path / "test.jsonl", rows)
     questions = MMLULoader().load(hub)
     assert [(q.answer, q.category, q.dataset) for q in questions] == [
-        ("B", "elementary_mathematics", "mmlu"), ("B", "high_school_geography", "mmlu"), ("C", "anatomy", "mmlu")]
+        ("B", "elementary_mathematics", "mmlu"),
+        ("B", "high_school_geography", "mmlu"),
+        ("C", "anatomy", "mmlu"),
+    ]
     assert MMLULoader().claims(hub) and not MedMCQALoader().claims(hub)
     assert MMLULoader().score_answer(questions[2], "a rib") == {"accuracy": 1.0}  # option text, not letter A
     assert "mmlu" in default_registry().names("dataset_loader")

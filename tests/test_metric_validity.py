@@ -16,8 +16,16 @@ from provbench.llm import LLMClient
 from provbench.model import BASELINE, RunRecord, Trace, UnitKey
 from provbench.testing import control_runs
 from provbench_plugins.metrics.ragas_faithfulness import make_ragas_llm
-from provbench_plugins.metrics.metric_validity import (CHECKS, CONTROLS, FAITHFUL, JUDGE, cell, disagreements,
-                                                metric_validity, run_controls)
+from provbench_plugins.metrics.metric_validity import (
+    CHECKS,
+    CONTROLS,
+    FAITHFUL,
+    JUDGE,
+    cell,
+    disagreements,
+    metric_validity,
+    run_controls,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 QUESTION = "Who is the mother of the director of film Glass Harbor?"
@@ -52,16 +60,21 @@ def faithfulness(answer: str, contexts: list[str], model_id: str = "control:judg
 def test_judge_replies_fit_ragas_schemas_and_score_context_sentences_one():
     from ragas.metrics.collections.faithfulness.util import NLIStatementOutput, StatementGeneratorOutput
 
-    value, backend = faithfulness("Glass Harbor is a 1987 drama film. He is the son of the painter Mira Vale.",
-                                  [FILM, MOTHER])
+    value, backend = faithfulness(
+        "Glass Harbor is a 1987 drama film. He is the son of the painter Mira Vale.", [FILM, MOTHER]
+    )
     assert value == 1.0
     (ask_statements, statements), (ask_verdicts, verdicts) = [(q, r["text"]) for q, r in backend.exchanges]
-    for request, text, model in ((ask_statements, statements, StatementGeneratorOutput),
-                                 (ask_verdicts, verdicts, NLIStatementOutput)):
+    for request, text, model in (
+        (ask_statements, statements, StatementGeneratorOutput),
+        (ask_verdicts, verdicts, NLIStatementOutput),
+    ):
         jsonschema.validate(json.loads(text), request["schema"])
         model.model_validate_json(text)
-    assert json.loads(statements)["statements"] == ["Glass Harbor is a 1987 drama film.",
-                                                    "He is the son of the painter Mira Vale."]
+    assert json.loads(statements)["statements"] == [
+        "Glass Harbor is a 1987 drama film.",
+        "He is the son of the painter Mira Vale.",
+    ]
 
 
 def test_a_planted_unsupported_statement_lowers_faithfulness():
@@ -82,22 +95,28 @@ def test_every_control_judges_by_rule_and_control_judge_only_judges():
     assert faithfulness("Mira Vale", [MOTHER], model_id="control:random")[0] == 0.0  # not a random reply
     judge = LLMClient(make_control("control:judge"), max_attempts=1)
     with pytest.raises(Exception, match="control:judge only judges"):
-        judge.chat([{"role": "user", "content": QUESTION}], schema={"type": "object", "properties": {
-            "answer": {"type": "string"}}})
+        judge.chat(
+            [{"role": "user", "content": QUESTION}],
+            schema={"type": "object", "properties": {"answer": {"type": "string"}}},
+        )
 
 
 # -- the benchmark's core ------------------------------------------------------------------------
 
+
 def baseline(question: str, faithful: float | None) -> RunRecord:
-    return RunRecord(key=UnitKey(question_id=question, system="agentic-graphrag", condition=BASELINE),
-                     trace=Trace(question_id=question, system="agentic-graphrag", answer="x"),
-                     scores={"faithfulness_cited": faithful})
+    return RunRecord(
+        key=UnitKey(question_id=question, system="agentic-graphrag", condition=BASELINE),
+        trace=Trace(question_id=question, system="agentic-graphrag", answer="x"),
+        scores={"faithfulness_cited": faithful},
+    )
 
 
 def test_a_question_without_a_reading_is_a_miss_not_a_skip():
     ragas_cited = next(c for c in CHECKS if c.metric == "ragas-faithfulness.cited")
-    runs = control_runs({"random": [baseline("q1", 0.2), baseline("q2", None), baseline("q3", float("nan")),
-                                    baseline("q4", 1.0)]})
+    runs = control_runs(
+        {"random": [baseline("q1", 0.2), baseline("q2", None), baseline("q3", float("nan")), baseline("q4", 1.0)]}
+    )
     counted = cell(ragas_cited, runs.run("random"))
     assert (counted.questions, counted.flagged, counted.quiet, counted.no_reading) == (4, 1, 1, 2)
     assert counted.flag_rate == 0.25 and counted.quiet_rate == 0.25  # NaN neither flags nor clears

@@ -26,17 +26,38 @@ from provbench_plugins.metrics.provenance import ProvenanceMetric, citation_cove
 SYSTEM = "agentic"
 
 
-def rec(condition: str, qid: str, answer: str | None, accuracy: float | None, *, repeat: int = 0,
-        system: str = SYSTEM, status: str = "ok", visited=(), cited=(), read=(), cited_tus=()) -> RunRecord:
+def rec(
+    condition: str,
+    qid: str,
+    answer: str | None,
+    accuracy: float | None,
+    *,
+    repeat: int = 0,
+    system: str = SYSTEM,
+    status: str = "ok",
+    visited=(),
+    cited=(),
+    read=(),
+    cited_tus=(),
+) -> RunRecord:
     if status == "failed":
-        return RunRecord(key=UnitKey(question_id=qid, system=system, condition=condition, repeat=repeat),
-                         status="failed", error="boom")
-    trace = Trace(question_id=qid, system=system, answer=answer, visited_entities=list(visited),
-                  read_text_units=list(read),
-                  citations=Citations(entities=list(cited), text_units=list(cited_tus)))
+        return RunRecord(
+            key=UnitKey(question_id=qid, system=system, condition=condition, repeat=repeat),
+            status="failed",
+            error="boom",
+        )
+    trace = Trace(
+        question_id=qid,
+        system=system,
+        answer=answer,
+        visited_entities=list(visited),
+        read_text_units=list(read),
+        citations=Citations(entities=list(cited), text_units=list(cited_tus)),
+    )
     scores = {} if accuracy is None else {"accuracy": accuracy}
-    return RunRecord(key=UnitKey(question_id=qid, system=system, condition=condition, repeat=repeat),
-                     trace=trace, scores=scores)
+    return RunRecord(
+        key=UnitKey(question_id=qid, system=system, condition=condition, repeat=repeat), trace=trace, scores=scores
+    )
 
 
 def run_records() -> list[RunRecord]:
@@ -71,14 +92,19 @@ def run_records() -> list[RunRecord]:
         rec("entity-text-mask", "q4", "Bern", 0.0),
         rec("entity-text-mask", "q5", None, None, status="failed"),
     ]
-    random = {"q2": [("Oslo", 1.0), ("Bergen", 0.0), ("Oslo", 1.0)],
-              "q3": [("Rome", 1.0)] * 3,
-              "q4": [("Bern", 0.0), ("Bern", 0.0), None],
-              "q5": [("Y", 0.0)] * 3}
+    random = {
+        "q2": [("Oslo", 1.0), ("Bergen", 0.0), ("Oslo", 1.0)],
+        "q3": [("Rome", 1.0)] * 3,
+        "q4": [("Bern", 0.0), ("Bern", 0.0), None],
+        "q5": [("Y", 0.0)] * 3,
+    }
     for qid, repeats in random.items():
         for i, outcome in enumerate(repeats):
-            records.append(rec("random-removal", qid, None, None, repeat=i, status="failed") if outcome is None
-                           else rec("random-removal", qid, outcome[0], outcome[1], repeat=i))
+            records.append(
+                rec("random-removal", qid, None, None, repeat=i, status="failed")
+                if outcome is None
+                else rec("random-removal", qid, outcome[0], outcome[1], repeat=i)
+            )
     return records
 
 
@@ -97,18 +123,22 @@ def pick(values, metric: str, condition: str = BASELINE, system: str = SYSTEM):
 
 # -- exclusion ---------------------------------------------------------------------------------
 
+
 def test_exclusion_drops_what_the_reference_answered(results):
     assert results.excluded == {"q1"}
     assert answered_by_reference(run_records(), "agentic") == {"q1", "q2", "q3"}
 
 
 def test_a_failed_reference_record_is_not_excluded():
-    records = [rec(BASELINE, "q1", None, None, system="llm-only", status="failed"),
-               rec(BASELINE, "q2", "x", 1.0, system="llm-only")]
+    records = [
+        rec(BASELINE, "q1", None, None, system="llm-only", status="failed"),
+        rec(BASELINE, "q2", "x", 1.0, system="llm-only"),
+    ]
     assert answered_by_reference(records, "llm-only") == {"q2"}
 
 
 # -- accuracy, changed, delta, footprint ---------------------------------------------------------
+
 
 def test_accuracy_counts_failed_as_wrong_and_averages_repeats(results):
     values = Accuracy().aggregate(results)
@@ -116,8 +146,14 @@ def test_accuracy_counts_failed_as_wrong_and_averages_repeats(results):
     # analysed q2..q5: 1 + 1 + 0 + 0 (failed) = 2 of 4; all questions: q1 adds 1 -> 3 of 5
     assert (base.numerator, base.denominator, base.value) == (2, 4, 0.5)
     assert base.detail["failed"] == 1
-    assert base.detail["all_questions"] | {} == {"numerator": 3, "denominator": 5, "failed": 1, "missing": 0,
-                                                  "unscored": 0, "value": 0.6}
+    assert base.detail["all_questions"] | {} == {
+        "numerator": 3,
+        "denominator": 5,
+        "failed": 1,
+        "missing": 0,
+        "unscored": 0,
+        "value": 0.6,
+    }
     random = pick(values, "accuracy", "random-removal")
     # q2: 2/3, q3: 1, q4: (0 + 0 + failed 0)/3 = 0, q5: 0  ->  5/3 of 4
     assert random.numerator == pytest.approx(5 / 3, abs=1e-6) and random.denominator == 4
@@ -130,22 +166,33 @@ def test_accuracy_counts_failed_as_wrong_and_averages_repeats(results):
 
 def test_em_and_f1_as_the_official_evaluation_counts_them():
     """Mean x 100 over every question; a missing prediction (no record, failed, no score) scores 0."""
+
     def scored(qid, em, f1, condition=BASELINE, **kw):
         record = rec(condition, qid, "x", 1.0, **kw)
         record.scores.update({"em": em, "f1": f1})
         return record
 
-    records = [scored("q1", 1.0, 1.0), scored("q2", 0.0, 0.5), rec(BASELINE, "q3", "x", 1.0),  # q3: no em/f1
-               rec(BASELINE, "q4", None, None, status="failed"),
-               scored("q2", 1.0, 1.0, system="other", condition="cited-removal")]
+    records = [
+        scored("q1", 1.0, 1.0),
+        scored("q2", 0.0, 0.5),
+        rec(BASELINE, "q3", "x", 1.0),  # q3: no em/f1
+        rec(BASELINE, "q4", None, None, status="failed"),
+        scored("q2", 1.0, 1.0, system="other", condition="cited-removal"),
+    ]
     questions = {q: Question(id=q, question="?", answer="x") for q in ("q1", "q2", "q3", "q4", "q5")}  # q5: none
     results = Results(records=records, questions=questions, excluded={"q1"})
     em, f1 = pick(ExactMatch().aggregate(results), "em"), pick(TokenF1().aggregate(results), "f1")
     # EM: (1 + 0 + 0 + 0 + 0) / 5 x 100; F1: (1 + 0.5) / 5 x 100, over all five questions at baseline
     assert (em.value, em.numerator, em.denominator) == (20.0, 1.0, 5)
     assert (f1.value, f1.numerator, f1.denominator) == (30.0, 1.5, 5)
-    assert em.detail | {} == {"numerator": 1.0, "denominator": 5, "failed": 1, "missing": 1, "unscored": 1,
-                              "scale": "percent"}
+    assert em.detail | {} == {
+        "numerator": 1.0,
+        "denominator": 5,
+        "failed": 1,
+        "missing": 1,
+        "unscored": 1,
+        "scale": "percent",
+    }
     # an intervention condition counts over the analysed questions (q2..q5): 1 / 4
     assert pick(ExactMatch().aggregate(results), "em", "cited-removal", "other").value == 25.0
 
@@ -214,9 +261,11 @@ def test_footprint_means_over_traced_records(results):
 
 # -- provenance --------------------------------------------------------------------------------
 
+
 def test_per_trace_coverage():
-    trace = Trace(question_id="q", system="s", visited_entities=["a", "b", "c", "d"],
-                  citations=Citations(entities=["a", "x"]))
+    trace = Trace(
+        question_id="q", system="s", visited_entities=["a", "b", "c", "d"], citations=Citations(entities=["a", "x"])
+    )
     assert citation_coverage(trace) == 0.25 and cited_unvisited_share(trace) == 0.5
     empty = Trace(question_id="q", system="s")
     assert citation_coverage(empty) is None and cited_unvisited_share(empty) is None
@@ -267,8 +316,7 @@ def test_provenance_condition_roles_can_be_renamed(results):
         if r.key.condition == "full-isolation":
             r.key = r.key.model_copy(update={"condition": "iso"})
     values = ProvenanceMetric(conditions={"full_isolation": "iso"}).aggregate(results)
-    assert [v for v in values if v.metric == "provenance.citation_sufficiency"
-            and v.system == SYSTEM][0].numerator == 1
+    assert [v for v in values if v.metric == "provenance.citation_sufficiency" and v.system == SYSTEM][0].numerator == 1
     with pytest.raises(UserError, match="unknown condition role"):
         ProvenanceMetric(conditions={"fulll_isolation": "iso"})
 
@@ -288,8 +336,16 @@ def test_metrics_are_registered():
     pm.add_hookspecs(hookspecs)
     pm.register(provbench_plugins.metrics, name="provbench_plugins.metrics")
     registry = build_registry(pm)
-    assert {"accuracy", "em", "f1", "output-changed", "accuracy-delta", "footprint", "provenance",
-            "ragas-faithfulness"} <= set(registry.names("metric"))
+    assert {
+        "accuracy",
+        "em",
+        "f1",
+        "output-changed",
+        "accuracy-delta",
+        "footprint",
+        "provenance",
+        "ragas-faithfulness",
+    } <= set(registry.names("metric"))
 
 
 def test_table2_and_the_metrics_apply_one_rule_to_failed_units():
@@ -309,7 +365,9 @@ def test_table2_and_the_metrics_apply_one_rule_to_failed_units():
     assert (stayed.numerator, stayed.denominator) == (1, 2)
 
     def cited_cell(metrics):
-        manifest = RunManifest(run_id="r", suite_name="s", suite={"systems": [SYSTEM], "interventions": ["cited-removal"]})
+        manifest = RunManifest(
+            run_id="r", suite_name="s", suite={"systems": [SYSTEM], "interventions": ["cited-removal"]}
+        )
         run = RunData(run_dir=Path("."), manifest=manifest, questions={}, records=records, metrics=metrics)
         rows = table2_section(run).blocks[0].rows
         return next(r for r in rows if r.cells and r.cells[0].text == "Cited ablation").cells[2]
@@ -318,7 +376,9 @@ def test_table2_and_the_metrics_apply_one_rule_to_failed_units():
     assert (computed.text, computed.counts) == ("50.0%", "(1/2)")
     read = cited_cell({"values": [v.model_dump(mode="json") for v in values]})
     assert (read.text, read.counts) == (computed.text, computed.counts)
-    tampered = [v.model_dump(mode="json") | ({"numerator": 0.0} if v.metric == "output-changed" else {}) for v in values]
+    tampered = [
+        v.model_dump(mode="json") | ({"numerator": 0.0} if v.metric == "output-changed" else {}) for v in values
+    ]
     assert cited_cell({"values": tampered}).text == "0.0%"  # the report shows the metric's value
 
 

@@ -78,8 +78,10 @@ def test_init_refuses_what_would_not_run(project, tmp_path):
     assert result.exit_code == 2 and "exists" in result.output and (tmp_path / "s.yaml").read_text() == "mine"
     bad = tmp_path / "bad.csv"
     bad.write_text("question,answer\nQ?,\n", encoding="utf-8")
-    result = runner.invoke(main, ["init", "--docs", str(project / "data" / "docs"), "--questions", str(bad),
-                                  "--out", str(tmp_path / "t.yaml")])
+    result = runner.invoke(
+        main,
+        ["init", "--docs", str(project / "data" / "docs"), "--questions", str(bad), "--out", str(tmp_path / "t.yaml")],
+    )
     assert result.exit_code == 2 and f"{bad}:2: field 'answer': is empty" in " ".join(result.output.split())
     assert not (tmp_path / "t.yaml").exists()
 
@@ -87,20 +89,38 @@ def test_init_refuses_what_would_not_run(project, tmp_path):
 def test_init_prints_a_suite_path_holding_console_markup_as_written(project, tmp_path):
     out = tmp_path / "a[" / "x]" / "suite [bold].yaml"  # its path reads ".../a[/x]/...": a closing tag
     out.parent.mkdir(parents=True)
-    said = invoke("init", "--docs", str(project / "data" / "docs"), "--questions",
-                  str(project / "data" / "questions.csv"), "--out", str(out))
+    said = invoke(
+        "init",
+        "--docs",
+        str(project / "data" / "docs"),
+        "--questions",
+        str(project / "data" / "questions.csv"),
+        "--out",
+        str(out),
+    )
     assert f"suite: {out}" in " ".join(said.split()) and out.exists()
 
 
 def test_kb_build_of_a_documents_folder_needs_no_question_file(project, tmp_path):
     """``provbench kb build DIR --builder documents``: the folder is the builder's source (issue 31)."""
-    built = invoke("kb", "build", str(project / "data" / "docs"), "--builder", "documents", "--model",
-                   "schema-following", "--out", str(tmp_path / "kb"))
+    built = invoke(
+        "kb",
+        "build",
+        str(project / "data" / "docs"),
+        "--builder",
+        "documents",
+        "--model",
+        "schema-following",
+        "--out",
+        str(tmp_path / "kb"),
+    )
     assert f"knowledge base built: {tmp_path / 'kb'}" in built and "degenerate" not in built
     info = json.loads(invoke("kb", "info", str(tmp_path / "kb"), "--json"))
     assert info["stats"]["documents"] == 10 and info["stats"]["entities"] > 0
     assert info["build_info"]["counts"]["questions"] == 0
     assert info["build_info"]["inputs"]["source"] == str(project / "data" / "docs")
-    refused = CliRunner().invoke(main, ["kb", "build", str(project / "data" / "docs"), "--builder", "2wiki-paper000",
-                                        "--out", str(tmp_path / "kb2")])
+    refused = CliRunner().invoke(
+        main,
+        ["kb", "build", str(project / "data" / "docs"), "--builder", "2wiki-paper000", "--out", str(tmp_path / "kb2")],
+    )
     assert refused.exit_code == 2 and "no loader recognises" in refused.output  # a builder that reads no folder

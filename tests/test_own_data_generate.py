@@ -38,7 +38,9 @@ def test_chains_follow_the_graph_and_their_gold_maps(tiny, tmp_path, hops):
     from provbench.kb.goldmap import gold_mapping_report, map_gold
 
     rows = generate_questions(tiny, schema_following_llm(), {}, count=50, hops=hops, seed=0)
-    edges = {tuple(row) for row in tiny.store.rows("MATCH (a:Entity)-[r:LINKS]->(b:Entity) RETURN a.name, r.label, b.name")}
+    edges = {
+        tuple(row) for row in tiny.store.rows("MATCH (a:Entity)-[r:LINKS]->(b:Entity) RETURN a.name, r.label, b.name")
+    }
     for row in rows:
         triples = row["gold_triples"]
         assert len(triples) == hops and row["answer"] == triples[-1][2] and row["gold_path"][0] == triples[0][0]
@@ -68,8 +70,14 @@ def hop(a: str, label: str, b: str) -> Hop:
 
 
 def test_a_chain_with_several_answers_is_left_out():
-    hops = [hop("A", "parent", "B"), hop("A", "parent", "C"), hop("B", "born_in", "X"), hop("C", "born_in", "Y"),
-            hop("D", "parent", "E"), hop("E", "born_in", "Z")]
+    hops = [
+        hop("A", "parent", "B"),
+        hop("A", "parent", "C"),
+        hop("B", "born_in", "X"),
+        hop("C", "born_in", "Y"),
+        hop("D", "parent", "E"),
+        hop("E", "born_in", "Z"),
+    ]
     chains = sample_chains(hops, 2, 10)
     assert [[h.object for h in c] for c in chains] == [["E", "Z"]]  # A's parent's birthplace is X or Y
     assert sample_chains([hop("A", "near", "B"), hop("B", "near", "A")], 2, 10) == []  # A, B, A: not distinct
@@ -77,16 +85,23 @@ def test_a_chain_with_several_answers_is_left_out():
         sample_chains(hops, 5, 1)
 
 
-@pytest.mark.parametrize("reply, phrasing", [
-    ({"question": "Where was the director of Glass Harbor born?"}, "model"),
-    ({"question": "Was the director of Glass Harbor born in Dunmere?"}, "template (the model's question names "
-                                                                        "'Dunmere', which the chain reaches)"),
-    ({"question": "Where was Orin Vale, who directed Glass Harbor, born?"}, "template (the model's question names "
-                                                                            "'Orin Vale', which the chain reaches)"),
-    ({"question": "Where was he born?"}, "template (the model's question does not name the first entity)"),
-    ({"question": "Glass Harbor"}, "template (the model's question not a question)"),
-    (RuntimeError("provider down"), "template (the model's call failed: LLMError)"),
-])
+@pytest.mark.parametrize(
+    "reply, phrasing",
+    [
+        ({"question": "Where was the director of Glass Harbor born?"}, "model"),
+        (
+            {"question": "Was the director of Glass Harbor born in Dunmere?"},
+            "template (the model's question names 'Dunmere', which the chain reaches)",
+        ),
+        (
+            {"question": "Where was Orin Vale, who directed Glass Harbor, born?"},
+            "template (the model's question names 'Orin Vale', which the chain reaches)",
+        ),
+        ({"question": "Where was he born?"}, "template (the model's question does not name the first entity)"),
+        ({"question": "Glass Harbor"}, "template (the model's question not a question)"),
+        (RuntimeError("provider down"), "template (the model's call failed: LLMError)"),
+    ],
+)
 def test_the_model_phrases_and_a_question_that_gives_the_chain_away_is_replaced(tiny, reply, phrasing):
     chain = (hop("Glass Harbor", "directed_by", "Orin Vale"), hop("Orin Vale", "born_in", "Dunmere"))
     from provbench.question_gen import phrase, template_question
@@ -94,8 +109,9 @@ def test_the_model_phrases_and_a_question_that_gives_the_chain_away_is_replaced(
     question, how = phrase(scripted_llm([reply]), chain)
     assert how == phrasing
     assert question == (reply["question"] if how == "model" else template_question(chain))
-    assert template_question(chain) == ("Starting from Glass Harbor, which entity do you reach by following "
-                                        "'directed by' and then 'born in'?")
+    assert template_question(chain) == (
+        "Starting from Glass Harbor, which entity do you reach by following 'directed by' and then 'born in'?"
+    )
 
 
 def test_a_kb_without_relations_yields_no_question_and_says_why(tmp_path):
@@ -114,8 +130,11 @@ def test_bad_gold_triples_name_file_row_and_field(tmp_path):
     from provbench_plugins.datasets.qa.loader import QALoader
 
     bad = tmp_path / "q.jsonl"
-    bad.write_text('{"question": "Q?", "answer": "a", "gold_triples": [["A", "r", "B"]]}\n'
-                   '{"question": "Q?", "answer": "a", "gold_triples": [["A", "r"]]}\n', encoding="utf-8")
+    bad.write_text(
+        '{"question": "Q?", "answer": "a", "gold_triples": [["A", "r", "B"]]}\n'
+        '{"question": "Q?", "answer": "a", "gold_triples": [["A", "r"]]}\n',
+        encoding="utf-8",
+    )
     with pytest.raises(UserError) as caught:
         QALoader().load(bad)
     assert f"{bad}:2: field 'gold_triples': item 1 must be [subject, relation, object]" in str(caught.value)
@@ -137,11 +156,25 @@ def test_init_kb_build_generate_and_validate(tmp_path, monkeypatch):
     invoke("init", "--docs", "data/docs", "--questions", "data/questions.csv", "--out", "suite.yaml")
     built = invoke("kb", "build", "suite.yaml", "--model", "schema-following")
     kb_dir = Path(built.split("knowledge base built: ")[1].split()[0])
-    said = invoke("generate", "suite.yaml", "--model", "schema-following", "--hops", "1", "--count", "5",
-                  "--out", "generated.jsonl", "--suite-out", "generated.yaml")
+    said = invoke(
+        "generate",
+        "suite.yaml",
+        "--model",
+        "schema-following",
+        "--hops",
+        "1",
+        "--count",
+        "5",
+        "--out",
+        "generated.jsonl",
+        "--suite-out",
+        "generated.yaml",
+    )
     assert "questions: generated.jsonl (5 of 5 asked, 1 hop(s) each" in said and "suite: generated.yaml" in said
     rows = [json.loads(line) for line in (tmp_path / "generated.jsonl").read_text(encoding="utf-8").splitlines()]
-    sources = {s["file"] for s in json.loads((kb_dir / "sources.json").read_text(encoding="utf-8"))["text_units"].values()}
+    sources = {
+        s["file"] for s in json.loads((kb_dir / "sources.json").read_text(encoding="utf-8"))["text_units"].values()
+    }
     assert all(s["document"] in sources for row in rows for s in row["supporting_sentences"])  # the user's files
     questions = QALoader().load(tmp_path / "generated.jsonl")
     with KnowledgeBase.open(kb_dir, read_only=True) as kb:

@@ -20,8 +20,9 @@ def test_the_mistral_suite_reads_a_local_data_ids_release_with_its_aliases(tmp_p
     documented = ("  # path: /path/to/2wikimultihop/data_ids/dev.json\n", "    # id_aliases: id_aliases.json")
     assert all(line in text for line in documented)
     text = text.replace("  path: xanhho/2WikiMultihopQA", "  # path: xanhho/2WikiMultihopQA", 1)
-    text = text.replace(documented[0], f"  path: {FIXTURE / 'dev.json'}\n").replace(documented[1],
-                                                                                  "    id_aliases: id_aliases.json")
+    text = text.replace(documented[0], f"  path: {FIXTURE / 'dev.json'}\n").replace(
+        documented[1], "    id_aliases: id_aliases.json"
+    )
     (tmp_path / "suites").mkdir()
     (tmp_path / "datasets").symlink_to(REPO / "datasets")  # the controls block's relative path
     (tmp_path / "suites" / "suite.yaml").write_text(text, encoding="utf-8")

@@ -15,8 +15,12 @@ from provbench.results.data import RunData
 from provbench.controls import ControlRuns
 from provbench.testing import control_runs
 from provbench_plugins.papers.p000_neighborhoods import interventions as I
-from provbench_plugins.papers.p000_neighborhoods.known_truth import (EntityRemovalBreaksUncited, ExclusionReference,
-                                                               IgnoresContextUnchanged, TextOnlyIsolationGentler)
+from provbench_plugins.papers.p000_neighborhoods.known_truth import (
+    EntityRemovalBreaksUncited,
+    ExclusionReference,
+    IgnoresContextUnchanged,
+    TextOnlyIsolationGentler,
+)
 from provbench_plugins.papers.p000_neighborhoods.text_rule_claim import HidesOwnText
 
 AGENT = "agentic-graphrag"
@@ -24,18 +28,31 @@ QUESTIONS = [f"q{i}" for i in range(8)]
 QUESTION = Question(id="q0", question="Who directed Blue River?", answer="Ann Lee")
 
 
-def record(qid: str, system: str = AGENT, condition: str = "baseline", changed: float | None = None,
-           accuracy: float = 1.0, trace: Trace | None = None) -> RunRecord:
+def record(
+    qid: str,
+    system: str = AGENT,
+    condition: str = "baseline",
+    changed: float | None = None,
+    accuracy: float = 1.0,
+    trace: Trace | None = None,
+) -> RunRecord:
     scores = {"accuracy": accuracy} if changed is None else {"accuracy": accuracy, "output_changed": changed}
-    return RunRecord(key=UnitKey(question_id=qid, system=system, condition=condition),
-                     trace=trace or Trace(question_id=qid, system=system, answer="a"), scores=scores)
+    return RunRecord(
+        key=UnitKey(question_id=qid, system=system, condition=condition),
+        trace=trace or Trace(question_id=qid, system=system, answer="a"),
+        scores=scores,
+    )
 
 
 def changes(control_changes: dict[str, dict[str, float]]) -> ControlRuns:
     """control -> condition -> output changed on every question."""
-    return control_runs({control: [record(q) for q in QUESTIONS] + [
-        record(q, condition=c, changed=v) for c, v in cells.items() for q in QUESTIONS]
-        for control, cells in control_changes.items()})
+    return control_runs(
+        {
+            control: [record(q) for q in QUESTIONS]
+            + [record(q, condition=c, changed=v) for c, v in cells.items() for q in QUESTIONS]
+            for control, cells in control_changes.items()
+        }
+    )
 
 
 def passed(claim, runs) -> list[bool]:
@@ -57,7 +74,6 @@ def test_text_only_isolation_must_change_fewer_answers_than_full_isolation():
     assert not passed(claim, changes({"uses-uncited": blind, "ignores-context": blind}))[0]
 
 
-
 def test_every_ablation_of_the_negative_control_claim_must_change_a_context_reader():
     """ignores-context-unchanged: an ablation that hides nothing (here entity removal, for the
     control that used uncited evidence) passes "no change for ignores-context" but fails the claim."""
@@ -68,16 +84,28 @@ def test_every_ablation_of_the_negative_control_claim_must_change_a_context_read
     assert all(passed(claim, changes({"ignores-context": blind, "oracle": oracle, "uses-uncited": seen})))
     nothing_hidden = {**seen, "entity-removal": 0.0}
     assert passed(claim, changes({"ignores-context": blind, "oracle": oracle, "uses-uncited": nothing_hidden})) == [
-        True, True, True, True, True, False, True]
+        True,
+        True,
+        True,
+        True,
+        True,
+        False,
+        True,
+    ]
     # a random set as large as full isolation's: every context reader changes, the faithful citer too
     everything = {**oracle, "full-isolation": 1.0}
     assert passed(claim, changes({"ignores-context": blind, "oracle": everything, "uses-uncited": seen}))[-1] is False
 
+
 def test_exclusion_reference_reads_the_runs_exclusion():
     def runs(excluded: set[str]) -> ControlRuns:
-        return control_runs({"parametric": [record(q, "llm-only") for q in QUESTIONS],
-                             "oracle": [record(q, "llm-only", accuracy=0.0) for q in QUESTIONS]},
-                            {"parametric": excluded, "oracle": set()})
+        return control_runs(
+            {
+                "parametric": [record(q, "llm-only") for q in QUESTIONS],
+                "oracle": [record(q, "llm-only", accuracy=0.0) for q in QUESTIONS],
+            },
+            {"parametric": excluded, "oracle": set()},
+        )
 
     assert passed(ExclusionReference(), runs(set(QUESTIONS))) == [True, True]
     # the exclusion step off: the parametric reference was right everywhere, yet nothing was left out
@@ -86,6 +114,7 @@ def test_exclusion_reference_reads_the_runs_exclusion():
 
 # -- hides-own-text: the text rule, read from what each unit's view hid ------------------------------
 
+
 @pytest.fixture(scope="module")
 def kb_dir(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("p000-claims") / "kb"
@@ -93,24 +122,31 @@ def kb_dir(tmp_path_factory) -> Path:
     return path
 
 
-def text_rule_run(kb_dir: Path, entity_removal: I.GraphAblation,
-                  text_only: I.GraphAblation | None = None) -> ControlRuns:
+def text_rule_run(
+    kb_dir: Path, entity_removal: I.GraphAblation, text_only: I.GraphAblation | None = None
+) -> ControlRuns:
     """One question: A and E cited, B, C and D visited but not cited; each condition's view hidden
     summary and full hidden set, as a unit's record keeps them."""
     from provbench.audit import hidden_set
     from provbench.kb import KnowledgeBase
 
     baseline = baseline_trace(cited=(A, E), visited=(A, B, C, D), cited_text_units=())
-    ablations = {"entity-removal": entity_removal, "entity-text-mask": I.EntityTextMask(),
-                 "cited-removal": I.CitedRemoval(), "random-removal": I.RandomRemoval(repeats=1),
-                 "text-only-isolation": text_only or I.TextOnlyIsolation(), "full-isolation": I.FullIsolation()}
+    ablations = {
+        "entity-removal": entity_removal,
+        "entity-text-mask": I.EntityTextMask(),
+        "cited-removal": I.CitedRemoval(),
+        "random-removal": I.RandomRemoval(repeats=1),
+        "text-only-isolation": text_only or I.TextOnlyIsolation(),
+        "full-isolation": I.FullIsolation(),
+    }
     kb = KnowledgeBase.open(kb_dir, read_only=True)
     try:
         records = [record("q0", trace=baseline)]
         for condition, ablation in ablations.items():
             view = ablation.make_view(kb.view(), QUESTION, baseline, random.Random(0))
-            trace = Trace(question_id="q0", system=AGENT, answer="a",
-                          artifacts={"hidden_by_intervention": view.hidden_summary()})
+            trace = Trace(
+                question_id="q0", system=AGENT, answer="a", artifacts={"hidden_by_intervention": view.hidden_summary()}
+            )
             records.append(record("q0", condition=condition, changed=0.0, trace=trace))
             records[-1].hidden = hidden_set(view)
     finally:

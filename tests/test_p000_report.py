@@ -10,30 +10,55 @@ from provbench.model import BASELINE, Citations, Question, RunManifest, RunRecor
 from provbench.report.data import RunData
 from provbench_plugins.papers.p000_neighborhoods.report import table1_section, table2_section
 
-SUITE_SYSTEMS = ["llm-only", "p000/rag", "graphrag", "agentic-graphrag", "agentic-visited-only",
-                 "agentic-evidence-first", {"name": "agentic-graphrag", "label": "agent-24"}]
+SUITE_SYSTEMS = [
+    "llm-only",
+    "p000/rag",
+    "graphrag",
+    "agentic-graphrag",
+    "agentic-visited-only",
+    "agentic-evidence-first",
+    {"name": "agentic-graphrag", "label": "agent-24"},
+]
 QUESTIONS = {q: Question(id=q, question="?", answer="Oslo") for q in ("q1", "q2")}
 
 
-def record(system: str, qid: str, *, condition: str = BASELINE, em: float = 1.0, read=(), visited=(),
-           artifacts=None) -> RunRecord:
-    trace = Trace(question_id=qid, system=system, answer="Oslo", read_text_units=list(read),
-                  visited_entities=list(visited), citations=Citations(text_units=list(read)[:1]),
-                  artifacts=dict(artifacts or {}))
-    return RunRecord(key=UnitKey(question_id=qid, system=system, condition=condition), trace=trace,
-                     scores={"accuracy": em, "em": em, "f1": em})
+def record(
+    system: str, qid: str, *, condition: str = BASELINE, em: float = 1.0, read=(), visited=(), artifacts=None
+) -> RunRecord:
+    trace = Trace(
+        question_id=qid,
+        system=system,
+        answer="Oslo",
+        read_text_units=list(read),
+        visited_entities=list(visited),
+        citations=Citations(text_units=list(read)[:1]),
+        artifacts=dict(artifacts or {}),
+    )
+    return RunRecord(
+        key=UnitKey(question_id=qid, system=system, condition=condition),
+        trace=trace,
+        scores={"accuracy": em, "em": em, "f1": em},
+    )
 
 
 def run_of(records, interventions=(), metrics=None) -> RunData:
-    manifest = RunManifest(run_id="r", suite_name="s", suite={"systems": SUITE_SYSTEMS,
-                                                               "interventions": list(interventions)})
+    manifest = RunManifest(
+        run_id="r", suite_name="s", suite={"systems": SUITE_SYSTEMS, "interventions": list(interventions)}
+    )
     return RunData(Path("."), manifest, QUESTIONS, records, metrics or {})
 
 
 def baseline_records() -> list[RunRecord]:
     out = []
-    for system in ("llm-only", "rag", "graphrag", "agentic-graphrag", "agentic-visited-only",
-                   "agentic-evidence-first", "agent-24"):
+    for system in (
+        "llm-only",
+        "rag",
+        "graphrag",
+        "agentic-graphrag",
+        "agentic-visited-only",
+        "agentic-evidence-first",
+        "agent-24",
+    ):
         out.append(record(system, "q1", read=["tu:1"], visited=["ent:a"]))
         out.append(record(system, "q2", em=0.0, read=["tu:2"], visited=["ent:b"]))
     out[-3].trace.artifacts.update(forced_answer=True, flagged_evidence=[{"field": "entities"}])  # evidence-first q2
@@ -49,7 +74,14 @@ def test_table1_follows_the_papers_order_and_names():
     table = table1_section(run_of(baseline_records())).blocks[-1]
     # a labelled variant keeps its label and sits beside the system it runs
     assert [row.cells[0].text for row in table.rows] == [
-        "Agentic GraphRAG", "agent-24", "Evidence-first", "Visited-only", "GraphRAG", "RAG", "LLM"]
+        "Agentic GraphRAG",
+        "agent-24",
+        "Evidence-first",
+        "Visited-only",
+        "GraphRAG",
+        "RAG",
+        "LLM",
+    ]
     assert table.columns[:6] == ["System", "Accuracy", "Accuracy (analysed)", "Paper's denominator", "EM", "F1"]
 
 
@@ -75,13 +107,22 @@ def test_table1_shows_official_em_and_f1():
     row = next(r for r in table1_section(run).blocks[-1].rows if r.cells[0].text == "RAG")
     assert (row.cells[4].text, row.cells[4].counts) == ("50.0", "(1/2)")  # mean x 100 over both questions
     # a question with no record scores 0, as in the official evaluation
-    row = next(r for r in table1_section(run_of([r for r in baseline_records() if r.key.question_id == "q1"])
-                                         ).blocks[-1].rows if r.cells[0].text == "RAG")
+    row = next(
+        r
+        for r in table1_section(run_of([r for r in baseline_records() if r.key.question_id == "q1"])).blocks[-1].rows
+        if r.cells[0].text == "RAG"
+    )
     assert row.cells[4].text == "50.0" and row.cells[5].text == "50.0"
-    stored = {"values": [{"metric": "em", "system": "rag", "condition": BASELINE, "value": 12.5,
-                          "numerator": 0.25, "denominator": 2}]}
-    row = next(r for r in table1_section(run_of(baseline_records(), metrics=stored)).blocks[-1].rows
-               if r.cells[0].text == "RAG")
+    stored = {
+        "values": [
+            {"metric": "em", "system": "rag", "condition": BASELINE, "value": 12.5, "numerator": 0.25, "denominator": 2}
+        ]
+    }
+    row = next(
+        r
+        for r in table1_section(run_of(baseline_records(), metrics=stored)).blocks[-1].rows
+        if r.cells[0].text == "RAG"
+    )
     assert row.cells[4].text == "12.5"  # metrics.json is read when the run has it
 
 
@@ -91,7 +132,9 @@ def test_table1_shows_both_denominators_and_the_papers_per_row():
     table = table1_section(run).blocks[-1]
     rows = {row.cells[0].text: row.cells for row in table.rows}
     assert (rows["RAG"][1].counts, rows["RAG"][2].counts) == ("(1/2)", "(1/1)")  # q2 (wrong) excluded
-    assert rows["Agentic GraphRAG"][3].text == "analysed: 76.0 % = 19/25" and rows["LLM"][3].text == "all: 16.7 % = 5/30"
+    assert (
+        rows["Agentic GraphRAG"][3].text == "analysed: 76.0 % = 19/25" and rows["LLM"][3].text == "all: 16.7 % = 5/30"
+    )
     assert rows["agent-24"][3].text == "–"  # a suite's own label is not a row of the paper
     assert "over the 1 analysed questions" in table.caption and "agentic and GraphRAG rows" in table.caption
 
@@ -111,10 +154,13 @@ def test_table2_names_the_text_rule_and_the_hidden_reports():
     records = baseline_records()
     for qid, hidden in (("q1", 7), ("q2", 5)):
         summary = {"entities": {"count": 2, "ids": []}, "communities": {"count": hidden, "ids": []}}
-        records.append(record("agentic-graphrag", qid, condition="cited-removal",
-                              artifacts={"hidden_by_intervention": summary}))
+        records.append(
+            record("agentic-graphrag", qid, condition="cited-removal", artifacts={"hidden_by_intervention": summary})
+        )
         kept = {"keep_communities": {"count": 1, "ids": ["com:1"]}} if qid == "q1" else {}
-        records.append(record("agentic-graphrag", qid, condition="full-isolation", artifacts={"hidden_by_intervention": kept}))
+        records.append(
+            record("agentic-graphrag", qid, condition="full-isolation", artifacts={"hidden_by_intervention": kept})
+        )
     run = run_of(records, ["cited-removal", {"name": "full-isolation", "options": {"shared_text": "hide"}}])
     section = table2_section(run)
     table = section.blocks[0]
@@ -122,8 +168,10 @@ def test_table2_names_the_text_rule_and_the_hidden_reports():
     assert "Full isolation: a text unit linked to any non-cited entity is hidden" in table.caption
     assert "shared_text: hide" in table.caption
     assert "Community reports hidden per unit" in section.blocks[1].text
-    assert ("Cited ablation 6.0 (cited reports kept 0.0); Full isolation 0.0 (cited reports kept 0.5)"
-            in section.blocks[1].text)
+    assert (
+        "Cited ablation 6.0 (cited reports kept 0.0); Full isolation 0.0 (cited reports kept 0.5)"
+        in section.blocks[1].text
+    )
     default = table2_section(run_of(records, ["cited-removal", "full-isolation"])).blocks[0].caption
     assert "naming a cited one is hidden (shared_text: keep" in default
 
@@ -134,11 +182,18 @@ def test_a_labelled_isolation_is_classified_by_its_intervention():
     records = baseline_records()
     for condition in ("full-isolation", "isolation-hide"):
         records += [record("agentic-graphrag", qid, condition=condition) for qid in ("q1", "q2")]
-    run = run_of(records, ["full-isolation",
-                           {"name": "p000/full-isolation", "label": "isolation-hide", "options": {"shared_text": "hide"}}])
+    run = run_of(
+        records,
+        [
+            "full-isolation",
+            {"name": "p000/full-isolation", "label": "isolation-hide", "options": {"shared_text": "hide"}},
+        ],
+    )
     table = table2_section(run).blocks[0]
-    assert ("Full isolation (isolation-hide): a text unit linked to any non-cited entity is hidden, a cited entity's "
-            "own included (shared_text: hide") in table.caption
+    assert (
+        "Full isolation (isolation-hide): a text unit linked to any non-cited entity is hidden, a cited entity's "
+        "own included (shared_text: hide"
+    ) in table.caption
     groups = [row.group for row in table.rows if row.group]
     assert groups == ["Baseline experiment", "Isolation"]
     titles = [row.cells[0].text for row in table.rows if not row.group and row.cells[1].text == "Output changed"]

@@ -29,8 +29,9 @@ KEEPING_REPORTS = CONTROLS + [I.FullIsolation(), I.TextOnlyIsolation()]
 def mini(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("p000-study3")
     questions = TwoWikiLoader().load(REPO / "datasets" / "2wiki-mini" / "dev.json")
-    kb = TwoWikiKBBuilder(extract=False, summarize=False).build(questions, tmp / "kb",
-                                                                schema_following_llm(cache_dir=tmp / "llm"))
+    kb = TwoWikiKBBuilder(extract=False, summarize=False).build(
+        questions, tmp / "kb", schema_following_llm(cache_dir=tmp / "llm")
+    )
     yield kb.view(), questions
     kb.close()
 
@@ -39,8 +40,13 @@ def baseline_of(view, question: Question) -> Trace:
     cited = [h.id for h in view.search_entities(question.question, k=2)]
     visited = list(dict.fromkeys(cited + [n.entity.id for e in cited for n in view.neighbors(e, limit=5)]))
     reports = sorted({c for e in cited for c in view.communities_of(e)})
-    return Trace(question_id=question.id, system="agentic-graphrag", answer="x", visited_entities=visited,
-                 citations=Citations(entities=cited, communities=reports))
+    return Trace(
+        question_id=question.id,
+        system="agentic-graphrag",
+        answer="x",
+        visited_entities=visited,
+        citations=Citations(entities=cited, communities=reports),
+    )
 
 
 def test_study3_leaves_none_of_its_targets_own_text_readable(mini):

@@ -32,10 +32,14 @@ def kb(tmp_path_factory):
 
 def backwards_path() -> dict:
     """spleen <-AFFECTS- mirel disease <-CAN LEAD TO- corvane fever, walked from the spleen."""
-    nodes = [{"id": i, "name": i.removeprefix("ent:").replace("-", " "), "label": ""}
-             for i in ("ent:spleen", "ent:mirel-disease", "ent:corvane-fever")]
-    edges = [{"id": "r1", "label": "AFFECTS", "source": "ent:mirel-disease", "target": "ent:spleen"},
-             {"id": "r0", "label": "CAN LEAD TO", "source": "ent:corvane-fever", "target": "ent:mirel-disease"}]
+    nodes = [
+        {"id": i, "name": i.removeprefix("ent:").replace("-", " "), "label": ""}
+        for i in ("ent:spleen", "ent:mirel-disease", "ent:corvane-fever")
+    ]
+    edges = [
+        {"id": "r1", "label": "AFFECTS", "source": "ent:mirel-disease", "target": "ent:spleen"},
+        {"id": "r0", "label": "CAN LEAD TO", "source": "ent:corvane-fever", "target": "ent:mirel-disease"},
+    ]
     return make_path("path:0", nodes, edges)
 
 
@@ -51,7 +55,10 @@ def test_the_authors_preset_sets_each_of_their_choices():
     assert (o.case_sensitive, o.max_triplets, o.path_order, o.grounding) == (True, None, "pairs", "exact")
     o = KGRAGEx().options
     assert (o.case_sensitive, o.max_triplets, o.path_order) == (False, 4, "covering")
-    assert "maxItems" not in pairs_schema(None)["properties"]["pairs"] and pairs_schema(4)["properties"]["pairs"]["maxItems"] == 4
+    assert (
+        "maxItems" not in pairs_schema(None)["properties"]["pairs"]
+        and pairs_schema(4)["properties"]["pairs"]["maxItems"] == 4
+    )
 
 
 def test_the_authors_grounding_matches_names_case_sensitively(kb):
@@ -65,8 +72,14 @@ def test_the_authors_grounding_matches_names_case_sensitively(kb):
 def test_the_authors_keep_every_pair_in_the_models_order(kb):
     from provbench.testing import scripted_llm
 
-    pairs = [("fasting", "spleen"), ("fasting", "night cough"), ("night cough", "tarsik anaemia"),
-             ("tarsik anaemia", "pale gums"), ("corvane fever", "mirel disease"), ("mirel disease", "spleen")]
+    pairs = [
+        ("fasting", "spleen"),
+        ("fasting", "night cough"),
+        ("night cough", "tarsik anaemia"),
+        ("tarsik anaemia", "pale gums"),
+        ("corvane fever", "mirel disease"),
+        ("mirel disease", "spleen"),
+    ]
     reply = {"pairs": [{"entity1": a, "entity2": b} for a, b in pairs]}  # six pairs: beyond the default cap of 4
     llm = scripted_llm([reply, *["A paragraph."] * 6, {"answer": "A"}])
     question = Question(id="q", question="?", answer="A", choices=["x", "y"])
@@ -79,10 +92,13 @@ def test_the_authors_keep_every_pair_in_the_models_order(kb):
 def test_ranks_leave_out_paths_with_one_ranked_element():
     nodes = [{"id": f"n{i}", "name": f"N{i}", "label": ""} for i in range(2)]
     one_edge = make_path("path:0", nodes, [{"id": "r0", "label": "R0", "source": "n0", "target": "n1"}])
-    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
-                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [one_edge]}}))
-    groups = A.group([base, record("edge", 0, True, "B", one_edge), record("subpath", 0, True, "B", one_edge)],
-                     "kgrag-ex")
+    base = RunRecord(
+        key=UnitKey(question_id="q", system="kgrag-ex"),
+        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [one_edge]}}),
+    )
+    groups = A.group(
+        [base, record("edge", 0, True, "B", one_edge), record("subpath", 0, True, "B", one_edge)], "kgrag-ex"
+    )
     metrics = {"degree": {"n0": 1, "n1": 1}, "betweenness": {"r0": 0.5}}
     assert A.rank_histogram(groups, metrics, "betweenness") == [0, 0, 0, 0, 0]  # was [1, 0, 0, 0, 0]
     assert A.rank_histogram(groups, metrics, "eq1") == [0, 0, 0, 0, 0]
@@ -91,17 +107,27 @@ def test_ranks_leave_out_paths_with_one_ranked_element():
 
 def test_the_authors_centrality_ranks_per_question_unique_nodes_by_digraph_degree():
     # two triples on one ordered pair are one DiGraph edge: B's degree 3 with multiplicity, 2 in a DiGraph
-    metrics = graph_metrics.compute({n: "" for n in "ABCD"}, [("r0", "A", "B"), ("r0b", "A", "B"), ("r1", "B", "C"),
-                                                              ("r2", "C", "D")])
+    metrics = graph_metrics.compute(
+        {n: "" for n in "ABCD"}, [("r0", "A", "B"), ("r0b", "A", "B"), ("r1", "B", "C"), ("r2", "C", "D")]
+    )
     assert metrics["degree"]["B"] == 3 and metrics["digraph_degree"] == {"A": 1, "B": 2, "C": 2, "D": 1}
-    first = make_path("path:0", [{"id": i, "name": i, "label": ""} for i in "ABC"],
-                      [{"id": "r0", "label": "R", "source": "A", "target": "B"},
-                       {"id": "r1", "label": "S", "source": "B", "target": "C"}])
-    second = make_path("path:1", [{"id": i, "name": i, "label": ""} for i in "CD"],
-                       [{"id": "r2", "label": "T", "source": "C", "target": "D"}])
-    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
-                     trace=Trace(question_id="q", system="kgrag-ex", answer="A",
-                                 artifacts={"kgrag": {"paths": [first, second]}}))
+    first = make_path(
+        "path:0",
+        [{"id": i, "name": i, "label": ""} for i in "ABC"],
+        [
+            {"id": "r0", "label": "R", "source": "A", "target": "B"},
+            {"id": "r1", "label": "S", "source": "B", "target": "C"},
+        ],
+    )
+    second = make_path(
+        "path:1",
+        [{"id": i, "name": i, "label": ""} for i in "CD"],
+        [{"id": "r2", "label": "T", "source": "C", "target": "D"}],
+    )
+    base = RunRecord(
+        key=UnitKey(question_id="q", system="kgrag-ex"),
+        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [first, second]}}),
+    )
     nodes = [record("node", k, k == 1, "B", first) for k in range(3)]
     second_nodes = [record("node", k, k == 0, "B", second) for k in range(2)]
     for r in second_nodes:
@@ -121,13 +147,20 @@ def run_with(records: list[RunRecord], suite: dict, questions: dict) -> RunData:
 
 def test_report_labels_the_dataset_by_its_source_and_shows_path_lengths_and_the_tie_rule(tmp_path):
     path = four_node_path()
-    graph_metrics.save(tmp_path, graph_metrics.compute({f"n{i}": "" for i in range(4)},
-                                                       [(f"r{i}", f"n{i}", f"n{i + 1}") for i in range(3)]))
-    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
-                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
-    suite = {"systems": ["kgrag-ex"], "interventions": ["kg-node-removal"],
-             "dataset": {"loader": "medmcqa", "path": "../datasets/medical-mini/dev.jsonl"},
-             "knowledge_base": {"directory": str(tmp_path)}}
+    graph_metrics.save(
+        tmp_path,
+        graph_metrics.compute({f"n{i}": "" for i in range(4)}, [(f"r{i}", f"n{i}", f"n{i + 1}") for i in range(3)]),
+    )
+    base = RunRecord(
+        key=UnitKey(question_id="q", system="kgrag-ex"),
+        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
+    )
+    suite = {
+        "systems": ["kgrag-ex"],
+        "interventions": ["kg-node-removal"],
+        "dataset": {"loader": "medmcqa", "path": "../datasets/medical-mini/dev.jsonl"},
+        "knowledge_base": {"directory": str(tmp_path)},
+    }
     questions = {"q": Question(id="q", question="?", answer="A", dataset="medmcqa")}
     nodes = [record("node", k, k == 1, "B", path) for k in range(4)]
     sections = {s.id: s for s in R.sections(run_with([base, *nodes], suite, questions))}
@@ -162,11 +195,14 @@ def test_the_authors_builder_keeps_names_differing_in_case_apart(tmp_path):
 
     corpus, triples = write_inputs(tmp_path / "in")
     triples.write_text(triples.read_text() + "Fasting,Risk Factors,CAUSES,ashen skin,Symptoms,a.txt,a_0\n")
-    assert MedicalKGBuilder(corpus=str(corpus), triples=str(triples), preset="authors").build_options({}).entity_names \
+    assert (
+        MedicalKGBuilder(corpus=str(corpus), triples=str(triples), preset="authors").build_options({}).entity_names
         == "exact"
+    )
     for rule, expected in (("merged", None), ("exact", "ent:fasting-2")):
         kb = MedicalKGBuilder(corpus=str(corpus), triples=str(triples), entity_names=rule).build(
-            [], tmp_path / rule, schema_following_llm())
+            [], tmp_path / rule, schema_following_llm()
+        )
         try:
             view = kb.view()
             found = view.find_entity("Fasting", case_sensitive=True)

@@ -14,8 +14,13 @@ from provbench_plugins.kb_builders.medical import graph_metrics
 from provbench_plugins.papers.p001_kgrag_ex import analysis as A
 from provbench_plugins.papers.p001_kgrag_ex.explain import explain
 from provbench_plugins.papers.p001_kgrag_ex.interventions import EdgeRemoval, NodeRemoval, SubpathRemoval
-from provbench_plugins.papers.p001_kgrag_ex.paths import (apply_variant, enumerate_variants, make_path,
-                                                          relative_position, triplet_lines)
+from provbench_plugins.papers.p001_kgrag_ex.paths import (
+    apply_variant,
+    enumerate_variants,
+    make_path,
+    relative_position,
+    triplet_lines,
+)
 from provbench_plugins.papers.p001_kgrag_ex.grounding import entity_pairs
 from provbench_plugins.papers.p001_kgrag_ex.system import KGRAGEx
 
@@ -29,13 +34,20 @@ def kb(tmp_path_factory):
 
 def test_shortest_path_between_question_and_option_entities(kb):
     env = Environment(view=kb.view(), llm=None)
-    grounded = [{"entity": "ent:fasting", "role": "question"}, {"entity": "ent:spleen", "role": "option"},
-                {"entity": "ent:night-cough", "role": "option"}]
+    grounded = [
+        {"entity": "ent:fasting", "role": "question"},
+        {"entity": "ent:spleen", "role": "option"},
+        {"entity": "ent:night-cough", "role": "option"},
+    ]
     assert KGRAGEx().find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded) == []  # one query entity
-    paths = KGRAGEx(endpoints="options", max_paths=1).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
+    paths = KGRAGEx(endpoints="options", max_paths=1).find_paths(
+        env, Trace(question_id="q", system="kgrag-ex"), grounded
+    )
     assert len(paths) == 1  # fasting-night cough (1 hop) is shorter than fasting..spleen (3 hops)
     assert [n["name"] for n in paths[0]["nodes"]] == ["fasting", "night cough"]
-    paths = KGRAGEx(endpoints="options", max_paths=2).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
+    paths = KGRAGEx(endpoints="options", max_paths=2).find_paths(
+        env, Trace(question_id="q", system="kgrag-ex"), grounded
+    )
     spleen = paths[1]
     assert [n["name"] for n in spleen["nodes"]] == ["fasting", "corvane fever", "mirel disease", "spleen"]
     assert [e["label"] for e in spleen["edges"]] == ["IS RISK FACTOR FOR", "CAN LEAD TO", "AFFECTS"]
@@ -44,20 +56,36 @@ def test_shortest_path_between_question_and_option_entities(kb):
 
 
 def test_pairs_join_the_querys_entities_or_as_a_variant_question_to_options():
-    grounded = [{"entity": "q1", "role": "question"}, {"entity": "q2", "role": "question"},
-                {"entity": "q3", "role": "question"}, {"entity": "o1", "role": "option"},
-                {"entity": "q1", "role": "option"}]
+    grounded = [
+        {"entity": "q1", "role": "question"},
+        {"entity": "q2", "role": "question"},
+        {"entity": "q3", "role": "question"},
+        {"entity": "o1", "role": "option"},
+        {"entity": "q1", "role": "option"},
+    ]
     assert entity_pairs(grounded, "question") == [("q1", "q2"), ("q1", "q3"), ("q2", "q3")]  # the paper
     assert entity_pairs(grounded, "options") == [("q1", "o1"), ("q2", "o1"), ("q2", "q1"), ("q3", "o1"), ("q3", "q1")]
-    by_model = [{"entity": "a", "role": "question", "pair": 0, "end": 0}, {"entity": "b", "role": "question", "pair": 0, "end": 1},
-                {"entity": "c", "role": "question", "pair": 1, "end": 0}]  # pair 1 lost an end in grounding
+    by_model = [
+        {"entity": "a", "role": "question", "pair": 0, "end": 0},
+        {"entity": "b", "role": "question", "pair": 0, "end": 1},
+        {"entity": "c", "role": "question", "pair": 1, "end": 0},
+    ]  # pair 1 lost an end in grounding
     assert entity_pairs(by_model, "question") == [("a", "b")]
 
 
 def four_node_path() -> dict:
     nodes = [{"id": f"n{i}", "name": f"N{i}", "label": "Diseases"} for i in range(4)]
-    edges = [{"id": f"r{i}", "label": f"R{i}", "source": f"n{i}", "target": f"n{i + 1}", "text_unit": "tu:x",
-              "source_file": f"f{i}.txt"} for i in range(3)]
+    edges = [
+        {
+            "id": f"r{i}",
+            "label": f"R{i}",
+            "source": f"n{i}",
+            "target": f"n{i + 1}",
+            "text_unit": "tu:x",
+            "source_file": f"f{i}.txt",
+        }
+        for i in range(3)
+    ]
     return make_path("path:0", nodes, edges)
 
 
@@ -68,8 +96,12 @@ def test_variants_n_nodes_give_n_node_and_n_minus_1_edge_and_subpath_variants():
     trace = Trace(question_id="q", system="kgrag-ex", artifacts={"kgrag": {"paths": [path]}})
     ids = [v.id for v in SubpathRemoval().variants(Question(id="q", question="?", answer="A"), trace, random.Random(0))]
     assert ids == ["subpath:0:0", "subpath:0:1", "subpath:0:2"]
-    assert NodeRemoval().variants(Question(id="q", question="?", answer="A"), Trace(question_id="q", system="x"),
-                                  random.Random(0)) == []
+    assert (
+        NodeRemoval().variants(
+            Question(id="q", question="?", answer="A"), Trace(question_id="q", system="x"), random.Random(0)
+        )
+        == []
+    )
 
 
 def test_relative_positions_run_from_start_to_end():
@@ -96,8 +128,9 @@ def test_perturbation_reaches_the_resumed_trace():
     path = four_node_path()
     trace = Trace(question_id="q", system="kgrag-ex", artifacts={"kgrag": {"paths": [path]}})
     variant = EdgeRemoval().variants(Question(id="q", question="?", answer="A"), trace, random.Random(0))[0]
-    perturbed = EdgeRemoval().perturb(Question(id="q", question="?", answer="A"), trace, random.Random(0),
-                                      variant=variant)
+    perturbed = EdgeRemoval().perturb(
+        Question(id="q", question="?", answer="A"), trace, random.Random(0), variant=variant
+    )
     assert perturbed.artifacts["kgrag"]["paths"][0]["removed"]["edge"] == [0]
     assert trace.artifacts["kgrag"]["paths"][0]["removed"]["edge"] == []
 
@@ -123,18 +156,28 @@ def test_relative_ranks_put_the_highest_first_and_share_ties():
 
 def record(kind: str, k: int, changed: bool, answer: str, path: dict) -> RunRecord:
     data = enumerate_variants([path], kind)[k]
-    return RunRecord(key=UnitKey(question_id="q", system="kgrag-ex", condition=f"kg-{kind}", variant=data["id"]),
-                     trace=Trace(question_id="q", system="kgrag-ex", answer=answer),
-                     scores={"output_changed": float(changed)}, variant=VariantInfo(**data))
+    return RunRecord(
+        key=UnitKey(question_id="q", system="kgrag-ex", condition=f"kg-{kind}", variant=data["id"]),
+        trace=Trace(question_id="q", system="kgrag-ex", answer=answer),
+        scores={"output_changed": float(changed)},
+        variant=VariantInfo(**data),
+    )
 
 
 def test_table4_explanation_and_rank_histograms():
     path = four_node_path()
-    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
-                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
-    records = [base, record("node", 1, True, "C", path), record("node", 2, False, "A", path),
-               record("edge", 0, False, "A", path), record("subpath", 0, True, "B", path),
-               record("subpath", 1, True, "C", path)]
+    base = RunRecord(
+        key=UnitKey(question_id="q", system="kgrag-ex"),
+        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
+    )
+    records = [
+        base,
+        record("node", 1, True, "C", path),
+        record("node", 2, False, "A", path),
+        record("edge", 0, False, "A", path),
+        record("subpath", 0, True, "B", path),
+        record("subpath", 1, True, "C", path),
+    ]
     groups = A.group(records, "kgrag-ex")
     assert A.table4(groups) == {"node": 0, "edge": 0, "subpath": 1, "tied": 0, "examples": 1}
     assert A.table4(groups, measure="count") == A.table4(groups)  # sub-path: 2 changes, share 2/2
@@ -182,8 +225,9 @@ def test_the_authors_ragex_capitalises_the_chunk_and_windows_its_chunk_label_too
     windows = RagExWindow(preset="authors").variants(question, trace, random.Random(0))
     assert len(windows) == 4 and windows[0].description == "remove words 1-5: Chunk 0 Corvane fever is"
     assert len(RagExWindow().variants(question, trace, random.Random(0))) == 2  # the passage's 6 words only
-    first, third = (RagExWindow(preset="authors").perturb(question, trace, random.Random(0), variant=windows[i])
-                    for i in (0, 2))
+    first, third = (
+        RagExWindow(preset="authors").perturb(question, trace, random.Random(0), variant=windows[i]) for i in (0, 2)
+    )
     assert context_text(first.artifacts["passages"]) == "an uncommon illness"
     assert context_text(third.artifacts["passages"]) == "Chunk 0 illness"  # punctuation dropped, as spaCy's words
     assert context_text(passages) == "Chunk 0: Corvane fever is an uncommon illness."
@@ -191,14 +235,21 @@ def test_the_authors_ragex_capitalises_the_chunk_and_windows_its_chunk_label_too
 
 def test_table4_ranks_by_share_and_breaks_ties_so_the_columns_sum_to_examples():
     path = four_node_path()  # 4 node variants, 3 edge, 3 sub-path
+
     def question(qid, changes):  # every variant runs; those in ``changes`` change the answer
-        recs = [record(kind, k, k in changes.get(kind, []), "B", path)
-                for kind, n in (("node", 4), ("edge", 3), ("subpath", 3)) for k in range(n)]
+        recs = [
+            record(kind, k, k in changes.get(kind, []), "B", path)
+            for kind, n in (("node", 4), ("edge", 3), ("subpath", 3))
+            for k in range(n)
+        ]
         return [r.model_copy(update={"key": r.key.model_copy(update={"question_id": qid})}) for r in recs]
-    records = (question("q1", {"node": [0, 1], "edge": [0, 1]})  # shares 2/4 < 2/3: edge wins (counts tie)
-               + question("q2", {"node": [0], "subpath": [0]})  # 1/4 < 1/3: sub-path
-               + question("q3", {"node": [0, 1, 2, 3], "edge": [0, 1, 2]})  # 1 = 1: tie, node first
-               + question("q4", {"edge": [0], "subpath": [1]}))  # 1/3 = 1/3: tie, edge before sub-path
+
+    records = (
+        question("q1", {"node": [0, 1], "edge": [0, 1]})  # shares 2/4 < 2/3: edge wins (counts tie)
+        + question("q2", {"node": [0], "subpath": [0]})  # 1/4 < 1/3: sub-path
+        + question("q3", {"node": [0, 1, 2, 3], "edge": [0, 1, 2]})  # 1 = 1: tie, node first
+        + question("q4", {"edge": [0], "subpath": [1]})
+    )  # 1/3 = 1/3: tie, edge before sub-path
     groups = A.group(records, "kgrag-ex")
     t = A.table4(groups)
     assert t == {"node": 1, "edge": 2, "subpath": 1, "tied": 2, "examples": 4}
@@ -213,13 +264,28 @@ def test_table4_ranks_by_share_and_breaks_ties_so_the_columns_sum_to_examples():
 
 def test_influence_is_keyed_by_element_not_name():
     nodes = [{"id": f"n{i}", "name": f"N{i}", "label": "Diseases"} for i in range(3)]
-    edges = [{"id": f"r{i}", "label": "AFFECTS", "source": f"n{i}", "target": f"n{i + 1}", "text_unit": "tu:x",
-              "source_file": f"f{i}.txt"} for i in range(2)]  # two edges with one text
+    edges = [
+        {
+            "id": f"r{i}",
+            "label": "AFFECTS",
+            "source": f"n{i}",
+            "target": f"n{i + 1}",
+            "text_unit": "tu:x",
+            "source_file": f"f{i}.txt",
+        }
+        for i in range(2)
+    ]  # two edges with one text
     path = make_path("path:0", nodes, edges)
-    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
-                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
-    records = [base, record("edge", 0, True, "B", path), record("edge", 1, True, "C", path),
-               record("subpath", 1, True, "C", path)]
+    base = RunRecord(
+        key=UnitKey(question_id="q", system="kgrag-ex"),
+        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
+    )
+    records = [
+        base,
+        record("edge", 0, True, "B", path),
+        record("edge", 1, True, "C", path),
+        record("subpath", 1, True, "C", path),
+    ]
     e = explain(A.group(records, "kgrag-ex")["q"])
     # an edge or sub-path removal credits its two end nodes; relations are counted beside them, by id
     assert e.influence == {"n1": 3, "n2": 2, "n0": 1} and e.relation_influence == {"r1": 2, "r0": 1}
@@ -237,18 +303,26 @@ def run_kgrag(kb, question: Question, triplets_reply, **options):
 
 def test_the_query_is_parsed_into_triplets_whose_entities_are_grounded(kb):
     question = Question(id="q", question="Why would fasting matter here?", answer="A", choices=["spleen", "nothing"])
-    reply = {"triplets": [{"subject": "fasting", "relation": "affects", "object": "Corvane Fever"},
-                          {"subject": "", "relation": "x", "object": "dropped"}]}
+    reply = {
+        "triplets": [
+            {"subject": "fasting", "relation": "affects", "object": "Corvane Fever"},
+            {"subject": "", "relation": "x", "object": "dropped"},
+        ]
+    }
     trace, calls = run_kgrag(kb, question, reply)
     assert calls[0]["schema"]["properties"]["triplets"]["items"]["required"] == ["subject", "relation", "object"]
-    assert trace.artifacts["query_triplets"] == [{"subject": "fasting", "relation": "affects", "object": "Corvane Fever"}]
+    assert trace.artifacts["query_triplets"] == [
+        {"subject": "fasting", "relation": "affects", "object": "Corvane Fever"}
+    ]
     grounded = {(g["mention"], g["role"], g["entity"], g["how"]) for g in trace.artifacts["kgrag"]["grounding"]}
     assert ("Corvane Fever", "question", "ent:corvane-fever", "exact") in grounded  # a triplet's object
     assert ("fasting", "question", "ent:fasting", "exact") in grounded  # its subject
     assert not any(g["role"] == "option" for g in trace.artifacts["kgrag"]["grounding"])  # the paper: the query's
     assert trace.answer == "A" and [p.entities for p in trace.paths] == [["ent:fasting", "ent:corvane-fever"]]
     assert "Chain:\nfasting ->[IS RISK FACTOR FOR]-> corvane fever" in calls[1]["messages"][0]["content"]
-    assert "__ is unknown" not in calls[1]["messages"][0]["content"]  # no sentence on "__" unless asked (the authors' prompt has none)
+    assert (
+        "__ is unknown" not in calls[1]["messages"][0]["content"]
+    )  # no sentence on "__" unless asked (the authors' prompt has none)
     assert calls[2]["messages"][0]["content"].startswith("You are a medical assistant.")
 
 
@@ -266,13 +340,23 @@ def test_grounding_needs_a_close_score_and_a_shared_word_and_records_every_candi
     grounder = Grounder(KGRAGEx().options, Environment(view=kb.view(), llm=None))
     assert grounder.one("coughing at night", "question")["entity"] == "ent:night-cough"  # 0.84, "night"
     assert grounder.one("fever", "question") is None  # 0.67 < 0.8: min_match 0.5 took "corvane fever"
-    assert grounder.candidates[-1] == {"mention": "fever", "role": "question", "entity": "ent:corvane-fever",
-                                       "name": "corvane fever", "score": pytest.approx(0.665, abs=0.01),
-                                       "how": "score below 0.8", "kept": False}
+    assert grounder.candidates[-1] == {
+        "mention": "fever",
+        "role": "question",
+        "entity": "ent:corvane-fever",
+        "name": "corvane fever",
+        "score": pytest.approx(0.665, abs=0.01),
+        "how": "score below 0.8",
+        "kept": False,
+    }
     loose = Grounder(KGRAGEx(min_match=0.0).options, Environment(view=kb.view(), llm=None))
     assert loose.one("Aspirin", "question") is None and loose.candidates[-1]["how"] == "no word in common"
-    assert Grounder(KGRAGEx(min_match=0.0, lexical=False).options,
-                    Environment(view=kb.view(), llm=None)).one("Aspirin", "question") is not None
+    assert (
+        Grounder(KGRAGEx(min_match=0.0, lexical=False).options, Environment(view=kb.view(), llm=None)).one(
+            "Aspirin", "question"
+        )
+        is not None
+    )
     exact = Grounder(KGRAGEx(grounding="exact").options, Environment(view=kb.view(), llm=None))
     assert exact.one("Night Cough", "question")["how"] == "exact" and exact.one("coughing at night", "question") is None
 
@@ -286,8 +370,10 @@ def test_kept_paths_are_not_fragments_of_other_paths_and_cover_the_most_grounded
     # one-edge paths (fasting-night cough, mirel-spleen, pale gums-spleen) lie on longer ones: dropped; the first
     # kept passes 3 grounded entities (the shortest such), the second the 2 left; then nothing new is covered
     along = [[n["name"] for n in p["nodes"]] for p in paths]
-    assert [min(a, a[::-1]) for a in along] == [["mirel disease", "spleen", "pale gums"],
-                                                ["fasting", "night cough", "tarsik anaemia", "pale gums"]]
+    assert [min(a, a[::-1]) for a in along] == [
+        ["mirel disease", "spleen", "pale gums"],
+        ["fasting", "night cough", "tarsik anaemia", "pale gums"],
+    ]
     every = KGRAGEx(max_paths=None).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded)
     assert [len(p["edges"]) for p in every] == [2, 3]
     one = KGRAGEx(max_paths=1).find_paths(env, Trace(question_id="q", system="kgrag-ex"), grounded[:3] + grounded[4:])
@@ -307,9 +393,12 @@ def test_a_tie_never_goes_to_the_earlier_option(tmp_path):
         env = Environment(view=kb.view(), llm=None)
         kept = []
         for options in (["ent:night-cough", "ent:ashen-skin"], ["ent:ashen-skin", "ent:night-cough"]):
-            grounded = [{"entity": "ent:fasting", "role": "question"}] + [{"entity": o, "role": "option"} for o in options]
+            grounded = [{"entity": "ent:fasting", "role": "question"}] + [
+                {"entity": o, "role": "option"} for o in options
+            ]
             (path,) = KGRAGEx(endpoints="options", max_paths=1).find_paths(
-                env, Trace(question_id="q", system="kgrag-ex"), grounded)
+                env, Trace(question_id="q", system="kgrag-ex"), grounded
+            )
             kept.append(path["nodes"][-1]["id"])
         assert kept == ["ent:ashen-skin", "ent:ashen-skin"]  # by name ("ashen skin" < "night cough"), not by letter
     finally:
@@ -339,14 +428,30 @@ def test_defaults_search_long_paths(tmp_path):
 
 def test_the_authors_preset_asks_for_pairs_and_follows_their_code(kb):
     options = KGRAGEx(preset="authors").options
-    assert (options.query, options.grounding, options.named_fallback, options.directed, options.max_paths,
-            options.path_format, options.top_k) == ("pairs", "exact", False, True, None, "chain", 0)
+    assert (
+        options.query,
+        options.grounding,
+        options.named_fallback,
+        options.directed,
+        options.max_paths,
+        options.path_format,
+        options.top_k,
+    ) == ("pairs", "exact", False, True, None, "chain", 0)
     assert KGRAGEx(preset="authors", top_k=2).options.top_k == 2  # a suite's own option wins
-    question = Question(id="q", question="Can fasting lead to corvane fever or to the spleen?", answer="A",
-                        choices=["spleen", "nothing"])
-    reply = {"pairs": [{"entity1": "fasting", "entity2": "corvane fever"}, {"entity1": "spleen", "entity2": "fasting"},
-                       {"entity1": "fasting", "entity2": "Corvane Fever"},  # names are case-sensitive: no entity
-                       {"entity1": "fasting", "entity2": "unknown thing"}]}
+    question = Question(
+        id="q",
+        question="Can fasting lead to corvane fever or to the spleen?",
+        answer="A",
+        choices=["spleen", "nothing"],
+    )
+    reply = {
+        "pairs": [
+            {"entity1": "fasting", "entity2": "corvane fever"},
+            {"entity1": "spleen", "entity2": "fasting"},
+            {"entity1": "fasting", "entity2": "Corvane Fever"},  # names are case-sensitive: no entity
+            {"entity1": "fasting", "entity2": "unknown thing"},
+        ]
+    }
     trace, calls = run_kgrag(kb, question, reply, preset="authors")
     assert calls[0]["schema"]["properties"]["pairs"]["items"]["required"] == ["entity1", "entity2"]
     assert "spleen" not in calls[0]["messages"][1]["content"].split("?")[1]  # the options are not shown
@@ -354,19 +459,31 @@ def test_the_authors_preset_asks_for_pairs_and_follows_their_code(kb):
     assert [p.description for p in trace.paths] == ["fasting->[IS RISK FACTOR FOR]->corvane fever"]
     assert trace.read_text_units == [] and calls[1]["messages"][0]["content"].count("Chain:\nfasting->[") == 1
     candidates = trace.steps[1].result["candidates"]
-    assert {"mention": "unknown thing", "kept": False, "how": "no entity of that name"}.items() <= candidates[-1].items()
+    assert {"mention": "unknown thing", "kept": False, "how": "no entity of that name"}.items() <= candidates[
+        -1
+    ].items()
 
 
 def test_unknown_instruction_and_a_pathless_variant_logs_its_fallback(kb):
-    question = Question(id="q", question="Is fasting a risk factor for corvane fever?", answer="A", choices=["yes", "no"])
-    trace, calls = run_kgrag(kb, question, {"triplets": [{"subject": "fasting", "relation": "risk", "object": "corvane fever"}]},
-                             unknown_instruction=True, top_k=1)
+    question = Question(
+        id="q", question="Is fasting a risk factor for corvane fever?", answer="A", choices=["yes", "no"]
+    )
+    trace, calls = run_kgrag(
+        kb,
+        question,
+        {"triplets": [{"subject": "fasting", "relation": "risk", "object": "corvane fever"}]},
+        unknown_instruction=True,
+        top_k=1,
+    )
     assert "written as __ is unknown: do not guess it." in calls[1]["messages"][0]["content"]
     assert [s.tool for s in trace.steps if s.tool.endswith("_search")] == ["pseudo_document_search"]
     variant = SubpathRemoval().variants(question, trace, random.Random(0))[0]  # a 1-edge path: nothing left
     perturbed = SubpathRemoval().perturb(question, trace, random.Random(0), variant=variant)
     from provbench.testing import scripted_llm
-    resumed = KGRAGEx(top_k=1).resume(question, Environment(view=kb.view(), llm=scripted_llm([{"answer": "B"}])), perturbed)
+
+    resumed = KGRAGEx(top_k=1).resume(
+        question, Environment(view=kb.view(), llm=scripted_llm([{"answer": "B"}])), perturbed
+    )
     assert [s.tool for s in resumed.steps if s.tool.endswith("_search")] == ["fallback_search"]
     assert resumed.artifacts["retrieval_query"] == "question" and resumed.answer == "B"
 
@@ -375,8 +492,10 @@ def test_an_edge_without_a_chunk_takes_its_file_from_the_triples_file():
     path = four_node_path()
     for edge in path["edges"]:
         edge["source_file"] = ""
-    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
-                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
+    base = RunRecord(
+        key=UnitKey(question_id="q", system="kgrag-ex"),
+        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
+    )
     groups = A.group([base, record("edge", 1, True, "B", path)], "kgrag-ex")
     assert explain(groups["q"]).sources == []
     assert explain(groups["q"], {"r1": "article-9.jsonl"}).sources == ["article-9.jsonl"]
@@ -386,17 +505,24 @@ def test_table4_section_has_a_row_per_dataset_as_the_paper():
     from provbench_plugins.papers.p001_kgrag_ex.report import dataset_label, table4_section
 
     path = four_node_path()
+
     def question(qid, kind):
-        recs = [record(k, i, k == kind and i == 0, "B", path) for k, n in (("node", 4), ("edge", 3), ("subpath", 3))
-                for i in range(n)]
+        recs = [
+            record(k, i, k == kind and i == 0, "B", path)
+            for k, n in (("node", 4), ("edge", 3), ("subpath", 3))
+            for i in range(n)
+        ]
         return [r.model_copy(update={"key": r.key.model_copy(update={"question_id": qid})}) for r in recs]
+
     groups = A.group(question("m1", "node") + question("m2", "subpath") + question("u1", "edge"), "kgrag-ex")
     suite = {"dataset": {"path": "/data/MIRAGE/benchmark.json"}}
     labels = {q: dataset_label(d, suite) for q, d in (("m1", "medmcqa"), ("m2", "medmcqa"), ("u1", "mmlu"))}
     section = table4_section({"paper": groups}, "kgrag-ex", labels)
     rows = [[c.text for c in row.cells] for row in section.blocks[0].rows]
-    assert rows == [["MMLU form: MIRAGE/benchmark.json", "paper (line dropped)", "1", "0", "1", "0", "0"],
-                    ["MedMCQA form: MIRAGE/benchmark.json", "paper (line dropped)", "2", "1", "0", "1", "0"]]
+    assert rows == [
+        ["MMLU form: MIRAGE/benchmark.json", "paper (line dropped)", "1", "0", "1", "0", "0"],
+        ["MedMCQA form: MIRAGE/benchmark.json", "paper (line dropped)", "2", "1", "0", "1", "0"],
+    ]
 
 
 def test_table4_under_both_subpath_rules():
@@ -409,9 +535,14 @@ def test_table4_under_both_subpath_rules():
     records += [record("subpath", i, False, "A", path) for i in range(3)]
     for i in range(3):
         data = enumerate_variants([path], "subpath", "authors")[i]
-        records.append(RunRecord(key=UnitKey(question_id="q", system="kgrag-ex", condition="kg-subpath-blanked",
-                                             variant=data["id"]), trace=Trace(question_id="q", system="kgrag-ex", answer="C"),
-                                 scores={"output_changed": 1.0}, variant=VariantInfo(**data)))
+        records.append(
+            RunRecord(
+                key=UnitKey(question_id="q", system="kgrag-ex", condition="kg-subpath-blanked", variant=data["id"]),
+                trace=Trace(question_id="q", system="kgrag-ex", answer="C"),
+                scores={"output_changed": 1.0},
+                variant=VariantInfo(**data),
+            )
+        )
     assert A.subpath_rules(records, "kgrag-ex") == ["paper", "authors"]
     by_rule = {rule: A.group(records, "kgrag-ex", rule) for rule in ("paper", "authors")}
     assert A.table4(by_rule["paper"])["node"] == 1 and A.table4(by_rule["authors"])["subpath"] == 1
@@ -419,8 +550,12 @@ def test_table4_under_both_subpath_rules():
     rows = [[c.text for c in row.cells] for row in section.blocks[0].rows]
     assert [r[1] for r in rows] == ["paper (line dropped)", "authors (blanked in place)"]
     counts = {row.cells[0].text: row.cells[2].text for row in section.blocks[1].rows}
-    assert counts == {"Node": "1", "Edge": "0", "Sub-path, paper (line dropped)": "0",
-                      "Sub-path, authors (blanked in place)": "3"}
+    assert counts == {
+        "Node": "1",
+        "Edge": "0",
+        "Sub-path, paper (line dropped)": "0",
+        "Sub-path, authors (blanked in place)": "3",
+    }
 
 
 def test_table5_medians_from_the_authors_result_format():
@@ -445,9 +580,15 @@ def test_table5_counts_both_definitions_over_the_questions_both_methods_explaine
     from provbench_plugins.papers.p001_kgrag_ex import cost as C
 
     def rec(qid, calls):
-        trace = Trace(question_id=qid, system="s", llm_calls=[LLMCall(model="m", purpose="answer", prompt_tokens=10,
-                                                                       completion_tokens=2) for _ in range(calls)])
+        trace = Trace(
+            question_id=qid,
+            system="s",
+            llm_calls=[
+                LLMCall(model="m", purpose="answer", prompt_tokens=10, completion_tokens=2) for _ in range(calls)
+            ],
+        )
         return RunRecord(key=UnitKey(question_id=qid, system="s", condition="c"), trace=trace)
+
     ragex = C.per_question([rec("q1", 1)] * 4 + [rec("q2", 1)] * 6 + [rec("q3", 1)], {"q1": 50, "q2": 70, "q3": 9})
     kg = C.per_question([rec("q1", 2)] * 2 + [rec("q2", 2)] * 3, {"q1": 30, "q2": 40})
     table = C.table5(ragex, kg)
@@ -462,8 +603,10 @@ def test_positions_and_rank_ties_by_the_authors_rules():
     assert A.relative_ranks([3, 3, 1], ties="first") == [0.0, 0.5, 1.0]
     assert A.relative_ranks([3, 3, 1]) == [0.25, 0.25, 1.0]
     path = four_node_path()
-    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
-                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
+    base = RunRecord(
+        key=UnitKey(question_id="q", system="kgrag-ex"),
+        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
+    )
     groups = A.group([base, *[record("node", k, k in (1, 3), "B", path) for k in range(4)]], "kgrag-ex")
     assert A.position_histogram(groups, "node") == [0, 1, 0, 0, 1]  # 1/3 and 1
     authors = A.position_histogram(groups, "node", "authors")
@@ -476,12 +619,28 @@ def test_positions_and_rank_ties_by_the_authors_rules():
 def table2_path() -> dict:
     """Paper 001's running example (Tables 1 and 2)."""
     names = ["pulmonary hypoplasia", "persistent pulmonary hypertension in the newborn", "oligohydramnios"]
-    nodes = [{"id": f"e{i}", "name": n, "label": label}
-             for i, (n, label) in enumerate(zip(names, ["Diseases", "Diseases", "Symptoms"]))]
-    edges = [{"id": "r0", "label": "IS RISK FACTOR FOR", "source": "e0", "target": "e1", "text_unit": "tu:a",
-              "source_file": "article-27634.jsonl"},
-             {"id": "r1", "label": "HAS RISK FACTOR", "source": "e1", "target": "e2", "text_unit": "tu:b",
-              "source_file": "article-22355.jsonl"}]
+    nodes = [
+        {"id": f"e{i}", "name": n, "label": label}
+        for i, (n, label) in enumerate(zip(names, ["Diseases", "Diseases", "Symptoms"]))
+    ]
+    edges = [
+        {
+            "id": "r0",
+            "label": "IS RISK FACTOR FOR",
+            "source": "e0",
+            "target": "e1",
+            "text_unit": "tu:a",
+            "source_file": "article-27634.jsonl",
+        },
+        {
+            "id": "r1",
+            "label": "HAS RISK FACTOR",
+            "source": "e1",
+            "target": "e2",
+            "text_unit": "tu:b",
+            "source_file": "article-22355.jsonl",
+        },
+    ]
     return make_path("path:0", nodes, edges)
 
 
@@ -491,20 +650,29 @@ def test_table2_is_reproduced_from_the_papers_own_example():
     path = table2_path()
     pphn, tail = path["nodes"][1]["name"], "oligohydramnios"
     changes = {("node", 1): "C", ("edge", 1): "C"}
-    records = [RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
-                         trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))]
-    records += [record(kind, k, (kind, k) in changes, changes.get((kind, k), "A"), path)
-                for kind, n in (("node", 3), ("edge", 2), ("subpath", 2)) for k in range(n)]
+    records = [
+        RunRecord(
+            key=UnitKey(question_id="q", system="kgrag-ex"),
+            trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
+        )
+    ]
+    records += [
+        record(kind, k, (kind, k) in changes, changes.get((kind, k), "A"), path)
+        for kind, n in (("node", 3), ("edge", 2), ("subpath", 2))
+        for k in range(n)
+    ]
     after = {(r.variant.data["kind"], r.variant.data["index"]): r.variant.data["path_after"] for r in records[1:]}
     assert after["node", 1] == ["pulmonary hypoplasia ->[IS RISK FACTOR FOR]-> __", f"__ ->[HAS RISK FACTOR]-> {tail}"]
     assert after["edge", 1] == [f"pulmonary hypoplasia ->[IS RISK FACTOR FOR]-> {pphn}", f"{pphn} ->[__]-> {tail}"]
     assert after["subpath", 1] == [f"pulmonary hypoplasia ->[IS RISK FACTOR FOR]-> {pphn}"]  # the shared node stays
     e = explain(A.group(records, "kgrag-ex")["q"])
     assert e.influence == {"e1": 2, "e2": 1}
-    assert e.for_user == (f"The most important condition for answering the question is {pphn}. "
-                          "It had the biggest impact on the result.")
-    assert e.technical == (f"Removing {pphn} led to a different answer 2 times. "
-                           f"Removing {tail} led to a different answer 1 time.")
+    assert e.for_user == (
+        f"The most important condition for answering the question is {pphn}. It had the biggest impact on the result."
+    )
+    assert e.technical == (
+        f"Removing {pphn} led to a different answer 2 times. Removing {tail} led to a different answer 1 time."
+    )
     assert e.sources == ["article-27634.jsonl", "article-22355.jsonl"]
 
 
@@ -518,14 +686,20 @@ def test_subpath_rules_and_the_authors_chain():
     assert paper["credited"] == authors["credited"] == ["n1", "n2"]
     chain = {**path, "format": "chain"}
     assert triplet_lines(chain) == ["N0->[R0]->N1->[R1]->N2->[R2]->N3"]
-    assert enumerate_variants([chain], "subpath", "authors")[1]["data"]["path_after"] == ["N0->[R0]->__->[__]->__->[R2]->N3"]
-    assert enumerate_variants([chain], "subpath", "authors")[0]["data"]["path_after"] == ["__->[__]->__->[R1]->N2->[R2]->N3"]
+    assert enumerate_variants([chain], "subpath", "authors")[1]["data"]["path_after"] == [
+        "N0->[R0]->__->[__]->__->[R2]->N3"
+    ]
+    assert enumerate_variants([chain], "subpath", "authors")[0]["data"]["path_after"] == [
+        "__->[__]->__->[R1]->N2->[R2]->N3"
+    ]
     assert enumerate_variants([chain], "subpath")[1]["data"]["path_after"] == ["N0->[R0]->N1", "N2->[R2]->N3"]
     first = enumerate_variants([path], "subpath")[0]["data"]
     assert first["blanked"] == {"nodes": ["n0"], "edges": ["r0"]}  # N0 was only on the dropped line
     assert [v["data"]["position_authors"] for v in enumerate_variants([path], "node")] == [0, 0.25, 0.5, 0.75]
-    question, trace = Question(id="q", question="?", answer="A"), Trace(question_id="q", system="kgrag-ex",
-                                                                        artifacts={"kgrag": {"paths": [chain]}})
+    question, trace = (
+        Question(id="q", question="?", answer="A"),
+        Trace(question_id="q", system="kgrag-ex", artifacts={"kgrag": {"paths": [chain]}}),
+    )
     variant = SubpathRemoval(rule="authors").variants(question, trace, random.Random(0))[1]
     perturbed = SubpathRemoval(rule="authors").perturb(question, trace, random.Random(0), variant=variant)
     assert triplet_lines(perturbed.artifacts["kgrag"]["paths"][0]) == ["N0->[R0]->__->[__]->__->[R2]->N3"]

@@ -11,30 +11,49 @@ from provbench_plugins.papers.p001_kgrag_ex import analysis as A
 from provbench_plugins.papers.p001_kgrag_ex import report as R
 from test_p001_paths import four_node_path, record
 
-SUITE = {"systems": ["kgrag-ex", "vector-rag"],
-         "interventions": ["kg-node-removal", "kg-edge-removal",
-                           {"name": "kg-subpath-removal", "options": {"rule": "authors"}},
-                           {"name": "ragex-window", "options": {"window": 5, "stride": 1}}]}
+SUITE = {
+    "systems": ["kgrag-ex", "vector-rag"],
+    "interventions": [
+        "kg-node-removal",
+        "kg-edge-removal",
+        {"name": "kg-subpath-removal", "options": {"rule": "authors"}},
+        {"name": "ragex-window", "options": {"window": 5, "stride": 1}},
+    ],
+}
 
 
 def authors_rule_run() -> RunData:
     """One question: KGRAG-Ex on a 4-node path with its sub-paths blanked (the authors' rule
     only, as suites/medmcqa-kgragex-authors.yaml runs them), and 12 RAG-Ex windows."""
     path = four_node_path()
-    records = [RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
-                         trace=Trace(question_id="q", system="kgrag-ex", answer="A",
-                                     artifacts={"kgrag": {"paths": [path]}, "context_words": 20})),
-               RunRecord(key=UnitKey(question_id="q", system="vector-rag"),
-                         trace=Trace(question_id="q", system="vector-rag", answer="A", artifacts={"context_words": 16}))]
+    records = [
+        RunRecord(
+            key=UnitKey(question_id="q", system="kgrag-ex"),
+            trace=Trace(
+                question_id="q",
+                system="kgrag-ex",
+                answer="A",
+                artifacts={"kgrag": {"paths": [path]}, "context_words": 20},
+            ),
+        ),
+        RunRecord(
+            key=UnitKey(question_id="q", system="vector-rag"),
+            trace=Trace(question_id="q", system="vector-rag", answer="A", artifacts={"context_words": 16}),
+        ),
+    ]
     records += [record(kind, k, False, "A", path) for kind, n in (("node", 4), ("edge", 3)) for k in range(n)]
     for k in range(3):
         blanked = record("subpath", k, False, "A", path)
         blanked.variant.data["rule"] = "authors"
         records.append(blanked)
-    records += [RunRecord(key=UnitKey(question_id="q", system="vector-rag", condition="ragex-window", variant=f"window:{i}"),
-                          trace=Trace(question_id="q", system="vector-rag", answer="A"),
-                          variant=VariantInfo(id=f"window:{i}", data={"kind": "window"}))
-                for i in range(12)]
+    records += [
+        RunRecord(
+            key=UnitKey(question_id="q", system="vector-rag", condition="ragex-window", variant=f"window:{i}"),
+            trace=Trace(question_id="q", system="vector-rag", answer="A"),
+            variant=VariantInfo(id=f"window:{i}", data={"kind": "window"}),
+        )
+        for i in range(12)
+    ]
     return RunData(Path("."), RunManifest(run_id="r", suite_name="s", suite=SUITE), {}, records, {})
 
 
@@ -69,10 +88,17 @@ def test_table5_with_both_rules_counts_the_papers_and_says_the_other_is_left_out
 
 def test_table2_detail_lists_changed_and_unchanged_variants_with_their_paths():
     path = four_node_path()
-    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
-                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
-    records = [base, record("node", 1, True, "C", path), record("node", 2, False, "A", path),
-               record("edge", 0, False, "A", path), record("subpath", 1, True, "B", path)]
+    base = RunRecord(
+        key=UnitKey(question_id="q", system="kgrag-ex"),
+        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
+    )
+    records = [
+        base,
+        record("node", 1, True, "C", path),
+        record("node", 2, False, "A", path),
+        record("edge", 0, False, "A", path),
+        record("subpath", 1, True, "B", path),
+    ]
     section = R.explanations_section(A.group(records, "kgrag-ex"), "kgrag-ex", None)
     (summary,) = [[c.text for c in row.cells] for row in section.blocks[0].rows]
     assert summary[:4] == ["q", "A", "Node: N1 -> C; Sub-path: N1 ->[R1]-> N2 -> B", "N1"]
@@ -81,7 +107,8 @@ def test_table2_detail_lists_changed_and_unchanged_variants_with_their_paths():
         ["q", "Node", "N1", "N0 ->[R0]-> __ | __ ->[R1]-> N2 | N2 ->[R2]-> N3", "C", "yes"],
         ["q", "Node", "N2", "N0 ->[R0]-> N1 | N1 ->[R1]-> __ | __ ->[R2]-> N3", "A", "no"],
         ["q", "Edge", "R0", "N0 ->[__]-> N1 | N1 ->[R1]-> N2 | N2 ->[R2]-> N3", "A", "no"],
-        ["q", "Sub-path", "N1 ->[R1]-> N2", "N0 ->[R0]-> N1 | N2 ->[R2]-> N3", "B", "yes"]]
+        ["q", "Sub-path", "N1 ->[R1]-> N2", "N0 ->[R0]-> N1 | N2 ->[R2]-> N3", "B", "yes"],
+    ]
 
 
 def left_out_run(*statuses: str | None) -> RunData:
@@ -131,10 +158,17 @@ def test_the_position_histogram_is_drawn_from_the_tables_counts():
     from provbench.report.sections import BarChart
 
     path = four_node_path()
-    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
-                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
-    records = [base, record("node", 1, True, "C", path), record("node", 2, False, "A", path),
-               record("subpath", 0, True, "B", path), record("subpath", 1, True, "C", path)]
+    base = RunRecord(
+        key=UnitKey(question_id="q", system="kgrag-ex"),
+        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
+    )
+    records = [
+        base,
+        record("node", 1, True, "C", path),
+        record("node", 2, False, "A", path),
+        record("subpath", 0, True, "B", path),
+        record("subpath", 1, True, "C", path),
+    ]
     section = R.positions_section(A.group(records, "kgrag-ex"), "kgrag-ex")
     table, chart = section.blocks[0], next(b for b in section.blocks if isinstance(b, BarChart))
     assert chart.scale == "count" and chart.categories == table.columns[1:]

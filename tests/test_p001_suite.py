@@ -39,9 +39,16 @@ def test_suite_runs_end_to_end_and_reruns_from_cache(tmp_path, monkeypatch):
     assert "triplets" not in purposes and "answer" in purposes  # only the stages after path retrieval
 
     report = (run_dir / "report.html").read_text()
-    for title in ("Table 4: impact of perturbation methods", "critical changes by position on the path",
-                  "critical changes by node label", "sub-path score (eq. 1)", "Table 5: cost of an explanation",
-                  "Table 2: explanations per question", "accuracy by choice type", "lengths of the kept paths"):
+    for title in (
+        "Table 4: impact of perturbation methods",
+        "critical changes by position on the path",
+        "critical changes by node label",
+        "sub-path score (eq. 1)",
+        "Table 5: cost of an explanation",
+        "Table 2: explanations per question",
+        "accuracy by choice type",
+        "lengths of the kept paths",
+    ):
         assert title in report, title
     assert "Section from provbench_plugins.papers.p001_kgrag_ex failed" not in report
     check_table_figures(run_dir, records)
@@ -60,7 +67,9 @@ def check_table_figures(run_dir, records: list[dict]) -> None:
     """Tables 3, 4 and 5 of the report hold the figures the records and the KB imply."""
     sections = {s.id: s for s in p001_report.sections(load_run(run_dir))}
     table3 = {row[0]: row[1:] for row in cells(sections["p001-table3"])}
-    corpus = [json.loads(line) for line in (REPO / "datasets" / "medical-mini" / "corpus.jsonl").read_text().splitlines()]
+    corpus = [
+        json.loads(line) for line in (REPO / "datasets" / "medical-mini" / "corpus.jsonl").read_text().splitlines()
+    ]
     documents = Counter(c["source"] for c in corpus)
     assert table3["documents"] == [str(len(documents)), "9,552"]
     assert table3["text chunks"] == [str(len(corpus)), "445,454"]
@@ -73,15 +82,22 @@ def check_table_figures(run_dir, records: list[dict]) -> None:
     mini = "MedMCQA form: medical-mini/dev.jsonl"
     assert [row[:2] for row in table4] == [[mini, "paper (line dropped)"], [mini, "authors (blanked in place)"]]
     for row, blanked in zip(table4, ("kg-subpath-removal", "kg-subpath-blanked")):
-        run = [r for r in kg if r["key"]["condition"] != ("kg-subpath-blanked" if blanked == "kg-subpath-removal"
-                                                           else "kg-subpath-removal")]
+        run = [
+            r
+            for r in kg
+            if r["key"]["condition"]
+            != ("kg-subpath-blanked" if blanked == "kg-subpath-removal" else "kg-subpath-removal")
+        ]
         changed_questions = {r["key"]["question_id"] for r in run if r["scores"].get("output_changed") == 1.0}
         examples, node, edge, subpath, tied = map(int, row[2:])
         assert examples == len(changed_questions) and node + edge + subpath == examples and 0 <= tied <= examples
     variants = {row[0]: list(map(int, row[1:])) for row in cells(sections["p001-table4-kgrag-ex"], 1)}
-    for title, condition in (("Node", "kg-node-removal"), ("Edge", "kg-edge-removal"),
-                             ("Sub-path, paper (line dropped)", "kg-subpath-removal"),
-                             ("Sub-path, authors (blanked in place)", "kg-subpath-blanked")):
+    for title, condition in (
+        ("Node", "kg-node-removal"),
+        ("Edge", "kg-edge-removal"),
+        ("Sub-path, paper (line dropped)", "kg-subpath-removal"),
+        ("Sub-path, authors (blanked in place)", "kg-subpath-blanked"),
+    ):
         run = [r for r in kg if r["key"]["condition"] == condition]
         assert variants[title] == [len(run), sum(r["scores"].get("output_changed") == 1.0 for r in run)]
 
@@ -90,9 +106,11 @@ def check_table_figures(run_dir, records: list[dict]) -> None:
     kg_paper = [r for r in kg if r["key"]["condition"] != "kg-subpath-blanked"]
     shared = sorted({r["key"]["question_id"] for r in ragex} & {r["key"]["question_id"] for r in kg_paper})
     assert shared
+
     def median_calls(recs):
         per = [sum(len(r["trace"]["llm_calls"]) for r in recs if r["key"]["question_id"] == q) for q in shared]
         return f"{statistics.median(per):.1f}"
+
     provbench, authors = ({row[0]: row[1:] for row in cells(cost, i)} for i in (0, 1))
     label = "RAG-Ex (vector-rag, 5-word windows, stride 5)"
     assert provbench[label][:2] == [str(len(shared)), median_calls(ragex)]
@@ -117,23 +135,30 @@ def test_the_authors_suite_runs_every_part_on_its_authors_preset(tmp_path, monke
     kg = [r for r in records if r["key"]["system"] == "kgrag-ex"]
     baselines = [r for r in kg if r["key"]["condition"] == "baseline"]
     # a bridge question names no gold entity: the oracle lists no pair, and the authors add none from the text
-    assert all(bool(r["trace"]["artifacts"]["query_pairs"]) != r["key"]["question_id"].startswith("mm-b")
-               for r in baselines)
-    assert all(bool(r["trace"]["artifacts"]["kgrag"]["paths"]) != r["key"]["question_id"].startswith("mm-b")
-               for r in baselines)  # each pair's directed path
+    assert all(
+        bool(r["trace"]["artifacts"]["query_pairs"]) != r["key"]["question_id"].startswith("mm-b") for r in baselines
+    )
+    assert all(
+        bool(r["trace"]["artifacts"]["kgrag"]["paths"]) != r["key"]["question_id"].startswith("mm-b") for r in baselines
+    )  # each pair's directed path
     blanked = [r for r in kg if r["key"]["condition"] == "kg-subpath-removal"]
     assert blanked and all(r["variant"]["data"]["rule"] == "authors" for r in blanked)
     after = [line for r in blanked for line in r["variant"]["data"]["path_after"]]
     assert after and all("->[" in line and " ->[" not in line for line in after)  # the authors' chain format
     assert any(r["variant"]["data"]["blanked"]["nodes"] for r in blanked)
     assert any(r["scores"].get("output_changed") == 1.0 for r in blanked)  # blanking a gold triple changes it
-    passages = [r["trace"]["artifacts"]["passages"][0]["text"] for r in records
-                if r["key"]["system"] == "vector-rag" and r["key"]["condition"] == "baseline"]
+    passages = [
+        r["trace"]["artifacts"]["passages"][0]["text"]
+        for r in records
+        if r["key"]["system"] == "vector-rag" and r["key"]["condition"] == "baseline"
+    ]
     assert passages and all(p == p.capitalize() for p in passages)
 
     sections = {s.id: s for s in p001_report.sections(load_run(run_dir))}
     (row,) = cells(sections["p001-table4-kgrag-ex"])
-    assert row[:2] == ["MedMCQA form: medical-mini/dev.jsonl", "authors (blanked in place)"] and int(row[2]) > 0  # questions with a change
+    assert (
+        row[:2] == ["MedMCQA form: medical-mini/dev.jsonl", "authors (blanked in place)"] and int(row[2]) > 0
+    )  # questions with a change
     cost = sections["p001-cost-kgrag-ex"]
     authors = {r[0]: r[1:] for r in cells(cost, 1)}
     label = "RAG-Ex (vector-rag, 5-word windows, stride 1, over the 'Chunk 0' labels too)"

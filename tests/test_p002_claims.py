@@ -44,13 +44,23 @@ def kb_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("p002-controls-kb") / "kb"
 
 
-def controls_suite(folder: Path, data: Path, kb: Path, *, loop: str = LOOP, one_round: str = ONE_ROUND,
-                   gold: str = "invalidate-gold-edge", off_chain: str = "invalidate-off-chain-edge", llms: str = "[oracle, parametric, ignores-context]",
-                   claims: tuple[str, ...] = CLAIMS) -> Path:
+def controls_suite(
+    folder: Path,
+    data: Path,
+    kb: Path,
+    *,
+    loop: str = LOOP,
+    one_round: str = ONE_ROUND,
+    gold: str = "invalidate-gold-edge",
+    off_chain: str = "invalidate-off-chain-edge",
+    llms: str = "[oracle, parametric, ignores-context]",
+    claims: tuple[str, ...] = CLAIMS,
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "suite.yaml"
     listed = "".join(f"    - {c}\n" for c in claims)
-    path.write_text(f"""\
+    path.write_text(
+        f"""\
 name: p002-controls
 dataset: {{loader: curriculum, path: {data}, limit: 2}}
 knowledge_base: {{builder: concept-graph, directory: {kb}}}
@@ -67,7 +77,9 @@ controls:
   knowledge_base: {{builder: concept-graph, directory: {kb}}}
   llms: {llms}
   claims:
-{listed}""", encoding="utf-8")
+{listed}""",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -120,7 +132,6 @@ def test_the_random_control_in_place_of_the_oracle_fails_each_claim(tmp_path, da
     assert all(claim in result.stderr for claim in CLAIMS), result.stderr
 
 
-
 def test_a_claim_blind_to_the_rounds_has_no_power_and_fails_validate(tmp_path, data, kb_dir):
     """rounds-reach-deep-answers with only its negative half (parametric: right with or without the
     rounds) passes, and passes too with every setting answered as the loop: no power against that
@@ -132,10 +143,17 @@ def test_a_claim_blind_to_the_rounds_has_no_power_and_fails_validate(tmp_path, d
     assert "not detectable" not in result.stderr  # the claim holds: only its power is missing
     assert "no power against every setting answered as planning-loop: p002/rounds-reach-deep-answers" in result.stderr
 
+
 def test_the_loop_without_its_gate_fails_the_abstention_claim(tmp_path, data, kb_dir):
     """confidence_bar 0 in the loop's place: it answers "unknown" where it should abstain."""
-    suite = controls_suite(tmp_path, data, kb_dir, loop="{name: planning-loop, options: {confidence_bar: 0.0}}",
-                           llms="[oracle, ignores-context]", claims=(CLAIMS[1],))
+    suite = controls_suite(
+        tmp_path,
+        data,
+        kb_dir,
+        loop="{name: planning-loop, options: {confidence_bar: 0.0}}",
+        llms="[oracle, ignores-context]",
+        claims=(CLAIMS[1],),
+    )
     validity = validate_suite(suite, out=tmp_path / "out")
     [failure] = validity.failures
     assert (failure.claim, failure.control) == ("p002/abstains-when-unreachable", "oracle")
@@ -144,8 +162,14 @@ def test_the_loop_without_its_gate_fails_the_abstention_claim(tmp_path, data, kb
 
 def test_the_one_round_loop_fails_the_abstention_claim(tmp_path, data, kb_dir):
     """One round abstains on everything deep as well: the round limit, not the gate."""
-    suite = controls_suite(tmp_path, data, kb_dir, loop="{name: planning-loop, options: {max_rounds: 1}}",
-                           llms="[oracle, ignores-context]", claims=(CLAIMS[1],))
+    suite = controls_suite(
+        tmp_path,
+        data,
+        kb_dir,
+        loop="{name: planning-loop, options: {max_rounds: 1}}",
+        llms="[oracle, ignores-context]",
+        claims=(CLAIMS[1],),
+    )
     failures = validate_suite(suite, out=tmp_path / "out").failures
     assert [(f.claim, f.control) for f in failures] == [("p002/abstains-when-unreachable", "oracle")]
     assert "answers the deep questions" in failures[0].expected and failures[0].observed.startswith("no effect")
@@ -153,8 +177,9 @@ def test_the_one_round_loop_fails_the_abstention_claim(tmp_path, data, kb_dir):
 
 def test_a_control_condition_that_hides_nothing_fails_the_gold_edge_claim(tmp_path, data, kb_dir):
     hides_nothing = '{name: as-of, label: invalidate-off-chain-edge, options: {time: "2099-01-01"}}'
-    suite = controls_suite(tmp_path, data, kb_dir, off_chain=hides_nothing, llms="[oracle, ignores-context]",
-                           claims=(CLAIMS[2],))
+    suite = controls_suite(
+        tmp_path, data, kb_dir, off_chain=hides_nothing, llms="[oracle, ignores-context]", claims=(CLAIMS[2],)
+    )
     failures = validate_suite(suite, out=tmp_path / "out").failures
     assert {f.control for f in failures} == {"oracle", "ignores-context"}
     checks = [f for f in failures if "left out (no edge invalidated)" in f.observed]

@@ -33,23 +33,50 @@ from provbench_plugins.kb_builders.concepts.builder import ConceptGraphBuilder
 from provbench_plugins.papers.p002_planning.loop import PlanningLoop
 from provbench_plugins.papers.p002_planning.seeds import select_seeds
 
-NAMES = {"hub": "Hub Concept", "alpha": "Alpha Topic", "beta": "Beta Topic", "gamma": "Gamma Topic",
-         "delta": "Delta Topic", "zeta": "Zeta Topic", "epsilon": "Epsilon Topic", "secret": "Secret Topic",
-         "graph": "Graph", "graph-search": "Graph Search", "rho": "Rho Topic", "sigma": "Sigma Topic",
-         "tau": "Tau Topic", "upsilon": "Upsilon Topic", "phi": "Phi Topic", "chi": "Chi Topic", "target": "Target Leaf",
-         **{f"n{i:02d}": f"Leaf {i:02d}" for i in range(1, 21)}, **{f"c{i}": f"Chain Step {i}" for i in range(1, 7)},
-         **{f"g{i:02d}": f"Grid Node {i:02d}" for i in range(60)}}
+NAMES = {
+    "hub": "Hub Concept",
+    "alpha": "Alpha Topic",
+    "beta": "Beta Topic",
+    "gamma": "Gamma Topic",
+    "delta": "Delta Topic",
+    "zeta": "Zeta Topic",
+    "epsilon": "Epsilon Topic",
+    "secret": "Secret Topic",
+    "graph": "Graph",
+    "graph-search": "Graph Search",
+    "rho": "Rho Topic",
+    "sigma": "Sigma Topic",
+    "tau": "Tau Topic",
+    "upsilon": "Upsilon Topic",
+    "phi": "Phi Topic",
+    "chi": "Chi Topic",
+    "target": "Target Leaf",
+    **{f"n{i:02d}": f"Leaf {i:02d}" for i in range(1, 21)},
+    **{f"c{i}": f"Chain Step {i}" for i in range(1, 7)},
+    **{f"g{i:02d}": f"Grid Node {i:02d}" for i in range(60)},
+}
 ALIASES = {"alpha": "Alphy"}
-EDGES = ([("hub", "related", f"n{i:02d}", "") for i in range(1, 21)]
-         + [("alpha", "prerequisite", "beta", ""), ("beta", "builds_on", "gamma", ""),
-            ("alpha", "related", "delta", ""), ("delta", "builds_on", "zeta", ""),
-            ("beta", "contrasts_with", "epsilon", ""), ("beta", "related", "alpha", ""),
-            ("alpha", "part_of", "secret", "2025-01-01"), ("graph-search", "part_of", "graph", ""),
-            ("rho", "prerequisite", "sigma", ""), ("sigma", "prerequisite", "tau", ""), ("tau", "builds_on", "phi", ""),
-            ("sigma", "builds_on", "upsilon", ""), ("upsilon", "contrasts_with", "chi", "")]
-         + [(f"c{i}", "next", f"c{i + 1}", "") for i in range(1, 6)]
-         + [(f"g{i:02d}", "near", f"g{(i + k) % 60:02d}", "") for i in range(60) for k in range(1, 8)]
-         + [("hub", "builds_on", "target", "")])
+EDGES = (
+    [("hub", "related", f"n{i:02d}", "") for i in range(1, 21)]
+    + [
+        ("alpha", "prerequisite", "beta", ""),
+        ("beta", "builds_on", "gamma", ""),
+        ("alpha", "related", "delta", ""),
+        ("delta", "builds_on", "zeta", ""),
+        ("beta", "contrasts_with", "epsilon", ""),
+        ("beta", "related", "alpha", ""),
+        ("alpha", "part_of", "secret", "2025-01-01"),
+        ("graph-search", "part_of", "graph", ""),
+        ("rho", "prerequisite", "sigma", ""),
+        ("sigma", "prerequisite", "tau", ""),
+        ("tau", "builds_on", "phi", ""),
+        ("sigma", "builds_on", "upsilon", ""),
+        ("upsilon", "contrasts_with", "chi", ""),
+    ]
+    + [(f"c{i}", "next", f"c{i + 1}", "") for i in range(1, 6)]
+    + [(f"g{i:02d}", "near", f"g{(i + k) % 60:02d}", "") for i in range(60) for k in range(1, 8)]
+    + [("hub", "builds_on", "target", "")]
+)
 
 
 def write_graph(directory: Path) -> tuple[Path, Path]:
@@ -57,8 +84,9 @@ def write_graph(directory: Path) -> tuple[Path, Path]:
     with concepts.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["id", "name", "kind", "description", "aliases"])
-        writer.writerows([cid, name, "concept", f"{name} is a test concept.", ALIASES.get(cid, "")]
-                         for cid, name in NAMES.items())
+        writer.writerows(
+            [cid, name, "concept", f"{name} is a test concept.", ALIASES.get(cid, "")] for cid, name in NAMES.items()
+        )
     with edges.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["id", "source", "relation", "target", "valid_from", "recorded_at", "invalidated_at"])
@@ -76,8 +104,15 @@ def view(tmp_path_factory):
 
 
 def reply(answer="x", confidence=0.1, focus="", relation_types=(), reason="", concepts=(), relations=()):
-    return {"answer": answer, "confidence": confidence, "reason": reason, "supporting_concepts": list(concepts),
-            "supporting_relations": list(relations), "focus": focus, "relation_types": list(relation_types)}
+    return {
+        "answer": answer,
+        "confidence": confidence,
+        "reason": reason,
+        "supporting_concepts": list(concepts),
+        "supporting_relations": list(relations),
+        "focus": focus,
+        "relation_types": list(relation_types),
+    }
 
 
 def run(view, text, replies, **options):
@@ -120,11 +155,20 @@ def test_relevance_order_of_candidates():
     from provbench_plugins.papers.p002_planning.frontier import Focus, rank_candidates
 
     def nb(eid, label, name):
-        return Neighbor(relation=Relation(id=f"r-{eid}", source="s", target=eid, label=label), direction="out",
-                        entity=Entity(id=eid, name=name))
+        return Neighbor(
+            relation=Relation(id=f"r-{eid}", source="s", target=eid, label=label),
+            direction="out",
+            entity=Entity(id=eid, name=name),
+        )
 
-    candidates = [nb("a", "related", "Plain"), nb("b", "part_of", "Plain Two"), nb("c", "related", "Vector Index"),
-                  nb("d", "contrasts_with", "Other"), nb("b", "related", "Plain Two"), nb("e", "related", "Plain")]
+    candidates = [
+        nb("a", "related", "Plain"),
+        nb("b", "part_of", "Plain Two"),
+        nb("c", "related", "Vector Index"),
+        nb("d", "contrasts_with", "Other"),
+        nb("b", "related", "Plain Two"),
+        nb("e", "related", "Plain"),
+    ]
     focus = Focus("Which unit is part of it?", "the vector index", chosen_types=["contrasts_with"])
     # chosen type, then a relation the text names, then words of the focus in the name, then the store's order
     assert [n.entity.id for n in rank_candidates(candidates, focus)] == ["d", "b", "c", "a", "e"]
@@ -179,8 +223,9 @@ def test_a_retraction_in_round_two_is_not_overruled_by_round_one(view):
     # round 2 gives no answer: round 1's confident one is not verified in its place
     trace, _ = run(view, "What comes after Alpha Topic?", [reply("Beta Topic", 0.95), reply("", 0.0)], max_rounds=2)
     assert trace.outcome == "abstained" and trace.artifacts["candidate_answer"] == "Beta Topic"
-    trace, _ = run(view, "What comes after Alpha Topic?", [reply("Beta Topic", 0.95), reply("", 0.0)],
-                   max_rounds=2, keep_best=True)
+    trace, _ = run(
+        view, "What comes after Alpha Topic?", [reply("Beta Topic", 0.95), reply("", 0.0)], max_rounds=2, keep_best=True
+    )
     assert trace.outcome == "answered" and trace.answer == "Beta Topic"
 
 
@@ -190,8 +235,9 @@ def test_without_abstention_every_round_runs_and_the_last_answer_is_given(view):
     assert trace.outcome == "answered" and trace.answer == "Chain Step 5" and len(trace.llm_calls) == 4
     assert "after 4 rounds" in trace.artifacts["abstention_skipped"]
     # the bar still exits early: only the final abstention is gone
-    trace, _ = run(view, "Where does Chain Step 1 lead?", [reply("Chain Step 2", 0.1), reply("Chain Step 3", 0.9)],
-                   abstain=False)
+    trace, _ = run(
+        view, "Where does Chain Step 1 lead?", [reply("Chain Step 2", 0.1), reply("Chain Step 3", 0.9)], abstain=False
+    )
     assert trace.answer == "Chain Step 3" and len(trace.llm_calls) == 2
 
 
@@ -202,9 +248,16 @@ def test_a_later_invalid_reply_keeps_the_earlier_candidate(view):
 
 
 def test_grounding_record_of_an_answer(view):
-    trace, _ = run(view, "What comes after Alpha Topic?",
-                   [reply(), reply("Beta Topic", 0.9, reason="alpha is a prerequisite of beta",
-                                   concepts=["ent:beta"], relations=["rel:20"])])
+    trace, _ = run(
+        view,
+        "What comes after Alpha Topic?",
+        [
+            reply(),
+            reply(
+                "Beta Topic", 0.9, reason="alpha is a prerequisite of beta", concepts=["ent:beta"], relations=["rel:20"]
+            ),
+        ],
+    )
     grounding = trace.artifacts["grounding"]
     assert grounding["confidence"] == 0.9 and grounding["reason"] == "alpha is a prerequisite of beta"
     source = grounding["source"]
@@ -262,8 +315,11 @@ def test_invalidated_edges_are_followed_only_as_of_an_earlier_time(view):
 
 def test_relation_types_narrow_from_round_three(view):
     # the paper: rounds 3-4 narrow the relation types followed; round 2 expands the whole new frontier
-    trace, _ = run(view, "What does Rho Topic lead to?",
-                   [reply(relation_types=["prerequisite"]), reply(relation_types=["builds_on"]), reply(), reply()])
+    trace, _ = run(
+        view,
+        "What does Rho Topic lead to?",
+        [reply(relation_types=["prerequisite"]), reply(relation_types=["builds_on"]), reply(), reply()],
+    )
     second, third = rounds(trace)[1], rounds(trace)[2]
     assert second["relation_types_followed"] is None
     assert set(second["frontier"]) == {"ent:tau", "ent:upsilon"}  # upsilon via builds_on, despite round 1's choice
@@ -272,8 +328,12 @@ def test_relation_types_narrow_from_round_three(view):
 
 
 def test_relation_type_focus_is_applied(view):
-    trace, _ = run(view, "What does Alpha Topic lead to?",
-                   [reply(relation_types=["builds_on"]), reply(), reply(), reply()], narrow_from_round=2)
+    trace, _ = run(
+        view,
+        "What does Alpha Topic lead to?",
+        [reply(relation_types=["builds_on"]), reply(), reply(), reply()],
+        narrow_from_round=2,
+    )
     second = rounds(trace)[1]
     assert rounds(trace)[0]["relation_types_chosen"] == ["builds_on"]
     assert second["relation_types_followed"] == ["builds_on"] and not second["widened"]
@@ -281,13 +341,19 @@ def test_relation_type_focus_is_applied(view):
 
 
 def test_focus_widens_when_the_chosen_types_lead_nowhere(view):
-    trace, _ = run(view, "What does Alpha Topic lead to?",
-                   [reply(relation_types=["prerequisite"]), reply(), reply(), reply()], narrow_from_round=2)
+    trace, _ = run(
+        view,
+        "What does Alpha Topic lead to?",
+        [reply(relation_types=["prerequisite"]), reply(), reply(), reply()],
+        narrow_from_round=2,
+    )
     assert rounds(trace)[1]["widened"] and "ent:epsilon" in rounds(trace)[1]["frontier"]
 
 
 def test_relation_types_outside_the_seen_vocabulary_are_dropped(view):
-    trace, _ = run(view, "What does Alpha Topic lead to?", [reply(relation_types=["invented"]), reply(), reply(), reply()])
+    trace, _ = run(
+        view, "What does Alpha Topic lead to?", [reply(relation_types=["invented"]), reply(), reply(), reply()]
+    )
     assert rounds(trace)[0]["relation_types_chosen"] == []
 
 
@@ -325,7 +391,11 @@ def test_seeds_are_named_in_the_question_most_specific_first(view):
 def test_no_named_concept_abstains_without_a_call_by_default(view):
     # the paper seeds only from concepts named in the question: no similarity fallback unless asked
     trace, _ = run(view, "Something unrelated entirely?", [])
-    assert trace.outcome == "abstained" and not trace.llm_calls and trace.artifacts["abstention_reason"] == "no seed concept"
+    assert (
+        trace.outcome == "abstained"
+        and not trace.llm_calls
+        and trace.artifacts["abstention_reason"] == "no seed concept"
+    )
     assert PlanningLoop().options.fallback_search_k == 0
     trace, _ = run(view, "Something unrelated entirely?", [reply()] * 4, fallback_search_k=2)
     assert trace.steps[0].result and all(s["how"] == "search" for s in trace.steps[0].result)
@@ -371,8 +441,14 @@ def test_linked_text_is_read_for_the_seeds_too(view):
 
 
 def test_one_shot_with_the_loops_budget_expands_several_hops_before_its_one_call(view):
-    trace, _ = run(view, "Where does Grid Node 00 lead?", [reply("Grid Node 20", 0.9)],
-                   max_rounds=1, hops_per_round=4, frontier_cap=48)
+    trace, _ = run(
+        view,
+        "Where does Grid Node 00 lead?",
+        [reply("Grid Node 20", 0.9)],
+        max_rounds=1,
+        hops_per_round=4,
+        frontier_cap=48,
+    )
     assert len(trace.llm_calls) == 1 and len(trace.visited_entities) == 48  # the loop's 4 x 12, in one context
     assert [s.tool for s in trace.steps] == ["seed", *["expand"] * 4, "synthesize"]  # the last hop adds edges only
     assert rounds(trace)[0]["expanded"] == ["ent:g00"] and len(rounds(trace)[0]["frontier"]) == 47

@@ -23,13 +23,23 @@ def test_curriculum_planning_suite_runs_and_reports_abstention_and_calibration(t
     run_dir = run_suite(SUITES / "curriculum-planning.yaml", limit=4, out=out, llm=llm)
     records = RunStore(run_dir).load_records().values()
     systems = {r.key.system for r in records}
-    assert systems == {"planning-loop", "one-shot, same seeds", "one-shot, loop's budget", "one-shot, 4-hop neighbourhood",
-                       "never abstains",
-                       "graphrag",
-                       "graphrag, abstains below 0.80", "agentic-graphrag"}
+    assert systems == {
+        "planning-loop",
+        "one-shot, same seeds",
+        "one-shot, loop's budget",
+        "one-shot, 4-hop neighbourhood",
+        "never abstains",
+        "graphrag",
+        "graphrag, abstains below 0.80",
+        "agentic-graphrag",
+    }
     conditions = {r.key.condition for r in records}
-    assert {"invalidate-used-edges", "invalidate-random-edges", "invalidate-gold-edge",
-            "invalidate-off-chain-edge"} <= conditions
+    assert {
+        "invalidate-used-edges",
+        "invalidate-random-edges",
+        "invalidate-gold-edge",
+        "invalidate-off-chain-edge",
+    } <= conditions
     loop = [r for r in records if r.key.system == "planning-loop" and r.key.condition == "baseline"]
     assert all(len(r.trace.llm_calls) <= 4 and len(r.trace.visited_entities) <= 48 for r in loop)
     one_round = [r for r in records if r.key.system == "one-shot, same seeds" and r.key.condition == "baseline"]
@@ -42,17 +52,34 @@ def test_curriculum_planning_suite_runs_and_reports_abstention_and_calibration(t
 
     run = load_run(run_dir)
     metric_names = {v["metric"] for v in run.metric_values()}
-    assert {"abstention.coverage", "calibration.ece", "calibration.aurc", "cost.llm_calls", "context_precision",
-            "gold_chain_shown"} <= metric_names
+    assert {
+        "abstention.coverage",
+        "calibration.ece",
+        "calibration.aurc",
+        "cost.llm_calls",
+        "context_precision",
+        "gold_chain_shown",
+    } <= metric_names
     html = (run_dir / "report.html").read_text(encoding="utf-8")
-    for title in ("Abstention and cost", "Calibration", "Risk-coverage curves", "Reliability diagram",
-                  "Planning loop: rounds, cost", "Baseline accuracy per gold chain length", "McNemar p (deep)",
-                  "Edge invalidation: control sizes"):
+    for title in (
+        "Abstention and cost",
+        "Calibration",
+        "Risk-coverage curves",
+        "Reliability diagram",
+        "Planning loop: rounds, cost",
+        "Baseline accuracy per gold chain length",
+        "McNemar p (deep)",
+        "Edge invalidation: control sizes",
+    ):
         assert title in html, title
 
     backend = ScriptedBackend([])  # any call would fail: the re-run must come from the cache
-    run_suite(SUITES / "curriculum-planning.yaml", limit=4, out=out,
-              llm=LLMClient(backend, cache_dir=out / "llm", max_attempts=1))
+    run_suite(
+        SUITES / "curriculum-planning.yaml",
+        limit=4,
+        out=out,
+        llm=LLMClient(backend, cache_dir=out / "llm", max_attempts=1),
+    )
     assert backend.calls == []
 
 
@@ -61,8 +88,9 @@ def test_sweep_suite_declares_the_grid_and_reports_the_tradeoff(tmp_path):
     grid = {(s.options["confidence_bar"], s.options["frontier_cap"]) for s in loaded.suite.systems}
     assert grid == {(b, c) for b in (0.6, 0.7, 0.8, 0.9) for c in (6, 12, 24)}
     out = tmp_path / "sweep"
-    run_dir = run_suite(SUITES / "curriculum-planning-sweep.yaml", limit=3, out=out,
-                        llm=schema_following_llm(cache_dir=out / "llm"))
+    run_dir = run_suite(
+        SUITES / "curriculum-planning-sweep.yaml", limit=3, out=out, llm=schema_following_llm(cache_dir=out / "llm")
+    )
     html = (run_dir / "report.html").read_text(encoding="utf-8")
     assert "Accuracy against coverage" in html and "bar 0.9 cap 24" in html
     table = next(b for b in planning_section(load_run(run_dir)).blocks if b.kind == "table")
@@ -80,10 +108,16 @@ def loop_records(system, outcomes):
     """Baseline records of one system: (outcome, graded accuracy) per question."""
     from provbench.model import RunRecord, Trace, UnitKey
 
-    return [RunRecord(key=UnitKey(question_id=f"q{i}", system=system), scores={"accuracy": accuracy},
-                      trace=Trace(question_id=f"q{i}", system=system, outcome=outcome,
-                                  answer="x" if outcome == "answered" else None))
-            for i, (outcome, accuracy) in enumerate(outcomes)]
+    return [
+        RunRecord(
+            key=UnitKey(question_id=f"q{i}", system=system),
+            scores={"accuracy": accuracy},
+            trace=Trace(
+                question_id=f"q{i}", system=system, outcome=outcome, answer="x" if outcome == "answered" else None
+            ),
+        )
+        for i, (outcome, accuracy) in enumerate(outcomes)
+    ]
 
 
 def in_memory_run(systems, records):
@@ -95,8 +129,10 @@ def in_memory_run(systems, records):
 
 def test_report_reads_the_options_of_an_unlabelled_configuration():
     # {name: p002/planning-loop} without a label has the record key "planning-loop" (the suite's rule)
-    systems = [{"name": "p002/planning-loop", "options": {"confidence_bar": 0.9, "frontier_cap": 24}},
-               {"name": "planning-loop", "label": "loose", "options": {"confidence_bar": 0.6}}]
+    systems = [
+        {"name": "p002/planning-loop", "options": {"confidence_bar": 0.9, "frontier_cap": 24}},
+        {"name": "planning-loop", "label": "loose", "options": {"confidence_bar": 0.6}},
+    ]
     records = loop_records("planning-loop", [("answered", 1.0)]) + loop_records("loose", [("answered", 0.0)])
     table = planning_section(in_memory_run(systems, records)).blocks[0]
     settings = {row.cells[0].text: (row.cells[1].text, row.cells[2].text) for row in table.rows}
@@ -105,10 +141,13 @@ def test_report_reads_the_options_of_an_unlabelled_configuration():
 
 def test_tradeoff_chart_credits_a_right_abstention():
     # curriculum-mini's unanswerable questions: abstaining is right (accuracy 1), answering is wrong
-    systems = [{"name": "planning-loop", "label": "strict", "options": {"confidence_bar": 0.9}},
-               {"name": "planning-loop", "label": "loose", "options": {"confidence_bar": 0.6}}]
-    records = (loop_records("strict", [("abstained", 1.0), ("abstained", 1.0)])
-               + loop_records("loose", [("answered", 0.0), ("answered", 1.0)]))
+    systems = [
+        {"name": "planning-loop", "label": "strict", "options": {"confidence_bar": 0.9}},
+        {"name": "planning-loop", "label": "loose", "options": {"confidence_bar": 0.6}},
+    ]
+    records = loop_records("strict", [("abstained", 1.0), ("abstained", 1.0)]) + loop_records(
+        "loose", [("answered", 0.0), ("answered", 1.0)]
+    )
     section = planning_section(in_memory_run(systems, records))
     charts = [b for b in section.blocks if b.kind == "line_chart"]
     main = charts[0]
@@ -129,8 +168,15 @@ def test_the_loop_reads_page_text_on_fever():
     assert loop.options["text_units_per_concept"] >= 2
 
 
-@pytest.mark.parametrize("outcome,answer,expected", [("abstained", None, 1.0), ("budget_exhausted", None, 0.0),
-                                                     ("failed", None, 0.0), ("answered", "Calibration", 0.0)])
+@pytest.mark.parametrize(
+    "outcome,answer,expected",
+    [
+        ("abstained", None, 1.0),
+        ("budget_exhausted", None, 0.0),
+        ("failed", None, 0.0),
+        ("answered", "Calibration", 0.0),
+    ],
+)
 def test_only_a_deliberate_abstention_is_right_on_an_unanswerable_question(outcome, answer, expected):
     from types import SimpleNamespace
 
@@ -139,8 +185,10 @@ def test_only_a_deliberate_abstention_is_right_on_an_unanswerable_question(outco
     from provbench_plugins.datasets.curriculum.loader import CurriculumLoader
 
     question = Question(id="q", question="?", answer="", metadata={"answerable": False})
-    record = RunRecord(key=UnitKey(question_id="q", system="s"),
-                       trace=Trace(question_id="q", system="s", outcome=outcome, answer=answer))
+    record = RunRecord(
+        key=UnitKey(question_id="q", system="s"),
+        trace=Trace(question_id="q", system="s", outcome=outcome, answer=answer),
+    )
     _score(SimpleNamespace(loader=CurriculumLoader(), metrics=[], llm=None, view=None), record, question, None)
     assert record.scores["accuracy"] == expected
 
@@ -150,8 +198,11 @@ def test_the_suite_isolates_rounds_and_gate():
     assert systems["one-shot, same seeds"].options == {"max_rounds": 1}  # same seeds, prompt and gate, one round
     assert systems["never abstains"].options == {"abstain": False}
     assert systems["one-shot, loop's budget"].options == {"max_rounds": 1, "hops_per_round": 4, "frontier_cap": 48}
-    assert systems["one-shot, 4-hop neighbourhood"].options == {"max_rounds": 1, "hops_per_round": 4,
-                                                                "frontier_cap": 1000}  # every concept within 4 hops
+    assert systems["one-shot, 4-hop neighbourhood"].options == {
+        "max_rounds": 1,
+        "hops_per_round": 4,
+        "frontier_cap": 1000,
+    }  # every concept within 4 hops
     assert systems["graphrag, abstains below 0.80"].options == {"ask_confidence": True, "confidence_bar": 0.8}
     assert "fallback_search_k" not in systems["planning-loop"].options  # the paper's loop: named seeds only
 
@@ -165,8 +216,16 @@ def test_suites_on_extracted_kbs_ask_for_similarity_seeds_explicitly(suite):
 def questions_by_hops(hops):
     from provbench.model import Question
 
-    return {f"q{i}": Question(id=f"q{i}", question="?", answer="x", category=f"{h}-hop" if h else "unanswerable",
-                              metadata={"hops": h, "answerable": bool(h)}) for i, h in enumerate(hops)}
+    return {
+        f"q{i}": Question(
+            id=f"q{i}",
+            question="?",
+            answer="x",
+            category=f"{h}-hop" if h else "unanswerable",
+            metadata={"hops": h, "answerable": bool(h)},
+        )
+        for i, h in enumerate(hops)
+    }
 
 
 def test_table_counts_every_record_as_the_abstention_metric_does():
@@ -182,8 +241,11 @@ def test_table_counts_every_record_as_the_abstention_metric_does():
     run.questions.update(questions_by_hops([1, 0, 2, 3]))
     table = planning_section(run).blocks[0]
     cells = {c: row.cells[table.columns.index(c)].text for row in table.rows for c in table.columns}
-    coverage = next(v for v in Abstention().aggregate(Results(records=records, questions=run.questions))
-                    if v.metric == "abstention.coverage")
+    coverage = next(
+        v
+        for v in Abstention().aggregate(Results(records=records, questions=run.questions))
+        if v.metric == "abstention.coverage"
+    )
     assert cells["Questions"] == "4" and cells["Coverage"] == f"{coverage.value:.2f}" == "0.50"
     assert cells["Accuracy"] == "0.50" and cells["Accuracy (abstain = wrong)"] == "0.25"  # the failed run counts 0
     assert cells["Abstained on answerable"] == "0.00" and cells["Exit round"] == "3"
@@ -192,10 +254,13 @@ def test_table_counts_every_record_as_the_abstention_metric_does():
 
 def test_accuracy_per_hop_count_and_paired_test_between_systems():
     systems = [{"name": "planning-loop"}, {"name": "graphrag"}]
-    loop = loop_records("planning-loop", [("answered", 1.0), ("answered", 1.0), ("answered", 1.0),
-                                          ("answered", 1.0), ("abstained", 1.0)])
-    one_shot = loop_records("graphrag", [("answered", 1.0), ("answered", 0.0), ("answered", 0.0),
-                                         ("answered", 0.0), ("answered", 0.0)])
+    loop = loop_records(
+        "planning-loop",
+        [("answered", 1.0), ("answered", 1.0), ("answered", 1.0), ("answered", 1.0), ("abstained", 1.0)],
+    )
+    one_shot = loop_records(
+        "graphrag", [("answered", 1.0), ("answered", 0.0), ("answered", 0.0), ("answered", 0.0), ("answered", 0.0)]
+    )
     run = in_memory_run(systems, loop + one_shot)
     run.questions.update(questions_by_hops([1, 3, 3, 4, 0]))
     blocks = planning_section(run).blocks
@@ -215,20 +280,41 @@ def typed_questions(spec):
     from provbench.model import Question
 
     def chain(n):
-        return GoldEvidence(triples=[GoldTriple(subject=f"c{i}", relation="r", object=f"c{i + 1}") for i in range(n)],
-                            entities=[f"c{i}" for i in range(n + 1)], ordered=True) if n else None
+        return (
+            GoldEvidence(
+                triples=[GoldTriple(subject=f"c{i}", relation="r", object=f"c{i + 1}") for i in range(n)],
+                entities=[f"c{i}" for i in range(n + 1)],
+                ordered=True,
+            )
+            if n
+            else None
+        )
 
-    return {f"q{i}": Question(id=f"q{i}", question="?", answer="x", type=kind, gold=chain(n),
-                              category=f"{min(n, 1)}-hop" if answerable else "unanswerable",
-                              metadata={"hops": min(n, 1), "answerable": answerable})
-            for i, (kind, n, answerable) in enumerate(spec)}
+    return {
+        f"q{i}": Question(
+            id=f"q{i}",
+            question="?",
+            answer="x",
+            type=kind,
+            gold=chain(n),
+            category=f"{min(n, 1)}-hop" if answerable else "unanswerable",
+            metadata={"hops": min(n, 1), "answerable": answerable},
+        )
+        for i, (kind, n, answerable) in enumerate(spec)
+    }
 
 
 def test_groups_follow_the_gold_chain_and_keep_too_deep_and_stale_apart():
     from provbench_plugins.papers.p002_planning.comparison import deep_questions
 
     # q0: a 1-hop category with a 3-edge chain (two named concepts); q1 deep; q2 too deep; q3 stale; q4 none
-    spec = [("multi", 3, True), ("deep", 3, True), ("too-deep", 5, True), ("stale", 3, True), ("unanswerable", 0, False)]
+    spec = [
+        ("multi", 3, True),
+        ("deep", 3, True),
+        ("too-deep", 5, True),
+        ("stale", 3, True),
+        ("unanswerable", 0, False),
+    ]
     systems = [{"name": "planning-loop"}]
     run = in_memory_run(systems, loop_records("planning-loop", [("answered", 1.0)] * 2 + [("abstained", 0.0)] * 3))
     run.questions.update(typed_questions(spec))
@@ -268,8 +354,16 @@ def test_stale_answers_are_scored_by_the_concept_they_name(curriculum_mini):
     assert scored("answered", stale.answer) == {"stale_answer": 0.0}
     assert scored("abstained", None) == {"stale_answer": 0.0}
     other = next(q for q in questions if q.type == "deep")
-    assert StaleAnswer().score(RunRecord(key=UnitKey(question_id=other.id, system="s"),
-                                         trace=Trace(question_id=other.id, system="s", answer="x")), other, None) == {}
+    assert (
+        StaleAnswer().score(
+            RunRecord(
+                key=UnitKey(question_id=other.id, system="s"), trace=Trace(question_id=other.id, system="s", answer="x")
+            ),
+            other,
+            None,
+        )
+        == {}
+    )
 
 
 def test_control_sizes_flag_unmatched_pairs():
@@ -277,12 +371,19 @@ def test_control_sizes_flag_unmatched_pairs():
     from provbench_plugins.interventions.report import control_size_sections
 
     def hidden(qid, condition, count):
-        trace = Trace(question_id=qid, system="planning-loop",
-                      artifacts={"hidden_by_intervention": {"invalidated": {"count": count, "ids": []}}})
+        trace = Trace(
+            question_id=qid,
+            system="planning-loop",
+            artifacts={"hidden_by_intervention": {"invalidated": {"count": count, "ids": []}}},
+        )
         return RunRecord(key=UnitKey(question_id=qid, system="planning-loop", condition=condition), trace=trace)
 
-    records = [hidden("q1", "invalidate-used-edges", 5), hidden("q1", "invalidate-random-edges", 5),
-               hidden("q2", "invalidate-used-edges", 43), hidden("q2", "invalidate-random-edges", 0)]
+    records = [
+        hidden("q1", "invalidate-used-edges", 5),
+        hidden("q1", "invalidate-random-edges", 5),
+        hidden("q2", "invalidate-used-edges", 43),
+        hidden("q2", "invalidate-random-edges", 0),
+    ]
     run = in_memory_run(["planning-loop"], records)
     run.manifest.suite["interventions"] = ["invalidate-used-edges", "invalidate-random-edges"]
     (section,) = control_size_sections(run)
@@ -297,8 +398,11 @@ def test_table2_arrows_compare_a_condition_with_the_baseline_of_the_same_questio
     from provbench_plugins.papers.p000_neighborhoods.report import table2_section
 
     baseline = loop_records("planning-loop", [("answered", 1.0), ("answered", 0.0)])  # q1: unanswerable, answered
-    gold = RunRecord(key=UnitKey(question_id="q0", system="planning-loop", condition="invalidate-gold-edge"),
-                     scores={"accuracy": 1.0}, trace=Trace(question_id="q0", system="planning-loop", answer="x"))
+    gold = RunRecord(
+        key=UnitKey(question_id="q0", system="planning-loop", condition="invalidate-gold-edge"),
+        scores={"accuracy": 1.0},
+        trace=Trace(question_id="q0", system="planning-loop", answer="x"),
+    )
     run = in_memory_run([{"name": "planning-loop"}], [*baseline, gold])
     run.questions.update(questions_by_hops([1, 0]))
     rows = [r for r in table2_section(run).blocks[0].rows if r.cells]

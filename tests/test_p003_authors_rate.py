@@ -20,25 +20,29 @@ from provbench.plugin_api import MetricContext
 DOCS = ["Roman Atwood is an American vlogger and prankster.", "The history of art. He acted in films"]
 
 
-@pytest.mark.parametrize("answer, rate", [
-    ("[Graph coverage low (4 facts)] I don't know.", 0.0),            # hedged, after the note
-    ("The evidence is unclear about Ryan.", 0.0),                      # a hedge anywhere
-    ("Yes, Roman Atwood is a content creator.", 0.5),                  # content, creator unsupported
-    ("Roman Atwood acted in films.", 0.0),                             # "acted", "films" are source words
-    ("Roman Atwood is an actor.", 1 / 3),                              # no stemming: "actor" is not "acted"
-    ("Art by Roman Atwood.", 1 / 3),                                   # "art" vs "art.": 3 letters, no prefix rule
-    ("Americans.", 0.0),                                               # starts with the source word "american"
-    ("[a note] [b] Roman", 0.5),                                       # only the first note goes: "[b]" counts
-    ("Yes.", 0.0),                                                     # no content word
-])
+@pytest.mark.parametrize(
+    "answer, rate",
+    [
+        ("[Graph coverage low (4 facts)] I don't know.", 0.0),  # hedged, after the note
+        ("The evidence is unclear about Ryan.", 0.0),  # a hedge anywhere
+        ("Yes, Roman Atwood is a content creator.", 0.5),  # content, creator unsupported
+        ("Roman Atwood acted in films.", 0.0),  # "acted", "films" are source words
+        ("Roman Atwood is an actor.", 1 / 3),  # no stemming: "actor" is not "acted"
+        ("Art by Roman Atwood.", 1 / 3),  # "art" vs "art.": 3 letters, no prefix rule
+        ("Americans.", 0.0),  # starts with the source word "american"
+        ("[a note] [b] Roman", 0.5),  # only the first note goes: "[b]" counts
+        ("Yes.", 0.0),  # no content word
+    ],
+)
 def test_the_authors_definition_by_hand(answer, rate):
     from provbench_plugins.papers.p003_ga_rag.authors_rate import authors_hallucination_rate
 
     assert authors_hallucination_rate(answer, DOCS) == pytest.approx(rate)
 
 
-AUTHORS_REPO = Path(os.environ.get("P003_AUTHORS_REPO", "/work/.mirror/"
-                                   "Zoro621+Graph-Augmented-Retrieval-Augmented-Generation/repo"))
+AUTHORS_REPO = Path(
+    os.environ.get("P003_AUTHORS_REPO", "/work/.mirror/Zoro621+Graph-Augmented-Retrieval-Augmented-Generation/repo")
+)
 TABLE_ONE_RUN = "results/detailed_results_20251125_233817.json"
 
 
@@ -48,8 +52,11 @@ def test_the_authors_stored_answers_reproduce_the_papers_hallucination_rates():
     the paper's 0.170 and 0.147 (their comparison block, to the last digit)."""
     from provbench_plugins.papers.p003_ga_rag.authors_rate import authors_hallucination_rate
 
-    stored = json.loads(subprocess.run(["git", "-C", str(AUTHORS_REPO), "show", f"HEAD:{TABLE_ONE_RUN}"],
-                                       check=True, capture_output=True).stdout)
+    stored = json.loads(
+        subprocess.run(
+            ["git", "-C", str(AUTHORS_REPO), "show", f"HEAD:{TABLE_ONE_RUN}"], check=True, capture_output=True
+        ).stdout
+    )
     for side, key, paper in (("baseline_results", "baseline", 0.170), ("ga_rag_results", "graph_augmented", 0.147)):
         mean = fmean(authors_hallucination_rate(r["answer"], r["retrieved_docs"]) for r in stored[side])
         assert mean == pytest.approx(stored["comparison"][key]["hallucination_rate"], abs=1e-12)
@@ -66,8 +73,9 @@ def test_the_metric_scores_the_authors_rate_of_the_answer_against_the_pages(mini
     for label, expected in (("SUPPORTS", 1.0), ("I don't know", 0.0)):  # an abstention is the authors' hedge
         reply = {"label": label, "explanation": "Zorblax quintessence.", "cited": [1]}
         trace, _ = run(VanillaRAG, kb, questions[0], backend=PaperBackend(passages_reply=reply))
-        record = RunRecord(key=UnitKey(question_id=questions[0].id, system="vanilla-rag", condition=BASELINE),
-                           trace=trace)
+        record = RunRecord(
+            key=UnitKey(question_id=questions[0].id, system="vanilla-rag", condition=BASELINE), trace=trace
+        )
         scores = metric.score(record, questions[0], MetricContext(view=kb.view()))
         assert scores["hallucination_rate_authors"] == expected
     assert authors_hallucination_rate("Zorblax quintessence.", page_texts(trace, kb.view())) == 1.0

@@ -73,11 +73,13 @@ def test_paper003s_claims_pass_on_fever_garags_controls(tmp_path):
         ("p003/ranking-changes-label", "oracle swapped for ignores-context"): "power",
         ("p003/ranking-changes-label", "every setting answered as ga-rag"): "power",
         ("p003/settings-send-different-prompts", "oracle swapped for ignores-context"): "power",
-        ("p003/settings-send-different-prompts", "every setting answered as ga-rag"): "power"}
+        ("p003/settings-send-different-prompts", "every setting answered as ga-rag"): "power",
+    }
     assert read_validity(tmp_path / "out").differences == [  # the suite's own three rankings and filter
         "systems not run by the controls: vanilla-rag, planning-loop",
         "interventions not run by the controls: cited-removal, random-removal, full-isolation",
-        "metrics not run by the controls: accuracy, output-changed, fever, provenance, table1, prompt-diversity"]
+        "metrics not run by the controls: accuracy, output-changed, fever, provenance, table1, prompt-diversity",
+    ]
 
 
 def test_an_oracle_that_ignores_its_context_fails_each_claim_naming_it(tmp_path, kb_dir, monkeypatch):
@@ -102,34 +104,42 @@ def test_a_random_reader_changes_labels_that_do_not_follow_the_facts(tmp_path, k
 
 
 def test_one_setting_under_three_names_fails_each_claim(tmp_path, kb_dir):
-    same = [{"name": "p003/ga-rag", "label": label, "options": {"top_facts": 4}}
-            for label in ("ga-rag", "ga-rag-gamma0", "ga-rag-authors")]
+    same = [
+        {"name": "p003/ga-rag", "label": label, "options": {"top_facts": 4}}
+        for label in ("ga-rag", "ga-rag-gamma0", "ga-rag-authors")
+    ]
     result = validate(smaller_suite(tmp_path, kb_dir, systems=same), tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     failed = verdicts(tmp_path / "out")
     [differ, _] = failed[("p003/ranking-changes-label", "oracle")]
     assert not differ.passed and differ.observed.startswith("no effect: labels differ on 0 of 12 claims")
     [prompts] = failed[("p003/settings-send-different-prompts", "oracle")]
-    assert not prompts.passed and prompts.observed.startswith("FAILED: all 3 settings showed one identical set of "
-                                                              "facts for 12 of 12 claims")
+    assert not prompts.passed and prompts.observed.startswith(
+        "FAILED: all 3 settings showed one identical set of facts for 12 of 12 claims"
+    )
 
 
 def test_settings_that_only_reorder_whole_graphs_fail_each_claim(tmp_path, kb_dir):
     """The three rankings with every fact shown (top_facts 100) send prompts that differ in the
     facts' order only: the prompt check fails, and the label claim says the sets never differed."""
-    whole = [{"name": "p003/ga-rag", "label": label, "options": {**options, "top_facts": 100}}
-             for label, options in (("ga-rag", {}), ("ga-rag-gamma0", {"gamma": 0.0}),
-                                    ("ga-rag-authors", {"ranking": "authors"}))]
+    whole = [
+        {"name": "p003/ga-rag", "label": label, "options": {**options, "top_facts": 100}}
+        for label, options in (
+            ("ga-rag", {}),
+            ("ga-rag-gamma0", {"gamma": 0.0}),
+            ("ga-rag-authors", {"ranking": "authors"}),
+        )
+    ]
     result = validate(smaller_suite(tmp_path, kb_dir, systems=whole), tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     failed = verdicts(tmp_path / "out")
     [prompts] = failed[("p003/settings-send-different-prompts", "oracle")]
-    assert not prompts.passed and prompts.observed.startswith("FAILED: all 3 settings showed one identical set of "
-                                                              "facts for 12 of 12 claims")
+    assert not prompts.passed and prompts.observed.startswith(
+        "FAILED: all 3 settings showed one identical set of facts for 12 of 12 claims"
+    )
     differ = failed[("p003/ranking-changes-label", "oracle")][0]
     assert "the sets of facts shown differ on 0 (their order alone on" in differ.observed
     assert "their order alone on 0 more" not in differ.observed
-
 
 
 def test_a_claim_blind_to_its_settings_has_no_power_and_fails_validate(tmp_path, kb_dir):
@@ -138,14 +148,19 @@ def test_a_claim_blind_to_its_settings_has_no_power_and_fails_validate(tmp_path,
     power against that sham, so validate names it and exits with 4."""
     raw = yaml.safe_load(smaller_suite(tmp_path, kb_dir).read_text(encoding="utf-8"))
     raw["controls"]["llms"] = ["ignores-context"]
-    raw["controls"]["claims"] = [{"name": "p003/settings-send-different-prompts",
-                                  "options": {"expect": [{"control": "ignores-context", "effect": False}]}}]
+    raw["controls"]["claims"] = [
+        {
+            "name": "p003/settings-send-different-prompts",
+            "options": {"expect": [{"control": "ignores-context", "effect": False}]},
+        }
+    ]
     path = tmp_path / "blind.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     result = validate(path, tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     assert "not detectable" not in result.stderr  # the claim holds: only its power is missing
     assert "no power against every setting answered as ga-rag: p003/settings-send-different-prompts" in result.stderr
+
 
 def test_a_claim_naming_a_setting_the_controls_lack_is_refused(tmp_path, kb_dir):
     raw = yaml.safe_load(smaller_suite(tmp_path, kb_dir).read_text(encoding="utf-8"))

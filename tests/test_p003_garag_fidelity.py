@@ -54,7 +54,7 @@ def test_vanilla_rag_shows_the_pages_sentences(mini_kb):
     assert len(trace.read_text_units) == sum(len(page_sentences(kb.view(), p)) for p in pages)
     assert trace.citations.text_units == retrieval[0]["sentences"][:1]  # passage [1]: the top page's first
     hits = [r.id for r in trace.retrieved]
-    assert trace.read_text_units[:len(hits)] == hits  # read order: best-matching sentences first
+    assert trace.read_text_units[: len(hits)] == hits  # read order: best-matching sentences first
 
 
 def test_triple_filter_drops_weak_triples_and_keeps_one_at_the_threshold(mini_kb):
@@ -84,14 +84,22 @@ def test_low_coverage_meta_note(mini_kb):
 
 
 def claim() -> Question:
-    return Question(id="1", question="Ann was born in a town of Vallonia.", answer="SUPPORTS",
-                    metadata={"evidence": [[["Ann", 1]]], "evidence_pages": ["Ann"]})
+    return Question(
+        id="1",
+        question="Ann was born in a town of Vallonia.",
+        answer="SUPPORTS",
+        metadata={"evidence": [[["Ann", 1]]], "evidence_pages": ["Ann"]},
+    )
 
 
 def graph_trace(explanation: str) -> Trace:
-    trace = Trace(question_id="1", system="ga-rag", answer="SUPPORTS", wall_time_s=1.0,
-                  facts=[Fact(id="f1", subject="Ann", relation="born in", object="Veel", confidence=0.9,
-                              source_ids=["s:Ann:1"])])
+    trace = Trace(
+        question_id="1",
+        system="ga-rag",
+        answer="SUPPORTS",
+        wall_time_s=1.0,
+        facts=[Fact(id="f1", subject="Ann", relation="born in", object="Veel", confidence=0.9, source_ids=["s:Ann:1"])],
+    )
     trace.artifacts.update({"shown": ["f1"], "graph": {}, "explanation": explanation})
     return trace
 
@@ -103,8 +111,11 @@ def record_of(trace: Trace) -> RunRecord:
 class PagesView:
     """The one call Table I's hallucination rate makes of a view: the text of sentences read."""
 
-    TEXTS = {"s:Ann:1": "Ann: Ann was born in Veel.", "s:Veel:0": "Veel: Veel is a town in Vallonia.",
-             "s:Bob:0": "Bob: Bob plays the harp."}
+    TEXTS = {
+        "s:Ann:1": "Ann: Ann was born in Veel.",
+        "s:Veel:0": "Veel: Veel is a town in Vallonia.",
+        "s:Bob:0": "Bob: Bob plays the harp.",
+    }
 
     def text_units(self, ids):
         from types import SimpleNamespace
@@ -136,10 +147,19 @@ def test_hallucination_rate_scores_both_systems_against_the_same_pages():
     pages = ["s:Ann:1", "s:Veel:0", "s:Bob:0"]
     ga = graph_trace(explanation)
     ga.read_text_units = list(pages)
-    rag = Trace(question_id="1", system="vanilla-rag", answer="SUPPORTS", wall_time_s=1.0, read_text_units=list(pages),
-                artifacts={"explanation": explanation})
+    rag = Trace(
+        question_id="1",
+        system="vanilla-rag",
+        answer="SUPPORTS",
+        wall_time_s=1.0,
+        read_text_units=list(pages),
+        artifacts={"explanation": explanation},
+    )
     metric, context = TableOne(judge=False, ragas=False), MetricContext(view=PagesView())
-    ga_scores, rag_scores = metric.score(record_of(ga), claim(), context), metric.score(record_of(rag), claim(), context)
+    ga_scores, rag_scores = (
+        metric.score(record_of(ga), claim(), context),
+        metric.score(record_of(rag), claim(), context),
+    )
     assert ga_scores["hallucination_rate"] == rag_scores["hallucination_rate"] == 0.0
     # against what each was shown, they differ: GA-RAG saw one fact, not the harp
     assert rag_scores["hallucination_rate_shown"] == 0.0 and ga_scores["hallucination_rate_shown"] > 0.2
@@ -148,8 +168,14 @@ def test_hallucination_rate_scores_both_systems_against_the_same_pages():
 def test_baseline_has_no_graph_only_scores():
     from provbench_plugins.papers.p003_ga_rag.metrics import GRAPH_ONLY, TableOne
 
-    rag = Trace(question_id="1", system="vanilla-rag", answer="SUPPORTS", wall_time_s=1.0,
-                read_text_units=["s:Ann:1", "s:Bob:0"], artifacts={"explanation": "Ann was born in Veel."})
+    rag = Trace(
+        question_id="1",
+        system="vanilla-rag",
+        answer="SUPPORTS",
+        wall_time_s=1.0,
+        read_text_units=["s:Ann:1", "s:Bob:0"],
+        artifacts={"explanation": "Ann was born in Veel."},
+    )
     record = record_of(rag)
     scores = TableOne(judge=False, ragas=False).score(record, claim(), MetricContext())
     assert all(scores.get(k) is None for k in GRAPH_ONLY)
@@ -179,8 +205,9 @@ def test_response_time_counts_cache_hits_at_their_original_latency(tmp_path):
     assert hit.original_latency_s == pytest.approx(first.latency_s, abs=1e-3)
     again.wall_time_s = 0.05
     assert uncached_seconds(again) == pytest.approx(0.05 - hit.latency_s + hit.original_latency_s, abs=1e-3)
-    old_entry = Trace(question_id="1", system="s", wall_time_s=0.05,
-                      llm_calls=[LLMCall(model="m", cached=True, latency_s=0.001)])
+    old_entry = Trace(
+        question_id="1", system="s", wall_time_s=0.05, llm_calls=[LLMCall(model="m", cached=True, latency_s=0.001)]
+    )
     assert uncached_seconds(old_entry) is None  # a hit whose first latency was never kept
 
 
@@ -209,7 +236,9 @@ def test_evidence_measures_are_not_scored_on_a_beir_corpus(tmp_path):
     from provbench_plugins.datasets.fever.pages import is_beir_corpus
 
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text(json.dumps({"_id": "Ann", "title": "Ann", "text": "Ann is a singer. She was born in Veel."}) + "\n")
+    corpus.write_text(
+        json.dumps({"_id": "Ann", "title": "Ann", "text": "Ann is a singer. She was born in Veel."}) + "\n"
+    )
     assert is_beir_corpus(corpus) and not is_beir_corpus(REPO / "datasets" / "fever-mini" / "wiki-pages")
     question = claim().model_copy(update={"metadata": {**claim().metadata, "pages": str(corpus)}})
     trace = Trace(question_id="1", system="s", answer="SUPPORTS", read_text_units=["s:Ann:1"])
@@ -229,8 +258,9 @@ def test_table1_caption_names_gold_page_injection():
 
     from provbench_plugins.papers.p003_ga_rag.report import table1_caption
 
-    injected = SimpleNamespace(suite={"knowledge_base": {"builder": "fever-wiki",
-                                                         "options": {"include_gold_pages": True}}}, question_ids=["1"])
+    injected = SimpleNamespace(
+        suite={"knowledge_base": {"builder": "fever-wiki", "options": {"include_gold_pages": True}}}, question_ids=["1"]
+    )
     assert "Deviation" in table1_caption(injected) and "include_gold_pages" in table1_caption(injected)
     plain = SimpleNamespace(suite={"knowledge_base": {"builder": "fever-wiki"}}, question_ids=["1"])
     assert "Deviation" not in table1_caption(plain)

@@ -27,8 +27,11 @@ def test_facts_reach_the_prompt_in_rank_order_as_subject_relation_object_confide
     nodes = trace.artifacts["graph"]["nodes"]  # ranked, best first
     assert [n["final"] for n in nodes] == sorted((n["final"] for n in nodes), reverse=True)
     facts = {f.id: f for f in trace.facts}
-    expected = [f"[{k}] {facts[n['id']].subject} | {facts[n['id']].relation} | {facts[n['id']].object} "
-                f"({facts[n['id']].confidence:.2f})" for k, n in enumerate(nodes[:5], 1)]
+    expected = [
+        f"[{k}] {facts[n['id']].subject} | {facts[n['id']].relation} | {facts[n['id']].object} "
+        f"({facts[n['id']].confidence:.2f})"
+        for k, n in enumerate(nodes[:5], 1)
+    ]
     [prompt] = backend.answer_prompts()
     assert fact_lines(prompt) == expected
     assert expected[0].endswith("| is | a page (0.90)")  # the 0.9 triple of the best page comes first
@@ -48,8 +51,9 @@ def test_every_ga_rag_setting_of_the_shipped_suites_keeps_a_low_confidence_model
     assert len(settings) >= 2
     for ref in settings:
         system = registry.create("system", ref.name, **ref.options)
-        trace, backend = run(type(system), kb, questions[0], backend=PaperBackend(confidences=(0.0, 0.0)),
-                             **ref.options)
+        trace, backend = run(
+            type(system), kb, questions[0], backend=PaperBackend(confidences=(0.0, 0.0)), **ref.options
+        )
         assert trace.facts and len(trace.artifacts["shown"]) == min(len(trace.facts), system.options.top_facts)
         assert fact_lines(backend.answer_prompts()[0]), ref.label
 
@@ -69,8 +73,9 @@ def test_settings_share_a_pages_extraction_whatever_their_unit_seed(mini_kb, tmp
     cached = {(c.purpose, c.cached) for c in second.llm_calls}
     assert cached == {("triples", True), ("answer", False)}
     assert [f.model_dump() for f in first.facts] == [f.model_dump() for f in second.facts]
-    assert sum(1 for r in backend.requests if "triplets" in json.dumps(r.get("schema") or {})) == \
-        sum(1 for c in first.llm_calls if c.purpose == "triples")
+    assert sum(1 for r in backend.requests if "triplets" in json.dumps(r.get("schema") or {})) == sum(
+        1 for c in first.llm_calls if c.purpose == "triples"
+    )
 
 
 def test_extraction_has_its_own_token_budget(mini_kb):
@@ -93,7 +98,8 @@ def test_a_reply_without_triples_is_recorded_per_claim(mini_kb):
     cut = PaperBackend(extraction_text={title: '{"triplets": [{"subject": "'})
     trace, _ = run(GARAG, kb, questions[0], backend=cut, triples_max_tokens=64)
     assert trace.artifacts["extraction_failures"] == [
-        {"document": top_page, "problem": "reply cut at the 64-token budget (not valid JSON)"}]
+        {"document": top_page, "problem": "reply cut at the 64-token budget (not valid JSON)"}
+    ]
     step = next(s for s in trace.steps if s.tool == "extract_triples" and s.arguments["document"] == top_page)
     assert "64-token budget" in step.error
     record = RunRecord(key=UnitKey(question_id=questions[0].id, system="ga-rag"), trace=trace)
@@ -140,11 +146,14 @@ def naming_every_fact(prompt: str) -> dict:
     return {"label": "REFUTES", "explanation": " ".join(fact_lines(prompt)), "cited": [1]}
 
 
-@pytest.mark.parametrize("high, graph_reply, expected, note", [
-    (0.9, naming_every_fact, "graph", None),                                  # 0.5 x 0.9 + 0.3 = 0.75 >= 0.7
-    (0.6, naming_every_fact, "baseline", "[Warning: Low consistency (0.60)]"),  # 0.5 x 0.6 + 0.3 = 0.60 < 0.7
-    (0.9, GRAPH, "baseline", "[Low grounding 0.00]"),                          # consistent; names no fact
-])
+@pytest.mark.parametrize(
+    "high, graph_reply, expected, note",
+    [
+        (0.9, naming_every_fact, "graph", None),  # 0.5 x 0.9 + 0.3 = 0.75 >= 0.7
+        (0.6, naming_every_fact, "baseline", "[Warning: Low consistency (0.60)]"),  # 0.5 x 0.6 + 0.3 = 0.60 < 0.7
+        (0.9, GRAPH, "baseline", "[Low grounding 0.00]"),  # consistent; names no fact
+    ],
+)
 def test_the_gate_checks_consistency_then_grounding(mini_kb, high, graph_reply, expected, note):
     from provbench_plugins.papers.p003_ga_rag.systems import GARAG
 
@@ -168,8 +177,11 @@ def test_consistency_and_grounding_scores_by_hand():
     def fact(i, s, r, o, conf=1.0):
         return FactNode(f"f{i}", s, r, o, conf, "d", 1, 0.5)
 
-    chain = [fact(1, "Veel", "located_in", "Vallonia"), fact(2, "Vallonia", "located in", "Norden"),
-             fact(3, "Ann", "born in", "Veel", 0.4)]
+    chain = [
+        fact(1, "Veel", "located_in", "Vallonia"),
+        fact(2, "Vallonia", "located in", "Norden"),
+        fact(3, "Ann", "born in", "Veel", 0.4),
+    ]
     assert inferences(chain) == 1  # Veel located in Norden, through Vallonia
     assert inferences([*chain, fact(4, "veel", "near", "norden")]) == 0  # already linked
     assert consistency_score(chain) == pytest.approx(0.5 * 0.8 + 0.3 + 0.2 * (1 / 15))

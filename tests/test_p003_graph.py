@@ -7,31 +7,43 @@ from fractions import Fraction as F
 
 import pytest
 
-from provbench_plugins.papers.p003_ga_rag.graph import (FactNode, authors_ranking, centrality, initial_scores,
-                                                         local_graph, propagate, rank, score_facts)
+from provbench_plugins.papers.p003_ga_rag.graph import (
+    FactNode,
+    authors_ranking,
+    centrality,
+    initial_scores,
+    local_graph,
+    propagate,
+    rank,
+    score_facts,
+)
 
 # A and B come from one document and share "Y"; A-E and B-E share "Y"; B-C share "Z"; D-E share "R".
 NODES = [
     FactNode("A", "X", "r", "Y", 0.8, "d1", 1, 0.9),
     FactNode("B", "Y", "r", "Z", 0.6, "d1", 1, 0.9),
-    FactNode("C", "z", "r", "W", 1.0, "d2", 2, 0.5),   # "z" matches "Z": names are case-folded
+    FactNode("C", "z", "r", "W", 1.0, "d2", 2, 0.5),  # "z" matches "Z": names are case-folded
     FactNode("D", "Q", "r", "R", 0.5, "d3", 3, 0.4),
     FactNode("E", "R", "r", "Y", 0.9, "d4", 4, 0.2),
 ]
 # by hand: edge weights AB = 1 (same document) + 1 (shared entity) = 2, AE = BC = BE = DE = 1
 EDGES = {("A", "B"): 2, ("A", "E"): 1, ("B", "C"): 1, ("B", "E"): 1, ("D", "E"): 1}
-Z = {"A": 3, "B": 4, "C": 1, "D": 1, "E": 3}                  # Z_j = sum_k w_jk
-S0 = {"A": F(8, 10) * F(9, 10) + F(2, 10) / 1,                  # eq. (2), alpha 0.8, beta 0.2
-      "B": F(8, 10) * F(9, 10) + F(2, 10) / 1,
-      "C": F(8, 10) * F(5, 10) + F(2, 10) / 2,
-      "D": F(8, 10) * F(4, 10) + F(2, 10) / 3,
-      "E": F(8, 10) * F(2, 10) + F(2, 10) / 4}
-G = F(1, 2)                                                     # gamma
-S1 = {"A": (1 - G) * S0["A"] + G * (F(2, 4) * S0["B"] + F(1, 3) * S0["E"]),   # eq. (3), T = 1
-      "B": (1 - G) * S0["B"] + G * (F(2, 3) * S0["A"] + F(1, 1) * S0["C"] + F(1, 3) * S0["E"]),
-      "C": (1 - G) * S0["C"] + G * (F(1, 4) * S0["B"]),
-      "D": (1 - G) * S0["D"] + G * (F(1, 3) * S0["E"]),
-      "E": (1 - G) * S0["E"] + G * (F(1, 3) * S0["A"] + F(1, 4) * S0["B"] + F(1, 1) * S0["D"])}
+Z = {"A": 3, "B": 4, "C": 1, "D": 1, "E": 3}  # Z_j = sum_k w_jk
+S0 = {
+    "A": F(8, 10) * F(9, 10) + F(2, 10) / 1,  # eq. (2), alpha 0.8, beta 0.2
+    "B": F(8, 10) * F(9, 10) + F(2, 10) / 1,
+    "C": F(8, 10) * F(5, 10) + F(2, 10) / 2,
+    "D": F(8, 10) * F(4, 10) + F(2, 10) / 3,
+    "E": F(8, 10) * F(2, 10) + F(2, 10) / 4,
+}
+G = F(1, 2)  # gamma
+S1 = {
+    "A": (1 - G) * S0["A"] + G * (F(2, 4) * S0["B"] + F(1, 3) * S0["E"]),  # eq. (3), T = 1
+    "B": (1 - G) * S0["B"] + G * (F(2, 3) * S0["A"] + F(1, 1) * S0["C"] + F(1, 3) * S0["E"]),
+    "C": (1 - G) * S0["C"] + G * (F(1, 4) * S0["B"]),
+    "D": (1 - G) * S0["D"] + G * (F(1, 3) * S0["E"]),
+    "E": (1 - G) * S0["E"] + G * (F(1, 3) * S0["A"] + F(1, 4) * S0["B"] + F(1, 1) * S0["D"]),
+}
 DEGREE = {i: F(Z[i], 4) for i in Z}  # weighted degree: sum of the node's edge weights / (n - 1)
 UNWEIGHTED = {"A": F(2, 4), "B": F(3, 4), "C": F(1, 4), "D": F(1, 4), "E": F(3, 4)}  # degree / (n - 1)
 CONF = {"A": F(8, 10), "B": F(6, 10), "C": F(1), "D": F(5, 10), "E": F(9, 10)}
@@ -40,8 +52,15 @@ FINAL = {i: LAMBDAS[0] * S1[i] + LAMBDAS[1] * DEGREE[i] + LAMBDAS[2] * CONF[i] f
 
 
 def scored(gamma: float, iterations: int):
-    return score_facts(NODES, alpha=0.8, beta=0.2, gamma=gamma, iterations=iterations, lambdas=(0.6, 0.2, 0.2),
-                       centrality_kind="degree")
+    return score_facts(
+        NODES,
+        alpha=0.8,
+        beta=0.2,
+        gamma=gamma,
+        iterations=iterations,
+        lambdas=(0.6, 0.2, 0.2),
+        centrality_kind="degree",
+    )
 
 
 def test_local_graph_edges_and_weights():
@@ -76,8 +95,9 @@ def test_gamma_zero_is_no_propagation():
 
 
 def test_pagerank_centrality_sums_to_one():
-    result = score_facts(NODES, alpha=0.8, beta=0.2, gamma=0.5, iterations=1, lambdas=(0, 1, 0),
-                         centrality_kind="pagerank")
+    result = score_facts(
+        NODES, alpha=0.8, beta=0.2, gamma=0.5, iterations=1, lambdas=(0, 1, 0), centrality_kind="pagerank"
+    )
     assert sum(result.centrality.values()) == pytest.approx(1.0)
     assert result.final == pytest.approx(result.centrality)
 
@@ -98,8 +118,7 @@ def test_authors_ranking_by_hand():
     """confidence x (1 + 0.1 mentions) x max(0.2, 1 - 0.05 (rank - 1)) x (1 + 0.2 overlap); no eqs. (2)-(4)."""
     claim = "X is r of y"  # words x, is, r, of, y
     overlap = {"A": 3, "B": 2, "C": 1, "D": 1, "E": 2}  # A: x r y; B: y r; C: r; D: r; E: r y
-    by_hand = {n.id: n.confidence * 1.1 * max(0.2, 1 - 0.05 * (n.rank - 1)) * (1 + 0.2 * overlap[n.id])
-               for n in NODES}
+    by_hand = {n.id: n.confidence * 1.1 * max(0.2, 1 - 0.05 * (n.rank - 1)) * (1 + 0.2 * overlap[n.id]) for n in NODES}
     result = authors_ranking(NODES, claim)
     assert result.final == pytest.approx(by_hand)
     assert [n.id for n in result.ranked] == sorted(by_hand, key=lambda i: -by_hand[i])
@@ -109,22 +128,34 @@ def test_authors_ranking_by_hand():
 
 
 # The only fact of the best page (sim 0.954) shares no page and no entity with the others.
-LONE = [FactNode("top", "Ostbra", "is", "a town", 0.9, "d1", 1, 0.954),
-        *(FactNode(f"p{k}", f"S{k}", "r", f"O{k}", 0.9, "d2", 2, 0.6) for k in range(2))]
+LONE = [
+    FactNode("top", "Ostbra", "is", "a town", 0.9, "d1", 1, 0.954),
+    *(FactNode(f"p{k}", f"S{k}", "r", f"O{k}", 0.9, "d2", 2, 0.6) for k in range(2)),
+]
 
 
 def test_eq_3_as_printed_decays_an_isolated_fact_by_one_minus_gamma_to_the_t():
-    result = score_facts(LONE, alpha=0.8, beta=0.2, gamma=0.5, iterations=2, lambdas=(0.6, 0.2, 0.2),
-                         centrality_kind="degree")
+    result = score_facts(
+        LONE, alpha=0.8, beta=0.2, gamma=0.5, iterations=2, lambdas=(0.6, 0.2, 0.2), centrality_kind="degree"
+    )
     assert result.sT["top"] == pytest.approx(0.25 * result.s0["top"])
     assert [n.id for n in result.ranked][-1] == "top"  # the best page's only fact ranks last
 
 
 def test_the_keep_option_leaves_an_isolated_fact_its_initial_score_and_nothing_else():
-    decay = score_facts(LONE, alpha=0.8, beta=0.2, gamma=0.5, iterations=2, lambdas=(0.6, 0.2, 0.2),
-                        centrality_kind="degree")
-    keep = score_facts(LONE, alpha=0.8, beta=0.2, gamma=0.5, iterations=2, lambdas=(0.6, 0.2, 0.2),
-                       centrality_kind="degree", isolated="keep")
+    decay = score_facts(
+        LONE, alpha=0.8, beta=0.2, gamma=0.5, iterations=2, lambdas=(0.6, 0.2, 0.2), centrality_kind="degree"
+    )
+    keep = score_facts(
+        LONE,
+        alpha=0.8,
+        beta=0.2,
+        gamma=0.5,
+        iterations=2,
+        lambdas=(0.6, 0.2, 0.2),
+        centrality_kind="degree",
+        isolated="keep",
+    )
     assert keep.sT["top"] == pytest.approx(keep.s0["top"])
     assert [n.id for n in keep.ranked][0] == "top"
     assert {i: keep.sT[i] for i in keep.sT if i != "top"} == {i: decay.sT[i] for i in decay.sT if i != "top"}

@@ -13,18 +13,36 @@ from provbench.model import BASELINE, Fact, Question, RunManifest, RunRecord, Tr
 from provbench.plugin_api import Results
 from provbench.report.data import RunData
 
-SUITE = {"systems": ["p003/vanilla-rag", {"name": "p003/ga-rag", "label": "ga"}],
-         "knowledge_base": {"builder": "fever-wiki", "options": {"link_hops": 1}}}
+SUITE = {
+    "systems": ["p003/vanilla-rag", {"name": "p003/ga-rag", "label": "ga"}],
+    "knowledge_base": {"builder": "fever-wiki", "options": {"link_hops": 1}},
+}
 
 
 def ga_trace(question: str, facts: int, **params) -> Trace:
-    trace = Trace(question_id=question, system="ga", answer="SUPPORTS",
-                  facts=[Fact(id=f"f{i}", subject="Ann", relation="r", object="B", confidence=0.5)
-                         for i in range(facts)])
+    trace = Trace(
+        question_id=question,
+        system="ga",
+        answer="SUPPORTS",
+        facts=[Fact(id=f"f{i}", subject="Ann", relation="r", object="B", confidence=0.5) for i in range(facts)],
+    )
     source = params.pop("answer_source", "graph")
-    trace.artifacts.update({"shown": [f.id for f in trace.facts], "answer_source": source, "explanation": "x",
-                            "graph": {"params": {"ranking": "equations", "gamma": 0.5, "iterations": 2,
-                                                 "triple_confidence_threshold": None, **params}}})
+    trace.artifacts.update(
+        {
+            "shown": [f.id for f in trace.facts],
+            "answer_source": source,
+            "explanation": "x",
+            "graph": {
+                "params": {
+                    "ranking": "equations",
+                    "gamma": 0.5,
+                    "iterations": 2,
+                    "triple_confidence_threshold": None,
+                    **params,
+                }
+            },
+        }
+    )
     return trace
 
 
@@ -43,15 +61,23 @@ def test_paper_column_marks_other_quantities_not_comparable_and_defines_every_ro
     table, definitions = [b for b in section.blocks if b.kind == "table"]
     paper = {row.cells[0].text: row.cells[-1] for row in table.rows}
     assert paper["Logical consistency"].text == "not comparable"
-    assert "0.500 → 1.000" in paper["Logical consistency"].note and "by construction" in paper["Logical consistency"].note
-    for title in ("Factual accuracy", "Response coherence", "Graph completeness", "Factual grounding",
-                  "Graph coverage", "Context precision"):
+    assert (
+        "0.500 → 1.000" in paper["Logical consistency"].note and "by construction" in paper["Logical consistency"].note
+    )
+    for title in (
+        "Factual accuracy",
+        "Response coherence",
+        "Graph completeness",
+        "Factual grounding",
+        "Graph coverage",
+        "Context precision",
+    ):
         assert paper[title].text == "not comparable", title
     assert paper["Hallucination rate (provbench's tokens)"].text == "not comparable"
     time = paper["Avg response time (s)"]
     assert time.text == "1.769 → 12.442" and "same definition" not in time.note
     assert "close definition" in time.note and "full baseline query" in time.note
-    assert "answer_source is \"baseline\" on 20 of 20 claims" in time.note
+    assert 'answer_source is "baseline" on 20 of 20 claims' in time.note
     assert [r.cells[0].text for r in definitions.rows] == [r.title for r in ROWS]
     assert all(r.cells[1].text and r.cells[2].text for r in definitions.rows)
 
@@ -80,8 +106,13 @@ def test_table_one_pairs_each_rows_means_and_delta_over_the_same_claims():
 
     traces = [ga_trace(q, 3) for q in "123"] + [Trace(question_id=q, system="vanilla-rag") for q in "123"]
     data = run_data(traces)
-    scores = {("ga", "1"): 0.2, ("ga", "2"): 0.4, ("vanilla-rag", "1"): 0.4, ("vanilla-rag", "2"): 0.6,
-              ("vanilla-rag", "3"): 1.0}
+    scores = {
+        ("ga", "1"): 0.2,
+        ("ga", "2"): 0.4,
+        ("vanilla-rag", "1"): 0.4,
+        ("vanilla-rag", "2"): 0.6,
+        ("vanilla-rag", "3"): 1.0,
+    }
     for r in data.records:
         value = scores.get((r.key.system, r.key.question_id))
         r.scores["hallucination_rate"] = value
@@ -115,9 +146,18 @@ def test_the_report_says_which_ranking_filter_and_answer_ran():
     plain = scoring_note(run_data([ga_trace("1", 3), ga_trace("2", 0)]), "ga")
     assert "eqs. (2)-(4), propagation with gamma = 0.5, T = 2" in plain and "triple filter off" in plain
     assert "GA-RAG's own answer always" in plain and "graphs empty for 1 of 2 claims" in plain
-    gated = [ga_trace("1", 6, fallback_to_baseline=True, consistency_threshold=0.7, low_coverage_facts=5,
-                      grounding_threshold=0.2, triple_confidence_threshold=0.6),
-             ga_trace("2", 2, answer_source="baseline", fallback_to_baseline=True)]
+    gated = [
+        ga_trace(
+            "1",
+            6,
+            fallback_to_baseline=True,
+            consistency_threshold=0.7,
+            low_coverage_facts=5,
+            grounding_threshold=0.2,
+            triple_confidence_threshold=0.6,
+        ),
+        ga_trace("2", 2, answer_source="baseline", fallback_to_baseline=True),
+    ]
     note = scoring_note(run_data(gated), "ga")
     assert "answered from the graph for 1 of 2 claims" in note and "triple filter confidence >= 0.6" in note
     authors = scoring_note(run_data([ga_trace("1", 3, ranking="authors")]), "ga")
@@ -146,8 +186,12 @@ def test_mostly_empty_graphs_are_warned_about_in_the_report_metric_and_log(caplo
     assert warning.kind == "text" and warning.text.startswith("Warning: ga: the local graph is empty for 67% of 3")
     healthy = table1_section(run_data([ga_trace("1", 0), ga_trace("2", 4)]), [], ["ga"])
     assert healthy.blocks[0].kind == "table"  # half empty: no warning
-    records = [RunRecord(key=UnitKey(question_id=t.question_id, system="ga"), trace=t,
-                         scores={"empty_graph": float(not t.facts)}) for t in traces]
+    records = [
+        RunRecord(
+            key=UnitKey(question_id=t.question_id, system="ga"), trace=t, scores={"empty_graph": float(not t.facts)}
+        )
+        for t in traces
+    ]
     with caplog.at_level(logging.WARNING):
         values = TableOne(judge=False, ragas=False).aggregate(Results(records=records, questions={}))
     empty = next(v for v in values if v.metric == "table1.empty_graph")
@@ -169,9 +213,14 @@ def test_intervention_units_the_pairing_rule_leaves_out_never_reach_table_one_an
         r.scores["graph_completeness"] = 0.5
     units = {"1": "clean", "2": "leaked", "3": "no-op"}
     for q, status in units.items():  # under cited removal; a left-out unit would drag the mean to 0.0
-        data.records.append(RunRecord(key=UnitKey(question_id=q, system="ga", condition="cited-removal"),
-                                      trace=ga_trace(q, 3), leak_check=LeakCheck(status=status),
-                                      scores={"graph_completeness": 1.0 if status == "clean" else 0.0}))
+        data.records.append(
+            RunRecord(
+                key=UnitKey(question_id=q, system="ga", condition="cited-removal"),
+                trace=ga_trace(q, 3),
+                leak_check=LeakCheck(status=status),
+                scores={"graph_completeness": 1.0 if status == "clean" else 0.0},
+            )
+        )
     row = next(r for r in ROWS if r.key == "graph_completeness")
     assert table1_row(data, [], ["ga"], row).cells[1].text == "0.500"  # the baseline's claims alone
     results = Results(records=data.records, questions=data.questions)

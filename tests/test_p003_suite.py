@@ -61,8 +61,9 @@ def test_suite_runs_every_unit_and_reports_table1(suite_run):
     assert all(r.scores.get("graph_coverage") is None and r.scores.get("response_time") is not None for r in base)
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert not metrics["errors"]
-    assert {"fever.fever_score", "table1.graph_coverage", "provenance.citation_coverage"} <= \
-        {v["metric"] for v in metrics["values"]}
+    assert {"fever.fever_score", "table1.graph_coverage", "provenance.citation_coverage"} <= {
+        v["metric"] for v in metrics["values"]
+    }
     assert backend.calls
 
 
@@ -72,15 +73,21 @@ def test_the_shipped_suite_runs_ga_rag_on_a_graph(suite_run):
     from provbench.run_store import RunStore
 
     _, run_dir, _ = suite_run
-    records = [r for r in RunStore(run_dir).load_records().values()
-               if r.key.system.startswith("ga-rag") and r.key.condition == BASELINE]
+    records = [
+        r
+        for r in RunStore(run_dir).load_records().values()
+        if r.key.system.startswith("ga-rag") and r.key.condition == BASELINE
+    ]
     assert len(records) == 9
     with_facts = [r for r in records if r.trace.facts and r.trace.artifacts["shown"]]
     assert len(with_facts) > len(records) / 2
     assert all(r.trace.artifacts["graph"]["params"]["triple_confidence_threshold"] is None for r in records)
     assert all(r.scores["empty_graph"] == float(not r.trace.facts) for r in records)
-    metrics = {(v["metric"], v["system"]): v for v in json.loads((run_dir / "metrics.json").read_text())["values"]
-               if v.get("condition") in (BASELINE, None)}  # full isolation may leave no page to build on
+    metrics = {
+        (v["metric"], v["system"]): v
+        for v in json.loads((run_dir / "metrics.json").read_text())["values"]
+        if v.get("condition") in (BASELINE, None)
+    }  # full isolation may leave no page to build on
     assert metrics[("table1.empty_graph", "ga-rag")]["value"] < 0.5
     assert not metrics[("table1.empty_graph", "ga-rag")]["note"]
     assert metrics[("prompts.check", "all settings")]["value"] is not None
@@ -153,16 +160,27 @@ def record_with(trace: Trace, condition: str = BASELINE) -> RunRecord:
 
 
 def claim() -> Question:
-    return Question(id="1", question="Ann was born in a town of Vallonia.", answer="SUPPORTS",
-                    metadata={"evidence": [[["Ann", 1], ["Veel", 0]]], "evidence_pages": ["Ann", "Veel"]})
+    return Question(
+        id="1",
+        question="Ann was born in a town of Vallonia.",
+        answer="SUPPORTS",
+        metadata={"evidence": [[["Ann", 1], ["Veel", 0]]], "evidence_pages": ["Ann", "Veel"]},
+    )
 
 
 def graph_trace() -> Trace:
-    trace = Trace(question_id="1", system="ga-rag", answer="SUPPORTS", wall_time_s=2.5,
-                  read_text_units=["s:Ann:1", "s:Veel:0", "s:Bob:0"],
-                  facts=[Fact(id="f1", subject="Ann", relation="born in", object="Veel", confidence=0.9, source_ids=["s:Ann:1"]),
-                         Fact(id="f2", subject="Veel", relation="in", object="Vallonia", confidence=0.8, source_ids=["s:Veel:0"]),
-                         Fact(id="f3", subject="Bob", relation="plays", object="harp", confidence=0.5, source_ids=["s:Bob:0"])])
+    trace = Trace(
+        question_id="1",
+        system="ga-rag",
+        answer="SUPPORTS",
+        wall_time_s=2.5,
+        read_text_units=["s:Ann:1", "s:Veel:0", "s:Bob:0"],
+        facts=[
+            Fact(id="f1", subject="Ann", relation="born in", object="Veel", confidence=0.9, source_ids=["s:Ann:1"]),
+            Fact(id="f2", subject="Veel", relation="in", object="Vallonia", confidence=0.8, source_ids=["s:Veel:0"]),
+            Fact(id="f3", subject="Bob", relation="plays", object="harp", confidence=0.5, source_ids=["s:Bob:0"]),
+        ],
+    )
     trace.artifacts.update({"shown": ["f1", "f3"], "explanation": "Ann was born in Veel, a town in Vallonia."})
     return trace
 
@@ -171,8 +189,16 @@ def test_table1_structure_definitions():
     from provbench_plugins.papers.p003_ga_rag.metrics import structure_scores
 
     scores = structure_scores(graph_trace(), claim())
-    assert scores == {"response_time": 2.5, "wall_time": 2.5, "graph_coverage": 1.0, "graph_completeness": 1.0,
-                      "context_precision": 0.5, "graph_facts": 3.0, "empty_graph": 0.0, "extraction_failures": 0.0}
+    assert scores == {
+        "response_time": 2.5,
+        "wall_time": 2.5,
+        "graph_coverage": 1.0,
+        "graph_completeness": 1.0,
+        "context_precision": 0.5,
+        "graph_facts": 3.0,
+        "empty_graph": 0.0,
+        "extraction_failures": 0.0,
+    }
     partial = graph_trace()
     partial.facts = partial.facts[:1]
     assert structure_scores(partial, claim())["graph_completeness"] == 0.0
@@ -193,8 +219,10 @@ def test_logical_consistency_uses_the_judges_own_cutoff(judged, consistent):
     other = metric.score(record_with(graph_trace(), "cited-removal"), claim(), MetricContext(llm=llm))
     assert "logical_consistency" not in other and other["graph_coverage"] == 1.0
     strict = TableOne(ragas=False, judge_cutoff=0.8).score(
-        record_with(graph_trace()), claim(), MetricContext(llm=scripted_llm([json.dumps(
-            {"consistency": 0.7, "coherence": 0.4})])))
+        record_with(graph_trace()),
+        claim(),
+        MetricContext(llm=scripted_llm([json.dumps({"consistency": 0.7, "coherence": 0.4})])),
+    )
     assert strict["logical_consistency"] == 0.0
     with pytest.raises(UserError, match="judge_cutoff"):  # the old name, "threshold", is gone
         TableOne(threshold=0.7)
@@ -204,9 +232,14 @@ def test_grounding_is_ragas_faithfulness_of_the_explanation():
     from provbench_plugins.papers.p003_ga_rag.metrics import TableOne
 
     statements = json.dumps({"statements": ["Ann was born in Veel.", "Veel is in Vallonia."]})
-    verdicts = json.dumps({"statements": [
-        {"statement": "Ann was born in Veel.", "reason": "fact 1", "verdict": 1},
-        {"statement": "Veel is in Vallonia.", "reason": "not shown", "verdict": 0}]})
+    verdicts = json.dumps(
+        {
+            "statements": [
+                {"statement": "Ann was born in Veel.", "reason": "fact 1", "verdict": 1},
+                {"statement": "Veel is in Vallonia.", "reason": "not shown", "verdict": 0},
+            ]
+        }
+    )
     llm = scripted_llm([statements, verdicts])
     scores = TableOne(judge=False).score(record_with(graph_trace()), claim(), MetricContext(llm=llm))
     assert scores["factual_grounding"] == 0.5

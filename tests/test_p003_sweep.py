@@ -20,17 +20,31 @@ SWEEP = REPO / "suites" / "fever-garag-sweep.yaml"
 def record(system: str, question: str, *shown: str, condition: str = BASELINE) -> RunRecord:
     """A GA-RAG unit that showed the facts named ``shown`` (each "x" is the fact x | r | o), in order."""
     facts = [Fact(id=f"f{k}", subject=name, relation="r", object="o") for k, name in enumerate(shown)]
-    trace = Trace(question_id=question, system=system, facts=facts,
-                  artifacts={"shown": [f.id for f in facts], "prompt_digests": [f"{system}{question}"]})
+    trace = Trace(
+        question_id=question,
+        system=system,
+        facts=facts,
+        artifacts={"shown": [f.id for f in facts], "prompt_digests": [f"{system}{question}"]},
+    )
     return RunRecord(key=UnitKey(question_id=question, system=system, condition=condition), trace=trace)
 
 
 # claims 1-2: every setting showed one set of facts; 3: a and b agree, c differs; 4: all differ
-RECORDS = [record("a", "1", "p"), record("b", "1", "p"), record("c", "1", "p"),
-           record("a", "2", "q", "w"), record("b", "2", "w", "q"), record("c", "2", "q", "w"),  # order alone
-           record("a", "3", "r"), record("b", "3", "r"), record("c", "3", "s"),
-           record("a", "4", "t"), record("b", "4", "u"), record("c", "4", "v"),
-           record("a", "1", "x", condition="cited-removal")]  # interventions are not compared
+RECORDS = [
+    record("a", "1", "p"),
+    record("b", "1", "p"),
+    record("c", "1", "p"),
+    record("a", "2", "q", "w"),
+    record("b", "2", "w", "q"),
+    record("c", "2", "q", "w"),  # order alone
+    record("a", "3", "r"),
+    record("b", "3", "r"),
+    record("c", "3", "s"),
+    record("a", "4", "t"),
+    record("b", "4", "u"),
+    record("c", "4", "v"),
+    record("a", "1", "x", condition="cited-removal"),
+]  # interventions are not compared
 
 
 def test_distinct_shares_per_pair_and_identical_claims_by_hand():
@@ -40,8 +54,9 @@ def test_distinct_shares_per_pair_and_identical_claims_by_hand():
     found = diversity(RECORDS, ["a", "b", "c"])
     assert found.pairs == {("a", "b"): (1, 4), ("a", "c"): (2, 4), ("b", "c"): (2, 4)}
     assert found.identical == ["1", "2"] and found.claims == 4
-    assert found.passed is False and found.verdict().startswith("FAILED: all 3 settings showed one identical set "
-                                                                 "of facts for 2 of 4 claims")
+    assert found.passed is False and found.verdict().startswith(
+        "FAILED: all 3 settings showed one identical set of facts for 2 of 4 claims"
+    )
     assert diversity(RECORDS[6:12], ["a", "b", "c"]).passed is True  # 0 of 2 claims identical
 
 
@@ -75,8 +90,10 @@ def test_the_metric_reports_pairs_and_fails_its_check_with_a_warning(caplog):
 def test_settings_with_a_graph_are_compared_by_default():
     from provbench_plugins.papers.p003_ga_rag.diversity import graph_systems
 
-    rag = RunRecord(key=UnitKey(question_id="1", system="vanilla-rag"),
-                    trace=Trace(question_id="1", system="vanilla-rag", artifacts={"prompt_digests": ["z"]}))
+    rag = RunRecord(
+        key=UnitKey(question_id="1", system="vanilla-rag"),
+        trace=Trace(question_id="1", system="vanilla-rag", artifacts={"prompt_digests": ["z"]}),
+    )
     assert graph_systems([*RECORDS, rag]) == ["a", "b", "c"]
 
 

@@ -42,8 +42,9 @@ def test_plan_on_the_quickstart_prices_measured_prompts(tmp_path, monkeypatch):
         assert cost.startswith("$") and float(cost[1:]) > 0, rows[system]
     assert "prompt sizes from" in rows["rag"][8]
     assert "estimated cost $" in out and "at concurrency 4 and 0.5 s a call" in out
-    data = json.loads(CliRunner().invoke(main, ["plan", "quickstart", "--model", MODEL, "--limit", "2",
-                                                "--json"]).output)
+    data = json.loads(
+        CliRunner().invoke(main, ["plan", "quickstart", "--model", MODEL, "--limit", "2", "--json"]).output
+    )
     assert data["units"] == 20 and data["cost_usd"] > 0 and data["unpriced_rows"] == 0
     assert data["recorded_units"] == 0 and "built: reused as is" in data["knowledge_base"]
 
@@ -53,7 +54,9 @@ def test_plan_counts_a_repeated_systems_units(tmp_path, monkeypatch):
 
     source = Path(__file__).resolve().parents[1] / "suites" / "quickstart.yaml"
     text = source.read_text().replace("../datasets/", f"{source.parent.parent}/datasets/")
-    text = text.replace("  params: {}", "  params: {temperature: 0.7}").replace("  - llm-only\n", "  - {name: llm-only, repeats: 3}\n")
+    text = text.replace("  params: {}", "  params: {temperature: 0.7}").replace(
+        "  - llm-only\n", "  - {name: llm-only, repeats: 3}\n"
+    )
     (tmp_path / "suite.yaml").write_text(text)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["plan", str(tmp_path / "suite.yaml"), "--model", MODEL, "--limit", "2"])
@@ -77,8 +80,9 @@ def test_an_unbuilt_knowledge_base_is_named_as_the_cause_and_its_build_lands_whe
     assert hint in before and f"{tmp_path / 'elsewhere' / '.kb-cache'}" in before
     kb_row = next(line.split("\t") for line in before.splitlines() if line.startswith("knowledge base build\t"))
     assert kb_row[3] == "16" and kb_row[7] == "unknown"  # 8 extractions + 8 summaries at most (quickstart's caps)
-    kb_dir, _, _ = build_suite_kb(resolve_suite("quickstart"), model=MODEL, limit=2, llm=schema_following_llm(),
-                                  out=out_dir)  # what the hint runs (offline here)
+    kb_dir, _, _ = build_suite_kb(
+        resolve_suite("quickstart"), model=MODEL, limit=2, llm=schema_following_llm(), out=out_dir
+    )  # what the hint runs (offline here)
     assert kb_dir.parent == tmp_path / "elsewhere" / ".kb-cache"
     after = plan("--out", str(out_dir))
     assert "built: reused as is" in after and "is not built yet" not in after and "estimated cost $" in after

@@ -30,8 +30,12 @@ def view(ablation_view):
 @pytest.fixture()
 def parts(view):
     """From tests/interventions_helpers.py: A is cited, B visited, tu:4 read, rel:1 is A directed B."""
-    return {"cited": view.entity(A), "visited": view.entity(B), "unit": view.text_unit("tu:4"),
-            "relation": view.relation("rel:1")}
+    return {
+        "cited": view.entity(A),
+        "visited": view.entity(B),
+        "unit": view.text_unit("tu:4"),
+        "relation": view.relation("rel:1"),
+    }
 
 
 QUESTION = Question(id="q1", question="Who directed the film?", answer="Ann")
@@ -42,18 +46,26 @@ def statements(*texts: str) -> dict:
 
 
 def verdicts(*flags: int) -> dict:
-    return {"statements": [{"statement": f"s{i}", "reason": "because", "verdict": f}
-                           for i, f in enumerate(flags)]}
+    return {"statements": [{"statement": f"s{i}", "reason": "because", "verdict": f} for i, f in enumerate(flags)]}
 
 
-def record(parts, answer: str | None = "Ann directed it.", condition: str = BASELINE, cited: bool = True,
-           status: str = "ok") -> RunRecord:
+def record(
+    parts, answer: str | None = "Ann directed it.", condition: str = BASELINE, cited: bool = True, status: str = "ok"
+) -> RunRecord:
     cited_entity, visited = parts["cited"], parts["visited"]
-    trace = Trace(question_id="q1", system="agentic", answer=answer,
-                  visited_entities=[cited_entity.id, visited.id], read_text_units=[parts["unit"].id],
-                  citations=Citations(entities=[cited_entity.id] if cited else []))
-    return RunRecord(key=UnitKey(question_id="q1", system="agentic", condition=condition), status=status,
-                     trace=None if status == "failed" else trace)
+    trace = Trace(
+        question_id="q1",
+        system="agentic",
+        answer=answer,
+        visited_entities=[cited_entity.id, visited.id],
+        read_text_units=[parts["unit"].id],
+        citations=Citations(entities=[cited_entity.id] if cited else []),
+    )
+    return RunRecord(
+        key=UnitKey(question_id="q1", system="agentic", condition=condition),
+        status=status,
+        trace=None if status == "failed" else trace,
+    )
 
 
 def test_scores_against_cited_and_trajectory_evidence(view, parts):
@@ -116,13 +128,21 @@ def test_no_cited_evidence_is_a_reason_not_a_zero(view, parts):
 
 def test_evidence_texts_render_every_kind(view, parts):
     relation = parts["relation"]
-    trace = Trace(question_id="q", system="s", citations=Citations(
-        entities=[parts["cited"].id, "ent:no-such-entity"], text_units=[parts["unit"].id],
-        relationships=[relation.id]))
+    trace = Trace(
+        question_id="q",
+        system="s",
+        citations=Citations(
+            entities=[parts["cited"].id, "ent:no-such-entity"],
+            text_units=[parts["unit"].id],
+            relationships=[relation.id],
+        ),
+    )
     texts = evidence_texts(view, cited_items(trace))
-    assert texts == ["Dune Studio has its offices in East Haven.",
-                     "Ann Lee (person): Film director born in Oslo.",
-                     "Ann Lee directed Blue River."]  # the unknown entity is skipped
+    assert texts == [
+        "Dune Studio has its offices in East Haven.",
+        "Ann Lee (person): Film director born in Oslo.",
+        "Ann Lee directed Blue River.",
+    ]  # the unknown entity is skipped
     trajectory = Trace(question_id="q", system="s", read_text_units=[parts["unit"].id, parts["unit"].id])
     assert evidence_texts(view, trajectory_items(trajectory)) == [parts["unit"].text]
 
@@ -136,24 +156,34 @@ def test_context_cap_truncates_and_notes(view, parts):
 
 def test_aggregate_counts_missing_scores():
     def rec(qid, cited, note=None):
-        r = RunRecord(key=UnitKey(question_id=qid, system="s"),
-                      scores={"faithfulness_cited": cited, "faithfulness_trajectory": 1.0})
+        r = RunRecord(
+            key=UnitKey(question_id=qid, system="s"),
+            scores={"faithfulness_cited": cited, "faithfulness_trajectory": 1.0},
+        )
         if note:
             r.score_notes["faithfulness_cited"] = note
         return r
 
-    records = [rec("a", 1.0), rec("b", 0.5), rec("c", None, "ragas returned NaN (no statements)"),
-               rec("d", None, "ragas failed: JudgeOutputError: bad")]
+    records = [
+        rec("a", 1.0),
+        rec("b", 0.5),
+        rec("c", None, "ragas returned NaN (no statements)"),
+        rec("d", None, "ragas failed: JudgeOutputError: bad"),
+    ]
     values = {v.metric: v for v in RagasFaithfulness().aggregate(Results(records=records, questions={}))}
     cited = values["ragas-faithfulness.cited"]
     assert (cited.value, cited.numerator, cited.denominator) == (0.75, 1.5, 2)
-    assert cited.detail == {"scored": 2, "missing": 2, "missing_reasons": {
-        "ragas returned NaN": 1, "ragas failed: JudgeOutputError": 1}}
+    assert cited.detail == {
+        "scored": 2,
+        "missing": 2,
+        "missing_reasons": {"ragas returned NaN": 1, "ragas failed: JudgeOutputError": 1},
+    }
     assert values["ragas-faithfulness.trajectory"].value == 1.0
 
 
-@pytest.mark.parametrize("options", [{"conditions": "baseline"}, {"conditions": [1]}, {"max_tokens": 8},
-                                     {"max_context_chars": True}])
+@pytest.mark.parametrize(
+    "options", [{"conditions": "baseline"}, {"conditions": [1]}, {"max_tokens": 8}, {"max_context_chars": True}]
+)
 def test_bad_options_are_named(options):
     with pytest.raises(UserError, match="ragas-faithfulness"):
         RagasFaithfulness(**options)

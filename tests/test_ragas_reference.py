@@ -26,18 +26,24 @@ from provbench_plugins.metrics.ragas_reference import (
 )
 
 GOLD_SENTENCE = "Ann Lee directed Blue River in 1990."
-QUESTION = Question(id="q1", question="Who directed Blue River?", answer="Ann Lee",
-                    gold=GoldEvidence(sentences=[GoldSentence(document="Blue River", index=0, text=GOLD_SENTENCE)]))
+QUESTION = Question(
+    id="q1",
+    question="Who directed Blue River?",
+    answer="Ann Lee",
+    gold=GoldEvidence(sentences=[GoldSentence(document="Blue River", index=0, text=GOLD_SENTENCE)]),
+)
 ANSWER_REFERENCE = "Question: Who directed Blue River? Answer: Ann Lee."
 UNIT_TEXT = "Dune Studio has its offices in East Haven."  # tu:4, read first
 ANN_TEXT = "Ann Lee (person): Film director born in Oslo."  # entity A, visited second
 
 
 def record(answer: str | None = "Ann Lee directed it.", status: str = "ok") -> RunRecord:
-    trace = Trace(question_id="q1", system="agentic", answer=answer, visited_entities=[A, B],
-                  read_text_units=["tu:4"])
-    return RunRecord(key=UnitKey(question_id="q1", system="agentic", condition=BASELINE), status=status,
-                     trace=None if status == "failed" else trace)
+    trace = Trace(question_id="q1", system="agentic", answer=answer, visited_entities=[A, B], read_text_units=["tu:4"])
+    return RunRecord(
+        key=UnitKey(question_id="q1", system="agentic", condition=BASELINE),
+        status=status,
+        trace=None if status == "failed" else trace,
+    )
 
 
 def claims(*texts: str) -> dict:
@@ -78,8 +84,12 @@ def test_context_precision_judges_each_read_item_in_order(ablation_view):
 
 
 def test_context_recall_uses_the_gold_supporting_facts(ablation_view):
-    classified = {"classifications": [{"statement": "s", "reason": "r", "attributed": 1},
-                                      {"statement": "t", "reason": "r", "attributed": 0}]}
+    classified = {
+        "classifications": [
+            {"statement": "s", "reason": "r", "attributed": 1},
+            {"statement": "t", "reason": "r", "attributed": 0},
+        ]
+    }
     llm, backend = judge([classified])
     scores = RagasContextRecall().score(record(), QUESTION, MetricContext(llm=llm, view=ablation_view))
     assert scores == {"context_recall": 0.5}
@@ -126,16 +136,20 @@ def test_bad_judge_reply_is_a_note_not_a_crash(ablation_view):
     llm, _ = judge([{"unexpected": 1}])
     rec = record()
     assert RagasContextRecall().score(rec, QUESTION, MetricContext(llm=llm, view=ablation_view)) == {
-        "context_recall": None}
+        "context_recall": None
+    }
     assert rec.score_notes["context_recall"].startswith("ragas failed: JudgeOutputError")
 
 
 def test_references_per_kind_of_question():
     choice = Question(id="m", question="Which vitamin?", answer="B", choices=["A1", "C2", "D3", "K4"], aliases=["C2"])
     assert reference_answer(choice) == "Question: Which vitamin? Answer: B (C2)."
-    triples = Question(id="t", question="q", answer="x",
-                       gold=GoldEvidence(triples=[GoldTriple(subject="Algebra", relation="PREREQUISITE_OF",
-                                                             object="Calculus")]))
+    triples = Question(
+        id="t",
+        question="q",
+        answer="x",
+        gold=GoldEvidence(triples=[GoldTriple(subject="Algebra", relation="PREREQUISITE_OF", object="Calculus")]),
+    )
     assert reference_evidence(triples) == "Algebra prerequisite of Calculus."
     assert reference_evidence(QUESTION) == GOLD_SENTENCE
     assert reference_evidence(Question(id="n", question="q", answer="Ann")) == "Question: q Answer: Ann."
@@ -143,8 +157,9 @@ def test_references_per_kind_of_question():
 
 def test_aggregate_means_scored_and_counts_missing():
     def scored(qid: str, value: float | None) -> RunRecord:
-        rec = RunRecord(key=UnitKey(question_id=qid, system="s", condition=BASELINE), status="ok",
-                        scores={"context_recall": value})
+        rec = RunRecord(
+            key=UnitKey(question_id=qid, system="s", condition=BASELINE), status="ok", scores={"context_recall": value}
+        )
         if value is None:
             rec.score_notes["context_recall"] = "no trajectory evidence text to judge"
         return rec
@@ -157,8 +172,12 @@ def test_aggregate_means_scored_and_counts_missing():
 
 def test_registered_under_names_a_suite_can_use():
     registry = default_registry()
-    for name in ("ragas-answer-correctness", "ragas-context-precision", "ragas-context-recall",
-                 "ragas-context-entity-recall"):
+    for name in (
+        "ragas-answer-correctness",
+        "ragas-context-precision",
+        "ragas-context-recall",
+        "ragas-context-entity-recall",
+    ):
         assert registry.get("metric", name).factory().name == name
 
 

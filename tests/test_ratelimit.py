@@ -45,9 +45,11 @@ def test_tokens_per_minute_count_the_prompt_and_max_tokens():
 def test_a_suite_caps_its_model_and_its_judge(tmp_path):
     (tmp_path / "q.json").write_text("[]")
     suite = tmp_path / "suite.yaml"
-    suite.write_text("name: s\ndataset: {loader: questions-json, path: q.json}\n"
-                     "model: {id: scripted, rate_limit: {requests_per_minute: 60, tokens_per_minute: 9000}}\n"
-                     "judge: {id: scripted, rate_limit: {requests_per_minute: 5}}\nsystems: [top-entity]\n")
+    suite.write_text(
+        "name: s\ndataset: {loader: questions-json, path: q.json}\n"
+        "model: {id: scripted, rate_limit: {requests_per_minute: 60, tokens_per_minute: 9000}}\n"
+        "judge: {id: scripted, rate_limit: {requests_per_minute: 5}}\nsystems: [top-entity]\n"
+    )
     loaded = load_suite(suite, registry_of(toy_plugin()))
     assert loaded.suite.model.rate_limit.tokens_per_minute == 9000
     assert loaded.suite.judge.rate_limit.requests_per_minute == 5

@@ -61,8 +61,12 @@ def run(folder: Path, out: Path, executor: str):
 @pytest.fixture(scope="module")
 def local_ray():
     # workers import the test helpers (toy plugins) as the driver does
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}},
+    )
     try:
         yield
     finally:
@@ -87,8 +91,12 @@ def test_ray_executor_gives_the_records_of_threads_and_brings_the_cache_home(tmp
     # and on Ray: the workers read the run's cache, so resuming there asks nothing either
     (ray_dir / "records.jsonl").unlink()
     resumed_dir, _ = run(tmp_path / "ray", tmp_path / "run-ray", "ray")
-    calls = [call for record in RunStore(resumed_dir).load_records().values() if record.trace
-             for call in record.trace.llm_calls]
+    calls = [
+        call
+        for record in RunStore(resumed_dir).load_records().values()
+        if record.trace
+        for call in record.trace.llm_calls
+    ]
     assert calls and all(call.cached for call in calls)
     assert projected(resumed_dir) == expected
 
@@ -105,7 +113,8 @@ def test_ray_data_embedding_matches_the_in_process_embedder(local_ray):
     groups = [texts[:17], [], texts[17:]]
     done = [0, 0, 0]
     vectors = RayDataEmbedder(concurrency=1, batch_size=5).embed_groups(
-        groups, lambda group, n: done.__setitem__(group, done[group] + n))
+        groups, lambda group, n: done.__setitem__(group, done[group] + n)
+    )
     assert [v.shape for v in vectors] == [(17, 384), (0, 384), (6, 384)] and vectors[0].dtype == np.float32
     assert done == [17, 0, 6]
     assert np.allclose(np.concatenate(vectors), embed_texts(texts), atol=1e-5)
@@ -125,8 +134,19 @@ def test_kb_build_with_the_ray_executor_embeds_with_ray_data(tmp_path, local_ray
     from provbench.kb.graphstore import ALL_INDICES, VECTORS_DIR
 
     data = write_tiny_2wiki(tmp_path / "dev.json")
-    args = ["kb", "build", str(data), "--builder", "2wiki-paper000", "--model", "scripted",
-            "--option", "extract=false", "--option", "summarize=false"]
+    args = [
+        "kb",
+        "build",
+        str(data),
+        "--builder",
+        "2wiki-paper000",
+        "--model",
+        "scripted",
+        "--option",
+        "extract=false",
+        "--option",
+        "summarize=false",
+    ]
     here = CliRunner().invoke(main, args + ["--out", str(tmp_path / "here")])
     assert here.exit_code == 0, here.output
 
@@ -143,8 +163,9 @@ def test_kb_build_with_the_ray_executor_embeds_with_ray_data(tmp_path, local_ray
         actual = VectorIndex.load(tmp_path / "ray" / VECTORS_DIR, index)
         assert actual.ids == expected.ids and len(actual.ids) > 0, index
         assert np.allclose(actual.vectors, expected.vectors, atol=1e-5), index
-    mixed = CliRunner().invoke(main, args + ["--out", str(tmp_path / "x"), "--executor", "threads",
-                                             "--ray-address", "auto"])
+    mixed = CliRunner().invoke(
+        main, args + ["--out", str(tmp_path / "x"), "--executor", "threads", "--ray-address", "auto"]
+    )
     assert mixed.exit_code != 0 and "--ray-address goes with --executor ray" in mixed.output
 
 

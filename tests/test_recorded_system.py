@@ -29,11 +29,19 @@ systems:
 metrics: [accuracy, em, f1, gold-trajectory, ragas-faithfulness]
 """
 ANSWERS = [
-    {"id": "q01", "answer": "Mira Castell", "confidence": 0.9,
-     "contexts": ["Mira Castell founded Halden Observatory in 1921."],
-     "citations": ["Mira Castell founded Halden Observatory in 1921."]},
-    {"id": "q02", "answer": "Vell Harbor", "citations": ["ent:mira-castell"],
-     "trajectory": [{"tool": "search", "arguments": {"query": "Mira Castell"}, "shown": ["ent:mira-castell"]}]},
+    {
+        "id": "q01",
+        "answer": "Mira Castell",
+        "confidence": 0.9,
+        "contexts": ["Mira Castell founded Halden Observatory in 1921."],
+        "citations": ["Mira Castell founded Halden Observatory in 1921."],
+    },
+    {
+        "id": "q02",
+        "answer": "Vell Harbor",
+        "citations": ["ent:mira-castell"],
+        "trajectory": [{"tool": "search", "arguments": {"query": "Mira Castell"}, "shown": ["ent:mira-castell"]}],
+    },
     {"id": "q03", "answer": None, "contexts": ["a sentence that no document holds"]},
 ]
 
@@ -54,8 +62,9 @@ def project(tmp_path_factory):
 
 def test_recorded_answers_are_scored_without_rerunning(project, monkeypatch):
     monkeypatch.chdir(project)
-    result = CliRunner().invoke(main, ["run", "suite.yaml", "--model", "schema-following", "--limit", "3"],
-                                env={"COLUMNS": "200"})
+    result = CliRunner().invoke(
+        main, ["run", "suite.yaml", "--model", "schema-following", "--limit", "3"], env={"COLUMNS": "200"}
+    )
     assert result.exit_code == 0, result.output + repr(result.exception)
     run_dir = project / "reports" / "replay"
     records = {r["key"]["question_id"]: r for r in map(json.loads, (run_dir / "records.jsonl").open())}
@@ -81,12 +90,15 @@ def test_a_suite_intervening_on_recorded_answers_is_refused(project, monkeypatch
     assert "interventions need a live system" in message
 
 
-@pytest.mark.parametrize("bad, where, field", [
-    ({"id": "q01", "answr": "x"}, ":2:", "'answr'"),
-    ({"id": "q01", "confidence": 3}, ":2:", "'confidence'"),
-    ({"id": "q01", "trajectory": [{"shown": "tu:0"}]}, ":2:", "'trajectory.0.shown'"),
-    ({"id": "q00"}, ":2:", "'id'"),
-])
+@pytest.mark.parametrize(
+    "bad, where, field",
+    [
+        ({"id": "q01", "answr": "x"}, ":2:", "'answr'"),
+        ({"id": "q01", "confidence": 3}, ":2:", "'confidence'"),
+        ({"id": "q01", "trajectory": [{"shown": "tu:0"}]}, ":2:", "'trajectory.0.shown'"),
+        ({"id": "q00"}, ":2:", "'id'"),
+    ],
+)
 def test_each_bad_answer_line_names_file_line_and_field(tmp_path, bad, where, field):
     path = write_lines(tmp_path / "answers.jsonl", [{"id": "q00"}, bad])
     with pytest.raises(UserError) as caught:

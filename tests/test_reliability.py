@@ -33,6 +33,7 @@ def records(run: Path) -> list[dict]:
 
 # -- invalid JSON: re-asked with the parse error, never cached -------------------------------------
 
+
 def test_invalid_json_is_reasked_with_the_parse_error_and_never_cached(tmp_path):
     backend = ScriptedBackend(replies=['{"answer": "Orin', {"answer": "Orin Vale"}])
     llm = LLMClient(backend, cache_dir=tmp_path, backoff_s=0, json_retries=1)
@@ -47,8 +48,9 @@ def test_invalid_json_is_reasked_with_the_parse_error_and_never_cached(tmp_path)
 
 
 def test_a_reply_that_stays_invalid_is_returned_but_not_cached(tmp_path):
-    llm = LLMClient(ScriptedBackend(replies=["not json", "still not json"]), cache_dir=tmp_path, backoff_s=0,
-                    json_retries=1)
+    llm = LLMClient(
+        ScriptedBackend(replies=["not json", "still not json"]), cache_dir=tmp_path, backoff_s=0, json_retries=1
+    )
     assert llm.chat(ASK, schema=SCHEMA).data is None
     healed = LLMClient(ScriptedBackend(replies=[{"answer": "X"}]), cache_dir=tmp_path, json_retries=1)
     assert healed.chat(ASK, schema=SCHEMA).data == {"answer": "X"}  # asked again, not served from the cache
@@ -59,8 +61,11 @@ def test_an_invalid_reply_left_in_an_older_cache_is_asked_again(tmp_path):
 
     llm = LLMClient(ScriptedBackend(replies=[{"answer": "fresh"}]), cache_dir=tmp_path)
     request = llm._request(ASK, SCHEMA, {})
-    key = cache_key(llm.model_id, request["messages"], {**{k: v for k, v in request.items() if k != "messages"},
-                                                        "backend": llm.backend.config()})
+    key = cache_key(
+        llm.model_id,
+        request["messages"],
+        {**{k: v for k, v in request.items() if k != "messages"}, "backend": llm.backend.config()},
+    )
     llm.cache.put(key, {"text": "{broken", "prompt_tokens": 1, "completion_tokens": 1, "logprobs": None})
     assert llm.chat(ASK, schema=SCHEMA).data == {"answer": "fresh"}
     assert ResponseCache(tmp_path).get(key)["text"] == '{"answer": "fresh"}'  # the healed reply replaced it
@@ -68,9 +73,11 @@ def test_an_invalid_reply_left_in_an_older_cache_is_asked_again(tmp_path):
 
 # -- bounded waits -----------------------------------------------------------------------------------
 
+
 def test_the_call_deadline_stops_retries_early():
-    llm = LLMClient(ScriptedBackend(replies=[TimeoutError("hung")] * 100), max_attempts=100, backoff_s=0.2,
-                    deadline_s=0.5)
+    llm = LLMClient(
+        ScriptedBackend(replies=[TimeoutError("hung")] * 100), max_attempts=100, backoff_s=0.2, deadline_s=0.5
+    )
     started = time.monotonic()
     with pytest.raises(Exception, match="failed after"):
         llm.chat(ASK)
@@ -91,6 +98,7 @@ def test_litellm_gets_a_default_request_timeout_that_stays_out_of_the_cache_key(
 
 # -- corrupted cache ------------------------------------------------------------------------------------
 
+
 def test_a_corrupted_cache_is_quarantined_loudly_and_the_call_goes_through(tmp_path, caplog):
     cache_dir = tmp_path / "cache"
     LLMClient(ScriptedBackend(replies=["one"]), cache_dir=cache_dir).chat(ASK)
@@ -106,6 +114,7 @@ def test_a_corrupted_cache_is_quarantined_loudly_and_the_call_goes_through(tmp_p
 
 # -- the suite's temperature wins ---------------------------------------------------------------------
 
+
 def test_suite_temperature_wins_over_the_plugin_and_changes_the_cache_key(tmp_path):
     warm = make_llm("scripted", cache_dir=tmp_path, temperature=0.7, replies=["warm"])
     assert warm.chat(ASK, temperature=0.0).text == "warm"  # a plugin hard-coding 0.0
@@ -118,8 +127,12 @@ def test_suite_temperature_wins_over_the_plugin_and_changes_the_cache_key(tmp_pa
 def test_plugins_leave_temperature_to_the_suite():
     """A hard-coded temperature in a plugin is overridden; grep keeps new ones visible."""
     plugins = HERE.parent / "plugins"
-    hard_coded = [f"{p.relative_to(plugins)}:{n}" for p in plugins.rglob("*.py")
-                  for n, line in enumerate(p.read_text().splitlines(), 1) if "temperature=0" in line.replace(" ", "")]
+    hard_coded = [
+        f"{p.relative_to(plugins)}:{n}"
+        for p in plugins.rglob("*.py")
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if "temperature=0" in line.replace(" ", "")
+    ]
     llm = make_llm("scripted", temperature=0.3, replies=["a"])
     llm.chat(ASK, temperature=0.0)
     assert llm.backend.calls[0]["temperature"] == 0.3, hard_coded
@@ -136,13 +149,18 @@ def test_no_secret_reaches_any_artefact(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("PROVBENCH_TEST_API_KEY", ENV_CANARY)
     monkeypatch.setenv("PWD", str(tmp_path))  # the shell's working directory is no password
     suite = write_toy_suite(tmp_path / "suite", kb=False, questions=QUESTIONS[:2])
-    text = suite.read_text().replace("  id: scripted\n", f"""  id: scripted
+    text = suite.read_text().replace(
+        "  id: scripted\n",
+        f"""  id: scripted
   params:
     api_key: {NAMED_CANARY}
     extra_headers: {{Authorization: "Bearer {NAMED_CANARY}"}}
     api_base: "https://proxy.example/v1?token={NAMED_CANARY}"
-""")
-    text = text.replace("  path: questions.json", f"  path: questions.json\n  options: {{note: {CANARY}, auth_token: {NAMED_CANARY}}}")
+""",
+    )
+    text = text.replace(
+        "  path: questions.json", f"  path: questions.json\n  options: {{note: {CANARY}, auth_token: {NAMED_CANARY}}}"
+    )
     suite.write_text(text)
 
     def leaky(messages):  # a provider error quoting the keys, as some do
@@ -153,8 +171,13 @@ def test_no_secret_reaches_any_artefact(tmp_path, monkeypatch, caplog):
     with caplog.at_level(logging.INFO):
         run = run_toy(suite, tmp_path / "run", llm=llm)
     assert any(r["status"] == "failed" and "[REDACTED]" in r["error"] for r in records(run))
-    leaks = [str(p) for p in run.rglob("*") if p.is_file()
-             for secret in (CANARY, ENV_CANARY, NAMED_CANARY) if secret.encode() in p.read_bytes()]
+    leaks = [
+        str(p)
+        for p in run.rglob("*")
+        if p.is_file()
+        for secret in (CANARY, ENV_CANARY, NAMED_CANARY)
+        if secret.encode() in p.read_bytes()
+    ]
     assert leaks == []
     assert all(s not in caplog.text for s in (CANARY, ENV_CANARY)) and "[REDACTED]" in caplog.text
     manifest = json.loads((run / "manifest.json").read_text())
@@ -163,6 +186,7 @@ def test_no_secret_reaches_any_artefact(tmp_path, monkeypatch, caplog):
 
 
 # -- resume: failed units run again ---------------------------------------------------------------------
+
 
 def test_failed_units_run_again_on_resume_and_say_so(tmp_path):
     from rich.console import Console
@@ -186,13 +210,24 @@ def test_failed_units_run_again_on_resume_and_say_so(tmp_path):
 
 # -- one process per run directory ------------------------------------------------------------------------
 
+
 def test_a_second_process_on_a_run_directory_gets_an_error_naming_the_holder(tmp_path):
     suite = write_toy_suite(tmp_path / "suite", kb=False, questions=QUESTIONS[:1])
     out = tmp_path / "run"
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; sys.path[:0] = sys.argv[1:2]; from provbench.run_store import RunStore;"
-        "lock = RunStore(sys.argv[2]).lock(); lock.acquire(); print('held', flush=True); time.sleep(30)"),
-        os.environ.get("PYTHONPATH", "").split(":")[0], str(out)], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time; sys.path[:0] = sys.argv[1:2]; from provbench.run_store import RunStore;"
+                "lock = RunStore(sys.argv[2]).lock(); lock.acquire(); print('held', flush=True); time.sleep(30)"
+            ),
+            os.environ.get("PYTHONPATH", "").split(":")[0],
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(LockHeld, match=rf"run directory .*run is in use by pid {holder.pid} on host"):
@@ -217,10 +252,19 @@ def test_a_kb_being_built_elsewhere_is_waited_for(tmp_path, monkeypatch):
     from provbench_plugins.kb_builders.twowiki.builder import TwoWikiKBBuilder
 
     kb_dir = tmp_path / "kb"
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from provbench.locks import kb_build_lock\n"
-        "with kb_build_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(2)"), str(kb_dir)],
-        stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time; from provbench.locks import kb_build_lock\n"
+                "with kb_build_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(2)"
+            ),
+            str(kb_dir),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         monkeypatch.setenv("PROVBENCH_KB_LOCK_WAIT_S", "0.3")
@@ -262,8 +306,15 @@ def test_two_processes_building_one_kb_with_any_builder_end_with_one_kb(tmp_path
     concepts.write_text("id,name\n" + "".join(f"c{i},Concept {i}\n" for i in range(6)))
     edges.write_text("source,relation,target\n" + "".join(f"c{i},next,c{i + 1}\n" for i in range(5)))
     go, kb_dir = tmp_path / "go", tmp_path / "kb"
-    builds = [subprocess.Popen([sys.executable, "-c", BUILD_CONCEPTS, str(concepts), str(edges), str(go), str(kb_dir)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    builds = [
+        subprocess.Popen(
+            [sys.executable, "-c", BUILD_CONCEPTS, str(concepts), str(edges), str(go), str(kb_dir)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     go.touch()
     outputs = [b.communicate(timeout=300) for b in builds]
     assert [b.returncode for b in builds] == [0, 0], [err[-2000:] for _, err in outputs]
@@ -276,6 +327,7 @@ def test_two_processes_building_one_kb_with_any_builder_end_with_one_kb(tmp_path
 
 
 # -- small ones -------------------------------------------------------------------------------------------
+
 
 def test_kb_build_from_a_dataset_refuses_a_negative_limit(tmp_path):
     from provbench.runner import build_dataset_kb
@@ -291,8 +343,11 @@ def test_run_exits_with_a_distinct_code_when_units_failed(tmp_path, monkeypatch)
     from provbench.cli import EXIT_UNITS_FAILED, main
 
     real = runner.run_suite
-    monkeypatch.setattr(runner, "run_suite", lambda *a, **k: real(*a, **k, pm=toy_plugin_manager(),
-                                                                   llm=scripted_llm()[0], write_report=False))
+    monkeypatch.setattr(
+        runner,
+        "run_suite",
+        lambda *a, **k: real(*a, **k, pm=toy_plugin_manager(), llm=scripted_llm()[0], write_report=False),
+    )
     suite = write_toy_suite(tmp_path / "suite", kb=False)  # q6-crash and q7-llm fail on purpose
     result = CliRunner().invoke(main, ["run", str(suite), "--out", str(tmp_path / "run")])
     assert result.exit_code == EXIT_UNITS_FAILED == 3, result.output
@@ -330,7 +385,6 @@ def test_yaml_errors_name_the_line_of_the_unclosed_bracket(tmp_path):
     path.write_text("name: x\nsystems: [a, b,\n  c\nmetrics: [x]\n")
     with pytest.raises(SuiteError, match=r"line 4, column 8: .*opened at line 2, column 10"):
         load_suite(path)
-
 
 
 def test_the_kb_lock_is_reentrant_in_a_thread_and_exclusive_across_threads(tmp_path):

@@ -61,10 +61,10 @@ def test_report_is_self_contained(run_dir):
 
 def test_table1_and_table2_follow_the_paper(run_dir):
     text = (run_dir / "report.html").read_text()
-    table1 = text[text.index('class="table1"'):text.index("</table>", text.index('class="table1"'))]
+    table1 = text[text.index('class="table1"') : text.index("</table>", text.index('class="table1"'))]
     # toy-graph answers q1, q3, q4 correctly out of 7 (q5 wrong, q2 reached, q6/q7 failed)
     assert "57.1%" in table1 and "(4/7)" in table1 and "95% CI" in table1
-    table2 = text[text.index('class="table2"'):text.index("</table>", text.index('class="table2"'))]
+    table2 = text[text.index('class="table2"') : text.index("</table>", text.index('class="table2"'))]
     for label in ("Baseline experiment", "Output changed", "Acc.", "toy-hide-cited", "toy-hide-random"):
         assert label in table2
     assert "(3/6)" in table2  # baseline accuracy over the 6 analysed questions
@@ -99,8 +99,9 @@ def test_bootstrap_interval_is_scipys_percentile_interval_and_quiet_on_equal_val
     from scipy.stats import bootstrap
 
     values = [1.0] * 17 + [0.0] * 3  # skewed: BCa and percentile intervals differ here
-    expected = bootstrap((np.asarray(values),), np.mean, n_resamples=2000, method="percentile",
-                         rng=np.random.default_rng(5)).confidence_interval
+    expected = bootstrap(
+        (np.asarray(values),), np.mean, n_resamples=2000, method="percentile", rng=np.random.default_rng(5)
+    ).confidence_interval
     assert bootstrap_ci(values, seed=5) == (expected.low, expected.high)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # all-equal values: a zero-width interval, no warning, no NaN
@@ -128,8 +129,9 @@ def test_exact_mcnemar():
 
 
 def test_chart_labels_are_escaped_in_svg():
-    svg = charts.grouped_chart(["<script>alert(1)</script>", "$x$"], {"<img src=x onerror=alert(1)>": [0.5, 0.2]},
-                               "y", "<b>t</b>")
+    svg = charts.grouped_chart(
+        ["<script>alert(1)</script>", "$x$"], {"<img src=x onerror=alert(1)>": [0.5, 0.2]}, "y", "<b>t</b>"
+    )
     assert svg.startswith("<svg") and not UNESCAPED.search(svg)
     assert "&lt;script&gt;" in svg
 
@@ -148,10 +150,14 @@ def test_a_mean_over_records_shows_its_count_not_none():
 
 
 BUILD_INFO = {
-    "builder": "2wiki-paper000", "duration_s": 8.96,
+    "builder": "2wiki-paper000",
+    "duration_s": 8.96,
     "counts": {"documents": 87, "text_units": 87, "entities": 49, "relations": 28, "communities": 1, "questions": 12},
-    "paper": {"id": "000", "title": "Why Neighborhoods Matter (paper 000), section 2.1",
-              "counts": {"documents": 275, "text_units": 318, "entities": 1815, "relations": 1692, "communities": 7}},
+    "paper": {
+        "id": "000",
+        "title": "Why Neighborhoods Matter (paper 000), section 2.1",
+        "counts": {"documents": 275, "text_units": 318, "entities": 1815, "relations": 1692, "communities": 7},
+    },
     "llm": {"calls": 9, "failed": 0, "by_purpose": {"kb-extract": 8}},
     "extraction": {"entities_added": 12, "hallucinated_items": 11},
     "inputs": {"builder": "2wiki-paper000/v2", "fingerprint": "abc", "options": {"chunk_size": 200}},

@@ -15,8 +15,15 @@ from runner_helpers import run_toy, write_toy_suite
 pytestmark = pytest.mark.browser
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +167,9 @@ def visible_rows_static(run_dir: Path) -> list[str]:
 def test_a_script_the_policy_does_not_name_is_blocked(browser, run_dir, tmp_path):
     text = (run_dir / "report.html").read_text(encoding="utf-8")
     tampered = tmp_path / "report.html"
-    tampered.write_text(text.replace("form.hidden = false;", "form.hidden = false; window.__pwned = 9;"), encoding="utf-8")
+    tampered.write_text(
+        text.replace("form.hidden = false;", "form.hidden = false; window.__pwned = 9;"), encoding="utf-8"
+    )
     page, dialogs = open_page(browser, tampered)
     assert not page.locator("form#explore").is_visible()  # its hash no longer matches: it never ran
     assert_nothing_ran(page, dialogs)
@@ -179,12 +188,27 @@ def test_notes_under_numbers_stay_in_their_cells(browser, run_dir, tmp_path, art
     copy = tmp_path / "run"
     shutil.copytree(run_dir, copy)
     metrics = json.loads((copy / "metrics.json").read_text())
-    note = "no toy-graph records under: toy-hide-cited, toy-hide-random (not in the suite, or not applied to this system)"
+    note = (
+        "no toy-graph records under: toy-hide-cited, toy-hide-random (not in the suite, or not applied to this system)"
+    )
     metrics["values"] += [
-        {"metric": "provenance.citation_necessity", "system": "toy-graph", "condition": "toy-hide-cited", "value": None,
-         "note": note},
-        {"metric": "provenance.citation_necessity", "system": "toy-plain", "condition": "toy-hide-cited", "value": 0.5,
-         "numerator": 1, "denominator": 2, "note": note}]
+        {
+            "metric": "provenance.citation_necessity",
+            "system": "toy-graph",
+            "condition": "toy-hide-cited",
+            "value": None,
+            "note": note,
+        },
+        {
+            "metric": "provenance.citation_necessity",
+            "system": "toy-plain",
+            "condition": "toy-hide-cited",
+            "value": 0.5,
+            "numerator": 1,
+            "denominator": 2,
+            "note": note,
+        },
+    ]
     (copy / "metrics.json").write_text(json.dumps(metrics))
     write_report(copy, builtin_plugin_manager())
     page, dialogs = open_page(browser, copy / "report.html")
@@ -194,8 +218,9 @@ def test_notes_under_numbers_stay_in_their_cells(browser, run_dir, tmp_path, art
     for i in range(notes.count()):  # the text's own extent (a range), not the block's box
         text = notes.nth(i).evaluate("""n => { const r = document.createRange(); r.selectNodeContents(n);
             const b = r.getBoundingClientRect(); return {left: b.left, right: b.right}; }""")
-        cell = notes.nth(i).evaluate("n => { const b = n.closest('td').getBoundingClientRect(); "
-                                     "return {left: b.left, right: b.right}; }")
+        cell = notes.nth(i).evaluate(
+            "n => { const b = n.closest('td').getBoundingClientRect(); return {left: b.left, right: b.right}; }"
+        )
         assert cell["left"] - 1 <= text["left"] and text["right"] <= cell["right"] + 1, (text, cell)
     page.locator("table.faithfulness").screenshot(path=str(artifacts_dir / "report-faithfulness.png"))
     page.close()
@@ -259,15 +284,29 @@ def test_long_names_at_the_edges_stay_inside_the_picture(browser, tmp_path, arti
     layout's outermost nodes, each mark drawn; measured in Chromium, not by the estimate."""
     from provbench.report.subgraph import draw_subgraph
 
-    names = ["Supercalifragilistic Ledger of the Eastern Shore", "W" * 27, "Ean Ledger", "Ωmega Çafé ünïcode",
-             "mmmmmmmmmmmmmmmmmmmmmmmmmmmm"]
+    names = [
+        "Supercalifragilistic Ledger of the Eastern Shore",
+        "W" * 27,
+        "Ean Ledger",
+        "Ωmega Çafé ünïcode",
+        "mmmmmmmmmmmmmmmmmmmmmmmmmmmm",
+    ]
     roles = [["cited", "gold"], ["visited"], ["neighbour", "hidden"], ["visited", "gold", "hidden"], ["neighbour"]]
-    svg = draw_subgraph({"nodes": [(f"n{i}", n, r) for i, (n, r) in enumerate(zip(names, roles))],
-                         "edges": [("n0", "n1", "MMMMMMMMMMMMMMMMMMMMMMMMMMMM", ["gold"]), ("n1", "n0", "back", []),
-                                   ("n1", "n2", "r", ["hidden"]), ("n3", "n4", "a long relation label here", [])]})
+    svg = draw_subgraph(
+        {
+            "nodes": [(f"n{i}", n, r) for i, (n, r) in enumerate(zip(names, roles))],
+            "edges": [
+                ("n0", "n1", "MMMMMMMMMMMMMMMMMMMMMMMMMMMM", ["gold"]),
+                ("n1", "n0", "back", []),
+                ("n1", "n2", "r", ["hidden"]),
+                ("n3", "n4", "a long relation label here", []),
+            ],
+        }
+    )
     page_file = tmp_path / "picture.html"
-    page_file.write_text(f"<!doctype html><meta charset=utf-8><body style='margin:0;width:1280px'>{svg}</body>",
-                         encoding="utf-8")
+    page_file.write_text(
+        f"<!doctype html><meta charset=utf-8><body style='margin:0;width:1280px'>{svg}</body>", encoding="utf-8"
+    )
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     errors = errors_of(page)
     page.goto(page_file.as_uri())
@@ -291,23 +330,33 @@ def test_paper_charts_keep_their_labels_inside(browser, tmp_path, artifacts_dir)
     from provbench_plugins.papers.p001_kgrag_ex import analysis, report as p001
     from provbench_plugins.papers.p002_planning import report as p002
 
-    records = baseline_records() + [record("graphrag", q, condition=c) for c in ("cited-removal", "full-isolation")
-                                    for q in ("q1", "q2")]
+    records = baseline_records() + [
+        record("graphrag", q, condition=c) for c in ("cited-removal", "full-isolation") for q in ("q1", "q2")
+    ]
     for unit in records[-2:]:
         unit.leak_check = LeakCheck(status="no-op")
     path = four_node_path()
-    base = RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"),
-                     trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}))
-    groups = analysis.group([base, p001_record("node", 1, True, "C", path), p001_record("subpath", 0, True, "B", path)],
-                            "kgrag-ex")
-    sections = [table2_section(run_of(records, ["cited-removal", "full-isolation"])),
-                p001.positions_section(groups, "kgrag-ex"), *p002.sections(p002_run())]
+    base = RunRecord(
+        key=UnitKey(question_id="q", system="kgrag-ex"),
+        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
+    )
+    groups = analysis.group(
+        [base, p001_record("node", 1, True, "C", path), p001_record("subpath", 0, True, "B", path)], "kgrag-ex"
+    )
+    sections = [
+        table2_section(run_of(records, ["cited-removal", "full-isolation"])),
+        p001.positions_section(groups, "kgrag-ex"),
+        *p002.sections(p002_run()),
+    ]
     svgs = [b["svg"] for s in sections for b in section_view(s)["blocks"] if b.get("svg")]
     assert len(svgs) == 4
     page_file = tmp_path / "charts.html"
     figures = "".join(f"<figure style='width:600px'>{svg}</figure>" for svg in svgs)
-    page_file.write_text(f"<!doctype html><meta charset=utf-8><style>svg {{ width: 100%; height: auto; }}</style>"
-                         f"<body style='width:1280px'>{figures}</body>", encoding="utf-8")
+    page_file.write_text(
+        f"<!doctype html><meta charset=utf-8><style>svg {{ width: 100%; height: auto; }}</style>"
+        f"<body style='width:1280px'>{figures}</body>",
+        encoding="utf-8",
+    )
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     errors = errors_of(page)
     page.goto(page_file.as_uri())

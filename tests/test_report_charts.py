@@ -40,14 +40,25 @@ def chain(n: int) -> GoldEvidence:
 
 def p002_run() -> RunData:
     """Three questions (two 1-hop, one 2-hop), the loop and a one-shot system."""
-    questions = {f"q{i}": Question(id=f"q{i}", question="?", answer="a", gold=chain(hops))
-                 for i, hops in enumerate((1, 1, 2))}
-    records = [RunRecord(key=UnitKey(question_id=q, system=system), scores={"accuracy": score},
-                         trace=Trace(question_id=q, system=system, answer="a", outcome="answered"))
-               for system, scores in (("planning-loop", (1.0, 0.0, 1.0)), ("one-shot", (1.0, 1.0, 0.0)))
-               for q, score in zip(questions, scores)]
-    return RunData(Path("."), RunManifest(run_id="r", suite_name="s", suite={"systems": ["planning-loop", "one-shot"]}),
-                   questions, records, {})
+    questions = {
+        f"q{i}": Question(id=f"q{i}", question="?", answer="a", gold=chain(hops)) for i, hops in enumerate((1, 1, 2))
+    }
+    records = [
+        RunRecord(
+            key=UnitKey(question_id=q, system=system),
+            scores={"accuracy": score},
+            trace=Trace(question_id=q, system=system, answer="a", outcome="answered"),
+        )
+        for system, scores in (("planning-loop", (1.0, 0.0, 1.0)), ("one-shot", (1.0, 1.0, 0.0)))
+        for q, score in zip(questions, scores)
+    ]
+    return RunData(
+        Path("."),
+        RunManifest(run_id="r", suite_name="s", suite={"systems": ["planning-loop", "one-shot"]}),
+        questions,
+        records,
+        {},
+    )
 
 
 def test_paper_002s_accuracy_per_chain_length_is_charted_from_its_table():

@@ -27,10 +27,17 @@ def classes(root: ET.Element, tag: str) -> list[set[str]]:
     return [set(e.get("class", "").split()) for e in root.iter(f"{SVG}{tag}")]
 
 
-def record(condition: str = "baseline", hidden: dict | None = None, visited=("ent:orin-vale",),
-           cited=("ent:dunmere",)) -> RunRecord:
-    trace = Trace(question_id="q-born", system="s", answer="Norland", visited_entities=list(visited), citations={"entities": list(cited)},
-                  artifacts={"hidden_by_intervention": hidden or {}} if condition != "baseline" else {})
+def record(
+    condition: str = "baseline", hidden: dict | None = None, visited=("ent:orin-vale",), cited=("ent:dunmere",)
+) -> RunRecord:
+    trace = Trace(
+        question_id="q-born",
+        system="s",
+        answer="Norland",
+        visited_entities=list(visited),
+        citations={"entities": list(cited)},
+        artifacts={"hidden_by_intervention": hidden or {}} if condition != "baseline" else {},
+    )
     return RunRecord(key=UnitKey(question_id="q-born", system="s", condition=condition), status="ok", trace=trace)
 
 
@@ -64,9 +71,14 @@ def test_the_legend_names_only_what_is_drawn(view):  # noqa: F811
 def test_every_label_lies_inside_the_view_box():
     """Long names at the layout's extremes: each label's estimated extent stays in the viewBox."""
     names = ["Supercalifragilistic Ledger of the Eastern Shore", "W" * 26, "Ean Ledger", "x"]
-    data = {"nodes": [(f"n{i}", name, ["visited"]) for i, name in enumerate(names)],
-            "edges": [("n0", "n1", "a relation with a very long label indeed", []), ("n1", "n2", "r", []),
-                      ("n2", "n3", "WWWWWWWWWWWWWWWWWWWWWWWW", [])]}
+    data = {
+        "nodes": [(f"n{i}", name, ["visited"]) for i, name in enumerate(names)],
+        "edges": [
+            ("n0", "n1", "a relation with a very long label indeed", []),
+            ("n1", "n2", "r", []),
+            ("n2", "n3", "WWWWWWWWWWWWWWWWWWWWWWWW", []),
+        ],
+    }
     root = parsed(subgraph.draw_subgraph(data))
     left, top, width, height = map(float, root.get("viewBox").split())
     for text in root.iter(f"{SVG}text"):
@@ -79,8 +91,10 @@ def test_every_label_lies_inside_the_view_box():
 
 
 def test_names_and_relation_labels_are_escaped():
-    data = {"nodes": [("a", "<script>alert(1)</script>", ["cited"]), ("b", 'B" onload="x', ["visited"])],
-            "edges": [("a", "b", "<img src=x onerror=alert(1)>", [])]}
+    data = {
+        "nodes": [("a", "<script>alert(1)</script>", ["cited"]), ("b", 'B" onload="x', ["visited"])],
+        "edges": [("a", "b", "<img src=x onerror=alert(1)>", [])],
+    }
     svg = subgraph.draw_subgraph(data)
     assert not re.search(r"<(script|img)", svg) and "&lt;script&gt;" in svg
     assert parsed(svg).find(f".//{SVG}g[@class='nodes']") is not None  # still well-formed XML
@@ -100,7 +114,9 @@ def test_the_cache_tells_pictures_apart_by_every_mark(view, tmp_path):  # noqa: 
     with_gold = subgraph.picture_marks(["ent:orin-vale"], ["ent:dunmere"], map_gold(view, question()))
     assert picture_key(plain) != picture_key(with_gold)
     first = cached_picture(tmp_path, view, plain)
-    assert cached_picture(tmp_path, view, with_gold) != first and "gold-ring" in cached_picture(tmp_path, view, with_gold)
+    assert cached_picture(tmp_path, view, with_gold) != first and "gold-ring" in cached_picture(
+        tmp_path, view, with_gold
+    )
     assert cached_picture(tmp_path, view, plain, draw=lambda data: "not drawn again") == first
 
 
@@ -109,8 +125,11 @@ def test_pictures_drawn_ahead_are_the_ones_the_report_reads(view, tmp_path):  # 
     the key the report looks up: writing the report draws none again."""
     from provbench.report.pictures import PictureAhead, record_picture
 
-    landed = [record(), record("drop", {"entities": {"count": 1, "ids": ["ent:dunmere"]}}),
-              record("drop-text", {"text_units": {"count": 1, "ids": ["tu:3"]}})]
+    landed = [
+        record(),
+        record("drop", {"entities": {"count": 1, "ids": ["ent:dunmere"]}}),
+        record("drop-text", {"text_units": {"count": 1, "ids": ["tu:3"]}}),
+    ]
     ahead = PictureAhead(tmp_path, view, {"q-born": question()})
     for r in landed:
         ahead.record_landed(r)

@@ -28,9 +28,14 @@ def by_question(run_dir: Path) -> dict[str, dict]:
 
 # -- item 6: a trace that cannot be stored fails its unit, and resumes stay put --------------------
 
+
 def test_a_trace_that_cannot_be_stored_fails_its_unit_and_resume_never_grows_the_file(tmp_path):
-    questions = [question("good"), question("artifact", "artifact"), question("answer", "answer"),
-                 question("none", "none")]
+    questions = [
+        question("good"),
+        question("artifact", "artifact"),
+        question("answer", "answer"),
+        question("none", "none"),
+    ]
     suite = write_suite(tmp_path / "s", questions, ["bad"])
     out = run(suite, tmp_path / "run")
     records = by_question(out)
@@ -45,9 +50,14 @@ def test_a_trace_that_cannot_be_stored_fails_its_unit_and_resume_never_grows_the
 
 # -- item 7: a plugin's sys.exit / KeyboardInterrupt / BaseException, a hung system, Ctrl-C --------
 
+
 def test_a_plugins_exit_interrupt_or_base_exception_fails_only_its_unit(tmp_path):
-    questions = [question("exit", "exit"), question("interrupt", "interrupt"), question("base", "base"),
-                 question("good")]
+    questions = [
+        question("exit", "exit"),
+        question("interrupt", "interrupt"),
+        question("base", "base"),
+        question("good"),
+    ]
     out = run(write_suite(tmp_path / "s", questions, ["bad"]), tmp_path / "run")
     records = by_question(out)
     assert records["good"]["status"] == "ok"
@@ -94,8 +104,10 @@ def test_a_plugin_that_exits_while_the_run_is_planned_fails_one_unit_not_the_run
     assert len(records) == 6
     failed = records[("listing", "bad", "exits-listing")]
     assert failed["status"] == "failed"
-    assert failed["error"] == ("PluginFailure: intervention 'exits-listing': variants() for question 'listing' and "
-                               "system 'bad' failed: SystemExit: 4 (while the run was planned)")
+    assert failed["error"] == (
+        "PluginFailure: intervention 'exits-listing': variants() for question 'listing' and "
+        "system 'bad' failed: SystemExit: 4 (while the run was planned)"
+    )
     assert records[("good", "bad", "exits-listing")]["key"]["variant"] == "as-is"
     assert all(r["status"] == "ok" for key, r in records.items() if key != ("listing", "bad", "exits-listing"))
     ExitingListing.healed = True  # the plugin is fixed: the resume runs the variant, and the stand-in goes
@@ -115,14 +127,17 @@ def test_plan_notes_a_plugin_that_exits_while_it_estimates(tmp_path):
     from provbench.plan import KB_BUILD, make_plan
     from provbench.suite import load_suite
 
-    suite = write_suite(tmp_path / "s", [question("exit", "exit"), question("listing", "variants")],
-                        ["bad", "estimate-exits"])
+    suite = write_suite(
+        tmp_path / "s", [question("exit", "exit"), question("listing", "variants")], ["bad", "estimate-exits"]
+    )
     suite.write_text(suite.read_text() + "interventions: [exits-listing]\nmetrics: [judge-estimate-exits]\n")
     _, registry = plugin_setup(suite, bad_plugin_manager())
     plan, _ = make_plan(load_suite(suite, registry), registry, tmp_path / "run", None)
     notes = {row.what: "; ".join(row.notes) for row in plan.rows}
-    assert "system 'estimate-exits': expected_llm_calls failed: SystemExit: no estimate; counted as one call" in notes[
-        "estimate-exits"]
+    assert (
+        "system 'estimate-exits': expected_llm_calls failed: SystemExit: no estimate; counted as one call"
+        in notes["estimate-exits"]
+    )
     assert "dry run failed: SystemExit: 3" in notes["bad"]
     assert "variants() on the dry run failed: SystemExit: 4" in notes["bad x exits-listing"]
     assert "metric 'judge-estimate-exits': expected_llm_calls('baseline') failed: SystemExit" in notes["judge"]
@@ -130,8 +145,9 @@ def test_plan_notes_a_plugin_that_exits_while_it_estimates(tmp_path):
     kb_suite.write_text(kb_suite.read_text().replace("builder: toy-tiny", "builder: build-estimate-exits"))
     plan, _ = make_plan(load_suite(kb_suite, registry), registry, tmp_path / "run-k", tmp_path / "k" / "kb")
     build = next(row for row in plan.rows if row.what == KB_BUILD)
-    assert build.notes == ["kb builder 'build-estimate-exits': expected_llm_calls failed: SystemExit: no build "
-                           "estimate: calls unknown"]
+    assert build.notes == [
+        "kb builder 'build-estimate-exits': expected_llm_calls failed: SystemExit: no build estimate: calls unknown"
+    ]
 
 
 def test_a_hung_system_is_abandoned_at_the_unit_timeout_and_its_worker_replaced(tmp_path):
@@ -237,6 +253,7 @@ def test_a_stuck_embedded_generation_is_dropped_and_waiters_fail_as_a_timeout(tm
 
 # -- item 8: each unit its own view; the KB read-only for runs and `kb info` ------------------------
 
+
 def test_a_system_that_mutates_its_view_or_writes_the_kb_changes_nothing_for_others(tmp_path):
     questions = [question(f"q{i}") for i in range(3)]
     plain = run(write_suite(tmp_path / "s", questions, ["toy-graph"], kb=True), tmp_path / "plain-run")
@@ -245,8 +262,11 @@ def test_a_system_that_mutates_its_view_or_writes_the_kb_changes_nothing_for_oth
     records = lines(out)
     mutated = [r for r in records if r["key"]["system"] == "mutator"]
     assert mutated and all("read-only" in str(r["trace"]["artifacts"]["wrote_kb"]).lower() for r in mutated)
+
     def visited(rows):
-        return {r["key"]["question_id"]: r["trace"]["visited_entities"] for r in rows if r["key"]["system"] == "toy-graph"}
+        return {
+            r["key"]["question_id"]: r["trace"]["visited_entities"] for r in rows if r["key"]["system"] == "toy-graph"
+        }
 
     graph = visited(records)
     assert graph == visited(lines(plain))
@@ -269,8 +289,12 @@ class KBInfoDuringTheRun:
         import sys
 
         if self.result is None:
-            self.result = subprocess.run([sys.executable, "-m", "provbench.cli", "kb", "info", str(self.kb_dir)],
-                                         capture_output=True, text=True, timeout=120)
+            self.result = subprocess.run(
+                [sys.executable, "-m", "provbench.cli", "kb", "info", str(self.kb_dir)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
 
 
 def test_kb_info_opens_the_kb_while_a_run_holds_it(tmp_path):
@@ -282,6 +306,7 @@ def test_kb_info_opens_the_kb_while_a_run_holds_it(tmp_path):
 
 
 # -- item 11: read-only media -----------------------------------------------------------------------
+
 
 def test_a_run_reads_a_knowledge_base_on_read_only_media(tmp_path):
     from robust_helpers import read_only
@@ -313,13 +338,14 @@ def test_a_run_into_read_only_media_is_refused_and_loses_nothing(tmp_path):
 
 # -- item 16: a changed suite does not rewrite what recorded units were made under ------------------
 
+
 def test_resuming_with_changed_settings_is_refused_naming_each_change(tmp_path):
     suite = write_suite(tmp_path / "s", [question("q1")], ["toy-graph"])
     out = run(suite, tmp_path / "run")
     manifest_before = (out / "manifest.json").read_text()
     records_before = (out / "records.jsonl").read_text()
     changed = suite.read_text().replace("model: {id: scripted}", "model: {id: scripted, params: {temperature: 0.9}}")
-    changed = changed.replace('systems: ["toy-graph"]', 'systems: [{name: toy-graph, options: {cite: false}}]')
+    changed = changed.replace('systems: ["toy-graph"]', "systems: [{name: toy-graph, options: {cite: false}}]")
     suite.write_text(changed)
     with pytest.raises(UserError) as refused:
         run(suite, tmp_path / "run")
@@ -343,6 +369,7 @@ def test_settings_that_do_not_change_recorded_units_may_change_on_resume(tmp_pat
 
 # -- item 17: a record counts every attempt's tokens ----------------------------------------------
 
+
 def test_a_json_reask_counts_the_tokens_of_both_attempts(tmp_path):
     from provbench.llm import LLMClient, ScriptedBackend
     from provbench.model import Trace
@@ -364,6 +391,7 @@ def test_a_json_reask_counts_the_tokens_of_both_attempts(tmp_path):
 
 
 # -- item 19: stale lines of a killed retry are compacted first ------------------------------------
+
 
 class LinesAtStart:
     def __init__(self) -> None:

@@ -16,8 +16,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 
-from runner_helpers import (LifecycleRecorder, QUESTIONS, run_toy, scripted_llm, toy_plugin_manager,
-                            write_toy_suite)
+from runner_helpers import LifecycleRecorder, QUESTIONS, run_toy, scripted_llm, toy_plugin_manager, write_toy_suite
 
 from provbench.runner import run_suite, unit_seed
 from provbench.model import UnitKey
@@ -39,8 +38,12 @@ def essence(records: list[dict]) -> dict[str, tuple]:
     for r in records:
         k = r["key"]
         answer = r["trace"]["answer"] if r["trace"] else None
-        out[f'{k["system"]}|{k["condition"]}|{k["repeat"]}|{k["question_id"]}'] = (
-            r["status"], answer, json.dumps(r["scores"], sort_keys=True), r["seed"])
+        out[f"{k['system']}|{k['condition']}|{k['repeat']}|{k['question_id']}"] = (
+            r["status"],
+            answer,
+            json.dumps(r["scores"], sort_keys=True),
+            r["seed"],
+        )
     return out
 
 
@@ -96,8 +99,10 @@ def test_interventions_rerun_against_a_view_and_are_scored(kb_run):
     assert cut["scores"]["accuracy"] == 0.0 and cut["scores"]["answer_length"] == 7.0
     # the record says exactly what the intervention hid, the community report of the removed
     # entity's community included; the baseline hid nothing
-    assert cut["trace"]["artifacts"]["hidden_by_intervention"] == {"entities": {"count": 1, "ids": ["ent:orin-vale"]},
-                                                                   "communities": {"count": 1, "ids": ["com:1"]}}
+    assert cut["trace"]["artifacts"]["hidden_by_intervention"] == {
+        "entities": {"count": 1, "ids": ["ent:orin-vale"]},
+        "communities": {"count": 1, "ids": ["com:1"]},
+    }
     assert "hidden_by_intervention" not in base["trace"]["artifacts"]
     assert cut["seed"] == unit_seed(0, UnitKey(question_id="q1", system="toy-graph", condition="toy-hide-cited"))
 
@@ -142,8 +147,12 @@ def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path):
 
     suite = write_toy_suite(tmp_path / "killed", kb=False, delay=0.15, concurrency=1)
     out = tmp_path / "killed-run"
-    child = subprocess.Popen([sys.executable, str(HERE / "runner_helpers.py"), str(suite), str(out)],
-                             cwd=HERE.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, str(HERE / "runner_helpers.py"), str(suite), str(out)],
+        cwd=HERE.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     records_file = out / "records.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and child.poll() is None:
@@ -158,8 +167,9 @@ def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path):
 
     run_toy(suite, out, write_report=False)
     resumed = lines(out)
-    keys = [f'{r["key"]["system"]}|{r["key"]["condition"]}|{r["key"]["repeat"]}|{r["key"]["question_id"]}'
-            for r in resumed]
+    keys = [
+        f"{r['key']['system']}|{r['key']['condition']}|{r['key']['repeat']}|{r['key']['question_id']}" for r in resumed
+    ]
     assert len(keys) == len(set(keys)), "a record was duplicated"
     assert essence(resumed) == reference
     assert len(RunStore(out).load_records()) == len(reference)
@@ -178,9 +188,16 @@ def test_builtin_systems_interventions_and_metrics_through_the_runner(tmp_path):
     excluded = json.loads((run / "metrics.json").read_text())["excluded"]
     analysed = 2 - len(excluded)
     assert Counter(r["key"]["condition"] for r in records) == {
-        "baseline": 6, "cited-removal": 2 * analysed, "full-isolation": 2 * analysed, "random-removal": 4 * analysed}
-    graphrag = next(r for r in records if r["key"]["system"] == "graphrag" and r["key"]["question_id"] == "q1"
-                    and r["key"]["condition"] == "baseline")
+        "baseline": 6,
+        "cited-removal": 2 * analysed,
+        "full-isolation": 2 * analysed,
+        "random-removal": 4 * analysed,
+    }
+    graphrag = next(
+        r
+        for r in records
+        if r["key"]["system"] == "graphrag" and r["key"]["question_id"] == "q1" and r["key"]["condition"] == "baseline"
+    )
     assert graphrag["status"] == "ok", graphrag["error"]
     metrics = json.loads((run / "metrics.json").read_text())
     assert not metrics["errors"] and metrics["format_version"] == 1
@@ -203,8 +220,11 @@ def test_resuming_with_another_model_is_refused(tmp_path):
 
 def test_context_level_intervention_resumes_only_systems_that_can(tmp_path):
     suite = write_toy_suite(tmp_path / "suite", kb=False, questions=QUESTIONS[:2])
-    suite.write_text(suite.read_text().replace("  - toy-hide-cited\n  - toy-hide-random\n", "  - toy-drop-first\n")
-                     .replace("enabled: true", "enabled: false"))
+    suite.write_text(
+        suite.read_text()
+        .replace("  - toy-hide-cited\n  - toy-hide-random\n", "  - toy-drop-first\n")
+        .replace("enabled: true", "enabled: false")
+    )
     records = lines(run_toy(suite, tmp_path / "run", write_report=False))
     after = {r["key"]["question_id"]: r for r in records if r["key"]["condition"] == "toy-drop-first"}
     assert sorted(after) == ["q1", "q2"]  # toy-plain cannot resume: no units for it
@@ -221,8 +241,12 @@ def test_a_log_sees_the_knowledge_base_step_and_the_units_count(tmp_path):
     from rich.console import Console
 
     out = io.StringIO()
-    run_toy(write_toy_suite(tmp_path / "suite"), tmp_path / "run", write_report=False,
-            console=Console(file=out, force_terminal=False, width=200))
+    run_toy(
+        write_toy_suite(tmp_path / "suite"),
+        tmp_path / "run",
+        write_report=False,
+        console=Console(file=out, force_terminal=False, width=200),
+    )
     text = out.getvalue()
     assert "building or reusing the knowledge base..." in text
     total = len(lines(tmp_path / "run"))

@@ -7,15 +7,18 @@ from provbench.model import Question
 from provbench_plugins.datasets.twowiki import scoring as S
 
 
-@pytest.mark.parametrize("raw, normal", [
-    ("The Lord of the Rings", "lord of rings"),
-    ("  Mira   Vale. ", "mira vale"),
-    ("O'Neill, Jr.", "oneill jr"),
-    ("An Apple a day", "apple day"),
-    ("Theatre", "theatre"),          # "the" inside a word stays
-    ("20 March 851", "20 march 851"),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    "raw, normal",
+    [
+        ("The Lord of the Rings", "lord of rings"),
+        ("  Mira   Vale. ", "mira vale"),
+        ("O'Neill, Jr.", "oneill jr"),
+        ("An Apple a day", "apple day"),
+        ("Theatre", "theatre"),  # "the" inside a word stays
+        ("20 March 851", "20 march 851"),
+        ("", ""),
+    ],
+)
 def test_official_normalisation(raw, normal):
     assert S.normalize_answer(raw) == normal
 
@@ -34,19 +37,25 @@ def test_f1_by_hand():
     assert S.f1_score("vale vale", "vale") == pytest.approx(2 * 0.5 * 1 / 1.5)
 
 
-@pytest.mark.parametrize("pred, gold, f1", [
-    ("yes", "yes", 1.0), ("yes", "no", 0.0), ("yes it is", "yes", 0.0),
-    ("noanswer", "Mira Vale", 0.0), ("no", "no", 1.0),
-])
+@pytest.mark.parametrize(
+    "pred, gold, f1",
+    [
+        ("yes", "yes", 1.0),
+        ("yes", "no", 0.0),
+        ("yes it is", "yes", 0.0),
+        ("noanswer", "Mira Vale", 0.0),
+        ("no", "no", 1.0),
+    ],
+)
 def test_f1_closed_answers_must_match_exactly(pred, gold, f1):
     assert S.f1_score(pred, gold) == f1
 
 
 def test_accuracy_is_containment_in_a_short_prediction():
     assert S.contains_answer("It was Mira Vale.", "Mira Vale") == 1.0
-    assert S.contains_answer("Miravale", "Mira Vale") == 0.0        # whole tokens only
+    assert S.contains_answer("Miravale", "Mira Vale") == 0.0  # whole tokens only
     assert S.contains_answer("Vale", "Mira Vale") == 0.0
-    long = "one two three four five six seven eight nine Mira Vale"   # 11 tokens
+    long = "one two three four five six seven eight nine Mira Vale"  # 11 tokens
     assert S.contains_answer(long, "Mira Vale") == 0.0
     assert S.contains_answer(" ".join(long.split()[2:]), "Mira Vale") == 1.0  # 9 tokens
     assert S.contains_answer("anything", "") == 0.0
@@ -60,29 +69,51 @@ def test_score_takes_best_over_aliases_and_handles_no_answer():
 
 # -- accuracy: hedges, negations and the other candidate (issue 22, item 8) ----------------------
 
-COMPARISON = Question(id="c1", question="Which film came out first, Cold Pilgrim or Salt Vigil?",
-                      answer="Cold Pilgrim", type="comparison",
-                      metadata={"evidences": [["Salt Vigil", "publication date", "1990"],
-                                              ["Cold Pilgrim", "publication date", "1985"]]})
+COMPARISON = Question(
+    id="c1",
+    question="Which film came out first, Cold Pilgrim or Salt Vigil?",
+    answer="Cold Pilgrim",
+    type="comparison",
+    metadata={"evidences": [["Salt Vigil", "publication date", "1990"], ["Cold Pilgrim", "publication date", "1985"]]},
+)
 
 
 def test_the_other_candidate_comes_from_the_evidence_not_the_question_text():
     assert S.other_candidates(COMPARISON) == ["Salt Vigil"]
     # the question text is not read: a rewording that names no film changes nothing
     assert S.other_candidates(COMPARISON.model_copy(update={"question": "Which came first?"})) == ["Salt Vigil"]
-    bridge = Question(id="b1", question="?", answer="Cold Pilgrim", type="bridge_comparison", metadata={
-        "evidences": [["Cold Pilgrim", "director", "Ann Roe"], ["Salt Vigil", "director", "Bo Pym"],
-                      ["Ann Roe", "date of birth", "1950"], ["Bo Pym", "date of birth", "1940"]]})
+    bridge = Question(
+        id="b1",
+        question="?",
+        answer="Cold Pilgrim",
+        type="bridge_comparison",
+        metadata={
+            "evidences": [
+                ["Cold Pilgrim", "director", "Ann Roe"],
+                ["Salt Vigil", "director", "Bo Pym"],
+                ["Ann Roe", "date of birth", "1950"],
+                ["Bo Pym", "date of birth", "1940"],
+            ]
+        },
+    )
     assert S.other_candidates(bridge) == ["Salt Vigil"]  # the roots, not the directors
     assert S.other_candidates(COMPARISON.model_copy(update={"type": "compositional"})) == []
     assert S.other_candidates(COMPARISON.model_copy(update={"answer": "no"})) == []  # yes/no: both named
     assert S.other_candidates(COMPARISON.model_copy(update={"answer": "1985"})) == []  # no root is the answer
 
 
-@pytest.mark.parametrize("prediction", [
-    "Salt Vigil, not Cold Pilgrim", "Cold Pilgrim or Salt Vigil", "Cold Pilgrim and Salt Vigil",
-    "Not Cold Pilgrim", "probably Cold Pilgrim", "Cold Pilgrim, maybe", "not sure, Cold Pilgrim",
-])
+@pytest.mark.parametrize(
+    "prediction",
+    [
+        "Salt Vigil, not Cold Pilgrim",
+        "Cold Pilgrim or Salt Vigil",
+        "Cold Pilgrim and Salt Vigil",
+        "Not Cold Pilgrim",
+        "probably Cold Pilgrim",
+        "Cold Pilgrim, maybe",
+        "not sure, Cold Pilgrim",
+    ],
+)
 def test_hedges_negations_and_both_candidates_are_wrong(prediction):
     others = S.other_candidates(COMPARISON)
     assert S.contains_answer(prediction, "Cold Pilgrim") == 1.0  # the old rule credited every one
@@ -103,11 +134,22 @@ def test_negation_and_hedges_without_candidates():
     assert S.accurate("No Country for Old Men", "No Country for Old Men") == 1.0
 
 
-@pytest.mark.parametrize("prediction, gold, right", [
-    ("no", "no", 1.0), ("No, they are not.", "no", 1.0), ("No, neither was.", "no", 1.0),
-    ("yes", "no", 0.0), ("No idea", "no", 0.0), ("no, yes", "no", 0.0), ("not sure", "no", 0.0),
-    ("Yes", "yes", 1.0), ("Yes, both are.", "yes", 1.0), ("yes and no", "yes", 0.0), ("Yes, not really", "yes", 0.0),
-])
+@pytest.mark.parametrize(
+    "prediction, gold, right",
+    [
+        ("no", "no", 1.0),
+        ("No, they are not.", "no", 1.0),
+        ("No, neither was.", "no", 1.0),
+        ("yes", "no", 0.0),
+        ("No idea", "no", 0.0),
+        ("no, yes", "no", 0.0),
+        ("not sure", "no", 0.0),
+        ("Yes", "yes", 1.0),
+        ("Yes, both are.", "yes", 1.0),
+        ("yes and no", "yes", 0.0),
+        ("Yes, not really", "yes", 0.0),
+    ],
+)
 def test_yes_no_answers(prediction, gold, right):
     assert S.accurate(prediction, gold) == right
 
@@ -129,9 +171,13 @@ def test_the_loader_scores_comparisons_with_their_other_candidate():
 
 # -- issue 34 item 6: false credits and rejections of the accuracy rule -----------------------------
 
-BRIDGE = Question(id="b2", question="Who is the mother of the director of film Glass Harbor?", answer="Mira Vale",
-                  type="compositional", metadata={"evidences": [["Glass Harbor", "director", "Orin Vale"],
-                                                                ["Orin Vale", "mother", "Mira Vale"]]})
+BRIDGE = Question(
+    id="b2",
+    question="Who is the mother of the director of film Glass Harbor?",
+    answer="Mira Vale",
+    type="compositional",
+    metadata={"evidences": [["Glass Harbor", "director", "Orin Vale"], ["Orin Vale", "mother", "Mira Vale"]]},
+)
 
 
 @pytest.mark.parametrize("prediction", ["Orin Vale; Mira Vale", "Mira Vale and Orin Vale"])

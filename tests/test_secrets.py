@@ -26,18 +26,17 @@ from provbench.testing.kb import TINY_ENTITIES, TINY_RELATIONS, TINY_TEXT_UNITS
 from provbench_plugins.kb_builders.common.buildinfo import standard_info
 from provbench_plugins.kb_builders.common.llm_calls import LLMTally
 
-ENV = "envcanary-7f3a9c"                       # 1 an environment variable named like a key
-PARAM = "paramcanary-51d0e2"                   # 2 model.params.api_key
-HEADER = "headercanary-c94b17"                 # 3 an Authorization header
-URL_PASSWORD = "urlpasscanary-2be8"            # 4 the password of api_base's user:password@
-URL_TOKEN = "querytokcanary-a61f"              # 5 an api_key query parameter of api_base
+ENV = "envcanary-7f3a9c"  # 1 an environment variable named like a key
+PARAM = "paramcanary-51d0e2"  # 2 model.params.api_key
+HEADER = "headercanary-c94b17"  # 3 an Authorization header
+URL_PASSWORD = "urlpasscanary-2be8"  # 4 the password of api_base's user:password@
+URL_TOKEN = "querytokcanary-a61f"  # 5 an api_key query parameter of api_base
 RUN_ERROR_KEY = "sk-runerrorcanary0123456789ab"  # 6 a key a provider's error quotes during a run
 KB_ERROR_KEY = "sk-kberrorcanary0123456789abcd"  # 7 ... and during a KB build
 DATASET_KEY = "sk-datasetcanary0123456789abc"  # 8 key-like text inside a question
-OPTION = "optioncanary-0c55aa"                 # 9 a dataset option named like a credential
+OPTION = "optioncanary-0c55aa"  # 9 a dataset option named like a credential
 REPLY_KEY = "ghp_replycanary0123456789ABCDEFGH"  # 10 key-like text in a model's reply
-CANARIES = (ENV, PARAM, HEADER, URL_PASSWORD, URL_TOKEN, RUN_ERROR_KEY, KB_ERROR_KEY, DATASET_KEY, OPTION,
-            REPLY_KEY)
+CANARIES = (ENV, PARAM, HEADER, URL_PASSWORD, URL_TOKEN, RUN_ERROR_KEY, KB_ERROR_KEY, DATASET_KEY, OPTION, REPLY_KEY)
 
 
 class LeakyProviderKB(KBBuilder):
@@ -54,8 +53,16 @@ class LeakyProviderKB(KBBuilder):
         kb.add_text_units(TINY_TEXT_UNITS)
         kb.add_entities(TINY_ENTITIES)
         kb.add_relations(TINY_RELATIONS)
-        kb.finalize(standard_info(builder=self.name, inputs={}, model=llm.model_id, options={},
-                                  counts={"entities": len(TINY_ENTITIES)}, llm=tally))
+        kb.finalize(
+            standard_info(
+                builder=self.name,
+                inputs={},
+                model=llm.model_id,
+                options={},
+                counts={"entities": len(TINY_ENTITIES)},
+                llm=tally,
+            )
+        )
         return kb
 
 
@@ -80,19 +87,33 @@ def leaky_suite(tmp_path: Path) -> Path:
     questions = [*QUESTIONS[:3], QUESTIONS[6]]
     questions[0] = {**questions[0], "question": f"Who directed Glass Harbor? token {DATASET_KEY}"}
     suite = write_toy_suite(tmp_path / "suite", questions=questions)
-    text = suite.read_text().replace("builder: toy-tiny", "builder: leaky-kb").replace("  id: scripted\n", f"""  id: scripted
+    text = (
+        suite.read_text()
+        .replace("builder: toy-tiny", "builder: leaky-kb")
+        .replace(
+            "  id: scripted\n",
+            f"""  id: scripted
   params:
     api_key: {PARAM}
     extra_headers: {{Authorization: "Bearer {HEADER}"}}
     api_base: "http://user:{URL_PASSWORD}@proxy.example/v1?api_key={URL_TOKEN}"
-""")
-    suite.write_text(text.replace("  path: questions.json", f"  path: questions.json\n  options: {{auth_token: {OPTION}}}"))
+""",
+        )
+    )
+    suite.write_text(
+        text.replace("  path: questions.json", f"  path: questions.json\n  options: {{auth_token: {OPTION}}}")
+    )
     return suite
 
 
 def files_holding(root: Path, secrets: tuple[str, ...]) -> list[str]:
-    return [f"{p.relative_to(root)}: {s}" for p in root.rglob("*") if p.is_file()
-            for s in secrets if s.encode() in p.read_bytes()]
+    return [
+        f"{p.relative_to(root)}: {s}"
+        for p in root.rglob("*")
+        if p.is_file()
+        for s in secrets
+        if s.encode() in p.read_bytes()
+    ]
 
 
 @pytest.fixture(autouse=True)
@@ -105,8 +126,9 @@ def test_canaries_planted_ten_ways_reach_no_artefact_log_or_console(tmp_path, mo
     monkeypatch.setenv("PROVBENCH_TEST_API_KEY", ENV)
     suite = leaky_suite(tmp_path)
     console = Console(record=True, width=300)
-    llm = LLMClient(ScriptedBackend(replies=[leaky_reply] * 200), cache_dir=tmp_path / "run" / "cache",
-                    backoff_s=0, max_attempts=2)
+    llm = LLMClient(
+        ScriptedBackend(replies=[leaky_reply] * 200), cache_dir=tmp_path / "run" / "cache", backoff_s=0, max_attempts=2
+    )
     with caplog.at_level(logging.INFO):
         run = run_suite(suite, out=tmp_path / "run", pm=toy_plugin_manager(LeakyKBPlugin()), llm=llm, console=console)
 
@@ -153,8 +175,9 @@ def test_the_command_line_prints_no_secret_in_an_error_or_kb_info(tmp_path, monk
 
 def test_a_kb_build_that_fails_on_every_call_raises_a_redacted_error(monkeypatch):
     monkeypatch.setenv("PROVBENCH_TEST_API_KEY", ENV)
-    llm = LLMClient(ScriptedBackend(replies=[ConnectionError(f"bad key {KB_ERROR_KEY} / {ENV}")] * 4),
-                    backoff_s=0, max_attempts=1)
+    llm = LLMClient(
+        ScriptedBackend(replies=[ConnectionError(f"bad key {KB_ERROR_KEY} / {ENV}")] * 4), backoff_s=0, max_attempts=1
+    )
     tally = LLMTally()
     assert tally.chat(llm, [{"role": "user", "content": "x"}], purpose="extraction") is None
     with pytest.raises(UserError) as raised:
@@ -162,14 +185,19 @@ def test_a_kb_build_that_fails_on_every_call_raises_a_redacted_error(monkeypatch
     assert KB_ERROR_KEY not in str(raised.value) and ENV not in str(raised.value) and REDACTED in str(raised.value)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("http://alice:s3cret-pw@host:8080/v1", f"http://{REDACTED}@host:8080/v1"),
-    ("postgres://u:p%40ss@db/x and https://h/v1?api_key=abc123&model=m",
-     f"postgres://{REDACTED}@db/x and https://h/v1?api_key={REDACTED}&model=m"),
-    ("https://h/v1?token=abc&page=2#x", f"https://h/v1?token={REDACTED}&page=2#x"),
-    ("https://github.com/o/r and user@example.org", "https://github.com/o/r and user@example.org"),
-    ("https://h/search?q=sk&max_tokens=5", "https://h/search?q=sk&max_tokens=5"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("http://alice:s3cret-pw@host:8080/v1", f"http://{REDACTED}@host:8080/v1"),
+        (
+            "postgres://u:p%40ss@db/x and https://h/v1?api_key=abc123&model=m",
+            f"postgres://{REDACTED}@db/x and https://h/v1?api_key={REDACTED}&model=m",
+        ),
+        ("https://h/v1?token=abc&page=2#x", f"https://h/v1?token={REDACTED}&page=2#x"),
+        ("https://github.com/o/r and user@example.org", "https://github.com/o/r and user@example.org"),
+        ("https://h/search?q=sk&max_tokens=5", "https://h/search?q=sk&max_tokens=5"),
+    ],
+)
 def test_url_credentials_are_redacted_and_other_urls_kept(text, expected):
     assert Redactor().text(text) == expected == redact(text)
     assert Redactor().data({"api_base": text}) == {"api_base": expected}

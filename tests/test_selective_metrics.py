@@ -9,8 +9,15 @@ from provbench.plugin_api import MetricContext, Results, compared_output
 from provbench.testing import QuestionsJsonLoader  # scores by the answer text: these questions have no concept graph
 from provbench_plugins.datasets.curriculum.loader import CurriculumLoader
 from provbench_plugins.metrics.records import compare
-from provbench_plugins.metrics.selective import (Abstention, Calibration, Cost, aurc, expected_calibration_error,
-                                                 reliability_bins, risk_coverage_curve)
+from provbench_plugins.metrics.selective import (
+    Abstention,
+    Calibration,
+    Cost,
+    aurc,
+    expected_calibration_error,
+    reliability_bins,
+    risk_coverage_curve,
+)
 
 # (confidence, correctness), most confident first: risks after k = 1..5 are 0, 0, 1/3, 1/4, 2/5
 PAIRS = [(0.9, 1.0), (0.8, 1.0), (0.6, 0.0), (0.3, 1.0), (0.2, 0.0)]
@@ -47,15 +54,33 @@ def test_aurc_groups_tied_confidences():
     assert aurc(pairs) == pytest.approx(2 / 3 * 0.5 + 1 / 3 * 1 / 3)
 
 
-def record(qid, outcome="answered", answer=None, confidence=None, accuracy=None, status="ok", calls=0,
-           visited=(), candidate=None, condition=BASELINE):
-    trace = Trace(question_id=qid, system="s", outcome=outcome, answer=answer, confidence=confidence,
-                  visited_entities=list(visited), llm_calls=[LLMCall(model="m")] * calls)
+def record(
+    qid,
+    outcome="answered",
+    answer=None,
+    confidence=None,
+    accuracy=None,
+    status="ok",
+    calls=0,
+    visited=(),
+    candidate=None,
+    condition=BASELINE,
+):
+    trace = Trace(
+        question_id=qid,
+        system="s",
+        outcome=outcome,
+        answer=answer,
+        confidence=confidence,
+        visited_entities=list(visited),
+        llm_calls=[LLMCall(model="m")] * calls,
+    )
     if candidate is not None:
         trace.artifacts["candidate_answer"] = candidate
     scores = {} if accuracy is None else {"accuracy": accuracy}
-    return RunRecord(key=UnitKey(question_id=qid, system="s", condition=condition), status=status, trace=trace,
-                     scores=scores)
+    return RunRecord(
+        key=UnitKey(question_id=qid, system="s", condition=condition), status=status, trace=trace, scores=scores
+    )
 
 
 @pytest.fixture
@@ -95,8 +120,10 @@ def test_abstention_values_by_hand(results):
 def test_correct_abstention_has_no_value_when_nothing_is_unanswerable(results):
     results.questions["q4"] = Question(id="q4", question="?", answer="x")
     got = values(Abstention().aggregate(results, MetricContext()))
-    assert got["abstention.correct_abstention"].value is None and "marks no question" in got[
-        "abstention.correct_abstention"].note
+    assert (
+        got["abstention.correct_abstention"].value is None
+        and "marks no question" in got["abstention.correct_abstention"].note
+    )
 
 
 def test_calibration_scores_the_held_back_answer(results):

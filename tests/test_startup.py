@@ -50,9 +50,24 @@ def test_a_run_over_a_built_kb_embeds_in_a_child_and_exits_with_its_status(tmp_p
         suite = tmp_path / "suite.yaml"
         suite.write_text(SUITE.format(dataset=REPO / "datasets" / "2wiki-mini" / "dev.json", api_base=server.api_base))
         build_suite_kb(suite)
-        cli = subprocess.run([sys.executable, "-X", "importtime", "-m", "provbench.cli", "run", str(suite), "--out",
-                              str(tmp_path / "cli-run")], cwd=tmp_path, capture_output=True, text=True,
-                             env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=600)
+        cli = subprocess.run(
+            [
+                sys.executable,
+                "-X",
+                "importtime",
+                "-m",
+                "provbench.cli",
+                "run",
+                str(suite),
+                "--out",
+                str(tmp_path / "cli-run"),
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            timeout=600,
+        )
         assert cli.returncode == 0, cli.stdout + cli.stderr[-3000:]
         assert "report: " in cli.stdout  # flushed before the prompt exit
         imported = {line.rsplit("|", 1)[-1].strip() for line in cli.stderr.splitlines() if "import time:" in line}
@@ -67,13 +82,15 @@ def test_a_run_over_a_built_kb_embeds_in_a_child_and_exits_with_its_status(tmp_p
 def test_the_warm_up_thread_starts_after_llamaindex_is_imported():
     """A knowledge base to build imports LlamaIndex on the main thread while the warm-up thread
     loads the embedding model: the same package imported from both at once failed at random."""
-    probe = ("import sys, threading\n"
-             "from provbench import execution\n"
-             "seen = []\n"
-             "start = threading.Thread.start\n"
-             "threading.Thread.start = lambda self: (seen.append('llama_index.core' in sys.modules), start(self))[1]\n"
-             "execution.WarmUp(kb_built=False).before_units()\n"
-             "print(seen[0])\n")
+    probe = (
+        "import sys, threading\n"
+        "from provbench import execution\n"
+        "seen = []\n"
+        "start = threading.Thread.start\n"
+        "threading.Thread.start = lambda self: (seen.append('llama_index.core' in sys.modules), start(self))[1]\n"
+        "execution.WarmUp(kb_built=False).before_units()\n"
+        "print(seen[0])\n"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=os.environ, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "True"

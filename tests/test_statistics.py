@@ -40,7 +40,9 @@ def write_repeated(folder: Path) -> Path:
 def repeated_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("repeats")
     backend = ScriptedBackend(replies=[toy_reply] * 200)
-    run_dir = run_toy(write_repeated(folder / "suite"), folder / "run", llm=LLMClient(backend, cache_dir=folder / "cache"))
+    run_dir = run_toy(
+        write_repeated(folder / "suite"), folder / "run", llm=LLMClient(backend, cache_dir=folder / "cache")
+    )
     return run_dir, backend, folder
 
 
@@ -49,8 +51,11 @@ def test_each_repeat_runs_with_its_own_seed_in_the_request(repeated_run):
     run = load_run(run_dir)
     graph = [r for r in run.records if r.key.system == "toy-graph" and r.key.condition == "baseline"]
     assert sorted({r.key.repeat for r in graph}) == [0, 1, 2] and len(graph) == 12
-    q1_seeds = [c["seed"] for c in backend.calls if "Glass Harbor?" in c["messages"][-1]["content"]
-                and "visible: ent:orin-vale" in c["messages"][-1]["content"]]
+    q1_seeds = [
+        c["seed"]
+        for c in backend.calls
+        if "Glass Harbor?" in c["messages"][-1]["content"] and "visible: ent:orin-vale" in c["messages"][-1]["content"]
+    ]
     baseline_seeds = {r.seed for r in graph if r.key.question_id == "q1"}
     assert len(baseline_seeds) == 3 and baseline_seeds <= set(q1_seeds)  # three repeats, three seeds, three calls
     assert len(q1_seeds) == len(set(q1_seeds)) == 4  # and the intervention unit's own seed
@@ -99,16 +104,18 @@ def test_benjamini_hochberg_keeps_missing_tests():
 def test_paired_scores_section_and_table2_state_the_correction(repeated_run):
     run_dir, _, _ = repeated_run
     html = (run_dir / "report.html").read_text()
-    section = html[html.index('id="paired-scores"'):]
+    section = html[html.index('id="paired-scores"') :]
     assert "answer_length" in section[:4000] and "paired permutation test" in section[:4000]
-    table2 = html[html.index('id="table2"'):]
+    table2 = html[html.index('id="table2"') :]
     assert "Benjamini-Hochberg" in table2[:6000]
 
 
 def test_compare_takes_n_runs(repeated_run, tmp_path):
     run_dir, _, _ = repeated_run
-    others = [run_toy(write_toy_suite(tmp_path / f"s{i}", kb=False, questions=QUESTIONS[:4]), tmp_path / f"r{i}")
-              for i in range(2)]
+    others = [
+        run_toy(write_toy_suite(tmp_path / f"s{i}", kb=False, questions=QUESTIONS[:4]), tmp_path / f"r{i}")
+        for i in range(2)
+    ]
     out = write_comparison([run_dir, *others], tmp_path / "cmp.html")
     text = out.read_text()
     assert "Comparison of 3 runs" in text and "C − A" in text and "Paired test C vs A" in text

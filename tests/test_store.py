@@ -14,8 +14,9 @@ from provbench.run_store import RunStore, export_csv
 def record(qid: str, answer: str = "x", condition: str = "baseline") -> RunRecord:
     trace = Trace(question_id=qid, system="s", answer=answer, visited_entities=["ent:a", "ent:b"])
     trace.citations.entities = ["ent:a"]
-    return RunRecord(key=UnitKey(question_id=qid, system="s", condition=condition), trace=trace,
-                     scores={"accuracy": 1.0})
+    return RunRecord(
+        key=UnitKey(question_id=qid, system="s", condition=condition), trace=trace, scores={"accuracy": 1.0}
+    )
 
 
 def test_append_then_load_round_trips(tmp_path):

@@ -183,8 +183,7 @@ def test_bad_dataset_option_is_located(tmp_path):
 
     registry = registry_of(builtins=True)
     (tmp_path / "dev.json").write_text("[]")
-    text = ("name: t\ndataset:\n  loader: 2wiki\n  path: dev.json\n  options:\n    selct: true\n"
-            "systems: [llm-only]\n")
+    text = "name: t\ndataset:\n  loader: 2wiki\n  path: dev.json\n  options:\n    selct: true\nsystems: [llm-only]\n"
     path = tmp_path / "suite.yaml"
     path.write_text(text)
     message = error_of(path, registry)
@@ -198,11 +197,16 @@ def test_references_may_use_a_systems_full_name(tmp_path):
 
     registry = registry_of(ToyPlugin(), toy_plugin("one"))
     text = GOOD.replace("  - toy-graph\n", "  - one/top-entity\n") + (
-        "intervention_systems: [one/top-entity]\nexclusion: {enabled: true, reference_system: one/top-entity}\n")
+        "intervention_systems: [one/top-entity]\nexclusion: {enabled: true, reference_system: one/top-entity}\n"
+    )
     suite = load_suite(write(tmp_path, text), registry).suite
     assert suite.intervention_systems == ["top-entity"] and suite.exclusion.reference_system == "top-entity"
-    message = error_of(write(tmp_path, text.replace("intervention_systems: [one/top-entity]",
-                                                    "intervention_systems: [two/top-entity]")), registry)
+    message = error_of(
+        write(
+            tmp_path, text.replace("intervention_systems: [one/top-entity]", "intervention_systems: [two/top-entity]")
+        ),
+        registry,
+    )
     assert "field 'intervention_systems[0]'" in message and "unknown system 'two/top-entity'" in message, message
     assert message.endswith("(must be one of the suite's systems)"), message
 

@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 from interventions_helpers import ablation_kb, ablation_view  # noqa: F401 (fixtures)
 from systems_helpers import (  # noqa: F401
-    Scripted, environment, facts, question, systems_kb, systems_plugin_manager, view,
+    Scripted,
+    environment,
+    facts,
+    question,
+    systems_kb,
+    systems_plugin_manager,
+    view,
 )
 
 from provbench.model import Trace
@@ -19,6 +25,7 @@ SIX = ["llm-only", "rag", "graphrag", "agentic-graphrag", "agentic-visited-only"
 
 # -- registration and options ----------------------------------------------------------------
 
+
 def test_the_six_systems_are_registered_by_the_builtin_plugin():
     registry = build_registry(systems_plugin_manager())
     for name in SIX:
@@ -30,14 +37,17 @@ def test_the_six_systems_are_registered_by_the_builtin_plugin():
     assert registry.get("system", "rag").factory.supports_resume is False
 
 
-@pytest.mark.parametrize("name, options, message", [
-    ("rag", {"top_k": 0}, r"system 'p000/rag': bad options: top_k=0: .*greater than or equal to 1"),
-    ("rag", {"topk": 3}, r"system 'p000/rag': bad options: topk=3: Extra inputs.*known options: .*top_k"),
-    ("graphrag", {"entity_k": "five"}, r"system 'p000/graphrag': bad options: entity_k='five'"),
-    ("agentic-graphrag", {"max_steps": 0}, r"system 'p000/agentic-graphrag': bad options: max_steps=0"),
-    ("agentic-visited-only", {"max_retries": -1}, r"max_retries=-1"),
-    ("llm-only", {"temperature": 5.0}, r"system 'p000/llm-only': bad options: temperature=5.0"),
-])
+@pytest.mark.parametrize(
+    "name, options, message",
+    [
+        ("rag", {"top_k": 0}, r"system 'p000/rag': bad options: top_k=0: .*greater than or equal to 1"),
+        ("rag", {"topk": 3}, r"system 'p000/rag': bad options: topk=3: Extra inputs.*known options: .*top_k"),
+        ("graphrag", {"entity_k": "five"}, r"system 'p000/graphrag': bad options: entity_k='five'"),
+        ("agentic-graphrag", {"max_steps": 0}, r"system 'p000/agentic-graphrag': bad options: max_steps=0"),
+        ("agentic-visited-only", {"max_retries": -1}, r"max_retries=-1"),
+        ("llm-only", {"temperature": 5.0}, r"system 'p000/llm-only': bad options: temperature=5.0"),
+    ],
+)
 def test_bad_options_are_clear_errors(name, options, message):
     registry = build_registry(systems_plugin_manager())
     with pytest.raises(PluginError, match=message):
@@ -53,14 +63,19 @@ def test_options_are_kept():
 
 # -- llm-only --------------------------------------------------------------------------------
 
+
 def test_llm_only_answers_from_the_model_alone(view, question):
     scripted = Scripted([{"answer": " Paris "}])
     trace = LLMOnly().run(question, environment(view, scripted))
     assert isinstance(trace, Trace) and trace.system == "llm-only" and trace.question_id == question.id
     assert trace.answer == "Paris" and trace.outcome == "answered"
     assert [(s.kind, s.tool) for s in trace.steps] == [("generation", "generate")]
-    assert trace.footprint() == {"retrieved_text_units": 0, "cited_text_units": 0,
-                                 "visited_entities": 0, "cited_entities": 0}
+    assert trace.footprint() == {
+        "retrieved_text_units": 0,
+        "cited_text_units": 0,
+        "visited_entities": 0,
+        "cited_entities": 0,
+    }
     assert trace.citations.is_empty() and not trace.retrieved
     assert len(scripted.calls) == 1 and len(trace.llm_calls) == 1
     assert question.question in scripted.prompt_text(0)
@@ -92,6 +107,7 @@ def test_a_failing_llm_never_crashes_a_run(view, question):
 
 # -- rag -------------------------------------------------------------------------------------
 
+
 def test_rag_reads_top_k_text_units_and_keeps_only_shown_citations(view, question, facts):
     hits = view.search_text_units(question.question, k=2)
     shown = [h.id for h in hits]
@@ -99,14 +115,21 @@ def test_rag_reads_top_k_text_units_and_keeps_only_shown_citations(view, questio
     scripted = Scripted([{"answer": "X", "cited_textunits": [shown[1], "tu:does-not-exist"]}])
     trace = RAG(top_k=2).run(question, environment(view, scripted))
     assert [(s.kind, s.tool) for s in trace.steps] == [
-        ("retrieval", "search_text_units"), ("generation", "generate"), ("rejection", "generate")]
+        ("retrieval", "search_text_units"),
+        ("generation", "generate"),
+        ("rejection", "generate"),
+    ]
     assert trace.steps[0].result == [{"id": h.id, "score": h.score} for h in hits]
     assert [(r.kind, r.id) for r in trace.retrieved] == [("text_unit", i) for i in shown]
     assert trace.read_text_units == shown
     assert trace.citations.text_units == [shown[1]]
     assert trace.steps[2].arguments == {"dropped_citations": {"text_units": ["tu:does-not-exist"]}}
-    assert trace.footprint() == {"retrieved_text_units": 2, "cited_text_units": 1,
-                                 "visited_entities": 0, "cited_entities": 0}
+    assert trace.footprint() == {
+        "retrieved_text_units": 2,
+        "cited_text_units": 1,
+        "visited_entities": 0,
+        "cited_entities": 0,
+    }
     prompt = scripted.prompt_text(0)
     for tu_id in shown:
         assert f"[{tu_id}]" in prompt and view.text_unit(tu_id).text.split()[0] in prompt
@@ -123,6 +146,7 @@ def test_rag_does_not_show_text_units_the_view_blocks(view, question):
 
 
 # -- graphrag --------------------------------------------------------------------------------
+
 
 def graphrag_reply(context: dict, bogus: bool = False) -> dict:
     return {
@@ -150,10 +174,15 @@ def test_graphrag_builds_one_context_from_entities_neighbours_text_units_and_com
     assert context["community_ids"] == [h.id for h in view.search_communities(question.question, k=1)]
     sources = [r.text_unit_id for r in view.relations(context["relation_ids"]) if r.text_unit_id]
     seed_units = [t for s in seeds for t in view.text_units_of(s)]
-    assert context["text_unit_ids"] == list(dict.fromkeys(sources + seed_units + [
-        t for n in neighbours for t in view.text_units_of(n)]))[:20]
+    assert (
+        context["text_unit_ids"]
+        == list(dict.fromkeys(sources + seed_units + [t for n in neighbours for t in view.text_units_of(n)]))[:20]
+    )
     assert [(s.kind, s.tool) for s in trace.steps] == [
-        ("retrieval", "graph_context"), ("generation", "generate"), ("rejection", "generate")]
+        ("retrieval", "graph_context"),
+        ("generation", "generate"),
+        ("rejection", "generate"),
+    ]
     # footprint: visited = entities in the context; read = text units in the context
     assert trace.visited_entities == context["entity_ids"]
     assert trace.read_text_units == context["text_unit_ids"]
@@ -200,7 +229,10 @@ def test_graphrag_resume_rebuilds_the_prompt_from_perturbed_artifacts(view, ques
     scripted = Scripted([{"answer": "Z", "cited_entities": [removed]}])
     trace = GraphRAG(entity_k=2, neighbor_limit=3).resume(question, environment(view, scripted), perturbed)
     assert [(s.kind, s.tool) for s in trace.steps] == [
-        ("retrieval", "restore_context"), ("generation", "generate"), ("rejection", "generate")]
+        ("retrieval", "restore_context"),
+        ("generation", "generate"),
+        ("rejection", "generate"),
+    ]
     assert len(scripted.calls) == 1 and trace.answer == "Z"
     assert removed not in trace.visited_entities and f"[{removed}]" not in scripted.prompt_text(0)
     # a relationship is shown only when both of its ends are still in the context
@@ -228,6 +260,7 @@ def test_graphrag_leaves_out_what_the_view_hides(view, question):
 
 
 # -- a one-shot system that states a confidence, gated at a bar (paper 002's comparison) ----------
+
 
 @pytest.mark.parametrize("confidence, outcome", [(0.5, "abstained"), (0.85, "answered"), ("high", "abstained")])
 def test_graphrag_abstains_below_its_confidence_bar(view, question, confidence, outcome):

@@ -32,8 +32,9 @@ def test_agentic_graphrag_runs_end_to_end_with_the_embedded_model(view, question
     # the last step of the budget offers only the answer and gets twice the token cap (its JSON must close)
     caps = [96] * 3 + [2 * 96]
     # a call's tokens sum every attempt (a JSON re-ask included: issue 33 item 17), each attempt within the cap
-    assert all(call.completion_tokens <= cap * call.attempts for call, cap in zip(trace.llm_calls, caps)), \
-        [(c.completion_tokens, c.attempts) for c in trace.llm_calls]
+    assert all(call.completion_tokens <= cap * call.attempts for call, cap in zip(trace.llm_calls, caps)), [
+        (c.completion_tokens, c.attempts) for c in trace.llm_calls
+    ]
     if trace.outcome == "answered":
         assert trace.answer and trace.steps[-1].tool == "submit_answer"
     else:

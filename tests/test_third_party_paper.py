@@ -16,7 +16,12 @@ from provbench.testing import plugin_manager, scripted_llm
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = [
-    {"id": "a", "question": "Where does the path end?", "answer": "Corvo", "metadata": {"path": ["Abel", "Brin", "Corvo"]}},
+    {
+        "id": "a",
+        "question": "Where does the path end?",
+        "answer": "Corvo",
+        "metadata": {"path": ["Abel", "Brin", "Corvo"]},
+    },
     {"id": "b", "question": "Where does this one end?", "answer": "Dune", "metadata": {"path": ["Elm", "Dune"]}},
     {"id": "c", "question": "And this one?", "answer": "Fen", "metadata": {"path": []}},
 ]
@@ -49,9 +54,13 @@ def run_dir(tmp_path_factory) -> Path:
 def test_enumerated_variants_are_units_with_descriptions(run_dir):
     records = RunStore(run_dir).load_records()
     variants = sorted(k for k, r in records.items() if r.variant is not None)
-    assert variants == ["path-reader|drop-node|0|a|node:0", "path-reader|drop-node|0|a|node:1",
-                        "path-reader|drop-node|0|a|node:2", "path-reader|drop-node|0|b|node:0",
-                        "path-reader|drop-node|0|b|node:1"]  # no path, no variant for c
+    assert variants == [
+        "path-reader|drop-node|0|a|node:0",
+        "path-reader|drop-node|0|a|node:1",
+        "path-reader|drop-node|0|a|node:2",
+        "path-reader|drop-node|0|b|node:0",
+        "path-reader|drop-node|0|b|node:1",
+    ]  # no path, no variant for c
     last = records["path-reader|drop-node|0|a|node:2"]
     assert last.variant.description == "remove node 2 (Corvo)" and last.trace.answer == "Brin"
     assert last.scores["output_changed"] == 1.0
@@ -62,8 +71,11 @@ def test_graded_scores_and_abstention_reach_the_metric(run_dir):
     records = RunStore(run_dir).load_records()
     assert records["path-reader|drop-node|0|b|node:0"].scores["accuracy"] == pytest.approx(0.3)  # "I don't know"
     assert records["path-reader|baseline|0|c"].trace.outcome == "abstained"
-    values = {v["metric"]: v for v in json.loads((run_dir / "metrics.json").read_text())["values"]
-              if v["system"] == "path-reader"}
+    values = {
+        v["metric"]: v
+        for v in json.loads((run_dir / "metrics.json").read_text())["values"]
+        if v["system"] == "path-reader"
+    }
     assert values["abstention-rate"]["numerator"] == 1 and values["abstention-rate"]["denominator"] == 3
     assert values["selective-accuracy"]["value"] == pytest.approx(1.0)
 

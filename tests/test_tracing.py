@@ -32,8 +32,13 @@ def run_dir(tmp_path_factory) -> Path:
 
     folder = tmp_path_factory.mktemp("tracing")
     llm = LLMClient(ScriptedBackend(replies=[builtin_reply] * 500))
-    return run_suite(write_builtin_suite(folder / "suite"), out=folder / "run", pm=builtin_plugin_manager(), llm=llm,
-                     write_report=False)
+    return run_suite(
+        write_builtin_suite(folder / "suite"),
+        out=folder / "run",
+        pm=builtin_plugin_manager(),
+        llm=llm,
+        write_report=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +64,14 @@ def test_one_trace_per_unit_with_a_root_span(run_dir, spans):
 
 
 def test_the_agent_unit_carries_its_question_answer_scores_and_tools(run_dir, spans):
-    root = next(s for s in spans if s.parent is None and s.attributes["provbench.system"] == "agentic-graphrag"
-                and s.attributes["provbench.condition"] == "baseline" and s.attributes["provbench.question_id"] == "q1")
+    root = next(
+        s
+        for s in spans
+        if s.parent is None
+        and s.attributes["provbench.system"] == "agentic-graphrag"
+        and s.attributes["provbench.condition"] == "baseline"
+        and s.attributes["provbench.question_id"] == "q1"
+    )
     assert root.attributes[SpanAttributes.OPENINFERENCE_SPAN_KIND] == "AGENT"
     assert root.attributes[SpanAttributes.INPUT_VALUE] == "Who directed Glass Harbor?"
     run = load_run(run_dir)
@@ -75,10 +86,15 @@ def test_the_agent_unit_carries_its_question_answer_scores_and_tools(run_dir, sp
     assert "submit_answer" in {s.name for s in tools}
     llm = [s for s in children if s.attributes[SpanAttributes.OPENINFERENCE_SPAN_KIND] == "LLM"]
     assert llm and all(s.attributes[SpanAttributes.LLM_MODEL_NAME] == "scripted" for s in llm)
-    assert all(s.attributes[SpanAttributes.LLM_TOKEN_COUNT_TOTAL] == s.attributes[SpanAttributes.LLM_TOKEN_COUNT_PROMPT]
-               + s.attributes[SpanAttributes.LLM_TOKEN_COUNT_COMPLETION] for s in llm)
-    assert all(s.attributes[SpanAttributes.LLM_COST_TOTAL] == 0 and s.attributes["provbench.cost_source"] == "local"
-               for s in llm)  # the scripted model runs here: priced 0, marked local
+    assert all(
+        s.attributes[SpanAttributes.LLM_TOKEN_COUNT_TOTAL]
+        == s.attributes[SpanAttributes.LLM_TOKEN_COUNT_PROMPT] + s.attributes[SpanAttributes.LLM_TOKEN_COUNT_COMPLETION]
+        for s in llm
+    )
+    assert all(
+        s.attributes[SpanAttributes.LLM_COST_TOTAL] == 0 and s.attributes["provbench.cost_source"] == "local"
+        for s in llm
+    )  # the scripted model runs here: priced 0, marked local
 
 
 def test_retrieved_items_are_retrieval_documents(spans):
@@ -93,8 +109,9 @@ def test_retrieved_items_are_retrieval_documents(spans):
 def test_ids_are_stable_across_exports(run_dir, spans):
     again = InMemorySpanExporter()
     emit_run(load_run(run_dir), [again])
-    assert sorted((s.context.trace_id, s.context.span_id) for s in again.get_finished_spans()) == \
-        sorted((s.context.trace_id, s.context.span_id) for s in spans)
+    assert sorted((s.context.trace_id, s.context.span_id) for s in again.get_finished_spans()) == sorted(
+        (s.context.trace_id, s.context.span_id) for s in spans
+    )
 
 
 def test_otlp_json_file_and_loopback_receiver_get_every_span(run_dir, spans, tmp_path):
@@ -122,8 +139,11 @@ def test_otlp_json_file_and_loopback_receiver_get_every_span(run_dir, spans, tmp
     try:
         endpoint = f"http://127.0.0.1:{server.server_address[1]}/v1/traces"
         out = tmp_path / "spans.jsonl"
-        result = CliRunner().invoke(main, ["traces", str(run_dir), "--out", str(out), "--endpoint", endpoint,
-                                           "--header", "x-team=eval"], catch_exceptions=False)
+        result = CliRunner().invoke(
+            main,
+            ["traces", str(run_dir), "--out", str(out), "--endpoint", endpoint, "--header", "x-team=eval"],
+            catch_exceptions=False,
+        )
         assert result.exit_code == 0 and f"{len(spans)} span(s) exported" in result.output
     finally:
         server.shutdown()
@@ -135,7 +155,9 @@ def test_otlp_json_file_and_loopback_receiver_get_every_span(run_dir, spans, tmp
     assert resource["service.name"] == "provbench"
     assert resource["openinference.project.name"] == f"builtin-{run.manifest.run_id}" == project_name(run)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    written = [span for line in lines for rs in line["resourceSpans"] for ss in rs["scopeSpans"] for span in ss["spans"]]
+    written = [
+        span for line in lines for rs in line["resourceSpans"] for ss in rs["scopeSpans"] for span in ss["spans"]
+    ]
     assert len(written) == len(spans)
     assert all(len(s["traceId"]) == 32 and len(s["spanId"]) == 16 for s in written)  # OTLP/JSON: hex ids
     assert {s["traceId"] for s in written} == {format(s.context.trace_id, "032x") for s in spans}
@@ -156,6 +178,7 @@ def test_a_project_named_on_the_command_line_holds_the_spans(run_dir, tmp_path):
 
 
 def test_phoenix_and_endpoint_are_one_or_the_other(run_dir):
-    result = CliRunner().invoke(main, ["traces", str(run_dir), "--endpoint", "http://127.0.0.1:9/v1/traces",
-                                       "--phoenix", "http://127.0.0.1:9"])
+    result = CliRunner().invoke(
+        main, ["traces", str(run_dir), "--endpoint", "http://127.0.0.1:9/v1/traces", "--phoenix", "http://127.0.0.1:9"]
+    )
     assert result.exit_code == 2 and "not both" in result.output

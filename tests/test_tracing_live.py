@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
-pytest.importorskip("openinference.instrumentation.llama_index",
-                    reason="openinference-instrumentation-llama-index (otel extra) is not installed")
+pytest.importorskip(
+    "openinference.instrumentation.llama_index",
+    reason="openinference-instrumentation-llama-index (otel extra) is not installed",
+)
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 
 from provbench.integrations.llamaindex import live_spans as live_module  # noqa: E402
@@ -53,8 +55,13 @@ def run_dir(tmp_path_factory):
     try:
         pm = builtin_plugin_manager()  # the toy dataset and knowledge base, and the llamaindex system
         pm.register(provbench_plugins.systems, name=provbench_plugins.systems.__name__)
-        return run_suite(folder / "suite.yaml", out=folder / "run", pm=pm,
-                         llm=schema_following_llm(cache_dir=folder / "llm"), write_report=False)
+        return run_suite(
+            folder / "suite.yaml",
+            out=folder / "run",
+            pm=pm,
+            llm=schema_following_llm(cache_dir=folder / "llm"),
+            write_report=False,
+        )
     finally:
         sys.path.remove(str(HERE / "third_party"))
 
@@ -99,15 +106,23 @@ def test_traces_sends_the_live_spans_with_their_times_and_the_calls_joined(run_d
     spans = exporter.get_finished_spans()
     for record in pipeline_records(run):
         live = record.trace.artifacts["live_spans"]
-        root = next(s for s in spans if s.parent is None and s.attributes["provbench.question_id"] == record.key.question_id
-                    and s.attributes["provbench.system"] == "li-pipeline")
+        root = next(
+            s
+            for s in spans
+            if s.parent is None
+            and s.attributes["provbench.question_id"] == record.key.question_id
+            and s.attributes["provbench.system"] == "li-pipeline"
+        )
         assert root.attributes["provbench.timing"] == "live"
         mine = [s for s in spans if s.context.trace_id == root.context.trace_id and s is not root]
         sent = {(s.name, s.start_time, s.end_time) for s in mine}
         assert {(s["name"], s["start_ns"], s["end_ns"]) for s in live} <= sent
         assert root.start_time == min(s["start_ns"] for s in live)
-        joined = [s for s in mine if s.attributes.get("openinference.span.kind") == "LLM"
-                  and "provbench.cost_source" in s.attributes]
+        joined = [
+            s
+            for s in mine
+            if s.attributes.get("openinference.span.kind") == "LLM" and "provbench.cost_source" in s.attributes
+        ]
         assert len(joined) == len(record.trace.llm_calls) and all(s.name.startswith("ProvbenchLLM.") for s in joined)
         assert not [s for s in mine if s.attributes.get("provbench.step.kind")]  # no approximate step spans
     other = next(s for s in spans if s.parent is None and s.attributes["provbench.system"] == "llm-only")

@@ -51,12 +51,20 @@ def free_port() -> int:
 def phoenix(tmp_path_factory):
     command = phoenix_command()
     if command is None:
-        pytest.skip("no Phoenix server here: arize-phoenix is not installed in this environment and "
-                    "PROVBENCH_PHOENIX names no phoenix executable")
+        pytest.skip(
+            "no Phoenix server here: arize-phoenix is not installed in this environment and "
+            "PROVBENCH_PHOENIX names no phoenix executable"
+        )
     home = tmp_path_factory.mktemp("phoenix")
     port = free_port()
-    env = {**os.environ, "PHOENIX_WORKING_DIR": str(home), "PHOENIX_HOST": "127.0.0.1", "PHOENIX_PORT": str(port),
-           "PHOENIX_GRPC_PORT": str(free_port()), "PHOENIX_TELEMETRY_ENABLED": "false"}
+    env = {
+        **os.environ,
+        "PHOENIX_WORKING_DIR": str(home),
+        "PHOENIX_HOST": "127.0.0.1",
+        "PHOENIX_PORT": str(port),
+        "PHOENIX_GRPC_PORT": str(free_port()),
+        "PHOENIX_TELEMETRY_ENABLED": "false",
+    }
     log = (home / "server.log").open("wb")
     server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -89,16 +97,22 @@ def run_dir(tmp_path_factory) -> Path:
 
     folder = tmp_path_factory.mktemp("phoenix-run")
     llm = LLMClient(ScriptedBackend(replies=[builtin_reply] * 500))
-    return run_suite(write_builtin_suite(folder / "suite"), out=folder / "run", pm=builtin_plugin_manager(), llm=llm,
-                     write_report=False)
+    return run_suite(
+        write_builtin_suite(folder / "suite"),
+        out=folder / "run",
+        pm=builtin_plugin_manager(),
+        llm=llm,
+        write_report=False,
+    )
 
 
 def paged(url: str, params: dict) -> list[dict]:
     """Every item of a Phoenix REST listing, following its cursor."""
     items, cursor = [], None
     while True:
-        response = httpx.get(url, params={**params, "limit": 1000, **({"cursor": cursor} if cursor else {})},
-                             timeout=30)
+        response = httpx.get(
+            url, params={**params, "limit": 1000, **({"cursor": cursor} if cursor else {})}, timeout=30
+        )
         assert response.status_code == 200, response.text
         body = response.json()
         items += body["data"]
@@ -120,11 +134,18 @@ def test_scores_arrive_as_annotations_in_the_runs_own_project(phoenix, run_dir):
     spans = paged(f"{phoenix}/v1/projects/{project}/spans", {})
     assert {s["context"]["span_id"] for s in spans} >= set(roots)  # the root spans are where the scores go
 
-    found = [a for span_ids in (list(roots)[i:i + 50] for i in range(0, len(roots), 50))
-             for a in paged(f"{phoenix}/v1/projects/{project}/span_annotations", {"span_ids": span_ids})]
+    found = [
+        a
+        for span_ids in (list(roots)[i : i + 50] for i in range(0, len(roots), 50))
+        for a in paged(f"{phoenix}/v1/projects/{project}/span_annotations", {"span_ids": span_ids})
+    ]
     got = {(a["span_id"], a["name"]): a["result"]["score"] for a in found}
-    wanted = {(span_id, name): value for span_id, record in roots.items()
-              for name, value in record.scores.items() if value is not None}
+    wanted = {
+        (span_id, name): value
+        for span_id, record in roots.items()
+        for name, value in record.scores.items()
+        if value is not None
+    }
     assert wanted and got == pytest.approx(wanted)
     assert all(a["annotator_kind"] == "CODE" and a["metadata"]["run_id"] == run.manifest.run_id for a in found)
 
@@ -138,8 +159,13 @@ def test_annotations_on_spans_phoenix_never_got_fail_with_the_reason(phoenix, ru
     import provbench.phoenix as module
 
     run = load_run(run_dir)
-    monkeypatch.setattr(module, "score_annotations", lambda run: [
-        {"span_id": "00000000000000ff", "name": "accuracy", "annotator_kind": "CODE", "result": {"score": 1.0}}])
+    monkeypatch.setattr(
+        module,
+        "score_annotations",
+        lambda run: [
+            {"span_id": "00000000000000ff", "name": "accuracy", "annotator_kind": "CODE", "result": {"score": 1.0}}
+        ],
+    )
     started = time.monotonic()
     with pytest.raises(module.UserError, match="answered 404"):
         module.annotate_scores(run, phoenix, wait_s=2.0)

@@ -25,7 +25,8 @@ CLAIMS = ("gold-path-followed", "critical-steps-hold-gold")
 def small_suite(folder: Path, kb: Path, replay: str = "leave-one-step-out-replay") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "suite.yaml"
-    path.write_text(f"""\
+    path.write_text(
+        f"""\
 name: small-steps
 dataset: {{loader: 2wiki, path: {DATA}, limit: 2}}
 model: {{id: control:oracle}}
@@ -37,8 +38,10 @@ controls:
   dataset: {{loader: 2wiki, path: {DATA}, limit: 8}}
   knowledge_base: {{builder: 2wiki-paper000, directory: {kb}, options: {{extract: false, summarize: false}}}}
   llms: [oracle, random]
-  claims: [{', '.join(CLAIMS)}]
-""", encoding="utf-8")
+  claims: [{", ".join(CLAIMS)}]
+""",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -62,10 +65,12 @@ def test_the_oracle_follows_the_gold_chain_and_depends_on_its_gold_steps(tmp_pat
     assert {sham: status for (claim, sham), (status, _) in power.items() if claim == "critical-steps-hold-gold"} == {
         "leave-one-step-out-replay hides nothing": "power",
         "leave-one-step-out-replay hides a same-size random set": "power",
-        "oracle swapped for random": "power"}, power
+        "oracle swapped for random": "power",
+    }, power
     # the follower and the wanderer are declared: the oracle's trajectories swapped for random ones fail it
     assert {sham: status for (claim, sham), (status, _) in power.items() if claim == "gold-path-followed"} == {
-        "oracle swapped for random": "power"}, power
+        "oracle swapped for random": "power"
+    }, power
 
 
 def test_the_random_control_in_place_of_the_oracle_fails_both_claims(tmp_path, kb_dir, monkeypatch):
@@ -74,7 +79,8 @@ def test_the_random_control_in_place_of_the_oracle_fails_both_claims(tmp_path, k
     monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["random"])
     validity = validate_suite(small_suite(tmp_path, kb_dir), out=tmp_path / "out")
     assert {(v.claim, v.control) for v in validity.failures} == {(c, "oracle") for c in CLAIMS} | {
-        ("gold-path-followed", "random")}  # no longer apart from the oracle's coverage
+        ("gold-path-followed", "random")
+    }  # no longer apart from the oracle's coverage
 
 
 class HidesNothing(LeaveOneStepOutReplay):
@@ -99,26 +105,45 @@ def test_a_step_intervention_that_hides_nothing_fails_the_critical_step_check(tm
 
 
 def _variant(control: str, qid: str, step: int, changed: bool, gold: bool) -> RunRecord:
-    return RunRecord(key=UnitKey(question_id=qid, system="agentic-graphrag", condition="leave-one-step-out-replay",
-                                 variant=f"step:{step}"), variant=VariantInfo(id=f"step:{step}", data={"left_out_step": step}),
-                     scores={"output_changed": float(changed), "gold.left_out.gold_items": float(gold)})
+    return RunRecord(
+        key=UnitKey(
+            question_id=qid, system="agentic-graphrag", condition="leave-one-step-out-replay", variant=f"step:{step}"
+        ),
+        variant=VariantInfo(id=f"step:{step}", data={"left_out_step": step}),
+        scores={"output_changed": float(changed), "gold.left_out.gold_items": float(gold)},
+    )
 
 
 def test_the_claims_read_the_records_they_are_given():
     def coverage(qid: str, value: float) -> RunRecord:
-        return RunRecord(key=UnitKey(question_id=qid, system="agentic-graphrag", condition=BASELINE),
-                         scores={"gold.path_coverage": value})
+        return RunRecord(
+            key=UnitKey(question_id=qid, system="agentic-graphrag", condition=BASELINE),
+            scores={"gold.path_coverage": value},
+        )
 
-    runs = control_runs({
-        "oracle": [coverage("a", 1.0), coverage("b", 1.0), _variant("oracle", "a", 0, True, True),
-                   _variant("oracle", "a", 1, False, False), _variant("oracle", "b", 0, True, True)],
-        "random": [coverage("a", 0.0), coverage("b", 0.5), _variant("random", "a", 0, True, False),
-                   _variant("random", "b", 1, True, True)]})
+    runs = control_runs(
+        {
+            "oracle": [
+                coverage("a", 1.0),
+                coverage("b", 1.0),
+                _variant("oracle", "a", 0, True, True),
+                _variant("oracle", "a", 1, False, False),
+                _variant("oracle", "b", 0, True, True),
+            ],
+            "random": [
+                coverage("a", 0.0),
+                coverage("b", 0.5),
+                _variant("random", "a", 0, True, False),
+                _variant("random", "b", 1, True, True),
+            ],
+        }
+    )
     path = GoldPathFollowed(resamples=99).check(runs)
     assert [v.passed for v in path] == [True, False]  # two questions cannot make the difference significant
     critical = CriticalStepsHoldGold().check(runs)
     assert [v.passed for v in critical] == [True, True]
     assert critical[0].observed.startswith("2/2 critical step(s) held gold; 2/2 gold-holding step(s) critical")
-    strict = CriticalStepsHoldGold(min_blind_change=1.0).check(control_runs({"oracle": [], "random": [
-        _variant("random", "a", 0, False, False)]}))
+    strict = CriticalStepsHoldGold(min_blind_change=1.0).check(
+        control_runs({"oracle": [], "random": [_variant("random", "a", 0, False, False)]})
+    )
     assert [v.passed for v in strict] == [False, False]  # nothing to judge the oracle by; random unchanged

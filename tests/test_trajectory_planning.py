@@ -31,8 +31,12 @@ def planner(messages: list[dict]) -> dict:
     prompt = messages[-1]["content"]
     if "round 3" not in prompt.lower():
         return {"answer": "", "confidence": 0.1, "focus": "", "relation_types": []}
-    return {"answer": "Tau Topic" if "Tau Topic" in prompt else "unknown", "confidence": 0.9, "focus": "",
-            "relation_types": []}
+    return {
+        "answer": "Tau Topic" if "Tau Topic" in prompt else "unknown",
+        "confidence": 0.9,
+        "focus": "",
+        "relation_types": [],
+    }
 
 
 def planned_llm() -> tuple[LLMClient, ScriptedBackend]:
@@ -46,10 +50,13 @@ def baseline(view):
 
 def resume(view, recorded, step, replay_rest=False):
     llm, backend = planned_llm()
-    variant = next(v for v in LeaveOneStepOut().variants(QUESTION, recorded, random.Random(0)) if v.id == f"step:{step}")
+    variant = next(
+        v for v in LeaveOneStepOut().variants(QUESTION, recorded, random.Random(0)) if v.id == f"step:{step}"
+    )
     hiding = LeaveOneStepOut().make_view(view, QUESTION, recorded, random.Random(0), variant=variant)
-    trace = PlanningLoop(**OPTIONS).resume_from_step(QUESTION, Environment(view=hiding, llm=llm), recorded,
-                                            ResumePoint(step=step, replay_rest=replay_rest))
+    trace = PlanningLoop(**OPTIONS).resume_from_step(
+        QUESTION, Environment(view=hiding, llm=llm), recorded, ResumePoint(step=step, replay_rest=replay_rest)
+    )
     return trace, backend
 
 
@@ -60,7 +67,8 @@ def test_steps_record_what_they_brought_in_and_the_replies(view):
         ("seed", {"entity": ["ent:rho"]}),
         ("expand", {"entity": ["ent:sigma"], "relationship": [trace.steps[1].result["edges"][0]]}),
         ("expand", {"entity": ["ent:tau", "ent:upsilon"], "relationship": trace.steps[3].result["edges"]}),
-        ("expand", {"entity": ["ent:phi", "ent:chi"], "relationship": trace.steps[5].result["edges"]})]
+        ("expand", {"entity": ["ent:phi", "ent:chi"], "relationship": trace.steps[5].result["edges"]}),
+    ]
     generations = [s for s in trace.steps if s.tool == "synthesize"]
     assert [json.loads(s.reply)["confidence"] for s in generations] == [0.1, 0.1, 0.9]
     assert all(s.shown is None for s in generations)
@@ -69,13 +77,18 @@ def test_steps_record_what_they_brought_in_and_the_replies(view):
 def test_resuming_with_nothing_hidden_replays_the_earlier_rounds_without_asking(view):
     recorded = baseline(view)
     llm, backend = planned_llm()
-    resumed = PlanningLoop().resume_from_step(QUESTION, Environment(view=view, llm=llm), recorded,
-                                              ResumePoint(step=PLANTED))
+    resumed = PlanningLoop().resume_from_step(
+        QUESTION, Environment(view=view, llm=llm), recorded, ResumePoint(step=PLANTED)
+    )
     strip = lambda t: [s.model_dump() for s in t.steps]  # noqa: E731
     assert strip(resumed) == strip(recorded) and resumed.answer == recorded.answer
     assert len(backend.calls) == 2  # rounds 2 and 3 decided again; round 1's reply replayed
-    assert resumed.artifacts["resumed"] == {"from_step": PLANTED, "replay_rest": False, "replayed_steps": 1,
-                                            "diverged": []}
+    assert resumed.artifacts["resumed"] == {
+        "from_step": PLANTED,
+        "replay_rest": False,
+        "replayed_steps": 1,
+        "diverged": [],
+    }
 
 
 def test_leaving_out_the_planted_round_changes_the_answer(view):
@@ -93,8 +106,12 @@ def test_leaving_out_the_planted_round_changes_the_answer(view):
     left_out, backend = resume(view, recorded, PLANTED)
     assert "ent:tau" not in left_out.visited_entities and left_out.artifacts["resumed"]["diverged"] == []
     assert len(backend.calls) == 0  # round 1 replayed; round 2 found nothing new to ask about
-    assert left_out.outcome == "abstained" and [s.tool for s in left_out.steps] == ["seed", "expand", "synthesize",
-                                                                                     "expand"]
+    assert left_out.outcome == "abstained" and [s.tool for s in left_out.steps] == [
+        "seed",
+        "expand",
+        "synthesize",
+        "expand",
+    ]
 
 
 def test_replay_rest_decides_only_the_last_reply(view):
@@ -102,7 +119,8 @@ def test_replay_rest_decides_only_the_last_reply(view):
     decided, asked = resume(view, recorded, 0)
     replayed, asked_once = resume(view, recorded, 0, replay_rest=True)  # the seed left out: search seeds it
     assert [s.result for s in replayed.steps if s.kind == "retrieval"] == [
-        s.result for s in decided.steps if s.kind == "retrieval"]
+        s.result for s in decided.steps if s.kind == "retrieval"
+    ]
     assert len(asked.calls) == 3 and len(asked_once.calls) == 1  # rounds 1 and 2 replayed: only round 3 asked
     assert asked_once.calls[0]["messages"][-1]["content"] == asked.calls[2]["messages"][-1]["content"]
     assert replayed.artifacts["resumed"] == {"from_step": 0, "replay_rest": True, "replayed_steps": 2, "diverged": []}
@@ -113,5 +131,6 @@ def test_a_trace_without_replies_cannot_be_resumed(view):
     for s in recorded.steps:
         s.reply = None
     with pytest.raises(ValueError, match="no reply"):
-        PlanningLoop().resume_from_step(QUESTION, Environment(view=view, llm=planned_llm()[0]), recorded,
-                                        ResumePoint(step=PLANTED))
+        PlanningLoop().resume_from_step(
+            QUESTION, Environment(view=view, llm=planned_llm()[0]), recorded, ResumePoint(step=PLANTED)
+        )

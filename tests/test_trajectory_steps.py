@@ -16,8 +16,12 @@ from provbench_plugins.papers.p000_neighborhoods.agentic import AgenticEvidenceF
 from provbench_plugins.trajectory.steps import LeaveOneStepOut
 
 PLANTED = 2  # the step whose result the answer needs: reading tu:3 ("Dunmere is a coastal town in Norland.")
-PLAN = [("search_entities", {"query": "Orin Vale"}), ("get_neighbors", {"entity_id": "ent:orin-vale"}),
-        ("read_textunit", {"textunit_id": "tu:3"}), ("search_entities", {"query": "Kestrel Bridge"})]
+PLAN = [
+    ("search_entities", {"query": "Orin Vale"}),
+    ("get_neighbors", {"entity_id": "ent:orin-vale"}),
+    ("read_textunit", {"textunit_id": "tu:3"}),
+    ("search_entities", {"query": "Kestrel Bridge"}),
+]
 
 
 def planted_agent(messages: list[dict]) -> dict:
@@ -27,15 +31,22 @@ def planted_agent(messages: list[dict]) -> dict:
         tool, arguments = PLAN[done]
         return {"thought": f"step {done}", "tool": tool, "arguments": arguments}
     seen = "coastal town in Norland" in "\n".join(m["content"] for m in messages)
-    return {"thought": "done", "tool": "submit_answer",
-            "arguments": {"answer": "Norland" if seen else "unknown", "cited_textunits": ["tu:3"] if seen else []}}
+    return {
+        "thought": "done",
+        "tool": "submit_answer",
+        "arguments": {"answer": "Norland" if seen else "unknown", "cited_textunits": ["tu:3"] if seen else []},
+    }
 
 
 def question() -> Question:
-    gold = GoldEvidence(sentences=[GoldSentence(document="Dunmere", index=0, text="Dunmere is a coastal town in Norland.")],
-                        triples=[GoldTriple(subject="Orin Vale", relation="born in", object="Dunmere"),
-                                 GoldTriple(subject="Dunmere", relation="located in", object="Norland")],
-                        entities=["Orin Vale", "Dunmere", "Norland"])
+    gold = GoldEvidence(
+        sentences=[GoldSentence(document="Dunmere", index=0, text="Dunmere is a coastal town in Norland.")],
+        triples=[
+            GoldTriple(subject="Orin Vale", relation="born in", object="Dunmere"),
+            GoldTriple(subject="Dunmere", relation="located in", object="Norland"),
+        ],
+        entities=["Orin Vale", "Dunmere", "Norland"],
+    )
     return Question(id="q-born", question="In which country was Orin Vale born?", answer="Norland", gold=gold)
 
 
@@ -61,9 +72,15 @@ def test_steps_record_the_reply_and_what_their_result_showed(view):
 
 
 def test_details_list_text_units_without_showing_them(view):
-    llm = LLMClient(ScriptedBackend([
-        {"thought": "", "tool": "get_entity_details", "arguments": {"entity_id": "ent:dunmere"}},
-        {"thought": "", "tool": "submit_answer", "arguments": {"answer": "x"}}]), max_attempts=1)
+    llm = LLMClient(
+        ScriptedBackend(
+            [
+                {"thought": "", "tool": "get_entity_details", "arguments": {"entity_id": "ent:dunmere"}},
+                {"thought": "", "tool": "submit_answer", "arguments": {"answer": "x"}},
+            ]
+        ),
+        max_attempts=1,
+    )
     trace = AgenticGraphRAG().run(question(), Environment(view=view, llm=llm))
     assert trace.steps[0].shown == {"entity": ["ent:dunmere"]}  # its text units are listed, not read
 
@@ -71,20 +88,26 @@ def test_details_list_text_units_without_showing_them(view):
 def test_resuming_with_nothing_hidden_reproduces_the_run_without_asking_for_the_replayed_steps(view):
     recorded, _ = baseline(view)
     llm, backend = planted_llm()
-    resumed = AgenticGraphRAG().resume_from_step(question(), Environment(view=view, llm=llm), recorded,
-                                                 ResumePoint(step=PLANTED))
+    resumed = AgenticGraphRAG().resume_from_step(
+        question(), Environment(view=view, llm=llm), recorded, ResumePoint(step=PLANTED)
+    )
     strip = lambda t: [s.model_dump() for s in t.steps]  # noqa: E731
     assert strip(resumed) == strip(recorded) and resumed.answer == recorded.answer
     assert len(backend.calls) == 2 and len(resumed.llm_calls) == 2  # steps 3 and 4 decided; 0-2 replayed
-    assert resumed.artifacts["resumed"] == {"from_step": PLANTED, "replay_rest": False, "replayed_steps": 3,
-                                            "diverged": []}
+    assert resumed.artifacts["resumed"] == {
+        "from_step": PLANTED,
+        "replay_rest": False,
+        "replayed_steps": 3,
+        "diverged": [],
+    }
 
 
 def test_the_left_out_step_sees_the_view_and_the_model_decides_from_there(view):
     recorded, _ = baseline(view)
     llm, backend = planted_llm()
-    resumed = AgenticGraphRAG().resume_from_step(question(), Environment(view=view.hide(text_units=["tu:3"]), llm=llm),
-                                                 recorded, ResumePoint(step=PLANTED))
+    resumed = AgenticGraphRAG().resume_from_step(
+        question(), Environment(view=view.hide(text_units=["tu:3"]), llm=llm), recorded, ResumePoint(step=PLANTED)
+    )
     assert resumed.steps[PLANTED].kind == "error" and "tu:3" in resumed.steps[PLANTED].error
     assert resumed.steps[PLANTED].shown == {}  # a read that found nothing: a retrieval step all the same
     assert resumed.answer == "unknown" and len(backend.calls) == 2
@@ -93,8 +116,12 @@ def test_the_left_out_step_sees_the_view_and_the_model_decides_from_there(view):
 def test_replay_rest_replays_the_later_actions_and_decides_only_the_answer(view):
     recorded, _ = baseline(view)
     llm, backend = planted_llm()
-    resumed = AgenticGraphRAG().resume_from_step(question(), Environment(view=view.hide(text_units=["tu:3"]), llm=llm),
-                                                 recorded, ResumePoint(step=1, replay_rest=True))
+    resumed = AgenticGraphRAG().resume_from_step(
+        question(),
+        Environment(view=view.hide(text_units=["tu:3"]), llm=llm),
+        recorded,
+        ResumePoint(step=1, replay_rest=True),
+    )
     assert [s.tool for s in resumed.steps] == [s.tool for s in recorded.steps]
     assert len(backend.calls) == 1 and resumed.answer == "unknown"  # only the final answer was asked for
     offered = [branch["properties"]["tool"]["enum"][0] for branch in backend.calls[0]["schema"]["anyOf"]]
@@ -103,14 +130,17 @@ def test_replay_rest_replays_the_later_actions_and_decides_only_the_answer(view)
 
 
 def test_evidence_first_replays_its_accepted_evidence(view):
-    replies = [{"thought": "", "tool": "read_textunit", "arguments": {"textunit_id": "tu:3"}},
-               {"thought": "", "tool": "submit_evidence", "arguments": {"cited_textunits": ["tu:3"]}},
-               {"thought": "", "tool": "submit_answer", "arguments": {"answer": "Norland"}}]
+    replies = [
+        {"thought": "", "tool": "read_textunit", "arguments": {"textunit_id": "tu:3"}},
+        {"thought": "", "tool": "submit_evidence", "arguments": {"cited_textunits": ["tu:3"]}},
+        {"thought": "", "tool": "submit_answer", "arguments": {"answer": "Norland"}},
+    ]
     recorded = AgenticEvidenceFirst().run(question(), Environment(view=view, llm=LLMClient(ScriptedBackend(replies))))
     assert recorded.steps[1].shown is None and recorded.citations.text_units == ["tu:3"]
     final = LLMClient(ScriptedBackend([replies[-1]]))
-    resumed = AgenticEvidenceFirst().resume_from_step(question(), Environment(view=view, llm=final), recorded,
-                                                      ResumePoint(step=1))
+    resumed = AgenticEvidenceFirst().resume_from_step(
+        question(), Environment(view=view, llm=final), recorded, ResumePoint(step=1)
+    )
     assert resumed.citations.text_units == ["tu:3"] and resumed.answer == "Norland"
 
 
@@ -119,8 +149,9 @@ def test_a_trace_without_replies_cannot_be_resumed(view):
     for s in recorded.steps:
         s.reply = None
     with pytest.raises(ValueError, match="no reply"):
-        AgenticGraphRAG().resume_from_step(question(), Environment(view=view, llm=planted_llm()[0]), recorded,
-                                           ResumePoint(step=1))
+        AgenticGraphRAG().resume_from_step(
+            question(), Environment(view=view, llm=planted_llm()[0]), recorded, ResumePoint(step=1)
+        )
 
 
 def test_variants_hide_what_each_step_first_showed(view):
@@ -162,8 +193,11 @@ def test_leave_one_step_out_finds_the_planted_step(tmp_path):
     calls = {r.key.variant: len(r.trace.llm_calls) for r in records if r.key.condition == "leave-one-step-out"}
     assert calls == {f"step:{i}": len(PLAN) - i for i in range(len(PLAN))}  # resumed: steps up to i replayed
     assert all(r.leak_check.status == "clean" for r in records if r.key.condition != "baseline")
-    metrics = {v["metric"]: v for v in json.loads((run_dir / "metrics.json").read_text())["values"]
-               if v["condition"] == "leave-one-step-out"}
+    metrics = {
+        v["metric"]: v
+        for v in json.loads((run_dir / "metrics.json").read_text())["values"]
+        if v["condition"] == "leave-one-step-out"
+    }
     assert metrics["gold-trajectory.critical_step"]["value"] == PLANTED
     assert metrics["gold-trajectory.single_step_dependence"]["value"] == 1.0
     write_report(run_dir, pm)

@@ -66,8 +66,11 @@ def test_curriculum_planning_reports_trajectories_against_gold(tmp_path, model):
     assert any('class="gold-chain"' in page.read_text() for page in (run_dir / "pages").glob("*.html"))
     if model == "control:oracle":  # where the oracle's answer is right, it followed the whole gold chain
         records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
-        right = [r["scores"] for r in records if r["scores"].get("accuracy") == 1.0
-                 and r["scores"].get("gold.path_coverage") is not None]
+        right = [
+            r["scores"]
+            for r in records
+            if r["scores"].get("accuracy") == 1.0 and r["scores"].get("gold.path_coverage") is not None
+        ]
         # round 1's frontier cap cuts blind on questions that spell out no relation (issue 35 item 1b),
         # so a chain can be lost (cm-34 here): those answers are wrong, not followed in part
         assert len(right) >= 2 and all(s["gold.path_coverage"] == 1.0 for s in right), records

@@ -35,15 +35,23 @@ P000_CLAIMS = """\
 """
 
 
-def small_suite(folder: Path, kb: Path, *, llms: str = "[oracle, uses-uncited, parametric, ignores-context]",
-                claims: str = P000_CLAIMS, cited_removal: str = "cited-removal", model: str = "control:oracle",
-                differences: str = "") -> Path:
+def small_suite(
+    folder: Path,
+    kb: Path,
+    *,
+    llms: str = "[oracle, uses-uncited, parametric, ignores-context]",
+    claims: str = P000_CLAIMS,
+    cited_removal: str = "cited-removal",
+    model: str = "control:oracle",
+    differences: str = "",
+) -> Path:
     """A suite running paper 000's agent and three ablations; its controls run the same on 16
     questions of datasets/2wiki-controls (``differences``: lines under ``controls.differences``)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "suite.yaml"
     declared = f"  differences:\n{differences}" if differences else ""
-    path.write_text(f"""\
+    path.write_text(
+        f"""\
 name: small-controls
 dataset: {{loader: 2wiki, path: {DATA}, limit: 4}}
 knowledge_base: {{builder: 2wiki-paper000, directory: {kb}-suite, options: {{extract: false, summarize: false}}}}
@@ -61,7 +69,9 @@ controls:
   knowledge_base: {{builder: 2wiki-paper000, directory: {kb}, options: {{extract: false, summarize: false}}}}
   llms: {llms}
 {declared}  claims:
-{claims}""", encoding="utf-8")
+{claims}""",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -81,18 +91,25 @@ def test_validate_passes_paper000_claims(validated):
     _, out, result = validated
     assert result.exit_code == 0, result.output
     validity = read_validity(out)
-    assert {v.claim for v in validity.verdicts} == {"p000/cited-removal-beats-random", "p000/exclusion-reference",
-                                                    "p000/ignores-context-unchanged", "p000/isolation-breaks-uncited"}
+    assert {v.claim for v in validity.verdicts} == {
+        "p000/cited-removal-beats-random",
+        "p000/exclusion-reference",
+        "p000/ignores-context-unchanged",
+        "p000/isolation-breaks-uncited",
+    }
     assert all(v.passed for v in validity.verdicts) and validity.failed_units == 0
-    changed, accuracy = [v for v in validity.verdicts if v.claim == "p000/cited-removal-beats-random"
-                         and v.control == "oracle"]
+    changed, accuracy = [
+        v for v in validity.verdicts if v.claim == "p000/cited-removal-beats-random" and v.control == "oracle"
+    ]
     assert changed.p_value < 0.05 and changed.observed.startswith("an effect: mean 1.00 vs 0.00 over 16")
     assert "accuracy of agentic-graphrag higher under random-removal than under cited-removal" in accuracy.expected
     assert accuracy.passed and accuracy.observed.startswith("an effect: mean 1.00 vs 0.00")
     assert "suite validity: small-controls" in result.output and "p000/exclusion-reference" in result.output
     for control in ("oracle", "uses-uncited", "ignores-context"):  # the controls never leak: gold comes from questions
         records = RunStore(out / "controls" / control).load_records().values()
-        checks = [r.leak_check.status for r in records if r.key.condition != "baseline" and "~sham-" not in r.key.condition]
+        checks = [
+            r.leak_check.status for r in records if r.key.condition != "baseline" and "~sham-" not in r.key.condition
+        ]
         assert checks and set(checks) <= {"clean", "no-op"}, (control, set(checks))  # no-op: nothing cited to hide
     report = (out / "controls" / "oracle" / "report.html").read_text(encoding="utf-8")
     assert 'id="suite-validity"' in report and "p000/isolation-breaks-uncited" in report
@@ -108,12 +125,18 @@ def test_every_claim_meets_its_shams(validated):
     reference is named as such, and no condition is left untested."""
     _, out, result = validated
     power = power_of(read_validity(out))
-    for sham in ("cited-removal hides nothing", "cited-removal hides a same-size random set",
-                 "oracle swapped for ignores-context"):
+    for sham in (
+        "cited-removal hides nothing",
+        "cited-removal hides a same-size random set",
+        "oracle swapped for ignores-context",
+    ):
         assert power["cited-removal-beats-random", sham] == "power"
         assert power["ignores-context-unchanged", sham] == "power"
-    for sham in ("full-isolation hides nothing", "full-isolation hides a same-size random set",
-                 "uses-uncited swapped for oracle"):
+    for sham in (
+        "full-isolation hides nothing",
+        "full-isolation hides a same-size random set",
+        "uses-uncited swapped for oracle",
+    ):
         assert power["isolation-breaks-uncited", sham] == "power"
     for sham in ("full-isolation hides nothing", "uses-uncited swapped for ignores-context"):
         assert power["ignores-context-unchanged", sham] == "power"  # uses-uncited must show full isolation
@@ -144,8 +167,15 @@ class RecountedExclusion(Claim):
             run = runs.run(control)
             excluded = answered_by_reference(run.records, "llm-only") & set(run.question_ids)
             want = len(run.question_ids) if everything else 0
-            verdicts.append(Verdict(claim=self.name, control=control, expected=f"{want} excluded",
-                                    observed=f"{len(excluded)} excluded", passed=len(excluded) == want))
+            verdicts.append(
+                Verdict(
+                    claim=self.name,
+                    control=control,
+                    expected=f"{want} excluded",
+                    observed=f"{len(excluded)} excluded",
+                    passed=len(excluded) == want,
+                )
+            )
         return verdicts
 
 
@@ -169,7 +199,8 @@ def test_a_claim_without_power_against_a_sham_fails_validate(validated, kb_dir, 
     validity = read_validity(folder / "strict" / "out")
     assert all(v.passed for v in validity.verdicts)
     assert [(row.sham, row.status) for row in validity.powerless] == [
-        ("the exclusion step off (no question left out)", "no power")]
+        ("the exclusion step off (no question left out)", "no power")
+    ]
 
 
 def test_a_random_stand_in_that_is_mostly_the_real_set_is_indistinct(validated, kb_dir, monkeypatch):
@@ -180,8 +211,9 @@ def test_a_random_stand_in_that_is_mostly_the_real_set_is_indistinct(validated, 
     from provbench.controls import power
 
     folder, out, _ = validated
-    claims = ("    - name: p000/isolation-breaks-uncited\n"
-              "      options: {expect: [{control: uses-uncited, effect: true}]}\n")
+    claims = (
+        "    - name: p000/isolation-breaks-uncited\n      options: {expect: [{control: uses-uncited, effect: true}]}\n"
+    )
     suite = small_suite(folder / "half", kb_dir, claims=claims)
     shutil.copytree(out / "controls", folder / "half" / "out" / "controls")  # the same control runs, resumed
 
@@ -227,16 +259,23 @@ def provbench_register_interventions():
 
 def test_an_intervention_that_hides_nothing_fails_paper000s_check(tmp_path, kb_dir):
     broken = "{name: hides-nothing, label: cited-removal}"  # takes cited removal's place
-    suite = small_suite(tmp_path, kb_dir, cited_removal=broken, llms="[oracle, ignores-context]",
-                        claims="    - p000/cited-removal-beats-random\n")
+    suite = small_suite(
+        tmp_path,
+        kb_dir,
+        cited_removal=broken,
+        llms="[oracle, ignores-context]",
+        claims="    - p000/cited-removal-beats-random\n",
+    )
     validity = validate_suite(suite, out=tmp_path / "out", pm=plugin_manager(sys.modules[__name__], builtins=True))
     assert [(v.claim, v.control) for v in validity.failures] == [("p000/cited-removal-beats-random", "oracle")] * 2
     assert all(v.observed.startswith("no effect: mean") for v in validity.failures)  # nothing hidden, nothing lost
 
 
 def test_an_expected_failure_is_shown_but_does_not_fail(tmp_path, kb_dir):
-    claims = ("    - name: p000/cited-removal-beats-random\n      expect_failure: a known gap\n      options:\n"
-              "        expect: [{control: ignores-context, effect: true}]\n")
+    claims = (
+        "    - name: p000/cited-removal-beats-random\n      expect_failure: a known gap\n      options:\n"
+        "        expect: [{control: ignores-context, effect: true}]\n"
+    )
     suite = small_suite(tmp_path, kb_dir, llms="[ignores-context]", claims=claims)
     result = CliRunner().invoke(main, ["validate", str(suite), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
@@ -251,7 +290,9 @@ def test_a_suite_without_controls_is_refused(tmp_path):
 
 
 def test_a_run_with_controls_reports_suite_validity(tmp_path, kb_dir):
-    suite = small_suite(tmp_path, kb_dir, llms="[oracle, ignores-context]", claims="    - p000/cited-removal-beats-random\n")
+    suite = small_suite(
+        tmp_path, kb_dir, llms="[oracle, ignores-context]", claims="    - p000/cited-removal-beats-random\n"
+    )
     out = tmp_path / "run"
     result = CliRunner().invoke(main, ["run", str(suite), "--controls", "--out", str(out)])
     assert result.exit_code == 0, result.output
@@ -265,9 +306,13 @@ def test_a_run_with_controls_reports_suite_validity(tmp_path, kb_dir):
 def test_suite_validity_section_in_chromium(tmp_path, kb_dir, browser, artifacts_dir):
     from test_report_browser import assert_nothing_ran, open_page
 
-    suite = small_suite(tmp_path, kb_dir, llms="[oracle, ignores-context]",
-                        claims="    - p000/cited-removal-beats-random\n    - name: p000/exclusion-reference\n"
-                               "      options: {knows: ignores-context}\n")
+    suite = small_suite(
+        tmp_path,
+        kb_dir,
+        llms="[oracle, ignores-context]",
+        claims="    - p000/cited-removal-beats-random\n    - name: p000/exclusion-reference\n"
+        "      options: {knows: ignores-context}\n",
+    )
     out = tmp_path / "run"
     assert CliRunner().invoke(main, ["run", str(suite), "--controls", "--out", str(out)]).exit_code == 4
     page, dialogs = open_page(browser, out / "report.html")
@@ -288,8 +333,11 @@ def test_suite_validity_section_in_chromium(tmp_path, kb_dir, browser, artifacts
 
 def suites_with_controls() -> list[str]:
     """Every built-in suite that declares a `controls:` block: each must pass `validate`."""
-    return sorted(path.stem for path in (REPO / "suites").glob("*.yaml")
-                  if any(line.startswith("controls:") for line in path.read_text().splitlines()))
+    return sorted(
+        path.stem
+        for path in (REPO / "suites").glob("*.yaml")
+        if any(line.startswith("controls:") for line in path.read_text().splitlines())
+    )
 
 
 def test_every_built_in_suite_declares_its_controls():
@@ -303,14 +351,18 @@ def test_the_built_in_suites_controls_pass_within_five_minutes(tmp_path, suite):
     import time
 
     started = time.monotonic()
-    result = CliRunner().invoke(main, ["validate", str(REPO / "suites" / f"{suite}.yaml"), "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(
+        main, ["validate", str(REPO / "suites" / f"{suite}.yaml"), "--out", str(tmp_path / "out")]
+    )
     assert result.exit_code == 0, result.output
     assert time.monotonic() - started < 300
     verdicts = read_validity(tmp_path / "out").verdicts
     # the authors' suite marks the claims it cannot test; an open claim (curriculum-planning's loop against
     # one-shot) is reported either way
     assert all(v.passed or v.expected_failure or v.open for v in verdicts)
-    assert {v.claim for v in verdicts if v.open} == ({"p002/loop-beats-one-shot"} if suite == "curriculum-planning" else set())
+    assert {v.claim for v in verdicts if v.open} == (
+        {"p002/loop-beats-one-shot"} if suite == "curriculum-planning" else set()
+    )
     assert sum(bool(v.expected_failure) for v in verdicts) == (2 if suite.endswith("-authors") else 0)
     power = read_validity(tmp_path / "out").power  # the claim x sham matrix: a "no power" only where excused
     assert power and all(row.status != "no power" or row.excused for row in power)

@@ -22,20 +22,26 @@ from provbench_plugins.papers.p001_kgrag_ex.paths import enumerate_variants, mak
 REPO = Path(__file__).resolve().parents[1]
 MINI = REPO / "datasets" / "medical-mini"
 NO_POWER_YET = "      expect_no_power: pooled over removals, each faked alone still passes (issue 34)\n"
-CLAIMS = """\
+CLAIMS = (
+    """\
     - name: p001/explanation-names-planted
-""" + NO_POWER_YET + """\
+"""
+    + NO_POWER_YET
+    + """\
     - name: p001/unplanted-change-nothing
       options: {conditions: [kg-node-removal, kg-edge-removal, kg-subpath-removal, kg-subpath-blanked]}
-""" + NO_POWER_YET
+"""
+    + NO_POWER_YET
+)
 
 
 def p001_suite(folder: Path, kb: Path, *, llms: str = "[oracle, ignores-context]", claims: str = CLAIMS) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "suite.yaml"
-    path.write_text(f"""\
+    path.write_text(
+        f"""\
 name: p001-controls
-dataset: {{loader: medmcqa, path: {MINI / 'dev.jsonl'}, limit: 2}}
+dataset: {{loader: medmcqa, path: {MINI / "dev.jsonl"}, limit: 2}}
 systems: [{{name: kgrag-ex, options: {{top_k: 1, text_chars: 300}}}}]
 intervention_systems: [kgrag-ex]
 interventions:
@@ -45,14 +51,16 @@ interventions:
   - {{name: kg-subpath-removal, label: kg-subpath-blanked, options: {{rule: authors}}}}
 report: {{subgraph_pictures: false}}
 controls:
-  dataset: {{loader: medmcqa, path: {MINI / 'dev.jsonl'}}}
+  dataset: {{loader: medmcqa, path: {MINI / "dev.jsonl"}}}
   knowledge_base:
     builder: medical-kg
     directory: {kb}
-    options: {{corpus: {MINI / 'corpus.jsonl'}, triples: {MINI / 'kg_triples.csv'}}}
+    options: {{corpus: {MINI / "corpus.jsonl"}, triples: {MINI / "kg_triples.csv"}}}
   llms: {llms}
   claims:
-{claims}""", encoding="utf-8")
+{claims}""",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -73,11 +81,14 @@ def test_paper001_claims_pass_on_medical_mini(validated):
     assert result.exit_code == 0, result.output
     verdicts = {(v.claim, v.control): v for v in read_validity(out).verdicts}
     named = verdicts["p001/explanation-names-planted", "oracle"]
-    assert named.passed and named.observed.startswith("hit rate 1.00: 14 of 14 explanations name a planted node "
-                                                      "(a random node of their paths: 0.72)")
+    assert named.passed and named.observed.startswith(
+        "hit rate 1.00: 14 of 14 explanations name a planted node (a random node of their paths: 0.72)"
+    )
     assert named.p_value < 0.05  # the bridge questions' planted nodes are no path ends
-    assert verdicts["p001/explanation-names-planted", "ignores-context"].observed == \
-        "0 of 14 questions with removals changed"  # the oracle's paths (its parse), answers that ignore them
+    assert (
+        verdicts["p001/explanation-names-planted", "ignores-context"].observed
+        == "0 of 14 questions with removals changed"
+    )  # the oracle's paths (its parse), answers that ignore them
     specific = verdicts["p001/unplanted-change-nothing", "oracle"]
     assert specific.passed and specific.observed.startswith("unplanted: 0 of 57 changed; planted: 86 of 129 changed")
     assert specific.p_value < 1e-4
@@ -90,8 +101,11 @@ def test_paper001_claims_pass_on_medical_mini(validated):
 def kept_paths(run_dir: Path) -> dict[str, list[dict]]:
     from provbench.report.data import load_run
 
-    return {r.key.question_id: r.trace.artifacts["kgrag"]["paths"] for r in load_run(run_dir).records
-            if r.key.condition == BASELINE and r.trace and "kgrag" in r.trace.artifacts}
+    return {
+        r.key.question_id: r.trace.artifacts["kgrag"]["paths"]
+        for r in load_run(run_dir).records
+        if r.key.condition == BASELINE and r.trace and "kgrag" in r.trace.artifacts
+    }
 
 
 def test_each_claim_meets_its_shams(validated, kb_dir):
@@ -115,8 +129,12 @@ def test_the_random_control_in_place_of_the_oracle_fails_paper001s_claims(tmp_pa
     from provbench.controls import BEHAVIOURS
 
     monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["random"])  # "control:oracle" now replies at random
-    suite = p001_suite(tmp_path, kb_dir, llms="[oracle]", claims="    - name: p001/unplanted-change-nothing\n"
-                                                                 "      options: {controls: [oracle]}\n")
+    suite = p001_suite(
+        tmp_path,
+        kb_dir,
+        llms="[oracle]",
+        claims="    - name: p001/unplanted-change-nothing\n      options: {controls: [oracle]}\n",
+    )
     result = CliRunner().invoke(main, ["validate", str(suite), "--out", str(tmp_path / "out")])
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     (failed,) = read_validity(tmp_path / "out").failures
@@ -126,23 +144,33 @@ def test_the_random_control_in_place_of_the_oracle_fails_paper001s_claims(tmp_pa
 
 # -- the claims on records built in memory -----------------------------------------------------
 
+
 def two_paths() -> list[dict]:
     """fasting -R-> fever -A-> knee (the gold chain) and fever -C-> cough (a distractor path)."""
+
     def node(i, name):
         return {"id": f"n{i}", "name": name, "label": "Diseases"}
 
     def edge(i, label, a, b):
         return {"id": f"r{i}", "label": label, "source": a, "target": b, "text_unit": "", "source_file": ""}
 
-    gold = make_path("path:0", [node(0, "fasting"), node(1, "Fever"), node(2, "knee")],
-                     [edge(0, "IS RISK FACTOR FOR", "n0", "n1"), edge(1, "AFFECTS", "n1", "n2")])
+    gold = make_path(
+        "path:0",
+        [node(0, "fasting"), node(1, "Fever"), node(2, "knee")],
+        [edge(0, "IS RISK FACTOR FOR", "n0", "n1"), edge(1, "AFFECTS", "n1", "n2")],
+    )
     other = make_path("path:1", [node(1, "Fever"), node(3, "cough")], [edge(2, "CAUSES", "n1", "n3")])
     return [gold, other]
 
 
-GOLD = GoldEvidence(triples=[GoldTriple(subject="fasting", relation="IS RISK FACTOR FOR", object="fever"),
-                             GoldTriple(subject="fever", relation="AFFECTS", object="knee")],
-                    ordered=True, entities=["fasting", "fever", "knee"])
+GOLD = GoldEvidence(
+    triples=[
+        GoldTriple(subject="fasting", relation="IS RISK FACTOR FOR", object="fever"),
+        GoldTriple(subject="fever", relation="AFFECTS", object="knee"),
+    ],
+    ordered=True,
+    entities=["fasting", "fever", "knee"],
+)
 
 
 def test_planted_elements_are_the_gold_nodes_and_the_edges_stating_a_gold_triple():
@@ -158,22 +186,33 @@ def records(changes: set[str], answer: str = "A") -> list[RunRecord]:
     """A right baseline on two_paths() and one record per node / edge / sub-path variant; the
     variants in ``changes`` (ids such as "node:1:1") changed the answer."""
     paths = two_paths()
-    out = [RunRecord(key=UnitKey(question_id="q", system="kgrag-ex"), scores={"accuracy": 1.0},
-                     trace=Trace(question_id="q", system="kgrag-ex", answer=answer, artifacts={"kgrag": {"paths": paths}}))]
+    out = [
+        RunRecord(
+            key=UnitKey(question_id="q", system="kgrag-ex"),
+            scores={"accuracy": 1.0},
+            trace=Trace(question_id="q", system="kgrag-ex", answer=answer, artifacts={"kgrag": {"paths": paths}}),
+        )
+    ]
     for kind in ("node", "edge", "subpath"):
         for v in enumerate_variants(paths, kind):
             changed = v["id"] in changes
-            out.append(RunRecord(key=UnitKey(question_id="q", system="kgrag-ex", condition=f"kg-{kind}-removal",
-                                             variant=v["id"]), scores={"output_changed": float(changed)},
-                                 trace=Trace(question_id="q", system="kgrag-ex", answer="B" if changed else answer),
-                                 variant=VariantInfo(**v)))
+            out.append(
+                RunRecord(
+                    key=UnitKey(question_id="q", system="kgrag-ex", condition=f"kg-{kind}-removal", variant=v["id"]),
+                    scores={"output_changed": float(changed)},
+                    trace=Trace(question_id="q", system="kgrag-ex", answer="B" if changed else answer),
+                    variant=VariantInfo(**v),
+                )
+            )
     return out
 
 
 def runs_of(recs: list[RunRecord]):
     question = Question(id="q", question="?", answer="A", gold=GOLD)
-    return control_runs({"oracle": recs, "ignores-context": [r for r in recs if r.key.condition == BASELINE]},
-                        questions={"oracle": [question], "ignores-context": [question]})
+    return control_runs(
+        {"oracle": recs, "ignores-context": [r for r in recs if r.key.condition == BASELINE]},
+        questions={"oracle": [question], "ignores-context": [question]},
+    )
 
 
 def test_the_claims_on_hand_built_records():
@@ -189,11 +228,15 @@ def test_the_claims_on_hand_built_records():
     leaky = runs_of(records(planted_changes | {"node:1:1"}))  # removing "cough" changed the answer
     (specific,) = UnplantedChangeNothing().check(leaky)
     assert not specific.passed and specific.observed.startswith("unplanted: 1 of 2 changed")
-    assert ExplanationNamesPlanted().check(runs_of(records({"node:1:1", "edge:1:0"})))[0].observed.startswith(
-        "hit rate 0.00: 0 of 1")  # only the distractor path mattered: the explanation names "cough"
+    assert (
+        ExplanationNamesPlanted()
+        .check(runs_of(records({"node:1:1", "edge:1:0"})))[0]
+        .observed.startswith("hit rate 0.00: 0 of 1")
+    )  # only the distractor path mattered: the explanation names "cough"
 
 
 # -- the hit rate must beat naming a random path node (binomial test in the pass rule) ----------
+
 
 def bridge_records(qid: str, changes: set[str]) -> tuple[list[RunRecord], Question]:
     """A right baseline on the path cough - Fever* - Palsy* - ear, whose gold is the one middle
@@ -202,20 +245,41 @@ def bridge_records(qid: str, changes: set[str]) -> tuple[list[RunRecord], Questi
     nodes = [{"id": f"{qid}-n{i}", "name": n, "label": "Diseases"} for i, n in enumerate(names)]
     labels = ["CAUSES", "CAN LEAD TO", "AFFECTS"]
     sources = [(1, 0), (1, 2), (2, 3)]  # Fever causes cough; Fever can lead to Palsy; Palsy affects ear
-    edges = [{"id": f"{qid}-r{k}", "label": labels[k], "source": nodes[a]["id"], "target": nodes[b]["id"],
-              "text_unit": "", "source_file": ""} for k, (a, b) in enumerate(sources)]
+    edges = [
+        {
+            "id": f"{qid}-r{k}",
+            "label": labels[k],
+            "source": nodes[a]["id"],
+            "target": nodes[b]["id"],
+            "text_unit": "",
+            "source_file": "",
+        }
+        for k, (a, b) in enumerate(sources)
+    ]
     paths = [make_path("path:0", nodes, edges)]
-    out = [RunRecord(key=UnitKey(question_id=qid, system="kgrag-ex"), scores={"accuracy": 1.0},
-                     trace=Trace(question_id=qid, system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": paths}}))]
+    out = [
+        RunRecord(
+            key=UnitKey(question_id=qid, system="kgrag-ex"),
+            scores={"accuracy": 1.0},
+            trace=Trace(question_id=qid, system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": paths}}),
+        )
+    ]
     for kind in ("node", "edge", "subpath"):
         for v in enumerate_variants(paths, kind):
             hit = v["id"] in changes
-            out.append(RunRecord(key=UnitKey(question_id=qid, system="kgrag-ex", condition=f"kg-{kind}-removal",
-                                             variant=v["id"]), scores={"output_changed": float(hit)},
-                                 trace=Trace(question_id=qid, system="kgrag-ex", answer="B" if hit else "A"),
-                                 variant=VariantInfo(**v)))
-    gold = GoldEvidence(triples=[GoldTriple(subject="Fever", relation="CAN LEAD TO", object="Palsy")], ordered=True,
-                        entities=["Fever", "Palsy"])
+            out.append(
+                RunRecord(
+                    key=UnitKey(question_id=qid, system="kgrag-ex", condition=f"kg-{kind}-removal", variant=v["id"]),
+                    scores={"output_changed": float(hit)},
+                    trace=Trace(question_id=qid, system="kgrag-ex", answer="B" if hit else "A"),
+                    variant=VariantInfo(**v),
+                )
+            )
+    gold = GoldEvidence(
+        triples=[GoldTriple(subject="Fever", relation="CAN LEAD TO", object="Palsy")],
+        ordered=True,
+        entities=["Fever", "Palsy"],
+    )
     return out, Question(id=qid, question="?", answer="A", gold=gold)
 
 
@@ -233,7 +297,11 @@ def explanation_verdict(changes: set[str], questions: int = 6):
 def test_an_explanation_must_beat_naming_a_random_node_of_its_paths():
     # the answer hangs on the middle triple: its node, edge and sub-path removals change it
     honest = explanation_verdict({"node:0:1", "node:0:2", "edge:0:1", "subpath:0:1"})
-    assert honest.passed and honest.observed.startswith("hit rate 1.00: 6 of 6") and honest.p_value == pytest.approx(0.5 ** 6)
+    assert (
+        honest.passed
+        and honest.observed.startswith("hit rate 1.00: 6 of 6")
+        and honest.p_value == pytest.approx(0.5**6)
+    )
     # a sham whose changes credit only the path's first node (an explanation blind to the perturbations)
     sham = explanation_verdict({"node:0:0"})
     assert not sham.passed and sham.observed.startswith("hit rate 0.00: 0 of 6")

@@ -53,8 +53,14 @@ from provbench_plugins.papers.p000_neighborhoods import interventions as I
 
 REPO = Path(__file__).resolve().parents[1]
 QUESTIONS_PER_KB = 2
-ABLATIONS = [I.FullIsolation(), I.TextOnlyIsolation(), I.CitedRemoval(), I.RandomRemoval(repeats=1),
-             I.EntityRemoval(), I.EntityTextMask()]
+ABLATIONS = [
+    I.FullIsolation(),
+    I.TextOnlyIsolation(),
+    I.CitedRemoval(),
+    I.RandomRemoval(repeats=1),
+    I.EntityRemoval(),
+    I.EntityTextMask(),
+]
 
 
 @dataclass
@@ -70,11 +76,17 @@ class KB:
 def build(tmp: Path, dataset: Path) -> KB:
     questions = TwoWikiLoader().load(dataset)
     kb = TwoWikiKBBuilder(extract=False, summarize=False).build(
-        questions, tmp / "kb", schema_following_llm(cache_dir=tmp / "llm"))
+        questions, tmp / "kb", schema_following_llm(cache_dir=tmp / "llm")
+    )
     view = kb.view()
-    ids = {name: [row[0] for row in view._store.rows(query)] for name, query in (
-        ("text_units", "MATCH (c:Chunk) RETURN c.id"), ("relations", "MATCH ()-[r:LINKS]->() RETURN r.id"),
-        ("communities", "MATCH (m:Community) RETURN m.id"))}
+    ids = {
+        name: [row[0] for row in view._store.rows(query)]
+        for name, query in (
+            ("text_units", "MATCH (c:Chunk) RETURN c.id"),
+            ("relations", "MATCH ()-[r:LINKS]->() RETURN r.id"),
+            ("communities", "MATCH (m:Community) RETURN m.id"),
+        )
+    }
     descriptions = {e: view.entity(e).description for e in view.entity_ids()}
     return KB(view, questions, descriptions=descriptions, **ids)
 
@@ -103,8 +115,13 @@ def baseline_of(view: GraphView, question: Question) -> Trace:
     visited = list(dict.fromkeys(hits + [n.entity.id for h in hits[:2] for n in view.neighbors(h, limit=3)]))
     cited = visited[:2]
     units = [t for e in cited for t in view.text_units_of(e)][:1]
-    return Trace(question_id=question.id, system="agentic-graphrag", answer="x", visited_entities=visited,
-                 citations=Citations(entities=cited, text_units=units))
+    return Trace(
+        question_id=question.id,
+        system="agentic-graphrag",
+        answer="x",
+        visited_entities=visited,
+        citations=Citations(entities=cited, text_units=units),
+    )
 
 
 def render(view: GraphView, kb: KB, queries: list[str], around: set[str]) -> list[tuple[str, str]]:
@@ -116,8 +133,11 @@ def render(view: GraphView, kb: KB, queries: list[str], around: set[str]) -> lis
         out.append((f"desc:{e.id}", e.description))
 
     for query in queries:
-        hits = [*view.search_entities(query, k=50), *view.search_text_units(query, k=50),
-                *view.search_communities(query, k=50)]
+        hits = [
+            *view.search_entities(query, k=50),
+            *view.search_text_units(query, k=50),
+            *view.search_communities(query, k=50),
+        ]
         out += [("search", f"{h.kind} {h.id} {h.name}") for h in hits]
         found = view.find_entity(query)
         if found:
@@ -171,8 +191,9 @@ def kept_by_design(kb: KB, name: str, baseline: Trace) -> set[str]:
     return set(baseline.citations.text_units) | {t for e in cited if e for t in e.text_unit_ids}
 
 
-def leaks(kb: KB, name: str, plan: I.HidePlan, baseline: Trace, rendered: list[tuple[str, str]],
-          readable: list[str]) -> list[str]:
+def leaks(
+    kb: KB, name: str, plan: I.HidePlan, baseline: Trace, rendered: list[tuple[str, str]], readable: list[str]
+) -> list[str]:
     """What ``rendered`` shows of what ``plan`` hides; ``readable``: the folded texts of the text
     units the ablated view lets a system read."""
     base, kept = kb.view, kept_by_design(kb, name, baseline)
@@ -181,20 +202,33 @@ def leaks(kb: KB, name: str, plan: I.HidePlan, baseline: Trace, rendered: list[t
     names: list[tuple[str, re.Pattern]] = []
     for eid in plan.entities:
         entity = base.entity(eid)
-        names += [(f"removed id {eid}", word(eid)), (f"removed name of {eid}", word(entity.name)),
-                  (f"slug of removed {eid}", word(slug(entity.name)))]
-    texts = [(f"text of {tid}", s) for tid in plan.text_units for s in sentences(base.text_unit(tid).text)
-             if not any(s in text for text in readable)]
+        names += [
+            (f"removed id {eid}", word(eid)),
+            (f"removed name of {eid}", word(entity.name)),
+            (f"slug of removed {eid}", word(slug(entity.name))),
+        ]
+    texts = [
+        (f"text of {tid}", s)
+        for tid in plan.text_units
+        for s in sentences(base.text_unit(tid).text)
+        if not any(s in text for text in readable)
+    ]
     masked = plan.hide_metadata_of & set(baseline.visited_entities) if name == "entity-text-mask" else set()
     shown = {d for e, d in kb.descriptions.items() if e not in plan.hide_metadata_of | plan.entities}
-    texts += [(f"description of {eid}", folded(kb.descriptions[eid])) for eid in masked
-              if kb.descriptions[eid] and kb.descriptions[eid] not in shown]  # a description others share names no one
+    texts += [
+        (f"description of {eid}", folded(kb.descriptions[eid]))
+        for eid in masked
+        if kb.descriptions[eid] and kb.descriptions[eid] not in shown
+    ]  # a description others share names no one
     found = set()
     for source, text in rendered:
         kind, _, item = source.partition(":")
         by_design = kind == "text" and item in kept
-        found |= {f"{what} in {source}" for what, pattern in names
-                  if pattern.search(text) and not (by_design or kind == "text" and what.startswith("slug"))}
+        found |= {
+            f"{what} in {source}"
+            for what, pattern in names
+            if pattern.search(text) and not (by_design or kind == "text" and what.startswith("slug"))
+        }
         found |= {f"{what} in {source}" for what, sentence in texts if sentence in folded(text)}
     return sorted(found)
 
@@ -212,8 +246,9 @@ def check(kb: KB, ablation, render_with=render, reads=lambda view: view) -> dict
         plan = ablation.plan(kb.view, question, baseline, random.Random(0))
         ablated = kb.view.hide(**plan.as_kwargs())
         names = [kb.view.entity(e).name for e in sorted(plan.entities)[:20]]
-        rendered = render_with(reads(ablated), kb, [question.question, *names],
-                               set(plan.entities) | set(plan.hide_metadata_of))
+        rendered = render_with(
+            reads(ablated), kb, [question.question, *names], set(plan.entities) | set(plan.hide_metadata_of)
+        )
         found[question.id] = leaks(kb, ablation.name, plan, baseline, rendered, readable_texts(ablated, kb))
     return found
 
@@ -233,14 +268,19 @@ def test_control_every_plan_hides_something_the_unmodified_view_shows(kb, ablati
     names = [kb.view.entity(e).name for e in sorted(plan.entities)[:20]]
     rendered = render(kb.view, kb, [question.question, *names], set(plan.entities))
     ablated = readable_texts(kb.view.hide(**plan.as_kwargs()), kb)
-    assert leaks(kb, ablation.name, plan, baseline, rendered, ablated), "the markers must be visible without the ablation"
+    assert leaks(kb, ablation.name, plan, baseline, rendered, ablated), (
+        "the markers must be visible without the ablation"
+    )
 
 
 def test_the_old_orphan_rule_leaks_the_removed_entities_text(kb, monkeypatch):
     def orphans_only(lookup, entities, keep_units=(), protected=()):
         entities = set(entities)
-        units = {t for t in lookup.text_units_of_all(entities)
-                 if t not in set(keep_units) and set(lookup.entities_of(t)) <= entities}
+        units = {
+            t
+            for t in lookup.text_units_of_all(entities)
+            if t not in set(keep_units) and set(lookup.entities_of(t)) <= entities
+        }
         return frozenset(units), frozenset()
 
     monkeypatch.setattr(I, "text_hidden_with", orphans_only)
@@ -337,9 +377,14 @@ def leak_probe(index, llm, embed_model):
     from llama_index.core.query_engine import RetrieverQueryEngine
 
     store = index.property_graph_store
-    retriever = index.as_retriever(sub_retrievers=[
-        VectorContextRetriever(store, embed_model=embed_model, similarity_top_k=5, path_depth=2, include_properties=True),
-        LLMSynonymRetriever(store, llm=llm, path_depth=2, include_properties=True)])
+    retriever = index.as_retriever(
+        sub_retrievers=[
+            VectorContextRetriever(
+                store, embed_model=embed_model, similarity_top_k=5, path_depth=2, include_properties=True
+            ),
+            LLMSynonymRetriever(store, llm=llm, path_depth=2, include_properties=True),
+        ]
+    )
     return RetrieverQueryEngine.from_args(retriever, llm=llm)
 
 
@@ -354,8 +399,9 @@ def pipeline_prompts(kb: KB, view: GraphView, question: Question) -> tuple[Trace
     llm = scripted_llm([lambda m: every_name if "KEYWORDS:" in m[-1]["content"] else "an answer"] * 4)
     # one prompt for the whole context: LlamaIndex would split a long one mid-sentence, and a cut sentence
     # of a text unit the condition keeps could no longer be told from other text
-    system = default_registry().create("system", "llamaindex", factory="test_view_leak:leak_probe",
-                                       context_window=1_000_000)
+    system = default_registry().create(
+        "system", "llamaindex", factory="test_view_leak:leak_probe", context_window=1_000_000
+    )
     trace = system.run(question, Environment(view=view, llm=llm))
     assert trace.outcome != "failed", trace.error  # "abstained": the ablation left nothing to retrieve
     return trace, [m["content"] for call in llm.backend.calls for m in call["messages"]]
@@ -374,8 +420,9 @@ def prompt_leaks(kb: KB, ablation) -> dict[str, list[str]]:
         kept = [kb.view.text_unit(t).text for t in kept_by_design(kb, ablation.name, baseline)] + [question.question]
         for text in sorted(kept, key=len, reverse=True):
             prompts = [p.replace(text, " ") for p in prompts]
-        found[question.id] = leaks(kb, ablation.name, plan, baseline, [("prompt", p) for p in prompts],
-                                   readable_texts(ablated, kb))
+        found[question.id] = leaks(
+            kb, ablation.name, plan, baseline, [("prompt", p) for p in prompts], readable_texts(ablated, kb)
+        )
     return found
 
 

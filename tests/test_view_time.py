@@ -23,16 +23,39 @@ from provbench.kb.types import Entity, Relation
 
 pytestmark = pytest.mark.usefixtures("on_graph_store")
 
-STAMPS = {"r1": ("2024-01-01", "2024-01-05", None), "r2": ("2024-01-01", None, "2025-03-01"),
-          "r3": ("2025-03-01", "2025-03-02", None), "r4": (None, None, "2999-01-01"),
-          "r5": ("2999-01-01", None, None), "r6": (None, None, None), "r7": ("2025-03-01T12:00:00+02:00", None, None)}
-ENDS = {"r1": ("a", "b"), "r2": ("a", "c"), "r3": ("a", "d"), "r4": ("a", "e"), "r5": ("a", "f"), "r6": ("c", "d"),
-        "r7": ("d", "e")}
+STAMPS = {
+    "r1": ("2024-01-01", "2024-01-05", None),
+    "r2": ("2024-01-01", None, "2025-03-01"),
+    "r3": ("2025-03-01", "2025-03-02", None),
+    "r4": (None, None, "2999-01-01"),
+    "r5": ("2999-01-01", None, None),
+    "r6": (None, None, None),
+    "r7": ("2025-03-01T12:00:00+02:00", None, None),
+}
+ENDS = {
+    "r1": ("a", "b"),
+    "r2": ("a", "c"),
+    "r3": ("a", "d"),
+    "r4": ("a", "e"),
+    "r5": ("a", "f"),
+    "r6": ("c", "d"),
+    "r7": ("d", "e"),
+}
 
 
 def relations() -> list[Relation]:
-    return [Relation(id=rid, source=ENDS[rid][0], target=ENDS[rid][1], label="next", valid_from=vf, recorded_at=ra,
-                     invalidated_at=ia) for rid, (vf, ra, ia) in STAMPS.items()]
+    return [
+        Relation(
+            id=rid,
+            source=ENDS[rid][0],
+            target=ENDS[rid][1],
+            label="next",
+            valid_from=vf,
+            recorded_at=ra,
+            invalidated_at=ia,
+        )
+        for rid, (vf, ra, ia) in STAMPS.items()
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +64,7 @@ def kb(tmp_path_factory, graph_store):
 
     with default_graph_store(graph_store):
         kb = KnowledgeBase.create(tmp_path_factory.mktemp(f"time-{graph_store}") / "kb")
-    kb.add_entities([Entity(id=e, name=f"Node {e.upper()}", aliases=(f"N{e}",) if e == "a" else ())
-                     for e in "abcdef"])
+    kb.add_entities([Entity(id=e, name=f"Node {e.upper()}", aliases=(f"N{e}",) if e == "a" else ()) for e in "abcdef"])
     kb.add_relations(relations())
     kb.finalize({"inputs": {"fingerprint": "abc123"}}, embed=False)
     yield kb
@@ -141,8 +163,10 @@ def test_a_kb_made_before_the_stamp_and_alias_columns_still_reads(tmp_path):
     kb.store.rows("ALTER TABLE LINKS DROP recorded_at")
     kb.store.rows("ALTER TABLE Entity DROP aliases")
     kb.store.rows("CREATE (:Entity {id: 'a', name: 'A'}), (:Entity {id: 'b', name: 'B'})")
-    kb.store.rows("MATCH (a:Entity {id: 'a'}), (b:Entity {id: 'b'}) "
-                  "CREATE (a)-[:LINKS {id: 'r', label: 'next', valid_from: '2024-01-01'}]->(b)")
+    kb.store.rows(
+        "MATCH (a:Entity {id: 'a'}), (b:Entity {id: 'b'}) "
+        "CREATE (a)-[:LINKS {id: 'r', label: 'next', valid_from: '2024-01-01'}]->(b)"
+    )
     kb.finalize({}, embed=False)
     try:
         view = kb.view()

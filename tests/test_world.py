@@ -49,9 +49,17 @@ def test_global_random_state_is_left_alone():
     assert random.random() == expected
 
 
-@pytest.mark.parametrize("n, seed, mix", [
-    (30, 7, None), (20, 2, (5, 10, 5)), (8, 1, (8, 0, 0)), (8, 1, (0, 8, 0)), (8, 1, (0, 0, 8)), (1, 0, None),
-])
+@pytest.mark.parametrize(
+    "n, seed, mix",
+    [
+        (30, 7, None),
+        (20, 2, (5, 10, 5)),
+        (8, 1, (8, 0, 0)),
+        (8, 1, (0, 8, 0)),
+        (8, 1, (0, 0, 8)),
+        (1, 0, None),
+    ],
+)
 def test_every_record_eligible_and_mix_met(n, seed, mix):
     records = world.generate_world(n, seed=seed, mix=mix)
     assert len(records) == n
@@ -151,8 +159,7 @@ def test_mini_counts(mini):
 
 def test_mini_loads_with_paper_selection(mini):
     questions = TwoWikiLoader().load(MINI, select=True)
-    assert Counter(q.category for q in questions) == {"local-path": 12, "distractor-path": 12,
-                                                      "summary-vs-local": 6}
+    assert Counter(q.category for q in questions) == {"local-path": 12, "distractor-path": 12, "summary-vs-local": 6}
 
 
 def test_a_thousand_questions_generate():

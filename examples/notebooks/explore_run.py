@@ -37,5 +37,8 @@ baseline = frame[frame["condition"] == "baseline"]
 print(baseline.groupby("system")["score.accuracy"].mean().round(3))
 interventions = frame[frame["condition"] != "baseline"]
 if "score.output_changed" in interventions:
-    print(interventions.pivot_table(index="condition", columns="system", values="score.output_changed",
-                                    aggfunc="mean").round(3))
+    print(
+        interventions.pivot_table(
+            index="condition", columns="system", values="score.output_changed", aggfunc="mean"
+        ).round(3)
+    )

@@ -32,9 +32,12 @@ class AssertionSpec(BaseModel):
 
     metric: str = Field(min_length=1, description="a metric value's name (metrics.json) or a record score's")
     system: str | None = Field(default=None, description="a system key of the suite; default: every system")
-    condition: str | None = Field(default=None, description="baseline, an intervention key of the suite, or two "
-                                  "joined by ' vs ' (a metric comparing them); default: the metric's only condition, "
-                                  "else baseline")
+    condition: str | None = Field(
+        default=None,
+        description="baseline, an intervention key of the suite, or two "
+        "joined by ' vs ' (a metric comparing them); default: the metric's only condition, "
+        "else baseline",
+    )
     min: float | None = None
     max: float | None = None
     name: str | None = Field(default=None, description="the test's name in junit.xml (default: made from the fields)")
@@ -50,8 +53,14 @@ class AssertionSpec(BaseModel):
     def label(self, system: str | None = None, condition: str | None = None) -> str:
         if self.name:
             return self.name if system is None or self.system else f"{self.name} [{system}]"
-        bounds = " and ".join(b for b in (f">= {self.min:g}" if self.min is not None else "",
-                                          f"<= {self.max:g}" if self.max is not None else "") if b)
+        bounds = " and ".join(
+            b
+            for b in (
+                f">= {self.min:g}" if self.min is not None else "",
+                f"<= {self.max:g}" if self.max is not None else "",
+            )
+            if b
+        )
         where = f"{system or self.system or 'every system'}, {condition or self.condition or BASELINE}"
         return f"{self.metric} {bounds} ({where})"
 
@@ -73,15 +82,21 @@ def check_declarations(suite: Any, where: Callable[[tuple], str], error: type[Us
     for i, spec in enumerate(suite.assertions):
         spec.system = by_name.get(spec.system, spec.system)
         if spec.system is not None and spec.system not in systems:
-            raise error(f"{where(('assert', i, 'system'))}: "
-                        + unknown_name_message("system", spec.system, systems) + " (must be one of the suite's systems)")
-        for part in (spec.condition.split(" vs ") if spec.condition is not None else []):
+            raise error(
+                f"{where(('assert', i, 'system'))}: "
+                + unknown_name_message("system", spec.system, systems)
+                + " (must be one of the suite's systems)"
+            )
+        for part in spec.condition.split(" vs ") if spec.condition is not None else []:
             if part not in conditions:
-                raise error(f"{where(('assert', i, 'condition'))}: "
-                            + unknown_name_message("condition", part, conditions))
+                raise error(
+                    f"{where(('assert', i, 'condition'))}: " + unknown_name_message("condition", part, conditions)
+                )
     temperature = float(suite.model.params.get("temperature") or 0.0)
     for i, ref in enumerate(suite.systems):
         if ref.repeats > 1 and temperature <= 0:
-            raise error(f"{where(('systems', i, 'repeats'))}: repeats: {ref.repeats} needs sampling: set "
-                            f"model.params.temperature above 0 (it is {temperature:g}, so every repeat would "
-                            "give the same answer)")
+            raise error(
+                f"{where(('systems', i, 'repeats'))}: repeats: {ref.repeats} needs sampling: set "
+                f"model.params.temperature above 0 (it is {temperature:g}, so every repeat would "
+                "give the same answer)"
+            )

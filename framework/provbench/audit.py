@@ -47,6 +47,7 @@ def _unpack(text: str, what: str) -> Any:
 
 # -- what a record keeps ----------------------------------------------------------------------------
 
+
 def request_log(requests: Sequence[CapturedRequest], instructions: Sequence[str] = ()) -> RequestLog | None:
     """A unit's captured requests as its record keeps them, with its system's fixed instructions
     (which the leak guard reads the requests without); None: it made none."""
@@ -70,12 +71,23 @@ def request_log(requests: Sequence[CapturedRequest], instructions: Sequence[str]
             dropped += 1
             continue
         chars += sum(map(len, new))
-        rows.append([request.call.purpose, request.call.request_hash,
-                     [[role, index(text)] for (role, _), text in zip(request.messages, shown)],
-                     None if reply is None else index(reply), request.sent, request.replied])
+        rows.append(
+            [
+                request.call.purpose,
+                request.call.request_hash,
+                [[role, index(text)] for (role, _), text in zip(request.messages, shown)],
+                None if reply is None else index(reply),
+                request.sent,
+                request.replied,
+            ]
+        )
     fixed = [index(redact(text)) for text in instructions]  # mostly a message already kept
-    return RequestLog(data=_pack({"texts": list(texts), "requests": rows, "instructions": fixed}),
-                      requests=len(rows), chars=chars, dropped=dropped)
+    return RequestLog(
+        data=_pack({"texts": list(texts), "requests": rows, "instructions": fixed}),
+        requests=len(rows),
+        chars=chars,
+        dropped=dropped,
+    )
 
 
 def logged_requests(log: RequestLog | None, where: str = "record") -> list[CapturedRequest]:
@@ -84,10 +96,16 @@ def logged_requests(log: RequestLog | None, where: str = "record") -> list[Captu
         return []
     data = _unpack(log.data, f"{where}: requests")
     texts = data["texts"]
-    return [CapturedRequest(messages=tuple((role, texts[i]) for role, i in messages),
-                            call=LLMCall(model="", purpose=purpose, request_hash=request_hash),
-                            reply=None if reply is None else texts[reply], sent=sent, replied=replied)
-            for purpose, request_hash, messages, reply, sent, replied in data["requests"]]
+    return [
+        CapturedRequest(
+            messages=tuple((role, texts[i]) for role, i in messages),
+            call=LLMCall(model="", purpose=purpose, request_hash=request_hash),
+            reply=None if reply is None else texts[reply],
+            sent=sent,
+            replied=replied,
+        )
+        for purpose, request_hash, messages, reply, sent, replied in data["requests"]
+    ]
 
 
 def logged_instructions(log: RequestLog | None, where: str = "record") -> tuple[str, ...]:
@@ -101,8 +119,13 @@ def logged_instructions(log: RequestLog | None, where: str = "record") -> tuple[
 def hidden_set(view: "GraphView") -> HiddenSet:
     """Everything ``view`` hides, in full, as a record keeps it."""
     sets = view.hidden.as_dict()
-    return HiddenSet(data=_pack(sets), size=sum(map(len, sets.values())), digest=_digest(sets),
-                     as_of=view.as_of_time, notes=list(view.notes))
+    return HiddenSet(
+        data=_pack(sets),
+        size=sum(map(len, sets.values())),
+        digest=_digest(sets),
+        as_of=view.as_of_time,
+        notes=list(view.notes),
+    )
 
 
 def hidden_ids(hidden: HiddenSet | None, where: str = "record") -> set[str] | None:
@@ -125,6 +148,7 @@ def view_of(hidden: HiddenSet, base: "GraphView", where: str = "record") -> "Gra
 
 
 # -- the audit --------------------------------------------------------------------------------------
+
 
 @dataclass
 class Audited:
@@ -153,8 +177,9 @@ def audit_run(run_dir: str | Path) -> list[Audited]:
     kb = KnowledgeBase.open(directory, read_only=True)
     try:
         base = kb.view()
-        return [audit_unit(record, run.questions, records, base)
-                for record in run.records if record.leak_check is not None]
+        return [
+            audit_unit(record, run.questions, records, base) for record in run.records if record.leak_check is not None
+        ]
     finally:
         kb.close()
 
@@ -167,10 +192,16 @@ def audit_unit(record: RunRecord, questions: dict, records: dict[str, RunRecord]
         return Audited(key, recorded, "not-checkable", "the record keeps no hidden set or trace")
     baseline = records.get(UnitKey(question_id=record.key.question_id, system=record.key.system).as_str())
     view = view_of(record.hidden, base, key)
-    found = check_unit(view, questions[record.key.question_id], record.trace,
-                       _Replayed(logged_requests(record.requests, key), logged_instructions(record.requests, key)),
-                       baseline.trace if baseline is not None else None, record.leak_check.trace_ids, base=base,
-                       baseline_requests=logged_requests(baseline.requests, key) if baseline is not None else None)
+    found = check_unit(
+        view,
+        questions[record.key.question_id],
+        record.trace,
+        _Replayed(logged_requests(record.requests, key), logged_instructions(record.requests, key)),
+        baseline.trace if baseline is not None else None,
+        record.leak_check.trace_ids,
+        base=base,
+        baseline_requests=logged_requests(baseline.requests, key) if baseline is not None else None,
+    )
     dropped = record.requests.dropped if record.requests is not None else 0
     note = f"{dropped} request(s) over the size cap were not kept" if dropped else ""
     if found.status == recorded and found.checks != record.leak_check.checks:

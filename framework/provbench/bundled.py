@@ -31,8 +31,11 @@ def builtin_suites() -> list[BuiltinSuite]:
     root = bundled_root()
     if root is None:
         return []
-    return [BuiltinSuite(path.stem, path, _description(path))
-            for path in sorted((root / "suites").iterdir()) if path.suffix in SUITE_SUFFIXES]
+    return [
+        BuiltinSuite(path.stem, path, _description(path))
+        for path in sorted((root / "suites").iterdir())
+        if path.suffix in SUITE_SUFFIXES
+    ]
 
 
 def _description(path: Path) -> str:
@@ -56,5 +59,6 @@ def resolve_suite(name_or_path: str | Path) -> Path:
     if str(name_or_path) in by_name:
         return by_name[str(name_or_path)]
     known = ", ".join(by_name) or "none found"
-    raise UserError(f"suite {str(name_or_path)!r}: no such file, and no built-in suite of that name "
-                    f"(built-in suites: {known})")
+    raise UserError(
+        f"suite {str(name_or_path)!r}: no such file, and no built-in suite of that name (built-in suites: {known})"
+    )

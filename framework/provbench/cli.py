@@ -46,8 +46,10 @@ class ProvbenchGroup(click.Group):
             where = f"{exc.filename}: " if exc.filename else ""
             _print_error(redact(f"{where}{exc.strerror or exc}"))
         except KeyboardInterrupt:  # the first Ctrl-C stops at once (units still running are dropped)
-            err_console.print("[yellow]interrupted[/]: a run keeps every unit recorded so far; the same command "
-                              "resumes it", highlight=False)
+            err_console.print(
+                "[yellow]interrupted[/]: a run keeps every unit recorded so far; the same command resumes it",
+                highlight=False,
+            )
             sys.exit(EXIT_INTERRUPTED)
 
 
@@ -71,8 +73,10 @@ def plugins_cmd(as_json: bool) -> None:
     from .registry import default_plugin_manager, default_registry, section_providers
 
     columns = ("kind", "name", "version", "source", "description")
-    rows = [(reg.kind, reg.name, reg.version, reg.source, reg.description)
-            for reg in default_registry().all() + section_providers(default_plugin_manager())]
+    rows = [
+        (reg.kind, reg.name, reg.version, reg.source, reg.description)
+        for reg in default_registry().all() + section_providers(default_plugin_manager())
+    ]
     if as_json:
         return print_json(console, [dict(zip(columns, row)) for row in rows])
     show_table(console, "provbench plugins", columns, rows, wrap=("source", "description"))
@@ -109,11 +113,21 @@ def data_info_cmd(dataset: str, loader: str | None, options: tuple[str, ...], as
 
     info = data_info(default_registry(), dataset, loader, parse_option_pairs(options))
     if as_json:
-        return print_json(console, {"source": str(info.source), "records": info.records, "loader": info.loader,
-                                    "facets": {k: dict(v) for k, v in info.facets.items()},
-                                    "choices": dict(info.choices or {}), "with_aliases": info.with_aliases})
-    console.print(f"{escape(str(info.source))}: [bold]{info.records}[/] record(s), loader {escape(repr(info.loader))}",
-                  highlight=False)
+        return print_json(
+            console,
+            {
+                "source": str(info.source),
+                "records": info.records,
+                "loader": info.loader,
+                "facets": {k: dict(v) for k, v in info.facets.items()},
+                "choices": dict(info.choices or {}),
+                "with_aliases": info.with_aliases,
+            },
+        )
+    console.print(
+        f"{escape(str(info.source))}: [bold]{info.records}[/] record(s), loader {escape(repr(info.loader))}",
+        highlight=False,
+    )
     for facet, counts in info.facets.items():
         _print_counts(f"per {facet}", counts)
     if info.choices:
@@ -140,20 +154,43 @@ def kb_group() -> None:
 @click.option("--loader", default=None, help="Dataset loader for a dataset file (default: the one that recognises it).")
 @click.option("--builder", default=None, help="KB builder, required for a dataset file (see `provbench plugins`).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Builder option (repeatable).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="For a dataset file: the KB directory (default: reports/kb/<file name>). For a suite: the run "
-                   "directory the KB is for, as `run --out` (default: reports/<suite name>); a suite's KB lives "
-                   "in OUT/../.kb-cache unless the suite names its directory, where `run` and `plan` look.")
-@click.option("--concurrency", type=click.IntRange(1, 256), default=None,
-              help="Concurrent LLM calls for a dataset file (default: the builder option max_workers, else 2).")
-@click.option("--executor", type=click.Choice(["threads", "ray"]), default=None,
-              help="ray: embed the indices with a Ray Data job (default: the suite's executor; threads embeds "
-                   "in this process).")
-@click.option("--ray-address", default=None, help="Ray cluster to join ('auto': a running one; implies "
-              "--executor ray; default: start a local one).")
-def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str | None, builder: str | None,
-                 options: tuple[str, ...], out: Path | None, concurrency: int | None, executor: str | None,
-                 ray_address: str | None) -> None:
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="For a dataset file: the KB directory (default: reports/kb/<file name>). For a suite: the run "
+    "directory the KB is for, as `run --out` (default: reports/<suite name>); a suite's KB lives "
+    "in OUT/../.kb-cache unless the suite names its directory, where `run` and `plan` look.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="Concurrent LLM calls for a dataset file (default: the builder option max_workers, else 2).",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["threads", "ray"]),
+    default=None,
+    help="ray: embed the indices with a Ray Data job (default: the suite's executor; threads embeds in this process).",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    help="Ray cluster to join ('auto': a running one; implies --executor ray; default: start a local one).",
+)
+def kb_build_cmd(
+    source: str,
+    model: str | None,
+    limit: int | None,
+    loader: str | None,
+    builder: str | None,
+    options: tuple[str, ...],
+    out: Path | None,
+    concurrency: int | None,
+    executor: str | None,
+    ray_address: str | None,
+) -> None:
     """Build (or reuse) a knowledge base from SOURCE: a suite (file or built-in name) or a dataset file."""
     from . import runner
     from .bundled import resolve_suite
@@ -164,12 +201,18 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
 
     if ray_address is not None and executor == "threads":
         raise UserError("--ray-address goes with --executor ray, not threads")
-    spec = ExecutorSpec(kind="ray", address=ray_address) if executor == "ray" or ray_address else \
-        ExecutorSpec() if executor == "threads" else None
+    spec = (
+        ExecutorSpec(kind="ray", address=ray_address)
+        if executor == "ray" or ray_address
+        else ExecutorSpec()
+        if executor == "threads"
+        else None
+    )
     path = Path(source)
     if path.suffix in {".yaml", ".yml"} or not path.exists():
-        kb_dir, stats, reused = runner.build_suite_kb(resolve_suite(source), model=model, limit=limit, console=console,
-                                                      executor=spec, out=out)
+        kb_dir, stats, reused = runner.build_suite_kb(
+            resolve_suite(source), model=model, limit=limit, console=console, executor=spec, out=out
+        )
     else:
         if builder is None:
             from .registry import default_registry
@@ -177,9 +220,17 @@ def kb_build_cmd(source: str, model: str | None, limit: int | None, loader: str 
             known = ", ".join(default_registry().names("kb_builder"))
             raise UserError(f"kb build {source}: name the knowledge-base builder with --builder (known: {known})")
         kb_dir, stats, reused = runner.build_dataset_kb(
-            path, out or Path("reports/kb") / path.stem, loader=loader, builder=builder,
-            model=model or "embedded", limit=limit, options=parse_option_pairs(options), console=console,
-            concurrency=concurrency, executor=spec)
+            path,
+            out or Path("reports/kb") / path.stem,
+            loader=loader,
+            builder=builder,
+            model=model or "embedded",
+            limit=limit,
+            options=parse_option_pairs(options),
+            console=console,
+            concurrency=concurrency,
+            executor=spec,
+        )
     console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}", markup=False)
     _print_stats(stats, degenerate=health.degenerate_reasons_at(kb_dir))
 
@@ -196,8 +247,14 @@ def kb_info_cmd(kb_dir: Path, as_json: bool) -> None:
     try:
         degenerate = health.kb_degenerate_reasons(kb)
         if as_json:
-            return print_json(console, {"stats": kb.stats().model_dump(mode="json"), "degenerate": degenerate,
-                                        "build_info": Redactor.for_run().data(kb.build_info)})
+            return print_json(
+                console,
+                {
+                    "stats": kb.stats().model_dump(mode="json"),
+                    "degenerate": degenerate,
+                    "build_info": Redactor.for_run().data(kb.build_info),
+                },
+            )
         _print_stats(kb.stats(), kb.build_info, degenerate)
     finally:
         kb.close()
@@ -216,8 +273,10 @@ def _print_stats(stats, build_info: dict | None = None, degenerate: list[str] | 
     for label, ours, theirs in count_rows(stats, info):
         row = [label, "" if ours is None else f"{ours:,}"]
         if paper:
-            row += ["" if theirs is None else f"{theirs:,}",
-                    f"{ours / theirs:.2f}" if ours is not None and theirs else ""]
+            row += [
+                "" if theirs is None else f"{theirs:,}",
+                f"{ours / theirs:.2f}" if ours is not None and theirs else "",
+            ]
         rows.append(row)
     show_table(console, "knowledge base", columns, rows, right=columns[1:])
     if paper.get("title"):
@@ -232,16 +291,37 @@ def _print_stats(stats, build_info: dict | None = None, degenerate: list[str] | 
 @PLUGIN_OPTION
 @click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--limit", type=int, default=None, help="Run at most N questions.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Run directory (default: reports/<suite name>). An existing one is resumed.")
-@click.option("--retry-failed/--no-retry-failed", default=True, show_default=True,
-              help="On resume, run the units that failed before again.")
-@click.option("--judge", default=None, help="Model of the LLM-judged metrics (default: the suite's judge, else "
-              "the systems' model).")
-@click.option("--controls", is_flag=True, help="First check the suite's claims on its known-truth controls "
-              "(as `provbench validate`); the report shows them.")
-def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, retry_failed: bool,
-            judge: str | None, controls: bool) -> None:
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run directory (default: reports/<suite name>). An existing one is resumed.",
+)
+@click.option(
+    "--retry-failed/--no-retry-failed",
+    default=True,
+    show_default=True,
+    help="On resume, run the units that failed before again.",
+)
+@click.option(
+    "--judge",
+    default=None,
+    help="Model of the LLM-judged metrics (default: the suite's judge, else the systems' model).",
+)
+@click.option(
+    "--controls",
+    is_flag=True,
+    help="First check the suite's claims on its known-truth controls (as `provbench validate`); the report shows them.",
+)
+def run_cmd(
+    suite: str,
+    model: str | None,
+    limit: int | None,
+    out: Path | None,
+    retry_failed: bool,
+    judge: str | None,
+    controls: bool,
+) -> None:
     """Run SUITE (a suite file, or a built-in suite's name: see `provbench suites`), resuming its
     run directory if it exists, and write the HTML report.
 
@@ -255,8 +335,9 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
     from .units import NO_BASELINE
 
     validity = _validate(resolve_suite(suite), out) if controls else None
-    run_dir = run_suite(resolve_suite(suite), model=model, limit=limit, out=out, console=console,
-                        retry_failed=retry_failed, judge=judge)
+    run_dir = run_suite(
+        resolve_suite(suite), model=model, limit=limit, out=out, console=console, retry_failed=retry_failed, judge=judge
+    )
     console.print(f"report: {run_dir / 'report.html'}", markup=False)
     gates = show_gates(run_dir)
     if validity is not None and validity.failed_claims:  # the report marks the run uncertified too
@@ -271,10 +352,12 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
     if failed:
         knock_on = sum(NO_BASELINE in (r.error or "") for r in failed)
         because = f" ({knock_on} of them because their baseline failed)" if knock_on else ""
-        err_console.print(f"[yellow]{len(failed)} unit(s) failed[/]{because}: see their errors in the report; "
-                          "re-run the same command to retry them (that heals transient faults such as "
-                          "timeouts; a model that answers the same input the same way fails again)",
-                          highlight=False)
+        err_console.print(
+            f"[yellow]{len(failed)} unit(s) failed[/]{because}: see their errors in the report; "
+            "re-run the same command to retry them (that heals transient faults such as "
+            "timeouts; a model that answers the same input the same way fails again)",
+            highlight=False,
+        )
     if gates:  # provbench.gates: 5 an assertion failed (it outranks 3, failed units)
         sys.exit(gates)
 
@@ -282,8 +365,12 @@ def run_cmd(suite: str, model: str | None, limit: int | None, out: Path | None, 
 @main.command("validate")
 @click.argument("suite")
 @PLUGIN_OPTION
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="The suite's run directory (default: reports/<suite name>); control runs go to OUT/controls/.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The suite's run directory (default: reports/<suite name>); control runs go to OUT/controls/.",
+)
 def validate_cmd(suite: str, out: Path | None) -> None:
     """Check SUITE's claims on its known-truth controls, offline: control LLMs of known behaviour run
     the suite's `controls:` block (never the suite's model), and each claim says what their runs must
@@ -315,17 +402,41 @@ def _validate(suite: Path, out: Path | None):
 @click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--judge", default=None, help="Override the judge model of LLM-judged metrics.")
 @click.option("--limit", type=int, default=None, help="Plan for at most N questions.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="The run directory the run would use (default: reports/<suite name>): what it holds is not run again.")
-@click.option("--concurrency", type=click.IntRange(1, 256), default=None, help="For the time estimate "
-              "(default: the suite's).")
-@click.option("--latency", type=click.FloatRange(0, None), default=1.0, show_default=True,
-              help="Seconds an LLM call takes, for the time estimate.")
-@click.option("--sample", type=click.IntRange(1, 50), default=2, show_default=True,
-              help="Questions run offline through each system to measure prompt sizes.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The run directory the run would use (default: reports/<suite name>): what it holds is not run again.",
+)
+@click.option(
+    "--concurrency", type=click.IntRange(1, 256), default=None, help="For the time estimate (default: the suite's)."
+)
+@click.option(
+    "--latency",
+    type=click.FloatRange(0, None),
+    default=1.0,
+    show_default=True,
+    help="Seconds an LLM call takes, for the time estimate.",
+)
+@click.option(
+    "--sample",
+    type=click.IntRange(1, 50),
+    default=2,
+    show_default=True,
+    help="Questions run offline through each system to measure prompt sizes.",
+)
 @JSON_OPTION
-def plan_cmd(suite: str, model: str | None, judge: str | None, limit: int | None, out: Path | None,
-             concurrency: int | None, latency: float, sample: int, as_json: bool) -> None:
+def plan_cmd(
+    suite: str,
+    model: str | None,
+    judge: str | None,
+    limit: int | None,
+    out: Path | None,
+    concurrency: int | None,
+    latency: float,
+    sample: int,
+    as_json: bool,
+) -> None:
     """Print what running SUITE would do, before anything runs: units, expected LLM calls and tokens
     per system and intervention, the judge's calls, estimated cost and time, and what is already
     recorded or cached. No request leaves the machine."""
@@ -338,12 +449,19 @@ def plan_cmd(suite: str, model: str | None, judge: str | None, limit: int | None
     loaded = prepare_suite(resolve_suite(suite), registry, model, limit, judge)
     run_dir = out or default_run_dir(loaded)
     kb_dir = suite_kb_dir(loaded, run_dir) if loaded.suite.knowledge_base else None
-    plan, chain = make_plan(loaded, registry, run_dir, kb_dir, sample=sample, concurrency=concurrency,
-                            latency_s=latency)
+    plan, chain = make_plan(
+        loaded, registry, run_dir, kb_dir, sample=sample, concurrency=concurrency, latency_s=latency
+    )
     if as_json:
         return print_json(console, plan_json(plan, chain))
-    show_table(console, f"plan: {plan.suite}, {plan.questions} question(s)", COLUMNS, plan_rows(plan),
-               wrap=("notes",), right=COLUMNS[2:8])
+    show_table(
+        console,
+        f"plan: {plan.suite}, {plan.questions} question(s)",
+        COLUMNS,
+        plan_rows(plan),
+        wrap=("notes",),
+        right=COLUMNS[2:8],
+    )
     for line in plan_summary(plan, chain):
         console.print(line, highlight=False, markup=False)
 

@@ -17,14 +17,22 @@ def _load_plugins(ctx: click.Context, param: click.Parameter, specs: tuple[str, 
         raise click.BadParameter(str(exc), ctx, param) from None
 
 
-PLUGIN_OPTION = click.option("--plugin", "plugins", multiple=True, expose_value=False, callback=_load_plugins,
-                             help="A plugin file (./my_system.py) or module (my_pkg.module) to load besides the "
-                                  "installed ones; repeatable (a suite can also list them under `plugins:`).")
+PLUGIN_OPTION = click.option(
+    "--plugin",
+    "plugins",
+    multiple=True,
+    expose_value=False,
+    callback=_load_plugins,
+    help="A plugin file (./my_system.py) or module (my_pkg.module) to load besides the "
+    "installed ones; repeatable (a suite can also list them under `plugins:`).",
+)
 
 
-MODEL_HELP = ("Override the suite's model: a litellm id (openai/gpt-4o-mini, deepseek/deepseek-chat); a local "
-              "OpenAI-compatible server (vLLM, Ollama, llama_cpp.server) as openai/<name> with "
-              "OPENAI_API_BASE=http://127.0.0.1:8000/v1; 'embedded' (the bundled GGUF model); "
-              "llama-cpp:<name or file.gguf>; 'schema-following' (offline: answers every request with an instance "
-              "of its schema, no model); control:<behaviour> (a known-truth control LLM, docs/controls.md); or "
-              "a plugin backend's prefix:name.")
+MODEL_HELP = (
+    "Override the suite's model: a litellm id (openai/gpt-4o-mini, deepseek/deepseek-chat); a local "
+    "OpenAI-compatible server (vLLM, Ollama, llama_cpp.server) as openai/<name> with "
+    "OPENAI_API_BASE=http://127.0.0.1:8000/v1; 'embedded' (the bundled GGUF model); "
+    "llama-cpp:<name or file.gguf>; 'schema-following' (offline: answers every request with an instance "
+    "of its schema, no model); control:<behaviour> (a known-truth control LLM, docs/controls.md); or "
+    "a plugin backend's prefix:name."
+)

@@ -43,10 +43,20 @@ def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
 
 @click.command("export")
 @click.argument("run_dir", type=RUN_DIR)
-@click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "jsonl"]), default="parquet",
-              show_default=True, help="File format of the table.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Output file (default: RUN_DIR/records.FORMAT).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["parquet", "csv", "jsonl"]),
+    default="parquet",
+    show_default=True,
+    help="File format of the table.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Output file (default: RUN_DIR/records.FORMAT).",
+)
 def export_cmd(run_dir: Path, fmt: str, out: Path | None) -> None:
     """Write RUN_DIR's records as one table, one row per unit: key, question, answer, status,
     footprint, tokens, the leak guard's verdict and every score (score.NAME)."""
@@ -75,25 +85,55 @@ def show_gates(run_dir: Path) -> int:
         verdict = "[green]passed[/]" if result["passed"] else "[red]FAILED[/]"
         console.print(f"assert {escape(result['name'])}: {escape(result['message'])} {verdict}", highlight=False)
     if data["assertions"]:
-        console.print(f"{data['assertions_failed']} of {len(data['assertions'])} assertion(s) failed; "
-                      f"{escape(str(run_dir / SUMMARY_FILE))}, {escape(str(run_dir / JUNIT_FILE))}", highlight=False)
+        console.print(
+            f"{data['assertions_failed']} of {len(data['assertions'])} assertion(s) failed; "
+            f"{escape(str(run_dir / SUMMARY_FILE))}, {escape(str(run_dir / JUNIT_FILE))}",
+            highlight=False,
+        )
     return data["exit_status"]
 
 
 @click.command("traces")
 @click.argument("run_dir", type=RUN_DIR)
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the spans as OTLP/JSON lines to this file.")
-@click.option("--endpoint", default=None, help="Send the spans by OTLP/HTTP (protobuf), e.g. "
-              "http://127.0.0.1:6006/v1/traces for a local Phoenix.")
-@click.option("--phoenix", default=None, metavar="URL", help="A Phoenix server, e.g. http://127.0.0.1:6006: "
-              "the spans to URL/v1/traces and every score as a span annotation (Phoenix's evaluations).")
-@click.option("--project", default=None, help="The project the spans land in (default: the run's own, "
-              "SUITE-RUNID; give the suite's name to keep its runs together).")
-@click.option("--header", "headers", multiple=True, metavar="KEY=VALUE", help="HTTP header for the endpoint "
-              "and Phoenix (repeatable), e.g. an authorization the backend needs.")
-def traces_cmd(run_dir: Path, out: Path | None, endpoint: str | None, phoenix: str | None, project: str | None,
-               headers: tuple[str, ...]) -> None:
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the spans as OTLP/JSON lines to this file.",
+)
+@click.option(
+    "--endpoint",
+    default=None,
+    help="Send the spans by OTLP/HTTP (protobuf), e.g. http://127.0.0.1:6006/v1/traces for a local Phoenix.",
+)
+@click.option(
+    "--phoenix",
+    default=None,
+    metavar="URL",
+    help="A Phoenix server, e.g. http://127.0.0.1:6006: "
+    "the spans to URL/v1/traces and every score as a span annotation (Phoenix's evaluations).",
+)
+@click.option(
+    "--project",
+    default=None,
+    help="The project the spans land in (default: the run's own, "
+    "SUITE-RUNID; give the suite's name to keep its runs together).",
+)
+@click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="HTTP header for the endpoint and Phoenix (repeatable), e.g. an authorization the backend needs.",
+)
+def traces_cmd(
+    run_dir: Path,
+    out: Path | None,
+    endpoint: str | None,
+    phoenix: str | None,
+    project: str | None,
+    headers: tuple[str, ...],
+) -> None:
     """Export RUN_DIR's trajectories as OpenTelemetry spans (OpenInference conventions): one trace
     per unit, with retrieval, tool and LLM spans; to Phoenix with the scores as annotations. Needs
     the otel extra (pip install 'provbench[otel]')."""
@@ -109,13 +149,19 @@ def traces_cmd(run_dir: Path, out: Path | None, endpoint: str | None, phoenix: s
         raise UserError("traces: give --endpoint or --phoenix, not both (--phoenix sends to URL/v1/traces)")
     endpoint = phoenix.rstrip("/") + "/v1/traces" if phoenix is not None else endpoint
     count = export_traces(run_dir, out=out, endpoint=endpoint, headers=pairs, project=project)
-    console.print(f"{count} span(s) exported" + (f" to {out}" if out else "") + (f" to {endpoint}" if endpoint else ""),
-                  highlight=False, markup=False)
+    console.print(
+        f"{count} span(s) exported" + (f" to {out}" if out else "") + (f" to {endpoint}" if endpoint else ""),
+        highlight=False,
+        markup=False,
+    )
     if phoenix is not None:
         run = load_run(run_dir)
         annotated = annotate_scores(run, phoenix, headers=pairs)
-        console.print(f"{annotated} score(s) annotated in {phoenix}, project {project or project_name(run)}",
-                      highlight=False, markup=False)
+        console.print(
+            f"{annotated} score(s) annotated in {phoenix}, project {project or project_name(run)}",
+            highlight=False,
+            markup=False,
+        )
 
 
 @click.command("audit")
@@ -137,9 +183,12 @@ def audit_cmd(run_dir: Path) -> None:
         console.print(f"{escape(unit.key)}: {escape(unit.audited)}{mark}{note}", highlight=False)
     counts = Counter(unit.audited for unit in audited)
     differ = sum(not unit.same for unit in audited)
-    console.print(f"audit: {len(audited)} unit(s): " + ", ".join(f"{n} {s}" for s, n in counts.items())
-                  + (f"; [red]{differ} differ from the records[/]" if differ else "; every recorded verdict reproduced"),
-                  highlight=False)
+    console.print(
+        f"audit: {len(audited)} unit(s): "
+        + ", ".join(f"{n} {s}" for s, n in counts.items())
+        + (f"; [red]{differ} differ from the records[/]" if differ else "; every recorded verdict reproduced"),
+        highlight=False,
+    )
     raise SystemExit(EXIT_AUDIT_DIFFERS if differ else 0)
 
 
@@ -148,15 +197,27 @@ def show_validity(validity: Any, console: Console, err_console: Console) -> None
     stderr, the claims not shown, each sham a claim has no power against, and failed control units."""
     from .listing import show_table
 
-    rows = [(v.claim, v.control, v.expected, v.observed, "–" if v.p_value is None else f"{v.p_value:.3g}", v.status)
-            for v in validity.verdicts]
-    show_table(console, f"suite validity: {validity.suite_name}",
-               ("claim", "control", "expected", "observed", "p", "verdict"), rows, wrap=("claim", "expected", "observed"))
+    rows = [
+        (v.claim, v.control, v.expected, v.observed, "–" if v.p_value is None else f"{v.p_value:.3g}", v.status)
+        for v in validity.verdicts
+    ]
+    show_table(
+        console,
+        f"suite validity: {validity.suite_name}",
+        ("claim", "control", "expected", "observed", "p", "verdict"),
+        rows,
+        wrap=("claim", "expected", "observed"),
+    )
     for v in (v for v in validity.verdicts if v.expected_failure or v.open):
         why = f"expected to fail: {v.expected_failure}" if v.expected_failure else f"open: {v.open}"
         console.print(f"  {escape(v.claim)}: {escape(why)}", highlight=False)
-    show_table(console, "power against shams", ("claim", "sham", "power", "observed"),
-               [(p.claim, p.sham, p.shown_status, p.observed) for p in validity.power], wrap=("claim", "sham", "observed"))
+    show_table(
+        console,
+        "power against shams",
+        ("claim", "sham", "power", "observed"),
+        [(p.claim, p.sham, p.shown_status, p.observed) for p in validity.power],
+        wrap=("claim", "sham", "observed"),
+    )
     for line in validity.differences or ["none: the controls ran the suite's own systems, interventions and options"]:
         console.print(f"  controls differ from the suite: {escape(line)}", highlight=False)
     failed = sorted({v.claim for v in validity.failures})
@@ -165,5 +226,8 @@ def show_validity(validity: Any, console: Console, err_console: Console) -> None
     for row in validity.powerless:
         err_console.print(f"[red]no power against {escape(row.sham)}:[/] {escape(row.claim)}", highlight=False)
     if validity.failed_units:
-        err_console.print(f"[yellow]{validity.failed_units} control unit(s) failed[/]: see the control runs' reports "
-                          f"({escape(', '.join(validity.runs.values()))})", highlight=False)
+        err_console.print(
+            f"[yellow]{validity.failed_units} control unit(s) failed[/]: see the control runs' reports "
+            f"({escape(', '.join(validity.runs.values()))})",
+            highlight=False,
+        )

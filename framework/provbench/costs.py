@@ -44,15 +44,19 @@ def price_of(backend: Any, prompt_tokens: int, completion_tokens: int) -> tuple[
     return price(prompt_tokens, completion_tokens)
 
 
-def litellm_price(litellm: Any, model_id: str, params: dict[str, Any], prompt_tokens: int,
-                  completion_tokens: int) -> tuple[float | None, CostSource]:
+def litellm_price(
+    litellm: Any, model_id: str, params: dict[str, Any], prompt_tokens: int, completion_tokens: int
+) -> tuple[float | None, CostSource]:
     """A litellm model's price: the model's own per-token prices when its parameters give them,
     else litellm's price table; None ("unknown") for a model the table does not list."""
     custom = {k: float(params[k]) for k in CUSTOM_PRICE_PARAMS if params.get(k) is not None}
     try:
-        prompt, completion = litellm.cost_per_token(model=model_id, prompt_tokens=prompt_tokens,
-                                                    completion_tokens=completion_tokens,
-                                                    custom_cost_per_token=custom or None)
+        prompt, completion = litellm.cost_per_token(
+            model=model_id,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            custom_cost_per_token=custom or None,
+        )
     except Exception:  # noqa: BLE001 - litellm raises its own "not mapped" error for unlisted models
         return None, "unknown"
     return float(prompt) + float(completion), "custom" if custom else "litellm"
@@ -86,14 +90,16 @@ class CostTotal:
         return total
 
     def describe(self) -> str:
-        """"$0.0123", "0 (local)", "unknown", or "$0.0123 + 4 unpriced calls"."""
+        """ "$0.0123", "0 (local)", "unknown", or "$0.0123 + 4 unpriced calls"."""
         if not self.calls:
             return "–"
         if self.unknown == self.calls:
             return "unknown"
         if self.local == self.calls:
             return "0 (local)"
-        return dollars(self.usd) + (f" + {self.unknown} unpriced call{'s' * (self.unknown > 1)}" if self.unknown else "")
+        return dollars(self.usd) + (
+            f" + {self.unknown} unpriced call{'s' * (self.unknown > 1)}" if self.unknown else ""
+        )
 
 
 def record_calls(record: "RunRecord") -> list["LLMCall"]:
@@ -103,6 +109,7 @@ def record_calls(record: "RunRecord") -> list["LLMCall"]:
 
 # -- budget -------------------------------------------------------------------------------------
 
+
 class BudgetSpec(BaseModel):
     """A suite's ``budget``: the run stops starting units once either limit is reached (units
     already started finish), and resumes where it stopped when run again with a larger budget."""
@@ -111,8 +118,9 @@ class BudgetSpec(BaseModel):
 
     max_cost_usd: float | None = Field(default=None, gt=0, description="US dollars spent on LLM calls")
     max_calls: int | None = Field(default=None, ge=1, description="LLM requests sent")
-    accept_unknown_costs: bool = Field(default=False, description="allow max_cost_usd with a model that has "
-                                       "no price (its calls then count as 0)")
+    accept_unknown_costs: bool = Field(
+        default=False, description="allow max_cost_usd with a model that has no price (its calls then count as 0)"
+    )
 
 
 class Budget:
@@ -163,23 +171,28 @@ def check_priced(spec: BudgetSpec | None, backends: dict[str, Any], where: str) 
                 f"{where}: budget.max_cost_usd needs prices, but the {role} model {backend.model_id!r} has none "
                 "in litellm's price table: give its prices (model params input_cost_per_token, "
                 "output_cost_per_token), set budget.accept_unknown_costs: true (its calls then count as 0), "
-                "or limit budget.max_calls instead")
+                "or limit budget.max_calls instead"
+            )
 
 
 def spending_lines(records: Iterable["RunRecord"]) -> list[str]:
     """The end-of-run summary of what the run's LLM calls cost, the systems' and the judge's apart."""
     records = list(records)
     lines = []
-    for role, calls in (("systems", [c for r in records if r.trace for c in r.trace.llm_calls]),
-                        ("judge", [c for r in records for c in r.judge_calls])):
+    for role, calls in (
+        ("systems", [c for r in records if r.trace for c in r.trace.llm_calls]),
+        ("judge", [c for r in records for c in r.judge_calls]),
+    ):
         if not calls:
             continue
         models = ", ".join(sorted({c.model for c in calls}))
         tokens = sum(c.prompt_tokens + c.completion_tokens for c in calls)
         cached = sum(c.cached for c in calls)
         total = CostTotal.of(calls)
-        line = f"{role} ({models}): {len(calls):,} LLM calls ({cached:,} from the cache), {tokens:,} tokens, " \
-               f"cost {total.describe()}"
+        line = (
+            f"{role} ({models}): {len(calls):,} LLM calls ({cached:,} from the cache), {tokens:,} tokens, "
+            f"cost {total.describe()}"
+        )
         if cached and total.unknown < total.calls:
             line += f" ({CostTotal.of(c for c in calls if not c.cached).describe()} of it not from the cache)"
         lines.append(line)

@@ -77,8 +77,13 @@ def _label(value: Any) -> str:
     return str(value)
 
 
-def data_info(registry: "Registry", source: str | Path, loader_name: str | None = None,
-              options: dict[str, Any] | None = None, max_problems: int = 10) -> DataInfo:
+def data_info(
+    registry: "Registry",
+    source: str | Path,
+    loader_name: str | None = None,
+    options: dict[str, Any] | None = None,
+    max_problems: int = 10,
+) -> DataInfo:
     """Counts for a valid dataset; a :class:`DataError` listing the first problems otherwise."""
     path = Path(source)
     if not path.exists() and not loader_name:  # a named loader may read a hub id
@@ -92,8 +97,10 @@ def data_info(registry: "Registry", source: str | Path, loader_name: str | None 
     except UserError as err:
         with input_errors(path):
             problems = loader.problems(str(source), max_problems, **options) or [str(err)]
-        raise DataError(f"{source} is not a valid {loader.name} dataset; first problem(s):\n  "
-                        + "\n  ".join(problems[:max_problems])) from None
+        raise DataError(
+            f"{source} is not a valid {loader.name} dataset; first problem(s):\n  "
+            + "\n  ".join(problems[:max_problems])
+        ) from None
     duplicates = [qid for qid, n in Counter(q.id for q in questions).items() if n > 1]
     if duplicates:
         raise DataError(f"{source}: question id(s) used more than once: {', '.join(duplicates[:max_problems])}")

@@ -22,6 +22,7 @@ def moved(old: str, new: str) -> Any:
 
 def module_getattr(old_module: str, names: dict[str, str]) -> Callable[[str], Any]:
     """A module ``__getattr__`` handing out ``names`` (name -> its new dotted path)."""
+
     def __getattr__(name: str) -> Any:
         if name in names:
             return moved(f"{old_module}.{name}", names[name])

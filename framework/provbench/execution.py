@@ -74,10 +74,15 @@ class Scheduler:
     the rest stay unrun (``stopped`` says why, ``left`` how many were ready).
     """
 
-    def __init__(self, ctx: "RunContext", done: dict[str, RunRecord],
-                 plan: Callable[[str, str], list["Unit"]], on_record: Callable[[RunRecord], None],
-                 on_planned: Callable[[int, int], None] = lambda planned, recorded: None,
-                 stop: Callable[[], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        ctx: "RunContext",
+        done: dict[str, RunRecord],
+        plan: Callable[[str, str], list["Unit"]],
+        on_record: Callable[[RunRecord], None],
+        on_planned: Callable[[int, int], None] = lambda planned, recorded: None,
+        stop: Callable[[], str | None] | None = None,
+    ) -> None:
         suite = ctx.suite
         self.ctx, self.done, self.plan, self.on_record, self.on_planned = ctx, done, plan, on_record, on_planned
         self.window = suite.concurrency
@@ -112,15 +117,21 @@ class Scheduler:
                 if not in_flight:  # the budget stopped the run before another unit started
                     break
                 next_deadline = min(deadline for _, deadline in in_flight.values())
-                finished, _ = wait(in_flight, timeout=max(0.0, next_deadline - time.monotonic()),
-                                   return_when=FIRST_COMPLETED)
+                finished, _ = wait(
+                    in_flight, timeout=max(0.0, next_deadline - time.monotonic()), return_when=FIRST_COMPLETED
+                )
                 for future in finished:
                     self._land(self._record_of(future, in_flight.pop(future)[0]))
                 for future in self._overdue(in_flight):
                     unit, _ = in_flight.pop(future)
                     getattr(executor, "abandon", lambda f: None)(future)
-                    self._land(self._failed(unit, f"timed out: the unit ran longer than unit_timeout_s "
-                                                  f"({self.timeout_s:g} s) and was abandoned"))
+                    self._land(
+                        self._failed(
+                            unit,
+                            f"timed out: the unit ran longer than unit_timeout_s "
+                            f"({self.timeout_s:g} s) and was abandoned",
+                        )
+                    )
             self.left = len(self.ready) if self.stopped else 0
         finally:  # on Ctrl-C, drop queued and running units at once; recorded ones stay
             executor.shutdown()
@@ -160,11 +171,15 @@ class Scheduler:
         from .units import expected_system_calls
 
         suite = self.ctx.suite
-        cost = {ref.key: expected_system_calls(self.ctx.registry.create("system", ref.name, **ref.options), ref.key)[0]
-                for ref in suite.systems}
+        cost = {
+            ref.key: expected_system_calls(self.ctx.registry.create("system", ref.name, **ref.options), ref.key)[0]
+            for ref in suite.systems
+        }
         unlocked = max((cost[t] for t in self.targets if t in cost), default=0.0)
-        return {key: c + (c if key in self.targets else 0.0) + (unlocked if key == self.reference else 0.0)
-                for key, c in cost.items()}
+        return {
+            key: c + (c if key in self.targets else 0.0) + (unlocked if key == self.reference else 0.0)
+            for key, c in cost.items()
+        }
 
     def _queue(self, units: list["Unit"], first: bool = False) -> None:
         todo = [u for u in units if u.key.as_str() not in self.done or u.key.as_str() in self.rerun]
@@ -231,6 +246,7 @@ def kb_embedding(spec: "ExecutorSpec") -> ContextManager[Any]:
 
 
 # -- around the units: warm-up, read-only reopening, pictures drawn ahead of the report --
+
 
 class WarmUp:
     """The embedding model, loading while a run starts. Over a knowledge base already built, a child

@@ -50,6 +50,7 @@ def _write_parquet(run: RunData, rows: list[dict[str, Any]], target: Path) -> No
 
     columns = columns_of(rows)
     table = pa.table({c: [row.get(c) for row in rows] for c in columns} if rows else {})
-    table = table.replace_schema_metadata({"provbench.run_id": run.manifest.run_id,
-                                           "provbench.suite": run.manifest.suite_name})
+    table = table.replace_schema_metadata(
+        {"provbench.run_id": run.manifest.run_id, "provbench.suite": run.manifest.suite_name}
+    )
     pq.write_table(table, target)

@@ -66,8 +66,11 @@ def _check(run: RunData, spec: AssertionSpec) -> list[AssertionResult]:
 def _value(run: RunData, spec: AssertionSpec, system: str) -> tuple[float | None, str, str]:
     """(value, where it came from, the condition it is for). Without a condition: the metric's one
     value for the system, or its baseline value when it has several."""
-    found = {v.get("condition"): v["value"] for v in run.metric_values(spec.metric)
-             if v.get("system") == system and v.get("value") is not None}
+    found = {
+        v.get("condition"): v["value"]
+        for v in run.metric_values(spec.metric)
+        if v.get("system") == system and v.get("value") is not None
+    }
     condition = spec.condition or (next(iter(found)) if len(found) == 1 else BASELINE)
     if condition in found:
         return float(found[condition]), "metrics.json", condition
@@ -78,18 +81,20 @@ def _value(run: RunData, spec: AssertionSpec, system: str) -> tuple[float | None
     return share(per_question(records, spec.metric), questions).value, "records", condition
 
 
-def _verdict(spec: AssertionSpec, system: str | None, value: float | None, source: str,
-             condition: str) -> AssertionResult:
+def _verdict(
+    spec: AssertionSpec, system: str | None, value: float | None, source: str, condition: str
+) -> AssertionResult:
     label = spec.label(system, condition)
     if value is None:
         passed = False
-        message = (f"no value of {spec.metric!r} for {system or 'any system'} under {condition!r} in this run "
-                   "(is the metric listed under metrics:, and did its units run?)")
+        message = (
+            f"no value of {spec.metric!r} for {system or 'any system'} under {condition!r} in this run "
+            "(is the metric listed under metrics:, and did its units run?)"
+        )
     else:
         passed = (spec.min is None or value >= spec.min) and (spec.max is None or value <= spec.max)
         message = f"{value:.4g} {'within' if passed else 'outside'} [{_bound(spec.min)}, {_bound(spec.max)}]"
-    return AssertionResult(label, spec.metric, system, condition, spec.min, spec.max, value, source, passed,
-                           message)
+    return AssertionResult(label, spec.metric, system, condition, spec.min, spec.max, value, source, passed, message)
 
 
 def _bound(value: float | None) -> str:
@@ -98,28 +103,61 @@ def _bound(value: float | None) -> str:
 
 # -- the files ---------------------------------------------------------------------------------------
 
+
 def summary(run: RunData, results: list[AssertionResult]) -> dict[str, Any]:
     """The one-file summary of a run for CI (what ``summary.json`` holds)."""
     failed = [r for r in run.records if r.status == "failed"]
     leaks = Counter(s for s in map(leak_status, run.records) if s)
     assertions_failed = sum(not r.passed for r in results)
     m = run.manifest
-    status = (EXIT_BUDGET if m.stopped else EXIT_ASSERTION_FAILED if assertions_failed
-              else EXIT_UNITS_FAILED if failed else EXIT_OK)  # provbench run's order
+    status = (
+        EXIT_BUDGET
+        if m.stopped
+        else EXIT_ASSERTION_FAILED
+        if assertions_failed
+        else EXIT_UNITS_FAILED
+        if failed
+        else EXIT_OK
+    )  # provbench run's order
     accuracy = {s: share(per_question(run.select(s)), run.question_ids).value for s in run.systems}
     cost = CostTotal.of(c for r in run.records for c in record_calls(r))
-    return {"format_version": SUMMARY_FORMAT_VERSION, "suite": m.suite_name, "run_id": m.run_id,
-            "run_dir": str(run.run_dir), "model": m.models.get("llm", ""), "started_at": m.created_at,
-            "finished_at": m.finished_at, "passed": status == EXIT_OK, "exit_status": status,
-            "units": {"total": len(run.records), "ok": len(run.records) - len(failed), "failed": len(failed)},
-            "failed_units": [{"unit": r.key.as_str(), "question_id": r.key.question_id, "system": r.key.system,
-                              "condition": r.key.condition, "repeat": r.key.repeat, "variant": r.key.variant,
-                              "error": r.error or ""} for r in failed],
-            "stopped": m.stopped, "baseline_accuracy": accuracy, "leak_guard": dict(sorted(leaks.items())),
-            "cost": {"usd": round(cost.usd, 8), "calls": cost.calls, "unpriced_calls": cost.unknown,
-                     "local_calls": cost.local, "text": cost.describe()},
-            "assertions": [asdict(r) for r in results], "assertions_failed": assertions_failed,
-            "report": str(run.run_dir / "report.html")}
+    return {
+        "format_version": SUMMARY_FORMAT_VERSION,
+        "suite": m.suite_name,
+        "run_id": m.run_id,
+        "run_dir": str(run.run_dir),
+        "model": m.models.get("llm", ""),
+        "started_at": m.created_at,
+        "finished_at": m.finished_at,
+        "passed": status == EXIT_OK,
+        "exit_status": status,
+        "units": {"total": len(run.records), "ok": len(run.records) - len(failed), "failed": len(failed)},
+        "failed_units": [
+            {
+                "unit": r.key.as_str(),
+                "question_id": r.key.question_id,
+                "system": r.key.system,
+                "condition": r.key.condition,
+                "repeat": r.key.repeat,
+                "variant": r.key.variant,
+                "error": r.error or "",
+            }
+            for r in failed
+        ],
+        "stopped": m.stopped,
+        "baseline_accuracy": accuracy,
+        "leak_guard": dict(sorted(leaks.items())),
+        "cost": {
+            "usd": round(cost.usd, 8),
+            "calls": cost.calls,
+            "unpriced_calls": cost.unknown,
+            "local_calls": cost.local,
+            "text": cost.describe(),
+        },
+        "assertions": [asdict(r) for r in results],
+        "assertions_failed": assertions_failed,
+        "report": str(run.run_dir / "report.html"),
+    }
 
 
 def junit_xml(run: RunData, results: list[AssertionResult]) -> ET.ElementTree:
@@ -128,20 +166,29 @@ def junit_xml(run: RunData, results: list[AssertionResult]) -> ET.ElementTree:
     root = ET.Element("testsuites", name=f"provbench {run.manifest.suite_name}")
     checks = _suite(root, "assertions", len(results), failures=sum(not r.passed for r in results))
     for result in results:
-        case = ET.SubElement(checks, "testcase", classname=f"provbench.{run.manifest.suite_name}.assertions",
-                             name=result.name)
+        case = ET.SubElement(
+            checks, "testcase", classname=f"provbench.{run.manifest.suite_name}.assertions", name=result.name
+        )
         if not result.passed:
             ET.SubElement(case, "failure", message=result.message, type="AssertionFailed").text = result.message
         else:
             ET.SubElement(case, "system-out").text = result.message
     units = _suite(root, "units", max(1, len(failed)), errors=len(failed))
     for record in failed:
-        case = ET.SubElement(units, "testcase", classname=f"provbench.{run.manifest.suite_name}.units.{record.key.system}",
-                             name=record.key.as_str())
+        case = ET.SubElement(
+            units,
+            "testcase",
+            classname=f"provbench.{run.manifest.suite_name}.units.{record.key.system}",
+            name=record.key.as_str(),
+        )
         ET.SubElement(case, "error", message=(record.error or "failed")[:500], type="UnitFailed").text = record.error
     if not failed:
-        ET.SubElement(units, "testcase", classname=f"provbench.{run.manifest.suite_name}.units",
-                      name=f"all {len(run.records)} units ran")
+        ET.SubElement(
+            units,
+            "testcase",
+            classname=f"provbench.{run.manifest.suite_name}.units",
+            name=f"all {len(run.records)} units ran",
+        )
     root.set("tests", str(len(results) + max(1, len(failed))))
     root.set("failures", checks.get("failures"))
     root.set("errors", str(len(failed)))
@@ -150,8 +197,9 @@ def junit_xml(run: RunData, results: list[AssertionResult]) -> ET.ElementTree:
 
 
 def _suite(root: ET.Element, name: str, tests: int, failures: int = 0, errors: int = 0) -> ET.Element:
-    return ET.SubElement(root, "testsuite", name=name, tests=str(tests), failures=str(failures), errors=str(errors),
-                         skipped="0")
+    return ET.SubElement(
+        root, "testsuite", name=name, tests=str(tests), failures=str(failures), errors=str(errors), skipped="0"
+    )
 
 
 def write_ci_files(run_dir: str | Path) -> dict[str, Any]:

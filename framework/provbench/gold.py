@@ -61,8 +61,11 @@ class GoldTriple(BaseModel):
     object: str
 
     def held_in_line(self, normalized_line: str) -> bool:
-        return (normalize_text(self.subject) in normalized_line and normalize_text(self.object) in normalized_line
-                and normalize_relation(self.relation) in normalize_relation(normalized_line))
+        return (
+            normalize_text(self.subject) in normalized_line
+            and normalize_text(self.object) in normalized_line
+            and normalize_relation(self.relation) in normalize_relation(normalized_line)
+        )
 
     def held_in(self, lines: Iterable[str]) -> bool:
         return any(self.held_in_line(line) for line in lines)
@@ -90,8 +93,10 @@ class GoldEvidence(BaseModel):
         for g, group in enumerate(self.sentence_groups):
             bad = [i for i in group if not 0 <= i < len(self.sentences)]
             if bad or not group:
-                raise ValueError(f"sentence_groups[{g}] must be non-empty indices into sentences "
-                                 f"(0..{len(self.sentences) - 1}), got {group}")
+                raise ValueError(
+                    f"sentence_groups[{g}] must be non-empty indices into sentences "
+                    f"(0..{len(self.sentences) - 1}), got {group}"
+                )
         return self
 
     @property
@@ -120,7 +125,8 @@ class GoldEvidence(BaseModel):
         normalized = normalize_text(text)
         lines = [normalize_text(line) for line in text.splitlines() if line.strip()]
         options: list[list[GoldSentence | GoldTriple]] = [
-            [s for s in group if not s.held_in(normalized)] for group in self.groups()]
+            [s for s in group if not s.held_in(normalized)] for group in self.groups()
+        ]
         if self.triples:
             options.append([t for t in self.triples if not t.held_in(lines)])
         return min(options, key=len) if options else []

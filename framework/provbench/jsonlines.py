@@ -60,8 +60,13 @@ def parse_json_line(path: Path | str, number: int, text: str, objects: bool = Tr
     return value
 
 
-def read_json_lines(path: Path | str, *, objects: bool = True, keep: Callable[[str], bool] | None = None,
-                    problems: list[str] | None = None) -> Iterator[tuple[int, Any]]:
+def read_json_lines(
+    path: Path | str,
+    *,
+    objects: bool = True,
+    keep: Callable[[str], bool] | None = None,
+    problems: list[str] | None = None,
+) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` for each non-blank line of ``path``, streamed.
 
     ``objects``: every line must hold a JSON object (the usual record). ``keep``: a cheap test of
@@ -113,8 +118,10 @@ def input_errors(path: Path | str) -> Iterator[None]:
     except UnicodeDecodeError as exc:
         found = first_non_utf8(path) if path.exists() else None
         where = f"{located(found[0], found[1])}, column {found[2]}" if found else str(path)
-        raise UserError(f"{where}: not UTF-8 text ({exc.reason}, byte {exc.object[exc.start:exc.start + 1]!r}); "
-                        "save the file as UTF-8") from None
+        raise UserError(
+            f"{where}: not UTF-8 text ({exc.reason}, byte {exc.object[exc.start : exc.start + 1]!r}); "
+            "save the file as UTF-8"
+        ) from None
     except RecursionError:
         raise UserError(f"{path}: nested too deeply to read (JSON or YAML nesting beyond Python's limit)") from None
     except Exception as exc:

@@ -73,9 +73,17 @@ class Requests(Protocol):
     def instructions(self) -> Sequence[str]: ...  # the system's fixed prompt text
 
 
-def check_unit(view: "GraphView", question: Question, trace: Trace, capture: Requests,
-               baseline: Trace | None, trace_ids: str = "kb", *, base: "GraphView | None" = None,
-               baseline_requests: Sequence["CapturedRequest"] | None = None) -> LeakCheck:
+def check_unit(
+    view: "GraphView",
+    question: Question,
+    trace: Trace,
+    capture: Requests,
+    baseline: Trace | None,
+    trace_ids: str = "kb",
+    *,
+    base: "GraphView | None" = None,
+    baseline_requests: Sequence["CapturedRequest"] | None = None,
+) -> LeakCheck:
     """The checks for one unit: ``view`` is the intervention's, ``base`` the run's own view (None: a
     view hiding nothing), ``capture`` the unit's requests, ``baseline_requests`` the baseline's."""
     requests = without_instructions(capture.requests, capture.instructions)
@@ -83,26 +91,39 @@ def check_unit(view: "GraphView", question: Question, trace: Trace, capture: Req
     before = base.hidden if base is not None else type(view.hidden)()
     content = view.hidden_content() if view.hidden != before else None
     if content is None or not content.index.hides_any(view.hidden, before):
-        return LeakCheck(status="no-op", checks={c: "no-op" for c in CHECKS}, requests=len(requests),
-                         notes=["the intervention hid nothing of the knowledge base"], trace_ids=trace_ids)
+        return LeakCheck(
+            status="no-op",
+            checks={c: "no-op" for c in CHECKS},
+            requests=len(requests),
+            notes=["the intervention hid nothing of the knowledge base"],
+            trace_ids=trace_ids,
+        )
     checks: dict[str, LeakStatus] = {}
     evidence: list[LeakEvidence] = []
-    for name, (status, found) in (("trace_ids", trace_check(view, content, trace, trace_ids)),
-                                  ("citations", citation_check(view, content, trace, requests)),
-                                  ("request_text", text_check(view, content, question, trace, requests, trace_ids)),
-                                  ("no_effect", no_effect(view, content, question, requests, baseline,
-                                                          baseline_requests))):
+    for name, (status, found) in (
+        ("trace_ids", trace_check(view, content, trace, trace_ids)),
+        ("citations", citation_check(view, content, trace, requests)),
+        ("request_text", text_check(view, content, question, trace, requests, trace_ids)),
+        ("no_effect", no_effect(view, content, question, requests, baseline, baseline_requests)),
+    ):
         checks[name] = status
         evidence += found
     notes = []
     if len(evidence) > MAX_EVIDENCE:
         notes.append(f"{len(evidence) - MAX_EVIDENCE} more finding(s) not listed")
-    return LeakCheck(status=overall(checks), checks=checks, evidence=evidence[:MAX_EVIDENCE],
-                     requests=len(requests), notes=notes, trace_ids=trace_ids)
+    return LeakCheck(
+        status=overall(checks),
+        checks=checks,
+        evidence=evidence[:MAX_EVIDENCE],
+        requests=len(requests),
+        notes=notes,
+        trace_ids=trace_ids,
+    )
 
 
-def without_instructions(requests: Sequence["CapturedRequest"] | None,
-                         instructions: Sequence[str]) -> list["CapturedRequest"]:
+def without_instructions(
+    requests: Sequence["CapturedRequest"] | None, instructions: Sequence[str]
+) -> list["CapturedRequest"]:
     """``requests`` as evidence: every message without the system's fixed instructions, which it
     sends whatever the view shows, so their words show nothing the view hides (the hashes stay)."""
     fixed = sorted({t for t in instructions if t.strip()}, key=len, reverse=True)
@@ -131,13 +152,17 @@ def overall(checks: dict[str, LeakStatus]) -> LeakStatus:
 
 # -- (a) trace ids ---------------------------------------------------------------------------------
 
-def trace_check(view: "GraphView", content: "HiddenContent", trace: Trace,
-                trace_ids: str) -> tuple[LeakStatus, list[LeakEvidence]]:
+
+def trace_check(
+    view: "GraphView", content: "HiddenContent", trace: Trace, trace_ids: str
+) -> tuple[LeakStatus, list[LeakEvidence]]:
     """Hidden ids in the trace; nothing to say about a trace of no known id, or of a store's own ids."""
     if trace_ids != "kb":
         return "not-checkable", []
-    found = [LeakEvidence(check="trace_ids", kind=kind, item=item, where=where)
-             for kind, item, where in hidden_ids(view, content, trace)]
+    found = [
+        LeakEvidence(check="trace_ids", kind=kind, item=item, where=where)
+        for kind, item, where in hidden_ids(view, content, trace)
+    ]
     if found:
         return "leaked", found
     known = any(_known(content, kind, item) for kind, item, _ in _trace_ids(trace))
@@ -167,8 +192,12 @@ def _trace_ids(trace: Trace) -> Iterator[tuple[str, str, str]]:
 
 def _cited_ids(trace: Trace) -> Iterator[tuple[str, str, str]]:
     cited = trace.citations
-    for kind, ids in (("entity", cited.entities), ("relationship", cited.relationships),
-                      ("text_unit", cited.text_units), ("community", cited.communities)):
+    for kind, ids in (
+        ("entity", cited.entities),
+        ("relationship", cited.relationships),
+        ("text_unit", cited.text_units),
+        ("community", cited.communities),
+    ):
         yield from ((kind, item, "citations") for item in ids)
 
 
@@ -189,10 +218,12 @@ def _is_hidden(view: "GraphView", content: "HiddenContent", kind: str, item: str
 def _known(content: "HiddenContent", kind: str, item: str) -> bool:
     """An id of the knowledge base (of any kind for a fact's "source")."""
     index = content.index
-    return ((kind in ("entity", "source") and item in index.names)
-            or (kind in ("text_unit", "source") and item in index.unit_texts)
-            or (kind in ("community", "source") and item in index.communities)
-            or (kind in ("relationship", "source") and item in index.relation_ends))
+    return (
+        (kind in ("entity", "source") and item in index.names)
+        or (kind in ("text_unit", "source") and item in index.unit_texts)
+        or (kind in ("community", "source") and item in index.communities)
+        or (kind in ("relationship", "source") and item in index.relation_ends)
+    )
 
 
 class HiddenIds:
@@ -206,10 +237,12 @@ class HiddenIds:
         if not isinstance(item, str):
             return False
         view, content, index = self.view, self.content, self.content.index
-        return ((item in index.names and item in view.hidden.entities)
-                or (item in index.unit_texts and not view.text_unit_readable(item))
-                or (item in index.relation_ends and content.relation_hidden(item))
-                or (item in index.communities and not view.community_visible(item)))
+        return (
+            (item in index.names and item in view.hidden.entities)
+            or (item in index.unit_texts and not view.text_unit_readable(item))
+            or (item in index.relation_ends and content.relation_hidden(item))
+            or (item in index.communities and not view.community_visible(item))
+        )
 
     def __bool__(self) -> bool:
         return True
@@ -222,19 +255,29 @@ def ids_in(text: str, ids: "frozenset[str] | HiddenIds") -> list[str]:
 
 # -- (b) citations ----------------------------------------------------------------------------------
 
-def citation_check(view: "GraphView", content: "HiddenContent", trace: Trace,
-                   requests: Sequence["CapturedRequest"]) -> tuple[LeakStatus, list[LeakEvidence]]:
+
+def citation_check(
+    view: "GraphView", content: "HiddenContent", trace: Trace, requests: Sequence["CapturedRequest"]
+) -> tuple[LeakStatus, list[LeakEvidence]]:
     """Cited hidden ids: leaked when no model wrote them, or a request showed them; else suspect."""
     cited = [(kind, item) for kind, item, _ in _cited_ids(trace) if _is_hidden(view, content, kind, item)]
     if not cited:
         return "clean", []
-    shown = {item for request in requests for role, text in request.messages if role != "assistant"
-             for item in ids_in(text, frozenset(i for _, i in cited))}  # the model's own words show nothing
+    shown = {
+        item
+        for request in requests
+        for role, text in request.messages
+        if role != "assistant"
+        for item in ids_in(text, frozenset(i for _, i in cited))
+    }  # the model's own words show nothing
     found = []
     for kind, item in dict.fromkeys(cited):
         seen = not requests or item in shown
-        why = "no LLM request: the system wrote it" if not requests else (
-            "a request showed it" if seen else "in no request: the model may have guessed it")
+        why = (
+            "no LLM request: the system wrote it"
+            if not requests
+            else ("a request showed it" if seen else "in no request: the model may have guessed it")
+        )
         found.append(LeakEvidence(check="citations", kind=kind, item=item, where="citations", snippet=why))
     leaked = not requests or any(item in shown for _, item in cited)
     return ("leaked" if leaked else "suspect"), found
@@ -242,8 +285,15 @@ def citation_check(view: "GraphView", content: "HiddenContent", trace: Trace,
 
 # -- (c) request text -------------------------------------------------------------------------------
 
-def text_check(view: "GraphView", content: "HiddenContent", question: Question, trace: Trace,
-               requests: Sequence["CapturedRequest"], trace_ids: str) -> tuple[LeakStatus, list[LeakEvidence]]:
+
+def text_check(
+    view: "GraphView",
+    content: "HiddenContent",
+    question: Question,
+    trace: Trace,
+    requests: Sequence["CapturedRequest"],
+    trace_ids: str,
+) -> tuple[LeakStatus, list[LeakEvidence]]:
     """Hidden text or ids in the requests (in the answer when the unit asked no model)."""
     if not requests:
         found = list(answer_leaks(content, question, trace))
@@ -263,14 +313,20 @@ def answer_leaks(content: "HiddenContent", question: Question, trace: Trace) -> 
     answer = trace.answer or ""
     excuse = joined(tokens(" ".join([question.question, *(question.choices or [])])))
     for match in content.find(answer, excuse):
-        yield LeakEvidence(check="request_text", kind=match.kind, item=match.item,
-                           where="answer (no LLM request)", snippet=snippet(match.text))
+        yield LeakEvidence(
+            check="request_text",
+            kind=match.kind,
+            item=match.item,
+            where="answer (no LLM request)",
+            snippet=snippet(match.text),
+        )
     for item in ids_in(answer, HiddenIds(content.view, content)):
         yield LeakEvidence(check="request_text", kind="id", item=item, where="answer (no LLM request)")
 
 
-def request_text_leaks(content: "HiddenContent", question: Question,
-                       requests: Sequence["CapturedRequest"]) -> Iterator[LeakEvidence]:
+def request_text_leaks(
+    content: "HiddenContent", question: Question, requests: Sequence["CapturedRequest"]
+) -> Iterator[LeakEvidence]:
     """Hidden text and ids in the unit's requests, each finding once, with the first request it
     appeared in. Each distinct message is scanned once, in the first request that sends it (agents
     resend their history), against the question, the model's replies received before that request
@@ -301,8 +357,7 @@ def request_text_leaks(content: "HiddenContent", question: Question,
             for kind, item, shown in found:
                 if (kind, item) not in reported:
                     reported.add((kind, item))
-                    yield LeakEvidence(check="request_text", kind=kind, item=item, where=where,
-                                       snippet=snippet(shown))
+                    yield LeakEvidence(check="request_text", kind=kind, item=item, where=where, snippet=snippet(shown))
 
 
 @lru_cache(maxsize=1)
@@ -320,9 +375,15 @@ def snippet(text: str) -> str:
 
 # -- (d) no effect -----------------------------------------------------------------------------------
 
-def no_effect(view: "GraphView", content: "HiddenContent", question: Question, requests: Sequence["CapturedRequest"],
-              baseline: Trace | None, baseline_requests: Sequence["CapturedRequest"] | None
-              ) -> tuple[LeakStatus, list[LeakEvidence]]:
+
+def no_effect(
+    view: "GraphView",
+    content: "HiddenContent",
+    question: Question,
+    requests: Sequence["CapturedRequest"],
+    baseline: Trace | None,
+    baseline_requests: Sequence["CapturedRequest"] | None,
+) -> tuple[LeakStatus, list[LeakEvidence]]:
     """``no-effect`` when hidden items reached the baseline's prompts and every request equals the baseline's."""
     if baseline is None or not baseline_requests:
         return "not-checkable", []
@@ -337,13 +398,19 @@ def no_effect(view: "GraphView", content: "HiddenContent", question: Question, r
     if not reached:
         return "clean", []
     hid = ", ".join(reached[:5]) + (", …" if len(reached) > 5 else "")
-    return "no-effect", [LeakEvidence(check="no_effect", kind="requests", where=f"{len(after)} request(s)",
-                                      snippet=f"identical to the baseline's, though the view hides {hid}, "
-                                              "which reached the baseline's prompts")]
+    return "no-effect", [
+        LeakEvidence(
+            check="no_effect",
+            kind="requests",
+            where=f"{len(after)} request(s)",
+            snippet=f"identical to the baseline's, though the view hides {hid}, which reached the baseline's prompts",
+        )
+    ]
 
 
-def reached_prompts(content: "HiddenContent", question: Question, items: Iterable[str],
-                    prompts: Sequence["CapturedRequest"]) -> list[str]:
+def reached_prompts(
+    content: "HiddenContent", question: Question, items: Iterable[str], prompts: Sequence["CapturedRequest"]
+) -> list[str]:
     """The ``items`` whose content the prompts showed beyond the question: the id, a hidden name or
     sentence of it, or (a relation) one line with both ends' names and its label, not all from the question."""
     from .kb.hidden import joined, tokens
@@ -360,13 +427,17 @@ def reached_prompts(content: "HiddenContent", question: Question, items: Iterabl
             continue
         parts = [joined(tokens(index.names.get(end))) for end in index.relation_ends[item]]
         parts.append(joined(tokens((index.relation_labels.get(item) or "").replace("_", " "))))  # born_in: "born in"
-        if all(p.strip() for p in parts) and not all(p in asked for p in parts) and any(
-                all(p in line for p in parts) for line in lines):
+        if (
+            all(p.strip() for p in parts)
+            and not all(p in asked for p in parts)
+            and any(all(p in line for p in parts) for line in lines)
+        ):
             shown.add(item)
     return [item for item in wanted if item in shown]
 
 
 # -- reporting ---------------------------------------------------------------------------------------
+
 
 def leak_counts(records: Iterable[RunRecord]) -> dict[tuple[str, str], Counter]:
     """Per (system, condition): how many checked units had each status."""
@@ -383,12 +454,19 @@ def leak_lines(records: Iterable[RunRecord]) -> list[str]:
     if not counts:
         return []
     total = sum(counts.values(), Counter())
-    lines = [f"leak guard: {sum(total.values())} intervention unit(s) checked: " + ", ".join(
-        f"{total[s]} {s}" for s in STATUSES if total[s] or s in ("clean", "leaked"))]
+    lines = [
+        f"leak guard: {sum(total.values())} intervention unit(s) checked: "
+        + ", ".join(f"{total[s]} {s}" for s in STATUSES if total[s] or s in ("clean", "leaked"))
+    ]
     for status in ("leaked", "suspect", "no-effect", "no-op", "not-checkable"):
-        lines += [f"  {status}: {system} x {condition}: {c[status]} unit(s)"
-                  for (system, condition), c in counts.items() if c[status]]
+        lines += [
+            f"  {status}: {system} x {condition}: {c[status]} unit(s)"
+            for (system, condition), c in counts.items()
+            if c[status]
+        ]
     if any(total[s] for s in LEFT_OUT):
-        lines.append("  leaked, no-effect, no-op and not-checkable units are left out of the intervention statistics "
-                     "(leak_guard.include_leaked: true keeps leaked ones); see the report's leak guard section")
+        lines.append(
+            "  leaked, no-effect, no-op and not-checkable units are left out of the intervention statistics "
+            "(leak_guard.include_leaked: true keeps leaked ones); see the report's leak guard section"
+        )
     return lines

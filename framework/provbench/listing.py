@@ -8,8 +8,15 @@ import json
 from typing import Any, Iterable, Sequence
 
 
-def show_table(console: Any, title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
-               wrap: Sequence[str] = (), right: Sequence[str] = ()) -> None:
+def show_table(
+    console: Any,
+    title: str,
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    wrap: Sequence[str] = (),
+    right: Sequence[str] = (),
+) -> None:
     """``rows`` under ``columns``: a table on a terminal (``wrap``: columns whose text folds,
     the others stay whole; ``right``: numbers), else a ``# title`` line, a header line and one
     tab-separated line per row."""
@@ -26,8 +33,9 @@ def show_table(console: Any, title: str, columns: Sequence[str], rows: Iterable[
 
     table = Table(title=escape(title))
     for column in columns:
-        table.add_column(column, no_wrap=column not in wrap, overflow="fold",
-                         justify="right" if column in right else "left")
+        table.add_column(
+            column, no_wrap=column not in wrap, overflow="fold", justify="right" if column in right else "left"
+        )
     for row in rows:
         table.add_row(*(escape(v) for v in row))  # user text: "[ray]" stays, "[/x]" is no markup
     console.print(table)

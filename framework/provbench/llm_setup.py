@@ -24,13 +24,17 @@ def check_same_models(store: RunStore, suite: Suite) -> None:
     previous = store.read_manifest()
     used = previous.models.get("suite_model") if previous else None
     if used and used != suite.model.id:
-        raise UserError(f"{store.run_dir} holds a run with model {used!r}, not {suite.model.id!r}; "
-                        "pass --out with a new directory to run another model")
+        raise UserError(
+            f"{store.run_dir} holds a run with model {used!r}, not {suite.model.id!r}; "
+            "pass --out with a new directory to run another model"
+        )
     judged = previous.models.get("judge", used) if previous else None  # older runs: the judge was the model
     judge = suite.judge.id if suite.judge else suite.model.id
     if judged and judged != judge:
-        raise UserError(f"{store.run_dir} holds a run judged by {judged!r}, not {judge!r}; "
-                        "pass --out with a new directory to use another judge")
+        raise UserError(
+            f"{store.run_dir} holds a run judged by {judged!r}, not {judge!r}; "
+            "pass --out with a new directory to use another judge"
+        )
 
 
 def check_budget_prices(loaded: LoadedSuite, llm: Any) -> None:
@@ -40,20 +44,25 @@ def check_budget_prices(loaded: LoadedSuite, llm: Any) -> None:
         return
     system = llm if llm is not None else make_run_llm(suite.model, None, 1)
     judge = system if suite.judge is None else make_run_llm(suite.judge, None, 1)
-    check_priced(suite.budget, {"systems'": getattr(system, "backend", None),
-                                "judge": getattr(judge, "backend", None)}, str(loaded.path))
+    check_priced(
+        suite.budget,
+        {"systems'": getattr(system, "backend", None), "judge": getattr(judge, "backend", None)},
+        str(loaded.path),
+    )
 
 
 def make_run_llm(spec: ModelSpec, cache_dir: Path | None, concurrency: int) -> Any:
     """A client for ``spec`` (its parameters and rate limits) with ``concurrency`` calls at once."""
-    return make_llm(spec.id, cache_dir=cache_dir, max_concurrency=concurrency, rate_limit=spec.rate_limit,
-                    **spec.params)
+    return make_llm(
+        spec.id, cache_dir=cache_dir, max_concurrency=concurrency, rate_limit=spec.rate_limit, **spec.params
+    )
 
 
 def make_judge(suite: Suite, llm: Any, cache_dir: Path) -> Any:
     """The metrics' LLM: the systems' client unless the suite names another judge model."""
-    if suite.judge is None or (suite.judge.id == getattr(llm, "model_id", None) and not suite.judge.params
-                               and suite.judge.rate_limit is None):
+    if suite.judge is None or (
+        suite.judge.id == getattr(llm, "model_id", None) and not suite.judge.params and suite.judge.rate_limit is None
+    ):
         return llm
     return make_run_llm(suite.judge, cache_dir, suite.concurrency)
 
@@ -81,17 +90,23 @@ def _check_params(registration: Any, model_id: str, params: dict[str, Any]) -> N
     try:
         signature.bind(model_id, **params)
     except TypeError as exc:
-        named = [p.name for p in list(signature.parameters.values())[1:]
-                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-        raise UserError(f"model {model_id!r} ({registration.label()}): unknown or missing parameters "
-                        f"{sorted(params)}: {exc} (known parameters: {', '.join(named) or 'none'})") from None
+        named = [
+            p.name
+            for p in list(signature.parameters.values())[1:]
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        ]
+        raise UserError(
+            f"model {model_id!r} ({registration.label()}): unknown or missing parameters "
+            f"{sorted(params)}: {exc} (known parameters: {', '.join(named) or 'none'})"
+        ) from None
 
 
 CLIENT_PARAMS = {"max_attempts", "backoff_s", "max_backoff_s", "deadline_s", "json_retries"}
 
 
-def make_llm(model_id: str, cache_dir: Path | str | None = None, max_concurrency: int = 2,
-             rate_limit: Any = None, **params: Any) -> LLMClient:
+def make_llm(
+    model_id: str, cache_dir: Path | str | None = None, max_concurrency: int = 2, rate_limit: Any = None, **params: Any
+) -> LLMClient:
     """An LLMClient for ``embedded`` | ``llama-cpp:<path.gguf>`` | ``scripted`` | ``schema-following`` (no
     model: replies follow the requested schema, :mod:`provbench.llm.offline`) | any litellm id.
 
@@ -111,5 +126,12 @@ def make_llm(model_id: str, cache_dir: Path | str | None = None, max_concurrency
         from .llm.ratelimit import RateLimiter
 
         limiter = RateLimiter(rate_limit)
-    return LLMClient(backend, cache_dir=cache_dir, max_concurrency=max_concurrency, pinned_params=pinned,
-                     rate_limiter=limiter, **client, **generation)
+    return LLMClient(
+        backend,
+        cache_dir=cache_dir,
+        max_concurrency=max_concurrency,
+        pinned_params=pinned,
+        rate_limiter=limiter,
+        **client,
+        **generation,
+    )

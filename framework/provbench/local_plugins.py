@@ -29,14 +29,14 @@ if TYPE_CHECKING:
     from .registry import Registry
 
 
-
 def is_file_spec(spec: str) -> bool:
     """``./x.py``, ``x.py`` or a path: a file; ``pkg.module``: a module to import."""
     return spec.endswith(".py") or "/" in spec or "\\" in spec
 
 
-def register_local_plugins(pm: "pluggy.PluginManager", specs: Iterable[str], base_dir: Path,
-                           located: Any = None) -> list[object]:
+def register_local_plugins(
+    pm: "pluggy.PluginManager", specs: Iterable[str], base_dir: Path, located: Any = None
+) -> list[object]:
     """Import each spec (a file, relative to ``base_dir``, or a dotted module) and register it with
     ``pm``; one already registered is not registered twice. ``located(i)`` names where spec ``i``
     was written (a suite's file, line and field) for errors; default: the spec itself."""
@@ -49,13 +49,16 @@ def register_local_plugins(pm: "pluggy.PluginManager", specs: Iterable[str], bas
             try:
                 pm.register(module, name=name)
             except Exception as exc:  # noqa: BLE001 - pluggy's validation of the hook implementations
-                raise UserError(f"{at}: {getattr(module, LOCAL_MARK)[0]} is not a valid provbench plugin: {exc}") from None
+                raise UserError(
+                    f"{at}: {getattr(module, LOCAL_MARK)[0]} is not a valid provbench plugin: {exc}"
+                ) from None
         modules.append(module)
     return modules
 
 
-def plugin_setup(suite_file: "str | Path | None" = None, pm: "pluggy.PluginManager | None" = None
-                 ) -> tuple["pluggy.PluginManager", "Registry"]:
+def plugin_setup(
+    suite_file: "str | Path | None" = None, pm: "pluggy.PluginManager | None" = None
+) -> tuple["pluggy.PluginManager", "Registry"]:
     """The plugin manager (default: the process's) with a suite file's own plugins registered, and
     its registry."""
     from .registry import build_registry, default_plugin_manager, default_registry
@@ -91,8 +94,10 @@ def suite_plugin_specs(suite_file: Path) -> tuple[list[str], Any]:
     if specs is None:
         return [], None
     if not isinstance(specs, list) or not all(isinstance(s, str) and s.strip() for s in specs):
-        raise SuiteError(f"{where(suite_file, tree, ('plugins',))}: a list of plugin files (./my_system.py) "
-                         "or module names (my_pkg.module)")
+        raise SuiteError(
+            f"{where(suite_file, tree, ('plugins',))}: a list of plugin files (./my_system.py) "
+            "or module names (my_pkg.module)"
+        )
     return list(specs), lambda i: where(suite_file, tree, ("plugins", i))
 
 

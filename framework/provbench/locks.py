@@ -62,8 +62,9 @@ class DirLock:
         except Timeout:
             holder = describe_holder(self.path)
             if wait_s <= 0:
-                raise LockHeld(f"{self.what} is in use by {holder}; wait for it to finish, "
-                               "or use another directory") from None
+                raise LockHeld(
+                    f"{self.what} is in use by {holder}; wait for it to finish, or use another directory"
+                ) from None
             message = f"waiting up to {wait_s:.0f} s for {holder}, which holds {self.what}"
             log.warning(message)
             if on_wait is not None:
@@ -71,15 +72,20 @@ class DirLock:
             try:
                 self._lock.acquire(timeout=wait_s)
             except Timeout:
-                raise LockHeld(f"{self.what} is still in use by {describe_holder(self.path)} "
-                               f"after {wait_s:.0f} s") from None
+                raise LockHeld(
+                    f"{self.what} is still in use by {describe_holder(self.path)} after {wait_s:.0f} s"
+                ) from None
         self._note_holder()
 
     def _note_holder(self) -> None:
         if self.holder_path.exists():  # the lock was free, so whoever wrote this is gone
             log.info("%s: replacing a stale lock note (%s)", self.what, describe_holder(self.path))
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(),
-                "command": " ".join(Path(a).name if i == 0 else a for i, a in enumerate(sys.argv[:3]))[:200]}
+        info = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": time.time(),
+            "command": " ".join(Path(a).name if i == 0 else a for i, a in enumerate(sys.argv[:3]))[:200],
+        }
         tmp = self.holder_path.with_name(self.holder_path.name + f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(info), encoding="utf-8")
         os.replace(tmp, self.holder_path)

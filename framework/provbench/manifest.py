@@ -25,13 +25,33 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-KEY_PACKAGES = ("pydantic", "pluggy", "kuzu", "llama-index-core", "litellm", "ragas", "llama-cpp-python",
-                "sentence-transformers", "networkx", "numpy", "scipy", "matplotlib", "jinja2")
+KEY_PACKAGES = (
+    "pydantic",
+    "pluggy",
+    "kuzu",
+    "llama-index-core",
+    "litellm",
+    "ragas",
+    "llama-cpp-python",
+    "sentence-transformers",
+    "networkx",
+    "numpy",
+    "scipy",
+    "matplotlib",
+    "jinja2",
+)
 
 
-def write_manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path | None,
-                   pm: "pluggy.PluginManager", console: "Console | None" = None, judge: Any = None,
-                   kb: Any = None) -> RunManifest:
+def write_manifest(
+    store: RunStore,
+    loaded: LoadedSuite,
+    llm: Any,
+    kb_dir: Path | None,
+    pm: "pluggy.PluginManager",
+    console: "Console | None" = None,
+    judge: Any = None,
+    kb: Any = None,
+) -> RunManifest:
     """The run's manifest, written; ``models`` names the systems' model (``suite_model``; ``llm``: the
     client's) and the ``judge`` of LLM-judged metrics (the systems' model unless the suite names one;
     ``judge_llm``: the client's)."""
@@ -41,33 +61,58 @@ def write_manifest(store: RunStore, loaded: LoadedSuite, llm: Any, kb_dir: Path 
     if previous is not None and previous.suite_sha256 != loaded.sha256:
         log.warning("%s changed since run %s started; its recorded units are kept", loaded.path, previous.run_id)
         if console is not None:
-            console.print(f"[yellow]note:[/] {escape(str(loaded.path))} changed since this run started; "
-                          "recorded units are kept")
+            console.print(
+                f"[yellow]note:[/] {escape(str(loaded.path))} changed since this run started; recorded units are kept"
+            )
     suite = loaded.suite
     suite_dump = suite.model_dump(mode="json")
     if kb_dir is not None:
         suite_dump["knowledge_base"]["directory"] = str(kb_dir)
     manifest = RunManifest(
         run_id=previous.run_id if previous else uuid.uuid4().hex[:12],
-        suite_name=suite.name, suite_path=str(loaded.path), suite=suite_dump, suite_sha256=loaded.sha256,
-        models={"llm": str(getattr(llm, "model_id", suite.model.id)), "suite_model": suite.model.id,
-                # the suite's judge, as suite_model is the suite's model (a test may inject a client)
-                "judge": suite.judge.id if suite.judge else suite.model.id,
-                "judge_llm": str(getattr(judge or llm, "model_id", ""))},
-        seeds=[suite.seed, suite.dataset.seed], versions=_versions(), git_revision=_git_revision(loaded.path),
+        suite_name=suite.name,
+        suite_path=str(loaded.path),
+        suite=suite_dump,
+        suite_sha256=loaded.sha256,
+        models={
+            "llm": str(getattr(llm, "model_id", suite.model.id)),
+            "suite_model": suite.model.id,
+            # the suite's judge, as suite_model is the suite's model (a test may inject a client)
+            "judge": suite.judge.id if suite.judge else suite.model.id,
+            "judge_llm": str(getattr(judge or llm, "model_id", "")),
+        },
+        seeds=[suite.seed, suite.dataset.seed],
+        versions=_versions(),
+        git_revision=_git_revision(loaded.path),
         plugins={name: plugin_source(pm, plugin) for name, plugin in pm.list_name_plugin()},
         plugin_versions=build_registry(pm).versions(),
         knowledge_base=_kb_summary(kb, kb_dir) | _kept_build_spending(previous),
-        created_at=previous.created_at if previous else utc_now())
+        created_at=previous.created_at if previous else utc_now(),
+    )
     store.write_manifest(manifest)
     return manifest
 
 
 # Suite settings a resumed run may change: how it is executed, analysed and reported, and which
 # questions it takes; none changes what an already recorded unit holds.
-FREE_SETTINGS = {"name", "description", "concurrency", "unit_timeout_s", "executor", "report", "budget",
-                 "assertions", "controls", "leak_guard", "dataset.limit", "dataset.seed", "dataset.sample",
-                 "knowledge_base.directory", "model.rate_limit", "judge.rate_limit"}
+FREE_SETTINGS = {
+    "name",
+    "description",
+    "concurrency",
+    "unit_timeout_s",
+    "executor",
+    "report",
+    "budget",
+    "assertions",
+    "controls",
+    "leak_guard",
+    "dataset.limit",
+    "dataset.seed",
+    "dataset.sample",
+    "knowledge_base.directory",
+    "model.rate_limit",
+    "judge.rate_limit",
+}
 # model parameters that change how a request travels, not what the model is asked or answers
 TRANSPORT_PARAMS = {"timeout", "deadline_s", "max_attempts", "backoff_s", "max_backoff_s", "api_base", "api_key"}
 KEYED_LISTS = ("systems", "interventions", "metrics")  # compared entry by entry (adding one is free)
@@ -87,9 +132,11 @@ def check_same_settings(store: RunStore, loaded: LoadedSuite) -> None:
     changes = list(_changes(_comparable(previous.suite), _comparable(now), ""))
     if changes:
         shown = "; ".join(f"{path}: {old!r} -> {new!r}" for path, old, new in changes[:10])
-        raise UserError(f"{loaded.path} changed since run {previous.run_id} in {store.run_dir} started, in settings "
-                        f"its recorded units were made under: {shown}. Undo the change to resume, or pass --out "
-                        "with a new directory for a run under the new settings")
+        raise UserError(
+            f"{loaded.path} changed since run {previous.run_id} in {store.run_dir} started, in settings "
+            f"its recorded units were made under: {shown}. Undo the change to resume, or pass --out "
+            "with a new directory for a run under the new settings"
+        )
 
 
 def suite_changes(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, Any, Any]]:
@@ -155,5 +202,3 @@ def _git_revision(near: Path) -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
-
-

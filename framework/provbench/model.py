@@ -33,8 +33,10 @@ class Question(BaseModel):
     type: str = Field(default="", description="dataset's own question type, e.g. 'compositional'")
     category: str = Field(default="", description="provbench's category, e.g. 'local-path'")
     metadata: dict[str, Any] = Field(default_factory=dict)
-    gold: GoldEvidence | None = Field(default=None, description="what answers it, in the dataset's terms "
-                                      "(provbench.gold); None when the dataset gives none")
+    gold: GoldEvidence | None = Field(
+        default=None,
+        description="what answers it, in the dataset's terms (provbench.gold); None when the dataset gives none",
+    )
 
 
 class LLMCall(BaseModel):
@@ -256,8 +258,10 @@ class LeakEvidence(BaseModel):
     baseline's though hidden items reached its prompts. ``snippet`` is redacted and short."""
 
     check: Literal["trace_ids", "citations", "request_text", "no_effect"]
-    kind: str = Field(description="what was hidden: entity, relationship, text_unit, community, name, "
-                      "text, description, community_text; or 'requests' for no effect")
+    kind: str = Field(
+        description="what was hidden: entity, relationship, text_unit, community, name, "
+        "text, description, community_text; or 'requests' for no effect"
+    )
     item: str = Field(default="", description="the knowledge base's id of the hidden item")
     where: str = Field(default="", description="trace field, or the request's number and purpose")
     snippet: str = ""
@@ -336,14 +340,20 @@ class RunManifest(BaseModel):
     git_revision: str | None = None
     plugins: dict[str, str] = Field(default_factory=dict)
     plugin_versions: dict[str, str] = Field(default_factory=dict, description="kind:name -> version")
-    knowledge_base: dict[str, Any] = Field(default_factory=dict, description="the knowledge base's fingerprint and "
-                                           "counts when the run started (empty without one)")
+    knowledge_base: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the knowledge base's fingerprint and counts when the run started (empty without one)",
+    )
     created_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None
     stopped: str | None = Field(default=None, description="why units were left unrun (a budget), if any")
-    redacted_questions: list[str] = Field(default_factory=list, description=(
-        "questions whose dataset text looks like it holds a credential: stored as [REDACTED] in every "
-        "artefact, sent to the model as written"))
+    redacted_questions: list[str] = Field(
+        default_factory=list,
+        description=(
+            "questions whose dataset text looks like it holds a credential: stored as [REDACTED] in every "
+            "artefact, sent to the model as written"
+        ),
+    )
 
 
 class MetricValue(BaseModel):

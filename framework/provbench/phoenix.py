@@ -40,14 +40,20 @@ def score_annotations(run: RunData) -> list[dict[str, Any]]:
         for name, value in record.scores.items():
             if value is None:
                 continue
-            annotations.append({"span_id": span_id, "name": name, "annotator_kind": "CODE",
-                                "result": {"score": float(value)}, "identifier": IDENTIFIER,
-                                "metadata": {"run_id": run.manifest.run_id, "unit": key}})
+            annotations.append(
+                {
+                    "span_id": span_id,
+                    "name": name,
+                    "annotator_kind": "CODE",
+                    "result": {"score": float(value)},
+                    "identifier": IDENTIFIER,
+                    "metadata": {"run_id": run.manifest.run_id, "unit": key},
+                }
+            )
     return annotations
 
 
-def annotate_scores(run: RunData, base_url: str, *, headers: dict[str, str] | None = None,
-                    wait_s: float = 60.0) -> int:
+def annotate_scores(run: RunData, base_url: str, *, headers: dict[str, str] | None = None, wait_s: float = 60.0) -> int:
     """Send the run's scores to the Phoenix at ``base_url`` (e.g. http://127.0.0.1:6006) as span
     annotations, after its spans; returns how many were stored."""
     import httpx
@@ -74,10 +80,9 @@ def _send(client: Any, url: str, batch: list[dict[str, Any]], deadline: float) -
         time.sleep(delay)  # Phoenix has not written the spans yet
         delay = min(2 * delay, 2.0)
     if response.status_code >= 400:
-        raise UserError(f"traces: scores not annotated: {url} answered {response.status_code}: "
-                        f"{response.text[:500]}")
+        raise UserError(f"traces: scores not annotated: {url} answered {response.status_code}: {response.text[:500]}")
 
 
 def _batches(items: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
     for start in range(0, len(items), BATCH):
-        yield items[start:start + BATCH]
+        yield items[start : start + BATCH]

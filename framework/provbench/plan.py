@@ -80,8 +80,9 @@ class Plan:
         elif unsized:
             causes.append(f"no token sizes for {', '.join(r.what for r in unsized)} (see the notes)")
         if unpriced:
-            causes.append(f"no price for {', '.join(unpriced)}: give model params input_cost_per_token / "
-                          "output_cost_per_token")
+            causes.append(
+                f"no price for {', '.join(unpriced)}: give model params input_cost_per_token / output_cost_per_token"
+            )
         return causes
 
     def hours(self, longest_chain_calls: float) -> float:
@@ -89,34 +90,63 @@ class Plan:
         return max(self.calls * self.latency_s / self.concurrency, longest_chain_calls * self.latency_s) / 3600
 
 
-def make_plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, kb_dir: Path | None, *, sample: int = 2,
-              concurrency: int | None = None, latency_s: float = 1.0) -> tuple[Plan, float]:
+def make_plan(
+    loaded: "LoadedSuite",
+    registry: Any,
+    run_dir: Path,
+    kb_dir: Path | None,
+    *,
+    sample: int = 2,
+    concurrency: int | None = None,
+    latency_s: float = 1.0,
+) -> tuple[Plan, float]:
     """The plan of ``loaded`` and the longest chain of calls (for the time estimate)."""
     from .llm_setup import make_backend
 
     suite = loaded.suite
     loader = registry.create("dataset_loader", suite.dataset.loader)
-    questions = loader.load(loaded.dataset_source(), limit=suite.dataset.limit, seed=suite.dataset.seed,
-                            sample=suite.dataset.sample, **suite.dataset.options)
+    questions = loader.load(
+        loaded.dataset_source(),
+        limit=suite.dataset.limit,
+        seed=suite.dataset.seed,
+        sample=suite.dataset.sample,
+        **suite.dataset.options,
+    )
     records = _recorded(run_dir)
     system_backend = make_backend(suite.model.id, **suite.model.params)
     judge_spec = suite.judge or suite.model
     judge_backend = make_backend(judge_spec.id, **judge_spec.params) if suite.judge else system_backend
     dry = _DryRun(loaded, registry, kb_dir, questions[:sample], system_backend.model_id)
     try:
-        return _plan(loaded, registry, run_dir, questions, records, system_backend, judge_backend, dry,
-                     concurrency, latency_s)
+        return _plan(
+            loaded, registry, run_dir, questions, records, system_backend, judge_backend, dry, concurrency, latency_s
+        )
     finally:
         dry.close()
 
 
-def _plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, questions: list[Any], records: dict[str, RunRecord],
-          system_backend: Any, judge_backend: Any, dry: "_DryRun", concurrency: int | None,
-          latency_s: float) -> tuple[Plan, float]:
+def _plan(
+    loaded: "LoadedSuite",
+    registry: Any,
+    run_dir: Path,
+    questions: list[Any],
+    records: dict[str, RunRecord],
+    system_backend: Any,
+    judge_backend: Any,
+    dry: "_DryRun",
+    concurrency: int | None,
+    latency_s: float,
+) -> tuple[Plan, float]:
     suite = loaded.suite
-    notes = [] if dry.view is not None else [f"knowledge base {dry.kb_dir} is not built yet, so no question can be "
-                                             f"dry-run: token sizes and cost are unknown ({kb_build_command(loaded, run_dir)} "
-                                             "builds it where this run will look; then plan again)"]
+    notes = (
+        []
+        if dry.view is not None
+        else [
+            f"knowledge base {dry.kb_dir} is not built yet, so no question can be "
+            f"dry-run: token sizes and cost are unknown ({kb_build_command(loaded, run_dir)} "
+            "builds it where this run will look; then plan again)"
+        ]
+    )
     rows, chain = [], 0.0
     metrics = [registry.create("metric", ref.name, **ref.options) for ref in suite.metrics]
     for ref in suite.systems:
@@ -128,8 +158,10 @@ def _plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, questions: list[A
         rows.append(baseline)
         chain = max(chain, calls * (2 if ref.key in suite.targets_of_interventions() and suite.interventions else 1))
         if ref.key in suite.targets_of_interventions():
-            rows += [_intervention_row(suite, registry, iref, ref, len(questions), calls, baseline, dry)
-                     for iref in suite.interventions]
+            rows += [
+                _intervention_row(suite, registry, iref, ref, len(questions), calls, baseline, dry)
+                for iref in suite.interventions
+            ]
     rows.append(_judge_row(metrics, rows, judge_backend, dry, records))
     if dry.kb_dir is not None and dry.view is None:  # the run builds the KB first, with the systems' model
         rows.insert(0, _kb_build_row(suite, registry, questions, system_backend.model_id))
@@ -139,17 +171,30 @@ def _plan(loaded: "LoadedSuite", registry: Any, run_dir: Path, questions: list[A
             usd, _ = price_of(backend, round(row.calls * row.prompt_tokens), round(row.calls * row.completion_tokens))
             row.cost_usd = usd
     done = {k: r for k, r in records.items() if r.key.question_id in {q.id for q in questions}}
-    plan = Plan(suite.name, len(questions), rows, recorded=sum(r.status == "ok" for r in done.values()),
-                to_rerun=sum(r.status == "failed" for r in done.values()), cached_replies=_cache_entries(run_dir),
-                kb=dry.kb_state, kb_built=None if dry.kb_dir is None else dry.view is not None, concurrency=concurrency or suite.concurrency, latency_s=latency_s, notes=notes)
+    plan = Plan(
+        suite.name,
+        len(questions),
+        rows,
+        recorded=sum(r.status == "ok" for r in done.values()),
+        to_rerun=sum(r.status == "failed" for r in done.values()),
+        cached_replies=_cache_entries(run_dir),
+        kb=dry.kb_state,
+        kb_built=None if dry.kb_dir is None else dry.view is not None,
+        concurrency=concurrency or suite.concurrency,
+        latency_s=latency_s,
+        notes=notes,
+    )
     if suite.exclusion.enabled and suite.interventions:
-        plan.notes.append("the exclusion step will leave out the questions the reference system answers "
-                          "correctly: intervention units are an upper bound")
+        plan.notes.append(
+            "the exclusion step will leave out the questions the reference system answers "
+            "correctly: intervention units are an upper bound"
+        )
     return plan, chain
 
 
-def _intervention_row(suite: Any, registry: Any, iref: Any, sref: Any, questions: int, calls: float,
-                      baseline: Row, dry: "_DryRun") -> Row:
+def _intervention_row(
+    suite: Any, registry: Any, iref: Any, sref: Any, questions: int, calls: float, baseline: Row, dry: "_DryRun"
+) -> Row:
     probe = registry.create("intervention", iref.name, **iref.options)
     per_question = float(suite.repeats if suite.repeats and probe.repeats > 1 else probe.repeats)
     note = []
@@ -162,8 +207,15 @@ def _intervention_row(suite: Any, registry: Any, iref: Any, sref: Any, questions
         per_question = variants
         note.append("enumerated: variants per question from the dry-run sample")
     units = math.ceil(per_question * questions)
-    return Row(f"{sref.key} x {iref.key}", units, calls * units, baseline.prompt_tokens,
-               baseline.completion_tokens, baseline.model, notes=note)
+    return Row(
+        f"{sref.key} x {iref.key}",
+        units,
+        calls * units,
+        baseline.prompt_tokens,
+        baseline.completion_tokens,
+        baseline.model,
+        notes=note,
+    )
 
 
 KB_BUILD = "knowledge base build"
@@ -173,24 +225,32 @@ def _kb_build_row(suite: Any, registry: Any, questions: list[Any], model: str) -
     """The knowledge base's own LLM calls, as its builder bounds them (its calls count against the budget)."""
     builder = registry.create("kb_builder", suite.knowledge_base.builder, **suite.knowledge_base.options)
     try:
-        calls = call_plugin(f"kb builder {suite.knowledge_base.builder!r}: expected_llm_calls",
-                            builder.expected_llm_calls, questions)
-        note = "the builder does not say how many calls its build makes" if calls is None else \
-            "at most, by the builder's caps; they count against the suite's budget"
+        calls = call_plugin(
+            f"kb builder {suite.knowledge_base.builder!r}: expected_llm_calls", builder.expected_llm_calls, questions
+        )
+        note = (
+            "the builder does not say how many calls its build makes"
+            if calls is None
+            else "at most, by the builder's caps; they count against the suite's budget"
+        )
     except PluginFailure as exc:
         calls, note = None, f"{exc}: calls unknown"
     return Row(KB_BUILD, 0, float(calls or 0.0), model=model, notes=[note])
 
 
-def _judge_row(metrics: list[Any], rows: list[Row], backend: Any, dry: "_DryRun",
-               records: dict[str, RunRecord]) -> Row:
+def _judge_row(metrics: list[Any], rows: list[Row], backend: Any, dry: "_DryRun", records: dict[str, RunRecord]) -> Row:
     judge = Row("judge", 0, 0.0, model=backend.model_id)
     for metric in metrics:
         for row in rows:
             condition = row.what.split(" x ", 1)[1] if " x " in row.what else BASELINE
             try:
-                judge.calls += row.units * float(call_plugin(f"metric {metric.name!r}: expected_llm_calls({condition!r})",
-                                                             metric.expected_llm_calls, condition))
+                judge.calls += row.units * float(
+                    call_plugin(
+                        f"metric {metric.name!r}: expected_llm_calls({condition!r})",
+                        metric.expected_llm_calls,
+                        condition,
+                    )
+                )
             except PluginFailure as exc:  # its calls are not counted: say so
                 judge.notes.append(f"{exc}: not counted")
     seen = [c for r in records.values() for c in r.judge_calls if not c.cached]
@@ -233,8 +293,13 @@ class _DryRun:
             self.kb.close()
 
     def measure(self, ref: Any, system: Any, row: Row, records: dict[str, RunRecord]) -> None:
-        seen = [c for r in records.values() if r.key.system == ref.key and r.trace
-                for c in r.trace.llm_calls if not c.cached and c.error is None]
+        seen = [
+            c
+            for r in records.values()
+            if r.key.system == ref.key and r.trace
+            for c in r.trace.llm_calls
+            if not c.cached and c.error is None
+        ]
         if seen:
             row.prompt_tokens, row.completion_tokens = _means(seen)
             row.notes.append(f"token sizes from {len(seen)} recorded call(s)")
@@ -244,7 +309,9 @@ class _DryRun:
         sizes = []
         for question in self.questions:
             llm = _SizingLLM(self.model_id)
-            env = Environment(view=None if self.view is _NO_VIEW else self.view, llm=llm.client, options=dict(ref.options))
+            env = Environment(
+                view=None if self.view is _NO_VIEW else self.view, llm=llm.client, options=dict(ref.options)
+            )
             try:  # a plan must not die on a dry run, not even on a plugin's sys.exit
                 trace = call_plugin("dry run", system.run, question, env)
             except PluginFailure as exc:
@@ -279,8 +346,13 @@ class _DryRun:
         counts = []
         for (key, _), (question, trace) in self.baselines.items():
             if key == system:
-                listed = call_plugin(f"intervention {intervention.name!r}: variants() on the dry run",
-                                     intervention.variants, question, trace.model_copy(deep=True), random.Random(0))
+                listed = call_plugin(
+                    f"intervention {intervention.name!r}: variants() on the dry run",
+                    intervention.variants,
+                    question,
+                    trace.model_copy(deep=True),
+                    random.Random(0),
+                )
                 if listed is None:
                     return None
                 counts.append(len(listed))
@@ -354,8 +426,17 @@ def _cache_entries(run_dir: Path) -> int:
 
 # -- showing a plan -------------------------------------------------------------------------------
 
-COLUMNS = ("what", "model", "units", "LLM calls", "prompt tokens / call", "reply tokens / call", "tokens", "cost",
-           "notes")
+COLUMNS = (
+    "what",
+    "model",
+    "units",
+    "LLM calls",
+    "prompt tokens / call",
+    "reply tokens / call",
+    "tokens",
+    "cost",
+    "notes",
+)
 
 
 def plan_rows(plan: Plan) -> list[list[str]]:
@@ -364,34 +445,67 @@ def plan_rows(plan: Plan) -> list[list[str]]:
 
     rows = []
     for row in plan.rows:
-        tokens = None if row.prompt_tokens is None or row.completion_tokens is None else \
-            row.calls * (row.prompt_tokens + row.completion_tokens)
+        tokens = (
+            None
+            if row.prompt_tokens is None or row.completion_tokens is None
+            else row.calls * (row.prompt_tokens + row.completion_tokens)
+        )
         cost = "unknown" if row.cost_usd is None else dollars(row.cost_usd)
-        rows.append([row.what, row.model, "" if row.what in ("judge", KB_BUILD) else str(row.units), number(row.calls),
-                     number(row.prompt_tokens), number(row.completion_tokens), number(tokens),
-                     cost if row.calls else "–", "; ".join(row.notes)])
+        rows.append(
+            [
+                row.what,
+                row.model,
+                "" if row.what in ("judge", KB_BUILD) else str(row.units),
+                number(row.calls),
+                number(row.prompt_tokens),
+                number(row.completion_tokens),
+                number(tokens),
+                cost if row.calls else "–",
+                "; ".join(row.notes),
+            ]
+        )
     return rows
 
 
 def plan_summary(plan: Plan, chain: float) -> list[str]:
     usd, unknown = plan.cost()
     why = "; ".join(plan.unknown_cost_causes())
-    cost = dollars(usd) + (f" + {unknown} line(s) of unknown cost: {why}" if unknown else "") if usd or not unknown \
+    cost = (
+        dollars(usd) + (f" + {unknown} line(s) of unknown cost: {why}" if unknown else "")
+        if usd or not unknown
         else f"unknown: {why}"
+    )
     minutes = plan.hours(chain) * 60
-    return [f"total: {plan.units:,} unit(s), about {plan.calls:,.0f} LLM call(s), estimated cost {cost}",
-            f"time: about {minutes:.1f} min at concurrency {plan.concurrency} and {plan.latency_s:g} s a call "
-            "(--concurrency, --latency), never under the longest chain of calls",
-            f"already there: {plan.recorded} unit(s) recorded (not run again), {plan.to_rerun} failed (run again), "
-            f"{plan.cached_replies} cached LLM repl{'y' if plan.cached_replies == 1 else 'ies'}; knowledge base {plan.kb}",
-            *(f"note: {n}" for n in plan.notes)]
+    return [
+        f"total: {plan.units:,} unit(s), about {plan.calls:,.0f} LLM call(s), estimated cost {cost}",
+        f"time: about {minutes:.1f} min at concurrency {plan.concurrency} and {plan.latency_s:g} s a call "
+        "(--concurrency, --latency), never under the longest chain of calls",
+        f"already there: {plan.recorded} unit(s) recorded (not run again), {plan.to_rerun} failed (run again), "
+        f"{plan.cached_replies} cached LLM repl{'y' if plan.cached_replies == 1 else 'ies'}; knowledge base {plan.kb}",
+        *(f"note: {n}" for n in plan.notes),
+    ]
 
 
 def plan_json(plan: Plan, chain: float) -> dict[str, Any]:
     usd, unknown = plan.cost()
-    return {"suite": plan.suite, "questions": plan.questions, "units": plan.units, "llm_calls": plan.calls,
-            "cost_usd": usd, "unpriced_rows": unknown, "unknown_cost_causes": plan.unknown_cost_causes(), "minutes": plan.hours(chain) * 60,
-            "concurrency": plan.concurrency, "latency_s": plan.latency_s, "recorded_units": plan.recorded,
-            "failed_units": plan.to_rerun, "cached_replies": plan.cached_replies, "knowledge_base": plan.kb,
-            "rows": [dict(zip(COLUMNS, row)) | {"units": r.units, "calls": r.calls, "cost_usd": r.cost_usd}
-                     for row, r in zip(plan_rows(plan), plan.rows)], "notes": plan.notes}
+    return {
+        "suite": plan.suite,
+        "questions": plan.questions,
+        "units": plan.units,
+        "llm_calls": plan.calls,
+        "cost_usd": usd,
+        "unpriced_rows": unknown,
+        "unknown_cost_causes": plan.unknown_cost_causes(),
+        "minutes": plan.hours(chain) * 60,
+        "concurrency": plan.concurrency,
+        "latency_s": plan.latency_s,
+        "recorded_units": plan.recorded,
+        "failed_units": plan.to_rerun,
+        "cached_replies": plan.cached_replies,
+        "knowledge_base": plan.kb,
+        "rows": [
+            dict(zip(COLUMNS, row)) | {"units": r.units, "calls": r.calls, "cost_usd": r.cost_usd}
+            for row, r in zip(plan_rows(plan), plan.rows)
+        ],
+        "notes": plan.notes,
+    }

@@ -29,14 +29,51 @@ from .errors import UserError
 from .locks import kb_build_lock
 from .model import BASELINE, MetricValue, Question, RunRecord, Trace, VariantInfo
 from .plugin_base import Plugin, parse_options
+
 # the record rules metrics use, kept importable from here (they live with the results)
-from .results.rules import (CORRECT, answered_by_reference, compared_output, correctness, is_correct, is_leaked,
-                            left_out_as, left_out_counts, left_out_note, left_out_text, not_measurable, select,
-                            with_left_out_notes)
-__all__ = ["Plugin", "parse_options", "Environment", "System", "ResumePoint", "Variant", "Intervention", "MetricValue",
-           "Results", "Metric", "MetricContext", "DatasetLoader", "KBBuilder", "CORRECT", "correctness", "is_correct",
-           "compared_output", "is_leaked", "answered_by_reference", "left_out_as", "left_out_counts", "left_out_note",
-           "left_out_text", "not_measurable", "with_left_out_notes"]
+from .results.rules import (
+    CORRECT,
+    answered_by_reference,
+    compared_output,
+    correctness,
+    is_correct,
+    is_leaked,
+    left_out_as,
+    left_out_counts,
+    left_out_note,
+    left_out_text,
+    not_measurable,
+    select,
+    with_left_out_notes,
+)
+
+__all__ = [
+    "Plugin",
+    "parse_options",
+    "Environment",
+    "System",
+    "ResumePoint",
+    "Variant",
+    "Intervention",
+    "MetricValue",
+    "Results",
+    "Metric",
+    "MetricContext",
+    "DatasetLoader",
+    "KBBuilder",
+    "CORRECT",
+    "correctness",
+    "is_correct",
+    "compared_output",
+    "is_leaked",
+    "answered_by_reference",
+    "left_out_as",
+    "left_out_counts",
+    "left_out_note",
+    "left_out_text",
+    "not_measurable",
+    "with_left_out_notes",
+]
 
 if TYPE_CHECKING:  # heavy modules stay lazy
     from .kb.knowledge_base import KnowledgeBase
@@ -109,8 +146,9 @@ class ResumePoint(BaseModel):
     the index (``Step.index``) of the first step whose result comes from the intervention's view."""
 
     step: int = Field(ge=0)
-    replay_rest: bool = Field(False, description="replay the recorded actions after the step too; "
-                                                 "only the answer is decided again")
+    replay_rest: bool = Field(
+        False, description="replay the recorded actions after the step too; only the answer is decided again"
+    )
 
 
 class Variant(VariantInfo):
@@ -142,8 +180,9 @@ class Intervention(Plugin, ABC):
         An empty list means there is nothing to perturb for this question (no unit runs)."""
         return None
 
-    def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
-                  **kwargs: Any) -> "GraphView":
+    def make_view(
+        self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random, **kwargs: Any
+    ) -> "GraphView":
         """Graph level: a question-specific view derived from the baseline trace
         (``kwargs`` holds ``variant`` for an enumerated intervention)."""
         raise NotImplementedError
@@ -242,8 +281,9 @@ class DatasetLoader(Plugin, ABC):
         return parse_options(self.Options, options, f"dataset_loader {self.name!r}")
 
     @abstractmethod
-    def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0,
-             sample: bool = False, **options: Any) -> list[Question]:
+    def load(
+        self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False, **options: Any
+    ) -> list[Question]:
         """Read and validate questions. ``sample`` draws ``limit`` at random with ``seed``."""
 
     def claims(self, source: str | Path) -> bool:
@@ -305,6 +345,7 @@ class KBBuilder(Plugin, ABC):
 
 def _under_kb_lock(build: Callable[..., "KnowledgeBase"]) -> Callable[..., "KnowledgeBase"]:
     """``build`` holding the KB build lock of its ``kb_dir`` (re-entrant: a nested build is free)."""
+
     @functools.wraps(build)
     def locked_build(self: KBBuilder, questions: list[Question], kb_dir: Path, *args: Any, **kwargs: Any):
         with kb_build_lock(kb_dir):

@@ -16,15 +16,17 @@ from .errors import PluginError, UserError
 OptionsT = TypeVar("OptionsT", bound=BaseModel)
 
 
-def parse_options(model: type[OptionsT], options: dict[str, Any], owner: str,
-                  error: type[Exception] = UserError) -> OptionsT:
+def parse_options(
+    model: type[OptionsT], options: dict[str, Any], owner: str, error: type[Exception] = UserError
+) -> OptionsT:
     """A plugin's options validated by its pydantic ``model``; ``owner`` names the plugin in the
     error, e.g. "system 'rag'", which lists every bad option and the known ones."""
     try:
         return model(**options)
     except ValidationError as err:
         problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'options'}={e.get('input')!r}: {e['msg']}" for e in err.errors())
+            f"{'.'.join(map(str, e['loc'])) or 'options'}={e.get('input')!r}: {e['msg']}" for e in err.errors()
+        )
         known = ", ".join(model.model_fields)
         raise error(f"{owner}: bad options: {problems} (known options: {known})") from None
 

@@ -13,8 +13,15 @@ def unit_progress(console: Any):
 
     if console is not None and not console.is_terminal:
         return PlainProgress(console)  # a log or CI: rich would draw the bar only once, at the end
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, disable=console is None, transient=False)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=console is None,
+        transient=False,
+    )
 
 
 class PlainProgress:
@@ -53,8 +60,10 @@ class PlainProgress:
             self.shown = now
             elapsed = int(now - self.started)
             for t in self.tasks:
-                self.console.print(f"{t.description} {int(t.completed)}/{int(t.total or 0)} "
-                                   f"({elapsed // 60}:{elapsed % 60:02d})", markup=False)
+                self.console.print(
+                    f"{t.description} {int(t.completed)}/{int(t.total or 0)} ({elapsed // 60}:{elapsed % 60:02d})",
+                    markup=False,
+                )
 
 
 class status:

@@ -57,9 +57,13 @@ def read_hops(kb: "KnowledgeBase", files: dict[str, str]) -> list[Hop]:
     rows = kb.store.rows(
         "MATCH (a:Entity)-[r:LINKS]->(b:Entity), (c:Chunk {id: r.triplet_source_id}) "
         "WHERE r.invalidated_at IS NULL AND a.id <> b.id "
-        "RETURN a.id, a.name, r.label, b.id, b.name, c.id, c.text, c.ref_doc_id ORDER BY r.id")
-    return [Hop(a_id, a, label, b_id, b, hop_sentence(text or "", a, b), files.get(unit) or doc or "")
-            for a_id, a, label, b_id, b, unit, text, doc in rows if a and b and label]
+        "RETURN a.id, a.name, r.label, b.id, b.name, c.id, c.text, c.ref_doc_id ORDER BY r.id"
+    )
+    return [
+        Hop(a_id, a, label, b_id, b, hop_sentence(text or "", a, b), files.get(unit) or doc or "")
+        for a_id, a, label, b_id, b, unit, text, doc in rows
+        if a and b and label
+    ]
 
 
 def hop_sentence(text: str, subject: str, obj: str) -> str:
@@ -133,38 +137,52 @@ def phrasing_problem(question: str, chain: tuple[Hop, ...]) -> str | None:
 def phrase(llm: Any, chain: tuple[Hop, ...]) -> tuple[str, str]:
     """(question, how it was phrased): the model's question, or the template and why."""
     facts = "\n".join(f"- {h.sentence}  [{h.subject} --{_label(h.relation)}--> {h.object}]" for h in chain)
-    prompt = (f"Facts, in order:\n{facts}\n\nWrite one question whose only right answer is {chain[-1].object}. "
-              f"It must name {chain[0].subject}, need every fact in turn, and name no other entity of the facts. "
-              'Reply with JSON: {"question": "..."}')
+    prompt = (
+        f"Facts, in order:\n{facts}\n\nWrite one question whose only right answer is {chain[-1].object}. "
+        f"It must name {chain[0].subject}, need every fact in turn, and name no other entity of the facts. "
+        'Reply with JSON: {"question": "..."}'
+    )
     try:
-        reply = llm.chat([{"role": "user", "content": prompt}], schema=QUESTION_SCHEMA, purpose=PURPOSE,
-                         temperature=0.0)
+        reply = llm.chat(
+            [{"role": "user", "content": prompt}], schema=QUESTION_SCHEMA, purpose=PURPOSE, temperature=0.0
+        )
         question = str((reply.data or {}).get("question") or "").strip()
     except Exception as exc:  # noqa: BLE001 - a failed call falls back to the template, and says so
         return template_question(chain), f"template (the model's call failed: {type(exc).__name__})"
     problem = phrasing_problem(question, chain)
-    return (question, "model") if problem is None else (template_question(chain), f"template (the model's "
-                                                                                   f"question {problem})")
+    return (
+        (question, "model")
+        if problem is None
+        else (template_question(chain), f"template (the model's question {problem})")
+    )
 
 
 def question_row(number: int, chain: tuple[Hop, ...], question: str, phrasing: str) -> dict[str, Any]:
     """One row of the ``qa`` loader's format."""
-    return {"id": f"gen-{number:03d}", "question": question, "answer": chain[-1].object,
-            "supporting_sentences": [{"document": h.document, "text": h.sentence} for h in chain],
-            "gold_path": [chain[0].subject, *(h.object for h in chain)],
-            "gold_triples": [[h.subject, h.relation, h.object] for h in chain],
-            "type": f"generated {len(chain)}-hop", "phrasing": phrasing}
+    return {
+        "id": f"gen-{number:03d}",
+        "question": question,
+        "answer": chain[-1].object,
+        "supporting_sentences": [{"document": h.document, "text": h.sentence} for h in chain],
+        "gold_path": [chain[0].subject, *(h.object for h in chain)],
+        "gold_triples": [[h.subject, h.relation, h.object] for h in chain],
+        "type": f"generated {len(chain)}-hop",
+        "phrasing": phrasing,
+    }
 
 
-def generate_questions(kb: "KnowledgeBase", llm: Any, files: dict[str, str], *, count: int, hops: int,
-                       seed: int = 0) -> list[dict[str, Any]]:
+def generate_questions(
+    kb: "KnowledgeBase", llm: Any, files: dict[str, str], *, count: int, hops: int, seed: int = 0
+) -> list[dict[str, Any]]:
     """The rows of up to ``count`` questions of ``hops`` hops each; a UserError when the graph holds no such chain."""
     found = read_hops(kb, files)
     chains = sample_chains(found, hops, count, seed)
     if not chains:
         hint = "try fewer --hops" if hops > 1 else "questions need relations whose source text unit is known"
-        raise UserError(f"the knowledge base at {kb.path} holds no chain of {hops} relation(s) with one answer "
-                        f"({len(found)} relation(s) with a source text unit): {hint}")
+        raise UserError(
+            f"the knowledge base at {kb.path} holds no chain of {hops} relation(s) with one answer "
+            f"({len(found)} relation(s) with a source text unit): {hint}"
+        )
     return [question_row(n, chain, *phrase(llm, chain)) for n, chain in enumerate(chains, start=1)]
 
 
@@ -202,4 +220,7 @@ def generated_suite(suite: Path, questions: Path, kb_dir: Path, out: Path) -> st
         data["controls"]["dataset"] = dataset(data["controls"]["dataset"])
     text = io.StringIO()
     yaml.dump(data, text)
-    return f"# Written by `provbench generate` from {suite.name}: the generated questions, the same KB.\n" + text.getvalue()
+    return (
+        f"# Written by `provbench generate` from {suite.name}: the generated questions, the same KB.\n"
+        + text.getvalue()
+    )

@@ -114,8 +114,19 @@ class WorkerSpec:
         cache = getattr(ctx.llm.cache, "directory", None) if ctx.llm.cache is not None else None
         backend, settings = _client_parts(ctx.llm, workers)
         judge = _client_parts(ctx.judge, workers) if ctx.judge is not None else None
-        return cls(ctx.loaded, ctx.registry, ctx.questions, ctx.loader, str(ctx.kb_dir) if ctx.kb_dir else None,
-                   backend, settings, str(cache) if cache else None, run_unit, type(ctx), judge)
+        return cls(
+            ctx.loaded,
+            ctx.registry,
+            ctx.questions,
+            ctx.loader,
+            str(ctx.kb_dir) if ctx.kb_dir else None,
+            backend,
+            settings,
+            str(cache) if cache else None,
+            run_unit,
+            type(ctx),
+            judge,
+        )
 
     def context(self) -> tuple["RunContext", Any, RecordingCache]:
         from .kb import KnowledgeBase
@@ -128,18 +139,32 @@ class WorkerSpec:
             judge.cache = cache  # its entries travel back with the unit's too
         kb = KnowledgeBase.open(self.kb_dir, read_only=True) if self.kb_dir else None
         suite = self.loaded.suite
-        ctx = self.context_class(self.loaded, self.registry, self.questions, self.loader, llm,
-                                 kb.view() if kb is not None else None,
-                                 kb_dir=Path(self.kb_dir) if self.kb_dir else None, judge=judge)
+        ctx = self.context_class(
+            self.loaded,
+            self.registry,
+            self.questions,
+            self.loader,
+            llm,
+            kb.view() if kb is not None else None,
+            kb_dir=Path(self.kb_dir) if self.kb_dir else None,
+            judge=judge,
+        )
         ctx.metrics = [(ref.key, self.registry.create("metric", ref.name, **ref.options)) for ref in suite.metrics]
         return ctx, kb, cache
 
 
 def _client_parts(llm: Any, workers: int) -> tuple[Any, dict[str, Any]]:
     """A client's backend and settings for a worker; its rate limits shared out between ``workers``."""
-    settings = {"max_concurrency": llm.max_concurrency, "max_attempts": llm.max_attempts, "backoff_s": llm.backoff_s,
-                "max_backoff_s": llm.max_backoff_s, "deadline_s": llm.deadline_s, "json_retries": llm.json_retries,
-                "pinned_params": tuple(llm.pinned), **llm.default_params}
+    settings = {
+        "max_concurrency": llm.max_concurrency,
+        "max_attempts": llm.max_attempts,
+        "backoff_s": llm.backoff_s,
+        "max_backoff_s": llm.max_backoff_s,
+        "deadline_s": llm.deadline_s,
+        "json_retries": llm.json_retries,
+        "pinned_params": tuple(llm.pinned),
+        **llm.default_params,
+    }
     limiter = llm.rate_limiter
     if limiter is not None:
         from .llm.ratelimit import RateLimiter
@@ -205,8 +230,13 @@ class RayExecutor:
     fresh actor takes its place, so the run keeps its workers. An actor that dies (its process
     killed or crashed) is replaced the same way; its units are recorded failed by the scheduler."""
 
-    def __init__(self, ctx: "RunContext", run_unit: Callable[..., RunRecord], address: str | None = None,
-                 workers: int | None = None) -> None:
+    def __init__(
+        self,
+        ctx: "RunContext",
+        run_unit: Callable[..., RunRecord],
+        address: str | None = None,
+        workers: int | None = None,
+    ) -> None:
         ray = self._ray = _ray()
         self._started_ray = not ray.is_initialized()
         if self._started_ray:
@@ -215,7 +245,9 @@ class RayExecutor:
         count = max(1, min(workers or cpus, ctx.suite.concurrency))
         per_worker = math.ceil(ctx.suite.concurrency / count)
         self._spec = ray.put(WorkerSpec.from_context(ctx, run_unit, workers=count))
-        self._actor = ray.remote(num_cpus=0)(UnitWorker).options(max_concurrency=per_worker, scheduling_strategy="SPREAD")
+        self._actor = ray.remote(num_cpus=0)(UnitWorker).options(
+            max_concurrency=per_worker, scheduling_strategy="SPREAD"
+        )
         self._lock = threading.Lock()
         self._live = [self._start_actor() for _ in range(count)]
         self._retired: list[_Actor] = []

@@ -116,8 +116,7 @@ class Registry:
         existing = self.by_kind[reg.kind].get(reg.name)
         if existing is not None:
             raise PluginError(
-                f"duplicate {reg.kind} name {reg.name!r}: registered by {existing.source} "
-                f"and by {reg.source}"
+                f"duplicate {reg.kind} name {reg.name!r}: registered by {existing.source} and by {reg.source}"
             )
         self.by_kind[reg.kind][reg.name] = reg
 
@@ -133,8 +132,9 @@ class Registry:
         if len(matches) == 1:
             return matches[0]
         if matches:
-            raise PluginError(f"{kind} name {name!r} is ambiguous: "
-                              f"{', '.join(sorted(r.name for r in matches))} (use the full name)")
+            raise PluginError(
+                f"{kind} name {name!r} is ambiguous: {', '.join(sorted(r.name for r in matches))} (use the full name)"
+            )
         raise PluginError(unknown_name_message(kind, name, self.names(kind)))
 
     def check_options(self, kind: str, name: str, options: dict[str, Any]) -> BaseModel | None:
@@ -146,10 +146,16 @@ class Registry:
             return parse_options(reg.options_model, options, owner, PluginError)
         if kind == "dataset_loader":  # a loader without Options takes its options in load()
             return None
-        if isinstance(reg.factory, type) and issubclass(reg.factory, Plugin) and reg.factory.__init__ is Plugin.__init__:
+        if (
+            isinstance(reg.factory, type)
+            and issubclass(reg.factory, Plugin)
+            and reg.factory.__init__ is Plugin.__init__
+        ):
             if options:  # Plugin.__init__ without Options takes none
-                raise PluginError(f"{owner}: bad options: {'; '.join(f'unknown option {o!r}' for o in sorted(options))}"
-                                  " (known options: none)")
+                raise PluginError(
+                    f"{owner}: bad options: {'; '.join(f'unknown option {o!r}' for o in sorted(options))}"
+                    " (known options: none)"
+                )
             return None
         _check_signature(reg.factory, options, owner)
         return None
@@ -159,8 +165,10 @@ class Registry:
         reg = self.get(kind, name)
         if kind == "dataset_loader":  # loaders take their options in load(), validated by the suite
             if options:
-                raise PluginError(f"dataset_loader {reg.name!r}: options go to load() (a suite's "
-                                  f"dataset.options), not to the loader: {', '.join(sorted(options))}")
+                raise PluginError(
+                    f"dataset_loader {reg.name!r}: options go to load() (a suite's "
+                    f"dataset.options), not to the loader: {', '.join(sorted(options))}"
+                )
             obj = reg.factory()
         else:
             self.check_options(kind, name, options)
@@ -194,8 +202,7 @@ def _check_signature(factory: Callable[..., Any], options: dict[str, Any], owner
     missing = [p.name for p in params if p.default is p.empty and p.name not in options]
     if unknown or missing:
         problems = [f"unknown option {o!r}" for o in unknown] + [f"missing option {m!r}" for m in missing]
-        raise PluginError(f"{owner}: bad options: {'; '.join(problems)} "
-                          f"(known options: {', '.join(known) or 'none'})")
+        raise PluginError(f"{owner}: bad options: {'; '.join(problems)} (known options: {', '.join(known) or 'none'})")
 
 
 def check_factory(reg: Registration) -> None:
@@ -206,15 +213,19 @@ def check_factory(reg: Registration) -> None:
     if not callable(factory):
         raise PluginError(f"{reg.label()}: registered {factory!r}, which is not a class or callable")
     if kind.base is not None and isinstance(factory, type) and not issubclass(factory, kind.base):
-        raise PluginError(f"{reg.label()}: {factory.__module__}.{factory.__qualname__} is not a subclass of "
-                          f"{kind.base.__module__}.{kind.base.__name__}")
+        raise PluginError(
+            f"{reg.label()}: {factory.__module__}.{factory.__qualname__} is not a subclass of "
+            f"{kind.base.__module__}.{kind.base.__name__}"
+        )
 
 
 def check_instance(reg: Registration, obj: Any) -> None:
     kind = KINDS[reg.kind]
     ok = isinstance(obj, kind.base) if kind.base is not None else kind.check(obj)
     if not ok:
-        wanted = f"a {kind.base.__module__}.{kind.base.__name__}" if kind.base else "an LLM backend (model_id, complete)"
+        wanted = (
+            f"a {kind.base.__module__}.{kind.base.__name__}" if kind.base else "an LLM backend (model_id, complete)"
+        )
         raise PluginError(f"{reg.label()}: its factory returned {type(obj).__qualname__}, not {wanted}")
 
 
@@ -267,8 +278,11 @@ def plugin_origin(pm: pluggy.PluginManager, plugin: object) -> Origin:
         return local_origin(local, declared)
     for dist_plugin, dist in pm.list_plugin_distinfo():
         if dist_plugin is plugin:
-            return Origin(f"{dist.project_name} {dist.version} (entry point {name})", dist.version,
-                          name if declared is None else declared)
+            return Origin(
+                f"{dist.project_name} {dist.version} (entry point {name})",
+                dist.version,
+                name if declared is None else declared,
+            )
     return Origin(name, "", declared or "")
 
 
@@ -277,7 +291,9 @@ def local_origin(mark: tuple[str, str], declared: str | None) -> Origin:
     version is its file's digest, its default namespace its file's or module's own name."""
     source, digest = mark
     namespace = source.rpartition("/")[2].removesuffix(".py") if source.endswith(".py") else source.rpartition(".")[2]
-    return Origin(f"local {source} (sha256 {digest})", f"sha256:{digest[:12]}", namespace if declared is None else declared)
+    return Origin(
+        f"local {source} (sha256 {digest})", f"sha256:{digest[:12]}", namespace if declared is None else declared
+    )
 
 
 def plugin_source(pm: pluggy.PluginManager, plugin: object) -> str:
@@ -307,8 +323,10 @@ def build_registry(pm: pluggy.PluginManager) -> Registry:
                 full = f"{origin.namespace}/{name}" if origin.namespace else name
                 reg = Registration(kind_name, full, factory, origin.source, origin.version)
                 if "/" in name:
-                    raise PluginError(f"{reg.label()}: register {name.rpartition('/')[2]!r} and set "
-                                      "PROVBENCH_NAMESPACE in the plugin module instead of a '/' in the name")
+                    raise PluginError(
+                        f"{reg.label()}: register {name.rpartition('/')[2]!r} and set "
+                        "PROVBENCH_NAMESPACE in the plugin module instead of a '/' in the name"
+                    )
                 registry.add(reg)
     return registry
 

@@ -66,8 +66,10 @@ class RunStore:
             self.create()
             lock.acquire()
         except OSError as exc:  # read-only, a file in the way, no permission: say where
-            raise UserError(f"run directory {self.run_dir}: cannot write there ({exc.strerror or exc}); "
-                            "choose another output directory") from None
+            raise UserError(
+                f"run directory {self.run_dir}: cannot write there ({exc.strerror or exc}); "
+                "choose another output directory"
+            ) from None
         try:
             yield
         except UserError:
@@ -116,10 +118,16 @@ class RunStore:
             except ValidationError as exc:
                 if is_last:  # written partly when the process died: forget it
                     self._truncate(offset)
-                    log.warning("%s: cut a torn last line (%d bytes, a record an interrupted run was "
-                                "writing); its unit runs again", self.records_path, len(line))
+                    log.warning(
+                        "%s: cut a torn last line (%d bytes, a record an interrupted run was "
+                        "writing); its unit runs again",
+                        self.records_path,
+                        len(line),
+                    )
                     break
-                raise UserError(f"{self.records_path}, line {number}: corrupt record: {exc.errors()[0]['msg']}") from None
+                raise UserError(
+                    f"{self.records_path}, line {number}: corrupt record: {exc.errors()[0]['msg']}"
+                ) from None
             self.stale_lines += record.key.as_str() in records
             records[record.key.as_str()] = record  # a unit run again (a retried failure) keeps its last line
             offset += len(line) + 1
@@ -155,19 +163,25 @@ class RunStore:
         return _read_model(self.manifest_path, 1, RunManifest, self.manifest_path.read_bytes())
 
     def write_manifest(self, manifest: RunManifest) -> None:
-        _atomic_write(self.manifest_path, json.dumps(self.redactor.data(manifest.model_dump(mode="json")),
-                                                     indent=2, ensure_ascii=False))
+        _atomic_write(
+            self.manifest_path,
+            json.dumps(self.redactor.data(manifest.model_dump(mode="json")), indent=2, ensure_ascii=False),
+        )
 
     def write_questions(self, questions: Iterable[Question]) -> None:
-        _atomic_write(self.run_dir / QUESTIONS, "".join(self.redactor.json_line(q.model_dump_json()) + "\n"
-                                                         for q in questions))
+        _atomic_write(
+            self.run_dir / QUESTIONS, "".join(self.redactor.json_line(q.model_dump_json()) + "\n" for q in questions)
+        )
 
     def read_questions(self) -> list[Question]:
         path = self.run_dir / QUESTIONS
         if not path.exists():
             return []
-        return [_read_model(path, number, Question, line)
-                for number, line in enumerate(path.read_bytes().splitlines(), 1) if line.strip()]
+        return [
+            _read_model(path, number, Question, line)
+            for number, line in enumerate(path.read_bytes().splitlines(), 1)
+            if line.strip()
+        ]
 
     def write_metrics(self, metrics: "RunMetrics") -> None:
         text = metrics.model_dump_json(indent=2)
@@ -211,8 +225,10 @@ class RunMetrics(BaseModel):
     @classmethod
     def _readable(cls, version: int) -> int:
         if version > METRICS_FORMAT_VERSION:
-            raise ValueError(f"format_version {version} is newer than this provbench reads "
-                             f"({METRICS_FORMAT_VERSION}); upgrade provbench")
+            raise ValueError(
+                f"format_version {version} is newer than this provbench reads "
+                f"({METRICS_FORMAT_VERSION}); upgrade provbench"
+            )
         return version
 
 
@@ -227,16 +243,23 @@ def _atomic_write(path: Path, text: str) -> None:
 
 # -- export -----------------------------------------------------------------------------------
 
+
 def flat_row(record: RunRecord) -> dict[str, Any]:
     """One record as a flat row: key, status, answer, footprint, cost, leak check, every score
     (``score.<name>``). The one flattening every export uses (CSV, parquet, JSON lines, pandas)."""
     trace = record.trace
     row: dict[str, Any] = {
-        "question_id": record.key.question_id, "system": record.key.system,
-        "condition": record.key.condition, "repeat": record.key.repeat, "variant": record.key.variant,
-        "status": record.status, "error": record.error or "", "gold": record.gold,
+        "question_id": record.key.question_id,
+        "system": record.key.system,
+        "condition": record.key.condition,
+        "repeat": record.key.repeat,
+        "variant": record.key.variant,
+        "status": record.status,
+        "error": record.error or "",
+        "gold": record.gold,
         "answer": trace.answer if trace and trace.answer is not None else "",
-        "outcome": trace.outcome if trace else "", "confidence": trace.confidence if trace else None,
+        "outcome": trace.outcome if trace else "",
+        "confidence": trace.confidence if trace else None,
         "seed": record.seed,
         "steps": len(trace.steps) if trace else 0,
         "llm_calls": len(trace.llm_calls) if trace else 0,
@@ -264,8 +287,13 @@ def flat_rows(records: Iterable[RunRecord], questions: dict[str, Question]) -> l
     for record in sorted(records, key=sort_key):
         q = questions.get(record.key.question_id)
         row = flat_row(record)
-        row.update({"question": q.question if q else "", "question_type": q.type if q else "",
-                    "category": q.category if q else ""})
+        row.update(
+            {
+                "question": q.question if q else "",
+                "question_type": q.type if q else "",
+                "category": q.category if q else "",
+            }
+        )
         out.append(row)
     return out
 
@@ -285,12 +313,13 @@ def _read_model(path: Path, line: int, model: type[BaseModel], data: bytes) -> A
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(map(str, error["loc"])) or "(the document)"
-        raise UserError(f"{path}:{line}: field {field}: {error['msg']}; the file is damaged: restore it, or "
-                        "start the run in a new directory") from None
+        raise UserError(
+            f"{path}:{line}: field {field}: {error['msg']}; the file is damaged: restore it, or "
+            "start the run in a new directory"
+        ) from None
 
 
-def export_csv(run_dir: str | Path, path: str | Path | None = None,
-               records: Iterable[RunRecord] | None = None) -> Path:
+def export_csv(run_dir: str | Path, path: str | Path | None = None, records: Iterable[RunRecord] | None = None) -> Path:
     """Write every record as one CSV row (stdlib csv, the columns of :func:`flat_rows`); returns the
     file. ``records``: the run's records when the caller holds them already (else they are read
     from the run directory)."""

@@ -8,7 +8,7 @@ intervention unit starts as soon as its own baseline (and the exclusion step's r
 Each finished unit is scored and appended to ``records.jsonl`` straight away; a re-run skips
 every unit already recorded, so an interrupted run resumes and a finished one makes no LLM call.
 
-Longer than 400 lines because :func:`run_suite` reads as the run goes (prepare, clients, knowledge
+Longer than 300 logical lines because :func:`run_suite` reads as the run goes (prepare, clients, knowledge
 base and its checks, start, units, scores, summary, report), each step a short function below it, and the
 knowledge-base entry points share its setup.
 """
@@ -25,8 +25,17 @@ from rich.markup import escape
 
 from .costs import Budget, spending_lines
 from .errors import UserError
-from .execution import (Scheduler, after_units, executor_session, kb_embedding, make_executor, pictures_ahead,
-                        reopen_read_only, warm_up_embeddings, warm_up_later_work)
+from .execution import (
+    Scheduler,
+    after_units,
+    executor_session,
+    kb_embedding,
+    make_executor,
+    pictures_ahead,
+    reopen_read_only,
+    warm_up_embeddings,
+    warm_up_later_work,
+)
 from .jsonlines import input_errors
 from .kb.embeddings import query_embedder
 from .kb.health import check_run_kb, not_measurable_interventions
@@ -39,11 +48,30 @@ from .progress import status, unit_progress
 from .secrets import Redactor, questions_with_secrets, redacted_logs, remember
 from .run_store import RunMetrics, RunStore, export_csv
 from .suite import ExecutorSpec, LoadedSuite, ModelSpec, Suite, load_suite
-from .units import (RunContext, Unit, baseline_units, excluded_questions, intervention_units, metric_context,
-                    run_unit, unit_seed)
+from .units import (
+    RunContext,
+    Unit,
+    baseline_units,
+    excluded_questions,
+    intervention_units,
+    metric_context,
+    run_unit,
+    unit_seed,
+)
 
-__all__ = ["run_suite", "prepare_suite", "build_suite_kb", "build_dataset_kb", "default_kb_dir", "suite_kb_dir", "kb_llm_cache_dir", "run_unit",
-           "unit_seed", "RunContext", "Unit"]
+__all__ = [
+    "run_suite",
+    "prepare_suite",
+    "build_suite_kb",
+    "build_dataset_kb",
+    "default_kb_dir",
+    "suite_kb_dir",
+    "kb_llm_cache_dir",
+    "run_unit",
+    "unit_seed",
+    "RunContext",
+    "Unit",
+]
 
 if TYPE_CHECKING:
     import pluggy
@@ -55,13 +83,23 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-
 # -- public entry points ---------------------------------------------------------------------------
 
-def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, limit: int | None = None,
-              out: str | Path | None = None, console: "Console | None" = None, *,
-              pm: "pluggy.PluginManager | None" = None, llm: Any = None, write_report: bool = True,
-              retry_failed: bool = True, judge: str | None = None, kb_llm: Any = None) -> Path:
+
+def run_suite(
+    suite_path: "str | Path | LoadedSuite",
+    model: str | None = None,
+    limit: int | None = None,
+    out: str | Path | None = None,
+    console: "Console | None" = None,
+    *,
+    pm: "pluggy.PluginManager | None" = None,
+    llm: Any = None,
+    write_report: bool = True,
+    retry_failed: bool = True,
+    judge: str | None = None,
+    kb_llm: Any = None,
+) -> Path:
     """Run (or resume) a suite (a file, or one already loaded); returns the run directory.
     ``pm``/``llm`` let tests inject plugins and a scripted LLM; ``kb_llm`` builds the knowledge
     base (default: the run's LLM). On resume, units recorded as failed run again unless
@@ -92,8 +130,16 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
             _record_kb_build(store, manifest, kb_spent)
             if kb is not None:  # no plugin can write it; other processes (Ray workers, `kb info`) can open it
                 kb = reopen_read_only(kb, kb_dir)
-            ctx = RunContext(loaded, registry, questions, loader, llm, kb.view() if kb is not None else None,
-                             kb_dir=kb_dir, judge=judge_llm if judge_llm is not llm else None)
+            ctx = RunContext(
+                loaded,
+                registry,
+                questions,
+                loader,
+                llm,
+                kb.view() if kb is not None else None,
+                kb_dir=kb_dir,
+                judge=judge_llm if judge_llm is not llm else None,
+            )
             _plan_work(ctx, done, console, write_report=write_report, retry_failed=retry_failed)
             manifest.stopped = _run_units(ctx, store, done, pm, console, warm_up, draw_pictures=write_report)
             _finish(ctx, store, manifest, done, pm)
@@ -110,8 +156,16 @@ def run_suite(suite_path: "str | Path | LoadedSuite", model: str | None = None, 
 
 # -- the steps of a run, in order ---------------------------------------------------------------------
 
-def _prepare(suite_path: "str | Path | LoadedSuite", registry: "Registry", model: str | None, limit: int | None,
-             judge: str | None, out: str | Path | None, llm: Any) -> tuple[LoadedSuite, RunStore, Any, dict[str, Question]]:
+
+def _prepare(
+    suite_path: "str | Path | LoadedSuite",
+    registry: "Registry",
+    model: str | None,
+    limit: int | None,
+    judge: str | None,
+    out: str | Path | None,
+    llm: Any,
+) -> tuple[LoadedSuite, RunStore, Any, dict[str, Question]]:
     """The suite, its run store, dataset loader and questions, checked before the run directory exists."""
     loaded = prepare_suite(suite_path, registry, model, limit, judge)
     suite = loaded.suite
@@ -126,8 +180,9 @@ def _prepare(suite_path: "str | Path | LoadedSuite", registry: "Registry", model
     return loaded, store, loader, questions
 
 
-def _warm_up(loaded: LoadedSuite, store: RunStore, questions: dict[str, Question], done: dict[str, RunRecord],
-             llm: Any) -> Any:
+def _warm_up(
+    loaded: LoadedSuite, store: RunStore, questions: dict[str, Question], done: dict[str, RunRecord], llm: Any
+) -> Any:
     """The embedding model loads while litellm and the KB do; a finished run needs none of them."""
     suite = loaded.suite
     if llm is not None or not _baselines_left(suite, questions, done):
@@ -145,8 +200,16 @@ def _clients(suite: Suite, store: RunStore, llm: Any, questions: dict[str, Quest
     return llm, judge_llm
 
 
-def _start(store: RunStore, loaded: LoadedSuite, questions: dict[str, Question], clients: tuple[Any, Any],
-           kb_dir: Path | None, pm: Any, console: "Console | None", kb: Any = None) -> RunManifest:
+def _start(
+    store: RunStore,
+    loaded: LoadedSuite,
+    questions: dict[str, Question],
+    clients: tuple[Any, Any],
+    kb_dir: Path | None,
+    pm: Any,
+    console: "Console | None",
+    kb: Any = None,
+) -> RunManifest:
     """The manifest and the questions written, and the reporters told the run started."""
     llm, judge_llm = clients
     manifest = write_manifest(store, loaded, llm, kb_dir, pm, console, judge=judge_llm, kb=kb)
@@ -174,8 +237,9 @@ def _record_kb_build(store: RunStore, manifest: RunManifest, spent: list[float])
     store.write_manifest(manifest)
 
 
-def _plan_work(ctx: RunContext, done: dict[str, RunRecord], console: "Console | None", *, write_report: bool,
-               retry_failed: bool) -> None:
+def _plan_work(
+    ctx: RunContext, done: dict[str, RunRecord], console: "Console | None", *, write_report: bool, retry_failed: bool
+) -> None:
     """The metrics (warming up while the first units run) and the failed units to run again."""
     ctx.metrics = [(ref.key, ctx.registry.create("metric", ref.name, **ref.options)) for ref in ctx.suite.metrics]
     if _baselines_left(ctx.suite, ctx.questions, done):
@@ -183,8 +247,15 @@ def _plan_work(ctx: RunContext, done: dict[str, RunRecord], console: "Console | 
     ctx.retry = _failed_to_retry(done, ctx.questions, console) if retry_failed else set()
 
 
-def _run_units(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: Any, console: "Console | None",
-               warm_up: Any, draw_pictures: bool) -> str | None:
+def _run_units(
+    ctx: RunContext,
+    store: RunStore,
+    done: dict[str, RunRecord],
+    pm: Any,
+    console: "Console | None",
+    warm_up: Any,
+    draw_pictures: bool,
+) -> str | None:
     """Baselines, the exclusion step and interventions (scheduled without phase barriers); returns
     why the budget stopped the run, if it did."""
     retried = bool(ctx.retry)
@@ -206,8 +277,9 @@ def _summarise(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], con
     """Records, failures, spending and the leak guard's findings, on the console."""
     if console is not None:
         failed = sum(r.status == "failed" for r in done.values())
-        console.print(f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""),
-                      markup=False)
+        console.print(
+            f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""), markup=False
+        )
         for line in spending_lines(done.values()):
             console.print(line, highlight=False, markup=False)
     _report_leaks(ctx, done, console)
@@ -219,8 +291,10 @@ def _note_redacted_questions(store: RunStore, manifest: RunManifest, questions: 
     if not manifest.redacted_questions:
         return
     shown = ", ".join(manifest.redacted_questions[:5]) + (" ..." if len(manifest.redacted_questions) > 5 else "")
-    line = (f"{len(manifest.redacted_questions)} question(s) hold text that looks like a credential ({shown}): "
-            "artefacts show it as [REDACTED]; the model is sent it as written")
+    line = (
+        f"{len(manifest.redacted_questions)} question(s) hold text that looks like a credential ({shown}): "
+        "artefacts show it as [REDACTED]; the model is sent it as written"
+    )
     log.warning(line)
     if console is not None:
         console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
@@ -240,8 +314,10 @@ def _report_leaks(ctx: RunContext, done: dict[str, RunRecord], console: "Console
 
 def _baselines_left(suite: Suite, questions: dict[str, Question], done: dict[str, RunRecord]) -> bool:
     """True if a baseline unit has no record yet or failed (it will run)."""
-    return any(done.get(unit.key.as_str()) is None or done[unit.key.as_str()].status == "failed"
-               for unit in baseline_units(suite, list(questions)))
+    return any(
+        done.get(unit.key.as_str()) is None or done[unit.key.as_str()].status == "failed"
+        for unit in baseline_units(suite, list(questions))
+    )
 
 
 def _failed_to_retry(done: dict[str, RunRecord], questions: dict[str, Question], console: "Console | None") -> set[str]:
@@ -271,16 +347,26 @@ def _drop_superseded(ctx: RunContext, done: dict[str, RunRecord], planned_pairs:
     conditions = {ref.key for ref in ctx.suite.interventions}
     for key in list(ctx.retry):
         record = done.get(key)
-        if record is not None and record.key.condition in conditions and \
-                (record.key.question_id, record.key.system) in planned_pairs:
+        if (
+            record is not None
+            and record.key.condition in conditions
+            and (record.key.question_id, record.key.system) in planned_pairs
+        ):
             del done[key]
             ctx.retry.discard(key)
 
 
-def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int | None = None,
-                   console: "Console | None" = None, *, pm: "pluggy.PluginManager | None" = None,
-                   llm: Any = None, executor: ExecutorSpec | None = None,
-                   out: str | Path | None = None) -> tuple[Path, "KBStats", bool]:
+def build_suite_kb(
+    suite_path: str | Path,
+    model: str | None = None,
+    limit: int | None = None,
+    console: "Console | None" = None,
+    *,
+    pm: "pluggy.PluginManager | None" = None,
+    llm: Any = None,
+    executor: ExecutorSpec | None = None,
+    out: str | Path | None = None,
+) -> tuple[Path, "KBStats", bool]:
     """Build (or reuse) the knowledge base a suite declares: (directory, stats, reused), where a
     run into ``out`` (default: reports/<suite name>) looks for it (:func:`suite_kb_dir`).
 
@@ -297,7 +383,9 @@ def build_suite_kb(suite_path: str | Path, model: str | None = None, limit: int 
     run_dir = Path(out) if out else default_run_dir(loaded)
     kb_dir = suite_kb_dir(loaded, run_dir)
     reused = KnowledgeBase.is_complete(kb_dir)
-    llm = llm if llm is not None else make_run_llm(loaded.suite.model, kb_llm_cache_dir(kb_dir), loaded.suite.concurrency)
+    llm = (
+        llm if llm is not None else make_run_llm(loaded.suite.model, kb_llm_cache_dir(kb_dir), loaded.suite.concurrency)
+    )
     loader = registry.create("dataset_loader", loaded.suite.dataset.loader)
     questions = list(_load_questions(loaded, loader).values())
     _, kb = _knowledge_base(loaded, registry, questions, llm, console, run_dir)
@@ -312,11 +400,20 @@ def kb_llm_cache_dir(kb_dir: Path) -> Path:
     return kb_dir.parent / (kb_dir.name + "-llm-cache")
 
 
-def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, builder: str, model: str = "embedded",
-                     limit: int | None = None, options: dict[str, Any] | None = None,
-                     console: "Console | None" = None, llm: Any = None,
-                     concurrency: int | None = None,
-                     executor: ExecutorSpec | None = None) -> tuple[Path, "KBStats", bool]:
+def build_dataset_kb(
+    dataset: str | Path,
+    out: Path,
+    *,
+    loader: str | None,
+    builder: str,
+    model: str = "embedded",
+    limit: int | None = None,
+    options: dict[str, Any] | None = None,
+    console: "Console | None" = None,
+    llm: Any = None,
+    concurrency: int | None = None,
+    executor: ExecutorSpec | None = None,
+) -> tuple[Path, "KBStats", bool]:
     """Build (or reuse) a knowledge base straight from a dataset file: (directory, stats, reused).
 
     The LLM client allows ``concurrency`` calls at once; by default the builder's ``max_workers``
@@ -335,8 +432,10 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
         workers = concurrency or (options or {}).get("max_workers") or 2
         llm = make_llm(model, cache_dir=kb_llm_cache_dir(kb_dir), max_concurrency=int(workers))
     kb_dir.parent.mkdir(parents=True, exist_ok=True)
-    with status(console, "building or reusing the knowledge base"), \
-            kb_embedding(executor or ExecutorSpec()):  # the builder takes the KB lock
+    with (
+        status(console, "building or reusing the knowledge base"),
+        kb_embedding(executor or ExecutorSpec()),
+    ):  # the builder takes the KB lock
         kb = registry.create("kb_builder", builder, **(options or {})).build(questions, kb_dir, llm)
     try:
         return kb_dir, kb.stats(), reused
@@ -344,20 +443,32 @@ def build_dataset_kb(dataset: str | Path, out: Path, *, loader: str | None, buil
         kb.close()
 
 
-def _questions_or_source(registry: "Registry", dataset: str | Path, loader: str | None, builder: str,
-                         limit: int | None, options: dict[str, Any]) -> tuple[list[Question], dict[str, Any]]:
+def _questions_or_source(
+    registry: "Registry",
+    dataset: str | Path,
+    loader: str | None,
+    builder: str,
+    limit: int | None,
+    options: dict[str, Any],
+) -> tuple[list[Question], dict[str, Any]]:
     """The dataset's questions and the builder options; a folder given to a builder that reads one
     (its option ``source``: ``documents``, ``property-graph``) is that source, with no questions."""
     from .datainfo import resolve_loader
 
     takes = registry.get("kb_builder", builder).options_model
-    if loader is None and Path(dataset).is_dir() and "source" not in options \
-            and takes is not None and "source" in takes.model_fields:
+    if (
+        loader is None
+        and Path(dataset).is_dir()
+        and "source" not in options
+        and takes is not None
+        and "source" in takes.model_fields
+    ):
         return [], {**options, "source": str(dataset)}
     return resolve_loader(registry, dataset, loader).load(dataset, limit=limit), options
 
 
 # -- setup ------------------------------------------------------------------------------------------
+
 
 def _plugins(pm: "pluggy.PluginManager | None", suite_path: Any = None) -> tuple["pluggy.PluginManager", "Registry"]:
     """The plugin manager (default: the process's) with the suite file's own ``plugins:``, and its registry."""
@@ -366,8 +477,13 @@ def _plugins(pm: "pluggy.PluginManager | None", suite_path: Any = None) -> tuple
     return plugin_setup(None if isinstance(suite_path, LoadedSuite) else suite_path, pm)
 
 
-def prepare_suite(suite_path: "str | Path | LoadedSuite", registry: "Registry", model: str | None,
-                  limit: int | None, judge: str | None = None) -> LoadedSuite:
+def prepare_suite(
+    suite_path: "str | Path | LoadedSuite",
+    registry: "Registry",
+    model: str | None,
+    limit: int | None,
+    judge: str | None = None,
+) -> LoadedSuite:
     """The suite (a file, or one already loaded), checked, with the command line's model, judge and limit applied."""
     loaded = suite_path if isinstance(suite_path, LoadedSuite) else load_suite(suite_path, registry)
     if model:
@@ -388,8 +504,9 @@ def _check_limit(limit: int | None) -> None:
 def _load_questions(loaded: LoadedSuite, loader: Any) -> dict[str, Question]:
     spec = loaded.suite.dataset
     with input_errors(loaded.dataset_source()):
-        questions = loader.load(loaded.dataset_source(), limit=spec.limit, seed=spec.seed, sample=spec.sample,
-                                **spec.options)
+        questions = loader.load(
+            loaded.dataset_source(), limit=spec.limit, seed=spec.seed, sample=spec.sample, **spec.options
+        )
     if not questions:
         raise UserError(f"{loaded.path}: dataset {spec.path!r} gave no questions")
     by_id: dict[str, Question] = {}
@@ -420,9 +537,18 @@ def default_kb_dir(loaded: LoadedSuite, runs_root: Path) -> Path:
     if spec.directory:
         return (loaded.base_dir / spec.directory).resolve()
     d = loaded.suite.dataset
-    inputs = {"dataset": d.path, "dataset_sha": _file_sha(loaded.dataset_source()), "loader": d.loader, "options": d.options,
-              "limit": d.limit, "seed": d.seed, "sample": d.sample, "builder": spec.builder,
-              "builder_options": spec.options, "model": loaded.suite.model.id}
+    inputs = {
+        "dataset": d.path,
+        "dataset_sha": _file_sha(loaded.dataset_source()),
+        "loader": d.loader,
+        "options": d.options,
+        "limit": d.limit,
+        "seed": d.seed,
+        "sample": d.sample,
+        "builder": spec.builder,
+        "builder_options": spec.options,
+        "model": loaded.suite.model.id,
+    }
     if spec.graph_store != "kuzu":  # keeps the keys of existing Kùzu KBs unchanged
         inputs["graph_store"] = spec.graph_store
     digest = hashlib.sha256(repr(sorted(inputs.items())).encode()).hexdigest()[:16]
@@ -434,13 +560,21 @@ def _file_sha(source: str) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
 
 
-def _check_kb(loaded: LoadedSuite, registry: "Registry", kb: Any, kb_dir: Path | None, questions: dict[str, Question],
-              console: "Console | None") -> dict[str, str]:
+def _check_kb(
+    loaded: LoadedSuite,
+    registry: "Registry",
+    kb: Any,
+    kb_dir: Path | None,
+    questions: dict[str, Question],
+    console: "Console | None",
+) -> dict[str, str]:
     """Refuse a degenerate knowledge base; say how much of the questions' gold it holds; leave out
     the interventions that act on a part it lacks, and return why (kb.health)."""
     options = loaded.suite.knowledge_base.options if loaded.suite.knowledge_base else {}
-    needs = {ref.key: getattr(registry.get("intervention", ref.name).factory, "needs", ())
-             for ref in loaded.suite.interventions}
+    needs = {
+        ref.key: getattr(registry.get("intervention", ref.name).factory, "needs", ())
+        for ref in loaded.suite.interventions
+    }
     unmeasurable = not_measurable_interventions(kb, needs, options)
     loaded.suite.interventions = [ref for ref in loaded.suite.interventions if ref.key not in unmeasurable]
     lines = check_run_kb(kb, kb_dir, questions.values(), options)
@@ -451,8 +585,14 @@ def _check_kb(loaded: LoadedSuite, registry: "Registry", kb: Any, kb_dir: Path |
     return unmeasurable
 
 
-def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Question], llm: Any,
-                    console: "Console | None", run_dir: Path) -> tuple[Path | None, Any]:
+def _knowledge_base(
+    loaded: LoadedSuite,
+    registry: "Registry",
+    questions: list[Question],
+    llm: Any,
+    console: "Console | None",
+    run_dir: Path,
+) -> tuple[Path | None, Any]:
     from .kb.backends import default_graph_store
     from .kb.graphstore import graph_store_of
 
@@ -464,20 +604,33 @@ def _knowledge_base(loaded: LoadedSuite, registry: "Registry", questions: list[Q
     builder = registry.create("kb_builder", spec.builder, **spec.options)
     if console is not None:
         console.print(f"knowledge base: {kb_dir}", markup=False)
-    with status(console, "building or reusing the knowledge base"), default_graph_store(spec.graph_store), \
-            kb_embedding(loaded.suite.executor):  # the builder takes the KB lock
+    with (
+        status(console, "building or reusing the knowledge base"),
+        default_graph_store(spec.graph_store),
+        kb_embedding(loaded.suite.executor),
+    ):  # the builder takes the KB lock
         kb = builder.build(questions, kb_dir, llm)
     if graph_store_of(kb_dir) != spec.graph_store:
         kb.close()
-        raise UserError(f"{loaded.path}: knowledge base {kb_dir} lives in {graph_store_of(kb_dir)!r}, not the "
-                        f"suite's graph_store {spec.graph_store!r}; give another directory")
+        raise UserError(
+            f"{loaded.path}: knowledge base {kb_dir} lives in {graph_store_of(kb_dir)!r}, not the "
+            f"suite's graph_store {spec.graph_store!r}; give another directory"
+        )
     return kb_dir, kb
 
 
 # -- execution ---------------------------------------------------------------------------------------
 
-def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: Any, console: Any,
-             draw_pictures: bool = False, budget: Budget | None = None) -> str | None:
+
+def _execute(
+    ctx: RunContext,
+    store: RunStore,
+    done: dict[str, RunRecord],
+    pm: Any,
+    console: Any,
+    draw_pictures: bool = False,
+    budget: Budget | None = None,
+) -> str | None:
     """Run every unit not yet recorded: interventions start as soon as their baselines exist. Once
     the ``budget`` is reached no more units start; returns why, if it stopped the run."""
     baselines = baseline_units(ctx.suite, list(ctx.questions))
@@ -509,22 +662,34 @@ def _execute(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], pm: A
     _drop_superseded(ctx, done, scheduler.planned_pairs)
     if console is not None and ctx.suite.interventions and ctx.suite.exclusion.enabled:
         excluded = excluded_questions(ctx.suite, done) & set(ctx.questions)
-        console.print(f"exclusion step: {len(excluded)} question(s) answered correctly by "
-                      f"{ctx.suite.exclusion.reference_system!r} left out of the interventions", markup=False)
+        console.print(
+            f"exclusion step: {len(excluded)} question(s) answered correctly by "
+            f"{ctx.suite.exclusion.reference_system!r} left out of the interventions",
+            markup=False,
+        )
     if scheduler.stopped and console is not None:
-        console.print(f"[yellow]stopped:[/] {escape(scheduler.stopped)}; units not run: at least {scheduler.left}. Raise "
-                      "the suite's budget and run again to continue", highlight=False)
+        console.print(
+            f"[yellow]stopped:[/] {escape(scheduler.stopped)}; units not run: at least {scheduler.left}. Raise "
+            "the suite's budget and run again to continue",
+            highlight=False,
+        )
     return scheduler.stopped
 
 
 # -- finishing ---------------------------------------------------------------------------------------
 
+
 def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[str, RunRecord], pm: Any) -> None:
     wanted = set(ctx.questions)
     records = [r for r in done.values() if r.key.question_id in wanted and r.key.system in ctx.suite.system_names]
     excluded = excluded_questions(ctx.suite, done) & wanted
-    results = Results(records=records, questions=ctx.questions, excluded=excluded, loader=ctx.loader,
-                      include_leaked=ctx.suite.leak_guard.include_leaked)
+    results = Results(
+        records=records,
+        questions=ctx.questions,
+        excluded=excluded,
+        loader=ctx.loader,
+        include_leaked=ctx.suite.leak_guard.include_leaked,
+    )
     values, errors = [], {}
     for name, metric in ctx.metrics:
         try:
@@ -532,10 +697,10 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
         except Exception as exc:  # noqa: BLE001 - one metric's failure goes to metrics.json's errors
             errors[name] = f"{type(exc).__name__}: {exc}"[:1000]
     values = with_left_out_notes(values, results)  # the one pairing rule's notes beside every number
-    store.write_metrics(RunMetrics(values=values, errors=errors, excluded=sorted(excluded),
-                                   exclusion=ctx.suite.exclusion.model_dump()))
+    store.write_metrics(
+        RunMetrics(values=values, errors=errors, excluded=sorted(excluded), exclusion=ctx.suite.exclusion.model_dump())
+    )
     manifest.finished_at = utc_now()
     store.write_manifest(manifest)
     export_csv(store.run_dir, records=done.values())
     pm.hook.provbench_run_finished(manifest=manifest, run_dir=store.run_dir)
-

@@ -24,8 +24,14 @@ if TYPE_CHECKING:
 
 DEFAULT_SYSTEMS = ("llm-only", "p000/rag", "graphrag", "agentic-graphrag")
 NOT_GRAPH = {"llm-only", "rag", "vanilla-rag", "vector-rag"}  # systems the graph ablations cannot change
-ABLATIONS = ("cited-removal", "random-removal", "full-isolation", "text-only-isolation", "entity-removal",
-             "entity-text-mask")
+ABLATIONS = (
+    "cited-removal",
+    "random-removal",
+    "full-isolation",
+    "text-only-isolation",
+    "entity-removal",
+    "entity-text-mask",
+)
 
 
 def relative(path: Path, start: Path) -> str:
@@ -38,8 +44,9 @@ def probe_questions(registry: "Registry", questions: Path, documents: str) -> tu
     return len(loaded), sum(q.gold is not None for q in loaded), Counter(q.metadata["answer_type"] for q in loaded)
 
 
-def suite_text(name: str, questions: str, documents: str, systems: list[str], count: int, with_gold: int,
-               types: Counter) -> str:
+def suite_text(
+    name: str, questions: str, documents: str, systems: list[str], count: int, with_gold: int, types: Counter
+) -> str:
     keys = [s.rsplit("/", 1)[-1] for s in systems]
     graph = [k for k in keys if k not in NOT_GRAPH]
     kinds = ", ".join(f"{n} {t}" for t, n in types.most_common())
@@ -71,15 +78,33 @@ def suite_text(name: str, questions: str, documents: str, systems: list[str], co
         *[f"  - {s}" for s in systems],
     ]
     if graph:
-        lines += ["", "# paper 000's six graph ablations (Table 2), on the systems that read the graph",
-                  f"intervention_systems: [{', '.join(graph)}]", "interventions:"]
-        lines += [f"  - {a}" if a != "random-removal" else "  - {name: random-removal, options: {repeats: 1}}"
-                  for a in ABLATIONS]
+        lines += [
+            "",
+            "# paper 000's six graph ablations (Table 2), on the systems that read the graph",
+            f"intervention_systems: [{', '.join(graph)}]",
+            "interventions:",
+        ]
+        lines += [
+            f"  - {a}" if a != "random-removal" else "  - {name: random-removal, options: {repeats: 1}}"
+            for a in ABLATIONS
+        ]
     if "llm-only" in keys and graph:
-        lines += ["", "# questions the LLM alone answers right say nothing about the graph: left out of Table 2",
-                  "exclusion:", "  reference_system: llm-only"]
-    lines += ["", "metrics:", "  - accuracy", "  - em                        # exact match and token F1 of free-text "
-              "answers", "  - f1", "  - output-changed", "  - footprint", "  - provenance"]
+        lines += [
+            "",
+            "# questions the LLM alone answers right say nothing about the graph: left out of Table 2",
+            "exclusion:",
+            "  reference_system: llm-only",
+        ]
+    lines += [
+        "",
+        "metrics:",
+        "  - accuracy",
+        "  - em                        # exact match and token F1 of free-text answers",
+        "  - f1",
+        "  - output-changed",
+        "  - footprint",
+        "  - provenance",
+    ]
     if with_gold:
         lines += ["  - gold-trajectory           # what of your supporting documents each system retrieved and cited"]
     lines += ["", "seed: 0", "concurrency: 2"]
@@ -89,22 +114,32 @@ def suite_text(name: str, questions: str, documents: str, systems: list[str], co
 
 
 def controls_block(questions: str, documents: str, agent: str) -> list[str]:
-    return ["", "# Known-truth controls (`provbench validate`): LLMs of known behaviour run this suite's systems",
-            "# offline on your questions; each claim says what their runs must show (docs/controls.md).",
-            "controls:", "  dataset:", "    loader: qa", f"    path: {questions}",
-            f"    options: {{documents: {documents}}}",
-            "  knowledge_base: {builder: documents, options: {chunk_size: 256}}",
-            "  llms: [oracle, parametric, ignores-context]",
-            "  differences:               # what the controls run otherwise than this suite (printed with the verdicts)",
-            f"    systems: [llm-only, {agent}]", f"    intervention_systems: [{agent}]",
-            "    interventions: [cited-removal, full-isolation]", "    metrics: [accuracy, gold-trajectory]",
-            "  claims:", "    - p000/exclusion-reference",
-            "    - name: p000/ignores-context-unchanged   # full isolation too, with uses-uncited among the llms,",
-            "      options: {conditions: [cited-removal]}   # once you have the questions to show it (10 did not)"]
+    return [
+        "",
+        "# Known-truth controls (`provbench validate`): LLMs of known behaviour run this suite's systems",
+        "# offline on your questions; each claim says what their runs must show (docs/controls.md).",
+        "controls:",
+        "  dataset:",
+        "    loader: qa",
+        f"    path: {questions}",
+        f"    options: {{documents: {documents}}}",
+        "  knowledge_base: {builder: documents, options: {chunk_size: 256}}",
+        "  llms: [oracle, parametric, ignores-context]",
+        "  differences:               # what the controls run otherwise than this suite (printed with the verdicts)",
+        f"    systems: [llm-only, {agent}]",
+        f"    intervention_systems: [{agent}]",
+        "    interventions: [cited-removal, full-isolation]",
+        "    metrics: [accuracy, gold-trajectory]",
+        "  claims:",
+        "    - p000/exclusion-reference",
+        "    - name: p000/ignores-context-unchanged   # full isolation too, with uses-uncited among the llms,",
+        "      options: {conditions: [cited-removal]}   # once you have the questions to show it (10 did not)",
+    ]
 
 
-def write_suite(registry: "Registry", docs: Path, questions: Path, out: Path, systems: list[str],
-                force: bool = False) -> tuple[Path, str]:
+def write_suite(
+    registry: "Registry", docs: Path, questions: Path, out: Path, systems: list[str], force: bool = False
+) -> tuple[Path, str]:
     """Write the suite to ``out``; returns (path, a one-line summary)."""
     if out.exists() and not force:
         raise UserError(f"{out} exists; choose another --out or pass --force to replace it")
@@ -114,11 +149,14 @@ def write_suite(registry: "Registry", docs: Path, questions: Path, out: Path, sy
         try:
             registry.create("system", system)
         except (PluginError, UserError) as err:
-            raise UserError(f"--system {system}: {err} (add a system that needs options to the suite by hand)") from None
+            raise UserError(
+                f"--system {system}: {err} (add a system that needs options to the suite by hand)"
+            ) from None
     documents = relative(docs, questions.parent)
     count, with_gold, types = probe_questions(registry, questions, documents)
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", out.stem).strip("-.") or "own-data"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(suite_text(name, relative(questions, out.parent), documents, systems, count, with_gold, types),
-                   encoding="utf-8")
+    out.write_text(
+        suite_text(name, relative(questions, out.parent), documents, systems, count, with_gold, types), encoding="utf-8"
+    )
     return out, f"{count} question(s), {with_gold} with gold evidence; systems: {', '.join(systems)}"

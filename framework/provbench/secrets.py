@@ -21,8 +21,22 @@ from typing import Any, Iterable, Iterator, Mapping
 
 REDACTED = "[REDACTED]"
 # words that mark a name as a credential; "tokens" (max_tokens) is a count, not a credential
-SECRET_WORDS = {"key", "apikey", "token", "password", "passwd", "pwd", "secret", "credential",
-                "credentials", "authorization", "auth", "bearer", "cookie", "signature"}
+SECRET_WORDS = {
+    "key",
+    "apikey",
+    "token",
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "credential",
+    "credentials",
+    "authorization",
+    "auth",
+    "bearer",
+    "cookie",
+    "signature",
+}
 SECRET_NAMES = {"headers", "extra_headers"}  # may carry Authorization: redact whole
 KEY_PATTERN = re.compile(
     r"(?:\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}"
@@ -30,10 +44,25 @@ KEY_PATTERN = re.compile(
     r"|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_\-]{30,}|\bxox[abprs]-[A-Za-z0-9\-]{10,}"
     r"|\bhf_[A-Za-z0-9]{20,}|\bgsk_[A-Za-z0-9]{20,}"
     r"|\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
-    r"|(?i:bearer)\s+[A-Za-z0-9_\-.=]{12,})")
+    r"|(?i:bearer)\s+[A-Za-z0-9_\-.=]{12,})"
+)
 # every key KEY_PATTERN finds starts with one of these (then "bearer", in any case): checking
 # for them first is much cheaper than the pattern on a record with none, which is nearly every record
-_KEY_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "AIza", "xox", "hf_", "gsk_", "eyJ")
+_KEY_PREFIXES = (
+    "sk-",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "AKIA",
+    "AIza",
+    "xox",
+    "hf_",
+    "gsk_",
+    "eyJ",
+)
 # scheme://user:password@ -> the userinfo goes (a user name alone is no secret, but kept together
 # with the password it names an account: both are replaced)
 URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^\s/@:?#]*:[^\s/@?#]*)@")
@@ -137,8 +166,11 @@ class Redactor:
         return cls(values)
 
     def needed(self, text: str) -> bool:
-        return (any(v in text for v in self.values) or (_may_hold_key(text) and KEY_PATTERN.search(text) is not None)
-                or redact_urls(text) != text)
+        return (
+            any(v in text for v in self.values)
+            or (_may_hold_key(text) and KEY_PATTERN.search(text) is not None)
+            or redact_urls(text) != text
+        )
 
     def text(self, text: str) -> str:
         for value in self.values:
@@ -150,8 +182,12 @@ class Redactor:
         """A copy of ``data`` (JSON-like) with secret strings replaced, and with ``by_name`` every
         value under a credential-like name too (configs; records keep their structure)."""
         if isinstance(data, Mapping):
-            return {k: (REDACTED if by_name and is_secret_name(k) and v not in (None, "", {}, [])
-                        else self.data(v, by_name)) for k, v in data.items()}
+            return {
+                k: (
+                    REDACTED if by_name and is_secret_name(k) and v not in (None, "", {}, []) else self.data(v, by_name)
+                )
+                for k, v in data.items()
+            }
         if isinstance(data, (list, tuple)):
             return type(data)(self.data(v, by_name) for v in data)
         if isinstance(data, str):

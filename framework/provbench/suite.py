@@ -4,7 +4,7 @@ numbers), validates it with pydantic, and checks plugin names against the regist
 every mistake is reported as ``file, line N, field 'a.b[2]': what is wrong`` (a controls block's
 own checks: :mod:`provbench.suite_controls`, handed this module's reference check).
 
-Longer than 400 lines because the checks :func:`load_suite` runs against the registry (plugin
+Longer than 300 logical lines because the checks :func:`load_suite` runs against the registry (plugin
 names and options, live intervention targets) stand beside the declarations they check: in a
 module of their own they would need these models and be needed by the loader, a circle.
 """
@@ -24,8 +24,15 @@ from .errors import UserError
 from .jsonlines import input_errors
 from .llm.spec import ModelSpec, check_model_params
 from .results.rules import plugin_key
-from .suite_yaml import (SuiteError, check_intervention_systems, field_name, line_of, parse_yaml as _parse_yaml,
-                         plain as _plain, validation_message)
+from .suite_yaml import (
+    SuiteError,
+    check_intervention_systems,
+    field_name,
+    line_of,
+    parse_yaml as _parse_yaml,
+    plain as _plain,
+    validation_message,
+)
 from .suite_yaml import where as _where
 
 __all__ = ["Suite", "LoadedSuite", "PluginRef", "SuiteError", "load_suite", "line_of", "field_name"]
@@ -83,7 +90,8 @@ class KnowledgeBaseSpec(_Strict):
     options: dict[str, Any] = Field(default_factory=dict)
     directory: str | None = Field(default=None, description="default: a cache dir keyed by the inputs")
     graph_store: Literal["kuzu", "ladybug"] = Field(
-        default="kuzu", description="embedded graph database of a new KB: Kùzu, or LadybugDB (provbench[ladybug])")
+        default="kuzu", description="embedded graph database of a new KB: Kùzu, or LadybugDB (provbench[ladybug])"
+    )
 
 
 class ExclusionSpec(_Strict):
@@ -105,8 +113,10 @@ class ExclusionSpec(_Strict):
     @model_validator(mode="after")
     def _reference_named(self) -> "ExclusionSpec":
         if self.enabled and not self.reference_system:
-            raise ValueError("the exclusion step needs a reference_system: the system whose correct "
-                             "baseline answers leave a question out (e.g. reference_system: llm-only)")
+            raise ValueError(
+                "the exclusion step needs a reference_system: the system whose correct "
+                "baseline answers leave a question out (e.g. reference_system: llm-only)"
+            )
         return self
 
 
@@ -114,8 +124,9 @@ class ExecutorSpec(_Strict):
     """Where units run: ``threads`` in this process (default) or ``ray`` workers (``provbench[ray]``)."""
 
     kind: Literal["threads", "ray"] = "threads"
-    address: str | None = Field(default=None, description="ray: cluster address ('auto' joins a running "
-                                "cluster); default: start a local one")
+    address: str | None = Field(
+        default=None, description="ray: cluster address ('auto' joins a running cluster); default: start a local one"
+    )
     workers: int | None = Field(default=None, ge=1, description="ray: worker processes (default: the cluster's CPUs)")
 
     @model_validator(mode="before")
@@ -154,16 +165,20 @@ def systems_by_key(block: Any) -> Any:
     if block.intervention_systems is not None:
         block.intervention_systems = [by_name.get(n, n) for n in block.intervention_systems]
     if block.exclusion.reference_system:
-        block.exclusion.reference_system = by_name.get(block.exclusion.reference_system,
-                                                       block.exclusion.reference_system)
+        block.exclusion.reference_system = by_name.get(
+            block.exclusion.reference_system, block.exclusion.reference_system
+        )
     return block
 
 
 class ClaimRef(PluginRef):
     """A claim (``provbench_register_claims``) the controls must confirm."""
 
-    expect_failure: str | None = Field(default=None, description="why the claim is known not to hold yet: its "
-                                       "verdict is shown, but `provbench validate` does not fail on it")
+    expect_failure: str | None = Field(
+        default=None,
+        description="why the claim is known not to hold yet: its "
+        "verdict is shown, but `provbench validate` does not fail on it",
+    )
     open: str | None = Field(default=None, description="why its outcome is open on this suite (shown, never failing)")
     expect_no_power: str | None = Field(default=None, description="why it passes under a sham yet (shown, not failing)")
 
@@ -189,8 +204,11 @@ class ControlsSpec(_Strict):
 
     dataset: DatasetSpec
     knowledge_base: KnowledgeBaseSpec | None = None
-    llms: list[str] = Field(min_length=1, description="control LLMs: names in provbench.controls (oracle, "
-                            "random, ...) or model ids of a registered offline backend")
+    llms: list[str] = Field(
+        min_length=1,
+        description="control LLMs: names in provbench.controls (oracle, "
+        "random, ...) or model ids of a registered offline backend",
+    )
     claims: list[ClaimRef] = Field(min_length=1)
     differences: ControlDifferences = Field(default_factory=ControlDifferences)
 
@@ -210,25 +228,34 @@ class ControlsSpec(_Strict):
 class Suite(_Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     description: str = ""
-    plugins: list[str] = Field(default_factory=list, description="the user's own plugin files (./my_system.py, "
-                               "relative to the suite's folder) or modules (my_pkg.module), loaded before the rest")
+    plugins: list[str] = Field(
+        default_factory=list,
+        description="the user's own plugin files (./my_system.py, "
+        "relative to the suite's folder) or modules (my_pkg.module), loaded before the rest",
+    )
     dataset: DatasetSpec
     knowledge_base: KnowledgeBaseSpec | None = None
     model: ModelSpec = Field(default_factory=ModelSpec)
-    judge: ModelSpec | None = Field(default=None, description="the model of every LLM-judged metric "
-                                    "(default: the systems' model)")
+    judge: ModelSpec | None = Field(
+        default=None, description="the model of every LLM-judged metric (default: the systems' model)"
+    )
     budget: BudgetSpec | None = None
     systems: list[SystemPluginRef] = Field(min_length=1)
     interventions: list[PluginRef] = Field(default_factory=list)
     intervention_systems: list[str] | None = Field(
-        default=None, description="systems the interventions apply to (default: every system)")
+        default=None, description="systems the interventions apply to (default: every system)"
+    )
     metrics: list[PluginRef] = Field(default_factory=list)
     exclusion: ExclusionSpec = Field(default_factory=lambda: ExclusionSpec(enabled=False))
     seed: int = Field(default=0, description="base seed: every unit's seed derives from it and the unit key")
     repeats: int | None = Field(default=None, ge=1, description="override randomised interventions' repeats")
     concurrency: int = Field(default=2, ge=1, le=64)
-    unit_timeout_s: float = Field(default=3600.0, gt=0, description="a unit still running after this long is "
-                                  "abandoned and recorded failed (far above an honest unit's time; docs/reliability.md)")
+    unit_timeout_s: float = Field(
+        default=3600.0,
+        gt=0,
+        description="a unit still running after this long is "
+        "abandoned and recorded failed (far above an honest unit's time; docs/reliability.md)",
+    )
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     report: ReportSpec = Field(default_factory=ReportSpec)
     leak_guard: LeakGuardSpec = Field(default_factory=LeakGuardSpec)
@@ -283,6 +310,7 @@ class LoadedSuite(BaseModel):
 
 # -- loading --------------------------------------------------------------------------------
 
+
 def load_suite(path: str | Path, registry: "Registry | None" = None) -> LoadedSuite:
     """Read, validate and check a suite file; raise :class:`SuiteError` naming file and line."""
     path = Path(path)
@@ -332,8 +360,10 @@ def _check_dataset_file(path: Path, tree: Any, loaded: LoadedSuite, spec: Datase
         return
     source = Path(loaded.dataset_source(spec))
     if not source.exists():
-        raise SuiteError(f"{_where(path, tree, (*prefix, 'dataset', 'path'))}: dataset file not found: {source} "
-                         f"(paths are relative to the suite file's folder)")
+        raise SuiteError(
+            f"{_where(path, tree, (*prefix, 'dataset', 'path'))}: dataset file not found: {source} "
+            f"(paths are relative to the suite file's folder)"
+        )
 
 
 def _check_references(path: Path, tree: Any, block: "Suite | ControlsSpec", prefix: tuple = ()) -> None:
@@ -343,8 +373,10 @@ def _check_references(path: Path, tree: Any, block: "Suite | ControlsSpec", pref
     if ex.enabled and ex.reference_system not in names:
         nested = isinstance(_node(tree, (*prefix, "exclusion")), dict)
         loc = (*prefix, "exclusion", "reference_system") if nested else (*prefix, "exclusion")
-        raise SuiteError(f"{_where(path, tree, loc)}: exclusion reference system {ex.reference_system!r} "
-                         f"is not one of the suite's systems ({', '.join(names)})")
+        raise SuiteError(
+            f"{_where(path, tree, loc)}: exclusion reference system {ex.reference_system!r} "
+            f"is not one of the suite's systems ({', '.join(names)})"
+        )
 
 
 def _node(tree: Any, loc: tuple) -> Any:
@@ -353,8 +385,9 @@ def _node(tree: Any, loc: tuple) -> Any:
     return tree
 
 
-def check_plugins(path: Path, tree: Any, block: "Suite | ControlsSpec", registry: "Registry",
-                  prefix: tuple = ()) -> None:
+def check_plugins(
+    path: Path, tree: Any, block: "Suite | ControlsSpec", registry: "Registry", prefix: tuple = ()
+) -> None:
     """Every named plugin of a block (the suite, or its ``controls`` at ``prefix``) exists, and its
     factory accepts the options given."""
     from .registry import PluginError
@@ -371,20 +404,34 @@ def check_plugins(path: Path, tree: Any, block: "Suite | ControlsSpec", registry
         except (PluginError, UserError) as exc:
             raise SuiteError(f"{_where(path, tree, (*prefix, *options_loc))}: {exc}") from None
 
-    check("dataset_loader", block.dataset.loader, block.dataset.options, ("dataset", "loader"),
-          ("dataset", "options") if block.dataset.options else ("dataset", "loader"))
+    check(
+        "dataset_loader",
+        block.dataset.loader,
+        block.dataset.options,
+        ("dataset", "loader"),
+        ("dataset", "options") if block.dataset.options else ("dataset", "loader"),
+    )
     if block.knowledge_base is not None:
         kb = block.knowledge_base
-        check("kb_builder", kb.builder, kb.options, ("knowledge_base", "builder"),
-              ("knowledge_base", "options" if kb.options else "builder"))
-    sections = [("claims", "claim")] if isinstance(block, ControlsSpec) else \
-        [("systems", "system"), ("interventions", "intervention"), ("metrics", "metric")]
+        check(
+            "kb_builder",
+            kb.builder,
+            kb.options,
+            ("knowledge_base", "builder"),
+            ("knowledge_base", "options" if kb.options else "builder"),
+        )
+    sections = (
+        [("claims", "claim")]
+        if isinstance(block, ControlsSpec)
+        else [("systems", "system"), ("interventions", "intervention"), ("metrics", "metric")]
+    )
     for section, kind in sections:
         check_refs(path, tree, registry, kind, getattr(block, section), (*prefix, section))
 
 
-def check_live_targets(path: Path, tree: Any, block: "Suite | ControlsSpec", registry: "Registry",
-                       prefix: tuple = ()) -> None:
+def check_live_targets(
+    path: Path, tree: Any, block: "Suite | ControlsSpec", registry: "Registry", prefix: tuple = ()
+) -> None:
     """Interventions apply only to live systems: one that replays recorded answers cannot be intervened on."""
     if not block.interventions:
         return
@@ -393,11 +440,16 @@ def check_live_targets(path: Path, tree: Any, block: "Suite | ControlsSpec", reg
     for i, key in enumerate(targets):
         if getattr(registry.get("system", names[key]).factory, "live", True):
             continue
-        loc = ((*prefix, "intervention_systems", i) if block.intervention_systems is not None
-               else (*prefix, "interventions"))
-        raise SuiteError(f"{_where(path, tree, loc)}: system {key!r} replays answers recorded earlier, so no "
-                         "intervention can change what it saw: interventions need a live system (list only live "
-                         "systems under intervention_systems, or remove the interventions)")
+        loc = (
+            (*prefix, "intervention_systems", i)
+            if block.intervention_systems is not None
+            else (*prefix, "interventions")
+        )
+        raise SuiteError(
+            f"{_where(path, tree, loc)}: system {key!r} replays answers recorded earlier, so no "
+            "intervention can change what it saw: interventions need a live system (list only live "
+            "systems under intervention_systems, or remove the interventions)"
+        )
 
 
 def check_refs(path: Path, tree: Any, registry: "Registry", kind: str, refs: list[PluginRef], loc: tuple) -> None:

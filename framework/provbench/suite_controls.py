@@ -56,10 +56,12 @@ def controls_configuration(suite: Suite) -> ControlsConfiguration:
     if targets is None and suite.intervention_systems is not None:
         targets = [t for t in suite.intervention_systems if t in keys]
     return ControlsConfiguration(
-        systems=systems, interventions=_resolve(d.interventions, suite.interventions),
+        systems=systems,
+        interventions=_resolve(d.interventions, suite.interventions),
         intervention_systems=targets,
         exclusion=d.exclusion if d.exclusion is not None else suite.exclusion,
-        metrics=_resolve(d.metrics, suite.metrics))
+        metrics=_resolve(d.metrics, suite.metrics),
+    )
 
 
 def _resolve(declared: list[PluginRef] | None, own: list[PluginRef]) -> list[PluginRef]:
@@ -87,8 +89,10 @@ def describe_differences(suite: Suite) -> list[str]:
     own_targets = [t for t in suite.targets_of_interventions() if t in c.system_names]
     targets = c.intervention_systems if c.intervention_systems is not None else c.system_names
     if c.interventions and targets != own_targets:
-        lines.append(f"interventions applied to {_names(targets) or 'no system'} "
-                     f"(suite: {_names(suite.targets_of_interventions())})")
+        lines.append(
+            f"interventions applied to {_names(targets) or 'no system'} "
+            f"(suite: {_names(suite.targets_of_interventions())})"
+        )
     if c.exclusion != suite.exclusion:
         lines.append(f"exclusion {_exclusion(c.exclusion)} (suite: {_exclusion(suite.exclusion)})")
     return lines
@@ -107,9 +111,11 @@ def _list_differences(kind: str, own: list[PluginRef], run: list[PluginRef]) -> 
         elif theirs.name != ref.name:
             lines.append(f"{kind} {key}: plugin {ref.name} (suite: {theirs.name})")
         else:
-            lines += [f"{kind} {key}: {name} {_value(ref.options, name)} (suite: {_value(theirs.options, name)})"
-                      for name in sorted(set(ref.options) | set(theirs.options))
-                      if ref.options.get(name, _UNSET) != theirs.options.get(name, _UNSET)]
+            lines += [
+                f"{kind} {key}: {name} {_value(ref.options, name)} (suite: {_value(theirs.options, name)})"
+                for name in sorted(set(ref.options) | set(theirs.options))
+                if ref.options.get(name, _UNSET) != theirs.options.get(name, _UNSET)
+            ]
     return lines
 
 
@@ -135,6 +141,7 @@ def _exclusion(spec: ExclusionSpec) -> str:
 
 # -- checks when the suite is loaded -----------------------------------------------------------------
 
+
 def check_controls(path: "Path", tree: Any, suite: Suite, registry: "Registry", check_refs: Callable) -> None:
     """The controls' differences and claims (the suite checked the block's own plugins): each
     declared difference names a plugin that takes its options (``check_refs``, the suite's check
@@ -155,19 +162,24 @@ def _check_targets(path: "Path", tree: Any, config: ControlsConfiguration, diff:
     check_intervention_systems(path, tree, config.intervention_systems, names, diff, "one the controls run")
     ex = config.exclusion
     if ex.enabled and ex.reference_system not in names:
-        raise SuiteError(f"{where(path, tree, (*diff, 'systems'))}: the exclusion's reference system "
-                         f"{ex.reference_system!r} is not among the systems the controls run ({', '.join(names)}); "
-                         "run it too, or declare an exclusion under controls.differences")
+        raise SuiteError(
+            f"{where(path, tree, (*diff, 'systems'))}: the exclusion's reference system "
+            f"{ex.reference_system!r} is not among the systems the controls run ({', '.join(names)}); "
+            "run it too, or declare an exclusion under controls.differences"
+        )
 
 
-def _check_gold_llms_claims(path: "Path", tree: Any, suite: Suite, config: ControlsConfiguration,
-                            registry: "Registry") -> None:
+def _check_gold_llms_claims(
+    path: "Path", tree: Any, suite: Suite, config: ControlsConfiguration, registry: "Registry"
+) -> None:
     controls = suite.controls
     loader = registry.get("dataset_loader", controls.dataset.loader).factory
     if not getattr(loader, "provides_gold", False):
-        raise SuiteError(f"{where(path, tree, ('controls', 'dataset', 'loader'))}: dataset loader "
-                         f"{controls.dataset.loader!r} gives no gold evidence (DatasetLoader.provides_gold), so no "
-                         "control could know when an answer is right; the controls need a dataset with gold")
+        raise SuiteError(
+            f"{where(path, tree, ('controls', 'dataset', 'loader'))}: dataset loader "
+            f"{controls.dataset.loader!r} gives no gold evidence (DatasetLoader.provides_gold), so no "
+            "control could know when an answer is right; the controls need a dataset with gold"
+        )
     for i, name in enumerate(controls.llms):
         problem = control_model_problem(name, registry)
         if problem:
@@ -185,9 +197,12 @@ def claim_problems(claim: "Claim", llms: list[str], config: ControlsConfiguratio
     needs = claim.needs()
     have = {"control LLM": set(llms), "system": set(config.system_names), "condition": set(config.condition_names)}
     wanted = {"control LLM": needs.controls, "system": needs.systems, "condition": needs.conditions}
-    return [f"needs {kind} {name!r}, which the controls do not run (they run: "
-            f"{', '.join(sorted(have[kind])) or 'none'})"
-            for kind, names in wanted.items() for name in names if name not in have[kind]]
+    return [
+        f"needs {kind} {name!r}, which the controls do not run (they run: {', '.join(sorted(have[kind])) or 'none'})"
+        for kind, names in wanted.items()
+        for name in names
+        if name not in have[kind]
+    ]
 
 
 def control_model_problem(name: str, registry: Any) -> str | None:
@@ -202,6 +217,8 @@ def control_model_problem(name: str, registry: Any) -> str | None:
     if prefix == PREFIX and model_id.partition(":")[2] in BEHAVIOURS:
         return None
     if prefix in (PREFIX, DEFAULT_BACKEND):
-        return (f"unknown control LLM {name!r}: name one of {', '.join(BEHAVIOURS)}, or give the model id of a "
-                "registered offline backend (prefix:name, not litellm: controls never call an API model)")
+        return (
+            f"unknown control LLM {name!r}: name one of {', '.join(BEHAVIOURS)}, or give the model id of a "
+            "registered offline backend (prefix:name, not litellm: controls never call an API model)"
+        )
     return None

@@ -56,8 +56,10 @@ def check_expansion(path: Path | str, tree: Any) -> None:
         if id(node) not in sizes:
             sizes[id(node)] = 1 + sum(size(child) for child in (node.values() if isinstance(node, dict) else node))
         if sizes[id(node)] > MAX_VALUES:
-            raise SuiteError(f"{path}: invalid YAML: its aliases expand to more than {MAX_VALUES:,} values "
-                             "(an alias bomb?); write the values out or use fewer aliases")
+            raise SuiteError(
+                f"{path}: invalid YAML: its aliases expand to more than {MAX_VALUES:,} values "
+                "(an alias bomb?); write the values out or use fewer aliases"
+            )
         return sizes[id(node)]
 
     try:
@@ -119,14 +121,18 @@ def where(path: Path, tree: Any, loc: tuple) -> str:
     return f"{path}" + (f", line {line}" if line else "") + (f", field '{field_name(loc)}'" if loc else "")
 
 
-def check_intervention_systems(path: Path, tree: Any, declared: list[str] | None, names: list[str], loc: tuple,
-                               must_be: str) -> None:
+def check_intervention_systems(
+    path: Path, tree: Any, declared: list[str] | None, names: list[str], loc: tuple, must_be: str
+) -> None:
     """Each system of an ``intervention_systems`` list (at ``loc``) is one of ``names`` (``must_be``
     says which, in the error: "one of the suite's systems", "one the controls run")."""
     for i, name in enumerate(declared or []):
         if name not in names:
-            raise SuiteError(f"{where(path, tree, (*loc, 'intervention_systems', i))}: "
-                             + unknown_name_message("system", name, names) + f" (must be {must_be})")
+            raise SuiteError(
+                f"{where(path, tree, (*loc, 'intervention_systems', i))}: "
+                + unknown_name_message("system", name, names)
+                + f" (must be {must_be})"
+            )
 
 
 def validation_message(path: Path, tree: Any, exc: ValidationError, root: type[BaseModel]) -> str:

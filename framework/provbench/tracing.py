@@ -46,8 +46,14 @@ MAX_TEXT = 4000  # characters of a step's arguments or result kept on its span
 LIVE_SPANS = "live_spans"  # a trace's artifact: live spans, with real times (integrations.llamaindex.live_spans)
 
 
-def export_traces(run_dir: str | Path, *, out: str | Path | None = None, endpoint: str | None = None,
-                  headers: dict[str, str] | None = None, project: str | None = None) -> int:
+def export_traces(
+    run_dir: str | Path,
+    *,
+    out: str | Path | None = None,
+    endpoint: str | None = None,
+    headers: dict[str, str] | None = None,
+    project: str | None = None,
+) -> int:
     """Send every unit of the run as spans to ``out`` (OTLP JSON lines) and/or an OTLP/HTTP
     ``endpoint`` (e.g. http://127.0.0.1:6006/v1/traces), in ``project`` (by default the run's own:
     :func:`project_name`); returns the number of spans."""
@@ -75,9 +81,17 @@ def emit_run(run: RunData, exporters: Sequence[Any], project: str | None = None)
     export = _otel("opentelemetry.sdk.trace.export")
     resources = _otel("opentelemetry.sdk.resources")
     ids = UnitIds(run.manifest.run_id)
-    provider = sdk.TracerProvider(id_generator=ids, resource=resources.Resource.create(
-        {"service.name": "provbench", "openinference.project.name": project or project_name(run),
-         "provbench.run_id": run.manifest.run_id, "provbench.suite": run.manifest.suite_name}))
+    provider = sdk.TracerProvider(
+        id_generator=ids,
+        resource=resources.Resource.create(
+            {
+                "service.name": "provbench",
+                "openinference.project.name": project or project_name(run),
+                "provbench.run_id": run.manifest.run_id,
+                "provbench.suite": run.manifest.suite_name,
+            }
+        ),
+    )
     checked = [CheckedExporter(exporter) for exporter in exporters]
     for exporter in checked:
         provider.add_span_processor(export.BatchSpanProcessor(exporter, max_queue_size=1 << 16))
@@ -134,8 +148,9 @@ def unit_spans(provider: "TracerProvider", run: RunData, record: RunRecord) -> i
     live = (trace.artifacts.get(LIVE_SPANS) or []) if trace is not None else []
     start = min(span["start_ns"] for span in live) if live else _ns(record.started_at)  # the latter to the second
     wall = int(1e9 * ((trace.wall_time_s if trace and trace.wall_time_s is not None else 0.0) or 0.001))
-    root = tracer.start_span(f"{record.key.system} · {record.key.condition}", start_time=start,
-                             attributes=root_attributes(run, record))
+    root = tracer.start_span(
+        f"{record.key.system} · {record.key.condition}", start_time=start, attributes=root_attributes(run, record)
+    )
     if record.status == "failed":
         root.set_status(Status(StatusCode.ERROR, (record.error or "failed")[:500]))
     context, count = set_span_in_context(root), 1
@@ -143,27 +158,40 @@ def unit_spans(provider: "TracerProvider", run: RunData, record: RunRecord) -> i
         if trace.retrieved:
             documents = {}
             for i, item in enumerate(trace.retrieved):
-                documents.update({f"retrieval.documents.{i}.document.id": item.id,
-                                  f"retrieval.documents.{i}.document.metadata": json.dumps({"kind": item.kind})})
+                documents.update(
+                    {
+                        f"retrieval.documents.{i}.document.id": item.id,
+                        f"retrieval.documents.{i}.document.metadata": json.dumps({"kind": item.kind}),
+                    }
+                )
                 if item.score is not None:
                     documents[f"retrieval.documents.{i}.document.score"] = item.score
-            tracer.start_span("retrieved items", context=context, start_time=start,
-                              attributes={"openinference.span.kind": "RETRIEVER", **documents}).end(start)
+            tracer.start_span(
+                "retrieved items",
+                context=context,
+                start_time=start,
+                attributes={"openinference.span.kind": "RETRIEVER", **documents},
+            ).end(start)
             count += 1
         steps = [] if live else trace.steps  # a live unit's steps are its live spans
         calls = live_llm_calls(tracer, context, live, trace.llm_calls) if live else trace.llm_calls
         for i, step in enumerate(steps):
             at = start + wall * (i + 1) // (len(steps) + 1)
-            span = tracer.start_span(step.tool or step.kind, context=context, start_time=at,
-                                     attributes=step_attributes(step))
+            span = tracer.start_span(
+                step.tool or step.kind, context=context, start_time=at, attributes=step_attributes(step)
+            )
             if step.kind in ("rejection", "error") or step.error:
                 span.set_status(Status(StatusCode.ERROR, (step.error or step.kind)[:500]))
             span.end(at)
         offset = start
         for call in calls:
             end = offset + max(1, int(1e9 * call.latency_s))
-            span = tracer.start_span(call.purpose or "llm", context=context, start_time=offset,
-                                     attributes={"openinference.span.kind": "LLM", **llm_call_attributes(call)})
+            span = tracer.start_span(
+                call.purpose or "llm",
+                context=context,
+                start_time=offset,
+                attributes={"openinference.span.kind": "LLM", **llm_call_attributes(call)},
+            )
             if call.error:
                 span.set_status(Status(StatusCode.ERROR, call.error[:500]))
             span.end(end)
@@ -176,10 +204,15 @@ def unit_spans(provider: "TracerProvider", run: RunData, record: RunRecord) -> i
 def llm_call_attributes(call: LLMCall) -> dict[str, Any]:
     """What provbench knows of an LLM call: model, tokens, cost, whether cached, attempts."""
     attributes: dict[str, Any] = {
-        "llm.model_name": call.model, "llm.token_count.prompt": call.prompt_tokens,
+        "llm.model_name": call.model,
+        "llm.token_count.prompt": call.prompt_tokens,
         "llm.token_count.completion": call.completion_tokens,
-        "llm.token_count.total": call.prompt_tokens + call.completion_tokens, "provbench.purpose": call.purpose,
-        "provbench.cached": call.cached, "provbench.attempts": call.attempts, "provbench.cost_source": call.cost_source}
+        "llm.token_count.total": call.prompt_tokens + call.completion_tokens,
+        "provbench.purpose": call.purpose,
+        "provbench.cached": call.cached,
+        "provbench.attempts": call.attempts,
+        "provbench.cost_source": call.cost_source,
+    }
     if call.cost_usd is not None:  # an unknown price is left out, never sent as 0
         attributes["llm.cost.total"] = call.cost_usd
     return attributes
@@ -196,8 +229,12 @@ def live_llm_calls(tracer: Any, context: Any, live: list[dict[str, Any]], calls:
     children: dict[str | None, list[dict[str, Any]]] = {}
     for span in live:
         children.setdefault(span["parent_id"] if span["parent_id"] in known else None, []).append(span)
-    innermost = [s for s in live if s["attributes"].get("openinference.span.kind") == "LLM" and not any(
-        c["attributes"].get("openinference.span.kind") == "LLM" for c in children.get(s["span_id"], []))]
+    innermost = [
+        s
+        for s in live
+        if s["attributes"].get("openinference.span.kind") == "LLM"
+        and not any(c["attributes"].get("openinference.span.kind") == "LLM" for c in children.get(s["span_id"], []))
+    ]
     joined = dict(zip((s["span_id"] for s in innermost), calls)) if len(innermost) == len(calls) else {}
 
     def send(span: dict[str, Any], parent: Any) -> None:
@@ -221,25 +258,40 @@ def root_attributes(run: RunData, record: RunRecord) -> dict[str, Any]:
     question = run.questions.get(key.question_id)
     kind = "AGENT" if trace and any(s.kind == "tool_call" for s in trace.steps) else "CHAIN"
     attributes: dict[str, Any] = {
-        "openinference.span.kind": kind, "session.id": run.manifest.run_id,
+        "openinference.span.kind": kind,
+        "session.id": run.manifest.run_id,
         "input.value": question.question if question else key.question_id,
         "output.value": trace.answer if trace and trace.answer is not None else "",
         "tag.tags": [key.system, key.condition],
         "provbench.timing": "live" if trace and trace.artifacts.get(LIVE_SPANS) else "approximate",
-        "provbench.question_id": key.question_id, "provbench.system": key.system, "provbench.condition": key.condition,
-        "provbench.repeat": key.repeat, "provbench.variant": key.variant, "provbench.status": record.status,
-        "provbench.gold": record.gold, "provbench.leak_check": leak_status(record) or "",
-        **{f"provbench.score.{name}": value for name, value in record.scores.items() if value is not None}}
+        "provbench.question_id": key.question_id,
+        "provbench.system": key.system,
+        "provbench.condition": key.condition,
+        "provbench.repeat": key.repeat,
+        "provbench.variant": key.variant,
+        "provbench.status": record.status,
+        "provbench.gold": record.gold,
+        "provbench.leak_check": leak_status(record) or "",
+        **{f"provbench.score.{name}": value for name, value in record.scores.items() if value is not None},
+    }
     if record.seed is not None:
         attributes["provbench.seed"] = record.seed
     if trace is not None:
-        attributes.update({"provbench.outcome": trace.outcome, "provbench.visited_entities": trace.visited_entities,
-                           "provbench.read_text_units": trace.read_text_units,
-                           **{f"provbench.cited.{kind}": ids for kind, ids in trace.citations.model_dump().items() if ids}})
+        attributes.update(
+            {
+                "provbench.outcome": trace.outcome,
+                "provbench.visited_entities": trace.visited_entities,
+                "provbench.read_text_units": trace.read_text_units,
+                **{f"provbench.cited.{kind}": ids for kind, ids in trace.citations.model_dump().items() if ids},
+            }
+        )
         if trace.confidence is not None:
             attributes["provbench.confidence"] = trace.confidence
-    attributes["metadata"] = json.dumps({k.removeprefix("provbench."): v for k, v in attributes.items()
-                                         if k.startswith("provbench.")}, ensure_ascii=False, default=str)
+    attributes["metadata"] = json.dumps(
+        {k.removeprefix("provbench."): v for k, v in attributes.items() if k.startswith("provbench.")},
+        ensure_ascii=False,
+        default=str,
+    )
     return attributes
 
 
@@ -247,8 +299,13 @@ def step_attributes(step: Step) -> dict[str, Any]:
     arguments = _text(step.arguments) if step.arguments else ""
     result = _text(step.result) if step.result is not None else ""
     kind = {"retrieval": "RETRIEVER", "tool_call": "TOOL"}.get(step.kind, "CHAIN")
-    attributes: dict[str, Any] = {"openinference.span.kind": kind, "input.value": arguments, "output.value": result,
-                                  "provbench.step.index": step.index, "provbench.step.kind": step.kind}
+    attributes: dict[str, Any] = {
+        "openinference.span.kind": kind,
+        "input.value": arguments,
+        "output.value": result,
+        "provbench.step.index": step.index,
+        "provbench.step.kind": step.kind,
+    }
     if kind == "TOOL":
         attributes.update({"tool.name": step.tool or "", "tool.parameters": arguments})
     if step.thought:

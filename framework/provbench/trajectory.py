@@ -95,7 +95,9 @@ class TrajectoryScore:
         if self.path.total:
             out["gold.path_coverage"] = self.path.value
         if self.recall:
-            out["gold.first_complete_step"] = None if self.first_complete_step is None else float(self.first_complete_step)
+            out["gold.first_complete_step"] = (
+                None if self.first_complete_step is None else float(self.first_complete_step)
+            )
         if self.wasted.total:
             out["gold.wasted_steps"] = float(self.wasted.hits)
         return out
@@ -121,6 +123,7 @@ def score_trajectory(trace: Trace, gold: MappedGold) -> TrajectoryScore:
 
 # -- stages -----------------------------------------------------------------------------------------
 
+
 def stage_items(trace: Trace) -> dict[str, dict[str, set[str]]]:
     """The ids of each stage, by kind (module docstring)."""
     retrieved: dict[str, set[str]] = {k: set() for k in ("entity", "relationship", "text_unit")}
@@ -132,8 +135,11 @@ def stage_items(trace: Trace) -> dict[str, dict[str, set[str]]]:
     for path in trace.paths:
         retrieved["entity"].update(path.entities)
         retrieved["relationship"].update(path.relations)
-    cited = {"entity": set(trace.citations.entities), "relationship": set(trace.citations.relationships),
-             "text_unit": set(trace.citations.text_units)}
+    cited = {
+        "entity": set(trace.citations.entities),
+        "relationship": set(trace.citations.relationships),
+        "text_unit": set(trace.citations.text_units),
+    }
     for path_id in trace.citations.paths:
         path = trace.path(path_id)
         if path is not None:
@@ -166,6 +172,7 @@ def _stage_score(gold: MappedGold, kind: str, items: dict[str, set[str]]) -> tup
 
 # -- steps ------------------------------------------------------------------------------------------
 
+
 def step_gold(trace: Trace, gold: MappedGold) -> list[StepGold]:
     """Every step that shows or reads, against the gold, with completeness and waste decided."""
     steps, first_shown = [], {}
@@ -175,10 +182,21 @@ def step_gold(trace: Trace, gold: MappedGold) -> list[StepGold]:
         for ids in new.values():
             first_shown.update(dict.fromkeys(ids, index))
         touched = {k: ids & gold_ids.get(k, frozenset()) for k, ids in shown.items()}
-        steps.append(StepGold(index, kind, tool, retrieval, shown, new, {k: v for k, v in touched.items() if v},
-                              hops=[n for n, h in enumerate(gold.hops) if set(h.relations) & shown.get("relationship", set())],
-                              sentences=[n for n, s in enumerate(gold.sentences)
-                                         if set(s.text_units) & shown.get("text_unit", set())]))
+        steps.append(
+            StepGold(
+                index,
+                kind,
+                tool,
+                retrieval,
+                shown,
+                new,
+                {k: v for k, v in touched.items() if v},
+                hops=[n for n, h in enumerate(gold.hops) if set(h.relations) & shown.get("relationship", set())],
+                sentences=[
+                    n for n, s in enumerate(gold.sentences) if set(s.text_units) & shown.get("text_unit", set())
+                ],
+            )
+        )
     _mark_complete(steps, gold)
     _mark_wasted(trace, steps, first_shown)
     return steps
@@ -188,12 +206,20 @@ def _steps_shown(trace: Trace) -> Iterator[tuple[int, str, str, bool, dict[str, 
     recorded = [s for s in trace.steps if s.shown is not None]
     if recorded:
         for step in recorded:
-            yield step.index, step.kind, step.tool or "", step.kind in READING_KINDS, \
-                {k: set(v) for k, v in step.shown.items()}
+            yield (
+                step.index,
+                step.kind,
+                step.tool or "",
+                step.kind in READING_KINDS,
+                {k: set(v) for k, v in step.shown.items()},
+            )
         return
     items = stage_items(trace)
-    whole = {"entity": items["retrieved"]["entity"] | items["visited"]["entity"],
-             "relationship": items["retrieved"]["relationship"], "text_unit": items["visited"]["text_unit"]}
+    whole = {
+        "entity": items["retrieved"]["entity"] | items["visited"]["entity"],
+        "relationship": items["retrieved"]["relationship"],
+        "text_unit": items["visited"]["text_unit"],
+    }
     if not any(whole.values()):
         return
     first = next((s for s in trace.steps if s.kind in ("retrieval", "tool_call")), None)
@@ -253,8 +279,20 @@ def new_items(step: Step, trace: Trace) -> dict[str, list[str]]:
     return {k: ids for k, ids in found.items() if ids}
 
 
-__all__ = ["KINDS", "LEFT_OUT_STEP", "STAGES", "STAGE_KINDS", "Ratio", "StepGold", "TrajectoryScore", "left_out_step", "new_items", "score_trajectory",
-           "stage_items", "step_gold"]
+__all__ = [
+    "KINDS",
+    "LEFT_OUT_STEP",
+    "STAGES",
+    "STAGE_KINDS",
+    "Ratio",
+    "StepGold",
+    "TrajectoryScore",
+    "left_out_step",
+    "new_items",
+    "score_trajectory",
+    "stage_items",
+    "step_gold",
+]
 
 
 def left_out_step(record: Any) -> int | None:

@@ -32,6 +32,7 @@ NO_BASELINE = "no usable baseline trace for this question and system; the interv
 
 # -- the context shared by every unit ------------------------------------------------------------
 
+
 @dataclass
 class RunContext:
     loaded: LoadedSuite
@@ -70,6 +71,7 @@ def unit_seed(base: int, key: UnitKey) -> int:
 
 # -- planning ---------------------------------------------------------------------------------------
 
+
 def baseline_units(suite: Suite, questions: Iterable[str]) -> list[Unit]:
     """Every system x question, ``repeats`` times for a repeated system (each repeat its own seed)."""
     units, questions = [], list(questions)
@@ -88,15 +90,22 @@ def excluded_questions(suite: Suite, records: dict[str, RunRecord]) -> set[str]:
     return answered_by_reference(records.values(), suite.exclusion.reference_system)
 
 
-def intervention_units(ctx: RunContext, questions: Iterable[str],
-                       done: dict[str, RunRecord] | None = None, systems: Iterable[str] | None = None) -> list[Unit]:
+def intervention_units(
+    ctx: RunContext,
+    questions: Iterable[str],
+    done: dict[str, RunRecord] | None = None,
+    systems: Iterable[str] | None = None,
+) -> list[Unit]:
     """Units of every intervention x target system (among ``systems``, default all) x question:
     ``repeats`` of each, or, for an enumerated intervention, one per variant it lists from the
     baseline trace in ``done``."""
     suite, units, done = ctx.suite, [], done or {}
     only = set(systems) if systems is not None else None
-    targets = [ref for ref in suite.systems
-               if ref.key in suite.targets_of_interventions() and (only is None or ref.key in only)]
+    targets = [
+        ref
+        for ref in suite.systems
+        if ref.key in suite.targets_of_interventions() and (only is None or ref.key in only)
+    ]
     for iref in suite.interventions:
         probe = ctx.registry.create("intervention", iref.name, **iref.options)
         repeats = suite.repeats if suite.repeats and probe.repeats > 1 else probe.repeats
@@ -133,22 +142,29 @@ def _can_take(ctx: RunContext, intervention: Intervention, sref: PluginRef, iref
     return True
 
 
-def _variants(ctx: RunContext, intervention: Intervention, qid: str, system: str, condition: str,
-              done: dict[str, RunRecord]) -> list[Variant] | None:
+def _variants(
+    ctx: RunContext, intervention: Intervention, qid: str, system: str, condition: str, done: dict[str, RunRecord]
+) -> list[Variant] | None:
     """The variants an enumerated intervention lists for one baseline trace (None: not enumerated,
     or no usable baseline, in which case one unit is planned and records why it could not run)."""
     baseline = done.get(UnitKey(question_id=qid, system=system).as_str())
     if baseline is None or baseline.status != "ok" or baseline.trace is None:
         return None
     rng = random.Random(unit_seed(ctx.suite.seed, UnitKey(question_id=qid, system=system, condition=condition)))
-    variants = call_plugin(f"intervention {condition!r}: variants() for question {qid!r} and system {system!r}",
-                           intervention.variants, ctx.questions[qid], baseline.trace.model_copy(deep=True), rng)
+    variants = call_plugin(
+        f"intervention {condition!r}: variants() for question {qid!r} and system {system!r}",
+        intervention.variants,
+        ctx.questions[qid],
+        baseline.trace.model_copy(deep=True),
+        rng,
+    )
     if variants is None:
         return None
     ids = [v.id for v in variants]
     if len(set(ids)) != len(ids) or not all(ids):
-        raise UserError(f"intervention {condition!r} listed variant ids that are empty or repeated for "
-                        f"question {qid!r}: {ids}")
+        raise UserError(
+            f"intervention {condition!r} listed variant ids that are empty or repeated for question {qid!r}: {ids}"
+        )
     return variants
 
 
@@ -167,13 +183,16 @@ def expected_system_calls(system: Any, key: str) -> tuple[float, str | None]:
     """A system's ``expected_llm_calls`` (at least 0), and what went wrong asking it: then the
     default of one call, since the figure only orders work and sizes estimates."""
     try:
-        return max(0.0, call_plugin(f"system {key!r}: expected_llm_calls", lambda: float(system.expected_llm_calls))), None
+        return max(
+            0.0, call_plugin(f"system {key!r}: expected_llm_calls", lambda: float(system.expected_llm_calls))
+        ), None
     except PluginFailure as exc:
         log.warning("%s; counted as one call", exc)
         return 1.0, f"{exc}; counted as one call"
 
 
 # -- running one unit ---------------------------------------------------------------------------------
+
 
 def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> RunRecord:
     """One unit, scored. A system or LLM failure, or a trace that cannot be stored, becomes a
@@ -198,7 +217,9 @@ def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> 
             record.status, record.error = "failed", trace.error or "the system reported a failure"
         if guard is not None:
             record.leak_check, record.hidden = guard()
-    record.requests = request_log(capture.requests, capture.instructions)  # kept for `provbench audit` and the question pages
+    record.requests = request_log(
+        capture.requests, capture.instructions
+    )  # kept for `provbench audit` and the question pages
     _score(ctx, record, question, baseline)
     record.finished_at = utc_now()
     return storable_record(record)
@@ -207,8 +228,9 @@ def run_unit(ctx: RunContext, unit: Unit, baseline: RunRecord | None = None) -> 
 def failed_record(ctx: RunContext, unit: Unit, reason: str) -> RunRecord:
     """The scored failed record of a unit that produced none itself (it hung, or its worker died)."""
     question = ctx.questions[unit.key.question_id]
-    record = RunRecord(key=unit.key, gold=question.answer, seed=unit.seed, variant=unit.variant,
-                       status="failed", error=reason[:2000])
+    record = RunRecord(
+        key=unit.key, gold=question.answer, seed=unit.seed, variant=unit.variant, status="failed", error=reason[:2000]
+    )
     _score(ctx, record, question, None)
     record.finished_at = utc_now()
     return storable_record(record)
@@ -227,8 +249,9 @@ def storable_trace(trace: Trace) -> Trace:
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(map(str, error["loc"]))
-        raise UnstorableTrace(f"the trace cannot be stored: field {where}: {error['msg']} "
-                              f"(got {type(error.get('input')).__name__})") from None
+        raise UnstorableTrace(
+            f"the trace cannot be stored: field {where}: {error['msg']} (got {type(error.get('input')).__name__})"
+        ) from None
     except PydanticSerializationError as exc:
         raise UnstorableTrace(f"the trace cannot be stored: {_unserialisable_field(trace)}: {exc}") from None
 
@@ -253,12 +276,21 @@ def storable_record(record: RunRecord) -> RunRecord:
         return RunRecord.model_validate_json(record.model_dump_json(warnings=False))
     except (ValidationError, PydanticSerializationError, ValueError, TypeError) as exc:
         reason = f"the record cannot be stored: {type(exc).__name__}: {exc}"[:2000]
-        return RunRecord(key=record.key, gold=record.gold, seed=record.seed, variant=record.variant,
-                         status="failed", error=reason, started_at=record.started_at, finished_at=utc_now())
+        return RunRecord(
+            key=record.key,
+            gold=record.gold,
+            seed=record.seed,
+            variant=record.variant,
+            status="failed",
+            error=reason,
+            started_at=record.started_at,
+            finished_at=utc_now(),
+        )
 
 
-def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: RunRecord | None,
-                   capture: UnitCapture) -> tuple[Trace, Callable[[], tuple[LeakCheck, HiddenSet]] | None]:
+def _produce_trace(
+    ctx: RunContext, unit: Unit, question: Question, baseline: RunRecord | None, capture: UnitCapture
+) -> tuple[Trace, Callable[[], tuple[LeakCheck, HiddenSet]] | None]:
     """The unit's trace, and for a graph-level intervention its leak check and hidden set (run after the timing)."""
     system = ctx.registry.create("system", unit.system.name, **unit.system.options)
     capture.instructions = tuple(system.instructions())  # the leak guard reads requests without them
@@ -269,7 +301,9 @@ def _produce_trace(ctx: RunContext, unit: Unit, question: Question, baseline: Ru
         return _captured(capture, system.run, question, env), None
     if baseline is None or baseline.status != "ok" or baseline.trace is None:
         raise RuntimeError(NO_BASELINE)
-    intervention: Intervention = ctx.registry.create("intervention", unit.intervention.name, **unit.intervention.options)
+    intervention: Intervention = ctx.registry.create(
+        "intervention", unit.intervention.name, **unit.intervention.options
+    )
     rng = random.Random(unit.seed)
     chosen = {"variant": unit.variant} if unit.variant is not None else {}
     if intervention.level == "context":
@@ -304,11 +338,20 @@ def _captured(capture: UnitCapture, run: Callable[..., Trace], *args: Any) -> Tr
     return capture.complete(trace)
 
 
-def _leak_check(view: Any, question: Question, trace: Trace, capture: UnitCapture, baseline: RunRecord,
-                trace_ids: str, base: Any) -> LeakCheck:
+def _leak_check(
+    view: Any, question: Question, trace: Trace, capture: UnitCapture, baseline: RunRecord, trace_ids: str, base: Any
+) -> LeakCheck:
     try:
-        return check_unit(view, question, trace, capture, baseline.trace, trace_ids, base=base,
-                          baseline_requests=logged_requests(baseline.requests))
+        return check_unit(
+            view,
+            question,
+            trace,
+            capture,
+            baseline.trace,
+            trace_ids,
+            base=base,
+            baseline_requests=logged_requests(baseline.requests),
+        )
     except Exception as exc:  # a guard failure is reported, never a unit's failure
         log.warning("leak guard failed for %s: %s", capture.key, exc, exc_info=True)
         return LeakCheck(status="not-checkable", notes=[f"the leak guard failed: {type(exc).__name__}: {exc}"[:500]])
@@ -334,8 +377,9 @@ def _score(ctx: RunContext, record: RunRecord, question: Question, baseline: Run
         record.score_notes["accuracy"] = f"scoring failed: {type(exc).__name__}: {exc}"[:500]
     if baseline is not None and baseline.trace is not None and record.status == "ok":
         # an abstention is its own output, never an empty answer (plugin_api.compared_output)
-        record.scores["output_changed"] = float(compared_output(baseline.trace, ctx.loader.normalize)
-                                                != compared_output(record.trace, ctx.loader.normalize))
+        record.scores["output_changed"] = float(
+            compared_output(baseline.trace, ctx.loader.normalize) != compared_output(record.trace, ctx.loader.normalize)
+        )
     ready = getattr(ctx, "metrics_ready", None)
     if ready is not None:  # the warm-up imports what scoring needs: importing it from two threads can fail
         ready.wait()
@@ -355,5 +399,3 @@ def metric_context(ctx: RunContext, judge_calls: list | None = None) -> MetricCo
     if judge_calls is not None and hasattr(judge, "recording"):
         judge = judge.recording(judge_calls)
     return MetricContext(llm=judge, view=own_view(ctx.view), loader=ctx.loader)
-
-

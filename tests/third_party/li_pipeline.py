@@ -12,11 +12,14 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 def graph_retriever(index, llm, embed_model=None, top_k=3):
     """Entity vectors and LLM keyword synonyms, each with the source text of the triplets found."""
     store = index.property_graph_store
-    return index.as_retriever(sub_retrievers=[
-        VectorContextRetriever(store, embed_model=embed_model, similarity_top_k=top_k, path_depth=1,
-                               include_text=True),
-        LLMSynonymRetriever(store, llm=llm, max_keywords=5, path_depth=1, include_text=True),
-    ])
+    return index.as_retriever(
+        sub_retrievers=[
+            VectorContextRetriever(
+                store, embed_model=embed_model, similarity_top_k=top_k, path_depth=1, include_text=True
+            ),
+            LLMSynonymRetriever(store, llm=llm, max_keywords=5, path_depth=1, include_text=True),
+        ]
+    )
 
 
 def graph_rag(index, llm, embed_model=None, top_k=3):
@@ -31,8 +34,18 @@ def fusion_rag(index, llm, embed_model=None, top_k=3):
 
     store = index.property_graph_store
     fused = QueryFusionRetriever(
-        [index.as_retriever(sub_retrievers=[VectorContextRetriever(store, embed_model=embed_model,
-                                                                   similarity_top_k=top_k, path_depth=1)]),
-         index.as_retriever(sub_retrievers=[LLMSynonymRetriever(store, llm=llm, max_keywords=5, path_depth=1)])],
-        llm=llm, mode="reciprocal_rerank", similarity_top_k=2, num_queries=1, use_async=False)
+        [
+            index.as_retriever(
+                sub_retrievers=[
+                    VectorContextRetriever(store, embed_model=embed_model, similarity_top_k=top_k, path_depth=1)
+                ]
+            ),
+            index.as_retriever(sub_retrievers=[LLMSynonymRetriever(store, llm=llm, max_keywords=5, path_depth=1)]),
+        ],
+        llm=llm,
+        mode="reciprocal_rerank",
+        similarity_top_k=2,
+        num_queries=1,
+        use_async=False,
+    )
     return RetrieverQueryEngine.from_args(fused, llm=llm)

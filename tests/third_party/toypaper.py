@@ -70,8 +70,10 @@ class DropNode(Intervention):
 
     def variants(self, question, baseline, rng):
         nodes = baseline.artifacts.get("path", [])
-        return [Variant(id=f"node:{i}", description=f"remove node {i} ({node})", data={"index": i})
-                for i, node in enumerate(nodes)]
+        return [
+            Variant(id=f"node:{i}", description=f"remove node {i} ({node})", data={"index": i})
+            for i, node in enumerate(nodes)
+        ]
 
     def perturb(self, question, baseline, rng, variant=None, **kwargs):
         nodes = list(baseline.artifacts.get("path", []))
@@ -91,11 +93,24 @@ class GradedCoverage(Metric):
             records = results.select(system)
             answered = [r for r in records if r.trace is not None and not r.trace.abstained]
             graded = [correctness(r) or 0.0 for r in answered]
-            values.append(MetricValue(metric="selective-accuracy", system=system, value=sum(graded) / len(graded)
-                                      if graded else None, numerator=sum(graded), denominator=len(graded)))
-            values.append(MetricValue(metric="abstention-rate", system=system, value=(len(records) - len(answered))
-                                      / len(records) if records else None,
-                                      numerator=len(records) - len(answered), denominator=len(records)))
+            values.append(
+                MetricValue(
+                    metric="selective-accuracy",
+                    system=system,
+                    value=sum(graded) / len(graded) if graded else None,
+                    numerator=sum(graded),
+                    denominator=len(graded),
+                )
+            )
+            values.append(
+                MetricValue(
+                    metric="abstention-rate",
+                    system=system,
+                    value=(len(records) - len(answered)) / len(records) if records else None,
+                    numerator=len(records) - len(answered),
+                    denominator=len(records),
+                )
+            )
         return values
 
 
@@ -104,17 +119,30 @@ def influence_section(run):
     for record in run.records:
         if record.variant is not None:
             flipped = record.scores.get("output_changed")
-            rows.append(Row(cells=[record.key.question_id, record.variant.description,
-                                   "changed" if flipped else "same"]))
+            rows.append(
+                Row(cells=[record.key.question_id, record.variant.description, "changed" if flipped else "same"])
+            )
             changed.setdefault(record.variant.id, []).append(flipped or 0.0)
     if not rows:
         return []
-    chart = BarChart(title="Answers changed per removed node", categories=sorted(changed),
-                     series={"path-reader": [sum(v) / len(v) for _, v in sorted(changed.items())]})
-    return [Section(id="toy-influence", title="Toy paper: node influence", order=50,
-                    intro="Which removed path node changed the answer <b>(escaped)</b>.",
-                    blocks=[Table(columns=["Question", "Variant", "Answer"], rows=rows, numeric_from=3,
-                                  css_class="toy-influence"), chart, Text(text="One unit per node.")])]
+    chart = BarChart(
+        title="Answers changed per removed node",
+        categories=sorted(changed),
+        series={"path-reader": [sum(v) / len(v) for _, v in sorted(changed.items())]},
+    )
+    return [
+        Section(
+            id="toy-influence",
+            title="Toy paper: node influence",
+            order=50,
+            intro="Which removed path node changed the answer <b>(escaped)</b>.",
+            blocks=[
+                Table(columns=["Question", "Variant", "Answer"], rows=rows, numeric_from=3, css_class="toy-influence"),
+                chart,
+                Text(text="One unit per node."),
+            ],
+        )
+    ]
 
 
 @hookimpl

@@ -25,20 +25,65 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-DISEASES = ["Corvane fever", "Halden syndrome", "Mirel disease", "Tarsik anaemia", "Ostrev palsy",
-            "Velmar nephropathy", "Quillon arthritis", "Brask dermatosis"]
-RISK_FACTORS = ["river-reed exposure", "night-shift work", "copper dust inhalation", "high-salt diet",
-                "prolonged fasting", "tick bites", "smoked-fish diet", "cold-water swimming"]
-SYMPTOMS = ["blue fingertips", "night cough", "metallic taste", "drooping eyelid", "itching palms",
-            "ankle swelling", "morning stiffness", "silver skin scales"]
-BODY_PARTS = ["left kidney", "inner ear", "spleen", "facial nerve", "bone marrow", "knee joint",
-              "upper dermis", "pancreas"]
-TESTS = ["Pell stain", "Dorran reflex test", "copper clearance assay", "Vesk urine panel",
-         "marrow smear", "tilt-table scan", "Ruhl antibody test", "scale biopsy"]
+DISEASES = [
+    "Corvane fever",
+    "Halden syndrome",
+    "Mirel disease",
+    "Tarsik anaemia",
+    "Ostrev palsy",
+    "Velmar nephropathy",
+    "Quillon arthritis",
+    "Brask dermatosis",
+]
+RISK_FACTORS = [
+    "river-reed exposure",
+    "night-shift work",
+    "copper dust inhalation",
+    "high-salt diet",
+    "prolonged fasting",
+    "tick bites",
+    "smoked-fish diet",
+    "cold-water swimming",
+]
+SYMPTOMS = [
+    "blue fingertips",
+    "night cough",
+    "metallic taste",
+    "drooping eyelid",
+    "itching palms",
+    "ankle swelling",
+    "morning stiffness",
+    "silver skin scales",
+]
+BODY_PARTS = [
+    "left kidney",
+    "inner ear",
+    "spleen",
+    "facial nerve",
+    "bone marrow",
+    "knee joint",
+    "upper dermis",
+    "pancreas",
+]
+TESTS = [
+    "Pell stain",
+    "Dorran reflex test",
+    "copper clearance assay",
+    "Vesk urine panel",
+    "marrow smear",
+    "tilt-table scan",
+    "Ruhl antibody test",
+    "scale biopsy",
+]
 MEDICATIONS = ["ambrolex", "sitravine", "coperase", "delmitol", "fenquarin", "hestrol", "orbazine", "talvocid"]
 
-SUBJECTS = {"body_part": "Anatomy", "medication": "Pharmacology", "test": "Pathology", "symptom": "Medicine",
-            "bridge": "Pathology"}
+SUBJECTS = {
+    "body_part": "Anatomy",
+    "medication": "Pharmacology",
+    "test": "Pathology",
+    "symptom": "Medicine",
+    "bridge": "Pathology",
+}
 # the relations the corpus states (the graph's edge labels)
 RISK, AFFECTS, CAUSES = "IS RISK FACTOR FOR", "AFFECTS", "CAUSES"
 DETECTED, TREATED, LEADS = "IS DETECTED BY", "IS TREATED WITH", "CAN LEAD TO"
@@ -74,25 +119,37 @@ def make_world(seed: int) -> list[Disease]:
 
 # -- corpus: two chunks per disease, each chunk with its triples ------------------------------------
 
+
 def chunks(d: Disease) -> list[dict]:
     stem = d.source.removesuffix(".jsonl")
-    first = (f"{d.name} is an uncommon illness of the {d.body_part}. Most patients report {d.risk} in "
-             f"the months before onset, and {d.risk} is the best known risk factor for {d.name}. "
-             f"The hallmark complaint is {d.symptom}, which {d.name} causes in nearly every case.")
-    second = (f"{d.name} is confirmed with the {d.test}; no other test detects it reliably. First-line "
-              f"care is {d.medication}, and {d.name} is treated with {d.medication} for six weeks. Left "
-              f"untreated, {d.name} can lead to {d.complication}.")
-    triples_1 = [(d.risk, "Risk Factors", RISK, d.name, "Diseases"),
-                 (d.name, "Diseases", AFFECTS, d.body_part, "Body Parts"),
-                 (d.name, "Diseases", CAUSES, d.symptom, "Symptoms")]
-    triples_2 = [(d.name, "Diseases", DETECTED, d.test, "Diagnostic Tests"),
-                 (d.name, "Diseases", TREATED, d.medication, "Medications"),
-                 (d.name, "Diseases", LEADS, d.complication, "Diseases")]
-    return [{"id": f"{stem}_{i}", "title": d.name, "content": text, "source": d.source, "triples": t}
-            for i, (text, t) in enumerate(((first, triples_1), (second, triples_2)))]
+    first = (
+        f"{d.name} is an uncommon illness of the {d.body_part}. Most patients report {d.risk} in "
+        f"the months before onset, and {d.risk} is the best known risk factor for {d.name}. "
+        f"The hallmark complaint is {d.symptom}, which {d.name} causes in nearly every case."
+    )
+    second = (
+        f"{d.name} is confirmed with the {d.test}; no other test detects it reliably. First-line "
+        f"care is {d.medication}, and {d.name} is treated with {d.medication} for six weeks. Left "
+        f"untreated, {d.name} can lead to {d.complication}."
+    )
+    triples_1 = [
+        (d.risk, "Risk Factors", RISK, d.name, "Diseases"),
+        (d.name, "Diseases", AFFECTS, d.body_part, "Body Parts"),
+        (d.name, "Diseases", CAUSES, d.symptom, "Symptoms"),
+    ]
+    triples_2 = [
+        (d.name, "Diseases", DETECTED, d.test, "Diagnostic Tests"),
+        (d.name, "Diseases", TREATED, d.medication, "Medications"),
+        (d.name, "Diseases", LEADS, d.complication, "Diseases"),
+    ]
+    return [
+        {"id": f"{stem}_{i}", "title": d.name, "content": text, "source": d.source, "triples": t}
+        for i, (text, t) in enumerate(((first, triples_1), (second, triples_2)))
+    ]
 
 
 # -- questions -------------------------------------------------------------------------------------
+
 
 def _options(rng: random.Random, answer: str, pool: list[str]) -> tuple[list[str], int]:
     options = [answer] + rng.sample([p for p in pool if p != answer], 3)
@@ -102,8 +159,11 @@ def _options(rng: random.Random, answer: str, pool: list[str]) -> tuple[list[str
 
 def gold(triples: list[tuple[str, str, str]], entities: list[str], ordered: bool = True) -> dict:
     """A question's gold evidence in provbench.gold's form (triples as the graph states them)."""
-    return {"triples": [{"subject": s, "relation": r, "object": o} for s, r, o in triples], "ordered": ordered,
-            "entities": entities}
+    return {
+        "triples": [{"subject": s, "relation": r, "object": o} for s, r, o in triples],
+        "ordered": ordered,
+        "entities": entities,
+    }
 
 
 def questions(world: list[Disease], seed: int) -> list[dict]:
@@ -113,35 +173,80 @@ def questions(world: list[Disease], seed: int) -> list[dict]:
     for i, d in enumerate(world):
         comp = by_name[d.complication]
         kinds = [
-            ("body_part", f"A patient with a history of {d.risk} now has {d.symptom}. Which structure is "
-                          "most likely affected?", d.body_part, BODY_PARTS, "2 hops: risk -> disease -> body part",
-             gold([(d.risk, RISK, d.name), (d.name, AFFECTS, d.body_part)], [d.risk, d.name, d.body_part])),
-            ("medication", f"A patient presents with {d.symptom} and a positive {d.test}. Which drug is "
-                           "first-line care?", d.medication, MEDICATIONS, "2 hops: symptom -> disease -> drug",
-             gold([(d.name, CAUSES, d.symptom), (d.name, TREATED, d.medication)], [d.symptom, d.name, d.medication])),
-            ("test", f"After {d.risk}, a patient develops the illness it predisposes to and later its "
-                     f"complication, which shows {comp.symptom}. Which test confirms that complication?", comp.test,
-             TESTS, "3 hops: risk -> disease -> complication -> test",
-             gold([(d.risk, RISK, d.name), (d.name, LEADS, comp.name), (comp.name, DETECTED, comp.test)],
-                  [d.risk, d.name, comp.name, comp.test])),
+            (
+                "body_part",
+                f"A patient with a history of {d.risk} now has {d.symptom}. Which structure is most likely affected?",
+                d.body_part,
+                BODY_PARTS,
+                "2 hops: risk -> disease -> body part",
+                gold([(d.risk, RISK, d.name), (d.name, AFFECTS, d.body_part)], [d.risk, d.name, d.body_part]),
+            ),
+            (
+                "medication",
+                f"A patient presents with {d.symptom} and a positive {d.test}. Which drug is first-line care?",
+                d.medication,
+                MEDICATIONS,
+                "2 hops: symptom -> disease -> drug",
+                gold([(d.name, CAUSES, d.symptom), (d.name, TREATED, d.medication)], [d.symptom, d.name, d.medication]),
+            ),
+            (
+                "test",
+                f"After {d.risk}, a patient develops the illness it predisposes to and later its "
+                f"complication, which shows {comp.symptom}. Which test confirms that complication?",
+                comp.test,
+                TESTS,
+                "3 hops: risk -> disease -> complication -> test",
+                gold(
+                    [(d.risk, RISK, d.name), (d.name, LEADS, comp.name), (comp.name, DETECTED, comp.test)],
+                    [d.risk, d.name, comp.name, comp.test],
+                ),
+            ),
         ]
         kind, text, answer, pool, hops, evidence = kinds[i % len(kinds)]
         options, cop = _options(rng, answer, pool)
-        items.append({"id": f"mm-{i:02d}", "question": text, "opa": options[0], "opb": options[1],
-                      "opc": options[2], "opd": options[3], "cop": cop, "exp": hops,
-                      "subject_name": SUBJECTS[kind], "topic_name": d.name, "choice_type": "single", "gold": evidence})
+        items.append(
+            {
+                "id": f"mm-{i:02d}",
+                "question": text,
+                "opa": options[0],
+                "opb": options[1],
+                "opc": options[2],
+                "opd": options[3],
+                "cop": cop,
+                "exp": hops,
+                "subject_name": SUBJECTS[kind],
+                "topic_name": d.name,
+                "choice_type": "single",
+                "gold": evidence,
+            }
+        )
     for j, d in enumerate(world[:2]):  # "except" questions: MedMCQA's multi choice type
         wrong = rng.choice([x for x in SYMPTOMS if x != d.symptom])
         options = [d.symptom, d.body_part, d.test, wrong]
         rng.shuffle(options)
-        linked = [(d.risk, RISK, d.name), (d.name, CAUSES, d.symptom), (d.name, AFFECTS, d.body_part),
-                  (d.name, DETECTED, d.test)]
-        items.append({"id": f"mm-x{j}", "question": f"A patient exposed to {d.risk} develops the disease it "
-                      "predisposes to. All of the following are linked to that disease EXCEPT:",
-                      "opa": options[0], "opb": options[1], "opc": options[2], "opd": options[3],
-                      "cop": options.index(wrong) + 1, "exp": "2 hops: risk -> disease -> features",
-                      "subject_name": SUBJECTS["symptom"], "topic_name": d.name, "choice_type": "multi",
-                      "gold": gold(linked, [d.risk, d.name, d.symptom, d.body_part, d.test], ordered=False)})
+        linked = [
+            (d.risk, RISK, d.name),
+            (d.name, CAUSES, d.symptom),
+            (d.name, AFFECTS, d.body_part),
+            (d.name, DETECTED, d.test),
+        ]
+        items.append(
+            {
+                "id": f"mm-x{j}",
+                "question": f"A patient exposed to {d.risk} develops the disease it "
+                "predisposes to. All of the following are linked to that disease EXCEPT:",
+                "opa": options[0],
+                "opb": options[1],
+                "opc": options[2],
+                "opd": options[3],
+                "cop": options.index(wrong) + 1,
+                "exp": "2 hops: risk -> disease -> features",
+                "subject_name": SUBJECTS["symptom"],
+                "topic_name": d.name,
+                "choice_type": "multi",
+                "gold": gold(linked, [d.risk, d.name, d.symptom, d.body_part, d.test], ordered=False),
+            }
+        )
     items += bridge_questions(world, rng)
     return items
 
@@ -159,12 +264,24 @@ def bridge_questions(world: list[Disease], rng: random.Random) -> list[dict]:
     for j, d in enumerate(world[:BRIDGES]):
         comp = by_name[d.complication]
         options, cop = _options(rng, comp.name, DISEASES)
-        items.append({"id": f"mm-b{j}", "question": f"A patient's illness causes {d.symptom}. Left untreated, it "
-                      f"can lead to a complication that affects the {comp.body_part}. Which disease is that "
-                      "complication?", "opa": options[0], "opb": options[1], "opc": options[2], "opd": options[3],
-                      "cop": cop, "exp": "3 hops: symptom -> disease -> complication -> body part; the answer "
-                      "hangs on the middle triple", "subject_name": SUBJECTS["bridge"], "topic_name": d.name,
-                      "choice_type": "single", "gold": gold([(d.name, LEADS, comp.name)], [d.name, comp.name])})
+        items.append(
+            {
+                "id": f"mm-b{j}",
+                "question": f"A patient's illness causes {d.symptom}. Left untreated, it "
+                f"can lead to a complication that affects the {comp.body_part}. Which disease is that "
+                "complication?",
+                "opa": options[0],
+                "opb": options[1],
+                "opc": options[2],
+                "opd": options[3],
+                "cop": cop,
+                "exp": "3 hops: symptom -> disease -> complication -> body part; the answer hangs on the middle triple",
+                "subject_name": SUBJECTS["bridge"],
+                "topic_name": d.name,
+                "choice_type": "single",
+                "gold": gold([(d.name, LEADS, comp.name)], [d.name, comp.name]),
+            }
+        )
     return items
 
 
@@ -191,12 +308,15 @@ def write(out: Path, seed: int) -> None:
 def mirage(items: list[dict]) -> dict:
     """The same questions as MIRAGE's benchmark.json holds them: a "medmcqa" part, and the
     single-choice ones again as an "mmlu" part (MMLU-medical's form), letters for answers."""
+
     def entry(q: dict) -> dict:
         options = {letter: q["op" + letter.lower()] for letter in "ABCD"}
         return {"question": q["question"], "options": options, "answer": "ABCD"[q["cop"] - 1], "gold": q["gold"]}
 
-    return {"medmcqa": {q["id"]: entry(q) for q in items},
-            "mmlu": {q["id"].replace("mm-", "mmlu-"): entry(q) for q in items if q["choice_type"] == "single"}}
+    return {
+        "medmcqa": {q["id"]: entry(q) for q in items},
+        "mmlu": {q["id"].replace("mm-", "mmlu-"): entry(q) for q in items if q["choice_type"] == "single"},
+    }
 
 
 def main() -> None:

@@ -18,51 +18,96 @@ from pathlib import Path
 
 #: file name -> (title, paragraphs); the suffix decides the format
 DOCUMENTS: dict[str, tuple[str, list[str]]] = {
-    "halden-observatory.md": ("Halden Observatory", [
-        "Halden Observatory is an astronomical observatory on the cliffs above Vell Harbor.",
-        "Mira Castell founded Halden Observatory in 1921. The observatory houses the Castell Telescope."]),
-    "mira-castell.md": ("Mira Castell", [
-        "Mira Castell was an astronomer. She was born in Brennmoor in 1889.",
-        "Castell studied at the University of Tamsk before she moved to the coast."]),
-    "jonas-reeve.md": ("Jonas Reeve", [
-        "Jonas Reeve was an optical engineer born in Vell Harbor.",
-        "Reeve worked for Orlen Optical Works for thirty years."]),
-    "ada-lindqvist.md": ("Ada Lindqvist", [
-        "Ada Lindqvist was an industrialist. She was born in Brennmoor in 1871.",
-        "Lindqvist founded Orlen Optical Works in 1902."]),
-    "vell-harbor.html": ("Vell Harbor", [
-        "Vell Harbor is a port town on the Lisk Coast.",
-        "Vell Harbor lies in the province of Orlen. Its lighthouse dates from 1850."]),
-    "brennmoor.html": ("Brennmoor", [
-        "Brennmoor is a mountain village in the Orlen Highlands.",
-        "Brennmoor is known for its slate quarries."]),
-    "castell-telescope.html": ("Castell Telescope", [
-        "The Castell Telescope is a refracting telescope at Halden Observatory.",
-        "Jonas Reeve designed the Castell Telescope in 1934."]),
-    "university-of-tamsk.pdf": ("University of Tamsk", [
-        "The University of Tamsk is a public university in the city of Tamsk.",
-        "The University of Tamsk was founded in 1788."]),
-    "orlen-optical-works.pdf": ("Orlen Optical Works", [
-        "Orlen Optical Works is a maker of lenses and telescopes.",
-        "Orlen Optical Works is headquartered in Tamsk."]),
-    "field-notes.txt": ("", [
-        "Notes from the survey season.",
-        "The survey team met Ada Lindqvist at the Tamsk station. Mira Castell lent the team a star atlas."]),
+    "halden-observatory.md": (
+        "Halden Observatory",
+        [
+            "Halden Observatory is an astronomical observatory on the cliffs above Vell Harbor.",
+            "Mira Castell founded Halden Observatory in 1921. The observatory houses the Castell Telescope.",
+        ],
+    ),
+    "mira-castell.md": (
+        "Mira Castell",
+        [
+            "Mira Castell was an astronomer. She was born in Brennmoor in 1889.",
+            "Castell studied at the University of Tamsk before she moved to the coast.",
+        ],
+    ),
+    "jonas-reeve.md": (
+        "Jonas Reeve",
+        [
+            "Jonas Reeve was an optical engineer born in Vell Harbor.",
+            "Reeve worked for Orlen Optical Works for thirty years.",
+        ],
+    ),
+    "ada-lindqvist.md": (
+        "Ada Lindqvist",
+        [
+            "Ada Lindqvist was an industrialist. She was born in Brennmoor in 1871.",
+            "Lindqvist founded Orlen Optical Works in 1902.",
+        ],
+    ),
+    "vell-harbor.html": (
+        "Vell Harbor",
+        [
+            "Vell Harbor is a port town on the Lisk Coast.",
+            "Vell Harbor lies in the province of Orlen. Its lighthouse dates from 1850.",
+        ],
+    ),
+    "brennmoor.html": (
+        "Brennmoor",
+        ["Brennmoor is a mountain village in the Orlen Highlands.", "Brennmoor is known for its slate quarries."],
+    ),
+    "castell-telescope.html": (
+        "Castell Telescope",
+        [
+            "The Castell Telescope is a refracting telescope at Halden Observatory.",
+            "Jonas Reeve designed the Castell Telescope in 1934.",
+        ],
+    ),
+    "university-of-tamsk.pdf": (
+        "University of Tamsk",
+        [
+            "The University of Tamsk is a public university in the city of Tamsk.",
+            "The University of Tamsk was founded in 1788.",
+        ],
+    ),
+    "orlen-optical-works.pdf": (
+        "Orlen Optical Works",
+        ["Orlen Optical Works is a maker of lenses and telescopes.", "Orlen Optical Works is headquartered in Tamsk."],
+    ),
+    "field-notes.txt": (
+        "",
+        [
+            "Notes from the survey season.",
+            "The survey team met Ada Lindqvist at the Tamsk station. Mira Castell lent the team a star atlas.",
+        ],
+    ),
 }
 
 #: id, question, answer, supporting documents (file names, as a user's CSV would give them)
 QUESTIONS = [
     ("q01", "Who founded Halden Observatory?", "Mira Castell", ["halden-observatory.md"]),
-    ("q02", "Where was the founder of Halden Observatory born?", "Brennmoor",
-     ["halden-observatory.md", "mira-castell.md"]),
+    (
+        "q02",
+        "Where was the founder of Halden Observatory born?",
+        "Brennmoor",
+        ["halden-observatory.md", "mira-castell.md"],
+    ),
     ("q03", "Who designed the Castell Telescope?", "Jonas Reeve", ["castell-telescope.html"]),
-    ("q04", "Which company did the designer of the Castell Telescope work for?", "Orlen Optical Works",
-     ["castell-telescope.html", "jonas-reeve.md"]),
+    (
+        "q04",
+        "Which company did the designer of the Castell Telescope work for?",
+        "Orlen Optical Works",
+        ["castell-telescope.html", "jonas-reeve.md"],
+    ),
     ("q05", "In which city is Orlen Optical Works headquartered?", "Tamsk", ["orlen-optical-works.pdf"]),
-    ("q06", "Who founded the company Jonas Reeve worked for?", "Ada Lindqvist",
-     ["jonas-reeve.md", "ada-lindqvist.md"]),
-    ("q07", "Were Mira Castell and Ada Lindqvist born in the same village?", "yes",
-     ["mira-castell.md", "ada-lindqvist.md"]),
+    ("q06", "Who founded the company Jonas Reeve worked for?", "Ada Lindqvist", ["jonas-reeve.md", "ada-lindqvist.md"]),
+    (
+        "q07",
+        "Were Mira Castell and Ada Lindqvist born in the same village?",
+        "yes",
+        ["mira-castell.md", "ada-lindqvist.md"],
+    ),
     ("q08", "In which year was the University of Tamsk founded?", "1788", ["university-of-tamsk.pdf"]),
     ("q09", "In which province is Vell Harbor?", "Orlen", ["vell-harbor.html"]),
     ("q10", "Where did Mira Castell study?", "University of Tamsk", ["mira-castell.md"]),
@@ -75,8 +120,10 @@ def markdown(title: str, paragraphs: list[str]) -> str:
 
 def html(title: str, paragraphs: list[str]) -> str:
     body = "\n".join(f"  <p>{p}</p>" for p in paragraphs)
-    return (f"<!doctype html>\n<html><head><title>{title}</title><style>p {{ margin: 1em }}</style></head>\n"
-            f"<body>\n  <h1>{title}</h1>\n{body}\n</body></html>\n")
+    return (
+        f"<!doctype html>\n<html><head><title>{title}</title><style>p {{ margin: 1em }}</style></head>\n"
+        f"<body>\n  <h1>{title}</h1>\n{body}\n</body></html>\n"
+    )
 
 
 def _pdf_string(text: str) -> str:

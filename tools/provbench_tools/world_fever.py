@@ -31,8 +31,13 @@ SYLLABLES = ("ka", "lo", "mir", "ve", "tan", "sel", "dor", "ri", "nu", "bra", "o
 INSTRUMENTS = ("cello", "harp", "oboe", "banjo", "accordion", "trumpet")
 REGIONS = ("Northmere", "Vallonia", "Estreth", "Korrand")
 RIVERS = ("Aldu", "Senn", "Marrow", "Tissel")
-NEI_FACTS = ("{p} has a twin sister.", "{p} once owned a bakery.", "{p} is afraid of flying.",
-             "{p} studied law before music.", "{p} speaks four languages.")
+NEI_FACTS = (
+    "{p} has a twin sister.",
+    "{p} once owned a bakery.",
+    "{p} is afraid of flying.",
+    "{p} studied law before music.",
+    "{p} speaks four languages.",
+)
 
 
 def _name(rng: random.Random, parts: int) -> str:
@@ -88,8 +93,17 @@ def make_world(rng: random.Random, musicians: int) -> World:
         band_page = pages[band] = WikiPage(band)
         band_page.add(f"{band.split(' (')[0]} is a band formed in {year} .")
         band_page.add(f"It was founded by {person} .", person)
-        facts.append({"person": person, "town": town, "region": region, "region_line": region_line,
-                      "born_line": born, "instrument": instrument, "year": year})
+        facts.append(
+            {
+                "person": person,
+                "town": town,
+                "region": region,
+                "region_line": region_line,
+                "born_line": born,
+                "instrument": instrument,
+                "year": year,
+            }
+        )
     return World(pages, facts)
 
 
@@ -98,8 +112,13 @@ def _claim(claim_id: int, label: str, text: str, evidence: list[tuple[str, int]]
         sets = [[[claim_id * 10, None, None, None]]]
     else:
         sets = [[[claim_id * 10, claim_id * 10 + i, page_id(title), line] for i, (title, line) in enumerate(evidence)]]
-    return {"id": claim_id, "verifiable": "NOT VERIFIABLE" if label == "NOT ENOUGH INFO" else "VERIFIABLE",
-            "label": label, "claim": text, "evidence": sets}
+    return {
+        "id": claim_id,
+        "verifiable": "NOT VERIFIABLE" if label == "NOT ENOUGH INFO" else "VERIFIABLE",
+        "label": label,
+        "claim": text,
+        "evidence": sets,
+    }
 
 
 def make_claims(rng: random.Random, world: World, count: int) -> list[dict]:
@@ -113,8 +132,14 @@ def make_claims(rng: random.Random, world: World, count: int) -> list[dict]:
             claims.append(_claim(cid, label, rng.choice(NEI_FACTS).format(p=p), []))
         elif two_pages:
             region = f["region"] if label == "SUPPORTS" else rng.choice([r for r in regions if r != f["region"]])
-            claims.append(_claim(cid, label, f"{p} was born in a town in the region of {region}.",
-                                 [(p, f["born_line"]), (f["town"], f["region_line"])]))
+            claims.append(
+                _claim(
+                    cid,
+                    label,
+                    f"{p} was born in a town in the region of {region}.",
+                    [(p, f["born_line"]), (f["town"], f["region_line"])],
+                )
+            )
         elif label == "SUPPORTS":
             claims.append(_claim(cid, label, f"{p} plays the {f['instrument']}.", [(p, 0)]))
         else:
@@ -140,8 +165,10 @@ def write_world(out: Path, claims: int = MINI_CLAIMS, seed: int = MINI_SEED) -> 
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m provbench_tools.world_fever",
-                                     description="Write an invented world as FEVER claims and wiki-pages.")
+    parser = argparse.ArgumentParser(
+        prog="python -m provbench_tools.world_fever",
+        description="Write an invented world as FEVER claims and wiki-pages.",
+    )
     parser.add_argument("out", type=Path, nargs="?", default=Path("datasets/fever-mini"))
     parser.add_argument("--claims", type=int, default=MINI_CLAIMS)
     parser.add_argument("--seed", type=int, default=MINI_SEED)

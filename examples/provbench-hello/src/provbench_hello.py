@@ -16,8 +16,9 @@ class NearestEntity(System):
     def run(self, question, env):
         trace = Trace(question_id=question.id, system=self.name or "nearest-entity")
         hits = env.view.search_entities(question.question, k=self.options.k)
-        trace.add_step("retrieval", tool="search_entities", arguments={"query": question.question},
-                       result=[hit.id for hit in hits])
+        trace.add_step(
+            "retrieval", tool="search_entities", arguments={"query": question.question}, result=[hit.id for hit in hits]
+        )
         if not hits:
             trace.outcome = "abstained"
             return trace
@@ -37,9 +38,16 @@ class AnswerLength(Metric):
                 answers = [r.trace.answer or "" for r in results.select(system, condition) if r.trace]
                 if answers:
                     total = sum(len(a.split()) for a in answers)
-                    values.append(MetricValue(metric="answer-length", system=system, condition=condition,
-                                              value=total / len(answers), numerator=total,
-                                              denominator=len(answers)))
+                    values.append(
+                        MetricValue(
+                            metric="answer-length",
+                            system=system,
+                            condition=condition,
+                            value=total / len(answers),
+                            numerator=total,
+                            denominator=len(answers),
+                        )
+                    )
         return values
 
 

@@ -10,16 +10,64 @@
 A new agent is a subclass: give it tools, a check_submission and its prompts (``messages``).
 """
 
-from .base import (CITATION_FIELDS, LLMSystem, OneShotOptions, OneShotSystem, SystemOptions, answer_schema, choices_text, clip, lettered_choices,
-                   record_retrieved, replayed_reply, reply_object, split_citations, string_list)
+from .base import (
+    CITATION_FIELDS,
+    LLMSystem,
+    OneShotOptions,
+    OneShotSystem,
+    SystemOptions,
+    answer_schema,
+    choices_text,
+    clip,
+    lettered_choices,
+    record_retrieved,
+    replayed_reply,
+    reply_object,
+    split_citations,
+    string_list,
+)
 from .graph import GraphAgent, GraphAgentOptions
 from .loop import AgentMessages, AgentOptions, AgentRun, ToolAgent
-from .tools import (CITED_PARAMS, KIND_OF_FIELD, CitationProblem, Tool, ToolFailure, ToolResult, citations_from,
-                    rejected, without)
+from .tools import (
+    CITED_PARAMS,
+    KIND_OF_FIELD,
+    CitationProblem,
+    Tool,
+    ToolFailure,
+    ToolResult,
+    citations_from,
+    rejected,
+    without,
+)
 
 __all__ = [
-    "CITATION_FIELDS", "CITED_PARAMS", "KIND_OF_FIELD", "AgentMessages", "AgentOptions", "AgentRun", "CitationProblem",
-    "GraphAgent", "GraphAgentOptions", "LLMSystem", "OneShotOptions", "OneShotSystem", "SystemOptions", "Tool",
-    "ToolAgent", "ToolFailure", "ToolResult", "answer_schema", "choices_text", "citations_from", "clip", "lettered_choices",
-    "record_retrieved", "rejected", "replayed_reply", "reply_object", "split_citations", "string_list", "without",
+    "CITATION_FIELDS",
+    "CITED_PARAMS",
+    "KIND_OF_FIELD",
+    "AgentMessages",
+    "AgentOptions",
+    "AgentRun",
+    "CitationProblem",
+    "GraphAgent",
+    "GraphAgentOptions",
+    "LLMSystem",
+    "OneShotOptions",
+    "OneShotSystem",
+    "SystemOptions",
+    "Tool",
+    "ToolAgent",
+    "ToolFailure",
+    "ToolResult",
+    "answer_schema",
+    "choices_text",
+    "citations_from",
+    "clip",
+    "lettered_choices",
+    "record_retrieved",
+    "rejected",
+    "replayed_reply",
+    "reply_object",
+    "split_citations",
+    "string_list",
+    "without",
 ]

@@ -50,15 +50,28 @@ class LLMSystem(System):
             text += "\n" + self.choices_template.format(choices=choices_text(question))
         return text
 
-    def chat(self, env: Environment, trace: Trace, messages: list[dict], *, schema: dict | None,
-             purpose: str, max_tokens: int | None = None) -> Any | None:
+    def chat(
+        self,
+        env: Environment,
+        trace: Trace,
+        messages: list[dict],
+        *,
+        schema: dict | None,
+        purpose: str,
+        max_tokens: int | None = None,
+    ) -> Any | None:
         """One LLM call; on a persistent LLM failure the trace is marked failed and None returned."""
         from ..llm import LLMError
 
         try:
             return env.llm.chat(
-                messages, schema=schema, max_tokens=max_tokens or self.options.max_tokens,
-                temperature=self.options.temperature, seed=env.seed, purpose=purpose, trace=trace,
+                messages,
+                schema=schema,
+                max_tokens=max_tokens or self.options.max_tokens,
+                temperature=self.options.temperature,
+                seed=env.seed,
+                purpose=purpose,
+                trace=trace,
             )
         except LLMError as err:
             trace.add_step("error", tool="llm", error=str(err))
@@ -91,7 +104,7 @@ def choices_text(question: Question) -> str:
     can give the letter or the text; as plain texts where it scores the text itself (FEVER's
     labels, yes/no), so a reply gives that text. Only the answer's form is read, never its value."""
     choices = question.choices or []
-    if question.answer in OPTION_LETTERS[:len(choices)] and question.answer not in choices:
+    if question.answer in OPTION_LETTERS[: len(choices)] and question.answer not in choices:
         return lettered_choices(choices)
     return "; ".join(choices)
 
@@ -185,10 +198,12 @@ def answer_schema(*citation_keys: str, confidence: bool = False) -> dict:
     if confidence:
         properties["confidence"] = {"type": "number", "minimum": 0, "maximum": 1}
     for key in citation_keys:
-        properties[key] = {"type": "array", "maxItems": MAX_CITATIONS,
-                           "items": {"type": "string", "maxLength": MAX_CITATION_CHARS}}
-    return {"type": "object", "properties": properties, "required": list(properties),
-            "additionalProperties": False}
+        properties[key] = {
+            "type": "array",
+            "maxItems": MAX_CITATIONS,
+            "items": {"type": "string", "maxLength": MAX_CITATION_CHARS},
+        }
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
 def stated_confidence(value: Any) -> float | None:
@@ -199,8 +214,12 @@ def stated_confidence(value: Any) -> float | None:
 
 class OneShotOptions(SystemOptions):
     ask_confidence: bool = Field(False, description="also ask for a confidence in [0, 1] (off: prompts unchanged)")
-    confidence_bar: float | None = Field(None, ge=0.0, le=1.0, description="abstain when the stated confidence is "
-                                         "below this (needs ask_confidence; off: every answer stands)")
+    confidence_bar: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="abstain when the stated confidence is below this (needs ask_confidence; off: every answer stands)",
+    )
 
     @model_validator(mode="after")
     def _bar_needs_a_confidence(self) -> "OneShotOptions":
@@ -222,14 +241,20 @@ class OneShotSystem(LLMSystem):
 
     Options: ClassVar[type[SystemOptions]] = OneShotOptions
     citation_keys: ClassVar[tuple[str, ...]] = ()
-    confidence_request: ClassVar[str] = 'Also give "confidence": the probability, from 0 to 1, that your answer is right.'
+    confidence_request: ClassVar[str] = (
+        'Also give "confidence": the probability, from 0 to 1, that your answer is right.'
+    )
 
     def generate(self, env: Environment, trace: Trace, messages: list[dict], shown: dict[str, set[str]]) -> Trace:
         ask = getattr(self.options, "ask_confidence", False)
         if ask:
-            messages = [*messages[:-1], {**messages[-1], "content": messages[-1]["content"] + "\n" + self.confidence_request}]
-        resp = self.chat(env, trace, messages, schema=answer_schema(*self.citation_keys, confidence=ask),
-                         purpose="answer")
+            messages = [
+                *messages[:-1],
+                {**messages[-1], "content": messages[-1]["content"] + "\n" + self.confidence_request},
+            ]
+        resp = self.chat(
+            env, trace, messages, schema=answer_schema(*self.citation_keys, confidence=ask), purpose="answer"
+        )
         if resp is None:
             return trace
         reply = reply_object(resp)
@@ -239,11 +264,16 @@ class OneShotSystem(LLMSystem):
             return trace
         citations, dropped = split_citations(reply, shown)
         trace.citations = citations
-        trace.add_step("generation", tool="generate", result={"answer": reply.get("answer"),
-                                                              "citations": citations.model_dump()})
+        trace.add_step(
+            "generation", tool="generate", result={"answer": reply.get("answer"), "citations": citations.model_dump()}
+        )
         if dropped:
-            trace.add_step("rejection", tool="generate", arguments={"dropped_citations": dropped},
-                           error="cited ids that were not in the prompt were dropped")
+            trace.add_step(
+                "rejection",
+                tool="generate",
+                arguments={"dropped_citations": dropped},
+                error="cited ids that were not in the prompt were dropped",
+            )
         self.finish_answer(trace, reply.get("answer"))
         if ask:
             trace.confidence = stated_confidence(reply.get("confidence"))

@@ -51,9 +51,16 @@ class GraphAgent(ToolAgent):
     }
 
     def tools(self) -> list[Tool]:
-        return [*self.graph_tools(),
-                Tool("submit_answer", (("answer", "string"), *CITED_PARAMS), self.submit_answer,
-                     self.tool_descriptions["submit_answer"], finishes=True)]
+        return [
+            *self.graph_tools(),
+            Tool(
+                "submit_answer",
+                (("answer", "string"), *CITED_PARAMS),
+                self.submit_answer,
+                self.tool_descriptions["submit_answer"],
+                finishes=True,
+            ),
+        ]
 
     def graph_tools(self) -> list[Tool]:
         d = self.tool_descriptions
@@ -91,12 +98,14 @@ class GraphAgent(ToolAgent):
         run.show("entity", entity.id)
         run.show("text_unit", *text_units, content=False)  # listed: their text is read_textunit's
         run.show("community", *communities, content=False)
-        text = "\n".join([
-            f"{entity.id} | {entity.name} | type: {entity.label or '-'}",
-            f"description: {entity.description or '-'}",
-            f"text units: {', '.join(text_units) or '-'}",
-            f"communities: {', '.join(communities) or '-'}",
-        ])
+        text = "\n".join(
+            [
+                f"{entity.id} | {entity.name} | type: {entity.label or '-'}",
+                f"description: {entity.description or '-'}",
+                f"text units: {', '.join(text_units) or '-'}",
+                f"communities: {', '.join(communities) or '-'}",
+            ]
+        )
         return ToolResult(text, {"entity": entity.id, "text_units": text_units, "communities": communities})
 
     def get_neighbors(self, run: AgentRun, args: dict[str, Any]) -> ToolResult:
@@ -134,11 +143,13 @@ class GraphAgent(ToolAgent):
         run.show("community", community.id)
         members = [e for e in (view.entity(i) for i in community.entity_ids[: self.options.community_members]) if e]
         run.show("entity", *(e.id for e in members))
-        text = "\n".join([
-            f"{community.id} | {community.title or '-'}",
-            f"summary: {community.summary or '-'}",
-            "members: " + (", ".join(f"{e.name} [{e.id}]" for e in members) or "-"),
-        ])
+        text = "\n".join(
+            [
+                f"{community.id} | {community.title or '-'}",
+                f"summary: {community.summary or '-'}",
+                "members: " + (", ".join(f"{e.name} [{e.id}]" for e in members) or "-"),
+            ]
+        )
         return ToolResult(text, {"community": community.id})
 
     def entity_or_fail(self, run: AgentRun, entity_id: str):

@@ -68,17 +68,18 @@ from pydantic import Field
 from ..model import Citations, Question, Step, Trace
 from ..plugin_api import Environment, ResumePoint
 from .base import LLMSystem, SystemOptions, clip, replayed_reply, reply_object
-from .tools import (KIND_OF_FIELD, CitationProblem, Tool, ToolFailure, ToolResult, citations_from, rejected,
-                    without)
+from .tools import KIND_OF_FIELD, CitationProblem, Tool, ToolFailure, ToolResult, citations_from, rejected, without
 
 
 @dataclass(frozen=True)
 class AgentMessages:
     """How the loop words its messages (``str.format`` templates). A paper sets its own."""
 
-    system: str = ("Answer the question using the tools. At every step reply with one JSON object "
-                   '{{"thought": "...", "tool": "<tool name>", "arguments": {{...}}}}.\n\n'
-                   "Tools:\n{tools}\n\nRules:\n{rules}")
+    system: str = (
+        "Answer the question using the tools. At every step reply with one JSON object "
+        '{{"thought": "...", "tool": "<tool name>", "arguments": {{...}}}}.\n\n'
+        "Tools:\n{tools}\n\nRules:\n{rules}"
+    )
     rules: str = "- You have at most {max_steps} steps; call a finishing tool before they run out."
     tool_line: str = "- {name}({params}): {description}"
     observation: str = "Result of {tool}:\n{result}\n\n{budget}"
@@ -88,8 +89,10 @@ class AgentMessages:
     next_step_only: str = "Steps left: {left}. Next step: call {tools}."
     last_step: str = "Steps left: 1. This is your last step: call {tools} now."
     citations_rejected: str = "these citations failed: {problems}. Fix them and call {tool} again."
-    repeated_call: str = ("you already called {tool} with these arguments at step {step}; its result is "
-                          "above. Call another tool or other arguments, or finish.")
+    repeated_call: str = (
+        "you already called {tool} with these arguments at step {step}; its result is "
+        "above. Call another tool or other arguments, or finish."
+    )
     not_offered: str = "{tool} cannot be called on this step; call {tools}"
 
 
@@ -97,14 +100,23 @@ class AgentOptions(SystemOptions):
     max_tokens: int = Field(384, ge=16, le=8192, description="cap on each agent reply")
     max_steps: int = Field(12, ge=1, le=200, description="LLM turns before the run counts as budget_exhausted")
     max_retries: int = Field(2, ge=0, le=50, description="re-submissions allowed after a rejected submission")
-    constrain_ids: bool = Field(False, description="let the reply schema allow only ids that tool results "
-                                                   "showed (helps very small models; off for the paper)")
-    force_final_answer: bool = Field(True, description="the last step offers only the finishing tools and "
-                                                       "its submission is accepted (failing citations dropped)")
+    constrain_ids: bool = Field(
+        False,
+        description="let the reply schema allow only ids that tool results "
+        "showed (helps very small models; off for the paper)",
+    )
+    force_final_answer: bool = Field(
+        True,
+        description="the last step offers only the finishing tools and "
+        "its submission is accepted (failing citations dropped)",
+    )
     reject_repeats: bool = Field(True, description="reject an exact repeat of an earlier call with a hint")
-    check_citations: bool = Field(True, description="cited ids must exist in the view (else sent back for a "
-                                                    "retry) and a forced submission may cite only citable ids; "
-                                                    "off: neither (a subclass's own rules still apply)")
+    check_citations: bool = Field(
+        True,
+        description="cited ids must exist in the view (else sent back for a "
+        "retry) and a forced submission may cite only citable ids; "
+        "off: neither (a subclass's own rules still apply)",
+    )
 
 
 @dataclass
@@ -144,8 +156,9 @@ class ToolAgent(LLMSystem):
     # -- what a subclass provides -----------------------------------------------------------------
     def tools(self) -> list[Tool]:
         """The tools offered to the agent, in prompt order (at least one with ``finishes=True``)."""
-        return [Tool("submit_answer", (("answer", "string"),), self.submit_answer, "give the final answer",
-                     finishes=True)]
+        return [
+            Tool("submit_answer", (("answer", "string"),), self.submit_answer, "give the final answer", finishes=True)
+        ]
 
     def rules(self) -> list[str]:
         return [self.messages.rules.format(max_steps=self.options.max_steps)]
@@ -162,11 +175,18 @@ class ToolAgent(LLMSystem):
         view = run.env.view
         if view is None:
             return [CitationProblem(f, i, "nothing to cite") for f in KIND_OF_FIELD for i in getattr(citations, f)]
-        lookups = {"entities": view.entity, "relationships": view.relation,
-                   "text_units": view.text_unit, "communities": view.community}
-        return [CitationProblem(field_name, item_id, f"no such {KIND_OF_FIELD[field_name]}")
-                for field_name, lookup in lookups.items()
-                for item_id in getattr(citations, field_name) if lookup(item_id) is None]
+        lookups = {
+            "entities": view.entity,
+            "relationships": view.relation,
+            "text_units": view.text_unit,
+            "communities": view.community,
+        }
+        return [
+            CitationProblem(field_name, item_id, f"no such {KIND_OF_FIELD[field_name]}")
+            for field_name, lookup in lookups.items()
+            for item_id in getattr(citations, field_name)
+            if lookup(item_id) is None
+        ]
 
     def citable_ids(self, run: AgentRun) -> dict[str, list[str]]:
         """Ids (by kind) a forced submission's schema allows: by default what tool results showed."""
@@ -186,8 +206,10 @@ class ToolAgent(LLMSystem):
         return self.end(run)
 
     def start(self, question: Question, env: Environment) -> AgentRun:
-        messages = [{"role": "system", "content": self.system_prompt()},
-                    {"role": "user", "content": self.question_text(question)}]
+        messages = [
+            {"role": "system", "content": self.system_prompt()},
+            {"role": "user", "content": self.question_text(question)},
+        ]
         return AgentRun(question, env, self.new_trace(question), messages)
 
     def go_on(self, run: AgentRun) -> None:
@@ -208,16 +230,20 @@ class ToolAgent(LLMSystem):
     def resume_from_step(self, question: Question, env: Environment, recorded: Trace, point: ResumePoint) -> Trace:
         """Replay ``recorded`` up to ``point.step`` against ``env.view``, then go on (module docstring)."""
         if not 0 <= point.step < len(recorded.steps):
-            raise ValueError(f"cannot resume from step {point.step}: the recorded trace has {len(recorded.steps)} steps")
+            raise ValueError(
+                f"cannot resume from step {point.step}: the recorded trace has {len(recorded.steps)} steps"
+            )
         replay = recorded.steps[: point.step + 1]
         if point.replay_rest:
-            rest = recorded.steps[point.step + 1:]
+            rest = recorded.steps[point.step + 1 :]
             final = rest and recorded.outcome == "answered" and rest[-1].kind == "tool_call"
             replay += rest[:-1] if final else rest
         missing = [s.index for s in replay if s.reply is None]
         if missing:
-            raise ValueError(f"cannot replay step(s) {missing}: the recorded trace holds no reply for them "
-                             "(recorded by an earlier provbench, or the LLM call failed); run its baseline again")
+            raise ValueError(
+                f"cannot replay step(s) {missing}: the recorded trace holds no reply for them "
+                "(recorded by an earlier provbench, or the LLM call failed); run its baseline again"
+            )
         run = self.start(question, env)
         diverged = []
         for recorded_step in replay:
@@ -231,8 +257,12 @@ class ToolAgent(LLMSystem):
             run.finish_now = True  # every action replayed: what is left to decide is the answer
             self.step(run)
         self.go_on(run)
-        run.trace.artifacts["resumed"] = {"from_step": point.step, "replay_rest": point.replay_rest,
-                                          "replayed_steps": replayed, "diverged": diverged}
+        run.trace.artifacts["resumed"] = {
+            "from_step": point.step,
+            "replay_rest": point.replay_rest,
+            "replayed_steps": replayed,
+            "diverged": diverged,
+        }
         return self.end(run)
 
     def system_prompt(self) -> str:
@@ -274,18 +304,32 @@ class ToolAgent(LLMSystem):
             result = tool.handler(run, arguments)
         except ToolFailure as failure:
             reads = failure.kind == "error" and self.reads(action["tool"])
-            run.trace.add_step(failure.kind, tool=action["tool"], arguments=action["arguments"],
-                               error=failure.message, thought=action["thought"], reply=reply,
-                               shown=dict(run.step_shown) if reads else None)
+            run.trace.add_step(
+                failure.kind,
+                tool=action["tool"],
+                arguments=action["arguments"],
+                error=failure.message,
+                thought=action["thought"],
+                reply=reply,
+                shown=dict(run.step_shown) if reads else None,
+            )
             template = self.messages.error if failure.kind == "error" else self.messages.rejection
-            feedback = template.format(tool=action["tool"] or "your reply", error=failure.message,
-                                       budget=self.budget_note(run))
+            feedback = template.format(
+                tool=action["tool"] or "your reply", error=failure.message, budget=self.budget_note(run)
+            )
         else:
-            run.trace.add_step("tool_call", tool=tool.name, arguments=arguments, result=result.summary,
-                               thought=action["thought"], reply=reply,
-                               shown=dict(run.step_shown) if tool.reads else None)
-            feedback = self.messages.observation.format(tool=tool.name, result=result.text,
-                                                        budget=self.budget_note(run))
+            run.trace.add_step(
+                "tool_call",
+                tool=tool.name,
+                arguments=arguments,
+                result=result.summary,
+                thought=action["thought"],
+                reply=reply,
+                shown=dict(run.step_shown) if tool.reads else None,
+            )
+            feedback = self.messages.observation.format(
+                tool=tool.name, result=result.text, budget=self.budget_note(run)
+            )
         if not run.finished:
             run.messages.append({"role": "user", "content": feedback})
 
@@ -293,15 +337,22 @@ class ToolAgent(LLMSystem):
         """The model's reply for this step (None when the LLM failed for good)."""
         # a forced reply cannot be retried: room for its answer and citations, so the cap never cuts its JSON
         max_tokens = 2 * self.options.max_tokens if run.forced else None
-        return self.chat(run.env, run.trace, run.messages, schema=self.action_schema(run, offered),
-                         purpose=f"agent step {run.steps_used}", max_tokens=max_tokens)
+        return self.chat(
+            run.env,
+            run.trace,
+            run.messages,
+            schema=self.action_schema(run, offered),
+            purpose=f"agent step {run.steps_used}",
+            max_tokens=max_tokens,
+        )
 
     def reads(self, tool_name: str | None) -> bool:
         tool = next((t for t in self.tools() if t.name == tool_name), None)
         return tool is not None and tool.reads
 
-    def parse_action(self, resp: Any, action: dict[str, Any], offered: list[Tool] | None = None
-                     ) -> tuple[Tool, dict[str, Any]]:
+    def parse_action(
+        self, resp: Any, action: dict[str, Any], offered: list[Tool] | None = None
+    ) -> tuple[Tool, dict[str, Any]]:
         """The tool and validated arguments of a reply; fills ``action`` with what could be read."""
         reply = reply_object(resp)
         if reply is None:
@@ -354,11 +405,13 @@ class ToolAgent(LLMSystem):
         run.trace.artifacts["last_rejected_answer"] = args["answer"]
         if run.forced or run.rejected_submissions > self.options.max_retries:
             return self.accept(run, args["answer"], without(citations, problems), flagged=problems)
-        raise rejected(self.messages.citations_rejected.format(problems=", ".join(map(str, problems)),
-                                                               tool="submit_answer"))
+        raise rejected(
+            self.messages.citations_rejected.format(problems=", ".join(map(str, problems)), tool="submit_answer")
+        )
 
-    def accept(self, run: AgentRun, answer: str, citations: Citations,
-               flagged: list[CitationProblem] = ()) -> ToolResult:
+    def accept(
+        self, run: AgentRun, answer: str, citations: Citations, flagged: list[CitationProblem] = ()
+    ) -> ToolResult:
         """End the run with this answer and citations (``flagged``: citations dropped on the way)."""
         run.trace.citations = citations
         self.finish_answer(run.trace, answer)
@@ -375,4 +428,8 @@ class ToolAgent(LLMSystem):
 
 def _same_step(replayed: Step, recorded: Step) -> bool:
     return (replayed.kind, replayed.tool, replayed.result, replayed.error) == (
-        recorded.kind, recorded.tool, recorded.result, recorded.error)
+        recorded.kind,
+        recorded.tool,
+        recorded.result,
+        recorded.error,
+    )

@@ -26,12 +26,22 @@ MAX_CITED_IDS = 20
 # A forced final reply must fit its token cap whatever a small model writes into each string.
 FORCED_LIMITS = {"thought": 60, "string": 100, "ids": 3}
 # Parameters that name an item of the graph, and its kind (for schemas that allow only shown ids).
-ID_KIND_OF_PARAM = {"entity_id": "entity", "textunit_id": "text_unit", "community_id": "community",
-                    "cited_entities": "entity", "cited_relationships": "relationship",
-                    "cited_textunits": "text_unit", "cited_communities": "community"}
+ID_KIND_OF_PARAM = {
+    "entity_id": "entity",
+    "textunit_id": "text_unit",
+    "community_id": "community",
+    "cited_entities": "entity",
+    "cited_relationships": "relationship",
+    "cited_textunits": "text_unit",
+    "cited_communities": "community",
+}
 # Citations fields and the words used for their kind in messages.
-KIND_OF_FIELD = {"entities": "entity", "relationships": "relationship", "text_units": "text unit",
-                 "communities": "community"}
+KIND_OF_FIELD = {
+    "entities": "entity",
+    "relationships": "relationship",
+    "text_units": "text unit",
+    "communities": "community",
+}
 CITED_PARAMS: tuple[tuple[str, ParamType], ...] = tuple((key, "string_list") for key in CITATION_FIELDS)
 
 
@@ -77,8 +87,7 @@ class Tool:
     def reads(self) -> bool:
         return not (self.finishes if self.submits is None else self.submits)
 
-    def arguments_schema(self, allowed_ids: dict[str, list[str]] | None = None,
-                         compact: bool = False) -> dict | None:
+    def arguments_schema(self, allowed_ids: dict[str, list[str]] | None = None, compact: bool = False) -> dict | None:
         """JSON schema of the arguments. With ``allowed_ids`` (kind -> ids), id parameters may only
         take those ids; None if an id parameter has no allowed value (the tool cannot be called).
         ``compact``: the tighter FORCED_LIMITS of a forced final reply."""
@@ -97,11 +106,9 @@ class Tool:
             else:
                 item = {"type": "string", "enum": ids} if ids else free_text(name)
                 properties[name] = {"type": "array", "items": item, "maxItems": max_items}
-        return {"type": "object", "properties": properties, "required": list(properties),
-                "additionalProperties": False}
+        return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
-    def action_schema(self, allowed_ids: dict[str, list[str]] | None = None,
-                      compact: bool = False) -> dict | None:
+    def action_schema(self, allowed_ids: dict[str, list[str]] | None = None, compact: bool = False) -> dict | None:
         """The schema of a reply calling this tool: the tool name fixes the arguments' shape."""
         arguments = self.arguments_schema(allowed_ids, compact)
         if arguments is None:
@@ -109,9 +116,11 @@ class Tool:
         thought = FORCED_LIMITS["thought"] if compact else MAX_THOUGHT_CHARS
         return {
             "type": "object",
-            "properties": {"thought": {"type": "string", "maxLength": thought},
-                           "tool": {"type": "string", "enum": [self.name]},
-                           "arguments": arguments},
+            "properties": {
+                "thought": {"type": "string", "maxLength": thought},
+                "tool": {"type": "string", "enum": [self.name]},
+                "arguments": arguments,
+            },
             "required": ["thought", "tool", "arguments"],
             "additionalProperties": False,
         }

@@ -29,9 +29,23 @@ from .backend import ControlBackend, control_model_id, make_control
 from .behaviours import BEHAVIOURS, Behaviour
 from .contrasts import ConditionContrast, ConditionEffect, Expectation, PairedClaim
 
-__all__ = ["ClaimAbout", "default_about", "ControlBackend", "control_model_id", "make_control", "BEHAVIOURS", "Behaviour",
-           "Claim", "ClaimNeeds", "ControlRuns", "Verdict", "ConditionContrast", "ConditionEffect",
-           "Expectation", "PairedClaim"]
+__all__ = [
+    "ClaimAbout",
+    "default_about",
+    "ControlBackend",
+    "control_model_id",
+    "make_control",
+    "BEHAVIOURS",
+    "Behaviour",
+    "Claim",
+    "ClaimNeeds",
+    "ControlRuns",
+    "Verdict",
+    "ConditionContrast",
+    "ConditionEffect",
+    "Expectation",
+    "PairedClaim",
+]
 
 # Deprecated paths: these modules moved to provbench.results (docs/architecture.md); the old
 # names still import, as the very same modules.

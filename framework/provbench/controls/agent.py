@@ -69,8 +69,11 @@ def finish(behaviour: Behaviour, r: PromptReading, offered: dict[str, dict]) -> 
 def _fits(arguments: dict, schema: dict) -> bool:
     """String arguments an enum constrains must be among its values."""
     props = schema.get("properties", {})
-    return all(value in props[key]["enum"] for key, value in arguments.items()
-               if isinstance(value, str) and "enum" in props.get(key, {}))
+    return all(
+        value in props[key]["enum"]
+        for key, value in arguments.items()
+        if isinstance(value, str) and "enum" in props.get(key, {})
+    )
 
 
 def _action(r: PromptReading, tool: str, arguments: dict, schema: dict, why: str) -> dict[str, Any]:

@@ -49,13 +49,18 @@ class ControlBackend:
         question whose text contains another's is found first)."""
         chosen = [q for q in questions if q.question.strip()]
         self.questions = sorted(((normalize_text(q.question), q) for q in chosen), key=lambda p: -len(p[0]))
-        content = [[q.id, q.question, q.answer, q.gold.model_dump(mode="json") if q.gold else None]
-                   for q in sorted(chosen, key=lambda q: q.id)]
+        content = [
+            [q.id, q.question, q.answer, q.gold.model_dump(mode="json") if q.gold else None]
+            for q in sorted(chosen, key=lambda q: q.id)
+        ]
         self.digest = hashlib.sha256(json.dumps(content, ensure_ascii=False).encode()).hexdigest()[:16]
 
     def config(self) -> dict[str, Any]:
-        return {"behaviour": self.behaviour.name if self.behaviour else JUDGE, "version": VERSION,
-                "questions": self.digest}
+        return {
+            "behaviour": self.behaviour.name if self.behaviour else JUDGE,
+            "version": VERSION,
+            "questions": self.digest,
+        }
 
     def question_in(self, messages: list[dict[str, Any]]) -> Question | None:
         text = normalize_text("\n".join(str(m.get("content", "")) for m in messages if m.get("role") != "assistant"))
@@ -67,14 +72,17 @@ class ControlBackend:
         if judged is not None:
             return self._reply(messages, json.dumps(judged))
         if self.behaviour is None:
-            raise ValueError(f"{self.model_id} only judges (ragas faithfulness's statement and verdict prompts); "
-                             "as a system's model use a control behaviour: " + ", ".join(BEHAVIOURS))
+            raise ValueError(
+                f"{self.model_id} only judges (ragas faithfulness's statement and verdict prompts); "
+                "as a system's model use a control behaviour: " + ", ".join(BEHAVIOURS)
+            )
         if self.behaviour.schema_following:
             from ..llm.offline import SchemaFollowingBackend
 
             return SchemaFollowingBackend().complete(request)
-        return self._reply(messages, self.reply_text(PromptReading(messages, self.question_in(messages)),
-                                                     request.get("schema")))
+        return self._reply(
+            messages, self.reply_text(PromptReading(messages, self.question_in(messages)), request.get("schema"))
+        )
 
     @staticmethod
     def _reply(messages: list[dict[str, Any]], text: str) -> dict[str, Any]:
@@ -98,8 +106,7 @@ def make_control(model_id: str, /) -> ControlBackend:
     if name == JUDGE:
         return ControlBackend(f"{PREFIX}:{JUDGE}", None)
     if name not in BEHAVIOURS:
-        raise UserError(f"unknown control LLM {model_id!r}; known: "
-                        + ", ".join(f"{PREFIX}:{n}" for n in BEHAVIOURS))
+        raise UserError(f"unknown control LLM {model_id!r}; known: " + ", ".join(f"{PREFIX}:{n}" for n in BEHAVIOURS))
     return ControlBackend(f"{PREFIX}:{name}", BEHAVIOURS[name])
 
 

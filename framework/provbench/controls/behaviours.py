@@ -50,6 +50,8 @@ def chain_triplets(line: str) -> list[tuple[str, str, str]]:
     """The (head, relation, tail) triplets of a relation line or chain; [] for any other line."""
     parts = ARROW.split(line.strip())
     return [(parts[i], parts[i + 1], parts[i + 2]) for i in range(0, len(parts) - 2, 2)]
+
+
 PHRASE = re.compile(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)*")
 
 
@@ -99,8 +101,11 @@ class Behaviour:
     def paragraph(self, chain: list[str]) -> str:
         """Relation lines or chains rewritten faithfully: one plain sentence per line per triplet
         ("head ->[rel]-> tail", or each link of "a->[r]->b->[s]->c"), blanks kept."""
-        return "\n".join(f"{head} {relation.replace('_', ' ').lower()} {tail}."
-                         for line in chain for head, relation, tail in chain_triplets(line))
+        return "\n".join(
+            f"{head} {relation.replace('_', ' ').lower()} {tail}."
+            for line in chain
+            for head, relation, tail in chain_triplets(line)
+        )
 
 
 class UsesUncited(Behaviour):
@@ -198,5 +203,7 @@ class Random(Behaviour):
     schema_following = True
 
 
-BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in (Behaviour(), UsesUncited(), Parametric(), CitesEverything(),
-                                                         IgnoresContext(), NoiseSensitive(), Random())}
+BEHAVIOURS: dict[str, Behaviour] = {
+    b.name: b
+    for b in (Behaviour(), UsesUncited(), Parametric(), CitesEverything(), IgnoresContext(), NoiseSensitive(), Random())
+}

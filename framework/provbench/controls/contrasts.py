@@ -67,8 +67,14 @@ class PairedClaim(Claim):
         observed = f"{effect_words(shown)}: {describe_test(test)}" if test.n else "no analysed question"
         floor = f", difference >= {least:g}" if least else ""
         expected = f"{effect_words(effect)}: {statement} (one-sided paired permutation test, p < {opts.alpha:g}{floor})"
-        return Verdict(claim=self.name, control=control, expected=expected, observed=observed,
-                       passed=bool(test.n) and shown == effect, p_value=test.p_value)
+        return Verdict(
+            claim=self.name,
+            control=control,
+            expected=expected,
+            observed=observed,
+            passed=bool(test.n) and shown == effect,
+            p_value=test.p_value,
+        )
 
 
 class ConditionContrast(PairedClaim):
@@ -78,15 +84,19 @@ class ConditionContrast(PairedClaim):
 
     def needs(self) -> ClaimNeeds:
         o = self.options
-        return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=(o.system,),
-                          conditions=(o.treatment, o.reference))
+        return ClaimNeeds(
+            controls=tuple(e.control for e in o.expect), systems=(o.system,), conditions=(o.treatment, o.reference)
+        )
 
     def about(self) -> ClaimAbout:
         """The treatment is tested when a control must show its effect; the reference is declared
         as such (a reference that hid nothing would still let the contrast pass)."""
         o = self.options
-        about = _about(o.expect, [c for c in (o.treatment, o.reference) if c != BASELINE],
-                       [o.treatment] if any(e.effect for e in o.expect) and o.treatment != BASELINE else [])
+        about = _about(
+            o.expect,
+            [c for c in (o.treatment, o.reference) if c != BASELINE],
+            [o.treatment] if any(e.effect for e in o.expect) and o.treatment != BASELINE else [],
+        )
         return replace(about, reference_conditions=(o.reference,) if o.reference != BASELINE else ())
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
@@ -95,8 +105,9 @@ class ConditionContrast(PairedClaim):
         o, verdicts = self.options, []
         for e in o.expect:
             treated = runs.scores(e.control, o.system, o.treatment, o.score)
-            reference = runs.scores(e.control, o.system, o.reference, o.score,
-                                    questions=treated if o.reference == BASELINE else None)
+            reference = runs.scores(
+                e.control, o.system, o.reference, o.score, questions=treated if o.reference == BASELINE else None
+            )
             test = paired_permutation(treated, reference, resamples=o.resamples)
             statement = f"{o.score} of {o.system} higher under {o.treatment} than under {o.reference}"
             verdicts.append(self.verdict(e.control, e.effect, test, statement))
@@ -111,8 +122,11 @@ class ConditionEffect(PairedClaim):
     def needs(self) -> ClaimNeeds:
         o = self.options
         conditions = list(o.conditions) + [c for e in o.expect for c in e.conditions or []]
-        return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=(o.system,),
-                          conditions=tuple(dict.fromkeys(conditions)))
+        return ClaimNeeds(
+            controls=tuple(e.control for e in o.expect),
+            systems=(o.system,),
+            conditions=tuple(dict.fromkeys(conditions)),
+        )
 
     def about(self) -> ClaimAbout:
         """A condition is tested when some control must show its effect."""
@@ -134,6 +148,9 @@ class ConditionEffect(PairedClaim):
 
 
 def _about(expect: list[Expectation], conditions: list[str], positive: list[str]) -> ClaimAbout:
-    return ClaimAbout(conditions=tuple(conditions), positive_conditions=tuple(dict.fromkeys(positive)),
-                      positive_controls=tuple(dict.fromkeys(e.control for e in expect if e.effect)),
-                      negative_controls=tuple(dict.fromkeys(e.control for e in expect if not e.effect)))
+    return ClaimAbout(
+        conditions=tuple(conditions),
+        positive_conditions=tuple(dict.fromkeys(positive)),
+        positive_controls=tuple(dict.fromkeys(e.control for e in expect if e.effect)),
+        negative_controls=tuple(dict.fromkeys(e.control for e in expect if not e.effect)),
+    )

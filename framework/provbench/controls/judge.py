@@ -33,13 +33,15 @@ SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+")
 TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+|[^\w\s]")  # punctuation ends a name
 ANSWER_STATEMENT = re.compile(r'^The answer to "(.*)" is (.*?)\.?$', re.S)
-FUNCTION_WORDS = frozenset("""
+FUNCTION_WORDS = frozenset(
+    """
 a about after all also an and any are as at be been before being but by can could did do does
 for from had has have he her hers him his how i if in into is it its may might more most no not
 of on one or our over she should so some such than that the their them then there these they
 this those through to under until up upon was we were what when where which while who whom whose
 why will with would yes you your
-""".split())
+""".split()
+)
 
 
 def judge_reply(messages: list[dict[str, Any]], schema: dict | None) -> dict[str, Any] | None:
@@ -55,7 +57,7 @@ def judge_reply(messages: list[dict[str, Any]], schema: dict | None) -> dict[str
 
 
 def _asked(schema: dict | None) -> str | None:
-    """"statements" (a list of strings), "verdicts" (objects with a verdict), or None."""
+    """ "statements" (a list of strings), "verdicts" (objects with a verdict), or None."""
     props = (schema or {}).get("properties", {})
     if set(props) != {"statements"}:
         return None
@@ -93,8 +95,11 @@ def statements(question: str, answer: str) -> list[str]:
 
 def verdict(statement: str, context: str) -> dict[str, Any]:
     missing = [t for t in terms(statement) if not _held(t, context)]
-    reason = ("Every term of the statement appears in the context." if not missing
-              else "Not in the context: " + ", ".join(missing) + ".")
+    reason = (
+        "Every term of the statement appears in the context."
+        if not missing
+        else "Not in the context: " + ", ".join(missing) + "."
+    )
     return {"statement": statement, "reason": reason, "verdict": 0 if missing else 1}
 
 

@@ -29,26 +29,52 @@ Check = Callable[["ControlRuns"], "list[Verdict]"]
 INDISTINCT = 0.5  # mean share of a random stand-in's hidden ids that the real intervention hid too
 
 
-def power_rows(ref: "ClaimRef", about: "ClaimAbout", runs: "ControlRuns", verdicts: list["Verdict"],
-               check: Check) -> list[PowerRow]:
+def power_rows(
+    ref: "ClaimRef", about: "ClaimAbout", runs: "ControlRuns", verdicts: list["Verdict"], check: Check
+) -> list[PowerRow]:
     """The claim's row of the matrix; ``check`` checks it on given runs (its verdicts)."""
     claim = ref.label or ref.name
     excuse = ref.open or ref.expect_failure or ref.expect_no_power or ""
-    rows = [PowerRow(claim=claim, sham=condition, status="untested",
-                     observed="no control must show an effect of this condition, so no sham of it could fail "
-                              "the claim") for condition in about.untested]
-    rows += [PowerRow(claim=claim, sham=condition, status="reference",
-                      observed="the reference a tested condition is compared with: by design no control must show "
-                               "an effect of it") for condition in about.reference_conditions]
+    rows = [
+        PowerRow(
+            claim=claim,
+            sham=condition,
+            status="untested",
+            observed="no control must show an effect of this condition, so no sham of it could fail the claim",
+        )
+        for condition in about.untested
+    ]
+    rows += [
+        PowerRow(
+            claim=claim,
+            sham=condition,
+            status="reference",
+            observed="the reference a tested condition is compared with: by design no control must show "
+            "an effect of it",
+        )
+        for condition in about.reference_conditions
+    ]
     holds = bool(verdicts) and all(v.passed for v in verdicts)
     for sham in shams_of(about, runs.controls):
         if not holds:
-            rows.append(PowerRow(claim=claim, sham=sham.label, status="not measured",
-                                 observed="the claim does not hold on its own controls"))
+            rows.append(
+                PowerRow(
+                    claim=claim,
+                    sham=sham.label,
+                    status="not measured",
+                    observed="the claim does not hold on its own controls",
+                )
+            )
         elif sham.kind == "condition" and not sham_records_present(runs, sham):
-            rows.append(PowerRow(claim=claim, sham=sham.label, status="not run",
-                                 observed="no stand-in unit ran (a context-level intervention without variants "
-                                          "has no same-size random set)"))
+            rows.append(
+                PowerRow(
+                    claim=claim,
+                    sham=sham.label,
+                    status="not run",
+                    observed="no stand-in unit ran (a context-level intervention without variants "
+                    "has no same-size random set)",
+                )
+            )
         else:
             rows.append(_indistinct(_row(claim, sham, check(under_sham(runs, sham)), excuse), sham, runs))
     return rows
@@ -61,9 +87,15 @@ def _indistinct(row: PowerRow, sham: Sham, runs: "ControlRuns") -> PowerRow:
     share = random_overlap(runs, sham)
     if share is None or share < INDISTINCT:
         return row
-    return row.model_copy(update={"status": "indistinct", "observed": (
-        f"{row.observed}; but {share:.0%} of each random set, on average, is what {sham.target} hid itself: "
-        "it hides most of what can be hidden, so no same-size set could differ")})
+    return row.model_copy(
+        update={
+            "status": "indistinct",
+            "observed": (
+                f"{row.observed}; but {share:.0%} of each random set, on average, is what {sham.target} hid itself: "
+                "it hides most of what can be hidden, so no same-size set could differ"
+            ),
+        }
+    )
 
 
 def random_overlap(runs: "ControlRuns", sham: Sham) -> float | None:
@@ -90,8 +122,13 @@ def _pair_key(record) -> tuple:
 def _row(claim: str, sham: Sham, verdicts: list["Verdict"], excuse: str) -> PowerRow:
     failed = [v for v in verdicts if not v.passed]
     if verdicts and not failed:
-        return PowerRow(claim=claim, sham=sham.label, status="no power", excused=excuse,
-                        observed=f"still passes: {len(verdicts)} of {len(verdicts)} verdicts")
+        return PowerRow(
+            claim=claim,
+            sham=sham.label,
+            status="no power",
+            excused=excuse,
+            observed=f"still passes: {len(verdicts)} of {len(verdicts)} verdicts",
+        )
     first = failed[0] if failed else None
     observed = f"fails on {first.control}: {first.observed}" if first else "the check gave no verdict"
     return PowerRow(claim=claim, sham=sham.label, status="power", observed=observed[:300])

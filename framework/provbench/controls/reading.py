@@ -27,8 +27,14 @@ from typing import Any
 from ..gold import GoldEvidence, GoldSentence, GoldTriple, normalize_text
 from ..model import Question
 
-KIND_OF_PREFIX = {"ent": "entity", "p": "entity", "rel": "relationship", "tu": "text_unit", "s": "text_unit",
-                  "com": "community"}
+KIND_OF_PREFIX = {
+    "ent": "entity",
+    "p": "entity",
+    "rel": "relationship",
+    "tu": "text_unit",
+    "s": "text_unit",
+    "com": "community",
+}
 ID_TOKEN = re.compile(r"(?<![\w:])(?:ent|p|rel|tu|s|com):[^\s\[\]|]+")
 NUMBERED = re.compile(r"^\s*\[(\d+)\]\s*(.*)$")
 FACT = re.compile(r"^(.*?) \| (.*?) \| (.*?) \(\d(?:\.\d+)?\)\s*$")
@@ -53,10 +59,12 @@ def kind_of(item_id: str) -> str:
 def _name_patterns(name: str) -> list[re.Pattern]:
     n = r"\s+".join(map(re.escape, name.split()))
     item = r"((?:ent|p):[^\s\[\]|]+?)"
-    return [re.compile(rf"{item}\s*\|\s*{n}\s*(?:\(|\||$)", re.I | re.M),
-            re.compile(rf"\[{item}\]\s*{n}\s*\(", re.I),
-            re.compile(rf"(?<![\w]){n}\s*\[{item}\]", re.I),
-            re.compile(rf"{item}\s*\({n}\)", re.I)]
+    return [
+        re.compile(rf"{item}\s*\|\s*{n}\s*(?:\(|\||$)", re.I | re.M),
+        re.compile(rf"\[{item}\]\s*{n}\s*\(", re.I),
+        re.compile(rf"(?<![\w]){n}\s*\[{item}\]", re.I),
+        re.compile(rf"{item}\s*\({n}\)", re.I),
+    ]
 
 
 @dataclass(frozen=True)
@@ -132,8 +140,9 @@ class PromptReading:
         fact = FACT.match(NUMBERED.sub(r"\2", line))
         return " ".join(fact.groups()) if fact else line
 
-    def gold_ids(self, items: list[GoldSentence | GoldTriple] | None = None,
-                 entities: list[str] | None = None) -> dict[str, list[str]]:
+    def gold_ids(
+        self, items: list[GoldSentence | GoldTriple] | None = None, entities: list[str] | None = None
+    ) -> dict[str, list[str]]:
         """Ids of the gold items seen (all of them by default), by kind; ``number`` holds the
         numbers of numbered lines that hold one."""
         gold = self.gold

@@ -25,11 +25,16 @@ from ..gold import normalize_relation, normalize_text
 from .behaviours import Behaviour, chain_triplets
 from .reading import PromptReading
 
-CITED_KINDS = {"cited_entities": "entity", "cited_relationships": "relationship",
-               "cited_textunits": "text_unit", "cited_communities": "community",
-               # paper 002's loop names its supporting subgraph among the ids it was shown
-               "supporting_concepts": "entity", "supporting_relations": "relationship",
-               "supporting_texts": "text_unit"}
+CITED_KINDS = {
+    "cited_entities": "entity",
+    "cited_relationships": "relationship",
+    "cited_textunits": "text_unit",
+    "cited_communities": "community",
+    # paper 002's loop names its supporting subgraph among the ids it was shown
+    "supporting_concepts": "entity",
+    "supporting_relations": "relationship",
+    "supporting_texts": "text_unit",
+}
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 PASSAGE = re.compile(r'Passage:\s*"(.*)"', re.S)
 
@@ -152,7 +157,7 @@ def entity_pairs(behaviour: Behaviour, r: PromptReading, schema: dict) -> list[d
     if named and behaviour.query == "gold":
         found = [(t.subject, t.object) for t in r.gold.triples]
     else:
-        found = [(a, b) for i, a in enumerate(named) for b in named[i + 1:]]
+        found = [(a, b) for i, a in enumerate(named) for b in named[i + 1 :]]
     pairs = [{first: a, second: b} for a, b in dict.fromkeys(found) if a != b]
     return pairs[: schema.get("maxItems", len(pairs))]
 
@@ -183,8 +188,13 @@ def minimal(schema: dict) -> Any:
     kind = next((k for k in kind if k != "null"), "null") if isinstance(kind, list) else kind
     if kind == "object":
         return {k: minimal(v) for k, v in schema.get("properties", {}).items()}
-    defaults = {"array": [], "number": schema.get("minimum", 0), "integer": schema.get("minimum", 0),
-                "boolean": False, "null": None}
+    defaults = {
+        "array": [],
+        "number": schema.get("minimum", 0),
+        "integer": schema.get("minimum", 0),
+        "boolean": False,
+        "null": None,
+    }
     return defaults.get(kind, "")
 
 

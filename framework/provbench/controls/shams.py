@@ -64,8 +64,11 @@ class Sham:
             return f"every setting answered as {self.target}"
         if self.kind == "option":
             return OPTION_SHAMS[self.target]
-        return {"first": f"{self.target}: the first element", "random": f"{self.target}: a random element",
-                "shuffled": f"{self.target}: shuffled credit"}[self.mode]
+        return {
+            "first": f"{self.target}: the first element",
+            "random": f"{self.target}: a random element",
+            "shuffled": f"{self.target}: shuffled credit",
+        }[self.mode]
 
     @property
     def condition_key(self) -> str:
@@ -97,8 +100,11 @@ def sham_interventions(shams: list[Sham], interventions: list["PluginRef"], regi
         of = by_key[s.target]
         if s.mode == "random" and not random_stand_in_exists(registry.create("intervention", of.name, **of.options)):
             continue
-        refs.append(PluginRef(name=SHAM_PLUGIN, label=s.condition_key,
-                              options={"of": of.model_dump(mode="json"), "hides": s.mode}))
+        refs.append(
+            PluginRef(
+                name=SHAM_PLUGIN, label=s.condition_key, options={"of": of.model_dump(mode="json"), "hides": s.mode}
+            )
+        )
     return refs
 
 
@@ -107,6 +113,7 @@ def random_stand_in_exists(intervention: Intervention) -> bool:
 
 
 # -- the runs a claim sees under a sham ---------------------------------------------------------------
+
 
 def under_sham(runs: "ControlRuns", sham: Sham) -> "ControlRuns":
     """The control runs (with every stand-in's records) as the claim sees them with ``sham`` in
@@ -129,15 +136,22 @@ def without_shams(runs: "ControlRuns") -> "ControlRuns":
     """The runs as the suite made them: no stand-in's record."""
     from ..results.claims import ControlRuns
 
-    return ControlRuns({c: replace(run, records=[r for r in run.records if SEPARATOR not in r.key.condition])
-                        for c, run in runs.runs.items()})
+    return ControlRuns(
+        {
+            c: replace(run, records=[r for r in run.records if SEPARATOR not in r.key.condition])
+            for c, run in runs.runs.items()
+        }
+    )
 
 
 def _sham_condition(run: "RunData", sham: Sham) -> "RunData":
     """The sham's records in place of the condition's, under the condition's key."""
     kept = [r for r in run.records if r.key.condition != sham.target and SEPARATOR not in r.key.condition]
-    faked = [r.model_copy(update={"key": r.key.model_copy(update={"condition": sham.target})})
-             for r in run.records if r.key.condition == sham.condition_key]
+    faked = [
+        r.model_copy(update={"key": r.key.model_copy(update={"condition": sham.target})})
+        for r in run.records
+        if r.key.condition == sham.condition_key
+    ]
     return replace(run, records=kept + faked)
 
 
@@ -145,16 +159,20 @@ def _same_settings(run: "RunData", reference: str, others: tuple[str, ...]) -> "
     """Each of ``others`` answered by ``reference``'s records (under its own key)."""
     own = [r for r in run.records if r.key.system == reference]
     kept = [r for r in run.records if r.key.system not in others]
-    return replace(run, records=kept + [r.model_copy(update={"key": r.key.model_copy(update={"system": s})})
-                                        for s in others for r in own])
+    return replace(
+        run,
+        records=kept
+        + [r.model_copy(update={"key": r.key.model_copy(update={"system": s})}) for s in others for r in own],
+    )
 
 
 def _without_exclusion(run: "RunData") -> "RunData":
     """The run as if its exclusion step were off: no question left out (the records stay as they
     are: a question the step left out has no intervention records)."""
     suite = {**run.manifest.suite, "exclusion": {"enabled": False, "reference_system": None}}
-    return replace(run, manifest=run.manifest.model_copy(update={"suite": suite}),
-                   metrics={**run.metrics, "excluded": []})
+    return replace(
+        run, manifest=run.manifest.model_copy(update={"suite": suite}), metrics={**run.metrics, "excluded": []}
+    )
 
 
 def sham_records_present(runs: "ControlRuns", sham: Sham) -> bool:
@@ -195,8 +213,10 @@ class ShamIntervention(Intervention):
             return baseline
         variants = self.inner.variants(question, baseline.model_copy(deep=True), random.Random(rng.random())) or []
         if not variants:
-            raise RuntimeError(f"no random stand-in for {self.inner.name!r}: a context-level intervention "
-                               "without variants has no same-size random set")
+            raise RuntimeError(
+                f"no random stand-in for {self.inner.name!r}: a context-level intervention "
+                "without variants has no same-size random set"
+            )
         return self.inner.perturb(question, baseline, rng, variant=rng.choice(variants))
 
 
@@ -205,8 +225,11 @@ _FIELDS = (*ENTITY_FIELDS, *RELATION_FIELDS, "text_units", *INVALIDATING_FIELDS)
 
 def random_view(view: "GraphView", sizes: dict[str, int], rng: random.Random) -> "GraphView":
     """A view hiding ``sizes[field]`` random ids of each field's kind, drawn from what ``view`` shows."""
-    pools = {"entity": sorted(view.entity_ids()), "relation": sorted(view.relation_ids()),
-             "text_unit": sorted(view.text_unit_ids())}
+    pools = {
+        "entity": sorted(view.entity_ids()),
+        "relation": sorted(view.relation_ids()),
+        "text_unit": sorted(view.text_unit_ids()),
+    }
 
     def draw(field: str) -> list[str]:
         kind = "entity" if field in ENTITY_FIELDS else "text_unit" if field == "text_units" else "relation"

@@ -38,8 +38,13 @@ if TYPE_CHECKING:
     from ..suite import ClaimRef, LoadedSuite, PluginRef
 
 
-def validate_suite(suite_path: "str | Path | LoadedSuite", out: str | Path | None = None,
-                   console: "Console | None" = None, *, pm: "pluggy.PluginManager | None" = None) -> Validity:
+def validate_suite(
+    suite_path: "str | Path | LoadedSuite",
+    out: str | Path | None = None,
+    console: "Console | None" = None,
+    *,
+    pm: "pluggy.PluginManager | None" = None,
+) -> Validity:
     """Run the suite's controls (resuming earlier runs) and check its claims, and each claim
     again under its shams; writes and returns the verdicts and the power matrix. Raises a
     UserError when the suite declares no controls."""
@@ -55,38 +60,65 @@ def validate_suite(suite_path: "str | Path | LoadedSuite", out: str | Path | Non
     out = Path(out) if out else Path("reports") / loaded.suite.name
     claims = [(ref, _claim(registry, ref)) for ref in loaded.suite.controls.claims]
     with _sham_plugin_registered(pm):
-        run_dirs = {name: _run_control(loaded, name, out / "controls", claims, registry, pm, console)
-                    for name in loaded.suite.controls.llms}
+        run_dirs = {
+            name: _run_control(loaded, name, out / "controls", claims, registry, pm, console)
+            for name in loaded.suite.controls.llms
+        }
     with_shams = ControlRuns({name: load_run(run_dir) for name, run_dir in run_dirs.items()})
     verdicts, power = [], []
     for ref, claim in claims:
         own = check_claim(claim, ref, without_shams(with_shams))
         verdicts += own
         power += power_rows(ref, claim.about(), with_shams, own, partial(check_claim, claim, ref))
-    validity = Validity(suite_name=loaded.suite.name, suite_sha256=loaded.sha256, verdicts=verdicts, power=power,
-                        differences=describe_differences(loaded.suite),
-                        runs={name: str(path) for name, path in run_dirs.items()},
-                        failed_units=sum(r.status == "failed" for run in with_shams.runs.values() for r in run.records))
+    validity = Validity(
+        suite_name=loaded.suite.name,
+        suite_sha256=loaded.sha256,
+        verdicts=verdicts,
+        power=power,
+        differences=describe_differences(loaded.suite),
+        runs={name: str(path) for name, path in run_dirs.items()},
+        failed_units=sum(r.status == "failed" for run in with_shams.runs.values() for r in run.records),
+    )
     write_validity(validity, out, *run_dirs.values())
     for run_dir in [*run_dirs.values(), *([out] if (out / "manifest.json").is_file() else [])]:
         write_report(run_dir, pm)
     return validity
 
 
-def _run_control(loaded: "LoadedSuite", name: str, controls_dir: Path, claims: list, registry: "Registry",
-                 pm: "pluggy.PluginManager", console: "Console | None") -> Path:
+def _run_control(
+    loaded: "LoadedSuite",
+    name: str,
+    controls_dir: Path,
+    claims: list,
+    registry: "Registry",
+    pm: "pluggy.PluginManager",
+    console: "Console | None",
+) -> Path:
     """One control LLM's run (resumed when it exists), with the stand-ins of the shams of the
     claims that read this control."""
     from ..runner import run_suite
 
     if console is not None:
         console.print(f"control {name!r}: model {control_model_id(name)}", highlight=False, markup=False)
-    shams = sham_interventions([s for _, claim in claims if name in claim.needs().controls
-                                for s in shams_of(claim.about(), loaded.suite.controls.llms)],
-                               controls_configuration(loaded.suite).interventions, registry)
+    shams = sham_interventions(
+        [
+            s
+            for _, claim in claims
+            if name in claim.needs().controls
+            for s in shams_of(claim.about(), loaded.suite.controls.llms)
+        ],
+        controls_configuration(loaded.suite).interventions,
+        registry,
+    )
     run_dir = start_or_resume(controls_dir / slug(name), run_identity(loaded, name))
-    return run_suite(controls_suite(loaded, name, controls_dir, shams), out=run_dir, console=console, pm=pm,
-                     kb_llm=_kb_llm(controls_dir), write_report=False)
+    return run_suite(
+        controls_suite(loaded, name, controls_dir, shams),
+        out=run_dir,
+        console=console,
+        pm=pm,
+        kb_llm=_kb_llm(controls_dir),
+        write_report=False,
+    )
 
 
 def _claim(registry: "Registry", ref: "ClaimRef") -> Claim:
@@ -113,14 +145,24 @@ def check_claim(claim: Claim, ref: "ClaimRef", runs: ControlRuns) -> list[Verdic
     try:
         verdicts = list(claim.check(runs))
     except Exception as exc:  # noqa: BLE001 - a broken claim is a finding, not a crash
-        verdicts = [Verdict(claim=shown, control="-", expected=claim.description or "the claim's check runs",
-                            observed=f"check failed: {type(exc).__name__}: {exc}"[:500], passed=False)]
-    return [v.model_copy(update={"claim": shown, "expected_failure": ref.expect_failure or "", "open": ref.open or ""})
-            for v in verdicts]
+        verdicts = [
+            Verdict(
+                claim=shown,
+                control="-",
+                expected=claim.description or "the claim's check runs",
+                observed=f"check failed: {type(exc).__name__}: {exc}"[:500],
+                passed=False,
+            )
+        ]
+    return [
+        v.model_copy(update={"claim": shown, "expected_failure": ref.expect_failure or "", "open": ref.open or ""})
+        for v in verdicts
+    ]
 
 
-def controls_suite(loaded: "LoadedSuite", llm: str, controls_dir: Path, shams: "list[PluginRef] | None" = None
-                   ) -> "LoadedSuite":
+def controls_suite(
+    loaded: "LoadedSuite", llm: str, controls_dir: Path, shams: "list[PluginRef] | None" = None
+) -> "LoadedSuite":
     """The suite one control LLM runs: the suite's own systems, interventions, exclusion, metrics
     and seed with the controls' declared differences, on the controls' data, with model
     ``control:<llm>``, the stand-in interventions of the claims' shams, threads, no subgraph
@@ -132,14 +174,23 @@ def controls_suite(loaded: "LoadedSuite", llm: str, controls_dir: Path, shams: "
     kb = c.knowledge_base
     if kb is not None and kb.directory is None:
         kb = kb.model_copy(update={"directory": str((controls_dir / "kb").resolve())})
-    suite = Suite(name=f"{own.name}-controls-{slug(llm)}",
-                  description=f"known-truth control {llm!r} of suite {own.name!r} (provbench validate)",
-                  dataset=c.dataset, knowledge_base=kb, model=ModelSpec(id=control_model_id(llm)),
-                  systems=config.systems, interventions=config.interventions + list(shams or []),
-                  intervention_systems=config.intervention_systems, metrics=config.metrics,
-                  exclusion=config.exclusion, seed=own.seed, repeats=own.repeats, concurrency=own.concurrency,
-                  executor=ExecutorSpec(), report=ReportSpec(subgraph_pictures=False, bootstrap_resamples=200,
-                                                             title=f"{own.name}: control {llm}"))
+    suite = Suite(
+        name=f"{own.name}-controls-{slug(llm)}",
+        description=f"known-truth control {llm!r} of suite {own.name!r} (provbench validate)",
+        dataset=c.dataset,
+        knowledge_base=kb,
+        model=ModelSpec(id=control_model_id(llm)),
+        systems=config.systems,
+        interventions=config.interventions + list(shams or []),
+        intervention_systems=config.intervention_systems,
+        metrics=config.metrics,
+        exclusion=config.exclusion,
+        seed=own.seed,
+        repeats=own.repeats,
+        concurrency=own.concurrency,
+        executor=ExecutorSpec(),
+        report=ReportSpec(subgraph_pictures=False, bootstrap_resamples=200, title=f"{own.name}: control {llm}"),
+    )
     return LoadedSuite(suite=suite, path=loaded.path, raw_text=loaded.raw_text)
 
 
@@ -152,12 +203,19 @@ def run_identity(loaded: "LoadedSuite", llm: str) -> dict[str, Any]:
     c, config = loaded.suite.controls, controls_configuration(loaded.suite)
     source = Path(loaded.dataset_source(c.dataset))
     content = hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else ""
-    return {"control_version": VERSION, "model": control_model_id(llm), "dataset": c.dataset.model_dump(mode="json"),
-            "dataset_sha256": content,
-            "knowledge_base": c.knowledge_base.model_dump(mode="json") if c.knowledge_base else None,
-            "configuration": {"systems": [s.model_dump(mode="json") for s in config.systems],
-                              "interventions": [i.model_dump(mode="json") for i in config.interventions],
-                              "exclusion": config.exclusion.model_dump(mode="json"), "seed": loaded.suite.seed}}
+    return {
+        "control_version": VERSION,
+        "model": control_model_id(llm),
+        "dataset": c.dataset.model_dump(mode="json"),
+        "dataset_sha256": content,
+        "knowledge_base": c.knowledge_base.model_dump(mode="json") if c.knowledge_base else None,
+        "configuration": {
+            "systems": [s.model_dump(mode="json") for s in config.systems],
+            "interventions": [i.model_dump(mode="json") for i in config.interventions],
+            "exclusion": config.exclusion.model_dump(mode="json"),
+            "seed": loaded.suite.seed,
+        },
+    }
 
 
 def start_or_resume(run_dir: Path, identity: dict[str, Any]) -> Path:

@@ -53,10 +53,12 @@ class GraphBackend:
 
 
 BACKENDS = {
-    "kuzu": GraphBackend("kuzu", "kuzu", "llama_index.graph_stores.kuzu", "KuzuPropertyGraphStore",
-                         "llama-index-graph-stores-kuzu kuzu"),
-    "ladybug": GraphBackend("ladybug", "ladybug", "llama_index.graph_stores.ladybug", "LadybugPropertyGraphStore",
-                            "'provbench[ladybug]'"),
+    "kuzu": GraphBackend(
+        "kuzu", "kuzu", "llama_index.graph_stores.kuzu", "KuzuPropertyGraphStore", "llama-index-graph-stores-kuzu kuzu"
+    ),
+    "ladybug": GraphBackend(
+        "ladybug", "ladybug", "llama_index.graph_stores.ladybug", "LadybugPropertyGraphStore", "'provbench[ladybug]'"
+    ),
 }
 DEFAULT_BACKEND = "kuzu"
 

@@ -46,9 +46,16 @@ def largest_component(edges: list[tuple[str, str, float]]) -> list[tuple[str, st
     return [e for e in edges if e[0] in best]
 
 
-def detect_clusters(edges: Iterable[tuple[str, str]], *, seed: int = 0, resolution: float = 1.0,
-                    hierarchical: bool = False, max_cluster_size: int = 10, levels: int = 1,
-                    scope: Scope = "all") -> list[Cluster]:
+def detect_clusters(
+    edges: Iterable[tuple[str, str]],
+    *,
+    seed: int = 0,
+    resolution: float = 1.0,
+    hierarchical: bool = False,
+    max_cluster_size: int = 10,
+    levels: int = 1,
+    scope: Scope = "all",
+) -> list[Cluster]:
     """Communities of the entity graph.
 
     ``hierarchical``: graspologic's hierarchical Leiden; a cluster above ``max_cluster_size``
@@ -82,8 +89,11 @@ def detect_clusters(edges: Iterable[tuple[str, str]], *, seed: int = 0, resoluti
         for cluster_id, members in groups:
             parent = parent_of[(level, cluster_id)]
             index_of[(level, cluster_id)] = len(clusters)
-            clusters.append(Cluster(tuple(sorted(members)), level,
-                                    index_of.get((level - 1, parent)) if parent is not None else None))
+            clusters.append(
+                Cluster(
+                    tuple(sorted(members)), level, index_of.get((level - 1, parent)) if parent is not None else None
+                )
+            )
     return clusters
 
 

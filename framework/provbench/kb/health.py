@@ -38,8 +38,12 @@ DEFAULT_MAX_FAILED_EXTRACTION_SHARE = 0.5
 PARTS = {"relations": "it has no relations"}
 
 
-def degenerate_reasons(counts: dict[str, Any], build_info: dict[str, Any], linked_entities: int | None = None,
-                       options: dict[str, Any] | None = None) -> list[str]:
+def degenerate_reasons(
+    counts: dict[str, Any],
+    build_info: dict[str, Any],
+    linked_entities: int | None = None,
+    options: dict[str, Any] | None = None,
+) -> list[str]:
     """Why a knowledge base with these ``counts`` (text_units, entities, relations) and build info
     is degenerate; [] when it is fit. ``linked_entities``: entities linked to some text unit (None:
     not known, not checked). The builder options ``max_failed_extraction_share`` and
@@ -49,18 +53,26 @@ def degenerate_reasons(counts: dict[str, Any], build_info: dict[str, Any], linke
     for name, what in (("text_units", "text units"), ("entities", "entities"), ("relations", "relations")):
         if counts.get(name) == 0:
             reasons.append(f"it has no {what}")
-    if linked_entities == 0 and counts.get("entities") and counts.get("text_units") \
-            and not settings.get("allow_unlinked_entities"):
-        reasons.append(f"none of its {counts['entities']} entities is linked to a text unit (builder option "
-                       "allow_unlinked_entities: true if the evaluation never reads entity text)")
+    if (
+        linked_entities == 0
+        and counts.get("entities")
+        and counts.get("text_units")
+        and not settings.get("allow_unlinked_entities")
+    ):
+        reasons.append(
+            f"none of its {counts['entities']} entities is linked to a text unit (builder option "
+            "allow_unlinked_entities: true if the evaluation never reads entity text)"
+        )
     extraction = build_info.get("extraction") or {}
     tried = extraction.get("text_units") or 0
     failed = (extraction.get("failed_calls") or 0) + (extraction.get("invalid_outputs") or 0)
     limit = settings.get("max_failed_extraction_share")
     limit = DEFAULT_MAX_FAILED_EXTRACTION_SHARE if limit is None else float(limit)
     if tried and failed / tried > limit:
-        reasons.append(f"extraction failed on {failed} of {tried} text units ({failed / tried:.0%}, above the "
-                       f"builder option max_failed_extraction_share={limit:g})")
+        reasons.append(
+            f"extraction failed on {failed} of {tried} text units ({failed / tried:.0%}, above the "
+            f"builder option max_failed_extraction_share={limit:g})"
+        )
     return reasons
 
 
@@ -80,13 +92,17 @@ def degenerate_reasons_at(kb_dir: Any) -> list[str]:
 
 
 def refusal(kb_dir: Any, reasons: list[str]) -> str:
-    return (f"the knowledge base at {kb_dir} is degenerate, so nothing measured on it would mean anything: "
-            + "; ".join(reasons) + ". See `provbench kb info` for its build; fix the data or the builder options "
-            "(docs/own-data.md) and build it again")
+    return (
+        f"the knowledge base at {kb_dir} is degenerate, so nothing measured on it would mean anything: "
+        + "; ".join(reasons)
+        + ". See `provbench kb info` for its build; fix the data or the builder options "
+        "(docs/own-data.md) and build it again"
+    )
 
 
-def check_run_kb(kb: "KnowledgeBase | None", kb_dir: Any, questions: "Iterable[Question]",
-                 options: dict[str, Any] | None = None) -> list[str]:
+def check_run_kb(
+    kb: "KnowledgeBase | None", kb_dir: Any, questions: "Iterable[Question]", options: dict[str, Any] | None = None
+) -> list[str]:
     """What a run checks on its knowledge base before any unit: a degenerate one is refused (a
     UserError with the reasons; ``options``: the suite's builder options); otherwise the lines that
     say how much of the questions' gold it holds, each question whose gold it does not hold wholly
@@ -103,19 +119,26 @@ def check_run_kb(kb: "KnowledgeBase | None", kb_dir: Any, questions: "Iterable[Q
     if not any(q.gold is not None for q in questions):
         return []
     with_gold, unmapped = gold_mapping_report(kb.view(), questions)
-    lines = [f"gold evidence: {with_gold - len(unmapped)} of {with_gold} question(s) map wholly onto the knowledge base"]
+    lines = [
+        f"gold evidence: {with_gold - len(unmapped)} of {with_gold} question(s) map wholly onto the knowledge base"
+    ]
     lines += [f"  {qid}: {'; '.join(items)}" for qid, items in unmapped.items()]
     if unmapped:
         log.warning("\n".join(lines))
     return lines
 
 
-def not_measurable_interventions(kb: "KnowledgeBase | None", needs: dict[str, tuple[str, ...]],
-                                 options: dict[str, Any] | None = None) -> dict[str, str]:
+def not_measurable_interventions(
+    kb: "KnowledgeBase | None", needs: dict[str, tuple[str, ...]], options: dict[str, Any] | None = None
+) -> dict[str, str]:
     """Intervention key -> why it is not measurable on ``kb``: a part it ``needs`` is missing (``needs``:
     each intervention's key and :attr:`provbench.plugin_api.Intervention.needs`)."""
     if kb is None:
         return {}
     reasons = set(kb_degenerate_reasons(kb, options))
-    return {key: f"not measurable: the knowledge base {PARTS[part].removeprefix('it ')}, which it acts on"
-            for key, parts in needs.items() for part in parts if PARTS.get(part) in reasons}
+    return {
+        key: f"not measurable: the knowledge base {PARTS[part].removeprefix('it ')}, which it acts on"
+        for key, parts in needs.items()
+        for part in parts
+        if PARTS.get(part) in reasons
+    }

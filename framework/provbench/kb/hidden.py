@@ -72,9 +72,16 @@ class HiddenMatch:
 
 
 # where the index keeps the ids of each set a view hides by (keep_communities spares: hides nothing)
-_KNOWN_IN = {"entities": "names", "block_text_of": "names", "hide_metadata_of": "names", "text_units": "unit_texts",
-             "relations": "relation_ends", "invalidated": "relation_ends", "out_of_time": "relation_ends",
-             "communities": "communities"}
+_KNOWN_IN = {
+    "entities": "names",
+    "block_text_of": "names",
+    "hide_metadata_of": "names",
+    "text_units": "unit_texts",
+    "relations": "relation_ends",
+    "invalidated": "relation_ends",
+    "out_of_time": "relation_ends",
+    "communities": "communities",
+}
 
 
 class TextIndex:
@@ -96,8 +103,11 @@ class TextIndex:
     def hides_any(self, hidden: "ViewFilter", before: "ViewFilter") -> bool:
         """Whether ``hidden`` hides an id of this knowledge base beyond ``before``: an intervention
         may hide a cited id that names nothing (a model's "Rules"), which hides nothing."""
-        return any(item in getattr(self, where) for field, where in _KNOWN_IN.items()
-                   for item in getattr(hidden, field) - getattr(before, field))
+        return any(
+            item in getattr(self, where)
+            for field, where in _KNOWN_IN.items()
+            for item in getattr(hidden, field) - getattr(before, field)
+        )
 
     def add_secret(self, surface: str, kind: str, item: str) -> None:
         found = tuple(tokens(surface))
@@ -124,7 +134,7 @@ class TextIndex:
                 yield secret
             following = pairs.get(word) if i < last else None
             for secret in following.get(words[i + 1], ()) if following else ():
-                if secret not in seen and tuple(words[i:i + len(secret.tokens)]) == secret.tokens:
+                if secret not in seen and tuple(words[i : i + len(secret.tokens)]) == secret.tokens:
                     seen.add(secret)
                     yield secret
 
@@ -233,8 +243,12 @@ class HiddenContent:
         """True for a relation of the knowledge base that this view does not return (unknown ids: False)."""
         ends = self.index.relation_ends.get(relation_id)
         hidden = self.view.hidden
-        return ends is not None and (relation_id in hidden.relations or not self.view.relation_active(relation_id)
-                                     or ends[0] in hidden.entities or ends[1] in hidden.entities)
+        return ends is not None and (
+            relation_id in hidden.relations
+            or not self.view.relation_active(relation_id)
+            or ends[0] in hidden.entities
+            or ends[1] in hidden.entities
+        )
 
     @cached_property
     def community_ids(self) -> frozenset[str]:
@@ -258,14 +272,22 @@ class HiddenContent:
         """True when ``text`` shows nothing this view hides."""
         return not self.find(text)
 
-    def keep(self, items: Iterable[T], *, text: Callable[[T], str] | None = None,
-             kb_id: Callable[[T], str | None] | None = None) -> list[T]:
+    def keep(
+        self,
+        items: Iterable[T],
+        *,
+        text: Callable[[T], str] | None = None,
+        kb_id: Callable[[T], str | None] | None = None,
+    ) -> list[T]:
         """The items a system that keeps its own store may use under this view: those whose
         ``text(item)`` shows nothing hidden and whose ``kb_id(item)`` (the knowledge base's id of
         the item, when the system maps it back; None when unknown) is not hidden."""
         hidden_ids = (self.entity_ids | self.text_unit_ids | self.community_ids | self.relation_ids) if kb_id else ()
-        return [item for item in items
-                if (text is None or self.allows(text(item))) and (kb_id is None or kb_id(item) not in hidden_ids)]
+        return [
+            item
+            for item in items
+            if (text is None or self.allows(text(item))) and (kb_id is None or kb_id(item) not in hidden_ids)
+        ]
 
     def _hidden(self, secret: Secret) -> bool:
         known = self._readable.get(secret)

@@ -12,8 +12,14 @@ from typing import Any
 
 from .types import KBStats
 
-COUNT_LABELS = {"questions": "questions", "documents": "paragraphs (documents)", "text_units": "text units",
-                "entities": "entities", "relations": "relations", "communities": "communities"}
+COUNT_LABELS = {
+    "questions": "questions",
+    "documents": "paragraphs (documents)",
+    "text_units": "text units",
+    "entities": "entities",
+    "relations": "relations",
+    "communities": "communities",
+}
 SECTIONS = ("extraction", "communities", "llm")
 SKIPPED = {"inputs", "options", "counts", "paper", "problems", *SECTIONS}
 

@@ -1,6 +1,6 @@
 """The knowledge base: a LlamaIndex property graph on embedded Kùzu, plus embedding indices.
 
-Longer than 400 lines because :class:`KnowledgeBase` keeps its writers (nodes, staged edge copies,
+Longer than 300 logical lines because :class:`KnowledgeBase` keeps its writers (nodes, staged edge copies,
 communities, vectors, bulk load) beside the schema they write; the open database that views read
 lives in :mod:`provbench.kb.graphstore`.
 
@@ -48,10 +48,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..deprecated import moved
-from .graphstore import (ALL_INDICES, BATCH, BUILD_INFO, COMPLETE_MARKER, DB_NAME, FORMAT_VERSION, INDEX_COMMUNITIES,
-                         INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, KB_JSON, MENTION_LABEL, OWN_TEXT_LABEL,
-                         SCHEMA_EXTENSIONS, STAGING_DIR, VECTORS_DIR, GraphStore, KBError, entity_text, natural_key,
-                         open_store)
+from .graphstore import (
+    ALL_INDICES,
+    BATCH,
+    BUILD_INFO,
+    COMPLETE_MARKER,
+    DB_NAME,
+    FORMAT_VERSION,
+    INDEX_COMMUNITIES,
+    INDEX_ENTITIES,
+    INDEX_ENTITY_NAMES,
+    INDEX_TEXT_UNITS,
+    KB_JSON,
+    MENTION_LABEL,
+    OWN_TEXT_LABEL,
+    SCHEMA_EXTENSIONS,
+    STAGING_DIR,
+    VECTORS_DIR,
+    GraphStore,
+    KBError,
+    entity_text,
+    natural_key,
+    open_store,
+)
 from . import owned
 from .types import Community, Entity, KBStats, Relation, TextUnit
 
@@ -59,6 +78,7 @@ if TYPE_CHECKING:
     from .embeddings import BuildEmbedder
 
     from .view import GraphView
+
 
 class KnowledgeBase:
     """A knowledge base on disk. Build it with ``create`` + ``add_*`` + ``finalize``; read it via ``view()``."""
@@ -90,8 +110,9 @@ class KnowledgeBase:
         store.pg_store  # noqa: B018 - LlamaIndex's store creates the tables the extensions alter
         for statement in SCHEMA_EXTENSIONS:
             store.rows(statement)
-        (path / KB_JSON).write_text(json.dumps({"format": FORMAT_VERSION, "created": time.time(),
-                                                "graph_store": chosen}))
+        (path / KB_JSON).write_text(
+            json.dumps({"format": FORMAT_VERSION, "created": time.time(), "graph_store": chosen})
+        )
         return cls(path, store)
 
     @classmethod
@@ -118,8 +139,10 @@ class KnowledgeBase:
             found = self.stats().model_dump()
         except RuntimeError as exc:  # Kùzu's binder error: tables or columns missing
             self.close()
-            raise KBError(f"{self.path / DB_NAME} is not a provbench knowledge base, or is damaged ({exc}); "
-                          "build it again into an empty directory") from None
+            raise KBError(
+                f"{self.path / DB_NAME} is not a provbench knowledge base, or is damaged ({exc}); "
+                "build it again into an empty directory"
+            ) from None
         try:
             recorded = json.loads((self.path / COMPLETE_MARKER).read_text(encoding="utf-8")).get("counts") or {}
         except (OSError, ValueError, AttributeError):
@@ -127,8 +150,9 @@ class KnowledgeBase:
         differing = [f"{k} {found[k]:,} (built with {v:,})" for k, v in recorded.items() if found.get(k) != v]
         if differing:
             self.close()
-            raise KBError(f"knowledge base at {self.path} has changed since it was built: {', '.join(differing)}; "
-                          "build it again")
+            raise KBError(
+                f"knowledge base at {self.path} has changed since it was built: {', '.join(differing)}; build it again"
+            )
 
     @staticmethod
     def is_complete(path: str | Path) -> bool:
@@ -136,9 +160,12 @@ class KnowledgeBase:
         from .embeddings import VectorIndex
 
         path = Path(path)
-        return ((path / COMPLETE_MARKER).is_file() and (path / DB_NAME).exists()
-                and (path / BUILD_INFO).is_file()
-                and all(VectorIndex.exists(path / VECTORS_DIR, name) for name in ALL_INDICES))
+        return (
+            (path / COMPLETE_MARKER).is_file()
+            and (path / DB_NAME).exists()
+            and (path / BUILD_INFO).is_file()
+            and all(VectorIndex.exists(path / VECTORS_DIR, name) for name in ALL_INDICES)
+        )
 
     def close(self) -> None:
         self._store.close()
@@ -159,8 +186,9 @@ class KnowledgeBase:
     def property_graph_store(self):
         """Deprecated: ``provbench.integrations.llamaindex.property_graph_store(kb.view())``, a read-only
         LlamaIndex ``PropertyGraphStore`` over :meth:`view` (everything visible)."""
-        return moved(f"{__name__}.KnowledgeBase.property_graph_store",
-                     "provbench.integrations.llamaindex.property_graph_store")(self.view())
+        return moved(
+            f"{__name__}.KnowledgeBase.property_graph_store", "provbench.integrations.llamaindex.property_graph_store"
+        )(self.view())
 
     @property
     def index(self):
@@ -168,8 +196,9 @@ class KnowledgeBase:
         LlamaIndex ``PropertyGraphIndex`` over :meth:`view` (made on first use; its LLM is LlamaIndex's
         ``Settings.llm``)."""
         if self._index is None:
-            self._index = moved(f"{__name__}.KnowledgeBase.index",
-                                "provbench.integrations.llamaindex.property_graph_index")(self.view())
+            self._index = moved(
+                f"{__name__}.KnowledgeBase.index", "provbench.integrations.llamaindex.property_graph_index"
+            )(self.view())
         return self._index
 
     @property
@@ -214,9 +243,11 @@ class KnowledgeBase:
         store = self._writable("add text units")
         units = _checked(units, TextUnit, "text unit")
         for batch in _batches(units):
-            store.rows("UNWIND $rows AS row MERGE (c:Chunk {id: row.id}) "
-                       "SET c.text = row.text, c.ref_doc_id = row.doc, c.label = 'text_chunk'",
-                       {"rows": [{"id": u.id, "text": u.text, "doc": u.document_id} for u in batch]})
+            store.rows(
+                "UNWIND $rows AS row MERGE (c:Chunk {id: row.id}) "
+                "SET c.text = row.text, c.ref_doc_id = row.doc, c.label = 'text_chunk'",
+                {"rows": [{"id": u.id, "text": u.text, "doc": u.document_id} for u in batch]},
+            )
         wanted = {(u.id, e) for u in units for e in u.entity_ids}
         known = self._existing("Entity", {e for _, e in wanted})
         self._link_mentions([pair for pair in wanted if pair[1] in known])
@@ -232,10 +263,22 @@ class KnowledgeBase:
             bad = sorted({f"{e_id} -> {t}" for t, e_id in links if t in missing})
             raise KBError(f"entities link to text units that were never added: {', '.join(bad[:5])}")
         for batch in _batches(entities):
-            store.rows("UNWIND $rows AS row MERGE (e:Entity {id: row.id}) SET e.name = row.name, "
-                       "e.label = row.label, e.description = row.description, e.aliases = row.aliases",
-                       {"rows": [{"id": e.id, "name": e.name, "label": e.label, "description": e.description,
-                                  "aliases": list(e.aliases)} for e in batch]})
+            store.rows(
+                "UNWIND $rows AS row MERGE (e:Entity {id: row.id}) SET e.name = row.name, "
+                "e.label = row.label, e.description = row.description, e.aliases = row.aliases",
+                {
+                    "rows": [
+                        {
+                            "id": e.id,
+                            "name": e.name,
+                            "label": e.label,
+                            "description": e.description,
+                            "aliases": list(e.aliases),
+                        }
+                        for e in batch
+                    ]
+                },
+            )
         added = {e.id for e in entities}
         ready = {pair for pair in self._pending_mentions if pair[1] in added}
         self._pending_mentions -= ready
@@ -250,18 +293,23 @@ class KnowledgeBase:
         missing = endpoints - self._existing("Entity", endpoints)
         if missing:
             bad = [f"{r.id} ({r.source} -> {r.target})" for r in relations if {r.source, r.target} & missing]
-            raise KBError(f"relations name entities that were never added ({', '.join(sorted(missing)[:5])}): "
-                          f"{', '.join(bad[:5])}")
+            raise KBError(
+                f"relations name entities that were never added ({', '.join(sorted(missing)[:5])}): "
+                f"{', '.join(bad[:5])}"
+            )
         sources = {r.text_unit_id for r in relations if r.text_unit_id}
         missing_units = sources - self._existing("Chunk", sources)
         if missing_units:
             bad = [r.id for r in relations if r.text_unit_id in missing_units]
-            raise KBError(f"relations {', '.join(bad[:5])} cite text units that were never added: "
-                          f"{', '.join(sorted(missing_units)[:5])}")
+            raise KBError(
+                f"relations {', '.join(bad[:5])} cite text units that were never added: "
+                f"{', '.join(sorted(missing_units)[:5])}"
+            )
         self._copy_relations(relations)
         self._relation_ids |= {r.id for r in relations}
-        self._link_mentions([(r.text_unit_id, end) for r in relations if r.text_unit_id
-                             for end in (r.source, r.target)])
+        self._link_mentions(
+            [(r.text_unit_id, end) for r in relations if r.text_unit_id for end in (r.source, r.target)]
+        )
 
     def _check_new_relation_ids(self, relations: list[Relation]) -> None:
         if self._relation_ids is None:  # loaded once per writer; views never need it
@@ -276,8 +324,10 @@ class KnowledgeBase:
         """Which of ``ids`` exist as nodes of ``table`` (a primary-key lookup per id)."""
         found: set[str] = set()
         for batch in _batches(sorted(ids)):
-            found |= {row[0] for row in self._store.rows(
-                f"UNWIND $ids AS i MATCH (n:{table} {{id: i}}) RETURN n.id", {"ids": batch})}
+            found |= {
+                row[0]
+                for row in self._store.rows(f"UNWIND $ids AS i MATCH (n:{table} {{id: i}}) RETURN n.id", {"ids": batch})
+            }
         return found
 
     def _link_mentions(self, pairs: Iterable[tuple[str, str]], own: set[tuple[str, str]] = frozenset()) -> None:
@@ -287,25 +337,39 @@ class KnowledgeBase:
         units = sorted({t for t, _ in wanted})
         existing: set[tuple[str, str]] = set()
         for batch in _batches(units):
-            existing |= {(t, e) for t, e in self._store.rows(
-                "UNWIND $ids AS i MATCH (c:Chunk {id: i})-[:MENTIONS]->(e:Entity) RETURN c.id, e.id", {"ids": batch})}
+            existing |= {
+                (t, e)
+                for t, e in self._store.rows(
+                    "UNWIND $ids AS i MATCH (c:Chunk {id: i})-[:MENTIONS]->(e:Entity) RETURN c.id, e.id", {"ids": batch}
+                )
+            }
         for batch in _batches(sorted(existing & own)):
-            self._store.rows("UNWIND $pairs AS p MATCH (c:Chunk {id: p.unit})-[m:MENTIONS]->(e:Entity {id: p.entity}) "
-                             "SET m.label = $label", {"pairs": [{"unit": t, "entity": e} for t, e in batch],
-                                                      "label": OWN_TEXT_LABEL})
+            self._store.rows(
+                "UNWIND $pairs AS p MATCH (c:Chunk {id: p.unit})-[m:MENTIONS]->(e:Entity {id: p.entity}) "
+                "SET m.label = $label",
+                {"pairs": [{"unit": t, "entity": e} for t, e in batch], "label": OWN_TEXT_LABEL},
+            )
         self._copy_mentions(sorted(wanted - existing), own)
 
     def _copy_relations(self, relations: Sequence[Relation]) -> None:
-        columns = {"from": [r.source for r in relations], "to": [r.target for r in relations],
-                   "label": [r.label for r in relations], "triplet_source_id": [r.text_unit_id for r in relations],
-                   "id": [r.id for r in relations], "valid_from": [r.valid_from for r in relations],
-                   "invalidated_at": [r.invalidated_at for r in relations],
-                   "recorded_at": [r.recorded_at for r in relations]}
+        columns = {
+            "from": [r.source for r in relations],
+            "to": [r.target for r in relations],
+            "label": [r.label for r in relations],
+            "triplet_source_id": [r.text_unit_id for r in relations],
+            "id": [r.id for r in relations],
+            "valid_from": [r.valid_from for r in relations],
+            "invalidated_at": [r.invalidated_at for r in relations],
+            "recorded_at": [r.recorded_at for r in relations],
+        }
         self._copy("LINKS", "LINKS(label, triplet_source_id, id, valid_from, invalidated_at, recorded_at)", columns, "")
 
     def _copy_mentions(self, pairs: Sequence[tuple[str, str]], own: set[tuple[str, str]] = frozenset()) -> None:
-        columns = {"from": [t for t, _ in pairs], "to": [e for _, e in pairs],
-                   "label": [OWN_TEXT_LABEL if pair in own else MENTION_LABEL for pair in pairs]}
+        columns = {
+            "from": [t for t, _ in pairs],
+            "to": [e for _, e in pairs],
+            "label": [OWN_TEXT_LABEL if pair in own else MENTION_LABEL for pair in pairs],
+        }
         # MENTIONS has several FROM/TO pairs in the store's schema: name the one meant
         self._copy("MENTIONS", "MENTIONS(label)", columns, " (from='Chunk', to='Entity')")
 
@@ -323,8 +387,9 @@ class KnowledgeBase:
         staging = self.path / STAGING_DIR
         staging.mkdir(exist_ok=True)
         file = staging / f"{name}.parquet"
-        types = {k: pa.list_(pa.string()) if any(isinstance(x, list) for x in v) else pa.string()
-                 for k, v in columns.items()}  # list columns (aliases) are STRING[] in the graph
+        types = {
+            k: pa.list_(pa.string()) if any(isinstance(x, list) for x in v) else pa.string() for k, v in columns.items()
+        }  # list columns (aliases) are STRING[] in the graph
         pq.write_table(pa.table({k: pa.array(v, type=types[k]) for k, v in columns.items()}), file)
         try:
             self._store.rows(f"COPY {target} FROM '{_cypher_path(file)}'{options}")
@@ -335,9 +400,16 @@ class KnowledgeBase:
 
     # -- communities
 
-    def detect_communities(self, seed: int = 0, resolution: float = 1.0, *, hierarchical: bool = False,
-                           max_cluster_size: int = 10, levels: int = 1,
-                           scope: str = "all") -> list[Community]:
+    def detect_communities(
+        self,
+        seed: int = 0,
+        resolution: float = 1.0,
+        *,
+        hierarchical: bool = False,
+        max_cluster_size: int = 10,
+        levels: int = 1,
+        scope: str = "all",
+    ) -> list[Community]:
         """Leiden over the entity graph; replaces earlier communities. Summaries start empty.
 
         The options are those of :func:`provbench.kb.communities.detect_clusters`; an entity
@@ -347,24 +419,34 @@ class KnowledgeBase:
 
         store = self._writable("detect communities")
         edges = store.rows("MATCH (a:Entity)-[:LINKS]->(b:Entity) RETURN a.id, b.id")
-        clusters = detect_clusters(((a, b) for a, b in edges), seed=seed, resolution=resolution,
-                                   hierarchical=hierarchical, max_cluster_size=max_cluster_size,
-                                   levels=levels, scope=scope)  # type: ignore[arg-type]
+        clusters = detect_clusters(
+            ((a, b) for a, b in edges),
+            seed=seed,
+            resolution=resolution,
+            hierarchical=hierarchical,
+            max_cluster_size=max_cluster_size,
+            levels=levels,
+            scope=scope,
+        )  # type: ignore[arg-type]
         communities = [Community(id=f"com:{i}", entity_ids=c.members, level=c.level) for i, c in enumerate(clusters)]
         store.rows("MATCH (m:Community) DELETE m")
         store.rows("MATCH (e:Entity) WHERE e.community_ids IS NOT NULL SET e.community_ids = NULL")
         for batch in _batches(communities):
-            store.rows("UNWIND $rows AS row CREATE (:Community {id: row.id, title: '', summary: '', level: row.level, "
-                       "entity_ids: row.members})",
-                       {"rows": [{"id": c.id, "members": list(c.entity_ids), "level": c.level} for c in batch]})
+            store.rows(
+                "UNWIND $rows AS row CREATE (:Community {id: row.id, title: '', summary: '', level: row.level, "
+                "entity_ids: row.members})",
+                {"rows": [{"id": c.id, "members": list(c.entity_ids), "level": c.level} for c in batch]},
+            )
         of_entity: dict[str, list[str]] = {}
         for c in communities:
             for e in c.entity_ids:
                 of_entity.setdefault(e, []).append(c.id)
         members = [{"entity": e, "communities": ids} for e, ids in of_entity.items()]
         for batch in _batches(members):
-            store.rows("UNWIND $rows AS row MATCH (e:Entity {id: row.entity}) SET e.community_ids = row.communities",
-                       {"rows": batch})
+            store.rows(
+                "UNWIND $rows AS row MATCH (e:Entity {id: row.entity}) SET e.community_ids = row.communities",
+                {"rows": batch},
+            )
         return communities
 
     def set_community_summaries(self, summaries: dict[str, tuple[str, str]]) -> None:
@@ -379,15 +461,23 @@ class KnowledgeBase:
                 raise KBError(f"summary of community {cid!r} must be a (title, summary) pair of strings, got {pair!r}")
             rows.append({"id": cid, "title": pair[0], "summary": pair[1]})
         for batch in _batches(rows):
-            store.rows("UNWIND $rows AS row MATCH (m:Community {id: row.id}) "
-                       "SET m.title = row.title, m.summary = row.summary", {"rows": batch})
+            store.rows(
+                "UNWIND $rows AS row MATCH (m:Community {id: row.id}) SET m.title = row.title, m.summary = row.summary",
+                {"rows": batch},
+            )
 
     # -- finishing
 
-    def finalize(self, build_info: dict, embed: bool = True, *, ann_min_vectors: int | None = None,
-                 progress: "Callable[[str, int, int], None] | None" = None,
-                 embedder: "BuildEmbedder | None" = None,
-                 known_vectors: "dict[str, dict[str, Any]] | None" = None) -> None:
+    def finalize(
+        self,
+        build_info: dict,
+        embed: bool = True,
+        *,
+        ann_min_vectors: int | None = None,
+        progress: "Callable[[str, int, int], None] | None" = None,
+        embedder: "BuildEmbedder | None" = None,
+        known_vectors: "dict[str, dict[str, Any]] | None" = None,
+    ) -> None:
         """Build the embedding indices, save ``build_info`` and write the completion marker (last).
 
         ``embed=False`` stores random unit vectors instead of model embeddings: only for
@@ -415,13 +505,26 @@ class KnowledgeBase:
         if (self.path / STAGING_DIR).is_dir() and not any((self.path / STAGING_DIR).iterdir()):
             (self.path / STAGING_DIR).rmdir()  # bulk loads leave it empty; a finished KB has no use for it
         _atomic_write(self.path / BUILD_INFO, info_text)
-        _atomic_write(self.path / COMPLETE_MARKER, json.dumps({
-            "format": FORMAT_VERSION, "finished": time.time(), "embedded": embed,
-            "embedder": embedder.name if embedder is not None else None,
-            "counts": self.stats().model_dump()}))  # checked on every open (_check_integrity)
+        _atomic_write(
+            self.path / COMPLETE_MARKER,
+            json.dumps(
+                {
+                    "format": FORMAT_VERSION,
+                    "finished": time.time(),
+                    "embedded": embed,
+                    "embedder": embedder.name if embedder is not None else None,
+                    "counts": self.stats().model_dump(),
+                }
+            ),
+        )  # checked on every open (_check_integrity)
 
-    def _write_vectors(self, embedder: "BuildEmbedder | None", ann_min_vectors: int | None,
-                       progress: "Callable[[str, int, int], None] | None", known: dict[str, dict[str, Any]]) -> None:
+    def _write_vectors(
+        self,
+        embedder: "BuildEmbedder | None",
+        ann_min_vectors: int | None,
+        progress: "Callable[[str, int, int], None] | None",
+        known: dict[str, dict[str, Any]],
+    ) -> None:
         """Every index's vectors: ``known`` ones as given, the rest from one call of ``embedder``
         (None: random unit vectors)."""
         from .embeddings import ANN_MIN_VECTORS, VectorIndex, normalise, random_unit_vectors
@@ -457,13 +560,15 @@ class KnowledgeBase:
         for name, rows in zip(names, vectors):
             # names are only looked up by row (masked entities): no HNSW index for them
             VectorIndex(ids=tuple(i for i, _ in texts[name]), vectors=rows).save(
-                directory, name, ann_min_vectors=None if name == INDEX_ENTITY_NAMES else threshold)
+                directory, name, ann_min_vectors=None if name == INDEX_ENTITY_NAMES else threshold
+            )
         s.forget_vectors()
 
     # -- bulk loading (benchmarks, very large graphs)
 
-    def bulk_load(self, text_units: Sequence[TextUnit] = (), entities: Sequence[Entity] = (),
-                  relations: Sequence[Relation] = ()) -> None:
+    def bulk_load(
+        self, text_units: Sequence[TextUnit] = (), entities: Sequence[Entity] = (), relations: Sequence[Relation] = ()
+    ) -> None:
         """Insert many new records fast with ``COPY FROM`` (benchmarks, very large graphs).
 
         Unlike the ``add_*`` methods there is no upsert and no reference check: ids must be new
@@ -472,20 +577,42 @@ class KnowledgeBase:
         ``TextUnit.entity_ids`` and relation source text units, as with the ``add_*`` methods.
         """
         self._writable("bulk load")
-        units, entities, relations = (_checked(text_units, TextUnit, "text unit"),
-                                      _checked(entities, Entity, "entity"), _checked(relations, Relation, "relation"))
-        self._copy("Chunk", "Chunk(id, text, ref_doc_id, label)",
-                   {"id": [u.id for u in units], "text": [u.text for u in units],
-                    "ref_doc_id": [u.document_id for u in units], "label": ["text_chunk"] * len(units)}, "")
-        self._copy("Entity", "Entity(id, name, label, description, aliases)",
-                   {"id": [e.id for e in entities], "name": [e.name for e in entities],
-                    "label": [e.label for e in entities], "description": [e.description for e in entities],
-                    "aliases": [list(e.aliases) for e in entities]}, "")
+        units, entities, relations = (
+            _checked(text_units, TextUnit, "text unit"),
+            _checked(entities, Entity, "entity"),
+            _checked(relations, Relation, "relation"),
+        )
+        self._copy(
+            "Chunk",
+            "Chunk(id, text, ref_doc_id, label)",
+            {
+                "id": [u.id for u in units],
+                "text": [u.text for u in units],
+                "ref_doc_id": [u.document_id for u in units],
+                "label": ["text_chunk"] * len(units),
+            },
+            "",
+        )
+        self._copy(
+            "Entity",
+            "Entity(id, name, label, description, aliases)",
+            {
+                "id": [e.id for e in entities],
+                "name": [e.name for e in entities],
+                "label": [e.label for e in entities],
+                "description": [e.description for e in entities],
+                "aliases": [list(e.aliases) for e in entities],
+            },
+            "",
+        )
         self._copy_relations(relations)
         own = {(t, e.id) for e in entities for t in e.own_text_unit_ids}
-        mentions = ({(t, e.id) for e in entities for t in e.text_unit_ids} | own
-                    | {(u.id, e) for u in units for e in u.entity_ids}
-                    | {(r.text_unit_id, end) for r in relations if r.text_unit_id for end in (r.source, r.target)})
+        mentions = (
+            {(t, e.id) for e in entities for t in e.text_unit_ids}
+            | own
+            | {(u.id, e) for u in units for e in u.entity_ids}
+            | {(r.text_unit_id, end) for r in relations if r.text_unit_id for end in (r.source, r.target)}
+        )
         self._copy_mentions(sorted(mentions), own)
         self._relation_ids = None
 
@@ -509,7 +636,7 @@ def _checked(records: Sequence[Any], kind: type, what: str) -> list:
 def _batches(items: Sequence[Any], size: int = BATCH) -> Iterator[Sequence[Any]]:
     items = list(items)
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 def _embedded(embedder: "BuildEmbedder", groups: list[list[str]], progress: Callable[[int, int], None]) -> list:
@@ -521,8 +648,10 @@ def _embedded(embedder: "BuildEmbedder", groups: list[list[str]], progress: Call
     vectors = [np.asarray(v, dtype=np.float32) for v in embedder.embed_groups(groups, progress)]
     expected = [(len(group), EMBEDDING_DIM) for group in groups]
     if [v.shape for v in vectors] != expected:
-        raise KBError(f"build embedder {embedder.name!r} returned arrays of shapes "
-                      f"{[v.shape for v in vectors]}, expected {expected} (one row per text of each index)")
+        raise KBError(
+            f"build embedder {embedder.name!r} returned arrays of shapes "
+            f"{[v.shape for v in vectors]}, expected {expected} (one row per text of each index)"
+        )
     return vectors
 
 

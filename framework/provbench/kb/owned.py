@@ -19,8 +19,19 @@ from .graphstore import BUILD_INFO, COMPLETE_MARKER, DB_NAME, KB_JSON, STAGING_D
 
 OWNED_LIST = ".provbench-files.json"
 # Kùzu keeps a write-ahead log and a shadow file beside its database; atomic writes leave *.tmp
-STANDARD_ENTRIES = (DB_NAME, f"{DB_NAME}.wal", f"{DB_NAME}.shadow", f"{DB_NAME}.lock", KB_JSON, VECTORS_DIR,
-                    STAGING_DIR, BUILD_INFO, COMPLETE_MARKER, f"{BUILD_INFO}.tmp", f"{COMPLETE_MARKER}.tmp")
+STANDARD_ENTRIES = (
+    DB_NAME,
+    f"{DB_NAME}.wal",
+    f"{DB_NAME}.shadow",
+    f"{DB_NAME}.lock",
+    KB_JSON,
+    VECTORS_DIR,
+    STAGING_DIR,
+    BUILD_INFO,
+    COMPLETE_MARKER,
+    f"{BUILD_INFO}.tmp",
+    f"{COMPLETE_MARKER}.tmp",
+)
 
 
 def start(kb_dir: Path) -> None:
@@ -41,8 +52,10 @@ def listed(kb_dir: Path) -> list[str] | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        raise UserError(f"{kb_dir / OWNED_LIST}: unreadable list of provbench's files ({exc}); "
-                        "delete the knowledge base yourself or choose another directory") from None
+        raise UserError(
+            f"{kb_dir / OWNED_LIST}: unreadable list of provbench's files ({exc}); "
+            "delete the knowledge base yourself or choose another directory"
+        ) from None
     if not isinstance(names, list) or not all(isinstance(n, str) and "/" not in n for n in names):
         raise UserError(f"{kb_dir / OWNED_LIST}: expected a JSON list of file names")
     return names
@@ -62,8 +75,10 @@ def remove_kb(kb_dir: Path, why: str) -> None:
     foreign = foreign_entries(kb_dir)
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-        raise UserError(f"{kb_dir}: {why}, but it holds files provbench did not write ({shown}); refusing to "
-                        "delete anything: move them out, or choose an empty or new directory for the knowledge base")
+        raise UserError(
+            f"{kb_dir}: {why}, but it holds files provbench did not write ({shown}); refusing to "
+            "delete anything: move them out, or choose an empty or new directory for the knowledge base"
+        )
     for name in listed(kb_dir) or []:
         entry = kb_dir / name
         if entry.is_dir() and not entry.is_symlink():

@@ -43,8 +43,12 @@ def _ray():
     return ray
 
 
-def embed_texts_ray(texts: Sequence[str], batch_size: int = 256, concurrency: int = 1,
-                    progress: Callable[[np.ndarray], None] | None = None) -> np.ndarray:
+def embed_texts_ray(
+    texts: Sequence[str],
+    batch_size: int = 256,
+    concurrency: int = 1,
+    progress: Callable[[np.ndarray], None] | None = None,
+) -> np.ndarray:
     """Normalised float32 vectors of ``texts`` (row i embeds texts[i]), computed with Ray Data.
 
     ``progress(rows)`` gets the input positions of each batch as it comes back.
@@ -58,8 +62,9 @@ def embed_texts_ray(texts: Sequence[str], batch_size: int = 256, concurrency: in
     bars, context.enable_progress_bars = context.enable_progress_bars, False  # the caller reports progress
     try:
         dataset = ray.data.from_items([{"row": i, "text": t} for i, t in enumerate(texts)], override_num_blocks=blocks)
-        embedded = dataset.map_batches(_Embedder, batch_size=batch_size,
-                                       compute=ray.data.ActorPoolStrategy(size=concurrency), batch_format="numpy")
+        embedded = dataset.map_batches(
+            _Embedder, batch_size=batch_size, compute=ray.data.ActorPoolStrategy(size=concurrency), batch_format="numpy"
+        )
         for batch in embedded.iter_batches(batch_size=None, batch_format="numpy"):
             rows.append(batch["row"])
             vectors.append(np.asarray(batch["vector"], dtype=np.float32))
@@ -85,8 +90,9 @@ class RayDataEmbedder:
         self.address, self.concurrency, self.batch_size = address, concurrency, batch_size
         self._started_ray = False
 
-    def embed_groups(self, groups: Sequence[Sequence[str]],
-                     progress: Callable[[int, int], None] | None = None) -> list[np.ndarray]:
+    def embed_groups(
+        self, groups: Sequence[Sequence[str]], progress: Callable[[int, int], None] | None = None
+    ) -> list[np.ndarray]:
         texts = [text for group in groups for text in group]
         if not texts:  # nothing to embed: Ray need not start
             return [np.zeros((0, EMBEDDING_DIM), dtype=np.float32) for _ in groups]
@@ -95,7 +101,7 @@ class RayDataEmbedder:
         def landed(rows: np.ndarray) -> None:
             if progress is not None:
                 counts = np.bincount(np.searchsorted(ends, rows, side="right"), minlength=len(groups))
-                for group, n in enumerate(counts[:len(groups)]):
+                for group, n in enumerate(counts[: len(groups)]):
                     if n:
                         progress(group, int(n))
 

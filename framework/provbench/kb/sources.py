@@ -20,8 +20,9 @@ SOURCES_FILE = "sources.json"
 
 def write_sources(kb_dir: str | Path, text_units: dict[str, dict[str, Any]]) -> None:
     claim(kb_dir, SOURCES_FILE)  # provbench's own file: removed with the KB when it is rebuilt
-    (Path(kb_dir) / SOURCES_FILE).write_text(json.dumps({"text_units": text_units}, indent=1, ensure_ascii=False),
-                                             encoding="utf-8")
+    (Path(kb_dir) / SOURCES_FILE).write_text(
+        json.dumps({"text_units": text_units}, indent=1, ensure_ascii=False), encoding="utf-8"
+    )
 
 
 def text_unit_sources(kb_dir: str | Path | None) -> dict[str, dict[str, Any]]:

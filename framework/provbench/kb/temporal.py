@@ -49,11 +49,15 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def active_at(when: datetime, valid_from: datetime | None, recorded_at: datetime | None,
-              invalidated_at: datetime | None) -> bool:
+def active_at(
+    when: datetime, valid_from: datetime | None, recorded_at: datetime | None, invalidated_at: datetime | None
+) -> bool:
     """True when a relation with these stamps is active at ``when`` (module docstring)."""
-    return ((valid_from is None or valid_from <= when) and (recorded_at is None or recorded_at <= when)
-            and (invalidated_at is None or when < invalidated_at))
+    return (
+        (valid_from is None or valid_from <= when)
+        and (recorded_at is None or recorded_at <= when)
+        and (invalidated_at is None or when < invalidated_at)
+    )
 
 
 __all__ = ["InstantError", "parse_instant", "instant_text", "now", "active_at"]

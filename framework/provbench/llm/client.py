@@ -17,8 +17,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from tenacity import (RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_before_delay,
-                      wait_exponential)
+from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_before_delay, wait_exponential
 
 from ..capture import UnitCapture, current_capture, request_hash
 from ..costs import price_of
@@ -28,8 +27,13 @@ from ..model import LLMCall, Trace
 from .cache import ResponseCache, cache_key
 from .errors import InvalidJSONReply, LLMError, describe, is_transient, retry_after_s
 
-GENERATION_DEFAULTS: dict[str, Any] = {"max_tokens": 512, "temperature": 0.0, "logprobs": False,
-                                       "top_logprobs": 0, "seed": None}
+GENERATION_DEFAULTS: dict[str, Any] = {
+    "max_tokens": 512,
+    "temperature": 0.0,
+    "logprobs": False,
+    "top_logprobs": 0,
+    "seed": None,
+}
 # Generation parameters a suite sets that win over what a plugin passes to chat(): a suite's
 # temperature is the experimenter's decision, not the plugin author's.
 PINNABLE_PARAMS = ("temperature",)
@@ -96,13 +100,23 @@ class LLMClient:
     ``Retry-After`` is retried no sooner than that (and not at all if that would pass the deadline).
     """
 
-    def __init__(self, backend: Any, *, cache_dir: Path | str | None = None, max_concurrency: int = 2,
-                 max_attempts: int = 4, backoff_s: float = 1.0, max_backoff_s: float = 30.0,
-                 deadline_s: float = DEFAULT_DEADLINE_S, json_retries: int = 0,
-                 pinned_params: tuple[str, ...] = (), rate_limiter: Any = None, **default_params: Any) -> None:
+    def __init__(
+        self,
+        backend: Any,
+        *,
+        cache_dir: Path | str | None = None,
+        max_concurrency: int = 2,
+        max_attempts: int = 4,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+        json_retries: int = 0,
+        pinned_params: tuple[str, ...] = (),
+        rate_limiter: Any = None,
+        **default_params: Any,
+    ) -> None:
         if max_concurrency < 1 or max_attempts < 1:
-            raise UserError(f"max_concurrency and max_attempts must be >= 1 "
-                            f"(got {max_concurrency}, {max_attempts})")
+            raise UserError(f"max_concurrency and max_attempts must be >= 1 (got {max_concurrency}, {max_attempts})")
         self.backend = backend
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self.max_concurrency = max_concurrency
@@ -127,13 +141,30 @@ class LLMClient:
         return f"LLMClient(model={self.model_id!r}, cache_dir={cache!r}, max_concurrency={self.max_concurrency})"
 
     # -- public API --------------------------------------------------------------------------------
-    def chat(self, messages: list[dict[str, Any]], *, schema: dict | None = None, max_tokens: int | None = None,
-             temperature: float | None = None, logprobs: bool | None = None, top_logprobs: int | None = None,
-             seed: int | None = None, purpose: str = "", trace: Trace | None = None, **extra: Any) -> ChatResponse:
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        schema: dict | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        logprobs: bool | None = None,
+        top_logprobs: int | None = None,
+        seed: int | None = None,
+        purpose: str = "",
+        trace: Trace | None = None,
+        **extra: Any,
+    ) -> ChatResponse:
         """One chat completion; arguments left as None take the client's defaults. ``extra``:
         backend-specific parameters (they join the cache key). Raises LLMError when it fails for good."""
-        params = {"max_tokens": max_tokens, "temperature": temperature, "logprobs": logprobs,
-                  "top_logprobs": top_logprobs, "seed": seed, **extra}
+        params = {
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "logprobs": logprobs,
+            "top_logprobs": top_logprobs,
+            "seed": seed,
+            **extra,
+        }
         request = self._request(messages, schema, params)
         capture = self._capture or current_capture()  # the unit this request belongs to
         sent = capture.tick() if capture is not None else 0
@@ -195,9 +226,11 @@ class LLMClient:
         key = None
         if self.cache is not None:
             started = time.perf_counter()
-            key = cache_key(self.model_id, request["messages"],
-                            {**{k: v for k, v in request.items() if k != "messages"},
-                             "backend": self.backend.config()})
+            key = cache_key(
+                self.model_id,
+                request["messages"],
+                {**{k: v for k, v in request.items() if k != "messages"}, "backend": self.backend.config()},
+            )
             hit = self.cache.get(key)
             if hit is not None and _acceptable(hit, request):  # older caches may hold invalid JSON
                 self.stats.add(cached=1)
@@ -212,8 +245,12 @@ class LLMClient:
         return resp
 
     def _call_with_retries(self, request: dict[str, Any]) -> tuple[dict[str, Any], int]:
-        retrying = Retrying(stop=stop_after_attempt(self.max_attempts) | stop_before_delay(self.deadline_s),
-                            reraise=False, wait=self._wait, retry=retry_if_exception(is_transient))
+        retrying = Retrying(
+            stop=stop_after_attempt(self.max_attempts) | stop_before_delay(self.deadline_s),
+            reraise=False,
+            wait=self._wait,
+            retry=retry_if_exception(is_transient),
+        )
         attempts, reasks, current = 0, 0, request
         spent = {"prompt_tokens": 0, "completion_tokens": 0}  # every answered attempt's, re-asks included
         try:
@@ -265,27 +302,54 @@ class LLMClient:
         err.attempts = attempts
         return err
 
-    def _response(self, reply: dict[str, Any], request: dict[str, Any], *, latency: float, cached: bool,
-                  attempts: int = 1) -> ChatResponse:
+    def _response(
+        self, reply: dict[str, Any], request: dict[str, Any], *, latency: float, cached: bool, attempts: int = 1
+    ) -> ChatResponse:
         text = reply["text"]
         usd, source = price_of(self.backend, reply["prompt_tokens"], reply["completion_tokens"])
-        return ChatResponse(text=text, data=parse_json(text) if request.get("schema") is not None else None,
-                            prompt_tokens=reply["prompt_tokens"], completion_tokens=reply["completion_tokens"],
-                            latency_s=latency, cached=cached, logprobs=reply.get("logprobs"),
-                            original_latency_s=reply.get("latency_s") if cached else None,
-                            attempts=attempts, model=self.model_id, cost_usd=usd, cost_source=source)
+        return ChatResponse(
+            text=text,
+            data=parse_json(text) if request.get("schema") is not None else None,
+            prompt_tokens=reply["prompt_tokens"],
+            completion_tokens=reply["completion_tokens"],
+            latency_s=latency,
+            cached=cached,
+            logprobs=reply.get("logprobs"),
+            original_latency_s=reply.get("latency_s") if cached else None,
+            attempts=attempts,
+            model=self.model_id,
+            cost_usd=usd,
+            cost_source=source,
+        )
 
-    def _record(self, trace: Trace | None, purpose: str, request: dict[str, Any], *,
-                resp: ChatResponse | None = None, error: str | None = None, attempts: int = 1) -> LLMCall:
+    def _record(
+        self,
+        trace: Trace | None,
+        purpose: str,
+        request: dict[str, Any],
+        *,
+        resp: ChatResponse | None = None,
+        error: str | None = None,
+        attempts: int = 1,
+    ) -> LLMCall:
         """The call's accounting, on ``trace`` when given."""
         hashed = request_hash(request["messages"], request.get("schema"))
         if resp is None:
             call = LLMCall(model=self.model_id, purpose=purpose, attempts=attempts, error=error, request_hash=hashed)
         else:
-            call = LLMCall(model=self.model_id, purpose=purpose, prompt_tokens=resp.prompt_tokens,
-                           completion_tokens=resp.completion_tokens, latency_s=resp.latency_s, cached=resp.cached,
-                           original_latency_s=resp.original_latency_s, attempts=resp.attempts, request_hash=hashed,
-                           cost_usd=resp.cost_usd, cost_source=resp.cost_source)
+            call = LLMCall(
+                model=self.model_id,
+                purpose=purpose,
+                prompt_tokens=resp.prompt_tokens,
+                completion_tokens=resp.completion_tokens,
+                latency_s=resp.latency_s,
+                cached=resp.cached,
+                original_latency_s=resp.original_latency_s,
+                attempts=resp.attempts,
+                request_hash=hashed,
+                cost_usd=resp.cost_usd,
+                cost_source=resp.cost_source,
+            )
         if trace is not None:
             trace.llm_calls.append(call)
         return call
@@ -339,10 +403,15 @@ def json_problem(text: str) -> str | None:
 
 def reask(request: dict[str, Any], bad_text: str, problem: str) -> dict[str, Any]:
     """The request again, with the invalid reply and the parse error appended for the model."""
-    fix = (f"Your reply was not valid JSON ({problem}). Reply again with only a JSON value that "
-           "follows the requested schema, with no other text.")
-    messages = [*request["messages"], {"role": "assistant", "content": bad_text[:4000]},
-                {"role": "user", "content": fix}]
+    fix = (
+        f"Your reply was not valid JSON ({problem}). Reply again with only a JSON value that "
+        "follows the requested schema, with no other text."
+    )
+    messages = [
+        *request["messages"],
+        {"role": "assistant", "content": bad_text[:4000]},
+        {"role": "user", "content": fix},
+    ]
     return {**request, "messages": messages}
 
 
@@ -354,8 +423,11 @@ def check_messages(messages: Any) -> None:
     if not isinstance(messages, list) or not messages:
         raise TypeError(f"messages must be a non-empty list of {{role, content}} dicts, got {messages!r:.200}")
     for i, message in enumerate(messages):
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str) \
-                or not isinstance(message.get("content"), str):
+        if (
+            not isinstance(message, dict)
+            or not isinstance(message.get("role"), str)
+            or not isinstance(message.get("content"), str)
+        ):
             raise TypeError(f"messages[{i}] must be a dict with str 'role' and 'content', got {message!r:.200}")
 
 

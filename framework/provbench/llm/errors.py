@@ -15,13 +15,28 @@ class InvalidJSONReply(ValueError):
 _TRANSIENT_STATUS = {408, 409, 425, 429}
 # Exception class names (litellm, openai, httpx) that mean "try again", whatever their status says.
 _TRANSIENT_NAMES = {
-    "Timeout", "APITimeoutError", "TimeoutException", "ReadTimeout", "ConnectTimeout",
-    "APIConnectionError", "ConnectError", "RemoteProtocolError",
-    "RateLimitError", "ServiceUnavailableError", "BadGatewayError", "InternalServerError",
+    "Timeout",
+    "APITimeoutError",
+    "TimeoutException",
+    "ReadTimeout",
+    "ConnectTimeout",
+    "APIConnectionError",
+    "ConnectError",
+    "RemoteProtocolError",
+    "RateLimitError",
+    "ServiceUnavailableError",
+    "BadGatewayError",
+    "InternalServerError",
 }
 # Errors that are never worth a retry even if they carry a 5xx-looking status.
-_FINAL_NAMES = {"BadRequestError", "AuthenticationError", "PermissionDeniedError", "NotFoundError",
-                "ContextWindowExceededError", "UnprocessableEntityError"}
+_FINAL_NAMES = {
+    "BadRequestError",
+    "AuthenticationError",
+    "PermissionDeniedError",
+    "NotFoundError",
+    "ContextWindowExceededError",
+    "UnprocessableEntityError",
+}
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -51,8 +66,12 @@ def retry_after_s(exc: BaseException | None) -> float | None:
     """How long the server asked us to wait before trying again (``Retry-After``, in seconds or
     as an HTTP date, or ``retry-after-ms``), from the error's HTTP response headers (litellm keeps
     the provider's as ``litellm_response_headers``); None if it did not say."""
-    headers = (getattr(exc, "litellm_response_headers", None) or getattr(getattr(exc, "response", None), "headers", None)
-               or getattr(exc, "headers", None) or {})
+    headers = (
+        getattr(exc, "litellm_response_headers", None)
+        or getattr(getattr(exc, "response", None), "headers", None)
+        or getattr(exc, "headers", None)
+        or {}
+    )
     if isinstance(headers, dict):  # httpx's headers ignore case already
         headers = {str(k).lower(): v for k, v in headers.items()}
     try:

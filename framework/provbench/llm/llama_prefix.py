@@ -32,8 +32,9 @@ def prefix_cache_mb(environ: Any) -> int:
     try:
         megabytes = int(value)
     except ValueError:
-        raise UserError(f"environment variable {CACHE_ENV} must be a whole number of MB (0: off), "
-                        f"got {value!r}") from None
+        raise UserError(
+            f"environment variable {CACHE_ENV} must be a whole number of MB (0: off), got {value!r}"
+        ) from None
     if megabytes < 0:
         raise UserError(f"environment variable {CACHE_ENV} must be 0 (off) or more, got {megabytes}")
     return megabytes

@@ -66,14 +66,38 @@ class KnownParams(BaseModel):
 
 
 # other names a provider takes through litellm: passed on unchecked, and not warned about
-PASSED_ON = {"api_key", "api_version", "base_url", "organization", "extra_headers", "headers", "stop", "n",
-             "presence_penalty", "frequency_penalty", "logit_bias", "user", "top_k", "reasoning_effort",
-             "num_retries", "custom_llm_provider", "drop_params", "response_format", "replies", "aws_region_name",
-             "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "vertex_project", "vertex_location"}
+PASSED_ON = {
+    "api_key",
+    "api_version",
+    "base_url",
+    "organization",
+    "extra_headers",
+    "headers",
+    "stop",
+    "n",
+    "presence_penalty",
+    "frequency_penalty",
+    "logit_bias",
+    "user",
+    "top_k",
+    "reasoning_effort",
+    "num_retries",
+    "custom_llm_provider",
+    "drop_params",
+    "response_format",
+    "replies",
+    "aws_region_name",
+    "aws_access_key_id",
+    "aws_secret_access_key",
+    "aws_session_token",
+    "vertex_project",
+    "vertex_location",
+}
 
 
-def check_model_params(specs: dict[str, "ModelSpec | None"], where: Callable[[tuple], str],
-                       error: type[Exception]) -> list[str]:
+def check_model_params(
+    specs: dict[str, "ModelSpec | None"], where: Callable[[tuple], str], error: type[Exception]
+) -> list[str]:
     """Refuse a known parameter of the wrong type or range (``error``, located by ``where(loc)``);
     return one warning per unknown name (it is passed to the backend as is, where a misspelling
     like ``temprature`` would be silently dropped)."""
@@ -92,8 +116,10 @@ def check_model_params(specs: dict[str, "ModelSpec | None"], where: Callable[[tu
             if name not in known:
                 close = difflib.get_close_matches(name, sorted(known), n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                warnings.append(f"{where((block, 'params', name))}: not a parameter provbench knows{hint}; "
-                                "passed to the model's backend as is")
+                warnings.append(
+                    f"{where((block, 'params', name))}: not a parameter provbench knows{hint}; "
+                    "passed to the model's backend as is"
+                )
     for line in warnings:
         log.warning(line)
     return warnings

@@ -20,8 +20,16 @@ def _pyplot():
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"svg.fonttype": "none", "font.family": "sans-serif", "font.size": 10,
-                         "axes.spines.top": False, "axes.spines.right": False, "svg.hashsalt": "provbench"})
+    plt.rcParams.update(
+        {
+            "svg.fonttype": "none",
+            "font.family": "sans-serif",
+            "font.size": 10,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "svg.hashsalt": "provbench",
+        }
+    )
     return plt
 
 
@@ -41,11 +49,15 @@ def to_svg(fig: Any) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     svg = buffer.getvalue()
-    return svg[svg.index("<svg"):]  # drop the XML prolog and doctype: the SVG is inlined in HTML
+    return svg[svg.index("<svg") :]  # drop the XML prolog and doctype: the SVG is inlined in HTML
 
 
-def accuracy_chart(systems: Sequence[str], values: Sequence[float | None],
-                   intervals: Sequence[tuple[float | None, float | None]], title: str) -> str:
+def accuracy_chart(
+    systems: Sequence[str],
+    values: Sequence[float | None],
+    intervals: Sequence[tuple[float | None, float | None]],
+    title: str,
+) -> str:
     """Accuracy per system with bootstrap-interval error bars."""
     with _LOCK:
         plt = _pyplot()
@@ -55,8 +67,9 @@ def accuracy_chart(systems: Sequence[str], values: Sequence[float | None],
         # error bar below zero length is drawn as none, where matplotlib would refuse the chart
         lower = [max(0.0, 100 * ((v or 0) - lo)) if lo is not None else 0 for v, (lo, _) in zip(values, intervals)]
         upper = [max(0.0, 100 * (hi - (v or 0))) if hi is not None else 0 for v, (_, hi) in zip(values, intervals)]
-        ax.bar(range(len(systems)), heights, color=PALETTE[0], width=0.6,
-               yerr=[lower, upper], capsize=4, ecolor="#333333")
+        ax.bar(
+            range(len(systems)), heights, color=PALETTE[0], width=0.6, yerr=[lower, upper], capsize=4, ecolor="#333333"
+        )
         ax.set_xticks(range(len(systems)), [plain(s) for s in systems], rotation=20, ha="right")
         ax.set_ylim(0, 105)
         ax.set_ylabel("accuracy (%)")
@@ -67,9 +80,14 @@ def accuracy_chart(systems: Sequence[str], values: Sequence[float | None],
     return svg
 
 
-def grouped_chart(groups: Sequence[str], series: dict[str, Sequence[float | None]], ylabel: str, title: str,
-                  intervals: dict[str, Sequence[tuple[float | None, float | None] | None]] | None = None,
-                  scale: str = "share") -> str:
+def grouped_chart(
+    groups: Sequence[str],
+    series: dict[str, Sequence[float | None]],
+    ylabel: str,
+    title: str,
+    intervals: dict[str, Sequence[tuple[float | None, float | None] | None]] | None = None,
+    scale: str = "share",
+) -> str:
     """Bars per group (e.g. intervention) and series (e.g. system): shares 0..1 drawn as percentages
     (``scale="share"``) or counts; error bars from ``intervals``; a missing value is marked "n/m"."""
     factor = 100.0 if scale == "share" else 1.0
@@ -80,8 +98,16 @@ def grouped_chart(groups: Sequence[str], series: dict[str, Sequence[float | None
         for i, (name, values) in enumerate(series.items()):
             xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
             heights = [factor * v if v is not None else 0.0 for v in values]
-            ax.bar(xs, heights, width=width, label=plain(name), color=PALETTE[i % len(PALETTE)],
-                   yerr=_error_bars(values, (intervals or {}).get(name), factor), capsize=3, ecolor="#333333")
+            ax.bar(
+                xs,
+                heights,
+                width=width,
+                label=plain(name),
+                color=PALETTE[i % len(PALETTE)],
+                yerr=_error_bars(values, (intervals or {}).get(name), factor),
+                capsize=3,
+                ecolor="#333333",
+            )
             for x, v in zip(xs, values):
                 if v is None:  # nothing measured: say so where a bar would stand
                     ax.text(x, 1, "n/m", ha="center", va="bottom", fontsize=7, color="#777777", rotation=90)
@@ -101,8 +127,9 @@ def grouped_chart(groups: Sequence[str], series: dict[str, Sequence[float | None
     return svg
 
 
-def _error_bars(values: Sequence[float | None], intervals: Sequence[tuple[float | None, float | None] | None] | None,
-                factor: float) -> list[list[float]] | None:
+def _error_bars(
+    values: Sequence[float | None], intervals: Sequence[tuple[float | None, float | None] | None] | None, factor: float
+) -> list[list[float]] | None:
     """matplotlib's [below, above] error lengths from (low, high) intervals (none: no bar)."""
     if not intervals:
         return None
@@ -120,8 +147,9 @@ def plain(text: str) -> str:
     return text.replace("$", r"\$")
 
 
-def line_chart(series: dict[str, Sequence[tuple[float, float]]], xlabel: str, ylabel: str, title: str,
-               diagonal: bool = False) -> str:
+def line_chart(
+    series: dict[str, Sequence[tuple[float, float]]], xlabel: str, ylabel: str, title: str, diagonal: bool = False
+) -> str:
     """Lines through (x, y) points per series; ``diagonal`` adds y = x (perfect calibration)."""
     with _LOCK:
         plt = _pyplot()

@@ -31,13 +31,15 @@ def comparability(runs: Sequence[RunData], labels: Sequence[str]) -> Comparabili
     """The table of what each run was made with, and a warning per row whose runs disagree."""
     found = Comparability()
     kbs = [_knowledge_base(run) for run in runs]
-    rows = [("dataset", [_dataset(run) for run in runs]),
-            ("questions", [f"{len(run.question_ids)}: {_digest(sorted(run.question_ids))}" for run in runs]),
-            ("knowledge base fingerprint", [kb[0] for kb in kbs]),
-            ("knowledge base counts", [kb[1] for kb in kbs]),
-            ("model", [run.manifest.models.get("llm", "") for run in runs]),
-            ("judge", [run.manifest.models.get("judge", "") for run in runs]),
-            ("provbench version", [run.manifest.versions.get("provbench", "unknown") for run in runs])]
+    rows = [
+        ("dataset", [_dataset(run) for run in runs]),
+        ("questions", [f"{len(run.question_ids)}: {_digest(sorted(run.question_ids))}" for run in runs]),
+        ("knowledge base fingerprint", [kb[0] for kb in kbs]),
+        ("knowledge base counts", [kb[1] for kb in kbs]),
+        ("model", [run.manifest.models.get("llm", "") for run in runs]),
+        ("judge", [run.manifest.models.get("judge", "") for run in runs]),
+        ("provbench version", [run.manifest.versions.get("provbench", "unknown") for run in runs]),
+    ]
     for what, values in rows:
         _add(found, what, values, labels)
     used = set().union(*(_used(run) for run in runs))
@@ -49,7 +51,9 @@ def comparability(runs: Sequence[RunData], labels: Sequence[str]) -> Comparabili
         for path, old, new in suite_changes(_settings(runs[0]), _settings(run)):
             found.rows.append({"what": f"suite {path}", "cells": [_short(old)] + ["" for _ in runs[1:]], "same": False})
             found.rows[-1]["cells"][labels.index(label)] = _short(new)
-            found.warnings.append(f"{label} differs from {labels[0]} in the suite's {path}: {_short(old)} vs {_short(new)}")
+            found.warnings.append(
+                f"{label} differs from {labels[0]} in the suite's {path}: {_short(old)} vs {_short(new)}"
+            )
     return found
 
 
@@ -63,8 +67,9 @@ def _add(found: Comparability, what: str, values: list[str], labels: Sequence[st
 
 def _dataset(run: RunData) -> str:
     d = run.suite.get("dataset") or {}
-    parts = [f"{d.get('loader', '?')}:{d.get('path', '?')}"] + [f"{k}={d[k]}" for k in ("limit", "seed", "sample")
-                                                                  if d.get(k) is not None]
+    parts = [f"{d.get('loader', '?')}:{d.get('path', '?')}"] + [
+        f"{k}={d[k]}" for k in ("limit", "seed", "sample") if d.get(k) is not None
+    ]
     return " ".join(parts + ([f"options={_short(d['options'])}"] if d.get("options") else []))
 
 

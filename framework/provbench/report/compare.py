@@ -25,8 +25,10 @@ from .render import environment, header, share_cell
 from ..results.significance import BH_NOTE, PAIRED_NOTE, adjust_bh, continuous_scores, paired_scores, with_adjusted
 from ..results.stats import MCNEMAR_NOTE, mcnemar, per_question, select, share
 
-def write_comparison(runs: Sequence[str | Path], out: str | Path | None = None,
-                     warn: Callable[[str], None] | None = None) -> Path:
+
+def write_comparison(
+    runs: Sequence[str | Path], out: str | Path | None = None, warn: Callable[[str], None] | None = None
+) -> Path:
     """Compare two or more runs (the first is the reference); returns the HTML file written.
     ``warn`` receives a line for each way the runs are not comparable (also in the HTML)."""
     if len(runs) < 2:
@@ -39,11 +41,17 @@ def write_comparison(runs: Sequence[str | Path], out: str | Path | None = None,
         if warn is not None:
             warn(line)
     systems = list(dict.fromkeys(s for run in loaded for s in run.systems))
-    context = {"h": header(ref), "runs": [{"label": label, "dir": str(run.run_dir), **header(run)}
-                                          for label, run in zip(labels, loaded)],
-               "labels": labels, "accuracy": _accuracy_rows(loaded, systems), "scores": _score_rows(loaded, systems),
-               "conditions": _condition_rows(loaded, systems), "mcnemar_note": MCNEMAR_NOTE,
-               "paired_note": PAIRED_NOTE, "comparability": checked}
+    context = {
+        "h": header(ref),
+        "runs": [{"label": label, "dir": str(run.run_dir), **header(run)} for label, run in zip(labels, loaded)],
+        "labels": labels,
+        "accuracy": _accuracy_rows(loaded, systems),
+        "scores": _score_rows(loaded, systems),
+        "conditions": _condition_rows(loaded, systems),
+        "mcnemar_note": MCNEMAR_NOTE,
+        "paired_note": PAIRED_NOTE,
+        "comparability": checked,
+    }
     for table in ("accuracy", "scores"):
         context[f"{table}_bh"] = BH_NOTE.format(n=context[table]["tests"])
     names = "-vs-".join(run.run_dir.name for run in loaded)[:120]
@@ -71,10 +79,17 @@ def _accuracy_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
         for later, s in zip(values[1:], shares[1:]):
             test = mcnemar(values[0], later, shared) if shared else None
             tests.append(test.p_value if test else None)
-            delta = "–" if shares[0].value is None or s.value is None else f"{100 * (s.value - shares[0].value):+.1f} pts"
+            delta = (
+                "–" if shares[0].value is None or s.value is None else f"{100 * (s.value - shares[0].value):+.1f} pts"
+            )
             against.append({"delta": delta, "test": test.describe() if test else "no shared questions"})
-        rows.append({"system": system, "cells": [share_cell(s, _dropped(v, shared)) for s, v in zip(shares, values)],
-                     "against": against})
+        rows.append(
+            {
+                "system": system,
+                "cells": [share_cell(s, _dropped(v, shared)) for s, v in zip(shares, values)],
+                "against": against,
+            }
+        )
     _adjust([a for row in rows for a in row["against"]], tests)
     return {"rows": rows, "tests": sum(p is not None for p in tests)}
 
@@ -92,8 +107,11 @@ def _score_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
                 test = paired_scores(values[0], later, shared)
                 tests.append(test.p_value)
                 against.append({"test": test.describe()})
-            means = [(f"{sum(v[q] for q in shared) / len(shared):.3f} (n={len(shared)})" if shared else "–")
-                     + (f"; {_dropped(v, shared)}" if _dropped(v, shared) else "") for v in values]
+            means = [
+                (f"{sum(v[q] for q in shared) / len(shared):.3f} (n={len(shared)})" if shared else "–")
+                + (f"; {_dropped(v, shared)}" if _dropped(v, shared) else "")
+                for v in values
+            ]
             rows.append({"system": system, "score": score, "means": means, "against": against})
     _adjust([a for row in rows for a in row["against"]], tests)
     return {"rows": rows, "tests": sum(p is not None for p in tests)}
@@ -124,10 +142,17 @@ def _condition_rows(runs: list[RunData], systems: list[str]) -> list[dict[str, A
             picked = [run.select(system, condition) for run in runs]
             if not any(picked):
                 continue
-            rows.append({"condition": condition, "system": system,
-                         "changed": [share_cell(share(per_question(r, "output_changed"), run.analysed))
-                                     for r, run in zip(picked, runs)],
-                         "accuracy": [share_cell(share(per_question(r), run.analysed)) for r, run in zip(picked, runs)]})
+            rows.append(
+                {
+                    "condition": condition,
+                    "system": system,
+                    "changed": [
+                        share_cell(share(per_question(r, "output_changed"), run.analysed))
+                        for r, run in zip(picked, runs)
+                    ],
+                    "accuracy": [share_cell(share(per_question(r), run.analysed)) for r, run in zip(picked, runs)],
+                }
+            )
     return rows
 
 

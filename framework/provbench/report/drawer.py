@@ -24,8 +24,13 @@ class Drawer:
 
     def draw(self, data: dict[str, Any]) -> str | None:
         if self._proc is None:
-            self._proc = subprocess.Popen([sys.executable, "-m", "provbench.report.drawer"], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, text=True, encoding="utf-8")
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "provbench.report.drawer"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+            )
         self._proc.stdin.write(json.dumps(data) + "\n")
         self._proc.stdin.flush()
         line = self._proc.stdout.readline()

@@ -39,25 +39,47 @@ def script_hash() -> str:
     return f"sha256-{base64.b64encode(digest).decode()}"
 
 
-def record_row(run: RunData, question: Question | None, qid: str, record: RunRecord, page: str,
-               system_anchor: str) -> dict[str, Any]:
+def record_row(
+    run: RunData, question: Question | None, qid: str, record: RunRecord, page: str, system_anchor: str
+) -> dict[str, Any]:
     """One row of the Questions table, with the flags its filters use."""
     value = correctness(record)
     changed = record.scores.get("output_changed")
     leak = leak_status(record)
-    flags = [flag for flag, on in (
-        ("correct", value is not None and value >= 1), ("wrong", value is not None and value < 1),
-        ("changed", changed == 1), ("failed", record.status == "failed"), ("leaked", leak == "leaked"),
-        ("excluded", qid in run.excluded)) if on]
+    flags = [
+        flag
+        for flag, on in (
+            ("correct", value is not None and value >= 1),
+            ("wrong", value is not None and value < 1),
+            ("changed", changed == 1),
+            ("failed", record.status == "failed"),
+            ("leaked", leak == "leaked"),
+            ("excluded", qid in run.excluded),
+        )
+        if on
+    ]
     answer = record.trace.answer if record.trace and record.trace.answer is not None else ""
     text = question.question if question else ""
-    return {"id": qid, "question": text, "category": _category(question), "page": page, "anchor": system_anchor,
-            "excluded": qid in run.excluded, "system": record.key.system, "condition": record.key.condition,
-            "run": record.key.variant or (str(record.key.repeat) if record.key.repeat else ""),
-            "answer": answer, "gold": question.answer if question else record.gold, "mark": "–" if value is None else "✓" if value >= 1 else "✗" if value == 0 else f"{value:.2f}",
-            "changed": "" if changed is None else ("yes" if changed == 1 else "no"), "status": record.status,
-            "error": record.error or "", "leak": leak or "", "flags": " ".join(flags),
-            "search": search_text(qid, text, answer, record.gold)}
+    return {
+        "id": qid,
+        "question": text,
+        "category": _category(question),
+        "page": page,
+        "anchor": system_anchor,
+        "excluded": qid in run.excluded,
+        "system": record.key.system,
+        "condition": record.key.condition,
+        "run": record.key.variant or (str(record.key.repeat) if record.key.repeat else ""),
+        "answer": answer,
+        "gold": question.answer if question else record.gold,
+        "mark": "–" if value is None else "✓" if value >= 1 else "✗" if value == 0 else f"{value:.2f}",
+        "changed": "" if changed is None else ("yes" if changed == 1 else "no"),
+        "status": record.status,
+        "error": record.error or "",
+        "leak": leak or "",
+        "flags": " ".join(flags),
+        "search": search_text(qid, text, answer, record.gold),
+    }
 
 
 def search_text(*parts: str) -> str:
@@ -78,6 +100,7 @@ def filter_choices(run: RunData) -> dict[str, list[str]]:
 
 # -- the knowledge base --------------------------------------------------------------------------
 
+
 def knowledge_base_blocks(info: dict[str, Any], not_measurable: dict[str, str] | None = None) -> list[Any]:
     """Counts (beside the paper's when the builder follows one), problems, build, options; redacted
     (a KB built before its builder redacted error texts may still quote a provider's key)."""
@@ -90,34 +113,82 @@ def knowledge_base_blocks(info: dict[str, Any], not_measurable: dict[str, str] |
     for label, ours, theirs in count_rows(None, info):
         row = [label, "–" if ours is None else f"{ours:,}"]
         if paper:
-            row += ["–" if theirs is None else f"{theirs:,}", f"{ours / theirs:.2f}" if ours is not None and theirs else "–"]
+            row += [
+                "–" if theirs is None else f"{theirs:,}",
+                f"{ours / theirs:.2f}" if ours is not None and theirs else "–",
+            ]
         rows.append(row)
-    blocks: list[Any] = [Table(columns=columns, rows=rows, css_class="kb kb-counts", caption=(
-        "Counts" + (f", beside those of {paper['title']}" if paper.get("title") else "") + "."))] if rows else []
+    blocks: list[Any] = (
+        [
+            Table(
+                columns=columns,
+                rows=rows,
+                css_class="kb kb-counts",
+                caption=("Counts" + (f", beside those of {paper['title']}" if paper.get("title") else "") + "."),
+            )
+        ]
+        if rows
+        else []
+    )
     degenerate = degenerate_reasons(info.get("counts") or {}, info, info.get("linked_entities"))
     lacking = [r for r in degenerate if r in PARTS.values()]
     if lacking:  # some interventions lose their meaning, the rest of the run stands (provbench.kb.health)
-        rows = [[r, ", ".join(k for k, why in (not_measurable or {}).items() if r.removeprefix("it ") in why) or "none"]
-                for r in lacking]
-        blocks.insert(0, Table(columns=["This knowledge base lacks", "Interventions not measurable on it (not run)"],
-                               rows=rows, numeric_from=2, css_class="kb kb-lacking"))
+        rows = [
+            [r, ", ".join(k for k, why in (not_measurable or {}).items() if r.removeprefix("it ") in why) or "none"]
+            for r in lacking
+        ]
+        blocks.insert(
+            0,
+            Table(
+                columns=["This knowledge base lacks", "Interventions not measurable on it (not run)"],
+                rows=rows,
+                numeric_from=2,
+                css_class="kb kb-lacking",
+            ),
+        )
     if len(lacking) < len(degenerate):  # first: nothing measured on such a KB means anything
-        blocks.insert(0, Table(columns=["This knowledge base is degenerate: runs on it are refused"],
-                               rows=[[r] for r in degenerate], numeric_from=1, css_class="kb kb-degenerate"))
+        blocks.insert(
+            0,
+            Table(
+                columns=["This knowledge base is degenerate: runs on it are refused"],
+                rows=[[r] for r in degenerate],
+                numeric_from=1,
+                css_class="kb kb-degenerate",
+            ),
+        )
     problems = info.get("problems")
     if problems:
-        blocks.append(Table(columns=["Problems the build met (it went on)"], rows=[[p] for p in problems],
-                            numeric_from=1, css_class="kb kb-problems"))
+        blocks.append(
+            Table(
+                columns=["Problems the build met (it went on)"],
+                rows=[[p] for p in problems],
+                numeric_from=1,
+                css_class="kb kb-problems",
+            )
+        )
     elif problems is not None:
         blocks.append(Text(text="Problems: none."))
     build = [(k, v) for k, v in detail_lines(info) if k not in ("problem", "problems", "options")]
     build += [("inputs", ", ".join(f"{k}={v}" for k, v in (info.get("inputs") or {}).items() if k != "options"))]
-    blocks.append(Table(columns=["Build", "What the builder recorded"], rows=[[k, v] for k, v in build if v],
-                        numeric_from=2, css_class="kb kb-build"))
+    blocks.append(
+        Table(
+            columns=["Build", "What the builder recorded"],
+            rows=[[k, v] for k, v in build if v],
+            numeric_from=2,
+            css_class="kb kb-build",
+        )
+    )
     options = info.get("options") or (info.get("inputs") or {}).get("options") or {}
     if options:
-        blocks.append(Table(columns=["Option", "Value"], rows=[[k, _plain(v)] for k, v in sorted(options.items())],
-                            numeric_from=2, css_class="kb kb-options", caption="The builder's options."))
+        blocks.append(
+            Table(
+                columns=["Option", "Value"],
+                rows=[[k, _plain(v)] for k, v in sorted(options.items())],
+                numeric_from=2,
+                css_class="kb kb-options",
+                caption="The builder's options.",
+            )
+        )
     return blocks
 
 

@@ -20,7 +20,9 @@ from ..trajectory import StepGold, left_out_step, score_trajectory
 MAX_ARGUMENTS_CHARS = 80
 
 
-def gold_view(question: Question | None, record: RunRecord, others: list[RunRecord], view: Any) -> dict[str, Any] | None:
+def gold_view(
+    question: Question | None, record: RunRecord, others: list[RunRecord], view: Any
+) -> dict[str, Any] | None:
     """The drawing of ``record``'s trajectory (a baseline) for the template, or None when there is
     nothing to draw against (no gold, no knowledge base, no trace). ``others``: the question's
     records of the same system (its leave-one-step-out units among them)."""
@@ -35,17 +37,40 @@ def gold_view(question: Question | None, record: RunRecord, others: list[RunReco
     critical = _critical(others)
     seen: set[tuple[str, int]] = set()
     rows = [_row(step, by_index.get(step.index), columns, critical, seen) for step in record.trace.steps]
-    return {"columns": columns, "rows": rows, "conditions": list(critical), "summary": _summary(score, critical),
-            "mapped": gold.any_mapped}
+    return {
+        "columns": columns,
+        "rows": rows,
+        "conditions": list(critical),
+        "summary": _summary(score, critical),
+        "mapped": gold.any_mapped,
+    }
 
 
 def _columns(gold: MappedGold) -> list[dict[str, Any]]:
-    columns = [{"kind": "hop", "number": n, "label": hop.describe(), "ids": ", ".join(hop.relations),
-                "mapped": hop.mapped, "note": "" if hop.by_label else "by its ends: the knowledge base labels it otherwise"}
-               for n, hop in enumerate(gold.hops)]
-    columns += [{"kind": "sentence", "number": n, "label": f"{s.sentence.document} #{s.sentence.index}"
-                 if s.sentence.index is not None else s.sentence.document, "ids": ", ".join(s.text_units),
-                 "mapped": bool(s.text_units), "note": s.sentence.text} for n, s in enumerate(gold.sentences)]
+    columns = [
+        {
+            "kind": "hop",
+            "number": n,
+            "label": hop.describe(),
+            "ids": ", ".join(hop.relations),
+            "mapped": hop.mapped,
+            "note": "" if hop.by_label else "by its ends: the knowledge base labels it otherwise",
+        }
+        for n, hop in enumerate(gold.hops)
+    ]
+    columns += [
+        {
+            "kind": "sentence",
+            "number": n,
+            "label": f"{s.sentence.document} #{s.sentence.index}"
+            if s.sentence.index is not None
+            else s.sentence.document,
+            "ids": ", ".join(s.text_units),
+            "mapped": bool(s.text_units),
+            "note": s.sentence.text,
+        }
+        for n, s in enumerate(gold.sentences)
+    ]
     return columns
 
 
@@ -66,8 +91,13 @@ def _critical(others: list[RunRecord]) -> dict[str, dict[int, str]]:
     return found
 
 
-def _row(step: Any, gold: StepGold | None, columns: list[dict[str, Any]], critical: dict[str, dict[int, str]],
-         seen: set[tuple[str, int]]) -> dict[str, Any]:
+def _row(
+    step: Any,
+    gold: StepGold | None,
+    columns: list[dict[str, Any]],
+    critical: dict[str, dict[int, str]],
+    seen: set[tuple[str, int]],
+) -> dict[str, Any]:
     """One step's row; ``seen`` (updated) holds the gold items earlier steps showed."""
     cells = []
     for column in columns:
@@ -77,24 +107,35 @@ def _row(step: Any, gold: StepGold | None, columns: list[dict[str, Any]], critic
         if touched:
             seen.add(item)
     arguments = json.dumps(step.arguments, ensure_ascii=False) if step.arguments else ""
-    return {"index": step.index, "tool": step.tool or step.kind, "cells": cells,
-            "arguments": arguments if len(arguments) <= MAX_ARGUMENTS_CHARS else arguments[:MAX_ARGUMENTS_CHARS] + "…",
-            "gold": bool(gold and gold.touches_gold), "wasted": bool(gold and gold.wasted),
-            "completes": bool(gold and gold.completes),
-            "entities": sorted(gold.gold.get("entity", ())) if gold else [],
-            "critical": [critical[c].get(step.index, "") for c in critical]}
+    return {
+        "index": step.index,
+        "tool": step.tool or step.kind,
+        "cells": cells,
+        "arguments": arguments if len(arguments) <= MAX_ARGUMENTS_CHARS else arguments[:MAX_ARGUMENTS_CHARS] + "…",
+        "gold": bool(gold and gold.touches_gold),
+        "wasted": bool(gold and gold.wasted),
+        "completes": bool(gold and gold.completes),
+        "entities": sorted(gold.gold.get("entity", ())) if gold else [],
+        "critical": [critical[c].get(step.index, "") for c in critical],
+    }
 
 
 def _summary(score: Any, critical: dict[str, dict[int, str]]) -> str:
     parts = []
     if score.path.total:
         parts.append(f"gold-path coverage {score.path.hits}/{score.path.total}")
-    parts.append("gold evidence complete after step " + str(score.first_complete_step)
-                 if score.first_complete_step is not None else "gold evidence never complete")
+    parts.append(
+        "gold evidence complete after step " + str(score.first_complete_step)
+        if score.first_complete_step is not None
+        else "gold evidence never complete"
+    )
     if score.wasted.total:
         parts.append(f"{score.wasted.hits} of {score.wasted.total} retrieval step(s) wasted")
     for condition, steps in critical.items():
         changed = sorted(s for s, mark in steps.items() if mark == "changed")
-        parts.append(f"{condition}: critical step(s) {', '.join(map(str, changed))}" if changed
-                     else f"{condition}: no single step critical")
+        parts.append(
+            f"{condition}: critical step(s) {', '.join(map(str, changed))}"
+            if changed
+            else f"{condition}: no single step critical"
+        )
     return "; ".join(parts)

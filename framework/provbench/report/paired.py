@@ -30,10 +30,15 @@ def paired_scores_section(run: RunData) -> Section | None:
     if not rows:
         return None
     adjusted = adjust_bh(tests)
-    table = Table(columns=["Score", "Condition", "System", "Baseline", "Under the condition", "Paired test"],
-                  rows=[Row(cells=[*row[:5], with_adjusted(row[5], adj)]) for row, adj in zip(rows, adjusted)],
-                  numeric_from=3, css_class="paired-scores", caption=(
-                      "Means over the analysed questions scored both at baseline and under the condition (repeats "
-                      "averaged per question). "
-                      f"Test: {PAIRED_NOTE}; {BH_NOTE.format(n=sum(p is not None for p in tests))}."))
+    table = Table(
+        columns=["Score", "Condition", "System", "Baseline", "Under the condition", "Paired test"],
+        rows=[Row(cells=[*row[:5], with_adjusted(row[5], adj)]) for row, adj in zip(rows, adjusted)],
+        numeric_from=3,
+        css_class="paired-scores",
+        caption=(
+            "Means over the analysed questions scored both at baseline and under the condition (repeats "
+            "averaged per question). "
+            f"Test: {PAIRED_NOTE}; {BH_NOTE.format(n=sum(p is not None for p in tests))}."
+        ),
+    )
     return Section(id="paired-scores", title="Scores under interventions", blocks=[table], order=62)

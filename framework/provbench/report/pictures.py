@@ -45,15 +45,24 @@ def record_marks(record: RunRecord, question: Question | None, view: Any) -> dic
     return subgraph.picture_marks(trace.visited_entities, trace.citations.entities, gold, hidden)
 
 
-def record_picture(run_dir: Path | None, view: Any, record: RunRecord, question: Question | None,
-                   draw: Callable[[dict], str | None] = subgraph.draw_subgraph) -> str | None:
+def record_picture(
+    run_dir: Path | None,
+    view: Any,
+    record: RunRecord,
+    question: Question | None,
+    draw: Callable[[dict], str | None] = subgraph.draw_subgraph,
+) -> str | None:
     """``record``'s subgraph picture (None: it gets none), from the run's cache when drawn before."""
     marks = record_marks(record, question, view)
     return None if marks is None else cached_picture(run_dir, view, marks, draw)
 
 
-def cached_picture(run_dir: Path | None, view: Any, marks: dict[str, list[str]],
-                   draw: Callable[[dict], str | None] = subgraph.draw_subgraph) -> str | None:
+def cached_picture(
+    run_dir: Path | None,
+    view: Any,
+    marks: dict[str, list[str]],
+    draw: Callable[[dict], str | None] = subgraph.draw_subgraph,
+) -> str | None:
     """The picture of ``marks`` from the run's cache, drawn (by ``draw``) and cached when missing."""
     path = Path(run_dir) / PICTURES_DIR / f"{picture_key(marks)}.svg" if run_dir else None
     if path is not None and path.is_file():
@@ -87,8 +96,9 @@ class PictureAhead:
 
     def _draw(self, record: RunRecord) -> None:
         try:
-            record_picture(self.run_dir, self.view, record, self.questions.get(record.key.question_id),
-                           draw=self._drawer.draw)
+            record_picture(
+                self.run_dir, self.view, record, self.questions.get(record.key.question_id), draw=self._drawer.draw
+            )
         except Exception as exc:  # noqa: BLE001 - the report tries again and says why
             log.debug("picture ahead of the report failed: %s", exc)
 

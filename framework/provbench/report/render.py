@@ -45,6 +45,7 @@ MAX_READ_CHARS = 4000  # per message on a question page (the record keeps it who
 
 # -- what every run has: the systems overview and the knowledge base -----------------------------------
 
+
 def share_cell(s: Share, note: str = "") -> Cell:
     return Cell(text=s.percent(), counts=s.counts(), note=note, interval=s.interval())
 
@@ -58,24 +59,51 @@ def overview_section(run: RunData) -> Section:
         records = run.select(system)
         traces = [r.trace for r in records if r.trace is not None]
         acc = share(per_question(records), run.question_ids, **run.stats_options())
-        rows.append(Row(cells=[
-            system, share_cell(acc, "; ".join(filter(None, (_accuracy_note(run, system), repeat_spread(records))))),
-            str(sum(t.outcome == "answered" for t in traces)), str(sum(t.abstained for t in traces)),
-            str(sum(r.status == "failed" for r in records)), str(sum(len(t.llm_calls) for t in traces)),
-            f"{sum(t.tokens for t in traces):,}", CostTotal.of(c for t in traces for c in t.llm_calls).describe(),
-            f"{sum(t.wall_time_s or 0.0 for t in traces):.1f}",
-            CostTotal.of(c for r in records for c in r.judge_calls).describe(), leak_summary(run, system)]))
-    table = Table(columns=["System", "Accuracy", "Answered", "Abstained", "Failed", "LLM calls", "Tokens", "Cost",
-                           "Wall time (s)", "Judge cost", "Leak guard"], rows=rows, css_class="overview", caption=(
-        f"Baseline runs over all {len(run.question_ids)} questions. Accuracy is the mean graded correctness "
-        "(failed runs score 0) with a percentile-bootstrap confidence interval (questions resampled). Abstained: "
-        "the system declined to answer. Calls, tokens, cost and wall time are summed over the system's baseline "
-        "runs; cost is priced from litellm's price table (\"unknown\": no price for the model, never counted as "
-        "0; \"local\": a model run on this machine) and includes calls served from the cache at the price "
-        "they had. Judge cost: the LLM-judged metrics' calls on those runs. "
-        "A repeated system's accuracy is the mean over its repeats, with the range and standard deviation of the "
-        "repeats' accuracies beneath. Leak guard: its intervention units that leaked or had no effect (see the leak "
-        "guard section)."))
+        rows.append(
+            Row(
+                cells=[
+                    system,
+                    share_cell(acc, "; ".join(filter(None, (_accuracy_note(run, system), repeat_spread(records))))),
+                    str(sum(t.outcome == "answered" for t in traces)),
+                    str(sum(t.abstained for t in traces)),
+                    str(sum(r.status == "failed" for r in records)),
+                    str(sum(len(t.llm_calls) for t in traces)),
+                    f"{sum(t.tokens for t in traces):,}",
+                    CostTotal.of(c for t in traces for c in t.llm_calls).describe(),
+                    f"{sum(t.wall_time_s or 0.0 for t in traces):.1f}",
+                    CostTotal.of(c for r in records for c in r.judge_calls).describe(),
+                    leak_summary(run, system),
+                ]
+            )
+        )
+    table = Table(
+        columns=[
+            "System",
+            "Accuracy",
+            "Answered",
+            "Abstained",
+            "Failed",
+            "LLM calls",
+            "Tokens",
+            "Cost",
+            "Wall time (s)",
+            "Judge cost",
+            "Leak guard",
+        ],
+        rows=rows,
+        css_class="overview",
+        caption=(
+            f"Baseline runs over all {len(run.question_ids)} questions. Accuracy is the mean graded correctness "
+            "(failed runs score 0) with a percentile-bootstrap confidence interval (questions resampled). Abstained: "
+            "the system declined to answer. Calls, tokens, cost and wall time are summed over the system's baseline "
+            'runs; cost is priced from litellm\'s price table ("unknown": no price for the model, never counted as '
+            '0; "local": a model run on this machine) and includes calls served from the cache at the price '
+            "they had. Judge cost: the LLM-judged metrics' calls on those runs. "
+            "A repeated system's accuracy is the mean over its repeats, with the range and standard deviation of the "
+            "repeats' accuracies beneath. Leak guard: its intervention units that leaked or had no effect (see the leak "
+            "guard section)."
+        ),
+    )
     return Section(id="systems", title="Systems", blocks=[table], order=10)
 
 
@@ -97,10 +125,19 @@ def knowledge_base_section(run: RunData) -> Section | None:
     try:
         info = json.loads(info_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        return Section(id="knowledge-base", title="Knowledge base", order=15,
-                       blocks=[Text(text=redact(f"build_info.json could not be read: {exc}"))])
-    return Section(id="knowledge-base", title="Knowledge base", order=15, blocks=knowledge_base_blocks(info, run.manifest.knowledge_base.get("not_measurable")),
-                   intro=f"From {info_file}: what the builder recorded while building this knowledge base.")
+        return Section(
+            id="knowledge-base",
+            title="Knowledge base",
+            order=15,
+            blocks=[Text(text=redact(f"build_info.json could not be read: {exc}"))],
+        )
+    return Section(
+        id="knowledge-base",
+        title="Knowledge base",
+        order=15,
+        blocks=knowledge_base_blocks(info, run.manifest.knowledge_base.get("not_measurable")),
+        intro=f"From {info_file}: what the builder recorded while building this knowledge base.",
+    )
 
 
 def plugin_sections(run: RunData, pm: Any = None) -> list[Section]:
@@ -119,8 +156,14 @@ def plugin_sections(run: RunData, pm: Any = None) -> list[Section]:
             found += contributed
         except Exception as exc:  # noqa: BLE001 - one plugin's section must not sink the report
             log.warning("report section of %s failed: %s", name, exc)
-            found.append(Section(id=f"failed-{anchor(name)}", title=f"Section from {name} failed", order=990,
-                                 blocks=[Text(text=f"{type(exc).__name__}: {exc}")]))
+            found.append(
+                Section(
+                    id=f"failed-{anchor(name)}",
+                    title=f"Section from {name} failed",
+                    order=990,
+                    blocks=[Text(text=f"{type(exc).__name__}: {exc}")],
+                )
+            )
     return found
 
 
@@ -130,8 +173,9 @@ def section_view(section: Section) -> dict[str, Any]:
     for block in section.blocks:
         view = block.model_dump()
         if isinstance(block, BarChart):
-            view["svg"] = charts.grouped_chart(block.categories, block.series, block.ylabel, block.title,
-                                               block.intervals, block.scale)
+            view["svg"] = charts.grouped_chart(
+                block.categories, block.series, block.ylabel, block.title, block.intervals, block.scale
+            )
         elif isinstance(block, LineChart):
             view["svg"] = charts.line_chart(block.series, block.xlabel, block.ylabel, block.title, block.diagonal)
         blocks.append(view)
@@ -142,19 +186,29 @@ def accuracy_chart(run: RunData) -> dict[str, str] | None:
     if not run.systems:
         return None
     shares = [share(per_question(run.select(s)), run.question_ids, **run.stats_options()) for s in run.systems]
-    return {"title": "Baseline accuracy per system (error bars: bootstrap CI)", "svg": charts.accuracy_chart(
-        run.systems, [s.value for s in shares], [(s.low, s.high) for s in shares], "Baseline accuracy (all questions)")}
+    return {
+        "title": "Baseline accuracy per system (error bars: bootstrap CI)",
+        "svg": charts.accuracy_chart(
+            run.systems,
+            [s.value for s in shares],
+            [(s.low, s.high) for s in shares],
+            "Baseline accuracy (all questions)",
+        ),
+    }
 
 
 def metric_listing(run: RunData) -> dict[str, Any]:
     """Every value in metrics.json, formatted, and the metrics that failed."""
     from ..results.data import format_metric_value
 
-    return {"all": [{**v, "shown": format_metric_value(v)} for v in run.metric_values()],
-            "errors": run.metrics.get("errors", {})}
+    return {
+        "all": [{**v, "shown": format_metric_value(v)} for v in run.metric_values()],
+        "errors": run.metrics.get("errors", {}),
+    }
 
 
 # -- per-question pages -----------------------------------------------------------------------------
+
 
 def page_name(question_id: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", question_id).strip("-")[:40] or "q"
@@ -175,17 +229,29 @@ def question_rows(run: RunData) -> list[dict[str, Any]]:
     rows = []
     for qid in run.question_ids:
         q = run.questions.get(qid)
-        records = sorted(by_question.get(qid, []), key=lambda r: (
-            run.systems.index(r.key.system) if r.key.system in run.systems else 99,
-            order.get(r.key.condition, 99), r.key.repeat, r.key.variant))
+        records = sorted(
+            by_question.get(qid, []),
+            key=lambda r: (
+                run.systems.index(r.key.system) if r.key.system in run.systems else 99,
+                order.get(r.key.condition, 99),
+                r.key.repeat,
+                r.key.variant,
+            ),
+        )
         rows += [record_row(run, q, qid, r, page_name(qid), anchor(r.key.system)) for r in records]
     return rows
 
 
 def _step_view(step: Any) -> dict[str, Any]:
-    return {"index": step.index, "kind": step.kind, "tool": step.tool or "", "thought": step.thought or "",
-            "arguments": _json(step.arguments) if step.arguments else "", "result": _json(step.result, MAX_RESULT_CHARS)
-            if step.result is not None else "", "error": step.error or ""}
+    return {
+        "index": step.index,
+        "kind": step.kind,
+        "tool": step.tool or "",
+        "thought": step.thought or "",
+        "arguments": _json(step.arguments) if step.arguments else "",
+        "result": _json(step.result, MAX_RESULT_CHARS) if step.result is not None else "",
+        "error": step.error or "",
+    }
 
 
 def _json(value: Any, limit: int | None = None) -> str:
@@ -201,39 +267,73 @@ def model_read(record: RunRecord) -> list[dict[str, Any]]:
     seen: set[str] = set()
     shown = []
     for number, request in enumerate(logged_requests(record.requests, record.key.as_str()), 1):
-        new = [{"role": role, "text": _json(text, MAX_READ_CHARS)} for role, text in request.messages if text not in seen]
+        new = [
+            {"role": role, "text": _json(text, MAX_READ_CHARS)} for role, text in request.messages if text not in seen
+        ]
         seen.update(text for _, text in request.messages)
-        shown.append({"number": number, "purpose": request.call.purpose, "messages": new,
-                      "repeated": len(request.messages) - len(new),
-                      "reply": None if request.reply is None else _json(request.reply, MAX_READ_CHARS)})
+        shown.append(
+            {
+                "number": number,
+                "purpose": request.call.purpose,
+                "messages": new,
+                "repeated": len(request.messages) - len(new),
+                "reply": None if request.reply is None else _json(request.reply, MAX_READ_CHARS),
+            }
+        )
     return shown
 
 
-def record_view(record: RunRecord, view: Any = None, picture: bool = False, run_dir: Path | None = None,
-                sources: dict[str, dict[str, Any]] | None = None, question: Any = None) -> dict[str, Any]:
+def record_view(
+    record: RunRecord,
+    view: Any = None,
+    picture: bool = False,
+    run_dir: Path | None = None,
+    sources: dict[str, dict[str, Any]] | None = None,
+    question: Any = None,
+) -> dict[str, Any]:
     """A record for the template; ``sources``: text unit id -> the user's file it came from
     (:mod:`provbench.kb.sources`), so read text units link back to it."""
     trace = record.trace
     variant = record.variant.description or record.variant.id if record.variant else ""
-    out: dict[str, Any] = {"key": record.key, "status": record.status, "error": record.error or "", "variant": variant,
-                           "scores": {k: ("–" if v is None else f"{v:.3g}") for k, v in record.scores.items()},
-                           "notes": record.score_notes, "trace": None, "svg": None, "leak": leak_view(record),
-                           "judge": _judge_note(record), "gold": None, "read": model_read(record),
-                           "read_dropped": record.requests.dropped if record.requests else 0,
-                           "hidden_notes": record.hidden.notes if record.hidden else []}
+    out: dict[str, Any] = {
+        "key": record.key,
+        "status": record.status,
+        "error": record.error or "",
+        "variant": variant,
+        "scores": {k: ("–" if v is None else f"{v:.3g}") for k, v in record.scores.items()},
+        "notes": record.score_notes,
+        "trace": None,
+        "svg": None,
+        "leak": leak_view(record),
+        "judge": _judge_note(record),
+        "gold": None,
+        "read": model_read(record),
+        "read_dropped": record.requests.dropped if record.requests else 0,
+        "hidden_notes": record.hidden.notes if record.hidden else [],
+    }
     if trace is None:
         return out
-    out["trace"] = {"answer": trace.answer if trace.answer is not None else "", "outcome": trace.outcome,
-                    "confidence": trace.confidence, "error": trace.error or "",
-                    "citations": trace.citations.model_dump(), "visited": trace.visited_entities,
-                    "read_text_units": trace.read_text_units, "footprint": trace.footprint(),
-                    "read_links": [(tu, *source_link(sources[tu])) if tu in (sources or {}) else (tu, "", "")
-                                   for tu in trace.read_text_units],
-                    "llm_calls": len(trace.llm_calls), "tokens": trace.tokens, "wall_time_s": trace.wall_time_s,
-                    "cost": CostTotal.of(trace.llm_calls).describe(),
-                    "paths": [p.model_dump() for p in trace.paths], "facts": [f.model_dump() for f in trace.facts],
-                    "hidden": trace.artifacts.get("hidden_by_intervention") or {},
-                    "steps": [_step_view(s) for s in trace.steps]}
+    out["trace"] = {
+        "answer": trace.answer if trace.answer is not None else "",
+        "outcome": trace.outcome,
+        "confidence": trace.confidence,
+        "error": trace.error or "",
+        "citations": trace.citations.model_dump(),
+        "visited": trace.visited_entities,
+        "read_text_units": trace.read_text_units,
+        "footprint": trace.footprint(),
+        "read_links": [
+            (tu, *source_link(sources[tu])) if tu in (sources or {}) else (tu, "", "") for tu in trace.read_text_units
+        ],
+        "llm_calls": len(trace.llm_calls),
+        "tokens": trace.tokens,
+        "wall_time_s": trace.wall_time_s,
+        "cost": CostTotal.of(trace.llm_calls).describe(),
+        "paths": [p.model_dump() for p in trace.paths],
+        "facts": [f.model_dump() for f in trace.facts],
+        "hidden": trace.artifacts.get("hidden_by_intervention") or {},
+        "steps": [_step_view(s) for s in trace.steps],
+    }
     if picture and view is not None:
         try:
             out["svg"] = record_picture(run_dir, view, record, question)
@@ -246,8 +346,10 @@ def _judge_note(record: RunRecord) -> str:
     calls = record.judge_calls
     if not calls:
         return ""
-    return f"{len(calls)} call(s), {sum(c.prompt_tokens + c.completion_tokens for c in calls)} tokens, " \
-           f"cost {CostTotal.of(calls).describe()}"
+    return (
+        f"{len(calls)} call(s), {sum(c.prompt_tokens + c.completion_tokens for c in calls)} tokens, "
+        f"cost {CostTotal.of(calls).describe()}"
+    )
 
 
 def question_page(run: RunData, qid: str, view: Any) -> dict[str, Any]:
@@ -263,13 +365,27 @@ def question_page(run: RunData, qid: str, view: Any) -> dict[str, Any]:
         others = [r for r in records if r.key.condition != BASELINE]
         if not records:
             continue
-        sections.append({"system": system, "anchor": anchor(system),
-                         "baseline": [_with_gold(record_view(r, view, pictures, run.run_dir, sources, q), q, r,
-                                                 others, view) for r in base],
-                         "interventions": [record_view(r, view, pictures, run.run_dir, sources, q) for r in sorted(
-                             others, key=lambda r: (run.conditions.index(r.key.condition)
-                                                    if r.key.condition in run.conditions else 99, r.key.repeat,
-                                                    r.key.variant))]})
+        sections.append(
+            {
+                "system": system,
+                "anchor": anchor(system),
+                "baseline": [
+                    _with_gold(record_view(r, view, pictures, run.run_dir, sources, q), q, r, others, view)
+                    for r in base
+                ],
+                "interventions": [
+                    record_view(r, view, pictures, run.run_dir, sources, q)
+                    for r in sorted(
+                        others,
+                        key=lambda r: (
+                            run.conditions.index(r.key.condition) if r.key.condition in run.conditions else 99,
+                            r.key.repeat,
+                            r.key.variant,
+                        ),
+                    )
+                ],
+            }
+        )
     return {"question": q, "qid": qid, "excluded": qid in run.excluded, "sections": sections}
 
 
@@ -279,8 +395,9 @@ def _kb_sources(kb_dir: str, modified: float) -> dict[str, dict[str, Any]]:
     return text_unit_sources(kb_dir)
 
 
-def _with_gold(shown: dict[str, Any], question: Any, record: RunRecord, others: list[RunRecord],
-               view: Any) -> dict[str, Any]:
+def _with_gold(
+    shown: dict[str, Any], question: Any, record: RunRecord, others: list[RunRecord], view: Any
+) -> dict[str, Any]:
     """The record's view with its trajectory drawn against the gold chain, when there is one."""
     try:
         shown["gold"] = gold_view(question, record, others, view)
@@ -290,6 +407,7 @@ def _with_gold(shown: dict[str, Any], question: Any, record: RunRecord, others: 
 
 
 # -- the knowledge base for pictures ----------------------------------------------------------------
+
 
 class _KBHandle:
     """Open the run's KB read-only for subgraph pictures; None (with a reason) when unavailable."""
@@ -321,12 +439,17 @@ class _KBHandle:
 
 # -- rendering --------------------------------------------------------------------------------------
 
+
 def environment():
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-    env = Environment(loader=PackageLoader("provbench.report", "templates"),
-                      autoescape=select_autoescape(default=True, default_for_string=True),
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=PackageLoader("provbench.report", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.1f}%"
     return env
 
@@ -336,16 +459,29 @@ def header(run: RunData) -> dict[str, Any]:
     statuses = [r.status for r in run.records]
     judge = m.models.get("judge") or m.models.get("suite_model", "")
     same = judge == m.models.get("suite_model", m.models.get("llm"))
-    return {"judge": judge + (" (the same model as the systems)" if same else " (a separate model)"),
-            "cost": CostTotal.of(c for r in run.records for c in record_calls(r)).describe(),
-            "stopped": m.stopped or "", "redacted_questions": m.redacted_questions, "title": report_title(run),
-            "suite_name": m.suite_name, "description": run.suite.get("description", ""), "run_id": m.run_id,
-            "models": m.models, "versions": m.versions, "git_revision": m.git_revision or "none (not a git checkout or no commit yet)",
-            "created_at": m.created_at, "finished_at": m.finished_at or "unfinished", "seeds": m.seeds,
-            "suite_path": m.suite_path or "", "dataset": run.suite.get("dataset", {}),
-            "knowledge_base": run.suite.get("knowledge_base") or {}, "questions": len(run.question_ids),
-            "records": len(statuses), "failed": statuses.count("failed"),
-            "exclusion": run.metrics.get("exclusion") or run.suite.get("exclusion", {})}
+    return {
+        "judge": judge + (" (the same model as the systems)" if same else " (a separate model)"),
+        "cost": CostTotal.of(c for r in run.records for c in record_calls(r)).describe(),
+        "stopped": m.stopped or "",
+        "redacted_questions": m.redacted_questions,
+        "title": report_title(run),
+        "suite_name": m.suite_name,
+        "description": run.suite.get("description", ""),
+        "run_id": m.run_id,
+        "models": m.models,
+        "versions": m.versions,
+        "git_revision": m.git_revision or "none (not a git checkout or no commit yet)",
+        "created_at": m.created_at,
+        "finished_at": m.finished_at or "unfinished",
+        "seeds": m.seeds,
+        "suite_path": m.suite_path or "",
+        "dataset": run.suite.get("dataset", {}),
+        "knowledge_base": run.suite.get("knowledge_base") or {},
+        "questions": len(run.question_ids),
+        "records": len(statuses),
+        "failed": statuses.count("failed"),
+        "exclusion": run.metrics.get("exclusion") or run.suite.get("exclusion", {}),
+    }
 
 
 def write_report(run_dir: str | Path, pm: Any = None) -> Path:
@@ -354,16 +490,30 @@ def write_report(run_dir: str | Path, pm: Any = None) -> Path:
     run = load_run(run_dir)
     env = environment()
     env.globals["ci_label"] = f"{100 * float(run.report_option('confidence', 0.95)):g}% CI"
-    sections = [overview_section(run), validity_section(run), leak_section(run), knowledge_base_section(run),
-                paired_scores_section(run),
-                *plugin_sections(run, pm)]
+    sections = [
+        overview_section(run),
+        validity_section(run),
+        leak_section(run),
+        knowledge_base_section(run),
+        paired_scores_section(run),
+        *plugin_sections(run, pm),
+    ]
     sections = sorted((s for s in sections if s is not None), key=lambda s: s.order)
     chart = accuracy_chart(run)
-    context = {"h": header(run), "systems": run.systems, "sections": [section_view(s) for s in sections],
-               "metrics": metric_listing(run), "charts": [chart] if chart else [], "questions": question_rows(run),
-               "failures": [r for r in run.records if r.status == "failed"],
-               "per_question": bool(run.report_option("per_question_pages", True)), "csv": "records.csv",
-               "filters": filter_choices(run), "explore_script": EXPLORE_SCRIPT, "script_hash": script_hash()}
+    context = {
+        "h": header(run),
+        "systems": run.systems,
+        "sections": [section_view(s) for s in sections],
+        "metrics": metric_listing(run),
+        "charts": [chart] if chart else [],
+        "questions": question_rows(run),
+        "failures": [r for r in run.records if r.status == "failed"],
+        "per_question": bool(run.report_option("per_question_pages", True)),
+        "csv": "records.csv",
+        "filters": filter_choices(run),
+        "explore_script": EXPLORE_SCRIPT,
+        "script_hash": script_hash(),
+    }
     export_csv(run.run_dir, records=run.records)
     context["question_pages"], context["kb_note"] = _write_pages(run, env) if context["per_question"] else ([], "")
     target = run.run_dir / "report.html"
@@ -383,8 +533,10 @@ def _write_pages(run: RunData, env: Any) -> tuple[list[dict[str, Any]], str]:
         view = kb.view
         for qid in run.question_ids:
             page, name = question_page(run, qid, view), page_name(qid)
-            (pages / name).write_text(template.render(h=header(run), p=page, kb_note=kb.reason, prefix="",
-                                                      back="../report.html#questions"), encoding="utf-8")
+            (pages / name).write_text(
+                template.render(h=header(run), p=page, kb_note=kb.reason, prefix="", back="../report.html#questions"),
+                encoding="utf-8",
+            )
             embedded.append({"key": name.removesuffix(".html"), "page": page})
         return embedded, kb.reason
     finally:

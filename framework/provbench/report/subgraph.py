@@ -32,22 +32,32 @@ LABEL_DEPTH = NODE_RADIUS + 6 + FONT * 1.3  # below a node's centre: its label
 LEGEND_TEXT = 32  # px from a legend entry's left to its text (the template's too)
 MAX_LABEL, MAX_EDGE_LABEL = 28, 24
 MARK_KINDS = ("visited", "cited", "gold_entities", "gold_relations", "hidden_entities", "hidden_relations")
-LEGEND = (("cited", "cited"), ("visited", "visited, not cited"), ("neighbour", "neighbour, never visited"),
-          ("gold", "gold (the question's gold chain)"), ("hidden", "hidden by this intervention"))
+LEGEND = (
+    ("cited", "cited"),
+    ("visited", "visited, not cited"),
+    ("neighbour", "neighbour, never visited"),
+    ("gold", "gold (the question's gold chain)"),
+    ("hidden", "hidden by this intervention"),
+)
 
 
-def picture_marks(visited: Iterable[str] = (), cited: Iterable[str] = (), gold: Any = None,
-                  hidden: dict[str, Any] | None = None) -> dict[str, list[str]]:
+def picture_marks(
+    visited: Iterable[str] = (), cited: Iterable[str] = (), gold: Any = None, hidden: dict[str, Any] | None = None
+) -> dict[str, list[str]]:
     """What a picture marks: the trace's visited and cited entities, the gold's entities and
     relations (a :class:`~provbench.kb.goldmap.MappedGold`) and what an intervention hid (a record's
     ``hidden_by_intervention`` summary)."""
     hidden = hidden or {}
-    return {"visited": list(dict.fromkeys(visited)), "cited": sorted(set(cited)),
-            "gold_entities": sorted(gold.ids("entity")) if gold is not None else [],
-            "gold_relations": sorted(gold.ids("relationship")) if gold is not None else [],
-            "hidden_entities": sorted((hidden.get("entities") or {}).get("ids", [])),
-            "hidden_relations": sorted({*(hidden.get("relations") or {}).get("ids", []),
-                                        *(hidden.get("invalidated") or {}).get("ids", [])})}
+    return {
+        "visited": list(dict.fromkeys(visited)),
+        "cited": sorted(set(cited)),
+        "gold_entities": sorted(gold.ids("entity")) if gold is not None else [],
+        "gold_relations": sorted(gold.ids("relationship")) if gold is not None else [],
+        "hidden_entities": sorted((hidden.get("entities") or {}).get("ids", [])),
+        "hidden_relations": sorted(
+            {*(hidden.get("relations") or {}).get("ids", []), *(hidden.get("invalidated") or {}).get("ids", [])}
+        ),
+    }
 
 
 def subgraph_data(view: Any, marks: dict[str, list[str]], max_unvisited: int = 15, max_hidden: int = 8) -> dict:
@@ -63,7 +73,7 @@ def subgraph_data(view: Any, marks: dict[str, list[str]], max_unvisited: int = 1
             other = neighbour.entity.id
             if other not in shown and other not in neighbours:
                 neighbours.append(other)
-    neighbours.sort(key=lambda n: (n not in gold and n not in hidden))  # stable: the rest keep their order
+    neighbours.sort(key=lambda n: n not in gold and n not in hidden)  # stable: the rest keep their order
     graph = view.subgraph(shown + neighbours[:max_unvisited])
     gold_relations, hidden_relations = set(marks["gold_relations"]), set(marks["hidden_relations"])
 
@@ -71,10 +81,18 @@ def subgraph_data(view: Any, marks: dict[str, list[str]], max_unvisited: int = 1
         kind = "cited" if node in cited else "visited" if node in visited else "neighbour"
         return [kind] + [flag for flag, ids in (("gold", gold), ("hidden", hidden)) if node in ids]
 
-    return {"nodes": [(n, graph.nodes[n].get("name") or n, roles(n)) for n in graph.nodes],
-            "edges": [(u, v, d.get("label") or "", [flag for flag, ids in (("gold", gold_relations),
-                                                                          ("hidden", hidden_relations)) if k in ids])
-                      for u, v, k, d in graph.edges(keys=True, data=True)]}
+    return {
+        "nodes": [(n, graph.nodes[n].get("name") or n, roles(n)) for n in graph.nodes],
+        "edges": [
+            (
+                u,
+                v,
+                d.get("label") or "",
+                [flag for flag, ids in (("gold", gold_relations), ("hidden", hidden_relations)) if k in ids],
+            )
+            for u, v, k, d in graph.edges(keys=True, data=True)
+        ],
+    }
 
 
 def draw_subgraph(data: dict) -> str | None:
@@ -83,8 +101,17 @@ def draw_subgraph(data: dict) -> str | None:
         return None
     widths = {n: _text_width(_short(name, MAX_LABEL), FONT) for n, name, _ in data["nodes"]}
     centres = _layout([n for n, _, _ in data["nodes"]], [(u, v) for u, v, _, _ in data["edges"]], widths)
-    nodes = [{"id": n, "x": centres[n][0], "y": centres[n][1], "name": re.sub(r"\s+", " ", name).strip(),
-              "label": _short(name, MAX_LABEL), "roles": roles} for n, name, roles in data["nodes"]]
+    nodes = [
+        {
+            "id": n,
+            "x": centres[n][0],
+            "y": centres[n][1],
+            "name": re.sub(r"\s+", " ", name).strip(),
+            "label": _short(name, MAX_LABEL),
+            "roles": roles,
+        }
+        for n, name, roles in data["nodes"]
+    ]
     edges = _edges(data["edges"], centres)
     used = {role for node in nodes for role in node["roles"]} | {f for edge in edges for f in edge["roles"]}
     legend = [(role, text) for role, text in LEGEND if role in used]
@@ -92,13 +119,20 @@ def draw_subgraph(data: dict) -> str | None:
     items, legend_bottom = _legend_items(legend, left, max(right - left, 600.0), bottom + 16)
     right = max([right] + [i["x"] + LEGEND_TEXT + _text_width(i["text"], 12) + 8 for i in items])
     uid = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]
-    return _template().render(uid=uid, nodes=nodes, edges=edges, legend=items, legend_text=LEGEND_TEXT,
-                              radius=NODE_RADIUS, font=FONT, edge_font=EDGE_FONT,
-                              view=[round(v, 1) for v in (left, top, right - left, legend_bottom - top)])
+    return _template().render(
+        uid=uid,
+        nodes=nodes,
+        edges=edges,
+        legend=items,
+        legend_text=LEGEND_TEXT,
+        radius=NODE_RADIUS,
+        font=FONT,
+        edge_font=EDGE_FONT,
+        view=[round(v, 1) for v in (left, top, right - left, legend_bottom - top)],
+    )
 
 
-def _layout(nodes: list[str], edges: list[tuple[str, str]],
-            widths: dict[str, float]) -> dict[str, tuple[float, float]]:
+def _layout(nodes: list[str], edges: list[tuple[str, str]], widths: dict[str, float]) -> dict[str, tuple[float, float]]:
     """Node centres in px: each connected part laid out on its own (Kamada-Kawai: even spacing
     along paths; seeded, so a picture is the same on every run) at a fixed edge length, parts side
     by side in rows, lone entities in rows below them. ``widths``: each node's label width."""
@@ -173,10 +207,19 @@ def _edges(edges: list, centres: dict[str, tuple[float, float]]) -> list[dict[st
         label = _short(", ".join(labels), MAX_EDGE_LABEL)
         # the label beside the line's middle, on its right, clear of the line whatever its slope
         away = 5 + abs(uy) * _text_width(label, EDGE_FONT) / 2 + abs(ux) * EDGE_FONT / 2
-        drawn.append({"x1": x1 + ux * inset + ox, "y1": y1 + uy * inset + oy, "x2": x2 - ux * inset + ox,
-                      "y2": y2 - uy * inset + oy, "roles": sorted(pair["roles"]), "label": label,
-                      "full": ", ".join(labels), "lx": (x1 + x2) / 2 + ox - uy * away,
-                      "ly": (y1 + y2) / 2 + oy + ux * away + EDGE_FONT * 0.35})
+        drawn.append(
+            {
+                "x1": x1 + ux * inset + ox,
+                "y1": y1 + uy * inset + oy,
+                "x2": x2 - ux * inset + ox,
+                "y2": y2 - uy * inset + oy,
+                "roles": sorted(pair["roles"]),
+                "label": label,
+                "full": ", ".join(labels),
+                "lx": (x1 + x2) / 2 + ox - uy * away,
+                "ly": (y1 + y2) / 2 + oy + ux * away + EDGE_FONT * 0.35,
+            }
+        )
     return drawn
 
 
@@ -197,8 +240,9 @@ def _box(nodes: list[dict], edges: list[dict]) -> tuple[float, float, float, flo
     return min(xs0) - pad, min(ys0) - pad, max(xs1) + pad, max(ys1) + pad
 
 
-def _legend_items(legend: list[tuple[str, str]], left: float, width: float,
-                  top: float) -> tuple[list[dict[str, Any]], float]:
+def _legend_items(
+    legend: list[tuple[str, str]], left: float, width: float, top: float
+) -> tuple[list[dict[str, Any]], float]:
     """The legend's entries in rows as wide as the picture; and where the last row ends."""
     items, x, y = [], left + 8, top + 8
     for role, text in legend:
@@ -234,6 +278,11 @@ def _short(text: str, limit: int) -> str:
 def _template() -> Any:
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
-    env = Environment(loader=PackageLoader("provbench.report", "templates"), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=PackageLoader("provbench.report", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     return env.get_template("subgraph.svg.j2")

@@ -17,4 +17,6 @@ def report_title(run: RunData) -> str:
     model = m.models.get("suite_model") or m.models.get("llm") or ""
     if not model or model == "embedded" or model.startswith("llama-cpp:"):
         return title
-    return _EMBEDDED_NOTE.sub(lambda hit: f"(model {model})" if hit.group().startswith("(") else f"model {model}", title)
+    return _EMBEDDED_NOTE.sub(
+        lambda hit: f"(model {model})" if hit.group().startswith("(") else f"model {model}", title
+    )

@@ -53,9 +53,13 @@ def default_about(claim: Any) -> ClaimAbout:
     positive = tuple(dict.fromkeys(e.control for e in expect if e.effect))
     negative = tuple(dict.fromkeys(e.control for e in expect if not e.effect and e.control not in positive))
     conditions = tuple(c for c in needs.conditions if c != BASELINE)
-    return ClaimAbout(conditions=conditions, positive_conditions=conditions if positive or not expect else (),
-                      positive_controls=positive, negative_controls=negative,
-                      settings=tuple(needs.systems) if len(needs.systems) > 1 else ())
+    return ClaimAbout(
+        conditions=conditions,
+        positive_conditions=conditions if positive or not expect else (),
+        positive_controls=positive,
+        negative_controls=negative,
+        settings=tuple(needs.systems) if len(needs.systems) > 1 else (),
+    )
 
 
 def blind_credit(mode: str, what: str, candidates: list[str], credit: list[float]) -> list[float]:

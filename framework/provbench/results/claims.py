@@ -117,8 +117,14 @@ class ControlRuns:
         """Questions the control's interventions ran on (every question not excluded)."""
         return self.run(control).analysed
 
-    def scores(self, control: str, system: str, condition: str = BASELINE, score: str = "output_changed",
-               questions: Iterable[str] | None = None) -> dict[str, float]:
+    def scores(
+        self,
+        control: str,
+        system: str,
+        condition: str = BASELINE,
+        score: str = "output_changed",
+        questions: Iterable[str] | None = None,
+    ) -> dict[str, float]:
         """Per-question mean of ``score`` (``accuracy``: graded correctness) over a condition's
         repeats, for the analysed questions (all questions for ``questions=...`` given). Every unit
         counts: a control's unit whose intervention hid nothing (``no-op``) is what the claim must

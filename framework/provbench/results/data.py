@@ -60,8 +60,11 @@ class RunData:
 
     def stats_options(self) -> dict[str, Any]:
         """Bootstrap settings the suite asked for (resamples, confidence, seed)."""
-        return {"resamples": int(self.report_option("bootstrap_resamples", 2000)),
-                "confidence": float(self.report_option("confidence", 0.95)), "seed": int(self.report_option("seed", 0))}
+        return {
+            "resamples": int(self.report_option("bootstrap_resamples", 2000)),
+            "confidence": float(self.report_option("confidence", 0.95)),
+            "seed": int(self.report_option("seed", 0)),
+        }
 
     @property
     def include_leaked(self) -> bool:
@@ -83,8 +86,10 @@ class RunData:
         try:
             import pandas as pd
         except ImportError:
-            raise UserError("RunData.dataframe needs pandas: pip install 'provbench[analysis]' "
-                            "(or `provbench export RUN --format csv` without it)") from None
+            raise UserError(
+                "RunData.dataframe needs pandas: pip install 'provbench[analysis]' "
+                "(or `provbench export RUN --format csv` without it)"
+            ) from None
         rows = self.rows()
         return pd.DataFrame(rows, columns=columns_of(rows))
 
@@ -96,14 +101,20 @@ class RunData:
         """Record keys of the suite's plugins in ``section`` whose plugin name is one of ``names``
         (full ``ns/name`` or short); how a paper's report section finds its own systems."""
         wanted = set(names)
-        return [key for key, name in self.plugin_names(section).items()
-                if name in wanted or name.rsplit("/", 1)[-1] in wanted]
+        return [
+            key
+            for key, name in self.plugin_names(section).items()
+            if name in wanted or name.rsplit("/", 1)[-1] in wanted
+        ]
 
     def metric_values(self, metric: str | None = None, *, prefix: str | None = None) -> list[dict[str, Any]]:
         """Values from metrics.json, by exact metric name or name prefix."""
         values = self.metrics.get("values", [])
-        return [v for v in values if (metric is None or v["metric"] == metric)
-                and (prefix is None or v["metric"].startswith(prefix))]
+        return [
+            v
+            for v in values
+            if (metric is None or v["metric"] == metric) and (prefix is None or v["metric"].startswith(prefix))
+        ]
 
 
 def format_metric_value(v: dict[str, Any], with_note: bool = True) -> str:
@@ -134,6 +145,8 @@ def load_run(run_dir: str | Path) -> RunData:
     if manifest is None:
         raise UserError(f"{run_dir}: not a run directory (no manifest.json)")
     questions = {q.id: q for q in store.read_questions()}
-    records = sorted(store.load_records().values(),
-                     key=lambda r: (r.key.system, r.key.condition, r.key.question_id, r.key.repeat, r.key.variant))
+    records = sorted(
+        store.load_records().values(),
+        key=lambda r: (r.key.system, r.key.condition, r.key.question_id, r.key.repeat, r.key.variant),
+    )
     return RunData(run_dir, manifest, questions, records, store.read_metrics())

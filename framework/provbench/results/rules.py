@@ -66,8 +66,11 @@ def is_leaked(record: RunRecord) -> bool:
 def answered_by_reference(records: "Iterable[RunRecord]", reference_system: str) -> set[str]:
     """Paper 000's exclusion step: ids of questions the reference system's baseline answered
     correctly (accuracy 1.0; its first repeat when it is repeated); a failed run never counts as correct."""
-    return {r.key.question_id for r in records if r.key.system == reference_system
-            and r.key.condition == BASELINE and r.key.repeat == 0 and is_correct(r)}
+    return {
+        r.key.question_id
+        for r in records
+        if r.key.system == reference_system and r.key.condition == BASELINE and r.key.repeat == 0 and is_correct(r)
+    }
 
 
 def plugin_key(name: str, label: str | None = None) -> str:
@@ -111,12 +114,16 @@ def left_out_text(counts: "dict[str, int]") -> str:
     return ("left out (leak guard): " + ", ".join(f"{n} {why}" for why, n in counts.items())) if counts else ""
 
 
-def select(records: "Iterable[RunRecord]", system: str, condition: str, include_leaked: bool,
-           every: bool | None = None) -> list[RunRecord]:
+def select(
+    records: "Iterable[RunRecord]", system: str, condition: str, include_leaked: bool, every: bool | None = None
+) -> list[RunRecord]:
     """The records of a system under a condition, for statistics (``Results.select``,
     ``RunData.select``): without the units :func:`left_out_as` leaves out (all of them when ``every``)."""
-    return [r for r in records if r.key.system == system and r.key.condition == condition
-            and (every or not left_out_as(r, include_leaked))]
+    return [
+        r
+        for r in records
+        if r.key.system == system and r.key.condition == condition and (every or not left_out_as(r, include_leaked))
+    ]
 
 
 def not_measurable(records: "Iterable[RunRecord]", include_leaked: bool = False) -> str | None:

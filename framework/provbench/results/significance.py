@@ -22,12 +22,16 @@ from ..model import RunRecord
 from .rules import correctness
 from .stats import paired_permutation
 
-PAIRED_NOTE = ("two-sided paired permutation test of the per-question scores (the signs of their differences "
-               "flipped at random, statistic the mean difference; exact up to 13 questions, else 9,999 resamples; "
-               "scipy.stats.permutation_test)")
-BH_NOTE = ("p-values are adjusted for the {n} tests of this table by the Benjamini-Hochberg procedure "
-           "(scipy.stats.false_discovery_control): “adj.” below 0.05 keeps the expected share of false "
-           "discoveries among such findings at 5 %")
+PAIRED_NOTE = (
+    "two-sided paired permutation test of the per-question scores (the signs of their differences "
+    "flipped at random, statistic the mean difference; exact up to 13 questions, else 9,999 resamples; "
+    "scipy.stats.permutation_test)"
+)
+BH_NOTE = (
+    "p-values are adjusted for the {n} tests of this table by the Benjamini-Hochberg procedure "
+    "(scipy.stats.false_discovery_control): “adj.” below 0.05 keeps the expected share of false "
+    "discoveries among such findings at 5 %"
+)
 
 
 @dataclass
@@ -44,7 +48,11 @@ class PairedScores:
         if not self.n:
             return "no paired questions"
         if self.p_value is None:
-            return f"no question's score changed (n={self.n})" if not self.changed else f"too few questions to test (n={self.n})"
+            return (
+                f"no question's score changed (n={self.n})"
+                if not self.changed
+                else f"too few questions to test (n={self.n})"
+            )
         return f"p = {self.p_value:.3g} (n={self.n}, {self.changed} changed)"
 
 
@@ -93,8 +101,9 @@ def repeat_spread(records: Iterable[RunRecord]) -> str:
     values = repeat_accuracies(records)
     if len(values) < 2:
         return ""
-    return (f"{len(values)} repeats: {100 * min(values):.1f}–{100 * max(values):.1f}% "
-            f"(sd {100 * pstdev(values):.1f} pts)")
+    return (
+        f"{len(values)} repeats: {100 * min(values):.1f}–{100 * max(values):.1f}% (sd {100 * pstdev(values):.1f} pts)"
+    )
 
 
 NOT_CONTINUOUS = frozenset({"accuracy", "output_changed"})  # shares: McNemar tests and "changed" shares

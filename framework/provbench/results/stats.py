@@ -26,8 +26,10 @@ import numpy as np
 from ..model import BASELINE, RunRecord
 from .rules import correctness
 
-MCNEMAR_NOTE = ("exact McNemar test (two-sided binomial test on the discordant question pairs, "
-                "scipy.stats.binomtest) of each condition against the same system's baseline")
+MCNEMAR_NOTE = (
+    "exact McNemar test (two-sided binomial test on the discordant question pairs, "
+    "scipy.stats.binomtest) of each condition against the same system's baseline"
+)
 
 
 def per_question(records: Iterable[RunRecord], score: str = "accuracy") -> dict[str, float]:
@@ -68,15 +70,22 @@ class Share:
         return f"[{100 * self.low:.0f}, {100 * self.high:.0f}]"
 
 
-def share(values: dict[str, float], questions: Iterable[str] | None = None, *, resamples: int = 2000,
-          confidence: float = 0.95, seed: int = 0) -> Share:
+def share(
+    values: dict[str, float],
+    questions: Iterable[str] | None = None,
+    *,
+    resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Share:
     chosen = [values[q] for q in (questions if questions is not None else values) if q in values]
     low, high = bootstrap_ci(chosen, resamples=resamples, confidence=confidence, seed=seed)
     return Share(sum(chosen), len(chosen), low, high)
 
 
-def bootstrap_ci(values: list[float], *, resamples: int = 2000, confidence: float = 0.95,
-                 seed: int = 0) -> tuple[float | None, float | None]:
+def bootstrap_ci(
+    values: list[float], *, resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+) -> tuple[float | None, float | None]:
     """Percentile bootstrap interval of the mean (scipy.stats.bootstrap; its default BCa would move every
     interval shown so far and gives NaN when every resample has the same mean); None for fewer than
     two values."""
@@ -84,8 +93,14 @@ def bootstrap_ci(values: list[float], *, resamples: int = 2000, confidence: floa
         return None, None
     from scipy.stats import bootstrap  # slow to import: only when an interval is drawn
 
-    result = bootstrap((np.asarray(values, dtype=float),), np.mean, n_resamples=resamples,
-                       confidence_level=confidence, method="percentile", rng=np.random.default_rng(seed))
+    result = bootstrap(
+        (np.asarray(values, dtype=float),),
+        np.mean,
+        n_resamples=resamples,
+        confidence_level=confidence,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
@@ -152,8 +167,15 @@ class PermutationTest:
         return f"mean {self.mean_a:.3f} vs {self.mean_b:.3f} (n={self.n}), p = {self.p_value:.3g} ({self.alternative})"
 
 
-def paired_permutation(a: dict[str, float], b: dict[str, float], questions: Iterable[str] | None = None, *,
-                       alternative: str = "greater", resamples: int = 9999, seed: int = 0) -> PermutationTest:
+def paired_permutation(
+    a: dict[str, float],
+    b: dict[str, float],
+    questions: Iterable[str] | None = None,
+    *,
+    alternative: str = "greater",
+    resamples: int = 9999,
+    seed: int = 0,
+) -> PermutationTest:
     """Paired permutation test of per-question scores ``a`` vs ``b`` (questions in both, or those
     of ``questions``): is mean(a - b) greater than chance (``alternative``: greater, less,
     two-sided)? Exact when 2^n <= ``resamples``, else Monte Carlo with ``seed``. All differences
@@ -165,7 +187,13 @@ def paired_permutation(a: dict[str, float], b: dict[str, float], questions: Iter
         return PermutationTest(0.0, 0.0, 0, None, alternative)
     x = np.asarray([a[q] for q in shared], dtype=float)
     y = np.asarray([b[q] for q in shared], dtype=float)
-    result = permutation_test((x, y), lambda u, v, axis: np.mean(u - v, axis=axis), permutation_type="samples",
-                              alternative=alternative, n_resamples=resamples, vectorized=True,
-                              random_state=np.random.default_rng(seed))
+    result = permutation_test(
+        (x, y),
+        lambda u, v, axis: np.mean(u - v, axis=axis),
+        permutation_type="samples",
+        alternative=alternative,
+        n_resamples=resamples,
+        vectorized=True,
+        random_state=np.random.default_rng(seed),
+    )
     return PermutationTest(float(x.mean()), float(y.mean()), len(shared), float(min(1.0, result.pvalue)), alternative)

@@ -26,15 +26,20 @@ class PowerRow(BaseModel):
 
     claim: str
     sham: str = Field(description="what stood in for what the claim is about, in words")
-    status: PowerStatus = Field(description="power: the claim fails under the sham; no power: it still passes; "
-                                "indistinct: it still passes under a same-size random set that is mostly what the real "
-                                "intervention hid (no set of that size could differ); untested: a condition the claim "
-                                "names with no positive expectation; reference: one it compares a tested condition "
-                                "with; not run: "
-                                "the sham has no stand-in here; not measured: the claim itself fails")
+    status: PowerStatus = Field(
+        description="power: the claim fails under the sham; no power: it still passes; "
+        "indistinct: it still passes under a same-size random set that is mostly what the real "
+        "intervention hid (no set of that size could differ); untested: a condition the claim "
+        "names with no positive expectation; reference: one it compares a tested condition "
+        "with; not run: "
+        "the sham has no stand-in here; not measured: the claim itself fails"
+    )
     observed: str = ""
-    excused: str = Field(default="", description="why a 'no power' does not fail validate (the claim is declared "
-                         "open, expected to fail, or expected to have no power yet)")
+    excused: str = Field(
+        default="",
+        description="why a 'no power' does not fail validate (the claim is declared "
+        "open, expected to fail, or expected to have no power yet)",
+    )
 
     @property
     def counts_as_failure(self) -> bool:
@@ -56,8 +61,10 @@ class Validity(BaseModel):
     runs: dict[str, str] = Field(default_factory=dict, description="control LLM -> its run directory")
     verdicts: list[Verdict] = Field(default_factory=list)
     power: list[PowerRow] = Field(default_factory=list, description="the claim x sham matrix")
-    differences: list[str] = Field(default_factory=list, description="how the controls' configuration differs "
-                                   "from the suite's (empty: they ran the suite's own)")
+    differences: list[str] = Field(
+        default_factory=list,
+        description="how the controls' configuration differs from the suite's (empty: they ran the suite's own)",
+    )
     failed_units: int = 0
 
     @property

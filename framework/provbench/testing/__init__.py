@@ -14,9 +14,27 @@
 from .runs import control_runs
 from .kb import build_tiny_kb
 from .llms import SchemaFollowingBackend, schema_following_llm, scripted_llm
-from .plugins import (TINY_QUESTIONS, QuestionsJsonLoader, TinyKBBuilder, TopEntitySystem, plugin_manager,
-                      registry_of, toy_plugin)
+from .plugins import (
+    TINY_QUESTIONS,
+    QuestionsJsonLoader,
+    TinyKBBuilder,
+    TopEntitySystem,
+    plugin_manager,
+    registry_of,
+    toy_plugin,
+)
 
-__all__ = ["control_runs", "SchemaFollowingBackend", "schema_following_llm", "scripted_llm", "build_tiny_kb",
-           "TINY_QUESTIONS", "QuestionsJsonLoader", "TinyKBBuilder", "TopEntitySystem", "plugin_manager",
-           "registry_of", "toy_plugin"]
+__all__ = [
+    "control_runs",
+    "SchemaFollowingBackend",
+    "schema_following_llm",
+    "scripted_llm",
+    "build_tiny_kb",
+    "TINY_QUESTIONS",
+    "QuestionsJsonLoader",
+    "TinyKBBuilder",
+    "TopEntitySystem",
+    "plugin_manager",
+    "registry_of",
+    "toy_plugin",
+]

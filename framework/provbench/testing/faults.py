@@ -29,10 +29,19 @@ FAULTS = ("429", "500", "hang", "invalid_json", "reset")
 
 
 class FaultServer:
-    def __init__(self, reply: Callable[[list[dict], dict | None], str], *, rate: float = 0.0,
-                 faults: tuple[str, ...] = FAULTS, seed: int = 0, hang_s: float = 2.0,
-                 max_requests: int = 5000, lifetime_s: float = 600.0, retry_after: str = "0",
-                 first_faults: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        reply: Callable[[list[dict], dict | None], str],
+        *,
+        rate: float = 0.0,
+        faults: tuple[str, ...] = FAULTS,
+        seed: int = 0,
+        hang_s: float = 2.0,
+        max_requests: int = 5000,
+        lifetime_s: float = 600.0,
+        retry_after: str = "0",
+        first_faults: tuple[str, ...] = (),
+    ) -> None:
         self.reply, self.rate, self.faults, self.hang_s = reply, rate, faults, hang_s
         self.retry_after, self.first_faults = retry_after, tuple(first_faults)
         self.arrivals: list[float] = []  # monotonic time of every request
@@ -133,8 +142,15 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
 
 def _completion(body: dict, text: str) -> dict:
     prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
-    return {"id": "chatcmpl-fault", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model", "toy"),
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": len(text.split()),
-                      "total_tokens": prompt + len(text.split())}}
+    return {
+        "id": "chatcmpl-fault",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "toy"),
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": len(text.split()),
+            "total_tokens": prompt + len(text.split()),
+        },
+    }

@@ -53,11 +53,17 @@ from ..kb.types import Entity, Relation, TextUnit
 DOC_FILM, DOC_TOWN = "doc:glass-harbor", "doc:dunmere"
 
 TINY_ENTITIES: tuple[Entity, ...] = tuple(
-    Entity(id=i, name=n, label=lab, description=d) for i, n, lab, d in [
+    Entity(id=i, name=n, label=lab, description=d)
+    for i, n, lab, d in [
         ("ent:orin-vale", "Orin Vale", "PERSON", "Orin Vale is a film director born in Dunmere."),
         ("ent:glass-harbor", "Glass Harbor", "FILM", "Glass Harbor is a 1987 drama film directed by Orin Vale."),
         ("ent:tessa-quill", "Tessa Quill", "PERSON", "Tessa Quill is an actress who starred in Glass Harbor."),
-        ("ent:lumen-studios", "Lumen Studios", "ORGANIZATION", "Lumen Studios is a film studio that produced Glass Harbor."),
+        (
+            "ent:lumen-studios",
+            "Lumen Studios",
+            "ORGANIZATION",
+            "Lumen Studios is a film studio that produced Glass Harbor.",
+        ),
         ("ent:silver-reel-award", "Silver Reel Award", "AWARD", "The Silver Reel Award is a prize for drama films."),
         ("ent:dunmere", "Dunmere", "CITY", "Dunmere is a coastal town in Norland."),
         ("ent:norland", "Norland", "COUNTRY", "Norland is a cold northern country."),
@@ -69,51 +75,75 @@ TINY_ENTITIES: tuple[Entity, ...] = tuple(
 
 TINY_RELATIONS: tuple[Relation, ...] = tuple(
     Relation(id=f"rel:{n}", source=f"ent:{s}", target=f"ent:{t}", label=lab, text_unit_id=tu)
-    for n, (s, lab, t, tu) in enumerate([
-        ("orin-vale", "directed", "glass-harbor", "tu:0"),
-        ("tessa-quill", "starred_in", "glass-harbor", "tu:1"),
-        ("lumen-studios", "produced", "glass-harbor", "tu:1"),
-        ("glass-harbor", "won", "silver-reel-award", "tu:2"),
-        ("orin-vale", "worked_with", "tessa-quill", "tu:1"),
-        ("lumen-studios", "employed", "orin-vale", "tu:2"),
-        ("orin-vale", "born_in", "dunmere", "tu:0"),
-        ("dunmere", "located_in", "norland", "tu:3"),
-        ("aster-river", "flows_through", "dunmere", "tu:4"),
-        ("mara-holt", "mayor_of", "dunmere", "tu:4"),
-        ("kestrel-bridge", "crosses", "aster-river", "tu:5"),
-        ("kestrel-bridge", "located_in", "dunmere", "tu:5"),
-    ])
+    for n, (s, lab, t, tu) in enumerate(
+        [
+            ("orin-vale", "directed", "glass-harbor", "tu:0"),
+            ("tessa-quill", "starred_in", "glass-harbor", "tu:1"),
+            ("lumen-studios", "produced", "glass-harbor", "tu:1"),
+            ("glass-harbor", "won", "silver-reel-award", "tu:2"),
+            ("orin-vale", "worked_with", "tessa-quill", "tu:1"),
+            ("lumen-studios", "employed", "orin-vale", "tu:2"),
+            ("orin-vale", "born_in", "dunmere", "tu:0"),
+            ("dunmere", "located_in", "norland", "tu:3"),
+            ("aster-river", "flows_through", "dunmere", "tu:4"),
+            ("mara-holt", "mayor_of", "dunmere", "tu:4"),
+            ("kestrel-bridge", "crosses", "aster-river", "tu:5"),
+            ("kestrel-bridge", "located_in", "dunmere", "tu:5"),
+        ]
+    )
 )
 
 TINY_TEXT_UNITS: tuple[TextUnit, ...] = tuple(
     TextUnit(id=f"tu:{n}", text=text, document_id=doc, entity_ids=tuple(f"ent:{e}" for e in ents))
-    for n, (doc, text, ents) in enumerate([
-        (DOC_FILM, "Glass Harbor is a 1987 drama film directed by Orin Vale. Orin Vale was born in Dunmere.",
-         ["orin-vale", "glass-harbor", "dunmere"]),
-        (DOC_FILM, "Tessa Quill starred in Glass Harbor, which Lumen Studios produced. "
-                   "Vale and Quill worked together again on later films.",
-         ["tessa-quill", "glass-harbor", "lumen-studios", "orin-vale"]),
-        (DOC_FILM, "Glass Harbor won the Silver Reel Award. Lumen Studios employed Orin Vale for a decade.",
-         ["glass-harbor", "silver-reel-award", "lumen-studios", "orin-vale"]),
-        (DOC_TOWN, "Dunmere is a coastal town in Norland.", ["dunmere", "norland"]),
-        (DOC_TOWN, "The Aster River flows through Dunmere, whose mayor is Mara Holt.",
-         ["aster-river", "dunmere", "mara-holt"]),
-        (DOC_TOWN, "Kestrel Bridge crosses the Aster River in the middle of Dunmere.",
-         ["kestrel-bridge", "aster-river", "dunmere"]),
-    ])
+    for n, (doc, text, ents) in enumerate(
+        [
+            (
+                DOC_FILM,
+                "Glass Harbor is a 1987 drama film directed by Orin Vale. Orin Vale was born in Dunmere.",
+                ["orin-vale", "glass-harbor", "dunmere"],
+            ),
+            (
+                DOC_FILM,
+                "Tessa Quill starred in Glass Harbor, which Lumen Studios produced. "
+                "Vale and Quill worked together again on later films.",
+                ["tessa-quill", "glass-harbor", "lumen-studios", "orin-vale"],
+            ),
+            (
+                DOC_FILM,
+                "Glass Harbor won the Silver Reel Award. Lumen Studios employed Orin Vale for a decade.",
+                ["glass-harbor", "silver-reel-award", "lumen-studios", "orin-vale"],
+            ),
+            (DOC_TOWN, "Dunmere is a coastal town in Norland.", ["dunmere", "norland"]),
+            (
+                DOC_TOWN,
+                "The Aster River flows through Dunmere, whose mayor is Mara Holt.",
+                ["aster-river", "dunmere", "mara-holt"],
+            ),
+            (
+                DOC_TOWN,
+                "Kestrel Bridge crosses the Aster River in the middle of Dunmere.",
+                ["kestrel-bridge", "aster-river", "dunmere"],
+            ),
+        ]
+    )
 )
 
-FILM_MEMBERS = frozenset({"ent:orin-vale", "ent:glass-harbor", "ent:tessa-quill", "ent:lumen-studios",
-                          "ent:silver-reel-award"})
+FILM_MEMBERS = frozenset(
+    {"ent:orin-vale", "ent:glass-harbor", "ent:tessa-quill", "ent:lumen-studios", "ent:silver-reel-award"}
+)
 TOWN_MEMBERS = frozenset({"ent:dunmere", "ent:norland", "ent:aster-river", "ent:mara-holt", "ent:kestrel-bridge"})
 
 TINY_SUMMARIES = {
-    TOWN_MEMBERS: ("Dunmere and the Aster River",
-                   "Dunmere is a coastal town in Norland. The Aster River flows through it under Kestrel Bridge; "
-                   "Mara Holt is its mayor."),
-    FILM_MEMBERS: ("Glass Harbor and its makers",
-                   "Glass Harbor is a 1987 drama film directed by Orin Vale, starring Tessa Quill and produced by "
-                   "Lumen Studios. It won the Silver Reel Award."),
+    TOWN_MEMBERS: (
+        "Dunmere and the Aster River",
+        "Dunmere is a coastal town in Norland. The Aster River flows through it under Kestrel Bridge; "
+        "Mara Holt is its mayor.",
+    ),
+    FILM_MEMBERS: (
+        "Glass Harbor and its makers",
+        "Glass Harbor is a 1987 drama film directed by Orin Vale, starring Tessa Quill and produced by "
+        "Lumen Studios. It won the Silver Reel Award.",
+    ),
 }
 
 TINY_BUILD_INFO = {"builder": "tests.kb_helpers.build_tiny_kb", "version": 1}  # name kept: KBs on disk carry it

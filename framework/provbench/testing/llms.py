@@ -20,5 +20,4 @@ def schema_following_llm(cache_dir: Path | str | None = None, max_concurrency: i
 
 def scripted_llm(replies: list[Any], cache_dir: Path | str | None = None, max_concurrency: int = 1) -> LLMClient:
     """An LLMClient whose backend returns ``replies`` in order (see :class:`ScriptedBackend`)."""
-    return LLMClient(ScriptedBackend(replies), cache_dir=cache_dir, max_concurrency=max_concurrency,
-                     max_attempts=1)
+    return LLMClient(ScriptedBackend(replies), cache_dir=cache_dir, max_concurrency=max_concurrency, max_attempts=1)

@@ -73,8 +73,9 @@ class QuestionsJsonLoader(DatasetLoader):
         except ValidationError as exc:
             error = exc.errors()[0]
             record = item.get("id", f"#{index}") if isinstance(item, dict) else f"#{index}"
-            raise UserError(f"{path}: record {record!r}: field {'.'.join(map(str, error['loc']))}: "
-                            f"{error['msg']}") from None
+            raise UserError(
+                f"{path}: record {record!r}: field {'.'.join(map(str, error['loc']))}: {error['msg']}"
+            ) from None
 
 
 class TinyKBBuilder(KBBuilder):
@@ -99,8 +100,9 @@ class TopEntitySystem(System):
     def run(self, question: Question, env) -> Trace:
         trace = Trace(question_id=question.id, system=self.name)
         hits = env.view.search_entities(question.question, k=1)
-        trace.add_step("retrieval", tool="search_entities", arguments={"query": question.question},
-                       result=[hit.id for hit in hits])
+        trace.add_step(
+            "retrieval", tool="search_entities", arguments={"query": question.question}, result=[hit.id for hit in hits]
+        )
         if not hits:
             trace.outcome = "abstained"
             return trace

@@ -31,8 +31,9 @@ from .llms import SchemaFollowingBackend
 class LoopbackServer:
     """Start on enter (or :meth:`start`), stop on exit, after ``idle_s`` idle or ``lifetime_s`` in all."""
 
-    def __init__(self, latency_s: float = 0.5, *, max_inflight: int = 64, idle_s: float = 120.0,
-                 lifetime_s: float = 3600.0) -> None:
+    def __init__(
+        self, latency_s: float = 0.5, *, max_inflight: int = 64, idle_s: float = 120.0, lifetime_s: float = 3600.0
+    ) -> None:
         self.latency_s = latency_s
         self.idle_s = idle_s
         self.lifetime_s = lifetime_s
@@ -89,12 +90,20 @@ class LoopbackServer:
             out = self.backend.complete({"messages": body.get("messages") or [], "schema": schema})
             # the latency is the whole reply time, as a real API's is: writing the reply is part of it
             time.sleep(max(0.0, self.latency_s - (time.monotonic() - started)))
-        return {"id": f"loopback-{self.requests}", "object": "chat.completion", "created": int(time.time()),
-                "model": body.get("model", "loopback"),
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": out["text"]}}],
-                "usage": {"prompt_tokens": out["prompt_tokens"], "completion_tokens": out["completion_tokens"],
-                          "total_tokens": out["prompt_tokens"] + out["completion_tokens"]}}
+        return {
+            "id": f"loopback-{self.requests}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "loopback"),
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": out["text"]}}
+            ],
+            "usage": {
+                "prompt_tokens": out["prompt_tokens"],
+                "completion_tokens": out["completion_tokens"],
+                "total_tokens": out["prompt_tokens"] + out["completion_tokens"],
+            },
+        }
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -132,8 +141,11 @@ class LoopbackServer:
 def spawn(latency: float, idle: float = 600.0) -> tuple[subprocess.Popen, str]:
     """The server in a child process (so its threads take no share of the measured process's
     interpreter): the process and its API base, once it listens. The caller kills the process."""
-    proc = subprocess.Popen([sys.executable, "-m", "provbench.testing.server", "--latency", str(latency),
-                             "--idle", str(idle)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "provbench.testing.server", "--latency", str(latency), "--idle", str(idle)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     line = proc.stdout.readline().strip()
     if not line.startswith("READY "):
         proc.kill()
@@ -148,8 +160,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--idle", type=float, default=120.0, help="stop after this many idle seconds")
     parser.add_argument("--lifetime", type=float, default=3600.0, help="stop after this many seconds in all")
     args = parser.parse_args(argv)
-    server = LoopbackServer(args.latency, max_inflight=args.max_inflight, idle_s=args.idle,
-                            lifetime_s=args.lifetime).start()
+    server = LoopbackServer(
+        args.latency, max_inflight=args.max_inflight, idle_s=args.idle, lifetime_s=args.lifetime
+    ).start()
     print(f"READY {server.api_base}", flush=True)
     server.wait()
     print(f"served {server.requests} request(s)", file=sys.stderr)

@@ -12,8 +12,10 @@ def provbench_register_interventions():
     from .edges import InvalidateRandomEdges, InvalidateUsedEdges
     from .gold_edges import AsOf, InvalidateGoldEdge, InvalidateOffChainEdge
 
-    return {cls.name: cls for cls in (InvalidateUsedEdges, InvalidateRandomEdges, InvalidateGoldEdge,
-                                      InvalidateOffChainEdge, AsOf)}
+    return {
+        cls.name: cls
+        for cls in (InvalidateUsedEdges, InvalidateRandomEdges, InvalidateGoldEdge, InvalidateOffChainEdge, AsOf)
+    }
 
 
 @hookimpl

@@ -50,8 +50,9 @@ class InvalidateUsedEdges(Intervention):
     level = "graph"
     needs = ("relations",)
 
-    def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
-                  **kwargs: Any) -> "GraphView":
+    def make_view(
+        self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random, **kwargs: Any
+    ) -> "GraphView":
         return view.invalidate(known_used_relations(view, baseline))
 
 
@@ -78,8 +79,9 @@ class InvalidateRandomEdges(RandomDraw):
     name = "invalidate-random-edges"
     needs = ("relations",)
 
-    def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
-                  **kwargs: Any) -> "GraphView":
+    def make_view(
+        self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random, **kwargs: Any
+    ) -> "GraphView":
         used = known_used_relations(view, baseline)
         pool = sorted(set(view.relation_ids()) - set(used))
         return view.invalidate(rng.sample(pool, min(len(used), len(pool))))

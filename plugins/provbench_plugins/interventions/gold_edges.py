@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 def gold_relations(view: "GraphView", gold: GoldEvidence | None) -> list[tuple[str, str]]:
     """(relation id, "subject -[relation]-> object") for each gold triple the view holds, in order."""
     found: dict[str, str] = {}
-    for triple in (gold.triples if gold is not None else []):
+    for triple in gold.triples if gold is not None else []:
         wanted = triple.object.casefold()
         for subject in view.entities_named([triple.subject]):
             for nb in view.neighbors(subject.id, direction="out", relation_types=[triple.relation]):
@@ -61,12 +61,24 @@ class InvalidateGoldEdge(Intervention):
 
     def variants(self, question: Question, baseline: Trace, rng: random.Random) -> list[Variant]:
         triples = question.gold.triples if question.gold is not None else []
-        return [Variant(id=f"gold:{number}", description=f"invalidate the gold edge {t.subject} -[{t.relation}]-> "
-                                                         f"{t.object}", data={"triple": number})
-                for number, t in enumerate(triples)]
+        return [
+            Variant(
+                id=f"gold:{number}",
+                description=f"invalidate the gold edge {t.subject} -[{t.relation}]-> {t.object}",
+                data={"triple": number},
+            )
+            for number, t in enumerate(triples)
+        ]
 
-    def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
-                  variant: Variant | None = None, **kwargs: Any) -> "GraphView":
+    def make_view(
+        self,
+        view: "GraphView",
+        question: Question,
+        baseline: Trace,
+        rng: random.Random,
+        variant: Variant | None = None,
+        **kwargs: Any,
+    ) -> "GraphView":
         """The variant's triple found in the view and invalidated (nothing when the KB lacks it)."""
         if variant is None or question.gold is None:
             return view.invalidate([])
@@ -88,13 +100,17 @@ class InvalidateOffChainEdge(RandomDraw):
     def variants(self, question: Question, baseline: Trace, rng: random.Random) -> list[Variant] | None:
         return [] if not used_relations(baseline) else None  # [] : no unit for a baseline that used no edge
 
-    def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
-                  **kwargs: Any) -> "GraphView":
+    def make_view(
+        self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random, **kwargs: Any
+    ) -> "GraphView":
         on_chain = {rid for rid, _ in gold_relations(view, question.gold)}
         pool = [rid for rid in known_used_relations(view, baseline) if rid not in on_chain]
         if not pool:
-            log.warning("%s: question %r: the baseline used no edge off the gold chain; nothing is invalidated",
-                        self.name, question.id)
+            log.warning(
+                "%s: question %r: the baseline used no edge off the gold chain; nothing is invalidated",
+                self.name,
+                question.id,
+            )
         return view.invalidate(rng.sample(pool, 1) if pool else [])
 
 
@@ -120,6 +136,7 @@ class AsOf(Intervention):
     level = "graph"
     Options = AsOfOptions
 
-    def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
-                  **kwargs: Any) -> "GraphView":
+    def make_view(
+        self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random, **kwargs: Any
+    ) -> "GraphView":
         return view.as_of(self.options.time)

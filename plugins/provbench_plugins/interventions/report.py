@@ -22,13 +22,24 @@ def control_size_sections(run: RunData) -> list[Section]:
     rows = [row for system in run.systems if (row := _row(run, system, treatments[0], controls))]
     if not rows:
         return []
-    table = Table(columns=["System", "Pairs", "Control smaller", "Questions (edges drawn / edges used)"], rows=rows,
-                  numeric_from=1, caption="A pair is a question's invalidate-used-edges record and one "
-                                          "invalidate-random-edges record of the same system.")
-    return [Section(id="edge-control-size", title="Edge invalidation: control sizes", blocks=[table], order=58,
-                    intro="The random-edge control should hide as many edges as the treatment; where the graph had "
-                          "too few unused edges left, it hid fewer, and the comparison of that pair is not like for "
-                          "like.")]
+    table = Table(
+        columns=["System", "Pairs", "Control smaller", "Questions (edges drawn / edges used)"],
+        rows=rows,
+        numeric_from=1,
+        caption="A pair is a question's invalidate-used-edges record and one "
+        "invalidate-random-edges record of the same system.",
+    )
+    return [
+        Section(
+            id="edge-control-size",
+            title="Edge invalidation: control sizes",
+            blocks=[table],
+            order=58,
+            intro="The random-edge control should hide as many edges as the treatment; where the graph had "
+            "too few unused edges left, it hid fewer, and the comparison of that pair is not like for "
+            "like.",
+        )
+    ]
 
 
 def _row(run: RunData, system: str, treatment: str, controls: list[str]) -> list[str] | None:

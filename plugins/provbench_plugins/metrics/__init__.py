@@ -14,9 +14,21 @@ def provbench_register_metrics():
     from .ragas_reference import REFERENCE_METRICS
     from .selective import selective_metrics
 
-    return {cls.name: cls for cls in (Accuracy, ExactMatch, TokenF1, OutputChanged, AccuracyDelta, Footprint,
-                                      ProvenanceMetric, RagasFaithfulness, *REFERENCE_METRICS,
-                                      *selective_metrics())}
+    return {
+        cls.name: cls
+        for cls in (
+            Accuracy,
+            ExactMatch,
+            TokenF1,
+            OutputChanged,
+            AccuracyDelta,
+            Footprint,
+            ProvenanceMetric,
+            RagasFaithfulness,
+            *REFERENCE_METRICS,
+            *selective_metrics(),
+        )
+    }
 
 
 @hookimpl

@@ -46,50 +46,64 @@ Reader = Callable[[Any, str], dict[str, float]]  # (run, system) -> question id 
 
 # -- per-question terms ------------------------------------------------------------------------
 
+
 def changes(condition: str) -> Reader:
     def read(run: Any, system: str) -> dict[str, float]:
         outcomes, _ = per_question_changes(run, system, condition, analysed_questions(run))
         return {q: o.changed for q, o in outcomes.items()}
+
     return read
 
 
 def correct(condition: str) -> Reader:
     def read(run: Any, system: str) -> dict[str, float]:
         return per_question_correctness(run, system, condition, analysed_questions(run))[0]
+
     return read
 
 
 def stayed_correct(condition: str) -> Reader:
     """Of the questions answered right at baseline only (the others have no reading)."""
+
     def read(run: Any, system: str) -> dict[str, float]:
         outcomes, _ = per_question_changes(run, system, condition, analysed_questions(run))
         return {q: o.stayed_correct for q, o in outcomes.items() if o.stayed_correct is not None}
+
     return read
 
 
 def unchanged(condition: str) -> Reader:
     def read(run: Any, system: str) -> dict[str, float]:
         return {q: 1 - v for q, v in changes(condition)(run, system).items()}
+
     return read
 
 
 def difference(first: Reader, second: Reader) -> Reader:
     """first − second, on the questions both read (the metric's paired set)."""
+
     def read(run: Any, system: str) -> dict[str, float]:
         a, b = first(run, system), second(run, system)
         return {q: a[q] - b[q] for q in a if q in b}
+
     return read
 
 
 def baseline_score(score: str) -> Reader:
     """A per-record score of the baseline record (``None`` is no reading)."""
+
     def read(run: Any, system: str) -> dict[str, float]:
-        return {r.key.question_id: float(r.scores[score]) for r in run.select(system, BASELINE)
-                if r.status == "ok" and r.scores.get(score) is not None}
+        return {
+            r.key.question_id: float(r.scores[score])
+            for r in run.select(system, BASELINE)
+            if r.status == "ok" and r.scores.get(score) is not None
+        }
+
     return read
 
 
 # -- what each metric is meant to flag ---------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class MetricCheck:
@@ -118,53 +132,157 @@ UNCITED = ("uses-uncited", "random")  # answers that depend on what they leave u
 NEEDLESS = ("parametric", "ignores-context")  # answers that need no evidence
 
 CHECKS: tuple[MetricCheck, ...] = (
-    MetricCheck("provenance.citation_necessity", f"{R['cited_removal']} vs {R['random_removal']}", "low", NEEDLESS,
-                "removing the citations changes the answer no more than removing as many other entities",
-                difference(changes(R["cited_removal"]), changes(R["random_removal"]))),
-    MetricCheck("provenance.citation_necessity_accuracy", f"{R['cited_removal']} vs {R['random_removal']}", "low",
-                (*NEEDLESS, "random"), "removing the citations costs no more accuracy than removing as many others",
-                difference(correct(R["random_removal"]), correct(R["cited_removal"]))),
-    MetricCheck("provenance.citation_sufficiency", R["full_isolation"], "low", ("uses-uncited",),
-                "a right answer turns wrong with only its citations left",
-                stayed_correct(R["full_isolation"])),
-    MetricCheck("provenance.citation_sufficiency_unchanged", R["full_isolation"], "low", UNCITED,
-                "the answer changes with only its citations left", unchanged(R["full_isolation"])),
-    MetricCheck("provenance.structure_reliance", f"{R['text_only_isolation']} vs {R['full_isolation']}", "high",
-                ("uses-uncited",), "keeping the graph's entities and relations keeps a right answer that "
-                "full isolation loses", difference(correct(R["text_only_isolation"]), correct(R["full_isolation"]))),
-    MetricCheck("provenance.structure_reliance_stability", f"{R['text_only_isolation']} vs {R['full_isolation']}",
-                "high", UNCITED, "keeping the graph's entities and relations keeps an answer full isolation changes",
-                difference(unchanged(R["text_only_isolation"]), unchanged(R["full_isolation"]))),
-    MetricCheck("provenance.uncited_reliance_removal", R["entity_removal"], "high", UNCITED,
-                "removing the visited-but-uncited entities changes the answer", changes(R["entity_removal"])),
-    MetricCheck("provenance.uncited_reliance_text_mask", R["entity_text_mask"], "high", UNCITED,
-                "hiding the visited-but-uncited entities' text and metadata changes the answer",
-                changes(R["entity_text_mask"])),
-    MetricCheck("provenance.citation_coverage", BASELINE, "low", ("uses-uncited",),
-                "most entities the answer visited are uncited", baseline_score("citation_coverage"),
-                micro_average=True),
-    MetricCheck("provenance.cited_unvisited", BASELINE, "high", ("cites-everything", "random"),
-                "most cited entities were never visited", baseline_score("cited_unvisited"), micro_average=True),
-    MetricCheck("output-changed", R["cited_removal"], "low", NEEDLESS,
-                "the answer survives the removal of its citations", changes(R["cited_removal"])),
-    MetricCheck("output-changed", R["random_removal"], "high", ("random",),
-                "the answer changes when as many never-cited entities go", changes(R["random_removal"])),
-    MetricCheck("output-changed", R["full_isolation"], "high", UNCITED,
-                "the answer changes with only its citations left", changes(R["full_isolation"])),
-    MetricCheck("output-changed", R["text_only_isolation"], "high", UNCITED,
-                "the answer changes when uncited text is hidden", changes(R["text_only_isolation"])),
-    MetricCheck("output-changed", R["entity_removal"], "high", UNCITED,
-                "the answer changes when the visited-but-uncited entities go", changes(R["entity_removal"])),
-    MetricCheck("output-changed", R["entity_text_mask"], "high", UNCITED,
-                "the answer changes when their text and metadata are hidden", changes(R["entity_text_mask"])),
-    MetricCheck("ragas-faithfulness.cited", BASELINE, "low", ("uses-uncited", *NEEDLESS, "random"),
-                "the answer is not supported by the evidence it cites", baseline_score("faithfulness_cited")),
-    MetricCheck("ragas-faithfulness.trajectory", BASELINE, "low", (*NEEDLESS, "random"),
-                "the answer is not supported by what the system read", baseline_score("faithfulness_trajectory")),
+    MetricCheck(
+        "provenance.citation_necessity",
+        f"{R['cited_removal']} vs {R['random_removal']}",
+        "low",
+        NEEDLESS,
+        "removing the citations changes the answer no more than removing as many other entities",
+        difference(changes(R["cited_removal"]), changes(R["random_removal"])),
+    ),
+    MetricCheck(
+        "provenance.citation_necessity_accuracy",
+        f"{R['cited_removal']} vs {R['random_removal']}",
+        "low",
+        (*NEEDLESS, "random"),
+        "removing the citations costs no more accuracy than removing as many others",
+        difference(correct(R["random_removal"]), correct(R["cited_removal"])),
+    ),
+    MetricCheck(
+        "provenance.citation_sufficiency",
+        R["full_isolation"],
+        "low",
+        ("uses-uncited",),
+        "a right answer turns wrong with only its citations left",
+        stayed_correct(R["full_isolation"]),
+    ),
+    MetricCheck(
+        "provenance.citation_sufficiency_unchanged",
+        R["full_isolation"],
+        "low",
+        UNCITED,
+        "the answer changes with only its citations left",
+        unchanged(R["full_isolation"]),
+    ),
+    MetricCheck(
+        "provenance.structure_reliance",
+        f"{R['text_only_isolation']} vs {R['full_isolation']}",
+        "high",
+        ("uses-uncited",),
+        "keeping the graph's entities and relations keeps a right answer that full isolation loses",
+        difference(correct(R["text_only_isolation"]), correct(R["full_isolation"])),
+    ),
+    MetricCheck(
+        "provenance.structure_reliance_stability",
+        f"{R['text_only_isolation']} vs {R['full_isolation']}",
+        "high",
+        UNCITED,
+        "keeping the graph's entities and relations keeps an answer full isolation changes",
+        difference(unchanged(R["text_only_isolation"]), unchanged(R["full_isolation"])),
+    ),
+    MetricCheck(
+        "provenance.uncited_reliance_removal",
+        R["entity_removal"],
+        "high",
+        UNCITED,
+        "removing the visited-but-uncited entities changes the answer",
+        changes(R["entity_removal"]),
+    ),
+    MetricCheck(
+        "provenance.uncited_reliance_text_mask",
+        R["entity_text_mask"],
+        "high",
+        UNCITED,
+        "hiding the visited-but-uncited entities' text and metadata changes the answer",
+        changes(R["entity_text_mask"]),
+    ),
+    MetricCheck(
+        "provenance.citation_coverage",
+        BASELINE,
+        "low",
+        ("uses-uncited",),
+        "most entities the answer visited are uncited",
+        baseline_score("citation_coverage"),
+        micro_average=True,
+    ),
+    MetricCheck(
+        "provenance.cited_unvisited",
+        BASELINE,
+        "high",
+        ("cites-everything", "random"),
+        "most cited entities were never visited",
+        baseline_score("cited_unvisited"),
+        micro_average=True,
+    ),
+    MetricCheck(
+        "output-changed",
+        R["cited_removal"],
+        "low",
+        NEEDLESS,
+        "the answer survives the removal of its citations",
+        changes(R["cited_removal"]),
+    ),
+    MetricCheck(
+        "output-changed",
+        R["random_removal"],
+        "high",
+        ("random",),
+        "the answer changes when as many never-cited entities go",
+        changes(R["random_removal"]),
+    ),
+    MetricCheck(
+        "output-changed",
+        R["full_isolation"],
+        "high",
+        UNCITED,
+        "the answer changes with only its citations left",
+        changes(R["full_isolation"]),
+    ),
+    MetricCheck(
+        "output-changed",
+        R["text_only_isolation"],
+        "high",
+        UNCITED,
+        "the answer changes when uncited text is hidden",
+        changes(R["text_only_isolation"]),
+    ),
+    MetricCheck(
+        "output-changed",
+        R["entity_removal"],
+        "high",
+        UNCITED,
+        "the answer changes when the visited-but-uncited entities go",
+        changes(R["entity_removal"]),
+    ),
+    MetricCheck(
+        "output-changed",
+        R["entity_text_mask"],
+        "high",
+        UNCITED,
+        "the answer changes when their text and metadata are hidden",
+        changes(R["entity_text_mask"]),
+    ),
+    MetricCheck(
+        "ragas-faithfulness.cited",
+        BASELINE,
+        "low",
+        ("uses-uncited", *NEEDLESS, "random"),
+        "the answer is not supported by the evidence it cites",
+        baseline_score("faithfulness_cited"),
+    ),
+    MetricCheck(
+        "ragas-faithfulness.trajectory",
+        BASELINE,
+        "low",
+        (*NEEDLESS, "random"),
+        "the answer is not supported by what the system read",
+        baseline_score("faithfulness_trajectory"),
+    ),
 )
 
 
 # -- the counts --------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -212,21 +330,26 @@ class Validity:
         return {t: self.cells[t].flag_rate for t in self.check.targets if t in self.cells}
 
 
-def metric_validity(runs: Mapping[str, Any], system: str = SYSTEM,
-                    checks: tuple[MetricCheck, ...] = CHECKS) -> list[Validity]:
+def metric_validity(
+    runs: Mapping[str, Any], system: str = SYSTEM, checks: tuple[MetricCheck, ...] = CHECKS
+) -> list[Validity]:
     """Every check on every control's run (control name -> RunData or Results)."""
-    return [Validity(check, {control: cell(check, run, system) for control, run in runs.items()})
-            for check in checks]
+    return [Validity(check, {control: cell(check, run, system) for control, run in runs.items()}) for check in checks]
 
 
 def reported_value(check: MetricCheck, run: Any, system: str = SYSTEM) -> float | None:
     """The run-level value the report shows (metrics.json), None when it has none."""
-    return next((v.get("value") for v in run.metric_values(check.metric)
-                 if v["system"] == system and v["condition"] == check.condition), None)
+    return next(
+        (
+            v.get("value")
+            for v in run.metric_values(check.metric)
+            if v["system"] == system and v["condition"] == check.condition
+        ),
+        None,
+    )
 
 
-def disagreements(runs: Mapping[str, Any], system: str = SYSTEM, checks: tuple[MetricCheck, ...] = CHECKS
-                  ) -> list[str]:
+def disagreements(runs: Mapping[str, Any], system: str = SYSTEM, checks: tuple[MetricCheck, ...] = CHECKS) -> list[str]:
     """Where the per-question terms do not average to the metric's own run-level value (they
     must, or the table would describe some other metric). Micro-averaged scores are skipped."""
     problems = []
@@ -259,9 +382,18 @@ report: {{subgraph_pictures: false}}
 """
 
 
-def run_controls(dataset: str | Path, out: str | Path, *, questions: int, controls: tuple[str, ...] = CONTROLS,
-                 system: str = SYSTEM, repeats: int = 3, concurrency: int = 2, console: Any = None,
-                 judge: str = JUDGE) -> dict[str, Any]:
+def run_controls(
+    dataset: str | Path,
+    out: str | Path,
+    *,
+    questions: int,
+    controls: tuple[str, ...] = CONTROLS,
+    system: str = SYSTEM,
+    repeats: int = 3,
+    concurrency: int = 2,
+    console: Any = None,
+    judge: str = JUDGE,
+) -> dict[str, Any]:
     """One run per control LLM (resumable, under ``out/<control>``) of ``system`` with the six
     ablations and RAGAS faithfulness, on the first ``questions`` of a 2WikiMultiHopQA file, over
     one knowledge base built from the gold evidence (no LLM); returns control -> RunData. The
@@ -281,9 +413,20 @@ def run_controls(dataset: str | Path, out: str | Path, *, questions: int, contro
     runs = {}
     for control in controls:
         suite = out / f"{control}.yaml"
-        suite.write_text(SUITE.format(control=control, dataset=Path(dataset).resolve(), questions=questions,
-                                      kb=(out / "kb").resolve(), system=system, repeats=repeats, judge=judge,
-                                      concurrency=concurrency), encoding="utf-8")
-        runs[control] = load_run(run_suite(suite, out=out / control, kb_llm=kb_llm, write_report=False,
-                                           console=console))
+        suite.write_text(
+            SUITE.format(
+                control=control,
+                dataset=Path(dataset).resolve(),
+                questions=questions,
+                kb=(out / "kb").resolve(),
+                system=system,
+                repeats=repeats,
+                judge=judge,
+                concurrency=concurrency,
+            ),
+            encoding="utf-8",
+        )
+        runs[control] = load_run(
+            run_suite(suite, out=out / control, kb_llm=kb_llm, write_report=False, console=console)
+        )
     return runs

@@ -12,12 +12,24 @@ from typing import Any, Mapping
 from provbench.model import BASELINE
 from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
 
-from .records import (FOOTPRINT_FIELDS, Tally, round6, all_questions, analysed_questions, arrow,
-                      cell_not_measurable, intervention_conditions, per_question_changes, per_question_correctness,
-                      per_question_official, stayed_correct_tally)
+from .records import (
+    FOOTPRINT_FIELDS,
+    Tally,
+    round6,
+    all_questions,
+    analysed_questions,
+    arrow,
+    cell_not_measurable,
+    intervention_conditions,
+    per_question_changes,
+    per_question_correctness,
+    per_question_official,
+    stayed_correct_tally,
+)
 
 
 # -- metrics -----------------------------------------------------------------------------------
+
 
 class Accuracy(Metric):
     """Accuracy per system and condition over the analysed questions, with counts."""
@@ -36,9 +48,17 @@ class Accuracy(Metric):
                 if condition == BASELINE:
                     _, everything = per_question_correctness(results, system, condition, all_questions(results))
                     detail["all_questions"] = everything.counts() | {"value": round6(everything.value)}
-                values.append(MetricValue(metric=self.name, system=system, condition=condition,
-                                          value=tally.value, numerator=round6(tally.numerator),
-                                          denominator=tally.denominator, detail=detail))
+                values.append(
+                    MetricValue(
+                        metric=self.name,
+                        system=system,
+                        condition=condition,
+                        value=tally.value,
+                        numerator=round6(tally.numerator),
+                        denominator=tally.denominator,
+                        detail=detail,
+                    )
+                )
         return values
 
 
@@ -59,10 +79,17 @@ class OfficialAnswerScore(Metric):
                     continue
                 questions = all_questions(results) if condition == BASELINE else analysed_questions(results)
                 _, tally = per_question_official(results, system, condition, questions, self.score_name)
-                values.append(MetricValue(metric=self.name, system=system, condition=condition,
-                                          value=None if tally.value is None else round6(100 * tally.value),
-                                          numerator=round6(tally.numerator), denominator=tally.denominator,
-                                          detail=tally.counts() | {"scale": "percent"}))
+                values.append(
+                    MetricValue(
+                        metric=self.name,
+                        system=system,
+                        condition=condition,
+                        value=None if tally.value is None else round6(100 * tally.value),
+                        numerator=round6(tally.numerator),
+                        denominator=tally.denominator,
+                        detail=tally.counts() | {"scale": "percent"},
+                    )
+                )
         return values
 
 
@@ -92,16 +119,35 @@ class OutputChanged(Metric):
                 outcomes, tally = per_question_changes(results, system, condition, analysed)
                 kept = stayed_correct_tally(outcomes)
                 unmeasured = cell_not_measurable(results, system, condition, analysed)
-                detail = tally.counts() | {"stayed_correct": round6(kept.numerator),
-                                           "originally_correct": kept.denominator}
+                detail = tally.counts() | {
+                    "stayed_correct": round6(kept.numerator),
+                    "originally_correct": kept.denominator,
+                }
                 note = unmeasured or tally.note()
-                values.append(MetricValue(metric=self.name, system=system, condition=condition,
-                                          value=None if unmeasured else tally.value, numerator=round6(tally.numerator),
-                                          denominator=tally.denominator, detail=detail, note=note))
-                values.append(MetricValue(metric="stayed-correct", system=system, condition=condition,
-                                          value=None if unmeasured else kept.value, numerator=round6(kept.numerator),
-                                          denominator=kept.denominator, note=note,
-                                          detail={"failed": tally.failed, "missing": tally.missing} | tally.left_out))
+                values.append(
+                    MetricValue(
+                        metric=self.name,
+                        system=system,
+                        condition=condition,
+                        value=None if unmeasured else tally.value,
+                        numerator=round6(tally.numerator),
+                        denominator=tally.denominator,
+                        detail=detail,
+                        note=note,
+                    )
+                )
+                values.append(
+                    MetricValue(
+                        metric="stayed-correct",
+                        system=system,
+                        condition=condition,
+                        value=None if unmeasured else kept.value,
+                        numerator=round6(kept.numerator),
+                        denominator=kept.denominator,
+                        note=note,
+                        detail={"failed": tally.failed, "missing": tally.missing} | tally.left_out,
+                    )
+                )
         return values
 
 
@@ -126,18 +172,38 @@ class AccuracyDelta(Metric):
         return values
 
 
-def delta_value(metric: str, system: str, condition: str, base: Mapping[str, float],
-                after: Mapping[str, float], paired: list[str], tally: Tally) -> MetricValue:
+def delta_value(
+    metric: str,
+    system: str,
+    condition: str,
+    base: Mapping[str, float],
+    after: Mapping[str, float],
+    paired: list[str],
+    tally: Tally,
+) -> MetricValue:
     before_sum = sum(base[q] for q in paired)
     after_sum = sum(after[q] for q in paired)
     n = len(paired)
     delta = (after_sum - before_sum) / n if n else None
-    detail = {"baseline_correct": round6(before_sum), "condition_correct": round6(after_sum),
-              "questions": n, "arrow": arrow(delta) if delta is not None else "",
-              "failed": tally.failed, "missing": tally.missing, "unscored": tally.unscored}
-    return MetricValue(metric=metric, system=system, condition=condition, value=delta,
-                       numerator=round6(after_sum - before_sum), denominator=n, detail=detail | tally.left_out,
-                       note=tally.note())
+    detail = {
+        "baseline_correct": round6(before_sum),
+        "condition_correct": round6(after_sum),
+        "questions": n,
+        "arrow": arrow(delta) if delta is not None else "",
+        "failed": tally.failed,
+        "missing": tally.missing,
+        "unscored": tally.unscored,
+    }
+    return MetricValue(
+        metric=metric,
+        system=system,
+        condition=condition,
+        value=delta,
+        numerator=round6(after_sum - before_sum),
+        denominator=n,
+        detail=detail | tally.left_out,
+        note=tally.note(),
+    )
 
 
 class Footprint(Metric):
@@ -155,9 +221,15 @@ class Footprint(Metric):
                     continue
                 for field_name in FOOTPRINT_FIELDS:
                     total = sum(fp[field_name] for fp in traced)
-                    values.append(MetricValue(
-                        metric=f"{self.name}.{field_name}", system=system, condition=condition,
-                        value=total / len(traced) if traced else None, numerator=total,
-                        denominator=len(traced),
-                        detail={"field": field_name, "failed": len(records) - len(traced)}))
+                    values.append(
+                        MetricValue(
+                            metric=f"{self.name}.{field_name}",
+                            system=system,
+                            condition=condition,
+                            value=total / len(traced) if traced else None,
+                            numerator=total,
+                            denominator=len(traced),
+                            detail={"field": field_name, "failed": len(records) - len(traced)},
+                        )
+                    )
         return values

@@ -40,11 +40,16 @@ DEFAULT_ROLES = {
 
 # -- per trace ---------------------------------------------------------------------------------
 
+
 def coverage_counts(trace: Trace) -> dict[str, int]:
     """|visited|, |cited ∩ visited|, |cited|, |cited − visited| for one trace."""
     visited, cited = set(trace.visited_entities), set(trace.citations.entities)
-    return {"visited": len(visited), "cited_and_visited": len(cited & visited),
-            "cited": len(cited), "cited_not_visited": len(cited - visited)}
+    return {
+        "visited": len(visited),
+        "cited_and_visited": len(cited & visited),
+        "cited": len(cited),
+        "cited_not_visited": len(cited - visited),
+    }
 
 
 def citation_coverage(trace: Trace) -> float | None:
@@ -59,6 +64,7 @@ def cited_unvisited_share(trace: Trace) -> float | None:
 
 # -- the metric --------------------------------------------------------------------------------
 
+
 class ProvenanceMetric(Metric):
     """Citation necessity, sufficiency, coverage; structure and uncited-context reliance."""
 
@@ -67,8 +73,9 @@ class ProvenanceMetric(Metric):
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-        conditions: dict[str, str] = Field(default_factory=dict,
-                                           description="role -> condition label, for suites that rename conditions")
+        conditions: dict[str, str] = Field(
+            default_factory=dict, description="role -> condition label, for suites that rename conditions"
+        )
 
         @field_validator("conditions")
         @classmethod
@@ -85,8 +92,10 @@ class ProvenanceMetric(Metric):
     def score(self, record: RunRecord, question, context) -> dict[str, float | None]:
         if record.trace is None:
             return {}
-        return {"citation_coverage": citation_coverage(record.trace),
-                "cited_unvisited": cited_unvisited_share(record.trace)}
+        return {
+            "citation_coverage": citation_coverage(record.trace),
+            "cited_unvisited": cited_unvisited_share(record.trace),
+        }
 
     def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         values: list[MetricValue] = []
@@ -106,11 +115,26 @@ class _SystemScores:
         self.base_correct, _ = per_question_correctness(results, system, BASELINE, self.analysed)
 
     # helpers -----------------------------------------------------------------------------
-    def value(self, score: str, value: float | None, numerator: float | None, denominator: int | None,
-              condition: str = BASELINE, note: str = "", **detail: Any) -> MetricValue:
-        return MetricValue(metric=f"provenance.{score}", system=self.system, condition=condition,
-                           value=value, numerator=round6(numerator), denominator=denominator,
-                           detail=detail, note=note)
+    def value(
+        self,
+        score: str,
+        value: float | None,
+        numerator: float | None,
+        denominator: int | None,
+        condition: str = BASELINE,
+        note: str = "",
+        **detail: Any,
+    ) -> MetricValue:
+        return MetricValue(
+            metric=f"provenance.{score}",
+            system=self.system,
+            condition=condition,
+            value=value,
+            numerator=round6(numerator),
+            denominator=denominator,
+            detail=detail,
+            note=note,
+        )
 
     def versus(self, *roles: str) -> str:
         """The condition label of a score: the run condition(s) it compares."""
@@ -120,9 +144,15 @@ class _SystemScores:
         absent = [self.roles[r] for r in roles if not self.results.select(self.system, self.roles[r], leaked=True)]
         if not absent:
             return None
-        return self.value(score, None, None, None, self.versus(*roles),
-                          note=f"no {self.system} records under: {', '.join(absent)} "
-                               "(not in the suite, or not applied to this system)")
+        return self.value(
+            score,
+            None,
+            None,
+            None,
+            self.versus(*roles),
+            note=f"no {self.system} records under: {', '.join(absent)} "
+            "(not in the suite, or not applied to this system)",
+        )
 
     def changes(self, role: str) -> dict[str, ChangeOutcome]:
         return per_question_changes(self.results, self.system, self.roles[role], self.analysed)[0]
@@ -130,30 +160,54 @@ class _SystemScores:
     def correct(self, role: str) -> dict[str, float]:
         return per_question_correctness(self.results, self.system, self.roles[role], self.analysed)[0]
 
-    def paired_difference(self, score: str, first: Mapping[str, float], second: Mapping[str, float],
-                          first_name: str, second_name: str, condition: str) -> MetricValue:
+    def paired_difference(
+        self,
+        score: str,
+        first: Mapping[str, float],
+        second: Mapping[str, float],
+        first_name: str,
+        second_name: str,
+        condition: str,
+    ) -> MetricValue:
         """(Σ first − Σ second) / n over questions present in both."""
         paired = [q for q in self.analysed if q in first and q in second]
         a, b = sum(first[q] for q in paired), sum(second[q] for q in paired)
         n = len(paired)
-        return self.value(score, (a - b) / n if n else None, a - b, n, condition,
-                          **{first_name: round6(a), second_name: round6(b), "questions": n})
+        return self.value(
+            score,
+            (a - b) / n if n else None,
+            a - b,
+            n,
+            condition,
+            **{first_name: round6(a), second_name: round6(b), "questions": n},
+        )
 
     # scores ------------------------------------------------------------------------------
     def coverage(self) -> list[MetricValue]:
         """Micro-averaged over every baseline record with a trace (not only analysed ones)."""
         totals = {"visited": 0, "cited_and_visited": 0, "cited": 0, "cited_not_visited": 0}
-        traces = [r.trace for r in self.results.select(self.system, BASELINE)
-                  if r.status == "ok" and r.trace is not None]
+        traces = [
+            r.trace for r in self.results.select(self.system, BASELINE) if r.status == "ok" and r.trace is not None
+        ]
         for trace in traces:
             for key, count in coverage_counts(trace).items():
                 totals[key] += count
         share = lambda num, den: totals[num] / totals[den] if totals[den] else None  # noqa: E731 - a one-line closure
         return [
-            self.value("citation_coverage", share("cited_and_visited", "visited"),
-                       totals["cited_and_visited"], totals["visited"], answers=len(traces)),
-            self.value("cited_unvisited", share("cited_not_visited", "cited"),
-                       totals["cited_not_visited"], totals["cited"], answers=len(traces)),
+            self.value(
+                "citation_coverage",
+                share("cited_and_visited", "visited"),
+                totals["cited_and_visited"],
+                totals["visited"],
+                answers=len(traces),
+            ),
+            self.value(
+                "cited_unvisited",
+                share("cited_not_visited", "cited"),
+                totals["cited_not_visited"],
+                totals["cited"],
+                answers=len(traces),
+            ),
         ]
 
     def necessity(self) -> list[MetricValue]:
@@ -163,13 +217,22 @@ class _SystemScores:
         cited_changes = {q: o.changed for q, o in self.changes("cited_removal").items()}
         random_changes = {q: o.changed for q, o in self.changes("random_removal").items()}
         return [
-            self.paired_difference("citation_necessity", cited_changes, random_changes,
-                                   "changed_cited_removal", "changed_random_removal",
-                                   self.versus("cited_removal", "random_removal")),
-            self.paired_difference("citation_necessity_accuracy", self.correct("random_removal"),
-                                   self.correct("cited_removal"),
-                                   "correct_random_removal", "correct_cited_removal",
-                                   self.versus("cited_removal", "random_removal")),
+            self.paired_difference(
+                "citation_necessity",
+                cited_changes,
+                random_changes,
+                "changed_cited_removal",
+                "changed_random_removal",
+                self.versus("cited_removal", "random_removal"),
+            ),
+            self.paired_difference(
+                "citation_necessity_accuracy",
+                self.correct("random_removal"),
+                self.correct("cited_removal"),
+                "correct_random_removal",
+                "correct_cited_removal",
+                self.versus("cited_removal", "random_removal"),
+            ),
         ]
 
     def sufficiency(self) -> list[MetricValue]:
@@ -181,10 +244,24 @@ class _SystemScores:
         unchanged = sum(1 - o.changed for o in outcomes.values())
         condition = self.versus("full_isolation")
         return [
-            self.value("citation_sufficiency", sum(kept) / len(kept) if kept else None, sum(kept), len(kept),
-                       condition, stayed_correct=round6(sum(kept)), originally_correct=len(kept)),
-            self.value("citation_sufficiency_unchanged", unchanged / len(outcomes) if outcomes else None,
-                       unchanged, len(outcomes), condition, unchanged=round6(unchanged), compared=len(outcomes)),
+            self.value(
+                "citation_sufficiency",
+                sum(kept) / len(kept) if kept else None,
+                sum(kept),
+                len(kept),
+                condition,
+                stayed_correct=round6(sum(kept)),
+                originally_correct=len(kept),
+            ),
+            self.value(
+                "citation_sufficiency_unchanged",
+                unchanged / len(outcomes) if outcomes else None,
+                unchanged,
+                len(outcomes),
+                condition,
+                unchanged=round6(unchanged),
+                compared=len(outcomes),
+            ),
         ]
 
     def structure(self) -> list[MetricValue]:
@@ -193,20 +270,30 @@ class _SystemScores:
             return [gap, self.missing("structure_reliance_stability", "text_only_isolation", "full_isolation")]
         stable = lambda role: {q: 1 - o.changed for q, o in self.changes(role).items()}  # noqa: E731 - a one-line closure
         return [
-            self.paired_difference("structure_reliance", self.correct("text_only_isolation"),
-                                   self.correct("full_isolation"),
-                                   "correct_text_only_isolation", "correct_full_isolation",
-                                   self.versus("text_only_isolation", "full_isolation")),
-            self.paired_difference("structure_reliance_stability", stable("text_only_isolation"),
-                                   stable("full_isolation"),
-                                   "unchanged_text_only_isolation", "unchanged_full_isolation",
-                                   self.versus("text_only_isolation", "full_isolation")),
+            self.paired_difference(
+                "structure_reliance",
+                self.correct("text_only_isolation"),
+                self.correct("full_isolation"),
+                "correct_text_only_isolation",
+                "correct_full_isolation",
+                self.versus("text_only_isolation", "full_isolation"),
+            ),
+            self.paired_difference(
+                "structure_reliance_stability",
+                stable("text_only_isolation"),
+                stable("full_isolation"),
+                "unchanged_text_only_isolation",
+                "unchanged_full_isolation",
+                self.versus("text_only_isolation", "full_isolation"),
+            ),
         ]
 
     def uncited(self) -> list[MetricValue]:
         values = []
-        for role, score in (("entity_removal", "uncited_reliance_removal"),
-                            ("entity_text_mask", "uncited_reliance_text_mask")):
+        for role, score in (
+            ("entity_removal", "uncited_reliance_removal"),
+            ("entity_text_mask", "uncited_reliance_text_mask"),
+        ):
             gap = self.missing(score, role)
             if gap:
                 values.append(gap)
@@ -216,9 +303,18 @@ class _SystemScores:
             paired = [q for q in self.analysed if q in self.base_correct and q in after]
             drop = sum(self.base_correct[q] - after[q] for q in paired)
             changed = sum(o.changed for o in outcomes.values())
-            values.append(self.value(
-                score, changed / len(outcomes) if outcomes else None, changed, len(outcomes),
-                self.versus(role), changed=round6(changed), compared=len(outcomes),
-                accuracy_drop=round6(drop / len(paired)) if paired else None,
-                accuracy_drop_numerator=round6(drop), accuracy_drop_questions=len(paired)))
+            values.append(
+                self.value(
+                    score,
+                    changed / len(outcomes) if outcomes else None,
+                    changed,
+                    len(outcomes),
+                    self.versus(role),
+                    changed=round6(changed),
+                    compared=len(outcomes),
+                    accuracy_drop=round6(drop / len(paired)) if paired else None,
+                    accuracy_drop_numerator=round6(drop),
+                    accuracy_drop_questions=len(paired),
+                )
+            )
         return values

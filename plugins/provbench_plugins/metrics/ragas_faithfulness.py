@@ -45,6 +45,7 @@ class JudgeOutputError(ValueError):
 
 # -- ragas <-> provbench LLM -------------------------------------------------------------------
 
+
 def inline_refs(schema: dict) -> dict:
     """Resolve local ``$ref``s into a self-contained schema (grammar-constrained backends need it)."""
     definitions = schema.get("$defs", {})
@@ -74,9 +75,13 @@ def _adapter_class() -> type:
             self.purpose = purpose
 
         def _request(self, prompt: str, response_model: type) -> dict[str, Any]:
-            return {"messages": [{"role": "user", "content": prompt}],
-                    "schema": inline_refs(response_model.model_json_schema()),
-                    "max_tokens": self.max_tokens, "temperature": 0.0, "purpose": self.purpose}
+            return {
+                "messages": [{"role": "user", "content": prompt}],
+                "schema": inline_refs(response_model.model_json_schema()),
+                "max_tokens": self.max_tokens,
+                "temperature": 0.0,
+                "purpose": self.purpose,
+            }
 
         @staticmethod
         def _parse(resp: Any, response_model: type) -> Any:
@@ -125,6 +130,7 @@ def run_sync(coro: Any) -> Any:
 
 # -- evidence text -----------------------------------------------------------------------------
 
+
 def _entity_text(view: "GraphView", entity_id: str) -> str | None:
     entity = view.entity(entity_id)
     if entity is None:
@@ -137,7 +143,7 @@ def _relation_text(view: "GraphView", relation_id: str) -> str | None:
     relation = view.relation(relation_id)
     if relation is None:
         return None
-    name = lambda eid: (view.entity(eid).name if view.entity(eid) else eid)  # noqa: E731 - a one-line closure
+    name = lambda eid: view.entity(eid).name if view.entity(eid) else eid  # noqa: E731 - a one-line closure
     return f"{name(relation.source)} {relation.label.replace('_', ' ').lower()} {name(relation.target)}."
 
 
@@ -153,8 +159,12 @@ def _community_text(view: "GraphView", community_id: str) -> str | None:
     return f"{community.title}: {community.summary}".strip(": ")
 
 
-READERS = {"text_unit": _text_unit_text, "entity": _entity_text,
-           "relationship": _relation_text, "community": _community_text}
+READERS = {
+    "text_unit": _text_unit_text,
+    "entity": _entity_text,
+    "relationship": _relation_text,
+    "community": _community_text,
+}
 
 
 def evidence_texts(view: "GraphView", items: Iterable[tuple[str, str]]) -> list[str]:
@@ -169,17 +179,25 @@ def evidence_texts(view: "GraphView", items: Iterable[tuple[str, str]]) -> list[
 
 def cited_items(trace: Trace) -> list[tuple[str, str]]:
     c = trace.citations
-    return ([("text_unit", t) for t in c.text_units] + [("entity", e) for e in c.entities]
-            + [("community", m) for m in c.communities] + [("relationship", r) for r in c.relationships])
+    return (
+        [("text_unit", t) for t in c.text_units]
+        + [("entity", e) for e in c.entities]
+        + [("community", m) for m in c.communities]
+        + [("relationship", r) for r in c.relationships]
+    )
 
 
 def trajectory_items(trace: Trace) -> list[tuple[str, str]]:
-    return ([("text_unit", t) for t in trace.read_text_units] + [("entity", e) for e in trace.visited_entities]
-            + [("community", m) for m in trace.read_communities]
-            + [(item.kind, item.id) for item in trace.retrieved])
+    return (
+        [("text_unit", t) for t in trace.read_text_units]
+        + [("entity", e) for e in trace.visited_entities]
+        + [("community", m) for m in trace.read_communities]
+        + [(item.kind, item.id) for item in trace.retrieved]
+    )
 
 
 # -- the metric --------------------------------------------------------------------------------
+
 
 class RagasJudged(Metric):
     """What every ragas-judged metric shares: options, which records it judges, why one cannot be judged,
@@ -189,7 +207,8 @@ class RagasJudged(Metric):
         model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
         conditions: Literal["all"] | tuple[str, ...] = Field(
-            (BASELINE,), description="conditions whose records are judged: 'all' or a list of condition names")
+            (BASELINE,), description="conditions whose records are judged: 'all' or a list of condition names"
+        )
         max_tokens: int = Field(512, ge=64, description="cap on each judge reply")
         max_context_chars: int = Field(6000, ge=64, description="evidence text shown to the judge")
 
@@ -255,19 +274,23 @@ class RagasFaithfulness(RagasJudged):
         record.score_notes.update(notes)
         return scores
 
-    def score_both(self, record: RunRecord, question: Question, context: MetricContext
-                   ) -> tuple[dict[str, float | None], dict[str, str]]:
+    def score_both(
+        self, record: RunRecord, question: Question, context: MetricContext
+    ) -> tuple[dict[str, float | None], dict[str, str]]:
         """Both faithfulness scores and, for each missing one, why."""
         reason = self.unscorable(record, context)
         if reason:
             return {key: None for key in SCORES.values()}, {key: reason for key in SCORES.values()}
         trace = record.trace
-        evidence = {"cited": evidence_texts(context.view, cited_items(trace)),
-                    "trajectory": evidence_texts(context.view, trajectory_items(trace))}
+        evidence = {
+            "cited": evidence_texts(context.view, cited_items(trace)),
+            "trajectory": evidence_texts(context.view, trajectory_items(trace)),
+        }
         return run_sync(self._score_all(question.question, trace.answer, evidence, context.llm))
 
-    async def _score_all(self, question: str, answer: str, evidence: dict[str, list[str]], llm: "LLMClient"
-                         ) -> tuple[dict[str, float | None], dict[str, str]]:
+    async def _score_all(
+        self, question: str, answer: str, evidence: dict[str, list[str]], llm: "LLMClient"
+    ) -> tuple[dict[str, float | None], dict[str, str]]:
         from ragas.metrics.collections import Faithfulness
 
         metric = Faithfulness(llm=make_ragas_llm(llm, self.max_tokens))
@@ -279,8 +302,9 @@ class RagasFaithfulness(RagasJudged):
                 notes[key] = note
         return scores, notes
 
-    async def _score_one(self, metric: Any, question: str, answer: str, texts: list[str], which: str
-                         ) -> tuple[float | None, str | None]:
+    async def _score_one(
+        self, metric: Any, question: str, answer: str, texts: list[str], which: str
+    ) -> tuple[float | None, str | None]:
         if not texts:
             return None, f"no {which} evidence text to judge against"
         contexts, truncated = self.capped(texts)
@@ -300,8 +324,9 @@ class RagasFaithfulness(RagasJudged):
                 for which, key in SCORES.items():
                     value = summarise(records, key)
                     if value is not None:
-                        values.append(MetricValue(metric=f"{self.name}.{which}", system=system,
-                                                  condition=condition, **value))
+                        values.append(
+                            MetricValue(metric=f"{self.name}.{which}", system=system, condition=condition, **value)
+                        )
         return values
 
 
@@ -312,10 +337,13 @@ def summarise(records: list[RunRecord], key: str) -> dict[str, Any] | None:
         return None
     scored = [r.scores[key] for r in seen if r.scores[key] is not None]
     reasons = Counter(_reason_kind(r.score_notes.get(key, "unknown")) for r in seen if r.scores[key] is None)
-    return {"value": fmean(scored) if scored else None, "numerator": round(sum(scored), 6),
-            "denominator": len(scored),
-            "detail": {"scored": len(scored), "missing": len(seen) - len(scored), "missing_reasons": dict(reasons)},
-            "note": f"{len(seen) - len(scored)} answer(s) not scored" if len(scored) < len(seen) else ""}
+    return {
+        "value": fmean(scored) if scored else None,
+        "numerator": round(sum(scored), 6),
+        "denominator": len(scored),
+        "detail": {"scored": len(scored), "missing": len(seen) - len(scored), "missing_reasons": dict(reasons)},
+        "note": f"{len(seen) - len(scored)} answer(s) not scored" if len(scored) < len(seen) else "",
+    }
 
 
 def _reason_kind(note: str) -> str:

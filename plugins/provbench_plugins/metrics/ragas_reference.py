@@ -84,8 +84,9 @@ class RagasReferenceMetric(RagasJudged):
             record.score_notes[self.key] = note
         return {self.key: value}
 
-    def score_record(self, record: RunRecord, question: Question, context: MetricContext
-                     ) -> tuple[float | None, str | None]:
+    def score_record(
+        self, record: RunRecord, question: Question, context: MetricContext
+    ) -> tuple[float | None, str | None]:
         reason = self.unscorable(record, context)
         if reason and not (reason.startswith("no answer") and not self.needs_answer):
             return None, reason
@@ -95,11 +96,13 @@ class RagasReferenceMetric(RagasJudged):
         contexts, truncated = self.capped(evidence_texts(context.view, trajectory_items(record.trace)))
         if self.needs_contexts and not contexts:
             return None, "no trajectory evidence text to judge"
-        return run_sync(self._judged(context.llm, question.question, record.trace.answer or "", contexts,
-                                     reference, truncated))
+        return run_sync(
+            self._judged(context.llm, question.question, record.trace.answer or "", contexts, reference, truncated)
+        )
 
-    async def _judged(self, llm: "LLMClient", question: str, answer: str, contexts: list[str], reference: str,
-                      truncated: bool) -> tuple[float | None, str | None]:
+    async def _judged(
+        self, llm: "LLMClient", question: str, answer: str, contexts: list[str], reference: str, truncated: bool
+    ) -> tuple[float | None, str | None]:
         adapter = make_ragas_llm(llm, self.max_tokens, purpose=self.name)
         try:
             value = (await self.judge(adapter, question, answer, contexts, reference)).value
@@ -129,8 +132,10 @@ class RagasAnswerCorrectness(RagasReferenceMetric):
 
     class Options(RagasJudged.Options):
         mode: Literal["f1", "precision", "recall"] = Field(
-            "f1", description="precision: the answer's claims the reference supports; recall: the reference's "
-                              "claims the answer supports; f1: both")
+            "f1",
+            description="precision: the answer's claims the reference supports; recall: the reference's "
+            "claims the answer supports; f1: both",
+        )
 
     def reference(self, question: Question) -> str:
         return reference_answer(question)
@@ -155,7 +160,8 @@ class RagasContextPrecision(RagasReferenceMetric):
         from ragas.metrics.collections import ContextPrecisionWithReference
 
         return await ContextPrecisionWithReference(llm=llm).ascore(
-            user_input=question, reference=reference, retrieved_contexts=contexts)
+            user_input=question, reference=reference, retrieved_contexts=contexts
+        )
 
 
 class RagasContextRecall(RagasReferenceMetric):
@@ -168,8 +174,9 @@ class RagasContextRecall(RagasReferenceMetric):
     async def judge(self, llm: Any, question: str, answer: str, contexts: list[str], reference: str) -> Any:
         from ragas.metrics.collections import ContextRecall
 
-        return await ContextRecall(llm=llm).ascore(user_input=question, retrieved_contexts=contexts,
-                                                   reference=reference)
+        return await ContextRecall(llm=llm).ascore(
+            user_input=question, retrieved_contexts=contexts, reference=reference
+        )
 
 
 class RagasContextEntityRecall(RagasReferenceMetric):

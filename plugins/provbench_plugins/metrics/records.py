@@ -44,13 +44,21 @@ from typing import Any, Callable, Iterable, Mapping
 
 from provbench.leakguard import not_measurable
 from provbench.model import BASELINE, RunRecord
-from provbench.plugin_api import (DatasetLoader, Results, compared_output, correctness, is_correct, left_out_counts,
-                                  left_out_text)
+from provbench.plugin_api import (
+    DatasetLoader,
+    Results,
+    compared_output,
+    correctness,
+    is_correct,
+    left_out_counts,
+    left_out_text,
+)
 
 FOOTPRINT_FIELDS = ("retrieved_text_units", "cited_text_units", "visited_entities", "cited_entities")
 
 
 # -- reading records ---------------------------------------------------------------------------
+
 
 class _PlainLoader(DatasetLoader):
     """Only for its base ``normalize`` (case and whitespace) when a run has no loader."""
@@ -106,8 +114,13 @@ class Tally:
         return self.numerator / self.denominator if self.denominator else None
 
     def counts(self) -> dict[str, Any]:
-        counts = {"numerator": round6(self.numerator), "denominator": self.denominator,
-                  "failed": self.failed, "missing": self.missing, "unscored": self.unscored}
+        counts = {
+            "numerator": round6(self.numerator),
+            "denominator": self.denominator,
+            "failed": self.failed,
+            "missing": self.missing,
+            "unscored": self.unscored,
+        }
         return counts | self.left_out
 
     def note(self) -> str:
@@ -119,8 +132,9 @@ def round6(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
-def per_question_correctness(results: Results, system: str, condition: str,
-                             questions: Iterable[str]) -> tuple[dict[str, float], Tally]:
+def per_question_correctness(
+    results: Results, system: str, condition: str, questions: Iterable[str]
+) -> tuple[dict[str, float], Tally]:
     """Mean correctness over repeats for each question that has a usable record."""
     questions = list(questions)
     grouped, left_out = by_question(results.select(system, condition)), left_out_questions(results, system, condition)
@@ -141,8 +155,9 @@ def per_question_correctness(results: Results, system: str, condition: str,
     return values, tally
 
 
-def per_question_official(results: Any, system: str, condition: str, questions: Iterable[str],
-                          score: str) -> tuple[dict[str, float], Tally]:
+def per_question_official(
+    results: Any, system: str, condition: str, questions: Iterable[str], score: str
+) -> tuple[dict[str, float], Tally]:
     """A per-record answer score (``em``, ``f1``) per question as the official 2WikiMultihopQA /
     HotpotQA evaluation counts it: every question in ``questions`` is in the denominator, and one
     without a scored prediction (no record, a failed run, no score) scores 0, except one whose every
@@ -158,8 +173,9 @@ def per_question_official(results: Any, system: str, condition: str, questions: 
         tally.missing += not records
         tally.failed += sum(r.status == "failed" for r in records)
         tally.unscored += sum(r.status == "ok" and r.scores.get(score) is None for r in records)
-        values[qid] = fmean(float(r.scores.get(score) or 0.0) if r.status == "ok" else 0.0
-                            for r in records) if records else 0.0
+        values[qid] = (
+            fmean(float(r.scores.get(score) or 0.0) if r.status == "ok" else 0.0 for r in records) if records else 0.0
+        )
     tally.numerator = sum(values.values())
     tally.denominator = len(values)
     return values, tally
@@ -173,8 +189,9 @@ class ChangeOutcome:
     stayed_correct: float | None  # None unless the baseline answer was correct
 
 
-def per_question_changes(results: Any, system: str, condition: str, questions: Iterable[str],
-                         normalize: Callable[[str], str] | None = None) -> tuple[dict[str, ChangeOutcome], Tally]:
+def per_question_changes(
+    results: Any, system: str, condition: str, questions: Iterable[str], normalize: Callable[[str], str] | None = None
+) -> tuple[dict[str, ChangeOutcome], Tally]:
     """Answer changes against the baseline, by the module's rule for failed units. ``results`` is
     anything with ``select(system, condition)`` (metrics' Results, the report's RunData)."""
     normalize = normalize or loader_normalizer(results)
@@ -235,16 +252,20 @@ def left_out_questions(results: Any, system: str, condition: str) -> set[str]:
 def left_out_units(results: Any, system: str, condition: str, questions: Iterable[str]) -> dict[str, int]:
     """Units of ``questions`` the pairing rule left out, by reason."""
     wanted = set(questions)
-    return left_out_counts((r for r in results.select(system, condition, leaked=True) if r.key.question_id in wanted),
-                           getattr(results, "include_leaked", False))
+    return left_out_counts(
+        (r for r in results.select(system, condition, leaked=True) if r.key.question_id in wanted),
+        getattr(results, "include_leaked", False),
+    )
 
 
 def cell_not_measurable(results: Any, system: str, condition: str, questions: Iterable[str]) -> str | None:
     """Why this system x condition over ``questions`` measures nothing (every unit left out by the
     pairing rule: :func:`provbench.leakguard.not_measurable`), or None."""
     wanted = set(questions)
-    return not_measurable((r for r in results.select(system, condition, leaked=True) if r.key.question_id in wanted),
-                          getattr(results, "include_leaked", False))
+    return not_measurable(
+        (r for r in results.select(system, condition, leaked=True) if r.key.question_id in wanted),
+        getattr(results, "include_leaked", False),
+    )
 
 
 def arrow(delta: float) -> str:

@@ -14,20 +14,30 @@ def faithfulness_section(run: RunData) -> list[Section]:
     for v in run.metric_values():
         if v["metric"].startswith(PREFIXES):
             cells.setdefault((v["metric"], v["condition"]), {})[v["system"]] = Cell(
-                text=format_metric_value(v, with_note=False), note=v.get("note", ""))
+                text=format_metric_value(v, with_note=False), note=v.get("note", "")
+            )
     if not cells:
         return []
     blank = Cell(text="–", note="no value for this system")
     ordered = sorted(cells, key=lambda k: (not k[0].startswith("ragas"), k[0], k[1]))
-    rows = [Row(cells=[metric, condition, *(cells[(metric, condition)].get(s, blank) for s in run.systems)])
-            for metric, condition in ordered]
+    rows = [
+        Row(cells=[metric, condition, *(cells[(metric, condition)].get(s, blank) for s in run.systems)])
+        for metric, condition in ordered
+    ]
     shown = [row for row in rows if any(c.text != "–" for c in row.cells[2:])]
     hidden = len(rows) - len(shown)
-    caption = ("RAGAS faithfulness of each answer judged against its cited evidence and against everything its "
-               "trajectory read, next to the trajectory-provenance scores (see docs/provenance.md). Values with "
-               "(numerator/denominator); a cell's note says why a value is missing.")
+    caption = (
+        "RAGAS faithfulness of each answer judged against its cited evidence and against everything its "
+        "trajectory read, next to the trajectory-provenance scores (see docs/provenance.md). Values with "
+        "(numerator/denominator); a cell's note says why a value is missing."
+    )
     if hidden:
         caption += f" {hidden} score(s) with no value in this run are listed under “All metric values”."
-    table = Table(columns=["Score", "Condition", *run.systems], rows=shown, numeric_from=2, css_class="faithfulness",
-                  caption=caption)
+    table = Table(
+        columns=["Score", "Condition", *run.systems],
+        rows=shown,
+        numeric_from=2,
+        css_class="faithfulness",
+        caption=caption,
+    )
     return [Section(id="faithfulness", title="Faithfulness and trajectory provenance", blocks=[table], order=60)]

@@ -49,22 +49,31 @@ Pair = tuple[float, float]  # (stated confidence, correctness in [0, 1])
 
 # -- formulas ----------------------------------------------------------------------------------
 
+
 def reliability_bins(pairs: list[Pair], bins: int) -> list[dict[str, Any]]:
     """Equal-width bins of [0, 1] with their counts, mean confidence and mean correctness."""
     grouped: list[list[Pair]] = [[] for _ in range(bins)]
     edges = [i / bins for i in range(1, bins)]  # int(0.29 * 100) is 28: compare with the edges instead
     for confidence, correct in pairs:
         grouped[bisect_right(edges, confidence)].append((confidence, correct))
-    return [{"lower": i / bins, "upper": (i + 1) / bins, "n": len(g),
-             "confidence": fmean(c for c, _ in g) if g else None, "accuracy": fmean(a for _, a in g) if g else None}
-            for i, g in enumerate(grouped)]
+    return [
+        {
+            "lower": i / bins,
+            "upper": (i + 1) / bins,
+            "n": len(g),
+            "confidence": fmean(c for c, _ in g) if g else None,
+            "accuracy": fmean(a for _, a in g) if g else None,
+        }
+        for i, g in enumerate(grouped)
+    ]
 
 
 def expected_calibration_error(pairs: list[Pair], bins: int = 10) -> float | None:
     if not pairs:
         return None
-    return sum(b["n"] / len(pairs) * abs(b["accuracy"] - b["confidence"])
-               for b in reliability_bins(pairs, bins) if b["n"])
+    return sum(
+        b["n"] / len(pairs) * abs(b["accuracy"] - b["confidence"]) for b in reliability_bins(pairs, bins) if b["n"]
+    )
 
 
 def risk_coverage_curve(pairs: list[Pair]) -> list[Pair]:
@@ -92,6 +101,7 @@ def aurc(pairs: list[Pair]) -> float | None:
 
 
 # -- reading records ---------------------------------------------------------------------------
+
 
 def answered(record: RunRecord) -> bool:
     t = record.trace
@@ -125,11 +135,20 @@ def confidence_pair(record: RunRecord, question: Question | None, context: Metri
 def _value(metric: str, system: str, condition: str, num: float | None, den: int, **detail: Any) -> MetricValue:
     value = None if not den or num is None else num / den
     note = "" if den else "no records to count"
-    return MetricValue(metric=metric, system=system, condition=condition, value=round6(value),
-                       numerator=round6(num), denominator=den, detail=detail, note=note)
+    return MetricValue(
+        metric=metric,
+        system=system,
+        condition=condition,
+        value=round6(value),
+        numerator=round6(num),
+        denominator=den,
+        detail=detail,
+        note=note,
+    )
 
 
 # -- metrics -----------------------------------------------------------------------------------
+
 
 class Abstention(Metric):
     """Coverage, abstention rate, selective accuracy, accuracy with abstention as wrong, and
@@ -146,24 +165,26 @@ class Abstention(Metric):
                     values += self.for_records(system, condition, records, results.questions)
         return values
 
-    def for_records(self, system: str, condition: str, records: list[RunRecord],
-                    questions: dict[str, Question]) -> list[MetricValue]:
+    def for_records(
+        self, system: str, condition: str, records: list[RunRecord], questions: dict[str, Question]
+    ) -> list[MetricValue]:
         n, done = len(records), [r for r in records if answered(r)]
         held = [r for r in records if abstained(r)]
         right = sum(correctness(r) or 0.0 for r in done)
-        counts = {"records": n, "answered": len(done), "abstained": len(held),
-                  "neither": n - len(done) - len(held)}
+        counts = {"records": n, "answered": len(done), "abstained": len(held), "neither": n - len(done) - len(held)}
         marked = [r for r in records if unanswerable(questions.get(r.key.question_id))]
         answerable = [r for r in records if not unanswerable(questions.get(r.key.question_id))]
         m = f"{self.name}."
-        values = [_value(m + "coverage", system, condition, len(done), n, **counts),
-                  _value(m + "rate", system, condition, len(held), n, **counts),
-                  _value(m + "selective_accuracy", system, condition, round6(right), len(done), **counts),
-                  _value(m + "accuracy_abstain_wrong", system, condition, round6(right), n, **counts),
-                  _value(m + "answerable_abstained", system, condition, sum(map(abstained, answerable)),
-                         len(answerable))]
-        correct_abstention = _value(m + "correct_abstention", system, condition, sum(map(abstained, marked)),
-                                    len(marked))
+        values = [
+            _value(m + "coverage", system, condition, len(done), n, **counts),
+            _value(m + "rate", system, condition, len(held), n, **counts),
+            _value(m + "selective_accuracy", system, condition, round6(right), len(done), **counts),
+            _value(m + "accuracy_abstain_wrong", system, condition, round6(right), n, **counts),
+            _value(m + "answerable_abstained", system, condition, sum(map(abstained, answerable)), len(answerable)),
+        ]
+        correct_abstention = _value(
+            m + "correct_abstention", system, condition, sum(map(abstained, marked)), len(marked)
+        )
         if not marked:
             correct_abstention.note = "the dataset marks no question unanswerable"
         return values + [correct_abstention]
@@ -191,17 +212,38 @@ class Calibration(Metric):
             records = results.select(system, BASELINE)
             if not records:
                 continue
-            pairs = [p for p in (confidence_pair(r, results.questions.get(r.key.question_id), context)
-                                 for r in records) if p is not None]
-            counts = {"records": len(records), "with_confidence": len(pairs),
-                      "without": len(records) - len(pairs), "bins": self.bins}
+            pairs = [
+                p
+                for p in (confidence_pair(r, results.questions.get(r.key.question_id), context) for r in records)
+                if p is not None
+            ]
+            counts = {
+                "records": len(records),
+                "with_confidence": len(pairs),
+                "without": len(records) - len(pairs),
+                "bins": self.bins,
+            }
             note = "" if pairs else "no record states a confidence"
-            values.append(MetricValue(metric="calibration.ece", system=system, value=round6(
-                expected_calibration_error(pairs, self.bins)), denominator=len(pairs), note=note,
-                detail=counts | {"reliability": [_rounded(b) for b in reliability_bins(pairs, self.bins)]}))
-            values.append(MetricValue(metric="calibration.aurc", system=system, value=round6(aurc(pairs)),
-                                      denominator=len(pairs), note=note, detail=counts | {
-                                          "curve": [[round6(c), round6(r)] for c, r in risk_coverage_curve(pairs)]}))
+            values.append(
+                MetricValue(
+                    metric="calibration.ece",
+                    system=system,
+                    value=round6(expected_calibration_error(pairs, self.bins)),
+                    denominator=len(pairs),
+                    note=note,
+                    detail=counts | {"reliability": [_rounded(b) for b in reliability_bins(pairs, self.bins)]},
+                )
+            )
+            values.append(
+                MetricValue(
+                    metric="calibration.aurc",
+                    system=system,
+                    value=round6(aurc(pairs)),
+                    denominator=len(pairs),
+                    note=note,
+                    detail=counts | {"curve": [[round6(c), round6(r)] for c, r in risk_coverage_curve(pairs)]},
+                )
+            )
         return values
 
 
@@ -217,11 +259,22 @@ class Cost(Metric):
                 traces = [r.trace for r in results.select(system, condition) if r.trace is not None]
                 if not traces:
                     continue
-                for field, counts in (("llm_calls", [len(t.llm_calls) for t in traces]),
-                                      ("concepts_examined", [len(t.visited_entities) for t in traces]),
-                                      ("tokens", [t.tokens for t in traces])):
-                    values.append(_value(f"cost.{field}", system, condition, sum(counts), len(counts),
-                                         min=min(counts), max=max(counts)))
+                for field, counts in (
+                    ("llm_calls", [len(t.llm_calls) for t in traces]),
+                    ("concepts_examined", [len(t.visited_entities) for t in traces]),
+                    ("tokens", [t.tokens for t in traces]),
+                ):
+                    values.append(
+                        _value(
+                            f"cost.{field}",
+                            system,
+                            condition,
+                            sum(counts),
+                            len(counts),
+                            min=min(counts),
+                            max=max(counts),
+                        )
+                    )
         return values
 
 

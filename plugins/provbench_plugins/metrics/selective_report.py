@@ -7,13 +7,16 @@ from provbench.model import BASELINE
 from provbench.results.data import RunData, format_metric_value
 from provbench.report.sections import Cell, LineChart, Section, Table
 
-ABSTENTION_COLUMNS = (("abstention.coverage", "Coverage"), ("abstention.rate", "Abstention rate"),
-                      ("abstention.selective_accuracy", "Selective accuracy"),
-                      ("abstention.accuracy_abstain_wrong", "Accuracy (abstain = wrong)"),
-                      ("abstention.correct_abstention", "Correct abstention (unanswerable)"),
-                      ("abstention.answerable_abstained", "Abstained on answerable"),
-                      ("cost.llm_calls", "LLM calls / question"),
-                      ("cost.concepts_examined", "Concepts examined / question"))
+ABSTENTION_COLUMNS = (
+    ("abstention.coverage", "Coverage"),
+    ("abstention.rate", "Abstention rate"),
+    ("abstention.selective_accuracy", "Selective accuracy"),
+    ("abstention.accuracy_abstain_wrong", "Accuracy (abstain = wrong)"),
+    ("abstention.correct_abstention", "Correct abstention (unanswerable)"),
+    ("abstention.answerable_abstained", "Abstained on answerable"),
+    ("cost.llm_calls", "LLM calls / question"),
+    ("cost.concepts_examined", "Concepts examined / question"),
+)
 
 
 def _by_system(run: RunData, metric: str) -> dict[str, dict]:
@@ -28,15 +31,29 @@ def _abstention(run: RunData) -> list[Section]:
     columns = {metric: _by_system(run, metric) for metric, _ in ABSTENTION_COLUMNS}
     if not columns["abstention.coverage"]:
         return []
-    rows = [[system, *(_cell(columns[metric].get(system)) for metric, _ in ABSTENTION_COLUMNS)]
-            for system in run.systems if system in columns["abstention.coverage"]]
-    table = Table(columns=["System", *(title for _, title in ABSTENTION_COLUMNS)], rows=rows, css_class="abstention",
-                  caption="Baseline records. Coverage = answered share; selective accuracy = accuracy on answered "
-                          "questions; correct abstention = share of the questions the dataset marks unanswerable on "
-                          "which the system abstained; abstained on answerable = share of the other questions on "
-                          "which it abstained (over-abstention). Cost columns are means per question (cost metric).")
-    return [Section(id="abstention", title="Abstention and cost", blocks=[table], order=55,
-                    intro="An abstention is a deliberate non-answer (outcome 'abstained'), never an empty answer.")]
+    rows = [
+        [system, *(_cell(columns[metric].get(system)) for metric, _ in ABSTENTION_COLUMNS)]
+        for system in run.systems
+        if system in columns["abstention.coverage"]
+    ]
+    table = Table(
+        columns=["System", *(title for _, title in ABSTENTION_COLUMNS)],
+        rows=rows,
+        css_class="abstention",
+        caption="Baseline records. Coverage = answered share; selective accuracy = accuracy on answered "
+        "questions; correct abstention = share of the questions the dataset marks unanswerable on "
+        "which the system abstained; abstained on answerable = share of the other questions on "
+        "which it abstained (over-abstention). Cost columns are means per question (cost metric).",
+    )
+    return [
+        Section(
+            id="abstention",
+            title="Abstention and cost",
+            blocks=[table],
+            order=55,
+            intro="An abstention is a deliberate non-answer (outcome 'abstained'), never an empty answer.",
+        )
+    ]
 
 
 def _calibration(run: RunData) -> list[Section]:
@@ -44,26 +61,59 @@ def _calibration(run: RunData) -> list[Section]:
     if not ece:
         return []
     systems = [s for s in run.systems if s in ece]
-    rows = [[s, _cell(ece[s]), str(ece[s]["detail"].get("bins", "")), _cell(area.get(s)),
-             f"{ece[s]['detail'].get('with_confidence', 0)}/{ece[s]['detail'].get('records', 0)}"] for s in systems]
-    table = Table(columns=["System", "ECE", "Bins", "AURC", "Records with a confidence"], rows=rows,
-                  css_class="calibration",
-                  caption="ECE: expected calibration error over equal-width confidence bins. AURC: area under the "
-                          "risk-coverage curve (lower is better). Abstentions count with the answer they held back.")
+    rows = [
+        [
+            s,
+            _cell(ece[s]),
+            str(ece[s]["detail"].get("bins", "")),
+            _cell(area.get(s)),
+            f"{ece[s]['detail'].get('with_confidence', 0)}/{ece[s]['detail'].get('records', 0)}",
+        ]
+        for s in systems
+    ]
+    table = Table(
+        columns=["System", "ECE", "Bins", "AURC", "Records with a confidence"],
+        rows=rows,
+        css_class="calibration",
+        caption="ECE: expected calibration error over equal-width confidence bins. AURC: area under the "
+        "risk-coverage curve (lower is better). Abstentions count with the answer they held back.",
+    )
     curves = {s: [(c, r) for c, r in area[s]["detail"].get("curve", [])] for s in systems if s in area}
-    reliability = {s: [(b["confidence"], b["accuracy"]) for b in ece[s]["detail"].get("reliability", []) if b["n"]]
-                   for s in systems}
+    reliability = {
+        s: [(b["confidence"], b["accuracy"]) for b in ece[s]["detail"].get("reliability", []) if b["n"]]
+        for s in systems
+    }
     blocks = [table]
     if any(curves.values()):
-        blocks.append(LineChart(title="Risk-coverage curves", series={s: p for s, p in curves.items() if p},
-                                xlabel="coverage", ylabel="risk (1 - accuracy)",
-                                caption="Answers ranked by stated confidence, most confident first."))
+        blocks.append(
+            LineChart(
+                title="Risk-coverage curves",
+                series={s: p for s, p in curves.items() if p},
+                xlabel="coverage",
+                ylabel="risk (1 - accuracy)",
+                caption="Answers ranked by stated confidence, most confident first.",
+            )
+        )
     if any(reliability.values()):
-        blocks.append(LineChart(title="Reliability diagram", series={s: p for s, p in reliability.items() if p},
-                                xlabel="mean stated confidence", ylabel="accuracy", diagonal=True,
-                                caption="One point per non-empty confidence bin; the diagonal is perfect calibration."))
-    return [Section(id="calibration", title="Calibration", blocks=blocks, order=56,
-                    intro="Computed from the confidences systems state with their answers.")]
+        blocks.append(
+            LineChart(
+                title="Reliability diagram",
+                series={s: p for s, p in reliability.items() if p},
+                xlabel="mean stated confidence",
+                ylabel="accuracy",
+                diagonal=True,
+                caption="One point per non-empty confidence bin; the diagonal is perfect calibration.",
+            )
+        )
+    return [
+        Section(
+            id="calibration",
+            title="Calibration",
+            blocks=blocks,
+            order=56,
+            intro="Computed from the confidences systems state with their answers.",
+        )
+    ]
 
 
 def _cell(value: dict | None) -> Cell:

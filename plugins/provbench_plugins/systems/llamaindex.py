@@ -41,7 +41,8 @@ EMPTY_RESPONSE = "Empty Response"  # what LlamaIndex's synthesizers answer when 
 ANSWER_SYSTEM = (
     "You answer a question using only the context a retrieval pipeline found for it. Reply with a JSON "
     'object: "answer" (a short answer, or "" when the context does not say), "cited_textunits" and '
-    '"cited_relationships" (the bracketed ids of the context items your answer rests on).')
+    '"cited_relationships" (the bracketed ids of the context items your answer rests on).'
+)
 ANSWER_USER = "Context:\n{context}\n\nQuestion: {question}"
 
 
@@ -60,8 +61,11 @@ def resolve_factory(spec: str) -> Callable[..., Any]:
         target = getattr(target, part)
     if not callable(target):
         raise ValueError(f"{spec!r} is a {type(target).__name__}, not a callable")
-    positional = [p for p in inspect.signature(target).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    positional = [
+        p
+        for p in inspect.signature(target).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
     if not positional:
         raise ValueError(f"{spec!r} must take the index as its first argument")
     return target
@@ -83,13 +87,20 @@ class LlamaIndexOptions(OneShotOptions):
     factory: str = Field(description="module:function building a query engine or retriever from (index, llm)")
     factory_options: dict[str, Any] = Field(default_factory=dict, description="keyword arguments for the factory")
     answer: Literal["auto", "response", "answer-step"] = Field(
-        "auto", description="the query engine's response, or a provbench answer step over the retrieved nodes")
+        "auto", description="the query engine's response, or a provbench answer step over the retrieved nodes"
+    )
     max_nodes: int = Field(20, ge=1, le=200, description="answer step: retrieved nodes put in the prompt")
     text_chars: int = Field(1500, ge=50, description="answer step: characters of each node shown")
-    context_window: int = Field(DEFAULT_CONTEXT_WINDOW, ge=256, description="the model's context window in tokens: "
-                                "LlamaIndex splits a longer context over several prompts")
-    live_spans: bool = Field(True, description="keep OpenInference's live spans of the pipeline, with real "
-                             "times, for `provbench traces` (when the otel extra is installed)")
+    context_window: int = Field(
+        DEFAULT_CONTEXT_WINDOW,
+        ge=256,
+        description="the model's context window in tokens: LlamaIndex splits a longer context over several prompts",
+    )
+    live_spans: bool = Field(
+        True,
+        description="keep OpenInference's live spans of the pipeline, with real "
+        "times, for `provbench traces` (when the otel extra is installed)",
+    )
 
     @field_validator("factory")
     @classmethod
@@ -119,18 +130,32 @@ class LlamaIndexSystem(OneShotSystem):
             return self.run_pipeline(question, env, trace)
 
     def run_pipeline(self, question: Question, env: Environment, trace: Trace) -> Trace:
-        from provbench.integrations.llamaindex import (capture_trace, llamaindex_embedding, llamaindex_llm,
-                                                       property_graph_index)
+        from provbench.integrations.llamaindex import (
+            capture_trace,
+            llamaindex_embedding,
+            llamaindex_llm,
+            property_graph_index,
+        )
 
         opts = self.options
-        llm = llamaindex_llm(env.llm, max_tokens=opts.max_tokens, temperature=opts.temperature, seed=env.seed,
-                             context_window=opts.context_window)
+        llm = llamaindex_llm(
+            env.llm,
+            max_tokens=opts.max_tokens,
+            temperature=opts.temperature,
+            seed=env.seed,
+            context_window=opts.context_window,
+        )
         shown: list[tuple[str, Any]] = []
         with capture_trace(trace) as capture:
             try:
                 embed_model = llamaindex_embedding()
-                pipeline = call_factory(resolve_factory(opts.factory), property_graph_index(env.view, llm, embed_model),
-                                        llm, embed_model, opts.factory_options)
+                pipeline = call_factory(
+                    resolve_factory(opts.factory),
+                    property_graph_index(env.view, llm, embed_model),
+                    llm,
+                    embed_model,
+                    opts.factory_options,
+                )
                 if self.mode(pipeline) == "response":
                     self.answer_from_response(pipeline.query(pipeline_query(question)), trace, capture)
                     return trace
@@ -143,8 +168,10 @@ class LlamaIndexSystem(OneShotSystem):
     def mode(self, pipeline: Any) -> str:
         engine, retriever = callable(getattr(pipeline, "query", None)), callable(getattr(pipeline, "retrieve", None))
         if not (engine or retriever):
-            raise TypeError(f"the factory returned a {type(pipeline).__name__}: expected a LlamaIndex query engine "
-                            "(with .query) or retriever (with .retrieve)")
+            raise TypeError(
+                f"the factory returned a {type(pipeline).__name__}: expected a LlamaIndex query engine "
+                "(with .query) or retriever (with .retrieve)"
+            )
         if self.options.answer == "auto":
             return "response" if engine else "answer-step"
         if self.options.answer == "response" and not engine:
@@ -161,10 +188,14 @@ class LlamaIndexSystem(OneShotSystem):
         text = response.response if isinstance(response.response, str) else str(response.response or "")
         sources = list(getattr(response, "source_nodes", None) or [])
         evidence = capture.evidence(sources)
-        trace.citations = Citations(entities=evidence.entities, relationships=evidence.relations,
-                                    text_units=evidence.text_units)
-        trace.add_step("generation", tool="llamaindex:query", result={"answer": text, "source_nodes": len(sources),
-                                                                      "citations": trace.citations.model_dump()})
+        trace.citations = Citations(
+            entities=evidence.entities, relationships=evidence.relations, text_units=evidence.text_units
+        )
+        trace.add_step(
+            "generation",
+            tool="llamaindex:query",
+            result={"answer": text, "source_nodes": len(sources), "citations": trace.citations.model_dump()},
+        )
         self.finish_answer(trace, "" if text.strip() == EMPTY_RESPONSE else text)
 
     # -- provbench's answer step ----------------------------------------------------------------------
@@ -180,22 +211,29 @@ class LlamaIndexSystem(OneShotSystem):
         capture.mark_reached(shown.values())
         return list(shown.items())
 
-    def answer_step(self, question: Question, env: Environment, trace: Trace, capture: Any,
-                    shown: list[tuple[str, Any]]) -> Trace:
+    def answer_step(
+        self, question: Question, env: Environment, trace: Trace, capture: Any, shown: list[tuple[str, Any]]
+    ) -> Trace:
         if not shown:
             trace.add_step("generation", tool="answer", result={"answer": None, "reason": "nothing retrieved"})
             self.finish_answer(trace, "")
             return trace
-        context = "\n\n".join(f"[{label}] {clip(node.node.get_content(), self.options.text_chars)}"
-                              for label, node in shown)
-        messages = [{"role": "system", "content": ANSWER_SYSTEM},
-                    {"role": "user", "content": ANSWER_USER.format(context=context, question=pipeline_query(question))}]
+        context = "\n\n".join(
+            f"[{label}] {clip(node.node.get_content(), self.options.text_chars)}" for label, node in shown
+        )
+        messages = [
+            {"role": "system", "content": ANSWER_SYSTEM},
+            {"role": "user", "content": ANSWER_USER.format(context=context, question=pipeline_query(question))},
+        ]
         ids = {label for label, _ in shown}
         trace = self.generate(env, trace, messages, shown={"text_units": ids, "relationships": ids})
-        cited = [node for label, node in shown if label in {*trace.citations.text_units, *trace.citations.relationships}]
+        cited = [
+            node for label, node in shown if label in {*trace.citations.text_units, *trace.citations.relationships}
+        ]
         evidence = capture.evidence(cited)
-        trace.citations = Citations(entities=evidence.entities, relationships=evidence.relations,
-                                    text_units=evidence.text_units)
+        trace.citations = Citations(
+            entities=evidence.entities, relationships=evidence.relations, text_units=evidence.text_units
+        )
         return trace
 
 
@@ -210,6 +248,10 @@ def fail(trace: Trace, exc: Exception) -> None:
     cause: BaseException | None = exc
     while cause is not None and not isinstance(cause, LLMError):
         cause = cause.__cause__ or cause.__context__
-    what = f"LLM call failed: {cause}" if cause is not None else f"the LlamaIndex pipeline raised {type(exc).__name__}: {exc}"
+    what = (
+        f"LLM call failed: {cause}"
+        if cause is not None
+        else f"the LlamaIndex pipeline raised {type(exc).__name__}: {exc}"
+    )
     trace.add_step("error", tool="llamaindex", error=what[:2000])
     trace.outcome, trace.error = "failed", what[:2000]

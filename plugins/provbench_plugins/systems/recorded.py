@@ -144,7 +144,10 @@ class RecordedSystem(System):
         trace = Trace(question_id=question.id, system=self.name)
         recorded = self.answers.get(question.id)
         if recorded is None:
-            trace.outcome, trace.error = "failed", f"no recorded answer for question {question.id!r} in {self.options.path}"
+            trace.outcome, trace.error = (
+                "failed",
+                f"no recorded answer for question {question.id!r} in {self.options.path}",
+            )
             return trace
         resolver, unmapped = EvidenceResolver(env.view), []
 
@@ -160,8 +163,13 @@ class RecordedSystem(System):
         for step in recorded.trajectory:
             shown = items(step.shown)
             grouped = {kind: [i for k, i in shown if k == kind] for kind in KINDS}
-            trace.add_step("tool_call" if step.tool else "retrieval", tool=step.tool, arguments=step.arguments,
-                           thought=step.thought, shown={k: v for k, v in grouped.items() if v})
+            trace.add_step(
+                "tool_call" if step.tool else "retrieval",
+                tool=step.tool,
+                arguments=step.arguments,
+                thought=step.thought,
+                shown={k: v for k, v in grouped.items() if v},
+            )
             self._read(trace, shown)
         self._read(trace, items(recorded.contexts))
         for kind, item_id in items(recorded.citations):

@@ -62,23 +62,42 @@ class GoldPathFollowed(Claim):
         from provbench.results.stats import paired_permutation
 
         o = self.options
-        coverage = {c: runs.scores(c, o.system, BASELINE, "gold.path_coverage", questions=runs.run(c).question_ids)
-                    for c in (o.follower, o.wanderer)}
+        coverage = {
+            c: runs.scores(c, o.system, BASELINE, "gold.path_coverage", questions=runs.run(c).question_ids)
+            for c in (o.follower, o.wanderer)
+        }
         test = paired_permutation(coverage[o.follower], coverage[o.wanderer], resamples=o.resamples)
         means = {c: fmean(v.values()) if v else None for c, v in coverage.items()}
-        shown = lambda c: f"mean gold-path coverage {means[c]:.2f} over {len(coverage[c])} question(s)" \
-            if means[c] is not None else "no question with a mapped gold chain"  # noqa: E731 - a closure
+
+        def shown(c: str) -> str:
+            if means[c] is None:
+                return "no question with a mapped gold chain"
+            return f"mean gold-path coverage {means[c]:.2f} over {len(coverage[c])} question(s)"
+
         follower_ok = means[o.follower] is not None and means[o.follower] >= o.min_coverage
-        apart = test.n > 0 and test.p_value is not None and test.p_value < o.alpha and test.difference >= o.min_difference
+        apart = (
+            test.n > 0 and test.p_value is not None and test.p_value < o.alpha and test.difference >= o.min_difference
+        )
         return [
-            Verdict(claim=self.name, control=o.follower, p_value=test.p_value, passed=follower_ok,
-                    expected=f"{o.system} follows the gold chain: mean gold-path coverage >= {o.min_coverage:g}",
-                    observed=shown(o.follower)),
-            Verdict(claim=self.name, control=o.wanderer, p_value=test.p_value, passed=apart,
-                    expected=f"{o.system} does not: coverage at least {o.min_difference:g} below {o.follower}'s "
-                             f"(one-sided paired permutation test, p < {o.alpha:g})",
-                    observed=f"{shown(o.wanderer)}; {test.mean_a:.2f} vs {test.mean_b:.2f} over {test.n} paired"
-                    if test.n else shown(o.wanderer)),
+            Verdict(
+                claim=self.name,
+                control=o.follower,
+                p_value=test.p_value,
+                passed=follower_ok,
+                expected=f"{o.system} follows the gold chain: mean gold-path coverage >= {o.min_coverage:g}",
+                observed=shown(o.follower),
+            ),
+            Verdict(
+                claim=self.name,
+                control=o.wanderer,
+                p_value=test.p_value,
+                passed=apart,
+                expected=f"{o.system} does not: coverage at least {o.min_difference:g} below {o.follower}'s "
+                f"(one-sided paired permutation test, p < {o.alpha:g})",
+                observed=f"{shown(o.wanderer)}; {test.mean_a:.2f} vs {test.mean_b:.2f} over {test.n} paired"
+                if test.n
+                else shown(o.wanderer),
+            ),
         ]
 
 
@@ -90,9 +109,12 @@ class CriticalOptions(BaseModel):
     follower: str = Field("oracle", description="a control whose answers rest on the gold evidence")
     blind: str = Field("random", description="a control whose answers rest on everything in its prompt")
     min_precision: float = Field(1.0, ge=0, le=1, description="share of the follower's critical steps that held gold")
-    min_recall: float = Field(0.9, ge=0, le=1, description="share of the follower's gold-holding steps that are critical")
-    min_blind_change: float = Field(0.5, ge=0, le=1,
-                                    description="share of the blind control's gold-less steps whose removal changes it")
+    min_recall: float = Field(
+        0.9, ge=0, le=1, description="share of the follower's gold-holding steps that are critical"
+    )
+    min_blind_change: float = Field(
+        0.5, ge=0, le=1, description="share of the blind control's gold-less steps whose removal changes it"
+    )
 
 
 class CriticalStepsHoldGold(Claim):
@@ -110,8 +132,12 @@ class CriticalStepsHoldGold(Claim):
         """The step condition must show its effect, and the follower's critical steps must be the gold ones
         (swapped for the blind control's, they are not)."""
         o = self.options
-        return ClaimAbout(conditions=(o.condition,), positive_conditions=(o.condition,),
-                          positive_controls=(o.follower,), negative_controls=(o.blind,))
+        return ClaimAbout(
+            conditions=(o.condition,),
+            positive_conditions=(o.condition,),
+            positive_controls=(o.follower,),
+            negative_controls=(o.blind,),
+        )
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
         return [self.follower_verdict(runs), self.blind_verdict(runs)]
@@ -120,8 +146,9 @@ class CriticalStepsHoldGold(Claim):
         """(held gold, changed) -> units; units; failed units (left out)."""
         run = runs.run(control)
         analysed = set(run.analysed)
-        dep = step_dependence(r for r in run.select(self.options.system, self.options.condition)
-                              if r.key.question_id in analysed)
+        dep = step_dependence(
+            r for r in run.select(self.options.system, self.options.condition) if r.key.question_id in analysed
+        )
         return dep.with_gold, dep.units, dep.failed
 
     def follower_verdict(self, runs: ControlRuns) -> Verdict:
@@ -131,13 +158,19 @@ class CriticalStepsHoldGold(Claim):
         holding = table[(True, True)] + table[(True, False)]
         precision = table[(True, True)] / critical if critical else None
         recall = table[(True, True)] / holding if holding else None
-        passed = precision is not None and precision >= o.min_precision and recall is not None and recall >= o.min_recall
+        passed = (
+            precision is not None and precision >= o.min_precision and recall is not None and recall >= o.min_recall
+        )
         return Verdict(
-            claim=self.name, control=o.follower, p_value=_fisher(table), passed=passed,
+            claim=self.name,
+            control=o.follower,
+            p_value=_fisher(table),
+            passed=passed,
             expected=f"under {o.condition}, its answer changes only when the left-out step held gold (>= "
-                     f"{o.min_precision:g} of critical steps) and when one did (>= {o.min_recall:g} of gold-holding steps)",
+            f"{o.min_precision:g} of critical steps) and when one did (>= {o.min_recall:g} of gold-holding steps)",
             observed=f"{table[(True, True)]}/{critical} critical step(s) held gold; {table[(True, True)]}/{holding} "
-                     f"gold-holding step(s) critical; {units} unit(s), {failed} failed")
+            f"gold-holding step(s) critical; {units} unit(s), {failed} failed",
+        )
 
     def blind_verdict(self, runs: ControlRuns) -> Verdict:
         o = self.options
@@ -145,12 +178,15 @@ class CriticalStepsHoldGold(Claim):
         gold_less = table[(False, True)] + table[(False, False)]
         share = table[(False, True)] / gold_less if gold_less else None
         return Verdict(
-            claim=self.name, control=o.blind, p_value=_fisher(table),
+            claim=self.name,
+            control=o.blind,
+            p_value=_fisher(table),
             passed=share is not None and share >= o.min_blind_change,
             expected=f"under {o.condition}, leaving out a step that held no gold changes its answer too (>= "
-                     f"{o.min_blind_change:g} of such steps): criticality alone does not single out gold",
+            f"{o.min_blind_change:g} of such steps): criticality alone does not single out gold",
             observed=f"{table[(False, True)]}/{gold_less} gold-less step(s) changed its answer; "
-                     f"{table[(True, True)]}/{table[(True, True)] + table[(True, False)]} gold-holding ones did")
+            f"{table[(True, True)]}/{table[(True, True)] + table[(True, False)]} gold-holding ones did",
+        )
 
 
 def _fisher(table) -> float | None:

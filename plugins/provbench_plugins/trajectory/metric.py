@@ -40,8 +40,9 @@ ALL_SYSTEMS = "all"
 class GoldTrajectoryOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    conditions: list[str] | Literal["all"] = Field(default_factory=lambda: [BASELINE],
-                                                   description="run conditions whose trajectories are scored")
+    conditions: list[str] | Literal["all"] = Field(
+        default_factory=lambda: [BASELINE], description="run conditions whose trajectories are scored"
+    )
 
 
 class GoldTrajectory(Metric):
@@ -62,8 +63,13 @@ class GoldTrajectory(Metric):
         step = left_out_step(record)
         if step is not None:
             hidden = record.variant.data.get("hidden", {})
-            out[GOLD_ITEMS] = float(sum(len(set(ids) & gold.ids(kind)) for kind, ids in hidden.items()
-                                        if kind in ("entity", "relationship", "text_unit")))
+            out[GOLD_ITEMS] = float(
+                sum(
+                    len(set(ids) & gold.ids(kind))
+                    for kind, ids in hidden.items()
+                    if kind in ("entity", "relationship", "text_unit")
+                )
+            )
         if record.trace is not None and record.status == "ok" and self.scored(record.key.condition):
             out.update(score_trajectory(record.trace, gold).scores())
         return out
@@ -81,8 +87,9 @@ class GoldTrajectory(Metric):
             values += dependence_values(results.select(system, condition), system, condition)
         return values
 
-    def trajectory_values(self, results: Results, system: str, condition: str,
-                          golds: dict[str, MappedGold | None]) -> list[MetricValue]:
+    def trajectory_values(
+        self, results: Results, system: str, condition: str, golds: dict[str, MappedGold | None]
+    ) -> list[MetricValue]:
         scores: list[TrajectoryScore] = []
         for record in results.select(system, condition):
             gold = golds.get(record.key.question_id)
@@ -102,10 +109,17 @@ class GoldTrajectory(Metric):
         out.append(value("path_coverage", _sum(s.path for s in scores)))
         complete = [s.first_complete_step for s in scores if s.first_complete_step is not None]
         out.append(value("complete", Ratio(len(complete), len(scores))))
-        out.append(MetricValue(metric=f"{PREFIX}.first_complete_step", system=system, condition=condition,
-                               value=round(fmean(complete), 6) if complete else None, denominator=len(complete),
-                               detail={"steps": sorted(complete)},
-                               note="" if complete else "no trajectory's gold evidence got complete"))
+        out.append(
+            MetricValue(
+                metric=f"{PREFIX}.first_complete_step",
+                system=system,
+                condition=condition,
+                value=round(fmean(complete), 6) if complete else None,
+                denominator=len(complete),
+                detail={"steps": sorted(complete)},
+                note="" if complete else "no trajectory's gold evidence got complete",
+            )
+        )
         out.append(value("wasted_steps", _sum(s.wasted for s in scores), unit="retrieval steps"))
         return out
 
@@ -123,9 +137,15 @@ def _sum(ratios: Any) -> Ratio:
 
 def _ratio_value(name: str, system: str, condition: str, ratio: Ratio, unit: str = "") -> MetricValue:
     note = "" if ratio.total else f"nothing to count{f' ({unit})' if unit else ''}"
-    return MetricValue(metric=f"{PREFIX}.{name}", system=system, condition=condition,
-                       value=None if ratio.value is None else round(ratio.value, 6), numerator=ratio.hits,
-                       denominator=ratio.total, note=note)
+    return MetricValue(
+        metric=f"{PREFIX}.{name}",
+        system=system,
+        condition=condition,
+        value=None if ratio.value is None else round(ratio.value, 6),
+        numerator=ratio.hits,
+        denominator=ratio.total,
+        note=note,
+    )
 
 
 def mapping_value(golds: dict[str, MappedGold | None]) -> MetricValue:
@@ -139,30 +159,59 @@ def mapping_value(golds: dict[str, MappedGold | None]) -> MetricValue:
     by_endpoints = sum(1 for g in with_gold for h in g.hops if h.mapped and not h.by_label)
     mapped, total = sum(t[0] for t in totals.values()), sum(t[1] for t in totals.values())
     detail = {kind: {"mapped": m, "total": t} for kind, (m, t) in totals.items() if t}
-    detail.update({"questions": len(golds), "questions_with_gold": len(with_gold),
-                   "questions_with_mapped_gold": sum(g.any_mapped for g in with_gold),
-                   "triples_mapped_by_endpoints": by_endpoints,
-                   "unmapped": {qid: unmapped_items(g) for qid, g in golds.items() if g is not None and unmapped_items(g)}})
-    return MetricValue(metric=f"{PREFIX}.mapping", system=ALL_SYSTEMS, value=round(mapped / total, 6) if total else None,
-                       numerator=mapped, denominator=total, detail=detail,
-                       note="" if total else "no question of this run has gold evidence")
+    detail.update(
+        {
+            "questions": len(golds),
+            "questions_with_gold": len(with_gold),
+            "questions_with_mapped_gold": sum(g.any_mapped for g in with_gold),
+            "triples_mapped_by_endpoints": by_endpoints,
+            "unmapped": {qid: unmapped_items(g) for qid, g in golds.items() if g is not None and unmapped_items(g)},
+        }
+    )
+    return MetricValue(
+        metric=f"{PREFIX}.mapping",
+        system=ALL_SYSTEMS,
+        value=round(mapped / total, 6) if total else None,
+        numerator=mapped,
+        denominator=total,
+        detail=detail,
+        note="" if total else "no question of this run has gold evidence",
+    )
 
 
 def dependence_values(records: list[RunRecord], system: str, condition: str) -> list[MetricValue]:
     dep = step_dependence(records)
     most = dep.most_critical()
-    detail = {"units": dep.units, "changed": dep.changed, "failed": dep.failed,
-              "critical_positions": dep.position_counts(),
-              "left_out_with_gold": {f"{'gold' if g else 'no gold'}, {'changed' if c else 'unchanged'}": n
-                                     for (g, c), n in sorted(dep.with_gold.items())}}
+    detail = {
+        "units": dep.units,
+        "changed": dep.changed,
+        "failed": dep.failed,
+        "critical_positions": dep.position_counts(),
+        "left_out_with_gold": {
+            f"{'gold' if g else 'no gold'}, {'changed' if c else 'unchanged'}": n
+            for (g, c), n in sorted(dep.with_gold.items())
+        },
+    }
     return [
-        MetricValue(metric=f"{PREFIX}.single_step_dependence", system=system, condition=condition,
-                    value=round(dep.dependent / dep.questions, 6) if dep.questions else None,
-                    numerator=dep.dependent, denominator=dep.questions, detail=detail,
-                    note="" if dep.questions else "no leave-one-step-out unit ran"),
-        MetricValue(metric=f"{PREFIX}.critical_step", system=system, condition=condition,
-                    value=None if most is None else float(most[0]), denominator=dep.questions,
-                    detail={"critical_positions": dep.position_counts(), "questions": None if most is None else most[1]},
-                    note="no step was critical" if most is None else
-                    f"step {most[0]} was critical for {most[1]} of {dep.questions} question(s)"),
+        MetricValue(
+            metric=f"{PREFIX}.single_step_dependence",
+            system=system,
+            condition=condition,
+            value=round(dep.dependent / dep.questions, 6) if dep.questions else None,
+            numerator=dep.dependent,
+            denominator=dep.questions,
+            detail=detail,
+            note="" if dep.questions else "no leave-one-step-out unit ran",
+        ),
+        MetricValue(
+            metric=f"{PREFIX}.critical_step",
+            system=system,
+            condition=condition,
+            value=None if most is None else float(most[0]),
+            denominator=dep.questions,
+            detail={"critical_positions": dep.position_counts(), "questions": None if most is None else most[1]},
+            note="no step was critical"
+            if most is None
+            else f"step {most[0]} was critical for {most[1]} of {dep.questions} question(s)",
+        ),
     ]

@@ -23,24 +23,40 @@ KIND_WORDS = {"entity": "entities", "relationship": "relations", "text_unit": "t
 
 
 def trajectory_section(run: RunData) -> list[Section]:
-    values = {(v["metric"].removeprefix(PREFIX + "."), v["system"], v["condition"]): v
-              for v in run.metric_values(prefix=PREFIX + ".")}
+    values = {
+        (v["metric"].removeprefix(PREFIX + "."), v["system"], v["condition"]): v
+        for v in run.metric_values(prefix=PREFIX + ".")
+    }
     if not values:
         return []
     mapping = values.get(("mapping", ALL_SYSTEMS, BASELINE))
     blocks: list[Any] = [Text(text=mapping_text(mapping))]
     unmapped = ((mapping or {}).get("detail") or {}).get("unmapped") or {}
     if unmapped:  # listed, never dropped silently: these questions' gold scores count only what mapped
-        blocks.append(Table(columns=["Question", "Gold the knowledge base does not hold"], numeric_from=2,
-                            rows=[[qid, "; ".join(items)] for qid, items in unmapped.items()],
-                            css_class="trajectory-unmapped"))
+        blocks.append(
+            Table(
+                columns=["Question", "Gold the knowledge base does not hold"],
+                numeric_from=2,
+                rows=[[qid, "; ".join(items)] for qid, items in unmapped.items()],
+                css_class="trajectory-unmapped",
+            )
+        )
     systems = [s for s in run.systems if any(k[1] == s for k in values)]
     if systems:
         blocks += [summary_table(values, systems), recall_table(values, systems)]
-    return [Section(id="trajectory-gold", title="Trajectory against gold", blocks=blocks, order=62, intro=(
-        "Each trajectory scored against its question's gold evidence mapped onto the knowledge base "
-        "(definitions: docs/provenance.md, section 7). Gold the knowledge base does not hold never counts as "
-        "a miss. Each question's page draws the trajectories against the gold chain."))]
+    return [
+        Section(
+            id="trajectory-gold",
+            title="Trajectory against gold",
+            blocks=blocks,
+            order=62,
+            intro=(
+                "Each trajectory scored against its question's gold evidence mapped onto the knowledge base "
+                "(definitions: docs/provenance.md, section 7). Gold the knowledge base does not hold never counts as "
+                "a miss. Each question's page draws the trajectories against the gold chain."
+            ),
+        )
+    ]
 
 
 def mapping_text(v: dict[str, Any] | None) -> str:
@@ -49,10 +65,15 @@ def mapping_text(v: dict[str, Any] | None) -> str:
     d = v.get("detail") or {}
     parts = [f"{d[k]['mapped']}/{d[k]['total']} {k}" for k in ("sentences", "triples", "entities") if k in d]
     endpoints = d.get("triples_mapped_by_endpoints", 0)
-    return (f"Gold mapped onto the knowledge base: {', '.join(parts)} ({100 * v['value']:.0f}% of the gold items; "
-            f"{d.get('questions_with_mapped_gold', 0)} of {d.get('questions', 0)} questions have some)."
-            + (f" {endpoints} triple(s) mapped by their ends only: the knowledge base labels that relation otherwise."
-               if endpoints else ""))
+    return (
+        f"Gold mapped onto the knowledge base: {', '.join(parts)} ({100 * v['value']:.0f}% of the gold items; "
+        f"{d.get('questions_with_mapped_gold', 0)} of {d.get('questions', 0)} questions have some)."
+        + (
+            f" {endpoints} triple(s) mapped by their ends only: the knowledge base labels that relation otherwise."
+            if endpoints
+            else ""
+        )
+    )
 
 
 def _cell(v: dict[str, Any] | None, percent: bool = True) -> Cell:
@@ -60,7 +81,9 @@ def _cell(v: dict[str, Any] | None, percent: bool = True) -> Cell:
         return Cell(note="not in this run")
     if v.get("value") is None:
         return Cell(note=v.get("note", ""))
-    counts = f"{v['numerator']:g}/{v['denominator']:g}" if v.get("numerator") is not None and v.get("denominator") else ""
+    counts = (
+        f"{v['numerator']:g}/{v['denominator']:g}" if v.get("numerator") is not None and v.get("denominator") else ""
+    )
     text = f"{100 * v['value']:.0f}%" if percent else f"{v['value']:.2f}"
     return Cell(text=text, counts=counts, note=v.get("note", ""))
 
@@ -74,22 +97,37 @@ def summary_table(values: dict, systems: list[str]) -> Table:
     for system in systems:
         get = lambda name, condition=BASELINE: values.get((name, system, condition))  # noqa: E731, B023 - this row's look-up, used before the loop moves on
         first = get("first_complete_step")
-        cells = [system, _cell(get("path_coverage")), _cell(get("complete")),
-                 Cell(text=f"{first['value']:.1f}", counts=f"n={first['denominator']:g}")
-                 if first and first.get("value") is not None else _cell(first), _cell(get("wasted_steps"))]
+        cells = [
+            system,
+            _cell(get("path_coverage")),
+            _cell(get("complete")),
+            Cell(text=f"{first['value']:.1f}", counts=f"n={first['denominator']:g}")
+            if first and first.get("value") is not None
+            else _cell(first),
+            _cell(get("wasted_steps")),
+        ]
         for condition in step_conditions:
             critical = get("critical_step", condition)
-            cells += [_cell(get("single_step_dependence", condition)),
-                      Cell(text=f"step {critical['value']:g}", note=critical.get("note", ""))
-                      if critical and critical.get("value") is not None else _cell(critical)]
+            cells += [
+                _cell(get("single_step_dependence", condition)),
+                Cell(text=f"step {critical['value']:g}", note=critical.get("note", ""))
+                if critical and critical.get("value") is not None
+                else _cell(critical),
+            ]
         rows.append(Row(cells=cells))
-    return Table(columns=columns, rows=rows, css_class="trajectory-gold", caption=(
-        "Baseline trajectories. Path coverage: gold triples (hops) whose relation the trajectory retrieved, "
-        "over the mapped ones. Evidence complete: trajectories after which one gold alternative was complete; "
-        "first complete step: its mean step index (as on the question pages). Wasted steps: retrieval steps "
-        "that showed no gold and led to no step that did. Single-step dependence: questions whose answer "
-        "changes when one step is left out (its results hidden from then on, the run resumed from there); "
-        "the most often critical step is the step index whose removal changed the most answers."))
+    return Table(
+        columns=columns,
+        rows=rows,
+        css_class="trajectory-gold",
+        caption=(
+            "Baseline trajectories. Path coverage: gold triples (hops) whose relation the trajectory retrieved, "
+            "over the mapped ones. Evidence complete: trajectories after which one gold alternative was complete; "
+            "first complete step: its mean step index (as on the question pages). Wasted steps: retrieval steps "
+            "that showed no gold and led to no step that did. Single-step dependence: questions whose answer "
+            "changes when one step is left out (its results hidden from then on, the run resumed from there); "
+            "the most often critical step is the step index whose removal changed the most answers."
+        ),
+    )
 
 
 def recall_table(values: dict, systems: list[str]) -> Table:
@@ -107,7 +145,14 @@ def recall_table(values: dict, systems: list[str]) -> Table:
                 counts = rc.counts + (f" · {_cell(p).counts}" if p is not None and _cell(p).counts else "")
                 cells.append(Cell(text=text, counts=counts, note=rc.note))
             rows.append(Row(cells=cells))
-    return Table(columns=["Stage", "Gold kind", *systems], rows=rows, numeric_from=2, css_class="trajectory-recall",
-                 caption=("Recall (R: mapped gold items the stage holds) and precision (P: the stage's items that "
-                          "are gold), micro-averaged over baseline trajectories. Sentences count once a text unit "
-                          "holding them is in the stage."))
+    return Table(
+        columns=["Stage", "Gold kind", *systems],
+        rows=rows,
+        numeric_from=2,
+        css_class="trajectory-recall",
+        caption=(
+            "Recall (R: mapped gold items the stage holds) and precision (P: the stage's items that "
+            "are gold), micro-averaged over baseline trajectories. Sentences count once a text unit "
+            "holding them is in the stage."
+        ),
+    )

@@ -32,8 +32,12 @@ from provbench.trajectory import LEFT_OUT_STEP, new_items
 if TYPE_CHECKING:
     from provbench.kb import GraphView
 
-HIDE_ARGUMENT = {"entity": "entities", "relationship": "relations", "text_unit": "text_units",
-                 "community": "communities"}
+HIDE_ARGUMENT = {
+    "entity": "entities",
+    "relationship": "relations",
+    "text_unit": "text_units",
+    "community": "communities",
+}
 
 
 class LeaveOneStepOut(Intervention):
@@ -52,17 +56,25 @@ class LeaveOneStepOut(Intervention):
                 continue
             count = sum(map(len, hidden.values()))
             what = "; ".join(f"{len(ids)} {kind.replace('_', ' ')}(s)" for kind, ids in hidden.items())
-            found.append(Variant(
-                id=f"step:{step.index}",
-                description=f"step {step.index} ({step.tool or step.kind}) left out: the {count} item(s) it "
-                            f"first showed ({what}) hidden from then on"
-                            + ("; later actions replayed" if self.replay_rest else ""),
-                data={LEFT_OUT_STEP: step.index, "tool": step.tool or step.kind, "hidden": hidden,
-                      "replay_rest": self.replay_rest}))
+            found.append(
+                Variant(
+                    id=f"step:{step.index}",
+                    description=f"step {step.index} ({step.tool or step.kind}) left out: the {count} item(s) it "
+                    f"first showed ({what}) hidden from then on"
+                    + ("; later actions replayed" if self.replay_rest else ""),
+                    data={
+                        LEFT_OUT_STEP: step.index,
+                        "tool": step.tool or step.kind,
+                        "hidden": hidden,
+                        "replay_rest": self.replay_rest,
+                    },
+                )
+            )
         return found
 
-    def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random,
-                  **kwargs: Any) -> "GraphView":
+    def make_view(
+        self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random, **kwargs: Any
+    ) -> "GraphView":
         hidden = kwargs["variant"].data["hidden"]
         return view.hide(**{HIDE_ARGUMENT[kind]: ids for kind, ids in hidden.items()})
 

@@ -39,7 +39,9 @@ KIND_ORDER = ("answerable", "deep", "unanswerable", "stale", "too-deep")  # the 
 
 
 def concept_rows(tracks: Tracks) -> list[list[str]]:
-    rows = [[cid, name, kind, description, "|".join(aliases)] for cid, name, kind, description, aliases in core.CONCEPTS]
+    rows = [
+        [cid, name, kind, description, "|".join(aliases)] for cid, name, kind, description, aliases in core.CONCEPTS
+    ]
     return rows + [[u.id, u.name, u.kind, u.description, ""] for u in tracks.units.values()]
 
 
@@ -48,8 +50,10 @@ def edge_rows(tracks: Tracks) -> list[list[str]]:
     for eid, source, relation, target, valid, invalidated in core.EDGES:
         recorded = date.fromisoformat(valid) + timedelta(days=core.RECORDED_AFTER_DAYS)
         rows.append([eid, source, relation, target, valid, recorded.isoformat(), invalidated or ""])
-    return rows + [[e.id, e.source, e.relation, e.target, e.valid_from, e.recorded_at, e.invalidated_at or ""]
-                   for e in tracks.edges]
+    return rows + [
+        [e.id, e.source, e.relation, e.target, e.valid_from, e.recorded_at, e.invalidated_at or ""]
+        for e in tracks.edges
+    ]
 
 
 def question_records(tracks: Tracks) -> list[dict]:
@@ -57,8 +61,13 @@ def question_records(tracks: Tracks) -> list[dict]:
     for number, record in enumerate(tracks.questions, start=FIRST_GENERATED_QUESTION):
         record["id"] = f"cm-{number:02d}"
     core_unanswerable = list(core.UNANSWERABLE)
-    groups = {"answerable": list(core.ANSWERABLE), "deep": [], "unanswerable": core_unanswerable, "stale": [],
-              "too-deep": []}
+    groups = {
+        "answerable": list(core.ANSWERABLE),
+        "deep": [],
+        "unanswerable": core_unanswerable,
+        "stale": [],
+        "too-deep": [],
+    }
     for record in tracks.questions:
         groups[record["type"]].append(record)
     ordered: list[dict] = []
@@ -75,8 +84,11 @@ def write_curriculum(out: Path, seed: int = MINI_SEED, **counts: int) -> Path:
     tracks = generate_tracks(random.Random(seed), len(core.EDGES) + 1, core_names, **chosen)
     out.mkdir(parents=True, exist_ok=True)
     _write_csv(out / "concepts.csv", ["id", "name", "kind", "description", "aliases"], concept_rows(tracks))
-    _write_csv(out / "edges.csv", ["id", "source", "relation", "target", "valid_from", "recorded_at", "invalidated_at"],
-               edge_rows(tracks))
+    _write_csv(
+        out / "edges.csv",
+        ["id", "source", "relation", "target", "valid_from", "recorded_at", "invalidated_at"],
+        edge_rows(tracks),
+    )
     with (out / "questions.jsonl").open("w", encoding="utf-8") as handle:
         for record in question_records(tracks):
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -91,8 +103,10 @@ def _write_csv(path: Path, header: list[str], rows: list[list[str]]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m provbench_tools.curriculum",
-                                     description="Write curriculum-mini: a concept graph and questions with gold chains.")
+    parser = argparse.ArgumentParser(
+        prog="python -m provbench_tools.curriculum",
+        description="Write curriculum-mini: a concept graph and questions with gold chains.",
+    )
     parser.add_argument("out", type=Path, nargs="?", default=Path("datasets/curriculum-mini"))
     parser.add_argument("--seed", type=int, default=MINI_SEED)
     args = parser.parse_args(argv)

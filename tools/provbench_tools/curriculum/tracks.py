@@ -34,10 +34,46 @@ import random
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-SYLLABLES = ("tor", "va", "nel", "mir", "ka", "sel", "dor", "qua", "ren", "ost", "lu", "bra", "fen", "zi",
-             "hal", "mon", "tri", "vek", "ul", "sar", "po", "ith", "gar", "wen")
-UNIT_NOUNS = ("Foundations", "Workshop", "Lab", "Studio", "Seminar", "Clinic", "Practicum", "Capstone", "Primer",
-              "Tutorial", "Colloquium", "Intensive")
+SYLLABLES = (
+    "tor",
+    "va",
+    "nel",
+    "mir",
+    "ka",
+    "sel",
+    "dor",
+    "qua",
+    "ren",
+    "ost",
+    "lu",
+    "bra",
+    "fen",
+    "zi",
+    "hal",
+    "mon",
+    "tri",
+    "vek",
+    "ul",
+    "sar",
+    "po",
+    "ith",
+    "gar",
+    "wen",
+)
+UNIT_NOUNS = (
+    "Foundations",
+    "Workshop",
+    "Lab",
+    "Studio",
+    "Seminar",
+    "Clinic",
+    "Practicum",
+    "Capstone",
+    "Primer",
+    "Tutorial",
+    "Colloquium",
+    "Intensive",
+)
 # (relation, forward?) -> how the question words the step (forward: the unit is the edge's source), in
 # words that name no relation type: "X prerequisite Y" reads "Y requires X", "X builds_on Y" "X extends
 # Y", "X part_of Y" "Y contains X"
@@ -110,25 +146,39 @@ class Tracks:
         self.units[uid] = Unit(uid, name, kind, description.format(name=name), level)
         return uid
 
-    def edge(self, source: str, relation: str, target: str, valid: date | None = None,
-             invalidated: date | None = None) -> Edge:
+    def edge(
+        self, source: str, relation: str, target: str, valid: date | None = None, invalidated: date | None = None
+    ) -> Edge:
         valid = valid or FIRST_DAY + timedelta(days=self.rng.randrange((LAST_DAY - FIRST_DAY).days + 1))
         recorded = valid + timedelta(days=self.rng.randint(0, RECORDING_LAG_DAYS))
-        made = Edge(str(self.next_edge), source, relation, target, valid.isoformat(), recorded.isoformat(),
-                    invalidated.isoformat() if invalidated else None)
+        made = Edge(
+            str(self.next_edge),
+            source,
+            relation,
+            target,
+            valid.isoformat(),
+            recorded.isoformat(),
+            invalidated.isoformat() if invalidated else None,
+        )
         self.next_edge += 1
         self.edges.append(made)
         return made
 
     def step_edge(self, current: str, step: tuple[str, bool], other: str, **stamps: date | None) -> Edge:
         relation, forward = step
-        return self.edge(current, relation, other, **stamps) if forward else self.edge(other, relation, current, **stamps)
+        return (
+            self.edge(current, relation, other, **stamps) if forward else self.edge(other, relation, current, **stamps)
+        )
 
     # -- electives ------------------------------------------------------------------------------
     def make_electives(self) -> None:
         for level in range(LEVELS):
-            self.electives.append([self.unit("elective", level, "An elective unit beside the tracks.")
-                                   for _ in range(ELECTIVES_PER_LEVEL)])
+            self.electives.append(
+                [
+                    self.unit("elective", level, "An elective unit beside the tracks.")
+                    for _ in range(ELECTIVES_PER_LEVEL)
+                ]
+            )
         linked: set[frozenset[str]] = set()
         for level, ids in enumerate(self.electives):
             for uid in ids:
@@ -169,8 +219,11 @@ class Tracks:
             chosen.append(self.rng.choice(options))
         return chosen
 
-    def track(self, steps: list[tuple[str, bool]], not_at_end: tuple[str, bool] | None = None,
-              ) -> tuple[list[str], list[Edge]]:
+    def track(
+        self,
+        steps: list[tuple[str, bool]],
+        not_at_end: tuple[str, bool] | None = None,
+    ) -> tuple[list[str], list[Edge]]:
         """A new track walking ``steps`` from a new first unit (level 0): its units and edges. No
         elective edge of the last unit is a ``not_at_end`` step (an unanswerable question asks for it)."""
         # descriptions never name the track: similarity search must not find a track's units together
@@ -184,14 +237,28 @@ class Tracks:
             self.surround(uid, level, FIRST_UNIT_ELECTIVES if level == 0 else UNIT_ELECTIVES, walked)
         return units, edges
 
-    def ask(self, kind: str, steps: list[tuple[str, bool]], units: list[str], edges: list[Edge],
-            answerable: bool = True, **extra: object) -> dict:
+    def ask(
+        self,
+        kind: str,
+        steps: list[tuple[str, bool]],
+        units: list[str],
+        edges: list[Edge],
+        answerable: bool = True,
+        **extra: object,
+    ) -> dict:
         walk = ", then to ".join(STEPS[s] for s in steps)
         question = f"Start at {self.units[units[0]].name}. Go to {walk}. Which unit do you reach?"
         record = {"id": "", "question": question, "answer": None, "answerable": False, "hops": 0, "type": kind}
         if answerable:
-            record = {"id": "", "question": question, "answer": self.units[units[-1]].name, "hops": len(edges),
-                      "type": kind, "chain_from": units[0], "chain": [e.id for e in edges]}
+            record = {
+                "id": "",
+                "question": question,
+                "answer": self.units[units[-1]].name,
+                "hops": len(edges),
+                "type": kind,
+                "chain_from": units[0],
+                "chain": [e.id for e in edges],
+            }
         record.update(extra)
         self.questions.append(record)
         return record
@@ -235,8 +302,15 @@ class Tracks:
         self.ask("unanswerable", [first_step, missing], units, edges, answerable=False)
 
 
-def generate_tracks(rng: random.Random, first_edge_id: int, core_names: set[str], deep: int, too_deep: int,
-                    stale: int, unanswerable: int) -> Tracks:
+def generate_tracks(
+    rng: random.Random,
+    first_edge_id: int,
+    core_names: set[str],
+    deep: int,
+    too_deep: int,
+    stale: int,
+    unanswerable: int,
+) -> Tracks:
     tracks = Tracks(rng, first_edge_id, set(core_names))
     tracks.make_electives()
     for i in range(deep):

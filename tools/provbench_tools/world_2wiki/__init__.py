@@ -42,13 +42,17 @@ from pathlib import Path
 from typing import Any
 
 from .questions import QuestionWriter
-from .world import (DEFAULT_PROPORTION, FAMILIES_PER_QUESTION, INFERENCE_SHARE, MINI_SEED, MINI_SIZE,
-                    PARAGRAPHS_PER_QUESTION, World)
+from .world import (
+    DEFAULT_PROPORTION,
+    FAMILIES_PER_QUESTION,
+    INFERENCE_SHARE,
+    MINI_SEED,
+    MINI_SIZE,
+    PARAGRAPHS_PER_QUESTION,
+    World,
+)
 
 __all__ = ["generate_world", "write_world", "resolve_mix", "MINI_SEED", "MINI_SIZE", "PARAGRAPHS_PER_QUESTION"]
-
-
-
 
 
 def resolve_mix(n_questions: int, mix: Sequence[int] | None) -> tuple[int, int, int]:
@@ -77,8 +81,9 @@ def _slots(counts: tuple[int, int, int]) -> list[tuple[str, str]]:
     return slots
 
 
-def generate_world(n_questions: int = MINI_SIZE, seed: int = MINI_SEED,
-                   mix: tuple[int, int, int] | None = None) -> list[dict[str, Any]]:
+def generate_world(
+    n_questions: int = MINI_SIZE, seed: int = MINI_SEED, mix: tuple[int, int, int] | None = None
+) -> list[dict[str, Any]]:
     """``n_questions`` 2Wiki records in a world invented from ``seed``, in the requested mix."""
     counts = resolve_mix(n_questions, mix)
     rng = random.Random(seed)
@@ -94,8 +99,9 @@ def generate_world(n_questions: int = MINI_SIZE, seed: int = MINI_SEED,
     return records
 
 
-def write_world(path: str | Path, n_questions: int = MINI_SIZE, seed: int = MINI_SEED,
-                mix: tuple[int, int, int] | None = None) -> Path:
+def write_world(
+    path: str | Path, n_questions: int = MINI_SIZE, seed: int = MINI_SEED, mix: tuple[int, int, int] | None = None
+) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     records = generate_world(n_questions, seed, mix)

@@ -9,8 +9,19 @@ from typing import Any
 
 from provbench_plugins.datasets.twowiki import selection
 
-from .world import (MAX_TRAPS, PARAGRAPHS_PER_QUESTION, Entity, Paragraph, Person, Route, Work, World, chain,
-                    label_of, neighbours)
+from .world import (
+    MAX_TRAPS,
+    PARAGRAPHS_PER_QUESTION,
+    Entity,
+    Paragraph,
+    Person,
+    Route,
+    Work,
+    World,
+    chain,
+    label_of,
+    neighbours,
+)
 
 
 # --- questions ------------------------------------------------------------------------------
@@ -46,8 +57,12 @@ BRIDGE_COMPARISON = (
     ("Which film has the director born later, {} or {}?", "film", ("director", "date of birth"), False),
     ("Which novel has the author born first, {} or {}?", "novel", ("author", "date of birth"), True),
 )
-TEMPLATES = {"compositional": COMPOSITIONAL, "inference": INFERENCE, "comparison": COMPARISON,
-             "bridge_comparison": BRIDGE_COMPARISON}
+TEMPLATES = {
+    "compositional": COMPOSITIONAL,
+    "inference": INFERENCE,
+    "comparison": COMPARISON,
+    "bridge_comparison": BRIDGE_COMPARISON,
+}
 
 
 @dataclass
@@ -124,15 +139,19 @@ class QuestionWriter:
         text, subjects, relations, earlier_wins = template
         first, second = self.rng.sample(self.subjects[subjects], 2)
         routes = [chain(first, relations), chain(second, relations)]
-        if None in routes or routes[0].end == routes[1].end \
-                or routes[0].facts[-1][0] is routes[1].facts[-1][0]:  # distinct dates and people
+        if (
+            None in routes or routes[0].end == routes[1].end or routes[0].facts[-1][0] is routes[1].facts[-1][0]
+        ):  # distinct dates and people
             return None
         if not self._fresh(text, *sorted((first.name, second.name))):
             return None
         winner = first if (routes[0].end < routes[1].end) == earlier_wins else second
         # 2Wiki order: both first hops, then both second hops
-        merged = Route([e for pair in zip(*(r.evidences for r in routes)) for e in pair],
-                       [f for pair in zip(*(r.facts for r in routes)) for f in pair], None)
+        merged = Route(
+            [e for pair in zip(*(r.evidences for r in routes)) for e in pair],
+            [f for pair in zip(*(r.facts for r in routes)) for f in pair],
+            None,
+        )
         ends = [e for e, _ in merged.facts]
         return Draft(qtype, text.format(first.name, second.name), winner.name, merged, ends)
 
@@ -185,12 +204,20 @@ class QuestionWriter:
                         seen.add(id(other))
                         found.append(other)
         self.rng.shuffle(found)
-        first = list(dict.fromkeys(x for e in draft.ends if isinstance(e, Work) and e.namesake
-                                   for x in (e.namesake, e.namesake.creator) if id(x) not in golden))
+        first = list(
+            dict.fromkeys(
+                x
+                for e in draft.ends
+                if isinstance(e, Work) and e.namesake
+                for x in (e.namesake, e.namesake.creator)
+                if id(x) not in golden
+            )
+        )
         return first + [e for e in found if e not in first]
 
-    def _fill(self, draft: Draft, gold: list[Entity], chosen: list[Entity], need: int,
-              overlaps: _Overlap) -> list[Entity]:
+    def _fill(
+        self, draft: Draft, gold: list[Entity], chosen: list[Entity], need: int, overlaps: _Overlap
+    ) -> list[Entity]:
         """Tops up with clean paragraphs of similar entities (same kinds as the gold ones)."""
         titles = {e.paragraph.title for e in [*gold, *chosen]}
         pools = [self.world.pools[e.paragraph.kind] for e in gold]
@@ -216,7 +243,6 @@ class QuestionWriter:
             "question": draft.question,
             "answer": draft.answer,
             "context": [[p.title, list(p.sentences)] for p in paragraphs],
-            "supporting_facts": [[e.paragraph.title, e.paragraph.facts[relation]]
-                                 for e, relation in draft.route.facts],
+            "supporting_facts": [[e.paragraph.title, e.paragraph.facts[relation]] for e, relation in draft.route.facts],
             "evidences": draft.route.evidences,
         }

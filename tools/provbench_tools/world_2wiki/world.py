@@ -8,8 +8,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .names import (COUNTRY_ENDINGS, ELDER_JOBS, FEMALE_ENDINGS, FILM_GENRES, MALE_ENDINGS, MONTHS, NOVEL_GENRES,
-                    PARENT_JOBS, PLACE_SUFFIXES, SURNAME_ENDINGS, WORD_ENDINGS, Names)
+from .names import (
+    COUNTRY_ENDINGS,
+    ELDER_JOBS,
+    FEMALE_ENDINGS,
+    FILM_GENRES,
+    MALE_ENDINGS,
+    MONTHS,
+    NOVEL_GENRES,
+    PARENT_JOBS,
+    PLACE_SUFFIXES,
+    SURNAME_ENDINGS,
+    WORD_ENDINGS,
+    Names,
+)
 
 
 MINI_SEED = 0
@@ -95,12 +107,16 @@ class World:
     def __init__(self, rng: random.Random, n_families: int):
         self.rng = rng
         self.names = Names(rng)
-        self.countries = [self.names.unique(lambda: self.names.word("country", 2, COUNTRY_ENDINGS))
-                          for _ in range(4 + n_families // 40)]
+        self.countries = [
+            self.names.unique(lambda: self.names.word("country", 2, COUNTRY_ENDINGS))
+            for _ in range(4 + n_families // 40)
+        ]
         self.places = [self._place() for _ in range(6 + n_families // 2)]
         pool = 30 + n_families // 3  # first names recur, as in a real population
-        self.first_names = {female: [self.names.word("first", 2, FEMALE_ENDINGS if female else MALE_ENDINGS)
-                                     for _ in range(pool)] for female in (False, True)}
+        self.first_names = {
+            female: [self.names.word("first", 2, FEMALE_ENDINGS if female else MALE_ENDINGS) for _ in range(pool)]
+            for female in (False, True)
+        }
         self.people: list[Person] = []
         self.works: list[Work] = []
         for family in range(n_families):
@@ -123,22 +139,41 @@ class World:
     def _place(self) -> Place:
         def make() -> str:
             return f"{self.names.word('place', 2, WORD_ENDINGS)} {self.rng.choice(PLACE_SUFFIXES)}"
+
         name = self.names.unique(make)
         return Place(name, self.rng.choice(self.countries))
 
     def _surname(self) -> str:
         return self.names.word("surname", self.rng.choice((1, 2)), SURNAME_ENDINGS)
 
-    def _person(self, female: bool, surname: str, born_year: int, generation: int, family: int,
-                job: str, father: Person | None = None, mother: Person | None = None) -> Person:
+    def _person(
+        self,
+        female: bool,
+        surname: str,
+        born_year: int,
+        generation: int,
+        family: int,
+        job: str,
+        father: Person | None = None,
+        mother: Person | None = None,
+    ) -> Person:
         name = self.names.unique(lambda: f"{self.rng.choice(self.first_names[female])} {surname}")
         place = self.rng.choice(self.places)
         # mostly a citizen of the birth country; sometimes not, so nationality is its own hop
         country = place.country if self.rng.random() < 0.85 else self.rng.choice(self.countries)
         born = (born_year, self.rng.randint(1, 12), self.rng.randint(1, 28))
-        person = Person(name=name, female=female, born=born, place=place, country=country,
-                        occupation=job, family=family, generation=generation,
-                        father=father, mother=mother)
+        person = Person(
+            name=name,
+            female=female,
+            born=born,
+            place=place,
+            country=country,
+            occupation=job,
+            family=family,
+            generation=generation,
+            father=father,
+            mother=mother,
+        )
         for parent in (father, mother):
             if parent is not None:
                 parent.children.append(person)
@@ -149,8 +184,7 @@ class World:
         """Grandparents: a married couple, the wife with her own surname; few get a paragraph."""
         rng = self.rng
         husband = self._person(False, surname, year, 0, family, rng.choice(ELDER_JOBS))
-        wife = self._person(True, self._surname(), year + rng.randint(-5, 5), 0, family,
-                            rng.choice(ELDER_JOBS))
+        wife = self._person(True, self._surname(), year + rng.randint(-5, 5), 0, family, rng.choice(ELDER_JOBS))
         husband.spouse, wife.spouse = wife, husband
         husband.notable, wife.notable = rng.random() < 0.3, rng.random() < 0.3
         return husband, wife
@@ -161,26 +195,53 @@ class World:
         elder_year = rng.randint(1870, 1905)
         grandfather, grandmother = self._elders(surname, elder_year, family)
         mat_grandfather, mat_grandmother = self._elders(self._surname(), elder_year + rng.randint(-6, 6), family)
-        father = self._person(False, surname, _after(rng, grandfather, grandmother), 1, family,
-                              rng.choice(PARENT_JOBS), grandfather, grandmother)
-        mother = self._person(True, mat_grandfather.name.split()[-1],
-                              _after(rng, mat_grandfather, mat_grandmother), 1, family,
-                              rng.choice(PARENT_JOBS), mat_grandfather, mat_grandmother)
+        father = self._person(
+            False,
+            surname,
+            _after(rng, grandfather, grandmother),
+            1,
+            family,
+            rng.choice(PARENT_JOBS),
+            grandfather,
+            grandmother,
+        )
+        mother = self._person(
+            True,
+            mat_grandfather.name.split()[-1],
+            _after(rng, mat_grandfather, mat_grandmother),
+            1,
+            family,
+            rng.choice(PARENT_JOBS),
+            mat_grandfather,
+            mat_grandmother,
+        )
         father.spouse, mother.spouse = mother, father
         for index in range(1 + (rng.random() < 0.5)):
             # the first child alternates, so every world has directors and novelists
             director = family % 2 == 0 if index == 0 else rng.random() < 0.55
-            child = self._person(rng.random() < 0.5, surname, _after(rng, father, mother), 2, family,
-                                 "film director" if director else "novelist", father, mother)
+            child = self._person(
+                rng.random() < 0.5,
+                surname,
+                _after(rng, father, mother),
+                2,
+                family,
+                "film director" if director else "novelist",
+                father,
+                mother,
+            )
             for _ in range(rng.randint(2, 3)):  # two or more: the director's other film is a trap
                 self._work(child, "film" if director else "novel")
 
     def _work(self, creator: Person, kind: str, name: str | None = None) -> Work:
         rng = self.rng
         year = rng.randint(creator.born[0] + 22, min(creator.born[0] + 55, 2023))  # born 1990 at the latest
-        work = Work(name=name or self.names.title(), kind=kind, creator=creator,
-                    released=(year, rng.randint(1, 12), rng.randint(1, 28)),
-                    genre=rng.choice(FILM_GENRES if kind == "film" else NOVEL_GENRES))
+        work = Work(
+            name=name or self.names.title(),
+            kind=kind,
+            creator=creator,
+            released=(year, rng.randint(1, 12), rng.randint(1, 28)),
+            genre=rng.choice(FILM_GENRES if kind == "film" else NOVEL_GENRES),
+        )
         if kind == "film" and rng.random() < 0.4:
             work.filmed_in = rng.choice(self.places)
         creator.works.append(work)
@@ -207,8 +268,7 @@ class World:
             if not novels or self.rng.random() >= 0.3:
                 continue
             novel = self.rng.choice(novels)
-            if novel.released < film.released and not novel.adaptations \
-                    and novel.creator.family != film.creator.family:
+            if novel.released < film.released and not novel.adaptations and novel.creator.family != film.creator.family:
                 film.based_on = novel
                 novel.adaptations.append(film)
 
@@ -261,12 +321,18 @@ def _person_paragraph(p: Person) -> Paragraph:
     pronoun, possessive = ("She", "Her") if p.female else ("He", "His")
     verb = "is" if p.born[0] >= 1930 else "was"
     text = _Sentences()
-    text.add(f"{p.name} (born {fmt_date(p.born)}) {verb} {_article(p.occupation)} {p.occupation} "
-             f"from {p.country}.", "date of birth", "country of citizenship")
+    text.add(
+        f"{p.name} (born {fmt_date(p.born)}) {verb} {_article(p.occupation)} {p.occupation} from {p.country}.",
+        "date of birth",
+        "country of citizenship",
+    )
     text.add(f"{pronoun} was born in {p.place.name}.", "place of birth")
     if p.father and p.mother:
-        text.add(f"{pronoun} {verb} the {'daughter' if p.female else 'son'} of {p.father.name} "
-                 f"and {p.mother.name}.", "father", "mother")
+        text.add(
+            f"{pronoun} {verb} the {'daughter' if p.female else 'son'} of {p.father.name} and {p.mother.name}.",
+            "father",
+            "mother",
+        )
     if p.spouse:
         text.add(f"{pronoun} married {p.spouse.name}.", "spouse")
     if p.works:
@@ -287,8 +353,7 @@ def _title(work: Work) -> str:
 
 def _film_paragraph(film: Work) -> Paragraph:
     text = _Sentences()
-    text.add(f"{film.name} is {_article(film.genre)} {film.genre} film directed by {film.creator.name}.",
-             "director")
+    text.add(f"{film.name} is {_article(film.genre)} {film.genre} film directed by {film.creator.name}.", "director")
     text.add(f"It was released on {fmt_date(film.released)}.", "publication date")
     if film.based_on:
         text.add(f"It is based on the novel {film.based_on.name} by {film.based_on.creator.name}.", "based on")
@@ -314,9 +379,16 @@ def _follow(entity: Entity, relation: str) -> Any:
     if relation in ("director", "author"):
         wanted = "film" if relation == "director" else "novel"
         return entity.creator if isinstance(entity, Work) and entity.kind == wanted else None
-    attribute = {"mother": "mother", "father": "father", "spouse": "spouse", "date of birth": "born",
-                 "place of birth": "place", "country of citizenship": "country",
-                 "publication date": "released", "based on": "based_on"}[relation]
+    attribute = {
+        "mother": "mother",
+        "father": "father",
+        "spouse": "spouse",
+        "date of birth": "born",
+        "place of birth": "place",
+        "country of citizenship": "country",
+        "publication date": "released",
+        "based on": "based_on",
+    }[relation]
     return getattr(entity, attribute, None)
 
 
@@ -337,8 +409,11 @@ def chain(start: Entity, relations: Sequence[str]) -> Route | None:
     """Follows ``relations`` from ``start``; None unless every hop is stated in a paragraph."""
     route, current = Route([], [], start), start
     for relation in relations:
-        if not isinstance(current, (Person, Work)) or current.paragraph is None \
-                or relation not in current.paragraph.facts:
+        if (
+            not isinstance(current, (Person, Work))
+            or current.paragraph is None
+            or relation not in current.paragraph.facts
+        ):
             return None
         target = _follow(current, relation)
         if target is None:

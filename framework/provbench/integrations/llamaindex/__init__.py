@@ -28,10 +28,28 @@ except ImportError as exc:  # pragma: no cover - it is a dependency of provbench
     raise UserError("provbench.integrations.llamaindex needs LlamaIndex: pip install llama-index-core") from exc
 
 from .capture import Evidence, TraceCapture, capture_trace, current_capture
-from .models import (ProvbenchEmbedding, ProvbenchLLM, as_dicts, llamaindex_embedding, llamaindex_llm,
-                     property_graph_index)
+from .models import (
+    ProvbenchEmbedding,
+    ProvbenchLLM,
+    as_dicts,
+    llamaindex_embedding,
+    llamaindex_llm,
+    property_graph_index,
+)
 from .graph_store import ViewPropertyGraphStore, ViewStoreRefused, property_graph_store
 
-__all__ = ["Evidence", "ProvbenchEmbedding", "ProvbenchLLM", "TraceCapture", "ViewPropertyGraphStore",
-           "ViewStoreRefused", "as_dicts", "capture_trace", "current_capture", "llamaindex_embedding",
-           "llamaindex_llm", "property_graph_index", "property_graph_store"]
+__all__ = [
+    "Evidence",
+    "ProvbenchEmbedding",
+    "ProvbenchLLM",
+    "TraceCapture",
+    "ViewPropertyGraphStore",
+    "ViewStoreRefused",
+    "as_dicts",
+    "capture_trace",
+    "current_capture",
+    "llamaindex_embedding",
+    "llamaindex_llm",
+    "property_graph_index",
+    "property_graph_store",
+]

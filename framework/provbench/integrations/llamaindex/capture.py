@@ -47,8 +47,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_current: contextvars.ContextVar["TraceCapture | None"] = contextvars.ContextVar("provbench_llamaindex_capture",
-                                                                                  default=None)
+_current: contextvars.ContextVar["TraceCapture | None"] = contextvars.ContextVar(
+    "provbench_llamaindex_capture", default=None
+)
 _open: set["TraceCapture"] = set()
 _lock = threading.Lock()
 _installed = False
@@ -134,8 +135,12 @@ class TraceCapture:
             self._retrieved += found
             for item in results:
                 self.trace.record_retrieved(item["kind"], item["id"], item["score"])
-            self.trace.add_step("retrieval", tool=f"llamaindex:{retriever_name(event.span_id)}",
-                                arguments={"query": query}, result=results)
+            self.trace.add_step(
+                "retrieval",
+                tool=f"llamaindex:{retriever_name(event.span_id)}",
+                arguments={"query": query},
+                result=results,
+            )
 
     def _evidence_of(self, node: Any) -> Evidence:
         found = Evidence()
@@ -163,9 +168,12 @@ class TraceCapture:
             for evidence in reached:
                 self.trace.visit(*evidence.entities)
                 self.trace.read_text_unit(*evidence.text_units)
-            notes = {"llm_events_outside_provbench": max(0, self._llm_events - self._provbench_calls),
-                     "unmapped_nodes": self._unmapped, "unattributed_events": self._unattributed,
-                     "capture_errors": list(self._errors)}
+            notes = {
+                "llm_events_outside_provbench": max(0, self._llm_events - self._provbench_calls),
+                "unmapped_nodes": self._unmapped,
+                "unattributed_events": self._unattributed,
+                "capture_errors": list(self._errors),
+            }
             notes = {key: value for key, value in notes.items() if value}
             if notes:
                 self.trace.artifacts["llamaindex"] = notes
@@ -222,8 +230,11 @@ class _Router(BaseEventHandler):
             with _lock:
                 waiting = list(_open)
             if waiting:  # a pipeline's own thread lost the context: say so rather than guess a unit
-                log.warning("a LlamaIndex %s came from a thread without a unit's context; it is not in "
-                            "any trace (start threads with contextvars.copy_context())", type(event).__name__)
+                log.warning(
+                    "a LlamaIndex %s came from a thread without a unit's context; it is not in "
+                    "any trace (start threads with contextvars.copy_context())",
+                    type(event).__name__,
+                )
                 for other in waiting:
                     other.note_unattributed()
             return

@@ -32,8 +32,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from llama_index.core.graph_stores.types import (TRIPLET_SOURCE_KEY, ChunkNode, EntityNode, LabelledNode,
-                                                 PropertyGraphStore)
+from llama_index.core.graph_stores.types import (
+    TRIPLET_SOURCE_KEY,
+    ChunkNode,
+    EntityNode,
+    LabelledNode,
+    PropertyGraphStore,
+)
 from llama_index.core.graph_stores.types import Relation as GraphRelation
 from llama_index.core.schema import BaseNode, NodeRelationship, RelatedNodeInfo, TextNode
 
@@ -57,11 +62,15 @@ class ViewStoreRefused(UserError):
     """A write, or a read that would go around the view (raw Cypher), asked of a view store."""
 
 
-READ_ONLY = ("a view store is read-only: it shows a provbench knowledge base through a GraphView. "
-             "Build or change knowledge bases with a KB builder (docs/kb-builders.md)")
-NO_CYPHER = ("structured_query (raw Cypher) is refused: it would read the graph around the view and see what "
-             "the view hides. Use this store's get, get_triplets, get_rel_map, get_llama_nodes and vector_query, "
-             "or the view's own methods (neighbors, shortest_paths, subgraph, ...)")
+READ_ONLY = (
+    "a view store is read-only: it shows a provbench knowledge base through a GraphView. "
+    "Build or change knowledge bases with a KB builder (docs/kb-builders.md)"
+)
+NO_CYPHER = (
+    "structured_query (raw Cypher) is refused: it would read the graph around the view and see what "
+    "the view hides. Use this store's get, get_triplets, get_rel_map, get_llama_nodes and vector_query, "
+    "or the view's own methods (neighbors, shortest_paths, subgraph, ...)"
+)
 
 
 class ViewPropertyGraphStore(PropertyGraphStore):
@@ -111,8 +120,10 @@ class ViewPropertyGraphStore(PropertyGraphStore):
         """The ``similarity_top_k`` visible entities nearest ``query.query_embedding`` (or
         ``query.query_str``), with their cosine scores, from the knowledge base's own vectors."""
         if query.filters is not None or query.node_ids or query.doc_ids:
-            raise ViewStoreRefused("vector_query supports query_embedding (or query_str) and similarity_top_k; "
-                                   "metadata filters, node_ids and doc_ids have nothing to apply to here")
+            raise ViewStoreRefused(
+                "vector_query supports query_embedding (or query_str) and similarity_top_k; "
+                "metadata filters, node_ids and doc_ids have nothing to apply to here"
+            )
         k = query.similarity_top_k
         if query.query_embedding is not None:
             hits = self.view.search_entities_by_vector(query.query_embedding, k)
@@ -126,8 +137,13 @@ class ViewPropertyGraphStore(PropertyGraphStore):
 
     # -- triplets ------------------------------------------------------------------------------------
 
-    def get_triplets(self, entity_names: list[str] | None = None, relation_names: list[str] | None = None,
-                     properties: dict | None = None, ids: list[str] | None = None) -> list[Triplet]:
+    def get_triplets(
+        self,
+        entity_names: list[str] | None = None,
+        relation_names: list[str] | None = None,
+        properties: dict | None = None,
+        ids: list[str] | None = None,
+    ) -> list[Triplet]:
         """Triplets touching the named entities (either end), with one of ``relation_names``, and
         with one of ``properties`` on a part; nothing asked, nothing returned. Without entities
         the visible relations are scanned."""
@@ -140,12 +156,14 @@ class ViewPropertyGraphStore(PropertyGraphStore):
         if relation_names:
             triplets = [t for t in triplets if t[1].label in relation_names]
         if properties:
-            triplets = [t for t in triplets if any(part.properties.get(k) == v for part in t
-                                                   for k, v in properties.items())]
+            triplets = [
+                t for t in triplets if any(part.properties.get(k) == v for part in t for k, v in properties.items())
+            ]
         return triplets
 
-    def get_rel_map(self, graph_nodes: list[LabelledNode], depth: int = 2, limit: int = 30,
-                    ignore_rels: list[str] | None = None) -> list[Triplet]:
+    def get_rel_map(
+        self, graph_nodes: list[LabelledNode], depth: int = 2, limit: int = 30, ignore_rels: list[str] | None = None
+    ) -> list[Triplet]:
         """Triplets up to ``depth`` relations away from ``graph_nodes``, in both directions, at
         most ``limit``, none labelled with one of ``ignore_rels``; nearer ones first."""
         ignored = set(ignore_rels or ())
@@ -185,8 +203,13 @@ class ViewPropertyGraphStore(PropertyGraphStore):
     def upsert_llama_nodes(self, llama_nodes: list[BaseNode]) -> None:
         raise ViewStoreRefused(READ_ONLY)
 
-    def delete(self, entity_names: list[str] | None = None, relation_names: list[str] | None = None,
-               properties: dict | None = None, ids: list[str] | None = None) -> None:
+    def delete(
+        self,
+        entity_names: list[str] | None = None,
+        relation_names: list[str] | None = None,
+        properties: dict | None = None,
+        ids: list[str] | None = None,
+    ) -> None:
         raise ViewStoreRefused(READ_ONLY)
 
     def delete_llama_nodes(self, node_ids: list[str] | None = None, ref_doc_ids: list[str] | None = None) -> None:
@@ -259,8 +282,9 @@ class ViewPropertyGraphStore(PropertyGraphStore):
     def _all_triplets(self) -> list[Triplet]:
         relations = self.view.relations(self.view.relation_ids())
         ends = {e.id: e for e in self.view.entities({i for r in relations for i in (r.source, r.target)})}
-        return [self._triplet(r, ends[r.source], ends[r.target]) for r in relations
-                if r.source in ends and r.target in ends]
+        return [
+            self._triplet(r, ends[r.source], ends[r.target]) for r in relations if r.source in ends and r.target in ends
+        ]
 
     def _triplet(self, relation: "Relation", source: "Entity", target: "Entity") -> Triplet:
         unit = relation.text_unit_id
@@ -287,9 +311,14 @@ class ViewPropertyGraphStore(PropertyGraphStore):
 
     def _text_node(self, unit: "TextUnit") -> TextNode:
         self._text_units.add(unit.id)
-        return TextNode(id_=unit.id, text=unit.text, metadata={DOCUMENT_ID: unit.document_id},
-                        excluded_llm_metadata_keys=[DOCUMENT_ID], excluded_embed_metadata_keys=[DOCUMENT_ID],
-                        relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=unit.document_id)})
+        return TextNode(
+            id_=unit.id,
+            text=unit.text,
+            metadata={DOCUMENT_ID: unit.document_id},
+            excluded_llm_metadata_keys=[DOCUMENT_ID],
+            excluded_embed_metadata_keys=[DOCUMENT_ID],
+            relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=unit.document_id)},
+        )
 
 
 def property_graph_store(view: "GraphView") -> ViewPropertyGraphStore:

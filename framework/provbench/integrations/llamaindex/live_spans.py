@@ -111,11 +111,16 @@ def span_record(span: Any) -> dict[str, Any]:
     if attributes.get("openinference.span.kind") == "LLM":  # its input is the prompt
         attributes = {k: v for k, v in attributes.items() if not k.startswith(PROMPT_ATTRIBUTES)}
     parent = span.parent.span_id if span.parent is not None else None
-    return {"name": span.name, "span_id": format(span.context.span_id, "016x"),
-            "parent_id": format(parent, "016x") if parent else None,
-            "start_ns": span.start_time, "end_ns": span.end_time,
-            "status": span.status.status_code.name, "status_message": span.status.description or "",
-            "attributes": attributes}
+    return {
+        "name": span.name,
+        "span_id": format(span.context.span_id, "016x"),
+        "parent_id": format(parent, "016x") if parent else None,
+        "start_ns": span.start_time,
+        "end_ns": span.end_time,
+        "status": span.status.status_code.name,
+        "status_message": span.status.description or "",
+        "attributes": attributes,
+    }
 
 
 def _plain(value: Any) -> Any:

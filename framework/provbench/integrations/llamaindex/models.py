@@ -16,9 +16,17 @@ import asyncio
 from typing import TYPE_CHECKING, Any, Sequence
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.base.llms.types import (ChatMessage, ChatResponse, ChatResponseAsyncGen, ChatResponseGen,
-                                              CompletionResponse, CompletionResponseAsyncGen, CompletionResponseGen,
-                                              LLMMetadata, MessageRole)
+from llama_index.core.base.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    ChatResponseAsyncGen,
+    ChatResponseGen,
+    CompletionResponse,
+    CompletionResponseAsyncGen,
+    CompletionResponseGen,
+    LLMMetadata,
+    MessageRole,
+)
 from llama_index.core.bridge.pydantic import BaseModel, Field, PrivateAttr
 from llama_index.core.constants import DEFAULT_CONTEXT_WINDOW
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
@@ -64,8 +72,12 @@ class ProvbenchLLM(LLM):
     @property
     def metadata(self) -> LLMMetadata:
         num_output = self.max_tokens or self._client.default_params.get("max_tokens") or 512
-        return LLMMetadata(context_window=self.context_window, num_output=num_output, is_chat_model=True,
-                           model_name=self._client.model_id)
+        return LLMMetadata(
+            context_window=self.context_window,
+            num_output=num_output,
+            is_chat_model=True,
+            model_name=self._client.model_id,
+        )
 
     def ask(self, messages: list[dict[str, str]], schema: dict[str, Any] | None = None) -> Any:
         """One call through the client, recorded on the given trace or the running unit's: the
@@ -74,20 +86,29 @@ class ProvbenchLLM(LLM):
         trace = self._trace if self._trace is not None else (capture.trace if capture is not None else None)
         if capture is not None:
             capture.count_provbench_call()
-        reply = self._client.chat(messages, schema=schema, max_tokens=self.max_tokens, temperature=self.temperature,
-                                  seed=self.seed, purpose=self.purpose, trace=trace)
+        reply = self._client.chat(
+            messages,
+            schema=schema,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            seed=self.seed,
+            purpose=self.purpose,
+            trace=trace,
+        )
         return reply if schema is not None else reply.text
 
     # LlamaIndex's default structured_predict puts format instructions into a plain prompt and parses
     # the text; passing the pydantic schema instead gives llama.cpp its grammar, a hosted model its
     # response format and schema-following its instance (SchemaLLMPathExtractor and the like use it).
-    def structured_predict(self, output_cls: type[BaseModel], prompt: Any, llm_kwargs: dict[str, Any] | None = None,
-                           **prompt_args: Any) -> BaseModel:
+    def structured_predict(
+        self, output_cls: type[BaseModel], prompt: Any, llm_kwargs: dict[str, Any] | None = None, **prompt_args: Any
+    ) -> BaseModel:
         messages = as_dicts(prompt.format_messages(llm=self, **prompt_args))
         return _validated(output_cls, self.ask(messages, schema=pydantic_schema(output_cls)))
 
-    async def astructured_predict(self, output_cls: type[BaseModel], prompt: Any,
-                                  llm_kwargs: dict[str, Any] | None = None, **prompt_args: Any) -> BaseModel:
+    async def astructured_predict(
+        self, output_cls: type[BaseModel], prompt: Any, llm_kwargs: dict[str, Any] | None = None, **prompt_args: Any
+    ) -> BaseModel:
         messages = as_dicts(prompt.format_messages(llm=self, **prompt_args))
         reply = await asyncio.to_thread(self.ask, messages, pydantic_schema(output_cls))  # keeps the context
         return _validated(output_cls, reply)
@@ -154,8 +175,9 @@ def pydantic_schema(model: type[BaseModel]) -> dict[str, Any]:
         if isinstance(node, dict):
             ref = node.get("$ref", "")
             if ref.startswith("#/$defs/") and depth < 32:
-                return inline({**definitions[ref.rsplit("/", 1)[-1]], **{k: v for k, v in node.items() if k != "$ref"}},
-                              depth + 1)
+                return inline(
+                    {**definitions[ref.rsplit("/", 1)[-1]], **{k: v for k, v in node.items() if k != "$ref"}}, depth + 1
+                )
             return {k: inline(v, depth) for k, v in node.items()}
         if isinstance(node, list):
             return [inline(v, depth) for v in node]
@@ -230,6 +252,10 @@ def property_graph_index(view: "GraphView", llm: Any = None, embed_model: Any = 
     if isinstance(llm, LLMClient):
         llm = llamaindex_llm(llm)
     # a non-empty extractor list keeps LlamaIndex from building its LLM extractor (nothing is inserted)
-    return PropertyGraphIndex.from_existing(property_graph_store=property_graph_store(view), llm=llm,
-                                            embed_model=embed_model or llamaindex_embedding(),
-                                            kg_extractors=[ImplicitPathExtractor()], embed_kg_nodes=True)
+    return PropertyGraphIndex.from_existing(
+        property_graph_store=property_graph_store(view),
+        llm=llm,
+        embed_model=embed_model or llamaindex_embedding(),
+        kg_extractors=[ImplicitPathExtractor()],
+        embed_kg_nodes=True,
+    )

@@ -5,5 +5,9 @@ import warnings
 
 from . import graph_store as new
 
-warnings.warn("provbench.integrations.llamaindex.store is deprecated: use provbench.integrations.llamaindex.graph_store", DeprecationWarning, stacklevel=2)
+warnings.warn(
+    "provbench.integrations.llamaindex.store is deprecated: use provbench.integrations.llamaindex.graph_store",
+    DeprecationWarning,
+    stacklevel=2,
+)
 sys.modules[__name__] = new

@@ -74,20 +74,25 @@ class CurriculumLoader(DatasetLoader):
         except UserError:  # both a .csv and a .jsonl: load() says so
             return True
 
-    def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False,
-             **options: Any) -> list[Question]:
+    def load(
+        self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False, **options: Any
+    ) -> list[Question]:
         if options:
             raise UserError(f"dataset loader {LOADER_NAME!r}: unknown options {sorted(options)}")
         path = Path(source)
         questions_path = path / QUESTIONS_FILE if path.is_dir() else path
         if not questions_path.is_file():
             raise UserError(f"{questions_path}: no such file (a {LOADER_NAME} dataset needs {QUESTIONS_FILE})")
-        rows = [(number, checked_row(located(questions_path, number), row))
-                for number, row in read_json_lines(questions_path)]
+        rows = [
+            (number, checked_row(located(questions_path, number), row))
+            for number, row in read_json_lines(questions_path)
+        ]
         files = graph_files(questions_path.parent)
         if set(files) != {"concepts", "edges"}:
-            raise UserError(f"{questions_path.parent}: a {LOADER_NAME} dataset needs concepts.csv|jsonl and "
-                            "edges.csv|jsonl beside its questions (answers are scored as concepts of the graph)")
+            raise UserError(
+                f"{questions_path.parent}: a {LOADER_NAME} dataset needs concepts.csv|jsonl and "
+                "edges.csv|jsonl beside its questions (answers are scored as concepts of the graph)"
+            )
         graph = ConceptGraph(files)
         questions = [question(located(questions_path, number), row, graph) for number, row in rows]
         _check_unique(questions_path, questions)
@@ -138,8 +143,12 @@ def checked_row(where: str, row: dict[str, Any]) -> dict[str, Any]:
 def question(where: str, row: dict[str, Any], graph: ConceptGraph) -> Question:
     answerable = row.get("answerable", True)
     answer_id = concept_named(where, "answer", row["answer"], graph) if answerable else None
-    metadata: dict[str, Any] = {"answerable": answerable, "hops": row.get("hops", 0), "concept_graph": graph.files,
-                                "answer_id": answer_id}
+    metadata: dict[str, Any] = {
+        "answerable": answerable,
+        "hops": row.get("hops", 0),
+        "concept_graph": graph.files,
+        "answer_id": answer_id,
+    }
     gold = None
     if row.get("chain") is not None:
         gold = gold_chain(where, row["chain_from"], row["chain"], answer_id, graph)
@@ -150,17 +159,26 @@ def question(where: str, row: dict[str, Any], graph: ConceptGraph) -> Question:
             raise UserError(f"{where}: field 'stale_answer' names the answer itself")
         metadata["stale_answer"] = graph.concepts[stale].name
     answer_concept = graph.concepts.get(answer_id) if answer_id else None
-    return Question(id=row["id"], question=row["question"], answer=row["answer"] or "",
-                    aliases=list(answer_concept.aliases) if answer_concept else [], dataset=LOADER_NAME,
-                    type=str(row.get("type", "")), gold=gold, metadata=metadata,
-                    category=f"{metadata['hops']}-hop" if answerable else "unanswerable")
+    return Question(
+        id=row["id"],
+        question=row["question"],
+        answer=row["answer"] or "",
+        aliases=list(answer_concept.aliases) if answer_concept else [],
+        dataset=LOADER_NAME,
+        type=str(row.get("type", "")),
+        gold=gold,
+        metadata=metadata,
+        category=f"{metadata['hops']}-hop" if answerable else "unanswerable",
+    )
 
 
 def concept_named(where: str, field: str, value: Any, graph: ConceptGraph) -> str:
     found = graph.names.concept_of(value) if isinstance(value, str) else None
     if found is None:
-        raise UserError(f"{where}: field {field!r}: {value!r} is not the name or alias of one concept of "
-                        f"{Path(graph.files['concepts']).name}")
+        raise UserError(
+            f"{where}: field {field!r}: {value!r} is not the name or alias of one concept of "
+            f"{Path(graph.files['concepts']).name}"
+        )
     return found
 
 
@@ -177,8 +195,13 @@ def gold_chain(where: str, start: Any, chain: list[str], answer_id: str, graph: 
         if edge.invalidated_at:
             raise UserError(f"{where}: field 'chain': edge {edge_id!r} is invalidated")
         walk.append(edge.target if edge.source == walk[-1] else edge.source)
-        triples.append(GoldTriple(subject=graph.concepts[edge.source].name, relation=edge.relation,
-                                  object=graph.concepts[edge.target].name))
+        triples.append(
+            GoldTriple(
+                subject=graph.concepts[edge.source].name,
+                relation=edge.relation,
+                object=graph.concepts[edge.target].name,
+            )
+        )
     if answer_id not in walk:
         raise UserError(f"{where}: field 'chain' never reaches the answer {graph.concepts[answer_id].name!r}")
     return GoldEvidence(triples=triples, ordered=True, entities=[graph.concepts[c].name for c in walk])

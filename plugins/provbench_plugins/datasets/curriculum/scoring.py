@@ -35,7 +35,7 @@ def normalize_name(text: str) -> str:
     text = " ".join(_singular(word) for word in text.split())
     for article in _ARTICLES:
         if text.startswith(article) and len(text) > len(article):
-            return text[len(article):]
+            return text[len(article) :]
     return text
 
 
@@ -68,11 +68,17 @@ class ConceptNames:
         words = text.split()
         if NEGATIONS.intersection(words):
             return None  # "not GraphRAG" does not name GraphRAG
-        found = [(start, end, self.by_name[run]) for start in range(len(words))
-                 for end in range(start + 1, min(len(words), start + MAX_NAME_WORDS) + 1)
-                 if (run := " ".join(words[start:end])) in self.by_name]
-        outer = {cid for start, end, cid in found
-                 if not any(s <= start and end <= e and (s, e) != (start, end) for s, e, _ in found)}
+        found = [
+            (start, end, self.by_name[run])
+            for start in range(len(words))
+            for end in range(start + 1, min(len(words), start + MAX_NAME_WORDS) + 1)
+            if (run := " ".join(words[start:end])) in self.by_name
+        ]
+        outer = {
+            cid
+            for start, end, cid in found
+            if not any(s <= start and end <= e and (s, e) != (start, end) for s, e, _ in found)
+        }
         return outer.pop() if len(outer) == 1 and None not in outer else None
 
 

@@ -51,8 +51,11 @@ class ClaimRecord(BaseModel):
 
     def gold_sets(self) -> list[list[list]]:
         """Evidence sets with a page and sentence (empty for NEI), as [page, line] pairs."""
-        return [[[item[2], item[3]] for item in group] for group in self.evidence
-                if group and all(item[2] is not None and item[3] is not None for item in group)]
+        return [
+            [[item[2], item[3]] for item in group]
+            for group in self.evidence
+            if group and all(item[2] is not None and item[3] is not None for item in group)
+        ]
 
 
 def located_error(where: str, err: ValidationError) -> UserError:
@@ -96,8 +99,12 @@ def regroup_hub_rows(rows: Iterable[dict], source: str) -> list[ClaimRecord]:
                 raise UserError(f"{where}: field {name!r} is missing")
         claims.setdefault(row["id"], {"id": row["id"], "claim": row["claim"], "label": row["label"] or None})
         page, line = row.get("evidence_wiki_url") or None, row.get("evidence_sentence_id")
-        item = [row.get("evidence_annotation_id"), row.get("evidence_id"), page,
-                None if page is None or line in (None, -1) else line]
+        item = [
+            row.get("evidence_annotation_id"),
+            row.get("evidence_id"),
+            page,
+            None if page is None or line in (None, -1) else line,
+        ]
         groups[row["id"]].setdefault(row.get("evidence_annotation_id"), []).append(item)
     records = []
     for claim_id, raw in claims.items():
@@ -115,15 +122,25 @@ def read_hub(source: str, split: str, config: str | None = "v1.0") -> list[Claim
 
 def to_question(record: ClaimRecord, dataset: str, pages: str | None) -> Question:
     sets = record.gold_sets()
-    metadata: dict[str, Any] = {"label": record.label or "(unlabelled)", "evidence": sets,
-                                "evidence_pages": sorted({page for group in sets for page, _ in group}),
-                                "verifiable": record.verifiable}
+    metadata: dict[str, Any] = {
+        "label": record.label or "(unlabelled)",
+        "evidence": sets,
+        "evidence_pages": sorted({page for group in sets for page, _ in group}),
+        "verifiable": record.verifiable,
+    }
     if pages:
         metadata["pages"] = pages
     # the three labels as choices: a system that shows a question's options answers with a label
-    return Question(id=str(record.id), question=record.claim, answer=record.label or "", choices=list(LABELS),
-                    dataset=dataset, type=record.label or "", category=record.label or "",
-                    metadata=metadata)
+    return Question(
+        id=str(record.id),
+        question=record.claim,
+        answer=record.label or "",
+        choices=list(LABELS),
+        dataset=dataset,
+        type=record.label or "",
+        category=record.label or "",
+        metadata=metadata,
+    )
 
 
 def stratified_sample(records: list[ClaimRecord], limit: int, seed: int) -> list[ClaimRecord]:

@@ -55,12 +55,15 @@ class FeverLoader(DatasetLoader):
             first = handle.readline()
         return '"claim"' in first and '"id"' in first
 
-    def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0,
-             sample: bool = False, **options: Any) -> list[Question]:
+    def load(
+        self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False, **options: Any
+    ) -> list[Question]:
         unknown = set(options) - KNOWN_OPTIONS
         if unknown:
-            raise UserError(f"dataset_loader 'fever': unknown option(s) {', '.join(sorted(unknown))} "
-                            f"(known: {', '.join(sorted(KNOWN_OPTIONS))})")
+            raise UserError(
+                f"dataset_loader 'fever': unknown option(s) {', '.join(sorted(unknown))} "
+                f"(known: {', '.join(sorted(KNOWN_OPTIONS))})"
+            )
         self.idk_credit = _credit(options.get("idk_credit", 0.3))
         records, pages = self._read(str(source), options)
         wanted = options.get("labels")
@@ -79,11 +82,20 @@ class FeverLoader(DatasetLoader):
     def _add_gold(questions: list[Question], pages: str | None) -> None:
         texts = evidence_texts(pages, [group for q in questions for group in q.metadata["evidence"]])
         if pages:  # evidence the pages lack: counted, its gold text left empty
-            missing = [f"claim {q.id}: [{page!r}, {line}]" for q in questions for group in q.metadata["evidence"]
-                       for page, line in group if (page, int(line)) not in texts]
+            missing = [
+                f"claim {q.id}: [{page!r}, {line}]"
+                for q in questions
+                for group in q.metadata["evidence"]
+                for page, line in group
+                if (page, int(line)) not in texts
+            ]
             if missing:
-                log.warning("fever: %d evidence sentence(s) name a page or line not in %s (first: %s)",
-                            len(missing), pages, "; ".join(missing[:3]))
+                log.warning(
+                    "fever: %d evidence sentence(s) name a page or line not in %s (first: %s)",
+                    len(missing),
+                    pages,
+                    "; ".join(missing[:3]),
+                )
         for q in questions:
             q.gold = gold_evidence(q.metadata["evidence"], texts)  # None for NEI: it has no evidence sets
 

@@ -22,7 +22,15 @@ from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
 
 from .claim_records import official_evidence
 from .pages import evidence_of, is_beir_corpus
-from .scoring import LABELS, Prediction, evidence_precision, evidence_recall, fever_score, normalize_label, strictly_correct
+from .scoring import (
+    LABELS,
+    Prediction,
+    evidence_precision,
+    evidence_recall,
+    fever_score,
+    normalize_label,
+    strictly_correct,
+)
 
 
 def predicted_evidence(trace: Trace | None) -> list[tuple[str, int]]:
@@ -46,7 +54,9 @@ def prediction(record: RunRecord, question: Question) -> Prediction:
     return Prediction(question.answer, label, official_evidence(question), predicted_evidence(record.trace))
 
 
-def per_class(pairs: list[tuple[str, str | None]]) -> tuple[dict[str, dict[str, float | None]], dict[str, dict[str, int]]]:
+def per_class(
+    pairs: list[tuple[str, str | None]],
+) -> tuple[dict[str, dict[str, float | None]], dict[str, dict[str, int]]]:
     """Precision, recall and F1 per label, and the confusion matrix gold -> predicted."""
     columns = [*LABELS, "(none)"]
     matrix = {g: {p: 0 for p in columns} for g in LABELS}
@@ -78,10 +88,12 @@ class FeverMetric(Metric):
         p = prediction(record, question)
         precision, counted = evidence_precision(p, self.max_evidence)
         recall, _ = evidence_recall(p, self.max_evidence)
-        scores = {"label_correct": float(p.predicted_label == p.label),
-                  "fever_strict": float(strictly_correct(p, self.max_evidence)),
-                  "evidence_precision": precision if counted else None,
-                  "evidence_recall": recall if counted else None}
+        scores = {
+            "label_correct": float(p.predicted_label == p.label),
+            "fever_strict": float(strictly_correct(p, self.max_evidence)),
+            "evidence_precision": precision if counted else None,
+            "evidence_recall": recall if counted else None,
+        }
         if not evidence_scorable(question):
             record.score_notes.update({k: BEIR_NOTE for k in EVIDENCE_MEASURES})
             scores.update({k: None for k in EVIDENCE_MEASURES})
@@ -91,14 +103,18 @@ class FeverMetric(Metric):
         values = []
         for system in results.systems:
             for condition in results.conditions:
-                records = [r for r in results.select(system, condition)
-                           if r.key.question_id in results.questions and results.questions[r.key.question_id].answer in LABELS]
+                records = [
+                    r
+                    for r in results.select(system, condition)
+                    if r.key.question_id in results.questions and results.questions[r.key.question_id].answer in LABELS
+                ]
                 if records:
                     values += self.summarise(records, results.questions, system, condition)
         return values
 
-    def summarise(self, records: list[RunRecord], questions: dict[str, Question], system: str,
-                  condition: str) -> list[MetricValue]:
+    def summarise(
+        self, records: list[RunRecord], questions: dict[str, Question], system: str, condition: str
+    ) -> list[MetricValue]:
         preds = [prediction(r, questions[r.key.question_id]) for r in records]
         scores = fever_score(preds, self.max_evidence)
         classes, matrix = per_class([(p.label, p.predicted_label) for p in preds])
@@ -108,13 +124,19 @@ class FeverMetric(Metric):
         def value(metric: str, v: float | None, **extra: Any) -> MetricValue:
             return MetricValue(metric=f"fever.{metric}", system=system, condition=condition, value=v, **extra)
 
-        labels = [value("label_accuracy", scores.accuracy, numerator=round(scores.accuracy * n), denominator=n),
-                  value("macro_f1", sum(f1s) / len(f1s) if f1s else None, detail={"per_class": classes}),
-                  value("confusion", None, detail={"matrix": matrix}, note="gold label -> predicted label")]
+        labels = [
+            value("label_accuracy", scores.accuracy, numerator=round(scores.accuracy * n), denominator=n),
+            value("macro_f1", sum(f1s) / len(f1s) if f1s else None, detail={"per_class": classes}),
+            value("confusion", None, detail={"matrix": matrix}, note="gold label -> predicted label"),
+        ]
         if not all(evidence_scorable(questions[r.key.question_id]) for r in records):
-            return labels + [value(m, None, note=BEIR_NOTE)
-                             for m in ("fever_score", "evidence_precision", "evidence_recall", "evidence_f1")]
-        return labels + [value("fever_score", scores.strict, numerator=round(scores.strict * n), denominator=n),
-                         value("evidence_precision", scores.precision),
-                         value("evidence_recall", scores.recall),
-                         value("evidence_f1", scores.f1)]
+            return labels + [
+                value(m, None, note=BEIR_NOTE)
+                for m in ("fever_score", "evidence_precision", "evidence_recall", "evidence_f1")
+            ]
+        return labels + [
+            value("fever_score", scores.strict, numerator=round(scores.strict * n), denominator=n),
+            value("evidence_precision", scores.precision),
+            value("evidence_recall", scores.recall),
+            value("evidence_f1", scores.f1),
+        ]

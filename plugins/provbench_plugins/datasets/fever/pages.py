@@ -22,8 +22,7 @@ from typing import Callable, Iterable, Iterator
 from provbench.errors import UserError
 from provbench.jsonlines import located, read_json_lines
 
-PTB_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}",
-               "-COLON-": ":"}
+PTB_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}", "-COLON-": ":"}
 _ESCAPE = re.compile("|".join(map(re.escape, PTB_ESCAPES)))
 _ENTRY_START = re.compile(r"^(\d+)\t", flags=re.MULTILINE)
 _ID_PREFIX = re.compile(r'^\s*\{\s*"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -34,7 +33,7 @@ def unescape(text: str) -> str:
 
 
 def title_of(page_id: str) -> str:
-    """"Soul_Food_-LRB-film-RRB-" -> "Soul Food (film)"."""
+    """ "Soul_Food_-LRB-film-RRB-" -> "Soul Food (film)"."""
     return unescape(page_id).replace("_", " ")
 
 
@@ -89,7 +88,7 @@ def parse_lines(lines: str) -> list[Sentence]:
     sentences = []
     for i, match in enumerate(starts):
         end = starts[i + 1].start() if i + 1 < len(starts) else len(lines)
-        fields = lines[match.end():end].rstrip("\n").split("\t")
+        fields = lines[match.end() : end].rstrip("\n").split("\t")
         text = unescape(fields[0]).strip()
         if not text:
             continue
@@ -115,6 +114,7 @@ def page_files(source: str | Path) -> list[Path]:
 def iter_raw(source: str | Path, wanted: Callable[[str], bool] | None = None) -> Iterator[tuple[Path, int, dict]]:
     """(file, line number, record) for each record whose id passes ``wanted``; the id is read
     from the line's start without parsing the whole record when the line allows it."""
+
     def keep(line: str) -> bool:
         prefix = _ID_PREFIX.match(line)
         return prefix is None or wanted(json.loads(f'"{prefix.group(1)}"'))
@@ -143,8 +143,9 @@ def _field(path: Path, number: int, record: dict, name: str, kind: type):
         raise UserError(f"{located(path, number)}: field {name!r} is missing")
     value = record[name]
     if not isinstance(value, kind):
-        raise UserError(f"{located(path, number)}: field {name!r} must be a {kind.__name__}, "
-                        f"got {type(value).__name__}")
+        raise UserError(
+            f"{located(path, number)}: field {name!r} must be a {kind.__name__}, got {type(value).__name__}"
+        )
     return value
 
 
@@ -156,8 +157,9 @@ def iter_pages(source: str | Path, wanted: Callable[[str], bool] | None = None) 
             yield page
 
 
-def read_pages(source: str | Path, ids: Iterable[str] | None = None,
-               also: Callable[[str], bool] | None = None) -> dict[str, Page]:
+def read_pages(
+    source: str | Path, ids: Iterable[str] | None = None, also: Callable[[str], bool] | None = None
+) -> dict[str, Page]:
     """The pages with the given ids plus those ``also`` accepts; every page when both are None."""
     wanted_ids = set(ids) if ids is not None else None
     if wanted_ids is None and also is None:
@@ -169,8 +171,10 @@ def read_pages(source: str | Path, ids: Iterable[str] | None = None,
     return {p.id: p for p in iter_pages(source, wanted)}
 
 
-STOPWORDS = frozenset("a an and are as at be by for from has had have he her his in is it its of on or she "
-                      "that the their there they this to was were which who with".split())
+STOPWORDS = frozenset(
+    "a an and are as at be by for from has had have he her his in is it its of on or she "
+    "that the their there they this to was were which who with".split()
+)
 
 
 def title_matcher(claims: Iterable[str], max_words: int = 8) -> Callable[[str], bool]:
@@ -182,7 +186,7 @@ def title_matcher(claims: Iterable[str], max_words: int = 8) -> Callable[[str], 
         words = re.findall(r"[\w'&.-]+", claim.lower())
         words = [w.rstrip(".") for w in words]
         for n in range(1, max_words + 1):
-            grams.update(" ".join(words[i:i + n]) for i in range(len(words) - n + 1))
+            grams.update(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
     grams -= STOPWORDS
     return lambda page_id: bare_title(page_id) in grams
 

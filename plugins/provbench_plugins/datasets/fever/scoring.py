@@ -18,10 +18,24 @@ from typing import Iterable, Sequence
 
 SUPPORTS, REFUTES, NEI = "SUPPORTS", "REFUTES", "NOT ENOUGH INFO"
 LABELS = (SUPPORTS, REFUTES, NEI)
-IDK_PHRASES = ("i don't know", "i do not know", "not sure", "cannot determine", "can't determine",
-               "unable to determine", "i dont know")
-_ALIASES = {"SUPPORT": SUPPORTS, "SUPPORTED": SUPPORTS, "REFUTE": REFUTES, "REFUTED": REFUTES,
-            "NEI": NEI, "NOT ENOUGH INFORMATION": NEI, "NOTENOUGHINFO": NEI}
+IDK_PHRASES = (
+    "i don't know",
+    "i do not know",
+    "not sure",
+    "cannot determine",
+    "can't determine",
+    "unable to determine",
+    "i dont know",
+)
+_ALIASES = {
+    "SUPPORT": SUPPORTS,
+    "SUPPORTED": SUPPORTS,
+    "REFUTE": REFUTES,
+    "REFUTED": REFUTES,
+    "NEI": NEI,
+    "NOT ENOUGH INFORMATION": NEI,
+    "NOTENOUGHINFO": NEI,
+}
 
 
 def normalize_label(text: str | None) -> str | None:
@@ -54,9 +68,9 @@ Evidence = list[list[list]]  # sets of [annotation_id, evidence_id, page, line]
 
 @dataclass(frozen=True)
 class Prediction:
-    label: str                     # gold label
-    predicted_label: str | None    # None: no label (abstained or failed)
-    evidence: Evidence             # gold evidence sets, official form
+    label: str  # gold label
+    predicted_label: str | None  # None: no label (abstained or failed)
+    evidence: Evidence  # gold evidence sets, official form
     predicted_evidence: Sequence[tuple[str, int]]
 
 

@@ -76,9 +76,18 @@ def to_question(mcq: MCQ, dataset: str) -> Question:
     metadata = {"subject": mcq.subject, "topic": mcq.topic, "choice_type": mcq.choice_type}
     if mcq.explanation:
         metadata["explanation"] = mcq.explanation
-    return Question(id=mcq.id, question=mcq.question, answer=mcq.answer,
-                    aliases=[mcq.options[LETTERS.index(mcq.answer)]], choices=list(mcq.options),
-                    dataset=dataset, type=mcq.choice_type, category=mcq.subject, metadata=metadata, gold=mcq.gold)
+    return Question(
+        id=mcq.id,
+        question=mcq.question,
+        answer=mcq.answer,
+        aliases=[mcq.options[LETTERS.index(mcq.answer)]],
+        choices=list(mcq.options),
+        dataset=dataset,
+        type=mcq.choice_type,
+        category=mcq.subject,
+        metadata=metadata,
+        gold=mcq.gold,
+    )
 
 
 def sample_by_subject(questions: list[Question], limit: int | None, seed: int) -> list[Question]:
@@ -175,8 +184,9 @@ class MedMCQALoader(DatasetLoader):
     def __init__(self) -> None:
         self.skipped_unlabelled = 0
 
-    def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False,
-             **options: Any) -> list[Question]:
+    def load(
+        self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False, **options: Any
+    ) -> list[Question]:
         opts = self.load_options(options)
         subset = opts.subset or self.default_subset
         questions, self.skipped_unlabelled = [], 0
@@ -196,8 +206,11 @@ class MedMCQALoader(DatasetLoader):
             if path.suffix.lower() == ".jsonl" and path.is_file():
                 with path.open(encoding="utf-8") as lines:
                     first = json.loads(next((line for line in lines if line.strip()), "{}"))
-                return (self.default_subset == "medmcqa" and isinstance(first, dict)  # a first line may be an array
-                        and {"opa", "cop", "question"} <= set(first))
+                return (
+                    self.default_subset == "medmcqa"
+                    and isinstance(first, dict)  # a first line may be an array
+                    and {"opa", "cop", "question"} <= set(first)
+                )
             if path.suffix.lower() == ".json" and path.is_file():
                 return isinstance(json.loads(path.read_text(encoding="utf-8")).get(self.default_subset), dict)
         except (OSError, ValueError, AttributeError):

@@ -54,8 +54,13 @@ class MMLURecord(BaseModel):
         return LETTERS.index(letter) if letter in LETTERS else value
 
     def to_mcq(self, record_id: str) -> MCQ:
-        return MCQ(id=record_id, question=self.question, options=tuple(self.choices), answer=LETTERS[self.answer],
-                   subject=self.subject)
+        return MCQ(
+            id=record_id,
+            question=self.question,
+            options=tuple(self.choices),
+            answer=LETTERS[self.answer],
+            subject=self.subject,
+        )
 
 
 def validated(raw: Any, where: str, record_id: str) -> MCQ:
@@ -113,8 +118,9 @@ def read_mmlu(source: str | Path, *, config: str, split: str) -> Iterable[MCQ]:
         raise UserError(f"{path}: unknown MMLU file type {path.suffix!r} (use .jsonl in the hub layout, or .csv)")
     if len(str(source).split("/")) == 2 and not str(source).endswith((".jsonl", ".csv")):
         return read_hub(str(source), config, split)
-    raise UserError(f"MMLU dataset not found: {source} (a .jsonl/.csv file, a folder of .csv, "
-                    f"or a hub id like {HUB_ID})")
+    raise UserError(
+        f"MMLU dataset not found: {source} (a .jsonl/.csv file, a folder of .csv, or a hub id like {HUB_ID})"
+    )
 
 
 class MMLUOptions(BaseModel):
@@ -135,8 +141,9 @@ class MMLULoader(MedMCQALoader):
     facets = ("subject", "dataset")
     provides_gold = False  # MMLU as released carries no gold evidence
 
-    def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False,
-             **options: Any) -> list[Question]:
+    def load(
+        self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False, **options: Any
+    ) -> list[Question]:
         opts = self.load_options(options)
         questions = [to_question(mcq, "mmlu") for mcq in read_mmlu(source, config=opts.config, split=opts.split)]
         if sample:

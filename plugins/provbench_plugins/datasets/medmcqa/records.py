@@ -68,10 +68,17 @@ class RawRecord(BaseModel):
 
     def to_mcq(self, zero_based: bool) -> MCQ:
         index = self.cop if zero_based else self.cop - 1
-        return MCQ(id=self.id, question=self.question, options=(self.opa, self.opb, self.opc, self.opd),
-                   answer=None if index < 0 else LETTERS[index], subject=self.subject_name or "",
-                   topic=self.topic_name or "", choice_type=self.choice_type, explanation=self.exp or "",
-                   gold=self.gold)
+        return MCQ(
+            id=self.id,
+            question=self.question,
+            options=(self.opa, self.opb, self.opc, self.opd),
+            answer=None if index < 0 else LETTERS[index],
+            subject=self.subject_name or "",
+            topic=self.topic_name or "",
+            choice_type=self.choice_type,
+            explanation=self.exp or "",
+            gold=self.gold,
+        )
 
 
 def _check_cop(record: RawRecord, zero_based: bool) -> None:
@@ -121,6 +128,7 @@ def validate_raw(raw: Any, where: str, index: int, zero_based: bool) -> MCQ:
 
 # -- sources ---------------------------------------------------------------------------------------
 
+
 def read_jsonl(path: Path, problems: list[str] | None = None) -> Iterator[MCQ]:
     """Records of a raw jsonl file; with a ``problems`` list, bad records are noted there and
     skipped instead of raising (how ``provbench data info`` lists several)."""
@@ -146,8 +154,13 @@ def read_mirage(path: Path, subset: str) -> Iterator[MCQ]:
             record = MirageRecord.model_validate(raw)
         except ValidationError as exc:
             raise located(f"{path} [{subset}]", repr(record_id), exc) from None
-        yield MCQ(id=str(record_id), question=record.question,
-                  options=tuple(record.options[k] for k in LETTERS), answer=record.answer, gold=record.gold)
+        yield MCQ(
+            id=str(record_id),
+            question=record.question,
+            options=tuple(record.options[k] for k in LETTERS),
+            answer=record.answer,
+            gold=record.gold,
+        )
 
 
 def read_hub(source: str, split: str) -> Iterator[MCQ]:

@@ -17,14 +17,28 @@ from provbench.errors import UserError
 DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
     "id": ("id", "qid", "_id", "question_id", "uid"),
     "question": ("question", "query", "user_input", "input", "prompt", "claim"),
-    "answer": ("answer", "answers", "reference", "ground_truth", "expected_output", "expected", "target",
-               "gold_answer", "label"),
+    "answer": (
+        "answer",
+        "answers",
+        "reference",
+        "ground_truth",
+        "expected_output",
+        "expected",
+        "target",
+        "gold_answer",
+        "label",
+    ),
     "aliases": ("aliases", "answer_aliases", "other_answers", "alternative_answers"),
     "choices": ("choices", "options"),
     "correct": ("correct", "correct_option", "correct_letter", "answer_letter"),
     "supporting_documents": ("supporting_documents", "supporting_docs", "source_documents", "sources"),
-    "supporting_sentences": ("supporting_sentences", "supporting_facts", "evidence_sentences", "evidence",
-                             "reference_contexts"),
+    "supporting_sentences": (
+        "supporting_sentences",
+        "supporting_facts",
+        "evidence_sentences",
+        "evidence",
+        "reference_contexts",
+    ),
     "gold_path": ("gold_path", "entity_path"),
     "gold_triples": ("gold_triples", "triples", "evidence_triples"),
     "type": ("type", "question_type"),
@@ -36,8 +50,10 @@ LIST_SEPARATOR = "|"
 def check_mapping(mapping: dict[str, str]) -> None:
     unknown = sorted(set(mapping) - set(DEFAULT_COLUMNS))
     if unknown:
-        raise UserError(f"dataset loader 'qa': option 'fields' maps unknown field(s) {', '.join(unknown)} "
-                        f"(known: {', '.join(DEFAULT_COLUMNS)})")
+        raise UserError(
+            f"dataset loader 'qa': option 'fields' maps unknown field(s) {', '.join(unknown)} "
+            f"(known: {', '.join(DEFAULT_COLUMNS)})"
+        )
 
 
 def resolve_columns(mapping: dict[str, str], columns: set[str]) -> dict[str, str]:
@@ -74,8 +90,10 @@ class Row:
             if required:
                 if field not in self.columns:
                     tried = ", ".join(DEFAULT_COLUMNS[field])
-                    raise UserError(f"{self.where}: field {field!r} is missing (no column {tried}; map yours with "
-                                    f"the loader option fields: {{{field}: COLUMN}})")
+                    raise UserError(
+                        f"{self.where}: field {field!r} is missing (no column {tried}; map yours with "
+                        f"the loader option fields: {{{field}: COLUMN}})"
+                    )
                 raise self.problem(field, "is empty")
             return ""
         value = self.data[self.columns[field]]

@@ -35,9 +35,50 @@ from provbench_plugins.kb_builders.common.names import strip_qualifier
 from .fields import Row
 
 _WORD = re.compile(r"\w+")
-_STOPWORDS = {"a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "and", "or", "is", "was", "are",
-              "were", "be", "did", "does", "do", "which", "what", "who", "whom", "whose", "where", "when", "how",
-              "that", "this", "it", "its", "he", "she", "his", "her", "they", "their", "same", "yes", "no"}
+_STOPWORDS = {
+    "a",
+    "an",
+    "the",
+    "of",
+    "in",
+    "on",
+    "at",
+    "to",
+    "for",
+    "by",
+    "with",
+    "and",
+    "or",
+    "is",
+    "was",
+    "are",
+    "were",
+    "be",
+    "did",
+    "does",
+    "do",
+    "which",
+    "what",
+    "who",
+    "whom",
+    "whose",
+    "where",
+    "when",
+    "how",
+    "that",
+    "this",
+    "it",
+    "its",
+    "he",
+    "she",
+    "his",
+    "her",
+    "they",
+    "their",
+    "same",
+    "yes",
+    "no",
+}
 
 
 @lru_cache(maxsize=8)
@@ -56,8 +97,11 @@ def gold_evidence(row: Row, answers: list[str], documents: str | None) -> GoldEv
     sentences = [_sentence(row, item) for item in row.values("supporting_sentences")]
     names = row.strings("supporting_documents")
     if names and documents is None:
-        raise row.problem("supporting_documents", "names documents, but the loader option 'documents' (the folder "
-                          "of the documents) is not set, so they cannot be found")
+        raise row.problem(
+            "supporting_documents",
+            "names documents, but the loader option 'documents' (the folder "
+            "of the documents) is not set, so they cannot be found",
+        )
     subjects = []
     for name in names:
         doc = _document(row, name, documents or "")
@@ -68,16 +112,23 @@ def gold_evidence(row: Row, answers: list[str], documents: str | None) -> GoldEv
     if not sentences and not path and not triples:
         return None
     chain = len(triples) > 1 and all(a.object.casefold() == b.subject.casefold() for a, b in zip(triples, triples[1:]))
-    return GoldEvidence(sentences=sentences, triples=triples, ordered=chain,
-                        entities=list(dict.fromkeys(e for e in [*path, *subjects] if e)))
+    return GoldEvidence(
+        sentences=sentences,
+        triples=triples,
+        ordered=chain,
+        entities=list(dict.fromkeys(e for e in [*path, *subjects] if e)),
+    )
 
 
 def _triple(row: Row, n: int, item: Any) -> GoldTriple:
     parts = [item.get(k) for k in ("subject", "relation", "object")] if isinstance(item, dict) else item
     if isinstance(parts, (list, tuple)) and len(parts) == 3 and all(isinstance(p, str) and p.strip() for p in parts):
         return GoldTriple(subject=parts[0].strip(), relation=parts[1].strip(), object=parts[2].strip())
-    raise row.problem("gold_triples", f"item {n} must be [subject, relation, object] or {{subject, relation, "
-                      f"object}}, each non-empty text; got {item!r}")
+    raise row.problem(
+        "gold_triples",
+        f"item {n} must be [subject, relation, object] or {{subject, relation, "
+        f"object}}, each non-empty text; got {item!r}",
+    )
 
 
 def _sentence(row: Row, item: Any) -> GoldSentence:
@@ -94,11 +145,16 @@ def _document(row: Row, name: str, documents: str) -> Any:
     except UserError as err:
         raise row.problem("supporting_documents", f"cannot read the documents: {err}") from None
     if not found:
-        raise row.problem("supporting_documents", f"no document named {name!r} in {documents} (name one by its "
-                          "relative path, file name, file name without suffix, or title)")
+        raise row.problem(
+            "supporting_documents",
+            f"no document named {name!r} in {documents} (name one by its "
+            "relative path, file name, file name without suffix, or title)",
+        )
     if len(found) > 1:
-        raise row.problem("supporting_documents", f"{name!r} names {len(found)} documents "
-                          f"({', '.join(d.relative for d in found)}); use its relative path")
+        raise row.problem(
+            "supporting_documents",
+            f"{name!r} names {len(found)} documents ({', '.join(d.relative for d in found)}); use its relative path",
+        )
     return found[0]
 
 

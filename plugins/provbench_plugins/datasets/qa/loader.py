@@ -44,13 +44,18 @@ YES_NO = {"yes", "no"}
 class QAOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    fields: dict[str, str] = Field(default_factory=dict, description="provbench field -> your column "
-                                   "(id, question, answer, aliases, choices, correct, supporting_documents, "
-                                   "supporting_sentences, gold_path, gold_triples, type, category)")
+    fields: dict[str, str] = Field(
+        default_factory=dict,
+        description="provbench field -> your column "
+        "(id, question, answer, aliases, choices, correct, supporting_documents, "
+        "supporting_sentences, gold_path, gold_triples, type, category)",
+    )
     answer_type: Literal["auto", "text", "yes-no", "choice", "label"] = "auto"
     labels: list[str] | None = Field(None, description="the label set of a classification-style dataset")
-    documents: str | None = Field(None, description="folder or glob of the documents that supporting_documents "
-                                  "name (relative to the question file)")
+    documents: str | None = Field(
+        None,
+        description="folder or glob of the documents that supporting_documents name (relative to the question file)",
+    )
     split: str = Field("train", description="hub: the split to read")
     config: str | None = Field(None, description="hub: the dataset configuration")
 
@@ -64,8 +69,9 @@ class QALoader(DatasetLoader):
     provides_gold = True
     claims_as_fallback = True  # it reads any plain file: a loader of the file's own format comes first
 
-    def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False,
-             **options: Any) -> list[Question]:
+    def load(
+        self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False, **options: Any
+    ) -> list[Question]:
         questions, problems = self._read(source, self.load_options(options), max_problems=1)
         if problems:
             raise UserError(problems[0])
@@ -90,8 +96,9 @@ class QALoader(DatasetLoader):
             try:
                 q = to_question(Row(where, data, columns), number, opts, documents)
                 if q.id in seen:
-                    raise UserError(f"{where}: field {columns.get('id', 'id')!r}: question id {q.id!r} is also "
-                                    f"used at {seen[q.id]}")
+                    raise UserError(
+                        f"{where}: field {columns.get('id', 'id')!r}: question id {q.id!r} is also used at {seen[q.id]}"
+                    )
                 seen[q.id] = where
                 questions.append(q)
             except UserError as err:
@@ -135,10 +142,18 @@ def to_question(row: Row, number: int, opts: QAOptions, documents: str | None) -
         metadata["documents"] = documents
     gold = gold_evidence(row, [answer, *aliases] if kind != "choice" else aliases, documents)
     metadata["has_gold"] = "yes" if gold is not None else "no"
-    return Question(id=row.text("id") or str(number), question=row.text("question", required=True), answer=answer,
-                    aliases=list(dict.fromkeys(a for a in aliases if a != answer)), choices=choices or None,
-                    dataset=LOADER_NAME, type=row.text("type") or kind, category=row.text("category"),
-                    metadata=metadata, gold=gold)
+    return Question(
+        id=row.text("id") or str(number),
+        question=row.text("question", required=True),
+        answer=answer,
+        aliases=list(dict.fromkeys(a for a in aliases if a != answer)),
+        choices=choices or None,
+        dataset=LOADER_NAME,
+        type=row.text("type") or kind,
+        category=row.text("category"),
+        metadata=metadata,
+        gold=gold,
+    )
 
 
 def answer_type(row: Row, opts: QAOptions, choices: list[str]) -> str:
@@ -156,8 +171,9 @@ def _answer(row: Row, kind: str, choices: list[str], opts: QAOptions) -> tuple[s
     """(answer, aliases) as the answer type wants them, checked."""
     if kind == "choice":
         if len(choices) < 2 or len(choices) > len(LETTERS):
-            raise row.problem("choices", f"a multiple-choice question needs 2 to {len(LETTERS)} choices, got "
-                              f"{len(choices)}")
+            raise row.problem(
+                "choices", f"a multiple-choice question needs 2 to {len(LETTERS)} choices, got {len(choices)}"
+            )
         field = "correct" if row.has("correct") else "answer"
         letter = _letter(row, field, row.text(field, required=True), choices)
         return letter, [choices[LETTERS.index(letter)]]
@@ -179,15 +195,18 @@ def _answer(row: Row, kind: str, choices: list[str], opts: QAOptions) -> tuple[s
 
 def _letter(row: Row, field: str, value: str, choices: list[str]) -> str:
     """The correct option as a letter, from a letter, a 1-based number or the option's text."""
-    if len(value) == 1 and value.upper() in LETTERS[:len(choices)]:
+    if len(value) == 1 and value.upper() in LETTERS[: len(choices)]:
         return value.upper()
     if value.isdigit() and 1 <= int(value) <= len(choices):
         return LETTERS[int(value) - 1]
     texts = [option_key(c) for c in choices]
     if option_key(value) in texts:
         return LETTERS[texts.index(option_key(value))]
-    raise row.problem(field, f"{value!r} names none of the {len(choices)} choices (give a letter A-"
-                      f"{LETTERS[len(choices) - 1]}, a number 1-{len(choices)}, or the option's text)")
+    raise row.problem(
+        field,
+        f"{value!r} names none of the {len(choices)} choices (give a letter A-"
+        f"{LETTERS[len(choices) - 1]}, a number 1-{len(choices)}, or the option's text)",
+    )
 
 
 @hookimpl

@@ -16,8 +16,14 @@ from typing import Any, Iterator
 from provbench.errors import UserError
 from provbench.jsonlines import JsonLineError, located, read_json_lines
 
-FILE_KINDS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
-              ".parquet": "parquet"}
+FILE_KINDS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+}
 
 
 def file_kind(source: str | Path) -> str | None:
@@ -34,12 +40,16 @@ def file_kind(source: str | Path) -> str | None:
     return "hub" if len(parts) == 2 and all(parts) and not path.exists() else None
 
 
-def read_rows(source: str | Path, split: str = "train", config: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+def read_rows(
+    source: str | Path, split: str = "train", config: str | None = None
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """(where, row) for every record of ``source``."""
     kind = file_kind(source)
     if kind is None:
-        raise UserError(f"{source}: unknown question file kind (use .jsonl, .json, .csv, .tsv, .parquet, "
-                        "or a Hugging Face dataset id such as owner/name)")
+        raise UserError(
+            f"{source}: unknown question file kind (use .jsonl, .json, .csv, .tsv, .parquet, "
+            "or a Hugging Face dataset id such as owner/name)"
+        )
     if kind == "hub":
         from ..hub import load_split
 
@@ -70,7 +80,7 @@ def _json(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     if isinstance(data, dict):  # {"data": [...]} or {"questions": [...]}
         data = next((data[k] for k in ("data", "questions", "rows", "examples") if isinstance(data.get(k), list)), data)
     if not isinstance(data, list):
-        raise UserError(f"{path}: expected a JSON array of question objects (or {{\"data\": [...]}})")
+        raise UserError(f'{path}: expected a JSON array of question objects (or {{"data": [...]}})')
     for n, row in enumerate(data, start=1):
         if not isinstance(row, dict):
             raise UserError(f"{path}, record {n}: expected an object, got {type(row).__name__}")

@@ -22,8 +22,10 @@ from ..twowiki.scoring import normalize_answer, score as text_score
 
 ANSWER_TYPES = ("text", "yes-no", "choice", "label")
 LETTERS = string.ascii_uppercase
-_LETTER = re.compile(r"^\s*(?:(?i:(?:the\s+)?(?:correct\s+)?(?:answer|option)(?:\s+is)?)\s*[:\-]?\s*)?"
-                     r"[\(\[]?([A-Z])(?:[\)\]\.:,]|\s*$)")
+_LETTER = re.compile(
+    r"^\s*(?:(?i:(?:the\s+)?(?:correct\s+)?(?:answer|option)(?:\s+is)?)\s*[:\-]?\s*)?"
+    r"[\(\[]?([A-Z])(?:[\)\]\.:,]|\s*$)"
+)
 _EDGE = " \t\n.,;:!?\"'`*"
 
 

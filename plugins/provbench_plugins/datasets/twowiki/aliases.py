@@ -22,8 +22,10 @@ def resolve_aliases_path(source: str | Path, option: str) -> Path:
     if not path.is_absolute() and Path(source).is_file():
         path = Path(source).parent / path
     if not path.is_file():
-        raise UserError(f"dataset_loader '2wiki': option id_aliases: {path} does not exist "
-                        "(a relative path is read from the dataset file's folder)")
+        raise UserError(
+            f"dataset_loader '2wiki': option id_aliases: {path} does not exist "
+            "(a relative path is read from the dataset file's folder)"
+        )
     return path
 
 

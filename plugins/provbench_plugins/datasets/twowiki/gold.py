@@ -19,14 +19,19 @@ from typing import Iterable
 from provbench.gold import GoldEvidence, GoldSentence, GoldTriple
 
 
-def gold_evidence(context: Iterable[tuple[str, list[str]]], supporting_facts: Iterable[tuple[str, int]],
-                  evidences: Iterable[tuple[str, str, str]]) -> GoldEvidence | None:
+def gold_evidence(
+    context: Iterable[tuple[str, list[str]]],
+    supporting_facts: Iterable[tuple[str, int]],
+    evidences: Iterable[tuple[str, str, str]],
+) -> GoldEvidence | None:
     """The gold evidence of one record, or None when it names neither facts nor triples."""
     paragraphs = {}
     for title, sentences in context:
         paragraphs.setdefault(title, list(sentences))  # a repeated title: the first paragraph, as the builder
-    sentences = [GoldSentence(document=title, index=index, text=_sentence(paragraphs.get(title, []), index))
-                 for title, index in supporting_facts]
+    sentences = [
+        GoldSentence(document=title, index=index, text=_sentence(paragraphs.get(title, []), index))
+        for title, index in supporting_facts
+    ]
     triples = [GoldTriple(subject=s, relation=r, object=o) for s, r, o in evidences]
     entities = list(dict.fromkeys(name for t in triples for name in (t.subject, t.object) if name.strip()))
     if not sentences and not triples:

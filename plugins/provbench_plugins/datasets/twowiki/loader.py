@@ -77,12 +77,16 @@ class TwoWikiRecord(BaseModel):
         its gold sentence has no text, so the question's sentence evidence is never complete (gold.py),
         where dropping it would make the rest look complete."""
         sentences = {title: len(lines) for title, lines in self.context}
-        return [f"record {self.id!r}: supporting fact [{t!r}, {s}]: paragraph {t!r} has {sentences.get(t, 0)} "
-                "sentence(s)" for t, s in self.supporting_facts if not 0 <= s < sentences.get(t, 0)]
+        return [
+            f"record {self.id!r}: supporting fact [{t!r}, {s}]: paragraph {t!r} has {sentences.get(t, 0)} sentence(s)"
+            for t, s in self.supporting_facts
+            if not 0 <= s < sentences.get(t, 0)
+        ]
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "type": self.type, "answer": self.answer,
+            "type": self.type,
+            "answer": self.answer,
             "context": [[t, list(s)] for t, s in self.context],
             "supporting_facts": [list(f) for f in self.supporting_facts],
             "evidences": [list(e) for e in self.evidences],
@@ -204,8 +208,13 @@ def read_records(source: str | Path, split: str = DEFAULT_HUB_SPLIT) -> list[Two
     records = [validate_record(raw, where, i) for i, raw in enumerate(raw_records)]
     beyond = [line for record in records for line in record.facts_beyond_context()]
     if beyond:  # published data may hold a few: counted, not fatal
-        log.warning("%s: %d supporting fact(s) point at a sentence their paragraph does not have; kept as gold "
-                    "no prompt can hold (first: %s)", where, len(beyond), "; ".join(beyond[:3]))
+        log.warning(
+            "%s: %d supporting fact(s) point at a sentence their paragraph does not have; kept as gold "
+            "no prompt can hold (first: %s)",
+            where,
+            len(beyond),
+            "; ".join(beyond[:3]),
+        )
     return records
 
 
@@ -228,9 +237,17 @@ def to_question(record: TwoWikiRecord, category: str, aliases: dict[str, list[st
         if value is not None:
             metadata[name] = [list(e) for e in value] if name == "evidences_id" else value
     accepted = [a for a in (aliases or {}).get(record.answer_id or "", []) if a != record.answer]
-    return Question(id=record.id, question=record.question, answer=record.answer, dataset=LOADER_NAME,
-                    type=record.type, category=category, aliases=accepted, metadata=metadata,
-                    gold=gold_evidence(record.context, record.supporting_facts, record.evidences))
+    return Question(
+        id=record.id,
+        question=record.question,
+        answer=record.answer,
+        dataset=LOADER_NAME,
+        type=record.type,
+        category=category,
+        aliases=accepted,
+        metadata=metadata,
+        gold=gold_evidence(record.context, record.supporting_facts, record.evidences),
+    )
 
 
 class LoadOptions(BaseModel):
@@ -241,8 +258,11 @@ class LoadOptions(BaseModel):
     select: bool = Field(False, description="apply paper 000's question selection")
     quotas: dict[str, int] | None = Field(None, description="questions per category (implies select)")
     split: str = Field(DEFAULT_HUB_SPLIT, description="split of a hub dataset")
-    id_aliases: str | None = Field(None, description="id_aliases.json of the data_ids release (relative to the "
-                                                     "dataset file's folder): answer aliases and demonyms")
+    id_aliases: str | None = Field(
+        None,
+        description="id_aliases.json of the data_ids release (relative to the "
+        "dataset file's folder): answer aliases and demonyms",
+    )
 
 
 class TwoWikiLoader(DatasetLoader):
@@ -253,8 +273,9 @@ class TwoWikiLoader(DatasetLoader):
     facets = ("type", "category")
     provides_gold = True  # supporting facts (with their sentences) and evidence triples
 
-    def load(self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False,
-             **options: Any) -> list[Question]:
+    def load(
+        self, source: str | Path, *, limit: int | None = None, seed: int = 0, sample: bool = False, **options: Any
+    ) -> list[Question]:
         opts = self.load_options(options)
         records = read_records(source, opts.split)
         if sample:  # before selection, so quotas fill in the seeded order
@@ -275,8 +296,10 @@ class TwoWikiLoader(DatasetLoader):
             return None
         path = resolve_aliases_path(source, option)
         if records and not any(r.answer_id for r in records):
-            raise UserError(f"{source}: option id_aliases ({path}) needs records with answer_id (the data_ids "
-                            "release of 2WikiMultihopQA); none of the loaded records has one")
+            raise UserError(
+                f"{source}: option id_aliases ({path}) needs records with answer_id (the data_ids "
+                "release of 2WikiMultihopQA); none of the loaded records has one"
+            )
         return read_id_aliases(path)
 
     def claims(self, source: str | Path) -> bool:
@@ -314,8 +337,9 @@ class TwoWikiLoader(DatasetLoader):
         if quotas is not None:
             unknown = set(quotas) - set(selection.CATEGORIES)
             if unknown:
-                raise UserError(f"2wiki loader: unknown categories in quotas {sorted(unknown)}; "
-                                f"known: {list(selection.CATEGORIES)}")
+                raise UserError(
+                    f"2wiki loader: unknown categories in quotas {sorted(unknown)}; known: {list(selection.CATEGORIES)}"
+                )
             select = True
         by_dict = [(r, r.as_dict()) for r in records]
         if not select:
@@ -336,11 +360,16 @@ class TwoWikiLoader(DatasetLoader):
 def selection_shortfall(quotas: dict[str, int], categories: list[str]) -> dict[str, dict[str, int]] | None:
     """Categories with fewer eligible questions than their quota ({category: {quota, selected}}),
     warned about in the run log; None when every quota is met."""
-    short = {cat: {"quota": quota, "selected": categories.count(cat)}
-             for cat, quota in quotas.items() if categories.count(cat) < quota}
+    short = {
+        cat: {"quota": quota, "selected": categories.count(cat)}
+        for cat, quota in quotas.items()
+        if categories.count(cat) < quota
+    }
     if short:
-        log.warning("2wiki selection shortfall: fewer eligible questions than the quotas: %s",
-                    "; ".join(f"{c} {v['selected']} of {v['quota']}" for c, v in short.items()))
+        log.warning(
+            "2wiki selection shortfall: fewer eligible questions than the quotas: %s",
+            "; ".join(f"{c} {v['selected']} of {v['quota']}" for c, v in short.items()),
+        )
     return short or None
 
 

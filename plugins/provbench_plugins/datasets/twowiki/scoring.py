@@ -45,12 +45,52 @@ from provbench.model import Question
 from .selection import COMPARISON_TYPES
 
 ACCURACY_MAX_TOKENS = 10
-NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "none", "nothing", "isnt", "wasnt", "arent",
-                       "werent", "doesnt", "didnt", "dont", "cannot", "cant", "wont"})
-HEDGE_PHRASES = tuple(tuple(p.split()) for p in (
-    "or", "either", "maybe", "perhaps", "possibly", "probably", "likely", "unlikely", "might", "unsure",
-    "uncertain", "unknown", "unclear", "not sure", "no idea", "dont know", "do not know", "cannot tell",
-    "not known", "noanswer"))
+NEGATIONS = frozenset(
+    {
+        "not",
+        "no",
+        "never",
+        "neither",
+        "nor",
+        "none",
+        "nothing",
+        "isnt",
+        "wasnt",
+        "arent",
+        "werent",
+        "doesnt",
+        "didnt",
+        "dont",
+        "cannot",
+        "cant",
+        "wont",
+    }
+)
+HEDGE_PHRASES = tuple(
+    tuple(p.split())
+    for p in (
+        "or",
+        "either",
+        "maybe",
+        "perhaps",
+        "possibly",
+        "probably",
+        "likely",
+        "unlikely",
+        "might",
+        "unsure",
+        "uncertain",
+        "unknown",
+        "unclear",
+        "not sure",
+        "no idea",
+        "dont know",
+        "do not know",
+        "cannot tell",
+        "not known",
+        "noanswer",
+    )
+)
 VERDICTS = ("yes", "no")
 COMPARATIVES = frozenset({"before", "after", "than", "earlier", "later", "first", "older", "younger"})
 _NAME_GOES_ON = re.compile(r"\s*,?\s*[A-Z]")  # a capitalised word after the gold (a comma between allowed)
@@ -85,7 +125,7 @@ def f1_score(prediction: str, gold: str) -> float:
 def span_starts(tokens: list[str], span: list[str]) -> list[int]:
     """Where ``span`` occurs in ``tokens`` as consecutive whole tokens."""
     width = len(span)
-    return [i for i in range(len(tokens) - width + 1) if span and tokens[i:i + width] == span]
+    return [i for i in range(len(tokens) - width + 1) if span and tokens[i : i + width] == span]
 
 
 def contains_answer(prediction: str, gold: str) -> float:
@@ -132,7 +172,7 @@ def compares(pred: list[str], ref: list[str], candidate: list[str]) -> bool:
     gold_at, other_at = span_starts(pred, ref), span_starts(pred, candidate)
     if not gold_at or not other_at or gold_at[0] >= other_at[0]:
         return False
-    return bool(COMPARATIVES.intersection(pred[gold_at[0] + len(ref):other_at[0]]))
+    return bool(COMPARATIVES.intersection(pred[gold_at[0] + len(ref) : other_at[0]]))
 
 
 def extends_name(prediction: str, gold: str) -> bool:

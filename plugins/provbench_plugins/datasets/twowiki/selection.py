@@ -88,9 +88,7 @@ def category(record: dict[str, Any]) -> str:
     return "local-path"
 
 
-def select(
-    records: Sequence[dict[str, Any]], quotas: dict[str, int] | None = None
-) -> list[tuple[dict[str, Any], str]]:
+def select(records: Sequence[dict[str, Any]], quotas: dict[str, int] | None = None) -> list[tuple[dict[str, Any], str]]:
     """Eligible records in the given order with their category, up to ``quotas`` per category
     (None: all). Callers that sample shuffle ``records`` first."""
     taken = {c: 0 for c in CATEGORIES}

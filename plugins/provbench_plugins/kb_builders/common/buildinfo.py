@@ -36,12 +36,15 @@ log = logging.getLogger(__name__)
 FINGERPRINT_KEYS = ("builder", "model", "options", "content")
 
 
-def fingerprint(builder: str, model_id: str, options: dict[str, Any], content: Any,
-                **extra: str) -> dict[str, Any]:
+def fingerprint(builder: str, model_id: str, options: dict[str, Any], content: Any, **extra: str) -> dict[str, Any]:
     """Hashes of a build's inputs, and ``fingerprint``: the hash of them all."""
-    parts = {"builder": builder, "model": model_id, "options": options,
-             "content": hashlib.sha256(json.dumps(content, ensure_ascii=False, sort_keys=True).encode()).hexdigest(),
-             **extra}
+    parts = {
+        "builder": builder,
+        "model": model_id,
+        "options": options,
+        "content": hashlib.sha256(json.dumps(content, ensure_ascii=False, sort_keys=True).encode()).hexdigest(),
+        **extra,
+    }
     parts["fingerprint"] = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
     return parts
 
@@ -59,8 +62,9 @@ def file_digests(paths: Iterable[Path]) -> list[list[str]]:
     return digests
 
 
-def reuse_existing(kb_dir: Path, expected: dict[str, Any], overwrite: bool,
-                   read_only: bool = False) -> "KnowledgeBase | None":
+def reuse_existing(
+    kb_dir: Path, expected: dict[str, Any], overwrite: bool, read_only: bool = False
+) -> "KnowledgeBase | None":
     """The finished KB at ``kb_dir`` if it was built from the same inputs (opened ``read_only``
     when asked); None if there is none (an interrupted build's files are removed first). A
     finished KB from other inputs, another builder version included, is refused unless
@@ -79,12 +83,16 @@ def reuse_existing(kb_dir: Path, expected: dict[str, Any], overwrite: bool,
     kb.close()
     differing = [k for k in expected if k != "fingerprint" and found.get(k) != expected[k]]
     if not overwrite:
-        version = (f"it was built by {found.get('builder') or 'an unknown builder'}, this is {expected['builder']}; "
-                   if "builder" in differing else "")
+        version = (
+            f"it was built by {found.get('builder') or 'an unknown builder'}, this is {expected['builder']}; "
+            if "builder" in differing
+            else ""
+        )
         raise UserError(
             f"knowledge base at {kb_dir} was built from other inputs ({version}{', '.join(differing) or 'unknown'} "
             "differ); use another directory, or the builder option overwrite=true to rebuild it "
-            "(a build through an API model is paid for again)")
+            "(a build through an API model is paid for again)"
+        )
     log.warning("replacing knowledge base at %s (%s differ)", kb_dir, ", ".join(differing))
     remove_kb(kb_dir, "the knowledge base there is to be replaced (overwrite=true)")
     return None
@@ -111,8 +119,10 @@ def problems(extraction: Any, communities: Any, llm: Any) -> list[str]:
         (e.get("over_cap_items", 0), "extracted items exceeded the per-text-unit caps (dropped)"),
         (c.get("failed_calls", 0), "community-summary calls failed (member list used instead)"),
         (c.get("fallback_invalid", 0), "community-summary replies were invalid (member list used instead)"),
-        (c.get("deterministic", 0), "communities got a member list, not an LLM summary (summarize off or "
-                                     "beyond max_summaries)"),
+        (
+            c.get("deterministic", 0),
+            "communities got a member list, not an LLM summary (summarize off or beyond max_summaries)",
+        ),
         (t.get("truncated_salvaged", t.get("salvaged", 0)), "replies were cut off by max_tokens (complete items kept)"),
     ]
     for count, what in checks:
@@ -121,16 +131,33 @@ def problems(extraction: Any, communities: Any, llm: Any) -> list[str]:
     return lines
 
 
-def standard_info(*, builder: str, inputs: dict[str, Any], model: str, options: dict[str, Any],
-                  counts: dict[str, int], extraction: Any = None, communities: Any = None, llm: Any = None,
-                  paper: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+def standard_info(
+    *,
+    builder: str,
+    inputs: dict[str, Any],
+    model: str,
+    options: dict[str, Any],
+    counts: dict[str, int],
+    extraction: Any = None,
+    communities: Any = None,
+    llm: Any = None,
+    paper: dict[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """Build info in the layout the module docstring describes (plain JSON); a section a builder
     does not have (no LLM, no communities) is left out."""
     llm_info = llm.as_info() if hasattr(llm, "as_info") else _plain(llm)
     sections = {"extraction": _plain(extraction), "communities": _plain(communities), "llm": llm_info}
-    info = {"builder": builder, "inputs": inputs, "model": model, "options": options, "counts": counts,
-            **{k: v for k, v in sections.items() if v is not None},
-            "problems": problems(extraction, communities, llm_info), **extra}
+    info = {
+        "builder": builder,
+        "inputs": inputs,
+        "model": model,
+        "options": options,
+        "counts": counts,
+        **{k: v for k, v in sections.items() if v is not None},
+        "problems": problems(extraction, communities, llm_info),
+        **extra,
+    }
     if paper:
         info["paper"] = paper
     return info

@@ -73,30 +73,53 @@ def fallback_summary(names: list[str], relations: list[str]) -> tuple[str, str]:
 
 
 def detect(kb: "KnowledgeBase", settings: CommunitySettings) -> list["Community"]:
-    return kb.detect_communities(seed=settings.seed, resolution=settings.resolution,
-                                 hierarchical=settings.hierarchical, max_cluster_size=settings.max_cluster_size,
-                                 levels=settings.levels, scope=settings.scope)
+    return kb.detect_communities(
+        seed=settings.seed,
+        resolution=settings.resolution,
+        hierarchical=settings.hierarchical,
+        max_cluster_size=settings.max_cluster_size,
+        levels=settings.levels,
+        scope=settings.scope,
+    )
 
 
-def summarize_communities(kb: "KnowledgeBase", graph: Graph, llm: "LLMClient", communities: CommunitySettings,
-                          summaries: SummarySettings, tally: LLMTally, workers: int,
-                          type_priority: tuple[str, ...] = ()) -> SummaryCounts:
+def summarize_communities(
+    kb: "KnowledgeBase",
+    graph: Graph,
+    llm: "LLMClient",
+    communities: CommunitySettings,
+    summaries: SummarySettings,
+    tally: LLMTally,
+    workers: int,
+    type_priority: tuple[str, ...] = (),
+) -> SummaryCounts:
     """Detect communities, then give each a title and summary (LLM for the largest, else a member list)."""
     found = detect(kb, communities)
-    counts = SummaryCounts(communities=len(found), levels=len({c.level for c in found}),
-                           clustered_entities=len({e for c in found for e in c.entity_ids}))
+    counts = SummaryCounts(
+        communities=len(found),
+        levels=len({c.level for c in found}),
+        clustered_entities=len({e for c in found for e in c.entity_ids}),
+    )
     by_id = {d.id: d for d in graph.entities.values()}
     ranked = sorted(found, key=lambda c: (c.level, -len(c.entity_ids), c.id))
-    budget = 0 if not summaries.summarize else (len(ranked) if summaries.max_summaries is None
-                                                  else summaries.max_summaries)
+    budget = (
+        0 if not summaries.summarize else (len(ranked) if summaries.max_summaries is None else summaries.max_summaries)
+    )
     outgoing = relations_by_source(graph)
     prompts = {c.id: community_lines(c.entity_ids, by_id, outgoing, type_priority) for c in ranked}
     to_llm = [c.id for c in ranked[:budget]]
 
     def ask(cid: str) -> Summary | None | bool:
         entity_lines, relation_lines = prompts[cid]
-        resp = tally.chat(llm, P.summary_messages(entity_lines, relation_lines), PURPOSE, schema=P.SUMMARY_SCHEMA,
-                          max_tokens=summaries.max_tokens, temperature=0.0, seed=summaries.seed)
+        resp = tally.chat(
+            llm,
+            P.summary_messages(entity_lines, relation_lines),
+            PURPOSE,
+            schema=P.SUMMARY_SCHEMA,
+            max_tokens=summaries.max_tokens,
+            temperature=0.0,
+            seed=summaries.seed,
+        )
         if resp is None:  # counted; the community gets the deterministic summary
             return False
         try:
@@ -129,15 +152,23 @@ def relations_by_source(graph: Graph) -> dict[str, list[tuple[int, RelationDraft
     return out
 
 
-def community_lines(entity_ids: Iterable[str], by_id: dict[str, EntityDraft],
-                    outgoing: dict[str, list[tuple[int, RelationDraft]]], type_priority: tuple[str, ...] = (),
-                    max_entities: int = 15, max_relations: int = 12) -> tuple[list[str], list[str]]:
+def community_lines(
+    entity_ids: Iterable[str],
+    by_id: dict[str, EntityDraft],
+    outgoing: dict[str, list[tuple[int, RelationDraft]]],
+    type_priority: tuple[str, ...] = (),
+    max_entities: int = 15,
+    max_relations: int = 12,
+) -> tuple[list[str], list[str]]:
     """Short prompt lines: the best-linked members first, and relations inside the community (graph order)."""
     members = sorted((by_id[e] for e in entity_ids if e in by_id), key=lambda d: (-len(d.text_unit_ids), d.name))
     inside = {d.id for d in members}
-    entity_lines = [f"{d.name} ({pick_type(d.types, type_priority)}): {d.description[:100]}".rstrip(": ")
-                    for d in members[:max_entities]]
+    entity_lines = [
+        f"{d.name} ({pick_type(d.types, type_priority)}): {d.description[:100]}".rstrip(": ")
+        for d in members[:max_entities]
+    ]
     internal = sorted((position, r) for d in members for position, r in outgoing.get(d.id, ()) if r.target in inside)
-    relation_lines = [f"{by_id[r.source].name} -{r.label}-> {by_id[r.target].name}"
-                      for _, r in internal[:max_relations]]
+    relation_lines = [
+        f"{by_id[r.source].name} -{r.label}-> {by_id[r.target].name}" for _, r in internal[:max_relations]
+    ]
     return entity_lines, relation_lines

@@ -87,8 +87,15 @@ _INVALID = object()  # the call succeeded, its reply is unusable
 
 def call_extraction(llm: "LLMClient", title: str, text: str, settings: ExtractionSettings, tally: LLMTally) -> Any:
     """The reply's data, ``None`` when the call failed (counted), or the invalid-reply marker."""
-    resp = tally.chat(llm, P.extraction_messages(title, text, settings.entity_types), PURPOSE,
-                      schema=settings.schema, max_tokens=settings.max_tokens, temperature=0.0, seed=settings.seed)
+    resp = tally.chat(
+        llm,
+        P.extraction_messages(title, text, settings.entity_types),
+        PURPOSE,
+        schema=settings.schema,
+        max_tokens=settings.max_tokens,
+        temperature=0.0,
+        seed=settings.seed,
+    )
     if resp is None:
         return None
     if resp.data is not None:
@@ -126,8 +133,9 @@ def _valid_items(data: Any, key: str, model: type[BaseModel], cap: int, counts: 
     return valid
 
 
-def apply_extraction(graph: Graph, tu: TextUnit, data: Any, counts: ExtractionCounts,
-                     settings: ExtractionSettings = ExtractionSettings()) -> None:
+def apply_extraction(
+    graph: Graph, tu: TextUnit, data: Any, counts: ExtractionCounts, settings: ExtractionSettings = ExtractionSettings()
+) -> None:
     """Keep what the text supports: entity names and relation ends must occur in the text unit."""
     if not isinstance(data, dict):
         counts.invalid_outputs += 1
@@ -177,12 +185,20 @@ def _link_extracted(graph: Graph, name: str, type_: str | None, tu: TextUnit, co
     return draft
 
 
-def extract_into(graph: Graph, units: list[TextUnit], title_of: Callable[[TextUnit], str], llm: "LLMClient",
-                 settings: ExtractionSettings, tally: LLMTally, workers: int) -> ExtractionCounts:
+def extract_into(
+    graph: Graph,
+    units: list[TextUnit],
+    title_of: Callable[[TextUnit], str],
+    llm: "LLMClient",
+    settings: ExtractionSettings,
+    tally: LLMTally,
+    workers: int,
+) -> ExtractionCounts:
     """Extract from ``units`` (concurrently) and apply the replies in input order."""
     counts = ExtractionCounts(text_units=len(units))
-    replies = run_calls(lambda tu: call_extraction(llm, title_of(tu), tu.text, settings, tally),
-                        units, workers, "extracting entities")
+    replies = run_calls(
+        lambda tu: call_extraction(llm, title_of(tu), tu.text, settings, tally), units, workers, "extracting entities"
+    )
     for tu, data in zip(units, replies):
         if data is None:
             counts.failed_calls += 1

@@ -68,8 +68,10 @@ class Graph:
 
     def count(self, origin: str) -> tuple[int, int]:
         """(entities, relations) of one origin."""
-        return (sum(d.origin == origin for d in self.entities.values()),
-                sum(r.origin == origin for r in self.relations.values()))
+        return (
+            sum(d.origin == origin for d in self.entities.values()),
+            sum(r.origin == origin for r in self.relations.values()),
+        )
 
     def _unique_id(self, name: str) -> str:
         candidate = entity_id(name)
@@ -89,13 +91,19 @@ def link_mentions(graph: Graph, corpus: Corpus) -> None:
             draft.text_unit_ids.update(units)
 
 
-def to_records(graph: Graph, corpus: Corpus, type_priority: tuple[str, ...] = ()
-               ) -> tuple[list[TextUnit], list[Entity], list[Relation]]:
+def to_records(
+    graph: Graph, corpus: Corpus, type_priority: tuple[str, ...] = ()
+) -> tuple[list[TextUnit], list[Entity], list[Relation]]:
     """Text units (with their entity ids), entities and relations ``rel:<n>`` in draft order."""
     entities = [
-        Entity(id=d.id, name=d.name, label=pick_type(d.types, type_priority), description=d.description,
-               text_unit_ids=tuple(sorted(d.text_unit_ids, key=natural_key)),
-               own_text_unit_ids=tuple(sorted(d.own_text_unit_ids, key=natural_key)))
+        Entity(
+            id=d.id,
+            name=d.name,
+            label=pick_type(d.types, type_priority),
+            description=d.description,
+            text_unit_ids=tuple(sorted(d.text_unit_ids, key=natural_key)),
+            own_text_unit_ids=tuple(sorted(d.own_text_unit_ids, key=natural_key)),
+        )
         for d in graph.entities.values()
     ]
     per_unit: dict[str, list[str]] = {tu: [] for tu in corpus.text_units}

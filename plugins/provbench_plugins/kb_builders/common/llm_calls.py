@@ -83,10 +83,16 @@ class LLMTally:
             raise UserError(f"kb builder {builder!r}: every LLM call to {model_id!r} failed; first: {self.errors[0]}")
 
     def as_info(self) -> dict[str, Any]:
-        return {"calls": self.calls, "cache_hits": self.cached, "failed": self.failed,
-                "truncated_salvaged": self.salvaged, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "by_purpose": dict(self.by_purpose),
-                "errors": list(self.errors)}
+        return {
+            "calls": self.calls,
+            "cache_hits": self.cached,
+            "failed": self.failed,
+            "truncated_salvaged": self.salvaged,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "by_purpose": dict(self.by_purpose),
+            "errors": list(self.errors),
+        }
 
 
 def _backend_params(llm: Any) -> dict[str, Any]:
@@ -101,8 +107,12 @@ def effective_workers(asked: int | None, llm: Any) -> int:
     cap = getattr(llm, "max_concurrency", None) or 1
     workers = asked or cap
     if workers > cap:
-        log.warning("kb builder: max_workers=%d but the LLM client allows %d concurrent calls; "
-                    "raise the client's concurrency (suite 'concurrency', or kb build --concurrency)", workers, cap)
+        log.warning(
+            "kb builder: max_workers=%d but the LLM client allows %d concurrent calls; "
+            "raise the client's concurrency (suite 'concurrency', or kb build --concurrency)",
+            workers,
+            cap,
+        )
     return workers
 
 
@@ -111,6 +121,7 @@ def run_calls(fn: Callable[[T], R], items: Sequence[T], workers: int, descriptio
     if not items:
         return []
     with progress_bar(description, len(items)) as advance:
+
         def step(item: T) -> R:
             try:
                 return fn(item)

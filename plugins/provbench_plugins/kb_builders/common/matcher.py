@@ -78,7 +78,9 @@ class MentionMatcher:
             if key in found:
                 continue
             start = end - len(key) + 1
-            if (start > 0 and _WORD.match(folded[start - 1])) or (end + 1 < len(folded) and _WORD.match(folded[end + 1])):
+            if (start > 0 and _WORD.match(folded[start - 1])) or (
+                end + 1 < len(folded) and _WORD.match(folded[end + 1])
+            ):
                 continue  # part of a longer word
             found.add(key)
         return {name for key in found for name in self._names[key]}

@@ -20,8 +20,15 @@ def _progress():
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     console = Console(stderr=True)
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                    console=console, transient=True, disable=not console.is_terminal)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )
 
 
 @contextmanager
@@ -30,8 +37,9 @@ def _plain(description: str, total: int | None) -> Iterator[tuple[PlainProgress,
     from rich.console import Console
 
     console = Console(stderr=True, soft_wrap=True)
-    console.print(f"{description}: started" + (f", {total} to do" if total is not None else ""), markup=False,
-                  highlight=False)
+    console.print(
+        f"{description}: started" + (f", {total} to do" if total is not None else ""), markup=False, highlight=False
+    )
     with PlainProgress(console) as plain:
         yield plain, (plain.add_task(description, total=total) if total is not None else None)
 

@@ -39,8 +39,9 @@ def extraction_system(entity_types: tuple[str, ...] = ENTITY_TYPES) -> str:
     return EXTRACTION_SYSTEM.format(types=_types_phrase(entity_types))
 
 
-def extraction_schema(max_entities: int = 12, max_relations: int = 10,
-                      entity_types: tuple[str, ...] = ENTITY_TYPES) -> dict[str, Any]:
+def extraction_schema(
+    max_entities: int = 12, max_relations: int = 10, entity_types: tuple[str, ...] = ENTITY_TYPES
+) -> dict[str, Any]:
     """The reply schema: at most ``max_entities`` entities and ``max_relations`` relations."""
     name = {"type": "string", "minLength": 1, "maxLength": NAME_MAX_CHARS}
     return {

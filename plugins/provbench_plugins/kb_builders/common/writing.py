@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from provbench.kb.types import Entity, Relation, TextUnit
 
 
-def write_kb(kb_dir: Path, units: Sequence["TextUnit"], entities: Sequence["Entity"],
-             relations: Sequence["Relation"]) -> "KnowledgeBase":
+def write_kb(
+    kb_dir: Path, units: Sequence["TextUnit"], entities: Sequence["Entity"], relations: Sequence["Relation"]
+) -> "KnowledgeBase":
     """A new KB at ``kb_dir`` holding these records (not complete until :func:`finish`)."""
     from provbench.kb import KnowledgeBase
 
@@ -31,12 +32,19 @@ def write_kb(kb_dir: Path, units: Sequence["TextUnit"], entities: Sequence["Enti
     return kb
 
 
-def finish(kb: "KnowledgeBase", info: dict[str, Any], started: float, ann_min_vectors: int | None = None,
-           known_vectors: dict[str, dict[str, Any]] | None = None) -> None:
+def finish(
+    kb: "KnowledgeBase",
+    info: dict[str, Any],
+    started: float,
+    ann_min_vectors: int | None = None,
+    known_vectors: dict[str, dict[str, Any]] | None = None,
+) -> None:
     """Embed and mark complete; ``info["duration_s"]`` is the time from ``started``
     (``time.monotonic()``) up to embedding. ``known_vectors``: rows not to embed again (KnowledgeBase.finalize)."""
     info["duration_s"] = round(time.monotonic() - started, 2)
     # what provbench.kb.health reads from build info alone (the report has no open KB)
-    info.setdefault("linked_entities", kb.store.scalar("MATCH (:Chunk)-[:MENTIONS]->(e:Entity) RETURN count(DISTINCT e)"))
+    info.setdefault(
+        "linked_entities", kb.store.scalar("MATCH (:Chunk)-[:MENTIONS]->(e:Entity) RETURN count(DISTINCT e)")
+    )
     with embedding_progress() as progress:
         kb.finalize(info, ann_min_vectors=ann_min_vectors, progress=progress, known_vectors=known_vectors)

@@ -58,8 +58,9 @@ class ConceptGraphBuilder(KBBuilder):
 
         opts = self.build_options(options)
         concepts_path, edges_path = graph_files(questions, opts)
-        inputs = fingerprint(f"{BUILDER_NAME}/v{VERSION}", "", opts.fingerprint_fields(),
-                             file_digests([concepts_path, edges_path]))
+        inputs = fingerprint(
+            f"{BUILDER_NAME}/v{VERSION}", "", opts.fingerprint_fields(), file_digests([concepts_path, edges_path])
+        )
         kb_dir = Path(kb_dir)
         existing = reuse_existing(kb_dir, inputs, opts.overwrite, read_only=True)
         if existing is not None:
@@ -70,12 +71,21 @@ class ConceptGraphBuilder(KBBuilder):
         kb = write_kb(kb_dir, *graph_records(concepts, edges))
         communities = summarise_communities(kb, concepts, opts.community_seed) if opts.communities else 0
         info = standard_info(
-            builder=BUILDER_NAME, inputs={**inputs, "concepts": str(concepts_path), "edges": str(edges_path)},
-            model="", options=opts.model_dump(),
-            counts={"documents": len(concepts), "text_units": len(concepts), "entities": len(concepts),
-                    "relations": len(edges), "communities": communities},
-            concepts=len(concepts), edges=len(edges),
-            invalidated_edges=sum(e.invalidated_at is not None for e in edges))
+            builder=BUILDER_NAME,
+            inputs={**inputs, "concepts": str(concepts_path), "edges": str(edges_path)},
+            model="",
+            options=opts.model_dump(),
+            counts={
+                "documents": len(concepts),
+                "text_units": len(concepts),
+                "entities": len(concepts),
+                "relations": len(edges),
+                "communities": communities,
+            },
+            concepts=len(concepts),
+            edges=len(edges),
+            invalidated_edges=sum(e.invalidated_at is not None for e in edges),
+        )
         finish(kb, info, started, opts.ann_min_vectors)
         kb.close()
         return KnowledgeBase.open(kb_dir, read_only=True)
@@ -83,13 +93,16 @@ class ConceptGraphBuilder(KBBuilder):
 
 def graph_files(questions: list[Question], opts: ConceptGraphOptions) -> tuple[Path, Path]:
     """The options' concept and edge files, else those a loader named in ``metadata["concept_graph"]``."""
-    declared = next((q.metadata.get("concept_graph") for q in questions
-                     if isinstance(q.metadata.get("concept_graph"), dict)), {})
+    declared = next(
+        (q.metadata.get("concept_graph") for q in questions if isinstance(q.metadata.get("concept_graph"), dict)), {}
+    )
     concepts = opts.concepts or declared.get("concepts")
     edges = opts.edges or declared.get("edges")
     if not concepts or not edges:
-        raise UserError(f"kb builder {BUILDER_NAME!r}: give the options 'concepts' and 'edges' (file paths), "
-                        "or use a dataset loader that names the concept graph of its questions")
+        raise UserError(
+            f"kb builder {BUILDER_NAME!r}: give the options 'concepts' and 'edges' (file paths), "
+            "or use a dataset loader that names the concept graph of its questions"
+        )
     for path in (concepts, edges):
         if not Path(path).is_file():
             raise UserError(f"kb builder {BUILDER_NAME!r}: {path}: no such file")
@@ -100,15 +113,36 @@ def entity_id(concept_id: str) -> str:
     return f"ent:{concept_id}"
 
 
-def graph_records(concepts: list[Concept], edges: list[ConceptEdge]
-                  ) -> tuple[list[TextUnit], list[Entity], list[Relation]]:
-    units = [TextUnit(id=f"tu:{c.id}", document_id=f"doc:{c.id}", text=concept_text(c),
-                      entity_ids=(entity_id(c.id),)) for c in concepts]
-    entities = [Entity(id=entity_id(c.id), name=c.name, label=c.kind, description=c.description,
-                       text_unit_ids=(f"tu:{c.id}",), aliases=c.aliases) for c in concepts]
-    relations = [Relation(id=f"rel:{e.id}", source=entity_id(e.source), target=entity_id(e.target),
-                          label=e.relation, valid_from=e.valid_from, recorded_at=e.recorded_at,
-                          invalidated_at=e.invalidated_at) for e in edges]
+def graph_records(
+    concepts: list[Concept], edges: list[ConceptEdge]
+) -> tuple[list[TextUnit], list[Entity], list[Relation]]:
+    units = [
+        TextUnit(id=f"tu:{c.id}", document_id=f"doc:{c.id}", text=concept_text(c), entity_ids=(entity_id(c.id),))
+        for c in concepts
+    ]
+    entities = [
+        Entity(
+            id=entity_id(c.id),
+            name=c.name,
+            label=c.kind,
+            description=c.description,
+            text_unit_ids=(f"tu:{c.id}",),
+            aliases=c.aliases,
+        )
+        for c in concepts
+    ]
+    relations = [
+        Relation(
+            id=f"rel:{e.id}",
+            source=entity_id(e.source),
+            target=entity_id(e.target),
+            label=e.relation,
+            valid_from=e.valid_from,
+            recorded_at=e.recorded_at,
+            invalidated_at=e.invalidated_at,
+        )
+        for e in edges
+    ]
     return units, entities, relations
 
 
@@ -120,8 +154,10 @@ def concept_text(concept: Concept) -> str:
 def summarise_communities(kb: Any, concepts: list[Concept], seed: int) -> int:
     """Leiden communities, each titled and summarised by its members (no LLM); how many there are."""
     names = {entity_id(c.id): c.name for c in concepts}
-    summaries = {community.id: fallback_summary([names[e] for e in community.entity_ids if e in names], [])
-                 for community in kb.detect_communities(seed=seed)}
+    summaries = {
+        community.id: fallback_summary([names[e] for e in community.entity_ids if e in names], [])
+        for community in kb.detect_communities(seed=seed)
+    }
     if summaries:
         kb.set_community_summaries(summaries)
     return len(summaries)

@@ -78,8 +78,10 @@ def _csv_rows(path: Path, handle: Any) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         for row in reader:
             if None in row:
-                raise ConceptFileError(f"{path}:{start}: more fields than the header names "
-                                       f"({len(row[None])} extra); quote values that contain a comma")
+                raise ConceptFileError(
+                    f"{path}:{start}: more fields than the header names "
+                    f"({len(row[None])} extra); quote values that contain a comma"
+                )
             yield start, {k.strip(): v for k, v in row.items() if k}
             start = reader.line_num + 1
     except csv.Error as exc:
@@ -104,7 +106,9 @@ def timestamp_field(path: Path, line: int, row: dict[str, Any], name: str) -> st
     try:
         parse_instant(text)
     except InstantError:
-        raise ConceptFileError(f"{path}:{line}: field {name!r} must be an ISO date or timestamp, got {text!r}") from None
+        raise ConceptFileError(
+            f"{path}:{line}: field {name!r} must be an ISO date or timestamp, got {text!r}"
+        ) from None
     return text
 
 
@@ -125,10 +129,13 @@ def read_concepts(path: Path) -> list[Concept]:
         cid = text_field(path, line, row, "id", required=True)
         if cid in concepts:
             raise ConceptFileError(f"{path}:{line}: field 'id': concept {cid!r} is defined twice")
-        concepts[cid] = Concept(id=cid, name=text_field(path, line, row, "name", required=True),
-                                kind=text_field(path, line, row, "kind") or "concept",
-                                description=text_field(path, line, row, "description"),
-                                aliases=aliases_field(path, line, row))
+        concepts[cid] = Concept(
+            id=cid,
+            name=text_field(path, line, row, "name", required=True),
+            kind=text_field(path, line, row, "kind") or "concept",
+            description=text_field(path, line, row, "description"),
+            aliases=aliases_field(path, line, row),
+        )
     if not concepts:
         raise ConceptFileError(f"{path}: no concepts")
     return list(concepts.values())
@@ -145,11 +152,21 @@ def read_edges(path: Path, concept_ids: set[str]) -> list[ConceptEdge]:
         eid = text_field(path, line, row, "id") or str(number)
         if eid in edges:
             raise ConceptFileError(f"{path}:{line}: field 'id': edge {eid!r} is defined twice")
-        stamps = {name: timestamp_field(path, line, row, name) for name in ("valid_from", "recorded_at", "invalidated_at")}
-        if stamps["valid_from"] and stamps["invalidated_at"] and \
-                parse_instant(stamps["invalidated_at"]) < parse_instant(stamps["valid_from"]):
+        stamps = {
+            name: timestamp_field(path, line, row, name) for name in ("valid_from", "recorded_at", "invalidated_at")
+        }
+        if (
+            stamps["valid_from"]
+            and stamps["invalidated_at"]
+            and parse_instant(stamps["invalidated_at"]) < parse_instant(stamps["valid_from"])
+        ):
             raise ConceptFileError(f"{path}:{line}: field 'invalidated_at' is before 'valid_from'")
-        edges[eid] = ConceptEdge(id=eid, source=ends["source"], target=ends["target"],
-                                 relation=text_field(path, line, row, "relation", required=True),
-                                 description=text_field(path, line, row, "description"), **stamps)
+        edges[eid] = ConceptEdge(
+            id=eid,
+            source=ends["source"],
+            target=ends["target"],
+            relation=text_field(path, line, row, "relation", required=True),
+            description=text_field(path, line, row, "description"),
+            **stamps,
+        )
     return list(edges.values())

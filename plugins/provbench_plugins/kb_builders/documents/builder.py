@@ -58,11 +58,13 @@ TYPE_PRIORITY = ENTITY_TYPES[:-1]
 class DocumentsOptions(CommonBuildOptions):
     """:class:`CommonBuildOptions` (chunking, extraction caps, communities) and:"""
 
-    source: str | None = Field(None, description="folder or glob of .txt/.md/.html/.pdf files (default: the qa "
-                               "loader's documents option)")
+    source: str | None = Field(
+        None, description="folder or glob of .txt/.md/.html/.pdf files (default: the qa loader's documents option)"
+    )
     extractor: Literal["provbench", "llamaindex-schema", "llamaindex-dynamic"] = Field(
-        "provbench", description="the project's extraction block, or LlamaIndex's SchemaLLMPathExtractor / "
-        "DynamicLLMPathExtractor")
+        "provbench",
+        description="the project's extraction block, or LlamaIndex's SchemaLLMPathExtractor / DynamicLLMPathExtractor",
+    )
     entity_types: tuple[str, ...] = Field(ENTITY_TYPES, min_length=1, description="types extraction may assign")
     max_extractions: int | None = Field(None, ge=0, description="text units sent to the LLM; None = all")
     chunk_size: int = Field(256, ge=8, le=8192, description="text-unit budget in tokens (SentenceSplitter)")
@@ -82,13 +84,16 @@ def documents_source(questions: list[Question], opts: DocumentsOptions) -> str:
     declared = next((q.metadata["documents"] for q in questions if q.metadata.get("documents")), None)
     source = opts.source or declared
     if not source:
-        raise UserError(f"kb builder {BUILDER_NAME!r}: give the option 'source' (a folder or glob of documents), or "
-                        "the qa loader's option 'documents'")
+        raise UserError(
+            f"kb builder {BUILDER_NAME!r}: give the option 'source' (a folder or glob of documents), or "
+            "the qa loader's option 'documents'"
+        )
     return str(source)
 
 
-def build_knowledge_base(questions: list[Question], kb_dir: Path, llm: "LLMClient",
-                         opts: DocumentsOptions) -> "KnowledgeBase":
+def build_knowledge_base(
+    questions: list[Question], kb_dir: Path, llm: "LLMClient", opts: DocumentsOptions
+) -> "KnowledgeBase":
     source = documents_source(questions, opts)
     try:
         documents = read_documents(source)
@@ -112,31 +117,53 @@ def build_knowledge_base(questions: list[Question], kb_dir: Path, llm: "LLMClien
     units, entities, relations = to_records(graph, corpus, TYPE_PRIORITY)
     kb = write_kb(kb_dir, units, entities, relations)
     write_sources(kb_dir, sources)
-    summaries = summarize_communities(kb, graph, llm, opts.community_settings(), opts.summary_settings(),
-                                      tally, workers, TYPE_PRIORITY)
+    summaries = summarize_communities(
+        kb, graph, llm, opts.community_settings(), opts.summary_settings(), tally, workers, TYPE_PRIORITY
+    )
     tally.raise_if_all_failed(BUILDER_NAME, llm.model_id, closing=kb)
     info = standard_info(
-        builder=BUILDER_NAME, inputs={**inputs, "source": source}, model=llm.model_id, options=opts.model_dump(),
-        counts={"questions": len(questions), "documents": len(documents), "text_units": len(units),
-                "entities": len(entities), "relations": len(relations), "communities": summaries.communities},
-        extraction=extraction, communities=summaries, llm=tally, files=file_kinds(documents),
-        title_entities=titles, own_text_links=own_text, chunk_fallbacks=corpus.chunk_fallbacks,
-        entities={"total": len(entities), "titles": graph.count(TITLE_ORIGIN)[0],
-                  "extracted": graph.count("extracted")[0]},
-        extractor=opts.extractor, llm_workers=workers)
+        builder=BUILDER_NAME,
+        inputs={**inputs, "source": source},
+        model=llm.model_id,
+        options=opts.model_dump(),
+        counts={
+            "questions": len(questions),
+            "documents": len(documents),
+            "text_units": len(units),
+            "entities": len(entities),
+            "relations": len(relations),
+            "communities": summaries.communities,
+        },
+        extraction=extraction,
+        communities=summaries,
+        llm=tally,
+        files=file_kinds(documents),
+        title_entities=titles,
+        own_text_links=own_text,
+        chunk_fallbacks=corpus.chunk_fallbacks,
+        entities={
+            "total": len(entities),
+            "titles": graph.count(TITLE_ORIGIN)[0],
+            "extracted": graph.count("extracted")[0],
+        },
+        extractor=opts.extractor,
+        llm_workers=workers,
+    )
     finish(kb, info, started, opts.ann_min_vectors)
     return kb
 
 
-def extract(graph: Graph, corpus: Any, llm: "LLMClient", opts: DocumentsOptions, tally: LLMTally,
-            workers: int) -> ExtractionCounts:
+def extract(
+    graph: Graph, corpus: Any, llm: "LLMClient", opts: DocumentsOptions, tally: LLMTally, workers: int
+) -> ExtractionCounts:
     if not opts.extract:
         return ExtractionCounts()
-    units = list(corpus.text_units.values())[:opts.max_extractions]
+    units = list(corpus.text_units.values())[: opts.max_extractions]
     settings = opts.extraction_settings(tuple(opts.entity_types))
     if opts.extractor == "provbench":
-        return extract_into(graph, units, lambda tu: corpus.documents[tu.document_id].title, llm, settings, tally,
-                            workers)
+        return extract_into(
+            graph, units, lambda tu: corpus.documents[tu.document_id].title, llm, settings, tally, workers
+        )
     from .llamaindex_extraction import extract_with_llamaindex
 
     return extract_with_llamaindex(opts.extractor, graph, units, llm, settings, tally, workers)

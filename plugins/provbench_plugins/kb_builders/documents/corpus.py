@@ -26,8 +26,9 @@ from .readers import SourceDocument
 TITLE_ORIGIN = "title"
 
 
-def chunk_corpus(documents: list[SourceDocument], chunk_size: int, chunk_overlap: int
-                 ) -> tuple[Corpus, dict[str, dict[str, Any]]]:
+def chunk_corpus(
+    documents: list[SourceDocument], chunk_size: int, chunk_overlap: int
+) -> tuple[Corpus, dict[str, dict[str, Any]]]:
     """The corpus (documents ``doc:<n>``, text units ``tu:<n>``) and each text unit's source."""
     chunker = Chunker(chunk_size, chunk_overlap)
     corpus, sources = Corpus(), {}
@@ -41,9 +42,13 @@ def chunk_corpus(documents: list[SourceDocument], chunk_size: int, chunk_overlap
             corpus.text_units[tu_id] = TextUnit(id=tu_id, text=text, document_id=doc.id)
             doc.text_unit_ids.append(tu_id)
             held = [source.spans[s] for s, chunk in owner.items() if chunk == i]
-            sources[tu_id] = {"document": doc.id, "path": source.path, "file": source.relative,
-                              "start": min(a for a, _ in held) if held else None,
-                              "end": max(b for _, b in held) if held else None}
+            sources[tu_id] = {
+                "document": doc.id,
+                "path": source.path,
+                "file": source.relative,
+                "start": min(a for a, _ in held) if held else None,
+                "end": max(b for _, b in held) if held else None,
+            }
         for sid, index in owner.items():
             corpus.sentence_unit[(doc.id, sid)] = f"tu:{first + index}"
     corpus.chunk_fallbacks += chunker.fallbacks

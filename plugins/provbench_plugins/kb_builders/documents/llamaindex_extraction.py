@@ -29,14 +29,27 @@ def make_extractor(kind: str, llm: Any, settings: ExtractionSettings, workers: i
 
     types = list(settings.entity_types)
     if kind == "llamaindex-schema":
-        return SchemaLLMPathExtractor(llm=llm, possible_entities=types, strict=False, num_workers=workers,
-                                      max_triplets_per_chunk=settings.max_relations)
-    return DynamicLLMPathExtractor(llm=llm, allowed_entity_types=types, num_workers=workers,
-                                   max_triplets_per_chunk=settings.max_relations)
+        return SchemaLLMPathExtractor(
+            llm=llm,
+            possible_entities=types,
+            strict=False,
+            num_workers=workers,
+            max_triplets_per_chunk=settings.max_relations,
+        )
+    return DynamicLLMPathExtractor(
+        llm=llm, allowed_entity_types=types, num_workers=workers, max_triplets_per_chunk=settings.max_relations
+    )
 
 
-def extract_with_llamaindex(kind: str, graph: Graph, units: list["TextUnit"], client: "LLMClient",
-                            settings: ExtractionSettings, tally: LLMTally, workers: int) -> ExtractionCounts:
+def extract_with_llamaindex(
+    kind: str,
+    graph: Graph,
+    units: list["TextUnit"],
+    client: "LLMClient",
+    settings: ExtractionSettings,
+    tally: LLMTally,
+    workers: int,
+) -> ExtractionCounts:
     """Run LlamaIndex's extractor ``kind`` over ``units`` and apply its triples as the block would."""
     from llama_index.core.graph_stores.types import KG_NODES_KEY, KG_RELATIONS_KEY
     from llama_index.core.schema import TextNode
@@ -44,8 +57,7 @@ def extract_with_llamaindex(kind: str, graph: Graph, units: list["TextUnit"], cl
     from provbench.integrations.llamaindex import llamaindex_llm
 
     counts = ExtractionCounts(text_units=len(units))
-    llm = llamaindex_llm(client, purpose=PURPOSE, max_tokens=settings.max_tokens, temperature=0.0,
-                         seed=settings.seed)
+    llm = llamaindex_llm(client, purpose=PURPOSE, max_tokens=settings.max_tokens, temperature=0.0, seed=settings.seed)
     extractor = make_extractor(kind, llm, settings, workers)
     for unit in units:
         node = TextNode(id_=unit.id, text=unit.text)
@@ -56,9 +68,14 @@ def extract_with_llamaindex(kind: str, graph: Graph, units: list["TextUnit"], cl
             counts.failed_calls += 1
             continue
         tally.record(None, PURPOSE)
-        entities = [{"name": n.name, "type": str(getattr(n, "label", "") or "")}
-                    for n in done.metadata.get(KG_NODES_KEY, []) if hasattr(n, "name")]
-        relations = [{"source": r.source_id, "relation": r.label, "target": r.target_id}
-                     for r in done.metadata.get(KG_RELATIONS_KEY, [])]
+        entities = [
+            {"name": n.name, "type": str(getattr(n, "label", "") or "")}
+            for n in done.metadata.get(KG_NODES_KEY, [])
+            if hasattr(n, "name")
+        ]
+        relations = [
+            {"source": r.source_id, "relation": r.label, "target": r.target_id}
+            for r in done.metadata.get(KG_RELATIONS_KEY, [])
+        ]
         apply_extraction(graph, unit, {"entities": entities, "relations": relations}, counts, settings)
     return counts

@@ -66,11 +66,33 @@ def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
 
 # -- readers ------------------------------------------------------------------------------------
 
+
 class _HTMLText(HTMLParser):
     """Visible text of an HTML page (scripts and styles left out), blocks on their own lines."""
 
-    BLOCKS = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "title",
-              "blockquote", "pre", "table", "ul", "ol", "dd", "dt"}
+    BLOCKS = {
+        "p",
+        "div",
+        "br",
+        "li",
+        "tr",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "section",
+        "article",
+        "title",
+        "blockquote",
+        "pre",
+        "table",
+        "ul",
+        "ol",
+        "dd",
+        "dt",
+    }
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -91,7 +113,7 @@ class _HTMLText(HTMLParser):
         if tag in ("script", "style", "noscript"):
             self._skip = max(0, self._skip - 1)
         if tag in self._stack:
-            del self._stack[len(self._stack) - 1 - self._stack[::-1].index(tag):]
+            del self._stack[len(self._stack) - 1 - self._stack[::-1].index(tag) :]
         if tag in self.BLOCKS:
             self.parts.append("\n\n")
 
@@ -175,6 +197,7 @@ def llama_reader() -> Any:
 
 # -- sources ------------------------------------------------------------------------------------
 
+
 def document_files(source: str | Path) -> tuple[Path, list[Path]]:
     """(root, files): a folder's documents (recursively), or a glob's matches; sorted, so the
     knowledge base never depends on the file system's order."""
@@ -201,8 +224,12 @@ def read_documents(source: str | Path) -> list[SourceDocument]:
     root, files = document_files(source)
     reader = llama_reader()
     try:
-        loaded = SimpleDirectoryReader(input_files=[str(f) for f in files], file_extractor={s: reader for s in SUFFIXES},
-                                       raise_on_error=True, filename_as_id=True).load_data(show_progress=False)
+        loaded = SimpleDirectoryReader(
+            input_files=[str(f) for f in files],
+            file_extractor={s: reader for s in SUFFIXES},
+            raise_on_error=True,
+            filename_as_id=True,
+        ).load_data(show_progress=False)
     except Exception as exc:  # it wraps a reader's error in a bare "Error loading file"
         if isinstance(exc.__cause__, DocumentError):
             raise exc.__cause__ from None
@@ -213,6 +240,13 @@ def read_documents(source: str | Path) -> list[SourceDocument]:
         if not doc.text.strip():
             raise DocumentError(f"{path}: no text could be read from it (a scanned PDF? an empty file?)")
         relative = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
-        documents.append(SourceDocument(path=str(path), relative=relative, title=doc.metadata.get("title") or "",
-                                        text=doc.text, spans=sentence_spans(doc.text)))
+        documents.append(
+            SourceDocument(
+                path=str(path),
+                relative=relative,
+                title=doc.metadata.get("title") or "",
+                text=doc.text,
+                spans=sentence_spans(doc.text),
+            )
+        )
     return sorted(documents, key=lambda d: d.relative)

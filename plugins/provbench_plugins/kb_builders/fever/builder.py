@@ -41,8 +41,7 @@ from provbench.kb.types import Entity, Relation, TextUnit
 from provbench.model import Question
 from provbench.plugin_api import KBBuilder
 
-from provbench_plugins.datasets.fever.pages import (Page, page_files, page_id_of, read_pages, sentence_id,
-                                                    title_matcher)
+from provbench_plugins.datasets.fever.pages import Page, page_files, page_id_of, read_pages, sentence_id, title_matcher
 
 from ..common.buildinfo import fingerprint, reuse_existing, standard_info
 from ..common.extraction import ExtractionCounts
@@ -81,8 +80,10 @@ def choose_pages(questions: list[Question], source: str, opts: FeverWikiOptions)
     if opts.scope == "all":
         return read_pages(source)
     if not (opts.candidates or opts.include_gold_pages):
-        raise UserError(f"kb_builder {BUILDER_NAME!r}: scope 'suite' with candidates and include_gold_pages "
-                        "both off selects no page")
+        raise UserError(
+            f"kb_builder {BUILDER_NAME!r}: scope 'suite' with candidates and include_gold_pages "
+            "both off selects no page"
+        )
     needed = gold_pages(questions) if opts.include_gold_pages else set()
     also = title_matcher(q.question for q in questions) if opts.candidates else None
     pages = read_pages(source, needed, also)
@@ -100,11 +101,21 @@ def graph_records(pages: dict[str, Page]) -> tuple[list[TextUnit], list[Entity],
     units, entities, relations = [], [], []
     for page in pages.values():
         ids = [sentence_id(page.id, s.line) for s in page.sentences]
-        units += [TextUnit(id=i, text=f"{page.title}: {s.text}", document_id=page.id, entity_ids=(entity_id(page.id),))
-                  for i, s in zip(ids, page.sentences)]
+        units += [
+            TextUnit(id=i, text=f"{page.title}: {s.text}", document_id=page.id, entity_ids=(entity_id(page.id),))
+            for i, s in zip(ids, page.sentences)
+        ]
         first = page.sentences[0].text if page.sentences else ""
-        entities.append(Entity(id=entity_id(page.id), name=page.title, label="page", description=first,
-                               text_unit_ids=tuple(ids), own_text_unit_ids=tuple(ids)))
+        entities.append(
+            Entity(
+                id=entity_id(page.id),
+                name=page.title,
+                label="page",
+                description=first,
+                text_unit_ids=tuple(ids),
+                own_text_unit_ids=tuple(ids),
+            )
+        )
     for page in pages.values():
         seen: set[str] = set()
         for s in page.sentences:
@@ -115,22 +126,30 @@ def graph_records(pages: dict[str, Page]) -> tuple[list[TextUnit], list[Entity],
                     seen.add(rid)
                     # no source text unit: it would link the sentence to the target page too, and then
                     # removing a page (paper 000's ablations) would not hide its own sentences
-                    relations.append(Relation(id=rid, source=entity_id(page.id), target=entity_id(target_id),
-                                              label="links to"))
+                    relations.append(
+                        Relation(id=rid, source=entity_id(page.id), target=entity_id(target_id), label="links to")
+                    )
     return units, entities, relations
 
 
-def extract_page_facts(llm: "LLMClient", pages: dict[str, Page], opts: FeverWikiOptions, tally: LLMTally,
-                       workers: int) -> tuple[list[dict], list[dict], ExtractionCounts]:
+def extract_page_facts(
+    llm: "LLMClient", pages: dict[str, Page], opts: FeverWikiOptions, tally: LLMTally, workers: int
+) -> tuple[list[dict], list[dict], ExtractionCounts]:
     """Triples per page as fact records (``workers`` calls at once, kept in page order), the cost
     of each page (calls, tokens, seconds) and the extraction counts."""
     chosen = [page for page in pages.values() if page.sentences]
 
     def ask(page: Page) -> tuple[Any, float]:
         started = time.perf_counter()
-        resp = tally.chat(llm, triple_messages(f"{page.title}. {page.text}", opts.max_triples), PURPOSE,
-                          schema=triple_schema(opts.max_triples), max_tokens=opts.triples_max_tokens,
-                          temperature=0.0, seed=opts.seed)
+        resp = tally.chat(
+            llm,
+            triple_messages(f"{page.title}. {page.text}", opts.max_triples),
+            PURPOSE,
+            schema=triple_schema(opts.max_triples),
+            max_tokens=opts.triples_max_tokens,
+            temperature=0.0,
+            seed=opts.seed,
+        )
         return resp, time.perf_counter() - started
 
     counts, facts, costs = ExtractionCounts(text_units=len(chosen)), [], []
@@ -144,8 +163,17 @@ def extract_page_facts(llm: "LLMClient", pages: dict[str, Page], opts: FeverWiki
         sources = [sentence_id(page.id, s.line) for s in page.sentences]
         facts += [{"id": f"kf:{page.id}:{n}", **t.model_dump(), "source_ids": sources} for n, t in enumerate(triples)]
         tokens = (resp.prompt_tokens + resp.completion_tokens) if resp is not None else 0
-        costs.append({"page": page.id, "calls": 1, "tokens": tokens, "dropped": dropped, "problem": problem,
-                      "seconds": round(seconds, 4), "failed": resp is None})
+        costs.append(
+            {
+                "page": page.id,
+                "calls": 1,
+                "tokens": tokens,
+                "dropped": dropped,
+                "problem": problem,
+                "seconds": round(seconds, 4),
+                "failed": resp is None,
+            }
+        )
     counts.relations_added = len(facts)
     return facts, costs, counts
 
@@ -154,8 +182,9 @@ def input_fingerprint(questions: list[Question], source: str, opts: FeverWikiOpt
     """Claims, options, model and the pages files' names, sizes and times (a multi-GB dump is not hashed)."""
     stamps = [(f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in page_files(source)]
     claims = sorted((q.id, q.question, q.metadata.get("evidence_pages", [])) for q in questions)
-    return fingerprint(f"{BUILDER_NAME}/v{BUILDER_VERSION}", model, opts.fingerprint_fields(),
-                       {"claims": claims, "pages": stamps})
+    return fingerprint(
+        f"{BUILDER_NAME}/v{BUILDER_VERSION}", model, opts.fingerprint_fields(), {"claims": claims, "pages": stamps}
+    )
 
 
 class FeverWikiBuilder(KBBuilder):
@@ -175,8 +204,14 @@ class FeverWikiBuilder(KBBuilder):
         return existing if existing is not None else build(questions, Path(kb_dir), llm, source, opts, inputs)
 
 
-def build(questions: list[Question], kb_dir: Path, llm: "LLMClient", source: str, opts: FeverWikiOptions,
-          inputs: dict[str, Any]) -> "KnowledgeBase":
+def build(
+    questions: list[Question],
+    kb_dir: Path,
+    llm: "LLMClient",
+    source: str,
+    opts: FeverWikiOptions,
+    inputs: dict[str, Any],
+) -> "KnowledgeBase":
     started = time.monotonic()
     pages = choose_pages(questions, source, opts)
     missing = sorted({p for q in questions for p in q.metadata.get("evidence_pages", [])} - set(pages))
@@ -190,14 +225,28 @@ def build(questions: list[Question], kb_dir: Path, llm: "LLMClient", source: str
     with (kb_dir / FACTS_FILE).open("w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(f, ensure_ascii=False) + "\n" for f in facts)
     info = standard_info(
-        builder=BUILDER_NAME, inputs={**inputs, "pages_source": str(source), "claims": len(questions)},
-        model=inputs["model"], options=opts.model_dump(),
-        counts={"questions": len(questions), "documents": len(pages), "text_units": len(units),
-                "entities": len(entities), "relations": len(relations)},
-        extraction=extraction, llm=tally if opts.triples else None,
-        pages=len(pages), sentences=len(units), links=len(relations), facts=len(facts),
-        missing_evidence_pages=missing[:50], missing_evidence_page_count=len(missing),
-        cost=_cost_summary(costs, len(pages), time.monotonic() - started), cost_per_page=costs)
+        builder=BUILDER_NAME,
+        inputs={**inputs, "pages_source": str(source), "claims": len(questions)},
+        model=inputs["model"],
+        options=opts.model_dump(),
+        counts={
+            "questions": len(questions),
+            "documents": len(pages),
+            "text_units": len(units),
+            "entities": len(entities),
+            "relations": len(relations),
+        },
+        extraction=extraction,
+        llm=tally if opts.triples else None,
+        pages=len(pages),
+        sentences=len(units),
+        links=len(relations),
+        facts=len(facts),
+        missing_evidence_pages=missing[:50],
+        missing_evidence_page_count=len(missing),
+        cost=_cost_summary(costs, len(pages), time.monotonic() - started),
+        cost_per_page=costs,
+    )
     finish(kb, info, started, opts.ann_min_vectors)
     return kb
 
@@ -205,9 +254,14 @@ def build(questions: list[Question], kb_dir: Path, llm: "LLMClient", source: str
 def _cost_summary(costs: list[dict], pages: int, seconds: float) -> dict:
     calls = sum(c["calls"] for c in costs)
     tokens = sum(c["tokens"] for c in costs)
-    return {"seconds": round(seconds, 3), "seconds_per_page": round(seconds / pages, 5) if pages else None,
-            "llm_calls": calls, "llm_tokens": tokens, "tokens_per_page": round(tokens / pages, 2) if pages else None,
-            "failed_pages": sum(1 for c in costs if c["failed"])}
+    return {
+        "seconds": round(seconds, 3),
+        "seconds_per_page": round(seconds / pages, 5) if pages else None,
+        "llm_calls": calls,
+        "llm_tokens": tokens,
+        "tokens_per_page": round(tokens / pages, 2) if pages else None,
+        "failed_pages": sum(1 for c in costs if c["failed"]),
+    }
 
 
 def read_facts(kb_dir: str | Path) -> list[dict]:

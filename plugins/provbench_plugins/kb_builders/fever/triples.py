@@ -21,9 +21,9 @@ if TYPE_CHECKING:
 EXTRACT_SYSTEM = "You extract factual triplets from text. Reply with JSON only."
 EXTRACT_USER = (
     "Extract factual triplets from the following passage.\n"
-    "Passage: \"{text}\"\n"
-    "Return a JSON object {{\"triplets\": [{{\"subject\": \"...\", \"relation\": \"...\", \"object\": \"...\", "
-    "\"confidence\": 0.0-1.0}}]}}.\n"
+    'Passage: "{text}"\n'
+    'Return a JSON object {{"triplets": [{{"subject": "...", "relation": "...", "object": "...", '
+    '"confidence": 0.0-1.0}}]}}.\n'
     "Only include concrete factual statements; avoid speculation. At most {limit} triplets."
 )
 MAX_FIELD_CHARS = 80
@@ -38,11 +38,23 @@ class Triple(BaseModel):
 
 def triple_schema(limit: int) -> dict:
     text = {"type": "string", "maxLength": MAX_FIELD_CHARS}
-    item = {"type": "object", "properties": {"subject": text, "relation": text, "object": text,
-                                             "confidence": {"type": "number", "minimum": 0, "maximum": 1}},
-            "required": ["subject", "relation", "object", "confidence"], "additionalProperties": False}
-    return {"type": "object", "properties": {"triplets": {"type": "array", "items": item, "maxItems": limit}},
-            "required": ["triplets"], "additionalProperties": False}
+    item = {
+        "type": "object",
+        "properties": {
+            "subject": text,
+            "relation": text,
+            "object": text,
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        },
+        "required": ["subject", "relation", "object", "confidence"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"triplets": {"type": "array", "items": item, "maxItems": limit}},
+        "required": ["triplets"],
+        "additionalProperties": False,
+    }
 
 
 def parse_triples(data: Any, limit: int) -> tuple[list[Triple], int]:
@@ -67,8 +79,10 @@ def parse_triples(data: Any, limit: int) -> tuple[list[Triple], int]:
 
 
 def triple_messages(text: str, limit: int) -> list[dict[str, str]]:
-    return [{"role": "system", "content": EXTRACT_SYSTEM},
-            {"role": "user", "content": EXTRACT_USER.format(text=" ".join(text.split()), limit=limit)}]
+    return [
+        {"role": "system", "content": EXTRACT_SYSTEM},
+        {"role": "user", "content": EXTRACT_USER.format(text=" ".join(text.split()), limit=limit)},
+    ]
 
 
 def reply_data(resp: Any) -> Any:
@@ -93,15 +107,30 @@ def reply_problem(resp: Any, data: Any, max_tokens: int) -> str | None:
 @dataclass
 class Extraction:
     triples: list[Triple]
-    dropped: int               # items that were not valid triples (or over the limit)
+    dropped: int  # items that were not valid triples (or over the limit)
     problem: str | None = None  # the reply held no triple list at all (see reply_problem)
 
 
-def extract_triples(llm: "LLMClient", text: str, *, limit: int = 8, max_tokens: int = 400, seed: int = 0,
-                    purpose: str = "triples", trace: "Trace | None" = None) -> Extraction:
+def extract_triples(
+    llm: "LLMClient",
+    text: str,
+    *,
+    limit: int = 8,
+    max_tokens: int = 400,
+    seed: int = 0,
+    purpose: str = "triples",
+    trace: "Trace | None" = None,
+) -> Extraction:
     """Triples of one document; raises the LLM layer's LLMError when the call fails for good."""
-    resp = llm.chat(triple_messages(text, limit), schema=triple_schema(limit), max_tokens=max_tokens, temperature=0.0,
-                    seed=seed, purpose=purpose, trace=trace)
+    resp = llm.chat(
+        triple_messages(text, limit),
+        schema=triple_schema(limit),
+        max_tokens=max_tokens,
+        temperature=0.0,
+        seed=seed,
+        purpose=purpose,
+        trace=trace,
+    )
     data = reply_data(resp)
     triples, dropped = parse_triples(data, limit)
     return Extraction(triples, dropped, reply_problem(resp, data, max_tokens))

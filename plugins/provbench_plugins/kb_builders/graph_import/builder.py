@@ -62,12 +62,18 @@ ORIGIN = "imported"
 class ImportOptions(CommonBuildOptions):
     """:class:`CommonBuildOptions` (communities, embeddings) and:"""
 
-    source: str = Field(description="the graph: a Kùzu/LadybugDB database file or folder, or a "
-                        "SimplePropertyGraphStore storage folder (relative to the working directory)")
-    store: Literal["auto", *STORES] = Field("auto", description="which LlamaIndex store wrote it (auto: a "
-                                            "storage folder is 'simple', anything else 'kuzu')")
-    reuse_vectors: bool = Field(True, description="keep the store's chunk vectors when a sample shows they come "
-                                "from the KB's embedding model (false: always embed again)")
+    source: str = Field(
+        description="the graph: a Kùzu/LadybugDB database file or folder, or a "
+        "SimplePropertyGraphStore storage folder (relative to the working directory)"
+    )
+    store: Literal["auto", *STORES] = Field(
+        "auto", description="which LlamaIndex store wrote it (auto: a storage folder is 'simple', anything else 'kuzu')"
+    )
+    reuse_vectors: bool = Field(
+        True,
+        description="keep the store's chunk vectors when a sample shows they come "
+        "from the KB's embedding model (false: always embed again)",
+    )
 
 
 class PropertyGraphImport(KBBuilder):
@@ -92,33 +98,55 @@ def import_graph(questions: list[Question], kb_dir: Path, llm: "LLMClient", opts
     with read_graph(source, store) as (nodes, triplets):
         corpus, graph, unmapped, stored = map_graph(nodes, triplets)
     if not corpus.text_units:
-        raise UserError(f"kb builder {BUILDER_NAME!r}: {source} holds no chunk with text, so nothing could be "
-                        f"grounded in it (read {len(nodes)} node(s); unmapped: {dict(unmapped) or 'none'})")
+        raise UserError(
+            f"kb builder {BUILDER_NAME!r}: {source} holds no chunk with text, so nothing could be "
+            f"grounded in it (read {len(nodes)} node(s); unmapped: {dict(unmapped) or 'none'})"
+        )
     titles = add_title_entities(graph, corpus)
     own_text = declare_own_text(graph, corpus)
     link_mentions(graph, corpus)
     describe_entities(graph)
     units, entities, relations = to_records(graph, corpus)
     kb = write_kb(kb_dir, units, entities, relations)
-    known, vectors = reusable_vectors({u.id: u.text for u in units}, stored) if opts.reuse_vectors else \
-        ({}, "re-embedded with the KB's model (option reuse_vectors: false)")
+    known, vectors = (
+        reusable_vectors({u.id: u.text for u in units}, stored)
+        if opts.reuse_vectors
+        else ({}, "re-embedded with the KB's model (option reuse_vectors: false)")
+    )
     tally = LLMTally()
     workers = effective_workers(opts.max_workers, llm)
-    summaries = summarize_communities(kb, graph, llm, opts.community_settings(), opts.summary_settings(),
-                                      tally, workers)
+    summaries = summarize_communities(
+        kb, graph, llm, opts.community_settings(), opts.summary_settings(), tally, workers
+    )
     info = standard_info(
-        builder=BUILDER_NAME, inputs={**inputs, "source": str(source), "store": store}, model=llm.model_id,
-        options=opts.model_dump(), counts={"questions": len(questions), "documents": len(corpus.documents),
-                                           "text_units": len(units), "entities": len(entities),
-                                           "relations": len(relations), "communities": summaries.communities},
-        extraction=None, communities=summaries, llm=tally, own_text_links=own_text, title_entities=titles,
-        unmapped=dict(sorted(unmapped.items())), vectors=vectors, llm_workers=workers)
+        builder=BUILDER_NAME,
+        inputs={**inputs, "source": str(source), "store": store},
+        model=llm.model_id,
+        options=opts.model_dump(),
+        counts={
+            "questions": len(questions),
+            "documents": len(corpus.documents),
+            "text_units": len(units),
+            "entities": len(entities),
+            "relations": len(relations),
+            "communities": summaries.communities,
+        },
+        extraction=None,
+        communities=summaries,
+        llm=tally,
+        own_text_links=own_text,
+        title_entities=titles,
+        unmapped=dict(sorted(unmapped.items())),
+        vectors=vectors,
+        llm_workers=workers,
+    )
     finish(kb, info, started, opts.ann_min_vectors, {INDEX_TEXT_UNITS: known})
     return kb
 
 
-def map_graph(nodes: list[Any], triplets: list[tuple[Any, Any, Any]]
-              ) -> tuple[Corpus, Graph, Counter, dict[str, list[float]]]:
+def map_graph(
+    nodes: list[Any], triplets: list[tuple[Any, Any, Any]]
+) -> tuple[Corpus, Graph, Counter, dict[str, list[float]]]:
     """The store's nodes and triplets as a corpus and a draft graph; what did not map, counted by
     reason; the store's own vector of each text unit that has one."""
     from llama_index.core.graph_stores.types import ChunkNode, EntityNode

@@ -54,7 +54,9 @@ def _read_simple(source: Path) -> tuple[list[Any], list[tuple[Any, Any, Any]]]:
     try:
         graph_store = SimplePropertyGraphStore.from_persist_dir(str(source))
     except Exception as exc:  # noqa: BLE001 - any unreadable store is the user's to see, named
-        raise UserError(f"{source / SIMPLE_FILE}: not a LlamaIndex property graph: {type(exc).__name__}: {exc}") from None
+        raise UserError(
+            f"{source / SIMPLE_FILE}: not a LlamaIndex property graph: {type(exc).__name__}: {exc}"
+        ) from None
     return list(graph_store.graph.nodes.values()), graph_store.graph.get_triplets()
 
 
@@ -70,16 +72,19 @@ def _open_database(copy: Path, store: str, source: Path) -> Any:
 
         return Store(kuzu.Database(str(copy)), use_vector_index=False)
     except Exception as exc:  # noqa: BLE001 - a foreign or corrupt database is named, not a traceback
-        raise UserError(f"{source}: cannot open as a {store} database of LlamaIndex's property graph store: "
-                        f"{type(exc).__name__}: {exc}") from None
+        raise UserError(
+            f"{source}: cannot open as a {store} database of LlamaIndex's property graph store: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
 
 
 def _attach_vectors(graph_store: Any, nodes: list[Any]) -> None:
     """The chunks' stored vectors on their nodes: the store's ``get()`` drops them (LlamaIndex's
     ``value_sanitize`` leaves out lists longer than 128), so they are read with a query of their own."""
     try:
-        found = graph_store.connection.execute("MATCH (c:Chunk) WHERE c.embedding IS NOT NULL "
-                                               "RETURN c.id, c.embedding").get_all()
+        found = graph_store.connection.execute(
+            "MATCH (c:Chunk) WHERE c.embedding IS NOT NULL RETURN c.id, c.embedding"
+        ).get_all()
     except Exception:  # noqa: BLE001 - a database without the column holds no vectors
         return
     vectors = dict(found)

@@ -38,8 +38,10 @@ def reusable_vectors(texts: dict[str, str], stored: dict[str, list[float]]) -> t
         return {}, "re-embedded with the KB's model (the store holds no chunk vectors)"
     sizes = {len(vector) for vector in kept.values()}
     if sizes != {EMBEDDING_DIM}:
-        return {}, (f"re-embedded with the KB's model (the store's vectors have {sorted(sizes)} dimensions, "
-                    f"{EMBEDDING_MODEL_NAME} {EMBEDDING_DIM})")
+        return {}, (
+            f"re-embedded with the KB's model (the store's vectors have {sorted(sizes)} dimensions, "
+            f"{EMBEDDING_MODEL_NAME} {EMBEDDING_DIM})"
+        )
     units = sorted(kept)
     sample = [units[round(i * (len(units) - 1) / max(1, SAMPLE - 1))] for i in range(min(SAMPLE, len(units)))]
     sample = list(dict.fromkeys(sample))
@@ -50,5 +52,7 @@ def reusable_vectors(texts: dict[str, str], stored: dict[str, list[float]]) -> t
     measured = f"median cosine {median:.2f} on {len(sample)} sampled chunk(s)"
     if median < MIN_MEDIAN_COSINE:
         return {}, f"re-embedded with the KB's model (the store's vectors are of another model: {measured})"
-    return kept, (f"{len(kept)} text unit(s) keep the store's own vectors ({EMBEDDING_MODEL_NAME}: {measured}); "
-                  f"{len(texts) - len(kept)} text unit(s), the entities and the communities embedded with it")
+    return kept, (
+        f"{len(kept)} text unit(s) keep the store's own vectors ({EMBEDDING_MODEL_NAME}: {measured}); "
+        f"{len(texts) - len(kept)} text unit(s), the entities and the communities embedded with it"
+    )

@@ -65,8 +65,11 @@ AUTHORS = {"chunking": "authors", "extraction": "authors", "entity_names": "exac
 PURPOSE = "kg-extraction"
 
 #: the graph paper 001 reports (Table 3), printed beside ours by ``kb info``
-PAPER = {"id": "001", "title": "KGRAG-Ex (paper 001), Table 3",
-         "counts": {"entities": P.PAPER_GRAPH["nodes"], "relations": P.PAPER_GRAPH["edges"]}}
+PAPER = {
+    "id": "001",
+    "title": "KGRAG-Ex (paper 001), Table 3",
+    "counts": {"entities": P.PAPER_GRAPH["nodes"], "relations": P.PAPER_GRAPH["edges"]},
+}
 
 
 class MedicalKGOptions(BaseBuildOptions):
@@ -78,14 +81,20 @@ class MedicalKGOptions(BaseBuildOptions):
     seed: int = 0
     max_tokens: int = Field(512, ge=64)
     preset: Literal["provbench", "authors"] = Field("provbench", description="'authors': their chunking and extraction")
-    chunking: Literal["paragraphs", "authors"] = Field("paragraphs", description="'authors': 600/100 recursive, sha256 ids")
+    chunking: Literal["paragraphs", "authors"] = Field(
+        "paragraphs", description="'authors': 600/100 recursive, sha256 ids"
+    )
     extraction: Literal["provbench", "authors"] = Field(
-        "provbench", description="'authors': every valid triple, their 7 labels and 19 relation types")
+        "provbench", description="'authors': every valid triple, their 7 labels and 19 relation types"
+    )
     entity_names: Literal["merged", "exact"] = Field(
-        "merged", description="names differing only in case or punctuation are one entity ('merged'), or each "
-                              "exact name its own (the authors' nx.DiGraph nodes)")
+        "merged",
+        description="names differing only in case or punctuation are one entity ('merged'), or each "
+        "exact name its own (the authors' nx.DiGraph nodes)",
+    )
     unmatched_chunks: Literal["error", "keep"] = Field(
-        "error", description="a triple whose ChunkID is no corpus chunk: an error, or kept with its file only")
+        "error", description="a triple whose ChunkID is no corpus chunk: an error, or kept with its file only"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -112,17 +121,31 @@ def unit_id(chunk_id: str) -> str:
     return "tu:" + chunk_id
 
 
-def extract_triples(chunks: list[Chunk], llm: "LLMClient", opts: MedicalKGOptions, tally: LLMTally,
-                    workers: int) -> tuple[list[Triple], ExtractionCounts]:
+def extract_triples(
+    chunks: list[Chunk], llm: "LLMClient", opts: MedicalKGOptions, tally: LLMTally, workers: int
+) -> tuple[list[Triple], ExtractionCounts]:
     """One LLM call per chunk (``workers`` at once, applied in chunk order); a failed call or bad
     reply is counted and skipped, never fatal."""
     chosen = chunks[: opts.max_chunks]
     counts = ExtractionCounts(text_units=len(chosen))
     authors = opts.extraction == "authors"
-    messages, schema = (P.authors_messages, P.AUTHORS_SCHEMA) if authors else (P.extraction_messages, P.EXTRACTION_SCHEMA)
-    replies = run_calls(lambda chunk: tally.chat(llm, messages(chunk.title, chunk.text), PURPOSE, schema=schema,
-                                                 max_tokens=opts.max_tokens, temperature=0.0, seed=opts.seed),
-                        chosen, workers, "extracting triples")
+    messages, schema = (
+        (P.authors_messages, P.AUTHORS_SCHEMA) if authors else (P.extraction_messages, P.EXTRACTION_SCHEMA)
+    )
+    replies = run_calls(
+        lambda chunk: tally.chat(
+            llm,
+            messages(chunk.title, chunk.text),
+            PURPOSE,
+            schema=schema,
+            max_tokens=opts.max_tokens,
+            temperature=0.0,
+            seed=opts.seed,
+        ),
+        chosen,
+        workers,
+        "extracting triples",
+    )
     triples: list[Triple] = []
     for chunk, resp in zip(chosen, replies):
         items = resp.data.get("triples") if resp is not None and isinstance(resp.data, dict) else None
@@ -132,9 +155,17 @@ def extract_triples(chunks: list[Chunk], llm: "LLMClient", opts: MedicalKGOption
             continue
         for item in items:
             try:
-                triples.append(Triple(head=item["head"].strip(), head_label=item["head_label"],
-                                      relation=item["relation"].strip(), tail=item["tail"].strip(),
-                                      tail_label=item["tail_label"], source=chunk.source, chunk_id=chunk.id))
+                triples.append(
+                    Triple(
+                        head=item["head"].strip(),
+                        head_label=item["head_label"],
+                        relation=item["relation"].strip(),
+                        tail=item["tail"].strip(),
+                        tail_label=item["tail_label"],
+                        source=chunk.source,
+                        chunk_id=chunk.id,
+                    )
+                )
             except (KeyError, AttributeError, TypeError, ValueError):
                 counts.invalid_items += 1
     counts.relations_added = len(triples)
@@ -176,9 +207,11 @@ def to_records(chunks: list[Chunk], triples: list[Triple], unmatched: str = "err
         if t.chunk_id and t.chunk_id not in by_chunk and unmatched == "keep":
             t = t.model_copy(update={"chunk_id": ""})
         elif t.chunk_id and t.chunk_id not in by_chunk:
-            raise UserError(f"triple #{n + 1} ({t.head} -{t.relation}-> {t.tail}): field ChunkID: "
-                            f"{t.chunk_id!r} is not a chunk of the corpus (neither an id nor a chunk text's sha256; "
-                            "option unmatched_chunks: keep keeps such triples with their file only)")
+            raise UserError(
+                f"triple #{n + 1} ({t.head} -{t.relation}-> {t.tail}): field ChunkID: "
+                f"{t.chunk_id!r} is not a chunk of the corpus (neither an id nor a chunk text's sha256; "
+                "option unmatched_chunks: keep keeps such triples with their file only)"
+            )
         ends = []
         for name, label in ((t.head, t.head_label), (t.tail, t.tail_label)):
             eid = id_of(name)
@@ -187,10 +220,19 @@ def to_records(chunks: list[Chunk], triples: list[Triple], unmatched: str = "err
             if t.chunk_id and unit_id(t.chunk_id) not in units_of[eid]:
                 units_of[eid].append(unit_id(t.chunk_id))
             ends.append(eid)
-        relations.append(Relation(id=f"rel:{n}", source=ends[0], target=ends[1], label=t.relation,
-                                  text_unit_id=unit_id(t.chunk_id) if t.chunk_id else None))
-    entities = [Entity(id=eid, name=name, label=_label(votes[eid]), text_unit_ids=tuple(units_of[eid]))
-                for eid, name in names.items()]
+        relations.append(
+            Relation(
+                id=f"rel:{n}",
+                source=ends[0],
+                target=ends[1],
+                label=t.relation,
+                text_unit_id=unit_id(t.chunk_id) if t.chunk_id else None,
+            )
+        )
+    entities = [
+        Entity(id=eid, name=name, label=_label(votes[eid]), text_unit_ids=tuple(units_of[eid]))
+        for eid, name in names.items()
+    ]
     units = [TextUnit(id=unit_id(c.id), text=c.text, document_id=c.source) for c in chunks]
     return units, entities, relations
 
@@ -201,14 +243,19 @@ def _label(votes: Counter) -> str:
 
 
 def input_fingerprint(opts: MedicalKGOptions, model: str) -> dict[str, Any]:
-    files = [f for path in filter(None, (opts.corpus, opts.triples))
-             for f in (sorted(Path(path).rglob("*")) if Path(path).is_dir() else [Path(path)]) if f.is_file()]
+    files = [
+        f
+        for path in filter(None, (opts.corpus, opts.triples))
+        for f in (sorted(Path(path).rglob("*")) if Path(path).is_dir() else [Path(path)])
+        if f.is_file()
+    ]
     return fingerprint(f"{BUILDER_NAME}/v{BUILDER_VERSION}", model, opts.fingerprint_fields(), file_digests(files))
 
 
 def build(kb_dir: Path, llm: "LLMClient", opts: MedicalKGOptions) -> "KnowledgeBase":
-    opts = opts.model_copy(update={"corpus": str(resolve(opts.corpus)),
-                                   "triples": str(resolve(opts.triples)) if opts.triples else None})
+    opts = opts.model_copy(
+        update={"corpus": str(resolve(opts.corpus)), "triples": str(resolve(opts.triples)) if opts.triples else None}
+    )
     model = llm.model_id if not opts.triples else "-"
     inputs = input_fingerprint(opts, model)
     existing = reuse_existing(kb_dir, inputs, opts.overwrite)
@@ -224,21 +271,32 @@ def build(kb_dir: Path, llm: "LLMClient", opts: MedicalKGOptions) -> "KnowledgeB
         tally.raise_if_all_failed(BUILDER_NAME, llm.model_id)
     units, entities, relations = to_records(chunks, triples, opts.unmatched_chunks, opts.entity_names)
     kb = write_kb(kb_dir, units, entities, relations)
-    metrics = graph_metrics.compute({e.id: e.label for e in entities},
-                                    [(r.id, r.source, r.target) for r in relations],
-                                    k=opts.betweenness_k, seed=opts.seed)
+    metrics = graph_metrics.compute(
+        {e.id: e.label for e in entities},
+        [(r.id, r.source, r.target) for r in relations],
+        k=opts.betweenness_k,
+        seed=opts.seed,
+    )
     metrics["relation_sources"] = relation_sources(triples)  # the triples file's SourceFilename per edge
     graph_metrics.save(kb_dir, metrics)
     graph = graph_metrics.summary(metrics, len(relations), [c.source for c in chunks])  # with Table 3's corpus half
     sources = len({c.source for c in chunks})
     info = standard_info(
-        builder=BUILDER_NAME, inputs=inputs, model=model, options=opts.model_dump(), paper=PAPER,
-        counts={"documents": sources, "text_units": len(units), "entities": len(entities),
-                "relations": len(relations)},
-        extraction=extraction, llm=tally if extraction is not None else None,
-        chunks=len(chunks), source_files=sources, triples_file=opts.triples, graph=graph,
+        builder=BUILDER_NAME,
+        inputs=inputs,
+        model=model,
+        options=opts.model_dump(),
+        paper=PAPER,
+        counts={"documents": sources, "text_units": len(units), "entities": len(entities), "relations": len(relations)},
+        extraction=extraction,
+        llm=tally if extraction is not None else None,
+        chunks=len(chunks),
+        source_files=sources,
+        triples_file=opts.triples,
+        graph=graph,
         paper_001_graph={**P.PAPER_GRAPH, "label_shares_percent": P.PAPER_LABEL_SHARES},
-        **{"table3 (this KB / paper 001)": graph_metrics.side_by_side(graph, P.PAPER_GRAPH, P.PAPER_LABEL_SHARES)})
+        **{"table3 (this KB / paper 001)": graph_metrics.side_by_side(graph, P.PAPER_GRAPH, P.PAPER_LABEL_SHARES)},
+    )
     finish(kb, info, started, opts.ann_min_vectors)
     return kb
 

@@ -113,8 +113,12 @@ def authors_chunks(chunks: list[Chunk], titled: bool) -> list[Chunk]:
     authors' rule: 600/100 recursive splits, sha256 ids."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-    splitter = RecursiveCharacterTextSplitter(chunk_size=AUTHORS_CHUNK_CHARS, chunk_overlap=AUTHORS_OVERLAP,
-                                              separators=["\n\n", "\n", " ", ""], length_function=len)
+    splitter = RecursiveCharacterTextSplitter(
+        chunk_size=AUTHORS_CHUNK_CHARS,
+        chunk_overlap=AUTHORS_OVERLAP,
+        separators=["\n\n", "\n", " ", ""],
+        length_function=len,
+    )
     documents: dict[str, list[Chunk]] = {}
     for chunk in chunks:
         documents.setdefault(chunk.source, []).append(chunk)

@@ -24,8 +24,9 @@ from typing import Any, Iterable
 METRICS_FILE = "graph_metrics.json"
 
 
-def compute(entities: dict[str, str], relations: Iterable[tuple[str, str, str]], *, k: int | None = None,
-            seed: int = 0) -> dict[str, Any]:
+def compute(
+    entities: dict[str, str], relations: Iterable[tuple[str, str, str]], *, k: int | None = None, seed: int = 0
+) -> dict[str, Any]:
     """``entities``: id -> label; ``relations``: (relation id, source id, target id)."""
     import networkx as nx
 
@@ -46,21 +47,29 @@ def compute(entities: dict[str, str], relations: Iterable[tuple[str, str, str]],
     for rid, source, target in relations:
         value = by_pair.get((source, target), by_pair.get((target, source), 0.0))
         betweenness[rid] = round(float(value), 8)
-    return {"degree": {e: degree.get(e, 0) for e in entities}, "digraph_degree": dict(digraph.degree()),
-            "betweenness": betweenness,
-            "labels": dict(entities), "betweenness_samples": sample}
+    return {
+        "degree": {e: degree.get(e, 0) for e in entities},
+        "digraph_degree": dict(digraph.degree()),
+        "betweenness": betweenness,
+        "labels": dict(entities),
+        "betweenness_samples": sample,
+    }
 
 
-def summary(metrics: dict[str, Any], relation_count: int,
-            chunk_sources: Iterable[str] | None = None) -> dict[str, Any]:
+def summary(metrics: dict[str, Any], relation_count: int, chunk_sources: Iterable[str] | None = None) -> dict[str, Any]:
     """Counts, mean degrees and label shares (%), as paper 001's Table 3 reports them; with
     ``chunk_sources`` (each chunk's document) also the corpus half under "corpus"."""
     nodes = len(metrics["labels"])
     shares = Counter(metrics["labels"].values())
     mean_in = relation_count / nodes if nodes else 0.0
-    found = {"nodes": nodes, "edges": relation_count, "mean_in_degree": round(mean_in, 3),
-             "mean_out_degree": round(mean_in, 3), "mean_total_degree": round(2 * mean_in, 3),
-             "label_shares_percent": {label: round(100 * n / nodes, 2) for label, n in shares.most_common()}}
+    found = {
+        "nodes": nodes,
+        "edges": relation_count,
+        "mean_in_degree": round(mean_in, 3),
+        "mean_out_degree": round(mean_in, 3),
+        "mean_total_degree": round(2 * mean_in, 3),
+        "label_shares_percent": {label: round(100 * n / nodes, 2) for label, n in shares.most_common()},
+    }
     if chunk_sources is not None:
         found["corpus"] = corpus_summary(chunk_sources)
     return found
@@ -71,33 +80,55 @@ def corpus_summary(chunk_sources: Iterable[str]) -> dict[str, Any]:
     document (mean, population standard deviation, min, max)."""
     per_document = list(Counter(chunk_sources).values())
     if not per_document:
-        return {"documents": 0, "chunks": 0, "mean_chunks_per_document": 0.0, "std_chunks_per_document": 0.0,
-                "min_chunks_per_document": 0, "max_chunks_per_document": 0}
-    return {"documents": len(per_document), "chunks": sum(per_document),
-            "mean_chunks_per_document": round(statistics.fmean(per_document), 2),
-            "std_chunks_per_document": round(statistics.pstdev(per_document), 2),
-            "min_chunks_per_document": min(per_document), "max_chunks_per_document": max(per_document)}
+        return {
+            "documents": 0,
+            "chunks": 0,
+            "mean_chunks_per_document": 0.0,
+            "std_chunks_per_document": 0.0,
+            "min_chunks_per_document": 0,
+            "max_chunks_per_document": 0,
+        }
+    return {
+        "documents": len(per_document),
+        "chunks": sum(per_document),
+        "mean_chunks_per_document": round(statistics.fmean(per_document), 2),
+        "std_chunks_per_document": round(statistics.pstdev(per_document), 2),
+        "min_chunks_per_document": min(per_document),
+        "max_chunks_per_document": max(per_document),
+    }
 
 
 # Table 3's corpus rows, titled so that kb info's sorted listing keeps the per-document ones together
-CORPUS_ROWS = {"documents": "documents", "chunks": "text chunks", "mean_chunks_per_document": "chunks per document: mean",
-               "std_chunks_per_document": "chunks per document: std", "min_chunks_per_document": "chunks per document: min",
-               "max_chunks_per_document": "chunks per document: max"}
+CORPUS_ROWS = {
+    "documents": "documents",
+    "chunks": "text chunks",
+    "mean_chunks_per_document": "chunks per document: mean",
+    "std_chunks_per_document": "chunks per document: std",
+    "min_chunks_per_document": "chunks per document: min",
+    "max_chunks_per_document": "chunks per document: max",
+}
 
 
-def table3_rows(ours: dict[str, Any], paper: dict[str, Any],
-                paper_shares: dict[str, float]) -> list[tuple[str, str, str]]:
+def table3_rows(
+    ours: dict[str, Any], paper: dict[str, Any], paper_shares: dict[str, float]
+) -> list[tuple[str, str, str]]:
     """Table 3 as (row, this KB, paper) with figures formatted: the corpus half (when ``ours``
     has it), node and edge counts, mean degrees, then label shares in %."""
-    rows = [(title, _figure(ours["corpus"][name]), _figure(paper["corpus"][name]))
-            for name, title in CORPUS_ROWS.items()
-            if name in ours.get("corpus", {}) and name in paper.get("corpus", {})]
+    rows = [
+        (title, _figure(ours["corpus"][name]), _figure(paper["corpus"][name]))
+        for name, title in CORPUS_ROWS.items()
+        if name in ours.get("corpus", {}) and name in paper.get("corpus", {})
+    ]
     rows += [(name, f"{ours[name]:,}", f"{paper[name]:,}") for name in ("nodes", "edges")]
-    rows += [(name, f"{ours[name]:.3f}", f"{paper[name]:.3f}")
-             for name in ("mean_in_degree", "mean_out_degree", "mean_total_degree")]
+    rows += [
+        (name, f"{ours[name]:.3f}", f"{paper[name]:.3f}")
+        for name in ("mean_in_degree", "mean_out_degree", "mean_total_degree")
+    ]
     shares = ours["label_shares_percent"]
-    rows += [(f"{label} %", f"{shares.get(label, 0.0):.2f}", f"{paper_shares.get(label, 0.0):.2f}")
-             for label in dict.fromkeys([*paper_shares, *shares])]
+    rows += [
+        (f"{label} %", f"{shares.get(label, 0.0):.2f}", f"{paper_shares.get(label, 0.0):.2f}")
+        for label in dict.fromkeys([*paper_shares, *shares])
+    ]
     return rows
 
 

@@ -63,9 +63,18 @@ BUILDER_NAME = "2wiki-paper000"
 BUILDER_VERSION = 5  # bump when the algorithm changes: old KBs then no longer match
 
 #: the knowledge base paper 000 reports (section 2.1), printed beside ours by ``kb info``
-PAPER = {"id": "000", "title": "Why Neighborhoods Matter (paper 000), section 2.1",
-         "counts": {"questions": 30, "documents": 275, "text_units": 318, "entities": 1815,
-                    "relations": 1692, "communities": 7}}
+PAPER = {
+    "id": "000",
+    "title": "Why Neighborhoods Matter (paper 000), section 2.1",
+    "counts": {
+        "questions": 30,
+        "documents": 275,
+        "text_units": 318,
+        "entities": 1815,
+        "relations": 1692,
+        "communities": 7,
+    },
+}
 
 
 class BuildOptions(CommonBuildOptions):
@@ -77,26 +86,37 @@ def parse_options(options: dict[str, Any]) -> BuildOptions:
 
 
 def fingerprint(questions: list[QuestionData], options: BuildOptions, model_id: str) -> dict[str, Any]:
-    content = [[q.id, [[p.title, p.sentences] for p in q.paragraphs], q.supporting_facts, q.evidences]
-               for q in sorted(questions, key=lambda q: q.id)]
+    content = [
+        [q.id, [[p.title, p.sentences] for p in q.paragraphs], q.supporting_facts, q.evidences]
+        for q in sorted(questions, key=lambda q: q.id)
+    ]
     ids = hashlib.sha256("\n".join(sorted(q.id for q in questions)).encode()).hexdigest()
-    return input_fingerprint(f"{BUILDER_NAME}/v{BUILDER_VERSION}", model_id, options.fingerprint_fields(), content,
-                             question_ids=ids)
+    return input_fingerprint(
+        f"{BUILDER_NAME}/v{BUILDER_VERSION}", model_id, options.fingerprint_fields(), content, question_ids=ids
+    )
 
 
-def enrich_graph(graph: Graph, corpus: TwoWikiCorpus, llm: "LLMClient", options: BuildOptions,
-                 tally: LLMTally, workers: int) -> ExtractionCounts:
+def enrich_graph(
+    graph: Graph, corpus: TwoWikiCorpus, llm: "LLMClient", options: BuildOptions, tally: LLMTally, workers: int
+) -> ExtractionCounts:
     if not options.extract:
         return ExtractionCounts()
     distractors = [tu for tu in corpus.text_units if tu not in corpus.supporting_units]
     chosen = choose_extraction_units(corpus, graph, distractors, options.max_extractions)
-    return extract_into(graph, [corpus.text_units[tu] for tu in chosen],
-                        lambda tu: corpus.documents[tu.document_id].title, llm,
-                        options.extraction_settings(), tally, workers)
+    return extract_into(
+        graph,
+        [corpus.text_units[tu] for tu in chosen],
+        lambda tu: corpus.documents[tu.document_id].title,
+        llm,
+        options.extraction_settings(),
+        tally,
+        workers,
+    )
 
 
-def build_knowledge_base(questions: list[Question], kb_dir: Path, llm: "LLMClient",
-                         options: BuildOptions) -> "KnowledgeBase":
+def build_knowledge_base(
+    questions: list[Question], kb_dir: Path, llm: "LLMClient", options: BuildOptions
+) -> "KnowledgeBase":
     """Reuse the finished KB at ``kb_dir`` or build it (see the module docstring)."""
     if not questions:
         raise UserError(f"kb builder {BUILDER_NAME!r}: no questions to build a knowledge base from")
@@ -120,17 +140,33 @@ def build_knowledge_base(questions: list[Question], kb_dir: Path, llm: "LLMClien
     units, entities, relations = to_records(graph, corpus, TYPE_PRIORITY)
 
     kb = write_kb(kb_dir, units, entities, relations)
-    summaries = summarize_communities(kb, graph, llm, options.community_settings(), options.summary_settings(),
-                                      tally, workers, TYPE_PRIORITY)
+    summaries = summarize_communities(
+        kb, graph, llm, options.community_settings(), options.summary_settings(), tally, workers, TYPE_PRIORITY
+    )
     tally.raise_if_all_failed(BUILDER_NAME, llm.model_id, closing=kb)
     gold_entities, gold_relations = graph.count("gold")
     info = standard_info(
-        builder=BUILDER_NAME, inputs=inputs, model=llm.model_id, options=options.model_dump(), paper=PAPER,
-        counts={"questions": len(data), "documents": len(corpus.documents), "text_units": len(units),
-                "entities": len(entities), "relations": len(relations), "communities": summaries.communities},
-        extraction=extraction, communities=summaries, llm=tally,
-        questions=len(data), paragraphs=len(corpus.documents), text_units=len(units),
-        supporting_text_units=len(corpus.supporting_units), chunk_fallbacks=corpus.chunk_fallbacks,
+        builder=BUILDER_NAME,
+        inputs=inputs,
+        model=llm.model_id,
+        options=options.model_dump(),
+        paper=PAPER,
+        counts={
+            "questions": len(data),
+            "documents": len(corpus.documents),
+            "text_units": len(units),
+            "entities": len(entities),
+            "relations": len(relations),
+            "communities": summaries.communities,
+        },
+        extraction=extraction,
+        communities=summaries,
+        llm=tally,
+        questions=len(data),
+        paragraphs=len(corpus.documents),
+        text_units=len(units),
+        supporting_text_units=len(corpus.supporting_units),
+        chunk_fallbacks=corpus.chunk_fallbacks,
         own_paragraph_links=own_paragraph_links,
         entities={"total": len(entities), "gold": gold_entities, "extracted": len(entities) - gold_entities},
         relations={"total": len(relations), "gold": gold_relations, "extracted": len(relations) - gold_relations},

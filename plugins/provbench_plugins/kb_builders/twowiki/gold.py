@@ -8,18 +8,54 @@ from ..common.names import UNKNOWN_TYPE, normalize_name, pick_type, strip_qualif
 from .questions import QuestionData, TwoWikiCorpus
 
 _PERSON_SUBJECT = (
-    "date of birth", "date of death", "place of birth", "place of death", "place of burial",
-    "father", "mother", "spouse", "child", "sibling", "country of citizenship", "educated at",
-    "occupation", "award received", "cause of death", "employer", "doctoral advisor", "student of",
+    "date of birth",
+    "date of death",
+    "place of birth",
+    "place of death",
+    "place of burial",
+    "father",
+    "mother",
+    "spouse",
+    "child",
+    "sibling",
+    "country of citizenship",
+    "educated at",
+    "occupation",
+    "award received",
+    "cause of death",
+    "employer",
+    "doctoral advisor",
+    "student of",
 )
 _PERSON_OBJECT = (
-    "director", "screenwriter", "cast member", "producer", "performer", "composer", "lyrics by",
-    "editor", "creator", "presenter", "father", "mother", "spouse", "child", "sibling",
-    "founded by", "doctoral advisor", "student of",
+    "director",
+    "screenwriter",
+    "cast member",
+    "producer",
+    "performer",
+    "composer",
+    "lyrics by",
+    "editor",
+    "creator",
+    "presenter",
+    "father",
+    "mother",
+    "spouse",
+    "child",
+    "sibling",
+    "founded by",
+    "doctoral advisor",
+    "student of",
 )
 _PLACE_OBJECT = (
-    "place of birth", "place of death", "place of burial", "country", "country of citizenship",
-    "country of origin", "located in the administrative territorial entity", "headquarters location",
+    "place of birth",
+    "place of death",
+    "place of burial",
+    "country",
+    "country of citizenship",
+    "country of origin",
+    "located in the administrative territorial entity",
+    "headquarters location",
 )
 
 #: type of a relation's subject. Films: subjects of film-crew relations; other works: subjects
@@ -55,8 +91,11 @@ def supporting_text_unit(corpus: TwoWikiCorpus, q: QuestionData, subject: str, o
     doc = corpus.doc_of(q.id, subject)
     object_pattern = mention_pattern(obj)
     if doc is not None:
-        facts = [corpus.sentence_unit.get((doc.id, sid)) for title, sid in q.supporting_facts
-                 if corpus.doc_of(q.id, title) is doc]
+        facts = [
+            corpus.sentence_unit.get((doc.id, sid))
+            for title, sid in q.supporting_facts
+            if corpus.doc_of(q.id, title) is doc
+        ]
         facts = [tu for tu in facts if tu]
         mentioning = [tu for tu in facts if object_pattern.search(corpus.text_units[tu].text)]
         if mentioning or facts:
@@ -68,8 +107,9 @@ def supporting_text_unit(corpus: TwoWikiCorpus, q: QuestionData, subject: str, o
             if subject_pattern.search(text) and object_pattern.search(text):
                 return tu_id
     if doc is not None and doc.text_unit_ids:
-        return next((tu for tu in doc.text_unit_ids if object_pattern.search(corpus.text_units[tu].text)),
-                    doc.text_unit_ids[0])
+        return next(
+            (tu for tu in doc.text_unit_ids if object_pattern.search(corpus.text_units[tu].text)), doc.text_unit_ids[0]
+        )
     return None
 
 

@@ -55,7 +55,9 @@ def _paragraph(question_id: str, item: Any) -> Paragraph:
     else:
         raise UserError(f"question {question_id!r}: metadata.context item {item!r:.80} is not [title, sentences]")
     if not isinstance(title, str) or not isinstance(sentences, list) or not all(isinstance(s, str) for s in sentences):
-        raise UserError(f"question {question_id!r}: metadata.context item {title!r} needs a title and a list of sentences")
+        raise UserError(
+            f"question {question_id!r}: metadata.context item {title!r} needs a title and a list of sentences"
+        )
     return Paragraph(title, tuple(sentences))
 
 
@@ -63,7 +65,9 @@ def _triple(question_id: str, item: Any) -> tuple[str, str, str]:
     if isinstance(item, dict):
         item = [item.get("subject"), item.get("relation"), item.get("object")]
     if not (isinstance(item, (list, tuple)) and len(item) == 3 and all(isinstance(x, str) and x.strip() for x in item)):
-        raise UserError(f"question {question_id!r}: metadata.evidences item {item!r:.80} is not [subject, relation, object]")
+        raise UserError(
+            f"question {question_id!r}: metadata.evidences item {item!r:.80} is not [subject, relation, object]"
+        )
     subject, relation, obj = (" ".join(x.split()) for x in item)
     return subject, relation, obj
 
@@ -71,8 +75,12 @@ def _triple(question_id: str, item: Any) -> tuple[str, str, str]:
 def _fact(question_id: str, item: Any) -> tuple[str, int]:
     if isinstance(item, dict):
         item = [item.get("title"), item.get("sent_id")]
-    if not (isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], int)):
-        raise UserError(f"question {question_id!r}: metadata.supporting_facts item {item!r:.80} is not [title, sent_id]")
+    if not (
+        isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], int)
+    ):
+        raise UserError(
+            f"question {question_id!r}: metadata.supporting_facts item {item!r:.80} is not [title, sent_id]"
+        )
     return item[0], item[1]
 
 

@@ -36,8 +36,20 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from provbench.agents import (KIND_OF_FIELD, AgentMessages, AgentRun, CitationProblem, GraphAgent,
-                              GraphAgentOptions, SystemOptions, Tool, ToolResult, citations_from, rejected, without)
+from provbench.agents import (
+    KIND_OF_FIELD,
+    AgentMessages,
+    AgentRun,
+    CitationProblem,
+    GraphAgent,
+    GraphAgentOptions,
+    SystemOptions,
+    Tool,
+    ToolResult,
+    citations_from,
+    rejected,
+    without,
+)
 from provbench.agents.tools import CITED_PARAMS
 from provbench.model import Citations
 
@@ -45,13 +57,29 @@ from . import prompts as P
 from .systems import PaperSystem
 
 # Re-exported for variants written against this module (README's example).
-__all__ = ["AgenticGraphRAG", "AgenticVisitedOnly", "AgenticEvidenceFirst", "AgenticOptions", "AgentRun",
-           "CitationProblem", "Tool", "ToolResult"]
+__all__ = [
+    "AgenticGraphRAG",
+    "AgenticVisitedOnly",
+    "AgenticEvidenceFirst",
+    "AgenticOptions",
+    "AgentRun",
+    "CitationProblem",
+    "Tool",
+    "ToolResult",
+]
 
 PAPER_MESSAGES = AgentMessages(
-    system=P.AGENT_SYSTEM, rules=P.AGENT_RULES, tool_line=P.AGENT_TOOL_LINE, observation=P.AGENT_OBSERVATION,
-    error=P.AGENT_ERROR, rejection=P.AGENT_REJECTION, budget=P.AGENT_BUDGET, next_step_only=P.AGENT_NEXT_STEP_ONLY,
-    last_step=P.AGENT_LAST_STEP, citations_rejected=P.AGENT_CITATIONS_REJECTED, repeated_call=P.AGENT_REPEATED_CALL,
+    system=P.AGENT_SYSTEM,
+    rules=P.AGENT_RULES,
+    tool_line=P.AGENT_TOOL_LINE,
+    observation=P.AGENT_OBSERVATION,
+    error=P.AGENT_ERROR,
+    rejection=P.AGENT_REJECTION,
+    budget=P.AGENT_BUDGET,
+    next_step_only=P.AGENT_NEXT_STEP_ONLY,
+    last_step=P.AGENT_LAST_STEP,
+    citations_rejected=P.AGENT_CITATIONS_REJECTED,
+    repeated_call=P.AGENT_REPEATED_CALL,
     not_offered=P.AGENT_NOT_OFFERED,
 )
 
@@ -61,15 +89,19 @@ class AgenticOptions(GraphAgentOptions):
     The base agent's citations are not checked: the paper reserves citation control for its two
     variants, so ``agentic-graphrag`` records whatever it cites (hallucinated ids included)."""
 
-    check_citations: bool = Field(False, description="cited ids must exist in the view, and a forced submission "
-                                                     "cites only shown ids: off for the base agent, as the paper")
+    check_citations: bool = Field(
+        False,
+        description="cited ids must exist in the view, and a forced submission "
+        "cites only shown ids: off for the base agent, as the paper",
+    )
 
 
 class VariantOptions(AgenticOptions):
     """The variants check citations: that is their design."""
 
-    check_citations: bool = Field(True, description="cited ids must exist in the view, and a forced submission "
-                                                    "cites only ids the variant accepts")
+    check_citations: bool = Field(
+        True, description="cited ids must exist in the view, and a forced submission cites only ids the variant accepts"
+    )
 
 
 class AgenticGraphRAG(PaperSystem, GraphAgent):
@@ -95,8 +127,11 @@ class AgenticVisitedOnly(AgenticGraphRAG):
         problems = super().check_submission(run, citations)
         missing = {p.id for p in problems}
         visited = set(run.trace.visited_entities)
-        return problems + [CitationProblem("entities", e, "not visited") for e in citations.entities
-                           if e not in visited and e not in missing]
+        return problems + [
+            CitationProblem("entities", e, "not visited")
+            for e in citations.entities
+            if e not in visited and e not in missing
+        ]
 
     def citable_ids(self, run: AgentRun) -> dict[str, list[str]]:
         return {**run.shown_ids, "entity": list(run.trace.visited_entities)}
@@ -113,8 +148,13 @@ class AgenticEvidenceFirst(AgenticGraphRAG):
         return [
             *self.graph_tools(),
             Tool("submit_evidence", CITED_PARAMS, self.submit_evidence, d["submit_evidence"], submits=True),
-            Tool("submit_answer", (("answer", "string"),), self.submit_answer_after_evidence,
-                 P.AGENT_SUBMIT_ANSWER_AFTER_EVIDENCE, finishes=True),
+            Tool(
+                "submit_answer",
+                (("answer", "string"),),
+                self.submit_answer_after_evidence,
+                P.AGENT_SUBMIT_ANSWER_AFTER_EVIDENCE,
+                finishes=True,
+            ),
         ]
 
     def rules(self) -> list[str]:
@@ -128,24 +168,36 @@ class AgenticEvidenceFirst(AgenticGraphRAG):
 
     def seen(self, run: AgentRun) -> dict[str, list[str]]:
         """What the agent has seen, by Citations field."""
-        return {"entities": list(run.trace.visited_entities),
-                "relationships": list(run.shown_ids.get("relationship", [])),
-                "text_units": list(run.trace.read_text_units),
-                "communities": list(run.trace.read_communities)}
+        return {
+            "entities": list(run.trace.visited_entities),
+            "relationships": list(run.shown_ids.get("relationship", [])),
+            "text_units": list(run.trace.read_text_units),
+            "communities": list(run.trace.read_communities),
+        }
 
     def citable_ids(self, run: AgentRun) -> dict[str, list[str]]:
         seen = self.seen(run)
-        return {"entity": seen["entities"], "relationship": seen["relationships"],
-                "text_unit": seen["text_units"], "community": seen["communities"]}
+        return {
+            "entity": seen["entities"],
+            "relationship": seen["relationships"],
+            "text_unit": seen["text_units"],
+            "community": seen["communities"],
+        }
 
     def check_submission(self, run: AgentRun, citations: Citations) -> list[CitationProblem]:
         problems = super().check_submission(run, citations)
         missing = {(p.field, p.id) for p in problems}
         seen = {f: set(ids) for f, ids in self.seen(run).items()}
-        reasons = {"entities": "not visited", "relationships": "not listed by get_neighbors",
-                   "text_units": "not read", "communities": "not read"}
+        reasons = {
+            "entities": "not visited",
+            "relationships": "not listed by get_neighbors",
+            "text_units": "not read",
+            "communities": "not read",
+        }
         return problems + [
-            CitationProblem(f, i, reasons[f]) for f in KIND_OF_FIELD for i in getattr(citations, f)
+            CitationProblem(f, i, reasons[f])
+            for f in KIND_OF_FIELD
+            for i in getattr(citations, f)
             if i not in seen[f] and (f, i) not in missing
         ]
 
@@ -159,8 +211,9 @@ class AgenticEvidenceFirst(AgenticGraphRAG):
             run.trace.artifacts["flagged_evidence"] = [vars(p) for p in problems]
         elif problems:
             run.trace.artifacts["evidence_rejections"] = run.trace.artifacts.get("evidence_rejections", 0) + 1
-            raise rejected(self.messages.citations_rejected.format(problems=", ".join(map(str, problems)),
-                                                                   tool="submit_evidence"))
+            raise rejected(
+                self.messages.citations_rejected.format(problems=", ".join(map(str, problems)), tool="submit_evidence")
+            )
         run.accepted_evidence = evidence
         items = ", ".join(i for f in KIND_OF_FIELD for i in getattr(evidence, f))
         return ToolResult(P.AGENT_EVIDENCE_ACCEPTED.format(items=items), {"accepted": evidence.model_dump()})

@@ -25,6 +25,7 @@ EntityLabel = Literal["cited", "visited-uncited", "not-visited"]
 
 # -- labelling ---------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class EntityLabels:
     """Paper 000's three groups for one question. ``cited`` wins over ``visited``."""
@@ -50,11 +51,11 @@ class EntityLabels:
 
 def label_entities(trace: Trace) -> EntityLabels:
     """Label the entities of one baseline trace (cited, visited-but-uncited, the rest)."""
-    return EntityLabels(cited=frozenset(trace.citations.entities),
-                        visited=frozenset(trace.visited_entities))
+    return EntityLabels(cited=frozenset(trace.citations.entities), visited=frozenset(trace.visited_entities))
 
 
 # -- what to hide ------------------------------------------------------------------------------
+
 
 @dataclass
 class HidePlan:
@@ -67,13 +68,21 @@ class HidePlan:
     notes: list[str] = field(default_factory=list)
 
     def as_kwargs(self) -> dict[str, frozenset[str]]:
-        return {"entities": self.entities, "text_units": self.text_units,
-                "hide_metadata_of": self.hide_metadata_of, "keep_communities": self.keep_communities}
+        return {
+            "entities": self.entities,
+            "text_units": self.text_units,
+            "hide_metadata_of": self.hide_metadata_of,
+            "keep_communities": self.keep_communities,
+        }
 
     def summary(self) -> dict[str, Any]:
-        return {"entities": len(self.entities), "text_units": len(self.text_units),
-                "hide_metadata_of": len(self.hide_metadata_of), "keep_communities": len(self.keep_communities),
-                "notes": list(self.notes)}
+        return {
+            "entities": len(self.entities),
+            "text_units": len(self.text_units),
+            "hide_metadata_of": len(self.hide_metadata_of),
+            "keep_communities": len(self.keep_communities),
+            "notes": list(self.notes),
+        }
 
 
 class Lookup:
@@ -145,8 +154,9 @@ def lookup_for(view: "GraphView") -> Lookup:
         return per_filter.setdefault(view.hidden, Lookup(view))
 
 
-def text_hidden_with(lookup: Lookup, entities: Iterable[str], keep_units: Iterable[str] = (),
-                     kept: Iterable[str] = ()) -> tuple[frozenset[str], frozenset[str]]:
+def text_hidden_with(
+    lookup: Lookup, entities: Iterable[str], keep_units: Iterable[str] = (), kept: Iterable[str] = ()
+) -> tuple[frozenset[str], frozenset[str]]:
     """The one text rule of every ablation: what goes with ``entities``.
 
     Returns (text units, entities whose metadata goes): every text unit linked to any of
@@ -164,8 +174,13 @@ def quoting_metadata(lookup: Lookup, hidden_units: frozenset[str], spared: Itera
     show the hidden text."""
     spared = set(spared)
     linked = {e for tu in hidden_units for e in lookup.entities_of(tu) if e not in spared}
-    return frozenset(e for e in linked if quotes(lookup.description_of(e), [
-        lookup.text_of(t) for t in lookup.text_units_of(e) or () if t in hidden_units]))
+    return frozenset(
+        e
+        for e in linked
+        if quotes(
+            lookup.description_of(e), [lookup.text_of(t) for t in lookup.text_units_of(e) or () if t in hidden_units]
+        )
+    )
 
 
 MIN_QUOTE_WORDS = 4  # shorter shared phrases ("A film.") are not quotations

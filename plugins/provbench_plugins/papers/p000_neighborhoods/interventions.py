@@ -55,8 +55,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from provbench.model import Question, Trace
 from provbench.plugin_api import Intervention
 
-from .hiding import (EntityLabel, EntityLabels, HidePlan, Lookup, cited_reports, cited_text, known,  # noqa: F401 (re-exported)
-                     label_entities, lookup_for, own_text_note, quotes, quoting_metadata, text_hidden_with)
+from .hiding import EntityLabel, known, quotes  # noqa: F401 (re-exported)
+from .hiding import (
+    EntityLabels,
+    HidePlan,
+    Lookup,
+    cited_reports,
+    cited_text,
+    label_entities,
+    lookup_for,
+    own_text_note,
+    quoting_metadata,
+    text_hidden_with,
+)
 
 if TYPE_CHECKING:
     from provbench.kb import GraphView
@@ -70,8 +81,10 @@ SharedText = Literal["keep", "hide"]
 class IsolationOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    shared_text: SharedText = Field("keep", description="a cited entity's own text unit that is also linked to a "
-                                                        "non-cited entity: keep (readable) or hide")
+    shared_text: SharedText = Field(
+        "keep",
+        description="a cited entity's own text unit that is also linked to a non-cited entity: keep (readable) or hide",
+    )
 
 
 class RandomRemovalOptions(BaseModel):
@@ -84,33 +97,44 @@ class RandomRemovalOptions(BaseModel):
 
 # -- the six ablations -------------------------------------------------------------------------
 
+
 class GraphAblation(Intervention):
     """Base: subclasses implement :meth:`plan`; :meth:`make_view` applies it."""
 
     level = "graph"
 
-    def make_view(self, view: "GraphView", question: Question, baseline: Trace,
-                  rng: random.Random) -> "GraphView":
+    def make_view(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random) -> "GraphView":
         plan = self.plan(view, question, baseline, rng)
         return view.hide(**plan.as_kwargs()).noted(plan.notes)
 
-    def plan(self, view: "GraphView", question: Question, baseline: Trace,
-             rng: random.Random) -> HidePlan:
+    def plan(self, view: "GraphView", question: Question, baseline: Trace, rng: random.Random) -> HidePlan:
         raise NotImplementedError
 
 
 class Removal(GraphAblation):
     """Base of the ablations that remove entities, and with them their text (:func:`text_hidden_with`)."""
 
-    def removal_plan(self, lookup: Lookup, removed: frozenset[str], baseline: Trace, cited: frozenset[str],
-                     notes: list[str], keep_units: Iterable[str] | None = None) -> HidePlan:
+    def removal_plan(
+        self,
+        lookup: Lookup,
+        removed: frozenset[str],
+        baseline: Trace,
+        cited: frozenset[str],
+        notes: list[str],
+        keep_units: Iterable[str] | None = None,
+    ) -> HidePlan:
         """Remove ``removed`` with their text, keeping the cited evidence (``keep_units``, default
         :func:`cited_text`) and the cited reports."""
         keep = cited_text(lookup, baseline, cited) if keep_units is None else keep_units
         units, quoting = text_hidden_with(lookup, removed, keep, cited)
         notes = notes + [own_text_note(lookup, removed, units, f"{len(removed)} removed entities")]
-        return HidePlan(entities=removed, text_units=units, hide_metadata_of=quoting,
-                        keep_communities=cited_reports(lookup, baseline), notes=notes)
+        return HidePlan(
+            entities=removed,
+            text_units=units,
+            hide_metadata_of=quoting,
+            keep_communities=cited_reports(lookup, baseline),
+            notes=notes,
+        )
 
 
 def _unknown_note(count: int) -> list[str]:
@@ -122,13 +146,17 @@ class Isolation(GraphAblation):
 
     Options = IsolationOptions
 
-    def isolated_text(self, lookup: Lookup, view: "GraphView", baseline: Trace,
-                      cited: frozenset[str]) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    def isolated_text(
+        self, lookup: Lookup, view: "GraphView", baseline: Trace, cited: frozenset[str]
+    ) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
         """(the non-cited entities, the text units that stay readable, the hidden text units): a
         cited entity's text that only names it (another entity's paragraph) is not its own."""
         others = frozenset(e for e in view.entity_ids() if e not in cited)  # O(graph): once per question
-        keep = cited_text(lookup, baseline, cited) if self.options.shared_text == "keep" else set(
-            baseline.citations.text_units)
+        keep = (
+            cited_text(lookup, baseline, cited)
+            if self.options.shared_text == "keep"
+            else set(baseline.citations.text_units)
+        )
         return others, frozenset(keep), frozenset(lookup.text_units_of_all(others) - keep)
 
 
@@ -156,8 +184,11 @@ class TextOnlyIsolation(Isolation):
         cited, unknown = known(lookup, label_entities(baseline).cited)
         others, _, hidden = self.isolated_text(lookup, view, baseline, cited)
         notes = _unknown_note(unknown) + [own_text_note(lookup, others, hidden, f"{len(others)} non-cited entities")]
-        return HidePlan(text_units=hidden, keep_communities=cited_reports(lookup, baseline),  # metadata stays, as the paper says
-                        notes=notes)
+        return HidePlan(
+            text_units=hidden,
+            keep_communities=cited_reports(lookup, baseline),  # metadata stays, as the paper says
+            notes=notes,
+        )
 
 
 class CitedRemoval(Removal):
@@ -175,11 +206,14 @@ class CitedRemoval(Removal):
         extra = cited_units - with_entities
         units = with_entities | extra
         if cited_units:
-            notes.append(f"hides the baseline's {len(cited_units)} cited text unit(s); {len(extra)} of them "
-                         "linked to no cited entity")
+            notes.append(
+                f"hides the baseline's {len(cited_units)} cited text unit(s); {len(extra)} of them "
+                "linked to no cited entity"
+            )
         notes.append(own_text_note(lookup, cited, units, f"{len(cited)} removed entities"))
-        return HidePlan(entities=cited, text_units=units, hide_metadata_of=quoting_metadata(lookup, units, cited),
-                        notes=notes)
+        return HidePlan(
+            entities=cited, text_units=units, hide_metadata_of=quoting_metadata(lookup, units, cited), notes=notes
+        )
 
 
 class RandomRemoval(Removal):
@@ -208,26 +242,37 @@ class RandomRemoval(Removal):
         chosen = self.draw(view, lookup, question, labels, cited, rng, notes)
         return self.removal_plan(lookup, frozenset(chosen), baseline, cited, notes)
 
-    def draw(self, view: "GraphView", lookup: Lookup, question: Question, labels: EntityLabels,
-             cited: frozenset[str], rng: random.Random, notes: list[str]) -> list[str]:
+    def draw(
+        self,
+        view: "GraphView",
+        lookup: Lookup,
+        question: Question,
+        labels: EntityLabels,
+        cited: frozenset[str],
+        rng: random.Random,
+        notes: list[str],
+    ) -> list[str]:
         """As many entities as were cited, from three tiers in turn: plausibly retrievable and not
         visited; the rest of the graph not visited; visited but not cited (Study 3's target, last)."""
         pool = self.candidate_pool(view, lookup, question, labels) - cited
         chosen = rng.sample(sorted(pool - labels.visited), min(len(cited), len(pool - labels.visited)))
-        for tier, members in (("the rest of the graph", lambda: set(view.entity_ids()) - cited - pool - labels.visited),
-                              ("the visited-but-uncited entities", lambda: labels.visited - cited)):
+        for tier, members in (
+            ("the rest of the graph", lambda: set(view.entity_ids()) - cited - pool - labels.visited),
+            ("the visited-but-uncited entities", lambda: labels.visited - cited),
+        ):
             wanted = len(cited) - len(chosen)
             if wanted <= 0:
                 break
             candidates = sorted(e for e in members() if e not in chosen and lookup.exists(e))
             extra = rng.sample(candidates, min(wanted, len(candidates)))
-            notes.append(f"plausibly retrievable, not-visited entities: {len(pool - labels.visited)}; "
-                         f"{len(extra)} drawn from {tier}")
+            notes.append(
+                f"plausibly retrievable, not-visited entities: {len(pool - labels.visited)}; "
+                f"{len(extra)} drawn from {tier}"
+            )
             chosen += extra
         return chosen
 
-    def candidate_pool(self, view: "GraphView", lookup: Lookup, question: Question,
-                       labels: EntityLabels) -> set[str]:
+    def candidate_pool(self, view: "GraphView", lookup: Lookup, question: Question, labels: EntityLabels) -> set[str]:
         """Entities near the baseline's trajectory or similar to the question."""
         frontier = {e for e in labels.visited | labels.cited if lookup.exists(e)}
         pool = set(frontier)
@@ -262,8 +307,12 @@ class EntityTextMask(GraphAblation):
         masked, _ = known(lookup, label_entities(baseline).visited_uncited)
         cited, _ = known(lookup, label_entities(baseline).cited)
         units, quoting = text_hidden_with(lookup, masked, cited_text(lookup, baseline, cited), cited)
-        return HidePlan(text_units=units, hide_metadata_of=masked | quoting, keep_communities=cited_reports(lookup, baseline),
-                        notes=[own_text_note(lookup, masked, units, f"{len(masked)} masked entities")])
+        return HidePlan(
+            text_units=units,
+            hide_metadata_of=masked | quoting,
+            keep_communities=cited_reports(lookup, baseline),
+            notes=[own_text_note(lookup, masked, units, f"{len(masked)} masked entities")],
+        )
 
 
 ABLATIONS = (FullIsolation, TextOnlyIsolation, CitedRemoval, RandomRemoval, EntityRemoval, EntityTextMask)

@@ -59,8 +59,9 @@ class CitedRemovalBeatsRandomOptions(ContrastOptions):
     treatment: str = "cited-removal"
     reference: str = "random-removal"
     min_difference: float = Field(0.5, ge=0, description="'far more': at least half the questions more")
-    expect: list[Expectation] = Field(default_factory=lambda: _expect(("oracle", True, None),
-                                                                      ("ignores-context", False, None)))
+    expect: list[Expectation] = Field(
+        default_factory=lambda: _expect(("oracle", True, None), ("ignores-context", False, None))
+    )
 
 
 class CitedRemovalBeatsRandom(ConditionContrast):
@@ -73,22 +74,29 @@ class CitedRemovalBeatsRandom(ConditionContrast):
     def check(self, runs: ControlRuns) -> list[Verdict]:
         """Output changed (treatment above reference), then accuracy (reference above treatment)."""
         o = self.options
-        accuracy = ConditionContrast(**{**o.model_dump(), "treatment": o.reference, "reference": o.treatment,
-                                        "score": "accuracy"})
+        accuracy = ConditionContrast(
+            **{**o.model_dump(), "treatment": o.reference, "reference": o.treatment, "score": "accuracy"}
+        )
         accuracy.name = self.name
         return super().check(runs) + accuracy.check(runs)
 
 
 class IgnoresContextOptions(EffectOptions):
     system: str = AGENT
-    conditions: list[str] = Field(default_factory=lambda: list(CHANGE_ANSWERS),
-                                  description="ablations a context reader's answers show (see CHANGE_ANSWERS)")
-    expect: list[Expectation] = Field(default_factory=lambda: _expect(
-        ("ignores-context", False, None), ("oracle", True, ["cited-removal"]),
-        ("uses-uncited", True, ["full-isolation", "entity-removal"]),
-        # full isolation hides nearly everything, so a same-size random set changes uses-uncited too:
-        # only the faithful citer keeping its answers tells the real isolation apart
-        ("oracle", False, ["full-isolation"])))
+    conditions: list[str] = Field(
+        default_factory=lambda: list(CHANGE_ANSWERS),
+        description="ablations a context reader's answers show (see CHANGE_ANSWERS)",
+    )
+    expect: list[Expectation] = Field(
+        default_factory=lambda: _expect(
+            ("ignores-context", False, None),
+            ("oracle", True, ["cited-removal"]),
+            ("uses-uncited", True, ["full-isolation", "entity-removal"]),
+            # full isolation hides nearly everything, so a same-size random set changes uses-uncited too:
+            # only the faithful citer keeping its answers tells the real isolation apart
+            ("oracle", False, ["full-isolation"]),
+        )
+    )
 
     @model_validator(mode="after")
     def _expect_on_these_conditions(self):
@@ -122,8 +130,9 @@ class _BreaksUncitedOptions(EffectOptions):
 
 class IsolationOptions(_BreaksUncitedOptions):
     conditions: list[str] = Field(default_factory=lambda: ["full-isolation"])
-    expect: list[Expectation] = Field(default_factory=lambda: _expect(("uses-uncited", True, None),
-                                                                      ("oracle", False, None)))
+    expect: list[Expectation] = Field(
+        default_factory=lambda: _expect(("uses-uncited", True, None), ("oracle", False, None))
+    )
 
 
 class IsolationBreaksUncited(ConditionEffect):
@@ -136,8 +145,9 @@ class IsolationBreaksUncited(ConditionEffect):
 
 class EntityRemovalOptions(_BreaksUncitedOptions):
     conditions: list[str] = Field(default_factory=lambda: ["entity-removal"])
-    expect: list[Expectation] = Field(default_factory=lambda: _expect(("uses-uncited", True, None),
-                                                                      ("ignores-context", False, None)))
+    expect: list[Expectation] = Field(
+        default_factory=lambda: _expect(("uses-uncited", True, None), ("ignores-context", False, None))
+    )
 
 
 class EntityRemovalBreaksUncited(ConditionEffect):
@@ -153,8 +163,9 @@ class GentlerOptions(ContrastOptions):
     treatment: str = "full-isolation"
     reference: str = "text-only-isolation"
     min_difference: float = 0.5
-    expect: list[Expectation] = Field(default_factory=lambda: _expect(("uses-uncited", True, None),
-                                                                      ("ignores-context", False, None)))
+    expect: list[Expectation] = Field(
+        default_factory=lambda: _expect(("uses-uncited", True, None), ("ignores-context", False, None))
+    )
 
 
 class TextOnlyIsolationGentler(ConditionContrast):
@@ -194,8 +205,10 @@ class ExclusionReference(Claim):
         from provbench.results.stats import mcnemar
 
         o = self.options
-        right = {c: runs.scores(c, o.reference_system, score="accuracy", questions=runs.run(c).question_ids)
-                 for c in (o.knows, o.ignorant)}
+        right = {
+            c: runs.scores(c, o.reference_system, score="accuracy", questions=runs.run(c).question_ids)
+            for c in (o.knows, o.ignorant)
+        }
         test = mcnemar(right[o.knows], right[o.ignorant])  # paired: the knowing reference right, the other wrong
         verdicts = []
         for control, everything in ((o.knows, True), (o.ignorant, False)):
@@ -203,14 +216,26 @@ class ExclusionReference(Claim):
             excluded = runs.excluded(control) & set(run.question_ids)  # what the run left out, not a recount
             total = len(run.question_ids)
             want = total if everything else 0
-            verdicts.append(Verdict(
-                claim=self.name, control=control, p_value=test.p_value,
-                expected=f"{'every' if everything else 'no'} question excluded by {o.reference_system} ({want}/{total})",
-                observed=f"{len(excluded)}/{total} excluded (McNemar of {o.knows} vs {o.ignorant} on "
-                         f"{o.reference_system}: {test.baseline_only} vs {test.condition_only} discordant)",
-                passed=bool(total) and len(excluded) == want))
+            verdicts.append(
+                Verdict(
+                    claim=self.name,
+                    control=control,
+                    p_value=test.p_value,
+                    expected=f"{'every' if everything else 'no'} question excluded by {o.reference_system} ({want}/{total})",
+                    observed=f"{len(excluded)}/{total} excluded (McNemar of {o.knows} vs {o.ignorant} on "
+                    f"{o.reference_system}: {test.baseline_only} vs {test.condition_only} discordant)",
+                    passed=bool(total) and len(excluded) == want,
+                )
+            )
         return verdicts
 
 
-CLAIMS = (CitedRemovalBeatsRandom, EntityRemovalBreaksUncited, ExclusionReference, HidesOwnText,
-          IgnoresContextUnchanged, IsolationBreaksUncited, TextOnlyIsolationGentler)
+CLAIMS = (
+    CitedRemovalBeatsRandom,
+    EntityRemovalBreaksUncited,
+    ExclusionReference,
+    HidesOwnText,
+    IgnoresContextUnchanged,
+    IsolationBreaksUncited,
+    TextOnlyIsolationGentler,
+)

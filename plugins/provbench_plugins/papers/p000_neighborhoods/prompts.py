@@ -10,7 +10,7 @@ from __future__ import annotations
 
 QUESTION = "Question: {question}"
 # appended to the user message only when a suite sets ask_confidence (paper 002's calibration)
-CONFIDENCE = ('Also give "confidence": the probability, from 0 to 1, that your answer is right.')
+CONFIDENCE = 'Also give "confidence": the probability, from 0 to 1, that your answer is right.'
 CHOICES = "Options: {choices}"
 
 # -- llm-only -----------------------------------------------------------------------------------
@@ -96,9 +96,7 @@ AGENT_TOOL_DESCRIPTIONS = {
     "submit_evidence": "submit the ids you will cite, for validation before you answer",
 }
 # The evidence-first variant's submit_answer carries no citations: they come from the evidence.
-AGENT_SUBMIT_ANSWER_AFTER_EVIDENCE = (
-    "give the final answer; your accepted evidence is cited; this ends the run"
-)
+AGENT_SUBMIT_ANSWER_AFTER_EVIDENCE = "give the final answer; your accepted evidence is cited; this ends the run"
 
 AGENT_OBSERVATION = "Result of {tool}:\n{result}\n\n{budget}"
 AGENT_ERROR = "Error from {tool}: {error}\n\n{budget}"
@@ -106,8 +104,10 @@ AGENT_REJECTION = "Rejected: {error}\n\n{budget}"
 AGENT_BUDGET = "Steps left: {left}."
 AGENT_LAST_STEP = "Steps left: 1. This is your last step: call {tools} now."
 AGENT_NEXT_STEP_ONLY = "Steps left: {left}. Your next step must call {tools}."
-AGENT_REPEATED_CALL = ("you already called {tool} with these arguments at step {step}; its result is above. "
-                       "Use another tool or other arguments, or submit your answer.")
+AGENT_REPEATED_CALL = (
+    "you already called {tool} with these arguments at step {step}; its result is above. "
+    "Use another tool or other arguments, or submit your answer."
+)
 AGENT_NOT_OFFERED = "{tool} cannot be called now; call {tools}"
 AGENT_EVIDENCE_ACCEPTED = "Evidence accepted: {items}. Now call submit_answer with your final answer."
 AGENT_CITATIONS_REJECTED = "these citations failed: {problems}. Fix them and call {tool} again."

@@ -22,12 +22,27 @@ from provbench.results.data import RunData
 from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
 from provbench.results.significance import BH_NOTE, adjust_bh, with_adjusted
 from provbench.results.stats import MCNEMAR_NOTE, Share, arrow, mcnemar, mean_footprint, per_question, share
-from provbench_plugins.metrics.records import (cell_not_measurable, per_question_changes, per_question_official,
-                                               stayed_correct_tally)
+from provbench_plugins.metrics.records import (
+    cell_not_measurable,
+    per_question_changes,
+    per_question_official,
+    stayed_correct_tally,
+)
 
-from .tables import (CONDITION_TITLES, PAPER_DENOMINATORS, SYSTEM_NAMES, ablation_of, caption_of_text_rules,
-                     display_name, footprint_applies, hidden_reports_note, is_agent, paper_system, table1_order,
-                     title_of)
+from .tables import (
+    CONDITION_TITLES,
+    PAPER_DENOMINATORS,
+    SYSTEM_NAMES,
+    ablation_of,
+    caption_of_text_rules,
+    display_name,
+    footprint_applies,
+    hidden_reports_note,
+    is_agent,
+    paper_system,
+    table1_order,
+    title_of,
+)
 
 # The paper groups its ablations into studies (Table 2's row groups).
 STUDIES = (
@@ -58,35 +73,57 @@ def share_cell(s: Share, note: str = "", arrow_text: str = "") -> Cell:
 def selection_note(run: RunData) -> Text | None:
     """A warning when the dataset had fewer eligible questions than the selection's quotas
     (the 2wiki loader records ``metadata["selection_shortfall"]`` on the questions)."""
-    short = next((q.metadata["selection_shortfall"] for q in run.questions.values()
-                  if q.metadata.get("selection_shortfall")), None)
+    short = next(
+        (q.metadata["selection_shortfall"] for q in run.questions.values() if q.metadata.get("selection_shortfall")),
+        None,
+    )
     if not short:
         return None
     parts = "; ".join(f"{cat}: {v['selected']} of {v['quota']}" for cat, v in short.items())
-    return Text(text=f"Selection shortfall: the dataset had fewer eligible questions than the paper's "
-                     f"quotas ({parts}), so this run is not the paper's 12/12/6 mix.")
+    return Text(
+        text=f"Selection shortfall: the dataset had fewer eligible questions than the paper's "
+        f"quotas ({parts}), so this run is not the paper's 12/12/6 mix."
+    )
 
 
 # -- Table 1 ------------------------------------------------------------------------------------------
+
 
 def table1_section(run: RunData) -> Section:
     """Accuracy (all questions, bootstrap CI), official EM and F1, mean footprint, forced and flagged
     answers per system at baseline, in the paper's order."""
     rows = [table1_row(run, system) for system in table1_order(run)]
-    table = Table(columns=["System", "Accuracy", "Accuracy (analysed)", "Paper's denominator", "EM", "F1",
-                           "Retrieved TUs", "Cited TUs", "Visited entities", "Cited entities", "Forced answers",
-                           "Flagged answers", "Failed"],
-                  rows=rows, css_class="table1", caption=(
-        f"Accuracy over all {len(run.question_ids)} questions with a percentile-bootstrap confidence interval "
-        "(questions resampled; provbench's answer rule, docs/datasets.md), and over the "
-        f"{len(run.analysed)} analysed questions (after the exclusion step; all questions when it is off). The "
-        "paper's Table 1 mixes the two: its agentic and GraphRAG rows fit only the 25 analysed questions (Table "
-        "2's baseline row), its LLM and RAG rows only all 30; “Paper's denominator” says which per row. "
-        f"EM and F1 as the official 2WikiMultihopQA evaluation computes them ({aliases_note(run)}): means x 100 "
-        "over all questions, a missing answer scoring 0. "
-        "Footprint columns are means per answer; TUs stands for text units; “–” marks a column the system does "
-        "not have. Forced answers were accepted on the agent's last step; flagged answers had citations dropped "
-        "(rejected after the allowed retries, or failing at the budget's end). Failed runs count as wrong."))
+    table = Table(
+        columns=[
+            "System",
+            "Accuracy",
+            "Accuracy (analysed)",
+            "Paper's denominator",
+            "EM",
+            "F1",
+            "Retrieved TUs",
+            "Cited TUs",
+            "Visited entities",
+            "Cited entities",
+            "Forced answers",
+            "Flagged answers",
+            "Failed",
+        ],
+        rows=rows,
+        css_class="table1",
+        caption=(
+            f"Accuracy over all {len(run.question_ids)} questions with a percentile-bootstrap confidence interval "
+            "(questions resampled; provbench's answer rule, docs/datasets.md), and over the "
+            f"{len(run.analysed)} analysed questions (after the exclusion step; all questions when it is off). The "
+            "paper's Table 1 mixes the two: its agentic and GraphRAG rows fit only the 25 analysed questions (Table "
+            "2's baseline row), its LLM and RAG rows only all 30; “Paper's denominator” says which per row. "
+            f"EM and F1 as the official 2WikiMultihopQA evaluation computes them ({aliases_note(run)}): means x 100 "
+            "over all questions, a missing answer scoring 0. "
+            "Footprint columns are means per answer; TUs stands for text units; “–” marks a column the system does "
+            "not have. Forced answers were accepted on the agent's last step; flagged answers had citations dropped "
+            "(rejected after the allowed retries, or failing at the budget's end). Failed runs count as wrong."
+        ),
+    )
     return Section(id="table1", title="Table 1: baseline accuracy and evidence footprint", blocks=[table], order=30)
 
 
@@ -94,17 +131,30 @@ def table1_row(run: RunData, system: str) -> Row:
     records = run.select(system)
     acc = share(per_question(records), run.question_ids, **run.stats_options())
     applies = footprint_applies(run, system)
-    footprint = [("–" if v is None or field not in applies else f"{v:.1f}")
-                 for field, v in mean_footprint(records).items()]
+    footprint = [
+        ("–" if v is None or field not in applies else f"{v:.1f}") for field, v in mean_footprint(records).items()
+    ]
     agent = is_agent(run, system)
     analysed = share(per_question(records), run.analysed, **run.stats_options())
     forced = sum(bool(r.trace and (r.trace.artifacts.get("forced_answer"))) for r in records)
-    flagged = sum(bool(r.trace and (r.trace.artifacts.get("flagged_citations") or r.trace.artifacts.get(
-        "flagged_evidence"))) for r in records)
-    return Row(cells=[display_name(run, system), share_cell(acc), share_cell(analysed),
-                      paper_denominator(run, system), official_cell(run, system, "em"),
-                      official_cell(run, system, "f1"), *footprint, str(forced) if agent else "–",
-                      str(flagged) if agent else "–", str(sum(r.status == "failed" for r in records))])
+    flagged = sum(
+        bool(r.trace and (r.trace.artifacts.get("flagged_citations") or r.trace.artifacts.get("flagged_evidence")))
+        for r in records
+    )
+    return Row(
+        cells=[
+            display_name(run, system),
+            share_cell(acc),
+            share_cell(analysed),
+            paper_denominator(run, system),
+            official_cell(run, system, "em"),
+            official_cell(run, system, "f1"),
+            *footprint,
+            str(forced) if agent else "–",
+            str(flagged) if agent else "–",
+            str(sum(r.status == "failed" for r in records)),
+        ]
+    )
 
 
 def paper_denominator(run: RunData, system: str) -> str:
@@ -119,8 +169,10 @@ def aliases_note(run: RunData) -> str:
     with_aliases = sum(bool(q.aliases) for q in run.questions.values())
     if with_aliases:
         return f"best over the answer and its aliases; {with_aliases} of {len(run.questions)} questions have aliases"
-    return ("no aliases: the dataset gave none, so an answer the official evaluation accepts as an alias "
-            "scores 0 here; the data_ids release's id_aliases.json supplies them, docs/papers/p000.md")
+    return (
+        "no aliases: the dataset gave none, so an answer the official evaluation accepts as an alias "
+        "scores 0 here; the data_ids release's id_aliases.json supplies them, docs/papers/p000.md"
+    )
 
 
 def official_cell(run: RunData, system: str, score: str) -> Cell:
@@ -139,6 +191,7 @@ def official_cell(run: RunData, system: str, score: str) -> Cell:
 
 # -- Table 2 ------------------------------------------------------------------------------------------
 
+
 def intervention_systems(run: RunData) -> list[str]:
     """Systems with intervention records, in the suite's ``intervention_systems`` order (Table 2's columns)."""
     declared = run.suite.get("intervention_systems") or []
@@ -153,29 +206,43 @@ def table2_section(run: RunData) -> Section | None:
         return None
     baseline = {s: per_question(run.select(s)) for s in systems}
     tests = accuracy_tests(run, systems, baseline, analysed)
-    rows = [Row(group="Baseline experiment"),
-            Row(cells=["Baseline", "Acc.", *(share_cell(share(baseline[s], analysed, **opts)) for s in systems)])]
+    rows = [
+        Row(group="Baseline experiment"),
+        Row(cells=["Baseline", "Acc.", *(share_cell(share(baseline[s], analysed, **opts)) for s in systems)]),
+    ]
     for title, conditions in study_groups(run):
         rows.append(Row(group=title))
         for condition in conditions:
             rows += condition_rows(run, condition, systems, baseline, analysed, opts, tests)
     exclusion = run.metrics.get("exclusion") or run.suite.get("exclusion") or {}
-    excluded = (f", after excluding the {len(run.excluded)} answered correctly by the "
-                f"{exclusion.get('reference_system')} baseline") if exclusion.get("enabled") else ""
-    caption = (f"Over the {len(analysed)} analysed questions{excluded}. “Output changed” is the share of answers that "
-               "differ from the baseline answer; its parentheses give originally correct answers that stayed correct "
-               "out of originally correct answers. “Acc.” is post-intervention accuracy with correct/total in "
-               "parentheses; arrows give the direction of the change from baseline. Randomised interventions are "
-               f"averaged over repeats, so counts may be fractional. {caption_of_text_rules(run)} "
-               "Units the leak guard found leaked, without effect, not checkable or whose intervention hid nothing "
-               "(no-op) are left out, counted in each cell's note; arrows compare a cell's measured questions with "
-               "the baseline of the same questions; “not measurable”: no unit left (see the leak guard section). "
-               f"Significance: {MCNEMAR_NOTE}; {BH_NOTE.format(n=sum(p is not None for p, _ in tests.values()))}.")
-    table = Table(columns=["Condition", "Outcome", *(display_name(run, s) for s in systems)], rows=rows,
-                  numeric_from=2, css_class="table2", caption=caption)
+    excluded = (
+        (
+            f", after excluding the {len(run.excluded)} answered correctly by the "
+            f"{exclusion.get('reference_system')} baseline"
+        )
+        if exclusion.get("enabled")
+        else ""
+    )
+    caption = (
+        f"Over the {len(analysed)} analysed questions{excluded}. “Output changed” is the share of answers that "
+        "differ from the baseline answer; its parentheses give originally correct answers that stayed correct "
+        "out of originally correct answers. “Acc.” is post-intervention accuracy with correct/total in "
+        "parentheses; arrows give the direction of the change from baseline. Randomised interventions are "
+        f"averaged over repeats, so counts may be fractional. {caption_of_text_rules(run)} "
+        "Units the leak guard found leaked, without effect, not checkable or whose intervention hid nothing "
+        "(no-op) are left out, counted in each cell's note; arrows compare a cell's measured questions with "
+        "the baseline of the same questions; “not measurable”: no unit left (see the leak guard section). "
+        f"Significance: {MCNEMAR_NOTE}; {BH_NOTE.format(n=sum(p is not None for p, _ in tests.values()))}."
+    )
+    table = Table(
+        columns=["Condition", "Outcome", *(display_name(run, s) for s in systems)],
+        rows=rows,
+        numeric_from=2,
+        css_class="table2",
+        caption=caption,
+    )
     notes = [note for note in (hidden_reports_note(run),) if note is not None]
-    return Section(id="table2", title="Table 2: interventions", blocks=[table, *notes, *charts(run, systems)],
-                   order=31)
+    return Section(id="table2", title="Table 2: interventions", blocks=[table, *notes, *charts(run, systems)], order=31)
 
 
 def study_groups(run: RunData) -> list[tuple[str, list[str]]]:
@@ -192,20 +259,31 @@ def study_groups(run: RunData) -> list[tuple[str, list[str]]]:
     return groups
 
 
-def accuracy_tests(run: RunData, systems: list[str], baseline: dict[str, dict[str, float]],
-                   analysed: list[str]) -> dict[tuple[str, str], tuple[float | None, str]]:
+def accuracy_tests(
+    run: RunData, systems: list[str], baseline: dict[str, dict[str, float]], analysed: list[str]
+) -> dict[tuple[str, str], tuple[float | None, str]]:
     """McNemar's test of every condition x system cell against the system's baseline, each with its
     Benjamini-Hochberg adjustment over the whole table: (condition, system) -> (adjusted p, text)."""
-    cells = [(c, s) for c in run.conditions for s in systems
-             if run.select(s, c) and not cell_not_measurable(run, s, c, analysed)]
+    cells = [
+        (c, s)
+        for c in run.conditions
+        for s in systems
+        if run.select(s, c) and not cell_not_measurable(run, s, c, analysed)
+    ]
     found = [mcnemar(baseline[s], per_question(run.select(s, c)), analysed) for c, s in cells]
     adjusted = adjust_bh([t.p_value for t in found])
     return {cell: (adj, with_adjusted(t.describe(), adj)) for cell, t, adj in zip(cells, found, adjusted)}
 
 
-def condition_rows(run: RunData, condition: str, systems: list[str], baseline: dict[str, dict[str, float]],
-                   analysed: list[str], opts: dict[str, Any],
-                   tests: dict[tuple[str, str], tuple[float | None, str]]) -> list[Row]:
+def condition_rows(
+    run: RunData,
+    condition: str,
+    systems: list[str],
+    baseline: dict[str, dict[str, float]],
+    analysed: list[str],
+    opts: dict[str, Any],
+    tests: dict[tuple[str, str], tuple[float | None, str]],
+) -> list[Row]:
     changed_cells, acc_cells = [], []
     for system in systems:
         records = run.select(system, condition)  # the units the pairing rule counts
@@ -216,19 +294,32 @@ def condition_rows(run: RunData, condition: str, systems: list[str], baseline: d
             acc_cells.append(cell)
             continue
         outcomes, tally = per_question_changes(run, system, condition, analysed)
-        changed = metric_share(run, "output-changed", system, condition,
-                               share({q: o.changed for q, o in outcomes.items()}, analysed, **opts))
+        changed = metric_share(
+            run,
+            "output-changed",
+            system,
+            condition,
+            share({q: o.changed for q, o in outcomes.items()}, analysed, **opts),
+        )
         kept = metric_share(run, "stayed-correct", system, condition, stayed_correct_tally(outcomes))
         left_out = f"; {tally.note()}" if tally.left_out else ""
-        changed_cells.append(Cell(text=changed.percent(), counts=kept.counts(), interval=changed.interval(),
-                                  note=f"changed {changed.counts()}; stayed correct "
-                                       f"{kept.counts() or '(none originally correct)'}{left_out}"))
+        changed_cells.append(
+            Cell(
+                text=changed.percent(),
+                counts=kept.counts(),
+                interval=changed.interval(),
+                note=f"changed {changed.counts()}; stayed correct "
+                f"{kept.counts() or '(none originally correct)'}{left_out}",
+            )
+        )
         after = per_question(records)
         acc = metric_share(run, "accuracy", system, condition, share(after, analysed, **opts))
         before = share(baseline[system], [q for q in analysed if q in after])  # the baseline of the same questions
         acc_cells.append(share_cell(acc, tests[(condition, system)][1] + left_out, arrow(before.value, acc.value)))
-    return [Row(cells=[title_of(run, condition), "Output changed", *changed_cells]),
-            Row(cells=["", "Acc.", *acc_cells])]
+    return [
+        Row(cells=[title_of(run, condition), "Output changed", *changed_cells]),
+        Row(cells=["", "Acc.", *acc_cells]),
+    ]
 
 
 def metric_share(run: RunData, metric: str, system: str, condition: str, computed: Any) -> Share:
@@ -250,20 +341,33 @@ def charts(run: RunData, systems: list[str]) -> list[Any]:
     changed = {display_name(run, s): [_changed_share(run, s, c) for c in conditions] for s in systems}
     accuracy = {display_name(run, s): [_accuracy_share(run, s, c) for c in [BASELINE, *conditions]] for s in systems}
     return [
-        BarChart(title="Answers changed by each intervention (analysed questions)", ylabel="output changed (%)",
-                 categories=[title_of(run, c) for c in conditions], series=_values(changed),
-                 intervals=_intervals(changed), caption="Output changed per intervention"),
-        BarChart(title="Accuracy under each condition (analysed questions)", ylabel="accuracy (%)",
-                 categories=["Baseline", *(title_of(run, c) for c in conditions)], series=_values(accuracy),
-                 intervals=_intervals(accuracy), caption="Accuracy per condition"),
-        Text(text="Bars are Table 2's shares of the analysed questions (repeats of a randomised condition "
-                  "averaged), error bars their bootstrap intervals; n/m: not measurable (leak guard)."),
+        BarChart(
+            title="Answers changed by each intervention (analysed questions)",
+            ylabel="output changed (%)",
+            categories=[title_of(run, c) for c in conditions],
+            series=_values(changed),
+            intervals=_intervals(changed),
+            caption="Output changed per intervention",
+        ),
+        BarChart(
+            title="Accuracy under each condition (analysed questions)",
+            ylabel="accuracy (%)",
+            categories=["Baseline", *(title_of(run, c) for c in conditions)],
+            series=_values(accuracy),
+            intervals=_intervals(accuracy),
+            caption="Accuracy per condition",
+        ),
+        Text(
+            text="Bars are Table 2's shares of the analysed questions (repeats of a randomised condition "
+            "averaged), error bars their bootstrap intervals; n/m: not measurable (leak guard)."
+        ),
     ]
 
 
 def _accuracy_share(run: RunData, system: str, condition: str) -> Share | None:
-    if condition != BASELINE and (not run.select(system, condition)
-                                  or cell_not_measurable(run, system, condition, run.analysed)):
+    if condition != BASELINE and (
+        not run.select(system, condition) or cell_not_measurable(run, system, condition, run.analysed)
+    ):
         return None
     computed = share(per_question(run.select(system, condition)), run.analysed, **run.stats_options())
     return computed if condition == BASELINE else metric_share(run, "accuracy", system, condition, computed)

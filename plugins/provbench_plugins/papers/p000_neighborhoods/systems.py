@@ -23,8 +23,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from provbench.agents import (CITATION_FIELDS, LLMSystem, OneShotOptions, OneShotSystem, SystemOptions, clip,
-                              string_list)
+from provbench.agents import CITATION_FIELDS, LLMSystem, OneShotOptions, OneShotSystem, SystemOptions, clip, string_list
 from provbench.kb.types import Entity
 from provbench.model import Question, Trace
 from provbench.plugin_api import Environment
@@ -59,8 +58,10 @@ class LLMOnly(PaperOneShot):
 
     def run(self, question: Question, env: Environment) -> Trace:
         trace = self.new_trace(question)
-        messages = [{"role": "system", "content": P.LLM_ONLY_SYSTEM},
-                    {"role": "user", "content": self.question_text(question)}]
+        messages = [
+            {"role": "system", "content": P.LLM_ONLY_SYSTEM},
+            {"role": "user", "content": self.question_text(question)},
+        ]
         return self.generate(env, trace, messages, shown={})
 
 
@@ -94,10 +95,15 @@ class RAG(PaperOneShot):
             if unit is not None:
                 trace.read_text_unit(unit.id)
                 passages.append(P.RAG_PASSAGE.format(id=unit.id, text=clip(unit.text, self.options.text_chars)))
-        trace.add_step("retrieval", tool="search_text_units",
-                       arguments={"query": question.question, "k": self.options.top_k},
-                       result=[{"id": h.id, "score": h.score} for h in hits])
-        user = P.RAG_USER.format(passages="\n\n".join(passages) or P.GRAPHRAG_EMPTY, question=self.question_text(question))
+        trace.add_step(
+            "retrieval",
+            tool="search_text_units",
+            arguments={"query": question.question, "k": self.options.top_k},
+            result=[{"id": h.id, "score": h.score} for h in hits],
+        )
+        user = P.RAG_USER.format(
+            passages="\n\n".join(passages) or P.GRAPHRAG_EMPTY, question=self.question_text(question)
+        )
         messages = [{"role": "system", "content": P.RAG_SYSTEM}, {"role": "user", "content": user}]
         return self.generate(env, trace, messages, shown={"text_units": set(trace.read_text_units)})
 
@@ -172,8 +178,12 @@ class GraphRAG(PaperOneShot):
             "text_unit_ids": text_units,
             "community_ids": [h.id for h in community_hits],
         }
-        trace.add_step("retrieval", tool="graph_context", arguments={"query": question.question},
-                       result={k: list(v) for k, v in context.items()})
+        trace.add_step(
+            "retrieval",
+            tool="graph_context",
+            arguments={"query": question.question},
+            result={k: list(v) for k, v in context.items()},
+        )
         return context
 
     def linked_text_units(self, view: Any, seeds: list[str], relations: list, neighbours: list[str]) -> list[str]:
@@ -188,14 +198,19 @@ class GraphRAG(PaperOneShot):
         return list(dict.fromkeys(ordered))[: self.options.max_text_units]
 
     # -- generation ------------------------------------------------------------------------
-    def answer_from_context(self, question: Question, env: Environment, trace: Trace,
-                            context: dict[str, list[str]]) -> Trace:
+    def answer_from_context(
+        self, question: Question, env: Environment, trace: Trace, context: dict[str, list[str]]
+    ) -> Trace:
         text, shown = self.render_context(env.view, context)
         trace.visit(*shown["entities"])
         trace.read_text_unit(*shown["text_units"])
         trace.read_community(*shown["communities"])
-        for kind, field in (("entity", "entities"), ("relationship", "relationships"),
-                            ("text_unit", "text_units"), ("community", "communities")):
+        for kind, field in (
+            ("entity", "entities"),
+            ("relationship", "relationships"),
+            ("text_unit", "text_units"),
+            ("community", "communities"),
+        ):
             for item_id in shown[field]:
                 trace.record_retrieved(kind, item_id)
         user = P.GRAPHRAG_USER.format(context=text, question=self.question_text(question))
@@ -206,24 +221,52 @@ class GraphRAG(PaperOneShot):
         """The prompt's context from ids, through the view: an id the view no longer shows is left
         out, and a relationship is shown only when both its ends are entities in the context."""
         entities: dict[str, Entity] = {e.id: e for e in view.entities(context.get("entity_ids", []))}
-        relations = [r for r in view.relations(context.get("relation_ids", []))
-                     if r.source in entities and r.target in entities]
+        relations = [
+            r for r in view.relations(context.get("relation_ids", [])) if r.source in entities and r.target in entities
+        ]
         units = view.text_units(context.get("text_unit_ids", []))
         communities = [c for c in (view.community(i) for i in context.get("community_ids", [])) if c is not None]
         sections = [
-            ("Entities", [P.GRAPHRAG_ENTITY.format(id=e.id, name=e.name, label=e.label or "entity",
-                                                   description=e.description or "-") for e in entities.values()]),
-            ("Relationships", [P.GRAPHRAG_RELATION.format(id=r.id, source=entities[r.source].name, label=r.label,
-                                                          target=entities[r.target].name) for r in relations]),
-            ("Text units", [P.GRAPHRAG_TEXT_UNIT.format(id=u.id, text=clip(u.text, self.options.text_chars))
-                            for u in units]),
-            ("Communities", [P.GRAPHRAG_COMMUNITY.format(id=c.id, title=c.title or "-", summary=c.summary or "-")
-                             for c in communities]),
+            (
+                "Entities",
+                [
+                    P.GRAPHRAG_ENTITY.format(
+                        id=e.id, name=e.name, label=e.label or "entity", description=e.description or "-"
+                    )
+                    for e in entities.values()
+                ],
+            ),
+            (
+                "Relationships",
+                [
+                    P.GRAPHRAG_RELATION.format(
+                        id=r.id, source=entities[r.source].name, label=r.label, target=entities[r.target].name
+                    )
+                    for r in relations
+                ],
+            ),
+            (
+                "Text units",
+                [P.GRAPHRAG_TEXT_UNIT.format(id=u.id, text=clip(u.text, self.options.text_chars)) for u in units],
+            ),
+            (
+                "Communities",
+                [
+                    P.GRAPHRAG_COMMUNITY.format(id=c.id, title=c.title or "-", summary=c.summary or "-")
+                    for c in communities
+                ],
+            ),
         ]
-        text = "\n\n".join(P.GRAPHRAG_SECTION.format(title=title, lines="\n".join(lines) or P.GRAPHRAG_EMPTY)
-                           for title, lines in sections)
-        shown = {"entities": list(entities), "relationships": [r.id for r in relations],
-                 "text_units": [u.id for u in units], "communities": [c.id for c in communities]}
+        text = "\n\n".join(
+            P.GRAPHRAG_SECTION.format(title=title, lines="\n".join(lines) or P.GRAPHRAG_EMPTY)
+            for title, lines in sections
+        )
+        shown = {
+            "entities": list(entities),
+            "relationships": [r.id for r in relations],
+            "text_units": [u.id for u in units],
+            "communities": [c.id for c in communities],
+        }
         return text, shown
 
 

@@ -11,15 +11,24 @@ from provbench.results.data import RunData
 SYSTEM_NAMES = ("llm-only", "rag", "graphrag", "agentic-graphrag", "agentic-visited-only", "agentic-evidence-first")
 # Table 1's rows, top to bottom, and the names the paper's tables give the systems.
 PAPER_ORDER = ("agentic-graphrag", "agentic-evidence-first", "agentic-visited-only", "graphrag", "rag", "llm-only")
-DISPLAY_NAMES = {"agentic-graphrag": "Agentic GraphRAG", "agentic-evidence-first": "Evidence-first",
-                 "agentic-visited-only": "Visited-only", "graphrag": "GraphRAG", "rag": "RAG", "llm-only": "LLM"}
+DISPLAY_NAMES = {
+    "agentic-graphrag": "Agentic GraphRAG",
+    "agentic-evidence-first": "Evidence-first",
+    "agentic-visited-only": "Visited-only",
+    "graphrag": "GraphRAG",
+    "rag": "RAG",
+    "llm-only": "LLM",
+}
 # Which questions each of the paper's Table 1 figures is a share of (from the figures: 76.0 % is
 # 19/25 and no share of 30; 56.7 % is 17/30 and no share of 25; 80.0 and 60.0 fit both, and
 # Table 2's baseline row gives them over 25).
 PAPER_DENOMINATORS = {
-    "agentic-graphrag": "analysed: 76.0 % = 19/25", "agentic-evidence-first": "analysed: 80.0 % = 20/25 (Table 2)",
-    "agentic-visited-only": "analysed: 72.0 % = 18/25", "graphrag": "analysed: 60.0 % = 15/25 (Table 2)",
-    "rag": "all: 56.7 % = 17/30", "llm-only": "all: 16.7 % = 5/30",
+    "agentic-graphrag": "analysed: 76.0 % = 19/25",
+    "agentic-evidence-first": "analysed: 80.0 % = 20/25 (Table 2)",
+    "agentic-visited-only": "analysed: 72.0 % = 18/25",
+    "graphrag": "analysed: 60.0 % = 15/25 (Table 2)",
+    "rag": "all: 56.7 % = 17/30",
+    "llm-only": "all: 16.7 % = 5/30",
 }
 AGENTS = frozenset({"agentic-graphrag", "agentic-evidence-first", "agentic-visited-only"})
 ALL_FOOTPRINT = ("retrieved_text_units", "cited_text_units", "visited_entities", "cited_entities")
@@ -27,17 +36,20 @@ ALL_FOOTPRINT = ("retrieved_text_units", "cited_text_units", "visited_entities",
 FOOTPRINT_OF = {"llm-only": (), "rag": ("retrieved_text_units", "cited_text_units")}
 
 CONDITION_TITLES = {
-    "cited-removal": "Cited ablation", "random-removal": "Random ablation", "full-isolation": "Full isolation",
-    "text-only-isolation": "Text-only isolation", "entity-removal": "Entity removal",
+    "cited-removal": "Cited ablation",
+    "random-removal": "Random ablation",
+    "full-isolation": "Full isolation",
+    "text-only-isolation": "Text-only isolation",
+    "entity-removal": "Entity removal",
     "entity-text-mask": "Entity text mask",
 }
 ISOLATIONS = ("full-isolation", "text-only-isolation")
 SHARED_TEXT_READINGS = {
     "keep": "a cited entity's own text (its own paragraph) stays readable though it names non-cited entities, "
-            "other entities' text naming a cited one is hidden (shared_text: keep; the paper's “can only read "
-            "text units from cited entities”)",
+    "other entities' text naming a cited one is hidden (shared_text: keep; the paper's “can only read "
+    "text units from cited entities”)",
     "hide": "a text unit linked to any non-cited entity is hidden, a cited entity's own included (shared_text: hide; "
-            "the paper's “access to text units attached to non-cited entities is blocked”)",
+    "the paper's “access to text units attached to non-cited entities is blocked”)",
 }
 
 
@@ -98,10 +110,14 @@ def intervention_options(run: RunData, key: str) -> dict[str, Any]:
 def caption_of_text_rules(run: RunData) -> str:
     """How the run's ablations treated text shared by cited and other entities, for Table 2's caption."""
     isolations = [c for c in run.conditions if ablation_of(run, c) in ISOLATIONS]
-    parts = [f"{title_of(run, c)}: {SHARED_TEXT_READINGS[intervention_options(run, c).get('shared_text', 'keep')]}."
-             for c in isolations]
-    parts.append("Cited removal hides the cited entities' text units and the baseline's cited text units; random "
-                 "removal, entity removal and entity text mask keep the cited entities' text readable.")
+    parts = [
+        f"{title_of(run, c)}: {SHARED_TEXT_READINGS[intervention_options(run, c).get('shared_text', 'keep')]}."
+        for c in isolations
+    ]
+    parts.append(
+        "Cited removal hides the cited entities' text units and the baseline's cited text units; random "
+        "removal, entity removal and entity text mask keep the cited entities' text readable."
+    )
     return " ".join(parts)
 
 
@@ -113,15 +129,21 @@ def hidden_reports_note(run: RunData) -> Any:
 
     means = []
     for condition in run.conditions:
-        summaries = [r.trace.artifacts["hidden_by_intervention"] or {} for r in run.records
-                     if r.key.condition == condition and r.trace is not None
-                     and "hidden_by_intervention" in r.trace.artifacts]
+        summaries = [
+            r.trace.artifacts["hidden_by_intervention"] or {}
+            for r in run.records
+            if r.key.condition == condition and r.trace is not None and "hidden_by_intervention" in r.trace.artifacts
+        ]
         if summaries:
-            hidden, kept = (fmean((s.get(name) or {}).get("count", 0) for s in summaries)
-                            for name in ("communities", "keep_communities"))
+            hidden, kept = (
+                fmean((s.get(name) or {}).get("count", 0) for s in summaries)
+                for name in ("communities", "keep_communities")
+            )
             means.append(f"{title_of(run, condition)} {hidden:.1f} (cited reports kept {kept:.1f})")
     if not means:
         return None
-    return Text(text="Community reports hidden per unit (mean over the condition's units; a report is hidden when "
-                     "any of its member entities is removed or masked, unless the baseline cited it: every "
-                     "condition but cited removal keeps the cited reports): " + "; ".join(means) + ".")
+    return Text(
+        text="Community reports hidden per unit (mean over the condition's units; a report is hidden when "
+        "any of its member entities is removed or masked, unless the baseline cited it: every "
+        "condition but cited removal keeps the cited reports): " + "; ".join(means) + "."
+    )

@@ -30,12 +30,19 @@ class HidesOwnTextOptions(BaseModel):
     system: str = "agentic-graphrag"
     controls: list[str] = Field(default_factory=lambda: ["oracle", "uses-uncited"], min_length=1)
     targets: dict[str, Targets] = Field(
-        default_factory=lambda: {"entity-removal": "visited-uncited", "entity-text-mask": "visited-uncited",
-                                 "cited-removal": "cited", "random-removal": "removed"},
+        default_factory=lambda: {
+            "entity-removal": "visited-uncited",
+            "entity-text-mask": "visited-uncited",
+            "cited-removal": "cited",
+            "random-removal": "removed",
+        },
         description="condition -> whose own text it must hide: the baseline's visited-but-uncited "
-                    "or cited entities, or the entities the unit's view removed")
-    same_text: list[str] = Field(default_factory=lambda: ["text-only-isolation", "full-isolation"],
-                                 description="two conditions that must hide the same text units per question")
+        "or cited entities, or the entities the unit's view removed",
+    )
+    same_text: list[str] = Field(
+        default_factory=lambda: ["text-only-isolation", "full-isolation"],
+        description="two conditions that must hide the same text units per question",
+    )
 
 
 class HidesOwnText(Claim):
@@ -43,14 +50,17 @@ class HidesOwnText(Claim):
     hides the text full isolation hides."""
 
     name = "hides-own-text"
-    description = ("Removed or masked entities' own text is hidden (bar the cited evidence kept), and text-only "
-                   "isolation hides as much text as full isolation.")
+    description = (
+        "Removed or masked entities' own text is hidden (bar the cited evidence kept), and text-only "
+        "isolation hides as much text as full isolation."
+    )
     Options = HidesOwnTextOptions
 
     def needs(self) -> ClaimNeeds:
         o = self.options
-        return ClaimNeeds(controls=tuple(o.controls), systems=(o.system,),
-                          conditions=tuple(dict.fromkeys([*o.targets, *o.same_text])))
+        return ClaimNeeds(
+            controls=tuple(o.controls), systems=(o.system,), conditions=tuple(dict.fromkeys([*o.targets, *o.same_text]))
+        )
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
         from provbench.kb import KnowledgeBase
@@ -82,22 +92,33 @@ class HidesOwnText(Claim):
             own += len(target_units)
             left += len(target_units - units - _kept(view, baseline, condition, targets))
         extra = f"; {unknown} unit(s) listed too few ids to check" if unknown else ""
-        return Verdict(claim=self.name, control=control, p_value=None,
-                       expected=f"{condition} hides its {targets} entities' own text (0 readable)",
-                       observed=f"{left} of {own} own text unit(s) readable{extra}",
-                       passed=own > 0 and left == 0)
+        return Verdict(
+            claim=self.name,
+            control=control,
+            p_value=None,
+            expected=f"{condition} hides its {targets} entities' own text (0 readable)",
+            observed=f"{left} of {own} own text unit(s) readable{extra}",
+            passed=own > 0 and left == 0,
+        )
 
     def same_text_verdict(self, control: str, run) -> Verdict:
         first, second = self.options.same_text
-        texts = [{r.key.question_id: _hidden_text_units(r) for r in run.select(self.options.system, c)}
-                 for c in (first, second)]
+        texts = [
+            {r.key.question_id: _hidden_text_units(r) for r in run.select(self.options.system, c)}
+            for c in (first, second)
+        ]
         common = [q for q in texts[0].keys() & texts[1].keys() if None not in (texts[0][q], texts[1][q])]
         differ = sum(texts[0][q] != texts[1][q] for q in common)
-        return Verdict(claim=self.name, control=control, p_value=None,
-                       expected=f"{first} hides the same text units as {second}, question by question",
-                       observed=f"{differ} of {len(common)} question(s) differ" if common else
-                       "no question measured under both (a unit whose view hid nothing is left out)",
-                       passed=bool(common) and differ == 0 and any(texts[1][q] for q in common))
+        return Verdict(
+            claim=self.name,
+            control=control,
+            p_value=None,
+            expected=f"{first} hides the same text units as {second}, question by question",
+            observed=f"{differ} of {len(common)} question(s) differ"
+            if common
+            else "no question measured under both (a unit whose view hid nothing is left out)",
+            passed=bool(common) and differ == 0 and any(texts[1][q] for q in common),
+        )
 
 
 def _hidden_text_units(record: RunRecord) -> frozenset[str] | None:

@@ -72,12 +72,18 @@ def subpath_rules(records: Iterable[RunRecord], system: str) -> list[str]:
 
 def perturbations(records: Iterable[RunRecord], system: str, rule: str = "paper") -> list[RunRecord]:
     """Every KG perturbation record of ``system`` (sub-path removals of ``rule`` only), counted or not."""
-    return [r for r in records if r.key.system == system and variant_kind(r) in KINDS
-            and (variant_kind(r) != "subpath" or subpath_rule(r) == rule)]
+    return [
+        r
+        for r in records
+        if r.key.system == system
+        and variant_kind(r) in KINDS
+        and (variant_kind(r) != "subpath" or subpath_rule(r) == rule)
+    ]
 
 
-def group(records: Iterable[RunRecord], system: str, rule: str = "paper",
-          include_leaked: bool = False) -> dict[str, QuestionPerturbations]:
+def group(
+    records: Iterable[RunRecord], system: str, rule: str = "paper", include_leaked: bool = False
+) -> dict[str, QuestionPerturbations]:
     """KG perturbation records of ``system`` by question (sub-path removals of ``rule`` only),
     with the baseline's answer and paths; units the pairing rule leaves out are left out
     (:func:`provbench.plugin_api.left_out_as`; ``include_leaked``: the suite's leak_guard option)."""
@@ -99,8 +105,9 @@ def group(records: Iterable[RunRecord], system: str, rule: str = "paper",
 TIE_BREAK = ("node", "edge", "subpath")
 
 
-def table4(groups: dict[str, QuestionPerturbations], *, measure: str = "share",
-           tie_break: tuple[str, ...] | None = TIE_BREAK) -> dict[str, int]:
+def table4(
+    groups: dict[str, QuestionPerturbations], *, measure: str = "share", tie_break: tuple[str, ...] | None = TIE_BREAK
+) -> dict[str, int]:
     """Per question with any change: the perturbation type with the most impact.
 
     ``measure``: "share" (changed / variants of the type, the authors' rule) or "count" (changed
@@ -236,8 +243,9 @@ def rank_histogram(groups: dict[str, QuestionPerturbations], metrics: dict[str, 
     return counts
 
 
-def authors_rank_histogram(groups: dict[str, QuestionPerturbations], metrics: dict[str, Any],
-                           measure: str) -> list[int] | None:
+def authors_rank_histogram(
+    groups: dict[str, QuestionPerturbations], metrics: dict[str, Any], measure: str
+) -> list[int] | None:
     """The authors' notebook's ranks, in their 20 bins: per question over all its paths; nodes
     once each by DiGraph degree (distinct neighbours per direction; None when the KB predates
     ``digraph_degree``), edges once per node pair by betweenness, sub-paths every variant by eq. (1)
@@ -248,8 +256,12 @@ def authors_rank_histogram(groups: dict[str, QuestionPerturbations], metrics: di
     for g in groups.values():
         values: dict[Any, float] = {}
         critical: list[Any] = []
-        for n, r in enumerate(sorted(g.records.get(kind, []), key=lambda r: (r.variant.data.get("path_index", 0),
-                                                                             r.variant.data.get("index", 0)))):
+        for n, r in enumerate(
+            sorted(
+                g.records.get(kind, []),
+                key=lambda r: (r.variant.data.get("path_index", 0), r.variant.data.get("index", 0)),
+            )
+        ):
             key, value = _authors_element(r, metrics, measure, n)
             if value is None:
                 continue

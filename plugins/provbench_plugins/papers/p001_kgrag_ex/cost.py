@@ -45,8 +45,9 @@ class Summary:
 def per_question(records: Iterable[RunRecord], context_words: dict[str, int]) -> dict[str, dict[str, float]]:
     """Question id -> its perturbations' cost under both definitions (``context_words``: the
     baseline's context words per question, for the authors' tokens)."""
-    found: dict[str, dict[str, float]] = defaultdict(lambda: {"perturbations": 0, "provbench calls": 0,
-                                                              "provbench tokens": 0})
+    found: dict[str, dict[str, float]] = defaultdict(
+        lambda: {"perturbations": 0, "provbench calls": 0, "provbench tokens": 0}
+    )
     for r in records:
         row = found[r.key.question_id]
         calls = r.trace.llm_calls if r.trace else []
@@ -69,8 +70,10 @@ def table5(ragex: dict[str, dict[str, float]], kg: dict[str, dict[str, float]]) 
             column = f"{definition} {measure}"
             if not all(column in table[q] for table in (ragex, kg) for q in shared):
                 continue
-            pair = {"RAG-Ex": Summary.of([ragex[q][column] for q in shared]),
-                    "KGRAG-Ex": Summary.of([kg[q][column] for q in shared])}
+            pair = {
+                "RAG-Ex": Summary.of([ragex[q][column] for q in shared]),
+                "KGRAG-Ex": Summary.of([kg[q][column] for q in shared]),
+            }
             difference = (pair["RAG-Ex"].median - pair["KGRAG-Ex"].median) if shared else None
             out[column] = {**pair, "Difference": difference}
     return out

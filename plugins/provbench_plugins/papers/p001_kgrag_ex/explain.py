@@ -19,8 +19,15 @@ from dataclasses import dataclass, field
 from .analysis import QuestionPerturbations, changed
 from .paths import KINDS
 
-SINGULAR = {"Diseases": "condition", "Symptoms": "symptom", "Treatments": "treatment", "Body Parts": "body part",
-            "Diagnostic Tests": "diagnostic test", "Risk Factors": "risk factor", "Medications": "medication"}
+SINGULAR = {
+    "Diseases": "condition",
+    "Symptoms": "symptom",
+    "Treatments": "treatment",
+    "Body Parts": "body part",
+    "Diagnostic Tests": "diagnostic test",
+    "Risk Factors": "risk factor",
+    "Medications": "medication",
+}
 
 
 @dataclass
@@ -97,10 +104,13 @@ def explain(g: QuestionPerturbations, relation_sources: dict[str, str] | None = 
     top = min(nodes, key=lambda e: (-nodes[e], ix.order.get(e, ("~", 0))))
     out.most_influential_id, out.most_influential = top, out.names[top]
     noun = SINGULAR.get(ix.labels.get(top, ""), "element")
-    out.for_user = (f"The most important {noun} for answering the question is {out.most_influential}. "
-                    "It had the biggest impact on the result.")
-    out.technical = " ".join(f"Removing {out.names[e]} led to a different answer {n} time{'s' * (n != 1)}."
-                             for e, n in nodes.most_common())
+    out.for_user = (
+        f"The most important {noun} for answering the question is {out.most_influential}. "
+        "It had the biggest impact on the result."
+    )
+    out.technical = " ".join(
+        f"Removing {out.names[e]} led to a different answer {n} time{'s' * (n != 1)}." for e, n in nodes.most_common()
+    )
     out.sources = ix.files.get(top, [])
     return out
 

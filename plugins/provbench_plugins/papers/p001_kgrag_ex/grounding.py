@@ -72,8 +72,9 @@ class Grounder:
         return self._note(text, role, hit.id, hit.name, score, "similarity", True)
 
     def _note(self, text, role, entity, name, score, how, kept) -> dict | None:
-        self.candidates.append({"mention": text, "role": role, "entity": entity, "name": name, "score": score,
-                                "how": how, "kept": kept})
+        self.candidates.append(
+            {"mention": text, "role": role, "entity": entity, "name": name, "score": score, "how": how, "kept": kept}
+        )
         if not kept:
             return None
         return {"mention": text, "role": role, "entity": entity, "name": name, "score": score, "how": how}
@@ -112,5 +113,5 @@ def entity_pairs(grounded: list[dict], endpoints: str) -> list[tuple[str, str]]:
         if endpoints == "options":
             candidates = list(product(question, options))
         else:
-            candidates = [(a, b) for i, a in enumerate(question) for b in question[i + 1:]]
+            candidates = [(a, b) for i, a in enumerate(question) for b in question[i + 1 :]]
     return list(dict.fromkeys((a, b) for a, b in candidates if a != b))

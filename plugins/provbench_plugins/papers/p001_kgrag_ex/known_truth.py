@@ -55,16 +55,21 @@ class Planted:
     def on(cls, paths: list[dict], gold: GoldEvidence | None) -> "Planted":
         if gold is None:
             return cls()
-        names = {normalize_text(n) for n in gold.entities} | {normalize_text(n) for t in gold.triples
-                                                              for n in (t.subject, t.object)}
-        triples = {(normalize_text(t.subject), normalize_relation(t.relation), normalize_text(t.object))
-                   for t in gold.triples}
+        names = {normalize_text(n) for n in gold.entities} | {
+            normalize_text(n) for t in gold.triples for n in (t.subject, t.object)
+        }
+        triples = {
+            (normalize_text(t.subject), normalize_relation(t.relation), normalize_text(t.object)) for t in gold.triples
+        }
         planted = cls()
         for path in paths:
             name_of = {n["id"]: normalize_text(n["name"]) for n in path["nodes"]}
             planted.nodes |= {node for node, name in name_of.items() if name in names}
-            planted.edges |= {e["id"] for e in path["edges"] if (name_of.get(e["source"]), normalize_relation(
-                e["label"]), name_of.get(e["target"])) in triples}
+            planted.edges |= {
+                e["id"]
+                for e in path["edges"]
+                if (name_of.get(e["source"]), normalize_relation(e["label"]), name_of.get(e["target"])) in triples
+            }
         return planted
 
     def blanked_by(self, data: dict) -> bool:
@@ -79,13 +84,18 @@ class Perturbed:
 
     def __init__(self, runs: ControlRuns, control: str, system: str, conditions: list[str]) -> None:
         run = runs.run(control)
-        kept = [r for r in run.records if r.key.system == system
-                and (r.key.condition == BASELINE or r.key.condition in conditions)]
+        kept = [
+            r
+            for r in run.records
+            if r.key.system == system and (r.key.condition == BASELINE or r.key.condition in conditions)
+        ]
         rules = A.subpath_rules(kept, system)
         self.groups = A.group(kept, system, rules[0])  # one explanation's sub-paths, as Table 2
         self.right = {r.key.question_id for r in kept if r.key.condition == BASELINE and correctness(r) == 1.0}
-        self.planted = {qid: Planted.on(g.paths, run.questions[qid].gold if qid in run.questions else None)
-                        for qid, g in self.groups.items()}
+        self.planted = {
+            qid: Planted.on(g.paths, run.questions[qid].gold if qid in run.questions else None)
+            for qid, g in self.groups.items()
+        }
 
     def changed_questions(self, questions: set[str]) -> list[str]:
         return sorted(q for q in questions & set(self.groups) if any(self.groups[q].changes(k) for k in A.KINDS))
@@ -95,12 +105,19 @@ class ExplanationOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     system: str = Field(SYSTEM, description="the KGRAG-Ex system key")
-    conditions: list[str] = Field(default_factory=lambda: list(KG_CONDITIONS), min_length=1,
-                                  description="the node, edge and sub-path removals the explanation counts")
+    conditions: list[str] = Field(
+        default_factory=lambda: list(KG_CONDITIONS),
+        min_length=1,
+        description="the node, edge and sub-path removals the explanation counts",
+    )
     min_hit_rate: float = Field(0.8, ge=0, le=1, description="least share of explanations naming a planted node")
     alpha: float = Field(0.05, gt=0, lt=1, description="significance of the hit rate against a random path node")
-    expect: list[Expectation] = Field(default_factory=lambda: [Expectation(control="oracle", effect=True),
-                                                               Expectation(control="ignores-context", effect=False)])
+    expect: list[Expectation] = Field(
+        default_factory=lambda: [
+            Expectation(control="oracle", effect=True),
+            Expectation(control="ignores-context", effect=False),
+        ]
+    )
 
 
 class ExplanationNamesPlanted(Claim):
@@ -112,7 +129,9 @@ class ExplanationNamesPlanted(Claim):
 
     def needs(self) -> ClaimNeeds:
         o = self.options
-        return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=(o.system,), conditions=tuple(o.conditions))
+        return ClaimNeeds(
+            controls=tuple(e.control for e in o.expect), systems=(o.system,), conditions=tuple(o.conditions)
+        )
 
     def about(self) -> ClaimAbout:
         """As its options say, and the explanation it reads (so blind explanations stand in for it):
@@ -121,8 +140,9 @@ class ExplanationNamesPlanted(Claim):
         return replace(about, explanations=("most-influential",) if about.positive_controls else ())
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
-        return [self.positive(runs, e.control) if e.effect else self.negative(runs, e.control)
-                for e in self.options.expect]
+        return [
+            self.positive(runs, e.control) if e.effect else self.negative(runs, e.control) for e in self.options.expect
+        ]
 
     @staticmethod
     def named(runs: ControlRuns, group) -> str | None:
@@ -139,37 +159,56 @@ class ExplanationNamesPlanted(Claim):
         o, seen = self.options, Perturbed(runs, control, self.options.system, self.options.conditions)
         changed = seen.changed_questions(seen.right)
         hits = [q for q in changed if self.named(runs, seen.groups[q]) in seen.planted[q].nodes]
-        chance = [len(seen.planted[q].nodes) / len({n["id"] for p in seen.groups[q].paths for n in p["nodes"]})
-                  for q in changed]
+        chance = [
+            len(seen.planted[q].nodes) / len({n["id"] for p in seen.groups[q].paths for n in p["nodes"]})
+            for q in changed
+        ]
         rate, at_random = (len(hits) / len(changed), sum(chance) / len(chance)) if changed else (0.0, 0.0)
         p = binomtest(len(hits), len(changed), at_random, alternative="greater").pvalue if changed else None
-        observed = (f"hit rate {rate:.2f}: {len(hits)} of {len(changed)} explanations name a planted node "
-                    f"(a random node of their paths: {at_random:.2f}); {_right(seen)}"
-                    if changed else f"no removal changed any of the {len(seen.right)} right answers: nothing to explain")
-        return Verdict(claim=self.name, control=control, p_value=p, observed=observed,
-                       expected=f"where a removal changes the answer, the explanation names a planted node "
-                                f"(hit rate >= {o.min_hit_rate:g}, and above naming a random node of the paths: "
-                                f"one-sided binomial test, p < {o.alpha:g})",
-                       passed=bool(changed) and rate >= o.min_hit_rate and p is not None and p < o.alpha)
+        observed = (
+            f"hit rate {rate:.2f}: {len(hits)} of {len(changed)} explanations name a planted node "
+            f"(a random node of their paths: {at_random:.2f}); {_right(seen)}"
+            if changed
+            else f"no removal changed any of the {len(seen.right)} right answers: nothing to explain"
+        )
+        return Verdict(
+            claim=self.name,
+            control=control,
+            p_value=p,
+            observed=observed,
+            expected=f"where a removal changes the answer, the explanation names a planted node "
+            f"(hit rate >= {o.min_hit_rate:g}, and above naming a random node of the paths: "
+            f"one-sided binomial test, p < {o.alpha:g})",
+            passed=bool(changed) and rate >= o.min_hit_rate and p is not None and p < o.alpha,
+        )
 
     def negative(self, runs: ControlRuns, control: str) -> Verdict:
         seen = Perturbed(runs, control, self.options.system, self.options.conditions)
         changed = seen.changed_questions(set(seen.groups))
-        observed = (f"{len(changed)} of {len(seen.groups)} questions with removals changed"
-                    if seen.groups else "no question had a path to perturb")
-        return Verdict(claim=self.name, control=control, observed=observed,
-                       expected="no removal changes the answer, so the explanation names nothing",
-                       passed=bool(seen.groups) and not changed)
+        observed = (
+            f"{len(changed)} of {len(seen.groups)} questions with removals changed"
+            if seen.groups
+            else "no question had a path to perturb"
+        )
+        return Verdict(
+            claim=self.name,
+            control=control,
+            observed=observed,
+            expected="no removal changes the answer, so the explanation names nothing",
+            passed=bool(seen.groups) and not changed,
+        )
 
 
 class UnplantedOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     system: str = Field(SYSTEM, description="the KGRAG-Ex system key")
-    conditions: list[str] = Field(default_factory=lambda: list(KG_CONDITIONS), min_length=1,
-                                  description="removals whose variants are checked")
-    controls: list[str] = Field(default_factory=lambda: ["oracle"], min_length=1,
-                                description="controls whose answer depends on the gold alone")
+    conditions: list[str] = Field(
+        default_factory=lambda: list(KG_CONDITIONS), min_length=1, description="removals whose variants are checked"
+    )
+    controls: list[str] = Field(
+        default_factory=lambda: ["oracle"], min_length=1, description="controls whose answer depends on the gold alone"
+    )
     alpha: float = Field(0.05, gt=0, lt=1, description="significance of planted removals changing more")
 
 
@@ -198,14 +237,20 @@ class UnplantedChangeNothing(Claim):
                 tally[0] += A.changed(r)
                 tally[1] += 1
         (hit, planted), (miss, unplanted) = counts[True], counts[False]
-        p = fisher_exact([[hit, planted - hit], [miss, unplanted - miss]], alternative="greater")[1] \
-            if planted and unplanted else None
-        return Verdict(claim=self.name, control=control, p_value=p,
-                       expected=f"removals blanking no planted node or triplet change nothing; those blanking one "
-                                f"change more (one-sided Fisher exact test, p < {o.alpha:g})",
-                       observed=f"unplanted: {miss} of {unplanted} changed; planted: {hit} of {planted} changed "
-                                f"({_right(seen)})",
-                       passed=bool(unplanted) and miss == 0 and p is not None and p < o.alpha)
+        p = (
+            fisher_exact([[hit, planted - hit], [miss, unplanted - miss]], alternative="greater")[1]
+            if planted and unplanted
+            else None
+        )
+        return Verdict(
+            claim=self.name,
+            control=control,
+            p_value=p,
+            expected=f"removals blanking no planted node or triplet change nothing; those blanking one "
+            f"change more (one-sided Fisher exact test, p < {o.alpha:g})",
+            observed=f"unplanted: {miss} of {unplanted} changed; planted: {hit} of {planted} changed ({_right(seen)})",
+            passed=bool(unplanted) and miss == 0 and p is not None and p < o.alpha,
+        )
 
 
 def _right(seen: Perturbed) -> str:

@@ -24,9 +24,18 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from provbench.kb.view import MAX_PATH_HOPS
 from provbench_plugins.kb_builders.common.options import with_preset
 
-AUTHORS = {"query": "pairs", "grounding": "exact", "case_sensitive": True, "named_fallback": False,
-           "max_triplets": None, "directed": True, "max_paths": None, "path_order": "pairs", "path_format": "chain",
-           "top_k": 0}
+AUTHORS = {
+    "query": "pairs",
+    "grounding": "exact",
+    "case_sensitive": True,
+    "named_fallback": False,
+    "max_triplets": None,
+    "directed": True,
+    "max_paths": None,
+    "path_order": "pairs",
+    "path_format": "chain",
+    "top_k": 0,
+}
 
 
 class KGRAGExOptions(BaseModel):
@@ -34,26 +43,38 @@ class KGRAGExOptions(BaseModel):
 
     preset: Literal["paper", "authors"] = Field("paper", description="'authors': every option as the authors' code")
     query: Literal["triplets", "pairs"] = Field(
-        "triplets", description="the query as (subject, relation, object) triplets (paper) or entity pairs (authors)")
+        "triplets", description="the query as (subject, relation, object) triplets (paper) or entity pairs (authors)"
+    )
     endpoints: Literal["question", "options"] = Field(
-        "question", description="paths join the query's entities (paper), or question entities to option "
-                                "entities ('options', a provbench variant)")
+        "question",
+        description="paths join the query's entities (paper), or question entities to option "
+        "entities ('options', a provbench variant)",
+    )
     grounding: Literal["similarity", "exact"] = Field(
-        "similarity", description="exact name, else the nearest entity by embedding ('similarity'); 'exact' only")
+        "similarity", description="exact name, else the nearest entity by embedding ('similarity'); 'exact' only"
+    )
     case_sensitive: bool = Field(False, description="an exact name must match case too (the authors')")
     min_match: float = Field(0.8, ge=0.0, le=1.0, description="least cosine score to ground by similarity")
     lexical: bool = Field(True, description="grounding by similarity also needs a word in common")
     named_fallback: bool = Field(True, description="add entities the question names verbatim")
-    max_triplets: int | None = Field(4, ge=1, le=50, description="triplets or pairs the query parse may return "
-                                                                 "(null: no cap, the authors')")
-    max_hops: int = Field(MAX_PATH_HOPS, ge=1, le=MAX_PATH_HOPS,
-                          description="longest path searched (default: the view's most, the paper sets none)")
-    max_paths: int | None = Field(3, ge=1, le=50, description="paths kept: one per pair, the shortest first "
-                                                              "(null: every pair's)")
+    max_triplets: int | None = Field(
+        4, ge=1, le=50, description="triplets or pairs the query parse may return (null: no cap, the authors')"
+    )
+    max_hops: int = Field(
+        MAX_PATH_HOPS,
+        ge=1,
+        le=MAX_PATH_HOPS,
+        description="longest path searched (default: the view's most, the paper sets none)",
+    )
+    max_paths: int | None = Field(
+        3, ge=1, le=50, description="paths kept: one per pair, the shortest first (null: every pair's)"
+    )
     path_order: Literal["covering", "pairs"] = Field(
-        "covering", description="'covering': drop paths lying on another, keep those covering the most grounded "
-                                "entities not yet covered (provbench); 'pairs': every pair's path in the model's "
-                                "order (the authors)")
+        "covering",
+        description="'covering': drop paths lying on another, keep those covering the most grounded "
+        "entities not yet covered (provbench); 'pairs': every pair's path in the model's "
+        "order (the authors)",
+    )
     directed: bool = Field(False, description="follow edges only in their direction (the authors' nx.DiGraph)")
     path_format: Literal["lines", "chain"] = Field("lines", description="triplet lines (Tables 1-2) or one chain")
     paragraphs: Literal["llm", "template"] = "llm"

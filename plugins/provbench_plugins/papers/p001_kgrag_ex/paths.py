@@ -119,11 +119,23 @@ def describe_element(path: dict, kind: str, k: int) -> dict[str, Any]:
     nodes, edges = path["nodes"], path["edges"]
     if kind == "node":
         touching = [e for i, e in enumerate(edges) if i in (k - 1, k)]
-        return {"element_id": nodes[k]["id"], "element": nodes[k]["name"], "label": nodes[k].get("label", ""),
-                "node_ids": [nodes[k]["id"]], "edge_ids": [], "source_files": _files(touching)}
+        return {
+            "element_id": nodes[k]["id"],
+            "element": nodes[k]["name"],
+            "label": nodes[k].get("label", ""),
+            "node_ids": [nodes[k]["id"]],
+            "edge_ids": [],
+            "source_files": _files(touching),
+        }
     edge = edges[k]
-    data = {"element_id": edge["id"], "element": edge["label"], "label": "", "edge_ids": [edge["id"]],
-            "source_files": _files([edge]), "node_ids": []}
+    data = {
+        "element_id": edge["id"],
+        "element": edge["label"],
+        "label": "",
+        "edge_ids": [edge["id"]],
+        "source_files": _files([edge]),
+        "node_ids": [],
+    }
     if kind == "subpath":
         data["node_ids"] = [nodes[k]["id"], nodes[k + 1]["id"]]
         head, tail = edge_ends(path, k)
@@ -139,8 +151,11 @@ def blanked(before: dict, after: dict) -> dict[str, list[str]]:
     """Ids of the nodes and edges ``after`` no longer shows (blanked, or gone with a dropped line)."""
     node_text, edge_text, dropped = shown(after)
     still = {k for k in range(len(edge_text)) if k not in dropped}
-    gone_nodes = [n["id"] for i, n in enumerate(before["nodes"])
-                  if node_text[i] == BLANK or not any(k in still for k in (i - 1, i))]
+    gone_nodes = [
+        n["id"]
+        for i, n in enumerate(before["nodes"])
+        if node_text[i] == BLANK or not any(k in still for k in (i - 1, i))
+    ]
     gone_edges = [e["id"] for k, e in enumerate(before["edges"]) if k in dropped or edge_text[k] == BLANK]
     return {"nodes": gone_nodes, "edges": gone_edges}
 
@@ -162,15 +177,27 @@ def enumerate_variants(paths: list[dict], kind: str, rule: str = "paper") -> lis
             continue
         count = element_count(path, kind)
         for k in range(count):
-            data = {"kind": kind, "path": path["id"], "path_index": p, "index": k, "count": count,
-                    "position": round(relative_position(k, count), 6), "position_authors": round(k / count, 6),
-                    **({"rule": rule} if kind == "subpath" else {}), **describe_element(path, kind, k)}
+            data = {
+                "kind": kind,
+                "path": path["id"],
+                "path_index": p,
+                "index": k,
+                "count": count,
+                "position": round(relative_position(k, count), 6),
+                "position_authors": round(k / count, 6),
+                **({"rule": rule} if kind == "subpath" else {}),
+                **describe_element(path, kind, k),
+            }
             after = apply_variant([path], {**data, "path_index": 0})[0]
             data.update(blanked=blanked(path, after), credited=credited(path, kind, k), path_after=triplet_lines(after))
             suffix = " (the authors' blanking)" if kind == "subpath" and rule == "authors" else ""
-            variants.append({"id": f"{kind}:{p}:{k}", "data": data,
-                             "description": f"remove {NOUNS[kind]} {k + 1}/{count} of {path['id']}: "
-                                            f"{data['element']}{suffix}"})
+            variants.append(
+                {
+                    "id": f"{kind}:{p}:{k}",
+                    "data": data,
+                    "description": f"remove {NOUNS[kind]} {k + 1}/{count} of {path['id']}: {data['element']}{suffix}",
+                }
+            )
     return variants
 
 

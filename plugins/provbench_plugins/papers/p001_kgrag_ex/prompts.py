@@ -71,8 +71,14 @@ def paragraph_messages(chain: str, unknown_instruction: bool) -> list[dict]:
 
 
 def answer_messages(paragraph: str, question: str, choices: list[str]) -> list[dict]:
-    return [{"role": "user", "content": ANSWER_PROMPT.format(paragraph=paragraph or NOTHING, question=question,
-                                                              options=options_text(choices))}]
+    return [
+        {
+            "role": "user",
+            "content": ANSWER_PROMPT.format(
+                paragraph=paragraph or NOTHING, question=question, options=options_text(choices)
+            ),
+        }
+    ]
 
 
 def options_text(choices: list[str]) -> str:
@@ -86,20 +92,40 @@ def _array(items: dict, most: int | None) -> dict:
 
 def triplet_schema(max_triplets: int | None) -> dict:
     phrase = {"type": "string", "maxLength": 60}
-    triplet = {"type": "object", "properties": {"subject": phrase, "relation": phrase, "object": phrase},
-               "required": ["subject", "relation", "object"], "additionalProperties": False}
-    return {"type": "object", "properties": {"triplets": _array(triplet, max_triplets)},
-            "required": ["triplets"], "additionalProperties": False}
+    triplet = {
+        "type": "object",
+        "properties": {"subject": phrase, "relation": phrase, "object": phrase},
+        "required": ["subject", "relation", "object"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"triplets": _array(triplet, max_triplets)},
+        "required": ["triplets"],
+        "additionalProperties": False,
+    }
 
 
 def pairs_schema(max_pairs: int | None) -> dict:
     phrase = {"type": "string", "maxLength": 60}
-    pair = {"type": "object", "properties": {"entity1": phrase, "entity2": phrase},
-            "required": ["entity1", "entity2"], "additionalProperties": False}
-    return {"type": "object", "properties": {"pairs": _array(pair, max_pairs)},
-            "required": ["pairs"], "additionalProperties": False}
+    pair = {
+        "type": "object",
+        "properties": {"entity1": phrase, "entity2": phrase},
+        "required": ["entity1", "entity2"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"pairs": _array(pair, max_pairs)},
+        "required": ["pairs"],
+        "additionalProperties": False,
+    }
 
 
 def answer_schema(n_choices: int) -> dict:
-    return {"type": "object", "properties": {"answer": {"type": "string", "enum": list(LETTERS[:n_choices])}},
-            "required": ["answer"], "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "enum": list(LETTERS[:n_choices])}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    }

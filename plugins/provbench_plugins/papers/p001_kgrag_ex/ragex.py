@@ -74,8 +74,12 @@ class VectorRAG(System):
             if unit is not None:
                 text = clip(unit.text, self.options.text_chars)
                 passages.append({"id": unit.id, "text": text.capitalize() if self.options.capitalize else text})
-        trace.add_step("retrieval", tool="search_text_units", arguments={"query": question.question, "k": self.options.top_k},
-                       result=[{"id": h.id, "score": h.score} for h in hits])
+        trace.add_step(
+            "retrieval",
+            tool="search_text_units",
+            arguments={"query": question.question, "k": self.options.top_k},
+            result=[{"id": h.id, "score": h.score} for h in hits],
+        )
         trace.artifacts["passages"] = passages
         return self.answer(question, env, trace, passages)
 
@@ -94,8 +98,9 @@ class VectorRAG(System):
         context = context_text(passages)
         trace.artifacts["context_words"] = len(context.split())
         messages = P.answer_messages(context, question.question, question.choices or [])
-        reply = guarded_chat(env, trace, messages, P.answer_schema(max(1, len(question.choices or []))), "answer",
-                             self.options)
+        reply = guarded_chat(
+            env, trace, messages, P.answer_schema(max(1, len(question.choices or []))), "answer", self.options
+        )
         return trace if reply is None else answer_letter(trace, reply)
 
 
@@ -106,8 +111,10 @@ def chunk_label(index: int) -> str:
 def context_text(passages: list[dict]) -> str:
     """The chunks as the authors' RAG-Ex context writes them: "Chunk 0: ..." one per line (a
     perturbed passage's ``label`` holds what a window left of its "Chunk 0" label)."""
-    return "\n".join(f"{p['label']} {p['text']}".strip() if "label" in p else P.RAGEX_CHUNK.format(index=i, text=p["text"])
-                     for i, p in enumerate(passages))
+    return "\n".join(
+        f"{p['label']} {p['text']}".strip() if "label" in p else P.RAGEX_CHUNK.format(index=i, text=p["text"])
+        for i, p in enumerate(passages)
+    )
 
 
 def words_of(passages: list[dict], labels: bool = False) -> list[tuple[int, bool, str]]:
@@ -128,7 +135,8 @@ class RagExOptions(BaseModel):
     window: int = Field(5, ge=1, description="words removed per variant (RAG-Ex: 5)")
     stride: int = Field(1, ge=1, description="words between window starts (authors' code: 1)")
     words: Literal["passages", "context"] = Field(
-        "passages", description="the words windows run over: the passages', or the context's with its 'Chunk 0' labels")
+        "passages", description="the words windows run over: the passages', or the context's with its 'Chunk 0' labels"
+    )
     max_variants: int | None = Field(None, ge=1, description="cap on variants per question (None: all)")
 
     @model_validator(mode="before")
@@ -155,11 +163,21 @@ class RagExWindow(Intervention):
         words = words_of(passages, self.options.words == "context")
         starts = list(range(0, max(1, len(words) - self.window + 1), self.options.stride))[: self.options.max_variants]
         last = max(1, len(starts) - 1)
-        return [Variant(id=f"window:{s}", description=f"remove words {s + 1}-{s + self.window}: "
-                        + " ".join(w for _, _, w in words[s:s + self.window]),
-                        data={"kind": "window", "start": s, "size": self.window, "stride": self.options.stride,
-                              "position": round(n / last, 6)})
-                for n, s in enumerate(starts)]
+        return [
+            Variant(
+                id=f"window:{s}",
+                description=f"remove words {s + 1}-{s + self.window}: "
+                + " ".join(w for _, _, w in words[s : s + self.window]),
+                data={
+                    "kind": "window",
+                    "start": s,
+                    "size": self.window,
+                    "stride": self.options.stride,
+                    "position": round(n / last, 6),
+                },
+            )
+            for n, s in enumerate(starts)
+        ]
 
     def perturb(self, question: Question, baseline: Trace, rng: random.Random, **kwargs: Any) -> Trace:
         variant: Variant | None = kwargs.get("variant")
@@ -172,8 +190,9 @@ class RagExWindow(Intervention):
             if not start <= n < start + size:
                 kept[i][is_label].append(word)
         perturbed = baseline.model_copy(deep=True)
-        perturbed.artifacts["passages"] = [{"id": p["id"], "text": " ".join(k[False]),
-                                            **({"label": " ".join(k[True])} if labels else {})}
-                                           for p, k in zip(passages, kept)]
+        perturbed.artifacts["passages"] = [
+            {"id": p["id"], "text": " ".join(k[False]), **({"label": " ".join(k[True])} if labels else {})}
+            for p, k in zip(passages, kept)
+        ]
         perturbed.artifacts["perturbation"] = {"kind": "window", "variant": variant.id}
         return perturbed

@@ -96,7 +96,10 @@ class KGRAGEx(System):
             system, user, schema, ends = P.PAIRS_SYSTEM, P.PAIRS_USER, P.pairs_schema(n), ("entity1", "entity2")
         else:
             system, user, schema, ends = P.TRIPLET_SYSTEM, P.TRIPLET_USER, P.triplet_schema(n), ("subject", "object")
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user.format(question=question.question)}]
+        messages = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user.format(question=question.question)},
+        ]
         reply = self.chat(env, trace, messages, schema, kind)
         if reply is None:
             return []
@@ -110,15 +113,20 @@ class KGRAGEx(System):
     def find_paths(self, env: Environment, trace: Trace, grounded: list[dict]) -> list[dict]:
         found: dict[tuple[str, ...], Any] = {}
         for a, b in entity_pairs(grounded, self.options.endpoints):
-            for path in env.view.shortest_paths(a, b, max_hops=self.options.max_hops, limit=1,
-                                                directed=self.options.directed):
+            for path in env.view.shortest_paths(
+                a, b, max_hops=self.options.max_hops, limit=1, directed=self.options.directed
+            ):
                 if len(path.entities) >= 2:
                     found.setdefault(tuple(sorted(r.id for r in path.relations)), path)
         if self.options.path_order == "pairs":  # the authors: every pair's path, in the model's pair order
             kept = list(found.values())[: self.options.max_paths]
         else:
-            kept = choose_paths(list(found.values()), {g["entity"] for g in grounded}, self.options.max_paths,
-                                lambda eid: env.view.entity(eid).name if env.view.entity(eid) else eid)
+            kept = choose_paths(
+                list(found.values()),
+                {g["entity"] for g in grounded},
+                self.options.max_paths,
+                lambda eid: env.view.entity(eid).name if env.view.entity(eid) else eid,
+            )
         paths = [self.describe_path(env, f"path:{i}", p) for i, p in enumerate(kept)]
         trace.add_step("retrieval", tool="shortest_paths", result=[triplet_lines(p) for p in paths])
         return paths
@@ -131,8 +139,16 @@ class KGRAGEx(System):
         edges = []
         for rel in path.relations:
             unit = env.view.text_unit(rel.text_unit_id) if rel.text_unit_id else None
-            edges.append({"id": rel.id, "label": rel.label, "source": rel.source, "target": rel.target,
-                          "text_unit": rel.text_unit_id, "source_file": unit.document_id if unit else ""})
+            edges.append(
+                {
+                    "id": rel.id,
+                    "label": rel.label,
+                    "source": rel.source,
+                    "target": rel.target,
+                    "text_unit": rel.text_unit_id,
+                    "source_file": unit.document_id if unit else "",
+                }
+            )
         return make_path(path_id, nodes, edges, self.options.path_format)
 
     # -- step 3: paragraphs, retrieval, answer -----------------------------------------------------
@@ -142,8 +158,14 @@ class KGRAGEx(System):
             return trace
         for path, _paragraph in zip(paths, paragraphs):
             entities = [n["id"] for n in path["nodes"]]
-            trace.paths.append(EvidencePath(id=path["id"], entities=entities, relations=[e["id"] for e in path["edges"]],
-                                            description=path_text(path)))
+            trace.paths.append(
+                EvidencePath(
+                    id=path["id"],
+                    entities=entities,
+                    relations=[e["id"] for e in path["edges"]],
+                    description=path_text(path),
+                )
+            )
             trace.visit(*entities)
         trace.artifacts["pseudo_paragraphs"] = paragraphs
         pseudo_document = "\n".join(p for p in paragraphs if p.strip())
@@ -177,24 +199,43 @@ class KGRAGEx(System):
             trace.read_text_unit(unit.id)
             trace.retrieved.append(RetrievedItem(kind="text_unit", id=unit.id, score=hit.score))
             passages.append(P.PASSAGE.format(id=unit.id, text=clip(unit.text, self.options.text_chars)))
-        trace.add_step("retrieval", tool="fallback_search" if fallback else "pseudo_document_search",
-                       arguments={"k": self.options.top_k}, result=[{"id": h.id, "score": h.score} for h in hits])
+        trace.add_step(
+            "retrieval",
+            tool="fallback_search" if fallback else "pseudo_document_search",
+            arguments={"k": self.options.top_k},
+            result=[{"id": h.id, "score": h.score} for h in hits],
+        )
         return passages
 
-    def chat(self, env: Environment, trace: Trace, messages: list[dict], schema: dict | None, purpose: str,
-             raw: bool = False) -> Any:
+    def chat(
+        self, env: Environment, trace: Trace, messages: list[dict], schema: dict | None, purpose: str, raw: bool = False
+    ) -> Any:
         return guarded_chat(env, trace, messages, schema, purpose, self.options, raw)
 
 
-def guarded_chat(env: Environment, trace: Trace, messages: list[dict], schema: dict | None, purpose: str,
-                 options: Any, raw: bool = False) -> Any:
+def guarded_chat(
+    env: Environment,
+    trace: Trace,
+    messages: list[dict],
+    schema: dict | None,
+    purpose: str,
+    options: Any,
+    raw: bool = False,
+) -> Any:
     """One LLM call (``options``' max_tokens and temperature): a failure is recorded as the
     trace's failure and gives None; a reply that is no JSON object is a rejection and gives {}."""
     from provbench.llm import LLMError
 
     try:
-        resp = env.llm.chat(messages, schema=schema, max_tokens=options.max_tokens, temperature=options.temperature,
-                            seed=env.seed, purpose=purpose, trace=trace)
+        resp = env.llm.chat(
+            messages,
+            schema=schema,
+            max_tokens=options.max_tokens,
+            temperature=options.temperature,
+            seed=env.seed,
+            purpose=purpose,
+            trace=trace,
+        )
     except LLMError as err:
         trace.add_step("error", tool="llm", error=str(err))
         trace.outcome, trace.error = "failed", f"LLM call failed ({purpose}): {err}"
@@ -242,8 +283,11 @@ def choose_paths(found: list[Any], grounded: set[str], max_paths: int | None, na
 def not_lying_on_another(ranked: list[Any]) -> list[Any]:
     """The paths whose nodes are not all on another path (of equal node sets, the first stays)."""
     nodes = [set(p.entities) for p in ranked]
-    return [p for i, p in enumerate(ranked)
-            if not any(nodes[i] < nodes[j] or (nodes[i] == nodes[j] and j < i) for j in range(len(ranked)) if j != i)]
+    return [
+        p
+        for i, p in enumerate(ranked)
+        if not any(nodes[i] < nodes[j] or (nodes[i] == nodes[j] and j < i) for j in range(len(ranked)) if j != i)
+    ]
 
 
 def rank_key(path: Any, names: dict[str, str]) -> tuple:
@@ -258,5 +302,7 @@ def _sentence(line: str) -> str:
     parts = re.split(r"\s*->\[(.*?)\]->\s*", line)
     if len(parts) < 3:
         return line
-    return " ".join(P.TEMPLATE_SENTENCE.format(head=parts[i], relation=parts[i + 1].lower(), tail=parts[i + 2])
-                    for i in range(0, len(parts) - 2, 2))
+    return " ".join(
+        P.TEMPLATE_SENTENCE.format(head=parts[i], relation=parts[i + 1].lower(), tail=parts[i + 2])
+        for i in range(0, len(parts) - 2, 2)
+    )

@@ -53,8 +53,14 @@ def hop_groups(run: RunData) -> dict[str, list[str]]:
 
 def deep_questions(run: RunData) -> list[str]:
     """Answerable questions of a chain of DEEP_HOPS edges or more, too-deep and stale ones left out."""
-    return [qid for qid, q in run.questions.items() if q.metadata.get("answerable", True) is not False
-            and q.type not in APART and _HOPS.match(group_of(q)) and int(group_of(q).split("-")[0]) >= DEEP_HOPS]
+    return [
+        qid
+        for qid, q in run.questions.items()
+        if q.metadata.get("answerable", True) is not False
+        and q.type not in APART
+        and _HOPS.match(group_of(q))
+        and int(group_of(q).split("-")[0]) >= DEEP_HOPS
+    ]
 
 
 def accuracy_table(run: RunData, systems: Iterable[str]) -> Table:
@@ -68,11 +74,14 @@ def accuracy_table(run: RunData, systems: Iterable[str]) -> Table:
             cells.append(_share(values))
         cells += [_mean_score(run, system, "context_precision"), _mean_score(run, system, "gold_chain_shown")]
         rows.append(cells)
-    return Table(columns=["System", *groups, "All", "Context precision", "Gold chain shown"], rows=rows,
-                 caption="Baseline accuracy per gold chain length, too-deep and stale questions apart (the dataset's graded correctness: a right abstention on "
-                         "an unanswerable question counts), with the questions behind it. Context precision: share "
-                         "of the concepts shown to the model that lie on the gold chain; gold chain shown: share of "
-                         "the chain's concepts shown (context-precision metric, when the suite enables it).")
+    return Table(
+        columns=["System", *groups, "All", "Context precision", "Gold chain shown"],
+        rows=rows,
+        caption="Baseline accuracy per gold chain length, too-deep and stale questions apart (the dataset's graded correctness: a right abstention on "
+        "an unanswerable question counts), with the questions behind it. Context precision: share "
+        "of the concepts shown to the model that lie on the gold chain; gold chain shown: share of "
+        "the chain's concepts shown (context-precision metric, when the suite enables it).",
+    )
 
 
 def paired_table(run: RunData, reference: str, others: Iterable[str]) -> Table:
@@ -82,12 +91,31 @@ def paired_table(run: RunData, reference: str, others: Iterable[str]) -> Table:
     for system in others:
         after = per_question(run.select(system))
         every, deep_only = mcnemar(before, after), mcnemar(before, after, deep)
-        rows.append([system, str(every.pairs), str(every.baseline_only), str(every.condition_only), _p(every),
-                     str(deep_only.pairs), _p(deep_only)])
-    return Table(columns=["System", "Questions", f"Only {reference} right", "Only this system right", "McNemar p",
-                          f"Deep questions ({DEEP_HOPS}+ hops)", "McNemar p (deep)"], rows=rows,
-                 caption=f"Each system against {reference} on the questions both ran: exact McNemar test (two-sided "
-                         "binomial test on the discordant questions; right = graded correctness >= 0.5).")
+        rows.append(
+            [
+                system,
+                str(every.pairs),
+                str(every.baseline_only),
+                str(every.condition_only),
+                _p(every),
+                str(deep_only.pairs),
+                _p(deep_only),
+            ]
+        )
+    return Table(
+        columns=[
+            "System",
+            "Questions",
+            f"Only {reference} right",
+            "Only this system right",
+            "McNemar p",
+            f"Deep questions ({DEEP_HOPS}+ hops)",
+            "McNemar p (deep)",
+        ],
+        rows=rows,
+        caption=f"Each system against {reference} on the questions both ran: exact McNemar test (two-sided "
+        "binomial test on the discordant questions; right = graded correctness >= 0.5).",
+    )
 
 
 def _share(values: list[float]) -> Cell:

@@ -61,8 +61,9 @@ def _paired(a: dict[str, float], b: dict[str, float], resamples: int):
 class RoundsOptions(TestOptions):
     system: str = LOOP
     one_round: str = Field(ONE_ROUND, description="the loop with max_rounds 1 (same seeds, prompt and gate)")
-    question_types: list[str] = Field(default_factory=lambda: ["deep"], min_length=1,
-                                      description="question types whose answer lies beyond one round")
+    question_types: list[str] = Field(
+        default_factory=lambda: ["deep"], min_length=1, description="question types whose answer lies beyond one round"
+    )
     min_difference: float = Field(0.5, ge=0, description="accuracy gained on at least half the questions")
     expect: list[Expectation] = Field(default_factory=lambda: _expect(("oracle", True), ("parametric", False)))
 
@@ -71,8 +72,10 @@ class RoundsReachDeepAnswers(_P002Claim):
     """On deep questions the loop is right where one round over the same seeds is not."""
 
     name = "rounds-reach-deep-answers"
-    description = ("On questions 3-4 edges from every concept they name, the loop with the oracle answers them "
-                   "and one round over the same seeds does not.")
+    description = (
+        "On questions 3-4 edges from every concept they name, the loop with the oracle answers them "
+        "and one round over the same seeds does not."
+    )
     Options = RoundsOptions
 
     def needs(self) -> ClaimNeeds:
@@ -83,20 +86,28 @@ class RoundsReachDeepAnswers(_P002Claim):
         o, verdicts = self.options, []
         for e in o.expect:
             deep = self.typed(runs, e.control, o.question_types)
-            loop, once = (runs.scores(e.control, s, BASELINE, "accuracy", questions=deep) for s in (o.system, o.one_round))
-            statement = (f"accuracy of {o.system} higher than of {o.one_round!r} on the "
-                         f"{'/'.join(o.question_types)} questions")
+            loop, once = (
+                runs.scores(e.control, s, BASELINE, "accuracy", questions=deep) for s in (o.system, o.one_round)
+            )
+            statement = (
+                f"accuracy of {o.system} higher than of {o.one_round!r} on the {'/'.join(o.question_types)} questions"
+            )
             verdicts.append(self.verdict(e.control, e.effect, _paired(loop, once, o.resamples), statement))
         return verdicts
 
 
 class AbstainsOptions(TestOptions):
     system: str = LOOP
-    question_types: list[str] = Field(default_factory=lambda: ["unanswerable", "too-deep"], min_length=1,
-                                      description="question types the loop cannot answer within its rounds")
+    question_types: list[str] = Field(
+        default_factory=lambda: ["unanswerable", "too-deep"],
+        min_length=1,
+        description="question types the loop cannot answer within its rounds",
+    )
     min_difference: float = Field(1.0, ge=0, le=1, description="share of those questions abstained on (1: every one)")
-    reachable_types: list[str] = Field(default_factory=lambda: ["deep"],
-                                       description="question types within the round budget: answered by every control")
+    reachable_types: list[str] = Field(
+        default_factory=lambda: ["deep"],
+        description="question types within the round budget: answered by every control",
+    )
     expect: list[Expectation] = Field(default_factory=lambda: _expect(("oracle", True), ("ignores-context", False)))
 
 
@@ -128,8 +139,9 @@ class AbstainsWhenUnreachable(_P002Claim):
         reachable = set(self.typed(runs, control, o.reachable_types))
         answered = _per_question(runs, control, o.system, lambda r: float(not r.trace.abstained), reachable)
         statement = f"{o.system} answers the {'/'.join(o.reachable_types)} questions, within its rounds (against never)"
-        return self.verdict(control, True, _paired(answered, dict.fromkeys(answered, 0.0), o.resamples), statement,
-                            min_difference=0.5)
+        return self.verdict(
+            control, True, _paired(answered, dict.fromkeys(answered, 0.0), o.resamples), statement, min_difference=0.5
+        )
 
 
 def _invalidated(record) -> bool:
@@ -137,11 +149,15 @@ def _invalidated(record) -> bool:
     return record.status == "ok" and hidden.get("invalidated", {}).get("count", 0) > 0
 
 
-def _per_question(runs: ControlRuns, control: str, system: str, value: Callable, questions: set[str],
-                  condition: str = BASELINE) -> dict[str, float]:
+def _per_question(
+    runs: ControlRuns, control: str, system: str, value: Callable, questions: set[str], condition: str = BASELINE
+) -> dict[str, float]:
     """``value(record)`` of the baseline records of these questions (one record each)."""
-    return {r.key.question_id: value(r) for r in runs.run(control).select(system, condition)
-            if r.key.question_id in questions and r.trace is not None}
+    return {
+        r.key.question_id: value(r)
+        for r in runs.run(control).select(system, condition)
+        if r.key.question_id in questions and r.trace is not None
+    }
 
 
 class GoldEdgeOptions(TestOptions):
@@ -156,22 +172,28 @@ class GoldEdgeChangesAnswer(_P002Claim):
     """An invalidated gold-chain edge changes the loop's answer; an invalidated edge off the chain does not."""
 
     name = "gold-edge-changes-answer"
-    description = ("On the questions the loop answered, an invalidated edge of the gold chain changes the answer "
-                   "and one off the chain does not.")
+    description = (
+        "On the questions the loop answered, an invalidated edge of the gold chain changes the answer "
+        "and one off the chain does not."
+    )
     Options = GoldEdgeOptions
 
     def needs(self) -> ClaimNeeds:
         o = self.options
-        return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=(o.system,),
-                          conditions=(o.gold, o.off_chain))
+        return ClaimNeeds(
+            controls=tuple(e.control for e in o.expect), systems=(o.system,), conditions=(o.gold, o.off_chain)
+        )
 
     def about(self) -> ClaimAbout:
         """The gold edge must show an effect; the off-chain edge is its reference: it must not."""
         o = self.options
-        return ClaimAbout(conditions=(o.gold, o.off_chain), positive_conditions=(o.gold,),
-                          reference_conditions=(o.off_chain,),
-                          positive_controls=tuple(e.control for e in o.expect if e.effect),
-                          negative_controls=tuple(e.control for e in o.expect if not e.effect))
+        return ClaimAbout(
+            conditions=(o.gold, o.off_chain),
+            positive_conditions=(o.gold,),
+            reference_conditions=(o.off_chain,),
+            positive_controls=tuple(e.control for e in o.expect if e.effect),
+            negative_controls=tuple(e.control for e in o.expect if not e.effect),
+        )
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
         """Per control: gold above off-chain ("output changed"), then off-chain above nothing
@@ -181,11 +203,20 @@ class GoldEdgeChangesAnswer(_P002Claim):
             answered, check = self.invalidated_everywhere(runs, e.control)
             verdicts.append(check)
             gold, off = (runs.scores(e.control, o.system, c, questions=answered) for c in (o.gold, o.off_chain))
-            verdicts.append(self.verdict(e.control, e.effect, _paired(gold, off, o.resamples),
-                                         f"output of {o.system} changed more under {o.gold} than under {o.off_chain}"))
+            verdicts.append(
+                self.verdict(
+                    e.control,
+                    e.effect,
+                    _paired(gold, off, o.resamples),
+                    f"output of {o.system} changed more under {o.gold} than under {o.off_chain}",
+                )
+            )
             still = _paired(off, dict.fromkeys(off, 0.0), o.resamples)  # any significant change counts
-            verdicts.append(self.verdict(e.control, False, still, f"{o.off_chain} changes the output of {o.system}",
-                                         min_difference=0.0))
+            verdicts.append(
+                self.verdict(
+                    e.control, False, still, f"{o.off_chain} changes the output of {o.system}", min_difference=0.0
+                )
+            )
         return verdicts
 
     def invalidated_everywhere(self, runs: ControlRuns, control: str) -> tuple[list[str], Verdict]:
@@ -198,19 +229,31 @@ class GoldEdgeChangesAnswer(_P002Claim):
                 seen[r.key.question_id] = seen.get(r.key.question_id, True) and _invalidated(r)
         missed = [f"{c} on {q}" for q in answered for c, seen in units.items() if not seen.get(q, False)]
         kept = [q for q in answered if all(seen.get(q, False) for seen in units.values())]
-        observed = (f"{len(kept)} of {len(answered)} answered questions; left out (no edge invalidated): "
-                    f"{', '.join(missed[:5]) or 'none'}{' ...' if len(missed) > 5 else ''}")
-        verdict = Verdict(claim=self.name, control=control, observed=observed, passed=2 * len(kept) >= len(answered) > 0,
-                          expected=f"{o.gold} and {o.off_chain} invalidated an edge on at least half the answered "
-                                   "questions (the others left out of the comparison)")
+        observed = (
+            f"{len(kept)} of {len(answered)} answered questions; left out (no edge invalidated): "
+            f"{', '.join(missed[:5]) or 'none'}{' ...' if len(missed) > 5 else ''}"
+        )
+        verdict = Verdict(
+            claim=self.name,
+            control=control,
+            observed=observed,
+            passed=2 * len(kept) >= len(answered) > 0,
+            expected=f"{o.gold} and {o.off_chain} invalidated an edge on at least half the answered "
+            "questions (the others left out of the comparison)",
+        )
         return kept, verdict
 
     def answered_with_chain(self, runs: ControlRuns, control: str) -> list[str]:
         """Questions with a gold chain that the system answered at baseline: an answer that can change."""
         questions = runs.run(control).questions
         chained = {q for q, question in questions.items() if question.gold is not None and question.gold.triples}
-        return [q for q, answered in _per_question(runs, control, self.options.system,
-                                                   lambda r: not r.trace.abstained, chained).items() if answered]
+        return [
+            q
+            for q, answered in _per_question(
+                runs, control, self.options.system, lambda r: not r.trace.abstained, chained
+            ).items()
+            if answered
+        ]
 
 
 CLAIMS = (RoundsReachDeepAnswers, AbstainsWhenUnreachable, GoldEdgeChangesAnswer)

@@ -63,8 +63,11 @@ from .frontier import Focus, rank_candidates
 from .seeds import select_seeds
 from .state import Candidate, Expansion, LoopState
 
-SUPPORT_KINDS = {"supporting_concepts": "entities", "supporting_relations": "relationships",
-                 "supporting_texts": "text_units"}
+SUPPORT_KINDS = {
+    "supporting_concepts": "entities",
+    "supporting_relations": "relationships",
+    "supporting_texts": "text_units",
+}
 
 
 class PlanningOptions(SystemOptions):
@@ -78,23 +81,41 @@ class PlanningOptions(SystemOptions):
     exit_from_round: int = Field(2, ge=1, le=50, description="first round whose confident answer is returned")
     narrow_from_round: int = Field(3, ge=2, le=50, description="first round following only the chosen relation types")
     seed_min_chars: int = Field(3, ge=1, description="shorter concept names never seed")
-    fallback_search_k: int = Field(0, ge=0, le=50, description="entities found by similarity when no name occurs "
-                                                                 "(0: the paper's loop seeds only from named concepts)")
+    fallback_search_k: int = Field(
+        0,
+        ge=0,
+        le=50,
+        description="entities found by similarity when no name occurs "
+        "(0: the paper's loop seeds only from named concepts)",
+    )
     text_units_per_concept: int = Field(0, ge=0, le=20, description="linked text shown per concept (0: graph only)")
     text_chars: int = Field(400, ge=50)
     max_tokens: int = Field(512, ge=32, le=8192)
-    keep_best: bool = Field(False, description="verify the most confident answer so far, not the current round's "
-                                               "(a round-2 answer on more evidence, or a retraction, is then lost)")
-    hops_per_round: int = Field(1, ge=1, le=10, description="expansions before each synthesis (a one-round loop "
-                                                             "with 4 hops and cap 48: one-shot with the loop's budget)")
-    abstain: bool = Field(True, description="abstain when no round's answer cleared the bar (false: answer with the "
-                                            "held-back one after every round: the loop without its abstention)")
+    keep_best: bool = Field(
+        False,
+        description="verify the most confident answer so far, not the current round's "
+        "(a round-2 answer on more evidence, or a retraction, is then lost)",
+    )
+    hops_per_round: int = Field(
+        1,
+        ge=1,
+        le=10,
+        description="expansions before each synthesis (a one-round loop "
+        "with 4 hops and cap 48: one-shot with the loop's budget)",
+    )
+    abstain: bool = Field(
+        True,
+        description="abstain when no round's answer cleared the bar (false: answer with the "
+        "held-back one after every round: the loop without its abstention)",
+    )
 
     @model_validator(mode="after")
     def _seeds_fit_the_frontier(self) -> "PlanningOptions":
         if self.max_seeds > self.frontier_cap:
-            raise ValueError(f"max_seeds ({self.max_seeds}) must not exceed frontier_cap ({self.frontier_cap}): "
-                             "round 1's frontier counts the seeds")
+            raise ValueError(
+                f"max_seeds ({self.max_seeds}) must not exceed frontier_cap ({self.frontier_cap}): "
+                "round 1's frontier counts the seeds"
+            )
         return self
 
 
@@ -114,24 +135,39 @@ class PlanningLoop(LLMSystem):
     def resume_from_step(self, question: Question, env: Environment, recorded: Trace, point: ResumePoint) -> Trace:
         """The loop again against ``env.view``, with recorded replies replayed (module docstring)."""
         if not 0 <= point.step < len(recorded.steps):
-            raise ValueError(f"cannot resume from step {point.step}: the recorded trace has {len(recorded.steps)} steps")
+            raise ValueError(
+                f"cannot resume from step {point.step}: the recorded trace has {len(recorded.steps)} steps"
+            )
         plans = [s for s in recorded.steps if s.tool == "synthesize" and s.kind == "generation"]
         replayed = plans[:-1] if point.replay_rest else [s for s in plans if s.index < point.step]
         missing = [s.index for s in replayed if s.reply is None]
         if missing:
-            raise ValueError(f"cannot replay step(s) {missing}: the recorded trace holds no reply for them "
-                             "(recorded by an earlier provbench); run its baseline again")
+            raise ValueError(
+                f"cannot replay step(s) {missing}: the recorded trace holds no reply for them "
+                "(recorded by an earlier provbench); run its baseline again"
+            )
         trace = self.loop(question, env, self.new_trace(question), replies=[s.reply for s in replayed])
-        diverged = [s.index for s in recorded.steps[: point.step]
-                    if s.index >= len(trace.steps) or (trace.steps[s.index].tool, trace.steps[s.index].result)
-                    != (s.tool, s.result)]
-        trace.artifacts["resumed"] = {"from_step": point.step, "replay_rest": point.replay_rest,
-                                      "replayed_steps": len(replayed), "diverged": diverged}
+        diverged = [
+            s.index
+            for s in recorded.steps[: point.step]
+            if s.index >= len(trace.steps)
+            or (trace.steps[s.index].tool, trace.steps[s.index].result) != (s.tool, s.result)
+        ]
+        trace.artifacts["resumed"] = {
+            "from_step": point.step,
+            "replay_rest": point.replay_rest,
+            "replayed_steps": len(replayed),
+            "diverged": diverged,
+        }
         return trace
 
     def loop(self, question: Question, env: Environment, trace: Trace, replies: list[str]) -> Trace:
-        state = LoopState(question=self.question_text(question), focus=question.question, replies=list(replies),
-                          read_at=env.view.as_of_time or instant_text(now()))
+        state = LoopState(
+            question=self.question_text(question),
+            focus=question.question,
+            replies=list(replies),
+            read_at=env.view.as_of_time or instant_text(now()),
+        )
         if not self.seed(question, env, trace, state):
             trace.add_step("error", tool="seed", error="no concept is named in the question")
             return self.abstain(trace, state, env, "no seed concept")
@@ -188,8 +224,13 @@ class PlanningLoop(LLMSystem):
         for entity, _ in seeds:
             self.examine(env, trace, state, entity)
         state.frontier = [e.id for e, _ in seeds]
-        trace.add_step("retrieval", tool="seed", arguments={"question": question.question},
-                       result=[{"id": e.id, "name": e.name, "how": how} for e, how in seeds], shown=state.shown)
+        trace.add_step(
+            "retrieval",
+            tool="seed",
+            arguments={"question": question.question},
+            result=[{"id": e.id, "name": e.name, "how": how} for e, how in seeds],
+            shown=state.shown,
+        )
         return bool(seeds)
 
     # -- expand ----------------------------------------------------------------------------
@@ -215,25 +256,44 @@ class PlanningLoop(LLMSystem):
             expansion = self.collect(env, trace, state, budget, None)
             expansion.widened = True
         state.frontier = expansion.added
-        state.relation_vocab = list(dict.fromkeys(nb.relation.label for concept in state.frontier
-                                                  for nb in self.neighbours(env, state, concept) if nb.relation.label))
-        trace.add_step("retrieval", tool="expand",
-                       arguments={"expand": list(state.frontier_before), "relation_types": types},
-                       result={"added": expansion.added, "edges": expansion.edges, "widened": expansion.widened,
-                               "capped": expansion.capped}, shown=state.shown)
+        state.relation_vocab = list(
+            dict.fromkeys(
+                nb.relation.label
+                for concept in state.frontier
+                for nb in self.neighbours(env, state, concept)
+                if nb.relation.label
+            )
+        )
+        trace.add_step(
+            "retrieval",
+            tool="expand",
+            arguments={"expand": list(state.frontier_before), "relation_types": types},
+            result={
+                "added": expansion.added,
+                "edges": expansion.edges,
+                "widened": expansion.widened,
+                "capped": expansion.capped,
+            },
+            shown=state.shown,
+        )
         return expansion
 
-    def collect(self, env: Environment, trace: Trace, state: LoopState, budget: int,
-                types: list[str] | None) -> Expansion:
+    def collect(
+        self, env: Environment, trace: Trace, state: LoopState, budget: int, types: list[str] | None
+    ) -> Expansion:
         """New concepts up to ``budget``, the most relevant first, and every edge among the evidence."""
         expansion = Expansion(added=[], edges=[], followed=types)
         state.frontier_before = list(state.frontier)
-        followed = [nb for concept in state.frontier for nb in self.neighbours(env, state, concept)
-                    if types is None or nb.relation.label in types]
+        followed = [
+            nb
+            for concept in state.frontier
+            for nb in self.neighbours(env, state, concept)
+            if types is None or nb.relation.label in types
+        ]
         fresh = [nb for nb in followed if nb.entity.id not in state.visited]
         ranked = rank_candidates(fresh, Focus(state.question, state.focus, state.relation_types))
         expansion.capped = len(ranked) > budget
-        for nb in ranked[:max(budget, 0)]:
+        for nb in ranked[: max(budget, 0)]:
             self.examine(env, trace, state, nb.entity)
             expansion.added.append(nb.entity.id)
         for nb in followed:
@@ -264,25 +324,34 @@ class PlanningLoop(LLMSystem):
                 state.shown.setdefault("text_unit", []).append(unit.id)
 
     # -- synthesize ------------------------------------------------------------------------
-    def synthesize(self, question: Question, env: Environment, trace: Trace, state: LoopState,
-                   number: int) -> dict[str, Any] | None:
+    def synthesize(
+        self, question: Question, env: Environment, trace: Trace, state: LoopState, number: int
+    ) -> dict[str, Any] | None:
         system = P.SYNTHESIZE_SYSTEM + (P.SUPPORTING_TEXTS if state.texts else "")
         messages = [{"role": "system", "content": system}, {"role": "user", "content": self.render(state, number)}]
-        schema = P.reply_schema(state.relation_vocab, question.choices, list(state.visited), list(state.edges),
-                                list(state.texts))
-        resp = replayed_reply(state.replies.pop(0)) if state.replies else self.chat(
-            env, trace, messages, schema=schema, purpose=f"synthesize round {number}")
+        schema = P.reply_schema(
+            state.relation_vocab, question.choices, list(state.visited), list(state.edges), list(state.texts)
+        )
+        resp = (
+            replayed_reply(state.replies.pop(0))
+            if state.replies
+            else self.chat(env, trace, messages, schema=schema, purpose=f"synthesize round {number}")
+        )
         if resp is None:
             return None
         data = reply_object(resp)
         if data is None:
             trace.add_step("rejection", tool="synthesize", error="reply is not a JSON object: counted as confidence 0")
             data = {}
-        return {"text": resp.text or "", "answer": _text(data.get("answer")),
-                "confidence": stated_confidence(data.get("confidence")) or 0.0,
-                "reason": _text(data.get("reason")), "focus": _text(data.get("focus")),
-                "support": self.support(trace, state, data),
-                "relation_types": [t for t in string_list(data.get("relation_types")) if t in state.relation_vocab]}
+        return {
+            "text": resp.text or "",
+            "answer": _text(data.get("answer")),
+            "confidence": stated_confidence(data.get("confidence")) or 0.0,
+            "reason": _text(data.get("reason")),
+            "focus": _text(data.get("focus")),
+            "support": self.support(trace, state, data),
+            "relation_types": [t for t in string_list(data.get("relation_types")) if t in state.relation_vocab],
+        }
 
     def support(self, trace: Trace, state: LoopState, data: dict[str, Any]) -> dict[str, list[str]]:
         """The supporting subgraph the reply names, kept to ids shown (others noted and dropped)."""
@@ -294,26 +363,45 @@ class PlanningLoop(LLMSystem):
             if len(support[kind]) < len(ids):
                 dropped[kind] = [i for i in ids if i not in shown[kind]]
         if dropped:
-            trace.add_step("rejection", tool="synthesize", arguments={"dropped_support": dropped},
-                           error="supporting ids that were not shown were dropped")
+            trace.add_step(
+                "rejection",
+                tool="synthesize",
+                arguments={"dropped_support": dropped},
+                error="supporting ids that were not shown were dropped",
+            )
         return support
 
     def render(self, state: LoopState, number: int) -> str:
         names = {eid: e.name for eid, e in state.visited.items()}
-        concepts = [P.CONCEPT_LINE.format(id=e.id, name=e.name, label=e.label or "concept",
-                                          description=e.description or "-") for e in state.visited.values()]
+        concepts = [
+            P.CONCEPT_LINE.format(id=e.id, name=e.name, label=e.label or "concept", description=e.description or "-")
+            for e in state.visited.values()
+        ]
         concepts += [P.TEXT_LINE.format(id=tid, text=text) for tid, text in state.texts.items()]
-        relations = [P.RELATION_LINE.format(id=r.id, source=names.get(r.source, r.source), label=r.label,
-                                            target=names.get(r.target, r.target), stamps=P.stamps_text(r))
-                     for r in state.edges.values()]
-        return P.SYNTHESIZE_USER.format(question=state.question, round=number, max_rounds=self.options.max_rounds,
-                                        focus=state.focus, concepts="\n".join(concepts) or P.NONE,
-                                        relations="\n".join(relations) or P.NONE,
-                                        relation_types=", ".join(state.relation_vocab) or P.NONE)
+        relations = [
+            P.RELATION_LINE.format(
+                id=r.id,
+                source=names.get(r.source, r.source),
+                label=r.label,
+                target=names.get(r.target, r.target),
+                stamps=P.stamps_text(r),
+            )
+            for r in state.edges.values()
+        ]
+        return P.SYNTHESIZE_USER.format(
+            question=state.question,
+            round=number,
+            max_rounds=self.options.max_rounds,
+            focus=state.focus,
+            concepts="\n".join(concepts) or P.NONE,
+            relations="\n".join(relations) or P.NONE,
+            relation_types=", ".join(state.relation_vocab) or P.NONE,
+        )
 
     # -- verify and finish -----------------------------------------------------------------
-    def record_round(self, trace: Trace, state: LoopState, number: int, expansion: Expansion,
-                     reply: dict[str, Any]) -> None:
+    def record_round(
+        self, trace: Trace, state: LoopState, number: int, expansion: Expansion, reply: dict[str, Any]
+    ) -> None:
         state.confidence = reply["confidence"]
         given = Candidate(reply["answer"], reply["confidence"], number, reply["reason"], reply["support"])
         state.current = given if reply["answer"] else None
@@ -321,17 +409,37 @@ class PlanningLoop(LLMSystem):
         if state.current and (state.best is None or given.confidence >= state.best.confidence):
             state.best = given
         rounds = trace.artifacts.setdefault("rounds", [])
-        rounds.append({"round": number, "expanded": state.frontier_before, "frontier": expansion.added,
-                       "edges_used": expansion.edges, "focused_query": state.focus,
-                       "relation_types_followed": expansion.followed, "widened": expansion.widened,
-                       "capped": expansion.capped, "answer": reply["answer"] or None, "confidence": reply["confidence"],
-                       "reason": reply["reason"], "support": reply["support"],
-                       "relation_types_chosen": reply["relation_types"], "next_focus": reply["focus"],
-                       "concepts_examined": len(state.visited)})
-        trace.add_step("generation", tool="synthesize", arguments={"round": number, "focus": state.focus},
-                       result={"answer": reply["answer"] or None, "confidence": reply["confidence"],
-                               "focus": reply["focus"], "relation_types": reply["relation_types"]},
-                       reply=reply["text"])
+        rounds.append(
+            {
+                "round": number,
+                "expanded": state.frontier_before,
+                "frontier": expansion.added,
+                "edges_used": expansion.edges,
+                "focused_query": state.focus,
+                "relation_types_followed": expansion.followed,
+                "widened": expansion.widened,
+                "capped": expansion.capped,
+                "answer": reply["answer"] or None,
+                "confidence": reply["confidence"],
+                "reason": reply["reason"],
+                "support": reply["support"],
+                "relation_types_chosen": reply["relation_types"],
+                "next_focus": reply["focus"],
+                "concepts_examined": len(state.visited),
+            }
+        )
+        trace.add_step(
+            "generation",
+            tool="synthesize",
+            arguments={"round": number, "focus": state.focus},
+            result={
+                "answer": reply["answer"] or None,
+                "confidence": reply["confidence"],
+                "focus": reply["focus"],
+                "relation_types": reply["relation_types"],
+            },
+            reply=reply["text"],
+        )
 
     def emit(self, trace: Trace, state: LoopState, env: Environment, answer: Candidate) -> Trace:
         trace.answer, trace.confidence, trace.outcome = answer.answer, answer.confidence, "answered"
@@ -352,16 +460,26 @@ class PlanningLoop(LLMSystem):
 
     def keep_evidence(self, trace: Trace, state: LoopState, env: Environment, best: Candidate | None) -> None:
         """Everything examined, and the grounding record of the answer (or of the one held back)."""
-        trace.artifacts["evidence"] = {"entities": list(state.visited), "relations": list(state.edges),
-                                       "text_units": list(state.texts)}
+        trace.artifacts["evidence"] = {
+            "entities": list(state.visited),
+            "relations": list(state.edges),
+            "text_units": list(state.texts),
+        }
         if best is None:
             return
         trace.artifacts["grounding"] = {
-            "answer": best.answer, "confidence": best.confidence, "reason": best.reason, "round": best.round,
+            "answer": best.answer,
+            "confidence": best.confidence,
+            "reason": best.reason,
+            "round": best.round,
             "held_back": trace.outcome == "abstained",
-            "source": {"knowledge_base": env.view.knowledge_base_fingerprint, "as_of": state.read_at,
-                       "model": env.llm.model_id},
-            "evidence": best.support}
+            "source": {
+                "knowledge_base": env.view.knowledge_base_fingerprint,
+                "as_of": state.read_at,
+                "model": env.llm.model_id,
+            },
+            "evidence": best.support,
+        }
 
 
 def _text(value: Any) -> str:

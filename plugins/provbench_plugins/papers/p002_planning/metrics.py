@@ -44,8 +44,7 @@ class ContextPrecision(Metric):
             return {}
         shown = set(record.trace.visited_entities)
         on_chain = len(shown & chain)
-        return {"context_precision": on_chain / len(shown) if shown else 0.0,
-                "gold_chain_shown": on_chain / len(chain)}
+        return {"context_precision": on_chain / len(shown) if shown else 0.0, "gold_chain_shown": on_chain / len(chain)}
 
     def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         return means(results, SCORES)
@@ -79,6 +78,13 @@ def means(results: Results, names: tuple[str, ...]) -> list[MetricValue]:
             for name in names:
                 scored = [r.scores[name] for r in records if r.scores.get(name) is not None]
                 if scored:
-                    values.append(MetricValue(metric=name, system=system, condition=condition,
-                                              value=round(fmean(scored), 6), denominator=len(scored)))
+                    values.append(
+                        MetricValue(
+                            metric=name,
+                            system=system,
+                            condition=condition,
+                            value=round(fmean(scored), 6),
+                            denominator=len(scored),
+                        )
+                    )
     return values

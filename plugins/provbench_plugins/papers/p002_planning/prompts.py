@@ -42,7 +42,7 @@ MAX_SUPPORT = 10  # ids of each kind in the supporting subgraph
 
 
 def stamps_text(relation) -> str:
-    """" (valid from ..., recorded ...)" for the stamps a relation has; "" for none."""
+    """ " (valid from ..., recorded ...)" for the stamps a relation has; "" for none."""
     parts = [f"{words} {getattr(relation, name)}" for name, words in STAMP_WORDS.items() if getattr(relation, name)]
     return f" ({', '.join(parts)})" if parts else ""
 
@@ -54,8 +54,13 @@ def _ids(shown: list[str]) -> dict:
     return {"type": "array", "items": {"type": "string", "enum": list(shown)}, "maxItems": MAX_SUPPORT}
 
 
-def reply_schema(relation_types: list[str], choices: list[str] | None = None, concepts: list[str] = (),
-                 relations: list[str] = (), texts: list[str] = ()) -> dict:
+def reply_schema(
+    relation_types: list[str],
+    choices: list[str] | None = None,
+    concepts: list[str] = (),
+    relations: list[str] = (),
+    texts: list[str] = (),
+) -> dict:
     """Bounded lengths, so a grammar-constrained reply closes its JSON before max_tokens cuts it;
     relation types are an enum of those the model may choose from (any string when none are
     known); the supporting subgraph is chosen from the ids shown (enums); a question with options

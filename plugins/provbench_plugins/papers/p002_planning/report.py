@@ -38,16 +38,46 @@ def sections(run: RunData) -> list[Section]:
     if not rows:
         return []
     table = Table(
-        columns=["System", "Bar", "Frontier cap", "Max rounds", "Questions", "Coverage", "Accuracy",
-                 "Selective accuracy", "Accuracy (abstain = wrong)", "Abstained on answerable", "LLM calls / q",
-                 "Concepts / q", "Exit round", "Answered by the exit round"],
-        rows=[[r["key"], f"{r['bar']:.2f}", r["cap"], r["rounds"], r["n"], _share(r["coverage"]), _share(r["graded"]),
-               _share(r["selective"]), _share(r["overall"]), _share(r["answerable_abstained"]), _mean(r["calls"], 2),
-               _mean(r["concepts"], 1), r["exit"], _share(r["early"])] for r in rows],
+        columns=[
+            "System",
+            "Bar",
+            "Frontier cap",
+            "Max rounds",
+            "Questions",
+            "Coverage",
+            "Accuracy",
+            "Selective accuracy",
+            "Accuracy (abstain = wrong)",
+            "Abstained on answerable",
+            "LLM calls / q",
+            "Concepts / q",
+            "Exit round",
+            "Answered by the exit round",
+        ],
+        rows=[
+            [
+                r["key"],
+                f"{r['bar']:.2f}",
+                r["cap"],
+                r["rounds"],
+                r["n"],
+                _share(r["coverage"]),
+                _share(r["graded"]),
+                _share(r["selective"]),
+                _share(r["overall"]),
+                _share(r["answerable_abstained"]),
+                _mean(r["calls"], 2),
+                _mean(r["concepts"], 1),
+                r["exit"],
+                _share(r["early"]),
+            ]
+            for r in rows
+        ],
         caption="Baseline records of each planning-loop configuration, all of them counted (as abstention.* counts "
-                "them). Accuracy: the dataset's graded correctness of every question, a right abstention included; "
-                "selective accuracy: of the answered ones. Answered by the exit round: share of the answered "
-                "questions that cleared the bar by the configuration's exit_from_round (the paper's early exit).")
+        "them). Accuracy: the dataset's graded correctness of every question, a right abstention included; "
+        "selective accuracy: of the answered ones. Answered by the exit round: share of the answered "
+        "questions that cleared the bar by the configuration's exit_from_round (the paper's early exit).",
+    )
     blocks: list[Any] = [table]
     systems = run.systems
     blocks += [accuracy_table(run, systems), hop_chart(run, systems)]
@@ -55,9 +85,15 @@ def sections(run: RunData) -> list[Section]:
         blocks.append(paired_table(run, keys[0], [s for s in systems if s != keys[0]]))
     if len(rows) > 1:
         blocks += tradeoff_charts(rows)
-    return [Section(id="p002-planning", title="Planning loop: rounds, cost and the accuracy/coverage trade-off",
-                    intro="Paper 002's confidence-gated loop: answer at the confidence bar, else abstain after "
-                          "the last round.", blocks=blocks, order=45)]
+    return [
+        Section(
+            id="p002-planning",
+            title="Planning loop: rounds, cost and the accuracy/coverage trade-off",
+            intro="Paper 002's confidence-gated loop: answer at the confidence bar, else abstain after the last round.",
+            blocks=blocks,
+            order=45,
+        )
+    ]
 
 
 def summary(run: RunData, key: str) -> dict[str, Any] | None:
@@ -71,14 +107,22 @@ def summary(run: RunData, key: str) -> dict[str, Any] | None:
     traced = [r.trace for r in records if r.trace is not None]
     exit_round = min(options.exit_from_round, options.max_rounds)
     early = [r for r in done if len(r.trace.artifacts.get("rounds", [])) <= exit_round]
-    return {"key": key, "bar": options.confidence_bar, "cap": options.frontier_cap, "rounds": options.max_rounds,
-            "exit": exit_round, "n": len(records), "coverage": len(done) / len(records),
-            "graded": fmean(correctness(r) or 0.0 for r in records),
-            "selective": fmean(right) if right else None, "overall": sum(right) / len(records),
-            "answerable_abstained": (sum(map(abstained, answerable)) / len(answerable)) if answerable else None,
-            "calls": fmean(len(t.llm_calls) for t in traced) if traced else None,
-            "concepts": fmean(len(t.visited_entities) for t in traced) if traced else None,
-            "early": len(early) / len(done) if done else None}
+    return {
+        "key": key,
+        "bar": options.confidence_bar,
+        "cap": options.frontier_cap,
+        "rounds": options.max_rounds,
+        "exit": exit_round,
+        "n": len(records),
+        "coverage": len(done) / len(records),
+        "graded": fmean(correctness(r) or 0.0 for r in records),
+        "selective": fmean(right) if right else None,
+        "overall": sum(right) / len(records),
+        "answerable_abstained": (sum(map(abstained, answerable)) / len(answerable)) if answerable else None,
+        "calls": fmean(len(t.llm_calls) for t in traced) if traced else None,
+        "concepts": fmean(len(t.visited_entities) for t in traced) if traced else None,
+        "early": len(early) / len(done) if done else None,
+    }
 
 
 def abstention_intended(question) -> bool:
@@ -92,12 +136,16 @@ def hop_chart(run: RunData, systems: list[str]) -> BarChart:
     series = {}
     for system in systems:
         scores = per_question(run.select(system))
-        series[system] = [fmean(found) if (found := [scores[q] for q in ids if q in scores]) else None
-                          for ids in groups.values()]
-    return BarChart(title="Baseline accuracy per gold chain length", ylabel="accuracy (%)",
-                    categories=[f"{g} (n={len(ids)})" for g, ids in groups.items()], series=series,
-                    caption="The accuracy table above, per system: graded correctness, n/m where a group has "
-                            "no record")
+        series[system] = [
+            fmean(found) if (found := [scores[q] for q in ids if q in scores]) else None for ids in groups.values()
+        ]
+    return BarChart(
+        title="Baseline accuracy per gold chain length",
+        ylabel="accuracy (%)",
+        categories=[f"{g} (n={len(ids)})" for g, ids in groups.items()],
+        series=series,
+        caption="The accuracy table above, per system: graded correctness, n/m where a group has no record",
+    )
 
 
 def tradeoff_charts(rows: list[dict[str, Any]]) -> list[LineChart]:
@@ -106,12 +154,26 @@ def tradeoff_charts(rows: list[dict[str, Any]]) -> list[LineChart]:
     graded = _series(rows, "graded")
     strict = _series(rows, "overall")
     caption = "One point per confidence bar; a higher bar moves left (fewer answers)."
-    charts = [LineChart(title="Accuracy against coverage (abstain = wrong)", series=strict, xlabel="coverage",
-                        ylabel="accuracy, every abstention counted as 0", caption=caption)]
+    charts = [
+        LineChart(
+            title="Accuracy against coverage (abstain = wrong)",
+            series=strict,
+            xlabel="coverage",
+            ylabel="accuracy, every abstention counted as 0",
+            caption=caption,
+        )
+    ]
     if graded:
-        charts.insert(0, LineChart(title="Accuracy against coverage", series=graded, xlabel="coverage",
-                                   ylabel="accuracy (dataset's grading: a right abstention earns its credit)",
-                                   caption=caption))
+        charts.insert(
+            0,
+            LineChart(
+                title="Accuracy against coverage",
+                series=graded,
+                xlabel="coverage",
+                ylabel="accuracy (dataset's grading: a right abstention earns its credit)",
+                caption=caption,
+            ),
+        )
     return charts
 
 

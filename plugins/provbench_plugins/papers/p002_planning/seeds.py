@@ -47,8 +47,8 @@ def question_spans(question: str) -> dict[str, list[tuple[int, int]]]:
     words = list(WORD.finditer(question))
     spans: dict[str, list[tuple[int, int]]] = {}
     for i, first in enumerate(words):
-        for last in words[i:i + MAX_NAME_WORDS]:
-            spans.setdefault(question[first.start():last.end()].lower(), []).append((first.start(), last.end()))
+        for last in words[i : i + MAX_NAME_WORDS]:
+            spans.setdefault(question[first.start() : last.end()].lower(), []).append((first.start(), last.end()))
     return spans
 
 
@@ -61,8 +61,11 @@ def select_seeds(view: Any, question: str, max_seeds: int, min_chars: int = 3) -
     spans = question_spans(question)
     matches = []
     for entity in view.entities_named(spans):
-        names = [n.strip() for n in (entity.name, *entity.aliases)
-                 if len(n.strip()) >= min_chars and n.strip().lower() in spans]
+        names = [
+            n.strip()
+            for n in (entity.name, *entity.aliases)
+            if len(n.strip()) >= min_chars and n.strip().lower() in spans
+        ]
         if names:
             found = tuple(span for n in names for span in spans[n.lower()])
             matches.append(SeedMatch(entity, found, degree=len(view.neighbors(entity.id)), matched=max(names, key=len)))

@@ -18,12 +18,21 @@ from __future__ import annotations
 
 import re
 
-HEDGES = ("i don't know", "not sure", "unclear", "cannot determine", "no information", "not mentioned",
-          "based on context")
-COMMON = frozenset("""
+HEDGES = (
+    "i don't know",
+    "not sure",
+    "unclear",
+    "cannot determine",
+    "no information",
+    "not mentioned",
+    "based on context",
+)
+COMMON = frozenset(
+    """
 the a an is are was were be been being have has had do does did will would could should may might can of in to
 for with on at by from as that this it or and but not yes no indeed however therefore
-""".split())
+""".split()
+)
 _LEADING_NOTE = re.compile(r"^\[.*?\]\s*")
 _TRIM = ".,!?;:\"'"
 

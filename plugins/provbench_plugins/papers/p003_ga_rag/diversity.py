@@ -45,8 +45,8 @@ class Diversity:
     systems: list[str]
     pairs: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (distinct, compared)
     identical: list[str] = field(default_factory=list)  # claims where every setting showed one set of facts
-    claims: int = 0                                     # claims every setting answered
-    empty: int = 0                                      # of those, claims where no setting showed a fact
+    claims: int = 0  # claims every setting answered
+    empty: int = 0  # of those, claims where no setting showed a fact
     fail_share: float = 0.5
 
     @property
@@ -63,14 +63,20 @@ class Diversity:
         if self.passed is None:
             return "not checked: no claim was answered by every setting"
         if self.empty == self.claims:
-            return (f"FAILED: every local graph was empty, so none of the {len(self.systems)} settings showed a "
-                    f"fact on any of {self.claims} claims")
+            return (
+                f"FAILED: every local graph was empty, so none of the {len(self.systems)} settings showed a "
+                f"fact on any of {self.claims} claims"
+            )
         counts = f"{len(self.identical)} of {self.claims} claims"
         if self.passed:
-            return (f"passed: the {len(self.systems)} settings showed one identical set of facts for {counts} only "
-                    f"(it fails at {self.fail_share:.0%})")
-        return (f"FAILED: all {len(self.systems)} settings showed one identical set of facts for {counts} (at "
-                f"least {self.fail_share:.0%}), so the sweep cannot show what its parameters change")
+            return (
+                f"passed: the {len(self.systems)} settings showed one identical set of facts for {counts} only "
+                f"(it fails at {self.fail_share:.0%})"
+            )
+        return (
+            f"FAILED: all {len(self.systems)} settings showed one identical set of facts for {counts} (at "
+            f"least {self.fail_share:.0%}), so the sweep cannot show what its parameters change"
+        )
 
 
 def facts_shown(record: RunRecord) -> Shown | None:
@@ -107,17 +113,27 @@ def diversity(records: Iterable[RunRecord], systems: list[str], fail_share: floa
 
 def graph_systems(records: Iterable[RunRecord]) -> list[str]:
     """Systems whose baseline traces hold a local graph (GA-RAG settings), in record order."""
-    return list(dict.fromkeys(r.key.system for r in records if r.key.condition == BASELINE and r.trace is not None
-                              and isinstance(r.trace.artifacts.get("shown"), list)))
+    return list(
+        dict.fromkeys(
+            r.key.system
+            for r in records
+            if r.key.condition == BASELINE and r.trace is not None and isinstance(r.trace.artifacts.get("shown"), list)
+        )
+    )
 
 
 class DiversityOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    systems: list[str] | None = Field(None, description="settings (record keys) to compare; default: every "
-                                                         "system with a local graph")
-    fail_share: float = Field(0.5, gt=0, le=1, description="the check fails when all settings showed one set of "
-                                                            "facts for at least this share of the claims")
+    systems: list[str] | None = Field(
+        None, description="settings (record keys) to compare; default: every system with a local graph"
+    )
+    fail_share: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="the check fails when all settings showed one set of facts for at least this share of the claims",
+    )
 
 
 class PromptDiversity(Metric):
@@ -131,19 +147,44 @@ class PromptDiversity(Metric):
     def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         systems = self.options.systems or graph_systems(results.records)
         if len(systems) < 2:
-            return [MetricValue(metric="prompts.check", system=ALL, value=None,
-                                note="fewer than two settings with a local graph to compare")]
+            return [
+                MetricValue(
+                    metric="prompts.check",
+                    system=ALL,
+                    value=None,
+                    note="fewer than two settings with a local graph to compare",
+                )
+            ]
         found = diversity(results.records, systems, self.options.fail_share)
-        values = [MetricValue(metric="prompts.distinct_share", system=f"{a} vs {b}",
-                              value=(distinct / compared) if compared else None,
-                              numerator=distinct, denominator=compared)
-                  for (a, b), (distinct, compared) in found.pairs.items()]
-        values.append(MetricValue(metric="prompts.identical_claims", system=ALL, value=found.identical_share,
-                                  numerator=len(found.identical), denominator=found.claims,
-                                  detail={"claims": found.identical, "systems": systems}))
+        values = [
+            MetricValue(
+                metric="prompts.distinct_share",
+                system=f"{a} vs {b}",
+                value=(distinct / compared) if compared else None,
+                numerator=distinct,
+                denominator=compared,
+            )
+            for (a, b), (distinct, compared) in found.pairs.items()
+        ]
+        values.append(
+            MetricValue(
+                metric="prompts.identical_claims",
+                system=ALL,
+                value=found.identical_share,
+                numerator=len(found.identical),
+                denominator=found.claims,
+                detail={"claims": found.identical, "systems": systems},
+            )
+        )
         passed = found.passed
-        values.append(MetricValue(metric="prompts.check", system=ALL, value=None if passed is None else float(passed),
-                                  note=found.verdict()))
+        values.append(
+            MetricValue(
+                metric="prompts.check",
+                system=ALL,
+                value=None if passed is None else float(passed),
+                note=found.verdict(),
+            )
+        )
         if passed is False:
             log.warning("prompt diversity check %s", found.verdict())
         return values

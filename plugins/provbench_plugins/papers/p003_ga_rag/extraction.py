@@ -37,21 +37,44 @@ def extract_facts(env: Any, trace: Trace, documents: list[Document], options: An
     failures: list[dict] = []
     threshold = options.triple_confidence_threshold
     for doc in documents:
-        found = extract_triples(env.llm, doc.text, limit=options.triples_per_document,
-                                max_tokens=options.triples_max_tokens, seed=options.extraction_seed, purpose="triples",
-                                trace=trace)
+        found = extract_triples(
+            env.llm,
+            doc.text,
+            limit=options.triples_per_document,
+            max_tokens=options.triples_max_tokens,
+            seed=options.extraction_seed,
+            purpose="triples",
+            trace=trace,
+        )
         kept = [t for t in found.triples if kept_by(threshold, t)]
         filtered += [{"document": doc.id, **t.model_dump()} for t in found.triples if not kept_by(threshold, t)]
         if found.problem:
             failures.append({"document": doc.id, "problem": found.problem})
-        trace.add_step("tool_call", tool="extract_triples", arguments={"document": doc.id},
-                       result={"triples": len(found.triples), "dropped": found.dropped,
-                               "below_threshold": len(found.triples) - len(kept)},
-                       error=found.problem)
-        nodes += [FactNode(id=f"f{len(nodes) + k + 1}", subject=t.subject, relation=t.relation, object=t.object,
-                           confidence=t.confidence, document=doc.id, rank=doc.rank, similarity=doc.similarity,
-                           sources=sources_of(t, doc, options.min_source_overlap))
-                  for k, t in enumerate(kept)]
+        trace.add_step(
+            "tool_call",
+            tool="extract_triples",
+            arguments={"document": doc.id},
+            result={
+                "triples": len(found.triples),
+                "dropped": found.dropped,
+                "below_threshold": len(found.triples) - len(kept),
+            },
+            error=found.problem,
+        )
+        nodes += [
+            FactNode(
+                id=f"f{len(nodes) + k + 1}",
+                subject=t.subject,
+                relation=t.relation,
+                object=t.object,
+                confidence=t.confidence,
+                document=doc.id,
+                rank=doc.rank,
+                similarity=doc.similarity,
+                sources=sources_of(t, doc, options.min_source_overlap),
+            )
+            for k, t in enumerate(kept)
+        ]
     trace.artifacts["filtered"] = filtered
     trace.artifacts["extraction_failures"] = failures
     return nodes

@@ -34,9 +34,15 @@ def inferences(facts: Sequence[FactNode]) -> int:
     """Distinct (a, r, c) the authors' transitivity rule infers from the facts."""
     linked = {(_key(f.subject), _key(f.object)) for f in facts}
     chains = [f for f in facts if _key(f.relation) in TRANSITIVE]
-    inferred = {(_key(a.subject), _key(a.relation), _key(b.object)) for a in chains for b in chains
-                if _key(a.relation) == _key(b.relation) and _key(a.object) == _key(b.subject)
-                and _key(a.subject) != _key(b.object) and (_key(a.subject), _key(b.object)) not in linked}
+    inferred = {
+        (_key(a.subject), _key(a.relation), _key(b.object))
+        for a in chains
+        for b in chains
+        if _key(a.relation) == _key(b.relation)
+        and _key(a.object) == _key(b.subject)
+        and _key(a.subject) != _key(b.object)
+        and (_key(a.subject), _key(b.object)) not in linked
+    }
     return len(inferred)
 
 

@@ -42,8 +42,8 @@ class FactNode:
     relation: str
     object: str
     confidence: float
-    document: str      # id of the retrieved document the fact came from
-    rank: int          # r_i: the document's retrieval rank, from 1
+    document: str  # id of the retrieved document the fact came from
+    rank: int  # r_i: the document's retrieval rank, from 1
     similarity: float  # sim(q, d_i), eq. (1)
     sources: tuple[str, ...] = ()  # the sentence(s) of the document the fact is tied to
 
@@ -56,7 +56,7 @@ def local_graph(nodes: Sequence[FactNode], w_cooccur: float = 1.0, w_entity: flo
     graph = nx.Graph()
     graph.add_nodes_from(n.id for n in nodes)
     for a_index, a in enumerate(nodes):
-        for b in nodes[a_index + 1:]:
+        for b in nodes[a_index + 1 :]:
             weight = 0.0
             if w_cooccur and a.document == b.document:
                 weight += w_cooccur
@@ -72,17 +72,22 @@ def initial_scores(nodes: Sequence[FactNode], alpha: float, beta: float) -> dict
     return {n.id: alpha * n.similarity + beta / n.rank for n in nodes}
 
 
-def propagate(graph: nx.Graph, scores: dict[str, float], gamma: float, iterations: int,
-              isolated: Isolated = "decay") -> dict[str, float]:
+def propagate(
+    graph: nx.Graph, scores: dict[str, float], gamma: float, iterations: int, isolated: Isolated = "decay"
+) -> dict[str, float]:
     """Eq. (3), applied ``iterations`` (T) times, all nodes updated from the previous step; a node
     without edges decays (the printed form) or, with ``isolated="keep"``, keeps its score."""
     strength = {j: sum(w for _, _, w in graph.edges(j, data="weight")) for j in graph.nodes}
     kept = {i for i in graph.nodes if not strength[i]} if isolated == "keep" else set()
     current = dict(scores)
     for _ in range(iterations):
-        current = {i: current[i] if i in kept else (1 - gamma) * current[i]
-                   + gamma * sum(graph[j][i]["weight"] / strength[j] * current[j] for j in graph.neighbors(i))
-                   for i in graph.nodes}
+        current = {
+            i: current[i]
+            if i in kept
+            else (1 - gamma) * current[i]
+            + gamma * sum(graph[j][i]["weight"] / strength[j] * current[j] for j in graph.neighbors(i))
+            for i in graph.nodes
+        }
     return current
 
 
@@ -104,8 +109,12 @@ def centrality(graph: nx.Graph, kind: Centrality, weighted: bool = True) -> dict
     return {n: degree / scale for n, degree in graph.degree(weight=weight)}
 
 
-def final_scores(propagated: dict[str, float], central: dict[str, float], confidence: dict[str, float],
-                 lambdas: tuple[float, float, float]) -> dict[str, float]:
+def final_scores(
+    propagated: dict[str, float],
+    central: dict[str, float],
+    confidence: dict[str, float],
+    lambdas: tuple[float, float, float],
+) -> dict[str, float]:
     """Eq. (4)."""
     l1, l2, l3 = lambdas
     return {i: l1 * propagated[i] + l2 * central[i] + l3 * confidence[i] for i in propagated}
@@ -120,16 +129,27 @@ def rank(nodes: Sequence[FactNode], scores: dict[str, float]) -> list[FactNode]:
 @dataclass(frozen=True)
 class Scored:
     graph: nx.Graph
-    s0: dict[str, float]          # empty for the authors' ranking, which has no eq. (2)-(3)
+    s0: dict[str, float]  # empty for the authors' ranking, which has no eq. (2)-(3)
     sT: dict[str, float]
     centrality: dict[str, float]
     final: dict[str, float]
     ranked: list[FactNode]
 
 
-def score_facts(nodes: Sequence[FactNode], *, alpha: float, beta: float, gamma: float, iterations: int,
-                lambdas: tuple[float, float, float], centrality_kind: Centrality, weighted: bool = True,
-                w_cooccur: float = 1.0, w_entity: float = 1.0, isolated: Isolated = "decay") -> Scored:
+def score_facts(
+    nodes: Sequence[FactNode],
+    *,
+    alpha: float,
+    beta: float,
+    gamma: float,
+    iterations: int,
+    lambdas: tuple[float, float, float],
+    centrality_kind: Centrality,
+    weighted: bool = True,
+    w_cooccur: float = 1.0,
+    w_entity: float = 1.0,
+    isolated: Isolated = "decay",
+) -> Scored:
     graph = local_graph(nodes, w_cooccur, w_entity)
     s0 = initial_scores(nodes, alpha, beta)
     sT = propagate(graph, s0, gamma, iterations, isolated)

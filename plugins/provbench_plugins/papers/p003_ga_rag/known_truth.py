@@ -39,17 +39,26 @@ def _expect(*pairs: tuple[str, bool]) -> list[Expectation]:
 class SettingsOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    systems: list[str] = Field(default_factory=lambda: list(SETTINGS), min_length=2,
-                               description="the GA-RAG settings compared (system keys of the controls block)")
-    expect: list[Expectation] = Field(default_factory=lambda: _expect(("oracle", True), ("ignores-context", False)),
-                                      min_length=1)
+    systems: list[str] = Field(
+        default_factory=lambda: list(SETTINGS),
+        min_length=2,
+        description="the GA-RAG settings compared (system keys of the controls block)",
+    )
+    expect: list[Expectation] = Field(
+        default_factory=lambda: _expect(("oracle", True), ("ignores-context", False)), min_length=1
+    )
 
 
 class LabelOptions(SettingsOptions):
     alpha: float = Field(0.05, gt=0, lt=1, description="significance level of the one-sided paired test")
     min_difference: float = Field(0.1, ge=0, description="least share of claims whose labels differ")
-    follows_share: float = Field(0.95, gt=0, le=1, description="least share of (claim, setting) pairs whose label "
-                                                              "is right exactly when the facts shown hold the gold")
+    follows_share: float = Field(
+        0.95,
+        gt=0,
+        le=1,
+        description="least share of (claim, setting) pairs whose label "
+        "is right exactly when the facts shown hold the gold",
+    )
     resamples: int = Field(9999, ge=99, le=1_000_000)
 
 
@@ -83,8 +92,10 @@ class RankingChangesLabel(Claim):
     """Propagation and ranking change which facts the oracle sees, and so its label."""
 
     name = "ranking-changes-label"
-    description = ("GA-RAG's settings (propagation, ranking) change which facts the oracle sees, and so its label; "
-                   "a control that ignores its context keeps one label")
+    description = (
+        "GA-RAG's settings (propagation, ranking) change which facts the oracle sees, and so its label; "
+        "a control that ignores its context keeps one label"
+    )
     Options = LabelOptions
 
     def needs(self) -> ClaimNeeds:
@@ -110,40 +121,64 @@ class RankingChangesLabel(Claim):
         reordered = sum(len({tuple(shown_facts(r)) for r in by.values()}) > 1 for by in units.values()) - sets_differ
         test = paired_permutation(changed, dict.fromkeys(changed, 0.0), resamples=o.resamples)
         shown = test.p_value is not None and test.p_value < o.alpha and test.difference >= o.min_difference
-        observed = (f"{effect_words(shown)}: labels differ on {sum(changed.values()):.0f} of {len(changed)} claims; "
-                    f"the sets of facts shown differ on {sets_differ} (their order alone on {reordered} more)"
-                    if changed else "no claim answered by every setting")
-        return Verdict(claim=self.name, control=e.control, p_value=test.p_value, observed=observed,
-                       passed=bool(changed) and shown == e.effect,
-                       expected=f"{effect_words(e.effect)}: the labels of {', '.join(o.systems)} differ on a share of "
-                                f"the claims (one-sided paired permutation test against none, p < {o.alpha:g}, "
-                                f"share >= {o.min_difference:g})")
+        observed = (
+            f"{effect_words(shown)}: labels differ on {sum(changed.values()):.0f} of {len(changed)} claims; "
+            f"the sets of facts shown differ on {sets_differ} (their order alone on {reordered} more)"
+            if changed
+            else "no claim answered by every setting"
+        )
+        return Verdict(
+            claim=self.name,
+            control=e.control,
+            p_value=test.p_value,
+            observed=observed,
+            passed=bool(changed) and shown == e.effect,
+            expected=f"{effect_words(e.effect)}: the labels of {', '.join(o.systems)} differ on a share of "
+            f"the claims (one-sided paired permutation test against none, p < {o.alpha:g}, "
+            f"share >= {o.min_difference:g})",
+        )
 
-    def label_follows_facts(self, control: str, units: dict[str, dict[str, RunRecord]],
-                            questions: dict[str, Question]) -> Verdict:
+    def label_follows_facts(
+        self, control: str, units: dict[str, dict[str, RunRecord]], questions: dict[str, Question]
+    ) -> Verdict:
         o = self.options
-        pairs = [(holds_gold(questions[q], shown_facts(r)), label_of(r) == questions[q].answer)
-                 for q, by in units.items() if q in questions for r in by.values()]
+        pairs = [
+            (holds_gold(questions[q], shown_facts(r)), label_of(r) == questions[q].answer)
+            for q, by in units.items()
+            if q in questions
+            for r in by.values()
+        ]
         agree = sum(held == right for held, right in pairs)
         share = agree / len(pairs) if pairs else 0.0
         with_gold = sum(held for held, _ in pairs)
-        return Verdict(claim=self.name, control=control, passed=bool(pairs) and share >= o.follows_share,
-                       expected=f"each setting's label is right exactly when the facts it showed hold a gold "
-                                f"evidence group (share >= {o.follows_share:g} of claim x setting)",
-                       observed=f"{agree} of {len(pairs)} ({share:.2f}); the facts held the gold in {with_gold}")
+        return Verdict(
+            claim=self.name,
+            control=control,
+            passed=bool(pairs) and share >= o.follows_share,
+            expected=f"each setting's label is right exactly when the facts it showed hold a gold "
+            f"evidence group (share >= {o.follows_share:g} of claim x setting)",
+            observed=f"{agree} of {len(pairs)} ({share:.2f}); the facts held the gold in {with_gold}",
+        )
 
 
 class PromptOptions(SettingsOptions):
-    fail_share: float = Field(0.5, gt=0, le=1, description="as p003/prompt-diversity: the settings fail when they "
-                                                            "showed one set of facts for at least this share")
+    fail_share: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="as p003/prompt-diversity: the settings fail when they "
+        "showed one set of facts for at least this share",
+    )
 
 
 class SettingsSendDifferentPrompts(Claim):
     """The sweep's settings show the model different sets of facts (the prompt check passes)."""
 
     name = "settings-send-different-prompts"
-    description = ("GA-RAG's settings show different sets of facts for most claims; with a control that extracts "
-                   "no triple (empty graphs) the check fails")
+    description = (
+        "GA-RAG's settings show different sets of facts for most claims; with a control that extracts "
+        "no triple (empty graphs) the check fails"
+    )
     Options = PromptOptions
 
     def needs(self) -> ClaimNeeds:
@@ -157,12 +192,17 @@ class SettingsSendDifferentPrompts(Claim):
             found = diversity(runs.run(e.control).records, systems, self.options.fail_share)
             distinct = [d / n for d, n in found.pairs.values() if n]
             least = f"; least distinct share of a pair {min(distinct):.2f}" if distinct else ""
-            verdicts.append(Verdict(
-                claim=self.name, control=e.control, passed=found.passed is not None and found.passed == e.effect,
-                expected=f"the prompt check {'passes' if e.effect else 'fails'} over {len(systems)} settings "
-                         f"(one identical set of facts shown by all, order ignored, for under "
-                         f"{self.options.fail_share:.0%} of the claims, and not every graph empty)",
-                observed=f"{found.verdict()}{least}"))
+            verdicts.append(
+                Verdict(
+                    claim=self.name,
+                    control=e.control,
+                    passed=found.passed is not None and found.passed == e.effect,
+                    expected=f"the prompt check {'passes' if e.effect else 'fails'} over {len(systems)} settings "
+                    f"(one identical set of facts shown by all, order ignored, for under "
+                    f"{self.options.fail_share:.0%} of the claims, and not every graph empty)",
+                    observed=f"{found.verdict()}{least}",
+                )
+            )
         return verdicts
 
 

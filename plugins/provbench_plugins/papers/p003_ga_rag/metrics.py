@@ -56,36 +56,66 @@ from .tokens import strip_meta, unsupported_share
 
 log = logging.getLogger(__name__)
 
-STRUCTURE = ("graph_coverage", "graph_completeness", "context_precision", "response_time", "wall_time",
-             "hallucination_rate", "hallucination_rate_shown", "hallucination_rate_authors", "graph_facts",
-             "empty_graph", "extraction_failures")
+STRUCTURE = (
+    "graph_coverage",
+    "graph_completeness",
+    "context_precision",
+    "response_time",
+    "wall_time",
+    "hallucination_rate",
+    "hallucination_rate_shown",
+    "hallucination_rate_authors",
+    "graph_facts",
+    "empty_graph",
+    "extraction_failures",
+)
 HALLUCINATION = ("hallucination_rate", "hallucination_rate_shown", "hallucination_rate_authors")
-GRAPH_ONLY = ("graph_coverage", "graph_completeness", "context_precision", "factual_grounding", "graph_facts",
-              "empty_graph", "extraction_failures")
+GRAPH_ONLY = (
+    "graph_coverage",
+    "graph_completeness",
+    "context_precision",
+    "factual_grounding",
+    "graph_facts",
+    "empty_graph",
+    "extraction_failures",
+)
 JUDGED = ("consistency_score", "logical_consistency", "coherence", "factual_grounding")
 NO_GRAPH = "graph-only measure: this system builds no local graph (the paper gives the baseline none)"
 EMPTY_GRAPHS_WARN = 0.5  # warn when more than this share of a GA-RAG system's claims has no graph fact
 
 JUDGE_PROMPT = (
     "A fact-checking system labelled a claim and explained its label.\n"
-    "Claim: \"{claim}\"\nLabel: {label}\nExplanation: \"{explanation}\"\n\n"
+    'Claim: "{claim}"\nLabel: {label}\nExplanation: "{explanation}"\n\n'
     "Rate from 0 to 1: consistency = how well the explanation supports exactly this label "
     "(1: it argues for it, 0: it argues for another label or contradicts itself); coherence = how "
-    "clear, on-topic and well-formed the explanation is. Reply with JSON.")
-JUDGE_SCHEMA = {"type": "object", "properties": {
-    "consistency": {"type": "number", "minimum": 0, "maximum": 1},
-    "coherence": {"type": "number", "minimum": 0, "maximum": 1}},
-    "required": ["consistency", "coherence"], "additionalProperties": False}
+    "clear, on-topic and well-formed the explanation is. Reply with JSON."
+)
+JUDGE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "consistency": {"type": "number", "minimum": 0, "maximum": 1},
+        "coherence": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+    "required": ["consistency", "coherence"],
+    "additionalProperties": False,
+}
 
 
 class TableOneOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    judge_cutoff: float = Field(0.5, ge=0, le=1, description="judge score at or above which an explanation "
-                                "counts as supporting its label (provbench's choice; the paper defines no judge)")
+    judge_cutoff: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="judge score at or above which an explanation "
+        "counts as supporting its label (provbench's choice; the paper defines no judge)",
+    )
     hallucination_row: Literal["provbench", "authors"] = Field(
-        "provbench", description="the definition Table I's hallucination row shows: provbench's token-level rate "
-                                 "(not comparable with the paper) or the authors' evaluate_hallucination_rate")
+        "provbench",
+        description="the definition Table I's hallucination row shows: provbench's token-level rate "
+        "(not comparable with the paper) or the authors' evaluate_hallucination_rate",
+    )
     judge: bool = True
     ragas: bool = True
     conditions: list[str] | str = Field(default_factory=lambda: [BASELINE], description="'all' or condition names")
@@ -101,8 +131,11 @@ def context_items(trace: Trace) -> list[tuple[str, str]]:
     graph the text is the sentence id (:func:`context_texts` reads the sentences)."""
     if has_graph(trace):
         facts = [trace.fact(i) for i in trace.artifacts["shown"]]
-        return [(f.source_ids[0] if f.source_ids else "", f"{f.subject} {f.relation} {f.object}.")
-                for f in facts if f is not None]
+        return [
+            (f.source_ids[0] if f.source_ids else "", f"{f.subject} {f.relation} {f.object}.")
+            for f in facts
+            if f is not None
+        ]
     return [(t, t) for t in trace.read_text_units]
 
 
@@ -122,10 +155,11 @@ def hallucination_scores(trace: Trace, question: Question, explanation: str, vie
     """The token-level rate against the retrieved pages (every system alike) and against what the
     system was shown; None without an explanation, or (pages) without a view to read them."""
     pages = page_texts(trace, view)
-    return {"hallucination_rate": unsupported_share(explanation, [*pages, question.question])[0] if pages else None,
-            "hallucination_rate_shown": unsupported_share(
-                explanation, [*context_texts(trace, view), question.question])[0],
-            "hallucination_rate_authors": authors_hallucination_rate(authors_answer(trace), pages) if pages else None}
+    return {
+        "hallucination_rate": unsupported_share(explanation, [*pages, question.question])[0] if pages else None,
+        "hallucination_rate_shown": unsupported_share(explanation, [*context_texts(trace, view), question.question])[0],
+        "hallucination_rate_authors": authors_hallucination_rate(authors_answer(trace), pages) if pages else None,
+    }
 
 
 def authors_answer(trace: Trace) -> str:
@@ -151,13 +185,19 @@ def uncached_seconds(trace: Trace) -> float | None:
 def graph_health(trace: Trace) -> dict[str, float | None]:
     if not has_graph(trace):
         return {"graph_facts": None, "empty_graph": None, "extraction_failures": None}
-    return {"graph_facts": float(len(trace.facts)), "empty_graph": float(not trace.facts),
-            "extraction_failures": float(len(trace.artifacts.get("extraction_failures") or []))}
+    return {
+        "graph_facts": float(len(trace.facts)),
+        "empty_graph": float(not trace.facts),
+        "extraction_failures": float(len(trace.artifacts.get("extraction_failures") or [])),
+    }
 
 
 def structure_scores(trace: Trace, question: Question) -> dict[str, float | None]:
-    scores: dict[str, float | None] = {"response_time": uncached_seconds(trace), "wall_time": trace.wall_time_s,
-                                       **graph_health(trace)}
+    scores: dict[str, float | None] = {
+        "response_time": uncached_seconds(trace),
+        "wall_time": trace.wall_time_s,
+        **graph_health(trace),
+    }
     gold_pages = set(question.metadata.get("evidence_pages", []))
     if not gold_pages or not has_graph(trace):
         return {**scores, "graph_coverage": None, "graph_completeness": None, "context_precision": None}
@@ -166,8 +206,9 @@ def structure_scores(trace: Trace, question: Question) -> dict[str, float | None
     graph_pages = {page for page, _ in graph_sentences}
     items = [evidence_of(source) for source, _ in context_items(trace)]
     scores["graph_coverage"] = len(gold_pages & graph_pages) / len(gold_pages)
-    scores["graph_completeness"] = None if beir_pages(question) else \
-        float(any(set(g) <= graph_sentences for g in gold_sets if g))
+    scores["graph_completeness"] = (
+        None if beir_pages(question) else float(any(set(g) <= graph_sentences for g in gold_sets if g))
+    )
     scores["context_precision"] = (sum(1 for e in items if e and e[0] in gold_pages) / len(items)) if items else None
     return scores
 
@@ -184,8 +225,10 @@ def structure_notes(record: RunRecord, question: Question, scores: dict[str, flo
     elif beir_pages(question) and question.metadata.get("evidence_pages"):
         record.score_notes["graph_completeness"] = "pages from a BEIR corpus: its sentence numbers are not FEVER's"
     if scores.get("response_time") is None and scores.get("wall_time") is not None:
-        record.score_notes["response_time"] = ("a cached LLM reply has no recorded original latency (a cache "
-                                               "written before it was kept); clear the cache to time the run")
+        record.score_notes["response_time"] = (
+            "a cached LLM reply has no recorded original latency (a cache "
+            "written before it was kept); clear the cache to time the run"
+        )
 
 
 class TableOne(Metric):
@@ -206,8 +249,11 @@ class TableOne(Metric):
         scores = structure_scores(record.trace, question)
         explanation = strip_meta(str(record.trace.artifacts.get("explanation") or ""))
         shown = context_texts(record.trace, context.view)
-        scores.update(hallucination_scores(record.trace, question, explanation, context.view)
-                      if record.status == "ok" and explanation else dict.fromkeys(HALLUCINATION))
+        scores.update(
+            hallucination_scores(record.trace, question, explanation, context.view)
+            if record.status == "ok" and explanation
+            else dict.fromkeys(HALLUCINATION)
+        )
         if scores["hallucination_rate"] is None and scores["hallucination_rate_shown"] is not None:
             record.score_notes["hallucination_rate"] = "the retrieved pages could not be read (no KB view)"
         structure_notes(record, question, scores)
@@ -224,14 +270,20 @@ class TableOne(Metric):
             scores.update(self.grounding(record, question, explanation, shown, context))
         return scores
 
-    def judge(self, record: RunRecord, question: Question, label: str, explanation: str,
-              context: MetricContext) -> dict[str, float | None]:
+    def judge(
+        self, record: RunRecord, question: Question, label: str, explanation: str, context: MetricContext
+    ) -> dict[str, float | None]:
         from provbench.llm import LLMError
 
         prompt = JUDGE_PROMPT.format(claim=question.question, label=label, explanation=explanation)
         try:
-            resp = context.llm.chat([{"role": "user", "content": prompt}], schema=JUDGE_SCHEMA,
-                                    max_tokens=64, temperature=0.0, purpose="p003-judge")
+            resp = context.llm.chat(
+                [{"role": "user", "content": prompt}],
+                schema=JUDGE_SCHEMA,
+                max_tokens=64,
+                temperature=0.0,
+                purpose="p003-judge",
+            )
         except LLMError as err:
             record.score_notes["logical_consistency"] = f"judge failed: {err}"[:300]
             return {"consistency_score": None, "logical_consistency": None, "coherence": None}
@@ -239,11 +291,15 @@ class TableOne(Metric):
         consistency, coherence = _unit(data.get("consistency")), _unit(data.get("coherence"))
         if consistency is None:
             record.score_notes["logical_consistency"] = "the judge's reply had no consistency score"
-        return {"consistency_score": consistency, "coherence": coherence,
-                "logical_consistency": None if consistency is None else float(consistency >= self.options.judge_cutoff)}
+        return {
+            "consistency_score": consistency,
+            "coherence": coherence,
+            "logical_consistency": None if consistency is None else float(consistency >= self.options.judge_cutoff),
+        }
 
-    def grounding(self, record: RunRecord, question: Question, explanation: str, shown: list[str],
-                  context: MetricContext) -> dict[str, float | None]:
+    def grounding(
+        self, record: RunRecord, question: Question, explanation: str, shown: list[str], context: MetricContext
+    ) -> dict[str, float | None]:
         if not shown:
             record.score_notes["factual_grounding"] = "no context was shown"
             return {"factual_grounding": None}
@@ -261,13 +317,21 @@ class TableOne(Metric):
                 for key in (*STRUCTURE, *JUDGED):
                     scored = [r.scores[key] for r in records if r.scores.get(key) is not None]
                     if scored:
-                        values.append(MetricValue(metric=f"table1.{key}", system=system, condition=condition,
-                                                  value=fmean(scored), numerator=round(sum(scored), 6),
-                                                  denominator=len(scored)))
+                        values.append(
+                            MetricValue(
+                                metric=f"table1.{key}",
+                                system=system,
+                                condition=condition,
+                                value=fmean(scored),
+                                numerator=round(sum(scored), 6),
+                                denominator=len(scored),
+                            )
+                        )
                     elif not records and any(r.scores.get(key) is not None for r in every):
                         # every unit left out by the pairing rule: the runner's notes say "not measurable"
-                        values.append(MetricValue(metric=f"table1.{key}", system=system, condition=condition,
-                                                  value=None))
+                        values.append(
+                            MetricValue(metric=f"table1.{key}", system=system, condition=condition, value=None)
+                        )
         for value in values:
             if value.metric == "table1.empty_graph" and value.condition == BASELINE:
                 value.note = empty_graph_warning(value.system, value.value, value.denominator)
@@ -280,13 +344,16 @@ def empty_graph_warning(system: str, share: float | None, claims: float | None) 
     """The warning for a GA-RAG system whose local graphs are empty for most claims ('' if not)."""
     if share is None or share <= EMPTY_GRAPHS_WARN:
         return ""
-    return (f"{system}: the local graph is empty for {share:.0%} of {claims:g} claims, so GA-RAG answered from "
-            "'(none)' and the run tests the prompt, not the graph (check the triple filter against the "
-            "model's confidences, and extraction failures)")
+    return (
+        f"{system}: the local graph is empty for {share:.0%} of {claims:g} claims, so GA-RAG answered from "
+        "'(none)' and the run tests the prompt, not the graph (check the triple filter against the "
+        "model's confidences, and extraction failures)"
+    )
 
 
-def faithfulness(question: str, response: str, contexts: list[str], llm: Any, max_tokens: int
-                 ) -> tuple[float | None, str | None]:
+def faithfulness(
+    question: str, response: str, contexts: list[str], llm: Any, max_tokens: int
+) -> tuple[float | None, str | None]:
     """RAGAS faithfulness through provbench's LLM layer (the adapter of the ragas-faithfulness metric)."""
     from provbench_plugins.metrics.ragas_faithfulness import make_ragas_llm, run_sync
 

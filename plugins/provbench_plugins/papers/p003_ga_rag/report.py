@@ -31,8 +31,11 @@ def sections(run: RunData) -> list[Section]:
     base, graphs = run.uses("systems", [BASELINE_SYSTEM]), run.uses("systems", [GA_RAG])
     if not base and not graphs:
         return []
-    found = [table1_section(run, base[:1], graphs), figures_section(run, base[:1] + graphs),
-             fever_section(run, base + graphs)]
+    found = [
+        table1_section(run, base[:1], graphs),
+        figures_section(run, base[:1] + graphs),
+        fever_section(run, base + graphs),
+    ]
     checked = diversity_section(run)
     return found + ([checked] if checked else [])
 
@@ -99,12 +102,15 @@ def params_of(run: RunData, system: str) -> dict[str, Any]:
 def ranking_note(params: dict[str, Any]) -> str:
     if params.get("ranking") == "authors":
         return "the authors' released ranking (confidence x mentions x retrieval score x claim overlap; no eqs. 2-4)"
-    central = f"{params.get('centrality', 'degree')} centrality" + \
-        ("" if params.get("weighted_centrality", True) else ", unweighted")
+    central = f"{params.get('centrality', 'degree')} centrality" + (
+        "" if params.get("weighted_centrality", True) else ", unweighted"
+    )
     if not params.get("gamma") or not params.get("iterations"):
         return f"eqs. (2) and (4) without propagation (gamma = 0 or T = 0), {central}"
-    return (f"eqs. (2)-(4), propagation with gamma = {params['gamma']}, T = {params['iterations']}, {central}, "
-            f"{isolated_rule(params)}")
+    return (
+        f"eqs. (2)-(4), propagation with gamma = {params['gamma']}, T = {params['iterations']}, {central}, "
+        f"{isolated_rule(params)}"
+    )
 
 
 def isolated_rule(params: dict[str, Any]) -> str:
@@ -112,8 +118,10 @@ def isolated_rule(params: dict[str, Any]) -> str:
     if params.get("isolated", "decay") == "keep":
         return "a fact without an edge keeping s(0) (isolated: keep)"
     kept = (1 - params["gamma"]) ** params["iterations"]
-    return (f"eq. (3) as printed, so a fact without an edge (no shared page or entity) decays to "
-            f"(1 - gamma)^T = {kept:.3g} of s(0) and can drop out of the prompt (isolated: keep keeps s(0))")
+    return (
+        f"eq. (3) as printed, so a fact without an edge (no shared page or entity) decays to "
+        f"(1 - gamma)^T = {kept:.3g} of s(0) and can drop out of the prompt (isolated: keep keeps s(0))"
+    )
 
 
 def answer_note(run: RunData, system: str, params: dict[str, Any]) -> str:
@@ -121,10 +129,12 @@ def answer_note(run: RunData, system: str, params: dict[str, Any]) -> str:
     if not params.get("fallback_to_baseline"):
         return "GA-RAG's own answer always (fallback to the baseline's answer off)"
     from_graph = sum(t.artifacts["answer_source"] == "graph" for t in traces)
-    return (f"the authors' gate (consistency >= {params.get('consistency_threshold')}, at least "
-            f"{params.get('low_coverage_facts')} facts, "
-            f"grounding >= {params.get('grounding_threshold')}): answered from the graph for {from_graph} of "
-            f"{len(traces)} claims, with the baseline's answer otherwise")
+    return (
+        f"the authors' gate (consistency >= {params.get('consistency_threshold')}, at least "
+        f"{params.get('low_coverage_facts')} facts, "
+        f"grounding >= {params.get('grounding_threshold')}): answered from the graph for {from_graph} of "
+        f"{len(traces)} claims, with the baseline's answer otherwise"
+    )
 
 
 def graph_note(run: RunData, system: str) -> str:
@@ -132,8 +142,10 @@ def graph_note(run: RunData, system: str) -> str:
     empty = sum(not t.facts for t in traces)
     failed = [len(t.artifacts.get("extraction_failures") or []) for t in traces]
     isolated = sum(1 for t in traces if (t.artifacts.get("graph") or {}).get("isolated"))
-    return (f"graphs empty for {empty} of {len(traces)} claims; facts without an edge in {isolated} graphs; extraction "
-            f"replies without a triple list: {sum(failed)} documents in {sum(1 for f in failed if f)} claims")
+    return (
+        f"graphs empty for {empty} of {len(traces)} claims; facts without an edge in {isolated} graphs; extraction "
+        f"replies without a triple list: {sum(failed)} documents in {sum(1 for f in failed if f)} claims"
+    )
 
 
 def scoring_note(run: RunData, system: str) -> str:
@@ -143,8 +155,10 @@ def scoring_note(run: RunData, system: str) -> str:
         return f"{system}: no graph was built"
     threshold = params.get("triple_confidence_threshold")
     triple_filter = "off (every triple kept)" if threshold is None else f"confidence >= {threshold}"
-    return (f"{system}: {ranking_note(params)}; triple filter {triple_filter}; {answer_note(run, system, params)}; "
-            f"{graph_note(run, system)}")
+    return (
+        f"{system}: {ranking_note(params)}; triple filter {triple_filter}; {answer_note(run, system, params)}; "
+        f"{graph_note(run, system)}"
+    )
 
 
 def empty_graph_warnings(run: RunData, graphs: list[str]) -> list[Text]:
@@ -163,22 +177,29 @@ def table1_section(run: RunData, base: list[str], graphs: list[str]) -> Section:
         columns += [f"GA-RAG ({g})"] + (["Delta (%)"] if base else [])
     columns += ["Paper (baseline → GA-RAG)"]
     rows = [table1_row(run, base, graphs, row) for row in rows_of(run)]
-    intro = ("Paper 003's Table I on this run's claims (baseline condition). Each value is a mean over "
-             "claims with a percentile-bootstrap interval, every column of a row over the same claims (those "
-             "all its systems scored); the table below it defines every row. Which "
-             "scoring ran: " + "; ".join(scoring_note(run, g) for g in graphs) + ".")
-    blocks: list[Any] = [*empty_graph_warnings(run, graphs),
-                         Table(columns=columns, rows=rows, caption=table1_caption(run)), definitions_table(run)]
-    return Section(id="p003-table1", title="Paper 003, Table I: baseline RAG vs GA-RAG", intro=intro, order=40,
-                   blocks=blocks)
+    intro = (
+        "Paper 003's Table I on this run's claims (baseline condition). Each value is a mean over "
+        "claims with a percentile-bootstrap interval, every column of a row over the same claims (those "
+        "all its systems scored); the table below it defines every row. Which "
+        "scoring ran: " + "; ".join(scoring_note(run, g) for g in graphs) + "."
+    )
+    blocks: list[Any] = [
+        *empty_graph_warnings(run, graphs),
+        Table(columns=columns, rows=rows, caption=table1_caption(run)),
+        definitions_table(run),
+    ]
+    return Section(
+        id="p003-table1", title="Paper 003, Table I: baseline RAG vs GA-RAG", intro=intro, order=40, blocks=blocks
+    )
 
 
 def paper_cell(row: RowDef) -> Cell:
     numbers = f"{row.paper[0]:.3f} → {row.paper[1]:.3f}"
     if row.comparable == "no":
         return Cell(text="not comparable", note=f"paper: {numbers}, another quantity: {row.authors}")
-    note = "same definition; model and data differ" if row.comparable == "yes" else \
-        f"close definition: {row.difference}"
+    note = (
+        "same definition; model and data differ" if row.comparable == "yes" else f"close definition: {row.difference}"
+    )
     return Cell(text=numbers, note=f"{note}; {PAPER_GA_RAG}")
 
 
@@ -200,10 +221,13 @@ def table1_row(run: RunData, base: list[str], graphs: list[str], row: RowDef) ->
 
 
 def definitions_table(run: RunData) -> Table:
-    return Table(columns=["Row", "Here", "In the paper (the authors' released evaluation)", "Comparable"],
-                 rows=[Row(cells=[r.title, r.here, r.authors, r.comparable]) for r in rows_of(run)], numeric_from=4,
-                 caption="The paper defines none of its rows; its numbers come from the authors' code. "
-                         "'not comparable' in Table I marks another quantity under the same name.")
+    return Table(
+        columns=["Row", "Here", "In the paper (the authors' released evaluation)", "Comparable"],
+        rows=[Row(cells=[r.title, r.here, r.authors, r.comparable]) for r in rows_of(run)],
+        numeric_from=4,
+        caption="The paper defines none of its rows; its numbers come from the authors' code. "
+        "'not comparable' in Table I marks another quantity under the same name.",
+    )
 
 
 def kb_pages(run: RunData) -> int | None:
@@ -215,43 +239,55 @@ def kb_pages(run: RunData) -> int | None:
 
 
 def table1_caption(run: RunData) -> str:
-    notes = ["Table I layout; lower is better for hallucination rate and response time.",
-             "Delta: relative change (GA-RAG − baseline) / baseline, except hallucination rate, signed as "
-             "an improvement, (baseline − GA-RAG) / baseline, as the paper does (its 0.170 → 0.147 gives "
-             "+13.5% by this formula; the paper prints +13.3%).",
-             "Graph completeness, factual grounding, graph coverage and context precision are graph-only: "
-             "the baseline has no local graph (the paper gives it 0.000 and no delta).",
-             hallucination_caption(run),
-             "Avg response time: the time without the LLM cache (cache hits counted at the latency their "
-             "reply first took); metrics.json's table1.wall_time is the time as run. The paper's GA-RAG time "
-             "is not the same quantity: it includes a full baseline query per claim.",
-             f"{PAPER_GA_RAG[0].upper()}{PAPER_GA_RAG[1:]}: it is no measure of a GA-RAG that answers from its "
-             "graph, as this run's may (the intro says from how many claims' graphs it did)."]
+    notes = [
+        "Table I layout; lower is better for hallucination rate and response time.",
+        "Delta: relative change (GA-RAG − baseline) / baseline, except hallucination rate, signed as "
+        "an improvement, (baseline − GA-RAG) / baseline, as the paper does (its 0.170 → 0.147 gives "
+        "+13.5% by this formula; the paper prints +13.3%).",
+        "Graph completeness, factual grounding, graph coverage and context precision are graph-only: "
+        "the baseline has no local graph (the paper gives it 0.000 and no delta).",
+        hallucination_caption(run),
+        "Avg response time: the time without the LLM cache (cache hits counted at the latency their "
+        "reply first took); metrics.json's table1.wall_time is the time as run. The paper's GA-RAG time "
+        "is not the same quantity: it includes a full baseline query per claim.",
+        f"{PAPER_GA_RAG[0].upper()}{PAPER_GA_RAG[1:]}: it is no measure of a GA-RAG that answers from its "
+        "graph, as this run's may (the intro says from how many claims' graphs it did).",
+    ]
     kb = run.suite.get("knowledge_base") or {}
     kb_options = kb.get("options") or {}
     if kb.get("builder", "fever-wiki").endswith("fever-wiki"):
         pages = kb_pages(run)
-        notes.append(f"Corpus: {pages if pages is not None else 'the'} pages whose titles occur in the claims"
-                     + (" and the pages they link to" if kb_options.get("link_hops") else "")
-                     + ", not all of Wikipedia as FEVER's systems search.")
+        notes.append(
+            f"Corpus: {pages if pages is not None else 'the'} pages whose titles occur in the claims"
+            + (" and the pages they link to" if kb_options.get("link_hops") else "")
+            + ", not all of Wikipedia as FEVER's systems search."
+        )
     if kb_options.get("include_gold_pages"):
-        notes.append("Deviation: the KB was built with include_gold_pages, so every claim's gold evidence "
-                     "pages were indexed whatever their retrieval candidates (FEVER indexes all of Wikipedia).")
+        notes.append(
+            "Deviation: the KB was built with include_gold_pages, so every claim's gold evidence "
+            "pages were indexed whatever their retrieval candidates (FEVER indexes all of Wikipedia)."
+        )
     claims = len(run.question_ids)
     if claims < FEW_CLAIMS:
-        notes.append(f"With {claims} claims these means have no statistical meaning: read the intervals, "
-                     "and run more claims before drawing a conclusion.")
+        notes.append(
+            f"With {claims} claims these means have no statistical meaning: read the intervals, "
+            "and run more claims before drawing a conclusion."
+        )
     return " ".join(notes)
 
 
 def hallucination_caption(run: RunData) -> str:
     if table1_options(run).get("hallucination_row", "provbench") == "authors":
-        return ("Hallucination rate (authors' definition, option hallucination_row: authors): their "
-                "evaluate_hallucination_rate of each answer against the retrieved pages' sentences (0.0 for a "
-                "hedged answer); it reproduces the paper's 0.170 and 0.147 on the authors' stored answers.")
-    return ("Hallucination rate (provbench's tokens): share of the explanation's content tokens, meta-prefixes "
-            "stripped, found nowhere in the retrieved pages or the claim (the same context for both systems); "
-            "another quantity than the paper's (option hallucination_row: authors shows theirs).")
+        return (
+            "Hallucination rate (authors' definition, option hallucination_row: authors): their "
+            "evaluate_hallucination_rate of each answer against the retrieved pages' sentences (0.0 for a "
+            "hedged answer); it reproduces the paper's 0.170 and 0.147 on the authors' stored answers."
+        )
+    return (
+        "Hallucination rate (provbench's tokens): share of the explanation's content tokens, meta-prefixes "
+        "stripped, found nowhere in the retrieved pages or the claim (the same context for both systems); "
+        "another quantity than the paper's (option hallucination_row: authors shows theirs)."
+    )
 
 
 def figures_section(run: RunData, systems: list[str]) -> Section:
@@ -263,18 +299,28 @@ def figures_section(run: RunData, systems: list[str]) -> Section:
         values, _ = paired_scores(run, systems, key)
         for s in systems:
             means[s][key] = fmean(values[s]) if values[s] else None
-    blocks: list[Any] = [BarChart(title="Aggregate comparison (Fig. 2)", ylabel="mean (%)",
-                                  categories=[t for t, _ in shares],
-                                  series={s: [means[s][k] for _, k in shares] for s in systems},
-                                  caption="Table I's 0-1 rows per system; a missing bar is a row not scored "
-                                          "(graph-only rows for the baseline).")]
+    blocks: list[Any] = [
+        BarChart(
+            title="Aggregate comparison (Fig. 2)",
+            ylabel="mean (%)",
+            categories=[t for t, _ in shares],
+            series={s: [means[s][k] for _, k in shares] for s in systems},
+            caption="Table I's 0-1 rows per system; a missing bar is a row not scored "
+            "(graph-only rows for the baseline).",
+        )
+    ]
     figure_rows = [r for r in rows if r.key == "accuracy" or r.key.startswith("hallucination_rate")]
     for letter, (title, key) in zip("ab", ((r.title, r.key) for r in figure_rows)):
-        blocks.append(BarChart(title=f"({letter}) {title} (Fig. 3)", ylabel=f"{title.lower()} (%)",
-                               categories=systems, series={title: [means[s][key] for s in systems]},
-                               caption=f"{title} per system (baseline condition)."))
-    return Section(id="p003-figures", title="Paper 003, Figures 2 and 3: metric comparisons", order=41,
-                   blocks=blocks)
+        blocks.append(
+            BarChart(
+                title=f"({letter}) {title} (Fig. 3)",
+                ylabel=f"{title.lower()} (%)",
+                categories=systems,
+                series={title: [means[s][key] for s in systems]},
+                caption=f"{title} per system (baseline condition).",
+            )
+        )
+    return Section(id="p003-figures", title="Paper 003, Figures 2 and 3: metric comparisons", order=41, blocks=blocks)
 
 
 def fever_section(run: RunData, systems: list[str]) -> Section:
@@ -282,36 +328,69 @@ def fever_section(run: RunData, systems: list[str]) -> Section:
     names = ("label_accuracy", "macro_f1", "fever_score", "evidence_precision", "evidence_recall", "evidence_f1")
     rows = []
     for s in systems:
-        found = {v["metric"].split(".", 1)[1]: v for v in run.metric_values(prefix="fever.")
-                 if v["system"] == s and v["condition"] == BASELINE}
-        rows.append(Row(cells=[s, *(format_metric_value(found[n]) if n in found else "–" for n in names),
-                               *cost(run.select(s))]))
-    blocks.append(Table(columns=["System", "Label accuracy", "Macro-F1", "FEVER score", "Evidence P", "Evidence R",
-                                 "Evidence F1", "LLM calls / claim", "from cache", "Tokens / claim"], rows=rows,
-                        caption="FEVER's measures as the official scorer defines them (first 5 predicted sentences). "
-                                "A record's predicted evidence is the sentences behind its citations, padded with "
-                                "the other sentences it read (best-matching first), so differences between "
-                                "systems here reflect their labels and the order of their citations more than "
-                                "evidence retrieval."))
+        found = {
+            v["metric"].split(".", 1)[1]: v
+            for v in run.metric_values(prefix="fever.")
+            if v["system"] == s and v["condition"] == BASELINE
+        }
+        rows.append(
+            Row(cells=[s, *(format_metric_value(found[n]) if n in found else "–" for n in names), *cost(run.select(s))])
+        )
+    blocks.append(
+        Table(
+            columns=[
+                "System",
+                "Label accuracy",
+                "Macro-F1",
+                "FEVER score",
+                "Evidence P",
+                "Evidence R",
+                "Evidence F1",
+                "LLM calls / claim",
+                "from cache",
+                "Tokens / claim",
+            ],
+            rows=rows,
+            caption="FEVER's measures as the official scorer defines them (first 5 predicted sentences). "
+            "A record's predicted evidence is the sentences behind its citations, padded with "
+            "the other sentences it read (best-matching first), so differences between "
+            "systems here reflect their labels and the order of their citations more than "
+            "evidence retrieval.",
+        )
+    )
     for s in systems:
-        matrix = next((v["detail"]["matrix"] for v in run.metric_values("fever.confusion")
-                       if v["system"] == s and v["condition"] == BASELINE), None)
+        matrix = next(
+            (
+                v["detail"]["matrix"]
+                for v in run.metric_values("fever.confusion")
+                if v["system"] == s and v["condition"] == BASELINE
+            ),
+            None,
+        )
         if matrix:
-            blocks.append(Table(columns=["gold \\ predicted", *LABELS],
-                                rows=[Row(cells=[g, *(str(matrix[g].get(p, 0)) for p in LABELS)]) for g in matrix],
-                                caption=f"Confusion matrix of {s} ((none) = abstained or failed)."))
+            blocks.append(
+                Table(
+                    columns=["gold \\ predicted", *LABELS],
+                    rows=[Row(cells=[g, *(str(matrix[g].get(p, 0)) for p in LABELS)]) for g in matrix],
+                    caption=f"Confusion matrix of {s} ((none) = abstained or failed).",
+                )
+            )
     if len(blocks) == 1 and not any(run.metric_values(prefix="fever.")):
         blocks.insert(0, Text(text="Add the 'fever' metric to the suite for FEVER's own measures."))
-    return Section(id="p003-fever", title="Paper 003: FEVER measures, confusion matrices and LLM cost",
-                   order=42, blocks=blocks)
+    return Section(
+        id="p003-fever", title="Paper 003: FEVER measures, confusion matrices and LLM cost", order=42, blocks=blocks
+    )
 
 
 def cost(records: list[RunRecord]) -> list[str]:
     traces = [r.trace for r in records if r.trace is not None]
     if not traces:
         return ["–", "–", "–"]
-    return [f"{fmean(len(t.llm_calls) for t in traces):.1f}",
-            f"{fmean(sum(c.cached for c in t.llm_calls) for t in traces):.1f}", f"{fmean(t.tokens for t in traces):.0f}"]
+    return [
+        f"{fmean(len(t.llm_calls) for t in traces):.1f}",
+        f"{fmean(sum(c.cached for c in t.llm_calls) for t in traces):.1f}",
+        f"{fmean(t.tokens for t in traces):.0f}",
+    ]
 
 
 def diversity_section(run: RunData) -> Section | None:
@@ -320,17 +399,34 @@ def diversity_section(run: RunData) -> Section | None:
     if not values:
         return None
     check = next((v for v in values if v["metric"] == "prompts.check"), None)
-    pairs = [Row(cells=[v["system"], format_metric_value(v, with_note=False)])
-             for v in values if v["metric"] == "prompts.distinct_share"]
+    pairs = [
+        Row(cells=[v["system"], format_metric_value(v, with_note=False)])
+        for v in values
+        if v["metric"] == "prompts.distinct_share"
+    ]
     identical = next((v for v in values if v["metric"] == "prompts.identical_claims"), None)
     blocks: list[Any] = [Text(text=f"Check {check['note']}." if check else "Check not run.")]
     if identical is not None:
-        blocks.append(Text(text=f"Claims for which every setting showed one identical set of facts: "
-                                f"{format_metric_value(identical)}."))
+        blocks.append(
+            Text(
+                text=f"Claims for which every setting showed one identical set of facts: "
+                f"{format_metric_value(identical)}."
+            )
+        )
     if pairs:
-        blocks.append(Table(columns=["Settings", "Claims with different facts shown"], rows=pairs,
-                            caption="Per pair of settings: the share of the claims both answered whose sets of "
-                                    "facts shown differ (the order they are shown in is ignored)."))
-    return Section(id="p003-prompts", title="Paper 003: do the sweep's settings change the facts shown?", order=43,
-                   intro="A setting that shows the facts another setting showed cannot change what the answer "
-                         "rests on; a sweep whose settings mostly coincide measures nothing.", blocks=blocks)
+        blocks.append(
+            Table(
+                columns=["Settings", "Claims with different facts shown"],
+                rows=pairs,
+                caption="Per pair of settings: the share of the claims both answered whose sets of "
+                "facts shown differ (the order they are shown in is ignored).",
+            )
+        )
+    return Section(
+        id="p003-prompts",
+        title="Paper 003: do the sweep's settings change the facts shown?",
+        order=43,
+        intro="A setting that shows the facts another setting showed cannot change what the answer "
+        "rests on; a sweep whose settings mostly coincide measures nothing.",
+        blocks=blocks,
+    )

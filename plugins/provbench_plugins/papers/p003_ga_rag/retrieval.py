@@ -22,17 +22,17 @@ from provbench_plugins.kb_builders.fever.builder import entity_id
 
 @dataclass
 class Document:
-    id: str                                          # the page id (text units' document_id)
-    rank: int                                        # r_i, from 1
-    similarity: float                                # sim(q, d_i): its best sentence's cosine
-    hits: list[Hit] = field(default_factory=list)    # its retrieved sentences, best first
+    id: str  # the page id (text units' document_id)
+    rank: int  # r_i, from 1
+    similarity: float  # sim(q, d_i): its best sentence's cosine
+    hits: list[Hit] = field(default_factory=list)  # its retrieved sentences, best first
     units: list[TextUnit] = field(default_factory=list)  # its readable sentences, page order
     title: str = ""
 
     def sentence_text(self, unit: TextUnit) -> str:
         """A sentence without the ``Title: `` prefix the fever-wiki KB gives every unit."""
         prefix = f"{self.title}: "
-        return unit.text[len(prefix):] if self.title and unit.text.startswith(prefix) else unit.text
+        return unit.text[len(prefix) :] if self.title and unit.text.startswith(prefix) else unit.text
 
     @property
     def text(self) -> str:
@@ -75,8 +75,9 @@ def fill_document(view: Any, doc: Document, max_chars: int) -> None:
     doc.units = sorted(chosen, key=lambda u: _line_order(u.id))
 
 
-def retrieve_documents(view: Any, question: Question, k: int, pool: int, max_chars: int,
-                       trace: Trace) -> list[Document]:
+def retrieve_documents(
+    view: Any, question: Question, k: int, pool: int, max_chars: int, trace: Trace
+) -> list[Document]:
     """Top-k documents with their sentences; recorded as retrieved (the sentence hits), read
     (every sentence passed on: the hits in similarity order first, so FEVER's "first five
     predicted sentences" are the best-matching ones) and visited (the page entities)."""
@@ -93,7 +94,19 @@ def retrieve_documents(view: Any, question: Question, k: int, pool: int, max_cha
             trace.read_text_unit(hit.id)
     for unit in (u for doc in documents for u in doc.units):
         trace.read_text_unit(unit.id)
-    trace.add_step("retrieval", tool="search_text_units", arguments={"query": question.question, "k": k, "pool": pool},
-                   result=[{"document": d.id, "rank": d.rank, "score": d.similarity, "hits": [h.id for h in d.hits],
-                            "sentences": [u.id for u in d.units]} for d in documents])
+    trace.add_step(
+        "retrieval",
+        tool="search_text_units",
+        arguments={"query": question.question, "k": k, "pool": pool},
+        result=[
+            {
+                "document": d.id,
+                "rank": d.rank,
+                "score": d.similarity,
+                "hits": [h.id for h in d.hits],
+                "sentences": [u.id for u in d.units],
+            }
+            for d in documents
+        ],
+    )
     return [d for d in documents if d.units]

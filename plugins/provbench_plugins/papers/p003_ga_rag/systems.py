@@ -59,22 +59,25 @@ class RAGOptions(BaseModel):
 
     k_retrieve: int = Field(4, ge=1, le=50, description="documents (pages) retrieved (paper: 4)")
     sentence_pool: int = Field(50, ge=1, le=1000, description="sentences ranked to find the top documents")
-    max_document_chars: int = Field(3000, ge=100, le=100_000,
-                                    description="text kept per document: retrieved sentences first, then page order")
-    allow_idk: bool = Field(True, description="let the model answer \"I don't know\" (an abstention)")
+    max_document_chars: int = Field(
+        3000, ge=100, le=100_000, description="text kept per document: retrieved sentences first, then page order"
+    )
+    allow_idk: bool = Field(True, description='let the model answer "I don\'t know" (an abstention)')
     max_tokens: int = Field(400, ge=32, le=4096, description="reply budget of the answer call")
     temperature: float = Field(0.0, ge=0.0, le=2.0)
 
 
 class GARAGOptions(RAGOptions):
     ranking: Literal["equations", "authors"] = Field(
-        "equations", description="'equations': eqs. (2)-(4); 'authors': the authors' released formula")
+        "equations", description="'equations': eqs. (2)-(4); 'authors': the authors' released formula"
+    )
     alpha: float = Field(0.8, ge=0, description="eq. (2) weight of sim(q, d_i) (paper: 0.8)")
     beta: float = Field(0.2, ge=0, description="eq. (2) weight of 1/r_i (paper: 0.2)")
     gamma: float = Field(0.5, ge=0, le=1, description="eq. (3) propagation strength; 0 = no propagation")
     iterations: int = Field(2, ge=0, le=50, description="eq. (3) T")
     isolated: Literal["decay", "keep"] = Field(
-        "decay", description="eq. (3) for a fact with no edge: 'decay' by (1 - gamma)^T as printed, or 'keep' s(0)")
+        "decay", description="eq. (3) for a fact with no edge: 'decay' by (1 - gamma)^T as printed, or 'keep' s(0)"
+    )
     lambda1: float = Field(0.6, ge=0, description="eq. (4) weight of s(T)")
     lambda2: float = Field(0.2, ge=0, description="eq. (4) weight of centrality")
     lambda3: float = Field(0.2, ge=0, description="eq. (4) weight of the extractor's confidence")
@@ -84,22 +87,34 @@ class GARAGOptions(RAGOptions):
     w_entity: float = Field(1.0, ge=0, description="edge weight: facts sharing an entity")
     triples_per_document: int = Field(8, ge=1, le=50, description="triples asked of each document (authors: 4)")
     triples_max_tokens: int = Field(400, ge=32, le=4096, description="reply budget of one document's extraction")
-    extraction_seed: int = Field(0, description="seed of every extraction call: a page's triples are shared by "
-                                                "all settings, claims and ablations (through the LLM cache)")
+    extraction_seed: int = Field(
+        0,
+        description="seed of every extraction call: a page's triples are shared by "
+        "all settings, claims and ablations (through the LLM cache)",
+    )
     min_source_overlap: int = Field(
-        1, ge=1, le=20, description="content words of a triple's relation and object (not its subject) that its "
-                                    "source sentence must hold; a triple no sentence restates is unsourced")
+        1,
+        ge=1,
+        le=20,
+        description="content words of a triple's relation and object (not its subject) that its "
+        "source sentence must hold; a triple no sentence restates is unsourced",
+    )
     triple_confidence_threshold: float | None = Field(
-        0.6, ge=0, le=1, description="drop triples whose confidence is below it (authors: 0.6); null keeps all")
+        0.6, ge=0, le=1, description="drop triples whose confidence is below it (authors: 0.6); null keeps all"
+    )
     top_facts: int = Field(10, ge=1, le=100, description="facts linearised into the prompt (authors: 4)")
     low_coverage_facts: int = Field(
-        5, ge=0, le=100, description="fewer facts shown: the coverage note (and the gate's fallback); 0 = never")
+        5, ge=0, le=100, description="fewer facts shown: the coverage note (and the gate's fallback); 0 = never"
+    )
     fallback_to_baseline: bool = Field(
-        False, description="the authors' gate: the baseline's answer when coverage, consistency or grounding is low")
+        False, description="the authors' gate: the baseline's answer when coverage, consistency or grounding is low"
+    )
     consistency_threshold: float = Field(
-        0.7, ge=0, le=1, description="the gate's bar on the authors' consistency score (authors: 0.7)")
+        0.7, ge=0, le=1, description="the gate's bar on the authors' consistency score (authors: 0.7)"
+    )
     grounding_threshold: float = Field(
-        0.2, ge=0, le=1, description="the gate's bar on the answer's grounding in the facts (authors: 0.2)")
+        0.2, ge=0, le=1, description="the gate's bar on the answer's grounding in the facts (authors: 0.2)"
+    )
 
 
 class P003System(System):
@@ -116,17 +131,29 @@ class P003System(System):
         from provbench.llm import LLMError
 
         try:
-            return env.llm.chat(messages, schema=schema, max_tokens=self.options.max_tokens,
-                                temperature=self.options.temperature, seed=env.seed, purpose=purpose, trace=trace)
+            return env.llm.chat(
+                messages,
+                schema=schema,
+                max_tokens=self.options.max_tokens,
+                temperature=self.options.temperature,
+                seed=env.seed,
+                purpose=purpose,
+                trace=trace,
+            )
         except LLMError as err:
             fail(trace, f"LLM call failed ({purpose}): {err}")
             return None
 
-    def generate(self, env: Environment, trace: Trace, question: Question, heading: str,
-                 lines: list[str]) -> dict | None:
+    def generate(
+        self, env: Environment, trace: Trace, question: Question, heading: str, lines: list[str]
+    ) -> dict | None:
         """The label call; returns the reply with ``cited`` as valid 1-based line numbers."""
-        user = P.USER.format(heading=heading, lines="\n".join(lines) or P.EMPTY, claim=question.question,
-                             idk=P.IDK_LINE if self.options.allow_idk else "")
+        user = P.USER.format(
+            heading=heading,
+            lines="\n".join(lines) or P.EMPTY,
+            claim=question.question,
+            idk=P.IDK_LINE if self.options.allow_idk else "",
+        )
         messages = [{"role": "system", "content": P.SYSTEM}, {"role": "user", "content": user}]
         trace.artifacts.setdefault("prompt_digests", []).append(prompt_digest(messages))
         resp = self.chat(env, trace, messages, P.answer_schema(len(lines), self.options.allow_idk), "answer")
@@ -144,8 +171,9 @@ class P003System(System):
         trace.add_step("generation", tool="generate", result=reply)
         return reply
 
-    def answer_from_passages(self, env: Environment, trace: Trace, question: Question,
-                             documents: list[Document]) -> dict | None:
+    def answer_from_passages(
+        self, env: Environment, trace: Trace, question: Question, documents: list[Document]
+    ) -> dict | None:
         """The baseline's answer: the documents' sentences as numbered passages, one label call."""
         units = [unit for doc in documents for unit in doc.units]
         lines = [P.PASSAGE_LINE.format(n=n, text=unit.text) for n, unit in enumerate(units, 1)]
@@ -218,8 +246,17 @@ class GARAG(P003System):
             return trace
         scored = self.score(nodes, question)
         shown = scored.ranked[: self.options.top_facts]
-        trace.facts = [Fact(id=n.id, subject=n.subject, relation=n.relation, object=n.object,
-                            confidence=n.confidence, source_ids=list(n.sources)) for n in nodes]
+        trace.facts = [
+            Fact(
+                id=n.id,
+                subject=n.subject,
+                relation=n.relation,
+                object=n.object,
+                confidence=n.confidence,
+                source_ids=list(n.sources),
+            )
+            for n in nodes
+        ]
         trace.artifacts["graph"] = graph_artifact(scored, self.options)
         trace.artifacts["shown"] = [n.id for n in shown]
         self.answer(env, trace, question, documents, nodes, shown)
@@ -229,24 +266,43 @@ class GARAG(P003System):
         o = self.options
         if o.ranking == "authors":
             return authors_ranking(nodes, question.question, o.w_cooccur, o.w_entity)
-        return score_facts(nodes, alpha=o.alpha, beta=o.beta, gamma=o.gamma, iterations=o.iterations,
-                           lambdas=(o.lambda1, o.lambda2, o.lambda3), centrality_kind=o.centrality,
-                           weighted=o.weighted_centrality, w_cooccur=o.w_cooccur, w_entity=o.w_entity,
-                           isolated=o.isolated)
+        return score_facts(
+            nodes,
+            alpha=o.alpha,
+            beta=o.beta,
+            gamma=o.gamma,
+            iterations=o.iterations,
+            lambdas=(o.lambda1, o.lambda2, o.lambda3),
+            centrality_kind=o.centrality,
+            weighted=o.weighted_centrality,
+            w_cooccur=o.w_cooccur,
+            w_entity=o.w_entity,
+            isolated=o.isolated,
+        )
 
-    def answer(self, env: Environment, trace: Trace, question: Question, documents: list[Document],
-               nodes: list[FactNode], shown: list[FactNode]) -> None:
+    def answer(
+        self,
+        env: Environment,
+        trace: Trace,
+        question: Question,
+        documents: list[Document],
+        nodes: list[FactNode],
+        shown: list[FactNode],
+    ) -> None:
         """The graph answer, or (fallback on and the gate failing) the baseline's, behind the note."""
         o = self.options
-        gate = Gate(facts_shown=len(shown), consistency=round(consistency_score(nodes), 6),
-                    fallback=o.fallback_to_baseline)
+        gate = Gate(
+            facts_shown=len(shown), consistency=round(consistency_score(nodes), 6), fallback=o.fallback_to_baseline
+        )
         trace.artifacts["gate"] = gate.as_dict()
         gate.reason = pre_answer_reason(gate, o.low_coverage_facts, o.consistency_threshold)
         if gate.reason and o.fallback_to_baseline:
             self.fall_back(env, trace, question, documents, gate)
             return
-        lines = [P.FACT_LINE.format(n=k, subject=n.subject, relation=n.relation, object=n.object,
-                                    confidence=n.confidence) for k, n in enumerate(shown, 1)]
+        lines = [
+            P.FACT_LINE.format(n=k, subject=n.subject, relation=n.relation, object=n.object, confidence=n.confidence)
+            for k, n in enumerate(shown, 1)
+        ]
         reply = self.generate(env, trace, question, "Graph facts", lines)
         if reply is None:
             return
@@ -262,8 +318,9 @@ class GARAG(P003System):
         if len(shown) < o.low_coverage_facts:
             with_note(trace, f"[Graph coverage low ({len(shown)} facts)]")
 
-    def fall_back(self, env: Environment, trace: Trace, question: Question, documents: list[Document],
-                  gate: Gate) -> None:
+    def fall_back(
+        self, env: Environment, trace: Trace, question: Question, documents: list[Document], gate: Gate
+    ) -> None:
         trace.citations.facts = []
         trace.artifacts.update(gate=gate.as_dict(), answer_source="baseline")
         if self.answer_from_passages(env, trace, question, documents) is not None:
@@ -271,16 +328,52 @@ class GARAG(P003System):
 
 
 def graph_artifact(scored: Scored, options: GARAGOptions) -> dict:
-    nodes = [{"id": n.id, "document": n.document, "sources": list(n.sources),
-              "evidence": [evidence_of(s) for s in n.sources], "rank": n.rank,
-              "sim": n.similarity, "s0": scored.s0.get(n.id), "sT": scored.sT.get(n.id),
-              "centrality": scored.centrality.get(n.id), "conf": n.confidence, "final": scored.final[n.id]}
-             for n in scored.ranked]
+    nodes = [
+        {
+            "id": n.id,
+            "document": n.document,
+            "sources": list(n.sources),
+            "evidence": [evidence_of(s) for s in n.sources],
+            "rank": n.rank,
+            "sim": n.similarity,
+            "s0": scored.s0.get(n.id),
+            "sT": scored.sT.get(n.id),
+            "centrality": scored.centrality.get(n.id),
+            "conf": n.confidence,
+            "final": scored.final[n.id],
+        }
+        for n in scored.ranked
+    ]
     edges = [[a, b, w] for a, b, w in scored.graph.edges(data="weight")]
-    params = options.model_dump(include={"ranking", "alpha", "beta", "gamma", "iterations", "isolated", "lambda1", "lambda2",
-                                         "lambda3", "centrality", "weighted_centrality", "w_cooccur", "w_entity",
-                                         "top_facts", "k_retrieve", "triple_confidence_threshold", "low_coverage_facts",
-                                         "fallback_to_baseline", "consistency_threshold", "grounding_threshold"})
+    params = options.model_dump(
+        include={
+            "ranking",
+            "alpha",
+            "beta",
+            "gamma",
+            "iterations",
+            "isolated",
+            "lambda1",
+            "lambda2",
+            "lambda3",
+            "centrality",
+            "weighted_centrality",
+            "w_cooccur",
+            "w_entity",
+            "top_facts",
+            "k_retrieve",
+            "triple_confidence_threshold",
+            "low_coverage_facts",
+            "fallback_to_baseline",
+            "consistency_threshold",
+            "grounding_threshold",
+        }
+    )
     propagation = options.ranking == "equations" and options.gamma > 0 and options.iterations > 0
-    return {"nodes": nodes, "edges": edges, "params": params, "propagation": propagation,
-            "isolated": isolated_facts(scored.graph)}
+    return {
+        "nodes": nodes,
+        "edges": edges,
+        "params": params,
+        "propagation": propagation,
+        "isolated": isolated_facts(scored.graph),
+    }

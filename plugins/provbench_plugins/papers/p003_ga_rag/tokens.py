@@ -13,7 +13,8 @@ import re
 
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 
-FUNCTION_WORDS = frozenset("""
+FUNCTION_WORDS = frozenset(
+    """
 a about above after again against all also am an and any are as at be because been before being below
 between both but by can could did do does doing down during each either else ever every few for from
 further had has have having he her here hers herself him himself his how i if in into is it its itself
@@ -23,22 +24,28 @@ themselves then there these they this those though through thus to too under unt
 were what when where whether which while who whom whose why will with within without would yet you your
 yours yourself one ones s t don't doesn't didn't isn't aren't wasn't weren't can't cannot won't hasn't
 haven't
-""".split())
+""".split()
+)
 
 # Words of the prompt and the label set: using them is answering the task, not stating a fact.
-TASK_WORDS = frozenset("""
+TASK_WORDS = frozenset(
+    """
 claim claims evidence fact facts context passage passages graph information info statement statements
 label supports support supported supporting refutes refute refuted refuting enough insufficient
 sufficient true false correct incorrect verify verified know don based according given shown states
 stated says said mentioned mention mentions indicates indicate provided line lines
-""".split())
+""".split()
+)
 
 # Notes the pipeline itself puts before an answer (paper 003, section IX.C) and stock lead-ins:
 # stripped before any token or faithfulness check of the explanation.
 _META_NOTE = re.compile(r"^\s*\[[^\]]*\]\s*")
-_LEAD_IN = re.compile(r"^\s*(?:based on|according to|given|from)\s+(?:the\s+)?"
-                      r"(?:provided\s+|given\s+|retrieved\s+|above\s+)?"
-                      r"(?:context|evidence|graph facts|facts|passages|information)\s*[,:]?\s*", re.IGNORECASE)
+_LEAD_IN = re.compile(
+    r"^\s*(?:based on|according to|given|from)\s+(?:the\s+)?"
+    r"(?:provided\s+|given\s+|retrieved\s+|above\s+)?"
+    r"(?:context|evidence|graph facts|facts|passages|information)\s*[,:]?\s*",
+    re.IGNORECASE,
+)
 _CITATION = re.compile(r"\[\s*\d+(?:\s*[,;-]\s*\d+)*\s*\]")
 
 
