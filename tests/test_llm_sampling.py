@@ -50,7 +50,7 @@ def test_grammar_first_gives_the_librarys_replies(monkeypatch):
     monkeypatch.setattr(backends, "_LLAMAS", {})
     monkeypatch.setenv(CACHE_ENV, "0")
     backend = backends.LlamaCppBackend(backends.EMBEDDED_NAME, n_ctx=1024, n_threads=1)
-    library = Llama(model_path=str(backend.path), n_ctx=1024, n_threads=1, verbose=False)
+    library = Llama(model_path=str(backend.path), n_ctx=1024, n_threads=1, flash_attn=True, verbose=False)
     for question in ("Name a colour and say why you like it.", "What colour is the sky?"):
         request = {"messages": [{"role": "user", "content": question}], "max_tokens": 40, "temperature": 0.0}
         ours = backend.complete({**request, "schema": SCHEMA})
