@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
 
+from conftest import write_suite
 from provbench import hookimpl
 from provbench.controls.validate import validate_suite
 from provbench.model import BASELINE, RunRecord, UnitKey, VariantInfo
@@ -23,9 +23,8 @@ CLAIMS = ("gold-path-followed", "critical-steps-hold-gold")
 
 
 def small_suite(folder: Path, kb: Path, replay: str = "leave-one-step-out-replay") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "suite.yaml"
-    path.write_text(
+    return write_suite(
+        folder,
         f"""\
 name: small-steps
 dataset: {{loader: 2wiki, path: {DATA}, limit: 2}}
@@ -40,18 +39,11 @@ controls:
   llms: [oracle, random]
   claims: [{", ".join(CLAIMS)}]
 """,
-        encoding="utf-8",
     )
-    return path
 
 
-@pytest.fixture(scope="module")
-def kb_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("steps-controls-kb") / "kb"
-
-
-def test_the_oracle_follows_the_gold_chain_and_depends_on_its_gold_steps(tmp_path, kb_dir):
-    validity = validate_suite(small_suite(tmp_path, kb_dir), out=tmp_path / "out")
+def test_the_oracle_follows_the_gold_chain_and_depends_on_its_gold_steps(tmp_path, controls_kb_dir):
+    validity = validate_suite(small_suite(tmp_path, controls_kb_dir), out=tmp_path / "out")
     verdicts = {(v.claim, v.control): v for v in validity.verdicts}
     assert set(verdicts) == {(c, control) for c in CLAIMS for control in ("oracle", "random")}
     assert all(v.passed for v in verdicts.values()), [v.observed for v in verdicts.values() if not v.passed]
@@ -73,11 +65,11 @@ def test_the_oracle_follows_the_gold_chain_and_depends_on_its_gold_steps(tmp_pat
     }, power
 
 
-def test_the_random_control_in_place_of_the_oracle_fails_both_claims(tmp_path, kb_dir, monkeypatch):
+def test_the_random_control_in_place_of_the_oracle_fails_both_claims(tmp_path, controls_kb_dir, monkeypatch):
     from provbench.controls import BEHAVIOURS
 
     monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["random"])
-    validity = validate_suite(small_suite(tmp_path, kb_dir), out=tmp_path / "out")
+    validity = validate_suite(small_suite(tmp_path, controls_kb_dir), out=tmp_path / "out")
     assert {(v.claim, v.control) for v in validity.failures} == {(c, "oracle") for c in CLAIMS} | {
         ("gold-path-followed", "random")
     }  # no longer apart from the oracle's coverage
@@ -95,8 +87,10 @@ def provbench_register_interventions():
     return {"steps-hiding-nothing": HidesNothing}
 
 
-def test_a_step_intervention_that_hides_nothing_fails_the_critical_step_check(tmp_path, kb_dir):
-    suite = small_suite(tmp_path, kb_dir, replay="{name: steps-hiding-nothing, label: leave-one-step-out-replay}")
+def test_a_step_intervention_that_hides_nothing_fails_the_critical_step_check(tmp_path, controls_kb_dir):
+    suite = small_suite(
+        tmp_path, controls_kb_dir, replay="{name: steps-hiding-nothing, label: leave-one-step-out-replay}"
+    )
     validity = validate_suite(suite, out=tmp_path / "out", pm=plugin_manager(sys.modules[__name__], builtins=True))
     failed = {(v.claim, v.control): v for v in validity.failures}
     assert set(failed) == {("critical-steps-hold-gold", "oracle"), ("critical-steps-hold-gold", "random")}
