@@ -116,6 +116,8 @@ def test_paper000s_suite_reads_the_aliases_and_its_caption_says_so():
     questions = TwoWikiLoader().load(loaded.dataset_source(), **dataset.options)
     run = RunData(Path("."), RunManifest(run_id="r", suite_name="s", suite={}), {q.id: q for q in questions}, [], {})
     assert aliases_note(run) == "best over the answer and its aliases; 12 of 30 questions have aliases"
+    unread = RunData(Path("."), run.manifest, mini_questions(), [], {})  # a suite without the option
+    assert aliases_note(unread).startswith("no aliases: the records carry answer_id but the suite read no id_aliases")
 
 
 def test_the_alias_file_is_json_lines_in_the_releases_form():
