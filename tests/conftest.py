@@ -103,6 +103,12 @@ def controls_kb_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("controls-kb") / "kb"
 
 
+@pytest.fixture(scope="module")
+def kb_dir(controls_kb_dir) -> Path:
+    """The controls knowledge base under the name the claim tests use (a module may define its own)."""
+    return controls_kb_dir
+
+
 def validate_cli(suite: Path, out: Path, reuse: Path | None = None):
     """``provbench validate SUITE --out OUT`` through the CLI (its result: exit code, output, stderr);
     ``reuse``: an earlier --out whose control runs are copied in first, so they resume, not rerun."""

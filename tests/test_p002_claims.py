@@ -75,8 +75,8 @@ controls:
     )
 
 
-def test_paper002s_claims_hold_on_their_controls(tmp_path, data, controls_kb_dir):
-    validity = validate_suite(controls_suite(tmp_path, data, controls_kb_dir), out=tmp_path / "out")
+def test_paper002s_claims_hold_on_their_controls(tmp_path, data, kb_dir):
+    validity = validate_suite(controls_suite(tmp_path, data, kb_dir), out=tmp_path / "out")
     assert validity.failed_units == 0 and not validity.failures, [v for v in validity.failures]
     found = verdicts_by_claim(validity.verdicts)
     assert {claim for claim, _ in found} == set(CLAIMS)
@@ -103,12 +103,12 @@ def test_paper002s_claims_hold_on_their_controls(tmp_path, data, controls_kb_dir
     assert power["abstains-when-unreachable", "oracle swapped for ignores-context"] == "power"
 
 
-def test_the_random_control_in_place_of_the_oracle_fails_each_claim(tmp_path, data, controls_kb_dir, monkeypatch):
+def test_the_random_control_in_place_of_the_oracle_fails_each_claim(tmp_path, data, kb_dir, monkeypatch):
     from provbench.controls import BEHAVIOURS
 
     monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["random"])  # "control:oracle" now replies at random
     out = tmp_path / "out"
-    result = validate_cli(controls_suite(tmp_path, data, controls_kb_dir), out)
+    result = validate_cli(controls_suite(tmp_path, data, kb_dir), out)
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     from provbench.controls.validity import read_validity
 
@@ -117,24 +117,24 @@ def test_the_random_control_in_place_of_the_oracle_fails_each_claim(tmp_path, da
     assert all(claim in result.stderr for claim in CLAIMS), result.stderr
 
 
-def test_a_claim_blind_to_the_rounds_has_no_power_and_fails_validate(tmp_path, data, controls_kb_dir):
+def test_a_claim_blind_to_the_rounds_has_no_power_and_fails_validate(tmp_path, data, kb_dir):
     """rounds-reach-deep-answers with only its negative half (parametric: right with or without the
     rounds) passes, and passes too with every setting answered as the loop: no power against that
     sham, so validate names it and exits with 4."""
     blind = "{name: p002/rounds-reach-deep-answers, options: {expect: [{control: parametric, effect: false}]}}"
-    suite = controls_suite(tmp_path, data, controls_kb_dir, llms="[parametric]", claims=(blind,))
+    suite = controls_suite(tmp_path, data, kb_dir, llms="[parametric]", claims=(blind,))
     result = validate_cli(suite, tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     assert "not detectable" not in result.stderr  # the claim holds: only its power is missing
     assert "no power against every setting answered as planning-loop: p002/rounds-reach-deep-answers" in result.stderr
 
 
-def test_the_loop_without_its_gate_fails_the_abstention_claim(tmp_path, data, controls_kb_dir):
+def test_the_loop_without_its_gate_fails_the_abstention_claim(tmp_path, data, kb_dir):
     """confidence_bar 0 in the loop's place: it answers "unknown" where it should abstain."""
     suite = controls_suite(
         tmp_path,
         data,
-        controls_kb_dir,
+        kb_dir,
         loop="{name: planning-loop, options: {confidence_bar: 0.0}}",
         llms="[oracle, ignores-context]",
         claims=(CLAIMS[1],),
@@ -145,12 +145,12 @@ def test_the_loop_without_its_gate_fails_the_abstention_claim(tmp_path, data, co
     assert failure.observed.startswith("no effect: mean 0.")
 
 
-def test_the_one_round_loop_fails_the_abstention_claim(tmp_path, data, controls_kb_dir):
+def test_the_one_round_loop_fails_the_abstention_claim(tmp_path, data, kb_dir):
     """One round abstains on everything deep as well: the round limit, not the gate."""
     suite = controls_suite(
         tmp_path,
         data,
-        controls_kb_dir,
+        kb_dir,
         loop="{name: planning-loop, options: {max_rounds: 1}}",
         llms="[oracle, ignores-context]",
         claims=(CLAIMS[1],),
@@ -160,10 +160,10 @@ def test_the_one_round_loop_fails_the_abstention_claim(tmp_path, data, controls_
     assert "answers the deep questions" in failures[0].expected and failures[0].observed.startswith("no effect")
 
 
-def test_a_control_condition_that_hides_nothing_fails_the_gold_edge_claim(tmp_path, data, controls_kb_dir):
+def test_a_control_condition_that_hides_nothing_fails_the_gold_edge_claim(tmp_path, data, kb_dir):
     hides_nothing = '{name: as-of, label: invalidate-off-chain-edge, options: {time: "2099-01-01"}}'
     suite = controls_suite(
-        tmp_path, data, controls_kb_dir, off_chain=hides_nothing, llms="[oracle, ignores-context]", claims=(CLAIMS[2],)
+        tmp_path, data, kb_dir, off_chain=hides_nothing, llms="[oracle, ignores-context]", claims=(CLAIMS[2],)
     )
     failures = validate_suite(suite, out=tmp_path / "out").failures
     assert {f.control for f in failures} == {"oracle", "ignores-context"}
@@ -172,21 +172,17 @@ def test_a_control_condition_that_hides_nothing_fails_the_gold_edge_claim(tmp_pa
     assert all("invalidate-off-chain-edge on" in f.observed for f in checks)
 
 
-def test_an_off_chain_edge_as_the_treatment_fails_the_gold_edge_claim(tmp_path, data, controls_kb_dir):
+def test_an_off_chain_edge_as_the_treatment_fails_the_gold_edge_claim(tmp_path, data, kb_dir):
     broken = "{name: invalidate-off-chain-edge, label: invalidate-gold-edge}"  # takes the gold edge's place
-    suite = controls_suite(
-        tmp_path, data, controls_kb_dir, gold=broken, llms="[oracle, ignores-context]", claims=(CLAIMS[2],)
-    )
+    suite = controls_suite(tmp_path, data, kb_dir, gold=broken, llms="[oracle, ignores-context]", claims=(CLAIMS[2],))
     validity = validate_suite(suite, out=tmp_path / "out")
     [failure] = validity.failures
     assert (failure.claim, failure.control) == ("p002/gold-edge-changes-answer", "oracle")
     assert failure.observed == "no effect: mean 0.00 vs 0.00 over 5 questions"
 
 
-def test_a_claim_needing_the_one_round_configuration_is_refused_without_it(tmp_path, data, controls_kb_dir):
-    suite = controls_suite(
-        tmp_path, data, controls_kb_dir, one_round="{name: graphrag, options: {ask_confidence: true}}"
-    )
+def test_a_claim_needing_the_one_round_configuration_is_refused_without_it(tmp_path, data, kb_dir):
+    suite = controls_suite(tmp_path, data, kb_dir, one_round="{name: graphrag, options: {ask_confidence: true}}")
     with pytest.raises(UserError, match=r"controls\.claims\[0\]'.*needs system 'one-shot, same seeds'"):
         load_suite(suite)
 

@@ -64,33 +64,33 @@ def test_paper003s_claims_pass_on_fever_garags_controls(tmp_path):
     ]
 
 
-def test_an_oracle_that_ignores_its_context_fails_each_claim_naming_it(tmp_path, controls_kb_dir, monkeypatch):
+def test_an_oracle_that_ignores_its_context_fails_each_claim_naming_it(tmp_path, kb_dir, monkeypatch):
     from provbench.controls import BEHAVIOURS
 
     monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["ignores-context"])  # reads no fact, extracts none
-    result = validate_cli(smaller_suite(tmp_path, controls_kb_dir), tmp_path / "out")
+    result = validate_cli(smaller_suite(tmp_path, kb_dir), tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     failed = {(v.claim, v.control) for v in read_validity(tmp_path / "out").failures}
     assert failed == {(claim, "oracle") for claim in CLAIMS}
     assert all(claim in result.stderr for claim in CLAIMS) and "not detectable" in result.stderr
 
 
-def test_a_random_reader_changes_labels_that_do_not_follow_the_facts(tmp_path, controls_kb_dir, monkeypatch):
+def test_a_random_reader_changes_labels_that_do_not_follow_the_facts(tmp_path, kb_dir, monkeypatch):
     from provbench.controls import BEHAVIOURS
 
     monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["random"])  # a label by a hash of the prompt
-    result = validate_cli(smaller_suite(tmp_path, controls_kb_dir), tmp_path / "out")
+    result = validate_cli(smaller_suite(tmp_path, kb_dir), tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     follows = verdicts(tmp_path / "out")[("p003/ranking-changes-label", "oracle")][-1]
     assert "exactly when the facts it showed hold" in follows.expected and not follows.passed
 
 
-def test_one_setting_under_three_names_fails_each_claim(tmp_path, controls_kb_dir):
+def test_one_setting_under_three_names_fails_each_claim(tmp_path, kb_dir):
     same = [
         {"name": "p003/ga-rag", "label": label, "options": {"top_facts": 4}}
         for label in ("ga-rag", "ga-rag-gamma0", "ga-rag-authors")
     ]
-    result = validate_cli(smaller_suite(tmp_path, controls_kb_dir, systems=same), tmp_path / "out")
+    result = validate_cli(smaller_suite(tmp_path, kb_dir, systems=same), tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     failed = verdicts(tmp_path / "out")
     [differ, _] = failed[("p003/ranking-changes-label", "oracle")]
@@ -101,7 +101,7 @@ def test_one_setting_under_three_names_fails_each_claim(tmp_path, controls_kb_di
     )
 
 
-def test_settings_that_only_reorder_whole_graphs_fail_each_claim(tmp_path, controls_kb_dir):
+def test_settings_that_only_reorder_whole_graphs_fail_each_claim(tmp_path, kb_dir):
     """The three rankings with every fact shown (top_facts 100) send prompts that differ in the
     facts' order only: the prompt check fails, and the label claim says the sets never differed."""
     whole = [
@@ -112,7 +112,7 @@ def test_settings_that_only_reorder_whole_graphs_fail_each_claim(tmp_path, contr
             ("ga-rag-authors", {"ranking": "authors"}),
         )
     ]
-    result = validate_cli(smaller_suite(tmp_path, controls_kb_dir, systems=whole), tmp_path / "out")
+    result = validate_cli(smaller_suite(tmp_path, kb_dir, systems=whole), tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     failed = verdicts(tmp_path / "out")
     [prompts] = failed[("p003/settings-send-different-prompts", "oracle")]
@@ -124,11 +124,11 @@ def test_settings_that_only_reorder_whole_graphs_fail_each_claim(tmp_path, contr
     assert "their order alone on 0 more" not in differ.observed
 
 
-def test_a_claim_blind_to_its_settings_has_no_power_and_fails_validate(tmp_path, controls_kb_dir):
+def test_a_claim_blind_to_its_settings_has_no_power_and_fails_validate(tmp_path, kb_dir):
     """settings-send-different-prompts with only its negative half (a control that extracts nothing,
     so every graph is empty) passes, and passes too with every setting answered as the first: no
     power against that sham, so validate names it and exits with 4."""
-    raw = yaml.safe_load(smaller_suite(tmp_path, controls_kb_dir).read_text(encoding="utf-8"))
+    raw = yaml.safe_load(smaller_suite(tmp_path, kb_dir).read_text(encoding="utf-8"))
     raw["controls"]["llms"] = ["ignores-context"]
     raw["controls"]["claims"] = [
         {
@@ -144,8 +144,8 @@ def test_a_claim_blind_to_its_settings_has_no_power_and_fails_validate(tmp_path,
     assert "no power against every setting answered as ga-rag: p003/settings-send-different-prompts" in result.stderr
 
 
-def test_a_claim_naming_a_setting_the_controls_lack_is_refused(tmp_path, controls_kb_dir):
-    raw = yaml.safe_load(smaller_suite(tmp_path, controls_kb_dir).read_text(encoding="utf-8"))
+def test_a_claim_naming_a_setting_the_controls_lack_is_refused(tmp_path, kb_dir):
+    raw = yaml.safe_load(smaller_suite(tmp_path, kb_dir).read_text(encoding="utf-8"))
     raw["controls"]["claims"][0] = {"name": "p003/ranking-changes-label", "options": {"systems": ["ga-rag", "nope"]}}
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")

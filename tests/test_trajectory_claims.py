@@ -42,8 +42,8 @@ controls:
     )
 
 
-def test_the_oracle_follows_the_gold_chain_and_depends_on_its_gold_steps(tmp_path, controls_kb_dir):
-    validity = validate_suite(small_suite(tmp_path, controls_kb_dir), out=tmp_path / "out")
+def test_the_oracle_follows_the_gold_chain_and_depends_on_its_gold_steps(tmp_path, kb_dir):
+    validity = validate_suite(small_suite(tmp_path, kb_dir), out=tmp_path / "out")
     verdicts = {(v.claim, v.control): v for v in validity.verdicts}
     assert set(verdicts) == {(c, control) for c in CLAIMS for control in ("oracle", "random")}
     assert all(v.passed for v in verdicts.values()), [v.observed for v in verdicts.values() if not v.passed]
@@ -65,11 +65,11 @@ def test_the_oracle_follows_the_gold_chain_and_depends_on_its_gold_steps(tmp_pat
     }, power
 
 
-def test_the_random_control_in_place_of_the_oracle_fails_both_claims(tmp_path, controls_kb_dir, monkeypatch):
+def test_the_random_control_in_place_of_the_oracle_fails_both_claims(tmp_path, kb_dir, monkeypatch):
     from provbench.controls import BEHAVIOURS
 
     monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["random"])
-    validity = validate_suite(small_suite(tmp_path, controls_kb_dir), out=tmp_path / "out")
+    validity = validate_suite(small_suite(tmp_path, kb_dir), out=tmp_path / "out")
     assert {(v.claim, v.control) for v in validity.failures} == {(c, "oracle") for c in CLAIMS} | {
         ("gold-path-followed", "random")
     }  # no longer apart from the oracle's coverage
@@ -87,10 +87,8 @@ def provbench_register_interventions():
     return {"steps-hiding-nothing": HidesNothing}
 
 
-def test_a_step_intervention_that_hides_nothing_fails_the_critical_step_check(tmp_path, controls_kb_dir):
-    suite = small_suite(
-        tmp_path, controls_kb_dir, replay="{name: steps-hiding-nothing, label: leave-one-step-out-replay}"
-    )
+def test_a_step_intervention_that_hides_nothing_fails_the_critical_step_check(tmp_path, kb_dir):
+    suite = small_suite(tmp_path, kb_dir, replay="{name: steps-hiding-nothing, label: leave-one-step-out-replay}")
     validity = validate_suite(suite, out=tmp_path / "out", pm=plugin_manager(sys.modules[__name__], builtins=True))
     failed = {(v.claim, v.control): v for v in validity.failures}
     assert set(failed) == {("critical-steps-hold-gold", "oracle"), ("critical-steps-hold-gold", "random")}

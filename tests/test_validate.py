@@ -73,9 +73,9 @@ controls:
 
 
 @pytest.fixture(scope="module")
-def validated(tmp_path_factory, controls_kb_dir):
+def validated(tmp_path_factory, kb_dir):
     """One `provbench validate` of the small suite: (its folder, its --out, the CLI result)."""
-    return validated_once(tmp_path_factory, small_suite, controls_kb_dir)
+    return validated_once(tmp_path_factory, small_suite, kb_dir)
 
 
 def test_validate_passes_paper000_claims(validated):
@@ -175,13 +175,13 @@ def provbench_register_claims():
     return {"recounted-exclusion": RecountedExclusion}
 
 
-def test_a_claim_without_power_against_a_sham_fails_validate(validated, controls_kb_dir, monkeypatch):
+def test_a_claim_without_power_against_a_sham_fails_validate(validated, kb_dir, monkeypatch):
     """Recounting the exclusion from the records passes with the exclusion step off: no power
     against that sham, so the claim fails validation and the CLI exits with 4 naming it."""
     import provbench.registry
 
     folder, out, _ = validated
-    suite = small_suite(folder / "strict", controls_kb_dir, claims="    - recounted-exclusion\n")
+    suite = small_suite(folder / "strict", kb_dir, claims="    - recounted-exclusion\n")
     with_planted = plugin_manager(sys.modules[__name__], builtins=True)
     monkeypatch.setattr(provbench.registry, "default_plugin_manager", lambda: with_planted)
     result = validate_cli(suite, folder / "strict" / "out", reuse=out)  # the same control runs, resumed
@@ -194,7 +194,7 @@ def test_a_claim_without_power_against_a_sham_fails_validate(validated, controls
     ]
 
 
-def test_a_random_stand_in_that_is_mostly_the_real_set_is_indistinct(validated, controls_kb_dir, monkeypatch):
+def test_a_random_stand_in_that_is_mostly_the_real_set_is_indistinct(validated, kb_dir, monkeypatch):
     """Full isolation hides all but a question's neighbourhood, so a same-size random set is mostly the
     real one: the claim's positive half alone still passes under it, and the cell says 'indistinct' (no
     failure) while 'hides nothing' keeps its power. Demanding more overlap than any set can have turns
@@ -205,7 +205,7 @@ def test_a_random_stand_in_that_is_mostly_the_real_set_is_indistinct(validated, 
     claims = (
         "    - name: p000/isolation-breaks-uncited\n      options: {expect: [{control: uses-uncited, effect: true}]}\n"
     )
-    suite = small_suite(folder / "half", controls_kb_dir, claims=claims)
+    suite = small_suite(folder / "half", kb_dir, claims=claims)
     shutil.copytree(out / "controls", folder / "half" / "out" / "controls")  # the same control runs, resumed
 
     def matrix():
@@ -224,11 +224,11 @@ def test_a_random_stand_in_that_is_mostly_the_real_set_is_indistinct(validated, 
     assert validity.failed_claims == ["p000/isolation-breaks-uncited"]
 
 
-def test_the_random_control_in_place_of_the_oracle_fails_the_claims(tmp_path, controls_kb_dir, monkeypatch):
+def test_the_random_control_in_place_of_the_oracle_fails_the_claims(tmp_path, kb_dir, monkeypatch):
     from provbench.controls import BEHAVIOURS
 
     monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["random"])  # "control:oracle" now replies at random
-    result = validate_cli(small_suite(tmp_path, controls_kb_dir), tmp_path / "out")
+    result = validate_cli(small_suite(tmp_path, kb_dir), tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     failed = {(v.claim, v.control) for v in read_validity(tmp_path / "out").failures}
     assert ("p000/cited-removal-beats-random", "oracle") in failed  # random had no right answer to lose
@@ -248,11 +248,11 @@ def provbench_register_interventions():
     return {"hides-nothing": HidesNothing}
 
 
-def test_an_intervention_that_hides_nothing_fails_paper000s_check(tmp_path, controls_kb_dir):
+def test_an_intervention_that_hides_nothing_fails_paper000s_check(tmp_path, kb_dir):
     broken = "{name: hides-nothing, label: cited-removal}"  # takes cited removal's place
     suite = small_suite(
         tmp_path,
-        controls_kb_dir,
+        kb_dir,
         cited_removal=broken,
         llms="[oracle, ignores-context]",
         claims="    - p000/cited-removal-beats-random\n",
@@ -262,12 +262,12 @@ def test_an_intervention_that_hides_nothing_fails_paper000s_check(tmp_path, cont
     assert all(v.observed.startswith("no effect: mean") for v in validity.failures)  # nothing hidden, nothing lost
 
 
-def test_an_expected_failure_is_shown_but_does_not_fail(tmp_path, controls_kb_dir):
+def test_an_expected_failure_is_shown_but_does_not_fail(tmp_path, kb_dir):
     claims = (
         "    - name: p000/cited-removal-beats-random\n      expect_failure: a known gap\n      options:\n"
         "        expect: [{control: ignores-context, effect: true}]\n"
     )
-    suite = small_suite(tmp_path, controls_kb_dir, llms="[ignores-context]", claims=claims)
+    suite = small_suite(tmp_path, kb_dir, llms="[ignores-context]", claims=claims)
     result = validate_cli(suite, tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert "expected to fail: a known gap" in result.output and "expected failure" in result.output
@@ -280,9 +280,9 @@ def test_a_suite_without_controls_is_refused(tmp_path):
     assert result.exit_code == 2 and "declares no controls" in result.stderr
 
 
-def test_a_run_with_controls_reports_suite_validity(tmp_path, controls_kb_dir):
+def test_a_run_with_controls_reports_suite_validity(tmp_path, kb_dir):
     suite = small_suite(
-        tmp_path, controls_kb_dir, llms="[oracle, ignores-context]", claims="    - p000/cited-removal-beats-random\n"
+        tmp_path, kb_dir, llms="[oracle, ignores-context]", claims="    - p000/cited-removal-beats-random\n"
     )
     out = tmp_path / "run"
     result = CliRunner().invoke(main, ["run", str(suite), "--controls", "--out", str(out)])
@@ -294,12 +294,12 @@ def test_a_run_with_controls_reports_suite_validity(tmp_path, controls_kb_dir):
 
 
 @pytest.mark.browser
-def test_suite_validity_section_in_chromium(tmp_path, controls_kb_dir, browser, artifacts_dir):
+def test_suite_validity_section_in_chromium(tmp_path, kb_dir, browser, artifacts_dir):
     from test_report_browser import assert_nothing_ran, open_page
 
     suite = small_suite(
         tmp_path,
-        controls_kb_dir,
+        kb_dir,
         llms="[oracle, ignores-context]",
         claims="    - p000/cited-removal-beats-random\n    - name: p000/exclusion-reference\n"
         "      options: {knows: ignores-context}\n",

@@ -61,9 +61,9 @@ controls:
 
 
 @pytest.fixture(scope="module")
-def validated(tmp_path_factory, controls_kb_dir):
+def validated(tmp_path_factory, kb_dir):
     """One `provbench validate` of the p001 suite: (its folder, its --out, the CLI result)."""
-    return validated_once(tmp_path_factory, p001_suite, controls_kb_dir)
+    return validated_once(tmp_path_factory, p001_suite, kb_dir)
 
 
 def test_paper001_claims_pass_on_medical_mini(validated):
@@ -98,7 +98,7 @@ def kept_paths(run_dir: Path) -> dict[str, list[dict]]:
     }
 
 
-def test_each_claim_meets_its_shams(validated, controls_kb_dir):
+def test_each_claim_meets_its_shams(validated, kb_dir):
     """The explanation claim fails for a blind explanation (the first node of the first path: the
     issue's case, repaired by the binomial rule) and when the oracle is swapped for the blind control;
     but pooled over three removals, one removal faked alone leaves the others to carry it: no power
@@ -109,19 +109,42 @@ def test_each_claim_meets_its_shams(validated, controls_kb_dir):
     assert power[claim, "most-influential: the first element"] == "power", power
     assert power[claim, "oracle swapped for ignores-context"] == "power", power
     assert power[claim, "kg-node-removal hides nothing"] == "no power", power
-    strict = p001_suite(folder / "strict", controls_kb_dir, claims=f"    - {claim}\n")
+    strict = p001_suite(folder / "strict", kb_dir, claims=f"    - {claim}\n")
     result = validate_cli(strict, folder / "strict" / "out", reuse=out)  # the same control runs, resumed
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     assert f"no power against kg-node-removal hides nothing: {claim}" in result.stderr
 
 
-def test_the_random_control_in_place_of_the_oracle_fails_paper001s_claims(tmp_path, controls_kb_dir, monkeypatch):
+@pytest.mark.parametrize("end, label, seen", [(0, "first", "0.71: 10 of 14"), (-1, "last", "0.36: 5 of 14")])
+def test_an_explanation_naming_a_path_end_fails_validate(validated, kb_dir, monkeypatch, end, label, seen):
+    """Issue 34 item 10a: an explanation blind to the perturbations, always naming the first (or the
+    last) node of the first path, fails `explanation-names-planted` on medical-mini (exit 4), where
+    the real one passes (test_paper001_claims_pass_on_medical_mini): the bridge questions' planted
+    nodes sit inside their three-hop paths, so a path end misses them."""
+    from types import SimpleNamespace
+
+    from provbench_plugins.papers.p001_kgrag_ex import known_truth
+
+    def blind(group):
+        return SimpleNamespace(influence={group.paths[0]["nodes"][end]["id"]: 1.0})
+
+    monkeypatch.setattr(known_truth, "explain", blind)
+    folder, out, _ = validated
+    result = validate_cli(p001_suite(folder / label, kb_dir), folder / label / "out", reuse=out)
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    (failed,) = read_validity(folder / label / "out").failures
+    assert (failed.claim, failed.control) == ("p001/explanation-names-planted", "oracle")
+    assert failed.observed.startswith(f"hit rate {seen}"), failed.observed  # the first node misses the 4 bridges
+    assert failed.p_value > 0.5  # no better than naming a random node of the paths (0.72)
+
+
+def test_the_random_control_in_place_of_the_oracle_fails_paper001s_claims(tmp_path, kb_dir, monkeypatch):
     from provbench.controls import BEHAVIOURS
 
     monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["random"])  # "control:oracle" now replies at random
     suite = p001_suite(
         tmp_path,
-        controls_kb_dir,
+        kb_dir,
         llms="[oracle]",
         claims="    - name: p001/unplanted-change-nothing\n      options: {controls: [oracle]}\n",
     )
