@@ -248,6 +248,17 @@ class HiddenIds:
         return True
 
 
+def shows_hidden(view: "GraphView", question: Question, text: str) -> bool:
+    """Whether ``text`` shows something ``view`` hides: a hidden name or sentence (the question's
+    words aside) or a hidden id. A system that puts text of its own making into a prompt (a replayed
+    action) asks this first."""
+    from .kb.hidden import joined, tokens
+
+    content = view.hidden_content()
+    asked = joined(tokens(" ".join([question.question, *(question.choices or [])])))
+    return bool(content.find(text, asked) or ids_in(text, HiddenIds(view, content)))
+
+
 def ids_in(text: str, ids: "frozenset[str] | HiddenIds") -> list[str]:
     """The ids of ``ids`` that ``text`` shows as whole words, in order, each once."""
     return list(dict.fromkeys(word for word in _ID_TOKEN.findall(text) if word in ids)) if ids else []
