@@ -101,6 +101,30 @@ def kept_paths(run_dir: Path) -> dict[str, list[dict]]:
     }
 
 
+@pytest.mark.parametrize("end, label, seen", [(0, "first", "0.71: 10 of 14"), (-1, "last", "0.36: 5 of 14")])
+def test_an_explanation_naming_a_path_end_fails_validate(validated, kb_dir, monkeypatch, end, label, seen):
+    """Issue 34 item 10a: an explanation blind to the perturbations, always naming the first (or the
+    last) node of the first path, fails `explanation-names-planted` on medical-mini (exit 4), where
+    the real one passes (test_paper001_claims_pass_on_medical_mini): the bridge questions' planted
+    nodes sit inside their three-hop paths, so a path end misses them."""
+    from types import SimpleNamespace
+
+    from provbench_plugins.papers.p001_kgrag_ex import known_truth
+
+    def blind(group):
+        return SimpleNamespace(influence={group.paths[0]["nodes"][end]["id"]: 1.0})
+
+    monkeypatch.setattr(known_truth, "explain", blind)
+    folder, out, _ = validated
+    result = validate_cli(p001_suite(folder / label, kb_dir), folder / label / "out", reuse=out)
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    failures = read_validity(folder / label / "out").failures  # Table 2's explanation, then each removal's
+    assert {(v.claim, v.control) for v in failures} == {("p001/explanation-names-planted", "oracle")}
+    failed = failures[0]
+    assert failed.observed.startswith(f"every removal (Table 2): hit rate {seen}"), failed.observed
+    assert failed.p_value > 0.5  # no better than naming a random node of the paths (0.72)
+
+
 def test_the_random_control_in_place_of_the_oracle_fails_paper001s_claims(tmp_path, kb_dir, monkeypatch):
     from provbench.controls import BEHAVIOURS
 
