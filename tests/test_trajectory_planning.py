@@ -141,3 +141,36 @@ def test_a_trace_without_replies_cannot_be_resumed(view):
         PlanningLoop().resume_from_step(
             QUESTION, Environment(view=view, llm=planned_llm()[0]), recorded, ResumePoint(step=PLANTED)
         )
+
+
+def focusing_planner(messages: list[dict]) -> dict:
+    """As ``planner``, but round 1's reply names the seed by its id: "what ent:rho leads to"."""
+    prompt = messages[-1]["content"]
+    focus = "what ent:rho leads to" if "round 1" in prompt.lower() and "[ent:rho]" in prompt else ""
+    return {**planner(messages), "focus": focus}
+
+
+def focused_llm() -> tuple[LLMClient, ScriptedBackend]:
+    backend = ScriptedBackend([focusing_planner] * 20)
+    return LLMClient(backend, max_attempts=1), backend
+
+
+def test_replay_rest_stops_before_a_reply_that_shows_what_the_view_hides(view):
+    """The seed (step 0) left out, round 1's recorded reply names it (ent:rho). Replayed, its focus
+    would put the hidden id into round 2's prompt: replay stops before it, the model decides from
+    round 1 on, and no prompt it reads shows what the view hides."""
+    from provbench.leakguard import shows_hidden
+
+    recorded = PlanningLoop(**OPTIONS).run(QUESTION, Environment(view=view, llm=focused_llm()[0]))
+    round_one = next(s for s in recorded.steps if s.tool == "synthesize")
+    assert json.loads(round_one.reply)["focus"] == "what ent:rho leads to"
+    rng = random.Random(0)
+    variant = next(v for v in LeaveOneStepOut().variants(QUESTION, recorded, rng) if v.id == "step:0")
+    hiding = LeaveOneStepOut().make_view(view, QUESTION, recorded, rng, variant=variant)
+    llm, backend = focused_llm()
+    resumed = PlanningLoop(**OPTIONS).resume_from_step(
+        QUESTION, Environment(view=hiding, llm=llm), recorded, ResumePoint(step=0, replay_rest=True)
+    )
+    assert not any(shows_hidden(hiding, QUESTION, m["content"]) for call in backend.calls for m in call["messages"])
+    assert resumed.artifacts["resumed"]["withheld"] == [round_one.index]
+    assert resumed.artifacts["resumed"]["replayed_steps"] == 0 and len(backend.calls) == 3  # every round asked
