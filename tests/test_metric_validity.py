@@ -11,6 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from judge_helpers import Recording
 from provbench.controls import make_control
 from provbench.llm import LLMClient
 from provbench.model import BASELINE, RunRecord, Trace, UnitKey
@@ -31,21 +32,6 @@ REPO = Path(__file__).resolve().parents[1]
 QUESTION = "Who is the mother of the director of film Glass Harbor?"
 FILM = "Glass Harbor is a 1987 drama film. The film was directed by Orin Vale."
 MOTHER = "Orin Vale is a director. He is the son of the painter Mira Vale."
-
-
-class Recording:
-    """A backend that passes requests to a control and keeps each request with its reply."""
-
-    def __init__(self, model_id: str) -> None:
-        self.inner, self.model_id, self.exchanges = make_control(model_id), model_id, []
-
-    def config(self):
-        return self.inner.config()
-
-    def complete(self, request):
-        reply = self.inner.complete(request)
-        self.exchanges.append((request, reply))
-        return reply
 
 
 def faithfulness(answer: str, contexts: list[str], model_id: str = "control:judge") -> tuple[float, Recording]:

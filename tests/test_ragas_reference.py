@@ -62,7 +62,8 @@ def test_answer_correctness_is_f1_of_claims_both_ways(ablation_view):
     assert scores == {"answer_correctness": 0.67}  # tp 1, fp 0, fn 1
     assert rec.score_notes == {}
     assert len(backend.calls) == 4
-    assert "Ann Lee directed it." in prompt_of(backend.calls[0])
+    # the answer reaches ragas with its question, as the reference does: a bare phrase is a claim too
+    assert "Question: Who directed Blue River? Answer: Ann Lee directed it." in prompt_of(backend.calls[0])
     assert ANSWER_REFERENCE in prompt_of(backend.calls[1])  # the answer's claims judged against the reference
     assert ANSWER_REFERENCE in prompt_of(backend.calls[2])  # the reference broken into claims
     assert GOLD_SENTENCE not in prompt_of(backend.calls[1])

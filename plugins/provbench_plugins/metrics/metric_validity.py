@@ -278,6 +278,38 @@ CHECKS: tuple[MetricCheck, ...] = (
         "the answer is not supported by what the system read",
         baseline_score("faithfulness_trajectory"),
     ),
+    MetricCheck(
+        "ragas-answer-correctness",
+        BASELINE,
+        "low",
+        ("ignores-context", "random"),
+        "the answer's claims and the reference answer's do not match",
+        baseline_score("answer_correctness"),
+    ),
+    MetricCheck(
+        "ragas-context-precision",
+        BASELINE,
+        "low",
+        ("random",),
+        "what the system read first does not help reach the reference answer",
+        baseline_score("context_precision"),
+    ),
+    MetricCheck(
+        "ragas-context-recall",
+        BASELINE,
+        "low",
+        (*NEEDLESS, "random"),
+        "what the system read misses most of the gold evidence",
+        baseline_score("context_recall"),
+    ),
+    MetricCheck(
+        "ragas-context-entity-recall",
+        BASELINE,
+        "low",
+        (*NEEDLESS, "random"),
+        "what the system read names few of the gold evidence's entities",
+        baseline_score("context_entity_recall"),
+    ),
 )
 
 
@@ -376,7 +408,8 @@ judge: {{id: '{judge}'}}
 systems: [{system}]
 interventions: [full-isolation, text-only-isolation, cited-removal, {{name: random-removal, options: {{repeats: {repeats}}}}},
                 entity-removal, entity-text-mask]
-metrics: [accuracy, output-changed, provenance, ragas-faithfulness]
+metrics: [accuracy, output-changed, provenance, ragas-faithfulness, ragas-answer-correctness, ragas-context-precision,
+          ragas-context-recall, ragas-context-entity-recall]
 concurrency: {concurrency}
 report: {{subgraph_pictures: false}}
 """
