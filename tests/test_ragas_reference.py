@@ -185,3 +185,25 @@ def test_registered_under_names_a_suite_can_use():
 def test_bad_mode_is_refused():
     with pytest.raises(UserError, match="ragas-answer-correctness"):
         RagasAnswerCorrectness(mode="accuracy")
+
+
+def test_judged_scores_are_declared_and_sent_to_phoenix_as_llm():
+    from pathlib import Path
+
+    from provbench.model import RunManifest
+    from provbench.phoenix import score_annotations
+    from provbench.results.data import RunData
+
+    registry = default_registry()
+    declared = {
+        k
+        for m in ("ragas-answer-correctness", "ragas-faithfulness", "table1")
+        for k in registry.get("metric", m).factory.judged_scores
+    }
+    assert {"answer_correctness", "faithfulness_cited", "coherence"} <= declared
+    assert registry.get("metric", "accuracy").factory.judged_scores == ()
+    rec = record()
+    rec.scores = {"accuracy": 1.0, "context_recall": 0.5}
+    manifest = RunManifest(run_id="r1", suite_name="s", judged_scores=["context_recall"])
+    kinds = {a["name"]: a["annotator_kind"] for a in score_annotations(RunData(Path("."), manifest, {}, [rec], {}))}
+    assert kinds == {"accuracy": "CODE", "context_recall": "LLM"}

@@ -73,7 +73,7 @@ class ControlBackend:
             return self._reply(messages, json.dumps(judged))
         if self.behaviour is None:
             raise ValueError(
-                f"{self.model_id} only judges (ragas faithfulness's statement and verdict prompts); "
+                f"{self.model_id} only judges (the ragas prompts of provbench.controls.judge.RULES); "
                 "as a system's model use a control behaviour: " + ", ".join(BEHAVIOURS)
             )
         if self.behaviour.schema_following:

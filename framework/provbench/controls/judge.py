@@ -1,26 +1,37 @@
-"""The control judge: ragas' faithfulness prompts answered by rule, so a faithfulness score
-measures the metric's pipeline (ragas' own prompts, parsing and arithmetic), not a model.
+"""The control judge: ragas' judge prompts answered by rule, so a ragas score measures the metric's
+pipeline (ragas' own prompts, parsing and arithmetic), not a model.
 
-``ragas.metrics.collections.Faithfulness`` (ragas 0.4.3) asks twice: statements from an answer,
-then a verdict for each statement against the retrieved contexts. Each prompt ends with its input
-as JSON (``input: {...}``) and the request carries the reply's JSON schema; the judge reads both
-and answers:
+Each ragas 0.4.3 prompt ends with its input as JSON (``input: {...}``) and the request carries the
+reply's JSON schema; the pair (the schema's properties, the input's keys) says which prompt it is
+(:data:`RULES`; any other request is not judged), and the judge answers:
 
-* **statements**: each sentence of the answer (four words or more, ending in ``.``, ``!`` or
-  ``?``) is a statement as it stands; anything else, such as a bare answer phrase
+* **statements** (``Faithfulness``): each sentence of the answer (four words or more, ending in
+  ``.``, ``!`` or ``?``) is a statement as it stands; anything else, such as a bare answer phrase
   (``Dratrer Avobury``), is stated as the answer to the question:
   ``The answer to "<question>" is <phrase>.``
-* **verdicts**: a statement is supported (1) when each of its terms appears in the context
-  (whole words, case ignored), else not (0), with the missing terms as the reason. Terms are
-  names (runs of capitalised words, a leading function word dropped: ``Glass Harbor``), numbers
-  and other content words (three letters or more, not a function word). Of the question quoted
-  in an answer statement only the names and numbers count: the rule cannot infer "paternal
-  grandfather" from a "daughter of" and a "son of" sentence, so the wording of the question's
-  relation is not checked; the entities it names and the answer are.
+* **verdicts** (``Faithfulness``, ``FactualCorrectness``): a statement is supported (1) when each
+  of its terms appears in the context (whole words, case ignored), else not (0), with the missing
+  terms as the reason. Terms are names (runs of capitalised words, a leading function word
+  dropped: ``Glass Harbor``), numbers and other content words (three letters or more, not a
+  function word). Of the question quoted in an answer statement only the names and numbers count:
+  the rule cannot infer "paternal grandfather" from a "daughter of" and a "son of" sentence, so
+  the wording of the question's relation is not checked; the entities it names and the answer
+  are. The answer phrase's terms are looked for in the answer part of a ``Question: ... Answer:
+  ...`` context; a phrase of function words only (``Who``) is its own term.
+* **claims** (``FactualCorrectness``): a ``Question: Q Answer: A`` text gives the statements of A
+  for Q (above); any other text, each of its sentences.
+* **usefulness** (``ContextPrecisionWithReference``, one read item): useful (1) when the item names
+  the reference answer (each of its terms) or an entity the question names.
+* **attribution** (``ContextRecall``): each claim of the reference is attributed (1) when the
+  context names each of its names and numbers (its content words only when it has none), since a
+  graph states "He married Koka Povale." as a relation type.
+* **entities** (``ContextEntityRecall``): the names and numbers of the text, a possessive ``'s``
+  dropped; ragas intersects the reference's and the contexts' lists as exact strings.
 
-The rule is lenient where a model is strict (terms may come from different passages; a relation
-is never checked), and strict where a model is lenient (a paraphrase with other words is not
-supported). docs/metric-validity.md says what this means for the figures it gives.
+The rules are lenient where a model is strict (terms may come from different passages; a relation
+is never checked) and strict where a model is lenient (a paraphrase with other words is not
+supported; ``Orin Vale Jr`` is not ``Orin Vale``). docs/metric-validity.md says what this means for
+the figures it gives.
 """
 
 from __future__ import annotations
