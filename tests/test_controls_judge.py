@@ -55,6 +55,17 @@ def test_answer_correctness_matches_the_answer_phrase_both_ways():
     assert correctness("Glass Harbor")[0] == 0.0
 
 
+def test_only_the_reference_answer_states_a_fact_not_its_question():
+    from ragas.metrics.collections import FactualCorrectness
+
+    question = "Which film came out first, The Engine of Udal or Amber Tide?"
+    reference = answered(question, "The Engine of Udal")  # four words: a sentence claim as it stands
+    value, backend = scored(FactualCorrectness, response=answered(question, "The Engine"), reference=reference)
+    verdicts = [r["statements"][0]["verdict"] for r in replies(backend)[1::2]]
+    assert verdicts == [1, 0]  # "Engine" is in the reference's answer; "Udal" only in the response's question
+    assert value == pytest.approx(0.67)  # right in part: precision 1, recall 0
+
+
 def test_an_answer_of_function_words_is_not_supported_by_default():
     # "Who" has no content term: the phrase itself must be the reference's answer, not vacuously supported
     value, backend = correctness("Who")

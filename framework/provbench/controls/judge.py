@@ -16,8 +16,9 @@ reply's JSON schema; the pair (the schema's properties, the input's keys) says w
   function word). Of the question quoted in an answer statement only the names and numbers count:
   the rule cannot infer "paternal grandfather" from a "daughter of" and a "son of" sentence, so
   the wording of the question's relation is not checked; the entities it names and the answer
-  are. The answer phrase's terms are looked for in the answer part of a ``Question: ... Answer:
-  ...`` context; a phrase of function words only (``Who``) is its own term.
+  are. Against a ``Question: ... Answer: ...`` context the statement's terms are looked for in
+  its answer part (the question states nothing); a phrase of function words only (``Who``) is its
+  own term.
 * **claims** (``FactualCorrectness``): a ``Question: Q Answer: A`` text gives the statements of A
   for Q (above); any other text, each of its sentences.
 * **usefulness** (``ContextPrecisionWithReference``, one read item): useful (1) when the item names
@@ -105,14 +106,17 @@ def verdict(statement: str, context: str, placed: list[tuple[str, str]] | None =
 
 
 def placed_terms(statement: str, context: str) -> list[tuple[str, str]]:
-    """Each term the statement needs (module docstring) with the text it must appear in: an answer
-    statement's phrase is looked for in the answer part of a question-and-answer context."""
+    """Each term the statement needs (module docstring) with the text it must appear in. Of a
+    question-and-answer context only the answer states anything (the question names every entity
+    it asks about), so the statement's terms are looked for there; the names of a question quoted
+    in an answer statement, anywhere."""
+    stated = answer_part(context)
     quoted = ANSWER_STATEMENT.match(statement)
     if not quoted:
-        return [(term, context) for term in content_terms(statement)]
+        return [(term, stated) for term in content_terms(statement)]
     question, phrase = quoted.groups()
     placed = [(name, context) for name in names_and_numbers(question)]
-    return list(dict.fromkeys([*placed, *((term, answer_part(context)) for term in phrase_terms(phrase))]))
+    return list(dict.fromkeys([*placed, *((term, stated) for term in phrase_terms(phrase))]))
 
 
 def phrase_terms(phrase: str) -> list[str]:
