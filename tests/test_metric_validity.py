@@ -134,3 +134,7 @@ def test_each_metric_is_read_on_its_own_control(small_world):
     cited = results["ragas-faithfulness.cited"]
     assert cited.sensitivity["uses-uncited"] == 1.0 and cited.specificity == 1.0
     assert cited.sensitivity["parametric"] == 0.0 and cited.cells["parametric"].no_reading == 6  # nothing cited
+    correctness = results["ragas-answer-correctness"]  # the reference-based scores, judged by rule too
+    assert correctness.specificity == 1.0 and correctness.sensitivity["random"] == 1.0
+    recall = results["ragas-context-recall"]
+    assert recall.cells["parametric"].no_reading == 6  # read nothing: ragas refuses an empty context
