@@ -99,7 +99,7 @@ class ControlBackend:
 
 def make_control(model_id: str, /) -> ControlBackend:
     """Known-truth control LLMs: `control:<behaviour>` (oracle, uses-uncited, parametric, ...),
-    and `control:judge`, the rule-based judge of RAGAS faithfulness.
+    and `control:judge`, the rule-based judge of the RAGAS scores (provbench.controls.judge).
 
     Behaviours: oracle, uses-uncited, parametric, cites-everything, ignores-context, noise-sensitive, random."""
     name = model_id.removeprefix(f"{PREFIX}:")
