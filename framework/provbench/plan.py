@@ -15,6 +15,7 @@ knowledge base exists, a row counts its build's own calls as its builder bounds 
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -405,11 +406,17 @@ def _recorded(run_dir: Path) -> dict[str, RunRecord]:
 
 
 def kb_build_command(loaded: "LoadedSuite", run_dir: Path) -> str:
-    """The command that builds the suite's knowledge base where a run into ``run_dir`` looks."""
+    """The command that builds the suite's knowledge base where a run into ``run_dir`` looks: it
+    carries every input of that directory (:func:`provbench.runner.default_kb_dir`) a command line
+    can change, as this run has them: the model, the question limit and the run directory."""
     from .runner import default_run_dir
 
-    out = "" if Path(run_dir) == default_run_dir(loaded) else f" --out {run_dir}"
-    return f"`provbench kb build {loaded.path}{out}`"
+    args = ["provbench", "kb", "build", str(loaded.path), "--model", loaded.suite.model.id]
+    if loaded.suite.dataset.limit is not None:
+        args += ["--limit", str(loaded.suite.dataset.limit)]
+    if Path(run_dir) != default_run_dir(loaded):
+        args += ["--out", str(run_dir)]
+    return f"`{shlex.join(args)}`"
 
 
 def _cache_entries(run_dir: Path) -> int:
