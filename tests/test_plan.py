@@ -99,7 +99,7 @@ def test_an_unpriced_model_is_named_as_the_cause(tmp_path, monkeypatch):
 
 def test_following_the_printed_kb_build_hint_literally_builds_the_kb_plan_looks_for(tmp_path, monkeypatch):
     """The hint carries every option that moves the KB (the model and the limit are in its
-    fingerprint, --out in its folder): run as printed, `plan` then finds it built."""
+    fingerprint, --out in its folder): run as printed, `plan` then finds it built, its costs local as `run` shows them."""
     import re
     import shlex
 
@@ -123,3 +123,5 @@ def test_following_the_printed_kb_build_hint_literally_builds_the_kb_plan_looks_
     assert built.exit_code == 0, built.output
     after = CliRunner().invoke(main, args).output
     assert "built: reused as is" in after and "is not built yet" not in after, after
+    rows = {line.split("\t")[0]: line.split("\t") for line in after.splitlines() if "\t" in line}
+    assert rows["rag"][7] == "0 (local)" and "estimated cost 0 (local)" in after  # as `run` shows it

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .costs import dollars, price_of
+from .costs import CostTotal, cost_text, dollars, price_of
 from .errors import PluginFailure, call_plugin
 from .model import BASELINE, RunRecord
 from .plugin_api import Environment, MetricContext
@@ -41,6 +41,7 @@ class Row:
     completion_tokens: float | None = None
     model: str = ""
     cost_usd: float | None = None
+    cost_source: str = "unknown"  # where the price came from (provbench.costs.CostSource)
     notes: list[str] = field(default_factory=list)
 
 
@@ -68,7 +69,16 @@ class Plan:
 
     def cost(self) -> tuple[float, int]:
         """(known dollars, rows whose price is unknown)."""
-        return sum(r.cost_usd or 0.0 for r in self.rows), sum(r.cost_usd is None and r.calls > 0 for r in self.rows)
+        total = self.cost_total()
+        return total.usd, total.unknown
+
+    def cost_total(self) -> CostTotal:
+        """The rows that make calls, each counted as one "call" of its total cost."""
+        total = CostTotal()
+        for row in self.rows:
+            if row.calls:
+                total.count(row.cost_usd, row.cost_source)
+        return total
 
     def unknown_cost_causes(self) -> list[str]:
         """Why rows have no cost: no token sizes (an unbuilt knowledge base, a dry run that failed)
@@ -169,8 +179,9 @@ def _plan(
     for row in rows:
         backend = judge_backend if row.what == "judge" else system_backend
         if row.prompt_tokens is not None and row.completion_tokens is not None:
-            usd, _ = price_of(backend, round(row.calls * row.prompt_tokens), round(row.calls * row.completion_tokens))
-            row.cost_usd = usd
+            row.cost_usd, row.cost_source = price_of(
+                backend, round(row.calls * row.prompt_tokens), round(row.calls * row.completion_tokens)
+            )
     done = {k: r for k, r in records.items() if r.key.question_id in {q.id for q in questions}}
     plan = Plan(
         suite.name,
@@ -457,7 +468,7 @@ def plan_rows(plan: Plan) -> list[list[str]]:
             if row.prompt_tokens is None or row.completion_tokens is None
             else row.calls * (row.prompt_tokens + row.completion_tokens)
         )
-        cost = "unknown" if row.cost_usd is None else dollars(row.cost_usd)
+        cost = cost_text(row.cost_usd, row.cost_source)
         rows.append(
             [
                 row.what,
@@ -475,13 +486,12 @@ def plan_rows(plan: Plan) -> list[list[str]]:
 
 
 def plan_summary(plan: Plan, chain: float) -> list[str]:
-    usd, unknown = plan.cost()
+    total = plan.cost_total()
     why = "; ".join(plan.unknown_cost_causes())
-    cost = (
-        dollars(usd) + (f" + {unknown} line(s) of unknown cost: {why}" if unknown else "")
-        if usd or not unknown
-        else f"unknown: {why}"
-    )
+    if total.unknown == total.calls:
+        cost = f"unknown: {why}" if total.calls else dollars(0.0)
+    else:
+        cost = total.known() + (f" + {total.unknown} line(s) of unknown cost: {why}" if total.unknown else "")
     minutes = plan.hours(chain) * 60
     return [
         f"total: {plan.units:,} unit(s), about {plan.calls:,.0f} LLM call(s), estimated cost {cost}",
