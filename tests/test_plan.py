@@ -125,3 +125,21 @@ def test_following_the_printed_kb_build_hint_literally_builds_the_kb_plan_looks_
     assert "built: reused as is" in after and "is not built yet" not in after, after
     rows = {line.split("\t")[0]: line.split("\t") for line in after.splitlines() if "\t" in line}
     assert rows["rag"][7] == "0 (local)" and "estimated cost 0 (local)" in after  # as `run` shows it
+
+
+def test_the_kb_build_hint_repeats_the_command_lines_plugin_files(tmp_path):
+    """A --plugin file may hold the suite's builder or loader: `kb build` needs it too."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "mine.py").write_text("")  # a plugin file registering nothing
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(repo / p) for p in ("framework", "plugins", "tools"))}
+    args = ["plan", "quickstart", "--plugin", "mine.py", "--model", "schema-following", "--limit", "2"]
+    done = subprocess.run(
+        [sys.executable, "-m", "provbench.cli", *args], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "kb build " in done.stdout and " --plugin mine.py --model schema-following --limit 2`" in done.stdout

@@ -419,10 +419,15 @@ def _recorded(run_dir: Path) -> dict[str, RunRecord]:
 def kb_build_command(loaded: "LoadedSuite", run_dir: Path) -> str:
     """The command that builds the suite's knowledge base where a run into ``run_dir`` looks: it
     carries every input of that directory (:func:`provbench.runner.default_kb_dir`) a command line
-    can change, as this run has them: the model, the question limit and the run directory."""
+    can change, as this run has them: the model, the question limit and the run directory, and
+    the ``--plugin`` files the suite's builder or loader may come from."""
+    from .local_plugins import COMMAND_LINE_PLUGINS
     from .runner import default_run_dir
 
-    args = ["provbench", "kb", "build", str(loaded.path), "--model", loaded.suite.model.id]
+    args = ["provbench", "kb", "build", str(loaded.path)]
+    for spec in COMMAND_LINE_PLUGINS:
+        args += ["--plugin", spec]
+    args += ["--model", loaded.suite.model.id]
     if loaded.suite.dataset.limit is not None:
         args += ["--limit", str(loaded.suite.dataset.limit)]
     if Path(run_dir) != default_run_dir(loaded):
