@@ -8,10 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import validate_cli
-from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE, main
+from conftest import validate_cli, validated_once, write_suite
+from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE
 from provbench.controls.validity import read_validity
 from provbench.gold import GoldEvidence, GoldTriple
 from provbench.model import BASELINE, Question, RunRecord, Trace, UnitKey, VariantInfo
@@ -36,9 +35,8 @@ CLAIMS = (
 
 
 def p001_suite(folder: Path, kb: Path, *, llms: str = "[oracle, ignores-context]", claims: str = CLAIMS) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "suite.yaml"
-    path.write_text(
+    return write_suite(
+        folder,
         f"""\
 name: p001-controls
 dataset: {{loader: medmcqa, path: {MINI / "dev.jsonl"}, limit: 2}}
@@ -59,21 +57,13 @@ controls:
   llms: {llms}
   claims:
 {claims}""",
-        encoding="utf-8",
     )
-    return path
-
-
-@pytest.fixture(scope="module")
-def kb_dir(controls_kb_dir) -> Path:
-    return controls_kb_dir
 
 
 @pytest.fixture(scope="module")
 def validated(tmp_path_factory, kb_dir):
     """One `provbench validate` of the p001 suite: (its folder, its --out, the CLI result)."""
-    folder = tmp_path_factory.mktemp("validated")
-    return folder, folder / "out", validate_cli(p001_suite(folder, kb_dir), folder / "out")
+    return validated_once(tmp_path_factory, p001_suite, kb_dir)
 
 
 def test_paper001_claims_pass_on_medical_mini(validated):
@@ -158,7 +148,7 @@ def test_the_random_control_in_place_of_the_oracle_fails_paper001s_claims(tmp_pa
         llms="[oracle]",
         claims="    - name: p001/unplanted-change-nothing\n      options: {controls: [oracle]}\n",
     )
-    result = CliRunner().invoke(main, ["validate", str(suite), "--out", str(tmp_path / "out")])
+    result = validate_cli(suite, tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     (failed,) = read_validity(tmp_path / "out").failures
     assert failed.claim == "p001/unplanted-change-nothing" and not failed.observed.startswith("unplanted: 0 of")
