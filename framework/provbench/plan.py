@@ -67,17 +67,11 @@ class Plan:
     def calls(self) -> float:
         return sum(r.calls for r in self.rows)
 
-    def cost(self) -> tuple[float, int]:
-        """(known dollars, rows whose price is unknown)."""
-        total = self.cost_total()
-        return total.usd, total.unknown
-
     def cost_total(self) -> CostTotal:
-        """The rows that make calls, each counted as one "call" of its total cost."""
+        """The known dollars, and how many rows making calls are unpriced (or local)."""
         total = CostTotal()
-        for row in self.rows:
-            if row.calls:
-                total.count(row.cost_usd, row.cost_source)
+        for row in (r for r in self.rows if r.calls):
+            total.count(row.cost_usd, row.cost_source)
         return total
 
     def unknown_cost_causes(self) -> list[str]:
@@ -438,10 +432,8 @@ def kb_build_command(loaded: "LoadedSuite", run_dir: Path) -> str:
     from .local_plugins import COMMAND_LINE_PLUGINS
     from .runner import default_run_dir
 
-    args = ["provbench", "kb", "build", str(loaded.path)]
-    for spec in COMMAND_LINE_PLUGINS:
-        args += ["--plugin", spec]
-    args += ["--model", loaded.suite.model.id]
+    plugins = [arg for spec in COMMAND_LINE_PLUGINS for arg in ("--plugin", spec)]
+    args = ["provbench", "kb", "build", str(loaded.path), *plugins, "--model", loaded.suite.model.id]
     if loaded.suite.dataset.limit is not None:
         args += ["--limit", str(loaded.suite.dataset.limit)]
     if Path(run_dir) != default_run_dir(loaded):
@@ -523,14 +515,14 @@ def plan_summary(plan: Plan, chain: float) -> list[str]:
 
 
 def plan_json(plan: Plan, chain: float) -> dict[str, Any]:
-    usd, unknown = plan.cost()
+    total = plan.cost_total()
     return {
         "suite": plan.suite,
         "questions": plan.questions,
         "units": plan.units,
         "llm_calls": plan.calls,
-        "cost_usd": usd,
-        "unpriced_rows": unknown,
+        "cost_usd": total.usd,
+        "unpriced_rows": total.unknown,
         "unknown_cost_causes": plan.unknown_cost_causes(),
         "minutes": plan.hours(chain) * 60,
         "concurrency": plan.concurrency,
