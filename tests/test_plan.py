@@ -143,3 +143,19 @@ def test_the_kb_build_hint_repeats_the_command_lines_plugin_files(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "kb build " in done.stdout and " --plugin mine.py --model schema-following --limit 2`" in done.stdout
+
+
+def test_a_run_directory_of_another_model_counts_none_of_its_records(tmp_path, monkeypatch):
+    """`run` refuses a directory that holds another model's run: `plan` says so and counts none of its records."""
+    from provbench.runner import run_suite
+    from provbench.bundled import resolve_suite
+
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "reports" / "quickstart"
+    run_suite(resolve_suite("quickstart"), model="schema-following", limit=2, out=out, write_report=False)
+    again = CliRunner().invoke(main, ["plan", "quickstart", "--model", "schema-following", "--limit", "2", "--json"])
+    assert json.loads(again.output)["recorded_units"] == 20  # the same model: its records are reused
+    other = CliRunner().invoke(main, ["plan", "quickstart", "--model", MODEL, "--limit", "2", "--json"])
+    data = json.loads(other.output)
+    assert data["recorded_units"] == 0
+    assert any("holds a run with model 'schema-following'" in note for note in data["notes"])

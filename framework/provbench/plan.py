@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .costs import CostTotal, cost_text, dollars, price_of
-from .errors import PluginFailure, call_plugin
+from .errors import PluginFailure, UserError, call_plugin
 from .model import BASELINE, RunRecord
 from .plugin_api import Environment, MetricContext
 from .units import expected_system_calls
@@ -117,17 +117,32 @@ def make_plan(
         sample=suite.dataset.sample,
         **suite.dataset.options,
     )
-    records = _recorded(run_dir)
+    refusal = _refusal(run_dir, suite)
+    records = {} if refusal else _recorded(run_dir)  # another model's records say nothing of this run
     system_backend = make_backend(suite.model.id, **suite.model.params)
     judge_spec = suite.judge or suite.model
     judge_backend = make_backend(judge_spec.id, **judge_spec.params) if suite.judge else system_backend
     dry = _DryRun(loaded, registry, kb_dir, questions[:sample], system_backend.model_id)
     try:
-        return _plan(
+        plan, chain = _plan(
             loaded, registry, run_dir, questions, records, system_backend, judge_backend, dry, concurrency, latency_s
         )
+        plan.notes[:0] = [refusal] if refusal else []
+        return plan, chain
     finally:
         dry.close()
+
+
+def _refusal(run_dir: Path, suite: Any) -> str | None:
+    """Why ``run`` would refuse ``run_dir`` (it holds another model's or judge's run), or None."""
+    from .llm_setup import check_same_models
+    from .run_store import RunStore
+
+    try:
+        check_same_models(RunStore(run_dir), suite)
+    except UserError as exc:
+        return f"{exc} (run refuses this directory, so this plan counts none of its records)"
+    return None
 
 
 def _plan(
@@ -148,7 +163,7 @@ def _plan(
         if dry.view is not None
         else [
             f"knowledge base {dry.kb_dir} is not built yet, so no question can be "
-            f"dry-run: token sizes and cost are unknown ({kb_build_command(loaded, run_dir)} "
+            f"dry-run: token sizes and cost not seen in recorded calls are unknown ({kb_build_command(loaded, run_dir)} "
             "builds it where this run will look; then plan again)"
         ]
     )
