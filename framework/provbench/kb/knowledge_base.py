@@ -463,7 +463,7 @@ class KnowledgeBase:
 
     def set_community_summaries(self, summaries: dict[str, tuple[str, str]]) -> None:
         """Give communities their title and summary: ``{community_id: (title, summary)}``."""
-        store = self._writable("set community summaries")
+        self._writable("set community summaries")
         missing = set(summaries) - self._existing("Community", set(summaries))
         if missing:
             raise KBError(f"summaries for unknown communities: {', '.join(sorted(missing, key=natural_key)[:5])}")
@@ -472,11 +472,15 @@ class KnowledgeBase:
             if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
                 raise KBError(f"summary of community {cid!r} must be a (title, summary) pair of strings, got {pair!r}")
             rows.append({"id": cid, "title": pair[0], "summary": pair[1]})
-        for batch in _batches(rows):
-            store.rows(
-                "UNWIND $rows AS row MATCH (m:Community {id: row.id}) SET m.title = row.title, m.summary = row.summary",
-                {"rows": batch},
-            )
+        self._load(
+            "Community",
+            {
+                "row_id": [r["id"] for r in rows],
+                "row_title": [r["title"] for r in rows],
+                "row_summary": [r["summary"] for r in rows],
+            },
+            "MATCH (m:Community {id: row_id}) SET m.title = row_title, m.summary = row_summary",
+        )
 
     # -- finishing
 
