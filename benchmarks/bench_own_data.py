@@ -114,11 +114,12 @@ def timed_phases():
 
     def timer(name, function):
         def wrapped(*args, **kwargs):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             try:
                 return function(*args, **kwargs)
             finally:
                 spent[PHASES[name]] += time.perf_counter() - started
+                spent[PHASES[name] + " CPU"] += time.process_time() - cpu
 
         return wrapped
 
@@ -166,7 +167,8 @@ def embedding_rate(sample: int = 512) -> float:
 
 def print_row(n: int, row: dict) -> None:
     stats = row["stats"]
-    per_doc = {phase: 1000 * s / n for phase, s in row["phases"].items()}
+    per_doc = {phase: 1000 * s / n for phase, s in row["phases"].items() if not phase.endswith(" CPU")}
+    cpu = {phase[:-4]: 1000 * s / n for phase, s in row["phases"].items() if phase.endswith(" CPU")}
     print(
         f"{n:>6,} documents {stats.text_units:>6,} text units {stats.entities:>6,} entities "
         f"{stats.relations:>6,} relations {stats.communities:>5,} communities | build {row['seconds']:6.1f} s = "
@@ -174,6 +176,7 @@ def print_row(n: int, row: dict) -> None:
         flush=True,
     )
     print("       ms per document: " + ", ".join(f"{p} {v:.2f}" for p, v in per_doc.items()), flush=True)
+    print("       ms CPU per document: " + ", ".join(f"{p} {v:.2f}" for p, v in cpu.items()), flush=True)
 
 
 def load_average() -> str:

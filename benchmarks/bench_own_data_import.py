@@ -15,7 +15,7 @@ as in ``bench_kb_build.py`` (vectors excluded: embedding a 100k-node KB is its o
 (reading the store, mapping, linking, writing the KB, communities and summaries, finish) and in
 all, and what the KB holds.
 
-Run: ``python benchmarks/bench_own_data_import.py [--nodes 100000]``.
+Run: ``python benchmarks/bench_own_data_import.py [--nodes 100000] [--ann-min-vectors 1000000]``.
 """
 
 from __future__ import annotations
@@ -161,6 +161,13 @@ def timed_phases():
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=100_000)
+    parser.add_argument(
+        "--ann-min-vectors",
+        type=int,
+        default=None,
+        help="the builder option (default the KB's: an HNSW index for indices of 20,000 rows or more, "
+        "built in finish; a large value keeps every index exact, leaving vector work out of the figures)",
+    )
     args = parser.parse_args()
     from provbench.llm_setup import make_llm
     from provbench.registry import default_registry
@@ -180,7 +187,10 @@ def main() -> None:
         with timed_phases() as spent:
             started, cpu = time.perf_counter(), time.process_time()
             llm = make_llm("schema-following", cache_dir=Path(tmp) / "kb-llm-cache")  # as kb build makes it
-            builder = default_registry().create("kb_builder", "property-graph", source=str(graph))
+            options = {"source": str(graph)} | (
+                {"ann_min_vectors": args.ann_min_vectors} if args.ann_min_vectors else {}
+            )
+            builder = default_registry().create("kb_builder", "property-graph", **options)
             kb = builder.build([], Path(tmp) / "kb", llm)
             seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
             stats = kb.stats()
