@@ -8,10 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import validate_cli
-from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE, main
+from conftest import validate_cli, validated_once, write_suite
+from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE
 from provbench.controls.validity import read_validity
 from provbench.gold import GoldEvidence, GoldTriple
 from provbench.model import BASELINE, Question, RunRecord, Trace, UnitKey, VariantInfo
@@ -36,9 +35,8 @@ CLAIMS = (
 
 
 def p001_suite(folder: Path, kb: Path, *, llms: str = "[oracle, ignores-context]", claims: str = CLAIMS) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "suite.yaml"
-    path.write_text(
+    return write_suite(
+        folder,
         f"""\
 name: p001-controls
 dataset: {{loader: medmcqa, path: {MINI / "dev.jsonl"}, limit: 2}}
@@ -59,21 +57,13 @@ controls:
   llms: {llms}
   claims:
 {claims}""",
-        encoding="utf-8",
     )
-    return path
-
-
-@pytest.fixture(scope="module")
-def kb_dir(controls_kb_dir) -> Path:
-    return controls_kb_dir
 
 
 @pytest.fixture(scope="module")
 def validated(tmp_path_factory, kb_dir):
     """One `provbench validate` of the p001 suite: (its folder, its --out, the CLI result)."""
-    folder = tmp_path_factory.mktemp("validated")
-    return folder, folder / "out", validate_cli(p001_suite(folder, kb_dir), folder / "out")
+    return validated_once(tmp_path_factory, p001_suite, kb_dir)
 
 
 def test_paper001_claims_pass_on_medical_mini(validated):
@@ -125,6 +115,29 @@ def test_each_claim_meets_its_shams(validated, kb_dir):
     assert f"no power against kg-node-removal hides nothing: {claim}" in result.stderr
 
 
+@pytest.mark.parametrize("end, label, seen", [(0, "first", "0.71: 10 of 14"), (-1, "last", "0.36: 5 of 14")])
+def test_an_explanation_naming_a_path_end_fails_validate(validated, kb_dir, monkeypatch, end, label, seen):
+    """Issue 34 item 10a: an explanation blind to the perturbations, always naming the first (or the
+    last) node of the first path, fails `explanation-names-planted` on medical-mini (exit 4), where
+    the real one passes (test_paper001_claims_pass_on_medical_mini): the bridge questions' planted
+    nodes sit inside their three-hop paths, so a path end misses them."""
+    from types import SimpleNamespace
+
+    from provbench_plugins.papers.p001_kgrag_ex import known_truth
+
+    def blind(group):
+        return SimpleNamespace(influence={group.paths[0]["nodes"][end]["id"]: 1.0})
+
+    monkeypatch.setattr(known_truth, "explain", blind)
+    folder, out, _ = validated
+    result = validate_cli(p001_suite(folder / label, kb_dir), folder / label / "out", reuse=out)
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    (failed,) = read_validity(folder / label / "out").failures
+    assert (failed.claim, failed.control) == ("p001/explanation-names-planted", "oracle")
+    assert failed.observed.startswith(f"hit rate {seen}"), failed.observed  # the first node misses the 4 bridges
+    assert failed.p_value > 0.5  # no better than naming a random node of the paths (0.72)
+
+
 def test_the_random_control_in_place_of_the_oracle_fails_paper001s_claims(tmp_path, kb_dir, monkeypatch):
     from provbench.controls import BEHAVIOURS
 
@@ -135,7 +148,7 @@ def test_the_random_control_in_place_of_the_oracle_fails_paper001s_claims(tmp_pa
         llms="[oracle]",
         claims="    - name: p001/unplanted-change-nothing\n      options: {controls: [oracle]}\n",
     )
-    result = CliRunner().invoke(main, ["validate", str(suite), "--out", str(tmp_path / "out")])
+    result = validate_cli(suite, tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     (failed,) = read_validity(tmp_path / "out").failures
     assert failed.claim == "p001/unplanted-change-nothing" and not failed.observed.startswith("unplanted: 0 of")

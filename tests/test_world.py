@@ -1,4 +1,5 @@
-"""The invented-world generator (plugins/world_2wiki.py) and the bundled 2wiki-mini dataset."""
+"""The invented-world generator (tools/provbench_tools/world_2wiki) and the bundled 2wiki-mini dataset;
+its ids and aliases (the data_ids release's form) in tests/test_world_aliases.py."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from provbench_tools.world_2wiki.__main__ import main as world_main
 from provbench_plugins.datasets.twowiki.loader import TwoWikiLoader
 
 MINI = Path(__file__).resolve().parents[1] / "datasets" / "2wiki-mini" / "dev.json"
+CONTROLS = MINI.parents[1] / "2wiki-controls"
 TYPES = {"compositional", "inference", "comparison", "bridge_comparison"}
 
 
@@ -140,7 +142,15 @@ def test_questions_are_not_repeated(medium):
 def test_mini_file_is_the_generator_output(tmp_path, mini):
     written = world.write_world(tmp_path / "dev.json", world.MINI_SIZE, world.MINI_SEED)
     assert written.read_bytes() == MINI.read_bytes()
+    assert (tmp_path / world.ALIASES_FILE).read_bytes() == (MINI.parent / world.ALIASES_FILE).read_bytes()
     assert len(mini) == world.MINI_SIZE == 30
+
+
+def test_controls_file_is_the_generator_output(tmp_path):
+    """datasets/2wiki-controls/README.md's command rewrites both files byte for byte."""
+    world_main([str(tmp_path / "dev.json"), "--questions", "64", "--seed", "64"])
+    for name in ("dev.json", world.ALIASES_FILE):
+        assert (tmp_path / name).read_bytes() == (CONTROLS / name).read_bytes(), name
 
 
 def test_main_writes_what_write_world_writes(tmp_path, capsys):

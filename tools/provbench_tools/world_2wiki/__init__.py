@@ -28,8 +28,10 @@ and every record is eligible.
 
 Pure Python and linear in the number of questions: one family (some 9 paragraphs, 12 entities) per
 question. Modules: :mod:`.names` (invented names), :mod:`.world` (families, works, paragraphs,
-relations), :mod:`.questions` (the four templates and distractor choice). ``python -m provbench_tools.world_2wiki OUT [--questions N] [--seed S]`` writes a
-world; with no options it rewrites the bundled datasets/2wiki-mini/dev.json.
+relations), :mod:`.questions` (the four templates and distractor choice), :mod:`.identities` (the
+data_ids release's ids and the aliases of ``id_aliases.json``).
+``python -m provbench_tools.world_2wiki OUT [--questions N] [--seed S]`` writes a world to OUT and
+its ``id_aliases.json`` beside it; with no options but OUT it writes datasets/2wiki-mini's.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .identities import Identities, alias_lines
 from .questions import QuestionWriter
 from .world import (
     DEFAULT_PROPORTION,
@@ -52,7 +55,18 @@ from .world import (
     World,
 )
 
-__all__ = ["generate_world", "write_world", "resolve_mix", "MINI_SEED", "MINI_SIZE", "PARAGRAPHS_PER_QUESTION"]
+ALIASES_FILE = "id_aliases.json"
+
+__all__ = [
+    "generate_world",
+    "generate_release",
+    "write_world",
+    "ALIASES_FILE",
+    "resolve_mix",
+    "MINI_SEED",
+    "MINI_SIZE",
+    "PARAGRAPHS_PER_QUESTION",
+]
 
 
 def resolve_mix(n_questions: int, mix: Sequence[int] | None) -> tuple[int, int, int]:
@@ -85,10 +99,18 @@ def generate_world(
     n_questions: int = MINI_SIZE, seed: int = MINI_SEED, mix: tuple[int, int, int] | None = None
 ) -> list[dict[str, Any]]:
     """``n_questions`` 2Wiki records in a world invented from ``seed``, in the requested mix."""
+    return generate_release(n_questions, seed, mix)[0]
+
+
+def generate_release(
+    n_questions: int = MINI_SIZE, seed: int = MINI_SEED, mix: tuple[int, int, int] | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The records and the lines of their ``id_aliases.json`` (:mod:`.identities`)."""
     counts = resolve_mix(n_questions, mix)
     rng = random.Random(seed)
     world = World(rng, max(6, math.ceil(n_questions * FAMILIES_PER_QUESTION)))
-    writer = QuestionWriter(world, rng)
+    identities = Identities(world)
+    writer = QuestionWriter(world, rng, identities)
     records, namesake_shown = [], False
     for category, qtype in _slots(counts):
         # the first distractor-path compositional question is about a film with a namesake
@@ -96,14 +118,18 @@ def generate_world(
         records.append(writer.write(category, qtype, prefer))
         namesake_shown = namesake_shown or prefer
     rng.shuffle(records)  # categories interleave in file order, as in 2Wiki
-    return records
+    return records, alias_lines(identities, records)
 
 
 def write_world(
     path: str | Path, n_questions: int = MINI_SIZE, seed: int = MINI_SEED, mix: tuple[int, int, int] | None = None
 ) -> Path:
+    """Writes the records to ``path`` and, beside it, their ``id_aliases.json`` (JSON lines, as the
+    data_ids release ships it; a suite reads it with the 2wiki loader's option ``id_aliases``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    records = generate_world(n_questions, seed, mix)
+    records, aliases = generate_release(n_questions, seed, mix)
     path.write_text(json.dumps(records, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    lines = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in aliases)
+    (path.parent / ALIASES_FILE).write_text(lines, encoding="utf-8")
     return path

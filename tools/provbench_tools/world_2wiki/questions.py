@@ -9,6 +9,7 @@ from typing import Any
 
 from provbench_plugins.datasets.twowiki import selection
 
+from .identities import Identities, record_ids
 from .world import (
     MAX_TRAPS,
     PARAGRAPHS_PER_QUESTION,
@@ -72,6 +73,7 @@ class Draft:
     answer: str
     route: Route  # evidences and facts of the whole question
     ends: list[Any]  # entities the route passes through or ends at
+    answer_value: Any  # what the answer names: an entity, place, country or date
 
 
 class _Overlap:
@@ -94,8 +96,8 @@ class _Overlap:
 class QuestionWriter:
     """Writes one record at a time for a requested category and type; never repeats a question."""
 
-    def __init__(self, world: World, rng: random.Random):
-        self.world, self.rng = world, rng
+    def __init__(self, world: World, rng: random.Random, identities: Identities):
+        self.world, self.rng, self.identities = world, rng, identities
         self.asked: set[tuple[str, ...]] = set()  # only tested, never iterated
         self.subjects = {
             "film": [w for w in world.works if w.kind == "film"],
@@ -133,7 +135,7 @@ class QuestionWriter:
         if route is None or not self._fresh(text, subject.name):
             return None
         holders = [e for e, _ in route.facts]
-        return Draft(qtype, text.format(subject.name), label_of(route.end), route, [*holders, route.end])
+        return Draft(qtype, text.format(subject.name), label_of(route.end), route, [*holders, route.end], route.end)
 
     def _comparison_draft(self, qtype: str, template: tuple) -> Draft | None:
         text, subjects, relations, earlier_wins = template
@@ -151,9 +153,10 @@ class QuestionWriter:
             [e for pair in zip(*(r.evidences for r in routes)) for e in pair],
             [f for pair in zip(*(r.facts for r in routes)) for f in pair],
             None,
+            [t for pair in zip(*(r.targets for r in routes)) for t in pair],
         )
         ends = [e for e, _ in merged.facts]
-        return Draft(qtype, text.format(first.name, second.name), winner.name, merged, ends)
+        return Draft(qtype, text.format(first.name, second.name), winner.name, merged, ends, winner)
 
     def _fresh(self, *key: str) -> bool:
         if key in self.asked:
@@ -245,4 +248,10 @@ class QuestionWriter:
             "context": [[p.title, list(p.sentences)] for p in paragraphs],
             "supporting_facts": [[e.paragraph.title, e.paragraph.facts[relation]] for e, relation in draft.route.facts],
             "evidences": draft.route.evidences,
+            **record_ids(
+                self.identities,
+                gold,
+                [(e, relation, target) for (e, relation), target in zip(draft.route.facts, draft.route.targets)],
+                draft.answer_value,
+            ),
         }

@@ -403,6 +403,7 @@ class Route:
     evidences: list[list[str]]
     facts: list[tuple[Entity, str]]  # (entity whose paragraph states it, relation)
     end: Any
+    targets: list[Any] = field(default_factory=list)  # each fact's object (an entity, place, country or date)
 
 
 def chain(start: Entity, relations: Sequence[str]) -> Route | None:
@@ -420,6 +421,7 @@ def chain(start: Entity, relations: Sequence[str]) -> Route | None:
             return None
         route.evidences.append([current.name, relation, label_of(target)])
         route.facts.append((current, relation))
+        route.targets.append(target)
         current = target
     route.end = current
     return route

@@ -169,6 +169,11 @@ def aliases_note(run: RunData) -> str:
     with_aliases = sum(bool(q.aliases) for q in run.questions.values())
     if with_aliases:
         return f"best over the answer and its aliases; {with_aliases} of {len(run.questions)} questions have aliases"
+    if any(q.metadata.get("answer_id") for q in run.questions.values()):
+        return (
+            "no aliases: the records carry answer_id but the suite read no id_aliases.json (the 2wiki "
+            "loader's option id_aliases), so an answer the official evaluation accepts as an alias scores 0 here"
+        )
     return (
         "no aliases: the dataset gave none, so an answer the official evaluation accepts as an alias "
         "scores 0 here; the data_ids release's id_aliases.json supplies them, docs/papers/p000.md"
