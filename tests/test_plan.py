@@ -90,7 +90,8 @@ def test_an_unbuilt_knowledge_base_is_named_as_the_cause_and_its_build_lands_whe
 
 
 def test_an_unpriced_model_is_named_as_the_cause(tmp_path, monkeypatch):
-    from provbench.plan import Plan, Row, plan_summary
+    from provbench.plan import Plan, Row
+    from provbench.plan_output import plan_summary
 
     rows = [Row("rag", 2, 2, 100, 10, model="openai/unpriced", cost_usd=None)]
     summary = plan_summary(Plan("s", 2, rows, 0, 0, 0, "none", None, 1, 1.0), 0)
