@@ -41,10 +41,9 @@ def record(
     )
 
 
-def run_of(records, interventions=(), metrics=None) -> RunData:
-    manifest = RunManifest(
-        run_id="r", suite_name="s", suite={"systems": SUITE_SYSTEMS, "interventions": list(interventions)}
-    )
+def run_of(records, interventions=(), metrics=None, loader="2wiki") -> RunData:
+    suite = {"systems": SUITE_SYSTEMS, "interventions": list(interventions), "dataset": {"loader": loader}}
+    manifest = RunManifest(run_id="r", suite_name="s", suite=suite)
     return RunData(Path("."), manifest, QUESTIONS, records, metrics or {})
 
 
@@ -139,6 +138,27 @@ def test_table1_shows_both_denominators_and_the_papers_per_row():
     assert "over the 1 analysed questions" in table.caption and "agentic and GraphRAG rows" in table.caption
 
 
+def test_own_data_shows_neither_the_papers_figures_nor_its_alias_notes():
+    """A run on another loader's data (the user's own questions) is not the paper's setting: no
+    "Paper's denominator" column, no 25/30 questions, no 2WikiMultihopQA aliases in the caption."""
+    table = table1_section(run_of(baseline_records(), loader="qa")).blocks[-1]
+    assert "Paper's denominator" not in table.columns and len(table.rows[0].cells) == len(table.columns)
+    assert not any("25" in c.text or "30" in c.text for row in table.rows for c in row.cells)
+    assert "2WikiMultihopQA" not in table.caption and "aliases" not in table.caption and "25" not in table.caption
+    assert "the dataset loader scores" in table.caption
+
+
+def test_table2_describes_each_isolation_in_its_own_words():
+    records = baseline_records() + [
+        record("graphrag", q, condition=c) for q in ("q1", "q2") for c in ("full-isolation", "text-only-isolation")
+    ]
+    caption = table2_section(run_of(records, ["full-isolation", "text-only-isolation"])).blocks[0].caption
+    full = caption.split("Full isolation: ")[1].split("Text-only isolation: ")[0]
+    text_only = caption.split("Text-only isolation: ")[1].split(". Cited removal")[0]
+    assert full.split("; text rule")[0] != text_only.split("; text rule")[0]
+    assert "no entity is removed" in text_only and "is removed, with its text" in full
+
+
 def test_the_em_caption_says_whether_aliases_were_used():
     caption = table1_section(run_of(baseline_records())).blocks[-1].caption
     assert "no aliases" in caption
@@ -165,7 +185,10 @@ def test_table2_names_the_text_rule_and_the_hidden_reports():
     section = table2_section(run)
     table = section.blocks[0]
     assert table.columns[2] == "Agentic GraphRAG"
-    assert "Full isolation: a text unit linked to any non-cited entity is hidden" in table.caption
+    assert (
+        "Full isolation: every entity but the baseline's cited ones is removed, with its text; text rule: a text unit linked to any non-cited entity is hidden"
+        in table.caption
+    )
     assert "shared_text: hide" in table.caption
     assert "Community reports hidden per unit" in section.blocks[1].text
     assert (
@@ -191,7 +214,8 @@ def test_a_labelled_isolation_is_classified_by_its_intervention():
     )
     table = table2_section(run).blocks[0]
     assert (
-        "Full isolation (isolation-hide): a text unit linked to any non-cited entity is hidden, a cited entity's "
+        "Full isolation (isolation-hide): every entity but the baseline's cited ones is removed, with its text; "
+        "text rule: a text unit linked to any non-cited entity is hidden, a cited entity's "
         "own included (shared_text: hide"
     ) in table.caption
     groups = [row.group for row in table.rows if row.group]

@@ -39,6 +39,7 @@ from .tables import (
     footprint_applies,
     hidden_reports_note,
     is_agent,
+    on_papers_dataset,
     paper_system,
     table1_order,
     title_of,
@@ -91,43 +92,37 @@ def selection_note(run: RunData) -> Text | None:
 
 def table1_section(run: RunData) -> Section:
     """Accuracy (all questions, bootstrap CI), official EM and F1, mean footprint, forced and flagged
-    answers per system at baseline, in the paper's order."""
-    rows = [table1_row(run, system) for system in table1_order(run)]
-    table = Table(
-        columns=[
-            "System",
-            "Accuracy",
-            "Accuracy (analysed)",
-            "Paper's denominator",
-            "EM",
-            "F1",
-            "Retrieved TUs",
-            "Cited TUs",
-            "Visited entities",
-            "Cited entities",
-            "Forced answers",
-            "Flagged answers",
-            "Failed",
-        ],
-        rows=rows,
-        css_class="table1",
-        caption=(
-            f"Accuracy over all {len(run.question_ids)} questions with a percentile-bootstrap confidence interval "
-            "(questions resampled; provbench's answer rule, docs/datasets.md), and over the "
-            f"{len(run.analysed)} analysed questions (after the exclusion step; all questions when it is off). The "
-            "paper's Table 1 mixes the two: its agentic and GraphRAG rows fit only the 25 analysed questions (Table "
-            "2's baseline row), its LLM and RAG rows only all 30; “Paper's denominator” says which per row. "
-            f"EM and F1 as the official 2WikiMultihopQA evaluation computes them ({aliases_note(run)}): means x 100 "
-            "over all questions, a missing answer scoring 0. "
-            "Footprint columns are means per answer; TUs stands for text units; “–” marks a column the system does "
-            "not have. Forced answers were accepted on the agent's last step; flagged answers had citations dropped "
-            "(rejected after the allowed retries, or failing at the budget's end). Failed runs count as wrong."
-        ),
-    )
+    answers per system at baseline, in the paper's order; the paper's own figures only beside a run
+    on its dataset."""
+    papers = on_papers_dataset(run)
+    rows = [table1_row(run, system, papers) for system in table1_order(run)]
+    columns = ["System", "Accuracy", "Accuracy (analysed)", *(["Paper's denominator"] if papers else [])]
+    columns += ["EM", "F1", "Retrieved TUs", "Cited TUs", "Visited entities", "Cited entities"]
+    columns += ["Forced answers", "Flagged answers", "Failed"]
+    table = Table(columns=columns, rows=rows, css_class="table1", caption=table1_caption(run, papers))
     return Section(id="table1", title="Table 1: baseline accuracy and evidence footprint", blocks=[table], order=30)
 
 
-def table1_row(run: RunData, system: str) -> Row:
+def table1_caption(run: RunData, papers: bool) -> str:
+    paper_note = (
+        "The paper's Table 1 mixes the two: its agentic and GraphRAG rows fit only the 25 analysed questions "
+        "(Table 2's baseline row), its LLM and RAG rows only all 30; “Paper's denominator” says which per row. "
+        f"EM and F1 as the official 2WikiMultihopQA evaluation computes them ({aliases_note(run)})"
+        if papers
+        else "EM and F1 as the dataset loader scores each answer against its gold answer"
+    )
+    return (
+        f"Accuracy over all {len(run.question_ids)} questions with a percentile-bootstrap confidence interval "
+        "(questions resampled; provbench's answer rule, docs/datasets.md), and over the "
+        f"{len(run.analysed)} analysed questions (after the exclusion step; all questions when it is off). "
+        f"{paper_note}: means x 100 over all questions, a missing answer scoring 0. "
+        "Footprint columns are means per answer; TUs stands for text units; “–” marks a column the system does "
+        "not have. Forced answers were accepted on the agent's last step; flagged answers had citations dropped "
+        "(rejected after the allowed retries, or failing at the budget's end). Failed runs count as wrong."
+    )
+
+
+def table1_row(run: RunData, system: str, papers: bool) -> Row:
     records = run.select(system)
     acc = share(per_question(records), run.question_ids, **run.stats_options())
     applies = footprint_applies(run, system)
@@ -146,7 +141,7 @@ def table1_row(run: RunData, system: str) -> Row:
             display_name(run, system),
             share_cell(acc),
             share_cell(analysed),
-            paper_denominator(run, system),
+            *([paper_denominator(run, system)] if papers else []),
             official_cell(run, system, "em"),
             official_cell(run, system, "f1"),
             *footprint,
