@@ -263,9 +263,35 @@ def test_table2_leaves_out_no_op_units_and_pairs_arrows_with_the_baseline_of_the
         rows[(title, row.cells[1].text)] = row.cells[column]
     changed, accuracy = rows[("Cited ablation", "Output changed")], rows[("Cited ablation", "Acc.")]
     assert changed.text == "0.0%" and "left out (leak guard): 1 no-op" in changed.note
+    assert changed.counts == "(stayed correct 1/1)"  # labelled: not the changed count beside the changed share
     assert accuracy.counts == "(1/1)" and accuracy.arrow == "→"  # q2 stayed right; q1 (wrong at baseline) is out
     isolation = rows[("Full isolation", "Output changed")]
-    assert isolation.text == "not measurable" and "not measurable: 2 no-op" in isolation.note
+    assert isolation.text == "not measurable" and isolation.note == "2 no-op (leak guard)"  # said once
+
+
+def test_a_fractional_score_sum_is_shown_rounded():
+    """F1 sums partial scores: Table 1 shows (1.7/6), not (1.66667/6)."""
+    stored = {
+        "values": [
+            {
+                "metric": "f1",
+                "system": "rag",
+                "condition": BASELINE,
+                "value": 27.8,
+                "numerator": 5 / 3,
+                "denominator": 6,
+            }
+        ]
+    }
+    row = next(
+        r
+        for r in table1_section(run_of(baseline_records(), metrics=stored)).blocks[-1].rows
+        if r.cells[0].text == "RAG"
+    )
+    assert row.cells[5].counts == "(1.7/6)"
+    from provbench.results.data import format_metric_value
+
+    assert format_metric_value({"value": 0.27778, "numerator": 5 / 3, "denominator": 6}) == "0.278 (1.7/6)"
 
 
 def test_table2_charts_show_the_tables_shares_with_intervals_and_mark_what_was_not_measured():

@@ -21,7 +21,16 @@ from provbench.model import BASELINE
 from provbench.results.data import RunData
 from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
 from provbench.results.significance import BH_NOTE, adjust_bh, with_adjusted
-from provbench.results.stats import MCNEMAR_NOTE, Share, arrow, mcnemar, mean_footprint, per_question, share
+from provbench.results.stats import (
+    MCNEMAR_NOTE,
+    Share,
+    arrow,
+    count_text,
+    mcnemar,
+    mean_footprint,
+    per_question,
+    share,
+)
 from provbench_plugins.metrics.records import (
     cell_not_measurable,
     per_question_changes,
@@ -186,7 +195,9 @@ def official_cell(run: RunData, system: str, score: str) -> Cell:
     else:
         _, tally = per_question_official(run, system, BASELINE, run.question_ids, score)
         value, num, den = (None if tally.value is None else 100 * tally.value), tally.numerator, tally.denominator
-    return Cell(text="–" if value is None else f"{value:.1f}", counts=f"({num:g}/{den:g})" if den else "")
+    return Cell(
+        text="–" if value is None else f"{value:.1f}", counts=f"({count_text(num)}/{count_text(den)})" if den else ""
+    )
 
 
 # -- Table 2 ------------------------------------------------------------------------------------------
@@ -225,8 +236,8 @@ def table2_section(run: RunData) -> Section | None:
     )
     caption = (
         f"Over the {len(analysed)} analysed questions{excluded}. “Output changed” is the share of answers that "
-        "differ from the baseline answer; its parentheses give originally correct answers that stayed correct "
-        "out of originally correct answers. “Acc.” is post-intervention accuracy with correct/total in "
+        "differ from the baseline answer; beside it, “stayed correct” gives originally correct answers that "
+        "stayed correct out of originally correct answers. “Acc.” is post-intervention accuracy with correct/total in "
         "parentheses; arrows give the direction of the change from baseline. Randomised interventions are "
         f"averaged over repeats, so counts may be fractional. {caption_of_text_rules(run)} "
         "Units the leak guard found leaked, without effect, not checkable or whose intervention hid nothing "
@@ -289,7 +300,8 @@ def condition_rows(
         records = run.select(system, condition)  # the units the pairing rule counts
         unmeasured = cell_not_measurable(run, system, condition, analysed)
         if unmeasured or not records:  # a leak or a no-op is never a finding: no 0 % where nothing was measured
-            cell = Cell(text="not measurable", note=f"{unmeasured} (leak guard)") if unmeasured else Cell()
+            reason = (unmeasured or "").removeprefix("not measurable: ")
+            cell = Cell(text="not measurable", note=f"{reason} (leak guard)") if unmeasured else Cell()
             changed_cells.append(cell)
             acc_cells.append(cell)
             continue
@@ -306,7 +318,7 @@ def condition_rows(
         changed_cells.append(
             Cell(
                 text=changed.percent(),
-                counts=kept.counts(),
+                counts=f"(stayed correct {kept.counts()[1:-1]})" if kept.counts() else "",
                 interval=changed.interval(),
                 note=f"changed {changed.counts()}; stayed correct "
                 f"{kept.counts() or '(none originally correct)'}{left_out}",
