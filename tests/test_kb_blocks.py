@@ -187,9 +187,14 @@ def test_problems_name_failures_and_member_list_summaries():
         {"failed_calls": 1, "hallucinated_items": 0}, {"fallback_invalid": 2, "deterministic": 3}, tally.as_info()
     )
     assert lines == [
-        "1 extraction calls failed (their text units added nothing)",
+        "1 extraction call failed (their text units added nothing)",
         "2 community-summary replies were invalid (member list used instead)",
         "3 communities got a member list, not an LLM summary (summarize off or beyond max_summaries)",
+    ]
+    one = problems({}, {"deterministic": 1}, {"truncated_salvaged": 1})  # one of a kind is singular
+    assert one == [
+        "1 community got a member list, not an LLM summary (summarize off or beyond max_summaries)",
+        "1 reply was cut off by max_tokens (complete items kept)",
     ]
     info = standard_info(
         builder="b",
