@@ -315,3 +315,14 @@ def test_table2_charts_show_the_tables_shares_with_intervals_and_mark_what_was_n
     assert accuracy.series["GraphRAG"][0] is not None and accuracy.series["GraphRAG"][2] is None  # baseline, ..., n/m
     svgs = [b["svg"] for b in section_view(section)["blocks"] if b.get("svg")]
     assert len(svgs) == 2 and all(">n/m<" in svg for svg in svgs)
+
+
+def test_the_header_names_one_model_once_when_the_judge_is_the_systems_model():
+    """The suite said `embedded`; the header's model line shows what it resolved to, so the judge line does too."""
+    from provbench.report.render import header
+
+    run = run_of(baseline_records())
+    run.manifest.models = {"llm": "llama-cpp:smollm2-135m-instruct", "suite_model": "embedded", "judge": "embedded"}
+    assert header(run)["judge"] == "llama-cpp:smollm2-135m-instruct (the same model as the systems)"
+    run.manifest.models["judge"] = "openai/gpt-4o-mini"
+    assert header(run)["judge"] == "openai/gpt-4o-mini (a separate model)"
