@@ -78,6 +78,9 @@ def plugin_setup(
     return target, default_registry()
 
 
+COMMAND_LINE_PLUGINS: list[str] = []  # the process's --plugin specs, as given: a printed command repeats them
+
+
 def add_command_line_plugins(specs: Iterable[str]) -> None:
     """``--plugin`` files (relative to the working directory) or modules, into the process's plugins."""
     from .registry import default_plugin_manager, default_registry
@@ -85,6 +88,7 @@ def add_command_line_plugins(specs: Iterable[str]) -> None:
     if specs:
         register_local_plugins(default_plugin_manager(), specs, Path.cwd())
         default_registry.cache_clear()
+        COMMAND_LINE_PLUGINS.extend(spec for spec in specs if spec not in COMMAND_LINE_PLUGINS)
 
 
 def suite_plugin_specs(suite_file: Path) -> tuple[list[str], Any]:

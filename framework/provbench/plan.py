@@ -15,11 +15,12 @@ knowledge base exists, a row counts its build's own calls as its builder bounds 
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .costs import dollars, price_of
+from .costs import CostTotal, cost_text, dollars, price_of
 from .errors import PluginFailure, call_plugin
 from .model import BASELINE, RunRecord
 from .plugin_api import Environment, MetricContext
@@ -40,6 +41,7 @@ class Row:
     completion_tokens: float | None = None
     model: str = ""
     cost_usd: float | None = None
+    cost_source: str = "unknown"  # where the price came from (provbench.costs.CostSource)
     notes: list[str] = field(default_factory=list)
 
 
@@ -65,9 +67,12 @@ class Plan:
     def calls(self) -> float:
         return sum(r.calls for r in self.rows)
 
-    def cost(self) -> tuple[float, int]:
-        """(known dollars, rows whose price is unknown)."""
-        return sum(r.cost_usd or 0.0 for r in self.rows), sum(r.cost_usd is None and r.calls > 0 for r in self.rows)
+    def cost_total(self) -> CostTotal:
+        """The known dollars, and how many rows making calls are unpriced (or local)."""
+        total = CostTotal()
+        for row in (r for r in self.rows if r.calls):
+            total.count(row.cost_usd, row.cost_source)
+        return total
 
     def unknown_cost_causes(self) -> list[str]:
         """Why rows have no cost: no token sizes (an unbuilt knowledge base, a dry run that failed)
@@ -147,29 +152,12 @@ def _plan(
             "builds it where this run will look; then plan again)"
         ]
     )
-    rows, chain = [], 0.0
     metrics = [registry.create("metric", ref.name, **ref.options) for ref in suite.metrics]
-    for ref in suite.systems:
-        system = registry.create("system", ref.name, **ref.options)
-        calls, problem = expected_system_calls(system, ref.key)
-        units = ref.repeats * len(questions)  # a repeated system runs each question ``repeats`` times
-        baseline = Row(ref.key, units, calls * units, model=system_backend.model_id, notes=[problem] if problem else [])
-        dry.measure(ref, system, baseline, records)
-        rows.append(baseline)
-        chain = max(chain, calls * (2 if ref.key in suite.targets_of_interventions() and suite.interventions else 1))
-        if ref.key in suite.targets_of_interventions():
-            rows += [
-                _intervention_row(suite, registry, iref, ref, len(questions), calls, baseline, dry)
-                for iref in suite.interventions
-            ]
+    rows, chain = _system_rows(suite, registry, questions, records, system_backend.model_id, dry)
     rows.append(_judge_row(metrics, rows, judge_backend, dry, records))
     if dry.kb_dir is not None and dry.view is None:  # the run builds the KB first, with the systems' model
         rows.insert(0, _kb_build_row(suite, registry, questions, system_backend.model_id))
-    for row in rows:
-        backend = judge_backend if row.what == "judge" else system_backend
-        if row.prompt_tokens is not None and row.completion_tokens is not None:
-            usd, _ = price_of(backend, round(row.calls * row.prompt_tokens), round(row.calls * row.completion_tokens))
-            row.cost_usd = usd
+    _price(rows, system_backend, judge_backend)
     done = {k: r for k, r in records.items() if r.key.question_id in {q.id for q in questions}}
     plan = Plan(
         suite.name,
@@ -190,6 +178,38 @@ def _plan(
             "correctly: intervention units are an upper bound"
         )
     return plan, chain
+
+
+def _system_rows(
+    suite: Any, registry: Any, questions: list[Any], records: dict[str, RunRecord], model_id: str, dry: "_DryRun"
+) -> tuple[list[Row], float]:
+    """Each system's baseline row, then its intervention rows; and the longest chain of calls one
+    question makes (a baseline, then an intervention on it)."""
+    rows, chain = [], 0.0
+    for ref in suite.systems:
+        system = registry.create("system", ref.name, **ref.options)
+        calls, problem = expected_system_calls(system, ref.key)
+        units = ref.repeats * len(questions)  # a repeated system runs each question ``repeats`` times
+        baseline = Row(ref.key, units, calls * units, model=model_id, notes=[problem] if problem else [])
+        dry.measure(ref, system, baseline, records)
+        rows.append(baseline)
+        chain = max(chain, calls * (2 if ref.key in suite.targets_of_interventions() and suite.interventions else 1))
+        if ref.key in suite.targets_of_interventions():
+            rows += [
+                _intervention_row(suite, registry, iref, ref, len(questions), calls, baseline, dry)
+                for iref in suite.interventions
+            ]
+    return rows, chain
+
+
+def _price(rows: list[Row], system_backend: Any, judge_backend: Any) -> None:
+    """Each row's cost, where its token sizes are known (the judge's rows at the judge's price)."""
+    for row in rows:
+        backend = judge_backend if row.what == "judge" else system_backend
+        if row.prompt_tokens is not None and row.completion_tokens is not None:
+            row.cost_usd, row.cost_source = price_of(
+                backend, round(row.calls * row.prompt_tokens), round(row.calls * row.completion_tokens)
+            )
 
 
 def _intervention_row(
@@ -405,11 +425,20 @@ def _recorded(run_dir: Path) -> dict[str, RunRecord]:
 
 
 def kb_build_command(loaded: "LoadedSuite", run_dir: Path) -> str:
-    """The command that builds the suite's knowledge base where a run into ``run_dir`` looks."""
+    """The command that builds the suite's knowledge base where a run into ``run_dir`` looks: it
+    carries every input of that directory (:func:`provbench.runner.default_kb_dir`) a command line
+    can change, as this run has them: the model, the question limit and the run directory, and
+    the ``--plugin`` files the suite's builder or loader may come from."""
+    from .local_plugins import COMMAND_LINE_PLUGINS
     from .runner import default_run_dir
 
-    out = "" if Path(run_dir) == default_run_dir(loaded) else f" --out {run_dir}"
-    return f"`provbench kb build {loaded.path}{out}`"
+    plugins = [arg for spec in COMMAND_LINE_PLUGINS for arg in ("--plugin", spec)]
+    args = ["provbench", "kb", "build", str(loaded.path), *plugins, "--model", loaded.suite.model.id]
+    if loaded.suite.dataset.limit is not None:
+        args += ["--limit", str(loaded.suite.dataset.limit)]
+    if Path(run_dir) != default_run_dir(loaded):
+        args += ["--out", str(run_dir)]
+    return f"`{shlex.join(args)}`"
 
 
 def _cache_entries(run_dir: Path) -> int:
@@ -450,7 +479,7 @@ def plan_rows(plan: Plan) -> list[list[str]]:
             if row.prompt_tokens is None or row.completion_tokens is None
             else row.calls * (row.prompt_tokens + row.completion_tokens)
         )
-        cost = "unknown" if row.cost_usd is None else dollars(row.cost_usd)
+        cost = cost_text(row.cost_usd, row.cost_source)
         rows.append(
             [
                 row.what,
@@ -468,13 +497,12 @@ def plan_rows(plan: Plan) -> list[list[str]]:
 
 
 def plan_summary(plan: Plan, chain: float) -> list[str]:
-    usd, unknown = plan.cost()
+    total = plan.cost_total()
     why = "; ".join(plan.unknown_cost_causes())
-    cost = (
-        dollars(usd) + (f" + {unknown} line(s) of unknown cost: {why}" if unknown else "")
-        if usd or not unknown
-        else f"unknown: {why}"
-    )
+    if total.unknown == total.calls:
+        cost = f"unknown: {why}" if total.calls else dollars(0.0)
+    else:
+        cost = total.known() + (f" + {total.unknown} line(s) of unknown cost: {why}" if total.unknown else "")
     minutes = plan.hours(chain) * 60
     return [
         f"total: {plan.units:,} unit(s), about {plan.calls:,.0f} LLM call(s), estimated cost {cost}",
@@ -487,14 +515,14 @@ def plan_summary(plan: Plan, chain: float) -> list[str]:
 
 
 def plan_json(plan: Plan, chain: float) -> dict[str, Any]:
-    usd, unknown = plan.cost()
+    total = plan.cost_total()
     return {
         "suite": plan.suite,
         "questions": plan.questions,
         "units": plan.units,
         "llm_calls": plan.calls,
-        "cost_usd": usd,
-        "unpriced_rows": unknown,
+        "cost_usd": total.usd,
+        "unpriced_rows": total.unknown,
         "unknown_cost_causes": plan.unknown_cost_causes(),
         "minutes": plan.hours(chain) * 60,
         "concurrency": plan.concurrency,

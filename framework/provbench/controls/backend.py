@@ -66,6 +66,9 @@ class ControlBackend:
         text = normalize_text("\n".join(str(m.get("content", "")) for m in messages if m.get("role") != "assistant"))
         return next((q for normalized, q in self.questions if normalized in text), None)
 
+    def price(self, prompt_tokens: int, completion_tokens: int) -> tuple[float, str]:
+        return 0.0, "local"  # rules on this machine: nothing to pay
+
     def complete(self, request: dict[str, Any]) -> dict[str, Any]:
         messages = request["messages"]
         judged = judge_reply(messages, request.get("schema"))

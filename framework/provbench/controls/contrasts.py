@@ -110,8 +110,21 @@ class ConditionContrast(PairedClaim):
             )
             test = paired_permutation(treated, reference, resamples=o.resamples)
             statement = f"{o.score} of {o.system} higher under {o.treatment} than under {o.reference}"
-            verdicts.append(self.verdict(e.control, e.effect, test, statement))
+            verdicts.append(self.with_reference_checked(runs, e, self.verdict(e.control, e.effect, test, statement)))
         return verdicts
+
+    def with_reference_checked(self, runs: ControlRuns, expectation: Expectation, verdict: Verdict) -> Verdict:
+        """A positive control's contrast holds only against a reference that hid something: against one
+        that hid nothing (a broken or faked reference) it shows no specificity, whatever the numbers."""
+        o, control = self.options, expectation.control
+        if not expectation.effect or o.reference == BASELINE or not runs.hid_nothing(control, o.system, o.reference):
+            return verdict
+        return verdict.model_copy(
+            update={
+                "passed": False,
+                "observed": f"{verdict.observed}; but {o.reference} hid nothing in any unit of {control}",
+            }
+        )
 
 
 class ConditionEffect(PairedClaim):

@@ -548,6 +548,8 @@ class KnowledgeBase:
             if progress is not None:
                 progress(names[group], done[group], len(groups[group]))
 
+        for group in range(len(names)):  # every index's size up front: shown while the model loads
+            step(group, 0)
         if embedder is None:
             vectors = [random_unit_vectors(len(group)) for group in groups]
         else:
