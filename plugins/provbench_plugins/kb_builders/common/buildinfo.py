@@ -111,7 +111,6 @@ def _plain(value: Any) -> Any:
 def problems(extraction: Any, communities: Any, llm: Any) -> list[str]:
     """One line per kind of thing that went wrong without stopping the build."""
     e, c, t = _plain(extraction) or {}, _plain(communities) or {}, _plain(llm) or {}
-    lines = []
     checks = [  # (count, its noun and verb for one, for several, what follows)
         (
             e.get("failed_calls", 0),
