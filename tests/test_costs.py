@@ -271,7 +271,8 @@ def test_a_control_llm_costs_0_local_in_runs_summary_as_in_plan(tmp_path):
     """Control LLMs answer by rule on this machine: `run`'s summary says "0 (local)", never
     "unknown", and a plan's line uses the same rule (no "$0.0000" for a local model)."""
     from provbench.costs import cost_text
-    from provbench.plan import Plan, Row, plan_rows, plan_summary
+    from provbench.plan import Plan, Row
+    from provbench.plan_output import plan_rows, plan_summary
 
     suite = write_suite(tmp_path / "s", "http://unused", judge=None)
     suite.write_text(suite.read_text().replace(suite.read_text().splitlines()[2], "model: {id: control:oracle}"))

@@ -90,7 +90,8 @@ def test_an_unbuilt_knowledge_base_is_named_as_the_cause_and_its_build_lands_whe
 
 
 def test_an_unpriced_model_is_named_as_the_cause(tmp_path, monkeypatch):
-    from provbench.plan import Plan, Row, plan_summary
+    from provbench.plan import Plan, Row
+    from provbench.plan_output import plan_summary
 
     rows = [Row("rag", 2, 2, 100, 10, model="openai/unpriced", cost_usd=None)]
     summary = plan_summary(Plan("s", 2, rows, 0, 0, 0, "none", None, 1, 1.0), 0)
@@ -143,3 +144,19 @@ def test_the_kb_build_hint_repeats_the_command_lines_plugin_files(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "kb build " in done.stdout and " --plugin mine.py --model schema-following --limit 2`" in done.stdout
+
+
+def test_a_run_directory_of_another_model_counts_none_of_its_records(tmp_path, monkeypatch):
+    """`run` refuses a directory that holds another model's run: `plan` says so and counts none of its records."""
+    from provbench.runner import run_suite
+    from provbench.bundled import resolve_suite
+
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "reports" / "quickstart"
+    run_suite(resolve_suite("quickstart"), model="schema-following", limit=2, out=out, write_report=False)
+    again = CliRunner().invoke(main, ["plan", "quickstart", "--model", "schema-following", "--limit", "2", "--json"])
+    assert json.loads(again.output)["recorded_units"] == 20  # the same model: its records are reused
+    other = CliRunner().invoke(main, ["plan", "quickstart", "--model", MODEL, "--limit", "2", "--json"])
+    data = json.loads(other.output)
+    assert data["recorded_units"] == 0
+    assert any("holds a run with model 'schema-following'" in note for note in data["notes"])

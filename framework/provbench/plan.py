@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .costs import CostTotal, cost_text, dollars, price_of
-from .errors import PluginFailure, call_plugin
+from .costs import CostTotal, price_of
+from .errors import PluginFailure, UserError, call_plugin
 from .model import BASELINE, RunRecord
 from .plugin_api import Environment, MetricContext
 from .units import expected_system_calls
@@ -117,17 +117,32 @@ def make_plan(
         sample=suite.dataset.sample,
         **suite.dataset.options,
     )
-    records = _recorded(run_dir)
+    refusal = _refusal(run_dir, suite)
+    records = {} if refusal else _recorded(run_dir)  # another model's records say nothing of this run
     system_backend = make_backend(suite.model.id, **suite.model.params)
     judge_spec = suite.judge or suite.model
     judge_backend = make_backend(judge_spec.id, **judge_spec.params) if suite.judge else system_backend
     dry = _DryRun(loaded, registry, kb_dir, questions[:sample], system_backend.model_id)
     try:
-        return _plan(
+        plan, chain = _plan(
             loaded, registry, run_dir, questions, records, system_backend, judge_backend, dry, concurrency, latency_s
         )
+        plan.notes[:0] = [refusal] if refusal else []
+        return plan, chain
     finally:
         dry.close()
+
+
+def _refusal(run_dir: Path, suite: Any) -> str | None:
+    """Why ``run`` would refuse ``run_dir`` (it holds another model's or judge's run), or None."""
+    from .llm_setup import check_same_models
+    from .run_store import RunStore
+
+    try:
+        check_same_models(RunStore(run_dir), suite)
+    except UserError as exc:
+        return f"{exc} (run refuses this directory, so this plan counts none of its records)"
+    return None
 
 
 def _plan(
@@ -148,7 +163,7 @@ def _plan(
         if dry.view is not None
         else [
             f"knowledge base {dry.kb_dir} is not built yet, so no question can be "
-            f"dry-run: token sizes and cost are unknown ({kb_build_command(loaded, run_dir)} "
+            f"dry-run: token sizes and cost not seen in recorded calls are unknown ({kb_build_command(loaded, run_dir)} "
             "builds it where this run will look; then plan again)"
         ]
     )
@@ -451,89 +466,3 @@ def _cache_entries(run_dir: Path) -> int:
         return len(cache)
     finally:
         cache.close()
-
-
-# -- showing a plan -------------------------------------------------------------------------------
-
-COLUMNS = (
-    "what",
-    "model",
-    "units",
-    "LLM calls",
-    "prompt tokens / call",
-    "reply tokens / call",
-    "tokens",
-    "cost",
-    "notes",
-)
-
-
-def plan_rows(plan: Plan) -> list[list[str]]:
-    def number(value: float | None) -> str:
-        return "?" if value is None else f"{value:,.0f}"
-
-    rows = []
-    for row in plan.rows:
-        tokens = (
-            None
-            if row.prompt_tokens is None or row.completion_tokens is None
-            else row.calls * (row.prompt_tokens + row.completion_tokens)
-        )
-        cost = cost_text(row.cost_usd, row.cost_source)
-        rows.append(
-            [
-                row.what,
-                row.model,
-                "" if row.what in ("judge", KB_BUILD) else str(row.units),
-                number(row.calls),
-                number(row.prompt_tokens),
-                number(row.completion_tokens),
-                number(tokens),
-                cost if row.calls else "–",
-                "; ".join(row.notes),
-            ]
-        )
-    return rows
-
-
-def plan_summary(plan: Plan, chain: float) -> list[str]:
-    total = plan.cost_total()
-    why = "; ".join(plan.unknown_cost_causes())
-    if total.unknown == total.calls:
-        cost = f"unknown: {why}" if total.calls else dollars(0.0)
-    else:
-        cost = total.known() + (f" + {total.unknown} line(s) of unknown cost: {why}" if total.unknown else "")
-    minutes = plan.hours(chain) * 60
-    return [
-        f"total: {plan.units:,} unit(s), about {plan.calls:,.0f} LLM call(s), estimated cost {cost}",
-        f"time: about {minutes:.1f} min at concurrency {plan.concurrency} and {plan.latency_s:g} s a call "
-        "(--concurrency, --latency), never under the longest chain of calls",
-        f"already there: {plan.recorded} unit(s) recorded (not run again), {plan.to_rerun} failed (run again), "
-        f"{plan.cached_replies} cached LLM repl{'y' if plan.cached_replies == 1 else 'ies'}; knowledge base {plan.kb}",
-        *(f"note: {n}" for n in plan.notes),
-    ]
-
-
-def plan_json(plan: Plan, chain: float) -> dict[str, Any]:
-    total = plan.cost_total()
-    return {
-        "suite": plan.suite,
-        "questions": plan.questions,
-        "units": plan.units,
-        "llm_calls": plan.calls,
-        "cost_usd": total.usd,
-        "unpriced_rows": total.unknown,
-        "unknown_cost_causes": plan.unknown_cost_causes(),
-        "minutes": plan.hours(chain) * 60,
-        "concurrency": plan.concurrency,
-        "latency_s": plan.latency_s,
-        "recorded_units": plan.recorded,
-        "failed_units": plan.to_rerun,
-        "cached_replies": plan.cached_replies,
-        "knowledge_base": plan.kb,
-        "rows": [
-            dict(zip(COLUMNS, row)) | {"units": r.units, "calls": r.calls, "cost_usd": r.cost_usd}
-            for row, r in zip(plan_rows(plan), plan.rows)
-        ],
-        "notes": plan.notes,
-    }
