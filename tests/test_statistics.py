@@ -92,7 +92,7 @@ def test_continuous_scores_take_the_cores_paired_permutation_test():
     # exact: three questions all one higher; of the 2^3 sign flips, all + and all - are as extreme
     assert paired_scores({"x": 0, "y": 0, "z": 0}, {"x": 1, "y": 1, "z": 1}).p_value == pytest.approx(0.25)
     assert paired_scores(a, dict(a)).p_value is None
-    assert paired_scores({"x": 0.2}, {"x": 0.9}).describe() == "too few questions to test (n=1)"
+    assert paired_scores({"x": 0.2}, {"x": 0.9}).describe() == "not enough questions (n=1; needs >= 6)"
     assert paired_scores(a, {}).describe() == "no paired questions"
 
 

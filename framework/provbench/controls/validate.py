@@ -154,10 +154,13 @@ def check_claim(claim: Claim, ref: "ClaimRef", runs: ControlRuns) -> list[Verdic
                 passed=False,
             )
         ]
-    return [
-        v.model_copy(update={"claim": shown, "expected_failure": ref.expect_failure or "", "open": ref.open or ""})
-        for v in verdicts
-    ]
+    declared = {
+        "claim": shown,
+        "expected_failure": ref.expect_failure or "",
+        "open": ref.open or "",
+        "unmeasured_expected": ref.expect_not_measurable or "",
+    }
+    return [v.model_copy(update=declared) for v in verdicts]
 
 
 def controls_suite(
