@@ -177,5 +177,7 @@ def unmeasured(test: Any, left_out: dict[str, int] | None = None) -> str:
     """Why a paired test decides nothing: no question measured ("not measurable: 22 no-op", the
     units the pairing rule left out) or too few to reach significance; "" when it decides."""
     if not test.n:
-        return "not measurable: " + (", ".join(f"{n} {why}" for why, n in (left_out or {}).items()) or "no question")
+        return "not measurable: " + (
+            ", ".join(f"{n} {why}" for why, n in (left_out or {}).items()) or "no analysed question"
+        )
     return test.too_few
