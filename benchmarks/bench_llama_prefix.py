@@ -9,6 +9,10 @@ Two steps:
   once with the prefix reuse of this change, each on a fresh model, and prints per mode the prompt
   tokens evaluated, the wall time, their ratio, and how many replies differ from the recording.
 
+* ``breakdown RUN_DIR``: a finished run's own records, per kind of call (system and purpose, the
+  judge's apart): calls, prompt tokens sent, completion tokens, and how many of them went to
+  re-asks of a reply that was not valid JSON (usually one cut off by ``max_tokens``).
+
 Run: ``python benchmarks/bench_llama_prefix.py record suites/quickstart.yaml /tmp/q --limit 2``
 then ``python benchmarks/bench_llama_prefix.py replay /tmp/q``.
 """
@@ -254,6 +258,30 @@ def _row(tokens: Any, messages: list[dict[str, str]], reply: str | None) -> dict
     return {"prompt": prompt, "context": prompt + tokens.reply(reply or "")}
 
 
+def breakdown(run_dir: Path) -> None:
+    """Print a run's fresh (not cached) calls per kind from its records."""
+    kinds: dict[str, list[int]] = {}
+    for line in (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        calls = [(record["key"]["system"], c) for c in (record.get("trace") or {}).get("llm_calls") or []]
+        calls += [("judge", c) for c in record.get("judge_calls") or []]
+        for owner, call in calls:
+            if call["cached"]:
+                continue
+            row = kinds.setdefault(f"{owner} / {call['purpose'].split(' ')[0]}", [0, 0, 0, 0, 0])
+            reasked = call.get("attempts", 1) > 1
+            row[0] += 1
+            row[1] += call["prompt_tokens"]
+            row[2] += call["completion_tokens"]
+            row[3] += reasked
+            row[4] += call["completion_tokens"] if reasked else 0
+    print(f"{'kind':36} {'calls':>5} {'prompt':>7} {'completion':>10} {'re-asked':>8} {'their completion':>16}")
+    for kind, row in sorted(kinds.items()):
+        print(f"{kind:36} {row[0]:>5} {row[1]:>7} {row[2]:>10} {row[3]:>8} {row[4]:>16}")
+    totals = [sum(column) for column in zip(*kinds.values())]
+    print(f"{'total':36} {totals[0]:>5} {totals[1]:>7} {totals[2]:>10} {totals[3]:>8} {totals[4]:>16}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     steps = parser.add_subparsers(dest="step", required=True)
@@ -272,8 +300,12 @@ def main() -> None:
     rep.add_argument("--capacities", default="0,512", help="MB; the first is the reference (0: as before)")
     rep.add_argument("--skip", type=int, default=0, help="start after the first N calls")
     rep.add_argument("--calls", type=int, help="replay only N calls")
+    brk = steps.add_parser("breakdown")
+    brk.add_argument("out", type=Path, help="a finished run directory")
     args = parser.parse_args()
-    if args.step == "record":
+    if args.step == "breakdown":
+        breakdown(args.out)
+    elif args.step == "record":
         record(args.suite, args.out, args.limit, args.model)
     elif args.step == "simulate":
         traced = (args.out / TRACE).is_file()

@@ -103,6 +103,12 @@ def controls_kb_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("controls-kb") / "kb"
 
 
+@pytest.fixture(scope="module")
+def kb_dir(controls_kb_dir) -> Path:
+    """The controls knowledge base under the name the claim tests use (a module may define its own)."""
+    return controls_kb_dir
+
+
 def validate_cli(suite: Path, out: Path, reuse: Path | None = None):
     """``provbench validate SUITE --out OUT`` through the CLI (its result: exit code, output, stderr);
     ``reuse``: an earlier --out whose control runs are copied in first, so they resume, not rerun."""
@@ -115,3 +121,26 @@ def validate_cli(suite: Path, out: Path, reuse: Path | None = None):
     if reuse is not None:
         shutil.copytree(reuse / "controls", out / "controls")
     return CliRunner().invoke(main, ["validate", str(suite), "--out", str(out)])
+
+
+def write_suite(folder: Path, text: str) -> Path:
+    """``text`` written as ``folder/suite.yaml`` (the folder made as needed): its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "suite.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def validated_once(tmp_path_factory, make_suite, kb: Path):
+    """One ``provbench validate`` of ``make_suite(folder, kb)`` in a fresh folder, for a module's
+    tests to share: (the folder, its --out, the CLI result)."""
+    folder = tmp_path_factory.mktemp("validated")
+    return folder, folder / "out", validate_cli(make_suite(folder, kb), folder / "out")
+
+
+def verdicts_by_claim(verdicts) -> dict[tuple[str, str], list]:
+    """(claim, control) -> its verdicts, in the order given (a claim may give a control several)."""
+    found: dict[tuple[str, str], list] = {}
+    for v in verdicts:
+        found.setdefault((v.claim, v.control), []).append(v)
+    return found

@@ -172,6 +172,32 @@ def test_a_cited_hidden_id_leaks_without_a_model_or_when_shown_and_is_suspect_ot
     assert check(orin_gone, own_words, trace=cites("tu:1")).status == "suspect"
 
 
+def test_a_tool_echoing_the_models_own_call_shows_it_nothing(orin_gone):
+    """A replayed step's call names the id it read (leave-one-step-out-replay's left-out step), and the
+    tool's error echoes it: the id is the model's own word, not hidden content shown to it (2wiki-steps'
+    random control cited such ids: 2 units called leaked, now suspect). A result listing it is evidence."""
+    echoed = UnitCapture("unit")
+    echoed.add_request(
+        [
+            {"role": "assistant", "content": '{"tool": "read_textunit", "arguments": {"textunit_id": "tu:1"}}'},
+            {"role": "user", "content": "Error from read_textunit: text unit 'tu:1' does not exist or cannot be read"},
+        ],
+        LLMCall(model="m", request_hash="h"),
+        "answer",
+        echoed.tick(),
+    )
+    found = check(orin_gone, echoed, trace=cites("tu:1"))
+    assert found.checks["citations"] == "suspect" and found.checks["request_text"] == "clean"
+    listed = UnitCapture("unit")
+    listed.add_request(
+        [{"role": "user", "content": "Result of get_entity_details: text units tu:1, tu:3"}],
+        LLMCall(model="m", request_hash="h"),
+        "answer",
+        listed.tick(),
+    )
+    assert check(orin_gone, listed, trace=cites("tu:1")).checks["citations"] == "leaked"
+
+
 def instructed(instructions: str, user: str, reply: str = "Glass Harbor", declared: bool = True) -> UnitCapture:
     """One request of a system whose fixed instructions (declared, or not) are its system message."""
     capture = UnitCapture("unit")

@@ -154,6 +154,14 @@ def test_relative_ranks_put_the_highest_first_and_share_ties():
     assert A.relative_ranks([7]) == [0.0]
 
 
+def baseline(path: dict) -> RunRecord:
+    """kgrag-ex's baseline unit of question q: answer A from this one path."""
+    return RunRecord(
+        key=UnitKey(question_id="q", system="kgrag-ex"),
+        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
+    )
+
+
 def record(kind: str, k: int, changed: bool, answer: str, path: dict) -> RunRecord:
     data = enumerate_variants([path], kind)[k]
     return RunRecord(
@@ -166,10 +174,7 @@ def record(kind: str, k: int, changed: bool, answer: str, path: dict) -> RunReco
 
 def test_table4_explanation_and_rank_histograms():
     path = four_node_path()
-    base = RunRecord(
-        key=UnitKey(question_id="q", system="kgrag-ex"),
-        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
-    )
+    base = baseline(path)
     records = [
         base,
         record("node", 1, True, "C", path),
@@ -276,10 +281,7 @@ def test_influence_is_keyed_by_element_not_name():
         for i in range(2)
     ]  # two edges with one text
     path = make_path("path:0", nodes, edges)
-    base = RunRecord(
-        key=UnitKey(question_id="q", system="kgrag-ex"),
-        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
-    )
+    base = baseline(path)
     records = [
         base,
         record("edge", 0, True, "B", path),
@@ -492,10 +494,7 @@ def test_an_edge_without_a_chunk_takes_its_file_from_the_triples_file():
     path = four_node_path()
     for edge in path["edges"]:
         edge["source_file"] = ""
-    base = RunRecord(
-        key=UnitKey(question_id="q", system="kgrag-ex"),
-        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
-    )
+    base = baseline(path)
     groups = A.group([base, record("edge", 1, True, "B", path)], "kgrag-ex")
     assert explain(groups["q"]).sources == []
     assert explain(groups["q"], {"r1": "article-9.jsonl"}).sources == ["article-9.jsonl"]
@@ -603,10 +602,7 @@ def test_positions_and_rank_ties_by_the_authors_rules():
     assert A.relative_ranks([3, 3, 1], ties="first") == [0.0, 0.5, 1.0]
     assert A.relative_ranks([3, 3, 1]) == [0.25, 0.25, 1.0]
     path = four_node_path()
-    base = RunRecord(
-        key=UnitKey(question_id="q", system="kgrag-ex"),
-        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
-    )
+    base = baseline(path)
     groups = A.group([base, *[record("node", k, k in (1, 3), "B", path) for k in range(4)]], "kgrag-ex")
     assert A.position_histogram(groups, "node") == [0, 1, 0, 0, 1]  # 1/3 and 1
     authors = A.position_histogram(groups, "node", "authors")

@@ -9,7 +9,7 @@ from provbench.model import LeakCheck, RunManifest, RunRecord, Trace, UnitKey, V
 from provbench.report.data import RunData
 from provbench_plugins.papers.p001_kgrag_ex import analysis as A
 from provbench_plugins.papers.p001_kgrag_ex import report as R
-from test_p001_paths import four_node_path, record
+from test_p001_paths import baseline, four_node_path, record
 
 SUITE = {
     "systems": ["kgrag-ex", "vector-rag"],
@@ -88,10 +88,7 @@ def test_table5_with_both_rules_counts_the_papers_and_says_the_other_is_left_out
 
 def test_table2_detail_lists_changed_and_unchanged_variants_with_their_paths():
     path = four_node_path()
-    base = RunRecord(
-        key=UnitKey(question_id="q", system="kgrag-ex"),
-        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
-    )
+    base = baseline(path)
     records = [
         base,
         record("node", 1, True, "C", path),
@@ -158,10 +155,7 @@ def test_the_position_histogram_is_drawn_from_the_tables_counts():
     from provbench.report.sections import BarChart
 
     path = four_node_path()
-    base = RunRecord(
-        key=UnitKey(question_id="q", system="kgrag-ex"),
-        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
-    )
+    base = baseline(path)
     records = [
         base,
         record("node", 1, True, "C", path),

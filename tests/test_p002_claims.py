@@ -11,9 +11,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE, main
+from conftest import validate_cli, verdicts_by_claim, write_suite
+from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE
 from provbench.controls.validate import validate_suite
 from provbench.errors import UserError
 from provbench.suite import load_suite
@@ -39,11 +39,6 @@ def data(tmp_path_factory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def kb_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("p002-controls-kb") / "kb"
-
-
 def controls_suite(
     folder: Path,
     data: Path,
@@ -56,10 +51,9 @@ def controls_suite(
     llms: str = "[oracle, parametric, ignores-context]",
     claims: tuple[str, ...] = CLAIMS,
 ) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "suite.yaml"
     listed = "".join(f"    - {c}\n" for c in claims)
-    path.write_text(
+    return write_suite(
+        folder,
         f"""\
 name: p002-controls
 dataset: {{loader: curriculum, path: {data}, limit: 2}}
@@ -78,22 +72,13 @@ controls:
   llms: {llms}
   claims:
 {listed}""",
-        encoding="utf-8",
     )
-    return path
-
-
-def verdicts_by_claim(validity) -> dict[tuple[str, str], list]:
-    found: dict[tuple[str, str], list] = {}
-    for v in validity.verdicts:
-        found.setdefault((v.claim, v.control), []).append(v)
-    return found
 
 
 def test_paper002s_claims_hold_on_their_controls(tmp_path, data, kb_dir):
     validity = validate_suite(controls_suite(tmp_path, data, kb_dir), out=tmp_path / "out")
     assert validity.failed_units == 0 and not validity.failures, [v for v in validity.failures]
-    found = verdicts_by_claim(validity)
+    found = verdicts_by_claim(validity.verdicts)
     assert {claim for claim, _ in found} == set(CLAIMS)
     [rounds] = found[("p002/rounds-reach-deep-answers", "oracle")]
     # cm-23's chain is cut by round 1's frontier cap (the question names no relation): 5 of 6 answered
@@ -123,7 +108,7 @@ def test_the_random_control_in_place_of_the_oracle_fails_each_claim(tmp_path, da
 
     monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["random"])  # "control:oracle" now replies at random
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["validate", str(controls_suite(tmp_path, data, kb_dir)), "--out", str(out)])
+    result = validate_cli(controls_suite(tmp_path, data, kb_dir), out)
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     from provbench.controls.validity import read_validity
 
@@ -138,7 +123,7 @@ def test_a_claim_blind_to_the_rounds_has_no_power_and_fails_validate(tmp_path, d
     sham, so validate names it and exits with 4."""
     blind = "{name: p002/rounds-reach-deep-answers, options: {expect: [{control: parametric, effect: false}]}}"
     suite = controls_suite(tmp_path, data, kb_dir, llms="[parametric]", claims=(blind,))
-    result = CliRunner().invoke(main, ["validate", str(suite), "--out", str(tmp_path / "out")])
+    result = validate_cli(suite, tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     assert "not detectable" not in result.stderr  # the claim holds: only its power is missing
     assert "no power against every setting answered as planning-loop: p002/rounds-reach-deep-answers" in result.stderr

@@ -7,23 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import yaml
-from click.testing import CliRunner
 
-from conftest import REPO
-from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE, main
+from conftest import REPO, validate_cli, verdicts_by_claim, write_suite
+from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE
 from provbench.controls.validity import read_validity
 
 SUITE = REPO / "suites" / "fever-garag.yaml"
 DATA = REPO / "datasets" / "fever-mini" / "dev.jsonl"
 CLAIMS = ("p003/ranking-changes-label", "p003/settings-send-different-prompts")
-
-
-@pytest.fixture(scope="module")
-def kb_dir(tmp_path_factory) -> Path:
-    """One controls knowledge base for the module's smaller suites (same inputs: reused)."""
-    return tmp_path_factory.mktemp("p003-controls-kb") / "kb"
 
 
 def smaller_suite(folder: Path, kb: Path, limit: int = 12, systems: list | None = None) -> Path:
@@ -35,25 +27,15 @@ def smaller_suite(folder: Path, kb: Path, limit: int = 12, systems: list | None 
     controls["knowledge_base"]["directory"] = str(kb)
     if systems is not None:
         controls["differences"]["systems"] = systems
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "suite.yaml"
-    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
-    return path
-
-
-def validate(suite: Path, out: Path):
-    return CliRunner().invoke(main, ["validate", str(suite), "--out", str(out)])
+    return write_suite(folder, yaml.safe_dump(raw, sort_keys=False))
 
 
 def verdicts(out: Path) -> dict[tuple[str, str], list]:
-    found: dict[tuple[str, str], list] = {}
-    for v in read_validity(out).verdicts:
-        found.setdefault((v.claim, v.control), []).append(v)
-    return found
+    return verdicts_by_claim(read_validity(out).verdicts)
 
 
 def test_paper003s_claims_pass_on_fever_garags_controls(tmp_path):
-    result = validate(SUITE, tmp_path / "out")
+    result = validate_cli(SUITE, tmp_path / "out")
     assert result.exit_code == 0, result.output
     found = verdicts(tmp_path / "out")
     assert set(found) == {(c, control) for c in CLAIMS for control in ("oracle", "ignores-context")}
@@ -86,7 +68,7 @@ def test_an_oracle_that_ignores_its_context_fails_each_claim_naming_it(tmp_path,
     from provbench.controls import BEHAVIOURS
 
     monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["ignores-context"])  # reads no fact, extracts none
-    result = validate(smaller_suite(tmp_path, kb_dir), tmp_path / "out")
+    result = validate_cli(smaller_suite(tmp_path, kb_dir), tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     failed = {(v.claim, v.control) for v in read_validity(tmp_path / "out").failures}
     assert failed == {(claim, "oracle") for claim in CLAIMS}
@@ -97,7 +79,7 @@ def test_a_random_reader_changes_labels_that_do_not_follow_the_facts(tmp_path, k
     from provbench.controls import BEHAVIOURS
 
     monkeypatch.setitem(BEHAVIOURS, "oracle", BEHAVIOURS["random"])  # a label by a hash of the prompt
-    result = validate(smaller_suite(tmp_path, kb_dir), tmp_path / "out")
+    result = validate_cli(smaller_suite(tmp_path, kb_dir), tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     follows = verdicts(tmp_path / "out")[("p003/ranking-changes-label", "oracle")][-1]
     assert "exactly when the facts it showed hold" in follows.expected and not follows.passed
@@ -108,7 +90,7 @@ def test_one_setting_under_three_names_fails_each_claim(tmp_path, kb_dir):
         {"name": "p003/ga-rag", "label": label, "options": {"top_facts": 4}}
         for label in ("ga-rag", "ga-rag-gamma0", "ga-rag-authors")
     ]
-    result = validate(smaller_suite(tmp_path, kb_dir, systems=same), tmp_path / "out")
+    result = validate_cli(smaller_suite(tmp_path, kb_dir, systems=same), tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     failed = verdicts(tmp_path / "out")
     [differ, _] = failed[("p003/ranking-changes-label", "oracle")]
@@ -130,7 +112,7 @@ def test_settings_that_only_reorder_whole_graphs_fail_each_claim(tmp_path, kb_di
             ("ga-rag-authors", {"ranking": "authors"}),
         )
     ]
-    result = validate(smaller_suite(tmp_path, kb_dir, systems=whole), tmp_path / "out")
+    result = validate_cli(smaller_suite(tmp_path, kb_dir, systems=whole), tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     failed = verdicts(tmp_path / "out")
     [prompts] = failed[("p003/settings-send-different-prompts", "oracle")]
@@ -156,7 +138,7 @@ def test_a_claim_blind_to_its_settings_has_no_power_and_fails_validate(tmp_path,
     ]
     path = tmp_path / "blind.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
-    result = validate(path, tmp_path / "out")
+    result = validate_cli(path, tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     assert "not detectable" not in result.stderr  # the claim holds: only its power is missing
     assert "no power against every setting answered as ga-rag: p003/settings-send-different-prompts" in result.stderr
@@ -167,5 +149,5 @@ def test_a_claim_naming_a_setting_the_controls_lack_is_refused(tmp_path, kb_dir)
     raw["controls"]["claims"][0] = {"name": "p003/ranking-changes-label", "options": {"systems": ["ga-rag", "nope"]}}
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
-    result = validate(path, tmp_path / "out")
+    result = validate_cli(path, tmp_path / "out")
     assert result.exit_code == 2 and "needs system 'nope'" in result.stderr and "controls.claims[0]" in result.stderr

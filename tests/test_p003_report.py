@@ -231,3 +231,19 @@ def test_intervention_units_the_pairing_rule_leaves_out_never_reach_table_one_an
     values = with_left_out_notes(TableOne(judge=False, ragas=False).aggregate(results), results)
     cited = [v for v in values if v.metric == "table1.graph_completeness" and v.condition == "cited-removal"]
     assert [(v.value, v.note) for v in cited] == [(None, "not measurable: 1 leaked, 1 no-op, 1 not-checkable")]
+
+
+def test_the_fever_section_has_the_measures_then_a_confusion_matrix_per_system():
+    from provbench_plugins.papers.p003_ga_rag.report import fever_section
+
+    run = run_data([ga_trace("1", 3)])
+    matrix = {"SUPPORTS": {"SUPPORTS": 2, "REFUTES": 1}, "REFUTES": {"REFUTES": 3}}
+    run.metrics["values"] = [
+        {"metric": "fever.label_accuracy", "system": "ga", "condition": "baseline", "value": 0.5},
+        {"metric": "fever.confusion", "system": "ga", "condition": "baseline", "detail": {"matrix": matrix}},
+    ]
+    measures, confusion = fever_section(run, ["ga", "other"]).blocks  # "other" has no matrix: no table
+    assert [row.cells[0].text for row in measures.rows] == ["ga", "other"]
+    assert measures.rows[0].cells[1].text.startswith("0.5") and measures.rows[1].cells[1].text == "–"
+    assert confusion.caption.startswith("Confusion matrix of ga") and len(confusion.rows) == 2
+    assert [c.text for c in confusion.rows[0].cells[:3]] == ["SUPPORTS", "2", "1"]

@@ -56,6 +56,19 @@ def test_a_reply_that_stays_invalid_is_returned_but_not_cached(tmp_path):
     assert healed.chat(ASK, schema=SCHEMA).data == {"answer": "X"}  # asked again, not served from the cache
 
 
+def test_a_reply_cut_off_at_max_tokens_is_not_reasked(tmp_path, caplog):
+    """Unfinished JSON that used the whole budget ends the same way again: the re-ask is not sent."""
+    cut = '{"answer": "Orin Vale, son of'  # 5 words: the scripted backend counts words as tokens
+    backend = ScriptedBackend(replies=[cut, {"answer": "Orin Vale"}])
+    llm = LLMClient(backend, cache_dir=tmp_path, backoff_s=0, json_retries=1)
+    resp = llm.chat(ASK, schema=SCHEMA, max_tokens=5)
+    assert resp.data is None and resp.attempts == 1 and len(backend.calls) == 1
+    assert "cut off at max_tokens=5" in caplog.text
+    # with room to spare the same invalid reply is re-asked
+    roomy = LLMClient(ScriptedBackend(replies=[cut, {"answer": "Orin Vale"}]), cache_dir=tmp_path / "b", json_retries=1)
+    assert roomy.chat(ASK, schema=SCHEMA, max_tokens=50).data == {"answer": "Orin Vale"}
+
+
 def test_an_invalid_reply_left_in_an_older_cache_is_asked_again(tmp_path):
     from provbench.llm.cache import ResponseCache, cache_key
 

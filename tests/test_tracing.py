@@ -104,6 +104,8 @@ def test_retrieved_items_are_retrieval_documents(spans):
     assert attributes[SpanAttributes.OPENINFERENCE_SPAN_KIND] == "RETRIEVER"
     assert attributes[f"{SpanAttributes.RETRIEVAL_DOCUMENTS}.0.document.id"]
     assert json.loads(attributes[f"{SpanAttributes.RETRIEVAL_DOCUMENTS}.0.document.metadata"])["kind"]
+    scores = [v for s in retrievers for k, v in s.attributes.items() if k.endswith(".document.score")]
+    assert scores and all(isinstance(v, float) for v in scores)  # a scored item carries its score
 
 
 def test_ids_are_stable_across_exports(run_dir, spans):

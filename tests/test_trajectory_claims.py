@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
 
+from conftest import write_suite
 from provbench import hookimpl
 from provbench.controls.validate import validate_suite
 from provbench.model import BASELINE, RunRecord, UnitKey, VariantInfo
@@ -23,9 +23,8 @@ CLAIMS = ("gold-path-followed", "critical-steps-hold-gold")
 
 
 def small_suite(folder: Path, kb: Path, replay: str = "leave-one-step-out-replay") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "suite.yaml"
-    path.write_text(
+    return write_suite(
+        folder,
         f"""\
 name: small-steps
 dataset: {{loader: 2wiki, path: {DATA}, limit: 2}}
@@ -40,14 +39,7 @@ controls:
   llms: [oracle, random]
   claims: [{", ".join(CLAIMS)}]
 """,
-        encoding="utf-8",
     )
-    return path
-
-
-@pytest.fixture(scope="module")
-def kb_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("steps-controls-kb") / "kb"
 
 
 def test_the_oracle_follows_the_gold_chain_and_depends_on_its_gold_steps(tmp_path, kb_dir):

@@ -88,6 +88,7 @@ def test_resuming_with_nothing_hidden_replays_the_earlier_rounds_without_asking(
         "replay_rest": False,
         "replayed_steps": 1,
         "diverged": [],
+        "withheld": [],
     }
 
 
@@ -123,7 +124,13 @@ def test_replay_rest_decides_only_the_last_reply(view):
     ]
     assert len(asked.calls) == 3 and len(asked_once.calls) == 1  # rounds 1 and 2 replayed: only round 3 asked
     assert asked_once.calls[0]["messages"][-1]["content"] == asked.calls[2]["messages"][-1]["content"]
-    assert replayed.artifacts["resumed"] == {"from_step": 0, "replay_rest": True, "replayed_steps": 2, "diverged": []}
+    assert replayed.artifacts["resumed"] == {
+        "from_step": 0,
+        "replay_rest": True,
+        "replayed_steps": 2,
+        "diverged": [],
+        "withheld": [],
+    }
 
 
 def test_a_trace_without_replies_cannot_be_resumed(view):

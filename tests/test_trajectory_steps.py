@@ -4,6 +4,7 @@ from a step, and the leave-one-step-out intervention finds the step a scripted a
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 from systems_helpers import systems_kb, view  # noqa: F401
@@ -99,6 +100,7 @@ def test_resuming_with_nothing_hidden_reproduces_the_run_without_asking_for_the_
         "replay_rest": False,
         "replayed_steps": 3,
         "diverged": [],
+        "withheld": [],
     }
 
 
@@ -120,13 +122,38 @@ def test_replay_rest_replays_the_later_actions_and_decides_only_the_answer(view)
         question(),
         Environment(view=view.hide(text_units=["tu:3"]), llm=llm),
         recorded,
-        ResumePoint(step=1, replay_rest=True),
+        ResumePoint(step=PLANTED, replay_rest=True),  # the step that first showed tu:3
     )
     assert [s.tool for s in resumed.steps] == [s.tool for s in recorded.steps]
     assert len(backend.calls) == 1 and resumed.answer == "unknown"  # only the final answer was asked for
     offered = [branch["properties"]["tool"]["enum"][0] for branch in backend.calls[0]["schema"]["anyOf"]]
     assert offered == ["submit_answer"]
-    assert resumed.artifacts["resumed"]["replayed_steps"] == 4
+    assert resumed.artifacts["resumed"]["replayed_steps"] == 4 and resumed.artifacts["resumed"]["withheld"] == []
+
+
+def test_replay_rest_withholds_later_actions_that_name_what_the_left_out_step_showed(view):
+    """Step 0 first showed ent:orin-vale; step 1's recorded action names it (get_neighbors). Replayed,
+    it would hand the model the hidden id (as 2wiki-steps' random control then cited such ids): it is
+    withheld, and nothing the view hides reaches the model's prompt."""
+    from provbench.leakguard import shows_hidden
+    from provbench_plugins.trajectory.steps import LeaveOneStepOutReplay
+
+    recorded, _ = baseline(view)
+    replay, rng = LeaveOneStepOutReplay(), random.Random(0)
+    (variant,) = [v for v in replay.variants(question(), recorded, rng) if v.id == "step:0"]
+    hiding = replay.make_view(view, question(), recorded, rng, variant=variant)
+    assert "ent:orin-vale" in variant.data["hidden"]["entity"]
+    llm, backend = planted_llm()
+    resumed = AgenticGraphRAG().resume_from_step(
+        question(),
+        Environment(view=hiding, llm=llm),
+        recorded,
+        replay.resume_point(question(), recorded, rng, variant=variant),
+    )
+    assert resumed.artifacts["resumed"]["withheld"] == [1]
+    assert [s.tool for s in resumed.steps][:3] == ["search_entities", "read_textunit", "search_entities"]
+    assert resumed.steps[-1].tool == "submit_answer"
+    assert not any(shows_hidden(hiding, question(), m["content"]) for m in backend.calls[-1]["messages"])
 
 
 def test_evidence_first_replays_its_accepted_evidence(view):

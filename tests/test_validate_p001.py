@@ -8,10 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import validate_cli
-from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE, main
+from conftest import validate_cli, validated_once, write_suite
+from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE
 from provbench.controls.validity import read_validity
 from provbench.gold import GoldEvidence, GoldTriple
 from provbench.model import BASELINE, Question, RunRecord, Trace, UnitKey, VariantInfo
@@ -21,24 +20,15 @@ from provbench_plugins.papers.p001_kgrag_ex.paths import enumerate_variants, mak
 
 REPO = Path(__file__).resolve().parents[1]
 MINI = REPO / "datasets" / "medical-mini"
-NO_POWER_YET = "      expect_no_power: pooled over removals, each faked alone still passes (issue 34)\n"
-CLAIMS = (
-    """\
-    - name: p001/explanation-names-planted
+CLAIMS = """\
+    - p001/explanation-names-planted
+    - p001/unplanted-change-nothing
 """
-    + NO_POWER_YET
-    + """\
-    - name: p001/unplanted-change-nothing
-      options: {conditions: [kg-node-removal, kg-edge-removal, kg-subpath-removal, kg-subpath-blanked]}
-"""
-    + NO_POWER_YET
-)
 
 
 def p001_suite(folder: Path, kb: Path, *, llms: str = "[oracle, ignores-context]", claims: str = CLAIMS) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "suite.yaml"
-    path.write_text(
+    return write_suite(
+        folder,
         f"""\
 name: p001-controls
 dataset: {{loader: medmcqa, path: {MINI / "dev.jsonl"}, limit: 2}}
@@ -59,38 +49,31 @@ controls:
   llms: {llms}
   claims:
 {claims}""",
-        encoding="utf-8",
     )
-    return path
-
-
-@pytest.fixture(scope="module")
-def kb_dir(controls_kb_dir) -> Path:
-    return controls_kb_dir
 
 
 @pytest.fixture(scope="module")
 def validated(tmp_path_factory, kb_dir):
     """One `provbench validate` of the p001 suite: (its folder, its --out, the CLI result)."""
-    folder = tmp_path_factory.mktemp("validated")
-    return folder, folder / "out", validate_cli(p001_suite(folder, kb_dir), folder / "out")
+    return validated_once(tmp_path_factory, p001_suite, kb_dir)
 
 
 def test_paper001_claims_pass_on_medical_mini(validated):
     _, out, result = validated
     assert result.exit_code == 0, result.output
-    verdicts = {(v.claim, v.control): v for v in read_validity(out).verdicts}
-    named = verdicts["p001/explanation-names-planted", "oracle"]
+    verdicts = {(v.claim, v.control, v.expected.split(":")[0]): v for v in read_validity(out).verdicts}
+    named = verdicts["p001/explanation-names-planted", "oracle", "every removal (Table 2)"]
     assert named.passed and named.observed.startswith(
-        "hit rate 1.00: 14 of 14 explanations name a planted node (a random node of their paths: 0.72)"
+        "every removal (Table 2): hit rate 1.00: 14 of 14 explanations name a planted node "
+        "(a random node of their paths: 0.72)"
     )
     assert named.p_value < 0.05  # the bridge questions' planted nodes are no path ends
-    assert (
-        verdicts["p001/explanation-names-planted", "ignores-context"].observed
-        == "0 of 14 questions with removals changed"
-    )  # the oracle's paths (its parse), answers that ignore them
-    specific = verdicts["p001/unplanted-change-nothing", "oracle"]
-    assert specific.passed and specific.observed.startswith("unplanted: 0 of 57 changed; planted: 86 of 129 changed")
+    blind = [v for v in verdicts.values() if v.control == "ignores-context"]
+    assert [v.observed for v in blind] == ["0 of 14 questions with removals changed"]  # the oracle's paths, ignored
+    specific = verdicts["p001/unplanted-change-nothing", "oracle", "kg-node-removal"]
+    assert specific.passed and specific.observed.startswith(
+        "kg-node-removal: unplanted: 0 of 19 changed; planted: 41 of 59 changed"
+    )
     assert specific.p_value < 1e-4
     paths = kept_paths(out / "controls" / "oracle")
     assert min(len(p["edges"]) for ps in paths.values() for p in ps) >= 2  # no one-edge fragments
@@ -106,23 +89,6 @@ def kept_paths(run_dir: Path) -> dict[str, list[dict]]:
         for r in load_run(run_dir).records
         if r.key.condition == BASELINE and r.trace and "kgrag" in r.trace.artifacts
     }
-
-
-def test_each_claim_meets_its_shams(validated, kb_dir):
-    """The explanation claim fails for a blind explanation (the first node of the first path: the
-    issue's case, repaired by the binomial rule) and when the oracle is swapped for the blind control;
-    but pooled over three removals, one removal faked alone leaves the others to carry it: no power
-    against it, so undeclared, validate names the sham and exits with 4."""
-    folder, out, _ = validated
-    power = {(row.claim, row.sham): row.status for row in read_validity(out).power}
-    claim = "p001/explanation-names-planted"
-    assert power[claim, "most-influential: the first element"] == "power", power
-    assert power[claim, "oracle swapped for ignores-context"] == "power", power
-    assert power[claim, "kg-node-removal hides nothing"] == "no power", power
-    strict = p001_suite(folder / "strict", kb_dir, claims=f"    - {claim}\n")
-    result = validate_cli(strict, folder / "strict" / "out", reuse=out)  # the same control runs, resumed
-    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
-    assert f"no power against kg-node-removal hides nothing: {claim}" in result.stderr
 
 
 @pytest.mark.parametrize("end, label, seen", [(0, "first", "0.71: 10 of 14"), (-1, "last", "0.36: 5 of 14")])
@@ -142,9 +108,10 @@ def test_an_explanation_naming_a_path_end_fails_validate(validated, kb_dir, monk
     folder, out, _ = validated
     result = validate_cli(p001_suite(folder / label, kb_dir), folder / label / "out", reuse=out)
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
-    (failed,) = read_validity(folder / label / "out").failures
-    assert (failed.claim, failed.control) == ("p001/explanation-names-planted", "oracle")
-    assert failed.observed.startswith(f"hit rate {seen}"), failed.observed  # the first node misses the 4 bridges
+    failures = read_validity(folder / label / "out").failures  # Table 2's explanation, then each removal's
+    assert {(v.claim, v.control) for v in failures} == {("p001/explanation-names-planted", "oracle")}
+    failed = failures[0]
+    assert failed.observed.startswith(f"every removal (Table 2): hit rate {seen}"), failed.observed
     assert failed.p_value > 0.5  # no better than naming a random node of the paths (0.72)
 
 
@@ -158,10 +125,11 @@ def test_the_random_control_in_place_of_the_oracle_fails_paper001s_claims(tmp_pa
         llms="[oracle]",
         claims="    - name: p001/unplanted-change-nothing\n      options: {controls: [oracle]}\n",
     )
-    result = CliRunner().invoke(main, ["validate", str(suite), "--out", str(tmp_path / "out")])
+    result = validate_cli(suite, tmp_path / "out")
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
-    (failed,) = read_validity(tmp_path / "out").failures
-    assert failed.claim == "p001/unplanted-change-nothing" and not failed.observed.startswith("unplanted: 0 of")
+    failed = read_validity(tmp_path / "out").failures
+    assert {v.claim for v in failed} == {"p001/unplanted-change-nothing"}
+    assert not any(": unplanted: 0 of" in v.observed for v in failed)  # unplanted removals changed random replies
     assert "not detectable: p001/unplanted-change-nothing" in result.stderr
 
 
@@ -241,20 +209,22 @@ def runs_of(recs: list[RunRecord]):
 def test_the_claims_on_hand_built_records():
     planted_changes = {"node:0:1", "edge:0:1", "subpath:0:1"}  # the fever -AFFECTS-> knee triplet
     good = runs_of(records(planted_changes))
-    named, ignoring = ExplanationNamesPlanted().check(good)
-    assert named.observed.startswith("hit rate 1.00: 1 of 1")
+    named, *alone, ignoring = ExplanationNamesPlanted().check(good)  # every removal, then each alone
+    assert named.observed.startswith("every removal (Table 2): hit rate 1.00: 1 of 1")
+    assert [v.observed.split(":")[0] for v in alone] == ["kg-node-removal", "kg-edge-removal", "kg-subpath-removal"]
     assert not named.passed and named.p_value == pytest.approx(0.75)  # one question, 3 of 4 nodes planted: no evidence
     assert not ignoring.passed and ignoring.observed == "no question had a path to perturb"  # saw nothing
-    (specific,) = UnplantedChangeNothing().check(good)
-    assert specific.observed.startswith("unplanted: 0 of 2 changed; planted: 3 of 9 changed")
-    assert not specific.passed  # 1 question: 3 of 9 against 0 of 2 is no significant contrast
+    node, edge, subpath = UnplantedChangeNothing().check(good)  # one verdict per removal
+    assert node.observed.startswith("kg-node-removal: unplanted: 0 of 1 changed; planted: 1 of 4 changed")
+    assert edge.observed.startswith("kg-edge-removal: unplanted: 0 of 1 changed; planted: 1 of 2 changed")
+    assert not node.passed  # 1 question: 1 of 4 against 0 of 1 is no significant contrast
     leaky = runs_of(records(planted_changes | {"node:1:1"}))  # removing "cough" changed the answer
-    (specific,) = UnplantedChangeNothing().check(leaky)
-    assert not specific.passed and specific.observed.startswith("unplanted: 1 of 2 changed")
+    node, *_ = UnplantedChangeNothing().check(leaky)
+    assert not node.passed and node.observed.startswith("kg-node-removal: unplanted: 1 of 1 changed")
     assert (
         ExplanationNamesPlanted()
         .check(runs_of(records({"node:1:1", "edge:1:0"})))[0]
-        .observed.startswith("hit rate 0.00: 0 of 1")
+        .observed.startswith("every removal (Table 2): hit rate 0.00: 0 of 1")
     )  # only the distractor path mattered: the explanation names "cough"
 
 
@@ -313,8 +283,8 @@ def explanation_verdict(changes: set[str], questions: int = 6):
         recs += r
         asked.append(q)
     runs = control_runs({"oracle": recs}, questions={"oracle": asked})
-    (verdict,) = ExplanationNamesPlanted(expect=[{"control": "oracle", "effect": True}]).check(runs)
-    return verdict
+    pooled, *_ = ExplanationNamesPlanted(expect=[{"control": "oracle", "effect": True}]).check(runs)
+    return pooled  # Table 2's explanation, every removal together
 
 
 def test_an_explanation_must_beat_naming_a_random_node_of_its_paths():
@@ -322,12 +292,12 @@ def test_an_explanation_must_beat_naming_a_random_node_of_its_paths():
     honest = explanation_verdict({"node:0:1", "node:0:2", "edge:0:1", "subpath:0:1"})
     assert (
         honest.passed
-        and honest.observed.startswith("hit rate 1.00: 6 of 6")
+        and honest.observed.startswith("every removal (Table 2): hit rate 1.00: 6 of 6")
         and honest.p_value == pytest.approx(0.5**6)
     )
     # a sham whose changes credit only the path's first node (an explanation blind to the perturbations)
     sham = explanation_verdict({"node:0:0"})
-    assert not sham.passed and sham.observed.startswith("hit rate 0.00: 0 of 6")
+    assert not sham.passed and sham.observed.startswith("every removal (Table 2): hit rate 0.00: 0 of 6")
     # a high hit rate on too few questions is no evidence either
     few = explanation_verdict({"node:0:1", "node:0:2", "edge:0:1", "subpath:0:1"}, questions=2)
-    assert few.observed.startswith("hit rate 1.00: 2 of 2") and not few.passed  # p = 0.25
+    assert few.observed.startswith("every removal (Table 2): hit rate 1.00: 2 of 2") and not few.passed  # p = 0.25

@@ -262,22 +262,14 @@ def kb_info_cmd(kb_dir: Path, as_json: bool) -> None:
 
 def _print_stats(stats, build_info: dict | None = None, degenerate: list[str] | None = None) -> None:
     """Why the KB is degenerate (first), its counts (beside a paper's it follows), then its build info."""
-    from .kb.info import count_rows, detail_lines
+    from .kb.info import count_table, detail_lines
 
     for reason in degenerate or []:
         err_console.print(f"[bold red]degenerate knowledge base[/]: {escape(reason)}", highlight=False)
     info = build_info or {}
     paper = info.get("paper") or {}
-    columns = ["item", "count"] + ([f"paper {paper.get('id', '')}".strip(), "ratio"] if paper else [])
-    rows = []
-    for label, ours, theirs in count_rows(stats, info):
-        row = [label, "" if ours is None else f"{ours:,}"]
-        if paper:
-            row += [
-                "" if theirs is None else f"{theirs:,}",
-                f"{ours / theirs:.2f}" if ours is not None and theirs else "",
-            ]
-        rows.append(row)
+    paper_columns, rows = count_table(stats, info, blank="")
+    columns = ["item", "count", *paper_columns]
     show_table(console, "knowledge base", columns, rows, right=columns[1:])
     if paper.get("title"):
         console.print(f"  paper: {paper['title']}", highlight=False, markup=False)

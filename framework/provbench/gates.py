@@ -25,6 +25,7 @@ from typing import Any
 
 from .assertions import BASELINE, AssertionSpec
 from .costs import CostTotal, record_calls
+from .model import RunRecord
 from .results.data import RunData, load_run
 from .results.stats import per_question, share
 from .run_store import leak_status
@@ -110,15 +111,7 @@ def summary(run: RunData, results: list[AssertionResult]) -> dict[str, Any]:
     leaks = Counter(s for s in map(leak_status, run.records) if s)
     assertions_failed = sum(not r.passed for r in results)
     m = run.manifest
-    status = (
-        EXIT_BUDGET
-        if m.stopped
-        else EXIT_ASSERTION_FAILED
-        if assertions_failed
-        else EXIT_UNITS_FAILED
-        if failed
-        else EXIT_OK
-    )  # provbench run's order
+    status = _exit_status(m.stopped, assertions_failed, failed)
     accuracy = {s: share(per_question(run.select(s)), run.question_ids).value for s in run.systems}
     cost = CostTotal.of(c for r in run.records for c in record_calls(r))
     return {
@@ -132,31 +125,46 @@ def summary(run: RunData, results: list[AssertionResult]) -> dict[str, Any]:
         "passed": status == EXIT_OK,
         "exit_status": status,
         "units": {"total": len(run.records), "ok": len(run.records) - len(failed), "failed": len(failed)},
-        "failed_units": [
-            {
-                "unit": r.key.as_str(),
-                "question_id": r.key.question_id,
-                "system": r.key.system,
-                "condition": r.key.condition,
-                "repeat": r.key.repeat,
-                "variant": r.key.variant,
-                "error": r.error or "",
-            }
-            for r in failed
-        ],
+        "failed_units": [_failed_unit(r) for r in failed],
         "stopped": m.stopped,
         "baseline_accuracy": accuracy,
         "leak_guard": dict(sorted(leaks.items())),
-        "cost": {
-            "usd": round(cost.usd, 8),
-            "calls": cost.calls,
-            "unpriced_calls": cost.unknown,
-            "local_calls": cost.local,
-            "text": cost.describe(),
-        },
+        "cost": _cost(cost),
         "assertions": [asdict(r) for r in results],
         "assertions_failed": assertions_failed,
         "report": str(run.run_dir / "report.html"),
+    }
+
+
+def _exit_status(stopped: Any, assertions_failed: int, failed: list[RunRecord]) -> int:
+    """``provbench run``'s exit status, in its order: budget, then assertions, then failed units."""
+    if stopped:
+        return EXIT_BUDGET
+    if assertions_failed:
+        return EXIT_ASSERTION_FAILED
+    return EXIT_UNITS_FAILED if failed else EXIT_OK
+
+
+def _failed_unit(record: RunRecord) -> dict[str, Any]:
+    key = record.key
+    return {
+        "unit": key.as_str(),
+        "question_id": key.question_id,
+        "system": key.system,
+        "condition": key.condition,
+        "repeat": key.repeat,
+        "variant": key.variant,
+        "error": record.error or "",
+    }
+
+
+def _cost(cost: CostTotal) -> dict[str, Any]:
+    return {
+        "usd": round(cost.usd, 8),
+        "calls": cost.calls,
+        "unpriced_calls": cost.unknown,
+        "local_calls": cost.local,
+        "text": cost.describe(),
     }
 
 

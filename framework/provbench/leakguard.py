@@ -10,8 +10,10 @@ store built over it). The guard checks every such unit, whatever the system, aft
     holds no id the knowledge base knows, or for a system whose trace records the ids of a store of
     its own (``System.trace_ids == "own"``).
 (b) ``citations``: cited ids the view hides. ``leaked`` when the unit made no LLM request (the
-    system itself wrote them) or the id appears in a request; ``suspect`` otherwise (a model can
-    guess ``tu:3``). An id no knowledge-base item has is never hidden.
+    system itself wrote them) or the id appears in a request beyond the model's own words (as (c)
+    reads them: a tool's "text unit 'tu:3' cannot be read" echoing the model's own call shows
+    nothing); ``suspect`` otherwise (a model can guess ``tu:3``). An id no knowledge-base item has is
+    never hidden.
 (c) ``request_text``: text the view hides in the unit's LLM requests (:mod:`provbench.capture`): a
     removed entity's name, a sentence of a hidden or blocked text unit, of a hidden or masked
     description, of a hidden community report (:mod:`provbench.kb.hidden`), and any id the view
@@ -102,7 +104,7 @@ def check_unit(
     evidence: list[LeakEvidence] = []
     for name, (status, found) in (
         ("trace_ids", trace_check(view, content, trace, trace_ids)),
-        ("citations", citation_check(view, content, trace, requests)),
+        ("citations", citation_check(view, content, question, trace, requests)),
         ("request_text", text_check(view, content, question, trace, requests, trace_ids)),
         ("no_effect", no_effect(view, content, question, requests, baseline, baseline_requests)),
     ):
@@ -248,6 +250,17 @@ class HiddenIds:
         return True
 
 
+def shows_hidden(view: "GraphView", question: Question, text: str) -> bool:
+    """Whether ``text`` shows something ``view`` hides: a hidden name or sentence (the question's
+    words aside) or a hidden id. A system that puts text of its own making into a prompt (a replayed
+    action) asks this first."""
+    from .kb.hidden import joined, tokens
+
+    content = view.hidden_content()
+    asked = joined(tokens(" ".join([question.question, *(question.choices or [])])))
+    return bool(content.find(text, asked) or ids_in(text, HiddenIds(view, content)))
+
+
 def ids_in(text: str, ids: "frozenset[str] | HiddenIds") -> list[str]:
     """The ids of ``ids`` that ``text`` shows as whole words, in order, each once."""
     return list(dict.fromkeys(word for word in _ID_TOKEN.findall(text) if word in ids)) if ids else []
@@ -257,19 +270,27 @@ def ids_in(text: str, ids: "frozenset[str] | HiddenIds") -> list[str]:
 
 
 def citation_check(
-    view: "GraphView", content: "HiddenContent", trace: Trace, requests: Sequence["CapturedRequest"]
+    view: "GraphView",
+    content: "HiddenContent",
+    question: Question,
+    trace: Trace,
+    requests: Sequence["CapturedRequest"],
 ) -> tuple[LeakStatus, list[LeakEvidence]]:
-    """Cited hidden ids: leaked when no model wrote them, or a request showed them; else suspect."""
+    """Cited hidden ids: leaked when no model wrote them, or a request showed them; else suspect. A
+    request shows an id as (c) reads it: the model's own words, and a tool's echo of an id the model
+    named ("text unit 'tu:3' cannot be read"), show nothing."""
+    from .kb.hidden import joined, tokens
+
     cited = [(kind, item) for kind, item, _ in _cited_ids(trace) if _is_hidden(view, content, kind, item)]
     if not cited:
         return "clean", []
+    wanted = frozenset(i for _, i in cited)
     shown = {
         item
-        for request in requests
-        for role, text in request.messages
-        if role != "assistant"
-        for item in ids_in(text, frozenset(i for _, i in cited))
-    }  # the model's own words show nothing
+        for _, _, text, excuse in evidence_texts(question, requests)
+        for item in ids_in(text, wanted)
+        if joined(tokens(item)) not in excuse
+    }
     found = []
     for kind, item in dict.fromkeys(cited):
         seen = not requests or item in shown
@@ -334,30 +355,39 @@ def request_text_leaks(
     replays its recorded replies without asking the model)."""
     from .kb.hidden import joined, tokens
 
+    hidden = HiddenIds(content.view, content)
+    reported: set[tuple[str, str]] = set()
+    for number, request, text, excuse in evidence_texts(question, requests):
+        where = f"request {number}" + (f" ({request.call.purpose})" if request.call.purpose else "")
+        found = [(m.kind, m.item, m.text) for m in content.find(text, excuse)]
+        found += [("id", item, item) for item in ids_in(text, hidden) if joined(tokens(item)) not in excuse]
+        for kind, item, shown in found:
+            if (kind, item) not in reported:
+                reported.add((kind, item))
+                yield LeakEvidence(check="request_text", kind=kind, item=item, where=where, snippet=snippet(shown))
+
+
+def evidence_texts(question: Question, requests: Sequence["CapturedRequest"]) -> Iterator[tuple[int, Any, str, str]]:
+    """(request number, request, message, excuse) for each distinct message a unit sent that is not
+    the model's own (each once, in the first request that sends it), with the words it is excused
+    by: the question's, the model's replies received before that request and the assistant
+    messages before it (joined tokens)."""
+    from .kb.hidden import joined, tokens
+
     replies = sorted((r for r in requests if r.reply), key=lambda r: r.replied)
     excuse_words = tokens(" ".join([question.question, *(question.choices or [])]))
-    hidden = HiddenIds(content.view, content)
     scanned: set[str] = set()
-    reported: set[tuple[str, str]] = set()
     used = 0
     for number, request in enumerate(requests, 1):
         while used < len(replies) and replies[used].replied < request.sent:
             excuse_words += tokens(replies[used].reply)
             used += 1
-        where = f"request {number}" + (f" ({request.call.purpose})" if request.call.purpose else "")
         for role, text in request.messages:
             if role == "assistant":
                 excuse_words += tokens(text)
-            if text in scanned or role == "assistant":
-                continue
-            scanned.add(text)
-            excuse = joined(excuse_words)
-            found = [(m.kind, m.item, m.text) for m in content.find(text, excuse)]
-            found += [("id", item, item) for item in ids_in(text, hidden) if joined(tokens(item)) not in excuse]
-            for kind, item, shown in found:
-                if (kind, item) not in reported:
-                    reported.add((kind, item))
-                    yield LeakEvidence(check="request_text", kind=kind, item=item, where=where, snippet=snippet(shown))
+            elif text not in scanned:
+                scanned.add(text)
+                yield number, request, text, joined(excuse_words)
 
 
 @lru_cache(maxsize=1)

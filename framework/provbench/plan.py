@@ -147,29 +147,12 @@ def _plan(
             "builds it where this run will look; then plan again)"
         ]
     )
-    rows, chain = [], 0.0
     metrics = [registry.create("metric", ref.name, **ref.options) for ref in suite.metrics]
-    for ref in suite.systems:
-        system = registry.create("system", ref.name, **ref.options)
-        calls, problem = expected_system_calls(system, ref.key)
-        units = ref.repeats * len(questions)  # a repeated system runs each question ``repeats`` times
-        baseline = Row(ref.key, units, calls * units, model=system_backend.model_id, notes=[problem] if problem else [])
-        dry.measure(ref, system, baseline, records)
-        rows.append(baseline)
-        chain = max(chain, calls * (2 if ref.key in suite.targets_of_interventions() and suite.interventions else 1))
-        if ref.key in suite.targets_of_interventions():
-            rows += [
-                _intervention_row(suite, registry, iref, ref, len(questions), calls, baseline, dry)
-                for iref in suite.interventions
-            ]
+    rows, chain = _system_rows(suite, registry, questions, records, system_backend.model_id, dry)
     rows.append(_judge_row(metrics, rows, judge_backend, dry, records))
     if dry.kb_dir is not None and dry.view is None:  # the run builds the KB first, with the systems' model
         rows.insert(0, _kb_build_row(suite, registry, questions, system_backend.model_id))
-    for row in rows:
-        backend = judge_backend if row.what == "judge" else system_backend
-        if row.prompt_tokens is not None and row.completion_tokens is not None:
-            usd, _ = price_of(backend, round(row.calls * row.prompt_tokens), round(row.calls * row.completion_tokens))
-            row.cost_usd = usd
+    _price(rows, system_backend, judge_backend)
     done = {k: r for k, r in records.items() if r.key.question_id in {q.id for q in questions}}
     plan = Plan(
         suite.name,
@@ -190,6 +173,37 @@ def _plan(
             "correctly: intervention units are an upper bound"
         )
     return plan, chain
+
+
+def _system_rows(
+    suite: Any, registry: Any, questions: list[Any], records: dict[str, RunRecord], model_id: str, dry: "_DryRun"
+) -> tuple[list[Row], float]:
+    """Each system's baseline row, then its intervention rows; and the longest chain of calls one
+    question makes (a baseline, then an intervention on it)."""
+    rows, chain = [], 0.0
+    for ref in suite.systems:
+        system = registry.create("system", ref.name, **ref.options)
+        calls, problem = expected_system_calls(system, ref.key)
+        units = ref.repeats * len(questions)  # a repeated system runs each question ``repeats`` times
+        baseline = Row(ref.key, units, calls * units, model=model_id, notes=[problem] if problem else [])
+        dry.measure(ref, system, baseline, records)
+        rows.append(baseline)
+        chain = max(chain, calls * (2 if ref.key in suite.targets_of_interventions() and suite.interventions else 1))
+        if ref.key in suite.targets_of_interventions():
+            rows += [
+                _intervention_row(suite, registry, iref, ref, len(questions), calls, baseline, dry)
+                for iref in suite.interventions
+            ]
+    return rows, chain
+
+
+def _price(rows: list[Row], system_backend: Any, judge_backend: Any) -> None:
+    """Each row's cost, where its token sizes are known (the judge's rows at the judge's price)."""
+    for row in rows:
+        backend = judge_backend if row.what == "judge" else system_backend
+        if row.prompt_tokens is not None and row.completion_tokens is not None:
+            usd, _ = price_of(backend, round(row.calls * row.prompt_tokens), round(row.calls * row.completion_tokens))
+            row.cost_usd = usd
 
 
 def _intervention_row(

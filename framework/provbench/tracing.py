@@ -141,7 +141,7 @@ class CheckedExporter:
 
 def unit_spans(provider: "TracerProvider", run: RunData, record: RunRecord) -> int:
     """One record's spans (root, retrieved items, steps, LLM calls); returns how many."""
-    from opentelemetry.trace import Status, StatusCode, set_span_in_context
+    from opentelemetry.trace import set_span_in_context
 
     tracer = provider.get_tracer("provbench")
     trace = record.trace
@@ -152,53 +152,71 @@ def unit_spans(provider: "TracerProvider", run: RunData, record: RunRecord) -> i
         f"{record.key.system} · {record.key.condition}", start_time=start, attributes=root_attributes(run, record)
     )
     if record.status == "failed":
-        root.set_status(Status(StatusCode.ERROR, (record.error or "failed")[:500]))
+        _fail(root, record.error or "failed")
     context, count = set_span_in_context(root), 1
     if trace is not None:
         if trace.retrieved:
-            documents = {}
-            for i, item in enumerate(trace.retrieved):
-                documents.update(
-                    {
-                        f"retrieval.documents.{i}.document.id": item.id,
-                        f"retrieval.documents.{i}.document.metadata": json.dumps({"kind": item.kind}),
-                    }
-                )
-                if item.score is not None:
-                    documents[f"retrieval.documents.{i}.document.score"] = item.score
             tracer.start_span(
                 "retrieved items",
                 context=context,
                 start_time=start,
-                attributes={"openinference.span.kind": "RETRIEVER", **documents},
+                attributes={"openinference.span.kind": "RETRIEVER", **_retrieval_attributes(trace.retrieved)},
             ).end(start)
             count += 1
         steps = [] if live else trace.steps  # a live unit's steps are its live spans
         calls = live_llm_calls(tracer, context, live, trace.llm_calls) if live else trace.llm_calls
-        for i, step in enumerate(steps):
-            at = start + wall * (i + 1) // (len(steps) + 1)
-            span = tracer.start_span(
-                step.tool or step.kind, context=context, start_time=at, attributes=step_attributes(step)
-            )
-            if step.kind in ("rejection", "error") or step.error:
-                span.set_status(Status(StatusCode.ERROR, (step.error or step.kind)[:500]))
-            span.end(at)
-        offset = start
-        for call in calls:
-            end = offset + max(1, int(1e9 * call.latency_s))
-            span = tracer.start_span(
-                call.purpose or "llm",
-                context=context,
-                start_time=offset,
-                attributes={"openinference.span.kind": "LLM", **llm_call_attributes(call)},
-            )
-            if call.error:
-                span.set_status(Status(StatusCode.ERROR, call.error[:500]))
-            span.end(end)
-            offset = end
+        _step_spans(tracer, context, steps, start, wall)
+        offset = _call_spans(tracer, context, calls, start)
         count += len(steps) + len(calls) + len(live)
     root.end(max(start + wall, offset if trace else start, *(span["end_ns"] for span in live)))
     return count
+
+
+def _fail(span: Any, error: str) -> None:
+    from opentelemetry.trace import Status, StatusCode
+
+    span.set_status(Status(StatusCode.ERROR, error[:500]))
+
+
+def _retrieval_attributes(retrieved: list[Any]) -> dict[str, Any]:
+    """OpenInference's attributes of the retrieved items: id, kind and score of each."""
+    documents: dict[str, Any] = {}
+    for i, item in enumerate(retrieved):
+        documents[f"retrieval.documents.{i}.document.id"] = item.id
+        documents[f"retrieval.documents.{i}.document.metadata"] = json.dumps({"kind": item.kind})
+        if item.score is not None:
+            documents[f"retrieval.documents.{i}.document.score"] = item.score
+    return documents
+
+
+def _step_spans(tracer: Any, context: Any, steps: list[Any], start: int, wall: int) -> None:
+    """One instant span a step, spread evenly over the unit's wall time (steps record no times)."""
+    for i, step in enumerate(steps):
+        at = start + wall * (i + 1) // (len(steps) + 1)
+        span = tracer.start_span(
+            step.tool or step.kind, context=context, start_time=at, attributes=step_attributes(step)
+        )
+        if step.kind in ("rejection", "error") or step.error:
+            _fail(span, step.error or step.kind)
+        span.end(at)
+
+
+def _call_spans(tracer: Any, context: Any, calls: list[LLMCall], start: int) -> int:
+    """One span an LLM call, laid end to end from ``start`` by their latencies; returns the last end."""
+    offset = start
+    for call in calls:
+        end = offset + max(1, int(1e9 * call.latency_s))
+        span = tracer.start_span(
+            call.purpose or "llm",
+            context=context,
+            start_time=offset,
+            attributes={"openinference.span.kind": "LLM", **llm_call_attributes(call)},
+        )
+        if call.error:
+            _fail(span, call.error)
+        span.end(end)
+        offset = end
+    return offset
 
 
 def llm_call_attributes(call: LLMCall) -> dict[str, Any]:

@@ -44,6 +44,10 @@ class LLMSystem(System):
     def new_trace(self, question: Question) -> Trace:
         return Trace(question_id=question.id, system=self.name)
 
+    def instructions(self) -> list[str]:
+        """The fixed words of the question's wording; a system adds its own prompts."""
+        return fixed_parts(self.question_template, self.choices_template)
+
     def question_text(self, question: Question) -> str:
         text = self.question_template.format(question=question.question)
         if question.choices:
@@ -96,6 +100,15 @@ def lettered_choices(choices: list[str], sep: str = "; ") -> str:
     if len(choices) > len(OPTION_LETTERS):
         raise ValueError(f"{len(choices)} choices: at most {len(OPTION_LETTERS)} can be lettered")
     return sep.join(f"{letter}. {text}" for letter, text in zip(OPTION_LETTERS, choices))
+
+
+def fixed_parts(*templates: str) -> list[str]:
+    """The literal text of ``str.format`` templates: what a prompt built from them sends whatever
+    fills it (for :meth:`System.instructions <provbench.plugin_api.System.instructions>`). Parts
+    of one word ("Question: ", " of ") are left out: the leak guard removes declared text from
+    every request, and a lone common word would go from retrieved text too."""
+    parts = [literal for template in templates for literal, *_ in string.Formatter().parse(template)]
+    return [part for part in parts if len(re.findall(r"\w+", part)) >= 2]
 
 
 def choices_text(question: Question) -> str:
@@ -244,6 +257,9 @@ class OneShotSystem(LLMSystem):
     confidence_request: ClassVar[str] = (
         'Also give "confidence": the probability, from 0 to 1, that your answer is right.'
     )
+
+    def instructions(self) -> list[str]:
+        return [*super().instructions(), self.confidence_request]
 
     def generate(self, env: Environment, trace: Trace, messages: list[dict], shown: dict[str, set[str]]) -> Trace:
         ask = getattr(self.options, "ask_confidence", False)

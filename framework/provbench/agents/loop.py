@@ -51,7 +51,10 @@ Resuming from a step (:meth:`ToolAgent.resume_from_step`, the leave-one-step-out
     listed in ``artifacts["resumed"]["diverged"]``). From the next step on the model decides again;
     with ``point.replay_rest`` the recorded actions after the step are replayed as well, all but
     the accepted final answer, and the model decides only how to finish: that step offers only the
-    finishing tools, as the budget's last step does.
+    finishing tools, as the budget's last step does. A later recorded reply that shows something the
+    view hides (an id, name or sentence the left-out step first showed) is withheld, not replayed
+    (``artifacts["resumed"]["withheld"]``): it was written having seen that step, and replayed it
+    would hand the model what the view hides.
 
 Extending: override :meth:`~ToolAgent.tools`, :meth:`~ToolAgent.check_submission`,
 :meth:`~ToolAgent.rules` or :meth:`~ToolAgent.offered_tools`; word the prompts with ``messages``.
@@ -65,6 +68,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from ..leakguard import shows_hidden
 from ..model import Citations, Question, Step, Trace
 from ..plugin_api import Environment, ResumePoint
 from .base import LLMSystem, SystemOptions, clip, replayed_reply, reply_object
@@ -233,11 +237,13 @@ class ToolAgent(LLMSystem):
             raise ValueError(
                 f"cannot resume from step {point.step}: the recorded trace has {len(recorded.steps)} steps"
             )
-        replay = recorded.steps[: point.step + 1]
+        replay, withheld = recorded.steps[: point.step + 1], []
         if point.replay_rest:
             rest = recorded.steps[point.step + 1 :]
             final = rest and recorded.outcome == "answered" and rest[-1].kind == "tool_call"
-            replay += rest[:-1] if final else rest
+            later = rest[:-1] if final else rest
+            withheld = [s.index for s in later if s.reply is not None and shows_hidden(env.view, question, s.reply)]
+            replay += [s for s in later if s.index not in withheld]
         missing = [s.index for s in replay if s.reply is None]
         if missing:
             raise ValueError(
@@ -262,6 +268,7 @@ class ToolAgent(LLMSystem):
             "replay_rest": point.replay_rest,
             "replayed_steps": replayed,
             "diverged": diverged,
+            "withheld": withheld,
         }
         return self.end(run)
 
@@ -270,7 +277,7 @@ class ToolAgent(LLMSystem):
         return self.messages.system.format(tools=tools, rules="\n".join(self.rules()))
 
     def instructions(self) -> list[str]:
-        return [self.system_prompt()]  # the same whatever the view shows (the leak guard's System.instructions)
+        return [*super().instructions(), self.system_prompt()]  # the same whatever the view shows (leak guard)
 
     def action_schema(self, run: AgentRun | None = None, offered: list[Tool] | None = None) -> dict:
         """One branch per offered tool, so constrained decoding pairs each tool with its arguments.

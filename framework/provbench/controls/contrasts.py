@@ -128,8 +128,22 @@ class ConditionContrast(PairedClaim):
                 for c in dict.fromkeys((o.treatment, o.reference))
                 for why, n in runs.left_out(e.control, o.system, c).items()
             }
-            verdicts.append(self.verdict(e.control, e.effect, test, statement, left_out=left_out))
+            verdict = self.verdict(e.control, e.effect, test, statement, left_out=left_out)
+            verdicts.append(self.with_reference_checked(runs, e, verdict))
         return verdicts
+
+    def with_reference_checked(self, runs: ControlRuns, expectation: Expectation, verdict: Verdict) -> Verdict:
+        """A positive control's contrast holds only against a reference that hid something: against one
+        that hid nothing (a broken or faked reference) it shows no specificity, whatever the numbers."""
+        o, control = self.options, expectation.control
+        if not expectation.effect or o.reference == BASELINE or not runs.hid_nothing(control, o.system, o.reference):
+            return verdict
+        return verdict.model_copy(
+            update={
+                "passed": False,
+                "observed": f"{verdict.observed}; but {o.reference} hid nothing in any unit of {control}",
+            }
+        )
 
 
 class ConditionEffect(PairedClaim):

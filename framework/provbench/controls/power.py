@@ -50,7 +50,7 @@ def power_rows(
             sham=condition,
             status="reference",
             observed="the reference a tested condition is compared with: by design no control must show "
-            "an effect of it",
+            "an effect of it (its sham: hiding nothing, which must fail the claim)",
         )
         for condition in about.reference_conditions
     ]

@@ -9,6 +9,9 @@ did. ``provbench validate`` therefore checks every claim again under shams deriv
   a **same-size random set** (as many entities, relations, text units ... as the real one hid, drawn
   from the whole knowledge base; for a context-level intervention, another of its variants drawn at
   random). They run in the control's own run directory, so they reuse its baselines;
+* each reference condition (a contrast's reference) run by one that hides nothing: a contrast with a
+  reference that did nothing controls for nothing, so the claim must fail (a same-size random set
+  is no sham of a reference, which is commonly that random set already);
 * each positive control swapped for the claim's negative one (no run: the negative's records);
 * the compared settings made one (every system of ``about().settings`` answered by the first's records);
 * each explanation or ranking the claim reads through :meth:`ControlRuns.credit` made blind: all credit
@@ -78,6 +81,7 @@ class Sham:
 def shams_of(about: "ClaimAbout", llms: list[str]) -> list[Sham]:
     """Every sham a claim's declaration gives, among the controls that run."""
     shams = [Sham("condition", c, mode) for c in about.positive_conditions for mode in HIDES]
+    shams += [Sham("condition", c, "nothing") for c in about.reference_conditions]  # a random set: the reference again
     for positive in about.positive_controls:
         negative = next((n for n in about.negative_controls if n in llms), None)
         if negative is not None:

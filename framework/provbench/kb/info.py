@@ -40,6 +40,23 @@ def count_rows(stats: KBStats | None, build_info: dict[str, Any]) -> list[tuple[
     return rows
 
 
+def count_table(stats: KBStats | None, build_info: dict[str, Any], blank: str) -> tuple[list[str], list[list[str]]]:
+    """:func:`count_rows` as text: (the paper's columns, or none; rows of label, this KB's count and,
+    beside a paper, its count and the ratio), ``blank`` where a side has no count."""
+    paper = build_info.get("paper") or {}
+    paper_columns = [f"paper {paper.get('id', '')}".strip(), "ratio"] if paper else []
+    rows = []
+    for label, ours, theirs in count_rows(stats, build_info):
+        row = [label, blank if ours is None else f"{ours:,}"]
+        if paper:
+            row += [
+                blank if theirs is None else f"{theirs:,}",
+                f"{ours / theirs:.2f}" if ours is not None and theirs else blank,
+            ]
+        rows.append(row)
+    return paper_columns, rows
+
+
 def _flat(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={_flat(v)}" for k, v in value.items() if v not in ({}, [], None))

@@ -21,7 +21,7 @@ from importlib.resources import files
 from typing import Any
 
 from ..kb.health import PARTS, degenerate_reasons
-from ..kb.info import count_rows, detail_lines
+from ..kb.info import count_table, detail_lines
 from ..model import BASELINE, Question, RunRecord
 from ..results.rules import correctness
 from ..secrets import Redactor
@@ -102,85 +102,84 @@ def filter_choices(run: RunData) -> dict[str, list[str]]:
 
 
 def knowledge_base_blocks(info: dict[str, Any], not_measurable: dict[str, str] | None = None) -> list[Any]:
-    """Counts (beside the paper's when the builder follows one), problems, build, options; redacted
-    (a KB built before its builder redacted error texts may still quote a provider's key)."""
+    """Health first (degenerate, then lacking parts), counts (beside the paper's when the builder
+    follows one), problems, build, options; redacted (a KB built before its builder redacted error
+    texts may still quote a provider's key)."""
     info = Redactor.for_run().data(info)
+    return [
+        *_health_tables(info, not_measurable or {}),
+        *_count_tables(info),
+        *_problem_blocks(info.get("problems")),
+        *_build_tables(info),
+    ]
+
+
+def _count_tables(info: dict[str, Any]) -> list[Table]:
     paper = info.get("paper") or {}
-    columns = ["Item", "This knowledge base"]
-    if paper:
-        columns += [f"Paper {paper.get('id', '')}".strip(), "Ratio"]
-    rows = []
-    for label, ours, theirs in count_rows(None, info):
-        row = [label, "–" if ours is None else f"{ours:,}"]
-        if paper:
-            row += [
-                "–" if theirs is None else f"{theirs:,}",
-                f"{ours / theirs:.2f}" if ours is not None and theirs else "–",
-            ]
-        rows.append(row)
-    blocks: list[Any] = (
-        [
-            Table(
-                columns=columns,
-                rows=rows,
-                css_class="kb kb-counts",
-                caption=("Counts" + (f", beside those of {paper['title']}" if paper.get("title") else "") + "."),
-            )
-        ]
-        if rows
-        else []
-    )
+    paper_columns, rows = count_table(None, info, blank="–")
+    if not rows:
+        return []
+    columns = ["Item", "This knowledge base", *(c[:1].upper() + c[1:] for c in paper_columns)]
+    beside = f", beside those of {paper['title']}" if paper.get("title") else ""
+    return [Table(columns=columns, rows=rows, css_class="kb kb-counts", caption=f"Counts{beside}.")]
+
+
+def _health_tables(info: dict[str, Any], not_measurable: dict[str, str]) -> list[Table]:
+    """What the KB lacks, and which interventions lose their meaning on it (the rest of the run
+    stands: provbench.kb.health); first, when it is degenerate, that nothing measured on it counts."""
     degenerate = degenerate_reasons(info.get("counts") or {}, info, info.get("linked_entities"))
     lacking = [r for r in degenerate if r in PARTS.values()]
-    if lacking:  # some interventions lose their meaning, the rest of the run stands (provbench.kb.health)
-        rows = [
-            [r, ", ".join(k for k, why in (not_measurable or {}).items() if r.removeprefix("it ") in why) or "none"]
-            for r in lacking
-        ]
-        blocks.insert(
-            0,
-            Table(
-                columns=["This knowledge base lacks", "Interventions not measurable on it (not run)"],
-                rows=rows,
-                numeric_from=2,
-                css_class="kb kb-lacking",
-            ),
-        )
-    if len(lacking) < len(degenerate):  # first: nothing measured on such a KB means anything
-        blocks.insert(
-            0,
+    tables = []
+    if len(lacking) < len(degenerate):
+        tables.append(
             Table(
                 columns=["This knowledge base is degenerate: runs on it are refused"],
                 rows=[[r] for r in degenerate],
                 numeric_from=1,
                 css_class="kb kb-degenerate",
-            ),
-        )
-    problems = info.get("problems")
-    if problems:
-        blocks.append(
-            Table(
-                columns=["Problems the build met (it went on)"],
-                rows=[[p] for p in problems],
-                numeric_from=1,
-                css_class="kb kb-problems",
             )
         )
-    elif problems is not None:
-        blocks.append(Text(text="Problems: none."))
+    if lacking:
+        rows = [
+            [r, ", ".join(k for k, why in not_measurable.items() if r.removeprefix("it ") in why) or "none"]
+            for r in lacking
+        ]
+        tables.append(
+            Table(
+                columns=["This knowledge base lacks", "Interventions not measurable on it (not run)"],
+                rows=rows,
+                numeric_from=2,
+                css_class="kb kb-lacking",
+            )
+        )
+    return tables
+
+
+def _problem_blocks(problems: list[str] | None) -> list[Any]:
+    """The problems the build met; nothing when the builder records none (an older KB)."""
+    if problems is None:
+        return []
+    if not problems:
+        return [Text(text="Problems: none.")]
+    columns = ["Problems the build met (it went on)"]
+    return [Table(columns=columns, rows=[[p] for p in problems], numeric_from=1, css_class="kb kb-problems")]
+
+
+def _build_tables(info: dict[str, Any]) -> list[Table]:
+    """What the builder recorded, then its options."""
     build = [(k, v) for k, v in detail_lines(info) if k not in ("problem", "problems", "options")]
     build += [("inputs", ", ".join(f"{k}={v}" for k, v in (info.get("inputs") or {}).items() if k != "options"))]
-    blocks.append(
+    tables = [
         Table(
             columns=["Build", "What the builder recorded"],
             rows=[[k, v] for k, v in build if v],
             numeric_from=2,
             css_class="kb kb-build",
         )
-    )
+    ]
     options = info.get("options") or (info.get("inputs") or {}).get("options") or {}
     if options:
-        blocks.append(
+        tables.append(
             Table(
                 columns=["Option", "Value"],
                 rows=[[k, _plain(v)] for k, v in sorted(options.items())],
@@ -189,7 +188,7 @@ def knowledge_base_blocks(info: dict[str, Any], not_measurable: dict[str, str] |
                 caption="The builder's options.",
             )
         )
-    return blocks
+    return tables
 
 
 def _plain(value: Any) -> str:

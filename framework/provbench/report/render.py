@@ -54,28 +54,6 @@ def overview_section(run: RunData) -> Section:
     """Per system at baseline: accuracy (the accuracy metric's value when the run has it), outcomes,
     and what the answers cost (LLM calls, tokens, dollars, the systems' own wall time) and what
     judging them cost."""
-    rows = []
-    for system in run.systems:
-        records = run.select(system)
-        traces = [r.trace for r in records if r.trace is not None]
-        acc = share(per_question(records), run.question_ids, **run.stats_options())
-        rows.append(
-            Row(
-                cells=[
-                    system,
-                    share_cell(acc, "; ".join(filter(None, (_accuracy_note(run, system), repeat_spread(records))))),
-                    str(sum(t.outcome == "answered" for t in traces)),
-                    str(sum(t.abstained for t in traces)),
-                    str(sum(r.status == "failed" for r in records)),
-                    str(sum(len(t.llm_calls) for t in traces)),
-                    f"{sum(t.tokens for t in traces):,}",
-                    CostTotal.of(c for t in traces for c in t.llm_calls).describe(),
-                    f"{sum(t.wall_time_s or 0.0 for t in traces):.1f}",
-                    CostTotal.of(c for r in records for c in r.judge_calls).describe(),
-                    leak_summary(run, system),
-                ]
-            )
-        )
     table = Table(
         columns=[
             "System",
@@ -90,7 +68,7 @@ def overview_section(run: RunData) -> Section:
             "Judge cost",
             "Leak guard",
         ],
-        rows=rows,
+        rows=[_overview_row(run, system) for system in run.systems],
         css_class="overview",
         caption=(
             f"Baseline runs over all {len(run.question_ids)} questions. Accuracy is the mean graded correctness "
@@ -105,6 +83,28 @@ def overview_section(run: RunData) -> Section:
         ),
     )
     return Section(id="systems", title="Systems", blocks=[table], order=10)
+
+
+def _overview_row(run: RunData, system: str) -> Row:
+    """A system's baseline: accuracy, outcomes, what its answers and their judging cost, its leaks."""
+    records = run.select(system)
+    traces = [r.trace for r in records if r.trace is not None]
+    acc = share(per_question(records), run.question_ids, **run.stats_options())
+    return Row(
+        cells=[
+            system,
+            share_cell(acc, "; ".join(filter(None, (_accuracy_note(run, system), repeat_spread(records))))),
+            str(sum(t.outcome == "answered" for t in traces)),
+            str(sum(t.abstained for t in traces)),
+            str(sum(r.status == "failed" for r in records)),
+            str(sum(len(t.llm_calls) for t in traces)),
+            f"{sum(t.tokens for t in traces):,}",
+            CostTotal.of(c for t in traces for c in t.llm_calls).describe(),
+            f"{sum(t.wall_time_s or 0.0 for t in traces):.1f}",
+            CostTotal.of(c for r in records for c in r.judge_calls).describe(),
+            leak_summary(run, system),
+        ]
+    )
 
 
 def _accuracy_note(run: RunData, system: str) -> str:
@@ -313,7 +313,18 @@ def record_view(
     }
     if trace is None:
         return out
-    out["trace"] = {
+    out["trace"] = _trace_view(trace, sources or {})
+    if picture and view is not None:
+        try:
+            out["svg"] = record_picture(run_dir, view, record, question)
+        except Exception as exc:  # noqa: BLE001 - a picture must not sink the report
+            log.warning("subgraph picture failed for %s: %s", record.key.as_str(), exc)
+    return out
+
+
+def _trace_view(trace: Any, sources: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """What a question page shows of a trace; read text units link to the user's files they came from."""
+    return {
         "answer": trace.answer if trace.answer is not None else "",
         "outcome": trace.outcome,
         "confidence": trace.confidence,
@@ -323,7 +334,7 @@ def record_view(
         "read_text_units": trace.read_text_units,
         "footprint": trace.footprint(),
         "read_links": [
-            (tu, *source_link(sources[tu])) if tu in (sources or {}) else (tu, "", "") for tu in trace.read_text_units
+            (tu, *source_link(sources[tu])) if tu in sources else (tu, "", "") for tu in trace.read_text_units
         ],
         "llm_calls": len(trace.llm_calls),
         "tokens": trace.tokens,
@@ -334,12 +345,6 @@ def record_view(
         "hidden": trace.artifacts.get("hidden_by_intervention") or {},
         "steps": [_step_view(s) for s in trace.steps],
     }
-    if picture and view is not None:
-        try:
-            out["svg"] = record_picture(run_dir, view, record, question)
-        except Exception as exc:  # noqa: BLE001 - a picture must not sink the report
-            log.warning("subgraph picture failed for %s: %s", record.key.as_str(), exc)
-    return out
 
 
 def _judge_note(record: RunRecord) -> str:

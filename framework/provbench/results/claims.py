@@ -128,6 +128,13 @@ class ControlRuns:
         """Questions the control's interventions ran on (every question not excluded)."""
         return self.run(control).analysed
 
+    def hid_nothing(self, control: str, system: str, condition: str) -> bool:
+        """Whether every unit of ``condition`` hid nothing (the leak guard's ``no-op``): a contrast's
+        reference that did so compared the treatment with nothing. False when no unit was checked (a
+        context-level intervention) or the condition ran no unit."""
+        units = [r for r in self.run(control).records if (r.key.system, r.key.condition) == (system, condition)]
+        return bool(units) and all(r.leak_check is not None and r.leak_check.status == "no-op" for r in units)
+
     def scores(
         self,
         control: str,

@@ -83,37 +83,36 @@ def _calibration(run: RunData) -> list[Section]:
         s: [(b["confidence"], b["accuracy"]) for b in ece[s]["detail"].get("reliability", []) if b["n"]]
         for s in systems
     }
-    blocks = [table]
-    if any(curves.values()):
-        blocks.append(
-            LineChart(
-                title="Risk-coverage curves",
-                series={s: p for s, p in curves.items() if p},
-                xlabel="coverage",
-                ylabel="risk (1 - accuracy)",
-                caption="Answers ranked by stated confidence, most confident first.",
-            )
-        )
-    if any(reliability.values()):
-        blocks.append(
-            LineChart(
-                title="Reliability diagram",
-                series={s: p for s, p in reliability.items() if p},
-                xlabel="mean stated confidence",
-                ylabel="accuracy",
-                diagonal=True,
-                caption="One point per non-empty confidence bin; the diagonal is perfect calibration.",
-            )
-        )
+    risk = _chart(
+        curves,
+        title="Risk-coverage curves",
+        xlabel="coverage",
+        ylabel="risk (1 - accuracy)",
+        caption="Answers ranked by stated confidence, most confident first.",
+    )
+    diagram = _chart(
+        reliability,
+        title="Reliability diagram",
+        xlabel="mean stated confidence",
+        ylabel="accuracy",
+        diagonal=True,
+        caption="One point per non-empty confidence bin; the diagonal is perfect calibration.",
+    )
     return [
         Section(
             id="calibration",
             title="Calibration",
-            blocks=blocks,
+            blocks=[table, *risk, *diagram],
             order=56,
             intro="Computed from the confidences systems state with their answers.",
         )
     ]
+
+
+def _chart(points: dict[str, list], **labels) -> list[LineChart]:
+    """A line chart of the systems that have points; none when no system has any."""
+    series = {s: p for s, p in points.items() if p}
+    return [LineChart(series=series, **labels)] if series else []
 
 
 def _cell(value: dict | None) -> Cell:

@@ -32,7 +32,7 @@ from typing import Any, Callable, Literal
 
 from pydantic import Field, field_validator
 
-from provbench.agents import OneShotOptions, OneShotSystem, choices_text, clip
+from provbench.agents import OneShotOptions, OneShotSystem, choices_text, clip, fixed_parts
 from provbench.model import Citations, Question, Trace
 from provbench.plugin_api import Environment
 
@@ -119,6 +119,10 @@ class LlamaIndexSystem(OneShotSystem):
     @property
     def expected_llm_calls(self) -> float:
         return 2.0  # a synonym expansion and a synthesis, typically
+
+    def instructions(self) -> list[str]:
+        """Provbench's own answer prompt; the pipeline's own prompts are its factory's (not known here)."""
+        return [*super().instructions(), ANSWER_SYSTEM, *fixed_parts(ANSWER_USER)]
 
     def run(self, question: Question, env: Environment) -> Trace:
         from provbench.integrations.llamaindex.live_spans import live_spans

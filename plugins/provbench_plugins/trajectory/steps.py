@@ -10,7 +10,9 @@ earlier step had shown) it lists one variant, ``step:<k>``. That variant's unit:
 2. replays the steps before ``k`` as recorded (their recorded replies, no LLM call) and step ``k``'s
    recorded action, whose result is now what the view returns;
 3. lets the system decide again from there on (``leave-one-step-out``), or replays its remaining
-   recorded actions too and lets it decide only the answer (``leave-one-step-out-replay``).
+   recorded actions too and lets it decide only the answer (``leave-one-step-out-replay``); a later
+   recorded action that shows what the view hides (written having seen step ``k``) is not replayed
+   (the system's ``artifacts["resumed"]["withheld"]``).
 
 A step is *critical* when leaving it out changes the answer (``scores["output_changed"]``). Each
 variant's data names the step, its tool and what was hidden; the ``gold-trajectory`` metric reports,

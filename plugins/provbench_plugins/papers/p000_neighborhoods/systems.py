@@ -23,7 +23,16 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from provbench.agents import CITATION_FIELDS, LLMSystem, OneShotOptions, OneShotSystem, SystemOptions, clip, string_list
+from provbench.agents import (
+    CITATION_FIELDS,
+    LLMSystem,
+    OneShotOptions,
+    OneShotSystem,
+    SystemOptions,
+    clip,
+    fixed_parts,
+    string_list,
+)
 from provbench.kb.types import Entity
 from provbench.model import Question, Trace
 from provbench.plugin_api import Environment
@@ -56,6 +65,9 @@ class LLMOnly(PaperOneShot):
 
     name = "llm-only"
 
+    def instructions(self) -> list[str]:
+        return [*super().instructions(), P.LLM_ONLY_SYSTEM]
+
     def run(self, question: Question, env: Environment) -> Trace:
         trace = self.new_trace(question)
         messages = [
@@ -82,7 +94,7 @@ class RAG(PaperOneShot):
     citation_keys = ("cited_textunits",)
 
     def instructions(self) -> list[str]:
-        return [P.RAG_SYSTEM]
+        return [*super().instructions(), P.RAG_SYSTEM, *fixed_parts(P.RAG_USER), P.GRAPHRAG_EMPTY]
 
     def run(self, question: Question, env: Environment) -> Trace:
         trace = self.new_trace(question)
@@ -133,7 +145,7 @@ class GraphRAG(PaperOneShot):
     citation_keys = tuple(CITATION_FIELDS)
 
     def instructions(self) -> list[str]:
-        return [P.GRAPHRAG_SYSTEM]
+        return [*super().instructions(), P.GRAPHRAG_SYSTEM, P.GRAPHRAG_EMPTY]
 
     def run(self, question: Question, env: Environment) -> Trace:
         trace = self.new_trace(question)

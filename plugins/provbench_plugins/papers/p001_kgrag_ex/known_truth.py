@@ -20,6 +20,12 @@ single removal changed it (the same element elsewhere on another path would keep
   (``blanked`` in the variant's data) never changes the oracle's answer, while removals that do
   blank one change it more often (one-sided Fisher exact test).
 
+Both give one verdict per removal (condition), read from that removal's records alone, and the
+explanation claim one more for Table 2's explanation over all of them. Pooled alone, a removal
+whose intervention hid nothing would be carried by the others: the claim could not tell a faked
+removal from a real one (its "hides nothing" sham would pass). Per removal, faking one fails its
+verdict.
+
 Both read the oracle's questions whose baseline answer was right (its prompt held the gold, so
 its answer depends on it); a question the oracle got wrong holds no planted dependence.
 """
@@ -79,8 +85,9 @@ class Planted:
 
 
 class Perturbed:
-    """One control's KGRAG-Ex questions: baseline, perturbation records (the claim's conditions
-    only) and what the gold plants on the baseline's paths."""
+    """One control's KGRAG-Ex questions: baseline, perturbation records (of ``conditions`` only)
+    and what the gold plants on the baseline's paths. Sub-path removals are read under one rule,
+    the paper's when both ran (as Table 2); a condition read alone, under its own."""
 
     def __init__(self, runs: ControlRuns, control: str, system: str, conditions: list[str]) -> None:
         run = runs.run(control)
@@ -90,7 +97,7 @@ class Perturbed:
             if r.key.system == system and (r.key.condition == BASELINE or r.key.condition in conditions)
         ]
         rules = A.subpath_rules(kept, system)
-        self.groups = A.group(kept, system, rules[0])  # one explanation's sub-paths, as Table 2
+        self.groups = A.group(kept, system, rules[0])
         self.right = {r.key.question_id for r in kept if r.key.condition == BASELINE and correctness(r) == 1.0}
         self.planted = {
             qid: Planted.on(g.paths, run.questions[qid].gold if qid in run.questions else None)
@@ -140,9 +147,21 @@ class ExplanationNamesPlanted(Claim):
         return replace(about, explanations=("most-influential",) if about.positive_controls else ())
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
-        return [
-            self.positive(runs, e.control) if e.effect else self.negative(runs, e.control) for e in self.options.expect
-        ]
+        """A positive control: one verdict per removal, and one for Table 2's explanation over all
+        of them; a negative control: one verdict, no removal changes its answer."""
+        verdicts = []
+        for e in self.options.expect:
+            if not e.effect:
+                verdicts.append(self.negative(runs, e.control))
+                continue
+            verdicts += [self.positive(runs, e.control, scope, conditions) for scope, conditions in self.scopes()]
+        return verdicts
+
+    def scopes(self) -> list[tuple[str, list[str]]]:
+        """(label, conditions) of each positive verdict: every removal together, then each alone."""
+        conditions = self.options.conditions
+        alone = [(c, [c]) for c in conditions]
+        return alone if len(conditions) == 1 else [("every removal (Table 2)", list(conditions)), *alone]
 
     @staticmethod
     def named(runs: ControlRuns, group) -> str | None:
@@ -153,10 +172,10 @@ class ExplanationNamesPlanted(Claim):
         credit = runs.credit("most-influential", nodes, [float(influence.get(n, 0)) for n in nodes])
         return nodes[credit.index(max(credit))] if nodes and max(credit) > 0 else None
 
-    def positive(self, runs: ControlRuns, control: str) -> Verdict:
+    def positive(self, runs: ControlRuns, control: str, scope: str, conditions: list[str]) -> Verdict:
         from scipy.stats import binomtest
 
-        o, seen = self.options, Perturbed(runs, control, self.options.system, self.options.conditions)
+        o, seen = self.options, Perturbed(runs, control, self.options.system, conditions)
         changed = seen.changed_questions(seen.right)
         hits = [q for q in changed if self.named(runs, seen.groups[q]) in seen.planted[q].nodes]
         chance = [
@@ -175,8 +194,8 @@ class ExplanationNamesPlanted(Claim):
             claim=self.name,
             control=control,
             p_value=p,
-            observed=observed,
-            expected=f"where a removal changes the answer, the explanation names a planted node "
+            observed=f"{scope}: {observed}",
+            expected=f"{scope}: where a removal changes the answer, the explanation names a planted node "
             f"(hit rate >= {o.min_hit_rate:g}, and above naming a random node of the paths: "
             f"one-sided binomial test, p < {o.alpha:g})",
             passed=bool(changed) and rate >= o.min_hit_rate and p is not None and p < o.alpha,
@@ -224,12 +243,18 @@ class UnplantedChangeNothing(Claim):
         return ClaimNeeds(controls=tuple(o.controls), systems=(o.system,), conditions=tuple(o.conditions))
 
     def check(self, runs: ControlRuns) -> list[Verdict]:
-        return [self.verdict(runs, control) for control in self.options.controls]
+        """One verdict per control and removal: pooled, a removal faking its effect would be
+        carried by the others."""
+        return [
+            self.verdict(runs, control, condition)
+            for control in self.options.controls
+            for condition in self.options.conditions
+        ]
 
-    def verdict(self, runs: ControlRuns, control: str) -> Verdict:
+    def verdict(self, runs: ControlRuns, control: str, condition: str) -> Verdict:
         from scipy.stats import fisher_exact
 
-        o, seen = self.options, Perturbed(runs, control, self.options.system, self.options.conditions)
+        o, seen = self.options, Perturbed(runs, control, self.options.system, [condition])
         counts = {True: [0, 0], False: [0, 0]}  # blanks a planted element -> [changed, variants]
         for qid in seen.right & set(seen.groups):
             for r in (r for kind in A.KINDS for r in seen.groups[qid].records.get(kind, [])):
@@ -246,9 +271,10 @@ class UnplantedChangeNothing(Claim):
             claim=self.name,
             control=control,
             p_value=p,
-            expected=f"removals blanking no planted node or triplet change nothing; those blanking one "
-            f"change more (one-sided Fisher exact test, p < {o.alpha:g})",
-            observed=f"unplanted: {miss} of {unplanted} changed; planted: {hit} of {planted} changed ({_right(seen)})",
+            expected=f"{condition}: removals blanking no planted node or triplet change nothing; those "
+            f"blanking one change more (one-sided Fisher exact test, p < {o.alpha:g})",
+            observed=f"{condition}: unplanted: {miss} of {unplanted} changed; "
+            f"planted: {hit} of {planted} changed ({_right(seen)})",
             passed=bool(unplanted) and miss == 0 and p is not None and p < o.alpha,
         )
 

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from provbench.agents import clip
+from provbench.agents import clip, fixed_parts
 from provbench.model import Question, RetrievedItem, Trace
 from provbench.plugin_api import Environment, Intervention, System, Variant
 from provbench_plugins.kb_builders.common.options import with_preset
@@ -63,6 +63,9 @@ class VectorRAG(System):
     name = "vector-rag"
     Options = VectorRAGOptions
     supports_resume = True
+
+    def instructions(self) -> list[str]:
+        return fixed_parts(P.ANSWER_PROMPT)  # the answer prompt KGRAG-Ex shares
 
     def run(self, question: Question, env: Environment) -> Trace:
         trace = Trace(question_id=question.id, system=self.name)

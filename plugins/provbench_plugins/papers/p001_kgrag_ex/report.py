@@ -160,24 +160,7 @@ def table4_section(
     ``every``: rule -> all its perturbation units, whose left-out ones each row notes)."""
     rows, variants = [], []
     for rule, groups in by_rule.items():
-        by_dataset: dict[str, dict[str, A.QuestionPerturbations]] = defaultdict(dict)
-        units: dict[str, list[RunRecord]] = defaultdict(list)
-        for qid, g in groups.items():
-            by_dataset[datasets.get(qid) or "(none)"][qid] = g
-        for r in (every or {}).get(rule, []):
-            units[datasets.get(r.key.question_id) or "(none)"].append(r)
-        for name in sorted({*by_dataset, *units}):
-            unmeasured = not_measurable(units[name], include_leaked)
-            note = unmeasured or left_out_text(left_out_counts(units[name], include_leaked))
-            t = A.table4(by_dataset.get(name, {}))
-            numbers = [t[k] for k in ("examples", "node", "edge", "subpath", "tied")]
-            rows.append(
-                [
-                    name,
-                    RULE_TITLES[rule],
-                    *(Cell(text="not measurable" if unmeasured else str(n), note=note) if note else n for n in numbers),
-                ]
-            )
+        rows += _table4_rows(rule, groups, datasets, (every or {}).get(rule, []), include_leaked)
         variants += [
             [
                 KIND_TITLES[k] + (f", {RULE_TITLES[rule]}" if k == "subpath" else ""),
@@ -185,7 +168,7 @@ def table4_section(
                 sum(g.changes(k) for g in groups.values()),
             ]
             for k in KINDS
-            if k == "subpath" or rule == next(iter(by_rule))
+            if k == "subpath" or rule == next(iter(by_rule))  # node and edge rows once: no rule changes them
         ]
     order = " > ".join(KIND_TITLES[k].lower() for k in A.TIE_BREAK)
     table = Table(
@@ -214,6 +197,31 @@ def table4_section(
         blocks=[table, counts],
         order=111,
     )
+
+
+def _table4_rows(
+    rule: str,
+    groups: dict[str, A.QuestionPerturbations],
+    datasets: dict[str, str],
+    every: list[RunRecord],
+    include_leaked: bool,
+) -> list[list[Any]]:
+    """One sub-path rule's rows of Table 4, a row per dataset; each notes the units left out of it."""
+    by_dataset: dict[str, dict[str, A.QuestionPerturbations]] = defaultdict(dict)
+    units: dict[str, list[RunRecord]] = defaultdict(list)
+    for qid, g in groups.items():
+        by_dataset[datasets.get(qid) or "(none)"][qid] = g
+    for r in every:
+        units[datasets.get(r.key.question_id) or "(none)"].append(r)
+    rows = []
+    for name in sorted({*by_dataset, *units}):
+        unmeasured = not_measurable(units[name], include_leaked)
+        note = unmeasured or left_out_text(left_out_counts(units[name], include_leaked))
+        t = A.table4(by_dataset.get(name, {}))
+        numbers = [t[k] for k in ("examples", "node", "edge", "subpath", "tied")]
+        cells = [Cell(text="not measurable" if unmeasured else str(n), note=note) if note else n for n in numbers]
+        rows.append([name, RULE_TITLES[rule], *cells])
+    return rows
 
 
 def positions_section(groups: dict[str, A.QuestionPerturbations], system: str, rule: str = "paper") -> Section:
@@ -410,36 +418,9 @@ def cost_section(run: RunData, system: str, rule: str = "paper", rules: list[str
 def explanations_section(
     groups: dict[str, A.QuestionPerturbations], system: str, metrics: dict | None, rule: str = "paper"
 ) -> Section:
-    rows, detail = [], []
-    for qid, g in list(sorted(groups.items()))[:MAX_EXPLAINED]:
-        e = explain(g, (metrics or {}).get("relation_sources"))
-        changes = "; ".join(f"{KIND_TITLES[k]}: {el} -> {ans or '–'}" for k, el, ans in e.changed_elements) or "none"
-        relations = ", ".join(f"{e.names[r]} {n}" for r, n in e.relation_influence.items()) or "–"
-        rows.append(
-            [
-                qid,
-                g.baseline_answer or "–",
-                changes,
-                e.most_influential or "–",
-                e.for_user,
-                e.technical or "–",
-                relations,
-                ", ".join(e.sources) or "–",
-            ]
-        )
-        for kind in KINDS:
-            for r in g.records.get(kind, []):
-                data = r.variant.data
-                detail.append(
-                    [
-                        qid,
-                        KIND_TITLES[kind],
-                        data.get("element", ""),
-                        " | ".join(data.get("path_after", [])),
-                        (r.trace.answer if r.trace else None) or "–",
-                        "yes" if A.changed(r) else "no",
-                    ]
-                )
+    shown = list(sorted(groups.items()))[:MAX_EXPLAINED]
+    rows = [_explanation_row(qid, g, (metrics or {}).get("relation_sources")) for qid, g in shown]
+    detail = [row for qid, g in shown for row in _variant_rows(qid, g)]
     table = Table(
         columns=[
             "Question",
@@ -470,6 +451,42 @@ def explanations_section(
         blocks=[table, variants],
         order=116,
     )
+
+
+def _explanation_row(qid: str, g: A.QuestionPerturbations, relation_sources: Any) -> list[str]:
+    """A question's explanation: what changed its answer, the most influential element, the texts."""
+    e = explain(g, relation_sources)
+    changes = "; ".join(f"{KIND_TITLES[k]}: {el} -> {ans or '–'}" for k, el, ans in e.changed_elements) or "none"
+    relations = ", ".join(f"{e.names[r]} {n}" for r, n in e.relation_influence.items()) or "–"
+    return [
+        qid,
+        g.baseline_answer or "–",
+        changes,
+        e.most_influential or "–",
+        e.for_user,
+        e.technical or "–",
+        relations,
+        ", ".join(e.sources) or "–",
+    ]
+
+
+def _variant_rows(qid: str, g: A.QuestionPerturbations) -> list[list[str]]:
+    """Every perturbation variant of a question: what it removed, the path left, the answer."""
+    rows = []
+    for kind in KINDS:
+        for r in g.records.get(kind, []):
+            data = r.variant.data
+            rows.append(
+                [
+                    qid,
+                    KIND_TITLES[kind],
+                    data.get("element", ""),
+                    " | ".join(data.get("path_after", [])),
+                    (r.trace.answer if r.trace else None) or "–",
+                    "yes" if A.changed(r) else "no",
+                ]
+            )
+    return rows
 
 
 def _systems(records: list[RunRecord]) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from provbench.agents import clip
+from provbench.agents import clip, fixed_parts
 from provbench.model import EvidencePath, Question, RetrievedItem, Trace
 from provbench.plugin_api import Environment, System
 
@@ -40,6 +40,15 @@ class KGRAGEx(System):
     name = "kgrag-ex"
     Options = KGRAGExOptions
     supports_resume = True
+
+    def instructions(self) -> list[str]:
+        """Its prompts' fixed text: the query parse, the pseudo-paragraph and the answer prompt."""
+        return [
+            P.TRIPLET_SYSTEM,
+            P.PAIRS_SYSTEM,
+            P.UNKNOWN_INSTRUCTION,
+            *fixed_parts(P.TRIPLET_USER, P.PAIRS_USER, P.PARAGRAPH_PROMPT, P.ANSWER_PROMPT),
+        ]
 
     @property
     def expected_llm_calls(self) -> float:

@@ -40,7 +40,9 @@ into the evidence; each synthesize step its reply (``Step.reply``). That is what
 against the run's view, the synthesize steps before the resume step take their recorded replies
 (no LLM call), so the expansions follow the recorded plans, and the rounds after it decide again;
 with ``replay_rest`` every recorded reply but the last is replayed, so only the final answer is
-decided again. A replayed step before the resume step whose result differs from the recorded one
+decided again, unless a reply after the resume step shows something the view hides (written having
+seen what the view now hides, its focus would reach the next prompt): replay stops before it and the
+model decides from there (``artifacts["resumed"]["withheld"]``). A replayed step before the resume step whose result differs from the recorded one
 (the hidden items changed what an earlier expansion found) is listed in
 ``artifacts["resumed"]["diverged"]``.
 """
@@ -51,9 +53,10 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from provbench.agents import LLMSystem, SystemOptions, replayed_reply, reply_object, string_list
+from provbench.agents import LLMSystem, SystemOptions, fixed_parts, replayed_reply, reply_object, string_list
 from provbench.agents.base import stated_confidence
 from provbench.kb.temporal import instant_text, now
+from provbench.leakguard import shows_hidden
 from provbench.kb.types import Entity, Neighbor
 from provbench.model import Question, RetrievedItem, Trace
 from provbench.plugin_api import Environment, ResumePoint
@@ -132,6 +135,9 @@ class PlanningLoop(LLMSystem):
 
     supports_step_resume = True
 
+    def instructions(self) -> list[str]:
+        return [*super().instructions(), P.SYNTHESIZE_SYSTEM, P.SUPPORTING_TEXTS, *fixed_parts(P.SYNTHESIZE_USER)]
+
     def resume_from_step(self, question: Question, env: Environment, recorded: Trace, point: ResumePoint) -> Trace:
         """The loop again against ``env.view``, with recorded replies replayed (module docstring)."""
         if not 0 <= point.step < len(recorded.steps):
@@ -140,6 +146,11 @@ class PlanningLoop(LLMSystem):
             )
         plans = [s for s in recorded.steps if s.tool == "synthesize" and s.kind == "generation"]
         replayed = plans[:-1] if point.replay_rest else [s for s in plans if s.index < point.step]
+        leaking = [
+            s.index for s in replayed if s.index > point.step and s.reply and shows_hidden(env.view, question, s.reply)
+        ]
+        if leaking:  # its focus reaches the next prompt: the model decides from there on
+            replayed = [s for s in replayed if s.index < leaking[0]]
         missing = [s.index for s in replayed if s.reply is None]
         if missing:
             raise ValueError(
@@ -158,6 +169,7 @@ class PlanningLoop(LLMSystem):
             "replay_rest": point.replay_rest,
             "replayed_steps": len(replayed),
             "diverged": diverged,
+            "withheld": leaking,
         }
         return trace
 

@@ -37,7 +37,27 @@ def sections(run: RunData) -> list[Section]:
     rows = [r for r in rows if r is not None]
     if not rows:
         return []
-    table = Table(
+    blocks: list[Any] = [configuration_table(rows)]
+    systems = run.systems
+    blocks += [accuracy_table(run, systems), hop_chart(run, systems)]
+    if len(systems) > 1:
+        blocks.append(paired_table(run, keys[0], [s for s in systems if s != keys[0]]))
+    if len(rows) > 1:
+        blocks += tradeoff_charts(rows)
+    return [
+        Section(
+            id="p002-planning",
+            title="Planning loop: rounds, cost and the accuracy/coverage trade-off",
+            intro="Paper 002's confidence-gated loop: answer at the confidence bar, else abstain after the last round.",
+            blocks=blocks,
+            order=45,
+        )
+    ]
+
+
+def configuration_table(rows: list[dict[str, Any]]) -> Table:
+    """One row a planning-loop configuration (:func:`summary`): its settings, accuracy and cost."""
+    return Table(
         columns=[
             "System",
             "Bar",
@@ -78,22 +98,6 @@ def sections(run: RunData) -> list[Section]:
         "selective accuracy: of the answered ones. Answered by the exit round: share of the answered "
         "questions that cleared the bar by the configuration's exit_from_round (the paper's early exit).",
     )
-    blocks: list[Any] = [table]
-    systems = run.systems
-    blocks += [accuracy_table(run, systems), hop_chart(run, systems)]
-    if len(systems) > 1:
-        blocks.append(paired_table(run, keys[0], [s for s in systems if s != keys[0]]))
-    if len(rows) > 1:
-        blocks += tradeoff_charts(rows)
-    return [
-        Section(
-            id="p002-planning",
-            title="Planning loop: rounds, cost and the accuracy/coverage trade-off",
-            intro="Paper 002's confidence-gated loop: answer at the confidence bar, else abstain after the last round.",
-            blocks=blocks,
-            order=45,
-        )
-    ]
 
 
 def summary(run: RunData, key: str) -> dict[str, Any] | None:

@@ -20,12 +20,15 @@ them, so what differs between settings is which facts reach the prompt.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from provbench.controls import Claim, ClaimNeeds, ControlRuns, Verdict
 from provbench.results.claims import effect_words
 from provbench.controls.contrasts import Expectation
 from provbench.model import BASELINE, Question, RunRecord
+from provbench.results.data import RunData
 
 from .diversity import diversity, facts_shown
 
@@ -88,7 +91,22 @@ def holds_gold(question: Question, facts: list[str]) -> bool:
     return gold is not None and not gold.empty and gold.held_in("\n".join(facts))
 
 
-class RankingChangesLabel(Claim):
+class SettingsClaim(Claim):
+    """A claim over GA-RAG settings: each expected control's runs of ``systems`` give its verdicts."""
+
+    def needs(self) -> ClaimNeeds:
+        o = self.options
+        return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=tuple(o.systems))
+
+    def check(self, runs: ControlRuns) -> list[Verdict]:
+        return [v for e in self.options.expect for v in self.check_control(e, runs.run(e.control))]
+
+    @abstractmethod
+    def check_control(self, e: Expectation, run: RunData) -> list[Verdict]:
+        """The verdicts of one expectation, read from its control's run."""
+
+
+class RankingChangesLabel(SettingsClaim):
     """Propagation and ranking change which facts the oracle sees, and so its label."""
 
     name = "ranking-changes-label"
@@ -98,19 +116,10 @@ class RankingChangesLabel(Claim):
     )
     Options = LabelOptions
 
-    def needs(self) -> ClaimNeeds:
-        o = self.options
-        return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=tuple(o.systems))
-
-    def check(self, runs: ControlRuns) -> list[Verdict]:
-        verdicts = []
-        for e in self.options.expect:
-            run = runs.run(e.control)
-            units = baseline_by_question(run.records, self.options.systems)
-            verdicts.append(self.labels_differ(e, units))
-            if e.effect:
-                verdicts.append(self.label_follows_facts(e.control, units, run.questions))
-        return verdicts
+    def check_control(self, e: Expectation, run: RunData) -> list[Verdict]:
+        units = baseline_by_question(run.records, self.options.systems)
+        differ = self.labels_differ(e, units)
+        return [differ, self.label_follows_facts(e.control, units, run.questions)] if e.effect else [differ]
 
     def labels_differ(self, e: Expectation, units: dict[str, dict[str, RunRecord]]) -> Verdict:
         from provbench.results.stats import paired_permutation
@@ -171,7 +180,7 @@ class PromptOptions(SettingsOptions):
     )
 
 
-class SettingsSendDifferentPrompts(Claim):
+class SettingsSendDifferentPrompts(SettingsClaim):
     """The sweep's settings show the model different sets of facts (the prompt check passes)."""
 
     name = "settings-send-different-prompts"
@@ -181,29 +190,21 @@ class SettingsSendDifferentPrompts(Claim):
     )
     Options = PromptOptions
 
-    def needs(self) -> ClaimNeeds:
-        o = self.options
-        return ClaimNeeds(controls=tuple(e.control for e in o.expect), systems=tuple(o.systems))
-
-    def check(self, runs: ControlRuns) -> list[Verdict]:
-        verdicts = []
-        for e in self.options.expect:
-            systems = self.options.systems
-            found = diversity(runs.run(e.control).records, systems, self.options.fail_share)
-            distinct = [d / n for d, n in found.pairs.values() if n]
-            least = f"; least distinct share of a pair {min(distinct):.2f}" if distinct else ""
-            verdicts.append(
-                Verdict(
-                    claim=self.name,
-                    control=e.control,
-                    passed=found.passed is not None and found.passed == e.effect,
-                    expected=f"the prompt check {'passes' if e.effect else 'fails'} over {len(systems)} settings "
-                    f"(one identical set of facts shown by all, order ignored, for under "
-                    f"{self.options.fail_share:.0%} of the claims, and not every graph empty)",
-                    observed=f"{found.verdict()}{least}",
-                )
-            )
-        return verdicts
+    def check_control(self, e: Expectation, run: RunData) -> list[Verdict]:
+        systems = self.options.systems
+        found = diversity(run.records, systems, self.options.fail_share)
+        distinct = [d / n for d, n in found.pairs.values() if n]
+        least = f"; least distinct share of a pair {min(distinct):.2f}" if distinct else ""
+        verdict = Verdict(
+            claim=self.name,
+            control=e.control,
+            passed=found.passed is not None and found.passed == e.effect,
+            expected=f"the prompt check {'passes' if e.effect else 'fails'} over {len(systems)} settings "
+            f"(one identical set of facts shown by all, order ignored, for under "
+            f"{self.options.fail_share:.0%} of the claims, and not every graph empty)",
+            observed=f"{found.verdict()}{least}",
+        )
+        return [verdict]
 
 
 CLAIMS = (RankingChangesLabel, SettingsSendDifferentPrompts)

@@ -324,7 +324,17 @@ def figures_section(run: RunData, systems: list[str]) -> Section:
 
 
 def fever_section(run: RunData, systems: list[str]) -> Section:
-    blocks: list[Any] = []
+    blocks: list[Any] = [fever_table(run, systems)]
+    blocks += [t for t in (confusion_table(run, s) for s in systems) if t is not None]
+    if len(blocks) == 1 and not any(run.metric_values(prefix="fever.")):
+        blocks.insert(0, Text(text="Add the 'fever' metric to the suite for FEVER's own measures."))
+    return Section(
+        id="p003-fever", title="Paper 003: FEVER measures, confusion matrices and LLM cost", order=42, blocks=blocks
+    )
+
+
+def fever_table(run: RunData, systems: list[str]) -> Table:
+    """FEVER's measures at baseline, a row per system, with its LLM cost per claim."""
     names = ("label_accuracy", "macro_f1", "fever_score", "evidence_precision", "evidence_recall", "evidence_f1")
     rows = []
     for s in systems:
@@ -336,49 +346,44 @@ def fever_section(run: RunData, systems: list[str]) -> Section:
         rows.append(
             Row(cells=[s, *(format_metric_value(found[n]) if n in found else "–" for n in names), *cost(run.select(s))])
         )
-    blocks.append(
-        Table(
-            columns=[
-                "System",
-                "Label accuracy",
-                "Macro-F1",
-                "FEVER score",
-                "Evidence P",
-                "Evidence R",
-                "Evidence F1",
-                "LLM calls / claim",
-                "from cache",
-                "Tokens / claim",
-            ],
-            rows=rows,
-            caption="FEVER's measures as the official scorer defines them (first 5 predicted sentences). "
-            "A record's predicted evidence is the sentences behind its citations, padded with "
-            "the other sentences it read (best-matching first), so differences between "
-            "systems here reflect their labels and the order of their citations more than "
-            "evidence retrieval.",
-        )
+    return Table(
+        columns=[
+            "System",
+            "Label accuracy",
+            "Macro-F1",
+            "FEVER score",
+            "Evidence P",
+            "Evidence R",
+            "Evidence F1",
+            "LLM calls / claim",
+            "from cache",
+            "Tokens / claim",
+        ],
+        rows=rows,
+        caption="FEVER's measures as the official scorer defines them (first 5 predicted sentences). "
+        "A record's predicted evidence is the sentences behind its citations, padded with "
+        "the other sentences it read (best-matching first), so differences between "
+        "systems here reflect their labels and the order of their citations more than "
+        "evidence retrieval.",
     )
-    for s in systems:
-        matrix = next(
-            (
-                v["detail"]["matrix"]
-                for v in run.metric_values("fever.confusion")
-                if v["system"] == s and v["condition"] == BASELINE
-            ),
-            None,
-        )
-        if matrix:
-            blocks.append(
-                Table(
-                    columns=["gold \\ predicted", *LABELS],
-                    rows=[Row(cells=[g, *(str(matrix[g].get(p, 0)) for p in LABELS)]) for g in matrix],
-                    caption=f"Confusion matrix of {s} ((none) = abstained or failed).",
-                )
-            )
-    if len(blocks) == 1 and not any(run.metric_values(prefix="fever.")):
-        blocks.insert(0, Text(text="Add the 'fever' metric to the suite for FEVER's own measures."))
-    return Section(
-        id="p003-fever", title="Paper 003: FEVER measures, confusion matrices and LLM cost", order=42, blocks=blocks
+
+
+def confusion_table(run: RunData, system: str) -> Table | None:
+    """The system's confusion matrix at baseline; None without one."""
+    matrix = next(
+        (
+            v["detail"]["matrix"]
+            for v in run.metric_values("fever.confusion")
+            if v["system"] == system and v["condition"] == BASELINE
+        ),
+        None,
+    )
+    if not matrix:
+        return None
+    return Table(
+        columns=["gold \\ predicted", *LABELS],
+        rows=[Row(cells=[g, *(str(matrix[g].get(p, 0)) for p in LABELS)]) for g in matrix],
+        caption=f"Confusion matrix of {system} ((none) = abstained or failed).",
     )
 
 

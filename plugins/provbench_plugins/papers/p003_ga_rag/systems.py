@@ -40,11 +40,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from provbench.agents import fixed_parts
 from provbench.model import Fact, Question, Trace
 from provbench.plugin_api import Environment, System, parse_options
 
 from provbench_plugins.datasets.fever.pages import evidence_of
 from provbench_plugins.kb_builders.fever.builder import entity_id
+from provbench_plugins.kb_builders.fever.triples import EXTRACT_SYSTEM, EXTRACT_USER
 
 from . import prompts as P
 from .extraction import extract_facts
@@ -119,6 +121,10 @@ class GARAGOptions(RAGOptions):
 
 class P003System(System):
     Options: ClassVar[type[RAGOptions]] = RAGOptions
+
+    def instructions(self) -> list[str]:
+        """The label call's fixed text, and GA-RAG's triple extraction's."""
+        return [P.SYSTEM, *fixed_parts(P.USER), P.IDK_LINE, EXTRACT_SYSTEM, *fixed_parts(EXTRACT_USER)]
 
     def __init__(self, **options: Any) -> None:
         self.options = parse_options(self.Options, options, f"system {self.name!r}")
