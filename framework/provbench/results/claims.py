@@ -50,7 +50,10 @@ class Verdict(BaseModel):
     @property
     def status(self) -> str:
         if self.unmeasured:
-            return f"{self.unmeasured} (expected)" if self.unmeasured_expected else self.unmeasured.upper()
+            excuse = ("expected failure" if self.expected_failure else "open" if self.open else "") or (
+                "expected" if self.unmeasured_expected else ""
+            )
+            return f"{self.unmeasured} ({excuse})" if excuse else self.unmeasured.upper()
         if self.expected_failure:
             return "unexpected pass" if self.passed else "expected failure"
         if self.open:
