@@ -42,6 +42,12 @@ def per_question(records: Iterable[RunRecord], score: str = "accuracy") -> dict[
     return {q: fmean(v) for q, v in grouped.items()}
 
 
+def count_text(count: float) -> str:
+    """A count as a cell shows it: whole, or with one decimal when repeats or partial scores (a
+    sum of F1s) made it fractional; never 1.66667."""
+    return f"{count:.0f}" if abs(count - round(count)) < 1e-9 else f"{count:.1f}"
+
+
 @dataclass
 class Share:
     """A share with its counts and a bootstrap confidence interval."""
@@ -61,8 +67,7 @@ class Share:
     def counts(self) -> str:
         if not self.denominator:
             return ""
-        num = f"{self.numerator:.1f}" if abs(self.numerator - round(self.numerator)) > 1e-9 else f"{self.numerator:.0f}"
-        return f"({num}/{self.denominator})"
+        return f"({count_text(self.numerator)}/{count_text(self.denominator)})"
 
     def interval(self) -> str:
         if self.low is None or self.high is None:
