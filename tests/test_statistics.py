@@ -5,7 +5,6 @@ scores section) and compare over N runs."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
