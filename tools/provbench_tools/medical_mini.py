@@ -248,6 +248,7 @@ def questions(world: list[Disease], seed: int) -> list[dict]:
             }
         )
     items += bridge_questions(world, rng)
+    items += end_questions(world, rng)
     return items
 
 
@@ -282,6 +283,58 @@ def bridge_questions(world: list[Disease], rng: random.Random) -> list[dict]:
                 "gold": gold([(d.name, LEADS, comp.name)], [d.name, comp.name]),
             }
         )
+    return items
+
+
+def end_questions(world: list[Disease], rng: random.Random) -> list[dict]:
+    """Two questions per disease whose answer hangs on one triple at an end of a three-hop path,
+    the other end's two nodes unplanted: the question names one disease's body part and its
+    complication's symptom (answer: the disease, gold "disease AFFECTS body part"), or one disease's
+    risk factor and its complication's test (answer: the complication, gold "complication IS
+    DETECTED BY test"). With the bridges (planted inside the path), no fixed position of a kept
+    path is planted on most questions, so an explanation blind to the removals that names one
+    fails paper 001's explanation claim."""
+    by_name = {d.name: d for d in world}
+    items = []
+    for j, d in enumerate(world):
+        comp = by_name[d.complication]
+        comp2 = by_name[comp.complication]
+        asked = [
+            (
+                f"An illness of the {d.body_part} can lead to a complication that causes {comp.symptom}. "
+                f"Which disease is the illness of the {d.body_part}?",
+                d.name,
+                gold([(d.name, AFFECTS, d.body_part)], [d.name, d.body_part]),
+                "3 hops: body part -> disease -> complication -> symptom; the answer hangs on the first triple",
+            ),
+            (
+                f"A patient's illness causes {d.symptom}. It can lead to a complication, which in turn can "
+                f"lead to a second complication that affects the {comp2.body_part}. Which disease is that "
+                "second complication?",
+                comp2.name,
+                gold([(comp.name, LEADS, comp2.name)], [comp.name, comp2.name]),
+                "4 hops: symptom -> disease -> complication -> second complication -> body part; the answer "
+                "hangs on the third triple",
+            ),
+        ]
+        for k, (text, answer, evidence, hops) in enumerate(asked):
+            options, cop = _options(rng, answer, DISEASES)
+            items.append(
+                {
+                    "id": f"mm-e{2 * j + k:02d}",
+                    "question": text,
+                    "opa": options[0],
+                    "opb": options[1],
+                    "opc": options[2],
+                    "opd": options[3],
+                    "cop": cop,
+                    "exp": hops,
+                    "subject_name": SUBJECTS["bridge"],
+                    "topic_name": d.name,
+                    "choice_type": "single",
+                    "gold": evidence,
+                }
+            )
     return items
 
 
