@@ -1,6 +1,6 @@
 """Generator of ``datasets/medical-mini/``: an invented medical world, a StatPearls-like corpus
 written from it, the knowledge graph as triples, and MedMCQA-form questions needing 2-3 hops
-(and bridge questions whose answer hangs on the middle triple of a 3-hop path)
+(and bridge questions whose answer hangs on one inner triple of a 3-5 hop path)
 (``dev.jsonl``, and ``mirage-benchmark.json`` in MIRAGE's form with a "medmcqa" and an "mmlu" part).
 Each question carries its gold path (``gold``, in :class:`provbench.gold.GoldEvidence`'s form): the
 chain of triples, as the graph states them, from a question entity to the answer, and the chain's
@@ -287,34 +287,35 @@ def bridge_questions(world: list[Disease], rng: random.Random) -> list[dict]:
 
 
 def end_questions(world: list[Disease], rng: random.Random) -> list[dict]:
-    """Two questions per disease whose answer hangs on one triple at an end of a three-hop path,
-    the other end's two nodes unplanted: the question names one disease's body part and its
-    complication's symptom (answer: the disease, gold "disease AFFECTS body part"), or one disease's
-    risk factor and its complication's test (answer: the complication, gold "complication IS
-    DETECTED BY test"). With the bridges (planted inside the path), no fixed position of a kept
-    path is planted on most questions, so an explanation blind to the removals that names one
-    fails paper 001's explanation claim."""
+    """Two longer bridges per disease: the question names a disease's symptom and the body part
+    of its third (five hops) or second (four hops) complication; the answer is the third
+    complication (gold: the fourth triple, "second CAN LEAD TO third") or the first (gold: the
+    second triple). Their planted nodes sit at path positions 3-4 and 1-2, so with the other
+    questions (0-2, 1-2, all) no fixed position of the first path is planted on 80 % of them, and
+    an explanation blind to the removals that names one fails paper 001's explanation claim."""
     by_name = {d.name: d for d in world}
     items = []
     for j, d in enumerate(world):
         comp = by_name[d.complication]
         comp2 = by_name[comp.complication]
+        comp3 = by_name[comp2.complication]
         asked = [
             (
-                f"An illness of the {d.body_part} can lead to a complication that causes {comp.symptom}. "
-                f"Which disease is the illness of the {d.body_part}?",
-                d.name,
-                gold([(d.name, AFFECTS, d.body_part)], [d.name, d.body_part]),
-                "3 hops: body part -> disease -> complication -> symptom; the answer hangs on the first triple",
+                f"A patient's illness causes {d.symptom}. It can lead to a complication, which leads to a "
+                f"second, which leads to a third that affects the {comp3.body_part}. Which disease is that "
+                "third complication?",
+                comp3.name,
+                gold([(comp2.name, LEADS, comp3.name)], [comp2.name, comp3.name]),
+                "5 hops: symptom -> disease -> three complications -> body part; the answer hangs on the fourth triple",
             ),
             (
                 f"A patient's illness causes {d.symptom}. It can lead to a complication, which in turn can "
-                f"lead to a second complication that affects the {comp2.body_part}. Which disease is that "
-                "second complication?",
-                comp2.name,
-                gold([(comp.name, LEADS, comp2.name)], [comp.name, comp2.name]),
+                f"lead to a second complication that affects the {comp2.body_part}. Which disease is the "
+                "first complication?",
+                comp.name,
+                gold([(d.name, LEADS, comp.name)], [d.name, comp.name]),
                 "4 hops: symptom -> disease -> complication -> second complication -> body part; the answer "
-                "hangs on the third triple",
+                "hangs on the second triple",
             ),
         ]
         for k, (text, answer, evidence, hops) in enumerate(asked):
