@@ -96,11 +96,11 @@ def kept_paths(run_dir: Path) -> dict[str, list[dict]]:
 @pytest.mark.parametrize(
     "at, label, seen",
     [
-        (0, "first", "SEEN"),
-        (1, "second", "SEEN"),
-        (2, "third", "SEEN"),
-        (-2, "next-to-last", "SEEN"),
-        (-1, "last", "SEEN"),
+        (0, "first", "0.33: 10 of 30"),
+        (1, "second", "0.73: 22 of 30"),
+        (2, "third", "0.63: 19 of 30"),
+        (-2, "next-to-last", "0.73: 22 of 30"),
+        (-1, "last", "0.17: 5 of 30"),
     ],
 )
 def test_an_explanation_naming_a_fixed_path_position_fails_validate(validated, kb_dir, monkeypatch, at, label, seen):
