@@ -1,10 +1,11 @@
-"""Benchmark: the validity of provbench's provenance scores, output changed and RAGAS faithfulness.
+"""Benchmark: the validity of provbench's provenance scores, output changed and the RAGAS scores.
 
-Runs paper 000's agent (``agentic-graphrag``) with the six graph ablations and RAGAS faithfulness
-on the known-truth controls: the faithful ``oracle`` and the five planted behaviours
+Runs paper 000's agent (``agentic-graphrag``) with the six graph ablations, RAGAS faithfulness and
+the reference-based RAGAS scores (answer correctness, context precision, recall, entity recall) on
+the known-truth controls: the faithful ``oracle`` and the five planted behaviours
 (``uses-uncited``, ``parametric``, ``cites-everything``, ``ignores-context``, ``random``), one run
 each, on ``datasets/2wiki-controls`` (64 questions), offline. RAGAS is judged by the suites'
-judge, ``control:judge`` (ragas' real prompts and parsing, verdicts by rule:
+judge, ``control:judge`` (ragas' real prompts and parsing, replies by rule:
 ``provbench.controls.judge``).
 Then, for every metric (``provbench_plugins.metrics.metric_validity.CHECKS``), prints:
 

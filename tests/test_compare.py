@@ -72,3 +72,26 @@ def test_the_command_prints_the_warnings(three_runs, tmp_path):
     assert result.exit_code == 0, result.output
     output = result.output + (result.stderr if result.stderr_bytes is not None else "")
     assert "warning: B differs from A in judge" in output and "warning: C differs from A in knowledge base" in output
+
+
+def test_a_cell_with_every_unit_left_out_shows_not_measurable_and_runs_are_named_by_directory(three_runs, tmp_path):
+    """A condition whose units all leaked in one run is a row saying so, not a dropped row; runs of
+    one suite are told apart by their directories; a table without tests adjusts nothing."""
+    import json
+    import shutil
+
+    leaky = tmp_path / "leaky"
+    shutil.copytree(three_runs[0], leaky)
+    records = [json.loads(line) for line in (leaky / "records.jsonl").read_text().splitlines() if line.strip()]
+    condition = next(r["key"]["condition"] for r in records if r["key"]["condition"] != "baseline")
+    for r in records:
+        if r["key"]["condition"] == condition:
+            r["leak_check"] = {"status": "leaked"}
+    (leaky / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    text = write_comparison([leaky, leaky], tmp_path / "cmp.html").read_text()
+    table = text.split('class="compare-conditions"', 1)[1].split("</table>", 1)[0]
+    assert f"<td>{condition}</td>" in table and "not measurable" in table and "leaked" in table
+    assert "<title>compare leaky vs leaky</title>" in text or "compare leaky vs leaky" in text
+    names = write_comparison(three_runs[:2], tmp_path / "ab.html").read_text()
+    assert "A = a (suite " in names and "B = b (suite " in names
+    assert "adjusted for the 0 tests" not in text + names

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,8 @@ def test_a_kb_build_in_a_pipe_prints_plain_progress_lines(tmp_path):
     ), lines
     assert any(line.startswith("embedding") and ": started" in line for line in lines), lines
     assert any(line.startswith("embedding ") and "/" in line for line in lines)  # how far it got, at the end
+    finished = [line.rsplit(" (", 1)[0] for line in lines if re.fullmatch(r".* (\d+)/\1 \(\d+:\d\d\)", line)]
+    assert finished and len(finished) == len(set(finished)), lines  # each finished line once
     assert "\x1b[" not in done.stderr  # no terminal codes in a log
 
 

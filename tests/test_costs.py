@@ -265,3 +265,24 @@ def test_the_runs_own_kb_build_counts_against_its_budget(tmp_path):
     run_suite(suite, out=run_dir, pm=toy_plugin_manager(Plugin()), llm=llm, write_report=False)
     assert RunStore(run_dir).read_manifest().stopped == "budget.max_calls 3 reached (3 LLM requests sent)"
     assert not RunStore(run_dir).load_records()
+
+
+def test_a_control_llm_costs_0_local_in_runs_summary_as_in_plan(tmp_path):
+    """Control LLMs answer by rule on this machine: `run`'s summary says "0 (local)", never
+    "unknown", and a plan's line uses the same rule (no "$0.0000" for a local model)."""
+    from provbench.costs import cost_text
+    from provbench.plan import Plan, Row
+    from provbench.plan_output import plan_rows, plan_summary
+
+    suite = write_suite(tmp_path / "s", "http://unused", judge=None)
+    suite.write_text(suite.read_text().replace(suite.read_text().splitlines()[2], "model: {id: control:oracle}"))
+    shown = io.StringIO()
+    run = run_suite(
+        suite, out=tmp_path / "run", pm=pm(), write_report=False, console=Console(file=shown, soft_wrap=True)
+    )
+    assert {c.cost_source for r in records(run) for c in r.trace.llm_calls + r.judge_calls} == {"local"}
+    summary = [line for line in shown.getvalue().splitlines() if "LLM calls" in line]
+    assert len(summary) == 2 and all(line.endswith("cost 0 (local)") for line in summary), summary
+    rows = [Row("rag", 2, 2, 100, 10, model="schema-following", cost_usd=0.0, cost_source="local")]
+    assert plan_rows(Plan("s", 2, rows, 0, 0, 0, "none", None, 1, 1.0))[0][7] == "0 (local)" == cost_text(0.0, "local")
+    assert "estimated cost 0 (local)" in plan_summary(Plan("s", 2, rows, 0, 0, 0, "none", None, 1, 1.0), 0)[0]

@@ -166,6 +166,11 @@ def test_no_assertions_and_no_failures_exit_0(tmp_path, cli_run):
     assert result.exit_code == 0, result.output
     tree = ET.parse(tmp_path / "run" / "junit.xml").getroot()
     assert tree.get("tests") == "1" and tree.find("testsuite[@name='units']/testcase").get("name") == "all 16 units ran"
+    from provbench.cli import main
+
+    checked = CliRunner().invoke(main, ["check", str(tmp_path / "run")])  # success is not silence
+    assert checked.exit_code == 0 and "16 of 16 unit(s) ran, 0 failed; the suite asserts nothing" in checked.output
+    assert "passed; wrote summary.json and junit.xml" in checked.output
 
 
 def test_a_metric_of_one_condition_needs_none_named(tmp_path, cli_run):

@@ -278,3 +278,52 @@ def test_a_ladybug_graph_of_llamaindex_is_imported(tmp_path):
     assert stats["documents"] == 10 and stats["entities"] > 0 and stats["relations"] > 0
     assert build["inputs"]["store"] == "ladybug" and result["info"]["degenerate"] == []
     assert "keep the store's own vectors" in build["vectors"] and result["unchanged"]
+
+
+def test_a_graph_larger_than_llamaindex_reads_at_once_is_imported_whole(tmp_path, monkeypatch):
+    """Nodes and relations are read with provbench's own queries: the store's ``get()`` returns no
+    node at all beyond 128 (LlamaIndex's ``value_sanitize`` drops any list longer than 128, the
+    result rows included) and ``get_triplets()`` stops at 100 and loses each relation's chunk."""
+    import kuzu
+    from llama_index.core.graph_stores.types import ChunkNode, EntityNode, Relation
+    from llama_index.graph_stores.kuzu import KuzuPropertyGraphStore
+
+    from provbench.kb import KnowledgeBase
+    from provbench.llm_setup import make_llm
+    from provbench_plugins.kb_builders.graph_import.builder import ImportOptions, import_graph
+
+    names = [f"Vessel {n}" for n in range(130)]  # 10 chunks + 130 entities: 140 nodes
+    chunks = [
+        ChunkNode(id_=f"c{c}", text=" ".join(f"{n} sailed." for n in names[c::10]), properties={"file_name": "log.md"})
+        for c in range(10)
+    ]
+    pairs = [(a, b) for a in range(130) for b in range(a + 10, 130, 10)][:120]  # 120 relations, each within a chunk
+    database = kuzu.Database(str(tmp_path / "big.kuzu"))
+    store = KuzuPropertyGraphStore(database, use_vector_index=False)
+    store.upsert_nodes(
+        chunks + [EntityNode(name=n, label="SHIP", properties={"triplet_source_id": "c0"}) for n in names]
+    )
+    store.upsert_relations(
+        [
+            Relation(
+                source_id=names[a], target_id=names[b], label="escorted", properties={"triplet_source_id": f"c{a % 10}"}
+            )
+            for a, b in pairs
+        ]
+    )
+    database.close()
+    original = KnowledgeBase.finalize  # the mapping is under test, not the vectors
+    monkeypatch.setattr(
+        KnowledgeBase, "finalize", lambda self, info, embed=True, **kw: original(self, info, False, **kw)
+    )
+    kb = import_graph(
+        [], tmp_path / "kb", make_llm("schema-following"), ImportOptions(source=str(tmp_path / "big.kuzu"))
+    )
+    try:
+        stats = kb.stats()
+        assert (stats.text_units, stats.entities, stats.relations) == (10, 130, 120)
+        unit_text = dict(kb.store.rows("MATCH (c:Chunk) RETURN c.id, c.text"))
+        for source, unit in kb.store.rows("MATCH (a:Entity)-[r:LINKS]->(:Entity) RETURN a.name, r.triplet_source_id"):
+            assert unit is not None and f"{source} sailed." in unit_text[unit]  # the relation kept its chunk
+    finally:
+        kb.close()

@@ -197,6 +197,8 @@ def test_finalize_embeds_with_the_build_embedder_in_effect(tmp_path):
     kb.close()
     assert embedder.calls == [[2, 2, 2, communities]]  # text units, entities, names, communities
     assert (INDEX_TEXT_UNITS, 2, 2) in seen
+    # every index's size up front, so a log shows it while the embedding model loads
+    assert seen[0] == (INDEX_TEXT_UNITS, 0, 2) and len(seen) > 4
     vectors = VectorIndex.load(tmp_path / "kb" / VECTORS_DIR, INDEX_TEXT_UNITS).vectors
     assert np.allclose(vectors[:, 1] / vectors[:, 0], [12, 4])  # ordered by id: "One met Two.", "Two."
     assert json.loads((tmp_path / "kb" / COMPLETE_MARKER).read_text())["embedder"] == "lengths"

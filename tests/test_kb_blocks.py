@@ -187,9 +187,14 @@ def test_problems_name_failures_and_member_list_summaries():
         {"failed_calls": 1, "hallucinated_items": 0}, {"fallback_invalid": 2, "deterministic": 3}, tally.as_info()
     )
     assert lines == [
-        "1 extraction calls failed (their text units added nothing)",
+        "1 extraction call failed (their text units added nothing)",
         "2 community-summary replies were invalid (member list used instead)",
         "3 communities got a member list, not an LLM summary (summarize off or beyond max_summaries)",
+    ]
+    one = problems({}, {"deterministic": 1}, {"truncated_salvaged": 1})  # one of a kind is singular
+    assert one == [
+        "1 community got a member list, not an LLM summary (summarize off or beyond max_summaries)",
+        "1 reply was cut off by max_tokens (complete items kept)",
     ]
     info = standard_info(
         builder="b",
@@ -217,9 +222,9 @@ def test_failed_extraction_calls_reach_build_info_and_kb_info(tmp_path):
     kb.close()
     assert info["extraction"]["failed_calls"] == 1 and info["llm"]["failed"] == 1
     assert info["counts"]["text_units"] > 0 and info["paper"]["counts"]["entities"] == 1815
-    assert any("extraction calls failed" in p for p in info["problems"])
+    assert "1 extraction call failed (their text units added nothing)" in info["problems"]  # one: singular
     out = CliRunner().invoke(main, ["kb", "info", str(tmp_path / "kb")], terminal_width=200).output
-    assert "paper 000" in out and "1,815" in out and "extraction calls failed" in out
+    assert "paper 000" in out and "1,815" in out and "1 extraction call failed" in out
 
 
 def test_run_calls_runs_as_many_at_once_as_asked():

@@ -159,7 +159,7 @@ def test_failed_and_bad_replies_are_counted_and_a_dead_model_stops_the_build(tmp
         info = kb.build_info
         assert (info["extraction"]["failed_calls"], info["extraction"]["invalid_outputs"]) == (1, 1)
         assert info["llm"]["failed"] == 1 and kb.stats().relations == 1
-        assert any("extraction calls failed" in p for p in info["problems"])
+        assert any("1 extraction call failed" in p for p in info["problems"])
     finally:
         kb.close()
     dead = scripted_llm([ConnectionError("down")] * 3)

@@ -88,7 +88,19 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("report", ("report",)),
     (
         "orchestration",
-        ("runner", "execution", "workers", "units", "ray_executor", "plan", "gates", "export", "tracing", "phoenix"),
+        (
+            "runner",
+            "execution",
+            "workers",
+            "units",
+            "ray_executor",
+            "plan",
+            "plan_output",
+            "gates",
+            "export",
+            "tracing",
+            "phoenix",
+        ),
     ),
     ("controls' validation", ("controls.validate",)),
     (

@@ -140,3 +140,42 @@ def test_a_plugin_file_registering_a_non_system_is_refused_as_an_entry_point_is(
     (tmp_path / "my_system.py").write_text(MY_SYSTEM.replace('{"echo": EchoSystem}', '{"echo": dict}'))
     with pytest.raises(PluginError, match=r"local .*my_system.py .* is not a subclass of provbench.plugin_api.System"):
         plugin_setup(suite, make_plugin_manager(load_entry_points=False))
+
+
+def test_an_error_in_a_registration_hook_is_one_located_line(tmp_path):
+    """A NameError inside provbench_register_systems: file, line, hook and error, no traceback."""
+    write_suite(tmp_path)
+    broken = MY_SYSTEM.replace('return {"echo": EchoSystem}', 'return {"echo": EchoSytem}')
+    (tmp_path / "my_system.py").write_text(broken)
+    listed = provbench("plugins", "--plugin", "my_system.py", cwd=tmp_path)
+    line = broken.splitlines().index('    return {"echo": EchoSytem}') + 1
+    assert listed.returncode == 2 and "Traceback" not in listed.stderr, listed.stderr
+    assert f"provbench_register_systems() raised {tmp_path / 'my_system.py'}, line {line}: NameError" in listed.stderr
+    assert len(listed.stderr.strip().splitlines()) <= 2, listed.stderr
+
+
+def test_an_entry_points_failing_registration_hook_is_located_too(tmp_path):
+    """An installed plugin goes through the same registry: its hook's error names its module's file."""
+    import importlib.util
+
+    from provbench.registry import build_registry
+
+    (tmp_path / "installed_plugin.py").write_text(MY_SYSTEM.replace("EchoSystem}", "undefined_name}"))
+    spec = importlib.util.spec_from_file_location("installed_plugin", tmp_path / "installed_plugin.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    pm = make_plugin_manager(load_entry_points=False)
+    pm.register(module, name="installed-plugin")
+    with pytest.raises(PluginError, match=r"installed_plugin.py, line \d+: NameError: name 'undefined_name'"):
+        build_registry(pm)
+
+
+def test_a_hook_defined_twice_in_a_plugin_file_is_warned_of(tmp_path, caplog):
+    """Python keeps a file's last definition of a name, so the first hook registers nothing: say so."""
+    suite = write_suite(tmp_path)
+    second = MY_SYSTEM.split("@hookimpl")[1].replace('"echo"', '"echo-2"')
+    (tmp_path / "my_system.py").write_text(MY_SYSTEM + "\n@hookimpl" + second)
+    with caplog.at_level("WARNING", logger="provbench.local_plugins"):
+        _, registry = plugin_setup(suite, make_plugin_manager(load_entry_points=False))
+    assert "my_system/echo" not in registry.names("system")  # the shadowing itself
+    assert "provbench_register_systems is defined 2 times" in caplog.text and "only the last counts" in caplog.text

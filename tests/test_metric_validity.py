@@ -11,6 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from judge_helpers import Recording
 from provbench.controls import make_control
 from provbench.llm import LLMClient
 from provbench.model import BASELINE, RunRecord, Trace, UnitKey
@@ -31,21 +32,6 @@ REPO = Path(__file__).resolve().parents[1]
 QUESTION = "Who is the mother of the director of film Glass Harbor?"
 FILM = "Glass Harbor is a 1987 drama film. The film was directed by Orin Vale."
 MOTHER = "Orin Vale is a director. He is the son of the painter Mira Vale."
-
-
-class Recording:
-    """A backend that passes requests to a control and keeps each request with its reply."""
-
-    def __init__(self, model_id: str) -> None:
-        self.inner, self.model_id, self.exchanges = make_control(model_id), model_id, []
-
-    def config(self):
-        return self.inner.config()
-
-    def complete(self, request):
-        reply = self.inner.complete(request)
-        self.exchanges.append((request, reply))
-        return reply
 
 
 def faithfulness(answer: str, contexts: list[str], model_id: str = "control:judge") -> tuple[float, Recording]:
@@ -148,3 +134,7 @@ def test_each_metric_is_read_on_its_own_control(small_world):
     cited = results["ragas-faithfulness.cited"]
     assert cited.sensitivity["uses-uncited"] == 1.0 and cited.specificity == 1.0
     assert cited.sensitivity["parametric"] == 0.0 and cited.cells["parametric"].no_reading == 6  # nothing cited
+    correctness = results["ragas-answer-correctness"]  # the reference-based scores, judged by rule too
+    assert correctness.specificity == 1.0 and correctness.sensitivity["random"] == 1.0
+    recall = results["ragas-context-recall"]
+    assert recall.cells["parametric"].no_reading == 6  # read nothing: ragas refuses an empty context

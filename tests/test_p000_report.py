@@ -41,10 +41,9 @@ def record(
     )
 
 
-def run_of(records, interventions=(), metrics=None) -> RunData:
-    manifest = RunManifest(
-        run_id="r", suite_name="s", suite={"systems": SUITE_SYSTEMS, "interventions": list(interventions)}
-    )
+def run_of(records, interventions=(), metrics=None, loader="2wiki") -> RunData:
+    suite = {"systems": SUITE_SYSTEMS, "interventions": list(interventions), "dataset": {"loader": loader}}
+    manifest = RunManifest(run_id="r", suite_name="s", suite=suite)
     return RunData(Path("."), manifest, QUESTIONS, records, metrics or {})
 
 
@@ -139,6 +138,27 @@ def test_table1_shows_both_denominators_and_the_papers_per_row():
     assert "over the 1 analysed questions" in table.caption and "agentic and GraphRAG rows" in table.caption
 
 
+def test_own_data_shows_neither_the_papers_figures_nor_its_alias_notes():
+    """A run on another loader's data (the user's own questions) is not the paper's setting: no
+    "Paper's denominator" column, no 25/30 questions, no 2WikiMultihopQA aliases in the caption."""
+    table = table1_section(run_of(baseline_records(), loader="qa")).blocks[-1]
+    assert "Paper's denominator" not in table.columns and len(table.rows[0].cells) == len(table.columns)
+    assert not any("25" in c.text or "30" in c.text for row in table.rows for c in row.cells)
+    assert "2WikiMultihopQA" not in table.caption and "aliases" not in table.caption and "25" not in table.caption
+    assert "the dataset loader scores" in table.caption
+
+
+def test_table2_describes_each_isolation_in_its_own_words():
+    records = baseline_records() + [
+        record("graphrag", q, condition=c) for q in ("q1", "q2") for c in ("full-isolation", "text-only-isolation")
+    ]
+    caption = table2_section(run_of(records, ["full-isolation", "text-only-isolation"])).blocks[0].caption
+    full = caption.split("Full isolation: ")[1].split("Text-only isolation: ")[0]
+    text_only = caption.split("Text-only isolation: ")[1].split(". Cited removal")[0]
+    assert full.split("; text rule")[0] != text_only.split("; text rule")[0]
+    assert "no entity is removed" in text_only and "is removed, with its text" in full
+
+
 def test_the_em_caption_says_whether_aliases_were_used():
     caption = table1_section(run_of(baseline_records())).blocks[-1].caption
     assert "no aliases" in caption
@@ -165,7 +185,10 @@ def test_table2_names_the_text_rule_and_the_hidden_reports():
     section = table2_section(run)
     table = section.blocks[0]
     assert table.columns[2] == "Agentic GraphRAG"
-    assert "Full isolation: a text unit linked to any non-cited entity is hidden" in table.caption
+    assert (
+        "Full isolation: every entity but the baseline's cited ones is removed, with its text; text rule: a text unit linked to any non-cited entity is hidden"
+        in table.caption
+    )
     assert "shared_text: hide" in table.caption
     assert "Community reports hidden per unit" in section.blocks[1].text
     assert (
@@ -191,7 +214,8 @@ def test_a_labelled_isolation_is_classified_by_its_intervention():
     )
     table = table2_section(run).blocks[0]
     assert (
-        "Full isolation (isolation-hide): a text unit linked to any non-cited entity is hidden, a cited entity's "
+        "Full isolation (isolation-hide): every entity but the baseline's cited ones is removed, with its text; "
+        "text rule: a text unit linked to any non-cited entity is hidden, a cited entity's "
         "own included (shared_text: hide"
     ) in table.caption
     groups = [row.group for row in table.rows if row.group]
@@ -239,9 +263,35 @@ def test_table2_leaves_out_no_op_units_and_pairs_arrows_with_the_baseline_of_the
         rows[(title, row.cells[1].text)] = row.cells[column]
     changed, accuracy = rows[("Cited ablation", "Output changed")], rows[("Cited ablation", "Acc.")]
     assert changed.text == "0.0%" and "left out (leak guard): 1 no-op" in changed.note
+    assert changed.counts == "(stayed correct 1/1)"  # labelled: not the changed count beside the changed share
     assert accuracy.counts == "(1/1)" and accuracy.arrow == "→"  # q2 stayed right; q1 (wrong at baseline) is out
     isolation = rows[("Full isolation", "Output changed")]
-    assert isolation.text == "not measurable" and "not measurable: 2 no-op" in isolation.note
+    assert isolation.text == "not measurable" and isolation.note == "2 no-op (leak guard)"  # said once
+
+
+def test_a_fractional_score_sum_is_shown_rounded():
+    """F1 sums partial scores: Table 1 shows (1.7/6), not (1.66667/6)."""
+    stored = {
+        "values": [
+            {
+                "metric": "f1",
+                "system": "rag",
+                "condition": BASELINE,
+                "value": 27.8,
+                "numerator": 5 / 3,
+                "denominator": 6,
+            }
+        ]
+    }
+    row = next(
+        r
+        for r in table1_section(run_of(baseline_records(), metrics=stored)).blocks[-1].rows
+        if r.cells[0].text == "RAG"
+    )
+    assert row.cells[5].counts == "(1.7/6)"
+    from provbench.results.data import format_metric_value
+
+    assert format_metric_value({"value": 0.27778, "numerator": 5 / 3, "denominator": 6}) == "0.278 (1.7/6)"
 
 
 def test_table2_charts_show_the_tables_shares_with_intervals_and_mark_what_was_not_measured():
@@ -265,3 +315,14 @@ def test_table2_charts_show_the_tables_shares_with_intervals_and_mark_what_was_n
     assert accuracy.series["GraphRAG"][0] is not None and accuracy.series["GraphRAG"][2] is None  # baseline, ..., n/m
     svgs = [b["svg"] for b in section_view(section)["blocks"] if b.get("svg")]
     assert len(svgs) == 2 and all(">n/m<" in svg for svg in svgs)
+
+
+def test_the_header_names_one_model_once_when_the_judge_is_the_systems_model():
+    """The suite said `embedded`; the header's model line shows what it resolved to, so the judge line does too."""
+    from provbench.report.render import header
+
+    run = run_of(baseline_records())
+    run.manifest.models = {"llm": "llama-cpp:smollm2-135m-instruct", "suite_model": "embedded", "judge": "embedded"}
+    assert header(run)["judge"] == "llama-cpp:smollm2-135m-instruct (the same model as the systems)"
+    run.manifest.models["judge"] = "openai/gpt-4o-mini"
+    assert header(run)["judge"] == "openai/gpt-4o-mini (a separate model)"

@@ -147,7 +147,7 @@ def test_kb_triples_failures_are_counted_and_a_dead_model_stops_the_build(tmp_pa
         info = kb.build_info
         assert (info["extraction"]["failed_calls"], info["extraction"]["invalid_outputs"]) == (1, 1)
         assert info["cost"]["failed_pages"] == 1 and len(read_facts(tmp_path / "kb")) == info["pages"] - 2
-        assert any("extraction calls failed" in p for p in info["problems"])
+        assert any("1 extraction call failed" in p for p in info["problems"])
     finally:
         kb.close()
     with pytest.raises(UserError, match="every LLM call to .* failed"):

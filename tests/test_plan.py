@@ -76,7 +76,7 @@ def test_an_unbuilt_knowledge_base_is_named_as_the_cause_and_its_build_lands_whe
     out_dir = tmp_path / "elsewhere" / "qs"
     before = plan("--out", str(out_dir))
     assert "estimated cost unknown: the knowledge base is not built yet" in before and "no price" not in before
-    hint = f"provbench kb build {resolve_suite('quickstart')} --out {out_dir}"
+    hint = f"provbench kb build {resolve_suite('quickstart')} --model {MODEL} --limit 2 --out {out_dir}"
     assert hint in before and f"{tmp_path / 'elsewhere' / '.kb-cache'}" in before
     kb_row = next(line.split("\t") for line in before.splitlines() if line.startswith("knowledge base build\t"))
     assert kb_row[3] == "16" and kb_row[7] == "unknown"  # 8 extractions + 8 summaries at most (quickstart's caps)
@@ -90,8 +90,73 @@ def test_an_unbuilt_knowledge_base_is_named_as_the_cause_and_its_build_lands_whe
 
 
 def test_an_unpriced_model_is_named_as_the_cause(tmp_path, monkeypatch):
-    from provbench.plan import Plan, Row, plan_summary
+    from provbench.plan import Plan, Row
+    from provbench.plan_output import plan_summary
 
     rows = [Row("rag", 2, 2, 100, 10, model="openai/unpriced", cost_usd=None)]
     summary = plan_summary(Plan("s", 2, rows, 0, 0, 0, "none", None, 1, 1.0), 0)
     assert "estimated cost unknown: no price for openai/unpriced" in summary[0]
+
+
+def test_following_the_printed_kb_build_hint_literally_builds_the_kb_plan_looks_for(tmp_path, monkeypatch):
+    """The hint carries every option that moves the KB (the model and the limit are in its
+    fingerprint, --out in its folder): run as printed, `plan` then finds it built, its costs local as `run` shows them."""
+    import re
+    import shlex
+
+    from provbench.bundled import resolve_suite
+    from provbench.cli import kb_build_cmd
+    from provbench.registry import default_registry
+    from provbench.runner import default_run_dir, prepare_suite, suite_kb_dir
+
+    monkeypatch.chdir(tmp_path)
+    args = ["plan", "quickstart", "--model", "schema-following", "--limit", "2", "--out", str(tmp_path / "x" / "qs")]
+    before = CliRunner().invoke(main, args).output
+    assert "is not built yet" in before, before
+    hint = shlex.split(re.search(r"`(provbench kb build [^`]*)`", before).group(1))
+    given = kb_build_cmd.make_context("build", hint[3:]).params  # where the hint's build goes, before running it
+    loaded = prepare_suite(resolve_suite(given["source"]), default_registry(), given["model"], given["limit"])
+    looked_at = prepare_suite(resolve_suite("quickstart"), default_registry(), "schema-following", 2)
+    assert suite_kb_dir(loaded, given["out"] or default_run_dir(loaded)) == suite_kb_dir(
+        looked_at, tmp_path / "x" / "qs"
+    )
+    built = CliRunner().invoke(main, hint[1:])
+    assert built.exit_code == 0, built.output
+    after = CliRunner().invoke(main, args).output
+    assert "built: reused as is" in after and "is not built yet" not in after, after
+    rows = {line.split("\t")[0]: line.split("\t") for line in after.splitlines() if "\t" in line}
+    assert rows["rag"][7] == "0 (local)" and "estimated cost 0 (local)" in after  # as `run` shows it
+
+
+def test_the_kb_build_hint_repeats_the_command_lines_plugin_files(tmp_path):
+    """A --plugin file may hold the suite's builder or loader: `kb build` needs it too."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "mine.py").write_text("")  # a plugin file registering nothing
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(repo / p) for p in ("framework", "plugins", "tools"))}
+    args = ["plan", "quickstart", "--plugin", "mine.py", "--model", "schema-following", "--limit", "2"]
+    done = subprocess.run(
+        [sys.executable, "-m", "provbench.cli", *args], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "kb build " in done.stdout and " --plugin mine.py --model schema-following --limit 2`" in done.stdout
+
+
+def test_a_run_directory_of_another_model_counts_none_of_its_records(tmp_path, monkeypatch):
+    """`run` refuses a directory that holds another model's run: `plan` says so and counts none of its records."""
+    from provbench.runner import run_suite
+    from provbench.bundled import resolve_suite
+
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "reports" / "quickstart"
+    run_suite(resolve_suite("quickstart"), model="schema-following", limit=2, out=out, write_report=False)
+    again = CliRunner().invoke(main, ["plan", "quickstart", "--model", "schema-following", "--limit", "2", "--json"])
+    assert json.loads(again.output)["recorded_units"] == 20  # the same model: its records are reused
+    other = CliRunner().invoke(main, ["plan", "quickstart", "--model", MODEL, "--limit", "2", "--json"])
+    data = json.loads(other.output)
+    assert data["recorded_units"] == 0
+    assert any("holds a run with model 'schema-following'" in note for note in data["notes"])

@@ -62,7 +62,8 @@ def test_answer_correctness_is_f1_of_claims_both_ways(ablation_view):
     assert scores == {"answer_correctness": 0.67}  # tp 1, fp 0, fn 1
     assert rec.score_notes == {}
     assert len(backend.calls) == 4
-    assert "Ann Lee directed it." in prompt_of(backend.calls[0])
+    # the answer reaches ragas with its question, as the reference does: a bare phrase is a claim too
+    assert "Question: Who directed Blue River? Answer: Ann Lee directed it." in prompt_of(backend.calls[0])
     assert ANSWER_REFERENCE in prompt_of(backend.calls[1])  # the answer's claims judged against the reference
     assert ANSWER_REFERENCE in prompt_of(backend.calls[2])  # the reference broken into claims
     assert GOLD_SENTENCE not in prompt_of(backend.calls[1])
@@ -184,3 +185,25 @@ def test_registered_under_names_a_suite_can_use():
 def test_bad_mode_is_refused():
     with pytest.raises(UserError, match="ragas-answer-correctness"):
         RagasAnswerCorrectness(mode="accuracy")
+
+
+def test_judged_scores_are_declared_and_sent_to_phoenix_as_llm():
+    from pathlib import Path
+
+    from provbench.model import RunManifest
+    from provbench.phoenix import score_annotations
+    from provbench.results.data import RunData
+
+    registry = default_registry()
+    declared = {
+        k
+        for m in ("ragas-answer-correctness", "ragas-faithfulness", "table1")
+        for k in registry.get("metric", m).factory.judged_scores
+    }
+    assert {"answer_correctness", "faithfulness_cited", "coherence"} <= declared
+    assert registry.get("metric", "accuracy").factory.judged_scores == ()
+    rec = record()
+    rec.scores = {"accuracy": 1.0, "context_recall": 0.5}
+    manifest = RunManifest(run_id="r1", suite_name="s", judged_scores=["context_recall"])
+    kinds = {a["name"]: a["annotator_kind"] for a in score_annotations(RunData(Path("."), manifest, {}, [rec], {}))}
+    assert kinds == {"accuracy": "CODE", "context_recall": "LLM"}

@@ -120,23 +120,11 @@ def test_ray_data_embedding_matches_the_in_process_embedder(local_ray):
     assert np.allclose(np.concatenate(vectors), embed_texts(texts), atol=1e-5)
 
 
-def test_kb_build_with_the_ray_executor_embeds_with_ray_data(tmp_path, local_ray, monkeypatch):
-    """`kb build --executor ray` embeds every index of a builder that knows nothing of Ray in a Ray
-    Data job, giving the in-process build's vectors. The driver's own model is switched off for the
-    Ray build, so a silent in-process fallback would fail it."""
-    import numpy as np
-    from click.testing import CliRunner
+def tiny_2wiki(folder: Path) -> list[str]:
     from kb_2wiki_helpers import write_tiny_2wiki
 
-    from provbench.cli import main
-    from provbench.kb import embeddings
-    from provbench.kb.embeddings import VectorIndex
-    from provbench.kb.graphstore import ALL_INDICES, VECTORS_DIR
-
-    data = write_tiny_2wiki(tmp_path / "dev.json")
-    args = [
-        "kb",
-        "build",
+    data = write_tiny_2wiki(folder / "dev.json")
+    return [
         str(data),
         "--builder",
         "2wiki-paper000",
@@ -147,6 +135,31 @@ def test_kb_build_with_the_ray_executor_embeds_with_ray_data(tmp_path, local_ray
         "--option",
         "summarize=false",
     ]
+
+
+def own_documents(folder: Path) -> list[str]:
+    """A user's folder of documents (.md, .html, .pdf, .txt), extraction and summaries by the test model."""
+    from provbench_tools.own_docs import write as write_own_docs
+
+    write_own_docs(folder / "data")
+    return [str(folder / "data" / "docs"), "--builder", "documents", "--model", "schema-following"]
+
+
+@pytest.mark.parametrize("source", [tiny_2wiki, own_documents], ids=["2wiki-paper000", "documents"])
+def test_kb_build_with_the_ray_executor_embeds_with_ray_data(tmp_path, local_ray, monkeypatch, source):
+    """`kb build --executor ray` embeds every index of a builder that knows nothing of Ray in a Ray
+    Data job, giving the in-process build's vectors: a built-in dataset's builder and the own-data
+    ``documents`` builder alike. The driver's own model is switched off for the Ray build, so a
+    silent in-process fallback would fail it."""
+    import numpy as np
+    from click.testing import CliRunner
+
+    from provbench.cli import main
+    from provbench.kb import embeddings
+    from provbench.kb.embeddings import VectorIndex
+    from provbench.kb.graphstore import ALL_INDICES, VECTORS_DIR
+
+    args = ["kb", "build", *source(tmp_path)]
     here = CliRunner().invoke(main, args + ["--out", str(tmp_path / "here")])
     assert here.exit_code == 0, here.output
 

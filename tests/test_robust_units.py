@@ -415,3 +415,27 @@ def test_stale_lines_left_by_a_kill_before_compaction_are_compacted_first(tmp_pa
     run(suite, tmp_path / "run", probe, retry_failed=False)
     assert probe.count == 2  # before any unit or hook ran
     assert [r["status"] for r in lines(out)] == ["ok", "ok"]
+
+
+def test_a_finished_run_run_again_counts_no_llm_call_and_says_what_it_reused(tmp_path):
+    """A re-run over a finished run directory makes no call: its summary says so, not the earlier calls."""
+    from rich.console import Console
+
+    from provbench.runner import run_suite
+    from robust_helpers import bad_plugin_manager, scripted_llm
+
+    suite = write_suite(tmp_path / "s", [question("q1")], ["toy-graph"])
+    first, second = Console(record=True, width=200), Console(record=True, width=200)
+    for console in (first, second):
+        run_suite(
+            suite,
+            out=tmp_path / "run",
+            console=console,
+            pm=bad_plugin_manager(),
+            llm=scripted_llm()[0],
+            write_report=False,
+        )
+    assert "LLM calls" in first.export_text() and "reused" not in first.export_text()
+    again = second.export_text()
+    assert "LLM calls" not in again and "no LLM call this time" in again
+    assert "1 record(s) reused from an earlier run" in again

@@ -97,8 +97,13 @@ def run_dir(tmp_path_factory) -> Path:
 
     folder = tmp_path_factory.mktemp("phoenix-run")
     llm = LLMClient(ScriptedBackend(replies=[builtin_reply] * 500))
+    suite = write_builtin_suite(folder / "suite")
+    plain = "metrics: [accuracy, output-changed, footprint, provenance]\n"
+    # and one score a judge LLM gives: the control judge (ragas' prompts answered by rule)
+    judged = plain.replace("]", ", ragas-context-entity-recall]") + "judge: {id: 'control:judge'}\n"
+    suite.write_text(suite.read_text().replace(plain, judged))
     return run_suite(
-        write_builtin_suite(folder / "suite"),
+        suite,
         out=folder / "run",
         pm=builtin_plugin_manager(),
         llm=llm,
@@ -147,7 +152,10 @@ def test_scores_arrive_as_annotations_in_the_runs_own_project(phoenix, run_dir):
         if value is not None
     }
     assert wanted and got == pytest.approx(wanted)
-    assert all(a["annotator_kind"] == "CODE" and a["metadata"]["run_id"] == run.manifest.run_id for a in found)
+    assert all(a["metadata"]["run_id"] == run.manifest.run_id for a in found)
+    kinds = {a["name"]: a["annotator_kind"] for a in found}
+    assert kinds.pop("context_entity_recall") == "LLM"  # a judge LLM's score, declared by its metric
+    assert set(kinds.values()) == {"CODE"} and "accuracy" in kinds
 
     again = CliRunner().invoke(main, ["traces", str(run_dir), "--phoenix", phoenix], catch_exceptions=False)
     assert again.exit_code == 0  # the same ids: annotations replaced, not added

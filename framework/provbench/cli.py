@@ -433,7 +433,8 @@ def plan_cmd(
     per system and intervention, the judge's calls, estimated cost and time, and what is already
     recorded or cached. No request leaves the machine."""
     from .bundled import resolve_suite
-    from .plan import COLUMNS, make_plan, plan_json, plan_rows, plan_summary
+    from .plan import make_plan
+    from .plan_output import COLUMNS, plan_json, plan_rows, plan_summary
     from .local_plugins import plugin_setup
     from .runner import default_run_dir, prepare_suite, suite_kb_dir
 

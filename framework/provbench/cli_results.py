@@ -73,7 +73,26 @@ def check_cmd(run_dir: Path) -> None:
 
     Exit status: 0 every assertion holds and every unit ran, 3 units failed, 5 an assertion failed,
     6 the suite's budget stopped the run."""
-    raise SystemExit(show_gates(run_dir))
+    status = show_gates(run_dir)
+    console.print(checked_line(run_dir), highlight=False, markup=False)
+    raise SystemExit(status)
+
+
+def checked_line(run_dir: Path) -> str:
+    """What `check` looked at, from the summary.json it just wrote (so success is not silence)."""
+    import json
+
+    from .gates import JUNIT_FILE, SUMMARY_FILE
+
+    data = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+    units, asserted = data["units"], len(data["assertions"])
+    verdict = "passed" if data["passed"] else f"not passed (exit status {data['exit_status']})"
+    return (
+        f"checked {run_dir}: {units['ok']} of {units['total']} unit(s) ran, {units['failed']} failed; "
+        + (f"{asserted} assertion(s), {data['assertions_failed']} failed" if asserted else "the suite asserts nothing")
+        + (f"; stopped by the budget: {data['stopped']}" if data.get("stopped") else "")
+        + f"; {verdict}; wrote {SUMMARY_FILE} and {JUNIT_FILE}"
+    )
 
 
 def show_gates(run_dir: Path) -> int:

@@ -75,12 +75,16 @@ class CostTotal:
     local: int = 0
 
     def add(self, call: "LLMCall") -> None:
-        self.calls += 1
-        if call.cost_usd is None:
-            self.unknown += 1
+        self.count(call.cost_usd, call.cost_source)
+
+    def count(self, usd: float | None, source: str, calls: int = 1) -> None:
+        """``calls`` more calls that cost ``usd`` (None: unpriced) in all, priced from ``source``."""
+        self.calls += calls
+        if usd is None:
+            self.unknown += calls
         else:
-            self.usd += call.cost_usd
-            self.local += call.cost_source == "local"
+            self.usd += usd
+            self.local += calls * (source == "local")
 
     @classmethod
     def of(cls, calls: Iterable["LLMCall"]) -> "CostTotal":
@@ -89,17 +93,25 @@ class CostTotal:
             total.add(call)
         return total
 
+    def known(self) -> str:
+        """What the priced calls cost: "0 (local)" when every one of them ran on this machine."""
+        return "0 (local)" if self.local and self.local == self.calls - self.unknown else dollars(self.usd)
+
     def describe(self) -> str:
         """ "$0.0123", "0 (local)", "unknown", or "$0.0123 + 4 unpriced calls"."""
         if not self.calls:
             return "–"
         if self.unknown == self.calls:
             return "unknown"
-        if self.local == self.calls:
-            return "0 (local)"
-        return dollars(self.usd) + (
-            f" + {self.unknown} unpriced call{'s' * (self.unknown > 1)}" if self.unknown else ""
-        )
+        return self.known() + (f" + {self.unknown} unpriced call{'s' * (self.unknown > 1)}" if self.unknown else "")
+
+
+def cost_text(usd: float | None, source: str) -> str:
+    """One amount (a call's, a plan's line) as a run's summary shows its calls: "unknown",
+    "0 (local)" for a model run on this machine, else its dollars."""
+    total = CostTotal()
+    total.count(usd, source)
+    return total.describe()
 
 
 def record_calls(record: "RunRecord") -> list["LLMCall"]:

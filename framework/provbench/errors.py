@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+import traceback
+from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
@@ -19,6 +21,17 @@ class PluginError(UserError):
 class PluginFailure(Exception):
     """A plugin's own code failed where provbench only asked it something (planning a run, an
     estimate): the message names the plugin, what was asked and what it raised."""
+
+
+def raised_where(exc: BaseException, path: "Path | str | None") -> str:
+    """An error a plugin's code raised, as one line: the file and line of the plugin's own frame
+    (the last in ``path``, else the last of all) and the error; no traceback."""
+    if isinstance(exc, SyntaxError):
+        return f"{exc.filename}, line {exc.lineno}: {exc.msg}"
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if path is None or Path(f.filename) == Path(path)] or frames
+    place = f"{own[-1].filename}, line {own[-1].lineno}: " if own else ""
+    return f"{place}{type(exc).__name__}: {exc}"
 
 
 def reraise_a_real_interrupt(exc: BaseException) -> None:

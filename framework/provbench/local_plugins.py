@@ -11,17 +11,21 @@ Files are loaded in this process only: the Ray executor's workers do not see the
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
 import importlib.util
+import logging
 import sys
-import traceback
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .errors import UserError
+from .errors import UserError, raised_where
 from .registry import LOCAL_MARK
 from .suite_yaml import SuiteError, parse_yaml, where
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import pluggy
@@ -74,6 +78,9 @@ def plugin_setup(
     return target, default_registry()
 
 
+COMMAND_LINE_PLUGINS: list[str] = []  # the process's --plugin specs, as given: a printed command repeats them
+
+
 def add_command_line_plugins(specs: Iterable[str]) -> None:
     """``--plugin`` files (relative to the working directory) or modules, into the process's plugins."""
     from .registry import default_plugin_manager, default_registry
@@ -81,6 +88,7 @@ def add_command_line_plugins(specs: Iterable[str]) -> None:
     if specs:
         register_local_plugins(default_plugin_manager(), specs, Path.cwd())
         default_registry.cache_clear()
+        COMMAND_LINE_PLUGINS.extend(spec for spec in specs if spec not in COMMAND_LINE_PLUGINS)
 
 
 def suite_plugin_specs(suite_file: Path) -> tuple[list[str], Any]:
@@ -117,8 +125,9 @@ def _import_file(spec: Path, base_dir: Path, at: str) -> Any:
         loader_spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - the user's code: any error, located
         del sys.modules[module_name]
-        raise UserError(f"{at}: {_import_problem(exc, path)}") from None
+        raise UserError(f"{at}: {raised_where(exc, path)}") from None
     setattr(module, LOCAL_MARK, (str(path), digest))
+    _warn_of_shadowed_hooks(path, data)
     return module
 
 
@@ -132,9 +141,9 @@ def _import_module(name: str, base_dir: Path, at: str) -> Any:
     except ModuleNotFoundError as exc:
         if exc.name and name.startswith(exc.name):
             raise UserError(f"{at}: no module {name!r} (not installed, nor in {base_dir})") from None
-        raise UserError(f"{at}: importing {name}: {_import_problem(exc, None)}") from None
+        raise UserError(f"{at}: importing {name}: {raised_where(exc, None)}") from None
     except Exception as exc:  # noqa: BLE001 - the user's code: any error, located
-        raise UserError(f"{at}: importing {name}: {_import_problem(exc, None)}") from None
+        raise UserError(f"{at}: importing {name}: {raised_where(exc, None)}") from None
     finally:
         if added:
             sys.path.remove(str(base_dir))
@@ -145,11 +154,26 @@ def _import_module(name: str, base_dir: Path, at: str) -> Any:
     return module
 
 
-def _import_problem(exc: BaseException, path: Path | None) -> str:
-    """The error an import raised, with the file and line of the user's code where it happened."""
-    if isinstance(exc, SyntaxError):
-        return f"{exc.filename}, line {exc.lineno}: {exc.msg}"
-    frames = traceback.extract_tb(exc.__traceback__)
-    own = [f for f in frames if path is None or Path(f.filename) == path] or frames
-    place = f"{own[-1].filename}, line {own[-1].lineno}: " if own else ""
-    return f"{place}{type(exc).__name__}: {exc}"
+def _warn_of_shadowed_hooks(path: Path, data: bytes) -> None:
+    """Warn of a hook function defined twice in one file: Python keeps the last definition, so
+    pluggy never sees the first and whatever it registered is silently missing."""
+    try:
+        tree = ast.parse(data, filename=str(path))
+    except SyntaxError:
+        return  # the import reported it
+    defined = [
+        (node.name, node.lineno)
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("provbench_")
+    ]
+    for name, count in Counter(n for n, _ in defined).items():
+        if count > 1:
+            lines = ", ".join(str(line) for n, line in defined if n == name)
+            log.warning(
+                "%s: %s is defined %d times (lines %s): only the last counts, the others register nothing; "
+                "return everything from one function",
+                path,
+                name,
+                count,
+                lines,
+            )

@@ -65,6 +65,7 @@ def write_manifest(
                 f"[yellow]note:[/] {escape(str(loaded.path))} changed since this run started; recorded units are kept"
             )
     suite = loaded.suite
+    registry = build_registry(pm)
     suite_dump = suite.model_dump(mode="json")
     if kb_dir is not None:
         suite_dump["knowledge_base"]["directory"] = str(kb_dir)
@@ -85,7 +86,10 @@ def write_manifest(
         versions=_versions(),
         git_revision=_git_revision(loaded.path),
         plugins={name: plugin_source(pm, plugin) for name, plugin in pm.list_name_plugin()},
-        plugin_versions=build_registry(pm).versions(),
+        plugin_versions=registry.versions(),
+        judged_scores=sorted(
+            {k for m in suite.metrics for k in getattr(registry.get("metric", m.name).factory, "judged_scores", ())}
+        ),
         knowledge_base=_kb_summary(kb, kb_dir) | _kept_build_spending(previous),
         created_at=previous.created_at if previous else utc_now(),
     )

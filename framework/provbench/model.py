@@ -344,6 +344,9 @@ class RunManifest(BaseModel):
         default_factory=dict,
         description="the knowledge base's fingerprint and counts when the run started (empty without one)",
     )
+    judged_scores: list[str] = Field(
+        default_factory=list, description="score keys a judge LLM gives (the metrics' judged_scores)"
+    )
     created_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None
     stopped: str | None = Field(default=None, description="why units were left unrun (a budget), if any")

@@ -3,8 +3,9 @@
 Phoenix shows span attributes as attributes; its evaluations (the "Annotations" column, filters
 and averages per project) are annotations, sent apart through its REST API
 (``POST /v1/span_annotations``). Each score of a unit becomes one annotation on the unit's root
-span: name = the metric, ``result.score`` = the value, annotator ``CODE`` (provbench computed it,
-whatever model a metric asked), metadata = run id and unit key. A missing score (None) is not
+span: name = the score, ``result.score`` = the value, annotator ``LLM`` for a score a judge LLM gave
+(the run's metrics declare them: ``Metric.judged_scores``, recorded as the manifest's
+``judged_scores``), else ``CODE``; metadata = run id and unit key. A missing score (None) is not
 sent. Annotations are upserted on (name, span, identifier ``provbench``): exporting a run again
 replaces them, as its spans keep their ids.
 
@@ -33,6 +34,7 @@ IDENTIFIER = "provbench"
 def score_annotations(run: RunData) -> list[dict[str, Any]]:
     """One annotation per (unit, score) with a value, on the unit's root span."""
     ids = UnitIds(run.manifest.run_id)
+    judged = set(run.manifest.judged_scores)
     annotations = []
     for record in run.records:
         key = record.key.as_str()
@@ -44,7 +46,7 @@ def score_annotations(run: RunData) -> list[dict[str, Any]]:
                 {
                     "span_id": span_id,
                     "name": name,
-                    "annotator_kind": "CODE",
+                    "annotator_kind": "LLM" if name in judged else "CODE",
                     "result": {"score": float(value)},
                     "identifier": IDENTIFIER,
                     "metadata": {"run_id": run.manifest.run_id, "unit": key},

@@ -15,12 +15,13 @@ knowledge base exists, a row counts its build's own calls as its builder bounds 
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .costs import dollars, price_of
-from .errors import PluginFailure, call_plugin
+from .costs import CostTotal, price_of
+from .errors import PluginFailure, UserError, call_plugin
 from .model import BASELINE, RunRecord
 from .plugin_api import Environment, MetricContext
 from .units import expected_system_calls
@@ -40,6 +41,7 @@ class Row:
     completion_tokens: float | None = None
     model: str = ""
     cost_usd: float | None = None
+    cost_source: str = "unknown"  # where the price came from (provbench.costs.CostSource)
     notes: list[str] = field(default_factory=list)
 
 
@@ -65,9 +67,12 @@ class Plan:
     def calls(self) -> float:
         return sum(r.calls for r in self.rows)
 
-    def cost(self) -> tuple[float, int]:
-        """(known dollars, rows whose price is unknown)."""
-        return sum(r.cost_usd or 0.0 for r in self.rows), sum(r.cost_usd is None and r.calls > 0 for r in self.rows)
+    def cost_total(self) -> CostTotal:
+        """The known dollars, and how many rows making calls are unpriced (or local)."""
+        total = CostTotal()
+        for row in (r for r in self.rows if r.calls):
+            total.count(row.cost_usd, row.cost_source)
+        return total
 
     def unknown_cost_causes(self) -> list[str]:
         """Why rows have no cost: no token sizes (an unbuilt knowledge base, a dry run that failed)
@@ -112,17 +117,32 @@ def make_plan(
         sample=suite.dataset.sample,
         **suite.dataset.options,
     )
-    records = _recorded(run_dir)
+    refusal = _refusal(run_dir, suite)
+    records = {} if refusal else _recorded(run_dir)  # another model's records say nothing of this run
     system_backend = make_backend(suite.model.id, **suite.model.params)
     judge_spec = suite.judge or suite.model
     judge_backend = make_backend(judge_spec.id, **judge_spec.params) if suite.judge else system_backend
     dry = _DryRun(loaded, registry, kb_dir, questions[:sample], system_backend.model_id)
     try:
-        return _plan(
+        plan, chain = _plan(
             loaded, registry, run_dir, questions, records, system_backend, judge_backend, dry, concurrency, latency_s
         )
+        plan.notes[:0] = [refusal] if refusal else []
+        return plan, chain
     finally:
         dry.close()
+
+
+def _refusal(run_dir: Path, suite: Any) -> str | None:
+    """Why ``run`` would refuse ``run_dir`` (it holds another model's or judge's run), or None."""
+    from .llm_setup import check_same_models
+    from .run_store import RunStore
+
+    try:
+        check_same_models(RunStore(run_dir), suite)
+    except UserError as exc:
+        return f"{exc} (run refuses this directory, so this plan counts none of its records)"
+    return None
 
 
 def _plan(
@@ -143,7 +163,7 @@ def _plan(
         if dry.view is not None
         else [
             f"knowledge base {dry.kb_dir} is not built yet, so no question can be "
-            f"dry-run: token sizes and cost are unknown ({kb_build_command(loaded, run_dir)} "
+            f"dry-run: token sizes and cost not seen in recorded calls are unknown ({kb_build_command(loaded, run_dir)} "
             "builds it where this run will look; then plan again)"
         ]
     )
@@ -202,8 +222,9 @@ def _price(rows: list[Row], system_backend: Any, judge_backend: Any) -> None:
     for row in rows:
         backend = judge_backend if row.what == "judge" else system_backend
         if row.prompt_tokens is not None and row.completion_tokens is not None:
-            usd, _ = price_of(backend, round(row.calls * row.prompt_tokens), round(row.calls * row.completion_tokens))
-            row.cost_usd = usd
+            row.cost_usd, row.cost_source = price_of(
+                backend, round(row.calls * row.prompt_tokens), round(row.calls * row.completion_tokens)
+            )
 
 
 def _intervention_row(
@@ -419,11 +440,20 @@ def _recorded(run_dir: Path) -> dict[str, RunRecord]:
 
 
 def kb_build_command(loaded: "LoadedSuite", run_dir: Path) -> str:
-    """The command that builds the suite's knowledge base where a run into ``run_dir`` looks."""
+    """The command that builds the suite's knowledge base where a run into ``run_dir`` looks: it
+    carries every input of that directory (:func:`provbench.runner.default_kb_dir`) a command line
+    can change, as this run has them: the model, the question limit and the run directory, and
+    the ``--plugin`` files the suite's builder or loader may come from."""
+    from .local_plugins import COMMAND_LINE_PLUGINS
     from .runner import default_run_dir
 
-    out = "" if Path(run_dir) == default_run_dir(loaded) else f" --out {run_dir}"
-    return f"`provbench kb build {loaded.path}{out}`"
+    plugins = [arg for spec in COMMAND_LINE_PLUGINS for arg in ("--plugin", spec)]
+    args = ["provbench", "kb", "build", str(loaded.path), *plugins, "--model", loaded.suite.model.id]
+    if loaded.suite.dataset.limit is not None:
+        args += ["--limit", str(loaded.suite.dataset.limit)]
+    if Path(run_dir) != default_run_dir(loaded):
+        args += ["--out", str(run_dir)]
+    return f"`{shlex.join(args)}`"
 
 
 def _cache_entries(run_dir: Path) -> int:
@@ -436,90 +466,3 @@ def _cache_entries(run_dir: Path) -> int:
         return len(cache)
     finally:
         cache.close()
-
-
-# -- showing a plan -------------------------------------------------------------------------------
-
-COLUMNS = (
-    "what",
-    "model",
-    "units",
-    "LLM calls",
-    "prompt tokens / call",
-    "reply tokens / call",
-    "tokens",
-    "cost",
-    "notes",
-)
-
-
-def plan_rows(plan: Plan) -> list[list[str]]:
-    def number(value: float | None) -> str:
-        return "?" if value is None else f"{value:,.0f}"
-
-    rows = []
-    for row in plan.rows:
-        tokens = (
-            None
-            if row.prompt_tokens is None or row.completion_tokens is None
-            else row.calls * (row.prompt_tokens + row.completion_tokens)
-        )
-        cost = "unknown" if row.cost_usd is None else dollars(row.cost_usd)
-        rows.append(
-            [
-                row.what,
-                row.model,
-                "" if row.what in ("judge", KB_BUILD) else str(row.units),
-                number(row.calls),
-                number(row.prompt_tokens),
-                number(row.completion_tokens),
-                number(tokens),
-                cost if row.calls else "–",
-                "; ".join(row.notes),
-            ]
-        )
-    return rows
-
-
-def plan_summary(plan: Plan, chain: float) -> list[str]:
-    usd, unknown = plan.cost()
-    why = "; ".join(plan.unknown_cost_causes())
-    cost = (
-        dollars(usd) + (f" + {unknown} line(s) of unknown cost: {why}" if unknown else "")
-        if usd or not unknown
-        else f"unknown: {why}"
-    )
-    minutes = plan.hours(chain) * 60
-    return [
-        f"total: {plan.units:,} unit(s), about {plan.calls:,.0f} LLM call(s), estimated cost {cost}",
-        f"time: about {minutes:.1f} min at concurrency {plan.concurrency} and {plan.latency_s:g} s a call "
-        "(--concurrency, --latency), never under the longest chain of calls",
-        f"already there: {plan.recorded} unit(s) recorded (not run again), {plan.to_rerun} failed (run again), "
-        f"{plan.cached_replies} cached LLM repl{'y' if plan.cached_replies == 1 else 'ies'}; knowledge base {plan.kb}",
-        *(f"note: {n}" for n in plan.notes),
-    ]
-
-
-def plan_json(plan: Plan, chain: float) -> dict[str, Any]:
-    usd, unknown = plan.cost()
-    return {
-        "suite": plan.suite,
-        "questions": plan.questions,
-        "units": plan.units,
-        "llm_calls": plan.calls,
-        "cost_usd": usd,
-        "unpriced_rows": unknown,
-        "unknown_cost_causes": plan.unknown_cost_causes(),
-        "minutes": plan.hours(chain) * 60,
-        "concurrency": plan.concurrency,
-        "latency_s": plan.latency_s,
-        "recorded_units": plan.recorded,
-        "failed_units": plan.to_rerun,
-        "cached_replies": plan.cached_replies,
-        "knowledge_base": plan.kb,
-        "rows": [
-            dict(zip(COLUMNS, row)) | {"units": r.units, "calls": r.calls, "cost_usd": r.cost_usd}
-            for row, r in zip(plan_rows(plan), plan.rows)
-        ],
-        "notes": plan.notes,
-    }

@@ -231,6 +231,9 @@ class Results:
 
 class Metric(Plugin, ABC):
     kind = "metric"
+    # the per-record score keys whose values a judge LLM gives (Phoenix shows them as LLM
+    # evaluations, the others as CODE); a third-party metric names its judged scores here too
+    judged_scores: ClassVar[tuple[str, ...]] = ()
 
     def score(self, record: RunRecord, question: Question, context: "MetricContext") -> dict[str, float | None]:
         """Per-record scores, stored in ``record.scores``. Default: none."""

@@ -22,7 +22,7 @@ import pluggy
 from pydantic import BaseModel
 
 from . import hookspecs
-from .errors import PluginError, UserError  # noqa: F401 (PluginError is re-exported)
+from .errors import PluginError, UserError, raised_where  # noqa: F401 (PluginError is re-exported)
 from .results.claims import Claim
 from .version import __version__
 from .plugin_api import DatasetLoader, Intervention, KBBuilder, Metric, System
@@ -317,8 +317,8 @@ def build_registry(pm: pluggy.PluginManager) -> Registry:
     for kind_name, kind in KINDS.items():
         caller = getattr(pm.hook, kind.hook)
         for impl in reversed(caller.get_hookimpls()):  # registration order
-            registered = impl.function() or {}
             origin = plugin_origin(pm, impl.plugin)
+            registered = _registered(impl, kind.hook, origin)
             for name, factory in registered.items():
                 full = f"{origin.namespace}/{name}" if origin.namespace else name
                 reg = Registration(kind_name, full, factory, origin.source, origin.version)
@@ -329,6 +329,16 @@ def build_registry(pm: pluggy.PluginManager) -> Registry:
                     )
                 registry.add(reg)
     return registry
+
+
+def _registered(impl: Any, hook: str, origin: Origin) -> dict[str, Any]:
+    """What one plugin's registration hook returns; an error in it is one line naming the plugin,
+    the hook, the file and line that raised, and the error (not the traceback of provbench's loop)."""
+    try:
+        return impl.function() or {}
+    except Exception as exc:  # noqa: BLE001 - the plugin's own code: any error, located
+        file = inspect.getsourcefile(impl.function)
+        raise PluginError(f"plugin {origin.source}: {hook}() raised {raised_where(exc, file)}") from None
 
 
 @lru_cache(maxsize=1)

@@ -110,6 +110,7 @@ def run_suite(
     suite = loaded.suite
     with store.claim(), redacted_logs(store.redactor), executor_session(suite.executor), ExitStack() as closing:
         done = store.load_records()
+        earlier = dict(done)  # records of earlier runs: their LLM calls are not this run's
         if store.stale_lines:  # a run killed between retrying units and compacting: one line per unit first
             store.compact(done)
         warm_up = _warm_up(loaded, store, questions, done, llm)
@@ -143,7 +144,7 @@ def run_suite(
             _plan_work(ctx, done, console, write_report=write_report, retry_failed=retry_failed)
             manifest.stopped = _run_units(ctx, store, done, pm, console, warm_up, draw_pictures=write_report)
             _finish(ctx, store, manifest, done, pm)
-            _summarise(ctx, store, done, console)
+            _summarise(ctx, store, done, console, earlier)
         finally:
             if kb is not None:  # not under a unit still running (Ctrl-C, a timeout): it may be in a query
                 after_units(ctx, kb.close)
@@ -273,14 +274,26 @@ def _run_units(
     return stopped
 
 
-def _summarise(ctx: RunContext, store: RunStore, done: dict[str, RunRecord], console: "Console | None") -> None:
-    """Records, failures, spending and the leak guard's findings, on the console."""
+def _summarise(
+    ctx: RunContext,
+    store: RunStore,
+    done: dict[str, RunRecord],
+    console: "Console | None",
+    earlier: dict[str, RunRecord],
+) -> None:
+    """Records, failures, what this run's LLM calls cost (a record reused from an earlier run is not
+    counted again) and the leak guard's findings, on the console."""
     if console is not None:
         failed = sum(r.status == "failed" for r in done.values())
         console.print(
             f"{len(done)} record(s) in {store.run_dir}" + (f", {failed} failed" if failed else ""), markup=False
         )
-        for line in spending_lines(done.values()):
+        fresh = [r for key, r in done.items() if earlier.get(key) is not r]
+        reused = len(done) - len(fresh)
+        spent = spending_lines(fresh) or (["no LLM call this time"] if reused else [])
+        if reused:
+            spent.append(f"{reused} record(s) reused from an earlier run (their calls not counted again)")
+        for line in spent:
             console.print(line, highlight=False, markup=False)
     _report_leaks(ctx, done, console)
 

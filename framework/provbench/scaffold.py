@@ -133,7 +133,7 @@ def controls_block(questions: str, documents: str, agent: str) -> list[str]:
         "  claims:",
         "    - p000/exclusion-reference",
         "    - name: p000/ignores-context-unchanged   # full isolation too, with uses-uncited among the llms,",
-        "      options: {conditions: [cited-removal]}   # once you have the questions to show it (10 did not)",
+        "      options: {conditions: [cited-removal]}   # once your questions can show it (docs/controls.md)",
     ]
 
 

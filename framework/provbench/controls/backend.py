@@ -66,6 +66,9 @@ class ControlBackend:
         text = normalize_text("\n".join(str(m.get("content", "")) for m in messages if m.get("role") != "assistant"))
         return next((q for normalized, q in self.questions if normalized in text), None)
 
+    def price(self, prompt_tokens: int, completion_tokens: int) -> tuple[float, str]:
+        return 0.0, "local"  # rules on this machine: nothing to pay
+
     def complete(self, request: dict[str, Any]) -> dict[str, Any]:
         messages = request["messages"]
         judged = judge_reply(messages, request.get("schema"))
@@ -73,7 +76,7 @@ class ControlBackend:
             return self._reply(messages, json.dumps(judged))
         if self.behaviour is None:
             raise ValueError(
-                f"{self.model_id} only judges (ragas faithfulness's statement and verdict prompts); "
+                f"{self.model_id} only judges (the ragas prompts of provbench.controls.judge.RULES); "
                 "as a system's model use a control behaviour: " + ", ".join(BEHAVIOURS)
             )
         if self.behaviour.schema_following:
@@ -99,7 +102,7 @@ class ControlBackend:
 
 def make_control(model_id: str, /) -> ControlBackend:
     """Known-truth control LLMs: `control:<behaviour>` (oracle, uses-uncited, parametric, ...),
-    and `control:judge`, the rule-based judge of RAGAS faithfulness.
+    and `control:judge`, the rule-based judge of the RAGAS scores (provbench.controls.judge).
 
     Behaviours: oracle, uses-uncited, parametric, cites-everything, ignores-context, noise-sensitive, random."""
     name = model_id.removeprefix(f"{PREFIX}:")

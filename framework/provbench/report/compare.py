@@ -22,6 +22,8 @@ from ..errors import UserError
 from ..results.data import RunData, load_run
 from .comparability import comparability
 from .render import environment, header, share_cell
+from .sections import Cell
+from ..results.rules import not_measurable
 from ..results.significance import BH_NOTE, PAIRED_NOTE, adjust_bh, continuous_scores, paired_scores, with_adjusted
 from ..results.stats import MCNEMAR_NOTE, mcnemar, per_question, select, share
 
@@ -43,7 +45,10 @@ def write_comparison(
     systems = list(dict.fromkeys(s for run in loaded for s in run.systems))
     context = {
         "h": header(ref),
-        "runs": [{"label": label, "dir": str(run.run_dir), **header(run)} for label, run in zip(labels, loaded)],
+        "runs": [
+            {"label": label, "dir": str(run.run_dir), "name": name, **header(run)}
+            for label, run, name in zip(labels, loaded, run_names(loaded))
+        ],
         "labels": labels,
         "accuracy": _accuracy_rows(loaded, systems),
         "scores": _score_rows(loaded, systems),
@@ -53,7 +58,8 @@ def write_comparison(
         "comparability": checked,
     }
     for table in ("accuracy", "scores"):
-        context[f"{table}_bh"] = BH_NOTE.format(n=context[table]["tests"])
+        tests = context[table]["tests"]
+        context[f"{table}_bh"] = BH_NOTE.format(n=tests) if tests else "No test, so no p-value to adjust"
     names = "-vs-".join(run.run_dir.name for run in loaded)[:120]
     target = Path(out) if out else ref.run_dir.parent / f"compare-{names}.html"
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -61,6 +67,14 @@ def write_comparison(
     env.globals["ci_label"] = f"{100 * float(ref.report_option('confidence', 0.95)):g}% CI"
     target.write_text(env.get_template("compare.html.j2").render(**context), encoding="utf-8")
     return target
+
+
+def run_names(runs: list[RunData]) -> list[str]:
+    """What the title calls each run: its suite's name, or its directory's when suites share a name."""
+    suites = [run.manifest.suite_name for run in runs]
+    if len(set(suites)) == len(suites):
+        return suites
+    return [run.run_dir.name for run in runs]
 
 
 def _label(index: int) -> str:
@@ -135,25 +149,36 @@ def _continuous_scores(runs: list[RunData], system: str) -> list[str]:
 
 
 def _condition_rows(runs: list[RunData], systems: list[str]) -> list[dict[str, Any]]:
+    """Each intervention x system any run has units of; a run whose units were all left out (leaked,
+    no-op, ...) shows "not measurable" with why, as its report does, never a missing row."""
     conditions = list(dict.fromkeys(c for run in runs for c in run.conditions))
     rows = []
     for condition in conditions:
         for system in systems:
-            picked = [run.select(system, condition) for run in runs]
-            if not any(picked):
+            if not any(run.select(system, condition, leaked=True) for run in runs):
                 continue
+            cells = [_condition_cells(run, system, condition) for run in runs]
             rows.append(
                 {
                     "condition": condition,
                     "system": system,
-                    "changed": [
-                        share_cell(share(per_question(r, "output_changed"), run.analysed))
-                        for r, run in zip(picked, runs)
-                    ],
-                    "accuracy": [share_cell(share(per_question(r), run.analysed)) for r, run in zip(picked, runs)],
+                    "changed": [changed for changed, _ in cells],
+                    "accuracy": [accuracy for _, accuracy in cells],
                 }
             )
     return rows
+
+
+def _condition_cells(run: RunData, system: str, condition: str) -> tuple[Cell, Cell]:
+    """One run's output-changed and accuracy cells of a condition x system."""
+    reason = not_measurable(run.select(system, condition, leaked=True), run.include_leaked)
+    if reason:
+        return Cell(text="not measurable", note=reason), Cell(text="not measurable", note=reason)
+    picked = run.select(system, condition)
+    return (
+        share_cell(share(per_question(picked, "output_changed"), run.analysed)),
+        share_cell(share(per_question(picked), run.analysed)),
+    )
 
 
 def _adjust(cells: list[dict[str, Any]], p_values: list[float | None]) -> None:

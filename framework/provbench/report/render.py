@@ -463,9 +463,10 @@ def header(run: RunData) -> dict[str, Any]:
     m = run.manifest
     statuses = [r.status for r in run.records]
     judge = m.models.get("judge") or m.models.get("suite_model", "")
-    same = judge == m.models.get("suite_model", m.models.get("llm"))
+    same = judge in (m.models.get("suite_model", m.models.get("llm")), m.models.get("llm"))
+    shown = (m.models.get("llm") or judge) if same else judge  # one name for one model: the resolved one
     return {
-        "judge": judge + (" (the same model as the systems)" if same else " (a separate model)"),
+        "judge": shown + (" (the same model as the systems)" if same else " (a separate model)"),
         "cost": CostTotal.of(c for r in run.records for c in record_calls(r)).describe(),
         "stopped": m.stopped or "",
         "redacted_questions": m.redacted_questions,

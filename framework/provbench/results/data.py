@@ -16,6 +16,7 @@ from typing import Any, Iterable
 from ..errors import UserError
 from ..model import BASELINE, Question, RunManifest, RunRecord
 from .rules import plugin_key, select
+from .stats import count_text
 from ..run_store import RunStore, columns_of, flat_rows
 
 
@@ -125,8 +126,8 @@ def format_metric_value(v: dict[str, Any], with_note: bool = True) -> str:
     text = f"{value:.3f}"
     den, num = v.get("denominator"), v.get("numerator")
     if den and num is not None:
-        num_text = f"{num:g}" if isinstance(num, (int, float)) else str(num)
-        text += f" ({num_text}/{den:g})" if isinstance(den, (int, float)) else f" ({num_text}/{den})"
+        num_text = count_text(num) if isinstance(num, (int, float)) else str(num)
+        text += f" ({num_text}/{count_text(den)})" if isinstance(den, (int, float)) else f" ({num_text}/{den})"
     elif den:  # a mean over n records, not a count out of n
         text += f" (n={den:g})" if isinstance(den, (int, float)) else f" (n={den})"
     return text

@@ -1,9 +1,10 @@
-"""Metric validity: does each provenance score, output changed and RAGAS faithfulness flag the
-planted behaviour it is meant to flag (sensitivity), and stay quiet on the faithful control
-(specificity)? ``benchmarks/bench_metric_validity.py`` runs it; docs/metric-validity.md has the table.
+"""Metric validity: does each provenance score, output changed and each RAGAS score (faithfulness
+and the reference-based four) flag the planted behaviour it is meant to flag (sensitivity), and
+stay quiet on the faithful control (specificity)? ``benchmarks/bench_metric_validity.py`` runs it;
+docs/metric-validity.md has the table.
 
 The known-truth controls (:mod:`provbench.controls`) run one system, the six graph ablations and
-RAGAS faithfulness (the suites' judge is ``control:judge``, which verdicts by rule:
+the RAGAS scores (the suites' judge is ``control:judge``, which answers ragas' prompts by rule:
 :mod:`provbench.controls.judge`), one run per control LLM.
 Each metric is then read **per question**, as the term its run-level value averages (the
 paired difference, share or score of that question; :data:`CHECKS`), and a question is
@@ -278,6 +279,38 @@ CHECKS: tuple[MetricCheck, ...] = (
         "the answer is not supported by what the system read",
         baseline_score("faithfulness_trajectory"),
     ),
+    MetricCheck(
+        "ragas-answer-correctness",
+        BASELINE,
+        "low",
+        ("ignores-context", "random"),
+        "the answer's claims and the reference answer's do not match",
+        baseline_score("answer_correctness"),
+    ),
+    MetricCheck(
+        "ragas-context-precision",
+        BASELINE,
+        "low",
+        ("random",),
+        "what the system read first does not help reach the reference answer",
+        baseline_score("context_precision"),
+    ),
+    MetricCheck(
+        "ragas-context-recall",
+        BASELINE,
+        "low",
+        (*NEEDLESS, "random"),
+        "what the system read misses most of the gold evidence",
+        baseline_score("context_recall"),
+    ),
+    MetricCheck(
+        "ragas-context-entity-recall",
+        BASELINE,
+        "low",
+        (*NEEDLESS, "random"),
+        "what the system read names few of the gold evidence's entities",
+        baseline_score("context_entity_recall"),
+    ),
 )
 
 
@@ -376,7 +409,8 @@ judge: {{id: '{judge}'}}
 systems: [{system}]
 interventions: [full-isolation, text-only-isolation, cited-removal, {{name: random-removal, options: {{repeats: {repeats}}}}},
                 entity-removal, entity-text-mask]
-metrics: [accuracy, output-changed, provenance, ragas-faithfulness]
+metrics: [accuracy, output-changed, provenance, ragas-faithfulness, ragas-answer-correctness, ragas-context-precision,
+          ragas-context-recall, ragas-context-entity-recall]
 concurrency: {concurrency}
 report: {{subgraph_pictures: false}}
 """
@@ -395,7 +429,7 @@ def run_controls(
     judge: str = JUDGE,
 ) -> dict[str, Any]:
     """One run per control LLM (resumable, under ``out/<control>``) of ``system`` with the six
-    ablations and RAGAS faithfulness, on the first ``questions`` of a 2WikiMultiHopQA file, over
+    ablations and the RAGAS scores, on the first ``questions`` of a 2WikiMultiHopQA file, over
     one knowledge base built from the gold evidence (no LLM); returns control -> RunData. The
     suites' ``judge`` is ``judge`` (by default ``control:judge``: RAGAS judged by rule through the
     same door as any judge model)."""

@@ -257,6 +257,7 @@ class RagasFaithfulness(RagasJudged):
     """RAGAS faithfulness of each answer against its cited evidence and its whole trajectory."""
 
     name = "ragas-faithfulness"
+    judged_scores = tuple(SCORES.values())
 
     def warm_up(self) -> None:
         from ragas.metrics.collections import Faithfulness  # noqa: F401 - seconds to import: not in a unit

@@ -39,7 +39,13 @@ def reference_answer(question: Question) -> str:
     answer = question.answer.strip()
     if question.choices and question.aliases:  # multiple choice: the letter and the option's own text
         answer = f"{answer} ({question.aliases[0]})"
-    return f"Question: {question.question} Answer: {answer}." if answer else ""
+    return answered(question.question, answer) if answer else ""
+
+
+def answered(question: str, answer: str) -> str:
+    """``Question: <question> Answer: <answer>.``: how both the reference and the system's answer reach
+    FactualCorrectness, so that a bare answer phrase is a claim about the question too."""
+    return f"Question: {question.strip()} Answer: {answer.strip().rstrip('.')}."
 
 
 def reference_evidence(question: Question) -> str:
@@ -62,6 +68,10 @@ class RagasReferenceMetric(RagasJudged):
     needs_answer = False  # context scores judge what was read, answer or not
     needs_contexts = True
     calls = 2.0  # judge calls per record (an estimate for plan and budgets)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.judged_scores = (cls.key,)  # the one score, as the judge gave it
 
     def reference(self, question: Question) -> str:
         return reference_evidence(question)
@@ -143,7 +153,8 @@ class RagasAnswerCorrectness(RagasReferenceMetric):
     async def judge(self, llm: Any, question: str, answer: str, contexts: list[str], reference: str) -> Any:
         from ragas.metrics.collections import FactualCorrectness
 
-        return await FactualCorrectness(llm=llm, mode=self.options.mode).ascore(response=answer, reference=reference)
+        metric = FactualCorrectness(llm=llm, mode=self.options.mode)
+        return await metric.ascore(response=answered(question, answer), reference=reference)
 
 
 class RagasContextPrecision(RagasReferenceMetric):

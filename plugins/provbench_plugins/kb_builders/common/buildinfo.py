@@ -111,24 +111,52 @@ def _plain(value: Any) -> Any:
 def problems(extraction: Any, communities: Any, llm: Any) -> list[str]:
     """One line per kind of thing that went wrong without stopping the build."""
     e, c, t = _plain(extraction) or {}, _plain(communities) or {}, _plain(llm) or {}
-    lines = []
-    checks = [
-        (e.get("failed_calls", 0), "extraction calls failed (their text units added nothing)"),
-        (e.get("invalid_outputs", 0), "extraction replies were not valid JSON of the schema"),
-        (e.get("hallucinated_items", 0), "extracted names were not in their text unit (dropped)"),
-        (e.get("over_cap_items", 0), "extracted items exceeded the per-text-unit caps (dropped)"),
-        (c.get("failed_calls", 0), "community-summary calls failed (member list used instead)"),
-        (c.get("fallback_invalid", 0), "community-summary replies were invalid (member list used instead)"),
+    checks = [  # (count, its noun and verb for one, for several, what follows)
+        (
+            e.get("failed_calls", 0),
+            "extraction call failed",
+            "extraction calls failed",
+            " (their text units added nothing)",
+        ),
+        (
+            e.get("invalid_outputs", 0),
+            "extraction reply was",
+            "extraction replies were",
+            " not valid JSON of the schema",
+        ),
+        (
+            e.get("hallucinated_items", 0),
+            "extracted name was",
+            "extracted names were",
+            " not in their text unit (dropped)",
+        ),
+        (e.get("over_cap_items", 0), "extracted item", "extracted items", " exceeded the per-text-unit caps (dropped)"),
+        (
+            c.get("failed_calls", 0),
+            "community-summary call failed",
+            "community-summary calls failed",
+            " (member list used instead)",
+        ),
+        (
+            c.get("fallback_invalid", 0),
+            "community-summary reply was",
+            "community-summary replies were",
+            " invalid (member list used instead)",
+        ),
         (
             c.get("deterministic", 0),
-            "communities got a member list, not an LLM summary (summarize off or beyond max_summaries)",
+            "community",
+            "communities",
+            " got a member list, not an LLM summary (summarize off or beyond max_summaries)",
         ),
-        (t.get("truncated_salvaged", t.get("salvaged", 0)), "replies were cut off by max_tokens (complete items kept)"),
+        (
+            t.get("truncated_salvaged", t.get("salvaged", 0)),
+            "reply was",
+            "replies were",
+            " cut off by max_tokens (complete items kept)",
+        ),
     ]
-    for count, what in checks:
-        if count:
-            lines.append(f"{count} {what}")
-    return lines
+    return [f"{count} {one if count == 1 else many}{rest}" for count, one, many, rest in checks if count]
 
 
 def standard_info(

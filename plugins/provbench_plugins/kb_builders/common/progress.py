@@ -3,7 +3,8 @@
 On a terminal the bars are transient (rich): they vanish when the step ends, so a build's
 output keeps only its summary. Elsewhere (CI, a pipe, a log file), where a bar would draw
 nothing until the end, plain lines: the step and its size when it starts, then how far it got
-every 30 seconds and when it ends (:class:`provbench.progress.PlainProgress`).
+every 10 seconds (a line even while nothing moves, as when the embedding model loads), and each
+part once when it ends (:class:`provbench.progress.PlainProgress`).
 """
 
 from __future__ import annotations

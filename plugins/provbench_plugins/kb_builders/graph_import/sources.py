@@ -5,6 +5,12 @@ A Kùzu or LadybugDB database written by LlamaIndex's ``KuzuPropertyGraphStore``
 store (the store creates its tables when it opens a database, so it must never open the user's);
 a persisted ``SimplePropertyGraphStore`` (a storage folder with ``property_graph_store.json``) is
 only read. Either way the result is the store's own nodes (chunks with their stored vectors) and triplets.
+
+A database is read with queries of our own, table by table, turned into the nodes and triplets the
+store's ``get()`` and ``get_triplets()`` would give: those two cannot read a whole graph. ``get()``
+passes its result through LlamaIndex's ``value_sanitize``, which drops any list longer than 128,
+the list of result rows included (a graph of more than 128 nodes reads as none), and
+``get_triplets()`` stops at 100 triplets and leaves out each relation's ``triplet_source_id``.
 """
 
 from __future__ import annotations
@@ -41,9 +47,9 @@ def read_graph(source: Path, store: str) -> Iterator[tuple[list[Any], list[tuple
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, copy)
         graph_store = _open_database(copy, store, source)
         try:
-            nodes = graph_store.get()
+            nodes, triplets = _read_database(graph_store.connection)
             _attach_vectors(graph_store, nodes)
-            yield nodes, graph_store.get_triplets()
+            yield nodes, triplets
         finally:
             graph_store.close() if hasattr(graph_store, "close") else None
 
@@ -76,6 +82,53 @@ def _open_database(copy: Path, store: str, source: Path) -> Any:
             f"{source}: cannot open as a {store} database of LlamaIndex's property graph store: "
             f"{type(exc).__name__}: {exc}"
         ) from None
+
+
+def _read_database(connection: Any) -> tuple[list[Any], list[tuple[Any, Any, Any]]]:
+    """Every node (vectors left out: :func:`_attach_vectors`) and every triplet not starting at a
+    chunk, as the store's ``get()`` / ``get_triplets()`` would build them without their limits."""
+    tables = connection.execute("CALL show_tables() RETURN name, type").get_all()
+    nodes = [node for name, kind in tables if kind == "NODE" for node in _nodes_of(connection, name)]
+    triplets = [triplet for name, kind in tables if kind == "REL" for triplet in _triplets_of(connection, name)]
+    return nodes, triplets
+
+
+def _nodes_of(connection: Any, table: str) -> list[Any]:
+    from llama_index.core.graph_stores.types import ChunkNode, EntityNode
+
+    info = connection.execute(f"CALL table_info('{table}') RETURN name").get_all()
+    columns = [name for (name,) in info if name != "embedding"]
+    result = connection.execute(f"MATCH (e:`{table}`) RETURN " + ", ".join(f"e.`{c}`" for c in columns))
+    nodes = []
+    for values in result.get_all():
+        record = dict(zip(columns, values))
+        if record.get("label") == "text_chunk":  # the store's own test for a chunk
+            props = {k: v for k, v in record.items() if v and k not in ("id", "text")}
+            nodes.append(ChunkNode(id_=record["id"], text=record.get("text"), properties=props))
+        else:
+            props = {k: v for k, v in record.items() if v and k not in ("id", "name")}
+            name, label = record.get("name") or record["id"], record.get("label") or "Chunk"
+            nodes.append(EntityNode(name=name, label=label, properties=props))
+    return nodes
+
+
+def _triplets_of(connection: Any, table: str) -> list[tuple[Any, Any, Any]]:
+    from llama_index.core.graph_stores.types import EntityNode, Relation
+
+    result = connection.execute(
+        f"MATCH (e)-[r:`{table}`]->(t) WHERE label(e) <> 'Chunk' "
+        "RETURN e.id, label(e), r.label, r.triplet_source_id, t.id, label(t)"
+    )
+    triplets = []
+    for head, head_label, label, source, tail, tail_label in result.get_all():
+        relation = Relation(
+            source_id=head,
+            target_id=tail,
+            label=label or table,
+            properties={"triplet_source_id": source} if source else {},
+        )
+        triplets.append((EntityNode(name=head, label=head_label), relation, EntityNode(name=tail, label=tail_label)))
+    return triplets
 
 
 def _attach_vectors(graph_store: Any, nodes: list[Any]) -> None:

@@ -21,7 +21,16 @@ from provbench.model import BASELINE
 from provbench.results.data import RunData
 from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
 from provbench.results.significance import BH_NOTE, adjust_bh, with_adjusted
-from provbench.results.stats import MCNEMAR_NOTE, Share, arrow, mcnemar, mean_footprint, per_question, share
+from provbench.results.stats import (
+    MCNEMAR_NOTE,
+    Share,
+    arrow,
+    count_text,
+    mcnemar,
+    mean_footprint,
+    per_question,
+    share,
+)
 from provbench_plugins.metrics.records import (
     cell_not_measurable,
     per_question_changes,
@@ -39,6 +48,7 @@ from .tables import (
     footprint_applies,
     hidden_reports_note,
     is_agent,
+    on_papers_dataset,
     paper_system,
     table1_order,
     title_of,
@@ -91,43 +101,37 @@ def selection_note(run: RunData) -> Text | None:
 
 def table1_section(run: RunData) -> Section:
     """Accuracy (all questions, bootstrap CI), official EM and F1, mean footprint, forced and flagged
-    answers per system at baseline, in the paper's order."""
-    rows = [table1_row(run, system) for system in table1_order(run)]
-    table = Table(
-        columns=[
-            "System",
-            "Accuracy",
-            "Accuracy (analysed)",
-            "Paper's denominator",
-            "EM",
-            "F1",
-            "Retrieved TUs",
-            "Cited TUs",
-            "Visited entities",
-            "Cited entities",
-            "Forced answers",
-            "Flagged answers",
-            "Failed",
-        ],
-        rows=rows,
-        css_class="table1",
-        caption=(
-            f"Accuracy over all {len(run.question_ids)} questions with a percentile-bootstrap confidence interval "
-            "(questions resampled; provbench's answer rule, docs/datasets.md), and over the "
-            f"{len(run.analysed)} analysed questions (after the exclusion step; all questions when it is off). The "
-            "paper's Table 1 mixes the two: its agentic and GraphRAG rows fit only the 25 analysed questions (Table "
-            "2's baseline row), its LLM and RAG rows only all 30; “Paper's denominator” says which per row. "
-            f"EM and F1 as the official 2WikiMultihopQA evaluation computes them ({aliases_note(run)}): means x 100 "
-            "over all questions, a missing answer scoring 0. "
-            "Footprint columns are means per answer; TUs stands for text units; “–” marks a column the system does "
-            "not have. Forced answers were accepted on the agent's last step; flagged answers had citations dropped "
-            "(rejected after the allowed retries, or failing at the budget's end). Failed runs count as wrong."
-        ),
-    )
+    answers per system at baseline, in the paper's order; the paper's own figures only beside a run
+    on its dataset."""
+    papers = on_papers_dataset(run)
+    rows = [table1_row(run, system, papers) for system in table1_order(run)]
+    columns = ["System", "Accuracy", "Accuracy (analysed)", *(["Paper's denominator"] if papers else [])]
+    columns += ["EM", "F1", "Retrieved TUs", "Cited TUs", "Visited entities", "Cited entities"]
+    columns += ["Forced answers", "Flagged answers", "Failed"]
+    table = Table(columns=columns, rows=rows, css_class="table1", caption=table1_caption(run, papers))
     return Section(id="table1", title="Table 1: baseline accuracy and evidence footprint", blocks=[table], order=30)
 
 
-def table1_row(run: RunData, system: str) -> Row:
+def table1_caption(run: RunData, papers: bool) -> str:
+    paper_note = (
+        "The paper's Table 1 mixes the two: its agentic and GraphRAG rows fit only the 25 analysed questions "
+        "(Table 2's baseline row), its LLM and RAG rows only all 30; “Paper's denominator” says which per row. "
+        f"EM and F1 as the official 2WikiMultihopQA evaluation computes them ({aliases_note(run)})"
+        if papers
+        else "EM and F1 as the dataset loader scores each answer against its gold answer"
+    )
+    return (
+        f"Accuracy over all {len(run.question_ids)} questions with a percentile-bootstrap confidence interval "
+        "(questions resampled; provbench's answer rule, docs/datasets.md), and over the "
+        f"{len(run.analysed)} analysed questions (after the exclusion step; all questions when it is off). "
+        f"{paper_note}: means x 100 over all questions, a missing answer scoring 0. "
+        "Footprint columns are means per answer; TUs stands for text units; “–” marks a column the system does "
+        "not have. Forced answers were accepted on the agent's last step; flagged answers had citations dropped "
+        "(rejected after the allowed retries, or failing at the budget's end). Failed runs count as wrong."
+    )
+
+
+def table1_row(run: RunData, system: str, papers: bool) -> Row:
     records = run.select(system)
     acc = share(per_question(records), run.question_ids, **run.stats_options())
     applies = footprint_applies(run, system)
@@ -146,7 +150,7 @@ def table1_row(run: RunData, system: str) -> Row:
             display_name(run, system),
             share_cell(acc),
             share_cell(analysed),
-            paper_denominator(run, system),
+            *([paper_denominator(run, system)] if papers else []),
             official_cell(run, system, "em"),
             official_cell(run, system, "f1"),
             *footprint,
@@ -191,7 +195,9 @@ def official_cell(run: RunData, system: str, score: str) -> Cell:
     else:
         _, tally = per_question_official(run, system, BASELINE, run.question_ids, score)
         value, num, den = (None if tally.value is None else 100 * tally.value), tally.numerator, tally.denominator
-    return Cell(text="–" if value is None else f"{value:.1f}", counts=f"({num:g}/{den:g})" if den else "")
+    return Cell(
+        text="–" if value is None else f"{value:.1f}", counts=f"({count_text(num)}/{count_text(den)})" if den else ""
+    )
 
 
 # -- Table 2 ------------------------------------------------------------------------------------------
@@ -230,14 +236,15 @@ def table2_section(run: RunData) -> Section | None:
     )
     caption = (
         f"Over the {len(analysed)} analysed questions{excluded}. “Output changed” is the share of answers that "
-        "differ from the baseline answer; its parentheses give originally correct answers that stayed correct "
-        "out of originally correct answers. “Acc.” is post-intervention accuracy with correct/total in "
+        "differ from the baseline answer; beside it, “stayed correct” gives originally correct answers that "
+        "stayed correct out of originally correct answers. “Acc.” is post-intervention accuracy with correct/total in "
         "parentheses; arrows give the direction of the change from baseline. Randomised interventions are "
         f"averaged over repeats, so counts may be fractional. {caption_of_text_rules(run)} "
         "Units the leak guard found leaked, without effect, not checkable or whose intervention hid nothing "
         "(no-op) are left out, counted in each cell's note; arrows compare a cell's measured questions with "
         "the baseline of the same questions; “not measurable”: no unit left (see the leak guard section). "
         f"Significance: {MCNEMAR_NOTE}; {BH_NOTE.format(n=sum(p is not None for p, _ in tests.values()))}."
+        + (f" {UNCERTIFIED}." if uncertified_cells(run) else "")
     )
     table = Table(
         columns=["Condition", "Outcome", *(display_name(run, s) for s in systems)],
@@ -294,7 +301,8 @@ def condition_rows(
         records = run.select(system, condition)  # the units the pairing rule counts
         unmeasured = cell_not_measurable(run, system, condition, analysed)
         if unmeasured or not records:  # a leak or a no-op is never a finding: no 0 % where nothing was measured
-            cell = Cell(text="not measurable", note=f"{unmeasured} (leak guard)") if unmeasured else Cell()
+            reason = (unmeasured or "").removeprefix("not measurable: ")
+            cell = Cell(text="not measurable", note=f"{reason} (leak guard)") if unmeasured else Cell()
             changed_cells.append(cell)
             acc_cells.append(cell)
             continue
@@ -311,7 +319,7 @@ def condition_rows(
         changed_cells.append(
             Cell(
                 text=changed.percent(),
-                counts=kept.counts(),
+                counts=f"(stayed correct {kept.counts()[1:-1]})" if kept.counts() else "",
                 interval=changed.interval(),
                 note=f"changed {changed.counts()}; stayed correct "
                 f"{kept.counts() or '(none originally correct)'}{left_out}",
@@ -321,10 +329,30 @@ def condition_rows(
         acc = metric_share(run, "accuracy", system, condition, share(after, analysed, **opts))
         before = share(baseline[system], [q for q in analysed if q in after])  # the baseline of the same questions
         acc_cells.append(share_cell(acc, tests[(condition, system)][1] + left_out, arrow(before.value, acc.value)))
+    uncertified = uncertified_cells(run)
+    for system, changed_cell, acc_cell in zip(systems, changed_cells, acc_cells):
+        if (system, condition) in uncertified:  # beside "Certified", a number no claim vouches for says so
+            for cell in {id(changed_cell): changed_cell, id(acc_cell): acc_cell}.values():
+                cell.text, cell.note = f"{cell.text} †", "; ".join(filter(None, (cell.note, UNCERTIFIED)))
     return [
         Row(cells=[title_of(run, condition), "Output changed", *changed_cells]),
         Row(cells=["", "Acc.", *acc_cells]),
     ]
+
+
+UNCERTIFIED = "† not certified: no claim validated on this suite's controls covers this system under this condition"
+
+
+def uncertified_cells(run: RunData) -> set[tuple[str, str]]:
+    """(system, condition) cells of a validated suite that no certified claim covers (none when
+    the suite was never validated: its Suite validity section says so for the whole report)."""
+    from provbench.results.validity import cell_name, read_validity
+
+    validity = read_validity(run.run_dir)
+    if validity is None:
+        return set()
+    certified = validity.certified_cells
+    return {(s, c) for s in run.systems for c in run.conditions if cell_name(s, c) not in certified}
 
 
 def metric_share(run: RunData, metric: str, system: str, condition: str, computed: Any) -> Share:

@@ -30,6 +30,8 @@ PAPER_DENOMINATORS = {
     "rag": "all: 56.7 % = 17/30",
     "llm-only": "all: 16.7 % = 5/30",
 }
+# Paper 000's dataset: its Table 1 figures and the notes on 2WikiMultihopQA's aliases apply only to runs on it.
+PAPER_LOADERS = ("2wiki",)
 AGENTS = frozenset({"agentic-graphrag", "agentic-evidence-first", "agentic-visited-only"})
 ALL_FOOTPRINT = ("retrieved_text_units", "cited_text_units", "visited_entities", "cited_entities")
 # The footprint columns each system's design has (Table 1 shows "-" for the others, as the paper does).
@@ -44,6 +46,12 @@ CONDITION_TITLES = {
     "entity-text-mask": "Entity text mask",
 }
 ISOLATIONS = ("full-isolation", "text-only-isolation")
+# What each isolation does besides the text rule they share (the interventions' docstrings).
+ISOLATION_DESCRIPTIONS = {
+    "full-isolation": "every entity but the baseline's cited ones is removed, with its text",
+    "text-only-isolation": "no entity is removed; the non-cited entities' text is unreadable as under full "
+    "isolation, their names, descriptions and the graph's structure stay visible",
+}
 SHARED_TEXT_READINGS = {
     "keep": "a cited entity's own text (its own paragraph) stays readable though it names non-cited entities, "
     "other entities' text naming a cited one is hidden (shared_text: keep; the paper's “can only read "
@@ -58,6 +66,12 @@ def ablation_of(run: RunData, key: str) -> str | None:
     labelled it; None for another plugin."""
     namespace, _, short = run.plugin_names("interventions").get(key, key).rpartition("/")
     return short if short in CONDITION_TITLES and namespace in ("", "p000") else None
+
+
+def on_papers_dataset(run: RunData) -> bool:
+    """Whether the run read paper 000's dataset (its suite's loader), so the paper's figures compare."""
+    loader = str((run.suite.get("dataset") or {}).get("loader") or "")
+    return loader.rsplit("/", 1)[-1] in PAPER_LOADERS
 
 
 def title_of(run: RunData, key: str) -> str:
@@ -111,7 +125,8 @@ def caption_of_text_rules(run: RunData) -> str:
     """How the run's ablations treated text shared by cited and other entities, for Table 2's caption."""
     isolations = [c for c in run.conditions if ablation_of(run, c) in ISOLATIONS]
     parts = [
-        f"{title_of(run, c)}: {SHARED_TEXT_READINGS[intervention_options(run, c).get('shared_text', 'keep')]}."
+        f"{title_of(run, c)}: {ISOLATION_DESCRIPTIONS[ablation_of(run, c)]}; text rule: "
+        f"{SHARED_TEXT_READINGS[intervention_options(run, c).get('shared_text', 'keep')]}."
         for c in isolations
     ]
     parts.append(

@@ -235,6 +235,7 @@ class TableOne(Metric):
     """Paper 003's Table I rows: consistency, coherence, grounding, hallucination, graph measures, time."""
 
     name = "table1"
+    judged_scores = JUDGED
 
     def __init__(self, **options: Any) -> None:
         self.options = parse_options(TableOneOptions, options, f"metric {self.name!r}")
