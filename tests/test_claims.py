@@ -247,7 +247,7 @@ def test_contrast_fails_a_positive_that_changes_as_much_under_both():
 def test_a_control_with_nothing_analysed_confirms_nothing():
     runs = runs_of({"parametric": {("s", "baseline"): {"q1": 0.0}}}, excluded=["q1"])
     [verdict] = contrast(parametric=False).check(runs)
-    assert not verdict.passed and verdict.observed == "no analysed question"
+    assert not verdict.passed and verdict.observed == "not measurable: no analysed question"
 
 
 def test_effect_claim_tests_each_condition_against_no_change():

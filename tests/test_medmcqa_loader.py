@@ -248,8 +248,8 @@ def test_bundled_medical_mini_in_both_forms():
 
     dev = MedMCQALoader().load(REPO / "datasets" / "medical-mini" / "dev.jsonl")
     mmlu = MMLUMedicalLoader().load(REPO / "datasets" / "medical-mini" / "mirage-benchmark.json")
-    assert len(dev) == 14 and facet_counts(dev, "choice_type") == {"single": 12, "multi": 2}
-    assert len(mmlu) == 12 and all(q.answer in "ABCD" for q in mmlu)
+    assert len(dev) == 30 and facet_counts(dev, "choice_type") == {"single": 28, "multi": 2}
+    assert len(mmlu) == 28 and all(q.answer in "ABCD" for q in mmlu)
 
 
 def test_medical_mini_questions_carry_their_gold_path_in_both_forms(tmp_path):
@@ -264,7 +264,7 @@ def test_medical_mini_questions_carry_their_gold_path_in_both_forms(tmp_path):
     for q in dev:
         gold = q.gold
         assert gold is not None and gold.triples and gold.ordered == (q.type == "single")
-        if q.id.startswith("mm-b"):  # a bridge: the middle triple of a path between two named entities
+        if q.id.startswith(("mm-b", "mm-e")):  # a bridge: one inner triple of a path between two named entities
             assert len(gold.triples) == 1 and gold.entities[-1] == q.aliases[0]
             assert not any(e.lower() in q.question.lower() for e in gold.entities)
         elif q.type == "single":  # a chain from a question entity to the answer

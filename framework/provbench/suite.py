@@ -181,6 +181,10 @@ class ClaimRef(PluginRef):
     )
     open: str | None = Field(default=None, description="why its outcome is open on this suite (shown, never failing)")
     expect_no_power: str | None = Field(default=None, description="why it passes under a sham yet (shown, not failing)")
+    expect_not_measurable: str | None = Field(
+        default=None,
+        description="why a verdict over no measured unit (or too few questions) is expected here (shown, not failing)",
+    )
 
 
 class ControlDifferences(_Strict):

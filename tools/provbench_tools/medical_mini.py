@@ -1,6 +1,6 @@
 """Generator of ``datasets/medical-mini/``: an invented medical world, a StatPearls-like corpus
 written from it, the knowledge graph as triples, and MedMCQA-form questions needing 2-3 hops
-(and bridge questions whose answer hangs on the middle triple of a 3-hop path)
+(and bridge questions whose answer hangs on one inner triple of a 3-5 hop path)
 (``dev.jsonl``, and ``mirage-benchmark.json`` in MIRAGE's form with a "medmcqa" and an "mmlu" part).
 Each question carries its gold path (``gold``, in :class:`provbench.gold.GoldEvidence`'s form): the
 chain of triples, as the graph states them, from a question entity to the answer, and the chain's
@@ -248,6 +248,7 @@ def questions(world: list[Disease], seed: int) -> list[dict]:
             }
         )
     items += bridge_questions(world, rng)
+    items += end_questions(world, rng)
     return items
 
 
@@ -282,6 +283,59 @@ def bridge_questions(world: list[Disease], rng: random.Random) -> list[dict]:
                 "gold": gold([(d.name, LEADS, comp.name)], [d.name, comp.name]),
             }
         )
+    return items
+
+
+def end_questions(world: list[Disease], rng: random.Random) -> list[dict]:
+    """Two longer bridges per disease: the question names a disease's symptom and the body part
+    of its third (five hops) or second (four hops) complication; the answer is the third
+    complication (gold: the fourth triple, "second CAN LEAD TO third") or the first (gold: the
+    second triple). Their planted nodes sit at path positions 3-4 and 1-2, so with the other
+    questions (0-2, 1-2, all) no fixed position of the first path is planted on 80 % of them, and
+    an explanation blind to the removals that names one fails paper 001's explanation claim."""
+    by_name = {d.name: d for d in world}
+    items = []
+    for j, d in enumerate(world):
+        comp = by_name[d.complication]
+        comp2 = by_name[comp.complication]
+        comp3 = by_name[comp2.complication]
+        asked = [
+            (
+                f"A patient's illness causes {d.symptom}. It can lead to a complication, which leads to a "
+                f"second, which leads to a third that affects the {comp3.body_part}. Which disease is that "
+                "third complication?",
+                comp3.name,
+                gold([(comp2.name, LEADS, comp3.name)], [comp2.name, comp3.name]),
+                "5 hops: symptom -> disease -> three complications -> body part; the answer hangs on the fourth triple",
+            ),
+            (
+                f"A patient's illness causes {d.symptom}. It can lead to a complication, which in turn can "
+                f"lead to a second complication that affects the {comp2.body_part}. Which disease is the "
+                "first complication?",
+                comp.name,
+                gold([(d.name, LEADS, comp.name)], [d.name, comp.name]),
+                "4 hops: symptom -> disease -> complication -> second complication -> body part; the answer "
+                "hangs on the second triple",
+            ),
+        ]
+        for k, (text, answer, evidence, hops) in enumerate(asked):
+            options, cop = _options(rng, answer, DISEASES)
+            items.append(
+                {
+                    "id": f"mm-e{2 * j + k:02d}",
+                    "question": text,
+                    "opa": options[0],
+                    "opb": options[1],
+                    "opc": options[2],
+                    "opd": options[3],
+                    "cop": cop,
+                    "exp": hops,
+                    "subject_name": SUBJECTS["bridge"],
+                    "topic_name": d.name,
+                    "choice_type": "single",
+                    "gold": evidence,
+                }
+            )
     return items
 
 

@@ -10,8 +10,10 @@ package's defaults (paper 000's claims are):
 Each lists its expectations: for each control LLM, whether it must show the effect (a positive
 control) or must not (a negative one). The effect is shown when the one-sided paired permutation
 test (:func:`provbench.results.stats.paired_permutation`) gives p < ``alpha`` and the difference
-of means is at least ``min_difference``. A control with no analysed question fails either way:
-a check that saw nothing confirms nothing.
+of means is at least ``min_difference``. Units the pairing rule leaves out (no-op, leaked, not
+checkable) are not measured (:meth:`ControlRuns.scores`); a control with no measured question, or
+too few for the test to reach ``alpha``, gets a "not measurable" or "not enough questions" verdict,
+never a pass: a check that saw nothing confirms nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..model import BASELINE
 from ..results.about import ClaimAbout
-from ..results.claims import Claim, ClaimNeeds, ControlRuns, Verdict, describe_test, effect_words
+from ..results.claims import Claim, ClaimNeeds, ControlRuns, Verdict, describe_test, effect_words, unmeasured
 
 
 class Expectation(BaseModel):
@@ -59,12 +61,22 @@ class PairedClaim(Claim):
     """A claim read by one-sided paired permutation tests: :meth:`verdict` turns one test into the
     row of one expectation (options: ``alpha`` and ``min_difference``, as :class:`TestOptions`)."""
 
-    def verdict(self, control: str, effect: bool, test, statement: str, min_difference: float | None = None) -> Verdict:
-        """``min_difference`` overrides the option's floor for this one test (e.g. 0 for "changes nothing")."""
+    def verdict(
+        self,
+        control: str,
+        effect: bool,
+        test,
+        statement: str,
+        min_difference: float | None = None,
+        left_out: dict[str, int] | None = None,
+    ) -> Verdict:
+        """``min_difference`` overrides the option's floor for this one test (e.g. 0 for "changes
+        nothing"); ``left_out``: the units the pairing rule left out (:meth:`ControlRuns.left_out`)."""
         opts = self.options
         least = opts.min_difference if min_difference is None else min_difference
         shown = test.p_value is not None and test.p_value < opts.alpha and test.difference >= least
-        observed = f"{effect_words(shown)}: {describe_test(test)}" if test.n else "no analysed question"
+        why_not = unmeasured(test, left_out)
+        observed = f"{effect_words(shown)}: {describe_test(test, left_out)}" if test.n else why_not
         floor = f", difference >= {least:g}" if least else ""
         expected = f"{effect_words(effect)}: {statement} (one-sided paired permutation test, p < {opts.alpha:g}{floor})"
         return Verdict(
@@ -72,8 +84,9 @@ class PairedClaim(Claim):
             control=control,
             expected=expected,
             observed=observed,
-            passed=bool(test.n) and shown == effect,
+            passed=not why_not and shown == effect,
             p_value=test.p_value,
+            unmeasured=why_not,
         )
 
 
@@ -108,9 +121,15 @@ class ConditionContrast(PairedClaim):
             reference = runs.scores(
                 e.control, o.system, o.reference, o.score, questions=treated if o.reference == BASELINE else None
             )
-            test = paired_permutation(treated, reference, resamples=o.resamples)
+            test = paired_permutation(treated, reference, resamples=o.resamples, alpha=o.alpha)
             statement = f"{o.score} of {o.system} higher under {o.treatment} than under {o.reference}"
-            verdicts.append(self.with_reference_checked(runs, e, self.verdict(e.control, e.effect, test, statement)))
+            left_out = {
+                f"{why} under {c}": n
+                for c in dict.fromkeys((o.treatment, o.reference))
+                for why, n in runs.left_out(e.control, o.system, c).items()
+            }
+            verdict = self.verdict(e.control, e.effect, test, statement, left_out=left_out)
+            verdicts.append(self.with_reference_checked(runs, e, verdict))
         return verdicts
 
     def with_reference_checked(self, runs: ControlRuns, expectation: Expectation, verdict: Verdict) -> Verdict:
@@ -154,9 +173,10 @@ class ConditionEffect(PairedClaim):
         for e in o.expect:
             for condition in e.conditions or o.conditions:
                 changed = runs.scores(e.control, o.system, condition, "output_changed")
-                test = paired_permutation(changed, dict.fromkeys(changed, 0.0), resamples=o.resamples)
+                test = paired_permutation(changed, dict.fromkeys(changed, 0.0), resamples=o.resamples, alpha=o.alpha)
                 statement = f"{condition} changes the output of {o.system}"
-                verdicts.append(self.verdict(e.control, e.effect, test, statement))
+                left_out = runs.left_out(e.control, o.system, condition)
+                verdicts.append(self.verdict(e.control, e.effect, test, statement, left_out=left_out))
         return verdicts
 
 

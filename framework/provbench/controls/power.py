@@ -54,7 +54,8 @@ def power_rows(
         )
         for condition in about.reference_conditions
     ]
-    holds = bool(verdicts) and all(v.passed for v in verdicts)
+    declared = _declared_unmeasurable(verdicts)
+    holds = bool(verdicts) and all(v.passed for v in _counted(verdicts, declared))
     for sham in shams_of(about, runs.controls):
         if not holds:
             rows.append(
@@ -76,7 +77,8 @@ def power_rows(
                 )
             )
         else:
-            rows.append(_indistinct(_row(claim, sham, check(under_sham(runs, sham)), excuse), sham, runs))
+            found = _counted(check(under_sham(runs, sham)), declared)
+            rows.append(_indistinct(_row(claim, sham, found, excuse), sham, runs))
     return rows
 
 
@@ -112,6 +114,16 @@ def random_overlap(runs: "ControlRuns", sham: Sham) -> float | None:
             if faked and hid is not None:
                 shares.append(len(faked & hid) / len(faked))
     return sum(shares) / len(shares) if shares else None
+
+
+def _declared_unmeasurable(verdicts: list["Verdict"]) -> set[tuple[str, str]]:
+    """The verdicts the suite declares not measurable on its own controls (``expect_not_measurable``)."""
+    return {(v.control, v.expected) for v in verdicts if v.unmeasured and v.unmeasured_expected}
+
+
+def _counted(verdicts: list["Verdict"], declared: set[tuple[str, str]]) -> list["Verdict"]:
+    """The verdicts power reads: those declared not measurable measure nothing, real or sham."""
+    return [v for v in verdicts if (v.control, v.expected) not in declared]
 
 
 def _pair_key(record) -> tuple:

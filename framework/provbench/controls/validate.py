@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UserError
 from .backend import VERSION, control_model_id
 from ..results.claims import Claim, ControlRuns, Verdict
-from ..results.validity import Validity, write_validity
+from ..model import BASELINE
+from ..results.validity import Validity, cell_name, write_validity
 from ..suite_controls import controls_configuration, describe_differences
 from .power import power_rows
 from .shams import sham_interventions, sham_plugin, shams_of, without_shams
@@ -78,11 +79,25 @@ def validate_suite(
         differences=describe_differences(loaded.suite),
         runs={name: str(path) for name, path in run_dirs.items()},
         failed_units=sum(r.status == "failed" for run in with_shams.runs.values() for r in run.records),
+        covers={
+            ref.label or ref.name: _cells(claim.needs().systems, claim.needs().conditions) for ref, claim in claims
+        },
+        suite_cells=_suite_cells(loaded.suite),
     )
     write_validity(validity, out, *run_dirs.values())
     for run_dir in [*run_dirs.values(), *([out] if (out / "manifest.json").is_file() else [])]:
         write_report(run_dir, pm)
     return validity
+
+
+def _cells(systems, conditions) -> list[str]:
+    return [cell_name(s, c) for s in systems for c in conditions if c != BASELINE]
+
+
+def _suite_cells(suite) -> list[str]:
+    """The suite's own systems under its own interventions (what its tables show)."""
+    systems = suite.intervention_systems or [s.key for s in suite.systems]
+    return _cells(systems, [i.key for i in suite.interventions])
 
 
 def _run_control(
@@ -154,10 +169,13 @@ def check_claim(claim: Claim, ref: "ClaimRef", runs: ControlRuns) -> list[Verdic
                 passed=False,
             )
         ]
-    return [
-        v.model_copy(update={"claim": shown, "expected_failure": ref.expect_failure or "", "open": ref.open or ""})
-        for v in verdicts
-    ]
+    declared = {
+        "claim": shown,
+        "expected_failure": ref.expect_failure or "",
+        "open": ref.open or "",
+        "unmeasured_expected": ref.expect_not_measurable or "",
+    }
+    return [v.model_copy(update=declared) for v in verdicts]
 
 
 def controls_suite(

@@ -4,7 +4,7 @@ could have seen the effect at all."""
 
 from __future__ import annotations
 
-from ..results.validity import read_validity
+from ..results.validity import Validity, read_validity
 from ..results.data import RunData
 from .sections import Cell, Row, Section, Table, Text
 
@@ -21,7 +21,7 @@ INTRO = (
 def validity_section(run: RunData) -> Section | None:
     validity = read_validity(run.run_dir)
     if validity is None:
-        return None
+        return _not_validated(run)
     rows = [
         Row(
             cells=[
@@ -35,13 +35,7 @@ def validity_section(run: RunData) -> Section | None:
         )
         for v in validity.verdicts
     ]
-    failed = validity.failed_claims
-    summary = (
-        f"{'UNCERTIFIED' if failed else 'Certified'}: {len(validity.verdicts) - len(validity.failures)} of "
-        f"{len(validity.verdicts)} verdicts as the claims say"
-        + (f"; not detectable: {', '.join(failed)}" if failed else "")
-        + f" (checked {validity.created_at})."
-    )
+    summary = headline(validity)
     blocks = [
         Text(text=summary),
         Text(text=_differences(validity.differences)),
@@ -79,6 +73,33 @@ POWER = (
     "the claim names with no control expected to show its effect; 'reference': a condition a tested one is "
     "compared with."
 )
+
+
+def _not_validated(run: RunData) -> Section:
+    """Where a suite never validated would show its verdicts: say so, and how to validate it."""
+    suite = run.manifest.suite_path or run.manifest.suite_name
+    text = (
+        f"Not validated: run provbench validate {suite} (or provbench run {suite} --controls). No claim of "
+        "this suite was checked on known-truth controls, so none of the numbers below is certified."
+        if run.suite.get("controls") is not None
+        else "Not validated: this suite declares no known-truth controls (a 'controls:' block, docs/controls.md), "
+        "so none of the numbers below is certified."
+    )
+    return Section(id="suite-validity", title="Suite validity", blocks=[Text(text=text)], order=12)
+
+
+def headline(validity: Validity) -> str:
+    """Certified, Certified with exceptions (what was excused, what no certified claim covers) or UNCERTIFIED."""
+    failed = validity.failed_claims
+    counts = f"{len(validity.verdicts) - len(validity.failures)} of {len(validity.verdicts)} verdicts as the claims say"
+    if failed:
+        return f"UNCERTIFIED: {counts}; not detectable: {', '.join(failed)} (checked {validity.created_at})."
+    exceptions = [f"excused: {e}" for e in validity.exceptions]
+    if validity.uncovered:
+        exceptions.append("no certified claim covers " + ", ".join(validity.uncovered))
+    if not exceptions:
+        return f"Certified: {counts} (checked {validity.created_at})."
+    return f"Certified with exceptions: {counts} (checked {validity.created_at}). " + "; ".join(exceptions) + "."
 
 
 def _differences(differences: list[str]) -> str:

@@ -40,9 +40,20 @@ class Verdict(BaseModel):
     p_value: float | None = Field(default=None, description="the paired test's uncorrected p-value, if any")
     expected_failure: str = Field(default="", description="why the suite expects this claim to fail (not counted)")
     open: str = Field(default="", description="why the claim's outcome is open on this suite (not counted)")
+    unmeasured: str = Field(
+        default="",
+        description="why no verdict could be reached: 'not measurable: 22 no-op' (every unit left out by "
+        "the pairing rule), 'not enough questions (n=1; needs >= 5)'; such a verdict never passes",
+    )
+    unmeasured_expected: str = Field(default="", description="why the suite expects it not measurable (not counted)")
 
     @property
     def status(self) -> str:
+        if self.unmeasured:
+            excuse = ("expected failure" if self.expected_failure else "open" if self.open else "") or (
+                "expected" if self.unmeasured_expected else ""
+            )
+            return f"{self.unmeasured} ({excuse})" if excuse else self.unmeasured.upper()
         if self.expected_failure:
             return "unexpected pass" if self.passed else "expected failure"
         if self.open:
@@ -51,7 +62,10 @@ class Verdict(BaseModel):
 
     @property
     def counts_as_failure(self) -> bool:
-        """A failed verdict the suite did not expect: ``provbench validate`` exits with status 4."""
+        """A failed verdict the suite did not expect: ``provbench validate`` exits with status 4.
+        An unmeasured one fails unless the suite says why it is expected (``expect_not_measurable``)."""
+        if self.unmeasured and self.unmeasured_expected:
+            return False
         return not self.passed and not self.expected_failure and not self.open
 
 
@@ -133,21 +147,47 @@ class ControlRuns:
         questions: Iterable[str] | None = None,
     ) -> dict[str, float]:
         """Per-question mean of ``score`` (``accuracy``: graded correctness) over a condition's
-        repeats, for the analysed questions (all questions for ``questions=...`` given). Every unit
-        counts: a control's unit whose intervention hid nothing (``no-op``) is what the claim must
-        see, not a unit to leave out as statistics of a real model do (the pairing rule)."""
+        repeats, for the analysed questions (all questions for ``questions=...`` given), under the
+        pairing rule (:mod:`provbench.results.rules`): a unit whose intervention hid nothing
+        (``no-op``), leaked or is not checkable measured nothing, so a claim's statistics leave it
+        out as every table does; :meth:`left_out` counts them for the verdict."""
         from .stats import per_question
 
         run = self.run(control)
         wanted = set(questions if questions is not None else self.analysed(control))
-        values = per_question(run.select(system, condition, leaked=True), score)
+        values = per_question(run.select(system, condition), score)
         return {q: v for q, v in values.items() if q in wanted}
+
+    def left_out(
+        self, control: str, system: str, condition: str, questions: Iterable[str] | None = None
+    ) -> dict[str, int]:
+        """The units of a condition :meth:`scores` leaves out, by reason ({"no-op": 22})."""
+        from .rules import left_out_counts
+
+        run = self.run(control)
+        wanted = set(questions if questions is not None else self.analysed(control))
+        every = run.select(system, condition, leaked=True)
+        return left_out_counts((r for r in every if r.key.question_id in wanted), run.include_leaked)
 
 
 def effect_words(effect: bool) -> str:
     return "an effect" if effect else "no effect"
 
 
-def describe_test(test: Any) -> str:
-    """A paired test's means and size (its p-value has a column of its own)."""
-    return f"mean {test.mean_a:.2f} vs {test.mean_b:.2f} over {test.n} questions"
+def describe_test(test: Any, left_out: dict[str, int] | None = None) -> str:
+    """A paired test's means and size (its p-value has a column of its own), with the units the
+    pairing rule left out beside the count of questions measured."""
+    from .rules import left_out_text
+
+    note = f" ({left_out_text(left_out)})" if left_out else ""
+    return f"mean {test.mean_a:.2f} vs {test.mean_b:.2f} over {test.n} questions{note}"
+
+
+def unmeasured(test: Any, left_out: dict[str, int] | None = None) -> str:
+    """Why a paired test decides nothing: no question measured ("not measurable: 22 no-op", the
+    units the pairing rule left out) or too few to reach significance; "" when it decides."""
+    if not test.n:
+        return "not measurable: " + (
+            ", ".join(f"{n} {why}" for why, n in (left_out or {}).items()) or "no analysed question"
+        )
+    return test.too_few

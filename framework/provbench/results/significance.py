@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 
 from ..model import RunRecord
 from .rules import correctness
-from .stats import paired_permutation
+from .stats import paired_permutation, questions_needed, too_few
 
 PAIRED_NOTE = (
     "two-sided paired permutation test of the per-question scores (the signs of their differences "
@@ -43,16 +43,15 @@ class PairedScores:
     n: int
     changed: int  # questions whose score differs
     p_value: float | None  # None: no question's score changed, or one question only (nothing to test)
+    needed: int = 0  # the fewest questions whose two-sided test can reach p < 0.05
 
     def describe(self) -> str:
         if not self.n:
             return "no paired questions"
+        if too_few(self.n, self.needed):
+            return too_few(self.n, self.needed)
         if self.p_value is None:
-            return (
-                f"no question's score changed (n={self.n})"
-                if not self.changed
-                else f"too few questions to test (n={self.n})"
-            )
+            return f"no question's score changed (n={self.n})"
         return f"p = {self.p_value:.3g} (n={self.n}, {self.changed} changed)"
 
 
@@ -60,13 +59,16 @@ def paired_scores(a: dict[str, float], b: dict[str, float], questions: Iterable[
     """Two-sided paired permutation test of per-question scores ``b`` vs ``a`` (questions in both,
     or those of ``questions``); p is None when no paired score differs."""
     shared = [q for q in (questions if questions is not None else a) if q in a and q in b]
+    needed = questions_needed(sides=2)
     if not shared:
-        return PairedScores(None, None, 0, 0, None)
+        return PairedScores(None, None, 0, 0, None, needed)
     changed = sum(abs(b[q] - a[q]) > 1e-12 for q in shared)
     if not changed or len(shared) < 2:  # nothing to test, or one question (the test needs two)
-        return PairedScores(fmean(a[q] for q in shared), fmean(b[q] for q in shared), len(shared), changed, None)
+        return PairedScores(
+            fmean(a[q] for q in shared), fmean(b[q] for q in shared), len(shared), changed, None, needed
+        )
     test = paired_permutation(a, b, shared, alternative="two-sided")  # two-sided: the order does not matter
-    return PairedScores(test.mean_a, test.mean_b, len(shared), changed, test.p_value)
+    return PairedScores(test.mean_a, test.mean_b, len(shared), changed, test.p_value, needed)
 
 
 def adjust_bh(p_values: Sequence[float | None]) -> list[float | None]:

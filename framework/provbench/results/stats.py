@@ -109,29 +109,55 @@ def bootstrap_ci(
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
+def questions_needed(alpha: float = 0.05, sides: int = 1) -> int:
+    """The fewest paired questions whose exact sign-flip (or McNemar) test can reach p < ``alpha``:
+    its smallest p-value is ``sides`` x 0.5^n (5 questions one-sided at 0.05, 6 two-sided)."""
+    n = 1
+    while sides * 0.5**n >= alpha:
+        n += 1
+    return n
+
+
+def too_few(n: int, needed: int) -> str:
+    """What a test over ``n`` paired questions says when it cannot reach significance; "" when it can."""
+    return f"not enough questions (n={n}; needs >= {needed})" if n < needed else ""
+
+
 @dataclass
 class PairedTest:
     baseline_only: int  # correct at baseline, wrong after
     condition_only: int  # wrong at baseline, correct after
     pairs: int
     p_value: float | None
+    needed: int = 0  # the fewest discordant pairs that can give a significant result
+
+    @property
+    def too_few(self) -> str:
+        """ "not enough questions (n=1; needs >= 6)" when even all pairs discordant cannot be significant."""
+        return too_few(self.pairs, self.needed)
 
     def describe(self) -> str:
+        if self.too_few:
+            return self.too_few
         if self.p_value is None:
             return "no discordant pairs" if self.pairs else "no paired questions"
         return f"p = {self.p_value:.3g} (b={self.baseline_only}, c={self.condition_only}, n={self.pairs})"
 
 
-def mcnemar(before: dict[str, float], after: dict[str, float], questions: Iterable[str] | None = None) -> PairedTest:
-    """Exact McNemar on paired correctness (values >= 0.5 count as correct)."""
+def mcnemar(
+    before: dict[str, float], after: dict[str, float], questions: Iterable[str] | None = None, *, alpha: float = 0.05
+) -> PairedTest:
+    """Exact McNemar on paired correctness (values >= 0.5 count as correct); its ``too_few`` says
+    when the pairs are too few to reach p < ``alpha`` at all."""
     from scipy.stats import binomtest
 
     shared = [q for q in (questions if questions is not None else before) if q in before and q in after]
     b = sum(1 for q in shared if before[q] >= 0.5 and after[q] < 0.5)
     c = sum(1 for q in shared if before[q] < 0.5 and after[q] >= 0.5)
+    needed = questions_needed(alpha, sides=2)
     if b + c == 0:
-        return PairedTest(b, c, len(shared), None)
-    return PairedTest(b, c, len(shared), float(binomtest(b, b + c, 0.5).pvalue))
+        return PairedTest(b, c, len(shared), None, needed)
+    return PairedTest(b, c, len(shared), float(binomtest(b, b + c, 0.5).pvalue), needed)
 
 
 def arrow(before: float | None, after: float | None) -> str:
@@ -159,14 +185,22 @@ class PermutationTest:
     mean_a: float
     mean_b: float
     n: int
-    p_value: float | None  # None: no shared question
+    p_value: float | None  # None: fewer than two shared questions (nothing to permute)
     alternative: str = "greater"
+    needed: int = 0  # the fewest questions whose test can reach significance
 
     @property
     def difference(self) -> float:
         return self.mean_a - self.mean_b
 
+    @property
+    def too_few(self) -> str:
+        """ "not enough questions (n=1; needs >= 5)" when no outcome of the test could be significant."""
+        return too_few(self.n, self.needed) if self.n else ""
+
     def describe(self) -> str:
+        if self.too_few:
+            return self.too_few
         if self.p_value is None:
             return "no paired questions"
         return f"mean {self.mean_a:.3f} vs {self.mean_b:.3f} (n={self.n}), p = {self.p_value:.3g} ({self.alternative})"
@@ -180,18 +214,22 @@ def paired_permutation(
     alternative: str = "greater",
     resamples: int = 9999,
     seed: int = 0,
+    alpha: float = 0.05,
 ) -> PermutationTest:
     """Paired permutation test of per-question scores ``a`` vs ``b`` (questions in both, or those
     of ``questions``): is mean(a - b) greater than chance (``alternative``: greater, less,
     two-sided)? Exact when 2^n <= ``resamples``, else Monte Carlo with ``seed``. All differences
-    zero gives p = 1."""
+    zero gives p = 1. Fewer questions than can reach p < ``alpha`` are ``too_few`` (and one
+    question gets no p-value: nothing to permute)."""
     from scipy.stats import permutation_test
 
     shared = [q for q in (questions if questions is not None else a) if q in a and q in b]
-    if not shared:
-        return PermutationTest(0.0, 0.0, 0, None, alternative)
+    needed = questions_needed(alpha, sides=2 if alternative == "two-sided" else 1)
     x = np.asarray([a[q] for q in shared], dtype=float)
     y = np.asarray([b[q] for q in shared], dtype=float)
+    if len(shared) < 2:  # scipy needs two observations
+        mean = (float(x.mean()), float(y.mean())) if shared else (0.0, 0.0)
+        return PermutationTest(*mean, len(shared), None, alternative, needed)
     result = permutation_test(
         (x, y),
         lambda u, v, axis: np.mean(u - v, axis=axis),
@@ -201,4 +239,5 @@ def paired_permutation(
         vectorized=True,
         random_state=np.random.default_rng(seed),
     )
-    return PermutationTest(float(x.mean()), float(y.mean()), len(shared), float(min(1.0, result.pvalue)), alternative)
+    p_value = float(min(1.0, result.pvalue))
+    return PermutationTest(float(x.mean()), float(y.mean()), len(shared), p_value, alternative, needed)

@@ -66,6 +66,12 @@ class Validity(BaseModel):
         description="how the controls' configuration differs from the suite's (empty: they ran the suite's own)",
     )
     failed_units: int = 0
+    covers: dict[str, list[str]] = Field(
+        default_factory=dict, description="claim -> the 'system x condition' cells of the suite it reads"
+    )
+    suite_cells: list[str] = Field(
+        default_factory=list, description="the suite's own 'system x condition' cells (systems under interventions)"
+    )
 
     @property
     def failures(self) -> list[Verdict]:
@@ -81,6 +87,41 @@ class Validity(BaseModel):
     def failed_claims(self) -> list[str]:
         """Claims that fail validation: a failed verdict, or no power against a sham."""
         return sorted({v.claim for v in self.failures} | {row.claim for row in self.powerless})
+
+    @property
+    def exceptions(self) -> list[str]:
+        """What was excused rather than certified: power cells (``expect_no_power``), expected
+        failures, open claims and expected unmeasurable verdicts, each with its reason."""
+        found = [
+            f"{r.claim}: no power against {r.sham} (excused: {r.excused})"
+            for r in self.power
+            if r.excused and r.status == "no power"
+        ]
+        for v in self.verdicts:
+            why = (v.unmeasured and v.unmeasured_expected) or v.expected_failure or v.open
+            if why and not v.passed:
+                found.append(f"{v.claim} on {v.control}: {v.status} ({why})")
+        return list(dict.fromkeys(found))
+
+    @property
+    def certified_claims(self) -> set[str]:
+        """Claims every verdict of which passed and none of whose power cells was excused."""
+        excused = {r.claim for r in self.power if r.excused and r.status == "no power"}
+        return {v.claim for v in self.verdicts} - {v.claim for v in self.verdicts if not v.passed} - excused
+
+    @property
+    def certified_cells(self) -> set[str]:
+        return {cell for claim in self.certified_claims for cell in self.covers.get(claim, [])}
+
+    @property
+    def uncovered(self) -> list[str]:
+        """The suite's 'system x condition' cells no certified claim reads."""
+        return [cell for cell in self.suite_cells if cell not in self.certified_cells]
+
+
+def cell_name(system: str, condition: str) -> str:
+    """How ``covers`` and ``suite_cells`` name a system under a condition."""
+    return f"{system} x {condition}"
 
 
 def write_validity(validity: Validity, *directories: Path) -> None:

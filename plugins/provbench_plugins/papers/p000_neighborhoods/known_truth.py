@@ -224,7 +224,8 @@ class ExclusionReference(Claim):
                     expected=f"{'every' if everything else 'no'} question excluded by {o.reference_system} ({want}/{total})",
                     observed=f"{len(excluded)}/{total} excluded (McNemar of {o.knows} vs {o.ignorant} on "
                     f"{o.reference_system}: {test.baseline_only} vs {test.condition_only} discordant)",
-                    passed=bool(total) and len(excluded) == want,
+                    passed=bool(total) and len(excluded) == want and not test.too_few,
+                    unmeasured=test.too_few,  # a knowing and an ignorant reference too few to tell apart
                 )
             )
         return verdicts

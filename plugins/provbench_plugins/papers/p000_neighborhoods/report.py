@@ -244,6 +244,7 @@ def table2_section(run: RunData) -> Section | None:
         "(no-op) are left out, counted in each cell's note; arrows compare a cell's measured questions with "
         "the baseline of the same questions; “not measurable”: no unit left (see the leak guard section). "
         f"Significance: {MCNEMAR_NOTE}; {BH_NOTE.format(n=sum(p is not None for p, _ in tests.values()))}."
+        + (f" {UNCERTIFIED}." if uncertified_cells(run) else "")
     )
     table = Table(
         columns=["Condition", "Outcome", *(display_name(run, s) for s in systems)],
@@ -328,10 +329,30 @@ def condition_rows(
         acc = metric_share(run, "accuracy", system, condition, share(after, analysed, **opts))
         before = share(baseline[system], [q for q in analysed if q in after])  # the baseline of the same questions
         acc_cells.append(share_cell(acc, tests[(condition, system)][1] + left_out, arrow(before.value, acc.value)))
+    uncertified = uncertified_cells(run)
+    for system, changed_cell, acc_cell in zip(systems, changed_cells, acc_cells):
+        if (system, condition) in uncertified:  # beside "Certified", a number no claim vouches for says so
+            for cell in {id(changed_cell): changed_cell, id(acc_cell): acc_cell}.values():
+                cell.text, cell.note = f"{cell.text} †", "; ".join(filter(None, (cell.note, UNCERTIFIED)))
     return [
         Row(cells=[title_of(run, condition), "Output changed", *changed_cells]),
         Row(cells=["", "Acc.", *acc_cells]),
     ]
+
+
+UNCERTIFIED = "† not certified: no claim validated on this suite's controls covers this system under this condition"
+
+
+def uncertified_cells(run: RunData) -> set[tuple[str, str]]:
+    """(system, condition) cells of a validated suite that no certified claim covers (none when
+    the suite was never validated: its Suite validity section says so for the whole report)."""
+    from provbench.results.validity import cell_name, read_validity
+
+    validity = read_validity(run.run_dir)
+    if validity is None:
+        return set()
+    certified = validity.certified_cells
+    return {(s, c) for s in run.systems for c in run.conditions if cell_name(s, c) not in certified}
 
 
 def metric_share(run: RunData, metric: str, system: str, condition: str, computed: Any) -> Share:
