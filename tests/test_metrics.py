@@ -373,7 +373,7 @@ def test_table2_and_the_metrics_apply_one_rule_to_failed_units():
         return next(r for r in rows if r.cells and r.cells[0].text == "Cited ablation").cells[2]
 
     computed = cited_cell({})
-    assert (computed.text, computed.counts) == ("50.0%", "(1/2)")
+    assert (computed.text, computed.counts) == ("50.0%", "(stayed correct 1/2)")
     read = cited_cell({"values": [v.model_dump(mode="json") for v in values]})
     assert (read.text, read.counts) == (computed.text, computed.counts)
     tampered = [

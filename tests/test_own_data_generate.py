@@ -164,13 +164,13 @@ def test_init_kb_build_generate_and_validate(tmp_path, monkeypatch):
         "--hops",
         "1",
         "--count",
-        "5",
+        "6",  # a paired test needs 6 questions (5 gives "not enough questions")
         "--out",
         "generated.jsonl",
         "--suite-out",
         "generated.yaml",
     )
-    assert "questions: generated.jsonl (5 of 5 asked, 1 hop(s) each" in said and "suite: generated.yaml" in said
+    assert "questions: generated.jsonl (6 of 6 asked, 1 hop(s) each" in said and "suite: generated.yaml" in said
     rows = [json.loads(line) for line in (tmp_path / "generated.jsonl").read_text(encoding="utf-8").splitlines()]
     sources = {
         s["file"] for s in json.loads((kb_dir / "sources.json").read_text(encoding="utf-8"))["text_units"].values()
@@ -178,7 +178,7 @@ def test_init_kb_build_generate_and_validate(tmp_path, monkeypatch):
     assert all(s["document"] in sources for row in rows for s in row["supporting_sentences"])  # the user's files
     questions = QALoader().load(tmp_path / "generated.jsonl")
     with KnowledgeBase.open(kb_dir, read_only=True) as kb:
-        assert gold_mapping_report(kb.view(), questions) == (5, {})
+        assert gold_mapping_report(kb.view(), questions) == (6, {})
 
     suite = (tmp_path / "generated.yaml").read_text(encoding="utf-8")
     assert "path: generated.jsonl" in suite and f"directory: {kb_dir.relative_to(tmp_path)}" in suite
