@@ -77,6 +77,10 @@ def test_a_contrast_fails_against_a_reference_that_hid_nothing():
     row = reference_row(ConditionContrast(**OPTIONS), runs())
     assert row.status == "power" and "random-removal hid nothing in any unit of oracle" in row.observed
     unchecked = reference_row(UncheckedContrast(**OPTIONS), runs())
-    assert unchecked.status == "no power"  # the numbers alone: 1.00 vs 0.00 either way
+    # without the check, the pairing rule catches it too: a reference whose every unit is no-op leaves the
+    # contrast nothing measured (the numbers alone, 1.00 vs 0.00, would pass)
+    assert unchecked.status == "power" and "not measurable: 8 no-op under random-removal" in unchecked.observed
     (oracle, blind) = ConditionContrast(**OPTIONS).check(without_shams(runs(reference_status="no-op")))
-    assert not oracle.passed and blind.passed  # a real reference that hid nothing fails the positive control only
+    # a real reference that hid nothing leaves both controls nothing measured: neither verdict passes
+    assert not oracle.passed and not blind.passed
+    assert oracle.unmeasured == blind.unmeasured == "not measurable: 8 no-op under random-removal"
