@@ -131,7 +131,8 @@ def test_captions_give_the_formulas_figure_the_corpus_few_claims_and_padded_evid
     (kb / "build_info.json").write_text(json.dumps({"pages": 42}))
     suite = {**SUITE, "knowledge_base": {**SUITE["knowledge_base"], "directory": str(kb)}}
     caption = table1_caption(run_data([ga_trace("1", 3)], suite=suite))
-    assert "+13.5%" in caption and "is +13.3%" not in caption and "prints +13.3%" in caption
+    assert "+13.3% is this formula on the authors' means 0.16961 → 0.14700" in caption
+    assert "13.5" not in caption and "prints" not in caption
     assert "42 pages whose titles occur in the claims and the pages they link to, not all of Wikipedia" in caption
     assert "With 1 claims these means have no statistical meaning" in caption
     many = run_data([ga_trace(str(i), 3) for i in range(30)], suite=suite)
