@@ -166,6 +166,38 @@ def test_the_report_says_which_ranking_filter_and_answer_ran():
     assert "without propagation (gamma = 0" in scoring_note(run_data([ga_trace("1", 3, gamma=0.0)]), "ga")
 
 
+def test_table_one_gives_the_gated_setting_its_own_column_named_in_caption_and_intro():
+    """fever-garag's fourth GA-RAG setting runs the authors' gate, as the paper's column was built:
+    Table I gives it a column and a delta like any setting, the intro counts its graph answers
+    (none here: every claim fell back) and the caption names it as the paper's configuration."""
+    from provbench_plugins.papers.p003_ga_rag.report import table1_caption, table1_section
+
+    suite = {**SUITE, "systems": [*SUITE["systems"], {"name": "p003/ga-rag", "label": "gate"}]}
+    traces = [ga_trace(q, 4) for q in "12"] + [Trace(question_id=q, system="vanilla-rag") for q in "12"]
+    for q in "12":
+        gated = ga_trace(q, 4, answer_source="baseline", fallback_to_baseline=True, consistency_threshold=0.7)
+        traces.append(gated.model_copy(update={"system": "gate"}))
+    data = run_data(traces, suite=suite)
+    section = table1_section(data, ["vanilla-rag"], ["ga", "gate"])
+    table = next(b for b in section.blocks if b.kind == "table")
+    assert table.columns == [
+        "Metric",
+        "Baseline (vanilla-rag)",
+        "GA-RAG (ga)",
+        "Delta (%)",
+        "GA-RAG (gate)",
+        "Delta (%)",
+        "Paper (baseline → GA-RAG)",
+    ]
+    assert all(len(row.cells) == len(table.columns) for row in table.rows)
+    assert "gate: eqs. (2)-(4)" in section.intro and "answered from the graph for 0 of 2 claims" in section.intro
+    assert "GA-RAG's own answer always" in section.intro.split("; gate:")[0]
+    caption = table1_caption(data)
+    assert "GA-RAG (gate): built as the paper's column was, the authors' gate on" in caption
+    assert "GA-RAG (ga)" not in caption
+    assert "built as the paper's column was" not in table1_caption(run_data(traces[:4]))
+
+
 def test_the_report_says_what_eq_3_did_to_facts_without_an_edge():
     from provbench_plugins.papers.p003_ga_rag.report import scoring_note
 
