@@ -141,6 +141,25 @@ def test_captions_give_the_formulas_figure_the_corpus_few_claims_and_padded_evid
     assert "padded with the other sentences it read" in next(b for b in fever.blocks if b.kind == "table").caption
 
 
+def test_the_fever_section_sets_cited_evidence_beside_padded_when_the_suite_asks():
+    from provbench_plugins.papers.p003_ga_rag.report import fever_section
+
+    def value(name: str, v: float) -> dict:
+        return {"metric": f"fever.{name}", "system": "ga", "condition": BASELINE, "value": v}
+
+    padded = [value(n, 0.8) for n in ("fever_score", "evidence_precision", "evidence_recall", "evidence_f1")]
+    cited = [value(f"{n}_cited", 0.2) for n in ("fever_score", "evidence_precision", "evidence_recall", "evidence_f1")]
+    data = run_data([ga_trace("1", 3)])
+    data.metrics["values"] = padded + cited
+    tables = [b for b in fever_section(data, ["ga"]).blocks if b.kind == "table"]
+    both = next(t for t in tables if "FEVER score (cited)" in t.columns)
+    assert both.columns[1:3] == ["FEVER score (padded)", "FEVER score (cited)"] and len(both.columns) == 9
+    assert [c.text for c in both.rows[0].cells] == ["ga", *["0.800", "0.200"] * 4]
+    assert "as the official scorer scores a system's submitted evidence" in both.caption
+    data.metrics["values"] = padded  # the default reading: no cited table
+    assert not any("FEVER score (cited)" in t.columns for t in fever_section(data, ["ga"]).blocks if t.kind == "table")
+
+
 def test_the_report_says_which_ranking_filter_and_answer_ran():
     from provbench_plugins.papers.p003_ga_rag.report import scoring_note
 

@@ -338,6 +338,7 @@ def figures_section(run: RunData, systems: list[str]) -> Section:
 
 def fever_section(run: RunData, systems: list[str]) -> Section:
     blocks: list[Any] = [fever_table(run, systems)]
+    blocks += [t for t in [cited_table(run, systems)] if t is not None]
     blocks += [t for t in (confusion_table(run, s) for s in systems) if t is not None]
     if len(blocks) == 1 and not any(run.metric_values(prefix="fever.")):
         blocks.insert(0, Text(text="Add the 'fever' metric to the suite for FEVER's own measures."))
@@ -346,16 +347,21 @@ def fever_section(run: RunData, systems: list[str]) -> Section:
     )
 
 
+def fever_values(run: RunData, system: str) -> dict[str, dict[str, Any]]:
+    """The ``fever`` metric's values of ``system`` at baseline, by measure (``fever_score``, ...)."""
+    return {
+        v["metric"].split(".", 1)[1]: v
+        for v in run.metric_values(prefix="fever.")
+        if v["system"] == system and v["condition"] == BASELINE
+    }
+
+
 def fever_table(run: RunData, systems: list[str]) -> Table:
     """FEVER's measures at baseline, a row per system, with its LLM cost per claim."""
     names = ("label_accuracy", "macro_f1", "fever_score", "evidence_precision", "evidence_recall", "evidence_f1")
     rows = []
     for s in systems:
-        found = {
-            v["metric"].split(".", 1)[1]: v
-            for v in run.metric_values(prefix="fever.")
-            if v["system"] == s and v["condition"] == BASELINE
-        }
+        found = fever_values(run, s)
         rows.append(
             Row(cells=[s, *(format_metric_value(found[n]) if n in found else "–" for n in names), *cost(run.select(s))])
         )
@@ -377,7 +383,39 @@ def fever_table(run: RunData, systems: list[str]) -> Table:
         "A record's predicted evidence is the sentences behind its citations, padded with "
         "the other sentences it read (best-matching first), so differences between "
         "systems here reflect their labels and the order of their citations more than "
-        "evidence retrieval.",
+        "evidence retrieval; the fever metric's option predicted_evidence: cited (or both) scores the "
+        "cited sentences alone.",
+    )
+
+
+EVIDENCE_TITLES = {
+    "fever_score": "FEVER score",
+    "evidence_precision": "Evidence P",
+    "evidence_recall": "Evidence R",
+    "evidence_f1": "Evidence F1",
+}
+
+
+def cited_table(run: RunData, systems: list[str]) -> Table | None:
+    """FEVER's evidence measures on the cited sentences alone beside the padded ones, when the
+    suite asked the ``fever`` metric for them (``predicted_evidence: cited`` or ``both``)."""
+    found = {s: fever_values(run, s) for s in systems}
+    if not any(f"{name}_cited" in values for values in found.values() for name in EVIDENCE_TITLES):
+        return None
+    columns = ["System"] + [
+        f"{title} ({reading})" for title in EVIDENCE_TITLES.values() for reading in ("padded", "cited")
+    ]
+    keys = [key for name in EVIDENCE_TITLES for key in (name, f"{name}_cited")]
+    rows = [
+        Row(cells=[s, *(format_metric_value(found[s][k]) if k in found[s] else "–" for k in keys)]) for s in systems
+    ]
+    return Table(
+        columns=columns,
+        rows=rows,
+        caption="FEVER's evidence measures on two readings of what a record submits (first 5 sentences): "
+        "padded, its cited sentences and then the others it read (the table above); cited, the sentences it "
+        "cited alone, as the official scorer scores a system's submitted evidence (a record citing nothing "
+        "has precision 1 and recall 0 there).",
     )
 
 
