@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -255,13 +256,14 @@ def test_evidence_measures_are_not_scored_on_a_beir_corpus(tmp_path):
 
 
 def test_table1_caption_names_gold_page_injection():
-    from types import SimpleNamespace
-
+    from provbench.model import RunManifest
+    from provbench.results.data import RunData
     from provbench_plugins.papers.p003_ga_rag.report import table1_caption
 
-    injected = SimpleNamespace(
-        suite={"knowledge_base": {"builder": "fever-wiki", "options": {"include_gold_pages": True}}}, question_ids=["1"]
-    )
+    def run_of(kb: dict) -> RunData:
+        manifest = RunManifest(run_id="r", suite_name="s", suite={"knowledge_base": kb})
+        return RunData(Path("."), manifest, {"1": claim()}, [], {"values": []})
+
+    injected = run_of({"builder": "fever-wiki", "options": {"include_gold_pages": True}})
     assert "Deviation" in table1_caption(injected) and "include_gold_pages" in table1_caption(injected)
-    plain = SimpleNamespace(suite={"knowledge_base": {"builder": "fever-wiki"}}, question_ids=["1"])
-    assert "Deviation" not in table1_caption(plain)
+    assert "Deviation" not in table1_caption(run_of({"builder": "fever-wiki"}))
