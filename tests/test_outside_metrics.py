@@ -111,12 +111,6 @@ def test_the_units_the_leak_guard_left_out_are_counted_beside_an_outside_scorers
     assert value["detail"]["left_out"]["leaked"] == 5, value  # the odd questions quote hidden text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="red team (h): a scorer that aggregates results.records (not results.select) counts the units "
-    "the leak guard left out, while the note beside its value says they were left out "
-    "(half-cheat x full-isolation: 10 counted, note 'left out (leak guard): 5 leaked')",
-)
 def test_a_scorer_ignoring_the_pairing_rule_is_not_shown_as_if_it_applied_it(run):
     value = metric(run, "right-anywhere", "half-cheat", "full-isolation")
     assert value["denominator"] == 5 or "left out" not in value["note"], value

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import random
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Sequence
 
@@ -200,18 +200,30 @@ class Intervention(Plugin, ABC):
 
 @dataclass
 class Results:
-    """All records of a run, indexed for metrics."""
+    """A run's records, indexed for metrics. :meth:`Metric.aggregate` gets :meth:`paired`: ``records``
+    holds only the units the pairing rule keeps, unless the metric sets ``reads_left_out``."""
 
     records: list[RunRecord]
     questions: dict[str, Question]
     excluded: set[str] = field(default_factory=set)  # question ids left out of intervention analysis
     loader: "DatasetLoader | None" = None  # its normalize() compares answers ("output changed")
     include_leaked: bool = False  # the suite's leak_guard.include_leaked
+    all_records: list[RunRecord] | None = None  # every unit, when ``records`` holds those the rule keeps
+
+    def paired(self) -> "Results":
+        """These results with ``records`` thinned by the pairing rule, so that a metric that
+        iterates ``records`` counts what ``select`` would; ``select(leaked=True)`` still gives all."""
+        kept = [r for r in self.records if not left_out_as(r, self.include_leaked)]
+        return replace(self, records=kept, all_records=self.every_record())
+
+    def every_record(self) -> list[RunRecord]:
+        """Every unit of the run, also those the pairing rule leaves out."""
+        return self.records if self.all_records is None else self.all_records
 
     def select(self, system: str, condition: str = BASELINE, *, leaked: bool | None = None) -> list[RunRecord]:
         """The records of a system under a condition, for statistics: units the pairing rule leaves
         out (:func:`provbench.results.rules.left_out_as`) are left out; ``leaked=True`` gives every record."""
-        return select(self.records, system, condition, self.include_leaked, leaked)
+        return select(self.every_record(), system, condition, self.include_leaked, leaked)
 
     def baseline(self, system: str, question_id: str) -> RunRecord | None:
         for r in self.records:
@@ -222,11 +234,11 @@ class Results:
 
     @property
     def systems(self) -> list[str]:
-        return list(dict.fromkeys(r.key.system for r in self.records))
+        return list(dict.fromkeys(r.key.system for r in self.every_record()))
 
     @property
-    def conditions(self) -> list[str]:
-        return list(dict.fromkeys(r.key.condition for r in self.records))
+    def conditions(self) -> list[str]:  # with a condition the pairing rule emptied ("not measurable")
+        return list(dict.fromkeys(r.key.condition for r in self.every_record()))
 
 
 class Metric(Plugin, ABC):
@@ -234,6 +246,9 @@ class Metric(Plugin, ABC):
     # the per-record score keys whose values a judge LLM gives (Phoenix shows them as LLM
     # evaluations, the others as CODE); a third-party metric names its judged scores here too
     judged_scores: ClassVar[tuple[str, ...]] = ()
+    # aggregate's ``results.records`` holds only the units the pairing rule keeps (so a value never
+    # counts what its "left out" note says it left out); a metric that must see every unit sets this
+    reads_left_out: ClassVar[bool] = False
 
     def score(self, record: RunRecord, question: Question, context: "MetricContext") -> dict[str, float | None]:
         """Per-record scores, stored in ``record.scores``. Default: none."""

@@ -706,7 +706,8 @@ def _finish(ctx: RunContext, store: RunStore, manifest: RunManifest, done: dict[
     values, errors = [], {}
     for name, metric in ctx.metrics:
         try:
-            values += list(metric.aggregate(results, metric_context(ctx)))
+            given = results if metric.reads_left_out else results.paired()  # the pairing rule, not the plugin's care
+            values += list(metric.aggregate(given, metric_context(ctx)))
         except Exception as exc:  # noqa: BLE001 - one metric's failure goes to metrics.json's errors
             errors[name] = f"{type(exc).__name__}: {exc}"[:1000]
     values = with_left_out_notes(values, results)  # the one pairing rule's notes beside every number

@@ -83,7 +83,7 @@ class GoldTrajectory(Metric):
             for condition in results.conditions:
                 if self.scored(condition):
                     values += self.trajectory_values(results, system, condition, golds)
-        for system, condition in step_conditions(results.records):
+        for system, condition in step_conditions(results.every_record()):
             values += dependence_values(results.select(system, condition), system, condition)
         return values
 
