@@ -210,12 +210,6 @@ def test_a_llamaindex_pipeline_over_its_own_index_is_flagged(user):
     assert metric(run, "accuracy", "own-index", "full-isolation")["value"] is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="red team (a): baseline accuracy is outside certification; a system answering from its own "
-    "store or answer key shows its accuracy in the Systems table and Table 1 with only a leak-guard count "
-    "beside it, no mark that the number is not certified",
-)
 def test_the_baseline_accuracy_of_a_system_whose_every_unit_was_flagged_is_marked(user):
     _, run, _ = user
     row = next(line for line in report_text(run).splitlines() if line.strip().startswith("own-store "))

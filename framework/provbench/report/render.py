@@ -36,6 +36,7 @@ from .paired import paired_scores_section
 from ..results.significance import repeat_spread
 from ..results.stats import Share, per_question, share
 from .validity_section import validity_section
+from ..results.validity import baseline_mark
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,9 @@ def _overview_row(run: RunData, system: str) -> Row:
     return Row(
         cells=[
             system,
-            share_cell(acc, "; ".join(filter(None, (_accuracy_note(run, system), repeat_spread(records))))),
+            share_cell(acc, "; ".join(filter(None, (_accuracy_note(run, system), repeat_spread(records))))).marked(
+                baseline_mark(run, system)
+            ),
             str(sum(t.outcome == "answered" for t in traces)),
             str(sum(t.abstained for t in traces)),
             str(sum(r.status == "failed" for r in records)),
@@ -205,22 +208,28 @@ def metric_listing(run: RunData) -> dict[str, Any]:
     from ..results.validity import read_validity
 
     validity = read_validity(run.run_dir)
-    certified = validity.certified_cells if validity is not None else None
     return {
-        "all": [_marked({**v, "shown": format_metric_value(v)}, certified) for v in run.metric_values()],
+        "all": [_marked(run, {**v, "shown": format_metric_value(v)}, validity) for v in run.metric_values()],
         "errors": run.metrics.get("errors", {}),
     }
 
 
-def _marked(value: dict[str, Any], certified: set[str] | None) -> dict[str, Any]:
-    """``value`` with the uncertified mark when the run was validated and no certified claim
-    covers its system under its (intervention) condition."""
-    from ..results.validity import UNCERTIFIED, cell_name
+def _marked(run: RunData, value: dict[str, Any], validity: Any) -> dict[str, Any]:
+    """``value`` with the uncertified mark: when the run was validated and no certified claim
+    covers its system under its (intervention) condition, or its baseline is not certified
+    (:func:`provbench.results.validity.baseline_uncertified`)."""
+    from ..results.validity import UNCERTIFIED, baseline_uncertified, cell_name
 
     system, condition = value.get("system"), value.get("condition") or BASELINE
-    if certified is None or not system or condition == BASELINE or cell_name(system, condition) in certified:
+    if not system:
         return value
-    return {**value, "shown": f"{value['shown']} †", "note": "; ".join(filter(None, (value.get("note"), UNCERTIFIED)))}
+    if condition == BASELINE:
+        reason = baseline_uncertified(run.records, system, validity)
+    else:
+        reason = UNCERTIFIED if validity and cell_name(system, condition) not in validity.certified_cells else ""
+    if not reason:
+        return value
+    return {**value, "shown": f"{value['shown']} †", "note": "; ".join(filter(None, (value.get("note"), reason)))}
 
 
 # -- per-question pages -----------------------------------------------------------------------------

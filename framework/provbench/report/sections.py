@@ -26,6 +26,13 @@ class Cell(_Block):
     interval: str = ""
     note: str = ""
 
+    def marked(self, reason: str) -> "Cell":
+        """This cell with the † mark of an uncertified number and ``reason`` in its note (as it was
+        when ``reason`` is empty)."""
+        if reason:
+            self.text, self.note = f"{self.text} †", "; ".join(filter(None, (self.note, reason)))
+        return self
+
 
 def _cell(value: Any) -> Any:
     if isinstance(value, Cell) or isinstance(value, dict):

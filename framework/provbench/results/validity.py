@@ -6,14 +6,17 @@ shows a "Suite validity" section (:mod:`provbench.report.validity_section`)."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
-
-from typing import Literal
+from typing import TYPE_CHECKING, Iterable, Literal
 
 from pydantic import BaseModel, Field
 
-from ..model import utc_now
+from ..model import RunRecord, utc_now
 from .claims import Verdict
+
+if TYPE_CHECKING:
+    from .data import RunData
 
 VALIDITY_FILE = "validity.json"
 
@@ -120,6 +123,37 @@ class Validity(BaseModel):
 
 
 UNCERTIFIED = "† not certified: no claim validated on this suite's controls covers this system under this condition"
+
+
+# leak-guard statuses that say a system answers from outside its view (a store or answer key of its
+# own): its baseline accuracy then measures that store, not the knowledge base
+OUTSIDE_VIEW = ("leaked", "not-checkable")
+
+
+def baseline_uncertified(records: Iterable[RunRecord], system: str, validity: "Validity | None") -> str:
+    """Why a system's baseline numbers carry the † mark ("" when nothing says they are not certified):
+    the leak guard flagged its intervention units as reading outside their view, or, in a validated
+    run, no certified claim covers any of its cells. Baselines are outside ``suite_cells``, so
+    Table 2's rule alone never marks them."""
+    flagged = Counter(
+        r.leak_check.status
+        for r in records
+        if r.key.system == system and r.leak_check is not None and r.leak_check.status in OUTSIDE_VIEW
+    )
+    if flagged:
+        counts = ", ".join(f"{n} {status}" for status, n in flagged.items())
+        return (
+            f"† not certified: the leak guard flagged its intervention units ({counts}): it answers from "
+            "outside the knowledge-base view, so its accuracy does not measure the knowledge base"
+        )
+    if validity is not None and not any(c.startswith(cell_name(system, "")) for c in validity.certified_cells):
+        return "† not certified: no claim validated on this suite's controls covers this system"
+    return ""
+
+
+def baseline_mark(run: "RunData", system: str) -> str:
+    """:func:`baseline_uncertified` of a run's system, with the run's own ``validity.json``."""
+    return baseline_uncertified(run.records, system, read_validity(run.run_dir))
 
 
 def cell_name(system: str, condition: str) -> str:

@@ -21,7 +21,7 @@ from provbench.model import BASELINE
 from provbench.results.data import RunData
 from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
 from provbench.results.significance import BH_NOTE, adjust_bh, with_adjusted
-from provbench.results.validity import UNCERTIFIED
+from provbench.results.validity import UNCERTIFIED, baseline_mark
 from provbench.results.stats import (
     MCNEMAR_NOTE,
     Share,
@@ -135,6 +135,7 @@ def table1_caption(run: RunData, papers: bool) -> str:
 def table1_row(run: RunData, system: str, papers: bool) -> Row:
     records = run.select(system)
     acc = share(per_question(records), run.question_ids, **run.stats_options())
+    mark = baseline_mark(run, system)
     applies = footprint_applies(run, system)
     footprint = [
         ("–" if v is None or field not in applies else f"{v:.1f}") for field, v in mean_footprint(records).items()
@@ -149,8 +150,8 @@ def table1_row(run: RunData, system: str, papers: bool) -> Row:
     return Row(
         cells=[
             display_name(run, system),
-            share_cell(acc),
-            share_cell(analysed),
+            share_cell(acc).marked(mark),  # a system answering from a store of its own: no certified 100 %
+            share_cell(analysed).marked(mark),
             *([paper_denominator(run, system)] if papers else []),
             official_cell(run, system, "em"),
             official_cell(run, system, "f1"),
@@ -220,7 +221,13 @@ def table2_section(run: RunData) -> Section | None:
     tests = accuracy_tests(run, systems, baseline, analysed)
     rows = [
         Row(group="Baseline experiment"),
-        Row(cells=["Baseline", "Acc.", *(share_cell(share(baseline[s], analysed, **opts)) for s in systems)]),
+        Row(
+            cells=[
+                "Baseline",
+                "Acc.",
+                *(share_cell(share(baseline[s], analysed, **opts)).marked(baseline_mark(run, s)) for s in systems),
+            ]
+        ),
     ]
     for title, conditions in study_groups(run):
         rows.append(Row(group=title))
