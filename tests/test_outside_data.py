@@ -44,12 +44,6 @@ def test_documents_with_nothing_to_extract_are_refused_not_measured(tmp_path):
     assert not (tmp_path / "run" / "records.jsonl").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="red team (f): a question whose answer is in none of its supporting documents (nor anywhere "
-    "in the corpus) gets the supporting document's sentence most like it as gold; the run says its gold "
-    "'maps wholly onto the knowledge base', the oracle answers it right, and nothing names it",
-)
 def test_questions_whose_answers_are_in_no_document_are_named(tmp_path):
     docs = {p.name: p.read_bytes() for p in (OWN_DOCS / "docs").iterdir()}
     questions = (

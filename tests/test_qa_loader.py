@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from provbench.cli import main
 from provbench.errors import UserError
-from provbench.gold import normalize_text
+from provbench.gold import normalize_text, unclaimed_lines
 from provbench_plugins.datasets.qa.loader import QALoader
 from provbench_tools.own_docs import write as write_own_docs
 
@@ -295,3 +295,51 @@ def test_gzipped_json_lines_load(tmp_path):
     path = tmp_path / "q.jsonl.gz"
     path.write_bytes(gzip.compress(b'{"question": "Q?", "answer": "x"}\n'))
     assert [q.answer for q in QALoader().load(path)] == ["x"]
+
+
+def test_supporting_documents_that_hold_no_answer_are_not_claimed_as_gold(tmp_path, own_docs):
+    """An alias or a choice's text in a document is the answer appearing; a yes/no answer is not
+    looked for; a question whose answer no document holds has no gold from them and is named."""
+    doc = "halden-observatory.md"
+    path = write(
+        tmp_path / "q.jsonl",
+        [
+            {
+                "id": "alias",
+                "question": "Who founded it?",
+                "answer": ["M. C.", "Mira Castell"],
+                "supporting_documents": [doc],
+            },
+            {
+                "id": "choice",
+                "question": "Who founded it?",
+                "choices": ["Ulla Mest", "Mira Castell"],
+                "correct": "B",
+                "supporting_documents": [doc],
+            },
+            {"id": "yes-no", "question": "Is it on cliffs?", "answer": "yes", "supporting_documents": [doc]},
+            {
+                "id": "absent",
+                "question": "Who repaired it?",
+                "answer": "Quaxville Smith",
+                "supporting_documents": [doc],
+            },
+            {
+                "id": "wrong-choice",
+                "question": "Who?",
+                "choices": ["Ulla Mest", "Mira Castell"],
+                "correct": "A",
+                "supporting_documents": [doc],
+            },
+        ],
+    )
+    questions = {q.id: q for q in QALoader().load(path, documents=str(own_docs / "docs"))}
+    claimed = {qid for qid, q in questions.items() if q.gold is not None}
+    assert claimed == {"alias", "choice", "yes-no"}, claimed
+    assert questions["absent"].metadata["has_gold"] == "no"
+    assert unclaimed_lines(questions.values())[1:] == [
+        f"  absent: its answer 'Quaxville Smith' is in none of its supporting documents ({doc})",
+        f"  wrong-choice: its answer 'Ulla Mest' is in none of its supporting documents ({doc})",
+    ]
+    shown = CliRunner().invoke(main, ["data", "info", str(path), "--option", f"documents={own_docs / 'docs'}"])
+    assert "gold evidence not claimed for 2 question(s)" in shown.output and "  absent: its answer" in shown.output

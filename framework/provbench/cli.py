@@ -122,6 +122,7 @@ def data_info_cmd(dataset: str, loader: str | None, options: tuple[str, ...], as
                 "facets": {k: dict(v) for k, v in info.facets.items()},
                 "choices": dict(info.choices or {}),
                 "with_aliases": info.with_aliases,
+                "gold_unclaimed": info.unclaimed,
             },
         )
     console.print(
@@ -134,6 +135,8 @@ def data_info_cmd(dataset: str, loader: str | None, options: tuple[str, ...], as
         _print_counts("number of choices", {str(k): v for k, v in sorted(info.choices.items())})
     if info.with_aliases:
         console.print(f"questions with alias answers: {info.with_aliases}")
+    for line in info.unclaimed:
+        console.print(line, highlight=False, markup=False)
 
 
 def _print_counts(title: str, counts) -> None:

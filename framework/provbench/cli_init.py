@@ -45,8 +45,11 @@ def init_cmd(docs: Path, questions: Path, systems: tuple[str, ...], out: Path, f
     from .scaffold import DEFAULT_SYSTEMS, write_suite
 
     path, summary = write_suite(default_registry(), docs, questions, out, list(systems or DEFAULT_SYSTEMS), force)
+    head, *unclaimed = summary.splitlines()  # then the questions whose gold was not claimed, named
     console.print(
-        f"suite: {path} ({summary})\nnext: provbench kb build {path}; provbench run {path}; provbench validate {path}",
+        f"suite: {path} ({head})\n"
+        + "".join(f"{line}\n" for line in unclaimed)
+        + f"next: provbench kb build {path}; provbench run {path}; provbench validate {path}",
         highlight=False,
         markup=False,
     )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import UserError
 from .jsonlines import input_errors
+from .gold import unclaimed_lines
 from .model import Question
 
 if TYPE_CHECKING:
@@ -31,6 +32,9 @@ class DataInfo:
     facets: dict[str, Counter] = field(default_factory=dict)
     choices: Counter = field(default_factory=Counter)  # number of choices -> questions
     with_aliases: int = 0
+    unclaimed: list[str] = field(
+        default_factory=list
+    )  # questions whose gold was not claimed, named (gold.unclaimed_lines)
 
 
 def resolve_loader(registry: "Registry", source: str | Path, name: str | None) -> "DatasetLoader":
@@ -66,6 +70,7 @@ def describe(questions: list[Question], source: str, loader: "DatasetLoader") ->
             info.facets[facet] = counts
     info.choices = Counter(len(q.choices) for q in questions if q.choices)
     info.with_aliases = sum(bool(q.aliases) for q in questions)
+    info.unclaimed = unclaimed_lines(questions)
     return info
 
 

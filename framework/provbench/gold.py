@@ -22,7 +22,7 @@ relation and its object, case ignored, ``_`` and ``-`` read as spaces in the rel
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -132,4 +132,27 @@ class GoldEvidence(BaseModel):
         return min(options, key=len) if options else []
 
 
-__all__ = ["GoldEvidence", "GoldSentence", "GoldTriple", "normalize_text", "normalize_relation"]
+# Question.metadata key: why the loader claims no gold evidence from what the question's row gave
+# (the ``qa`` loader: its answer is in none of its supporting documents); every surface names it
+UNCLAIMED = "gold_unclaimed"
+
+
+def unclaimed_lines(questions: Iterable[Any]) -> list[str]:
+    """The questions whose gold evidence was not claimed (:data:`UNCLAIMED`), each named with why,
+    for ``data info``, ``init``, ``plan`` and the run's gold-evidence line; [] when there is none."""
+    found = {q.id: q.metadata[UNCLAIMED] for q in questions if q.metadata.get(UNCLAIMED)}
+    if not found:
+        return []
+    head = f"gold evidence not claimed for {len(found)} question(s) (their supporting documents are not their gold):"
+    return [head, *(f"  {qid}: {why}" for qid, why in found.items())]
+
+
+__all__ = [
+    "UNCLAIMED",
+    "GoldEvidence",
+    "GoldSentence",
+    "GoldTriple",
+    "unclaimed_lines",
+    "normalize_text",
+    "normalize_relation",
+]

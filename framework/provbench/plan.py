@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .costs import CostTotal, price_of
 from .errors import PluginFailure, UserError, call_plugin
+from .gold import unclaimed_lines
 from .model import BASELINE, RunRecord
 from .plugin_api import Environment, MetricContext
 from .units import expected_system_calls
@@ -187,6 +188,9 @@ def _plan(
         latency_s=latency_s,
         notes=notes,
     )
+    unclaimed = unclaimed_lines(questions)  # gold the loader would not claim, named before the run
+    if unclaimed:
+        plan.notes.append(" ".join(line.strip() for line in unclaimed))
     if suite.exclusion.enabled and suite.interventions:
         plan.notes.append(
             "the exclusion step will leave out the questions the reference system answers "

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import PluginError, UserError
+from .gold import unclaimed_lines
 
 if TYPE_CHECKING:
     from .registry import Registry
@@ -38,10 +39,12 @@ def relative(path: Path, start: Path) -> str:
     return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
 
 
-def probe_questions(registry: "Registry", questions: Path, documents: str) -> tuple[int, int, Counter]:
-    """(questions, questions with gold, answer types) of the file, read as the suite will read it."""
+def probe_questions(registry: "Registry", questions: Path, documents: str) -> tuple[int, int, Counter, list[str]]:
+    """(questions, questions with gold, answer types, the lines naming questions whose gold was
+    not claimed) of the file, read as the suite will read it."""
     loaded = registry.create("dataset_loader", "qa").load(str(questions), documents=documents)
-    return len(loaded), sum(q.gold is not None for q in loaded), Counter(q.metadata["answer_type"] for q in loaded)
+    types = Counter(q.metadata["answer_type"] for q in loaded)
+    return len(loaded), sum(q.gold is not None for q in loaded), types, unclaimed_lines(loaded)
 
 
 def suite_text(
@@ -154,10 +157,11 @@ def write_suite(
                 f"--system {system}: {err} (add a system that needs options to the suite by hand)"
             ) from None
     documents = relative(docs, questions.parent)
-    count, with_gold, types = probe_questions(registry, questions, documents)
+    count, with_gold, types, unclaimed = probe_questions(registry, questions, documents)
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", out.stem).strip("-.") or "own-data"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
         suite_text(name, relative(questions, out.parent), documents, systems, count, with_gold, types), encoding="utf-8"
     )
-    return out, f"{count} question(s), {with_gold} with gold evidence; systems: {', '.join(systems)}"
+    summary = f"{count} question(s), {with_gold} with gold evidence; systems: {', '.join(systems)}"
+    return out, "\n".join([summary, *unclaimed])

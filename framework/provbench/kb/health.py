@@ -107,6 +107,7 @@ def check_run_kb(
     UserError with the reasons; ``options``: the suite's builder options); otherwise the lines that
     say how much of the questions' gold it holds, each question whose gold it does not hold wholly
     listed (also logged), so none is dropped silently (:mod:`provbench.kb.goldmap`)."""
+    from ..gold import unclaimed_lines
     from .goldmap import gold_mapping_report
 
     if kb is None:
@@ -116,14 +117,15 @@ def check_run_kb(
         kb.close()
         raise UserError(refusal(kb_dir, reasons))
     questions = list(questions)
-    if not any(q.gold is not None for q in questions):
-        return []
-    with_gold, unmapped = gold_mapping_report(kb.view(), questions)
-    lines = [
-        f"gold evidence: {with_gold - len(unmapped)} of {with_gold} question(s) map wholly onto the knowledge base"
-    ]
-    lines += [f"  {qid}: {'; '.join(items)}" for qid, items in unmapped.items()]
-    if unmapped:
+    lines = unclaimed_lines(questions)  # gold the loader would not claim is named, never passed over
+    if any(q.gold is not None for q in questions):
+        with_gold, unmapped = gold_mapping_report(kb.view(), questions)
+        lines = [
+            f"gold evidence: {with_gold - len(unmapped)} of {with_gold} question(s) map wholly onto the knowledge base",
+            *(f"  {qid}: {'; '.join(items)}" for qid, items in unmapped.items()),
+            *lines,
+        ]
+    if len(lines) > 1:
         log.warning("\n".join(lines))
     return lines
 

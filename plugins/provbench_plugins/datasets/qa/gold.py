@@ -6,7 +6,10 @@
   title) in the folder the loader option ``documents`` names. A document stands for one gold
   sentence of its own: the first of its sentences that holds the answer (or an alias), else the
   one sharing the most words with the question and answer (a bridge document of a two-hop
-  question names the bridge, not the answer). Sentences come from the same reader and splitter
+  question names the bridge, not the answer). When none of a question's documents holds its
+  answer or an alias (a free-text answer, or a multiple-choice option's text; yes/no and labels
+  are not looked for), they are not its gold: the question's metadata says why
+  (:data:`provbench.gold.UNCLAIMED`). Sentences come from the same reader and splitter
   the ``documents`` builder chunks with, so they are found in its text units.
   A titled document is about the entity its title names (as the ``documents`` builder reads it):
   that name is a gold entity, so a control agent knows where to look.
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from provbench.errors import UserError
-from provbench.gold import GoldEvidence, GoldSentence, GoldTriple
+from provbench.gold import UNCLAIMED, GoldEvidence, GoldSentence, GoldTriple, normalize_text
 
 from provbench_plugins.kb_builders.common.names import strip_qualifier
 
@@ -93,7 +96,12 @@ def document_index(source: str) -> dict[str, Any]:
     return index
 
 
-def gold_evidence(row: Row, answers: list[str], documents: str | None) -> GoldEvidence | None:
+def gold_evidence(
+    row: Row, answers: list[str], documents: str | None, unclaimed: dict[str, Any] | None = None
+) -> GoldEvidence | None:
+    """The row's gold evidence. With ``unclaimed`` (the question's metadata; None for an answer no
+    document spells, yes/no or a label), one of its supporting documents must hold one of
+    ``answers``: when none does, the documents are not its gold and ``unclaimed`` says why."""
     sentences = [_sentence(row, item) for item in row.values("supporting_sentences")]
     names = row.strings("supporting_documents")
     if names and documents is None:
@@ -102,9 +110,12 @@ def gold_evidence(row: Row, answers: list[str], documents: str | None) -> GoldEv
             "names documents, but the loader option 'documents' (the folder "
             "of the documents) is not set, so they cannot be found",
         )
+    docs = [_document(row, name, documents or "") for name in names]
+    why = answer_missing(docs, answers) if unclaimed is not None else ""
+    if why:
+        unclaimed[UNCLAIMED], docs = why, []
     subjects = []
-    for name in names:
-        doc = _document(row, name, documents or "")
+    for doc in docs:
         sentences.append(GoldSentence(document=doc.relative, text=gold_sentence(doc, row.text("question"), answers)))
         subjects.append(strip_qualifier(doc.title))
     path = row.strings("gold_path")
@@ -118,6 +129,16 @@ def gold_evidence(row: Row, answers: list[str], documents: str | None) -> GoldEv
         ordered=chain,
         entities=list(dict.fromkeys(e for e in [*path, *subjects] if e)),
     )
+
+
+def answer_missing(docs: list[Any], answers: list[str]) -> str:
+    """Why ``docs`` cannot be a question's gold: none of them holds its answer or an alias
+    (as whole words, whitespace and case ignored: "Ann" is not in "Annual"); "" when one does, or
+    there is nothing to look for."""
+    keys = [re.compile(rf"(?<!\w){re.escape(normalize_text(a))}(?!\w)") for a in answers if a.strip()]
+    if not docs or not keys or any(k.search(normalize_text(doc.text)) for doc in docs for k in keys):
+        return ""
+    return f"its answer {answers[0]!r} is in none of its supporting documents ({', '.join(d.relative for d in docs)})"
 
 
 def _triple(row: Row, n: int, item: Any) -> GoldTriple:

@@ -39,6 +39,9 @@ from .scoring import LETTERS, option_key, score_answer
 
 LOADER_NAME = "qa"
 YES_NO = {"yes", "no"}
+# answer types a supporting document must spell out to be the question's gold (yes/no and a label
+# are judgements no document spells: their documents are taken as given)
+SPELLED = ("text", "choice")
 
 
 class QAOptions(BaseModel):
@@ -140,7 +143,8 @@ def to_question(row: Row, number: int, opts: QAOptions, documents: str | None) -
         metadata["labels"] = list(opts.labels or [])
     if documents:
         metadata["documents"] = documents
-    gold = gold_evidence(row, [answer, *aliases] if kind != "choice" else aliases, documents)
+    answers = [answer, *aliases] if kind != "choice" else aliases  # a choice's text, not its letter
+    gold = gold_evidence(row, answers, documents, metadata if kind in SPELLED else None)
     metadata["has_gold"] = "yes" if gold is not None else "no"
     return Question(
         id=row.text("id") or str(number),
