@@ -397,3 +397,19 @@ def test_paper000_report_notes_a_selection_shortfall():
     questions["q1"] = Question(id="q1", question="?", answer="x")
     found = sections(RunData(Path("."), manifest, questions, [rec(BASELINE, "q1", "x", 1.0, system="graphrag")], {}))
     assert not any("shortfall" in getattr(b, "text", "") for b in found[0].blocks)
+
+
+def test_aggregate_gets_only_the_units_the_pairing_rule_keeps():
+    """``Results.paired`` (what the runner gives ``aggregate``): a metric looping over ``records``
+    never counts a leaked unit; ``select(leaked=True)``, systems and conditions still see it."""
+    from provbench.model import LeakCheck
+
+    def unit(qid: str, condition: str, status: str | None) -> RunRecord:
+        key = UnitKey(question_id=qid, system="s", condition=condition)
+        return RunRecord(key=key, leak_check=LeakCheck(status=status) if status else None)
+
+    every = [unit("q1", BASELINE, None), unit("q1", "x", "clean"), unit("q2", "x", "leaked"), unit("q1", "y", "no-op")]
+    paired = Results(records=every, questions={}).paired()
+    assert [(r.key.question_id, r.key.condition) for r in paired.records] == [("q1", BASELINE), ("q1", "x")]
+    assert len(paired.select("s", "x", leaked=True)) == 2 and paired.conditions == [BASELINE, "x", "y"]
+    assert len(Results(records=every, questions={}, include_leaked=True).paired().records) == 3
