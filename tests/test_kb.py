@@ -625,13 +625,17 @@ def test_bulk_load_gives_the_same_graph_as_add(tmp_path):
         entity_ids=("ent:norland",),
     )
     units = (*TINY_TEXT_UNITS, odd)
-    added = small_kb(tmp_path / "added", entities=TINY_ENTITIES, relations=TINY_RELATIONS, units=units)
+    aliased = Entity(id="ent:aliased", name="Aliased", label="THING", description="has aliases", aliases=("A", "B"))
+    entities = (*TINY_ENTITIES, aliased)
+    added = small_kb(tmp_path / "added", entities=entities, relations=TINY_RELATIONS, units=units)
     bulk = KnowledgeBase.create(tmp_path / "bulk")
-    bulk.bulk_load(text_units=units, entities=TINY_ENTITIES, relations=TINY_RELATIONS)
+    bulk.bulk_load(text_units=units, entities=entities, relations=TINY_RELATIONS)
     try:
         a, b = added.view(), bulk.view()
         assert bulk.stats().model_dump() | {"communities": 0} == added.stats().model_dump() | {"communities": 0}
+        assert b.entity("ent:aliased").aliases == ("A", "B")  # every Entity column arrives, both ways
         for entity_id in a.entity_ids():
+            assert a.entity(entity_id) == b.entity(entity_id)
             assert neighbour_ids(a, entity_id) == neighbour_ids(b, entity_id)
             assert a.text_units_of(entity_id) == b.text_units_of(entity_id)
         assert b.text_unit("tu:odd") == odd
