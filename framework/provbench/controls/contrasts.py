@@ -37,6 +37,12 @@ class Expectation(BaseModel):
     conditions: list[str] | None = Field(default=None, description="condition-effect: these conditions only")
 
 
+def expectations(*expected: tuple) -> list[Expectation]:
+    """Expectations from ``(control, effect)`` or ``(control, effect, conditions)`` tuples: a
+    claim's default ``expect`` in one line."""
+    return [Expectation(**dict(zip(("control", "effect", "conditions"), one))) for one in expected]
+
+
 class TestOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
