@@ -40,6 +40,14 @@ def requests(*turns: tuple[str, str]) -> UnitCapture:
     return capture
 
 
+def sent(messages: list[dict], reply: str = "answer") -> UnitCapture:
+    """A capture holding one request of exactly these messages (a replayed history, a tool's
+    result), answered ``reply``."""
+    capture = UnitCapture("unit")
+    capture.add_request(messages, LLMCall(model="m", request_hash="h"), reply, capture.tick())
+    return capture
+
+
 def check(view, capture=None, trace=None, baseline=None, question=QUESTION, trace_ids="kb") -> LeakCheck:
     return check_unit(
         view, question, trace or Trace(question_id="q1", system="s"), capture or UnitCapture(), baseline, trace_ids
@@ -92,15 +100,12 @@ def test_the_question_and_the_models_own_earlier_words_are_no_leak(view, orin_go
     shown = requests(("It was Orin Vale.", "Orin Vale"), ("Again: Orin Vale.", "yes"))
     assert check(orin_gone, shown).evidence[0].where == "request 1 (answer)"
     # an assistant message is the model's own words, also when a resumed trajectory replays it unasked
-    replayed = UnitCapture("unit")
-    replayed.add_request(
+    replayed = sent(
         [
             {"role": "assistant", "content": '{"tool": "get_neighbors", "entity_id": "ent:orin-vale"}'},
             {"role": "user", "content": "Error: unknown entity id 'ent:orin-vale'"},
         ],
-        LLMCall(model="m", request_hash="h"),
         "x",
-        replayed.tick(),
     )
     assert check(orin_gone, replayed).status == "clean"
 
@@ -162,13 +167,8 @@ def test_a_cited_hidden_id_leaks_without_a_model_or_when_shown_and_is_suspect_ot
     shown = check(orin_gone, requests(("[tu:1] (text withheld)", "Glass Harbor")), trace=cites("tu:1"))
     assert shown.status == "leaked" and shown.checks["citations"] == "leaked"
     assert check(orin_gone, requests(("Which film?", "x")), trace=cites("tu:3")).checks["citations"] == "clean"
-    own_words = UnitCapture("unit")  # the model wrote the id itself, and its history shows it back
-    own_words.add_request(
-        [{"role": "assistant", "content": "I cite tu:1."}, {"role": "user", "content": "Sure?"}],
-        LLMCall(model="m", request_hash="h"),
-        "yes",
-        own_words.tick(),
-    )
+    # the model wrote the id itself, and its history shows it back
+    own_words = sent([{"role": "assistant", "content": "I cite tu:1."}, {"role": "user", "content": "Sure?"}], "yes")
     assert check(orin_gone, own_words, trace=cites("tu:1")).status == "suspect"
 
 
@@ -176,25 +176,15 @@ def test_a_tool_echoing_the_models_own_call_shows_it_nothing(orin_gone):
     """A replayed step's call names the id it read (leave-one-step-out-replay's left-out step), and the
     tool's error echoes it: the id is the model's own word, not hidden content shown to it (2wiki-steps'
     random control cited such ids: 2 units called leaked, now suspect). A result listing it is evidence."""
-    echoed = UnitCapture("unit")
-    echoed.add_request(
+    echoed = sent(
         [
             {"role": "assistant", "content": '{"tool": "read_textunit", "arguments": {"textunit_id": "tu:1"}}'},
             {"role": "user", "content": "Error from read_textunit: text unit 'tu:1' does not exist or cannot be read"},
-        ],
-        LLMCall(model="m", request_hash="h"),
-        "answer",
-        echoed.tick(),
+        ]
     )
     found = check(orin_gone, echoed, trace=cites("tu:1"))
     assert found.checks["citations"] == "suspect" and found.checks["request_text"] == "clean"
-    listed = UnitCapture("unit")
-    listed.add_request(
-        [{"role": "user", "content": "Result of get_entity_details: text units tu:1, tu:3"}],
-        LLMCall(model="m", request_hash="h"),
-        "answer",
-        listed.tick(),
-    )
+    listed = sent([{"role": "user", "content": "Result of get_entity_details: text units tu:1, tu:3"}])
     assert check(orin_gone, listed, trace=cites("tu:1")).checks["citations"] == "leaked"
 
 
