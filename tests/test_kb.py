@@ -305,6 +305,13 @@ def test_neighbors_in_both_directions(view):
     assert len(view.neighbors("ent:dunmere", limit=2)) == 2 and view.neighbors("ent:dunmere", limit=0) == []
     with pytest.raises(ValueError, match="direction"):
         view.neighbors("ent:dunmere", direction="sideways")
+    # a limit counts visible neighbours: rows the view hides are fetched past, not counted
+    first_two = [n.entity.id for n in both[:2]]
+    hiding = view.hide(entities=first_two)
+    assert hiding.neighbors("ent:dunmere", limit=2) == hiding.neighbors("ent:dunmere")[:2]
+    assert [n.relation.id for n in view.invalidate([both[0].relation.id]).neighbors("ent:dunmere", limit=1)] == [
+        both[1].relation.id
+    ]
 
 
 def test_text_units_relations_and_communities(view):
