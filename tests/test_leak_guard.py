@@ -172,6 +172,16 @@ def test_a_cited_hidden_id_leaks_without_a_model_or_when_shown_and_is_suspect_ot
     assert check(orin_gone, own_words, trace=cites("tu:1")).status == "suspect"
 
 
+def test_findings_past_the_cap_are_counted_in_a_note_not_listed(orin_gone, monkeypatch):
+    import provbench.leakguard
+
+    monkeypatch.setattr(provbench.leakguard, "MAX_EVIDENCE", 1)
+    found = check(orin_gone, trace=cites(ORIN, "tu:1"))  # two hidden ids cited, no model: two findings
+    assert found.status == "leaked" and len(found.evidence) == 1
+    assert found.notes == ["1 more finding(s) not listed"]
+    assert check(orin_gone, trace=cites(ORIN)).notes == []
+
+
 def test_a_tool_echoing_the_models_own_call_shows_it_nothing(orin_gone):
     """A replayed step's call names the id it read (leave-one-step-out-replay's left-out step), and the
     tool's error echoes it: the id is the model's own word, not hidden content shown to it (2wiki-steps'
