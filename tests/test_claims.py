@@ -18,7 +18,7 @@ from provbench.controls import (
     ControlRuns,
     Expectation,
     Verdict,
-    expectations,
+    default_expect,
 )
 from provbench.model import RunRecord, Trace, UnitKey
 from provbench.report.stats import paired_permutation
@@ -295,8 +295,14 @@ def test_paired_permutation_is_exact_for_small_n_and_one_sided():
     assert paired_permutation({"x": 1.0}, {"y": 1.0}).p_value is None  # no shared question
 
 
-def test_expectations_read_a_control_its_effect_and_optionally_its_conditions():
-    assert expectations(("oracle", True), ("uses-uncited", False, ["full-isolation"])) == [
+def test_default_expect_reads_a_control_its_effect_and_optionally_its_conditions():
+    from pydantic import BaseModel
+
+    class Options(BaseModel):
+        expect: list[Expectation] = default_expect(("oracle", True), ("uses-uncited", False, ["full-isolation"]))
+
+    assert Options().expect == [
         Expectation(control="oracle", effect=True),
         Expectation(control="uses-uncited", effect=False, conditions=["full-isolation"]),
     ]
+    assert Options().expect is not Options().expect  # each options object its own list

@@ -48,10 +48,12 @@ def sent(messages: list[dict], reply: str = "answer") -> UnitCapture:
     return capture
 
 
-def check(view, capture=None, trace=None, baseline=None, question=QUESTION, trace_ids="kb") -> LeakCheck:
-    return check_unit(
-        view, question, trace or Trace(question_id="q1", system="s"), capture or UnitCapture(), baseline, trace_ids
-    )
+def check(
+    view, capture=None, trace=None, baseline=None, question=QUESTION, trace_ids="kb", baseline_requests=None
+) -> LeakCheck:
+    trace = trace or Trace(question_id="q1", system="s")
+    capture = capture or UnitCapture()
+    return check_unit(view, question, trace, capture, baseline, trace_ids, baseline_requests=baseline_requests)
 
 
 def leaked_items(result: LeakCheck) -> set[tuple[str, str]]:
@@ -291,33 +293,17 @@ def test_requests_identical_to_a_baseline_whose_prompts_showed_hidden_items_have
     line = "Orin Vale born in Dunmere."
     baseline_capture = requests((line, "Dunmere"))
     baseline = Trace(question_id="q1", system="s", retrieved=[RetrievedItem(kind="relationship", id="rel:6")])
-    found = check_unit(
-        no_bridge,
-        QUESTION,
-        Trace(question_id="q1", system="s", read_text_units=["tu:3"]),
-        requests((line, "Dunmere")),
-        baseline,
-        baseline_requests=baseline_capture.requests,
-    )
+    read = Trace(question_id="q1", system="s", read_text_units=["tu:3"])
+    found = check(no_bridge, requests((line, "Dunmere")), read, baseline, baseline_requests=baseline_capture.requests)
     assert found.status == "no-effect" and found.evidence[0].check == "no_effect"
-    changed = check_unit(
-        no_bridge,
-        QUESTION,
-        cites(),
-        requests(("Where was he born?", "x")),
-        baseline,
-        baseline_requests=baseline_capture.requests,
+    changed = check(
+        no_bridge, requests(("Where was he born?", "x")), cites(), baseline, baseline_requests=baseline_capture.requests
     )
     assert changed.checks["no_effect"] == "clean"
     # a retriever returned the relation, but the pipeline dropped it before the prompt: no effect expected
     dropped = requests(("Norland is a country.", "x"))
-    unseen = check_unit(
-        no_bridge,
-        QUESTION,
-        cites(),
-        requests(("Norland is a country.", "x")),
-        baseline,
-        baseline_requests=dropped.requests,
+    unseen = check(
+        no_bridge, requests(("Norland is a country.", "x")), cites(), baseline, baseline_requests=dropped.requests
     )
     assert unseen.checks["no_effect"] == "clean"
     # without the baseline's stored requests it cannot be compared

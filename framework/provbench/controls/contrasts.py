@@ -19,6 +19,7 @@ never a pass: a check that saw nothing confirms nothing.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,10 +38,11 @@ class Expectation(BaseModel):
     conditions: list[str] | None = Field(default=None, description="condition-effect: these conditions only")
 
 
-def expectations(*expected: tuple) -> list[Expectation]:
-    """Expectations from ``(control, effect)`` or ``(control, effect, conditions)`` tuples: a
-    claim's default ``expect`` in one line."""
-    return [Expectation(**dict(zip(("control", "effect", "conditions"), one))) for one in expected]
+def default_expect(*expected: tuple, **field: Any) -> Any:
+    """A claim options' ``expect`` field whose default is these expectations, each ``(control,
+    effect)`` or ``(control, effect, conditions)``; ``field``: more of pydantic's Field arguments."""
+    names = ("control", "effect", "conditions")
+    return Field(default_factory=lambda: [Expectation(**dict(zip(names, one))) for one in expected], **field)
 
 
 class TestOptions(BaseModel):

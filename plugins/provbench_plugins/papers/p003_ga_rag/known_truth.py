@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from provbench.controls import Claim, ClaimNeeds, ControlRuns, Verdict
 from provbench.results.claims import effect_words
-from provbench.controls.contrasts import Expectation, expectations
+from provbench.controls.contrasts import Expectation, default_expect
 from provbench.model import BASELINE, Question, RunRecord
 from provbench.results.data import RunData
 
@@ -43,9 +43,7 @@ class SettingsOptions(BaseModel):
         min_length=2,
         description="the GA-RAG settings compared (system keys of the controls block)",
     )
-    expect: list[Expectation] = Field(
-        default_factory=lambda: expectations(("oracle", True), ("ignores-context", False)), min_length=1
-    )
+    expect: list[Expectation] = default_expect(("oracle", True), ("ignores-context", False), min_length=1)
 
 
 class LabelOptions(SettingsOptions):
