@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -16,6 +17,9 @@ from .cli_init import init_cmd
 from .cli_options import MODEL_HELP, PLUGIN_OPTION, out_option
 from .cli_results import audit_cmd, check_cmd, compare_cmd, export_cmd, report_cmd, show_gates, traces_cmd
 from .listing import print_json, show_table
+
+if TYPE_CHECKING:
+    from .suite import ExecutorSpec
 
 # soft_wrap: lines are never cut or folded to a width (a pipe or a file has none; a terminal wraps them)
 console = Console(soft_wrap=True)
@@ -194,18 +198,9 @@ def kb_build_cmd(
     from .bundled import resolve_suite
     from .errors import UserError
     from .kb import health
-    from .suite import ExecutorSpec
     from .suite_yaml import parse_option_pairs
 
-    if ray_address is not None and executor == "threads":
-        raise UserError("--ray-address goes with --executor ray, not threads")
-    spec = (
-        ExecutorSpec(kind="ray", address=ray_address)
-        if executor == "ray" or ray_address
-        else ExecutorSpec()
-        if executor == "threads"
-        else None
-    )
+    spec = _executor_spec(executor, ray_address)
     path = Path(source)
     if path.suffix in {".yaml", ".yml"} or not path.exists():
         kb_dir, stats, reused = runner.build_suite_kb(
@@ -231,6 +226,18 @@ def kb_build_cmd(
         )
     console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}", markup=False)
     _print_stats(stats, degenerate=health.degenerate_reasons_at(kb_dir))
+
+
+def _executor_spec(executor: str | None, ray_address: str | None) -> "ExecutorSpec | None":
+    """The ``ExecutorSpec`` that ``--executor`` and ``--ray-address`` ask for (None: the suite's)."""
+    from .errors import UserError
+    from .suite import ExecutorSpec
+
+    if ray_address is not None and executor == "threads":
+        raise UserError("--ray-address goes with --executor ray, not threads")
+    if executor == "ray" or ray_address:
+        return ExecutorSpec(kind="ray", address=ray_address)
+    return ExecutorSpec() if executor == "threads" else None
 
 
 @kb_group.command("info")
