@@ -187,12 +187,28 @@ def _plan(
         latency_s=latency_s,
         notes=notes,
     )
+    plan.notes += _over_budget(suite.budget, plan)
     if suite.exclusion.enabled and suite.interventions:
         plan.notes.append(
             "the exclusion step will leave out the questions the reference system answers "
             "correctly: intervention units are an upper bound"
         )
     return plan, chain
+
+
+def _over_budget(budget: Any, plan: Plan) -> list[str]:
+    """A note when the plan's calls or known cost (the knowledge base's build included: the run
+    counts it) pass the suite's ``budget:``, where the run will stop."""
+    if budget is None:
+        return []
+    kb = sum(r.calls for r in plan.rows if r.what == KB_BUILD)
+    spend = f"about {plan.calls:,.0f} LLM call(s) ({kb:,.0f} of them the knowledge base build)"
+    if budget.max_calls is not None and plan.calls > budget.max_calls:
+        return [f"{spend} pass the suite's budget max_calls: {budget.max_calls}; the run stops there"]
+    known = plan.cost_total().usd
+    if budget.max_cost_usd is not None and known > budget.max_cost_usd:
+        return [f"{spend} cost over the suite's budget max_cost_usd: {budget.max_cost_usd:g}; the run stops there"]
+    return []
 
 
 def _system_rows(
@@ -205,7 +221,8 @@ def _system_rows(
         system = registry.create("system", ref.name, **ref.options)
         calls, problem = expected_system_calls(system, ref.key)
         units = ref.repeats * len(questions)  # a repeated system runs each question ``repeats`` times
-        baseline = Row(ref.key, units, calls * units, model=model_id, notes=[problem] if problem else [])
+        notes = [problem] if problem else _undeclared_calls(system)
+        baseline = Row(ref.key, units, calls * units, model=model_id, notes=notes)
         dry.measure(ref, system, baseline, records)
         rows.append(baseline)
         chain = max(chain, calls * (2 if ref.key in suite.targets_of_interventions() and suite.interventions else 1))
@@ -215,6 +232,14 @@ def _system_rows(
                 for iref in suite.interventions
             ]
     return rows, chain
+
+
+def _undeclared_calls(system: Any) -> list[str]:
+    from .plugin_api import System
+
+    if type(system).expected_llm_calls is not System.expected_llm_calls:
+        return []
+    return ["the system does not declare expected_llm_calls: one call a question assumed (0 for a system without LLM)"]
 
 
 def _price(rows: list[Row], system_backend: Any, judge_backend: Any) -> None:
