@@ -268,7 +268,7 @@ class WarmUp:
             import llama_index.core  # noqa: F401 - imported for its side effect, see above
 
             with contextlib.suppress(ImportError):  # without torch the first search says so
-                import torch  # noqa: F401
+                import torch  # noqa: F401 - imported for its side effect, see above
 
             self._thread = threading.Thread(target=self._load, name="warm-up", daemon=True)
             self._thread.start()

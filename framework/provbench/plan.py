@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .costs import CostTotal, price_of
+from .costs import CostTotal, budget_overrun, price_of
 from .errors import PluginFailure, UserError, call_plugin
 from .model import BASELINE, RunRecord
 from .plugin_api import Environment, MetricContext
@@ -187,28 +187,14 @@ def _plan(
         latency_s=latency_s,
         notes=notes,
     )
-    plan.notes += _over_budget(suite.budget, plan)
+    kb_calls = sum(r.calls for r in rows if r.what == KB_BUILD)
+    plan.notes += budget_overrun(suite.budget, plan.calls, plan.cost_total().usd, kb_calls)
     if suite.exclusion.enabled and suite.interventions:
         plan.notes.append(
             "the exclusion step will leave out the questions the reference system answers "
             "correctly: intervention units are an upper bound"
         )
     return plan, chain
-
-
-def _over_budget(budget: Any, plan: Plan) -> list[str]:
-    """A note when the plan's calls or known cost (the knowledge base's build included: the run
-    counts it) pass the suite's ``budget:``, where the run will stop."""
-    if budget is None:
-        return []
-    kb = sum(r.calls for r in plan.rows if r.what == KB_BUILD)
-    spend = f"about {plan.calls:,.0f} LLM call(s) ({kb:,.0f} of them the knowledge base build)"
-    if budget.max_calls is not None and plan.calls > budget.max_calls:
-        return [f"{spend} pass the suite's budget max_calls: {budget.max_calls}; the run stops there"]
-    known = plan.cost_total().usd
-    if budget.max_cost_usd is not None and known > budget.max_cost_usd:
-        return [f"{spend} cost over the suite's budget max_cost_usd: {budget.max_cost_usd:g}; the run stops there"]
-    return []
 
 
 def _system_rows(
