@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .costs import CostTotal, price_of
+from .costs import CostTotal, budget_overrun, price_of
 from .errors import PluginFailure, UserError, call_plugin
 from .gold import unclaimed_lines
 from .model import BASELINE, RunRecord
@@ -191,6 +191,8 @@ def _plan(
     unclaimed = unclaimed_lines(questions)  # gold the loader would not claim, named before the run
     if unclaimed:
         plan.notes.append(" ".join(line.strip() for line in unclaimed))
+    kb_calls = sum(r.calls for r in rows if r.what == KB_BUILD)
+    plan.notes += budget_overrun(suite.budget, plan.calls, plan.cost_total().usd, kb_calls)
     if suite.exclusion.enabled and suite.interventions:
         plan.notes.append(
             "the exclusion step will leave out the questions the reference system answers "
@@ -209,7 +211,8 @@ def _system_rows(
         system = registry.create("system", ref.name, **ref.options)
         calls, problem = expected_system_calls(system, ref.key)
         units = ref.repeats * len(questions)  # a repeated system runs each question ``repeats`` times
-        baseline = Row(ref.key, units, calls * units, model=model_id, notes=[problem] if problem else [])
+        notes = [problem] if problem else _undeclared_calls(system)
+        baseline = Row(ref.key, units, calls * units, model=model_id, notes=notes)
         dry.measure(ref, system, baseline, records)
         rows.append(baseline)
         chain = max(chain, calls * (2 if ref.key in suite.targets_of_interventions() and suite.interventions else 1))
@@ -219,6 +222,14 @@ def _system_rows(
                 for iref in suite.interventions
             ]
     return rows, chain
+
+
+def _undeclared_calls(system: Any) -> list[str]:
+    from .plugin_api import System
+
+    if type(system).expected_llm_calls is not System.expected_llm_calls:
+        return []
+    return ["the system does not declare expected_llm_calls: one call a question assumed (0 for a system without LLM)"]
 
 
 def _price(rows: list[Row], system_backend: Any, judge_backend: Any) -> None:
