@@ -188,9 +188,7 @@ def _plan(
         latency_s=latency_s,
         notes=notes,
     )
-    unclaimed = unclaimed_lines(questions)  # gold the loader would not claim, named before the run
-    if unclaimed:
-        plan.notes.append(" ".join(line.strip() for line in unclaimed))
+    plan.notes += [line.strip() for line in unclaimed_lines(questions)]  # unclaimed gold, named before the run
     kb_calls = sum(r.calls for r in rows if r.what == KB_BUILD)
     plan.notes += budget_overrun(suite.budget, plan.calls, plan.cost_total().usd, kb_calls)
     if suite.exclusion.enabled and suite.interventions:
