@@ -169,13 +169,9 @@ def check_claim(claim: Claim, ref: "ClaimRef", runs: ControlRuns) -> list[Verdic
                 passed=False,
             )
         ]
-    declared = {
-        "claim": shown,
-        "expected_failure": ref.expect_failure or "",
-        "open": ref.open or "",
-        "unmeasured_expected": ref.expect_not_measurable or "",
-    }
-    return [v.model_copy(update=declared) for v in verdicts]
+    declared = {"claim": shown, "expected_failure": ref.expect_failure or "", "open": ref.open or ""}
+    excused = ref.expect_not_measurable or {}  # per control: another control's unmeasured verdict still fails
+    return [v.model_copy(update={**declared, "unmeasured_expected": excused.get(v.control, "")}) for v in verdicts]
 
 
 def controls_suite(
