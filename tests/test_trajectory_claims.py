@@ -106,36 +106,37 @@ def _variant(control: str, qid: str, step: int, changed: bool, gold: bool) -> Ru
     )
 
 
-def test_the_claims_read_the_records_they_are_given():
-    def coverage(qid: str, value: float) -> RunRecord:
-        return RunRecord(
-            key=UnitKey(question_id=qid, system="agentic-graphrag", condition=BASELINE),
-            scores={"gold.path_coverage": value},
-        )
-
-    runs = control_runs(
-        {
-            "oracle": [
-                coverage("a", 1.0),
-                coverage("b", 1.0),
-                _variant("oracle", "a", 0, True, True),
-                _variant("oracle", "a", 1, False, False),
-                _variant("oracle", "b", 0, True, True),
-            ],
-            "random": [
-                coverage("a", 0.0),
-                coverage("b", 0.5),
-                _variant("random", "a", 0, True, False),
-                _variant("random", "b", 1, True, True),
-            ],
-        }
+def _coverage(qid: str, value: float) -> RunRecord:
+    return RunRecord(
+        key=UnitKey(question_id=qid, system="agentic-graphrag", condition=BASELINE),
+        scores={"gold.path_coverage": value},
     )
-    path = GoldPathFollowed(resamples=99).check(runs)
-    assert [v.passed for v in path] == [True, False]  # two questions cannot make the difference significant
-    critical = CriticalStepsHoldGold().check(runs)
+
+
+def _controls(questions: int):
+    """The oracle follows the gold chain and depends on the step that brought gold; random neither."""
+    qids = [f"q{i}" for i in range(questions)]
+    oracle = [r for q in qids for r in (_coverage(q, 1.0), _variant("oracle", q, 0, True, True))]
+    oracle += [_variant("oracle", q, 1, False, False) for q in qids]
+    randomly = [r for q in qids for r in (_coverage(q, 0.0), _variant("random", q, 0, True, False))]
+    return control_runs({"oracle": oracle, "random": randomly + [_variant("random", q, 1, True, True) for q in qids]})
+
+
+def test_the_claims_read_the_records_they_are_given():
+    path = GoldPathFollowed(resamples=99).check(_controls(5))
+    assert [v.passed for v in path] == [True, True], [v.observed for v in path]
+    critical = CriticalStepsHoldGold().check(_controls(5))
     assert [v.passed for v in critical] == [True, True]
-    assert critical[0].observed.startswith("2/2 critical step(s) held gold; 2/2 gold-holding step(s) critical")
+    assert critical[0].observed.startswith("5/5 critical step(s) held gold; 5/5 gold-holding step(s) critical")
     strict = CriticalStepsHoldGold(min_blind_change=1.0).check(
         control_runs({"oracle": [], "random": [_variant("random", "a", 0, False, False)]})
     )
     assert [v.passed for v in strict] == [False, False]  # nothing to judge the oracle by; random unchanged
+    assert strict[0].unmeasured == "not measurable: no step left out under leave-one-step-out-replay"
+
+
+def test_two_questions_are_not_enough_for_either_claim():
+    """Coverage 1.0 and every critical step gold on 2 questions: no finding, never a pass."""
+    verdicts = GoldPathFollowed(resamples=99).check(_controls(2)) + CriticalStepsHoldGold().check(_controls(2))
+    assert [v.unmeasured for v in verdicts] == ["not enough questions (n=2; needs >= 5)"] * 4
+    assert not any(v.passed for v in verdicts)
