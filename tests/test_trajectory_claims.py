@@ -22,7 +22,7 @@ DATA = REPO / "datasets" / "2wiki-controls" / "dev.json"
 CLAIMS = ("gold-path-followed", "critical-steps-hold-gold")
 
 
-def small_suite(folder: Path, kb: Path, replay: str = "leave-one-step-out-replay") -> Path:
+def small_suite(folder: Path, kb: Path, replay: str = "leave-one-step-out-replay", limit: int = 8) -> Path:
     return write_suite(
         folder,
         f"""\
@@ -34,7 +34,7 @@ interventions: [{replay}]
 metrics: [accuracy, gold-trajectory]
 report: {{subgraph_pictures: false}}
 controls:
-  dataset: {{loader: 2wiki, path: {DATA}, limit: 8}}
+  dataset: {{loader: 2wiki, path: {DATA}, limit: {limit}}}
   knowledge_base: {{builder: 2wiki-paper000, directory: {kb}, options: {{extract: false, summarize: false}}}}
   llms: [oracle, random]
   claims: [{", ".join(CLAIMS)}]
@@ -63,6 +63,20 @@ def test_the_oracle_follows_the_gold_chain_and_depends_on_its_gold_steps(tmp_pat
     assert {sham: status for (claim, sham), (status, _) in power.items() if claim == "gold-path-followed"} == {
         "oracle swapped for random": "power"
     }, power
+
+
+def test_two_questions_are_not_enough_on_a_suite_cut_to_them(tmp_path, kb_dir):
+    from conftest import validate_cli
+    from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE
+    from provbench.controls.validity import read_validity
+
+    result = validate_cli(small_suite(tmp_path, kb_dir, limit=2), tmp_path / "out")
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    verdicts = read_validity(tmp_path / "out").verdicts
+    assert len(verdicts) == 4 and not any(v.passed for v in verdicts)
+    assert {v.unmeasured for v in verdicts} == {"not enough questions (n=2; needs >= 5)"}, [
+        v.observed for v in verdicts
+    ]
 
 
 def test_the_random_control_in_place_of_the_oracle_fails_both_claims(tmp_path, kb_dir, monkeypatch):
