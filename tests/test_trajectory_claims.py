@@ -65,18 +65,18 @@ def test_the_oracle_follows_the_gold_chain_and_depends_on_its_gold_steps(tmp_pat
     }, power
 
 
-def test_two_questions_are_not_enough_on_a_suite_cut_to_them(tmp_path, kb_dir):
+def test_two_questions_are_not_enough_on_a_suite_cut_to_them(tmp_path):
     from conftest import validate_cli
     from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE
     from provbench.controls.validity import read_validity
 
-    result = validate_cli(small_suite(tmp_path, kb_dir, limit=2), tmp_path / "out")
+    result = validate_cli(small_suite(tmp_path, tmp_path / "kb", limit=2), tmp_path / "out")  # a KB of 2 questions
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     verdicts = read_validity(tmp_path / "out").verdicts
     assert len(verdicts) == 4 and not any(v.passed for v in verdicts)
-    assert {v.unmeasured for v in verdicts} == {"not enough questions (n=2; needs >= 5)"}, [
-        v.observed for v in verdicts
-    ]
+    # the random agent may take no step on one of them: n=1
+    enough = {f"not enough questions (n={n}; needs >= 5)" for n in (1, 2)}
+    assert {v.unmeasured for v in verdicts} <= enough, [v.observed for v in verdicts]
 
 
 def test_the_random_control_in_place_of_the_oracle_fails_both_claims(tmp_path, kb_dir, monkeypatch):

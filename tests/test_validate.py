@@ -397,7 +397,7 @@ def test_the_built_in_suites_controls_pass_within_five_minutes(tmp_path, suite):
     # the authors' suite marks the claims it cannot test; an open claim (curriculum-planning's loop against
     # one-shot) is reported either way; a control a condition can hide nothing for is declared not measurable
     assert all(v.passed or v.expected_failure or v.open or (v.unmeasured and v.unmeasured_expected) for v in verdicts)
-    # only the control that visits and cites nothing may be excused (a declaration covers its whole claim)
+    # only the control that visits and cites nothing may be excused (each declaration names its control)
     excused = {(v.claim, v.control) for v in verdicts if v.unmeasured and v.unmeasured_expected}
     assert all(control == "ignores-context" for _, control in excused), excused
     assert {v.claim for v in verdicts if v.open} == (
