@@ -27,7 +27,9 @@ removal from a real one (its "hides nothing" sham would pass). Per removal, faki
 verdict.
 
 Both read the oracle's questions whose baseline answer was right (its prompt held the gold, so
-its answer depends on it); a question the oracle got wrong holds no planted dependence.
+its answer depends on it); a question the oracle got wrong holds no planted dependence. Over
+fewer questions than could ever be significant (the binomial test's best p is chance^n; 5 for
+the rest) a verdict is "not enough questions", never a pass (docs/controls.md).
 """
 
 from __future__ import annotations
