@@ -64,9 +64,9 @@ def test_paper003s_claims_pass_on_fever_garags_controls(tmp_path):
     ]
 
 
-def test_two_claims_are_not_enough_for_paper003s_claims(tmp_path, kb_dir):
+def test_two_claims_are_not_enough_for_paper003s_claims(tmp_path):
     """The controls cut to 2 claims: every verdict says so, none passes, validate exits 4."""
-    result = validate_cli(smaller_suite(tmp_path, kb_dir, limit=2), tmp_path / "out")
+    result = validate_cli(smaller_suite(tmp_path, tmp_path / "kb", limit=2), tmp_path / "out")  # a KB of 2 claims
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     found = verdicts(tmp_path / "out")
     assert set(found) == {(c, control) for c in CLAIMS for control in ("oracle", "ignores-context")}
