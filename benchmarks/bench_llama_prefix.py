@@ -12,6 +12,9 @@ Two steps:
 * ``breakdown RUN_DIR``: a finished run's own records, per kind of call (system and purpose, the
   judge's apart): calls, prompt tokens sent, completion tokens, and how many of them went to
   re-asks of a reply that was not valid JSON (usually one cut off by ``max_tokens``).
+* ``repeats RUN_DIR``: the unit requests a run sent again with the same messages (an ablation
+  that changed nothing in a prompt): served from the cache or generated again, with the
+  completion tokens spent and how many replies differed from the first.
 
 Run: ``python benchmarks/bench_llama_prefix.py record suites/quickstart.yaml /tmp/q --limit 2``
 then ``python benchmarks/bench_llama_prefix.py replay /tmp/q``.
@@ -282,6 +285,38 @@ def breakdown(run_dir: Path) -> None:
     print(f"{'total':36} {totals[0]:>5} {totals[1]:>7} {totals[2]:>10} {totals[3]:>8} {totals[4]:>16}")
 
 
+def repeats(run_dir: Path) -> None:
+    """Print the unit requests a run sent with the same messages as an earlier one: served from the
+    cache, or generated again (their completion tokens, and how many got another reply)."""
+    from provbench.audit import logged_requests
+    from provbench.model import RunRecord
+
+    lines = (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    records = sorted(
+        (RunRecord.model_validate_json(line) for line in lines if line.strip()), key=lambda r: r.started_at or ""
+    )
+    first: dict[str, str | None] = {}
+    cached, fresh, tokens, other_reply = 0, 0, 0, 0
+    for record in records:
+        calls = record.trace.llm_calls if record.trace else []
+        for request, call in zip(logged_requests(record.requests), calls):
+            key = json.dumps(request.messages)
+            if key not in first:
+                first[key] = request.reply
+            elif call.cached:
+                cached += 1
+            else:
+                fresh, tokens, other_reply = (
+                    fresh + 1,
+                    tokens + call.completion_tokens,
+                    other_reply + (request.reply != first[key]),
+                )
+    print(
+        f"{len(first)} distinct unit requests; {cached + fresh} sent again: {cached} from the cache, {fresh} generated again"
+    )
+    print(f"generated again: {tokens} completion tokens, {other_reply} with another reply than the first time")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     steps = parser.add_subparsers(dest="step", required=True)
@@ -302,9 +337,13 @@ def main() -> None:
     rep.add_argument("--calls", type=int, help="replay only N calls")
     brk = steps.add_parser("breakdown")
     brk.add_argument("out", type=Path, help="a finished run directory")
+    again = steps.add_parser("repeats")
+    again.add_argument("out", type=Path, help="a finished run directory")
     args = parser.parse_args()
     if args.step == "breakdown":
         breakdown(args.out)
+    elif args.step == "repeats":
+        repeats(args.out)
     elif args.step == "record":
         record(args.suite, args.out, args.limit, args.model)
     elif args.step == "simulate":

@@ -91,6 +91,25 @@ def test_different_parameters_are_sent_not_served_from_cache(tmp_path):
     assert len(backend.calls) == 2 and backend.calls[1]["temperature"] == 0.9
 
 
+def test_a_greedy_request_differing_only_in_seed_is_served_from_the_cache_when_the_backend_ignores_it(tmp_path):
+    llm, backend = scripted(["first", "second", "third", "fourth"], cache_dir=tmp_path)
+    backend.greedy_ignores_seed = True  # as the embedded model's backend declares (llama.cpp's greedy sampler)
+    assert llm.chat(ASK, temperature=0.0, seed=1).text == "first"
+    again = llm.chat(ASK, temperature=0.0, seed=2)
+    assert (again.text, again.cached, len(backend.calls)) == ("first", True, 1)
+    assert llm.chat(ASK, temperature=0.7, seed=1).text == "second"  # sampling reads the seed
+    assert llm.chat(ASK, temperature=0.7, seed=2).text == "third"
+    del backend.greedy_ignores_seed  # other backends (an API) may read it at temperature 0 too
+    assert llm.chat(ASK, temperature=0.0, seed=3).text == "fourth"
+
+
+def test_the_embedded_backend_declares_that_greedy_decoding_ignores_the_seed():
+    from provbench.llm.backends import LlamaCppBackend, LiteLLMBackend
+
+    assert LlamaCppBackend.greedy_ignores_seed is True
+    assert not hasattr(LiteLLMBackend, "greedy_ignores_seed")
+
+
 def test_failed_calls_are_not_cached(tmp_path):
     llm, backend = scripted([ValueError("bad request"), "fine"], cache_dir=tmp_path)
     with pytest.raises(LLMError):

@@ -206,3 +206,18 @@ def test_scoring_works_inside_a_running_event_loop(view, parts):
         return RagasFaithfulness().score(record(parts), QUESTION, MetricContext(llm=llm, view=view))
 
     assert asyncio.run(caller()) == {"faithfulness_cited": 1.0, "faithfulness_trajectory": 1.0}
+
+
+def test_a_statements_reply_that_is_not_json_is_asked_once_per_record(view, parts):
+    """Both scores ask for the same statements; a reply cut off at max_tokens is neither cached nor
+    re-asked by the client, so the second score takes the first one's instead of spending the budget again."""
+    cut_off = '{"statements": ["Ann directed it.", "Ann directed it.", "Ann dir'
+    llm, backend = judge([cut_off, statements("a"), verdicts(1)])
+    rec = record(parts)
+    scores = RagasFaithfulness().score(rec, QUESTION, MetricContext(llm=llm, view=view))
+    assert scores == {"faithfulness_cited": None, "faithfulness_trajectory": None}
+    assert rec.score_notes["faithfulness_cited"] == rec.score_notes["faithfulness_trajectory"]
+    assert "not JSON for StatementGeneratorOutput" in rec.score_notes["faithfulness_cited"]
+    assert len(backend.calls) == 1
+    again = record(parts)  # another record's scoring asks afresh
+    assert RagasFaithfulness().score(again, QUESTION, MetricContext(llm=llm, view=view))["faithfulness_cited"] == 1.0

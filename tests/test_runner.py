@@ -209,6 +209,30 @@ def test_builtin_systems_interventions_and_metrics_through_the_runner(tmp_path):
     assert (run / "report.html").is_file()
 
 
+@pytest.mark.parametrize("greedy_ignores_seed", [True, False])
+def test_an_ablation_step_identical_to_its_baselines_is_served_from_the_cache(tmp_path, greedy_ignores_seed):
+    """Each unit has its own seed; a backend whose greedy decoding never reads it (the embedded
+    model's) gets an ablation's request that equals its baseline's from the cache: the agent's first
+    step (instructions and question) is the same in every condition."""
+    from runner_helpers import builtin_plugin_manager, builtin_reply, write_builtin_suite
+
+    from provbench.llm import LLMClient, ScriptedBackend
+
+    backend = ScriptedBackend(replies=[builtin_reply] * 500)
+    if greedy_ignores_seed:
+        backend.greedy_ignores_seed = True
+    llm = LLMClient(backend, cache_dir=tmp_path / "cache")
+    run = run_suite(write_builtin_suite(tmp_path / "suite"), out=tmp_path / "run", pm=builtin_plugin_manager(), llm=llm)
+    agent = [r for r in lines(run) if r["key"]["system"] == "agentic-graphrag"]
+    ablations = [r for r in agent if r["key"]["condition"] != "baseline"]
+    assert ablations and {r["seed"] for r in agent} != {agent[0]["seed"]}  # every unit its own seed
+    first_steps = {r["trace"]["llm_calls"][0]["cached"] for r in ablations}
+    assert first_steps == {greedy_ignores_seed}
+    assert {r["trace"]["answer"] for r in ablations} == {
+        r["trace"]["answer"] for r in agent if r["key"]["condition"] == "baseline"
+    }
+
+
 def test_resuming_with_another_model_is_refused(tmp_path):
     from provbench.errors import UserError
 

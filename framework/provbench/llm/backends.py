@@ -183,8 +183,12 @@ class LlamaCppBackend:
 
     The grammar bounds the shape, not string lengths: callers cap ``max_tokens`` and the client
     validates the JSON. Log-probabilities need ``logits_all``, so they use a second instance
-    with a smaller context (its logits buffer grows with n_ctx x vocabulary).
+    with a smaller context (its logits buffer grows with n_ctx x vocabulary). At temperature 0
+    llama.cpp samples greedily and never reads the seed (``greedy_ignores_seed``: the client's
+    cache then serves a repeated request whatever its seed).
     """
+
+    greedy_ignores_seed = True
 
     def __init__(
         self, name: str, n_ctx: int | None = None, n_threads: int | None = None, logprobs_n_ctx: int | None = None

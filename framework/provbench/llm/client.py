@@ -229,11 +229,7 @@ class LLMClient:
         key = None
         if self.cache is not None:
             started = time.perf_counter()
-            key = cache_key(
-                self.model_id,
-                request["messages"],
-                {**{k: v for k, v in request.items() if k != "messages"}, "backend": self.backend.config()},
-            )
+            key = cache_key(self.model_id, request["messages"], self._key_params(request))
             hit = self.cache.get(key)
             if hit is not None and _acceptable(hit, request):  # older caches may hold invalid JSON
                 self.stats.add(cached=1)
@@ -246,6 +242,16 @@ class LLMClient:
         resp = self._response(reply, request, latency=latency, cached=False, attempts=attempts)
         self.stats.add(cost_usd=resp.cost_usd or 0.0, unpriced=resp.cost_usd is None)
         return resp
+
+    def _key_params(self, request: dict[str, Any]) -> dict[str, Any]:
+        """What besides the messages makes a request another one. A backend whose greedy decoding
+        never reads the seed (``greedy_ignores_seed``) gets the same reply at temperature 0 whatever
+        the unit's seed, so the seed stays out of the key: an ablation that changes nothing in a
+        prompt gets its baseline's reply instead of a re-generation that numerical noise can flip."""
+        params = {k: v for k, v in request.items() if k != "messages"}
+        if params.get("temperature") == 0 and getattr(self.backend, "greedy_ignores_seed", False):
+            params.pop("seed", None)
+        return {**params, "backend": self.backend.config()}
 
     def _call_with_retries(self, request: dict[str, Any]) -> tuple[dict[str, Any], int]:
         retrying = Retrying(

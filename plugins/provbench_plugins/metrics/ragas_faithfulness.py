@@ -67,12 +67,16 @@ def _adapter_class() -> type:
     from ragas.llms.base import InstructorBaseRagasLLM
 
     class ProvbenchRagasLLM(InstructorBaseRagasLLM):
-        """Ragas' structured-output LLM interface over a provbench ``LLMClient``."""
+        """Ragas' structured-output LLM interface over a provbench ``LLMClient``. A reply that is
+        not JSON (one cut off by ``max_tokens``: the client neither caches nor re-asks it) is kept
+        for the adapter's life, one record's scoring: both scores ask for the same statements, and
+        asking again would spend the whole budget again for the same cut-off reply."""
 
         def __init__(self, llm: "LLMClient", max_tokens: int = 512, purpose: str = "ragas-faithfulness") -> None:
             self.llm = llm
             self.max_tokens = max_tokens
             self.purpose = purpose
+            self.unusable: dict[str, Any] = {}  # prompt and schema -> a reply that was not JSON
 
         def _request(self, prompt: str, response_model: type) -> dict[str, Any]:
             return {
@@ -93,10 +97,19 @@ def _adapter_class() -> type:
                 raise JudgeOutputError(f"judge reply does not fit {response_model.__name__}: {exc}") from exc
 
         def generate(self, prompt: str, response_model: type) -> Any:
-            return self._parse(self.llm.chat(**self._request(prompt, response_model)), response_model)
+            key = f"{response_model.__name__}\n{prompt}"
+            resp = self.unusable.get(key) or self.llm.chat(**self._request(prompt, response_model))
+            return self._parse(self._kept(key, resp), response_model)
 
         async def agenerate(self, prompt: str, response_model: type) -> Any:
-            return self._parse(await self.llm.achat(**self._request(prompt, response_model)), response_model)
+            key = f"{response_model.__name__}\n{prompt}"
+            resp = self.unusable.get(key) or await self.llm.achat(**self._request(prompt, response_model))
+            return self._parse(self._kept(key, resp), response_model)
+
+        def _kept(self, key: str, resp: Any) -> Any:
+            if resp.data is None:
+                self.unusable[key] = resp
+            return resp
 
     return ProvbenchRagasLLM
 
