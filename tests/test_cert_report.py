@@ -80,7 +80,7 @@ def test_table2_marks_the_cells_no_certified_claim_covers(tmp_path):
     table = table2_section(run_in(tmp_path, validity([verdict("cited")]), records)).blocks[0]
     row = next(r for r in table.rows if r.cells and r.cells[1].text == "Output changed")
     by_system = dict(zip(table.columns[2:], row.cells[2:]))
-    assert by_system["GraphRAG"].text.endswith("†") and "not certified" in by_system["GraphRAG"].note
+    assert by_system["Simple GraphRAG"].text.endswith("†") and "not certified" in by_system["Simple GraphRAG"].note
     assert not by_system["Agentic GraphRAG"].text.endswith("†")
     assert "† not certified" in table.caption
     unvalidated = table2_section(run_in(tmp_path / "none", None, records)).blocks[0]

@@ -137,6 +137,19 @@ def test_entity_removal_removes_visited_but_uncited(view):
     assert removed.text_units_of(A) == ["tu:1", "tu:6"]  # the control keeps the cited entity's text
 
 
+def test_entity_removal_of_orphaned_text_keeps_the_units_a_kept_entity_links(view):
+    """``text: orphaned``: B and C go with their edges, but only C's tu:7 is hidden: tu:3 (B's own
+    paragraph) also links the kept D, so it stays readable, and D's description quoting it stays."""
+    plan, removed = apply(EntityRemoval(text="orphaned"), view)
+    assert plan.entities == {B, C} and set(removed.entity_ids()) == ALL_ENTITIES - {B, C}
+    assert plan.text_units == {"tu:7"} and plan.hide_metadata_of == frozenset()
+    assert readable_text_units(removed) == ALL_TEXT_UNITS - {"tu:7"}
+    assert removed.neighbors(A) == [] and removed.text_unit("tu:3").text.startswith("Blue River")
+    mask, _ = apply(EntityTextMask(), view)
+    assert mask.text_units - plan.text_units == {"tu:3"}  # the mask now hides text this removal keeps
+    assert EntityRemoval().options.text == "linked"
+
+
 def test_entity_text_mask_hides_text_and_metadata_of_visited_but_uncited(view):
     plan, masked = apply(EntityTextMask(), view)
     assert plan.entities == frozenset()
@@ -212,7 +225,21 @@ def test_random_removal_takes_visited_entities_last(view):
     baseline = baseline_trace(cited=(A, B), visited=tuple(ALL_ENTITIES))
     plan, _ = apply(RandomRemoval(search_k=0), view, baseline, seed=1)
     assert len(plan.entities) == 2 and plan.entities <= {C, D, E, F, G}
-    assert plan.notes[-2].endswith("drawn from the visited-but-uncited entities")
+    assert plan.notes[-3].endswith("drawn from the visited-but-uncited entities")
+    assert plan.notes[-2] == "2 of 2 drawn entities were on the trajectory (visited)"  # every entity was visited
+
+
+def test_random_removal_drawn_uniformly_takes_visited_but_uncited_entities_too(view):
+    """``draw: uniform`` samples the non-cited pool as the paper words it: with hops=0 and no search
+    that pool is the visited-but-uncited {B, C}, which the default draw leaves for the rest of the graph."""
+    drawn = [apply(RandomRemoval(search_k=0, hops=0, draw="uniform"), view, seed=s)[0] for s in range(8)]
+    assert {frozenset(p.entities) for p in drawn} == {frozenset({B}), frozenset({C})}
+    assert all(p.notes[-2] == "1 of 1 drawn entities were on the trajectory (visited)" for p in drawn)
+    default = apply(RandomRemoval(search_k=0, hops=0), view)[0]
+    assert default.notes[-2] == "0 of 1 drawn entities were on the trajectory (visited)"
+    small = apply(RandomRemoval(search_k=0, hops=0, draw="uniform"), view, baseline_trace(cited=(A, B, C)), 3)[0]
+    assert len(small.entities) == 3 and small.entities <= {D, E, F, G}  # the pool {} topped up from the rest
+    assert small.notes[0] == "plausibly retrievable entities: 0; 3 drawn from the rest"
 
 
 def test_random_removal_hides_the_text_but_not_the_cited_entitys(view):
@@ -250,7 +277,8 @@ def test_random_removal_pool_includes_question_hits(view):
         ({"hops": "2"}, r"hops='2': Input should be a valid integer"),
         ({"search_k": -1}, r"search_k=-1"),
         ({"hide_orphan_text_units": False}, r"hide_orphan_text_units=False: Extra inputs"),  # one text rule, no option
-        ({"repeat": 2}, r"repeat=2: Extra inputs .*known options: repeats, hops, search_k"),
+        ({"repeat": 2}, r"repeat=2: Extra inputs .*known options: repeats, hops, search_k, draw"),
+        ({"draw": "visited"}, r"draw='visited': Input should be 'not-visited-first' or 'uniform'"),
     ],
 )
 def test_random_removal_options_are_validated(options, message):
@@ -261,9 +289,12 @@ def test_random_removal_options_are_validated(options, message):
 
 
 def test_ablations_take_no_text_rule_option():
-    for ablation in (CitedRemoval, EntityRemoval):
-        with pytest.raises(UserError, match=f"intervention '{ablation.name}': bad options: takes no options"):
-            ablation(hide_orphan_text_units=False)
+    with pytest.raises(UserError, match="intervention 'cited-removal': bad options: takes no options"):
+        CitedRemoval(hide_orphan_text_units=False)
+    with pytest.raises(UserError, match=r"hide_orphan_text_units=False: Extra inputs .*known options: text"):
+        EntityRemoval(hide_orphan_text_units=False)
+    with pytest.raises(UserError, match=r"text='shared': Input should be 'linked' or 'orphaned'"):
+        default_registry().create("intervention", "entity-removal", text="shared")
     with pytest.raises(
         UserError,
         match=r"intervention 'p000/cited-removal': bad options: .*"

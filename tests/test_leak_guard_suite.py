@@ -196,7 +196,7 @@ def test_requests_that_ignore_what_the_view_hides_are_clean_and_counted(run):
     # its prompts never showed what it visited: the view binds it, and it uses nothing (a true 0 %)
     assert set(statuses(records, "ignores-what-it-reads")) <= {"clean", "no-op"}
     assert "%" in table2_cell(run_dir, "Cited ablation", "ignores-what-it-reads")
-    assert "%" in table2_cell(run_dir, "Cited ablation", "GraphRAG")  # a measured cell keeps its number
+    assert "%" in table2_cell(run_dir, "Cited ablation", "Simple GraphRAG")  # a measured cell keeps its number
     found = report_cell(run_dir, "systems", "graphrag", "Leak guard")
     assert found.startswith("18 clean") or found.endswith("no-op")
 

@@ -199,6 +199,33 @@ def test_table2_names_the_text_rule_and_the_hidden_reports():
     assert "naming a cited one is hidden (shared_text: keep" in default
 
 
+def test_table2_names_the_random_draw_and_the_entity_removal_reading():
+    records = baseline_records() + [
+        record(s, q, condition=c)
+        for s in ("agentic-graphrag", "graphrag")
+        for q in ("q1", "q2")
+        for c in ("random-removal", "entity-removal")
+    ]
+    default = table2_section(run_of(records, ["random-removal", "entity-removal"])).blocks[0]
+    assert (
+        "Random ablation: drawn from the plausibly retrievable entities the baseline did not visit" in default.caption
+    )
+    assert "(draw: not-visited-first;" in default.caption
+    assert "Entity removal: every text unit linked to a removed entity is hidden" in default.caption
+    assert "as section 2.3 designs the pair (text: linked); the paper's Table 2 has the mask costing more" in (
+        default.caption
+    )
+    assert "Simple GraphRAG" in default.columns and "Agentic GraphRAG" in default.columns  # the paper's Table 2 names
+    chosen = [
+        {"name": "random-removal", "options": {"draw": "uniform"}},
+        {"name": "entity-removal", "options": {"text": "orphaned"}},
+    ]
+    caption = table2_section(run_of(records, chosen)).blocks[0].caption
+    assert "visited-but-uncited ones included (draw: uniform; the paper's wording" in caption
+    assert "only the text units no kept entity links are hidden" in caption and "(text: orphaned;" in caption
+    assert "not-visited-first" not in caption and "text: linked" not in caption
+
+
 def test_a_labelled_isolation_is_classified_by_its_intervention():
     """``shared_text: hide`` under a label of its own is still an isolation: its reading is in the
     caption and its rows sit under Isolation, not under "Other interventions"."""
@@ -256,7 +283,7 @@ def test_table2_leaves_out_no_op_units_and_pairs_arrows_with_the_baseline_of_the
     for unit in records[-2:]:
         unit.leak_check = LeakCheck(status="no-op")
     table = table2_section(run_of(records, ["cited-removal", "full-isolation"])).blocks[0]
-    column = table.columns.index("GraphRAG")
+    column = table.columns.index("Simple GraphRAG")  # Table 2's name for the one-shot graph baseline
     rows, title = {}, ""
     for row in (r for r in table.rows if not r.group):
         title = row.cells[0].text or title
@@ -309,10 +336,12 @@ def test_table2_charts_show_the_tables_shares_with_intervals_and_mark_what_was_n
     section = table2_section(run_of(records, ["cited-removal", "full-isolation"]))
     changed, accuracy = [b for b in section.blocks if isinstance(b, BarChart)]
     assert changed.categories == ["Cited ablation", "Full isolation"]
-    assert changed.series["GraphRAG"][0] == 0.0 and changed.series["GraphRAG"][1] is None
-    low, high = changed.intervals["GraphRAG"][0]
-    assert low is not None and high is not None and changed.intervals["GraphRAG"][1] is None
-    assert accuracy.series["GraphRAG"][0] is not None and accuracy.series["GraphRAG"][2] is None  # baseline, ..., n/m
+    assert changed.series["Simple GraphRAG"][0] == 0.0 and changed.series["Simple GraphRAG"][1] is None
+    low, high = changed.intervals["Simple GraphRAG"][0]
+    assert low is not None and high is not None and changed.intervals["Simple GraphRAG"][1] is None
+    assert (
+        accuracy.series["Simple GraphRAG"][0] is not None and accuracy.series["Simple GraphRAG"][2] is None
+    )  # baseline, ..., n/m
     svgs = [b["svg"] for b in section_view(section)["blocks"] if b.get("svg")]
     assert len(svgs) == 2 and all(">n/m<" in svg for svg in svgs)
 

@@ -59,8 +59,14 @@ ABLATIONS = [
     I.CitedRemoval(),
     I.RandomRemoval(repeats=1),
     I.EntityRemoval(),
+    I.EntityRemoval(text="orphaned"),
     I.EntityTextMask(),
 ]
+
+
+def ablation_id(ablation) -> str:
+    orphaned = isinstance(ablation, I.EntityRemoval) and ablation.options.text == "orphaned"
+    return ablation.name + ("-orphaned" if orphaned else "")
 
 
 @dataclass
@@ -183,12 +189,19 @@ def sentences(text: str) -> list[str]:
     return [s for s in (folded(p) for p in SENTENCE_END.split(text)) if len(s.split()) >= 4]
 
 
-def kept_by_design(kb: KB, name: str, baseline: Trace) -> set[str]:
-    """Text units a condition keeps readable on purpose (module docstring)."""
+def kept_by_design(kb: KB, name: str, baseline: Trace, plan: I.HidePlan) -> set[str]:
+    """Text units a condition keeps readable on purpose (module docstring); entity removal of
+    orphaned text also keeps a removed entity's units that a kept entity links."""
     if name == "cited-removal":
         return set()
     cited = [kb.view.entity(e) for e in baseline.citations.entities]
-    return set(baseline.citations.text_units) | {t for e in cited if e for t in e.text_unit_ids}
+    units = {t for e in plan.entities for t in kb.view.entity(e).text_unit_ids}
+    shared = {t for t in units if not set(kb.view.text_unit(t).entity_ids) <= plan.entities}
+    return (
+        set(baseline.citations.text_units)
+        | {t for e in cited if e for t in e.text_unit_ids}
+        | (shared if name == "entity-removal-orphaned" else set())
+    )
 
 
 def leaks(
@@ -196,7 +209,7 @@ def leaks(
 ) -> list[str]:
     """What ``rendered`` shows of what ``plan`` hides; ``readable``: the folded texts of the text
     units the ablated view lets a system read."""
-    base, kept = kb.view, kept_by_design(kb, name, baseline)
+    base, kept = kb.view, kept_by_design(kb, name, baseline, plan)
     from provbench_plugins.kb_builders.common.names import slug
 
     names: list[tuple[str, re.Pattern]] = []
@@ -249,17 +262,17 @@ def check(kb: KB, ablation, render_with=render, reads=lambda view: view) -> dict
         rendered = render_with(
             reads(ablated), kb, [question.question, *names], set(plan.entities) | set(plan.hide_metadata_of)
         )
-        found[question.id] = leaks(kb, ablation.name, plan, baseline, rendered, readable_texts(ablated, kb))
+        found[question.id] = leaks(kb, ablation_id(ablation), plan, baseline, rendered, readable_texts(ablated, kb))
     return found
 
 
-@pytest.mark.parametrize("ablation", ABLATIONS, ids=lambda a: a.name)
+@pytest.mark.parametrize("ablation", ABLATIONS, ids=ablation_id)
 def test_nothing_hidden_can_be_obtained_through_the_view(kb, ablation):
     leaked = {q: items for q, items in check(kb, ablation).items() if items}
     assert not leaked, f"{ablation.name} leaks: {leaked}"
 
 
-@pytest.mark.parametrize("ablation", ABLATIONS, ids=lambda a: a.name)
+@pytest.mark.parametrize("ablation", ABLATIONS, ids=ablation_id)
 def test_control_every_plan_hides_something_the_unmodified_view_shows(kb, ablation):
     question = kb.questions[0]
     baseline = baseline_of(kb.view, question)
@@ -268,7 +281,7 @@ def test_control_every_plan_hides_something_the_unmodified_view_shows(kb, ablati
     names = [kb.view.entity(e).name for e in sorted(plan.entities)[:20]]
     rendered = render(kb.view, kb, [question.question, *names], set(plan.entities))
     ablated = readable_texts(kb.view.hide(**plan.as_kwargs()), kb)
-    assert leaks(kb, ablation.name, plan, baseline, rendered, ablated), (
+    assert leaks(kb, ablation_id(ablation), plan, baseline, rendered, ablated), (
         "the markers must be visible without the ablation"
     )
 
@@ -314,16 +327,38 @@ def test_a_description_quoting_hidden_text_is_caught(kb, ablation, monkeypatch):
     assert any(item.startswith("text of ") and " in desc:" in item for item in leaked), leaked
 
 
-def test_the_papers_orderings_hold(kb):
+def test_the_designed_orderings_hold(kb):
     """Full isolation hides at least what text-only isolation hides; entity removal at least what
-    entity text mask hides (same text, plus the entities)."""
+    entity text mask hides (same text, plus the entities), as section 2.3 designs the pairs; entity
+    removal of orphaned text hides no more text than the default reading."""
     for question in kb.questions[:QUESTIONS_PER_KB]:
         baseline, rng = baseline_of(kb.view, question), random.Random(0)
         full, text_only = (a.plan(kb.view, question, baseline, rng) for a in (I.FullIsolation(), I.TextOnlyIsolation()))
         removal, mask = (a.plan(kb.view, question, baseline, rng) for a in (I.EntityRemoval(), I.EntityTextMask()))
+        orphaned = I.EntityRemoval(text="orphaned").plan(kb.view, question, baseline, rng)
         assert text_only.text_units <= full.text_units and not text_only.entities
         assert removal.text_units == mask.text_units
         assert mask.hide_metadata_of <= removal.entities | removal.hide_metadata_of
+        assert orphaned.entities == removal.entities and orphaned.text_units <= removal.text_units
+
+
+def test_a_community_report_quoting_hidden_text_is_caught_under_text_only_isolation(kb, monkeypatch):
+    """Text-only isolation keeps every community report, safe only while reports are written from
+    names and relations (which it keeps): a report is checked like a description, so one whose
+    summary quotes a member's text unit must show as a leak when that unit is hidden."""
+    original = GraphView.community
+
+    def quoting(self, community_id):
+        report = original(self, community_id)
+        if report is None:
+            return None
+        units = [t for e in report.entity_ids for t in kb.view.entity(e).text_unit_ids]
+        quoted = " ".join(SENTENCE_END.split(kb.view.text_unit(t).text)[0] for t in units)
+        return report.model_copy(update={"summary": quoted})
+
+    monkeypatch.setattr(GraphView, "community", quoting)
+    leaked = [item for items in check(kb, I.TextOnlyIsolation()).values() for item in items]
+    assert any(item.startswith("text of ") and item.endswith(" in community") for item in leaked), leaked
 
 
 # -- the LlamaIndex path: the view store, and a LlamaIndex pipeline's prompts ------------------------------
@@ -358,7 +393,7 @@ def render_store(view: GraphView, kb: KB, queries: list[str], around: set[str]) 
     return out + [("schema", repr(store.get_schema()))]
 
 
-@pytest.mark.parametrize("ablation", ABLATIONS, ids=lambda a: a.name)
+@pytest.mark.parametrize("ablation", ABLATIONS, ids=ablation_id)
 def test_nothing_hidden_can_be_obtained_through_the_llamaindex_store(kb, ablation):
     leaked = {q: items for q, items in check(kb, ablation, render_store).items() if items}
     assert not leaked, f"{ablation.name} leaks through the LlamaIndex store: {leaked}"

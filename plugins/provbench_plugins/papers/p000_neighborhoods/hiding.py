@@ -168,6 +168,12 @@ def text_hidden_with(
     return units, quoting_metadata(lookup, units, entities | set(kept))
 
 
+def shared_with_kept(lookup: Lookup, removed: Iterable[str]) -> set[str]:
+    """The text units of ``removed`` that some entity outside ``removed`` also links."""
+    removed = set(removed)
+    return {tu for tu in lookup.text_units_of_all(removed) if not set(lookup.entities_of(tu)) <= removed}
+
+
 def quoting_metadata(lookup: Lookup, hidden_units: frozenset[str], spared: Iterable[str] = ()) -> frozenset[str]:
     """The entities linked to a hidden text unit whose description quotes a sentence of one of
     their own hidden text units (:func:`quotes`), except ``spared`` ones: their metadata would

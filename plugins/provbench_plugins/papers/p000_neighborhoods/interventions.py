@@ -32,8 +32,12 @@ The text rule (:func:`text_hidden_with`; docs/provenance.md has the table)
       descriptions that quote no text, so there nothing is hidden this way; other knowledge
       bases may quote.
     Consequences: full isolation and text-only isolation hide the same text units and differ
-    in structure and metadata; entity removal hides exactly what entity text mask hides, plus
-    the entities themselves, so the paper's ordering of each pair holds by construction.
+    in structure and metadata. Entity removal hides exactly what entity text mask hides, plus
+    the entities themselves: removal ⊇ mask, as section 2.3 designs the pair ("fully removing the
+    entities" against "only restricting access to the text"). The paper's Table 2 reports the
+    reverse in 3 of 4 systems (it credits the mask's hidden metadata), so under this design a run
+    where the mask changes more can only come from noise or metadata. ``text: orphaned`` on
+    entity removal is the other reading: it hides only the text no kept entity links.
 
 Community reports describing a removed or masked entity (one of their members) are not readable
 or searchable: the view hides them (see :mod:`provbench.kb.view`); a record's
@@ -66,6 +70,7 @@ from .hiding import (
     lookup_for,
     own_text_note,
     quoting_metadata,
+    shared_with_kept,
     text_hidden_with,
 )
 
@@ -87,12 +92,27 @@ class IsolationOptions(BaseModel):
     )
 
 
+class EntityRemovalOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    text: Literal["linked", "orphaned"] = Field(
+        "linked",
+        description="the removed entities' text: linked (every unit linked to one, as entity text mask hides) "
+        "or orphaned (only units no kept entity links)",
+    )
+
+
 class RandomRemovalOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     repeats: int = Field(3, ge=1, le=100, description="random draws per question, averaged")
     hops: int = Field(2, ge=0, le=4, description="pool: entities within this many hops of the trajectory")
     search_k: int = Field(20, ge=0, le=1000, description="pool: top entity hits for the question text")
+    draw: Literal["not-visited-first", "uniform"] = Field(
+        "not-visited-first",
+        description="not-visited-first (visited-but-uncited entities only when nothing else is left) or "
+        "uniform over the non-cited pool, visited-but-uncited included (the paper's wording)",
+    )
 
 
 # -- the six ablations -------------------------------------------------------------------------
@@ -223,7 +243,9 @@ class RandomRemoval(Removal):
     Plausibly retrievable: within ``hops`` hops of an entity the baseline visited or cited, or
     among the top ``search_k`` entity hits for the question text. Visited-but-uncited entities
     (what Study 3 removes) are drawn only when no not-visited entity is left; every tier beyond
-    the first is noted in the plan.
+    the first is noted in the plan. ``draw: uniform`` samples the whole non-cited pool instead,
+    visited-but-uncited entities included, as the paper words it. The last-but-one note gives the
+    share of drawn entities that were on the trajectory (visited).
     """
 
     name = "random-removal"
@@ -239,8 +261,23 @@ class RandomRemoval(Removal):
         labels = label_entities(baseline)
         cited, unknown = known(lookup, labels.cited)
         notes = _unknown_note(unknown)
-        chosen = self.draw(view, lookup, question, labels, cited, rng, notes)
+        draw = self.draw_uniform if self.options.draw == "uniform" else self.draw
+        chosen = draw(view, lookup, question, labels, cited, rng, notes)
+        on_trajectory = len(set(chosen) & labels.visited)
+        notes.append(f"{on_trajectory} of {len(chosen)} drawn entities were on the trajectory (visited)")
         return self.removal_plan(lookup, frozenset(chosen), baseline, cited, notes)
+
+    def draw_uniform(self, view, lookup, question, labels, cited, rng, notes) -> list[str]:
+        """As many entities as were cited, uniformly from the non-cited pool (visited ones too), topped
+        up from the rest of the graph when the pool is too small."""
+        pool = sorted(self.candidate_pool(view, lookup, question, labels) - cited)
+        chosen = rng.sample(pool, min(len(cited), len(pool)))
+        wanted = len(cited) - len(chosen)
+        if wanted > 0:
+            rest = sorted(e for e in set(view.entity_ids()) - cited - set(pool) if lookup.exists(e))
+            chosen += rng.sample(rest, min(wanted, len(rest)))
+            notes.append(f"plausibly retrievable entities: {len(pool)}; {len(chosen) - len(pool)} drawn from the rest")
+        return chosen
 
     def draw(
         self,
@@ -285,15 +322,26 @@ class RandomRemoval(Removal):
 
 
 class EntityRemoval(Removal):
-    """Study 3: visited-but-uncited entities are removed; the cited entities' text stays readable."""
+    """Study 3: visited-but-uncited entities are removed; the cited entities' text stays readable.
+
+    ``text: orphaned`` reads section 2.3's "removing entities or restricting access to their linked
+    text units" as two different operations: the entities and their edges go, but only the text
+    units no kept entity links are hidden, so a unit shared with a kept neighbour stays readable
+    (removal then no longer hides all that entity text mask hides, as the paper's Table 2 suggests).
+    """
 
     name = "entity-removal"
+
+    Options = EntityRemovalOptions
 
     def plan(self, view, question, baseline, rng) -> HidePlan:
         lookup = lookup_for(view)
         removed, _ = known(lookup, label_entities(baseline).visited_uncited)
         cited, _ = known(lookup, label_entities(baseline).cited)
-        return self.removal_plan(lookup, removed, baseline, cited, [])
+        keep = cited_text(lookup, baseline, cited)
+        if self.options.text == "orphaned":
+            keep |= shared_with_kept(lookup, removed)
+        return self.removal_plan(lookup, removed, baseline, cited, [], keep_units=keep)
 
 
 class EntityTextMask(GraphAblation):

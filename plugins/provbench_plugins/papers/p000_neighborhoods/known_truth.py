@@ -155,7 +155,9 @@ class GentlerOptions(ContrastOptions):
 
 
 class TextOnlyIsolationGentler(ConditionContrast):
-    """Text-only isolation changes fewer answers than full isolation (Study 1's contrast)."""
+    """Text-only isolation changes fewer answers than full isolation (Study 1's contrast). Scope: its
+    control answers from relation lines, which text-only isolation keeps, so it shows that the
+    condition keeps the structure, not that structure makes up for the hidden text."""
 
     name = "text-only-isolation-gentler"
     description = __doc__

@@ -45,6 +45,7 @@ from .tables import (
     SYSTEM_NAMES,
     ablation_of,
     caption_of_text_rules,
+    TABLE2_NAMES,
     display_name,
     footprint_applies,
     hidden_reports_note,
@@ -248,7 +249,7 @@ def table2_section(run: RunData) -> Section | None:
         + (f" {UNCERTIFIED}." if uncertified_cells(run) else "")
     )
     table = Table(
-        columns=["Condition", "Outcome", *(display_name(run, s) for s in systems)],
+        columns=["Condition", "Outcome", *(display_name(run, s, TABLE2_NAMES) for s in systems)],
         rows=rows,
         numeric_from=2,
         css_class="table2",
@@ -369,8 +370,11 @@ def charts(run: RunData, systems: list[str]) -> list[Any]:
     conditions = run.conditions
     if not conditions:
         return []
-    changed = {display_name(run, s): [_changed_share(run, s, c) for c in conditions] for s in systems}
-    accuracy = {display_name(run, s): [_accuracy_share(run, s, c) for c in [BASELINE, *conditions]] for s in systems}
+    changed = {display_name(run, s, TABLE2_NAMES): [_changed_share(run, s, c) for c in conditions] for s in systems}
+    accuracy = {
+        display_name(run, s, TABLE2_NAMES): [_accuracy_share(run, s, c) for c in [BASELINE, *conditions]]
+        for s in systems
+    }
     return [
         BarChart(
             title="Answers changed by each intervention (analysed questions)",

@@ -19,6 +19,8 @@ DISPLAY_NAMES = {
     "rag": "RAG",
     "llm-only": "LLM",
 }
+# Table 2 names the one-shot graph baseline otherwise than Table 1 does.
+TABLE2_NAMES = {**DISPLAY_NAMES, "graphrag": "Simple GraphRAG"}
 # Which questions each of the paper's Table 1 figures is a share of (from the figures: 76.0 % is
 # 19/25 and no share of 30; 56.7 % is 17/30 and no share of 25; 80.0 and 60.0 fit both, and
 # Table 2's baseline row gives them over 25).
@@ -50,7 +52,8 @@ ISOLATIONS = ("full-isolation", "text-only-isolation")
 ISOLATION_DESCRIPTIONS = {
     "full-isolation": "every entity but the baseline's cited ones is removed, with its text",
     "text-only-isolation": "no entity is removed; the non-cited entities' text is unreadable as under full "
-    "isolation, their names, descriptions and the graph's structure stay visible",
+    "isolation, their names, descriptions and the graph's structure stay visible; community reports: all "
+    "kept (written from names and relations, which this condition keeps)",
 }
 SHARED_TEXT_READINGS = {
     "keep": "a cited entity's own text (its own paragraph) stays readable though it names non-cited entities, "
@@ -88,10 +91,11 @@ def paper_system(run: RunData, key: str) -> str | None:
     return short if short in DISPLAY_NAMES and namespace in ("", "p000") else None
 
 
-def display_name(run: RunData, key: str) -> str:
-    """The paper's name for one of its systems; a suite's own label (or another plugin) as written."""
+def display_name(run: RunData, key: str, names: dict[str, str] = DISPLAY_NAMES) -> str:
+    """The paper's name for one of its systems (``names``: Table 1's, or TABLE2_NAMES); a suite's own
+    label (or another plugin) as written."""
     short = paper_system(run, key)
-    return DISPLAY_NAMES[short] if short is not None and key == short else key
+    return names[short] if short is not None and key == short else key
 
 
 def table1_order(run: RunData) -> list[str]:
@@ -126,14 +130,47 @@ def caption_of_text_rules(run: RunData) -> str:
     isolations = [c for c in run.conditions if ablation_of(run, c) in ISOLATIONS]
     parts = [
         f"{title_of(run, c)}: {ISOLATION_DESCRIPTIONS[ablation_of(run, c)]}; text rule: "
-        f"{SHARED_TEXT_READINGS[intervention_options(run, c).get('shared_text', 'keep')]}."
+        f"{SHARED_TEXT_READINGS[option_of(run, c, 'shared_text')]}."
         for c in isolations
     ]
     parts.append(
         "Cited removal hides the cited entities' text units and the baseline's cited text units; random "
         "removal, entity removal and entity text mask keep the cited entities' text readable."
     )
+    parts += [
+        f"{title_of(run, c)}: {RANDOM_DRAWS[option_of(run, c, 'draw')]}." for c in _running(run, "random-removal")
+    ]
+    parts += [
+        f"{title_of(run, c)}: {REMOVAL_TEXT[option_of(run, c, 'text')]}." for c in _running(run, "entity-removal")
+    ]
     return " ".join(parts)
+
+
+RANDOM_DRAWS = {
+    "not-visited-first": "drawn from the plausibly retrievable entities the baseline did not visit, visited-but-uncited "
+    "ones only when nothing else is left (draw: not-visited-first; the plan's notes give the share drawn on the "
+    "trajectory)",
+    "uniform": "drawn uniformly from the non-cited plausibly retrievable entities, visited-but-uncited ones included "
+    "(draw: uniform; the paper's wording; the plan's notes give the share drawn on the trajectory)",
+}
+REMOVAL_TEXT = {
+    "linked": "every text unit linked to a removed entity is hidden, so it hides all that entity text mask hides "
+    "plus the entities, as section 2.3 designs the pair (text: linked); the paper's Table 2 has the mask costing "
+    "more in 3 of 4 systems, which under this design only noise or metadata can give",
+    "orphaned": "only the text units no kept entity links are hidden, so a unit shared with a kept neighbour stays "
+    "readable and the mask may hide more text (text: orphaned; the reading under which the paper's Table 2 "
+    "ordering can arise)",
+}
+DEFAULT_OPTIONS = {"shared_text": "keep", "draw": "not-visited-first", "text": "linked"}
+
+
+def option_of(run: RunData, condition: str, option: str) -> str:
+    """One of the run's options for a condition of paper 000, or its default."""
+    return intervention_options(run, condition).get(option, DEFAULT_OPTIONS[option])
+
+
+def _running(run: RunData, ablation: str) -> list[str]:
+    return [c for c in run.conditions if ablation_of(run, c) == ablation]
 
 
 def hidden_reports_note(run: RunData) -> Any:
