@@ -134,7 +134,7 @@ def controls_block(questions: str, documents: str, agent: str) -> list[str]:
         "    - p000/exclusion-reference",
         "    - name: p000/ignores-context-unchanged   # full isolation too, with uses-uncited among the llms,",
         "      options: {conditions: [cited-removal]}   # once your questions can show it (docs/controls.md)",
-        '      expect_not_measurable: "ignores-context cites nothing, so cited removal hides nothing for it"',
+        '      expect_not_measurable: {ignores-context: "it cites nothing, so cited removal hides nothing for it"}',
     ]
 
 
