@@ -1,6 +1,7 @@
 """What the report says was certified (issue 32, a new user's findings 3 and 4): "Certified with
 exceptions" names what was excused and the suite's cells no certified claim covers; a report of a
-suite never validated says so; Table 2's cells no certified claim covers are marked."""
+suite never validated says so, with the command that certifies it; Table 2's cells no certified
+claim covers are marked, and every cell of a report never validated."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from provbench.model import RunManifest
 from provbench.report.data import RunData
 from provbench.report.validity_section import validity_section
 from provbench.results.claims import Verdict
-from provbench.results.validity import PowerRow, Validity, write_validity
+from provbench.results.validity import NOT_VALIDATED, UNCERTIFIED, PowerRow, Validity, write_validity
 from provbench_plugins.papers.p000_neighborhoods.report import table2_section
 
 from test_p000_report import QUESTIONS, SUITE_SYSTEMS, baseline_records, record
@@ -68,7 +69,8 @@ def test_an_expected_unmeasurable_verdict_is_an_exception_not_a_certification(tm
 
 def test_a_report_never_validated_says_so_where_the_verdicts_would_be(tmp_path):
     section = validity_section(run_in(tmp_path, None))
-    assert section.blocks[0].text.startswith("Not validated: run provbench validate suites/s.yaml")
+    text = section.blocks[0].text  # the command that certifies this run, into its own directory
+    assert text.startswith(f"Not validated: run provbench validate suites/s.yaml --out {tmp_path} (or provbench run")
     bare = validity_section(run_in(tmp_path, None, controls=False))
     assert "declares no known-truth controls" in bare.blocks[0].text
 
@@ -84,4 +86,6 @@ def test_table2_marks_the_cells_no_certified_claim_covers(tmp_path):
     assert not by_system["Agentic GraphRAG"].text.endswith("†")
     assert "† not certified" in table.caption
     unvalidated = table2_section(run_in(tmp_path / "none", None, records)).blocks[0]
-    assert "†" not in unvalidated.caption  # the Suite validity section says "not validated" for the whole report
+    assert NOT_VALIDATED in unvalidated.caption and UNCERTIFIED not in unvalidated.caption
+    numbers = [c for r in unvalidated.rows for c in r.cells[2:] if c.text != "–"]
+    assert numbers and all(c.text.endswith("†") and NOT_VALIDATED in c.note for c in numbers)

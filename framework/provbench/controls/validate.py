@@ -50,6 +50,7 @@ def validate_suite(
     again under its shams; writes and returns the verdicts and the power matrix. Raises a
     UserError when the suite declares no controls."""
     from ..registry import build_registry, default_plugin_manager
+    from ..gates import SUMMARY_FILE, write_ci_files
     from ..report import load_run, write_report
     from ..suite import LoadedSuite, load_suite
 
@@ -87,7 +88,18 @@ def validate_suite(
     write_validity(validity, out, *run_dirs.values())
     for run_dir in [*run_dirs.values(), *([out] if (out / "manifest.json").is_file() else [])]:
         write_report(run_dir, pm)
+    if (out / SUMMARY_FILE).is_file():  # the run's summary.json says it is certified now
+        write_ci_files(out)
+    if console is not None:
+        console.print(_where_certified(out), highlight=False, markup=False)
     return validity
+
+
+def _where_certified(out: Path) -> str:
+    """Which run these verdicts certify: the one in ``out`` (its report re-rendered), or none yet."""
+    if (out / "manifest.json").is_file():
+        return f"certification written into the run {out}: its report.html and summary.json re-rendered"
+    return f"no run in {out} yet: provbench run SUITE --out {out} writes one whose report shows these verdicts"
 
 
 def _cells(systems, conditions) -> list[str]:
