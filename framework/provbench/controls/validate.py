@@ -70,7 +70,7 @@ def validate_suite(
     verdicts, power = [], []
     for ref, claim in claims:
         own = check_claim(claim, ref, without_shams(with_shams))
-        verdicts += own
+        verdicts += [_noting_llm_free(v, claim.needs().systems, with_shams) for v in own]
         power += power_rows(ref, claim.about(), with_shams, own, partial(check_claim, claim, ref))
     validity = Validity(
         suite_name=loaded.suite.name,
@@ -100,6 +100,18 @@ def _where_certified(out: Path) -> str:
     if (out / "manifest.json").is_file():
         return f"certification written into the run {out}: its report.html and summary.json re-rendered"
     return f"no run in {out} yet: provbench run SUITE --out {out} writes one whose report shows these verdicts"
+
+
+def _noting_llm_free(verdict: Verdict, systems, runs: ControlRuns) -> Verdict:
+    """A failed verdict says so when the claim's systems made no LLM call on its control: no
+    control LLM can steer such a system (a picker of sentences, a fixed rule), so its claim
+    cannot tell the controls apart."""
+    run = runs.runs.get(verdict.control)
+    records = [r for r in run.records if r.key.system in systems] if run is not None and not verdict.passed else []
+    if not records or any(r.trace is not None and r.trace.llm_calls for r in records):
+        return verdict
+    note = f"; {', '.join(systems)} made no LLM call on this control, so no control LLM can steer it"
+    return verdict.model_copy(update={"observed": verdict.observed + note})
 
 
 def _cells(systems, conditions) -> list[str]:

@@ -93,7 +93,7 @@ def headline(validity: Validity) -> str:
     counts = f"{len(validity.verdicts) - len(validity.failures)} of {len(validity.verdicts)} verdicts as the claims say"
     if validity.status == "failed":
         return f"UNCERTIFIED: {counts}; not detectable: {', '.join(failed)} (checked {validity.created_at})."
-    exceptions = [f"excused: {e}" for e in validity.exceptions]
+    exceptions = [f"excused: {e}" for e in validity.exceptions] + validity.warnings()
     if validity.uncovered:
         exceptions.append("no certified claim covers " + ", ".join(validity.uncovered))
     if validity.status == "certified":

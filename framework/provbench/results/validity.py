@@ -120,11 +120,34 @@ class Validity(BaseModel):
         return [cell for cell in self.suite_cells if cell not in self.certified_cells]
 
     @property
+    def foreign_systems(self) -> list[str]:
+        """Systems a claim reads that the suite runs under no intervention: what such a claim
+        certifies is not this suite's (a suite whose systems were replaced after init)."""
+        own = {_system_of(cell) for cell in self.suite_cells}
+        return sorted({_system_of(c) for cells in self.covers.values() for c in cells} - own)
+
+    @property
+    def unclaimed_systems(self) -> list[str]:
+        """The suite's systems under interventions that no claim reads at all, certified or not."""
+        read = {_system_of(c) for cells in self.covers.values() for c in cells}
+        return list(dict.fromkeys(s for s in map(_system_of, self.suite_cells) if s not in read))
+
+    def warnings(self) -> list[str]:
+        """What validate says loudly: claims about systems this suite does not run, and suite
+        systems no claim reads (their numbers cannot be certified by these controls)."""
+        found = []
+        if self.foreign_systems:
+            found.append(f"the claims read systems this suite does not run: {', '.join(self.foreign_systems)}")
+        if self.unclaimed_systems:
+            found.append(f"no claim reads the suite's systems {', '.join(self.unclaimed_systems)}")
+        return found
+
+    @property
     def status(self) -> str:
         """The headline's word: failed, certified with exceptions, or certified."""
         if self.failed_claims:
             return "failed"
-        return "certified with exceptions" if self.exceptions or self.uncovered else "certified"
+        return "certified with exceptions" if self.exceptions or self.uncovered or self.warnings() else "certified"
 
 
 UNCERTIFIED = "† not certified: no claim validated on this suite's controls covers this system under this condition"
@@ -181,6 +204,10 @@ def certify_command(run: Any) -> str:
 def cell_name(system: str, condition: str) -> str:
     """How ``covers`` and ``suite_cells`` name a system under a condition."""
     return f"{system} x {condition}"
+
+
+def _system_of(cell: str) -> str:
+    return cell.rsplit(" x ", 1)[0]
 
 
 def write_validity(validity: Validity, *directories: Path) -> None:
