@@ -201,6 +201,9 @@ def certify_command(run: Any) -> str:
     return f"provbench validate {suite} {out} (or {again} {out} --controls)"
 
 
+UNCERTIFIED = "† not certified: no claim validated on this suite's controls covers this system under this condition"
+
+
 def cell_name(system: str, condition: str) -> str:
     """How ``covers`` and ``suite_cells`` name a system under a condition."""
     return f"{system} x {condition}"
