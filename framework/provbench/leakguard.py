@@ -93,13 +93,7 @@ def check_unit(
     before = base.hidden if base is not None else type(view.hidden)()
     content = view.hidden_content() if view.hidden != before else None
     if content is None or not content.index.hides_any(view.hidden, before):
-        return LeakCheck(
-            status="no-op",
-            checks={c: "no-op" for c in CHECKS},
-            requests=len(requests),
-            notes=["the intervention hid nothing of the knowledge base"],
-            trace_ids=trace_ids,
-        )
+        return _nothing_hidden(len(requests), trace_ids)
     checks: dict[str, LeakStatus] = {}
     evidence: list[LeakEvidence] = []
     for name, (status, found) in (
@@ -110,15 +104,29 @@ def check_unit(
     ):
         checks[name] = status
         evidence += found
-    notes = []
-    if len(evidence) > MAX_EVIDENCE:
-        notes.append(f"{len(evidence) - MAX_EVIDENCE} more finding(s) not listed")
+    return _checked(checks, evidence, len(requests), trace_ids)
+
+
+def _nothing_hidden(requests: int, trace_ids: str) -> LeakCheck:
+    """A unit whose intervention hid nothing: every check is no-op (the pairing rule leaves it out)."""
+    return LeakCheck(
+        status="no-op",
+        checks={c: "no-op" for c in CHECKS},
+        requests=requests,
+        notes=["the intervention hid nothing of the knowledge base"],
+        trace_ids=trace_ids,
+    )
+
+
+def _checked(checks: dict[str, LeakStatus], evidence: list[LeakEvidence], requests: int, trace_ids: str) -> LeakCheck:
+    """The checks' overall status, with the first ``MAX_EVIDENCE`` findings (a note counts the rest)."""
+    more = len(evidence) - MAX_EVIDENCE
     return LeakCheck(
         status=overall(checks),
         checks=checks,
         evidence=evidence[:MAX_EVIDENCE],
-        requests=len(requests),
-        notes=notes,
+        requests=requests,
+        notes=[f"{more} more finding(s) not listed"] if more > 0 else [],
         trace_ids=trace_ids,
     )
 

@@ -34,7 +34,7 @@ from provbench.kb.sources import write_sources
 from provbench.model import Question
 from provbench.plugin_api import KBBuilder
 
-from ..common.buildinfo import fingerprint, reuse_existing, standard_info
+from ..common.buildinfo import fingerprint, kb_counts, reuse_existing, standard_info
 from ..common.communities import summarize_communities
 from ..common.extraction import ExtractionCounts, extract_into
 from ..common.graph import Graph, link_mentions, to_records
@@ -75,6 +75,17 @@ class DocumentsBuilder(KBBuilder):
 
     name = BUILDER_NAME
     Options = DocumentsOptions
+
+    def expected_llm_calls(self, questions: list[Question]) -> float | None:
+        """One extraction per text unit (the documents are read and chunked here, no LLM) and the
+        capped summaries."""
+        opts = self.options
+        try:
+            documents = read_documents(documents_source(questions, opts))
+        except DocumentError as err:
+            raise UserError(f"kb builder {BUILDER_NAME!r}: {err}") from None
+        corpus, _ = chunk_corpus(documents, opts.chunk_size, opts.chunk_overlap)
+        return opts.llm_call_bound(len(corpus.text_units))
 
     def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":
         return build_knowledge_base(questions, Path(kb_dir), llm, self.build_options(options))
@@ -126,14 +137,9 @@ def build_knowledge_base(
         inputs={**inputs, "source": source},
         model=llm.model_id,
         options=opts.model_dump(),
-        counts={
-            "questions": len(questions),
-            "documents": len(documents),
-            "text_units": len(units),
-            "entities": len(entities),
-            "relations": len(relations),
-            "communities": summaries.communities,
-        },
+        counts=kb_counts(
+            units, entities, relations, len(documents), questions=len(questions), communities=summaries.communities
+        ),
         extraction=extraction,
         communities=summaries,
         llm=tally,
