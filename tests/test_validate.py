@@ -424,3 +424,20 @@ def test_control_runs_of_another_controls_version_start_over(tmp_path, monkeypat
     monkeypatch.setattr(validate, "VERSION", validate.VERSION + 1)
     validate.start_or_resume(run_dir, validate.run_identity(suite, "oracle"))
     assert not (run_dir / "records.jsonl").exists()  # a newer control: its old records are gone
+
+
+def test_validate_into_a_run_certifies_that_run_and_its_summary(tmp_path, kb_dir):
+    """The "Not validated" hint's command, run as printed: validate --out the run's directory
+    re-renders its report and summary.json, and says which run it certified."""
+    suite = small_suite(tmp_path, kb_dir, llms="[oracle, ignores-context]", claims=CITED)
+    out = tmp_path / "run"
+    assert CliRunner().invoke(main, ["run", str(suite), "--out", str(out)]).exit_code == 0
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))["certification"]
+    assert summary["status"] == "not validated" and f"--out {out}" in summary["certify"]
+    assert f"provbench validate {suite} --out {out}" in (out / "report.html").read_text(encoding="utf-8")
+    result = CliRunner().invoke(main, ["validate", str(suite), "--out", str(out)])
+    assert f"certification written into the run {out}" in " ".join(result.output.split())
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))["certification"]
+    assert summary["status"] == "certified with exceptions"  # ignores-context's removals measured nothing
+    assert "agentic-graphrag x cited-removal" in summary["uncovered"] and "checked_at" in summary
+    assert "Certified with exceptions" in (out / "report.html").read_text(encoding="utf-8")

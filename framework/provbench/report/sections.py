@@ -26,6 +26,13 @@ class Cell(_Block):
     interval: str = ""
     note: str = ""
 
+    def marked(self, mark: str) -> "Cell":
+        """This cell with † and ``mark`` (why its number is not certified) added to its note; as
+        it was when ``mark`` is empty (:func:`provbench.results.validity.cell_mark`)."""
+        if mark:
+            self.text, self.note = f"{self.text} †", "; ".join(filter(None, (self.note, mark)))
+        return self
+
 
 def _cell(value: Any) -> Any:
     if isinstance(value, Cell) or isinstance(value, dict):

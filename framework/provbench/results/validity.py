@@ -6,13 +6,14 @@ shows a "Suite validity" section (:mod:`provbench.report.validity_section`)."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..model import utc_now
+from ..model import BASELINE, utc_now
 from .claims import Verdict
 
 VALIDITY_FILE = "validity.json"
@@ -126,6 +127,87 @@ class Validity(BaseModel):
         """The suite's 'system x condition' cells no certified claim reads."""
         return [cell for cell in self.suite_cells if cell not in self.certified_cells]
 
+    @property
+    def foreign_systems(self) -> list[str]:
+        """Systems a claim reads that the suite runs under no intervention: what such a claim
+        certifies is not this suite's (a suite whose systems were replaced after init)."""
+        own = {_system_of(cell) for cell in self.suite_cells}
+        return sorted({_system_of(c) for cells in self.covers.values() for c in cells} - own)
+
+    @property
+    def unclaimed_systems(self) -> list[str]:
+        """The suite's systems under interventions that no claim reads at all, certified or not."""
+        read = {_system_of(c) for cells in self.covers.values() for c in cells}
+        return list(dict.fromkeys(s for s in map(_system_of, self.suite_cells) if s not in read))
+
+    def warnings(self) -> list[str]:
+        """What validate says loudly: claims about systems this suite does not run, and suite
+        systems no claim reads (their numbers cannot be certified by these controls)."""
+        found = []
+        if self.foreign_systems:
+            found.append(f"the claims read systems this suite does not run: {', '.join(self.foreign_systems)}")
+        if self.unclaimed_systems:
+            found.append(f"no claim reads the suite's systems {', '.join(self.unclaimed_systems)}")
+        return found
+
+    @property
+    def status(self) -> str:
+        """The headline's word: failed, certified with exceptions, or certified."""
+        if self.failed_claims:
+            return "failed"
+        return "certified with exceptions" if self.exceptions or self.uncovered or self.warnings() else "certified"
+
+
+UNCERTIFIED = "† not certified: no claim validated on this suite's controls covers this system under this condition"
+NOT_VALIDATED = (
+    "† not certified: this run was never validated (provbench validate --out its directory), so none of its numbers is"
+)
+
+Certification = Literal["certified", "uncertified", "not validated"]
+
+
+def cell_certification(validity: Validity | None, system: str, condition: str) -> Certification:
+    """Whether a number of ``system`` under ``condition`` is certified on this run. A baseline is
+    read by no claim, so it is uncertified in a validated run (the report leaves it unmarked)."""
+    if validity is None:
+        return "not validated"
+    return "certified" if cell_name(system, condition) in validity.certified_cells else "uncertified"
+
+
+def cell_mark(validity: Validity | None, system: str, condition: str) -> str:
+    """The note a report's cell carries when its number is not certified ('' when it needs none):
+    every cell of an unvalidated run, an intervention cell no certified claim covers otherwise."""
+    if validity is None:
+        return NOT_VALIDATED
+    if condition == BASELINE or cell_certification(validity, system, condition) == "certified":
+        return ""
+    return UNCERTIFIED
+
+
+def certification_summary(validity: Validity | None, certify: str) -> dict[str, object]:
+    """What summary.json says of the run's certification; ``certify``: the command that would."""
+    if validity is None:
+        return {"status": "not validated", "certified_cells": [], "uncovered": [], "certify": certify}
+    return {
+        "status": validity.status,
+        "checked_at": validity.created_at,
+        "certified_cells": sorted(validity.certified_cells),
+        "uncovered": validity.uncovered,
+        "failed_claims": validity.failed_claims,
+        "exceptions": validity.exceptions,
+    }
+
+
+def certify_command(run: Any) -> str:
+    """The commands that certify THIS run: validate into its own directory (which re-renders its
+    report and summary.json), or run it again with --controls and the model it used. ``run``: a
+    RunData (typed Any: importing it here would close an import circle)."""
+    suite = shlex.quote(run.manifest.suite_path or run.manifest.suite_name)
+    model = run.manifest.models.get("llm", "")
+    out = f"--out {shlex.quote(str(run.run_dir))}"
+    again = f"provbench run {suite}" + (f" --model {shlex.quote(model)}" if model else "")
+    return f"provbench validate {suite} {out} (or {again} {out} --controls)"
+
 
 UNCERTIFIED = "† not certified: no claim validated on this suite's controls covers this system under this condition"
 
@@ -133,6 +215,10 @@ UNCERTIFIED = "† not certified: no claim validated on this suite's controls co
 def cell_name(system: str, condition: str) -> str:
     """How ``covers`` and ``suite_cells`` name a system under a condition."""
     return f"{system} x {condition}"
+
+
+def _system_of(cell: str) -> str:
+    return cell.rsplit(" x ", 1)[0]
 
 
 def write_validity(validity: Validity, *directories: Path) -> None:
