@@ -129,7 +129,9 @@ def content_words(prompt: str, fixed: str = "") -> list[str]:
 
 @lru_cache(maxsize=1)
 def stopwords() -> frozenset[str]:
-    """NLTK's English stopwords, as llama-index ships them (no download)."""
+    """English function words: NLTK's list as llama-index ships it (no download) and scikit-learn's,
+    which also holds "cannot" (a KB entity "cannot" matched the agents' "... cannot be read")."""
     from llama_index.core.utils import globals_helper
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    return frozenset(globals_helper.stopwords)
+    return frozenset(globals_helper.stopwords) | ENGLISH_STOP_WORDS
