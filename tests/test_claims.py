@@ -10,7 +10,16 @@ from pathlib import Path
 import pytest
 
 from provbench import hookimpl
-from provbench.controls import Claim, ClaimNeeds, ConditionContrast, ConditionEffect, ControlRuns, Verdict
+from provbench.controls import (
+    Claim,
+    ClaimNeeds,
+    ConditionContrast,
+    ConditionEffect,
+    ControlRuns,
+    Expectation,
+    Verdict,
+    default_expect,
+)
 from provbench.model import RunRecord, Trace, UnitKey
 from provbench.report.stats import paired_permutation
 from provbench.registry import default_registry
@@ -284,3 +293,16 @@ def test_paired_permutation_is_exact_for_small_n_and_one_sided():
     mixed = paired_permutation({"x": 1.0, "y": 0.0}, {"x": 0.0, "y": 1.0})
     assert mixed.difference == 0 and mixed.p_value == pytest.approx(0.75)
     assert paired_permutation({"x": 1.0}, {"y": 1.0}).p_value is None  # no shared question
+
+
+def test_default_expect_reads_a_control_its_effect_and_optionally_its_conditions():
+    from pydantic import BaseModel
+
+    class Options(BaseModel):
+        expect: list[Expectation] = default_expect(("oracle", True), ("uses-uncited", False, ["full-isolation"]))
+
+    assert Options().expect == [
+        Expectation(control="oracle", effect=True),
+        Expectation(control="uses-uncited", effect=False, conditions=["full-isolation"]),
+    ]
+    assert Options().expect is not Options().expect  # each options object its own list

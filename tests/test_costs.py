@@ -221,6 +221,7 @@ budget: {{max_calls: 1}}
     result = CliRunner().invoke(main, ["run", str(suite), "--out", str(tmp_path / "run")])
     assert result.exit_code == EXIT_BUDGET == 6, result.output
     assert "budget.max_calls 1 reached" in result.output
+    assert "units not run: at least" in " ".join(result.output.split())  # the runner's own note, unwrapped
 
 
 def test_a_cheap_call_shows_its_significant_digits():

@@ -305,6 +305,13 @@ def test_neighbors_in_both_directions(view):
     assert len(view.neighbors("ent:dunmere", limit=2)) == 2 and view.neighbors("ent:dunmere", limit=0) == []
     with pytest.raises(ValueError, match="direction"):
         view.neighbors("ent:dunmere", direction="sideways")
+    # a limit counts visible neighbours: rows the view hides are fetched past, not counted
+    first_two = [n.entity.id for n in both[:2]]
+    hiding = view.hide(entities=first_two)
+    assert hiding.neighbors("ent:dunmere", limit=2) == hiding.neighbors("ent:dunmere")[:2]
+    assert [n.relation.id for n in view.invalidate([both[0].relation.id]).neighbors("ent:dunmere", limit=1)] == [
+        both[1].relation.id
+    ]
 
 
 def test_text_units_relations_and_communities(view):
@@ -615,6 +622,11 @@ def test_saved_vectors_are_normalised_float32(tiny_kb):
     assert np.allclose(np.linalg.norm(index.vectors, axis=1), 1.0, atol=1e-5)
 
 
+def node_columns(entity: Entity) -> tuple:
+    """An entity's own columns (its text units' order is the store's, compared apart)."""
+    return entity.id, entity.name, entity.label, entity.description, entity.aliases
+
+
 def test_bulk_load_gives_the_same_graph_as_add(tmp_path):
     from provbench.testing.kb import TINY_ENTITIES, TINY_RELATIONS, TINY_TEXT_UNITS
 
@@ -625,13 +637,17 @@ def test_bulk_load_gives_the_same_graph_as_add(tmp_path):
         entity_ids=("ent:norland",),
     )
     units = (*TINY_TEXT_UNITS, odd)
-    added = small_kb(tmp_path / "added", entities=TINY_ENTITIES, relations=TINY_RELATIONS, units=units)
+    aliased = Entity(id="ent:aliased", name="Aliased", label="THING", description="has aliases", aliases=("A", "B"))
+    entities = (*TINY_ENTITIES, aliased)
+    added = small_kb(tmp_path / "added", entities=entities, relations=TINY_RELATIONS, units=units)
     bulk = KnowledgeBase.create(tmp_path / "bulk")
-    bulk.bulk_load(text_units=units, entities=TINY_ENTITIES, relations=TINY_RELATIONS)
+    bulk.bulk_load(text_units=units, entities=entities, relations=TINY_RELATIONS)
     try:
         a, b = added.view(), bulk.view()
         assert bulk.stats().model_dump() | {"communities": 0} == added.stats().model_dump() | {"communities": 0}
+        assert b.entity("ent:aliased").aliases == ("A", "B")  # every Entity column arrives, both ways
         for entity_id in a.entity_ids():
+            assert node_columns(a.entity(entity_id)) == node_columns(b.entity(entity_id))
             assert neighbour_ids(a, entity_id) == neighbour_ids(b, entity_id)
             assert a.text_units_of(entity_id) == b.text_units_of(entity_id)
         assert b.text_unit("tu:odd") == odd

@@ -11,7 +11,7 @@ import pytest
 from provbench.kb.communities import detect_clusters
 from provbench.kb.embeddings import VectorIndex, normalise
 from provbench_plugins.kb_builders.common import prompts as P
-from provbench_plugins.kb_builders.common.buildinfo import problems, standard_info
+from provbench_plugins.kb_builders.common.buildinfo import kb_counts, problems, standard_info
 from provbench_plugins.kb_builders.common.extraction import ExtractionCounts, ExtractionSettings, apply_extraction
 from provbench_plugins.kb_builders.common.graph import Graph
 from provbench_plugins.kb_builders.common.llm_calls import LLMTally, effective_workers, run_calls
@@ -196,6 +196,14 @@ def test_problems_name_failures_and_member_list_summaries():
         "1 community got a member list, not an LLM summary (summarize off or beyond max_summaries)",
         "1 reply was cut off by max_tokens (complete items kept)",
     ]
+    assert problems(None, None, {"salvaged": 2}) == ["2 replies were cut off by max_tokens (complete items kept)"]
+    every = {"failed_calls": 2, "invalid_outputs": 2, "hallucinated_items": 2, "over_cap_items": 2}
+    assert problems(every, None, None)[1:] == [
+        "2 extraction replies were not valid JSON of the schema",
+        "2 extracted names were not in their text unit (dropped)",
+        "2 extracted items exceeded the per-text-unit caps (dropped)",
+    ]
+    assert problems(None, {"failed_calls": 1}, None) == ["1 community-summary call failed (member list used instead)"]
     info = standard_info(
         builder="b",
         inputs={},
@@ -208,6 +216,18 @@ def test_problems_name_failures_and_member_list_summaries():
         paper={"id": "000", "counts": {}},
     )
     assert info["llm"]["errors"] == ["kb-extract: RuntimeError: down"] and info["paper"]["id"] == "000"
+
+
+def test_kb_counts_keep_every_builders_order_and_leave_out_what_a_builder_has_not():
+    counts = kb_counts(["u"], ["e1", "e2"], [], 4, communities=0)
+    assert list(counts.items()) == [
+        ("documents", 4),
+        ("text_units", 1),
+        ("entities", 2),
+        ("relations", 0),
+        ("communities", 0),
+    ]
+    assert list(kb_counts([], [], [], 1, questions=3))[:2] == ["questions", "documents"]
 
 
 def test_failed_extraction_calls_reach_build_info_and_kb_info(tmp_path):

@@ -40,10 +40,20 @@ def requests(*turns: tuple[str, str]) -> UnitCapture:
     return capture
 
 
-def check(view, capture=None, trace=None, baseline=None, question=QUESTION, trace_ids="kb") -> LeakCheck:
-    return check_unit(
-        view, question, trace or Trace(question_id="q1", system="s"), capture or UnitCapture(), baseline, trace_ids
-    )
+def sent(messages: list[dict], reply: str = "answer") -> UnitCapture:
+    """A capture holding one request of exactly these messages (a replayed history, a tool's
+    result), answered ``reply``."""
+    capture = UnitCapture("unit")
+    capture.add_request(messages, LLMCall(model="m", request_hash="h"), reply, capture.tick())
+    return capture
+
+
+def check(
+    view, capture=None, trace=None, baseline=None, question=QUESTION, trace_ids="kb", baseline_requests=None
+) -> LeakCheck:
+    trace = trace or Trace(question_id="q1", system="s")
+    capture = capture or UnitCapture()
+    return check_unit(view, question, trace, capture, baseline, trace_ids, baseline_requests=baseline_requests)
 
 
 def leaked_items(result: LeakCheck) -> set[tuple[str, str]]:
@@ -92,15 +102,12 @@ def test_the_question_and_the_models_own_earlier_words_are_no_leak(view, orin_go
     shown = requests(("It was Orin Vale.", "Orin Vale"), ("Again: Orin Vale.", "yes"))
     assert check(orin_gone, shown).evidence[0].where == "request 1 (answer)"
     # an assistant message is the model's own words, also when a resumed trajectory replays it unasked
-    replayed = UnitCapture("unit")
-    replayed.add_request(
+    replayed = sent(
         [
             {"role": "assistant", "content": '{"tool": "get_neighbors", "entity_id": "ent:orin-vale"}'},
             {"role": "user", "content": "Error: unknown entity id 'ent:orin-vale'"},
         ],
-        LLMCall(model="m", request_hash="h"),
         "x",
-        replayed.tick(),
     )
     assert check(orin_gone, replayed).status == "clean"
 
@@ -162,39 +169,34 @@ def test_a_cited_hidden_id_leaks_without_a_model_or_when_shown_and_is_suspect_ot
     shown = check(orin_gone, requests(("[tu:1] (text withheld)", "Glass Harbor")), trace=cites("tu:1"))
     assert shown.status == "leaked" and shown.checks["citations"] == "leaked"
     assert check(orin_gone, requests(("Which film?", "x")), trace=cites("tu:3")).checks["citations"] == "clean"
-    own_words = UnitCapture("unit")  # the model wrote the id itself, and its history shows it back
-    own_words.add_request(
-        [{"role": "assistant", "content": "I cite tu:1."}, {"role": "user", "content": "Sure?"}],
-        LLMCall(model="m", request_hash="h"),
-        "yes",
-        own_words.tick(),
-    )
+    # the model wrote the id itself, and its history shows it back
+    own_words = sent([{"role": "assistant", "content": "I cite tu:1."}, {"role": "user", "content": "Sure?"}], "yes")
     assert check(orin_gone, own_words, trace=cites("tu:1")).status == "suspect"
+
+
+def test_findings_past_the_cap_are_counted_in_a_note_not_listed(orin_gone, monkeypatch):
+    import provbench.leakguard
+
+    monkeypatch.setattr(provbench.leakguard, "MAX_EVIDENCE", 1)
+    found = check(orin_gone, trace=cites(ORIN, "tu:1"))  # two hidden ids cited, no model: two findings
+    assert found.status == "leaked" and len(found.evidence) == 1
+    assert found.notes == ["1 more finding(s) not listed"]
+    assert check(orin_gone, trace=cites(ORIN)).notes == []
 
 
 def test_a_tool_echoing_the_models_own_call_shows_it_nothing(orin_gone):
     """A replayed step's call names the id it read (leave-one-step-out-replay's left-out step), and the
     tool's error echoes it: the id is the model's own word, not hidden content shown to it (2wiki-steps'
     random control cited such ids: 2 units called leaked, now suspect). A result listing it is evidence."""
-    echoed = UnitCapture("unit")
-    echoed.add_request(
+    echoed = sent(
         [
             {"role": "assistant", "content": '{"tool": "read_textunit", "arguments": {"textunit_id": "tu:1"}}'},
             {"role": "user", "content": "Error from read_textunit: text unit 'tu:1' does not exist or cannot be read"},
-        ],
-        LLMCall(model="m", request_hash="h"),
-        "answer",
-        echoed.tick(),
+        ]
     )
     found = check(orin_gone, echoed, trace=cites("tu:1"))
     assert found.checks["citations"] == "suspect" and found.checks["request_text"] == "clean"
-    listed = UnitCapture("unit")
-    listed.add_request(
-        [{"role": "user", "content": "Result of get_entity_details: text units tu:1, tu:3"}],
-        LLMCall(model="m", request_hash="h"),
-        "answer",
-        listed.tick(),
-    )
+    listed = sent([{"role": "user", "content": "Result of get_entity_details: text units tu:1, tu:3"}])
     assert check(orin_gone, listed, trace=cites("tu:1")).checks["citations"] == "leaked"
 
 
@@ -291,33 +293,17 @@ def test_requests_identical_to_a_baseline_whose_prompts_showed_hidden_items_have
     line = "Orin Vale born in Dunmere."
     baseline_capture = requests((line, "Dunmere"))
     baseline = Trace(question_id="q1", system="s", retrieved=[RetrievedItem(kind="relationship", id="rel:6")])
-    found = check_unit(
-        no_bridge,
-        QUESTION,
-        Trace(question_id="q1", system="s", read_text_units=["tu:3"]),
-        requests((line, "Dunmere")),
-        baseline,
-        baseline_requests=baseline_capture.requests,
-    )
+    read = Trace(question_id="q1", system="s", read_text_units=["tu:3"])
+    found = check(no_bridge, requests((line, "Dunmere")), read, baseline, baseline_requests=baseline_capture.requests)
     assert found.status == "no-effect" and found.evidence[0].check == "no_effect"
-    changed = check_unit(
-        no_bridge,
-        QUESTION,
-        cites(),
-        requests(("Where was he born?", "x")),
-        baseline,
-        baseline_requests=baseline_capture.requests,
+    changed = check(
+        no_bridge, requests(("Where was he born?", "x")), cites(), baseline, baseline_requests=baseline_capture.requests
     )
     assert changed.checks["no_effect"] == "clean"
     # a retriever returned the relation, but the pipeline dropped it before the prompt: no effect expected
     dropped = requests(("Norland is a country.", "x"))
-    unseen = check_unit(
-        no_bridge,
-        QUESTION,
-        cites(),
-        requests(("Norland is a country.", "x")),
-        baseline,
-        baseline_requests=dropped.requests,
+    unseen = check(
+        no_bridge, requests(("Norland is a country.", "x")), cites(), baseline, baseline_requests=dropped.requests
     )
     assert unseen.checks["no_effect"] == "clean"
     # without the baseline's stored requests it cannot be compared

@@ -124,3 +124,16 @@ def test_kb_build_of_a_documents_folder_needs_no_question_file(project, tmp_path
         ["kb", "build", str(project / "data" / "docs"), "--builder", "2wiki-paper000", "--out", str(tmp_path / "kb2")],
     )
     assert refused.exit_code == 2 and "no loader recognises" in refused.output  # a builder that reads no folder
+
+
+def test_kb_builds_executor_options_name_the_executor_spec():
+    from provbench.cli import _executor_spec
+    from provbench.errors import UserError
+    from provbench.suite import ExecutorSpec
+
+    assert _executor_spec(None, None) is None  # the suite's own
+    assert _executor_spec("threads", None) == ExecutorSpec()
+    assert _executor_spec("ray", None) == ExecutorSpec(kind="ray")
+    assert _executor_spec(None, "auto") == ExecutorSpec(kind="ray", address="auto")  # an address implies Ray
+    with pytest.raises(UserError, match="--ray-address goes with --executor ray"):
+        _executor_spec("threads", "auto")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from p001_helpers import build_graph
+from p001_helpers import build_graph, four_node_path, record
 from provbench.model import Question, RunManifest, RunRecord, Trace, UnitKey
 from provbench.plugin_api import Environment
 from provbench.report.data import RunData
@@ -20,7 +20,6 @@ from provbench_plugins.papers.p001_kgrag_ex.grounding import Grounder
 from provbench_plugins.papers.p001_kgrag_ex.paths import enumerate_variants, make_path, triplet_lines
 from provbench_plugins.papers.p001_kgrag_ex.prompts import pairs_schema
 from provbench_plugins.papers.p001_kgrag_ex.system import KGRAGEx
-from test_p001_paths import four_node_path, record
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from p001_helpers import build_graph
+from p001_helpers import baseline, build_graph, four_node_path, grouped, record
 from provbench.model import Question, RunRecord, Trace, UnitKey, VariantInfo
 from provbench.plugin_api import Environment
 from provbench_plugins.kb_builders.medical import graph_metrics
@@ -71,22 +71,6 @@ def test_pairs_join_the_querys_entities_or_as_a_variant_question_to_options():
         {"entity": "c", "role": "question", "pair": 1, "end": 0},
     ]  # pair 1 lost an end in grounding
     assert entity_pairs(by_model, "question") == [("a", "b")]
-
-
-def four_node_path() -> dict:
-    nodes = [{"id": f"n{i}", "name": f"N{i}", "label": "Diseases"} for i in range(4)]
-    edges = [
-        {
-            "id": f"r{i}",
-            "label": f"R{i}",
-            "source": f"n{i}",
-            "target": f"n{i + 1}",
-            "text_unit": "tu:x",
-            "source_file": f"f{i}.txt",
-        }
-        for i in range(3)
-    ]
-    return make_path("path:0", nodes, edges)
 
 
 def test_variants_n_nodes_give_n_node_and_n_minus_1_edge_and_subpath_variants():
@@ -154,36 +138,15 @@ def test_relative_ranks_put_the_highest_first_and_share_ties():
     assert A.relative_ranks([7]) == [0.0]
 
 
-def baseline(path: dict) -> RunRecord:
-    """kgrag-ex's baseline unit of question q: answer A from this one path."""
-    return RunRecord(
-        key=UnitKey(question_id="q", system="kgrag-ex"),
-        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
-    )
-
-
-def record(kind: str, k: int, changed: bool, answer: str, path: dict) -> RunRecord:
-    data = enumerate_variants([path], kind)[k]
-    return RunRecord(
-        key=UnitKey(question_id="q", system="kgrag-ex", condition=f"kg-{kind}", variant=data["id"]),
-        trace=Trace(question_id="q", system="kgrag-ex", answer=answer),
-        scores={"output_changed": float(changed)},
-        variant=VariantInfo(**data),
-    )
-
-
 def test_table4_explanation_and_rank_histograms():
-    path = four_node_path()
-    base = baseline(path)
-    records = [
-        base,
-        record("node", 1, True, "C", path),
-        record("node", 2, False, "A", path),
-        record("edge", 0, False, "A", path),
-        record("subpath", 0, True, "B", path),
-        record("subpath", 1, True, "C", path),
+    changes = [
+        ("node", 1, True, "C"),
+        ("node", 2, False, "A"),
+        ("edge", 0, False, "A"),
+        ("subpath", 0, True, "B"),
+        ("subpath", 1, True, "C"),
     ]
-    groups = A.group(records, "kgrag-ex")
+    groups = grouped(four_node_path(), *changes)
     assert A.table4(groups) == {"node": 0, "edge": 0, "subpath": 1, "tied": 0, "examples": 1}
     assert A.table4(groups, measure="count") == A.table4(groups)  # sub-path: 2 changes, share 2/2
     e = explain(groups["q"])
@@ -281,14 +244,7 @@ def test_influence_is_keyed_by_element_not_name():
         for i in range(2)
     ]  # two edges with one text
     path = make_path("path:0", nodes, edges)
-    base = baseline(path)
-    records = [
-        base,
-        record("edge", 0, True, "B", path),
-        record("edge", 1, True, "C", path),
-        record("subpath", 1, True, "C", path),
-    ]
-    e = explain(A.group(records, "kgrag-ex")["q"])
+    e = explain(grouped(path, ("edge", 0, True, "B"), ("edge", 1, True, "C"), ("subpath", 1, True, "C"))["q"])
     # an edge or sub-path removal credits its two end nodes; relations are counted beside them, by id
     assert e.influence == {"n1": 3, "n2": 2, "n0": 1} and e.relation_influence == {"r1": 2, "r0": 1}
     assert e.names["r0"] == "AFFECTS (N0 – N1)" and e.names["r1"] == "AFFECTS (N1 – N2)" and e.names["n1"] == "N1"
@@ -494,8 +450,7 @@ def test_an_edge_without_a_chunk_takes_its_file_from_the_triples_file():
     path = four_node_path()
     for edge in path["edges"]:
         edge["source_file"] = ""
-    base = baseline(path)
-    groups = A.group([base, record("edge", 1, True, "B", path)], "kgrag-ex")
+    groups = grouped(path, ("edge", 1, True, "B"))
     assert explain(groups["q"]).sources == []
     assert explain(groups["q"], {"r1": "article-9.jsonl"}).sources == ["article-9.jsonl"]
 
@@ -602,8 +557,7 @@ def test_positions_and_rank_ties_by_the_authors_rules():
     assert A.relative_ranks([3, 3, 1], ties="first") == [0.0, 0.5, 1.0]
     assert A.relative_ranks([3, 3, 1]) == [0.25, 0.25, 1.0]
     path = four_node_path()
-    base = baseline(path)
-    groups = A.group([base, *[record("node", k, k in (1, 3), "B", path) for k in range(4)]], "kgrag-ex")
+    groups = grouped(path, *[("node", k, k in (1, 3), "B") for k in range(4)])
     assert A.position_histogram(groups, "node") == [0, 1, 0, 0, 1]  # 1/3 and 1
     authors = A.position_histogram(groups, "node", "authors")
     assert len(authors) == 20 and authors[5] == 1 and authors[15] == 1  # 1/4 and 3/4
@@ -646,12 +600,7 @@ def test_table2_is_reproduced_from_the_papers_own_example():
     path = table2_path()
     pphn, tail = path["nodes"][1]["name"], "oligohydramnios"
     changes = {("node", 1): "C", ("edge", 1): "C"}
-    records = [
-        RunRecord(
-            key=UnitKey(question_id="q", system="kgrag-ex"),
-            trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
-        )
-    ]
+    records = [baseline(path)]
     records += [
         record(kind, k, (kind, k) in changes, changes.get((kind, k), "A"), path)
         for kind, n in (("node", 3), ("edge", 2), ("subpath", 2))

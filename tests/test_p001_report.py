@@ -9,7 +9,7 @@ from provbench.model import LeakCheck, RunManifest, RunRecord, Trace, UnitKey, V
 from provbench.report.data import RunData
 from provbench_plugins.papers.p001_kgrag_ex import analysis as A
 from provbench_plugins.papers.p001_kgrag_ex import report as R
-from test_p001_paths import baseline, four_node_path, record
+from p001_helpers import four_node_path, grouped, record
 
 SUITE = {
     "systems": ["kgrag-ex", "vector-rag"],
@@ -87,16 +87,9 @@ def test_table5_with_both_rules_counts_the_papers_and_says_the_other_is_left_out
 
 
 def test_table2_detail_lists_changed_and_unchanged_variants_with_their_paths():
-    path = four_node_path()
-    base = baseline(path)
-    records = [
-        base,
-        record("node", 1, True, "C", path),
-        record("node", 2, False, "A", path),
-        record("edge", 0, False, "A", path),
-        record("subpath", 1, True, "B", path),
-    ]
-    section = R.explanations_section(A.group(records, "kgrag-ex"), "kgrag-ex", None)
+    changes = [("node", 1, True, "C"), ("node", 2, False, "A"), ("edge", 0, False, "A"), ("subpath", 1, True, "B")]
+    groups = grouped(four_node_path(), *changes)
+    section = R.explanations_section(groups, "kgrag-ex", None)
     (summary,) = [[c.text for c in row.cells] for row in section.blocks[0].rows]
     assert summary[:4] == ["q", "A", "Node: N1 -> C; Sub-path: N1 ->[R1]-> N2 -> B", "N1"]
     detail = [[c.text for c in row.cells] for row in section.blocks[1].rows]
@@ -154,16 +147,9 @@ def test_the_position_histogram_is_drawn_from_the_tables_counts():
     from provbench.report.render import section_view
     from provbench.report.sections import BarChart
 
-    path = four_node_path()
-    base = baseline(path)
-    records = [
-        base,
-        record("node", 1, True, "C", path),
-        record("node", 2, False, "A", path),
-        record("subpath", 0, True, "B", path),
-        record("subpath", 1, True, "C", path),
-    ]
-    section = R.positions_section(A.group(records, "kgrag-ex"), "kgrag-ex")
+    changes = [("node", 1, True, "C"), ("node", 2, False, "A"), ("subpath", 0, True, "B"), ("subpath", 1, True, "C")]
+    groups = grouped(four_node_path(), *changes)
+    section = R.positions_section(groups, "kgrag-ex")
     table, chart = section.blocks[0], next(b for b in section.blocks if isinstance(b, BarChart))
     assert chart.scale == "count" and chart.categories == table.columns[1:]
     assert {k: [float(c) for c in v] for k, v in cells(table).items()} == chart.series

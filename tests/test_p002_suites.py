@@ -337,6 +337,19 @@ def test_a_one_round_configuration_exits_in_its_only_round():
     table = planning_section(run).blocks[0]
     cells = {c: table.rows[0].cells[i].text for i, c in enumerate(table.columns)}
     assert cells["Exit round"] == "1" and cells["Answered by the exit round"] == "1.00"
+    assert "lower bound of 1 call" not in table.caption  # it may answer in its only round
+
+
+def test_the_cost_caption_says_when_one_call_is_reachable_under_the_default_exit_round():
+    """The paper's "roughly 1-4" calls: with the default exit round 2, an answered question costs 1
+    call only when round 2 finds nothing new; the caption says so (review finding 5)."""
+    records = loop_records("planning-loop", [("answered", 1.0)])
+    records[0].trace.artifacts["rounds"] = [{}, {}]
+    run = in_memory_run([{"name": "planning-loop"}], records)
+    run.questions.update(questions_by_hops([1]))
+    caption = planning_section(run).blocks[0].caption
+    assert "lower bound of 1 call is not reachable for an answered question when the exit round is 2" in caption
+    assert "except when round 2 finds nothing new to expand" in caption and "1 with exit_from_round: 1" in caption
 
 
 def test_stale_answers_are_scored_by_the_concept_they_name(curriculum_mini):

@@ -131,13 +131,33 @@ def test_captions_give_the_formulas_figure_the_corpus_few_claims_and_padded_evid
     (kb / "build_info.json").write_text(json.dumps({"pages": 42}))
     suite = {**SUITE, "knowledge_base": {**SUITE["knowledge_base"], "directory": str(kb)}}
     caption = table1_caption(run_data([ga_trace("1", 3)], suite=suite))
-    assert "+13.5%" in caption and "is +13.3%" not in caption and "prints +13.3%" in caption
+    assert "+13.3% is this formula on the authors' means 0.16961 → 0.14700" in caption
+    assert "13.5" not in caption and "prints" not in caption
     assert "42 pages whose titles occur in the claims and the pages they link to, not all of Wikipedia" in caption
     assert "With 1 claims these means have no statistical meaning" in caption
     many = run_data([ga_trace(str(i), 3) for i in range(30)], suite=suite)
     assert "no statistical meaning" not in table1_caption(many)
     fever = fever_section(run_data([ga_trace("1", 3)]), ["ga"])
     assert "padded with the other sentences it read" in next(b for b in fever.blocks if b.kind == "table").caption
+
+
+def test_the_fever_section_sets_cited_evidence_beside_padded_when_the_suite_asks():
+    from provbench_plugins.papers.p003_ga_rag.report import fever_section
+
+    def value(name: str, v: float) -> dict:
+        return {"metric": f"fever.{name}", "system": "ga", "condition": BASELINE, "value": v}
+
+    padded = [value(n, 0.8) for n in ("fever_score", "evidence_precision", "evidence_recall", "evidence_f1")]
+    cited = [value(f"{n}_cited", 0.2) for n in ("fever_score", "evidence_precision", "evidence_recall", "evidence_f1")]
+    data = run_data([ga_trace("1", 3)])
+    data.metrics["values"] = padded + cited
+    tables = [b for b in fever_section(data, ["ga"]).blocks if b.kind == "table"]
+    both = next(t for t in tables if "FEVER score (cited)" in t.columns)
+    assert both.columns[1:3] == ["FEVER score (padded)", "FEVER score (cited)"] and len(both.columns) == 9
+    assert [c.text for c in both.rows[0].cells] == ["ga", *["0.800", "0.200"] * 4]
+    assert "as the official scorer scores a system's submitted evidence" in both.caption
+    data.metrics["values"] = padded  # the default reading: no cited table
+    assert not any("FEVER score (cited)" in t.columns for t in fever_section(data, ["ga"]).blocks if t.kind == "table")
 
 
 def test_the_report_says_which_ranking_filter_and_answer_ran():
@@ -163,6 +183,38 @@ def test_the_report_says_which_ranking_filter_and_answer_ran():
     authors = scoring_note(run_data([ga_trace("1", 3, ranking="authors")]), "ga")
     assert "the authors' released ranking" in authors and "eqs. (2)-(4)" not in authors.split("(")[0]
     assert "without propagation (gamma = 0" in scoring_note(run_data([ga_trace("1", 3, gamma=0.0)]), "ga")
+
+
+def test_table_one_gives_the_gated_setting_its_own_column_named_in_caption_and_intro():
+    """fever-garag's fourth GA-RAG setting runs the authors' gate, as the paper's column was built:
+    Table I gives it a column and a delta like any setting, the intro counts its graph answers
+    (none here: every claim fell back) and the caption names it as the paper's configuration."""
+    from provbench_plugins.papers.p003_ga_rag.report import table1_caption, table1_section
+
+    suite = {**SUITE, "systems": [*SUITE["systems"], {"name": "p003/ga-rag", "label": "gate"}]}
+    traces = [ga_trace(q, 4) for q in "12"] + [Trace(question_id=q, system="vanilla-rag") for q in "12"]
+    for q in "12":
+        gated = ga_trace(q, 4, answer_source="baseline", fallback_to_baseline=True, consistency_threshold=0.7)
+        traces.append(gated.model_copy(update={"system": "gate"}))
+    data = run_data(traces, suite=suite)
+    section = table1_section(data, ["vanilla-rag"], ["ga", "gate"])
+    table = next(b for b in section.blocks if b.kind == "table")
+    assert table.columns == [
+        "Metric",
+        "Baseline (vanilla-rag)",
+        "GA-RAG (ga)",
+        "Delta (%)",
+        "GA-RAG (gate)",
+        "Delta (%)",
+        "Paper (baseline → GA-RAG)",
+    ]
+    assert all(len(row.cells) == len(table.columns) for row in table.rows)
+    assert "gate: eqs. (2)-(4)" in section.intro and "answered from the graph for 0 of 2 claims" in section.intro
+    assert "GA-RAG's own answer always" in section.intro.split("; gate:")[0]
+    caption = table1_caption(data)
+    assert "GA-RAG (gate): built as the paper's column was, the authors' gate on" in caption
+    assert "GA-RAG (ga)" not in caption
+    assert "built as the paper's column was" not in table1_caption(run_data(traces[:4]))
 
 
 def test_the_report_says_what_eq_3_did_to_facts_without_an_edge():

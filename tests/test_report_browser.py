@@ -320,14 +320,14 @@ def test_paper_charts_keep_their_labels_inside(browser, tmp_path, artifacts_dir)
     """Table 2's bars (with n/m), paper 001's position histogram and paper 002's accuracy per chain
     length, drawn from in-memory runs, measured in Chromium as the report shows them."""
     from test_p000_report import baseline_records, record, run_of
-    from test_p001_paths import four_node_path
-    from test_p001_paths import record as p001_record
+    from p001_helpers import grouped as p001_grouped
+    from p001_helpers import four_node_path
     from test_report_charts import p002_run
 
-    from provbench.model import LeakCheck, RunRecord, Trace, UnitKey
+    from provbench.model import LeakCheck
     from provbench.report.render import section_view
     from provbench_plugins.papers.p000_neighborhoods.report import table2_section
-    from provbench_plugins.papers.p001_kgrag_ex import analysis, report as p001
+    from provbench_plugins.papers.p001_kgrag_ex import report as p001
     from provbench_plugins.papers.p002_planning import report as p002
 
     records = baseline_records() + [
@@ -335,14 +335,7 @@ def test_paper_charts_keep_their_labels_inside(browser, tmp_path, artifacts_dir)
     ]
     for unit in records[-2:]:
         unit.leak_check = LeakCheck(status="no-op")
-    path = four_node_path()
-    base = RunRecord(
-        key=UnitKey(question_id="q", system="kgrag-ex"),
-        trace=Trace(question_id="q", system="kgrag-ex", answer="A", artifacts={"kgrag": {"paths": [path]}}),
-    )
-    groups = analysis.group(
-        [base, p001_record("node", 1, True, "C", path), p001_record("subpath", 0, True, "B", path)], "kgrag-ex"
-    )
+    groups = p001_grouped(four_node_path(), ("node", 1, True, "C"), ("subpath", 0, True, "B"))
     sections = [
         table2_section(run_of(records, ["cited-removal", "full-isolation"])),
         p001.positions_section(groups, "kgrag-ex"),

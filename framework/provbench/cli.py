@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -13,9 +14,12 @@ from rich.markup import escape
 
 from .cli_generate import generate_cmd
 from .cli_init import init_cmd
-from .cli_options import MODEL_HELP, PLUGIN_OPTION
+from .cli_options import MODEL_HELP, PLUGIN_OPTION, out_option
 from .cli_results import audit_cmd, check_cmd, compare_cmd, export_cmd, report_cmd, show_gates, traces_cmd
 from .listing import print_json, show_table
+
+if TYPE_CHECKING:
+    from .suite import ExecutorSpec
 
 # soft_wrap: lines are never cut or folded to a width (a pipe or a file has none; a terminal wraps them)
 console = Console(soft_wrap=True)
@@ -154,13 +158,11 @@ def kb_group() -> None:
 @click.option("--loader", default=None, help="Dataset loader for a dataset file (default: the one that recognises it).")
 @click.option("--builder", default=None, help="KB builder, required for a dataset file (see `provbench plugins`).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Builder option (repeatable).")
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="For a dataset file: the KB directory (default: reports/kb/<file name>). For a suite: the run "
+@out_option(
+    "For a dataset file: the KB directory (default: reports/kb/<file name>). For a suite: the run "
     "directory the KB is for, as `run --out` (default: reports/<suite name>); a suite's KB lives "
     "in OUT/../.kb-cache unless the suite names its directory, where `run` and `plan` look.",
+    directory=True,
 )
 @click.option(
     "--concurrency",
@@ -196,18 +198,9 @@ def kb_build_cmd(
     from .bundled import resolve_suite
     from .errors import UserError
     from .kb import health
-    from .suite import ExecutorSpec
     from .suite_yaml import parse_option_pairs
 
-    if ray_address is not None and executor == "threads":
-        raise UserError("--ray-address goes with --executor ray, not threads")
-    spec = (
-        ExecutorSpec(kind="ray", address=ray_address)
-        if executor == "ray" or ray_address
-        else ExecutorSpec()
-        if executor == "threads"
-        else None
-    )
+    spec = _executor_spec(executor, ray_address)
     path = Path(source)
     if path.suffix in {".yaml", ".yml"} or not path.exists():
         kb_dir, stats, reused = runner.build_suite_kb(
@@ -233,6 +226,18 @@ def kb_build_cmd(
         )
     console.print(f"knowledge base {'reused' if reused else 'built'}: {kb_dir}", markup=False)
     _print_stats(stats, degenerate=health.degenerate_reasons_at(kb_dir))
+
+
+def _executor_spec(executor: str | None, ray_address: str | None) -> "ExecutorSpec | None":
+    """The ``ExecutorSpec`` that ``--executor`` and ``--ray-address`` ask for (None: the suite's)."""
+    from .errors import UserError
+    from .suite import ExecutorSpec
+
+    if ray_address is not None and executor == "threads":
+        raise UserError("--ray-address goes with --executor ray, not threads")
+    if executor == "ray" or ray_address:
+        return ExecutorSpec(kind="ray", address=ray_address)
+    return ExecutorSpec() if executor == "threads" else None
 
 
 @kb_group.command("info")
@@ -283,12 +288,7 @@ def _print_stats(stats, build_info: dict | None = None, degenerate: list[str] | 
 @PLUGIN_OPTION
 @click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--limit", type=int, default=None, help="Run at most N questions.")
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Run directory (default: reports/<suite name>). An existing one is resumed.",
-)
+@out_option("Run directory (default: reports/<suite name>). An existing one is resumed.", directory=True)
 @click.option(
     "--retry-failed/--no-retry-failed",
     default=True,
@@ -357,11 +357,8 @@ def run_cmd(
 @main.command("validate")
 @click.argument("suite")
 @PLUGIN_OPTION
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="The suite's run directory (default: reports/<suite name>); control runs go to OUT/controls/.",
+@out_option(
+    "The suite's run directory (default: reports/<suite name>); control runs go to OUT/controls/.", directory=True
 )
 def validate_cmd(suite: str, out: Path | None) -> None:
     """Check SUITE's claims on its known-truth controls, offline: control LLMs of known behaviour run
@@ -394,11 +391,9 @@ def _validate(suite: Path, out: Path | None):
 @click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--judge", default=None, help="Override the judge model of LLM-judged metrics.")
 @click.option("--limit", type=int, default=None, help="Plan for at most N questions.")
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="The run directory the run would use (default: reports/<suite name>): what it holds is not run again.",
+@out_option(
+    "The run directory the run would use (default: reports/<suite name>): what it holds is not run again.",
+    directory=True,
 )
 @click.option(
     "--concurrency", type=click.IntRange(1, 256), default=None, help="For the time estimate (default: the suite's)."

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from .cli_options import MODEL_HELP, PLUGIN_OPTION
+from .cli_options import MODEL_HELP, PLUGIN_OPTION, out_option
 
 console = Console(soft_wrap=True)
 
@@ -16,12 +16,8 @@ console = Console(soft_wrap=True)
 @click.command("generate")
 @PLUGIN_OPTION
 @click.argument("suite")
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("generated-questions.jsonl"),
-    show_default=True,
-    help="Where to write the questions (JSON lines, the qa loader's format).",
+@out_option(
+    "Where to write the questions (JSON lines, the qa loader's format).", default=Path("generated-questions.jsonl")
 )
 @click.option("--count", type=click.IntRange(1, 10_000), default=20, show_default=True, help="Questions to draw.")
 @click.option("--hops", type=click.IntRange(1, 4), default=2, show_default=True, help="Relations per chain.")

@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from .cli_options import out_option
+
 console = Console(soft_wrap=True)
 
 
@@ -30,13 +32,7 @@ console = Console(soft_wrap=True)
     multiple=True,
     help="A system to evaluate (repeatable; default: paper 000's llm-only, rag, graphrag, agentic-graphrag).",
 )
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("suite.yaml"),
-    show_default=True,
-    help="Where to write the suite.",
-)
+@out_option("Where to write the suite.", default=Path("suite.yaml"))
 @click.option("--force", is_flag=True, help="Replace --out if it exists.")
 def init_cmd(docs: Path, questions: Path, systems: tuple[str, ...], out: Path, force: bool) -> None:
     """Write a commented suite that evaluates GraphRAG on your own documents and questions; it runs as

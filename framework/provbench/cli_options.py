@@ -1,7 +1,10 @@
-"""Options several ``provbench`` commands share: ``--plugin`` (the user's own plugin files) and
-the ``--model`` help that lists every kind of model id."""
+"""Options several ``provbench`` commands share: ``--plugin`` (the user's own plugin files),
+``--out`` (a file or directory to write), and the ``--model`` help that lists every kind of model id."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
 
 import click
 
@@ -26,6 +29,14 @@ PLUGIN_OPTION = click.option(
     help="A plugin file (./my_system.py) or module (my_pkg.module) to load besides the "
     "installed ones; repeatable (a suite can also list them under `plugins:`).",
 )
+
+
+def out_option(help: str | None = None, *, directory: bool = False, default: Path | None = None) -> Callable:
+    """``--out``: where a command writes, a directory (``directory``) or a file, as a Path; a
+    ``default`` is shown in the help."""
+    kind = click.Path(file_okay=False, path_type=Path) if directory else click.Path(dir_okay=False, path_type=Path)
+    shown: dict[str, Any] = {"show_default": True} if default is not None else {}
+    return click.option("--out", type=kind, default=default, help=help, **shown)
 
 
 MODEL_HELP = (

@@ -12,6 +12,8 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from .cli_options import out_option
+
 console = Console(soft_wrap=True)
 RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 EXIT_AUDIT_DIFFERS = 7  # provbench audit: a unit's recorded leak verdict is not what its records give
@@ -28,7 +30,7 @@ def report_cmd(run_dir: Path) -> None:
 
 @click.command("compare")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@out_option()
 def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
     """Report two or more runs side by side; each is tested against the first. Warns on every way
     the runs differ besides their systems (dataset, questions, knowledge base, model, judge, versions,
@@ -51,12 +53,7 @@ def compare_cmd(runs: tuple[Path, ...], out: Path | None) -> None:
     show_default=True,
     help="File format of the table.",
 )
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Output file (default: RUN_DIR/records.FORMAT).",
-)
+@out_option("Output file (default: RUN_DIR/records.FORMAT).")
 def export_cmd(run_dir: Path, fmt: str, out: Path | None) -> None:
     """Write RUN_DIR's records as one table, one row per unit: key, question, answer, status,
     footprint, tokens, the leak guard's verdict and every score (score.NAME)."""
@@ -114,12 +111,7 @@ def show_gates(run_dir: Path) -> int:
 
 @click.command("traces")
 @click.argument("run_dir", type=RUN_DIR)
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the spans as OTLP/JSON lines to this file.",
-)
+@out_option("Write the spans as OTLP/JSON lines to this file.")
 @click.option(
     "--endpoint",
     default=None,

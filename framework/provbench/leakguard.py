@@ -96,13 +96,7 @@ def check_unit(
     content = view.hidden_content() if view.hidden != before else None
     own = own_index_note(trace)
     if content is None or not content.index.hides_any(view.hidden, before):
-        return LeakCheck(
-            status="not-checkable" if own else "no-op",
-            checks={c: "no-op" for c in CHECKS},
-            requests=len(requests),
-            notes=[own or "the intervention hid nothing of the knowledge base"],
-            trace_ids=trace_ids,
-        )
+        return _own_index(_nothing_hidden(len(requests), trace_ids), own)
     checks: dict[str, LeakStatus] = {}
     evidence: list[LeakEvidence] = []
     for name, (status, found) in (
@@ -113,16 +107,37 @@ def check_unit(
     ):
         checks[name] = status
         evidence += found
-    notes = [own] if own else []
-    if len(evidence) > MAX_EVIDENCE:
-        notes.append(f"{len(evidence) - MAX_EVIDENCE} more finding(s) not listed")
-    status = overall(checks)
+    return _own_index(_checked(checks, evidence, len(requests), trace_ids), own)
+
+
+def _nothing_hidden(requests: int, trace_ids: str) -> LeakCheck:
+    """A unit whose intervention hid nothing: every check is no-op (the pairing rule leaves it out)."""
     return LeakCheck(
-        status="not-checkable" if own and status != "leaked" else status,
+        status="no-op",
+        checks={c: "no-op" for c in CHECKS},
+        requests=requests,
+        notes=["the intervention hid nothing of the knowledge base"],
+        trace_ids=trace_ids,
+    )
+
+
+def _own_index(check: LeakCheck, own: str) -> LeakCheck:
+    """Not checkable, with ``own`` (the reason) first in its notes, unless it leaked: a unit that read
+    nodes of an index of its own is never no-op or clean."""
+    if not own or check.status == "leaked":
+        return check
+    return check.model_copy(update={"status": "not-checkable", "notes": [own, *check.notes]})
+
+
+def _checked(checks: dict[str, LeakStatus], evidence: list[LeakEvidence], requests: int, trace_ids: str) -> LeakCheck:
+    """The checks' overall status, with the first ``MAX_EVIDENCE`` findings (a note counts the rest)."""
+    more = len(evidence) - MAX_EVIDENCE
+    return LeakCheck(
+        status=overall(checks),
         checks=checks,
         evidence=evidence[:MAX_EVIDENCE],
-        requests=len(requests),
-        notes=notes,
+        requests=requests,
+        notes=[f"{more} more finding(s) not listed"] if more > 0 else [],
         trace_ids=trace_ids,
     )
 

@@ -646,6 +646,25 @@ def _execute(
 ) -> str | None:
     """Run every unit not yet recorded: interventions start as soon as their baselines exist. Once
     the ``budget`` is reached no more units start; returns why, if it stopped the run."""
+    scheduler = _scheduled_units(ctx, store, done, pm, console, draw_pictures, budget)
+    ctx.retry -= scheduler.planned_keys  # what is left was not planned this time
+    _drop_superseded(ctx, done, scheduler.planned_pairs)
+    if console is not None:
+        _print_execution_notes(ctx, done, scheduler, console)
+    return scheduler.stopped
+
+
+def _scheduled_units(
+    ctx: RunContext,
+    store: RunStore,
+    done: dict[str, RunRecord],
+    pm: Any,
+    console: Any,
+    draw_pictures: bool,
+    budget: Budget | None,
+) -> Scheduler:
+    """The scheduler, run: each unit, as it lands, is stored, counted against the budget, announced
+    to plugins, shown as progress and handed to the pictures drawn ahead."""
     baselines = baseline_units(ctx.suite, list(ctx.questions))
     with unit_progress(console) as progress:
         task = progress.add_task("units", total=0)
@@ -671,22 +690,24 @@ def _execute(
         finally:
             if pictures is not None:
                 pictures.close()
-    ctx.retry -= scheduler.planned_keys  # what is left was not planned this time
-    _drop_superseded(ctx, done, scheduler.planned_pairs)
-    if console is not None and ctx.suite.interventions and ctx.suite.exclusion.enabled:
+    return scheduler
+
+
+def _print_execution_notes(ctx: RunContext, done: dict[str, RunRecord], scheduler: Scheduler, console: Any) -> None:
+    """What the run left out by the exclusion step, and why it stopped early, if it did."""
+    if ctx.suite.interventions and ctx.suite.exclusion.enabled:
         excluded = excluded_questions(ctx.suite, done) & set(ctx.questions)
         console.print(
             f"exclusion step: {len(excluded)} question(s) answered correctly by "
             f"{ctx.suite.exclusion.reference_system!r} left out of the interventions",
             markup=False,
         )
-    if scheduler.stopped and console is not None:
+    if scheduler.stopped:
         console.print(
             f"[yellow]stopped:[/] {escape(scheduler.stopped)}; units not run: at least {scheduler.left}. Raise "
             "the suite's budget and run again to continue",
             highlight=False,
         )
-    return scheduler.stopped
 
 
 # -- finishing ---------------------------------------------------------------------------------------

@@ -310,20 +310,7 @@ class ToolAgent(LLMSystem):
             self.check_repeat(run, tool, arguments)
             result = tool.handler(run, arguments)
         except ToolFailure as failure:
-            reads = failure.kind == "error" and self.reads(action["tool"])
-            run.trace.add_step(
-                failure.kind,
-                tool=action["tool"],
-                arguments=action["arguments"],
-                error=failure.message,
-                thought=action["thought"],
-                reply=reply,
-                shown=dict(run.step_shown) if reads else None,
-            )
-            template = self.messages.error if failure.kind == "error" else self.messages.rejection
-            feedback = template.format(
-                tool=action["tool"] or "your reply", error=failure.message, budget=self.budget_note(run)
-            )
+            feedback = self._record_failure(run, action, failure, reply)
         else:
             run.trace.add_step(
                 "tool_call",
@@ -339,6 +326,21 @@ class ToolAgent(LLMSystem):
             )
         if not run.finished:
             run.messages.append({"role": "user", "content": feedback})
+
+    def _record_failure(self, run: AgentRun, action: dict[str, Any], failure: ToolFailure, reply: str) -> str:
+        """Record a step whose action failed (an error, or a rejected reply) and return what the model is told."""
+        reads = failure.kind == "error" and self.reads(action["tool"])
+        run.trace.add_step(
+            failure.kind,
+            tool=action["tool"],
+            arguments=action["arguments"],
+            error=failure.message,
+            thought=action["thought"],
+            reply=reply,
+            shown=dict(run.step_shown) if reads else None,
+        )
+        template = self.messages.error if failure.kind == "error" else self.messages.rejection
+        return template.format(tool=action["tool"] or "your reply", error=failure.message, budget=self.budget_note(run))
 
     def ask(self, run: AgentRun, offered: list[Tool]) -> Any | None:
         """The model's reply for this step (None when the LLM failed for good)."""

@@ -27,7 +27,7 @@ from ..results.about import ClaimAbout, default_about
 from ..results.claims import Claim, ClaimNeeds, ControlRuns, Verdict
 from .backend import ControlBackend, control_model_id, make_control
 from .behaviours import BEHAVIOURS, Behaviour
-from .contrasts import ConditionContrast, ConditionEffect, Expectation, PairedClaim
+from .contrasts import ConditionContrast, ConditionEffect, Expectation, PairedClaim, default_expect
 
 __all__ = [
     "ClaimAbout",
@@ -45,6 +45,7 @@ __all__ = [
     "ConditionEffect",
     "Expectation",
     "PairedClaim",
+    "default_expect",
 ]
 
 # Deprecated paths: these modules moved to provbench.results (docs/architecture.md); the old

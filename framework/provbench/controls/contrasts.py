@@ -19,6 +19,7 @@ never a pass: a check that saw nothing confirms nothing.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,6 +36,13 @@ class Expectation(BaseModel):
     control: str = Field(description="a control LLM of the controls block (oracle, ignores-context, ...)")
     effect: bool = Field(description="true: a positive control (must show the effect); false: a negative one")
     conditions: list[str] | None = Field(default=None, description="condition-effect: these conditions only")
+
+
+def default_expect(*expected: tuple, **field: Any) -> Any:
+    """A claim options' ``expect`` field whose default is these expectations, each ``(control,
+    effect)`` or ``(control, effect, conditions)``; ``field``: more of pydantic's Field arguments."""
+    names = ("control", "effect", "conditions")
+    return Field(default_factory=lambda: [Expectation(**dict(zip(names, one))) for one in expected], **field)
 
 
 class TestOptions(BaseModel):

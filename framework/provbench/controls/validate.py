@@ -49,12 +49,12 @@ def validate_suite(
     """Run the suite's controls (resuming earlier runs) and check its claims, and each claim
     again under its shams; writes and returns the verdicts and the power matrix. Raises a
     UserError when the suite declares no controls."""
-    from ..registry import build_registry, default_plugin_manager
+    from ..local_plugins import plugin_setup
     from ..report import load_run, write_report
     from ..suite import LoadedSuite, load_suite
 
-    pm = pm or default_plugin_manager()
-    registry = build_registry(pm)
+    # the suite file's own `plugins:` join, as for `provbench run`: its systems are the controls' too
+    pm, registry = plugin_setup(None if isinstance(suite_path, LoadedSuite) else suite_path, pm)
     loaded = suite_path if isinstance(suite_path, LoadedSuite) else load_suite(suite_path, registry)
     if loaded.suite.controls is None:
         raise UserError(f"{loaded.path}: the suite declares no controls (a 'controls:' block; see docs/controls.md)")

@@ -271,13 +271,7 @@ class KnowledgeBase:
         latest = list({e.id: e for e in entities}.values())  # a repeated id: its last values
         self._load(
             "Entity",
-            {
-                "row_id": [e.id for e in latest],
-                "row_name": [e.name for e in latest],
-                "row_label": [e.label for e in latest],
-                "row_description": [e.description for e in latest],
-                "row_aliases": [list(e.aliases) for e in latest],
-            },
+            {f"row_{column}": values for column, values in _entity_columns(latest).items()},
             "MERGE (e:Entity {id: row_id}) SET e.name = row_name, e.label = row_label, "
             "e.description = row_description, e.aliases = row_aliases",
         )
@@ -614,13 +608,7 @@ class KnowledgeBase:
         self._copy(
             "Entity",
             "Entity(id, name, label, description, aliases)",
-            {
-                "id": [e.id for e in entities],
-                "name": [e.name for e in entities],
-                "label": [e.label for e in entities],
-                "description": [e.description for e in entities],
-                "aliases": [list(e.aliases) for e in entities],
-            },
+            _entity_columns(entities),
             "",
         )
         self._copy_relations(relations)
@@ -649,6 +637,17 @@ def _checked(records: Sequence[Any], kind: type, what: str) -> list:
         if not record.id:
             raise KBError(f"{what} #{position} has an empty id")
     return records
+
+
+def _entity_columns(entities: Sequence[Entity]) -> dict[str, list]:
+    """The Entity node's properties as columns, one value per entity (aliases are STRING[])."""
+    return {
+        "id": [e.id for e in entities],
+        "name": [e.name for e in entities],
+        "label": [e.label for e in entities],
+        "description": [e.description for e in entities],
+        "aliases": [list(e.aliases) for e in entities],
+    }
 
 
 def _batches(items: Sequence[Any], size: int = BATCH) -> Iterator[Sequence[Any]]:

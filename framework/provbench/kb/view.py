@@ -526,24 +526,20 @@ class GraphView:
     ) -> list[Neighbor]:
         """Visible, active relations of a visible entity and the entity at their other end (outgoing
         first); ``relation_types``: only relations with one of these labels."""
-        if direction not in ("both", "out", "in"):
-            raise ValueError(f"neighbors(direction=...) must be 'both', 'out' or 'in', got {direction!r}")
-        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
-            raise ValueError(f"neighbors(limit=...) must be None or a non-negative int, got {limit!r}")
+        _check_neighbors_call(direction, limit)
         if not self.entity_visible(entity_id) or limit == 0:
             return []
         types = None if relation_types is None else frozenset(_id_set(relation_types, "relation_types"))
         sides = _SIDES if direction == "both" else (direction,)
-        # enough rows that ``limit`` visible ones survive the filter; widened if they did not
-        fetch = (
-            -1
-            if limit is None or types is not None
-            else limit
-            + len(self._hidden.entities)
-            + len(self._hidden.relations)
-            + len(self._hidden.invalidated)
-            + len(self._time_inactive())
-        )
+        found = self._as_neighbors(entity_id, self._visible_edges(entity_id, sides, types, limit))
+        return found if limit is None else found[:limit]
+
+    def _visible_edges(
+        self, entity_id: str, sides: tuple[str, ...], types: frozenset[str] | None, limit: int | None
+    ) -> list[tuple[str, list]]:
+        """``_edge_rows`` the view shows (of ``types``, if given): enough rows fetched that ``limit``
+        visible ones survive the filter, widened if they did not."""
+        fetch = -1 if limit is None or types is not None else limit + self._hidden_count()
         while True:
             rows, truncated = self._edge_rows(entity_id, sides, fetch)
             visible = [
@@ -555,11 +551,20 @@ class GraphView:
                 )
             ]
             if limit is None or len(visible) >= limit or not truncated:
-                break
+                return visible
             fetch *= 4
-        units = self._mentions(row[_OTHER] for _, row in visible)
+
+    def _hidden_count(self) -> int:
+        """How many rows the view may drop at most: its hidden entities and relations, invalidated ones,
+        and those not active at its time."""
+        hidden = self._hidden
+        return len(hidden.entities) + len(hidden.relations) + len(hidden.invalidated) + len(self._time_inactive())
+
+    def _as_neighbors(self, entity_id: str, edges: list[tuple[str, list]]) -> list[Neighbor]:
+        """Each ``(side, row)`` edge as a Neighbor: the relation, its direction and the entity at its other end."""
+        units = self._mentions(row[_OTHER] for _, row in edges)
         found = []
-        for side, row in visible:
+        for side, row in edges:
             other, entity_row = row[_OTHER], row[_OTHER + 1 :]
             source, target = (entity_id, other) if side == "out" else (other, entity_id)
             found.append(
@@ -569,7 +574,7 @@ class GraphView:
                     entity=self._entity(other, *entity_row, units.get(other, ())),
                 )
             )
-        return found if limit is None else found[:limit]
+        return found
 
     def _edge_rows(self, entity_id: str, sides: tuple[str, ...], fetch: int) -> tuple[list[tuple[str, list]], bool]:
         """Edges on the given sides with the entity at the other end, ``[(side, [*relation fields,
@@ -738,6 +743,13 @@ class GraphView:
             ),
             communities=s.scalar("MATCH (m:Community) RETURN count(m)") - len(self._communities_hidden()),
         )
+
+
+def _check_neighbors_call(direction: str, limit: int | None) -> None:
+    if direction not in ("both", "out", "in"):
+        raise ValueError(f"neighbors(direction=...) must be 'both', 'out' or 'in', got {direction!r}")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+        raise ValueError(f"neighbors(limit=...) must be None or a non-negative int, got {limit!r}")
 
 
 def _check_k(k: int) -> None:

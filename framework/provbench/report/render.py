@@ -198,13 +198,29 @@ def accuracy_chart(run: RunData) -> dict[str, str] | None:
 
 
 def metric_listing(run: RunData) -> dict[str, Any]:
-    """Every value in metrics.json, formatted, and the metrics that failed."""
+    """Every value in metrics.json, formatted, and the metrics that failed. In a validated run, a
+    value of a system under an intervention that no certified claim covers is marked as Table 2
+    marks it: a plugin's scorer is read beside the claims like any built-in number."""
     from ..results.data import format_metric_value
+    from ..results.validity import read_validity
 
+    validity = read_validity(run.run_dir)
+    certified = validity.certified_cells if validity is not None else None
     return {
-        "all": [{**v, "shown": format_metric_value(v)} for v in run.metric_values()],
+        "all": [_marked({**v, "shown": format_metric_value(v)}, certified) for v in run.metric_values()],
         "errors": run.metrics.get("errors", {}),
     }
+
+
+def _marked(value: dict[str, Any], certified: set[str] | None) -> dict[str, Any]:
+    """``value`` with the uncertified mark when the run was validated and no certified claim
+    covers its system under its (intervention) condition."""
+    from ..results.validity import UNCERTIFIED, cell_name
+
+    system, condition = value.get("system"), value.get("condition") or BASELINE
+    if certified is None or not system or condition == BASELINE or cell_name(system, condition) in certified:
+        return value
+    return {**value, "shown": f"{value['shown']} †", "note": "; ".join(filter(None, (value.get("note"), UNCERTIFIED)))}
 
 
 # -- per-question pages -----------------------------------------------------------------------------

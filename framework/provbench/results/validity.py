@@ -119,6 +119,9 @@ class Validity(BaseModel):
         return [cell for cell in self.suite_cells if cell not in self.certified_cells]
 
 
+UNCERTIFIED = "† not certified: no claim validated on this suite's controls covers this system under this condition"
+
+
 def cell_name(system: str, condition: str) -> str:
     """How ``covers`` and ``suite_cells`` name a system under a condition."""
     return f"{system} x {condition}"

@@ -7,15 +7,21 @@ precision/recall over the three labels (an abstention or failure is a wrong pred
 class), the confusion matrix, and the official FEVER score with evidence precision, recall and
 F1 (:func:`.scoring.fever_score`, first ``max_evidence`` = 5 sentences).
 
-A record's predicted evidence: the sentences behind what it cited, then the other sentences it
-read, in order (text unit ids ``s:<page>:<line>`` of the ``fever-wiki`` KB). When the claims'
-pages come from a BEIR corpus, whose sentence numbers are not FEVER's, the evidence measures
-and the FEVER score are left out (None, with a note): only the label measures are meaningful.
+A record's predicted evidence (option ``predicted_evidence``): ``padded`` (default), the sentences
+behind what it cited, then the other sentences it read, in order (text unit ids
+``s:<page>:<line>`` of the ``fever-wiki`` KB); ``cited``, the cited sentences alone, the evidence
+the system put forward, as the official scorer scores a submission (its measures are named with
+``_cited``: ``fever.fever_score_cited``, ``evidence_recall_cited``, ...); ``both`` scores both
+readings, side by side. The label measures do not depend on it. When the claims' pages come from
+a BEIR corpus, whose sentence numbers are not FEVER's, the evidence measures and the FEVER score
+are left out (None, with a note): only the label measures are meaningful.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from provbench.model import Question, RunRecord, Trace
 from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
@@ -33,15 +39,24 @@ from .scoring import (
 )
 
 
-def predicted_evidence(trace: Trace | None) -> list[tuple[str, int]]:
+# each reading of a record's predicted evidence, and the suffix of its measures' names
+SUFFIXES = {"padded": "", "cited": "_cited"}
+READINGS = {"padded": ("padded",), "cited": ("cited",), "both": ("padded", "cited")}
+
+
+def predicted_evidence(trace: Trace | None, reading: str = "padded") -> list[tuple[str, int]]:
+    """The (page, line) pairs a record submits: its cited sentences, padded (``padded``) with the
+    other sentences it read."""
     if trace is None:
         return []
-    ids = list(dict.fromkeys([*trace.citations.text_units, *trace.read_text_units]))
+    read = trace.read_text_units if reading == "padded" else []
+    ids = list(dict.fromkeys([*trace.citations.text_units, *read]))
     return [pair for pair in map(evidence_of, ids) if pair is not None]
 
 
 BEIR_NOTE = "pages from a BEIR corpus: its sentence numbers are not FEVER's lines, so evidence cannot be scored"
 EVIDENCE_MEASURES = ("fever_strict", "evidence_precision", "evidence_recall")
+RUN_EVIDENCE_MEASURES = ("fever_score", "evidence_precision", "evidence_recall", "evidence_f1")
 
 
 def evidence_scorable(question: Question) -> bool:
@@ -49,9 +64,15 @@ def evidence_scorable(question: Question) -> bool:
     return not (pages and is_beir_corpus(pages))
 
 
-def prediction(record: RunRecord, question: Question) -> Prediction:
-    label = normalize_label(record.trace.answer) if record.status == "ok" and record.trace else None
-    return Prediction(question.answer, label, official_evidence(question), predicted_evidence(record.trace))
+def predicted_label(record: RunRecord) -> str | None:
+    """The label a record predicted; None when it abstained, failed or named no label."""
+    return normalize_label(record.trace.answer) if record.status == "ok" and record.trace else None
+
+
+def prediction(record: RunRecord, question: Question, reading: str = "padded") -> Prediction:
+    return Prediction(
+        question.answer, predicted_label(record), official_evidence(question), predicted_evidence(record.trace, reading)
+    )
 
 
 def per_class(
@@ -79,25 +100,45 @@ class FeverMetric(Metric):
 
     name = "fever"
 
-    def __init__(self, max_evidence: int = 5) -> None:
-        self.max_evidence = max_evidence
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        max_evidence: int | None = Field(5, ge=1, description="predicted sentences scored (the scorer's 5); null: all")
+        predicted_evidence: Literal["padded", "cited", "both"] = Field(
+            "padded",
+            description="padded: cited sentences, then the others read; cited: cited sentences only "
+            "(measures named ..._cited); both: both readings",
+        )
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.max_evidence = self.options.max_evidence
+        self.readings = READINGS[self.options.predicted_evidence]
 
     def score(self, record: RunRecord, question: Question, context: MetricContext) -> dict[str, float | None]:
         if question.answer not in LABELS:
             return {}
-        p = prediction(record, question)
+        scores: dict[str, float | None] = {"label_correct": float(predicted_label(record) == question.answer)}
+        for reading in self.readings:
+            scores.update(self.evidence_scores(record, question, reading))
+        return scores
+
+    def evidence_scores(self, record: RunRecord, question: Question, reading: str) -> dict[str, float | None]:
+        """The per-record evidence measures of one reading, None (with a note) on a BEIR corpus."""
+        suffix = SUFFIXES[reading]
+        names = [m + suffix for m in EVIDENCE_MEASURES]
+        if not evidence_scorable(question):
+            record.score_notes.update({k: BEIR_NOTE for k in names})
+            return dict.fromkeys(names)
+        p = prediction(record, question, reading)
         precision, counted = evidence_precision(p, self.max_evidence)
         recall, _ = evidence_recall(p, self.max_evidence)
-        scores = {
-            "label_correct": float(p.predicted_label == p.label),
-            "fever_strict": float(strictly_correct(p, self.max_evidence)),
-            "evidence_precision": precision if counted else None,
-            "evidence_recall": recall if counted else None,
-        }
-        if not evidence_scorable(question):
-            record.score_notes.update({k: BEIR_NOTE for k in EVIDENCE_MEASURES})
-            scores.update({k: None for k in EVIDENCE_MEASURES})
-        return scores
+        values = (
+            float(strictly_correct(p, self.max_evidence)),
+            precision if counted else None,
+            recall if counted else None,
+        )
+        return dict(zip(names, values))
 
     def aggregate(self, results: Results, context: MetricContext | None = None) -> list[MetricValue]:
         values = []
@@ -115,28 +156,31 @@ class FeverMetric(Metric):
     def summarise(
         self, records: list[RunRecord], questions: dict[str, Question], system: str, condition: str
     ) -> list[MetricValue]:
-        preds = [prediction(r, questions[r.key.question_id]) for r in records]
-        scores = fever_score(preds, self.max_evidence)
-        classes, matrix = per_class([(p.label, p.predicted_label) for p in preds])
-        f1s = [c["f1"] or 0.0 for c in classes.values() if c["support"]]
-        n = len(preds)
-
         def value(metric: str, v: float | None, **extra: Any) -> MetricValue:
             return MetricValue(metric=f"fever.{metric}", system=system, condition=condition, value=v, **extra)
 
-        labels = [
-            value("label_accuracy", scores.accuracy, numerator=round(scores.accuracy * n), denominator=n),
+        preds = [prediction(r, questions[r.key.question_id]) for r in records]
+        accuracy = fever_score(preds, self.max_evidence).accuracy
+        classes, matrix = per_class([(p.label, p.predicted_label) for p in preds])
+        f1s = [c["f1"] or 0.0 for c in classes.values() if c["support"]]
+        n = len(preds)
+        values = [
+            value("label_accuracy", accuracy, numerator=round(accuracy * n), denominator=n),
             value("macro_f1", sum(f1s) / len(f1s) if f1s else None, detail={"per_class": classes}),
             value("confusion", None, detail={"matrix": matrix}, note="gold label -> predicted label"),
         ]
-        if not all(evidence_scorable(questions[r.key.question_id]) for r in records):
-            return labels + [
-                value(m, None, note=BEIR_NOTE)
-                for m in ("fever_score", "evidence_precision", "evidence_recall", "evidence_f1")
+        scorable = all(evidence_scorable(questions[r.key.question_id]) for r in records)
+        for reading in self.readings:
+            suffix = SUFFIXES[reading]
+            if not scorable:
+                values += [value(m + suffix, None, note=BEIR_NOTE) for m in RUN_EVIDENCE_MEASURES]
+                continue
+            scores = fever_score(
+                [prediction(r, questions[r.key.question_id], reading) for r in records], self.max_evidence
+            )
+            strict = value("fever_score" + suffix, scores.strict, numerator=round(scores.strict * n), denominator=n)
+            values += [strict] + [
+                value(m + suffix, v)
+                for m, v in zip(RUN_EVIDENCE_MEASURES[1:], (scores.precision, scores.recall, scores.f1))
             ]
-        return labels + [
-            value("fever_score", scores.strict, numerator=round(scores.strict * n), denominator=n),
-            value("evidence_precision", scores.precision),
-            value("evidence_recall", scores.recall),
-            value("evidence_f1", scores.f1),
-        ]
+        return values

@@ -108,55 +108,71 @@ def _plain(value: Any) -> Any:
     return {k: v for k, v in asdict(value).items() if not k.startswith("_")} if is_dataclass(value) else value
 
 
-def problems(extraction: Any, communities: Any, llm: Any) -> list[str]:
-    """One line per kind of thing that went wrong without stopping the build."""
-    e, c, t = _plain(extraction) or {}, _plain(communities) or {}, _plain(llm) or {}
-    checks = [  # (count, its noun and verb for one, for several, what follows)
+# What can go wrong without stopping a build, by section of its info:
+# (count key, noun and verb for one, for several, what follows)
+_PROBLEMS = {
+    "extraction": (
+        ("failed_calls", "extraction call failed", "extraction calls failed", " (their text units added nothing)"),
+        ("invalid_outputs", "extraction reply was", "extraction replies were", " not valid JSON of the schema"),
+        ("hallucinated_items", "extracted name was", "extracted names were", " not in their text unit (dropped)"),
+        ("over_cap_items", "extracted item", "extracted items", " exceeded the per-text-unit caps (dropped)"),
+    ),
+    "communities": (
         (
-            e.get("failed_calls", 0),
-            "extraction call failed",
-            "extraction calls failed",
-            " (their text units added nothing)",
-        ),
-        (
-            e.get("invalid_outputs", 0),
-            "extraction reply was",
-            "extraction replies were",
-            " not valid JSON of the schema",
-        ),
-        (
-            e.get("hallucinated_items", 0),
-            "extracted name was",
-            "extracted names were",
-            " not in their text unit (dropped)",
-        ),
-        (e.get("over_cap_items", 0), "extracted item", "extracted items", " exceeded the per-text-unit caps (dropped)"),
-        (
-            c.get("failed_calls", 0),
+            "failed_calls",
             "community-summary call failed",
             "community-summary calls failed",
             " (member list used instead)",
         ),
         (
-            c.get("fallback_invalid", 0),
+            "fallback_invalid",
             "community-summary reply was",
             "community-summary replies were",
             " invalid (member list used instead)",
         ),
         (
-            c.get("deterministic", 0),
+            "deterministic",
             "community",
             "communities",
             " got a member list, not an LLM summary (summarize off or beyond max_summaries)",
         ),
-        (
-            t.get("truncated_salvaged", t.get("salvaged", 0)),
-            "reply was",
-            "replies were",
-            " cut off by max_tokens (complete items kept)",
-        ),
-    ]
-    return [f"{count} {one if count == 1 else many}{rest}" for count, one, many, rest in checks if count]
+    ),
+    "llm": (("truncated_salvaged", "reply was", "replies were", " cut off by max_tokens (complete items kept)"),),
+}
+
+
+def problems(extraction: Any, communities: Any, llm: Any) -> list[str]:
+    """One line per kind of thing that went wrong without stopping the build."""
+    sections = {"extraction": _plain(extraction), "communities": _plain(communities), "llm": _plain(llm)}
+    if sections["llm"] and "truncated_salvaged" not in sections["llm"]:  # an older tally's name for it
+        sections["llm"] = {"truncated_salvaged": sections["llm"].get("salvaged", 0)}
+    lines = []
+    for section, checks in _PROBLEMS.items():
+        for key, one, many, rest in checks:
+            count = (sections[section] or {}).get(key, 0)
+            if count:
+                lines.append(f"{count} {one if count == 1 else many}{rest}")
+    return lines
+
+
+def kb_counts(
+    units: list,
+    entities: list,
+    relations: list,
+    documents: int,
+    questions: int | None = None,
+    communities: int | None = None,
+) -> dict[str, int]:
+    """Build info's ``counts``, in the order every builder writes them; one a builder has not (None) is left out."""
+    counts = {
+        "questions": questions,
+        "documents": documents,
+        "text_units": len(units),
+        "entities": len(entities),
+        "relations": len(relations),
+        "communities": communities,
+    }
+    return {key: count for key, count in counts.items() if count is not None}
 
 
 def standard_info(

@@ -30,7 +30,7 @@ from provbench.kb.types import Entity, Relation, TextUnit
 from provbench.model import Question
 from provbench.plugin_api import KBBuilder
 
-from ..common.buildinfo import file_digests, fingerprint, reuse_existing, standard_info
+from ..common.buildinfo import file_digests, fingerprint, kb_counts, reuse_existing, standard_info
 from ..common.communities import fallback_summary
 from ..common.options import BaseBuildOptions
 from ..common.writing import finish, write_kb
@@ -75,13 +75,7 @@ class ConceptGraphBuilder(KBBuilder):
             inputs={**inputs, "concepts": str(concepts_path), "edges": str(edges_path)},
             model="",
             options=opts.model_dump(),
-            counts={
-                "documents": len(concepts),
-                "text_units": len(concepts),
-                "entities": len(concepts),
-                "relations": len(edges),
-                "communities": communities,
-            },
+            counts=kb_counts(concepts, concepts, edges, len(concepts), communities=communities),  # one each
             concepts=len(concepts),
             edges=len(edges),
             invalidated_edges=sum(e.invalidated_at is not None for e in edges),

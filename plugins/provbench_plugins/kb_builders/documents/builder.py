@@ -34,7 +34,7 @@ from provbench.kb.sources import write_sources
 from provbench.model import Question
 from provbench.plugin_api import KBBuilder
 
-from ..common.buildinfo import fingerprint, reuse_existing, standard_info
+from ..common.buildinfo import fingerprint, kb_counts, reuse_existing, standard_info
 from ..common.communities import summarize_communities
 from ..common.extraction import ExtractionCounts, extract_into
 from ..common.graph import Graph, link_mentions, to_records
@@ -126,14 +126,9 @@ def build_knowledge_base(
         inputs={**inputs, "source": source},
         model=llm.model_id,
         options=opts.model_dump(),
-        counts={
-            "questions": len(questions),
-            "documents": len(documents),
-            "text_units": len(units),
-            "entities": len(entities),
-            "relations": len(relations),
-            "communities": summaries.communities,
-        },
+        counts=kb_counts(
+            units, entities, relations, len(documents), questions=len(questions), communities=summaries.communities
+        ),
         extraction=extraction,
         communities=summaries,
         llm=tally,

@@ -43,7 +43,7 @@ from provbench.plugin_api import KBBuilder
 
 from provbench_plugins.datasets.fever.pages import Page, page_files, page_id_of, read_pages, sentence_id, title_matcher
 
-from ..common.buildinfo import fingerprint, reuse_existing, standard_info
+from ..common.buildinfo import fingerprint, kb_counts, reuse_existing, standard_info
 from ..common.extraction import ExtractionCounts
 from ..common.llm_calls import LLMTally, effective_workers, run_calls
 from ..common.options import BaseBuildOptions
@@ -229,13 +229,7 @@ def build(
         inputs={**inputs, "pages_source": str(source), "claims": len(questions)},
         model=inputs["model"],
         options=opts.model_dump(),
-        counts={
-            "questions": len(questions),
-            "documents": len(pages),
-            "text_units": len(units),
-            "entities": len(entities),
-            "relations": len(relations),
-        },
+        counts=kb_counts(units, entities, relations, len(pages), questions=len(questions)),
         extraction=extraction,
         llm=tally if opts.triples else None,
         pages=len(pages),

@@ -38,7 +38,7 @@ from provbench.kb.types import TextUnit
 from provbench.model import Question
 from provbench.plugin_api import KBBuilder
 
-from ..common.buildinfo import file_digests, fingerprint, reuse_existing, standard_info
+from ..common.buildinfo import file_digests, fingerprint, kb_counts, reuse_existing, standard_info
 from ..common.chunking import Corpus, Document
 from ..common.communities import summarize_communities
 from ..common.graph import Graph, link_mentions, to_records
@@ -123,14 +123,14 @@ def import_graph(questions: list[Question], kb_dir: Path, llm: "LLMClient", opts
         inputs={**inputs, "source": str(source), "store": store},
         model=llm.model_id,
         options=opts.model_dump(),
-        counts={
-            "questions": len(questions),
-            "documents": len(corpus.documents),
-            "text_units": len(units),
-            "entities": len(entities),
-            "relations": len(relations),
-            "communities": summaries.communities,
-        },
+        counts=kb_counts(
+            units,
+            entities,
+            relations,
+            len(corpus.documents),
+            questions=len(questions),
+            communities=summaries.communities,
+        ),
         extraction=None,
         communities=summaries,
         llm=tally,

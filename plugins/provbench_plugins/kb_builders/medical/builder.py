@@ -46,7 +46,7 @@ from provbench.kb.types import Entity, Relation, TextUnit
 from provbench.model import Question
 from provbench.plugin_api import KBBuilder
 
-from ..common.buildinfo import file_digests, fingerprint, reuse_existing, standard_info
+from ..common.buildinfo import file_digests, fingerprint, kb_counts, reuse_existing, standard_info
 from ..common.extraction import ExtractionCounts
 from ..common.llm_calls import LLMTally, effective_workers, run_calls
 from ..common.options import BaseBuildOptions, with_preset
@@ -287,7 +287,7 @@ def build(kb_dir: Path, llm: "LLMClient", opts: MedicalKGOptions) -> "KnowledgeB
         model=model,
         options=opts.model_dump(),
         paper=PAPER,
-        counts={"documents": sources, "text_units": len(units), "entities": len(entities), "relations": len(relations)},
+        counts=kb_counts(units, entities, relations, sources),
         extraction=extraction,
         llm=tally if extraction is not None else None,
         chunks=len(chunks),

@@ -45,7 +45,7 @@ from provbench.errors import UserError
 from provbench.model import Question
 from provbench.plugin_api import KBBuilder, parse_options as plugin_options
 
-from ..common.buildinfo import fingerprint as input_fingerprint, reuse_existing, standard_info
+from ..common.buildinfo import fingerprint as input_fingerprint, kb_counts, reuse_existing, standard_info
 from ..common.communities import summarize_communities
 from ..common.extraction import choose_extraction_units, extract_into, ExtractionCounts
 from ..common.graph import Graph, link_mentions, to_records
@@ -151,14 +151,9 @@ def build_knowledge_base(
         model=llm.model_id,
         options=options.model_dump(),
         paper=PAPER,
-        counts={
-            "questions": len(data),
-            "documents": len(corpus.documents),
-            "text_units": len(units),
-            "entities": len(entities),
-            "relations": len(relations),
-            "communities": summaries.communities,
-        },
+        counts=kb_counts(
+            units, entities, relations, len(corpus.documents), questions=len(data), communities=summaries.communities
+        ),
         extraction=extraction,
         communities=summaries,
         llm=tally,

@@ -39,7 +39,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from provbench.controls import Claim, ClaimAbout, ClaimNeeds, ConditionContrast, ConditionEffect, ControlRuns, Verdict
-from provbench.controls.contrasts import ContrastOptions, EffectOptions, Expectation
+from provbench.controls.contrasts import ContrastOptions, EffectOptions, Expectation, default_expect
 
 from .text_rule_claim import HidesOwnText
 
@@ -50,18 +50,12 @@ AGENT = "agentic-graphrag"
 CHANGE_ANSWERS = ["cited-removal", "full-isolation", "entity-removal"]
 
 
-def _expect(*pairs: tuple[str, bool, list[str] | None]) -> list[Expectation]:
-    return [Expectation(control=c, effect=e, conditions=conds) for c, e, conds in pairs]
-
-
 class CitedRemovalBeatsRandomOptions(ContrastOptions):
     system: str = AGENT
     treatment: str = "cited-removal"
     reference: str = "random-removal"
     min_difference: float = Field(0.5, ge=0, description="'far more': at least half the questions more")
-    expect: list[Expectation] = Field(
-        default_factory=lambda: _expect(("oracle", True, None), ("ignores-context", False, None))
-    )
+    expect: list[Expectation] = default_expect(("oracle", True), ("ignores-context", False))
 
 
 class CitedRemovalBeatsRandom(ConditionContrast):
@@ -87,15 +81,13 @@ class IgnoresContextOptions(EffectOptions):
         default_factory=lambda: list(CHANGE_ANSWERS),
         description="ablations a context reader's answers show (see CHANGE_ANSWERS)",
     )
-    expect: list[Expectation] = Field(
-        default_factory=lambda: _expect(
-            ("ignores-context", False, None),
-            ("oracle", True, ["cited-removal"]),
-            ("uses-uncited", True, ["full-isolation", "entity-removal"]),
-            # full isolation hides nearly everything, so a same-size random set changes uses-uncited too:
-            # only the faithful citer keeping its answers tells the real isolation apart
-            ("oracle", False, ["full-isolation"]),
-        )
+    expect: list[Expectation] = default_expect(
+        ("ignores-context", False),
+        ("oracle", True, ["cited-removal"]),
+        ("uses-uncited", True, ["full-isolation", "entity-removal"]),
+        # full isolation hides nearly everything, so a same-size random set changes uses-uncited too:
+        # only the faithful citer keeping its answers tells the real isolation apart
+        ("oracle", False, ["full-isolation"]),
     )
 
     @model_validator(mode="after")
@@ -130,9 +122,7 @@ class _BreaksUncitedOptions(EffectOptions):
 
 class IsolationOptions(_BreaksUncitedOptions):
     conditions: list[str] = Field(default_factory=lambda: ["full-isolation"])
-    expect: list[Expectation] = Field(
-        default_factory=lambda: _expect(("uses-uncited", True, None), ("oracle", False, None))
-    )
+    expect: list[Expectation] = default_expect(("uses-uncited", True), ("oracle", False))
 
 
 class IsolationBreaksUncited(ConditionEffect):
@@ -145,9 +135,7 @@ class IsolationBreaksUncited(ConditionEffect):
 
 class EntityRemovalOptions(_BreaksUncitedOptions):
     conditions: list[str] = Field(default_factory=lambda: ["entity-removal"])
-    expect: list[Expectation] = Field(
-        default_factory=lambda: _expect(("uses-uncited", True, None), ("ignores-context", False, None))
-    )
+    expect: list[Expectation] = default_expect(("uses-uncited", True), ("ignores-context", False))
 
 
 class EntityRemovalBreaksUncited(ConditionEffect):
@@ -163,9 +151,7 @@ class GentlerOptions(ContrastOptions):
     treatment: str = "full-isolation"
     reference: str = "text-only-isolation"
     min_difference: float = 0.5
-    expect: list[Expectation] = Field(
-        default_factory=lambda: _expect(("uses-uncited", True, None), ("ignores-context", False, None))
-    )
+    expect: list[Expectation] = default_expect(("uses-uncited", True), ("ignores-context", False))
 
 
 class TextOnlyIsolationGentler(ConditionContrast):

@@ -21,6 +21,7 @@ from provbench.model import BASELINE
 from provbench.results.data import RunData
 from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
 from provbench.results.significance import BH_NOTE, adjust_bh, with_adjusted
+from provbench.results.validity import UNCERTIFIED
 from provbench.results.stats import (
     MCNEMAR_NOTE,
     Share,
@@ -338,9 +339,6 @@ def condition_rows(
         Row(cells=[title_of(run, condition), "Output changed", *changed_cells]),
         Row(cells=["", "Acc.", *acc_cells]),
     ]
-
-
-UNCERTIFIED = "† not certified: no claim validated on this suite's controls covers this system under this condition"
 
 
 def uncertified_cells(run: RunData) -> set[tuple[str, str]]:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from pydantic import BaseModel, ConfigDict, Field
 
 from provbench.controls import Claim, ClaimAbout, ClaimNeeds, ControlRuns, Verdict, default_about
-from provbench.controls.contrasts import Expectation
+from provbench.controls.contrasts import Expectation, default_expect
 from provbench.gold import GoldEvidence, normalize_relation, normalize_text
 from provbench.model import BASELINE
 from provbench.plugin_api import correctness
@@ -119,12 +119,7 @@ class ExplanationOptions(BaseModel):
     )
     min_hit_rate: float = Field(0.8, ge=0, le=1, description="least share of explanations naming a planted node")
     alpha: float = Field(0.05, gt=0, lt=1, description="significance of the hit rate against a random path node")
-    expect: list[Expectation] = Field(
-        default_factory=lambda: [
-            Expectation(control="oracle", effect=True),
-            Expectation(control="ignores-context", effect=False),
-        ]
-    )
+    expect: list[Expectation] = default_expect(("oracle", True), ("ignores-context", False))
 
 
 class ExplanationNamesPlanted(Claim):

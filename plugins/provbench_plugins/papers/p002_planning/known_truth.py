@@ -30,15 +30,11 @@ from typing import Callable
 from pydantic import Field
 
 from provbench.controls import ClaimAbout, ClaimNeeds, ControlRuns, PairedClaim, Verdict
-from provbench.controls.contrasts import Expectation, TestOptions
+from provbench.controls.contrasts import Expectation, TestOptions, default_expect
 from provbench.model import BASELINE
 
 LOOP = "planning-loop"
 ONE_ROUND = "one-shot, same seeds"
-
-
-def _expect(*pairs: tuple[str, bool]) -> list[Expectation]:
-    return [Expectation(control=c, effect=e) for c, e in pairs]
 
 
 class _P002Claim(PairedClaim):
@@ -65,7 +61,7 @@ class RoundsOptions(TestOptions):
         default_factory=lambda: ["deep"], min_length=1, description="question types whose answer lies beyond one round"
     )
     min_difference: float = Field(0.5, ge=0, description="accuracy gained on at least half the questions")
-    expect: list[Expectation] = Field(default_factory=lambda: _expect(("oracle", True), ("parametric", False)))
+    expect: list[Expectation] = default_expect(("oracle", True), ("parametric", False))
 
 
 class RoundsReachDeepAnswers(_P002Claim):
@@ -108,7 +104,7 @@ class AbstainsOptions(TestOptions):
         default_factory=lambda: ["deep"],
         description="question types within the round budget: answered by every control",
     )
-    expect: list[Expectation] = Field(default_factory=lambda: _expect(("oracle", True), ("ignores-context", False)))
+    expect: list[Expectation] = default_expect(("oracle", True), ("ignores-context", False))
 
 
 class AbstainsWhenUnreachable(_P002Claim):
@@ -165,7 +161,7 @@ class GoldEdgeOptions(TestOptions):
     gold: str = Field("invalidate-gold-edge", description="the condition invalidating one gold-chain edge")
     off_chain: str = Field("invalidate-off-chain-edge", description="the condition invalidating a used edge off it")
     min_difference: float = Field(0.5, ge=0, description="'far more': at least half the answered questions more")
-    expect: list[Expectation] = Field(default_factory=lambda: _expect(("oracle", True), ("ignores-context", False)))
+    expect: list[Expectation] = default_expect(("oracle", True), ("ignores-context", False))
 
 
 class GoldEdgeChangesAnswer(_P002Claim):

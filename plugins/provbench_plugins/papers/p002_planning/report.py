@@ -96,8 +96,18 @@ def configuration_table(rows: list[dict[str, Any]]) -> Table:
         caption="Baseline records of each planning-loop configuration, all of them counted (as abstention.* counts "
         "them). Accuracy: the dataset's graded correctness of every question, a right abstention included; "
         "selective accuracy: of the answered ones. Answered by the exit round: share of the answered "
-        "questions that cleared the bar by the configuration's exit_from_round (the paper's early exit).",
+        "questions that cleared the bar by the configuration's exit_from_round (the paper's early exit)."
+        + (LATE_EXIT_COST if any(r["exit"] > 1 for r in rows) else ""),
     )
+
+
+# the paper's "roughly 1-4" calls against the default exit round (docs/papers/p002.md, "Verify")
+LATE_EXIT_COST = (
+    " LLM calls / q: the paper's lower bound of 1 call is not reachable for an answered question when the "
+    'exit round is 2 (the default, the article\'s "Round 2 ... can exit early"), except when round 2 finds '
+    "nothing new to expand (it makes no call and round 1's answer is verified again); a confident answer "
+    "otherwise costs 2 calls, 1 with exit_from_round: 1."
+)
 
 
 def summary(run: RunData, key: str) -> dict[str, Any] | None:

@@ -26,17 +26,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from provbench.controls import Claim, ClaimNeeds, ControlRuns, Verdict
 from provbench.results.claims import effect_words
-from provbench.controls.contrasts import Expectation
+from provbench.controls.contrasts import Expectation, default_expect
 from provbench.model import BASELINE, Question, RunRecord
 from provbench.results.data import RunData
 
 from .diversity import diversity, facts_shown
 
 SETTINGS = ["ga-rag", "ga-rag-gamma0", "ga-rag-authors"]  # fever-garag.yaml's GA-RAG settings
-
-
-def _expect(*pairs: tuple[str, bool]) -> list[Expectation]:
-    return [Expectation(control=c, effect=e) for c, e in pairs]
 
 
 class SettingsOptions(BaseModel):
@@ -47,9 +43,7 @@ class SettingsOptions(BaseModel):
         min_length=2,
         description="the GA-RAG settings compared (system keys of the controls block)",
     )
-    expect: list[Expectation] = Field(
-        default_factory=lambda: _expect(("oracle", True), ("ignores-context", False)), min_length=1
-    )
+    expect: list[Expectation] = default_expect(("oracle", True), ("ignores-context", False), min_length=1)
 
 
 class LabelOptions(SettingsOptions):
