@@ -91,7 +91,28 @@ def test_a_cell_with_every_unit_left_out_shows_not_measurable_and_runs_are_named
     text = write_comparison([leaky, leaky], tmp_path / "cmp.html").read_text()
     table = text.split('class="compare-conditions"', 1)[1].split("</table>", 1)[0]
     assert f"<td>{condition}</td>" in table and "not measurable" in table and "leaked" in table
+    assert 'class="note">not measurable' not in table  # said once, then why: "not measurable not measurable"
     assert "<title>compare leaky vs leaky</title>" in text or "compare leaky vs leaky" in text
     names = write_comparison(three_runs[:2], tmp_path / "ab.html").read_text()
     assert "A = a (suite " in names and "B = b (suite " in names
     assert "adjusted for the 0 tests" not in text + names
+
+
+def test_a_system_in_one_run_only_is_named_missing_not_its_questions(three_runs, tmp_path):
+    """A new user's system, in run B only, read "13 question(s) not in every run left out ... no
+    shared questions": the questions are shared, the system is missing."""
+    import json
+    import shutil
+
+    fewer = tmp_path / "fewer"
+    shutil.copytree(three_runs[0], fewer)
+    lines = (fewer / "records.jsonl").read_text().splitlines()
+    kept = [line for line in lines if line.strip() and json.loads(line)["key"]["system"] != "toy-graph"]
+    assert len(kept) < len(lines)
+    (fewer / "records.jsonl").write_text("".join(line + "\n" for line in kept))
+    text = write_comparison([fewer, three_runs[0]], tmp_path / "cmp.html").read_text()
+    table = text.split('class="compare-accuracy"', 1)[1].split("</table>", 1)[0]
+    row = next(r for r in table.split("<tr>") if r.startswith("<th>toy-graph</th>"))
+    assert "toy-graph is not in run A" in row and "system not in this run" in row
+    assert "not in every run left out" not in row and "no shared questions" not in row
+    assert "(" in row.split("system not in this run", 1)[1]  # B's cell still counts its questions

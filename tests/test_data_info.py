@@ -60,6 +60,11 @@ def test_loader_choice_errors(tmp_path):
     result = invoke("data", "info", str(unknown))
     assert result.exit_code != 0 and "no loader recognises this file" in result.output
     assert "known loaders: 2wiki" in result.output
+    other_columns = tmp_path / "cols.csv"
+    other_columns.write_text("qid,q,a\n1,Who?,me\n")
+    result = invoke("data", "info", str(other_columns))
+    assert "qa: looked for a question column (question, query," in result.output, result.output
+    assert "the file has qid, q, a: map yours with the option fields" in result.output
     result = invoke("data", "info", str(MINI), "--loader", "2wikki")
     assert result.exit_code != 0 and "unknown dataset_loader '2wikki'; did you mean '2wiki'?" in result.output
     result = invoke("data", "info", str(MINI), "--option", "selct=true")

@@ -98,16 +98,13 @@ def test_an_intervention_hiding_everything_is_indistinct_from_a_random_set(decla
     assert status["hides-everything hides a same-size random set"] == "indistinct"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="red team (c): an intervention that hides the whole graph while it says it hides the cited "
-    "entities passes its claim, and 'indistinct' against a same-size random set (its specificity "
-    "untested) is not among the report's exceptions",
-)
 def test_a_claim_whose_specificity_went_untested_is_among_the_exceptions(declared):
+    """An intervention hiding the whole graph while it says it hides the cited entities passes its
+    claim; indistinct from a same-size random set, its specificity is untested: an exception."""
     out, _ = declared
     validity = next(line for line in report_text(out).splitlines() if "verdicts as the claims say" in line)
-    assert "hides-everything" in validity, validity
+    assert validity.startswith("Certified with exceptions"), validity
+    assert "hides-everything-matters: specificity untested" in validity, validity
 
 
 @pytest.mark.xfail(

@@ -160,3 +160,50 @@ def test_a_run_directory_of_another_model_counts_none_of_its_records(tmp_path, m
     data = json.loads(other.output)
     assert data["recorded_units"] == 0
     assert any("holds a run with model 'schema-following'" in note for note in data["notes"])
+
+
+NO_LLM_SYSTEM = """
+from provbench import hookimpl
+from provbench.model import Trace
+from provbench.plugin_api import System
+
+
+class FirstUnit(System):
+    expected_llm_calls = 0  # reads the view only
+
+    def run(self, question, env):
+        return Trace(question_id=question.id, system=self.name, answer="-")
+
+
+@hookimpl
+def provbench_register_systems():
+    return {"first-unit": FirstUnit}
+"""
+
+
+def test_own_documents_plan_counts_the_extractions_against_the_budget(tmp_path, monkeypatch):
+    """A new user's plan gave 0 calls for their documents' KB build (69 in fact) and 13 for a
+    system without LLM: each text unit is one extraction, a system declaring 0 calls is planned at 0,
+    and the budget note counts the build."""
+    from provbench_plugins.kb_builders.documents.corpus import chunk_corpus
+    from provbench_plugins.kb_builders.documents.readers import read_documents
+    from provbench_tools.own_docs import write as write_own_docs
+
+    monkeypatch.chdir(tmp_path)
+    write_own_docs(tmp_path / "data")
+    (tmp_path / "first_unit.py").write_text(NO_LLM_SYSTEM, encoding="utf-8")
+    ran = CliRunner().invoke(main, ["init", "--docs", "data/docs", "--questions", "data/questions.csv"])
+    assert ran.exit_code == 0, ran.output
+    suite = (tmp_path / "suite.yaml").read_text(encoding="utf-8")
+    suite = suite.replace("systems:\n", "budget: {max_calls: 20}\nsystems:\n  - first-unit\n", 1)
+    (tmp_path / "suite.yaml").write_text("plugins: [./first_unit.py]\n" + suite, encoding="utf-8")
+    result = CliRunner().invoke(main, ["plan", "suite.yaml", "--model", MODEL, "--limit", "2"])
+    assert result.exit_code == 0, result.output
+    rows = {line.split("\t")[0]: line.split("\t") for line in result.output.splitlines() if "\t" in line}
+    corpus, _ = chunk_corpus(read_documents(tmp_path / "data" / "docs"), 256, 0)
+    summaries = 40  # the documents builder's default cap
+    assert float(rows["knowledge base build"][3].replace(",", "")) == len(corpus.text_units) + summaries
+    assert rows["first-unit"][3] == "0" and "expected_llm_calls" not in rows["first-unit"][8]
+    assert "does not declare expected_llm_calls" in rows["llm-only"][8]
+    assert f"({len(corpus.text_units) + summaries} of them the knowledge base build) pass" in result.output
+    assert "budget max_calls: 20" in result.output

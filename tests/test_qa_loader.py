@@ -154,6 +154,7 @@ def test_unknown_document_duplicate_ids_and_option_errors(tmp_path, own_docs):
             {"id": "1", "question": "Q?", "answer": "x", "supporting_documents": ""},
             {"id": "1", "question": "Q?", "answer": "x", "supporting_documents": ""},
             {"id": "2", "question": "Q?", "answer": "x", "supporting_documents": "nowhere.md"},
+            {"id": "3", "question": "Q?", "answer": "x", "supporting_documents": "mira_castell.md"},
         ],
     )
     problems = QALoader().problems(path, documents=docs)
@@ -161,7 +162,9 @@ def test_unknown_document_duplicate_ids_and_option_errors(tmp_path, own_docs):
     assert (
         problems[1].startswith(f"{path}:4: field 'supporting_documents'")
         and "no document named 'nowhere.md'" in problems[1]
+        and "did you mean" not in problems[1]
     )
+    assert "no document named 'mira_castell.md'" in problems[2] and "(did you mean 'mira-castell.md'?)" in problems[2]
     with pytest.raises(UserError, match="answer_type 'label' needs the loader option 'labels'"):
         QALoader().load(write(tmp_path / "l.jsonl", [{"question": "Q?", "answer": "x"}]), answer_type="label")
     with pytest.raises(UserError, match="maps unknown field"):

@@ -188,3 +188,14 @@ def test_knowledge_base_section_is_grouped(run_dir, tmp_path):
     assert options == {"chunk_size": "200", "max_workers": "null", "summarize": "true"}
     (tmp_path / "build_info.json").write_text(json.dumps({"builder": "tiny", "version": 1}))
     assert [b.css_class for b in knowledge_base_section(run).blocks] == ["kb kb-build"]  # no empty tables
+
+
+def test_a_dry_run_report_says_its_answers_mean_nothing(run_dir):
+    """The run_dir's scripted model answers without reading: the report says so at the top (a new
+    user read a schema-following report's numbers as results); a real model's header says nothing."""
+    from provbench.report.render import dry_run_model
+
+    html = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert html.index('class="warning dry-run">This is a dry run: scripted') < html.index('id="run"')
+    assert "a control run" in dry_run_model("control:oracle") and "a dry run" in dry_run_model("schema-following")
+    assert dry_run_model("openai/gpt-4o-mini") == ""

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from provbench.kb.embed_process import EmbeddingProcess
 from provbench.kb.embeddings import query_vector
@@ -79,15 +80,20 @@ def test_a_run_over_a_built_kb_embeds_in_a_child_and_exits_with_its_status(tmp_p
     assert len(retrieved(in_process)) == 6
 
 
-def test_the_warm_up_thread_starts_after_llamaindex_is_imported():
+@pytest.mark.parametrize("module", ["llama_index.core", "torch"])
+def test_the_warm_up_thread_starts_after_llamaindex_and_torch_are_imported(module):
     """A knowledge base to build imports LlamaIndex on the main thread while the warm-up thread
-    loads the embedding model: the same package imported from both at once failed at random."""
+    loads the embedding model: the same package imported from both at once failed at random. scipy
+    (nltk, the controls' draws) reads torch.Tensor once torch is in sys.modules: half imported by
+    the thread, "partially initialized module 'torch' has no attribute 'Tensor'"."""
     probe = (
         "import sys, threading\n"
         "from provbench import execution\n"
         "seen = []\n"
         "start = threading.Thread.start\n"
-        "threading.Thread.start = lambda self: (seen.append('llama_index.core' in sys.modules), start(self))[1]\n"
+        f"m = lambda: sys.modules.get({module!r})\n"
+        "done = lambda: m() is not None and not getattr(m().__spec__, '_initializing', False)\n"
+        "threading.Thread.start = lambda self: (seen.append(done()), start(self))[1]\n"
         "execution.WarmUp(kb_built=False).before_units()\n"
         "print(seen[0])\n"
     )

@@ -170,6 +170,17 @@ class Budget:
         return None
 
 
+def budget_overrun(spec: BudgetSpec | None, calls: float, usd: float, kb_calls: float) -> list[str]:
+    """A note for ``provbench plan`` when its estimate (the knowledge base's build included: the
+    run counts it) passes the suite's ``budget:``, where the run will stop."""
+    spend = f"about {calls:,.0f} LLM call(s) ({kb_calls:,.0f} of them the knowledge base build)"
+    if spec and spec.max_calls is not None and calls > spec.max_calls:
+        return [f"{spend} pass the suite's budget max_calls: {spec.max_calls}; the run stops there"]
+    if spec and spec.max_cost_usd is not None and usd > spec.max_cost_usd:
+        return [f"{spend} cost over the suite's budget max_cost_usd: {spec.max_cost_usd:g}; the run stops there"]
+    return []
+
+
 def check_priced(spec: BudgetSpec | None, backends: dict[str, Any], where: str) -> None:
     """A cost budget needs prices: refuse a model without one unless the suite accepts unknown costs."""
     if spec is None or spec.max_cost_usd is None or spec.accept_unknown_costs:

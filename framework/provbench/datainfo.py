@@ -49,7 +49,11 @@ def resolve_loader(registry: "Registry", source: str | Path, name: str | None) -
     if claiming:
         names = ", ".join(loader.name for loader in claiming)
         raise UserError(f"{source}: several loaders read this file ({names}); choose one with --loader")
-    raise UserError(f"{source}: no loader recognises this file; name one with --loader (known loaders: {known})")
+    why = [f"{loader.name}: {reason}" for loader in loaders if (reason := loader.unclaimed_because(source))]
+    raise UserError(
+        f"{source}: no loader recognises this file; name one with --loader (known loaders: {known})"
+        + "".join(f"\n  {line}" for line in why)
+    )
 
 
 def facet_value(question: Question, facet: str) -> Any:

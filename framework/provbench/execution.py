@@ -262,9 +262,13 @@ class WarmUp:
 
             self.queries = EmbeddingProcess()
         else:
-            # the build imports LlamaIndex at once: imported here first, not from two threads at
-            # once (that fails at random, "partially initialized module ... BaseEmbedding")
+            # the build imports LlamaIndex at once, and scipy looks up torch.Tensor whenever torch
+            # is in sys.modules: both imported here first, not from two threads at once (that fails
+            # at random, "partially initialized module 'torch' has no attribute 'Tensor'")
             import llama_index.core  # noqa: F401 - imported for its side effect, see above
+
+            with contextlib.suppress(ImportError):  # without torch the first search says so
+                import torch  # noqa: F401 - imported for its side effect, see above
 
             self._thread = threading.Thread(target=self._load, name="warm-up", daemon=True)
             self._thread.start()

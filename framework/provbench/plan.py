@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .costs import CostTotal, price_of
+from .costs import CostTotal, budget_overrun, price_of
 from .errors import PluginFailure, UserError, call_plugin
 from .model import BASELINE, RunRecord
 from .plugin_api import Environment, MetricContext
@@ -187,6 +187,8 @@ def _plan(
         latency_s=latency_s,
         notes=notes,
     )
+    kb_calls = sum(r.calls for r in rows if r.what == KB_BUILD)
+    plan.notes += budget_overrun(suite.budget, plan.calls, plan.cost_total().usd, kb_calls)
     if suite.exclusion.enabled and suite.interventions:
         plan.notes.append(
             "the exclusion step will leave out the questions the reference system answers "
@@ -205,7 +207,8 @@ def _system_rows(
         system = registry.create("system", ref.name, **ref.options)
         calls, problem = expected_system_calls(system, ref.key)
         units = ref.repeats * len(questions)  # a repeated system runs each question ``repeats`` times
-        baseline = Row(ref.key, units, calls * units, model=model_id, notes=[problem] if problem else [])
+        notes = [problem] if problem else _undeclared_calls(system)
+        baseline = Row(ref.key, units, calls * units, model=model_id, notes=notes)
         dry.measure(ref, system, baseline, records)
         rows.append(baseline)
         chain = max(chain, calls * (2 if ref.key in suite.targets_of_interventions() and suite.interventions else 1))
@@ -215,6 +218,14 @@ def _system_rows(
                 for iref in suite.interventions
             ]
     return rows, chain
+
+
+def _undeclared_calls(system: Any) -> list[str]:
+    from .plugin_api import System
+
+    if type(system).expected_llm_calls is not System.expected_llm_calls:
+        return []
+    return ["the system does not declare expected_llm_calls: one call a question assumed (0 for a system without LLM)"]
 
 
 def _price(rows: list[Row], system_backend: Any, judge_backend: Any) -> None:

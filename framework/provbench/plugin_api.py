@@ -296,6 +296,11 @@ class DatasetLoader(Plugin, ABC):
         ``provbench data info`` pick the loader when only one claims a file). Default: never."""
         return False
 
+    def unclaimed_because(self, source: str | Path) -> str | None:
+        """Why ``claims(source)`` is False, for a file of a kind this loader reads (e.g. which
+        columns it looked for and which the file has); None: nothing to say."""
+        return None
+
     def problems(self, source: str | Path, limit: int = 10, **options: Any) -> list[str]:
         """Up to ``limit`` problems of ``source``, each naming file, record and field. Default:
         the first error :meth:`load` raises; a loader can override it to report more."""

@@ -87,23 +87,18 @@ def _accuracy_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
     rows, tests = [], []
     for system in systems:
         values = [per_question(select(run.records, system)) for run in runs]
-        shared = shared_questions(values)
+        shared = shared_questions([v for v in values if v])  # a run without the system drops none
         shares = [share(v, shared, **run.stats_options()) for v, run in zip(values, runs)]
         against = []
-        for later, s in zip(values[1:], shares[1:]):
-            test = mcnemar(values[0], later, shared) if shared else None
+        for i, (later, s) in enumerate(zip(values[1:], shares[1:]), start=1):
+            test = mcnemar(values[0], later, shared) if shared and values[0] and later else None
             tests.append(test.p_value if test else None)
             delta = (
                 "–" if shares[0].value is None or s.value is None else f"{100 * (s.value - shares[0].value):+.1f} pts"
             )
-            against.append({"delta": delta, "test": test.describe() if test else "no shared questions"})
-        rows.append(
-            {
-                "system": system,
-                "cells": [share_cell(s, _dropped(v, shared)) for s, v in zip(shares, values)],
-                "against": against,
-            }
-        )
+            against.append({"delta": delta, "test": test.describe() if test else _untested(values, i, system)})
+        rows.append({"system": system, "cells": [_accuracy_cell(s, v, shared) for s, v in zip(shares, values)]})
+        rows[-1]["against"] = against
     _adjust([a for row in rows for a in row["against"]], tests)
     return {"rows": rows, "tests": sum(p is not None for p in tests)}
 
@@ -115,12 +110,12 @@ def _score_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
     for system in systems:
         for score in _continuous_scores(runs, system):
             values = [per_question(select(run.records, system), score) for run in runs]
-            shared = shared_questions(values)
+            shared = shared_questions([v for v in values if v])
             against = []
-            for later in values[1:]:
-                test = paired_scores(values[0], later, shared)
-                tests.append(test.p_value)
-                against.append({"test": test.describe()})
+            for i, later in enumerate(values[1:], start=1):
+                test = paired_scores(values[0], later, shared) if later else None
+                tests.append(test.p_value if test else None)
+                against.append({"test": test.describe() if test else _untested(values, i, system)})
             means = [
                 (f"{sum(v[q] for q in shared) / len(shared):.3f} (n={len(shared)})" if shared else "–")
                 + (f"; {_dropped(v, shared)}" if _dropped(v, shared) else "")
@@ -134,6 +129,19 @@ def _score_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
 def shared_questions(values: list[dict[str, float]]) -> list[str]:
     """The questions every run has a value for, in the first run's order."""
     return [q for q in values[0] if all(q in v for v in values[1:])]
+
+
+def _accuracy_cell(s: Any, values: dict[str, float], shared: list[str]) -> Cell:
+    return share_cell(s, _dropped(values, shared)) if values else Cell(text="–", note="system not in this run")
+
+
+def _untested(values: list[dict[str, float]], later: int, system: str) -> str:
+    """Why a later run's accuracy has no test against the first: a run lacks the system, or no
+    question is answered in every run that has it."""
+    missing = [_label(i) for i in (0, later) if not values[i]]
+    if missing:
+        return f"{system} is not in run {' or '.join(missing)}"
+    return "no shared questions"
 
 
 def _dropped(values: dict[str, float], shared: list[str]) -> str:
@@ -173,7 +181,8 @@ def _condition_cells(run: RunData, system: str, condition: str) -> tuple[Cell, C
     """One run's output-changed and accuracy cells of a condition x system."""
     reason = not_measurable(run.select(system, condition, leaked=True), run.include_leaked)
     if reason:
-        return Cell(text="not measurable", note=reason), Cell(text="not measurable", note=reason)
+        why = reason.removeprefix("not measurable: ")  # the cell's text says it once
+        return Cell(text="not measurable", note=why), Cell(text="not measurable", note=why)
     picked = run.select(system, condition)
     return (
         share_cell(share(per_question(picked, "output_changed"), run.analysed)),

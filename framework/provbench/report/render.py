@@ -475,6 +475,16 @@ def environment():
     return env
 
 
+def dry_run_model(model: str) -> str:
+    """Why a run's answers mean nothing (its model answers without reading: an offline or control
+    LLM), or "" for a real model."""
+    if model == "schema-following" or model.startswith("scripted"):
+        return f"a dry run: {model} answers every request with a placeholder of the right shape, so no answer, score or effect here says anything about a system; run with a real model (--model) for results"
+    if model.startswith("control:"):
+        return f"a control run: {model} is an LLM of known behaviour (docs/controls.md), so its scores check the metrics, not the systems"
+    return ""
+
+
 def header(run: RunData) -> dict[str, Any]:
     m = run.manifest
     statuses = [r.status for r in run.records]
@@ -491,6 +501,7 @@ def header(run: RunData) -> dict[str, Any]:
         "description": run.suite.get("description", ""),
         "run_id": m.run_id,
         "models": m.models,
+        "dry_run": dry_run_model(m.models.get("llm", "")),
         "versions": m.versions,
         "git_revision": m.git_revision or "none (not a git checkout or no commit yet)",
         "created_at": m.created_at,

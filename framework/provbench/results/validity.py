@@ -84,6 +84,11 @@ class Validity(BaseModel):
         return [row for row in self.power if row.counts_as_failure]
 
     @property
+    def indistinct(self) -> list[PowerRow]:
+        """Random shams a claim passes under that are mostly the real set: not failures, not shown specific either."""
+        return [row for row in self.power if row.status == "indistinct"]
+
+    @property
     def failed_claims(self) -> list[str]:
         """Claims that fail validation: a failed verdict, or no power against a sham."""
         return sorted({v.claim for v in self.failures} | {row.claim for row in self.powerless})
@@ -91,12 +96,15 @@ class Validity(BaseModel):
     @property
     def exceptions(self) -> list[str]:
         """What was excused rather than certified: power cells (``expect_no_power``), expected
-        failures, open claims and expected unmeasurable verdicts, each with its reason."""
+        failures, open claims and expected unmeasurable verdicts, each with its reason, and the
+        claims whose random sham was indistinct (their specificity untested)."""
         found = [
             f"{r.claim}: no power against {r.sham} (excused: {r.excused})"
             for r in self.power
             if r.excused and r.status == "no power"
         ]
+        # indistinct is no failure (no same-size set could differ), but nor is the claim's specificity shown
+        found += [f"{r.claim}: specificity untested ({r.sham} is mostly the real set)" for r in self.indistinct]
         for v in self.verdicts:
             why = (v.unmeasured and v.unmeasured_expected) or v.expected_failure or v.open
             if why and not v.passed:

@@ -6,6 +6,7 @@ from provbench.results.data import RunData, format_metric_value
 from provbench.report.sections import Cell, Row, Section, Table
 
 PREFIXES = ("ragas-faithfulness.", "provenance.")
+TITLES = {True: "Faithfulness and trajectory provenance", False: "Trajectory provenance"}
 
 
 def faithfulness_section(run: RunData) -> list[Section]:
@@ -26,11 +27,13 @@ def faithfulness_section(run: RunData) -> list[Section]:
     ]
     shown = [row for row in rows if any(c.text != "–" for c in row.cells[2:])]
     hidden = len(rows) - len(shown)
+    ragas = any(metric.startswith("ragas") for metric, _ in cells)  # titled by what ran (init's suites run none)
     caption = (
         "RAGAS faithfulness of each answer judged against its cited evidence and against everything its "
-        "trajectory read, next to the trajectory-provenance scores (see docs/provenance.md). Values with "
-        "(numerator/denominator); a cell's note says why a value is missing."
-    )
+        "trajectory read, next to the trajectory-provenance scores"
+        if ragas
+        else "Trajectory-provenance scores (the suite ran no ragas-faithfulness metric)"
+    ) + " (see docs/provenance.md). Values with (numerator/denominator); a cell's note says why a value is missing."
     if hidden:
         caption += f" {hidden} score(s) with no value in this run are listed under “All metric values”."
     table = Table(
@@ -40,4 +43,4 @@ def faithfulness_section(run: RunData) -> list[Section]:
         css_class="faithfulness",
         caption=caption,
     )
-    return [Section(id="faithfulness", title="Faithfulness and trajectory provenance", blocks=[table], order=60)]
+    return [Section(id="faithfulness", title=TITLES[ragas], blocks=[table], order=60)]

@@ -22,6 +22,8 @@ those names) is :mod:`provbench.kb.goldmap`'s, once per KB.
 
 from __future__ import annotations
 
+import difflib
+
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -145,10 +147,11 @@ def _document(row: Row, name: str, documents: str) -> Any:
     except UserError as err:
         raise row.problem("supporting_documents", f"cannot read the documents: {err}") from None
     if not found:
+        close = difflib.get_close_matches(name.casefold(), list(document_index(documents)), n=1)
         raise row.problem(
             "supporting_documents",
-            f"no document named {name!r} in {documents} (name one by its "
-            "relative path, file name, file name without suffix, or title)",
+            f"no document named {name!r} in {documents}{f' (did you mean {close[0]!r}?)' if close else ''}; "
+            "name one by its relative path, file name, file name without suffix, or title",
         )
     if len(found) > 1:
         raise row.problem(

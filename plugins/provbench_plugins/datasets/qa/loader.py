@@ -120,6 +120,18 @@ class QALoader(DatasetLoader):
             return False
         return any(column in first for column in DEFAULT_COLUMNS["question"])
 
+    def unclaimed_because(self, source: str | Path) -> str | None:
+        if file_kind(source) in (None, "hub") or not Path(str(source)).is_file():
+            return None
+        try:
+            _, first = next(iter(read_rows(source)))
+        except (UserError, StopIteration, OSError) as exc:
+            return f"cannot read a first record ({exc or 'the file is empty'})"
+        return (
+            f"looked for a question column ({', '.join(DEFAULT_COLUMNS['question'])}); the file has "
+            f"{', '.join(map(str, first)) or 'none'}: map yours with the option fields: {{question: ..., answer: ...}}"
+        )
+
     def normalize(self, text: str) -> str:
         from ..twowiki.scoring import normalize_answer
 

@@ -128,10 +128,14 @@ class CommonBuildOptions(BaseBuildOptions):
             raise ValueError(f"chunk_overlap ({value}) must be smaller than chunk_size ({size})")
         return value
 
-    def llm_call_bound(self) -> int | None:
-        """At most how many LLM calls a build makes: its extractions and summaries (None when a
-        step has no cap, so the count depends on the data)."""
-        extractions = self.max_extractions if self.extract else 0
+    def llm_call_bound(self, text_units: int | None = None) -> int | None:
+        """At most how many LLM calls a build makes: its extractions (one per text unit, when the
+        count of ``text_units`` is known, up to the cap) and summaries (None when a step has no cap
+        and no count, so the figure depends on the data)."""
+        extractions = self.max_extractions
+        if text_units is not None:
+            extractions = text_units if extractions is None else min(extractions, text_units)
+        extractions = extractions if self.extract else 0
         summaries = self.max_summaries if self.summarize else 0
         return None if extractions is None or summaries is None else extractions + summaries
 

@@ -76,6 +76,17 @@ class DocumentsBuilder(KBBuilder):
     name = BUILDER_NAME
     Options = DocumentsOptions
 
+    def expected_llm_calls(self, questions: list[Question]) -> float | None:
+        """One extraction per text unit (the documents are read and chunked here, no LLM) and the
+        capped summaries."""
+        opts = self.options
+        try:
+            documents = read_documents(documents_source(questions, opts))
+        except DocumentError as err:
+            raise UserError(f"kb builder {BUILDER_NAME!r}: {err}") from None
+        corpus, _ = chunk_corpus(documents, opts.chunk_size, opts.chunk_overlap)
+        return opts.llm_call_bound(len(corpus.text_units))
+
     def build(self, questions: list[Question], kb_dir: Path, llm: "LLMClient", **options: Any) -> "KnowledgeBase":
         return build_knowledge_base(questions, Path(kb_dir), llm, self.build_options(options))
 
