@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 import provbench
 from provbench.cli import main
+from provbench.export import certified_rows
 from provbench.report.data import load_run
 from provbench.run_store import RunStore
 from runner_helpers import run_toy, write_toy_suite
@@ -29,7 +30,7 @@ def run_dir(tmp_path_factory) -> Path:
 
 def expected_rows(run_dir: Path) -> dict[tuple, dict]:
     """What every format must give back: one row per record of records.jsonl, by unit key."""
-    rows = load_run(run_dir).rows()
+    rows = certified_rows(load_run(run_dir))
     assert len(rows) == len(RunStore(run_dir).load_records())
     return {row_key(r): r for r in rows}
 
@@ -119,6 +120,6 @@ def test_docs_name_every_column(run_dir):
 
     table = (REPO / "docs" / "api.md").read_text(encoding="utf-8").split("| columns | what |")[1].split("\n\n")[0]
     documented = set(re.findall(r"`([a-z_.<>]+)`", "\n".join(line.split("|")[1] for line in table.splitlines()[2:])))
-    columns = {c for row in load_run(run_dir).rows() for c in row}
+    columns = {c for row in certified_rows(load_run(run_dir)) for c in row}
     assert documented - {"score.<name>"} <= columns
     assert {c for c in columns if not c.startswith("score.")} <= documented

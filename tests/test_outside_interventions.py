@@ -42,7 +42,7 @@ def provbench_register_interventions():
 
 NEGATIVE = (
     ", {control: ignores-context, effect: false}]}, expect_not_measurable: "
-    "'the context-ignoring control cites nothing: nothing is hidden for it'}"
+    "{ignores-context: 'it cites nothing: nothing is hidden for it'}}"
 )
 
 
@@ -107,12 +107,7 @@ def test_a_claim_whose_specificity_went_untested_is_among_the_exceptions(declare
     assert "hides-everything-matters: specificity untested" in validity, validity
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="red team (c), wt-cert6's area: expect_not_measurable declared for the negative control "
-    "excuses the positive control's 'not measurable' too, so an intervention that hides nothing passes "
-    "validate (exit 0; its shams all show 'power')",
-)
 def test_an_intervention_hiding_nothing_fails_validate_whatever_the_negative_control_declares(declared):
+    """expect_not_measurable names the negative control: the oracle's 'not measurable' is not excused."""
     _, done = declared
     assert done.returncode == 4, done.stdout + done.stderr

@@ -204,9 +204,9 @@ def test_sham_systems_fail_the_claims_about_them(user):
 
 def test_a_llamaindex_pipeline_over_its_own_index_is_flagged(user):
     """(g) Its nodes map to no knowledge-base id and its prompts quote hidden text: leaked under
-    isolation, no-op under cited removal (its citations name nothing of the knowledge base)."""
+    isolation, not checkable under cited removal (it read nodes no view binds: never no-op)."""
     _, run, _ = user
-    assert statuses(run, "own-index") == {"cited-removal": {"no-op"}, "full-isolation": {"leaked"}}
+    assert statuses(run, "own-index") == {"cited-removal": {"not-checkable"}, "full-isolation": {"leaked"}}
     assert metric(run, "accuracy", "own-index", "full-isolation")["value"] is None
 
 

@@ -51,6 +51,10 @@ def test_init_kb_build_run_and_validate(project, monkeypatch):
 
     validated = invoke("validate", "suite.yaml")
     assert "FAIL" not in validated and "p000/exclusion-reference" in validated
+    certified = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["certification"]
+    for system in ("graphrag", "agentic-graphrag"):  # init's claims cover the systems it wrote
+        assert {f"{system} x cited-removal", f"{system} x random-removal"} <= set(certified["certified_cells"])
+    assert "warning:" not in validated
 
 
 def test_every_question_of_the_corpus_maps_its_gold(project, monkeypatch):

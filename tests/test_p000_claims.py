@@ -123,10 +123,11 @@ def kb_dir(tmp_path_factory) -> Path:
 
 
 def text_rule_run(
-    kb_dir: Path, entity_removal: I.GraphAblation, text_only: I.GraphAblation | None = None
+    kb_dir: Path, entity_removal: I.GraphAblation, text_only: I.GraphAblation | None = None, questions: int = 5
 ) -> ControlRuns:
-    """One question: A and E cited, B, C and D visited but not cited; each condition's view hidden
-    summary and full hidden set, as a unit's record keeps them."""
+    """``questions`` copies of one question (5: the fewest a verdict is reached over): A and E cited,
+    B, C and D visited but not cited; each condition's view hidden summary and full hidden set, as a
+    unit's record keeps them."""
     from provbench.audit import hidden_set
     from provbench.kb import KnowledgeBase
 
@@ -141,14 +142,16 @@ def text_rule_run(
     }
     kb = KnowledgeBase.open(kb_dir, read_only=True)
     try:
-        records = [record("q0", trace=baseline)]
+        records = [
+            record(f"q{i}", trace=baseline.model_copy(update={"question_id": f"q{i}"})) for i in range(questions)
+        ]
         for condition, ablation in ablations.items():
             view = ablation.make_view(kb.view(), QUESTION, baseline, random.Random(0))
-            trace = Trace(
-                question_id="q0", system=AGENT, answer="a", artifacts={"hidden_by_intervention": view.hidden_summary()}
-            )
-            records.append(record("q0", condition=condition, changed=0.0, trace=trace))
-            records[-1].hidden = hidden_set(view)
+            for qid in (f"q{i}" for i in range(questions)):
+                summary = {"hidden_by_intervention": view.hidden_summary()}
+                trace = Trace(question_id=qid, system=AGENT, answer="a", artifacts=summary)
+                records.append(record(qid, condition=condition, changed=0.0, trace=trace))
+                records[-1].hidden = hidden_set(view)
     finally:
         kb.close()
     manifest = RunManifest(run_id="oracle", suite_name="s", suite={"knowledge_base": {"directory": str(kb_dir)}})
@@ -166,10 +169,18 @@ def test_hides_own_text_sees_the_text_rule(kb_dir):
     claim = HidesOwnText(controls=["oracle"])
     verdicts = claim.check(text_rule_run(kb_dir, I.EntityRemoval()))
     assert [v.passed for v in verdicts] == [True] * 5, [v.observed for v in verdicts]
-    assert verdicts[0].observed == "0 of 4 own text unit(s) readable"  # B's tu:3, C's tu:2 and tu:7, D's tu:4
+    # B's tu:3, C's tu:2 and tu:7, D's tu:4, on each of 5 questions
+    assert verdicts[0].observed == "0 of 20 own text unit(s) readable over 5 question(s)"
     faulty = claim.check(text_rule_run(kb_dir, EntitiesWithoutText()))
     assert [v.passed for v in faulty] == [False, True, True, True, True]
-    assert faulty[0].observed == "4 of 4 own text unit(s) readable"
+    assert faulty[0].observed == "20 of 20 own text unit(s) readable over 5 question(s)"
+
+
+def test_hides_own_text_over_too_few_questions_is_not_enough_questions(kb_dir):
+    """Hiding checked right on 2 questions is no finding: every verdict says so, none passes."""
+    verdicts = HidesOwnText(controls=["oracle"]).check(text_rule_run(kb_dir, I.EntityRemoval(), questions=2))
+    assert [v.unmeasured for v in verdicts] == ["not enough questions (n=2; needs >= 5)"] * 5
+    assert not any(v.passed for v in verdicts) and all(v.counts_as_failure for v in verdicts)
 
 
 class OtherTextSameCount(I.TextOnlyIsolation):
@@ -186,6 +197,6 @@ def test_text_only_isolation_must_hide_the_very_text_full_isolation_hides(kb_dir
     """Counting the hidden text units per question is blind to which: a same-size random set passed."""
     claim = HidesOwnText(controls=["oracle"])
     same = claim.check(text_rule_run(kb_dir, I.EntityRemoval()))[-1]
-    assert same.passed and same.observed == "0 of 1 question(s) differ"
+    assert same.passed and same.observed == "0 of 5 question(s) differ"
     other = claim.check(text_rule_run(kb_dir, I.EntityRemoval(), OtherTextSameCount()))[-1]
-    assert not other.passed and other.observed == "1 of 1 question(s) differ"
+    assert not other.passed and other.observed == "5 of 5 question(s) differ"

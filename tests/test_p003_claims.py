@@ -65,6 +65,17 @@ def test_paper003s_claims_pass_on_fever_garags_controls(tmp_path):
     ]
 
 
+def test_two_claims_are_not_enough_for_paper003s_claims(tmp_path):
+    """The controls cut to 2 claims: every verdict says so, none passes, validate exits 4."""
+    result = validate_cli(smaller_suite(tmp_path, tmp_path / "kb", limit=2), tmp_path / "out")  # a KB of 2 claims
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    found = verdicts(tmp_path / "out")
+    assert set(found) == {(c, control) for c in CLAIMS for control in ("oracle", "ignores-context")}
+    every = [v for vs in found.values() for v in vs]
+    assert len(every) == 5 and not any(v.passed for v in every)
+    assert {v.unmeasured for v in every} == {"not enough questions (n=2; needs >= 5)"}, [v.observed for v in every]
+
+
 def test_an_oracle_that_ignores_its_context_fails_each_claim_naming_it(tmp_path, kb_dir, monkeypatch):
     from provbench.controls import BEHAVIOURS
 

@@ -8,6 +8,8 @@ same requests would be a false leak. ``recorded`` asks no model (nothing to decl
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from provbench.capture import UnitCapture
@@ -99,3 +101,37 @@ def test_undeclared_instructions_would_be_a_false_leak(runs, decoy, name):
     declared = check_unit(decoy, QUESTION, trace, capture, None)
     capture.instructions = ()
     assert declared.checks["request_text"] == "clean", (name, declared.evidence)
+
+
+def test_every_line_a_system_sends_whatever_its_view_shows_is_declared(registry, view, runs):
+    """A prompt line sent both with the whole knowledge base and with nothing of it visible (a
+    section heading such as graphrag's "## Text units") is fixed text: undeclared, an entity named
+    like one of its words ("text") would be a false leak."""
+    nothing = view.hide(entities=list(view.entity_ids()), text_units=list(view.text_unit_ids()))
+    asked, undeclared = QUESTION.question, {}
+    for name in SYSTEMS:
+        system, capture = runs[name]
+        blind = UnitCapture("blind")
+        registry.create("system", name).run(
+            QUESTION, Environment(view=nothing, llm=schema_following_llm().bound_to(blind))
+        )
+        # the first request: later ones carry tool results, which echo the model's own choices
+        lines = [_sent_lines(c.requests[:1], system.instructions()) for c in (capture, blind)]
+        # one-word labels ("Question:") stay undeclared on purpose (agents/base.py fixed_parts)
+        fixed = {line for line in lines[0] & lines[1] if len(re.findall(r"\w+", line.replace(asked, ""))) >= 2}
+        if fixed:
+            undeclared[name] = sorted(fixed)
+    assert not undeclared
+
+
+def _sent_lines(requests, instructions) -> set[str]:
+    """The non-blank lines of the user messages ``requests`` sent, without declared instructions."""
+    left = without_instructions(requests, instructions)
+    return {
+        line.strip()
+        for r in left
+        for role, text in r.messages
+        if role == "user"
+        for line in text.splitlines()
+        if line.strip()
+    }

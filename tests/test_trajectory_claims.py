@@ -22,7 +22,7 @@ DATA = REPO / "datasets" / "2wiki-controls" / "dev.json"
 CLAIMS = ("gold-path-followed", "critical-steps-hold-gold")
 
 
-def small_suite(folder: Path, kb: Path, replay: str = "leave-one-step-out-replay") -> Path:
+def small_suite(folder: Path, kb: Path, replay: str = "leave-one-step-out-replay", limit: int = 8) -> Path:
     return write_suite(
         folder,
         f"""\
@@ -34,7 +34,7 @@ interventions: [{replay}]
 metrics: [accuracy, gold-trajectory]
 report: {{subgraph_pictures: false}}
 controls:
-  dataset: {{loader: 2wiki, path: {DATA}, limit: 8}}
+  dataset: {{loader: 2wiki, path: {DATA}, limit: {limit}}}
   knowledge_base: {{builder: 2wiki-paper000, directory: {kb}, options: {{extract: false, summarize: false}}}}
   llms: [oracle, random]
   claims: [{", ".join(CLAIMS)}]
@@ -63,6 +63,20 @@ def test_the_oracle_follows_the_gold_chain_and_depends_on_its_gold_steps(tmp_pat
     assert {sham: status for (claim, sham), (status, _) in power.items() if claim == "gold-path-followed"} == {
         "oracle swapped for random": "power"
     }, power
+
+
+def test_two_questions_are_not_enough_on_a_suite_cut_to_them(tmp_path):
+    from conftest import validate_cli
+    from provbench.cli import EXIT_CLAIM_NOT_DETECTABLE
+    from provbench.controls.validity import read_validity
+
+    result = validate_cli(small_suite(tmp_path, tmp_path / "kb", limit=2), tmp_path / "out")  # a KB of 2 questions
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    verdicts = read_validity(tmp_path / "out").verdicts
+    assert len(verdicts) == 4 and not any(v.passed for v in verdicts)
+    # the random agent may take no step on one of them: n=1
+    enough = {f"not enough questions (n={n}; needs >= 5)" for n in (1, 2)}
+    assert {v.unmeasured for v in verdicts} <= enough, [v.observed for v in verdicts]
 
 
 def test_the_random_control_in_place_of_the_oracle_fails_both_claims(tmp_path, kb_dir, monkeypatch):
@@ -106,36 +120,37 @@ def _variant(control: str, qid: str, step: int, changed: bool, gold: bool) -> Ru
     )
 
 
-def test_the_claims_read_the_records_they_are_given():
-    def coverage(qid: str, value: float) -> RunRecord:
-        return RunRecord(
-            key=UnitKey(question_id=qid, system="agentic-graphrag", condition=BASELINE),
-            scores={"gold.path_coverage": value},
-        )
-
-    runs = control_runs(
-        {
-            "oracle": [
-                coverage("a", 1.0),
-                coverage("b", 1.0),
-                _variant("oracle", "a", 0, True, True),
-                _variant("oracle", "a", 1, False, False),
-                _variant("oracle", "b", 0, True, True),
-            ],
-            "random": [
-                coverage("a", 0.0),
-                coverage("b", 0.5),
-                _variant("random", "a", 0, True, False),
-                _variant("random", "b", 1, True, True),
-            ],
-        }
+def _coverage(qid: str, value: float) -> RunRecord:
+    return RunRecord(
+        key=UnitKey(question_id=qid, system="agentic-graphrag", condition=BASELINE),
+        scores={"gold.path_coverage": value},
     )
-    path = GoldPathFollowed(resamples=99).check(runs)
-    assert [v.passed for v in path] == [True, False]  # two questions cannot make the difference significant
-    critical = CriticalStepsHoldGold().check(runs)
+
+
+def _controls(questions: int):
+    """The oracle follows the gold chain and depends on the step that brought gold; random neither."""
+    qids = [f"q{i}" for i in range(questions)]
+    oracle = [r for q in qids for r in (_coverage(q, 1.0), _variant("oracle", q, 0, True, True))]
+    oracle += [_variant("oracle", q, 1, False, False) for q in qids]
+    randomly = [r for q in qids for r in (_coverage(q, 0.0), _variant("random", q, 0, True, False))]
+    return control_runs({"oracle": oracle, "random": randomly + [_variant("random", q, 1, True, True) for q in qids]})
+
+
+def test_the_claims_read_the_records_they_are_given():
+    path = GoldPathFollowed(resamples=99).check(_controls(5))
+    assert [v.passed for v in path] == [True, True], [v.observed for v in path]
+    critical = CriticalStepsHoldGold().check(_controls(5))
     assert [v.passed for v in critical] == [True, True]
-    assert critical[0].observed.startswith("2/2 critical step(s) held gold; 2/2 gold-holding step(s) critical")
+    assert critical[0].observed.startswith("5/5 critical step(s) held gold; 5/5 gold-holding step(s) critical")
     strict = CriticalStepsHoldGold(min_blind_change=1.0).check(
         control_runs({"oracle": [], "random": [_variant("random", "a", 0, False, False)]})
     )
     assert [v.passed for v in strict] == [False, False]  # nothing to judge the oracle by; random unchanged
+    assert strict[0].unmeasured == "not measurable: no step left out under leave-one-step-out-replay"
+
+
+def test_two_questions_are_not_enough_for_either_claim():
+    """Coverage 1.0 and every critical step gold on 2 questions: no finding, never a pass."""
+    verdicts = GoldPathFollowed(resamples=99).check(_controls(2)) + CriticalStepsHoldGold().check(_controls(2))
+    assert [v.unmeasured for v in verdicts] == ["not enough questions (n=2; needs >= 5)"] * 4
+    assert not any(v.passed for v in verdicts)

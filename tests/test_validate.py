@@ -27,7 +27,7 @@ from test_report_browser import browser  # noqa: F401 (the headless Chromium fix
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "datasets" / "2wiki-controls" / "dev.json"
 # ignores-context answers at once: every removal hides nothing for it (its units no-op, not measurable)
-NOT_MEASURABLE = "      expect_not_measurable: ignores-context visits and cites nothing\n"
+NOT_MEASURABLE = "      expect_not_measurable: {ignores-context: it visits and cites nothing}\n"
 CITED = "    - name: p000/cited-removal-beats-random\n" + NOT_MEASURABLE
 P000_CLAIMS = (
     CITED
@@ -275,6 +275,41 @@ def test_an_intervention_that_hides_nothing_fails_paper000s_check(tmp_path, kb_d
     assert all(v.unmeasured.startswith("not measurable") for v in validity.failures)  # nothing hidden: nothing measured
 
 
+def test_excusing_ignores_context_does_not_excuse_the_oracle(tmp_path, kb_dir, monkeypatch):
+    """The suite excuses ignores-context's unmeasured verdicts; planted: cited removal hides nothing, so
+    the oracle's verdicts measure nothing too. Its defect is not the one excused: validate exits 4."""
+    import provbench.registry
+
+    suite = small_suite(
+        tmp_path,
+        kb_dir,
+        cited_removal="{name: hides-nothing, label: cited-removal}",
+        llms="[oracle, ignores-context]",
+        claims=CITED,
+    )
+    with_planted = plugin_manager(sys.modules[__name__], builtins=True)
+    monkeypatch.setattr(provbench.registry, "default_plugin_manager", lambda: with_planted)
+    result = validate_cli(suite, tmp_path / "out")
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    verdicts = read_validity(tmp_path / "out").verdicts
+    oracle = [v for v in verdicts if v.control == "oracle"]
+    assert oracle and all(v.unmeasured.startswith("not measurable") and v.counts_as_failure for v in oracle)
+    ignores = [v for v in verdicts if v.control == "ignores-context"]
+    assert ignores and all(v.unmeasured_expected and not v.counts_as_failure for v in ignores)
+
+
+def test_a_plain_reason_or_a_control_the_claim_lacks_is_refused(tmp_path):
+    from provbench.suite import SuiteError, load_suite
+
+    plain = CITED.replace("{ignores-context: it visits and cites nothing}", "it visits and cites nothing")
+    with pytest.raises(SuiteError, match=r"line 19, field 'controls.claims\[0\].expect_not_measurable'") as err:
+        load_suite(small_suite(tmp_path / "plain", tmp_path / "kb", claims=plain))
+    assert 'expect_not_measurable: {ignores-context: "it visits and cites nothing"}' in str(err.value)
+    other = CITED.replace("{ignores-context:", "{random:")
+    with pytest.raises(SuiteError, match=r"expect_not_measurable.random'.*reads no control 'random'"):
+        load_suite(small_suite(tmp_path / "other", tmp_path / "kb", claims=other))
+
+
 def test_an_expected_failure_is_shown_but_does_not_fail(tmp_path, kb_dir):
     claims = (
         "    - name: p000/cited-removal-beats-random\n      expect_failure: a known gap\n      options:\n"
@@ -313,7 +348,7 @@ def test_suite_validity_section_in_chromium(tmp_path, kb_dir, browser, artifacts
         kb_dir,
         llms="[oracle, ignores-context]",
         claims="    - name: p000/cited-removal-beats-random\n"
-        "      expect_not_measurable: ignores-context cites nothing, so cited removal hides nothing for it\n"
+        "      expect_not_measurable: {ignores-context: 'it cites nothing, so cited removal hides nothing for it'}\n"
         "    - name: p000/exclusion-reference\n"
         "      options: {knows: ignores-context}\n",
     )
@@ -362,7 +397,7 @@ def test_the_built_in_suites_controls_pass_within_five_minutes(tmp_path, suite):
     # the authors' suite marks the claims it cannot test; an open claim (curriculum-planning's loop against
     # one-shot) is reported either way; a control a condition can hide nothing for is declared not measurable
     assert all(v.passed or v.expected_failure or v.open or (v.unmeasured and v.unmeasured_expected) for v in verdicts)
-    # only the control that visits and cites nothing may be excused (a declaration covers its whole claim)
+    # only the control that visits and cites nothing may be excused (each declaration names its control)
     excused = {(v.claim, v.control) for v in verdicts if v.unmeasured and v.unmeasured_expected}
     assert all(control == "ignores-context" for _, control in excused), excused
     assert {v.claim for v in verdicts if v.open} == (
@@ -389,3 +424,20 @@ def test_control_runs_of_another_controls_version_start_over(tmp_path, monkeypat
     monkeypatch.setattr(validate, "VERSION", validate.VERSION + 1)
     validate.start_or_resume(run_dir, validate.run_identity(suite, "oracle"))
     assert not (run_dir / "records.jsonl").exists()  # a newer control: its old records are gone
+
+
+def test_validate_into_a_run_certifies_that_run_and_its_summary(tmp_path, kb_dir):
+    """The "Not validated" hint's command, run as printed: validate --out the run's directory
+    re-renders its report and summary.json, and says which run it certified."""
+    suite = small_suite(tmp_path, kb_dir, llms="[oracle, ignores-context]", claims=CITED)
+    out = tmp_path / "run"
+    assert CliRunner().invoke(main, ["run", str(suite), "--out", str(out)]).exit_code == 0
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))["certification"]
+    assert summary["status"] == "not validated" and f"--out {out}" in summary["certify"]
+    assert f"provbench validate {suite} --out {out}" in (out / "report.html").read_text(encoding="utf-8")
+    result = CliRunner().invoke(main, ["validate", str(suite), "--out", str(out)])
+    assert f"certification written into the run {out}" in " ".join(result.output.split())
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))["certification"]
+    assert summary["status"] == "certified with exceptions"  # ignores-context's removals measured nothing
+    assert "agentic-graphrag x cited-removal" in summary["uncovered"] and "checked_at" in summary
+    assert "Certified with exceptions" in (out / "report.html").read_text(encoding="utf-8")

@@ -26,7 +26,9 @@ CLAIMS = """\
 """
 
 
-def p001_suite(folder: Path, kb: Path, *, llms: str = "[oracle, ignores-context]", claims: str = CLAIMS) -> Path:
+def p001_suite(
+    folder: Path, kb: Path, *, llms: str = "[oracle, ignores-context]", claims: str = CLAIMS, limit: str = ""
+) -> Path:
     return write_suite(
         folder,
         f"""\
@@ -41,7 +43,7 @@ interventions:
   - {{name: kg-subpath-removal, label: kg-subpath-blanked, options: {{rule: authors}}}}
 report: {{subgraph_pictures: false}}
 controls:
-  dataset: {{loader: medmcqa, path: {MINI / "dev.jsonl"}}}
+  dataset: {{loader: medmcqa, path: {MINI / "dev.jsonl"}{limit}}}
   knowledge_base:
     builder: medical-kg
     directory: {kb}
@@ -81,6 +83,18 @@ def test_paper001_claims_pass_on_medical_mini(validated):
     assert len(bridges) == 4 and all([len(p["edges"]) for p in ps] == [3] for ps in bridges)
     farther = sorted(len(ps[0]["edges"]) for qid, ps in paths.items() if qid.startswith("mm-e"))
     assert farther == [4] * 8 + [5] * 8  # the first and third complications' questions
+
+
+def test_two_questions_are_not_enough_for_paper001s_claims(tmp_path, kb_dir):
+    """The controls cut to 2 questions: every verdict, the oracle's and the blind control's, says so (exit 4)."""
+    result = validate_cli(p001_suite(tmp_path, kb_dir, limit=", limit: 2"), tmp_path / "out")
+    assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
+    verdicts = read_validity(tmp_path / "out").verdicts
+    assert {v.control for v in verdicts} == {"oracle", "ignores-context"}
+    assert all(v.unmeasured.startswith("not enough questions (n=2; needs >= ") for v in verdicts), [
+        (v.control, v.observed, v.unmeasured) for v in verdicts
+    ]
+    assert not any(v.passed for v in verdicts)
 
 
 def kept_paths(run_dir: Path) -> dict[str, list[dict]]:
@@ -224,11 +238,14 @@ def test_the_claims_on_hand_built_records():
     assert named.observed.startswith("every removal (Table 2): hit rate 1.00: 1 of 1")
     assert [v.observed.split(":")[0] for v in alone] == ["kg-node-removal", "kg-edge-removal", "kg-subpath-removal"]
     assert not named.passed and named.p_value == pytest.approx(0.75)  # one question, 3 of 4 nodes planted: no evidence
+    assert named.unmeasured == "not enough questions (n=1; needs >= 11)"  # 0.75^11 < 0.05: 11 questions at best
     assert not ignoring.passed and ignoring.observed == "no question had a path to perturb"  # saw nothing
+    assert ignoring.unmeasured == "not measurable: no question had a path to perturb"
     node, edge, subpath = UnplantedChangeNothing().check(good)  # one verdict per removal
     assert node.observed.startswith("kg-node-removal: unplanted: 0 of 1 changed; planted: 1 of 4 changed")
     assert edge.observed.startswith("kg-edge-removal: unplanted: 0 of 1 changed; planted: 1 of 2 changed")
     assert not node.passed  # 1 question: 1 of 4 against 0 of 1 is no significant contrast
+    assert node.unmeasured == "not enough questions (n=1; needs >= 5)"
     leaky = runs_of(records(planted_changes | {"node:1:1"}))  # removing "cough" changed the answer
     node, *_ = UnplantedChangeNothing().check(leaky)
     assert not node.passed and node.observed.startswith("kg-node-removal: unplanted: 1 of 1 changed")
@@ -312,3 +329,4 @@ def test_an_explanation_must_beat_naming_a_random_node_of_its_paths():
     # a high hit rate on too few questions is no evidence either
     few = explanation_verdict({"node:0:1", "node:0:2", "edge:0:1", "subpath:0:1"}, questions=2)
     assert few.observed.startswith("every removal (Table 2): hit rate 1.00: 2 of 2") and not few.passed  # p = 0.25
+    assert few.unmeasured == "not enough questions (n=2; needs >= 5)"  # chance 1/2: 0.5^5 < 0.05

@@ -452,7 +452,9 @@ def prompt_leaks(kb: KB, ablation) -> dict[str, list[str]]:
         plan = ablation.plan(kb.view, question, baseline, random.Random(0))
         ablated = kb.view.hide(**plan.as_kwargs())
         _, prompts = pipeline_prompts(kb, ablated, question)
-        kept = [kb.view.text_unit(t).text for t in kept_by_design(kb, ablation.name, baseline)] + [question.question]
+        kept = [kb.view.text_unit(t).text for t in kept_by_design(kb, ablation.name, baseline, plan)] + [
+            question.question
+        ]
         for text in sorted(kept, key=len, reverse=True):
             prompts = [p.replace(text, " ") for p in prompts]
         found[question.id] = leaks(

@@ -231,6 +231,8 @@ def show_validity(validity: Any, console: Console, err_console: Console) -> None
     )
     for line in validity.differences or ["none: the controls ran the suite's own systems, interventions and options"]:
         console.print(f"  controls differ from the suite: {escape(line)}", highlight=False)
+    for line in validity.warnings():  # loud: the verdicts above may certify nothing of this suite
+        err_console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
     failed = sorted({v.claim for v in validity.failures})
     if failed:
         err_console.print(f"[red]not detectable:[/] {escape(', '.join(failed))}", highlight=False)

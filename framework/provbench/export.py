@@ -1,7 +1,7 @@
 """``provbench export``: a run's records as one flat table, one row per unit, in parquet, CSV or
 JSON lines (the rows of :func:`provbench.run_store.flat_rows`: unit key, the question's text, type and
-category, status, answer, footprint, tokens, the leak guard's verdict and every score as
-``score.<name>``). parquet is written with pyarrow, CSV with the standard library, so none of
+category, status, answer, footprint, tokens, the leak guard's verdict, every score as
+``score.<name>`` and ``certification``: certified, uncertified or not validated). parquet is written with pyarrow, CSV with the standard library, so none of
 them needs pandas; :meth:`provbench.results.data.RunData.dataframe` gives the same rows as a
 pandas DataFrame.
 """
@@ -14,7 +14,8 @@ from typing import Any
 
 from .errors import UserError
 from .results.data import RunData, load_run
-from .run_store import columns_of, export_csv
+from .results.validity import cell_certification, read_validity
+from .run_store import columns_of, write_csv
 
 FORMATS = ("parquet", "csv", "jsonl")
 
@@ -26,14 +27,24 @@ def export_run(run_dir: str | Path, fmt: str, out: str | Path | None = None) -> 
     run = load_run(run_dir)
     target = Path(out) if out is not None else run.run_dir / f"records.{fmt}"
     target.parent.mkdir(parents=True, exist_ok=True)
+    rows = certified_rows(run)
     if fmt == "csv":
-        return export_csv(run.run_dir, target)
-    rows = run.rows()
+        return write_csv(rows, target)
     if fmt == "jsonl":
         _write_jsonl(rows, target)
     else:
         _write_parquet(run, rows, target)
     return target
+
+
+def certified_rows(run: RunData) -> list[dict[str, Any]]:
+    """The run's rows, each with whether its number is certified on this run: certified (a claim
+    validated on the suite's controls covers its system under its condition), uncertified, or
+    not validated (:func:`provbench.results.validity.cell_certification`)."""
+    validity = read_validity(run.run_dir)
+    return [
+        {**row, "certification": cell_certification(validity, row["system"], row["condition"])} for row in run.rows()
+    ]
 
 
 def _write_jsonl(rows: list[dict[str, Any]], target: Path) -> None:

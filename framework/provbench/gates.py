@@ -3,7 +3,9 @@ CI system reads, written into the run directory:
 
 * ``summary.json``: one file with the run's outcome: units (ok, failed, and which failed, why),
   baseline accuracy per system, the leak guard's counts, every assertion with its value and
-  verdict, and the exit status ``provbench run`` gives (0 ok, 3 units failed, 5 an assertion failed);
+  verdict, the exit status ``provbench run`` gives (0 ok, 3 units failed, 5 an assertion failed)
+  and its certification (``provbench validate``: certified, certified with exceptions, failed or
+  not validated, with the system x condition cells a certified claim covers);
 * ``junit.xml``: a JUnit XML report (the format GitHub Actions, GitLab, Jenkins and Azure read):
   one test case per assertion, and one per failed unit.
 
@@ -28,6 +30,7 @@ from .costs import CostTotal, record_calls
 from .model import RunRecord
 from .results.data import RunData, load_run
 from .results.stats import per_question, share
+from .results.validity import certification_summary, certify_command, read_validity
 from .run_store import leak_status
 
 SUMMARY_FILE = "summary.json"
@@ -133,6 +136,7 @@ def summary(run: RunData, results: list[AssertionResult]) -> dict[str, Any]:
         "assertions": [asdict(r) for r in results],
         "assertions_failed": assertions_failed,
         "report": str(run.run_dir / "report.html"),
+        "certification": certification_summary(read_validity(run.run_dir), certify_command(run)),
     }
 
 

@@ -37,7 +37,9 @@ view hides; an id or text that reached a prompt through retrieval still does.
 The record's ``leak_check.status``: ``no-op`` when the view hides no id of the knowledge base beyond the run's own view
 (nothing is checked); else ``leaked`` when any check found something; else ``no-effect`` when (d)
 fired; else ``suspect`` when (b) did; else ``clean`` when (a) or (c) could check; else
-``not-checkable``. Which units then count in statistics is the results' one pairing rule
+``not-checkable``. A unit that read nodes mapping to no id of the knowledge base (an index of the
+system's own: :func:`~provbench.results.rules.own_index_reads`) is ``not-checkable`` unless it leaked,
+with the reason in its notes: no view binds those nodes. Which units then count in statistics is the results' one pairing rule
 (:func:`provbench.results.rules.left_out_as`): leaked, no-effect, no-op and not-checkable units are
 left out, and a cell with nothing measurable says so (:func:`not_measurable`), never a 0.
 """
@@ -51,7 +53,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Protocol, Sequence
 
 from .model import LeakCheck, LeakEvidence, LeakStatus, Question, RunRecord, Trace
-from .results.rules import LEFT_OUT, not_measurable  # noqa: F401 - not_measurable: its old home
+from .results.rules import LEFT_OUT, not_measurable, own_index_reads  # noqa: F401 - not_measurable: its old home
 
 if TYPE_CHECKING:
     from .capture import CapturedRequest
@@ -92,8 +94,9 @@ def check_unit(
     baseline_requests = without_instructions(baseline_requests, capture.instructions)
     before = base.hidden if base is not None else type(view.hidden)()
     content = view.hidden_content() if view.hidden != before else None
+    own = own_index_note(trace)
     if content is None or not content.index.hides_any(view.hidden, before):
-        return _nothing_hidden(len(requests), trace_ids)
+        return _own_index(_nothing_hidden(len(requests), trace_ids), own)
     checks: dict[str, LeakStatus] = {}
     evidence: list[LeakEvidence] = []
     for name, (status, found) in (
@@ -104,7 +107,7 @@ def check_unit(
     ):
         checks[name] = status
         evidence += found
-    return _checked(checks, evidence, len(requests), trace_ids)
+    return _own_index(_checked(checks, evidence, len(requests), trace_ids), own)
 
 
 def _nothing_hidden(requests: int, trace_ids: str) -> LeakCheck:
@@ -118,6 +121,14 @@ def _nothing_hidden(requests: int, trace_ids: str) -> LeakCheck:
     )
 
 
+def _own_index(check: LeakCheck, own: str) -> LeakCheck:
+    """Not checkable, with ``own`` (the reason) first in its notes, unless it leaked: a unit that read
+    nodes of an index of its own is never no-op or clean."""
+    if not own or check.status == "leaked":
+        return check
+    return check.model_copy(update={"status": "not-checkable", "notes": [own, *check.notes]})
+
+
 def _checked(checks: dict[str, LeakStatus], evidence: list[LeakEvidence], requests: int, trace_ids: str) -> LeakCheck:
     """The checks' overall status, with the first ``MAX_EVIDENCE`` findings (a note counts the rest)."""
     more = len(evidence) - MAX_EVIDENCE
@@ -129,6 +140,26 @@ def _checked(checks: dict[str, LeakStatus], evidence: list[LeakEvidence], reques
         notes=[f"{more} more finding(s) not listed"] if more > 0 else [],
         trace_ids=trace_ids,
     )
+
+
+def own_index_note(trace: Trace | None) -> str:
+    """The reason a unit that read nodes of its own is not checkable ("" when it read none)."""
+    nodes = own_index_reads(trace)
+    return f"read {nodes} node(s) from an index of its own, which no intervention's view binds" if nodes else ""
+
+
+def own_index_lines(records: Iterable[RunRecord]) -> list[str]:
+    """A warning per system whose units read nodes of an index of their own (any condition)."""
+    units: dict[str, list[int]] = {}
+    for record in records:
+        if nodes := own_index_reads(record.trace):
+            units.setdefault(record.key.system, []).append(nodes)
+    return [
+        f"warning: {system} read {sum(found)} node(s) from an index of its own in {len(found)} unit(s): the "
+        "knowledge base's ids are not in its trace, so its interventions are not checkable and its retrieval "
+        "scores not measurable (docs/own-data.md)"
+        for system, found in units.items()
+    ]
 
 
 def without_instructions(
@@ -488,9 +519,10 @@ def leak_counts(records: Iterable[RunRecord]) -> dict[tuple[str, str], Counter]:
 
 def leak_lines(records: Iterable[RunRecord]) -> list[str]:
     """What the console prints at the end of a run: totals, then each system x condition with leaks."""
+    records = list(records)
     counts = leak_counts(records)
     if not counts:
-        return []
+        return own_index_lines(records)
     total = sum(counts.values(), Counter())
     lines = [
         f"leak guard: {sum(total.values())} intervention unit(s) checked: "
@@ -507,4 +539,4 @@ def leak_lines(records: Iterable[RunRecord]) -> list[str]:
             "  leaked, no-effect, no-op and not-checkable units are left out of the intervention statistics "
             "(leak_guard.include_leaked: true keeps leaked ones); see the report's leak guard section"
         )
-    return lines
+    return lines + own_index_lines(records)

@@ -43,6 +43,7 @@ from .results.rules import (
     left_out_note,
     left_out_text,
     not_measurable,
+    own_index_reads,
     select,
     with_left_out_notes,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "left_out_note",
     "left_out_text",
     "not_measurable",
+    "own_index_reads",
     "with_left_out_notes",
 ]
 

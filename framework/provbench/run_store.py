@@ -327,10 +327,13 @@ def export_csv(run_dir: str | Path, path: str | Path | None = None, records: Ite
     store = RunStore(run_dir)
     records = store.load_records().values() if records is None else records
     rows = flat_rows(records, {q.id: q for q in store.read_questions()})
-    columns = columns_of(rows)
-    target = Path(path) if path else run_dir / CSV_EXPORT
+    return write_csv(rows, Path(path) if path else run_dir / CSV_EXPORT)
+
+
+def write_csv(rows: list[dict[str, Any]], target: Path) -> Path:
+    """``rows`` as CSV (the columns of :func:`columns_of`, a value a row lacks empty)."""
     with target.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns, restval="")
+        writer = csv.DictWriter(fh, fieldnames=columns_of(rows), restval="")
         writer.writeheader()
         writer.writerows(rows)
     return target

@@ -321,7 +321,7 @@ def _report_leaks(ctx: RunContext, done: dict[str, RunRecord], console: "Console
     if console is not None:
         for line in lines:
             console.print(line, markup=False, highlight=False)  # system labels are the user's: "lo[/x]" is no markup
-    elif any(line.startswith("  leaked") for line in lines):
+    elif any(line.startswith(("  leaked", "warning:")) for line in lines):
         log.warning("\n".join(lines))
 
 

@@ -112,15 +112,18 @@ def suite_text(
         lines += ["  - gold-trajectory           # what of your supporting documents each system retrieved and cited"]
     lines += ["", "seed: 0", "concurrency: 2"]
     if with_gold and "llm-only" in keys and graph:
-        lines += controls_block(questions, documents, graph[-1])
+        lines += controls_block(questions, documents, graph)
     return "\n".join(lines) + "\n"
 
 
-def controls_block(questions: str, documents: str, agent: str) -> list[str]:
-    return [
+def controls_block(questions: str, documents: str, graph: list[str]) -> list[str]:
+    """The controls of the suite's own graph systems, each read by claims (so a system replaced
+    in ``systems:`` but left here is warned of by validate: docs/controls.md)."""
+    lines = [
         "",
         "# Known-truth controls (`provbench validate`): LLMs of known behaviour run this suite's systems",
         "# offline on your questions; each claim says what their runs must show (docs/controls.md).",
+        "# Replace a system above and replace it here too (validate warns of claims about systems not run).",
         "controls:",
         "  dataset:",
         "    loader: qa",
@@ -129,16 +132,25 @@ def controls_block(questions: str, documents: str, agent: str) -> list[str]:
         "  knowledge_base: {builder: documents, options: {chunk_size: 256}}",
         "  llms: [oracle, parametric, ignores-context]",
         "  differences:               # what the controls run otherwise than this suite (printed with the verdicts)",
-        f"    systems: [llm-only, {agent}]",
-        f"    intervention_systems: [{agent}]",
-        "    interventions: [cited-removal, full-isolation]",
+        f"    systems: [llm-only, {', '.join(graph)}]",
+        f"    intervention_systems: [{', '.join(graph)}]",
+        "    interventions: [cited-removal, random-removal, full-isolation]",
         "    metrics: [accuracy, gold-trajectory]",
         "  claims:",
         "    - p000/exclusion-reference",
-        "    - name: p000/ignores-context-unchanged   # full isolation too, with uses-uncited among the llms,",
-        "      options: {conditions: [cited-removal]}   # once your questions can show it (docs/controls.md)",
-        '      expect_not_measurable: "ignores-context cites nothing, so cited removal hides nothing for it"',
     ]
+    for system in graph:
+        lines += [
+            "    - name: p000/cited-removal-beats-random   # the oracle's answers follow its cited evidence",
+            f"      label: cited-beats-random/{system}",
+            f"      options: {{system: {system}, expect: [{{control: oracle, effect: true}}]}}",
+        ]
+    lines += [  # the agent's only: a reader of all text units is changed by a random set as by the real one
+        "    - name: p000/ignores-context-unchanged   # full isolation too, with uses-uncited among the llms,",
+        f"      options: {{conditions: [cited-removal], system: {graph[-1]}}}   # once your questions can show it",
+        '      expect_not_measurable: {ignores-context: "it cites nothing, so cited removal hides nothing for it"}',
+    ]
+    return lines
 
 
 def write_suite(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -171,6 +171,9 @@ def systems_by_key(block: Any) -> Any:
     return block
 
 
+Reason = Annotated[str, Field(min_length=1)]
+
+
 class ClaimRef(PluginRef):
     """A claim (``provbench_register_claims``) the controls must confirm."""
 
@@ -181,10 +184,22 @@ class ClaimRef(PluginRef):
     )
     open: str | None = Field(default=None, description="why its outcome is open on this suite (shown, never failing)")
     expect_no_power: str | None = Field(default=None, description="why it passes under a sham yet (shown, not failing)")
-    expect_not_measurable: str | None = Field(
+    expect_not_measurable: dict[str, Reason] | None = Field(
         default=None,
-        description="why a verdict over no measured unit (or too few questions) is expected here (shown, not failing)",
+        description="control -> why its verdicts over no measured unit (or too few questions) are expected "
+        "here (shown, not failing); another control's unmeasured verdict still fails",
     )
+
+    @field_validator("expect_not_measurable", mode="before")
+    @classmethod
+    def _per_control(cls, value: Any) -> Any:
+        """A plain reason would excuse every control of the claim, the oracle's defect too: refused."""
+        if isinstance(value, str):
+            raise ValueError(
+                "name the control it excuses and why, as a mapping: "
+                f"expect_not_measurable: {{ignores-context: {json.dumps(value)}}}"
+            )
+        return value
 
 
 class ControlDifferences(_Strict):

@@ -190,6 +190,19 @@ def _check_gold_llms_claims(
         if problems:
             loc = ("controls", "claims", i) + (("name",) if isinstance(tree["controls"]["claims"][i], dict) else ())
             raise SuiteError(f"{where(path, tree, loc)}: claim {ref.key!r}: {'; '.join(problems)}")
+        _check_excused_controls(path, tree, i, ref, claim)
+
+
+def _check_excused_controls(path: "Path", tree: Any, index: int, ref: Any, claim: "Claim") -> None:
+    """``expect_not_measurable`` excuses controls the claim reads, by name: another key excuses nothing."""
+    own = claim.needs().controls
+    for control in ref.expect_not_measurable or {}:
+        if control not in own:
+            loc = ("controls", "claims", index, "expect_not_measurable", control)
+            raise SuiteError(
+                f"{where(path, tree, loc)}: claim {ref.key!r} reads no control {control!r} "
+                f"(it reads: {', '.join(own) or 'none'}), so there is no verdict of it to excuse"
+            )
 
 
 def claim_problems(claim: "Claim", llms: list[str], config: ControlsConfiguration) -> list[str]:

@@ -24,7 +24,7 @@ import sys
 
 from ..results import claims, validity
 from ..results.about import ClaimAbout, default_about
-from ..results.claims import Claim, ClaimNeeds, ControlRuns, Verdict
+from ..results.claims import Claim, ClaimNeeds, ControlRuns, Verdict, unmeasured_over
 from .backend import ControlBackend, control_model_id, make_control
 from .behaviours import BEHAVIOURS, Behaviour
 from .contrasts import ConditionContrast, ConditionEffect, Expectation, PairedClaim, default_expect
@@ -41,6 +41,7 @@ __all__ = [
     "ClaimNeeds",
     "ControlRuns",
     "Verdict",
+    "unmeasured_over",
     "ConditionContrast",
     "ConditionEffect",
     "Expectation",

@@ -35,27 +35,9 @@ def power_rows(
     """The claim's row of the matrix; ``check`` checks it on given runs (its verdicts)."""
     claim = ref.label or ref.name
     excuse = ref.open or ref.expect_failure or ref.expect_no_power or ""
-    rows = [
-        PowerRow(
-            claim=claim,
-            sham=condition,
-            status="untested",
-            observed="no control must show an effect of this condition, so no sham of it could fail the claim",
-        )
-        for condition in about.untested
-    ]
-    rows += [
-        PowerRow(
-            claim=claim,
-            sham=condition,
-            status="reference",
-            observed="the reference a tested condition is compared with: by design no control must show "
-            "an effect of it (its sham: hiding nothing, which must fail the claim)",
-        )
-        for condition in about.reference_conditions
-    ]
     declared = _declared_unmeasurable(verdicts)
     holds = bool(verdicts) and all(v.passed for v in _counted(verdicts, declared))
+    rows = _unshammed_rows(claim, about)
     for sham in shams_of(about, runs.controls):
         if not holds:
             rows.append(
@@ -66,20 +48,47 @@ def power_rows(
                     observed="the claim does not hold on its own controls",
                 )
             )
-        elif sham.kind == "condition" and not sham_records_present(runs, sham):
-            rows.append(
-                PowerRow(
-                    claim=claim,
-                    sham=sham.label,
-                    status="not run",
-                    observed="no stand-in unit ran (a context-level intervention without variants "
-                    "has no same-size random set)",
-                )
-            )
         else:
-            found = _counted(check(under_sham(runs, sham)), declared)
-            rows.append(_indistinct(_row(claim, sham, found, excuse), sham, runs))
+            rows.append(_sham_row(claim, sham, runs, check, declared, excuse))
     return rows
+
+
+def _unshammed_rows(claim: str, about: "ClaimAbout") -> list[PowerRow]:
+    """The conditions no sham tests: those no control must show an effect of, and the references."""
+    rows = [
+        PowerRow(
+            claim=claim,
+            sham=condition,
+            status="untested",
+            observed="no control must show an effect of this condition, so no sham of it could fail the claim",
+        )
+        for condition in about.untested
+    ]
+    return rows + [
+        PowerRow(
+            claim=claim,
+            sham=condition,
+            status="reference",
+            observed="the reference a tested condition is compared with: by design no control must show "
+            "an effect of it (its sham: hiding nothing, which must fail the claim)",
+        )
+        for condition in about.reference_conditions
+    ]
+
+
+def _sham_row(
+    claim: str, sham: Sham, runs: "ControlRuns", check: Check, declared: set[tuple[str, str]], excuse: str
+) -> PowerRow:
+    """The claim checked again under one sham (a condition's stand-in that never ran: "not run")."""
+    if sham.kind == "condition" and not sham_records_present(runs, sham):
+        return PowerRow(
+            claim=claim,
+            sham=sham.label,
+            status="not run",
+            observed="no stand-in unit ran (a context-level intervention without variants has no same-size random set)",
+        )
+    found = _counted(check(under_sham(runs, sham)), declared)
+    return _indistinct(_row(claim, sham, found, excuse), sham, runs)
 
 
 def _indistinct(row: PowerRow, sham: Sham, runs: "ControlRuns") -> PowerRow:

@@ -50,6 +50,7 @@ def validate_suite(
     again under its shams; writes and returns the verdicts and the power matrix. Raises a
     UserError when the suite declares no controls."""
     from ..local_plugins import plugin_setup
+    from ..gates import SUMMARY_FILE, write_ci_files
     from ..report import load_run, write_report
     from ..suite import LoadedSuite, load_suite
 
@@ -66,11 +67,7 @@ def validate_suite(
             for name in loaded.suite.controls.llms
         }
     with_shams = ControlRuns({name: load_run(run_dir) for name, run_dir in run_dirs.items()})
-    verdicts, power = [], []
-    for ref, claim in claims:
-        own = check_claim(claim, ref, without_shams(with_shams))
-        verdicts += own
-        power += power_rows(ref, claim.about(), with_shams, own, partial(check_claim, claim, ref))
+    verdicts, power = _check_claims(claims, with_shams)
     validity = Validity(
         suite_name=loaded.suite.name,
         suite_sha256=loaded.sha256,
@@ -87,7 +84,40 @@ def validate_suite(
     write_validity(validity, out, *run_dirs.values())
     for run_dir in [*run_dirs.values(), *([out] if (out / "manifest.json").is_file() else [])]:
         write_report(run_dir, pm)
+    if (out / SUMMARY_FILE).is_file():  # the run's summary.json says it is certified now
+        write_ci_files(out)
+    if console is not None:
+        console.print(_where_certified(out), highlight=False, markup=False)
     return validity
+
+
+def _check_claims(claims: list, with_shams: ControlRuns) -> tuple[list[Verdict], list]:
+    """Every claim's verdicts on the controls' own runs, and its row of the power matrix."""
+    verdicts, power = [], []
+    for ref, claim in claims:
+        own = check_claim(claim, ref, without_shams(with_shams))
+        verdicts += [_noting_llm_free(v, claim.needs().systems, with_shams) for v in own]
+        power += power_rows(ref, claim.about(), with_shams, own, partial(check_claim, claim, ref))
+    return verdicts, power
+
+
+def _where_certified(out: Path) -> str:
+    """Which run these verdicts certify: the one in ``out`` (its report re-rendered), or none yet."""
+    if (out / "manifest.json").is_file():
+        return f"certification written into the run {out}: its report.html and summary.json re-rendered"
+    return f"no run in {out} yet: provbench run SUITE --out {out} writes one whose report shows these verdicts"
+
+
+def _noting_llm_free(verdict: Verdict, systems, runs: ControlRuns) -> Verdict:
+    """A failed verdict says so when the claim's systems made no LLM call on its control: no
+    control LLM can steer such a system (a picker of sentences, a fixed rule), so its claim
+    cannot tell the controls apart."""
+    run = runs.runs.get(verdict.control)
+    records = [r for r in run.records if r.key.system in systems] if run is not None and not verdict.passed else []
+    if not records or any(r.trace is not None and r.trace.llm_calls for r in records):
+        return verdict
+    note = f"; {', '.join(systems)} made no LLM call on this control, so no control LLM can steer it"
+    return verdict.model_copy(update={"observed": verdict.observed + note})
 
 
 def _cells(systems, conditions) -> list[str]:
@@ -169,13 +199,9 @@ def check_claim(claim: Claim, ref: "ClaimRef", runs: ControlRuns) -> list[Verdic
                 passed=False,
             )
         ]
-    declared = {
-        "claim": shown,
-        "expected_failure": ref.expect_failure or "",
-        "open": ref.open or "",
-        "unmeasured_expected": ref.expect_not_measurable or "",
-    }
-    return [v.model_copy(update=declared) for v in verdicts]
+    declared = {"claim": shown, "expected_failure": ref.expect_failure or "", "open": ref.open or ""}
+    excused = ref.expect_not_measurable or {}  # per control: another control's unmeasured verdict still fails
+    return [v.model_copy(update={**declared, "unmeasured_expected": excused.get(v.control, "")}) for v in verdicts]
 
 
 def controls_suite(

@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 import threading
+from functools import lru_cache
 from typing import Any
 
 from ..hookspecs import hookimpl
@@ -54,17 +55,18 @@ class SchemaFollowingBackend:
         with self._lock:
             self.calls.append(request)
         prompt = "\n".join(str(m.get("content", "")) for m in request["messages"])
-        chooser = _Chooser(prompt)
+        fixed = "\n".join(str(m.get("content", "")) for m in request["messages"] if m.get("role") == "system")
+        chooser = _Chooser(prompt, fixed)
         schema = request.get("schema")
         text = json.dumps(chooser.instance(schema)) if schema else chooser.word()
         return reply(text, prompt_tokens=len(prompt.split()), completion_tokens=len(text.split()))
 
 
 class _Chooser:
-    def __init__(self, prompt: str) -> None:
+    def __init__(self, prompt: str, fixed: str = "") -> None:
         self.seed = int.from_bytes(hashlib.sha256(prompt.encode()).digest()[:8], "big")
         self.ids = list(dict.fromkeys(ID_TOKEN.findall(prompt)))
-        self.words = list(dict.fromkeys(WORD.findall(prompt))) or ["yes"]
+        self.words = content_words(prompt, fixed) or ["yes"]
         self.n = 0
 
     def pick(self, options: list[Any]) -> Any:
@@ -110,3 +112,26 @@ def _schema_following(model_id: str, /) -> SchemaFollowingBackend:
 @hookimpl
 def provbench_register_llm_backends():
     return {"schema-following": _schema_following}
+
+
+LABEL = re.compile(r"^\s*([A-Z][a-z]+):", re.MULTILINE)  # "Text: ...", "Title: ...": a prompt's format
+
+
+def content_words(prompt: str, fixed: str = "") -> list[str]:
+    """The prompt's capitalised words that could name something: not a function word ("This" opening
+    a sentence), nor a word of the ``fixed`` system text or a line label ("Text:"), which the
+    extraction made entities of (an entity "text" then matched graphrag's "## Text units")."""
+    format_words = {w.lower() for w in re.findall(r"\w+", fixed)} | {w.lower() for w in LABEL.findall(prompt)}
+    skip = format_words | stopwords()
+    found = dict.fromkeys(WORD.findall(prompt))
+    return [w for w in found if not all(part.lower() in skip for part in w.split())]
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    """English function words: NLTK's list as llama-index ships it (no download) and scikit-learn's,
+    which also holds "cannot" (a KB entity "cannot" matched the agents' "... cannot be read")."""
+    from llama_index.core.utils import globals_helper
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(globals_helper.stopwords) | ENGLISH_STOP_WORDS

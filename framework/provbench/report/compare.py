@@ -5,6 +5,9 @@ provbench and plugin versions, suite settings), with a warning for every differe
 (:mod:`provbench.report.comparability`). Means, deltas and tests use the questions every run
 answered; each cell says how many of its run's questions that left out.
 
+Per run, its certification (:mod:`provbench.results.validity`); a number of a run never
+validated, or of a cell no certified claim covers, is marked † as in the run's own report.
+
 Per system: baseline accuracy with its bootstrap interval in every run, and each later run's
 change against the reference with an exact McNemar test on the questions both answered; every
 continuous per-record score both runs have (F1, RAGAS faithfulness, ...) with a paired
@@ -23,7 +26,10 @@ from ..results.data import RunData, load_run
 from .comparability import comparability
 from .render import environment, header, share_cell
 from .sections import Cell
+from ..model import BASELINE
 from ..results.rules import not_measurable
+from ..results.validity import NOT_VALIDATED, UNCERTIFIED, Validity, cell_mark, certify_command, read_validity
+from .validity_section import headline
 from ..results.significance import BH_NOTE, PAIRED_NOTE, adjust_bh, continuous_scores, paired_scores, with_adjusted
 from ..results.stats import MCNEMAR_NOTE, mcnemar, per_question, select, share
 
@@ -43,16 +49,20 @@ def write_comparison(
         if warn is not None:
             warn(line)
     systems = list(dict.fromkeys(s for run in loaded for s in run.systems))
+    validities = [read_validity(run.run_dir) for run in loaded]
     context = {
         "h": header(ref),
         "runs": [
-            {"label": label, "dir": str(run.run_dir), "name": name, **header(run)}
-            for label, run, name in zip(labels, loaded, run_names(loaded))
+            {"label": label, "dir": str(run.run_dir), "name": name, "validity": _validation(run, v), **header(run)}
+            for label, run, name, v in zip(labels, loaded, run_names(loaded), validities)
         ],
         "labels": labels,
-        "accuracy": _accuracy_rows(loaded, systems),
-        "scores": _score_rows(loaded, systems),
-        "conditions": _condition_rows(loaded, systems),
+        "accuracy": _accuracy_rows(loaded, systems, validities),
+        "scores": _score_rows(loaded, systems, validities),
+        "conditions": _condition_rows(loaded, systems, validities),
+        "marks": sorted(
+            {NOT_VALIDATED for v in validities if v is None} | ({UNCERTIFIED} if any(validities) else set())
+        ),
         "mcnemar_note": MCNEMAR_NOTE,
         "paired_note": PAIRED_NOTE,
         "comparability": checked,
@@ -69,6 +79,13 @@ def write_comparison(
     return target
 
 
+def _validation(run: RunData, validity: Validity | None) -> str:
+    """A run's certification as its report's Suite validity section heads it."""
+    if validity is None:
+        return f"Not validated: its numbers are not certified (run {certify_command(run)})"
+    return headline(validity)
+
+
 def run_names(runs: list[RunData]) -> list[str]:
     """What the title calls each run: its suite's name, or its directory's when suites share a name."""
     suites = [run.manifest.suite_name for run in runs]
@@ -81,7 +98,7 @@ def _label(index: int) -> str:
     return chr(ord("A") + index) if index < 26 else f"R{index + 1}"
 
 
-def _accuracy_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
+def _accuracy_rows(runs: list[RunData], systems: list[str], validities: list[Validity | None]) -> dict[str, Any]:
     """Per system: each run's accuracy over the questions every run answered (the others dropped,
     and counted), and each later run's delta and McNemar test against the first on them."""
     rows, tests = [], []
@@ -97,13 +114,16 @@ def _accuracy_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
                 "–" if shares[0].value is None or s.value is None else f"{100 * (s.value - shares[0].value):+.1f} pts"
             )
             against.append({"delta": delta, "test": test.describe() if test else _untested(values, i, system)})
-        rows.append({"system": system, "cells": [_accuracy_cell(s, v, shared) for s, v in zip(shares, values)]})
-        rows[-1]["against"] = against
+        cells = [
+            _accuracy_cell(s, v, shared).marked(cell_mark(validity, system, BASELINE) if v else "")
+            for s, v, validity in zip(shares, values, validities)
+        ]
+        rows.append({"system": system, "cells": cells, "against": against})
     _adjust([a for row in rows for a in row["against"]], tests)
     return {"rows": rows, "tests": sum(p is not None for p in tests)}
 
 
-def _score_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
+def _score_rows(runs: list[RunData], systems: list[str], validities: list[Validity | None]) -> dict[str, Any]:
     """Per system and continuous score both the first and a later run have: means over the
     questions every run scored, paired permutation tests on them."""
     rows, tests = [], []
@@ -119,7 +139,8 @@ def _score_rows(runs: list[RunData], systems: list[str]) -> dict[str, Any]:
             means = [
                 (f"{sum(v[q] for q in shared) / len(shared):.3f} (n={len(shared)})" if shared else "–")
                 + (f"; {_dropped(v, shared)}" if _dropped(v, shared) else "")
-                for v in values
+                + (" †" if v and cell_mark(validity, system, BASELINE) else "")
+                for v, validity in zip(values, validities)
             ]
             rows.append({"system": system, "score": score, "means": means, "against": against})
     _adjust([a for row in rows for a in row["against"]], tests)
@@ -156,7 +177,7 @@ def _continuous_scores(runs: list[RunData], system: str) -> list[str]:
     return sorted(first & shared)
 
 
-def _condition_rows(runs: list[RunData], systems: list[str]) -> list[dict[str, Any]]:
+def _condition_rows(runs: list[RunData], systems: list[str], validities: list[Validity | None]) -> list[dict[str, Any]]:
     """Each intervention x system any run has units of; a run whose units were all left out (leaked,
     no-op, ...) shows "not measurable" with why, as its report does, never a missing row."""
     conditions = list(dict.fromkeys(c for run in runs for c in run.conditions))
@@ -170,8 +191,8 @@ def _condition_rows(runs: list[RunData], systems: list[str]) -> list[dict[str, A
                 {
                     "condition": condition,
                     "system": system,
-                    "changed": [changed for changed, _ in cells],
-                    "accuracy": [accuracy for _, accuracy in cells],
+                    "changed": [c.marked(cell_mark(v, system, condition)) for (c, _), v in zip(cells, validities)],
+                    "accuracy": [a.marked(cell_mark(v, system, condition)) for (_, a), v in zip(cells, validities)],
                 }
             )
     return rows

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ..leakguard import leak_counts
+from ..leakguard import leak_counts, own_index_lines
 from ..plugin_api import left_out_note, not_measurable
 from ..model import RunRecord
 from ..results.data import RunData
@@ -52,8 +52,8 @@ def leak_section(run: RunData) -> Section | None:
             "its LLM requests; suspect = it cited a hidden id no request showed (a model may guess one; "
             "counted); no effect = hidden items reached the baseline's prompts, yet every request equals "
             "the baseline's; no-op = the intervention hid nothing; not checkable = no evidence either way "
-            "(no id of the knowledge base in the trace and no request captured, or a store of the system's "
-            "own under a text ablation). Leaked, no-effect, no-op and not-checkable units are left out of "
+            "(no id of the knowledge base in the trace and no request captured, a store of the system's "
+            "own under a text ablation, or nodes read from an index of its own). Leaked, no-effect, no-op and not-checkable units are left out of "
             "every statistic. Question pages give the evidence; `provbench audit` re-checks it offline."
         ),
     )
@@ -70,6 +70,7 @@ def leak_section(run: RunData) -> Section | None:
                 )
             ),
         )
+    blocks[:0] = [Text(text=line.replace("warning:", "Warning:", 1)) for line in own_index_lines(run.records)]
     return Section(id="leak-guard", title="Leak guard", blocks=blocks, order=12)
 
 

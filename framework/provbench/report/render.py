@@ -201,35 +201,28 @@ def accuracy_chart(run: RunData) -> dict[str, str] | None:
 
 
 def metric_listing(run: RunData) -> dict[str, Any]:
-    """Every value in metrics.json, formatted, and the metrics that failed. In a validated run, a
-    value of a system under an intervention that no certified claim covers is marked as Table 2
-    marks it: a plugin's scorer is read beside the claims like any built-in number."""
+    """Every value in metrics.json, formatted, and the metrics that failed. A value no certified
+    claim vouches for is marked as Table 2 marks it (:func:`provbench.results.validity.cell_mark`):
+    a plugin's scorer is read beside the claims like any built-in number."""
     from ..results.data import format_metric_value
     from ..results.validity import read_validity
 
     validity = read_validity(run.run_dir)
     return {
-        "all": [_marked(run, {**v, "shown": format_metric_value(v)}, validity) for v in run.metric_values()],
+        "all": [_marked({**v, "shown": format_metric_value(v)}, validity, run) for v in run.metric_values()],
         "errors": run.metrics.get("errors", {}),
     }
 
 
-def _marked(run: RunData, value: dict[str, Any], validity: Any) -> dict[str, Any]:
-    """``value`` with the uncertified mark: when the run was validated and no certified claim
-    covers its system under its (intervention) condition, or its baseline is not certified
-    (:func:`provbench.results.validity.baseline_uncertified`)."""
-    from ..results.validity import UNCERTIFIED, baseline_uncertified, cell_name
+def _marked(value: dict[str, Any], validity: Any, run: RunData) -> dict[str, Any]:
+    """``value`` with the uncertified mark and its note when its number is not certified."""
+    from ..results.validity import cell_mark
 
     system, condition = value.get("system"), value.get("condition") or BASELINE
-    if not system:
+    mark = cell_mark(validity, system, condition, run.records) if system else ""
+    if not mark:
         return value
-    if condition == BASELINE:
-        reason = baseline_uncertified(run.records, system, validity)
-    else:
-        reason = UNCERTIFIED if validity and cell_name(system, condition) not in validity.certified_cells else ""
-    if not reason:
-        return value
-    return {**value, "shown": f"{value['shown']} †", "note": "; ".join(filter(None, (value.get("note"), reason)))}
+    return {**value, "shown": f"{value['shown']} †", "note": "; ".join(filter(None, (value.get("note"), mark)))}
 
 
 # -- per-question pages -----------------------------------------------------------------------------

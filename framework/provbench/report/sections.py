@@ -26,11 +26,11 @@ class Cell(_Block):
     interval: str = ""
     note: str = ""
 
-    def marked(self, reason: str) -> "Cell":
-        """This cell with the † mark of an uncertified number and ``reason`` in its note (as it was
-        when ``reason`` is empty)."""
-        if reason:
-            self.text, self.note = f"{self.text} †", "; ".join(filter(None, (self.note, reason)))
+    def marked(self, mark: str) -> "Cell":
+        """This cell with † and ``mark`` (why its number is not certified) added to its note; as
+        it was when ``mark`` is empty (:func:`provbench.results.validity.cell_mark`)."""
+        if mark:
+            self.text, self.note = f"{self.text} †", "; ".join(filter(None, (self.note, mark)))
         return self
 
 

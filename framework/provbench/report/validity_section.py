@@ -4,7 +4,7 @@ could have seen the effect at all."""
 
 from __future__ import annotations
 
-from ..results.validity import Validity, read_validity
+from ..results.validity import Validity, certify_command, read_validity
 from ..results.data import RunData
 from .sections import Cell, Row, Section, Table, Text
 
@@ -77,9 +77,8 @@ POWER = (
 
 def _not_validated(run: RunData) -> Section:
     """Where a suite never validated would show its verdicts: say so, and how to validate it."""
-    suite = run.manifest.suite_path or run.manifest.suite_name
     text = (
-        f"Not validated: run provbench validate {suite} (or provbench run {suite} --controls). No claim of "
+        f"Not validated: run {certify_command(run)}. No claim of "
         "this suite was checked on known-truth controls, so none of the numbers below is certified."
         if run.suite.get("controls") is not None
         else "Not validated: this suite declares no known-truth controls (a 'controls:' block, docs/controls.md), "
@@ -92,12 +91,12 @@ def headline(validity: Validity) -> str:
     """Certified, Certified with exceptions (what was excused, what no certified claim covers) or UNCERTIFIED."""
     failed = validity.failed_claims
     counts = f"{len(validity.verdicts) - len(validity.failures)} of {len(validity.verdicts)} verdicts as the claims say"
-    if failed:
+    if validity.status == "failed":
         return f"UNCERTIFIED: {counts}; not detectable: {', '.join(failed)} (checked {validity.created_at})."
-    exceptions = [f"excused: {e}" for e in validity.exceptions]
+    exceptions = [f"excused: {e}" for e in validity.exceptions] + validity.warnings()
     if validity.uncovered:
         exceptions.append("no certified claim covers " + ", ".join(validity.uncovered))
-    if not exceptions:
+    if validity.status == "certified":
         return f"Certified: {counts} (checked {validity.created_at})."
     return f"Certified with exceptions: {counts} (checked {validity.created_at}). " + "; ".join(exceptions) + "."
 

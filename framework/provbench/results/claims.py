@@ -191,3 +191,17 @@ def unmeasured(test: Any, left_out: dict[str, int] | None = None) -> str:
             ", ".join(f"{n} {why}" for why, n in (left_out or {}).items()) or "no analysed question"
         )
     return test.too_few
+
+
+def unmeasured_over(n: int, nothing: str, alpha: float = 0.05, chance: float = 0.5) -> str:
+    """Why a verdict a claim reaches over ``n`` questions itself decides nothing; "" when it decides.
+    None measured: "not measurable: <nothing>". Fewer than an exact one-sided test at ``alpha`` needs
+    (against ``chance``: a binomial test's null share) to reach significance however its questions
+    came out: "not enough questions (n=2; needs >= 5)". A threshold verdict with no test of its own
+    (a share of at least 0.8, none readable) takes the same rule: fewer questions than a sign test
+    needs could not tell even a unanimous outcome from a coin flip (docs/controls.md)."""
+    from .stats import questions_needed, too_few
+
+    if not n:
+        return f"not measurable: {nothing}"
+    return too_few(n, questions_needed(alpha, chance=chance))

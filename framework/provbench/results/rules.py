@@ -158,3 +158,11 @@ def with_left_out_notes(values: list[MetricValue], results: Any) -> list[MetricV
         if text not in value.note:
             value.note = "; ".join(filter(None, (value.note, text)))
     return values
+
+
+def own_index_reads(trace: Trace | None) -> int:
+    """How many nodes a unit read that map to no knowledge-base id (an index of the system's own, as
+    the LlamaIndex adapter counts them): no view binds them, so its retrieval scores are not
+    measurable and the leak guard cannot show an intervention applied to them."""
+    found = (trace.artifacts.get("llamaindex") or {}) if trace is not None else {}
+    return int(found.get("unmapped_nodes") or 0)

@@ -109,11 +109,15 @@ def bootstrap_ci(
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
-def questions_needed(alpha: float = 0.05, sides: int = 1) -> int:
+def questions_needed(alpha: float = 0.05, sides: int = 1, chance: float = 0.5) -> int:
     """The fewest paired questions whose exact sign-flip (or McNemar) test can reach p < ``alpha``:
-    its smallest p-value is ``sides`` x 0.5^n (5 questions one-sided at 0.05, 6 two-sided)."""
+    its smallest p-value is ``sides`` x 0.5^n (5 questions one-sided at 0.05, 6 two-sided). An
+    exact binomial test against a ``chance`` other than 1/2 reaches ``sides`` x chance^n at best
+    (every question a hit); a chance of 1 never reaches it."""
+    if not 0 < chance < 1:
+        raise ValueError(f"a binomial test against chance {chance:g} can never be significant")
     n = 1
-    while sides * 0.5**n >= alpha:
+    while sides * chance**n >= alpha:
         n += 1
     return n
 

@@ -6,17 +6,15 @@ shows a "Suite validity" section (:mod:`provbench.report.validity_section`)."""
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Literal
+from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, Field
 
-from ..model import RunRecord, utc_now
+from ..model import BASELINE, RunRecord, utc_now
 from .claims import Verdict
-
-if TYPE_CHECKING:
-    from .data import RunData
 
 VALIDITY_FILE = "validity.json"
 
@@ -129,8 +127,62 @@ class Validity(BaseModel):
         """The suite's 'system x condition' cells no certified claim reads."""
         return [cell for cell in self.suite_cells if cell not in self.certified_cells]
 
+    @property
+    def foreign_systems(self) -> list[str]:
+        """Systems a claim reads that the suite runs under no intervention: what such a claim
+        certifies is not this suite's (a suite whose systems were replaced after init)."""
+        own = {_system_of(cell) for cell in self.suite_cells}
+        return sorted({_system_of(c) for cells in self.covers.values() for c in cells} - own)
+
+    @property
+    def unclaimed_systems(self) -> list[str]:
+        """The suite's systems under interventions that no claim reads at all, certified or not."""
+        read = {_system_of(c) for cells in self.covers.values() for c in cells}
+        return list(dict.fromkeys(s for s in map(_system_of, self.suite_cells) if s not in read))
+
+    def warnings(self) -> list[str]:
+        """What validate says loudly: claims about systems this suite does not run, and suite
+        systems no claim reads (their numbers cannot be certified by these controls)."""
+        found = []
+        if self.foreign_systems:
+            found.append(f"the claims read systems this suite does not run: {', '.join(self.foreign_systems)}")
+        if self.unclaimed_systems:
+            found.append(f"no claim reads the suite's systems {', '.join(self.unclaimed_systems)}")
+        return found
+
+    @property
+    def status(self) -> str:
+        """The headline's word: failed, certified with exceptions, or certified."""
+        if self.failed_claims:
+            return "failed"
+        return "certified with exceptions" if self.exceptions or self.uncovered or self.warnings() else "certified"
+
 
 UNCERTIFIED = "† not certified: no claim validated on this suite's controls covers this system under this condition"
+NOT_VALIDATED = (
+    "† not certified: this run was never validated (provbench validate --out its directory), so none of its numbers is"
+)
+
+Certification = Literal["certified", "uncertified", "not validated"]
+
+
+def cell_certification(validity: Validity | None, system: str, condition: str) -> Certification:
+    """Whether a number of ``system`` under ``condition`` is certified on this run. A baseline is
+    read by no claim, so it is uncertified in a validated run (the report leaves it unmarked)."""
+    if validity is None:
+        return "not validated"
+    return "certified" if cell_name(system, condition) in validity.certified_cells else "uncertified"
+
+
+def cell_mark(validity: Validity | None, system: str, condition: str, records: Iterable[RunRecord] = ()) -> str:
+    """The note a report's cell carries when its number is not certified ('' when it needs none):
+    every cell of an unvalidated run, an intervention cell no certified claim covers otherwise,
+    and a baseline by :func:`baseline_uncertified` (``records``: the run's)."""
+    if condition == BASELINE:
+        return baseline_uncertified(records, system, validity) or (NOT_VALIDATED if validity is None else "")
+    if validity is None:
+        return NOT_VALIDATED
+    return "" if cell_certification(validity, system, condition) == "certified" else UNCERTIFIED
 
 
 # leak-guard statuses that say a system answers from outside its view (a store or answer key of its
@@ -138,7 +190,7 @@ UNCERTIFIED = "† not certified: no claim validated on this suite's controls co
 OUTSIDE_VIEW = ("leaked", "not-checkable")
 
 
-def baseline_uncertified(records: Iterable[RunRecord], system: str, validity: "Validity | None") -> str:
+def baseline_uncertified(records: Iterable[RunRecord], system: str, validity: Validity | None) -> str:
     """Why a system's baseline numbers carry the † mark ("" when nothing says they are not certified):
     the leak guard flagged its intervention units as reading outside their view, or, in a validated
     run, no certified claim covers any of its cells. Baselines are outside ``suite_cells``, so
@@ -159,14 +211,47 @@ def baseline_uncertified(records: Iterable[RunRecord], system: str, validity: "V
     return ""
 
 
-def baseline_mark(run: "RunData", system: str) -> str:
-    """:func:`baseline_uncertified` of a run's system, with the run's own ``validity.json``."""
-    return baseline_uncertified(run.records, system, read_validity(run.run_dir))
+def baseline_mark(run: Any, system: str) -> str:
+    """:func:`cell_mark` of a run's system at baseline, with the run's own ``validity.json`` and
+    records (``run``: a RunData)."""
+    return cell_mark(read_validity(run.run_dir), system, BASELINE, run.records)
+
+
+def certification_summary(validity: Validity | None, certify: str) -> dict[str, object]:
+    """What summary.json says of the run's certification; ``certify``: the command that would."""
+    if validity is None:
+        return {"status": "not validated", "certified_cells": [], "uncovered": [], "certify": certify}
+    return {
+        "status": validity.status,
+        "checked_at": validity.created_at,
+        "certified_cells": sorted(validity.certified_cells),
+        "uncovered": validity.uncovered,
+        "failed_claims": validity.failed_claims,
+        "exceptions": validity.exceptions,
+    }
+
+
+def certify_command(run: Any) -> str:
+    """The commands that certify THIS run: validate into its own directory (which re-renders its
+    report and summary.json), or run it again with --controls and the model it used. ``run``: a
+    RunData (typed Any: importing it here would close an import circle)."""
+    suite = shlex.quote(run.manifest.suite_path or run.manifest.suite_name)
+    model = run.manifest.models.get("llm", "")
+    out = f"--out {shlex.quote(str(run.run_dir))}"
+    again = f"provbench run {suite}" + (f" --model {shlex.quote(model)}" if model else "")
+    return f"provbench validate {suite} {out} (or {again} {out} --controls)"
+
+
+UNCERTIFIED = "† not certified: no claim validated on this suite's controls covers this system under this condition"
 
 
 def cell_name(system: str, condition: str) -> str:
     """How ``covers`` and ``suite_cells`` name a system under a condition."""
     return f"{system} x {condition}"
+
+
+def _system_of(cell: str) -> str:
+    return cell.rsplit(" x ", 1)[0]
 
 
 def write_validity(validity: Validity, *directories: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from provbench.model import BASELINE
-from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
+from provbench.plugin_api import Metric, MetricContext, MetricValue, Results, own_index_reads
 
 from .records import (
     FOOTPRINT_FIELDS,
@@ -216,9 +216,13 @@ class Footprint(Metric):
         for system in results.systems:
             for condition in results.conditions:
                 records = results.select(system, condition)
-                traced = [r.trace.footprint() for r in records if r.status == "ok" and r.trace is not None]
+                ran = [r for r in records if r.status == "ok" and r.trace is not None]
+                # ids of an index of the system's own are not the knowledge base's: not a footprint of 0
+                own = sum(1 for r in ran if own_index_reads(r.trace))
+                traced = [r.trace.footprint() for r in ran if not own_index_reads(r.trace)]
                 if not results.select(system, condition, leaked=True):
                     continue
+                note = f"not measurable for {own} unit(s) that read an index of their own" if own else ""
                 for field_name in FOOTPRINT_FIELDS:
                     total = sum(fp[field_name] for fp in traced)
                     values.append(
@@ -229,7 +233,8 @@ class Footprint(Metric):
                             value=total / len(traced) if traced else None,
                             numerator=total,
                             denominator=len(traced),
-                            detail={"field": field_name, "failed": len(records) - len(traced)},
+                            detail={"field": field_name, "failed": len(records) - len(ran), "own_index": own},
+                            note=note,
                         )
                     )
         return values

@@ -23,7 +23,8 @@ from statistics import fmean
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from provbench.controls import Claim, ClaimAbout, ClaimNeeds, ControlRuns, Verdict
+from provbench.controls import Claim, ClaimAbout, ClaimNeeds, ControlRuns, Verdict, unmeasured_over
+from provbench.results.claims import unmeasured
 from provbench.model import BASELINE
 
 from .dependence import step_dependence
@@ -66,12 +67,15 @@ class GoldPathFollowed(Claim):
             c: runs.scores(c, o.system, BASELINE, "gold.path_coverage", questions=runs.run(c).question_ids)
             for c in (o.follower, o.wanderer)
         }
-        test = paired_permutation(coverage[o.follower], coverage[o.wanderer], resamples=o.resamples)
+        test = paired_permutation(coverage[o.follower], coverage[o.wanderer], resamples=o.resamples, alpha=o.alpha)
         means = {c: fmean(v.values()) if v else None for c, v in coverage.items()}
+        nothing = "no question with a mapped gold chain"
+        follower_unmeasured = unmeasured_over(len(coverage[o.follower]), nothing, o.alpha)
+        wanderer_unmeasured = unmeasured(test) if test.n else f"not measurable: {nothing} in both"
 
         def shown(c: str) -> str:
             if means[c] is None:
-                return "no question with a mapped gold chain"
+                return nothing
             return f"mean gold-path coverage {means[c]:.2f} over {len(coverage[c])} question(s)"
 
         follower_ok = means[o.follower] is not None and means[o.follower] >= o.min_coverage
@@ -83,7 +87,8 @@ class GoldPathFollowed(Claim):
                 claim=self.name,
                 control=o.follower,
                 p_value=test.p_value,
-                passed=follower_ok,
+                passed=follower_ok and not follower_unmeasured,
+                unmeasured=follower_unmeasured,
                 expected=f"{o.system} follows the gold chain: mean gold-path coverage >= {o.min_coverage:g}",
                 observed=shown(o.follower),
             ),
@@ -91,7 +96,8 @@ class GoldPathFollowed(Claim):
                 claim=self.name,
                 control=o.wanderer,
                 p_value=test.p_value,
-                passed=apart,
+                passed=apart and not wanderer_unmeasured,
+                unmeasured=wanderer_unmeasured,
                 expected=f"{o.system} does not: coverage at least {o.min_difference:g} below {o.follower}'s "
                 f"(one-sided paired permutation test, p < {o.alpha:g})",
                 observed=f"{shown(o.wanderer)}; {test.mean_a:.2f} vs {test.mean_b:.2f} over {test.n} paired"
@@ -142,18 +148,20 @@ class CriticalStepsHoldGold(Claim):
     def check(self, runs: ControlRuns) -> list[Verdict]:
         return [self.follower_verdict(runs), self.blind_verdict(runs)]
 
-    def table(self, runs: ControlRuns, control: str) -> tuple[Counter, int, int]:
-        """(held gold, changed) -> units; units; failed units (left out)."""
+    def table(self, runs: ControlRuns, control: str) -> tuple[Counter, int, int, str]:
+        """(held gold, changed) -> units; units; failed units (left out); why the questions whose
+        steps were left out decide nothing ("" when they decide)."""
         run = runs.run(control)
         analysed = set(run.analysed)
         dep = step_dependence(
             r for r in run.select(self.options.system, self.options.condition) if r.key.question_id in analysed
         )
-        return dep.with_gold, dep.units, dep.failed
+        nothing = f"no step left out under {self.options.condition}"
+        return dep.with_gold, dep.units, dep.failed, unmeasured_over(dep.questions, nothing)
 
     def follower_verdict(self, runs: ControlRuns) -> Verdict:
         o = self.options
-        table, units, failed = self.table(runs, o.follower)
+        table, units, failed, why_not = self.table(runs, o.follower)
         critical = table[(True, True)] + table[(False, True)]
         holding = table[(True, True)] + table[(True, False)]
         precision = table[(True, True)] / critical if critical else None
@@ -165,7 +173,8 @@ class CriticalStepsHoldGold(Claim):
             claim=self.name,
             control=o.follower,
             p_value=_fisher(table),
-            passed=passed,
+            passed=passed and not why_not,
+            unmeasured=why_not,
             expected=f"under {o.condition}, its answer changes only when the left-out step held gold (>= "
             f"{o.min_precision:g} of critical steps) and when one did (>= {o.min_recall:g} of gold-holding steps)",
             observed=f"{table[(True, True)]}/{critical} critical step(s) held gold; {table[(True, True)]}/{holding} "
@@ -174,14 +183,15 @@ class CriticalStepsHoldGold(Claim):
 
     def blind_verdict(self, runs: ControlRuns) -> Verdict:
         o = self.options
-        table, _, _ = self.table(runs, o.blind)
+        table, _, _, why_not = self.table(runs, o.blind)
         gold_less = table[(False, True)] + table[(False, False)]
         share = table[(False, True)] / gold_less if gold_less else None
         return Verdict(
             claim=self.name,
             control=o.blind,
             p_value=_fisher(table),
-            passed=share is not None and share >= o.min_blind_change,
+            passed=not why_not and share is not None and share >= o.min_blind_change,
+            unmeasured=why_not,
             expected=f"under {o.condition}, leaving out a step that held no gold changes its answer too (>= "
             f"{o.min_blind_change:g} of such steps): criticality alone does not single out gold",
             observed=f"{table[(False, True)]}/{gold_less} gold-less step(s) changed its answer; "

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from provbench.kb.goldmap import MappedGold, map_gold, unmapped_items
 from provbench.model import BASELINE, Question, RunRecord
-from provbench.plugin_api import Metric, MetricContext, MetricValue, Results
+from provbench.plugin_api import Metric, MetricContext, MetricValue, Results, own_index_reads
 from provbench.trajectory import Ratio, TrajectoryScore, left_out_step, score_trajectory
 
 from .dependence import GOLD_ITEMS, step_conditions, step_dependence
@@ -70,7 +70,12 @@ class GoldTrajectory(Metric):
                     if kind in ("entity", "relationship", "text_unit")
                 )
             )
-        if record.trace is not None and record.status == "ok" and self.scored(record.key.condition):
+        if (
+            record.trace is not None
+            and record.status == "ok"
+            and self.scored(record.key.condition)
+            and not own_index_reads(record.trace)
+        ):
             out.update(score_trajectory(record.trace, gold).scores())
         return out
 
@@ -91,15 +96,19 @@ class GoldTrajectory(Metric):
         self, results: Results, system: str, condition: str, golds: dict[str, MappedGold | None]
     ) -> list[MetricValue]:
         scores: list[TrajectoryScore] = []
+        own = 0  # units that read an index of their own: its nodes are no gold id, not a recall of 0
         for record in results.select(system, condition):
             gold = golds.get(record.key.question_id)
             if record.status != "ok" or record.trace is None or gold is None or not gold.any_mapped:
                 continue
             if condition != BASELINE and record.key.question_id in results.excluded:
                 continue
+            if own_index_reads(record.trace):
+                own += 1
+                continue
             scores.append(score_trajectory(record.trace, gold))
         if not scores:
-            return []
+            return [own_index_value(system, condition, own)] if own else []
         value = lambda name, ratio, **kw: _ratio_value(name, system, condition, ratio, **kw)  # noqa: E731 - a one-line closure
         out = []
         for stage, kind in dict.fromkeys(key for s in scores for key in s.recall):
@@ -122,6 +131,18 @@ class GoldTrajectory(Metric):
         )
         out.append(value("wasted_steps", _sum(s.wasted for s in scores), unit="retrieval steps"))
         return out
+
+
+def own_index_value(system: str, condition: str, units: int) -> MetricValue:
+    return MetricValue(
+        metric=f"{PREFIX}.path_coverage",
+        system=system,
+        condition=condition,
+        value=None,
+        denominator=0,
+        detail={"own_index": units},
+        note=f"not measurable: {units} unit(s) read an index of their own, whose nodes are no knowledge-base id",
+    )
 
 
 def _gold(question: Question, context: MetricContext) -> MappedGold | None:

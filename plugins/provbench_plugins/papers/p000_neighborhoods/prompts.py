@@ -48,6 +48,7 @@ GRAPHRAG_SYSTEM = (
 )
 GRAPHRAG_USER = "{context}\n\n{question}"
 GRAPHRAG_SECTION = "## {title}\n{lines}"
+GRAPHRAG_TITLES = ("Entities", "Relationships", "Text units", "Communities")  # its sections, in order
 GRAPHRAG_ENTITY = "[{id}] {name} ({label}): {description}"
 GRAPHRAG_RELATION = "[{id}] {source} -[{label}]-> {target}"
 GRAPHRAG_TEXT_UNIT = "[{id}] {text}"

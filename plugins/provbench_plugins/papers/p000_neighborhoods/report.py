@@ -21,7 +21,6 @@ from provbench.model import BASELINE
 from provbench.results.data import RunData
 from provbench.report.sections import BarChart, Cell, Row, Section, Table, Text
 from provbench.results.significance import BH_NOTE, adjust_bh, with_adjusted
-from provbench.results.validity import UNCERTIFIED, baseline_mark
 from provbench.results.stats import (
     MCNEMAR_NOTE,
     Share,
@@ -136,7 +135,6 @@ def table1_caption(run: RunData, papers: bool) -> str:
 def table1_row(run: RunData, system: str, papers: bool) -> Row:
     records = run.select(system)
     acc = share(per_question(records), run.question_ids, **run.stats_options())
-    mark = baseline_mark(run, system)
     applies = footprint_applies(run, system)
     footprint = [
         ("–" if v is None or field not in applies else f"{v:.1f}") for field, v in mean_footprint(records).items()
@@ -151,8 +149,8 @@ def table1_row(run: RunData, system: str, papers: bool) -> Row:
     return Row(
         cells=[
             display_name(run, system),
-            share_cell(acc).marked(mark),  # a system answering from a store of its own: no certified 100 %
-            share_cell(analysed).marked(mark),
+            marked(run, share_cell(acc), system),  # a system answering from a store of its own: no bare 100 %
+            marked(run, share_cell(analysed), system),
             *([paper_denominator(run, system)] if papers else []),
             official_cell(run, system, "em"),
             official_cell(run, system, "f1"),
@@ -226,7 +224,7 @@ def table2_section(run: RunData) -> Section | None:
             cells=[
                 "Baseline",
                 "Acc.",
-                *(share_cell(share(baseline[s], analysed, **opts)).marked(baseline_mark(run, s)) for s in systems),
+                *(marked(run, share_cell(share(baseline[s], analysed, **opts)), s) for s in systems),
             ]
         ),
     ]
@@ -253,7 +251,7 @@ def table2_section(run: RunData) -> Section | None:
         "(no-op) are left out, counted in each cell's note; arrows compare a cell's measured questions with "
         "the baseline of the same questions; “not measurable”: no unit left (see the leak guard section). "
         f"Significance: {MCNEMAR_NOTE}; {BH_NOTE.format(n=sum(p is not None for p, _ in tests.values()))}."
-        + (f" {UNCERTIFIED}." if uncertified_cells(run) else "")
+        + "".join(f" {mark}." for mark in sorted(set(uncertified_cells(run).values())))
     )
     table = Table(
         columns=["Condition", "Outcome", *(display_name(run, s, TABLE2_NAMES) for s in systems)],
@@ -340,25 +338,31 @@ def condition_rows(
         acc_cells.append(share_cell(acc, tests[(condition, system)][1] + left_out, arrow(before.value, acc.value)))
     uncertified = uncertified_cells(run)
     for system, changed_cell, acc_cell in zip(systems, changed_cells, acc_cells):
-        if (system, condition) in uncertified:  # beside "Certified", a number no claim vouches for says so
+        if mark := uncertified.get((system, condition)):  # a number no claim vouches for says so
             for cell in {id(changed_cell): changed_cell, id(acc_cell): acc_cell}.values():
-                cell.text, cell.note = f"{cell.text} †", "; ".join(filter(None, (cell.note, UNCERTIFIED)))
+                cell.marked(mark)
     return [
         Row(cells=[title_of(run, condition), "Output changed", *changed_cells]),
         Row(cells=["", "Acc.", *acc_cells]),
     ]
 
 
-def uncertified_cells(run: RunData) -> set[tuple[str, str]]:
-    """(system, condition) cells of a validated suite that no certified claim covers (none when
-    the suite was never validated: its Suite validity section says so for the whole report)."""
-    from provbench.results.validity import cell_name, read_validity
+def marked(run: RunData, cell: Cell, system: str) -> Cell:
+    """A baseline cell of ``system``, marked when it is not certified
+    (:func:`provbench.results.validity.baseline_mark`), as in every table."""
+    from provbench.results.validity import baseline_mark
+
+    return cell.marked(baseline_mark(run, system))
+
+
+def uncertified_cells(run: RunData) -> dict[tuple[str, str], str]:
+    """(system, condition) cells whose numbers are not certified, with the mark's note: every cell
+    of a run never validated, those no certified claim covers in a validated one."""
+    from provbench.results.validity import cell_mark, read_validity
 
     validity = read_validity(run.run_dir)
-    if validity is None:
-        return set()
-    certified = validity.certified_cells
-    return {(s, c) for s in run.systems for c in run.conditions if cell_name(s, c) not in certified}
+    marks = {(s, c): cell_mark(validity, s, c) for s in run.systems for c in run.conditions}
+    return {cell: mark for cell, mark in marks.items() if mark}
 
 
 def metric_share(run: RunData, metric: str, system: str, condition: str, computed: Any) -> Share:

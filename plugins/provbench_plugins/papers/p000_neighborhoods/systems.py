@@ -145,7 +145,8 @@ class GraphRAG(PaperOneShot):
     citation_keys = tuple(CITATION_FIELDS)
 
     def instructions(self) -> list[str]:
-        return [*super().instructions(), P.GRAPHRAG_SYSTEM, P.GRAPHRAG_EMPTY]
+        headings = [P.GRAPHRAG_SECTION.format(title=title, lines="") for title in P.GRAPHRAG_TITLES]
+        return [*super().instructions(), P.GRAPHRAG_SYSTEM, P.GRAPHRAG_EMPTY, *headings]
 
     def run(self, question: Question, env: Environment) -> Trace:
         trace = self.new_trace(question)
@@ -238,37 +239,28 @@ class GraphRAG(PaperOneShot):
         ]
         units = view.text_units(context.get("text_unit_ids", []))
         communities = [c for c in (view.community(i) for i in context.get("community_ids", [])) if c is not None]
-        sections = [
-            (
-                "Entities",
+        sections = zip(
+            P.GRAPHRAG_TITLES,
+            [
                 [
                     P.GRAPHRAG_ENTITY.format(
                         id=e.id, name=e.name, label=e.label or "entity", description=e.description or "-"
                     )
                     for e in entities.values()
                 ],
-            ),
-            (
-                "Relationships",
                 [
                     P.GRAPHRAG_RELATION.format(
                         id=r.id, source=entities[r.source].name, label=r.label, target=entities[r.target].name
                     )
                     for r in relations
                 ],
-            ),
-            (
-                "Text units",
                 [P.GRAPHRAG_TEXT_UNIT.format(id=u.id, text=clip(u.text, self.options.text_chars)) for u in units],
-            ),
-            (
-                "Communities",
                 [
                     P.GRAPHRAG_COMMUNITY.format(id=c.id, title=c.title or "-", summary=c.summary or "-")
                     for c in communities
                 ],
-            ),
-        ]
+            ],
+        )
         text = "\n\n".join(
             P.GRAPHRAG_SECTION.format(title=title, lines="\n".join(lines) or P.GRAPHRAG_EMPTY)
             for title, lines in sections

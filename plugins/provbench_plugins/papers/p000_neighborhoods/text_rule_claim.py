@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from provbench.controls import Claim, ClaimNeeds, ControlRuns, Verdict
+from provbench.controls import Claim, ClaimNeeds, ControlRuns, Verdict, unmeasured_over
 from provbench.model import RunRecord, Trace
 
 from .hiding import label_entities
@@ -80,6 +80,7 @@ class HidesOwnText(Claim):
     def own_text_verdict(self, control: str, run, view, condition: str, targets: Targets) -> Verdict:
         baselines = {r.key.question_id: r.trace for r in run.select(self.options.system) if r.trace is not None}
         own = left = unknown = 0
+        measured = set()  # questions with target text to check
         for record in run.select(self.options.system, condition):
             baseline, hidden = baselines.get(record.key.question_id), _summary(record)
             if baseline is None or hidden is None:
@@ -91,14 +92,18 @@ class HidesOwnText(Claim):
             target_units = {t for e in _targets(targets, baseline, hidden) for t in _own_text(view, e)}
             own += len(target_units)
             left += len(target_units - units - _kept(view, baseline, condition, targets))
+            if target_units:
+                measured.add(record.key.question_id)
         extra = f"; {unknown} unit(s) listed too few ids to check" if unknown else ""
+        why_not = unmeasured_over(len(measured), f"no {targets} entity with text of its own under {condition}")
         return Verdict(
             claim=self.name,
             control=control,
             p_value=None,
             expected=f"{condition} hides its {targets} entities' own text (0 readable)",
-            observed=f"{left} of {own} own text unit(s) readable{extra}",
-            passed=own > 0 and left == 0,
+            observed=f"{left} of {own} own text unit(s) readable over {len(measured)} question(s){extra}",
+            passed=not why_not and left == 0,
+            unmeasured=why_not,
         )
 
     def same_text_verdict(self, control: str, run) -> Verdict:
@@ -109,15 +114,15 @@ class HidesOwnText(Claim):
         ]
         common = [q for q in texts[0].keys() & texts[1].keys() if None not in (texts[0][q], texts[1][q])]
         differ = sum(texts[0][q] != texts[1][q] for q in common)
+        why_not = unmeasured_over(len(common), "no question under both (a unit whose view hid nothing is left out)")
         return Verdict(
             claim=self.name,
             control=control,
             p_value=None,
             expected=f"{first} hides the same text units as {second}, question by question",
-            observed=f"{differ} of {len(common)} question(s) differ"
-            if common
-            else "no question measured under both (a unit whose view hid nothing is left out)",
-            passed=bool(common) and differ == 0 and any(texts[1][q] for q in common),
+            observed=f"{differ} of {len(common)} question(s) differ" if common else why_not,
+            passed=not why_not and differ == 0 and any(texts[1][q] for q in common),
+            unmeasured=why_not,
         )
 
 

@@ -27,7 +27,9 @@ removal from a real one (its "hides nothing" sham would pass). Per removal, faki
 verdict.
 
 Both read the oracle's questions whose baseline answer was right (its prompt held the gold, so
-its answer depends on it); a question the oracle got wrong holds no planted dependence.
+its answer depends on it); a question the oracle got wrong holds no planted dependence. Over
+fewer questions than could ever be significant (the binomial test's best p is chance^n; 5 for
+the rest) a verdict is "not enough questions", never a pass (docs/controls.md).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from dataclasses import dataclass, field, replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from provbench.controls import Claim, ClaimAbout, ClaimNeeds, ControlRuns, Verdict, default_about
+from provbench.controls import Claim, ClaimAbout, ClaimNeeds, ControlRuns, Verdict, default_about, unmeasured_over
 from provbench.controls.contrasts import Expectation, default_expect
 from provbench.gold import GoldEvidence, normalize_relation, normalize_text
 from provbench.model import BASELINE
@@ -179,21 +181,23 @@ class ExplanationNamesPlanted(Claim):
         ]
         rate, at_random = (len(hits) / len(changed), sum(chance) / len(chance)) if changed else (0.0, 0.0)
         p = binomtest(len(hits), len(changed), at_random, alternative="greater").pvalue if changed else None
+        nothing = f"no removal changed any of the {len(seen.right)} right answers: nothing to explain"
+        # the binomial test's best p is chance^n; a chance of 0 or 1 decides by its p alone
+        why_not = unmeasured_over(len(changed), nothing, o.alpha, at_random if 0 < at_random < 1 else 0.5)
         observed = (
             f"hit rate {rate:.2f}: {len(hits)} of {len(changed)} explanations name a planted node "
             f"(a random node of their paths: {at_random:.2f}); {_right(seen)}"
-            if changed
-            else f"no removal changed any of the {len(seen.right)} right answers: nothing to explain"
         )
         return Verdict(
             claim=self.name,
             control=control,
             p_value=p,
-            observed=f"{scope}: {observed}",
+            observed=f"{scope}: {observed if changed else nothing}",
             expected=f"{scope}: where a removal changes the answer, the explanation names a planted node "
             f"(hit rate >= {o.min_hit_rate:g}, and above naming a random node of the paths: "
             f"one-sided binomial test, p < {o.alpha:g})",
-            passed=bool(changed) and rate >= o.min_hit_rate and p is not None and p < o.alpha,
+            passed=not why_not and rate >= o.min_hit_rate and p is not None and p < o.alpha,
+            unmeasured=why_not,
         )
 
     def negative(self, runs: ControlRuns, control: str) -> Verdict:
@@ -204,12 +208,14 @@ class ExplanationNamesPlanted(Claim):
             if seen.groups
             else "no question had a path to perturb"
         )
+        why_not = unmeasured_over(len(seen.groups), "no question had a path to perturb", self.options.alpha)
         return Verdict(
             claim=self.name,
             control=control,
             observed=observed,
             expected="no removal changes the answer, so the explanation names nothing",
-            passed=bool(seen.groups) and not changed,
+            passed=not why_not and not changed,
+            unmeasured=why_not,
         )
 
 
@@ -251,7 +257,8 @@ class UnplantedChangeNothing(Claim):
 
         o, seen = self.options, Perturbed(runs, control, self.options.system, [condition])
         counts = {True: [0, 0], False: [0, 0]}  # blanks a planted element -> [changed, variants]
-        for qid in seen.right & set(seen.groups):
+        measured = seen.right & set(seen.groups)
+        for qid in measured:
             for r in (r for kind in A.KINDS for r in seen.groups[qid].records.get(kind, [])):
                 tally = counts[seen.planted[qid].blanked_by(r.variant.data)]
                 tally[0] += A.changed(r)
@@ -262,6 +269,7 @@ class UnplantedChangeNothing(Claim):
             if planted and unplanted
             else None
         )
+        why_not = unmeasured_over(len(measured), f"no question answered right had a {condition} variant", o.alpha)
         return Verdict(
             claim=self.name,
             control=control,
@@ -270,7 +278,8 @@ class UnplantedChangeNothing(Claim):
             f"blanking one change more (one-sided Fisher exact test, p < {o.alpha:g})",
             observed=f"{condition}: unplanted: {miss} of {unplanted} changed; "
             f"planted: {hit} of {planted} changed ({_right(seen)})",
-            passed=bool(unplanted) and miss == 0 and p is not None and p < o.alpha,
+            passed=not why_not and bool(unplanted) and miss == 0 and p is not None and p < o.alpha,
+            unmeasured=why_not,
         )
 
 

@@ -29,7 +29,7 @@ from typing import Callable
 
 from pydantic import Field
 
-from provbench.controls import ClaimAbout, ClaimNeeds, ControlRuns, PairedClaim, Verdict
+from provbench.controls import ClaimAbout, ClaimNeeds, ControlRuns, PairedClaim, Verdict, unmeasured_over
 from provbench.controls.contrasts import Expectation, TestOptions, default_expect
 from provbench.model import BASELINE
 
@@ -229,11 +229,13 @@ class GoldEdgeChangesAnswer(_P002Claim):
             f"{len(kept)} of {len(answered)} answered questions; left out (no edge invalidated): "
             f"{', '.join(missed[:5]) or 'none'}{' ...' if len(missed) > 5 else ''}"
         )
+        why_not = unmeasured_over(len(answered), "no question with a gold chain answered at baseline", o.alpha)
         verdict = Verdict(
             claim=self.name,
             control=control,
             observed=observed,
-            passed=2 * len(kept) >= len(answered) > 0,
+            passed=not why_not and 2 * len(kept) >= len(answered),
+            unmeasured=why_not,
             expected=f"{o.gold} and {o.off_chain} invalidated an edge on at least half the answered "
             "questions (the others left out of the comparison)",
         )

@@ -24,8 +24,8 @@ from abc import abstractmethod
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from provbench.controls import Claim, ClaimNeeds, ControlRuns, Verdict
-from provbench.results.claims import effect_words
+from provbench.controls import Claim, ClaimNeeds, ControlRuns, Verdict, unmeasured_over
+from provbench.results.claims import effect_words, unmeasured
 from provbench.controls.contrasts import Expectation, default_expect
 from provbench.model import BASELINE, Question, RunRecord
 from provbench.results.data import RunData
@@ -33,6 +33,7 @@ from provbench.results.data import RunData
 from .diversity import diversity, facts_shown
 
 SETTINGS = ["ga-rag", "ga-rag-gamma0", "ga-rag-authors"]  # fever-garag.yaml's GA-RAG settings
+NO_CLAIM = "no claim answered by every setting"
 
 
 class SettingsOptions(BaseModel):
@@ -122,20 +123,22 @@ class RankingChangesLabel(SettingsClaim):
         changed = {q: float(len({label_of(r) for r in by.values()}) > 1) for q, by in units.items()}
         sets_differ = sum(len({facts_shown(r) for r in by.values()}) > 1 for by in units.values())
         reordered = sum(len({tuple(shown_facts(r)) for r in by.values()}) > 1 for by in units.values()) - sets_differ
-        test = paired_permutation(changed, dict.fromkeys(changed, 0.0), resamples=o.resamples)
+        test = paired_permutation(changed, dict.fromkeys(changed, 0.0), resamples=o.resamples, alpha=o.alpha)
         shown = test.p_value is not None and test.p_value < o.alpha and test.difference >= o.min_difference
+        why_not = unmeasured(test) if changed else f"not measurable: {NO_CLAIM}"
         observed = (
             f"{effect_words(shown)}: labels differ on {sum(changed.values()):.0f} of {len(changed)} claims; "
             f"the sets of facts shown differ on {sets_differ} (their order alone on {reordered} more)"
             if changed
-            else "no claim answered by every setting"
+            else NO_CLAIM
         )
         return Verdict(
             claim=self.name,
             control=e.control,
             p_value=test.p_value,
             observed=observed,
-            passed=bool(changed) and shown == e.effect,
+            passed=not why_not and shown == e.effect,
+            unmeasured=why_not,
             expected=f"{effect_words(e.effect)}: the labels of {', '.join(o.systems)} differ on a share of "
             f"the claims (one-sided paired permutation test against none, p < {o.alpha:g}, "
             f"share >= {o.min_difference:g})",
@@ -154,10 +157,12 @@ class RankingChangesLabel(SettingsClaim):
         agree = sum(held == right for held, right in pairs)
         share = agree / len(pairs) if pairs else 0.0
         with_gold = sum(held for held, _ in pairs)
+        why_not = unmeasured_over(len({q for q in units if q in questions}), NO_CLAIM, o.alpha)
         return Verdict(
             claim=self.name,
             control=control,
-            passed=bool(pairs) and share >= o.follows_share,
+            passed=not why_not and share >= o.follows_share,
+            unmeasured=why_not,
             expected=f"each setting's label is right exactly when the facts it showed hold a gold "
             f"evidence group (share >= {o.follows_share:g} of claim x setting)",
             observed=f"{agree} of {len(pairs)} ({share:.2f}); the facts held the gold in {with_gold}",
@@ -189,10 +194,12 @@ class SettingsSendDifferentPrompts(SettingsClaim):
         found = diversity(run.records, systems, self.options.fail_share)
         distinct = [d / n for d, n in found.pairs.values() if n]
         least = f"; least distinct share of a pair {min(distinct):.2f}" if distinct else ""
+        why_not = unmeasured_over(found.claims, NO_CLAIM)  # the claims every setting answered
         verdict = Verdict(
             claim=self.name,
             control=e.control,
-            passed=found.passed is not None and found.passed == e.effect,
+            passed=not why_not and found.passed is not None and found.passed == e.effect,
+            unmeasured=why_not,
             expected=f"the prompt check {'passes' if e.effect else 'fails'} over {len(systems)} settings "
             f"(one identical set of facts shown by all, order ignored, for under "
             f"{self.options.fail_share:.0%} of the claims, and not every graph empty)",

@@ -20,6 +20,7 @@ USER = (
     "Return: LABEL (SUPPORTS/REFUTES/NOT ENOUGH INFO) and an explanation, citing evidence numbers.\n"
     "{idk}"
 )
+PASSAGES, FACTS = "Retrieved passages", "Graph facts"  # the headings of USER's lines (baseline, GA-RAG)
 IDK_LINE = 'If evidence insufficient, reply: "I don\'t know."'
 EMPTY = "(none)"
 

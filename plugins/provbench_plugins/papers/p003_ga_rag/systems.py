@@ -124,7 +124,8 @@ class P003System(System):
 
     def instructions(self) -> list[str]:
         """The label call's fixed text, and GA-RAG's triple extraction's."""
-        return [P.SYSTEM, *fixed_parts(P.USER), P.IDK_LINE, EXTRACT_SYSTEM, *fixed_parts(EXTRACT_USER)]
+        headings = [f"{heading}:\n" for heading in (P.PASSAGES, P.FACTS)]
+        return [P.SYSTEM, *fixed_parts(P.USER), P.IDK_LINE, *headings, EXTRACT_SYSTEM, *fixed_parts(EXTRACT_USER)]
 
     def __init__(self, **options: Any) -> None:
         self.options = parse_options(self.Options, options, f"system {self.name!r}")
@@ -183,7 +184,7 @@ class P003System(System):
         """The baseline's answer: the documents' sentences as numbered passages, one label call."""
         units = [unit for doc in documents for unit in doc.units]
         lines = [P.PASSAGE_LINE.format(n=n, text=unit.text) for n, unit in enumerate(units, 1)]
-        reply = self.generate(env, trace, question, "Retrieved passages", lines)
+        reply = self.generate(env, trace, question, P.PASSAGES, lines)
         if reply is not None:
             cite_units(trace, env.view, [units[n - 1].id for n in reply["cited"]])
         return reply
@@ -309,7 +310,7 @@ class GARAG(P003System):
             P.FACT_LINE.format(n=k, subject=n.subject, relation=n.relation, object=n.object, confidence=n.confidence)
             for k, n in enumerate(shown, 1)
         ]
-        reply = self.generate(env, trace, question, "Graph facts", lines)
+        reply = self.generate(env, trace, question, P.FACTS, lines)
         if reply is None:
             return
         cited = [shown[k - 1] for k in reply["cited"]]
