@@ -373,13 +373,14 @@ def test_table2_and_the_metrics_apply_one_rule_to_failed_units():
         return next(r for r in rows if r.cells and r.cells[0].text == "Cited ablation").cells[2]
 
     computed = cited_cell({})
-    assert (computed.text, computed.counts) == ("50.0%", "(stayed correct 1/2)")
+    # never validated: every cell carries the mark (results.validity.cell_mark)
+    assert (computed.text, computed.counts) == ("50.0% †", "(stayed correct 1/2)")
     read = cited_cell({"values": [v.model_dump(mode="json") for v in values]})
     assert (read.text, read.counts) == (computed.text, computed.counts)
     tampered = [
         v.model_dump(mode="json") | ({"numerator": 0.0} if v.metric == "output-changed" else {}) for v in values
     ]
-    assert cited_cell({"values": tampered}).text == "0.0%"  # the report shows the metric's value
+    assert cited_cell({"values": tampered}).text == "0.0% †"  # the report shows the metric's value
 
 
 def test_paper000_report_notes_a_selection_shortfall():

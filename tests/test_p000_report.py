@@ -289,11 +289,11 @@ def test_table2_leaves_out_no_op_units_and_pairs_arrows_with_the_baseline_of_the
         title = row.cells[0].text or title
         rows[(title, row.cells[1].text)] = row.cells[column]
     changed, accuracy = rows[("Cited ablation", "Output changed")], rows[("Cited ablation", "Acc.")]
-    assert changed.text == "0.0%" and "left out (leak guard): 1 no-op" in changed.note
+    assert changed.text == "0.0% †" and "left out (leak guard): 1 no-op" in changed.note  # † never validated
     assert changed.counts == "(stayed correct 1/1)"  # labelled: not the changed count beside the changed share
     assert accuracy.counts == "(1/1)" and accuracy.arrow == "→"  # q2 stayed right; q1 (wrong at baseline) is out
     isolation = rows[("Full isolation", "Output changed")]
-    assert isolation.text == "not measurable" and isolation.note == "2 no-op (leak guard)"  # said once
+    assert isolation.text == "not measurable †" and isolation.note.startswith("2 no-op (leak guard); ")  # said once
 
 
 def test_a_fractional_score_sum_is_shown_rounded():
