@@ -89,7 +89,8 @@ def test_all_metric_values_of_a_run_never_validated_are_marked(toy_run, tmp_path
     checked = metric_listing(load_run(copy_of(toy_run, tmp_path / "checked", True)))["all"]
     marked = {(v["system"], v.get("condition") or "baseline") for v in checked if v["shown"].endswith("†")}
     assert ("toy-graph", "toy-hide-cited") not in marked and ("toy-plain", "toy-hide-cited") in marked
-    assert not any(condition == "baseline" for _, condition in marked)
+    # a baseline is marked when no certified claim covers any of its system's cells (results.validity.baseline_uncertified)
+    assert ("toy-plain", "baseline") in marked and ("toy-graph", "baseline") not in marked
 
 
 def test_compare_says_per_run_whether_it_was_validated_and_marks_its_cells(toy_run, tmp_path):
