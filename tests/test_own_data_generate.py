@@ -69,6 +69,14 @@ def hop(a: str, label: str, b: str) -> Hop:
     return Hop(a, a, label, b, b, f"{a} {label} {b}.", "d.md")
 
 
+def test_a_chain_whose_relation_label_names_its_answer_is_left_out():
+    """An extractor may label a relation by its object ('vell harbor' to Vell Harbor): the template
+    question would quote the answer, so such a chain is never asked; a label merely containing the
+    name's letters ('parent' and E) is no give-away."""
+    hops = [hop("Lisk Coast", "vell harbor", "Vell Harbor"), hop("Mira", "works_at", "Halden"), hop("D", "parent", "E")]
+    assert sorted(c[0].object for c in sample_chains(hops, 1, 10)) == ["E", "Halden"]
+
+
 def test_a_chain_with_several_answers_is_left_out():
     hops = [
         hop("A", "parent", "B"),
@@ -164,7 +172,7 @@ def test_init_kb_build_generate_and_validate(tmp_path, monkeypatch):
         "--hops",
         "1",
         "--count",
-        "6",  # a paired test needs 6 questions (5 gives "not enough questions")
+        "6",  # a paired test needs 6 questions (5 gives "not enough questions"); this KB has 6 chains
         "--out",
         "generated.jsonl",
         "--suite-out",

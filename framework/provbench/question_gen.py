@@ -88,7 +88,7 @@ def sample_chains(hops: list[Hop], length: int, count: int, seed: int = 0) -> li
     chosen, seen = [], set()
     for chain in chains:
         key = (chain[0].subject_id, tuple(h.relation for h in chain))
-        if key not in seen and _single_answer(out_of, chain):
+        if key not in seen and _single_answer(out_of, chain) and not _labels_name_a_hop_end(chain):
             seen.add(key)
             chosen.append(chain)
         if len(chosen) == count:
@@ -112,6 +112,13 @@ def _single_answer(out_of: dict[str, list[Hop]], chain: tuple[Hop, ...]) -> bool
         reached = {h.object_id for r in reached for h in out_of.get(r, []) if h.relation == hop.relation}
     names = {h.object.casefold() for hops in out_of.values() for h in hops if h.object_id in reached}
     return len(names) == 1
+
+
+def _labels_name_a_hop_end(chain: tuple[Hop, ...]) -> bool:
+    """A relation label that names an entity the chain reaches ('vell harbor' to Vell Harbor, as an
+    extractor may label a relation by its object) gives the answer away in the template question."""
+    labels = " | ".join(_label(h.relation) for h in chain)
+    return any(re.search(rf"\b{re.escape(_label(h.object))}\b", labels) for h in chain)
 
 
 def _label(relation: str) -> str:
