@@ -419,6 +419,6 @@ def test_table2_arrows_compare_a_condition_with_the_baseline_of_the_same_questio
     run = in_memory_run([{"name": "planning-loop"}], [*baseline, gold])
     run.questions.update(questions_by_hops([1, 0]))
     rows = [r for r in table2_section(run).blocks[0].rows if r.cells]
-    assert rows[0].cells[2].text == "50.0%"  # the baseline row: both questions
-    assert rows[-1].cells[1].text == "Acc." and rows[-1].cells[2].text == "100.0%"
+    assert rows[0].cells[2].text == "50.0% †"  # the baseline row: both questions († never validated)
+    assert rows[-1].cells[1].text == "Acc." and rows[-1].cells[2].text == "100.0% †"
     assert rows[-1].cells[2].arrow == "→"  # 1/1 against the baseline's 1/1 on q0, not its 1/2 on both
