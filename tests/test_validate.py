@@ -5,7 +5,6 @@ block runs in full in the integration test at the end."""
 
 from __future__ import annotations
 
-import functools
 import json
 import shutil
 import sys
@@ -197,8 +196,6 @@ def test_a_claim_without_power_against_a_sham_fails_validate(validated, kb_dir, 
     suite = small_suite(folder / "strict", kb_dir, claims="    - recounted-exclusion\n")
     with_planted = plugin_manager(sys.modules[__name__], builtins=True)
     monkeypatch.setattr(provbench.registry, "default_plugin_manager", lambda: with_planted)
-    planted_registry = functools.cache(lambda: provbench.registry.build_registry(with_planted))
-    monkeypatch.setattr(provbench.registry, "default_registry", planted_registry)
     result = validate_cli(suite, folder / "strict" / "out", reuse=out)  # the same control runs, resumed
     assert result.exit_code == EXIT_CLAIM_NOT_DETECTABLE, result.output
     assert "no power against the exclusion step off (no question left out): recounted-exclusion" in result.stderr

@@ -346,6 +346,15 @@ def default_plugin_manager() -> pluggy.PluginManager:
     return make_plugin_manager()
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=4)
+def _registry_of(pm: pluggy.PluginManager) -> Registry:
+    return build_registry(pm)
+
+
 def default_registry() -> Registry:
-    return build_registry(default_plugin_manager())
+    """The registry of whichever plugin manager ``default_plugin_manager`` gives now (cached per manager;
+    ``default_registry.cache_clear()`` rebuilds it after plugins join)."""
+    return _registry_of(default_plugin_manager())
+
+
+default_registry.cache_clear = _registry_of.cache_clear  # type: ignore[attr-defined]
