@@ -188,7 +188,12 @@ def test_own_documents_plan_counts_the_extractions_against_the_budget(tmp_path, 
     from provbench_plugins.kb_builders.documents.corpus import chunk_corpus
     from provbench_plugins.kb_builders.documents.readers import read_documents
     from provbench_tools.own_docs import write as write_own_docs
+    from provbench import registry
 
+    # the suite's plugin file joins the process's plugins: a fresh manager keeps it out of later tests'
+    # (a Ray worker of another test could not import its module)
+    own = registry.make_plugin_manager()
+    monkeypatch.setattr(registry, "default_plugin_manager", lambda: own)
     monkeypatch.chdir(tmp_path)
     write_own_docs(tmp_path / "data")
     (tmp_path / "first_unit.py").write_text(NO_LLM_SYSTEM, encoding="utf-8")
