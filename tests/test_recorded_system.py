@@ -76,7 +76,8 @@ def test_recorded_answers_are_scored_without_rerunning(project, monkeypatch):
     scores = records["q01"]["scores"]
     assert scores["accuracy"] == 1.0 and scores["em"] == 1.0 and records["q02"]["scores"]["accuracy"] == 0.0
     assert scores["gold.cited.text_unit.recall"] == 1.0 and scores["gold.visited.text_unit.recall"] == 1.0
-    assert scores["faithfulness_cited"] == 1.0  # RAGAS, judged by the schema-following model on the cited text
+    # RAGAS scored the recorded answer on its cited text (the schema-following stand-in judge's value means nothing)
+    assert 0.0 <= scores["faithfulness_cited"] <= 1.0 and "faithfulness_cited" not in records["q01"]["score_notes"]
 
 
 def test_a_suite_intervening_on_recorded_answers_is_refused(project, monkeypatch):
