@@ -202,7 +202,12 @@ concurrency: 2
 def test_workers_score_with_the_suites_loader_options(tmp_path, local_ray, monkeypatch):
     """A worker scores with the driver's loader, so a non-default option holds there too: FEVER's
     idk_credit 0.5 for an "I don't know" (a loader built afresh on the worker gave 0.3)."""
+    from provbench import registry
     from provbench.testing import scripted_llm
+
+    # plugin files earlier tests loaded in this process are no module a worker could import
+    own = registry.make_plugin_manager()
+    monkeypatch.setattr(registry, "default_plugin_manager", lambda: own)
 
     # the three sampled claims' pages link to nothing, so their KB has no relations and a run refuses it
     # (kb.health); this test is about scoring on the workers, which reads no relation
